@@ -1,0 +1,3 @@
+"""Device-accurate accelerator microbenchmarks for JAX and PyTorch."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,61 @@
+"""Command line: `microbench run|list|validate`. Bad input: one line on stderr, exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from microbench.errors import UserError
+
+QUICKSTART = str(Path(__file__).resolve().parents[2] / "configs" / "quickstart.yaml")
+
+
+def _run_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run the benchmarks a config describes")
+    p.add_argument("--config", default=None, help="YAML config (default: configs/quickstart.yaml)")
+    p.add_argument("--output-dir", default="results", help="where rows go when the config names no csv_path")
+    p.add_argument("--resume", action="store_true", help="skip cases already in the output files")
+    p.add_argument("--max-cases", type=int, default=None, help="refuse configs expanding to more cases")
+    p.add_argument("--max-dim", type=int, default=None, help="shrink torchao shapes so no dimension exceeds this")
+    p.add_argument("--num-runs", type=int, default=None, help="override num_runs of every case")
+    p.add_argument("--isolate", action="store_true", help="run each case in its own process")
+    p.add_argument("--timeout", type=float, default=None, help="per-case timeout in seconds")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="microbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    _run_parser(sub)
+    sub.add_parser("list", help="list ops, their parameters and backends")
+    v = sub.add_parser("validate", help="load and expand a config without running it")
+    v.add_argument("--config", required=True)
+    v.add_argument("--max-cases", type=int, default=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            from microbench.listing import print_ops
+            print_ops()
+            return 0
+        if args.command == "validate":
+            from microbench.session import plan_from_file
+            cases = plan_from_file(args.config, max_cases=args.max_cases)
+            print(f"{args.config}: {len(cases)} cases")
+            return 0
+        from microbench.session import run_config
+        return run_config(args.config or QUICKSTART, output_dir=args.output_dir, resume=args.resume,
+                          max_cases=args.max_cases, max_dim=args.max_dim, num_runs=args.num_runs,
+                          isolate=args.isolate, timeout_s=args.timeout, progress=not args.no_progress)
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Loading, validating and expanding benchmark configs (Ironwood and torchao dialects)."""

@@ -1,0 +1,122 @@
+"""Read a YAML file, recognise its dialect and validate it into a typed config."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from microbench.config.schema import IronwoodConfig, TorchaoConfig
+from microbench.errors import UserError, did_you_mean, key_path
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    path: str
+    dialect: str  # "ironwood" | "torchao"
+    model: IronwoodConfig | TorchaoConfig
+    raw: dict[str, Any]
+
+    @property
+    def config_id(self) -> str:
+        """Hash of the config's content; a results file remembers which config wrote it."""
+        blob = json.dumps(self.raw, sort_keys=True, default=str).encode()
+        return hashlib.sha1(blob).hexdigest()[:12]
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model class that sits at a validation error's location."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = _first_model(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _first_model(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _first_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drop pydantic's union-branch markers (e.g. 'list[ModelParams]') from a location."""
+    return tuple(p for p in loc if isinstance(p, int) or not any(c in str(p) for c in "[]"))
+
+
+def _translate(error: ValidationError, model: type[BaseModel], path: str) -> UserError:
+    first = error.errors()[0]
+    loc = _clean_loc(tuple(first["loc"]))
+    where = key_path(*loc)
+    if first["type"] == "extra_forbidden":
+        parent = _model_at(model, loc[:-1])
+        known = list(parent.model_fields) if parent else []
+        return UserError(f"unknown key '{loc[-1]}'", file=path, key=where,
+                         suggestion=did_you_mean(str(loc[-1]), known))
+    if first["type"] == "missing":
+        return UserError("required key is missing", file=path, key=where)
+    message = first["msg"]
+    given = first.get("input")
+    if not isinstance(given, (dict, list)):
+        message += f" (got {given!r})"
+    return UserError(message, file=path, key=where)
+
+
+def detect_dialect(data: dict[str, Any]) -> str:
+    if "benchmarks" in data:
+        return "ironwood"
+    if "model_params" in data or "quantization_config_recipe_names" in data:
+        return "torchao"
+    keys = ", ".join(map(str, data)) or "nothing"
+    raise UserError(f"not a benchmark config: expected a top-level 'benchmarks' list (Ironwood dialect) "
+                    f"or 'model_params' (torchao dialect), found {keys}", key="(top level)")
+
+
+def parse_config(data: Any, path: str) -> LoadedConfig:
+    """Validate already-parsed YAML data."""
+    if not isinstance(data, dict):
+        raise UserError(f"the top level must be a mapping, got {type(data).__name__}", file=path, key="(top level)")
+    dialect = detect_dialect(data) if data else None
+    if dialect is None:
+        raise UserError("the file is empty", file=path, key="(top level)")
+    model_cls: type[BaseModel] = IronwoodConfig if dialect == "ironwood" else TorchaoConfig
+    try:
+        model = model_cls.model_validate(data)
+    except ValidationError as error:
+        raise _translate(error, model_cls, path) from None
+    return LoadedConfig(path=path, dialect=dialect, model=model, raw=data)
+
+
+def load_config(path: str | Path) -> LoadedConfig:
+    """Read and validate a config file; every problem is a one-line UserError."""
+    path = str(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise UserError("config file not found", file=path) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
+        raise UserError(f"cannot read config: {error.__class__.__name__}", file=path) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise UserError(f"YAML syntax error: {problem}", file=path, key=where) from None
+    return parse_config(data, path)

@@ -1,0 +1,98 @@
+"""The two YAML dialects as pydantic models (unknown keys are refused)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, field_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PeakOverrides(_Strict):
+    """Hardware peaks the user knows better than the built-in table (per chip)."""
+
+    bf16_tflops: float | None = Field(default=None, gt=0)
+    fp8_tflops: float | None = Field(default=None, gt=0)
+    int8_tflops: float | None = Field(default=None, gt=0)
+    fp32_tflops: float | None = Field(default=None, gt=0)
+    hbm_gbps: float | None = Field(default=None, gt=0)
+
+
+CheckMode = Literal["strict", "flag", "off"]
+
+
+class Benchmark(_Strict):
+    """One entry of the Ironwood dialect's ``benchmarks:`` list."""
+
+    benchmark_name: str
+    benchmark_params: list[dict[str, Any]] | None = None
+    benchmark_sweep_params: list[dict[str, Any]] | None = None
+    num_runs: PositiveInt | None = None
+    warmup: NonNegativeInt | None = None
+    backend: str | list[str] | None = None
+    csv_path: str | None = None
+    trace_dir: str | None = None
+    xla_dump_dir: str | None = None
+    xlml_metrics_dir: str | None = None  # accepted for compatibility; metrics go to csv_path
+    timeout_s: float | None = Field(default=None, gt=0)
+    check: CheckMode | None = None
+    description: str | None = None
+
+
+class IronwoodConfig(_Strict):
+    benchmarks: list[Benchmark] = Field(min_length=1)
+    peaks: PeakOverrides | None = None
+    max_cases: PositiveInt | None = None
+    num_runs: PositiveInt | None = None
+    warmup: NonNegativeInt | None = None
+    backend: str | list[str] | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+
+
+class MatrixShapes(_Strict):
+    name: str
+    shapes: list[list[PositiveInt]] | None = None
+    min_power: NonNegativeInt | None = None
+    max_power: NonNegativeInt | None = None
+    tokens: PositiveInt | None = None
+
+    @field_validator("shapes")
+    @classmethod
+    def _three_dims(cls, shapes: list[list[int]] | None) -> list[list[int]] | None:
+        for shape in shapes or []:
+            if len(shape) != 3:
+                raise ValueError(f"each shape must be [m, k, n], got {shape}")
+        return shapes
+
+
+class ModelParams(_Strict):
+    name: str | None = None
+    matrix_shapes: list[MatrixShapes] = Field(min_length=1)
+    high_precision_dtype: str = "torch.bfloat16"
+    use_torch_compile: bool | None = None
+    torch_compile_mode: str | bool | None = None
+    compile: str | bool | None = None
+    device: str = "cuda"
+    model_type: str = "linear"
+    enable_profiler: bool = False
+    enable_memory_profiler: bool = False
+    num_runs: PositiveInt | None = None
+    warmup: NonNegativeInt | None = None
+
+
+class TorchaoConfig(_Strict):
+    benchmark_mode: Literal["inference"] = "inference"
+    quantization_config_recipe_names: list[str] = Field(default_factory=lambda: ["baseline"])
+    sparsity_config_recipe_names: list[str | None] | None = None
+    output_dir: str = "results/torchao"
+    model_params: list[ModelParams] | ModelParams
+    peaks: PeakOverrides | None = None
+    max_cases: PositiveInt | None = None
+
+    @field_validator("model_params")
+    @classmethod
+    def _as_list(cls, value: list[ModelParams] | ModelParams) -> list[ModelParams]:
+        return value if isinstance(value, list) else [value]

@@ -1,0 +1,1 @@
+"""The JAX backend: TPU first, the same code on GPU and CPU."""

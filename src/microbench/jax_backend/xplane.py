@@ -1,0 +1,137 @@
+"""Per-iteration device time from a JAX profiler trace (XSpace), read with jax.profiler.ProfileData.
+
+GPU: kernel events on the device plane's stream lines, tagged with the `hlo_module` stat.
+TPU: one event per execution on the `XLA Modules` line; ops on `XLA Ops` give the breakdown.
+CPU: thunk events on host threads, tagged with `hlo_module` and a per-execution `run_id`.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from microbench.measurement import Kernel
+
+
+class TraceError(Exception):
+    """The trace cannot give device time for this case (never silently replaced by host time)."""
+
+
+@dataclass
+class Event:
+    name: str
+    start_ns: float
+    duration_ns: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def end_ns(self) -> float:
+        return self.start_ns + self.duration_ns
+
+
+@dataclass
+class Iteration:
+    total_ns: float
+    kernels: list[Event]
+
+
+def find_xplane(trace_dir: str) -> str:
+    """The newest *.xplane.pb that jax.profiler wrote under trace_dir."""
+    paths = glob.glob(os.path.join(trace_dir, "plugins", "profile", "*", "*.xplane.pb"))
+    if not paths:
+        raise TraceError(f"no .xplane.pb under {trace_dir}/plugins/profile")
+    return max(paths, key=os.path.getmtime)
+
+
+def _events(line: Any) -> list[Event]:
+    return [Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats)) for e in line.events]
+
+
+def _module_matches(value: Any, module: str) -> bool:
+    return isinstance(value, str) and (value == module or value.startswith(module + "("))
+
+
+def top_level(events: list[Event]) -> list[Event]:
+    """Drop events nested inside another event of the same line, so nothing is counted twice."""
+    kept: list[Event] = []
+    for event in sorted(events, key=lambda e: (e.start_ns, -e.duration_ns)):
+        if kept and event.start_ns >= kept[-1].start_ns and event.end_ns <= kept[-1].end_ns:
+            continue
+        kept.append(event)
+    return kept
+
+
+def _chunk(events: list[Event], n_iters: int, what: str) -> list[list[Event]]:
+    """Split launch-ordered events into n equal iterations, checking every iteration looks alike."""
+    events = sorted(events, key=lambda e: e.start_ns)
+    if any("run_id" in e.stats for e in events):
+        groups: dict[Any, list[Event]] = defaultdict(list)
+        for e in events:
+            groups[e.stats.get("run_id")].append(e)
+        chunks = sorted(groups.values(), key=lambda g: g[0].start_ns)
+        if len(chunks) != n_iters:
+            raise TraceError(f"trace has {len(chunks)} executions of {what}, expected {n_iters}")
+        return chunks
+    if len(events) % n_iters:
+        raise TraceError(f"{len(events)} {what} events cannot be split into {n_iters} iterations")
+    per = len(events) // n_iters
+    chunks = [events[i * per:(i + 1) * per] for i in range(n_iters)]
+    signature = sorted(e.name for e in chunks[0])
+    if any(sorted(e.name for e in c) != signature for c in chunks[1:]):
+        raise TraceError(f"iterations of {what} launched different kernels; cannot attribute them")
+    return chunks
+
+
+def iterations(profile: Any, module: str, n_iters: int) -> tuple[str, list[Iteration]]:
+    """(platform, per-iteration device time and kernels) of one jitted module."""
+    planes = list(profile.planes)
+    tpu = [p for p in planes if p.name.startswith("/device:TPU")]
+    gpu = sorted((p for p in planes if p.name.startswith("/device:GPU")), key=lambda p: p.name)
+    if tpu:
+        return "tpu", _tpu_iterations(tpu, module, n_iters)
+    if gpu:
+        kernels = [e for plane in gpu[:1] for line in plane.lines if line.name not in ("XLA Modules", "XLA Ops")
+                   for e in _events(line) if _module_matches(e.stats.get("hlo_module"), module)]
+        if not kernels:
+            raise TraceError(f"the GPU trace has no kernel events of module {module}")
+        return "gpu", [Iteration(sum(e.duration_ns for e in c), c) for c in _chunk(kernels, n_iters, module)]
+    host = [e for p in planes if p.name.startswith("/host:CPU") for line in p.lines for e in _events(line)
+            if _module_matches(e.stats.get("hlo_module"), module)]
+    if not host:
+        raise TraceError(f"the trace has no device or host-thread events of module {module}")
+    chunks = _chunk(top_level(host), n_iters, module)
+    return "cpu", [Iteration(sum(e.duration_ns for e in c), c) for c in chunks]
+
+
+def _tpu_iterations(planes: list[Any], module: str, n_iters: int) -> list[Iteration]:
+    plane = planes[0]  # the case runs on one chip; sharded runs report chip 0's time
+    lines = {line.name: line for line in plane.lines}
+    if "XLA Modules" not in lines:
+        raise TraceError("the TPU trace has no 'XLA Modules' line")
+    runs = sorted((e for e in _events(lines["XLA Modules"]) if e.name == module or e.name.startswith(module + "(")),
+                  key=lambda e: e.start_ns)
+    if len(runs) != n_iters:
+        raise TraceError(f"the TPU trace has {len(runs)} executions of {module}, expected {n_iters}")
+    ops = top_level(_events(lines["XLA Ops"])) if "XLA Ops" in lines else []
+    return [Iteration(run.duration_ns, [o for o in ops if o.start_ns >= run.start_ns and o.end_ns <= run.end_ns])
+            for run in runs]
+
+
+def breakdown(iters: list[Iteration]) -> list[Kernel]:
+    """Each kernel's launches per iteration, mean duration and share of device time, largest first."""
+    total = sum(i.total_ns for i in iters) or 1.0
+    durations: dict[str, list[float]] = defaultdict(list)
+    for it in iters:
+        for e in it.kernels:
+            durations[e.name].append(e.duration_ns)
+    kernels = [Kernel(name, len(d) / len(iters), sum(d) / len(d) * 1e-9, sum(d) / total)
+               for name, d in durations.items()]
+    return sorted(kernels, key=lambda k: -k.share)
+
+
+def load(path: str) -> Any:
+    from jax.profiler import ProfileData
+    return ProfileData.from_file(path)

@@ -1,0 +1,1 @@
+"""Framework-independent op specs: parameters, FLOP/byte models, inputs, references."""

@@ -1,0 +1,42 @@
+"""The one per-case procedure every backend follows: check numerics, then warm up and time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbench.errors import CaseFailure
+from microbench.measurement import DeviceInfo, Measurement, Prepared
+from microbench.numerics import check_outputs, check_rows
+from microbench.plan import Case
+from microbench.registry import OpSpec
+from microbench.timers import Timer
+
+
+def _digest(spec: OpSpec, case: Case, prepared: Prepared, out: object) -> dict[str, np.ndarray]:
+    """A few output rows kept so two backends' results for the same case can be compared."""
+    if spec.output_rows is None or spec.reference is None:
+        return {}
+    rows = check_rows(spec.output_rows(case.params), 1 << 30)
+    names = spec.reference(prepared.inputs, case.params, rows[:1]).keys()
+    return {name: np.asarray(prepared.fetch(out, name, rows)).astype(np.float64) for name in names}
+
+
+def measure(case: Case, spec: OpSpec, prepared: Prepared, timer: Timer, device: DeviceInfo) -> Measurement:
+    """Run once and check against the reference (a wrong result is not timed unless check: flag)."""
+    out = prepared.call()
+    prepared.sync(out)
+    check, err = "off", None
+    if case.run.check != "off":
+        try:
+            err = check_outputs(spec, case.params, prepared.inputs, lambda name, rows: prepared.fetch(out, name, rows))
+            check = "passed"
+        except CaseFailure as failure:
+            if case.run.check == "strict":
+                raise
+            check = f"flagged: {failure.reason}"
+    digest = _digest(spec, case, prepared, out)
+    del out
+    timing = timer(prepared, case.run.warmup, case.run.num_runs)
+    return Measurement(timing=timing, device=device, max_rel_error=err, check=check,
+                       compile_s=prepared.compile_s, implementation=prepared.implementation,
+                       extra=dict(prepared.extra), outputs_digest=digest)

@@ -1,0 +1,112 @@
+"""One run of one config: plan, check outputs are writable, execute every case, summarise."""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+from collections import defaultdict
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from microbench.columns import header
+from microbench.config.loader import load_config
+from microbench.environment import base_environment, new_run_id
+from microbench.plan import Case, plan_cases
+from microbench.registry import get_spec
+from microbench.runner import Pairing, execute, execute_isolated
+from microbench.writer import ResultFile, check_writable
+
+console = Console(stderr=True)
+
+
+def plan_from_file(path: str, *, output_dir: str = "results", max_cases: int | None = None,
+                   max_dim: int | None = None, num_runs: int | None = None) -> list[Case]:
+    loaded = load_config(path)
+    cases = plan_cases(loaded, output_dir=output_dir, max_cases=max_cases, overrides={"max_dim": max_dim})
+    if num_runs:
+        cases = [dataclasses.replace(c, run=dataclasses.replace(c.run, num_runs=num_runs)) for c in cases]
+    return cases
+
+
+def open_result_files(cases: list[Case], resume: bool) -> dict[str, ResultFile]:
+    """One ResultFile per csv path, its header the union of its cases' parameters and suites."""
+    by_path: dict[str, list[Case]] = defaultdict(list)
+    for case in cases:
+        by_path[case.outputs.csv_path].append(case)
+    files = {}
+    for path, group in by_path.items():
+        check_writable(path)
+        params: list[str] = []
+        suites: list[str] = []
+        for case in group:
+            params += [p for p in case.params if p not in params]
+            suite = get_spec(case.op).suite
+            suites += [suite] if suite not in suites else []
+        files[path] = ResultFile(path, header(params, suites), group[0].config_id, resume)
+    return files
+
+
+def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
+    return "" if value in (None, "") else f"{float(value) * scale:.{digits}f}"
+
+
+def summary_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="results", show_lines=False)
+    for col in ("op", "backend", "shape", "status", "median µs", "TFLOP/s", "GB/s", "% peak", "timing"):
+        table.add_column(col, justify="right" if col[0].isdigit() or col in ("median µs", "TFLOP/s", "GB/s", "% peak") else "left")
+    for r in rows:
+        shape = "x".join(str(r[d]) for d in ("m", "k", "n") if r.get(d) is not None)
+        pct = r.get("pct_peak_tflops") if r.get("roofline_bound_by") == "compute" else r.get("pct_peak_gbps")
+        table.add_row(r["op"], r["backend"], shape, r["status"], _fmt(r.get("time_median_s"), 1e6, 2),
+                      _fmt(r.get("tflops"), 1, 2), _fmt(r.get("gbps"), 1, 1), _fmt(pct, 1, 1),
+                      r.get("timing_source") or (r.get("error") or "")[:60])
+    return table
+
+
+def run_config(path: str, *, output_dir: str = "results", resume: bool = False, max_cases: int | None = None,
+               max_dim: int | None = None, num_runs: int | None = None, isolate: bool = False,
+               timeout_s: float | None = None, progress: bool = True) -> int:
+    """Run every case of a config. Returns the process exit code."""
+    cases = plan_from_file(path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim, num_runs=num_runs)
+    files = open_result_files(cases, resume)  # refuses bad output paths before any case runs
+    todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
+    if resume and len(todo) < len(cases):
+        console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
+    run_id = new_run_id()
+    env = base_environment(run_id)
+    peaks = getattr(load_config(path).model, "peaks", None)
+    peak_overrides = peaks.model_dump() if peaks else None
+    pairing = Pairing()
+    finished: list[dict[str, Any]] = []
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    try:
+        with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
+            task = bar.add_task("cases", total=len(todo))
+            for case in todo:
+                bar.update(task, description=case.label)
+                timeout = case.run.timeout_s or timeout_s
+                if isolate:
+                    record, raw, digest = execute_isolated(case, run_id, env, peak_overrides, timeout)
+                else:
+                    record, raw, digest = execute(case, run_id, env, peak_overrides, timeout)
+                pairing.annotate(case, record, digest)
+                files[case.outputs.csv_path].append(record, raw)
+                finished.append(record)
+                bar.advance(task)
+    except KeyboardInterrupt:
+        again = " ".join(shlex.quote(a) for a in sys.argv)
+        console.print(f"interrupted: {len(finished)} finished cases are saved in "
+                      f"{', '.join(sorted(files))}; to finish the sweep run: {again} --resume")
+        return 130
+    if finished:
+        Console().print(summary_table(finished))
+    for path in files:
+        console.print(f"rows: {path}  (raw samples: {files[path].jsonl_path})")
+    failed = [r for r in finished if r["status"] not in ("ok",)]
+    if failed:
+        console.print(f"{len(failed)} of {len(finished)} cases did not produce a clean number (see status/error)")
+    return 0
