@@ -27,6 +27,7 @@ class DType:
 
 
 _TABLE = {
+    "float64": DType("float64", 64, np.float64, "fp64"),
     "float32": DType("float32", 32, np.float32, "fp32"),
     "bfloat16": DType("bfloat16", 16, ml_dtypes.bfloat16, "bf16"),
     "float16": DType("float16", 16, np.float16, "fp16"),

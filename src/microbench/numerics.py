@@ -12,6 +12,7 @@ from microbench.registry import Arrays, OpSpec, Params
 
 # Relative Frobenius error allowed per output dtype: a few units of the dtype's rounding.
 TOLERANCE = {
+    "float64": 1e-9,
     "float32": 1e-3,        # fp32 accumulation order; tf32 paths are not used for fp32 GEMMs
     "float16": 3e-3,
     "bfloat16": 1e-2,

@@ -81,7 +81,7 @@ def _validate_value(param: Param, value: Any, where: str) -> Any:
         allowed = {lookup_dtype(c).name for c in param.choices} if param.choices else None
         if allowed and canonical not in allowed:
             raise UserError(f"dtype '{value}' is not supported by this op (choose from {', '.join(param.choices)})",
-                            key=where, suggestion=did_you_mean(str(value), param.choices))
+                            key=where)
         return canonical
     if param.kind == "choice":
         if value not in param.choices:

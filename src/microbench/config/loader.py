@@ -61,7 +61,9 @@ def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _translate(error: ValidationError, model: type[BaseModel], path: str) -> UserError:
-    first = error.errors()[0]
+    # a misspelt key also shows up as a missing one; the misspelling is the useful report
+    errors = sorted(error.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    first = errors[0]
     loc = _clean_loc(tuple(first["loc"]))
     where = key_path(*loc)
     if first["type"] == "extra_forbidden":
@@ -72,9 +74,9 @@ def _translate(error: ValidationError, model: type[BaseModel], path: str) -> Use
     if first["type"] == "missing":
         return UserError("required key is missing", file=path, key=where)
     message = first["msg"]
-    given = first.get("input")
-    if not isinstance(given, (dict, list)):
-        message += f" (got {given!r})"
+    given = repr(first.get("input"))
+    if len(given) <= 60:
+        message += f" (got {given})"
     return UserError(message, file=path, key=where)
 
 
@@ -92,9 +94,10 @@ def parse_config(data: Any, path: str) -> LoadedConfig:
     """Validate already-parsed YAML data."""
     if not isinstance(data, dict):
         raise UserError(f"the top level must be a mapping, got {type(data).__name__}", file=path, key="(top level)")
-    dialect = detect_dialect(data) if data else None
-    if dialect is None:
-        raise UserError("the file is empty", file=path, key="(top level)")
+    try:
+        dialect = detect_dialect(data)
+    except UserError as error:
+        raise error.with_file(path)
     model_cls: type[BaseModel] = IronwoodConfig if dialect == "ironwood" else TorchaoConfig
     try:
         model = model_cls.model_validate(data)

@@ -88,11 +88,11 @@ class TorchaoConfig(_Strict):
     quantization_config_recipe_names: list[str] = Field(default_factory=lambda: ["baseline"])
     sparsity_config_recipe_names: list[str | None] | None = None
     output_dir: str = "results/torchao"
-    model_params: list[ModelParams] | ModelParams
+    model_params: list[ModelParams]  # the README example gives one mapping: accepted as a list of one
     peaks: PeakOverrides | None = None
     max_cases: PositiveInt | None = None
 
-    @field_validator("model_params")
+    @field_validator("model_params", mode="before")
     @classmethod
-    def _as_list(cls, value: list[ModelParams] | ModelParams) -> list[ModelParams]:
-        return value if isinstance(value, list) else [value]
+    def _as_list(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value

@@ -78,7 +78,7 @@ def resolve_same_as(params: dict[str, Any], where: str) -> dict[str, Any]:
         target = value[len(SAME_AS):]
         if target in seen or target == key:
             cycle = " -> ".join((*seen, key, target))
-            raise UserError(f"SAME_AS_ cycle: {cycle}", key=f"{where}.{key}")
+            raise UserError(f"SAME_AS_ cycle: {cycle}", key=f"{where}.{(*seen, key)[0]}")
         if target not in resolved:
             raise UserError(f"SAME_AS_ refers to unknown key '{target}'", key=f"{where}.{key}",
                             suggestion=did_you_mean(target, [k for k in resolved if k != key]))

@@ -1,0 +1,21 @@
+"""Entry point documented by the Ironwood guide: python Ironwood/src/run_benchmark.py --config=FILE.
+
+This is the project's one entry shim: when the package is not installed it puts the
+repository's src/ and root (for torch_backend) on sys.path, then hands over to
+`microbench run`. Every option of `microbench run` works here too.
+"""
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+try:
+    import microbench  # noqa: F401
+except ImportError:
+    sys.path[:0] = [os.path.join(ROOT, "src"), ROOT]
+
+from microbench.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(["run", *sys.argv[1:]]))

@@ -1,0 +1,37 @@
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# Several host devices for the JAX sharding tests; must be set before JAX initialises.
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+from microbench.cli import main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_EXAMPLES = Path(__file__).parent / "seed_examples"
+
+
+@pytest.fixture
+def write_yaml(tmp_path):
+    def write(text: str, name: str = "config.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return path
+    return write
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run the CLI in-process; returns (exit code, stdout, stderr)."""
+    def run(*args: str):
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run
+
+
+def files_under(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*") if p.is_file())

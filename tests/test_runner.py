@@ -1,0 +1,152 @@
+"""The case runner: failures become rows, the sweep goes on, nothing finished is lost."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+from microbench.columns import IDENTITY
+
+FAULTS = """
+num_runs: 3
+warmup: 1
+benchmarks:
+- benchmark_name: fault
+  csv_path: out.csv
+  benchmark_params:
+  - {mode: ok}
+  - {mode: raise}
+  - {mode: wrong}
+  - {mode: oom, alloc_gb: 2048}
+  - {mode: ok, n: 128}
+"""
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_failures_become_rows_and_the_sweep_continues(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(FAULTS)
+    code, out, err = run_cli("run", "--config", "c.yaml", "--no-progress")
+    assert code == 0
+    got = [(r["mode"], r["status"]) for r in rows(tmp_path / "out.csv")]
+    assert got == [("ok", "ok"), ("raise", "error"), ("wrong", "wrong_result"), ("oom", "oom"), ("ok", "ok")]
+    by_mode = {r["mode"]: r for r in rows(tmp_path / "out.csv")}
+    assert by_mode["raise"]["error"] == "RuntimeError: injected failure"
+    assert by_mode["oom"]["error"] == ("out of device memory at n=64: "
+                                       "out of memory: tried to allocate 2048.0 GiB")
+    assert by_mode["wrong"]["time_median_s"] == ""  # strict check: a wrong result is not timed
+    assert "relative error" in by_mode["wrong"]["error"]
+    assert by_mode["ok"]["samples"] == "3" and float(by_mode["ok"]["time_median_s"]) > 0
+    assert "4 of 5" not in err and "3 of 5 cases did not produce a clean number" in err
+
+
+def test_flag_mode_times_a_wrong_result_but_never_as_a_clean_row(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
+                                     "  benchmark_params: [{mode: wrong, check: flag}]\n")
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    (row,) = rows(tmp_path / "out.csv")
+    assert row["status"] == "wrong_result" and float(row["time_median_s"]) > 0
+    assert row["check"].startswith("flagged: output 'out' differs")
+
+
+def test_one_sample_per_iteration_and_raw_samples_in_jsonl(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  num_runs: 17\n  csv_path: out.csv\n")
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    (record,) = [json.loads(line) for line in open(tmp_path / "out.jsonl")]
+    assert record["samples"] == 17 and len(record["samples_s"]) == 17
+    assert record["time_median_s"] == pytest.approx(sorted(record["samples_s"])[8])
+    assert record["timing_source"] == "wall_clock"
+
+
+def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n  timeout_s: 0.5\n"
+                                     "  benchmark_params: [{mode: hang}, {mode: ok}]\n")
+    t0 = time.monotonic()
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    assert time.monotonic() - t0 < 30
+    assert [r["status"] for r in rows(tmp_path / "out.csv")] == ["timeout", "ok"]
+
+
+def test_isolate_turns_a_crash_and_a_hang_into_rows(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
+                                     "  benchmark_params: [{mode: crash}, {mode: hang}, {mode: ok}]\n")
+    code, _, _ = run_cli("run", "--config", "c.yaml", "--no-progress", "--isolate", "--timeout", "3")
+    assert code == 0
+    got = rows(tmp_path / "out.csv")
+    assert [r["status"] for r in got] == ["crashed", "timeout", "ok"]
+    assert "killed by signal 9" in got[0]["error"]
+
+
+SLOW_SWEEP = """
+benchmarks:
+- benchmark_name: fault
+  num_runs: 1
+  warmup: 0
+  csv_path: out.csv
+  benchmark_sweep_params:
+  - {mode: hang, seconds: 0.25, n_list: [1, 2, 3, 4, 5, 6, 7, 8]}
+"""
+
+
+def _start(tmp_path):
+    (tmp_path / "c.yaml").write_text(SLOW_SWEEP)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
+    return subprocess.Popen([sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "--no-progress"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_rows(path, count, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().splitlines()) >= count + 1:
+            return
+        time.sleep(0.05)
+    raise AssertionError("no rows appeared")
+
+
+def _assert_complete(tmp_path, run_cli):
+    code, _, err = run_cli("run", "--config", "c.yaml", "--resume", "--no-progress")
+    assert code == 0 and "resuming:" in err
+    got = rows(tmp_path / "out.csv")
+    assert sorted(int(r["n"]) for r in got) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert len({r["case_id"] for r in got}) == 8
+    assert all(r["status"] == "ok" and r[IDENTITY[0]] for r in got)
+    lines = (tmp_path / "out.csv").read_text().splitlines()
+    assert len({len(next(csv.reader([line]))) for line in lines}) == 1  # every row whole
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 8
+
+
+def test_sigkill_loses_at_most_the_case_in_flight_and_resume_completes(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    proc = _start(tmp_path)
+    _wait_for_rows(tmp_path / "out.csv", 2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = len(rows(tmp_path / "out.csv"))
+    assert 2 <= done < 8
+    _assert_complete(tmp_path, run_cli)
+
+
+def test_ctrl_c_flushes_finished_rows_and_says_how_to_resume(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    proc = _start(tmp_path)
+    _wait_for_rows(tmp_path / "out.csv", 2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "interrupted:" in err and "--resume" in err and "Traceback" not in err
+    _assert_complete(tmp_path, run_cli)

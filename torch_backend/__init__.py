@@ -1,0 +1,1 @@
+"""The PyTorch backend: parity compute ops, torchao quantization, fusion and elementwise suites."""

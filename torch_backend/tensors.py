@@ -1,0 +1,45 @@
+"""Moving arrays between numpy (ml_dtypes) and torch without changing a single bit."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import torch
+
+from microbench.dtypes import dtype
+from microbench.errors import unsupported
+
+_TORCH = {
+    "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
+    "float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2,
+}
+_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32}
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    name = dtype(name).name
+    if name not in _TORCH:
+        raise unsupported(f"PyTorch has no unpacked {name} tensors")
+    return _TORCH[name]
+
+
+def to_torch(array: np.ndarray, device: torch.device) -> torch.Tensor:
+    name = np.dtype(array.dtype).name
+    target = torch_dtype(name)
+    # always a copy: a tensor aliasing the host array would let in-place ops corrupt the reference inputs
+    if name in ("float32", "float16"):
+        return torch.from_numpy(np.ascontiguousarray(array)).to(device, copy=True)
+    raw = np.ascontiguousarray(array).view(_BITS[array.dtype.itemsize * 8])
+    if raw.dtype == np.uint16:
+        raw = raw.view(np.int16)
+    return torch.from_numpy(raw).view(target).to(device, copy=True)
+
+
+def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    t = tensor.detach().cpu().contiguous()
+    if t.dtype in (torch.float32, torch.float16, torch.float64):
+        return t.numpy()
+    numpy_type = {torch.bfloat16: ml_dtypes.bfloat16, torch.float8_e4m3fn: ml_dtypes.float8_e4m3fn,
+                  torch.float8_e5m2: ml_dtypes.float8_e5m2}[t.dtype]
+    bits = t.view(torch.int16 if t.element_size() == 2 else torch.uint8).numpy()
+    return bits.view(numpy_type)
