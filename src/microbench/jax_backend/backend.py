@@ -30,6 +30,11 @@ def _safe(name: str) -> str:
 class JaxBackend:
     name = "jax"
 
+    def __init__(self) -> None:
+        # Allocate on demand, so JAX and PyTorch cases can share one GPU in a run; must be set
+        # before JAX initialises its GPU client, which happens at the first device query below.
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
     def device_info(self) -> DeviceInfo:
         devices = jax.local_devices()
         return DeviceInfo(kind=devices[0].device_kind, count=len(devices), platform=devices[0].platform,

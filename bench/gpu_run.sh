@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The batched GPU check (device tool): copy bandwidth, JAX targets twice, the parity config, the OOM sweep.
+# Usage on the GPU machine, from the repo root: bash bench/gpu_run.sh [jax|parity|oom|torchao|fusion ...]
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH="$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+RUN="python3 -m microbench.cli run --no-progress"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+python3 -c "import jax, torch; print('jax', jax.__version__, jax.devices(), 'torch', torch.__version__)" | tee -a "$OUT/gpu.txt"
+for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
+  copy) python3 bench/copy_bandwidth.py | tee "$OUT/copy.json" ;;
+  jax)
+    python3 bench/copy_bandwidth.py | tee "$OUT/copy.json"
+    $RUN --config configs/gpu/jax_targets.yaml --output-dir "$OUT/run1" 2>&1 | tail -3
+    $RUN --config configs/gpu/jax_targets.yaml --output-dir "$OUT/run2" 2>&1 | tail -3
+    cp "$OUT/run1/jax_targets.csv" "$OUT/jax_run1.csv"; cp "$OUT/run2/jax_targets.csv" "$OUT/jax_run2.csv"
+    cp "$OUT/run1/jax_targets.jsonl" "$OUT/jax_run1.jsonl"
+    python3 bench/summarize.py "$OUT/jax_run1.csv" "$OUT/jax_run2.csv" ;;
+  parity)
+    $RUN --config configs/parity/gpu_parity.yaml --output-dir "$OUT" 2>&1 | tail -3
+    python3 bench/summarize.py "$OUT/gpu_parity.csv" ;;
+  oom)
+    $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
+    python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;
+esac; done; done
