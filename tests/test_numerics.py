@@ -57,3 +57,12 @@ def test_fp8_quantization_reference_rounds_like_the_cast():
     amax = np.abs(x["x"].astype(np.float64)).max(axis=1)
     np.testing.assert_allclose(ref["scale"][:, 0], amax / 448, rtol=1e-6)
     assert np.abs(ref["q"].astype(np.float64)).max() == 448
+
+
+def test_fp8_gemms_get_the_accumulation_floor_and_others_do_not():
+    from microbench.numerics import FP8_GEMM_FLOOR
+    assert get_spec("gemm_simple").tolerance_floor(params("gemm_simple", m=8, k=8, n=8)) == FP8_GEMM_FLOOR
+    assert get_spec("gemm_multiple_run").tolerance_floor(params("gemm_multiple_run", m=8, k=8, n=8)) == 0.0
+    assert get_spec("gemm_multiple_run").tolerance_floor(
+        params("gemm_multiple_run", m=8, k=8, n=8, dtype="float8")) == FP8_GEMM_FLOOR
+    assert get_spec("add").tolerance_floor(params("add", m=8, n=8)) == 0.0

@@ -150,3 +150,32 @@ def test_ctrl_c_flushes_finished_rows_and_says_how_to_resume(tmp_path, monkeypat
     assert proc.returncode == 130
     assert "interrupted:" in err and "--resume" in err and "Traceback" not in err
     _assert_complete(tmp_path, run_cli)
+
+
+def test_a_case_larger_than_device_memory_is_an_oom_row_before_inputs_exist(tmp_path):
+    from microbench.errors import CaseFailure
+    from microbench.procedure import check_fits
+    from test_backends import case
+    from microbench.registry import get_spec
+    c = case("gemm_multiple_run", "jax", tmp_path, m=4194304, k=16, n=4194304)
+    with pytest.raises(CaseFailure) as info:
+        check_fits(get_spec("gemm_multiple_run"), c, 80 * 2**30)
+    assert info.value.status == "oom"
+    assert info.value.reason == ("out of device memory at m=4194304xk=16xn=4194304: inputs and outputs alone "
+                                 "need 32768.2 GiB, the device has 80.0 GiB")
+
+
+def test_jax_cases_run_before_torch_cases(tmp_path, write_yaml, monkeypatch, run_cli):
+    """Kineto (PyTorch's profiler) starves JAX's GPU traces once it has run, so JAX goes first."""
+    monkeypatch.chdir(tmp_path)
+    write_yaml("""
+        benchmarks:
+        - benchmark_name: add
+          backend: [torch, jax]
+          num_runs: 2
+          csv_path: out.csv
+          benchmark_sweep_params: [{m: 32, n: [32, 64]}]
+        """)
+    assert run_cli("run", "--config", "config.yaml", "--no-progress")[0] == 0
+    assert [(r["backend"], r["n"]) for r in rows(tmp_path / "out.csv")] == [
+        ("jax", "32"), ("jax", "64"), ("torch", "32"), ("torch", "64")]

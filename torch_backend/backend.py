@@ -12,7 +12,7 @@ import torch
 from microbench.errors import unsupported
 from microbench.measurement import DeviceInfo, Measurement, Prepared
 from microbench.plan import Case
-from microbench.procedure import measure
+from microbench.procedure import check_fits, measure
 from microbench.registry import OpSpec
 from microbench.timers import wall_clock
 from torch_backend import compute_ops
@@ -50,6 +50,8 @@ class TorchBackend:
 
     def prepare_compute(self, case: Case, spec: OpSpec) -> Prepared:
         device = self._compute_device(case)
+        if device.type == "cuda":
+            check_fits(spec, case, torch.cuda.get_device_properties(device).total_memory)
         host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
         args = [to_torch(host[name], device) for name in host]
         gemms = compute_ops.Gemms(device)

@@ -9,7 +9,7 @@ IDENTITY = ("case_id", "run_id", "timestamp", "status", "error", "suite", "bench
 STATS = ("time_median_s", "time_mean_s", "time_min_s", "time_max_s", "time_p10_s", "time_p90_s", "time_std_s",
          "samples", "iqr_over_median", "noisy")
 TIMING = ("timing_source", "timing_fallback", "wall_median_s", "compile_s", "dominant_kernel",
-          "dominant_kernel_share", "kernels_per_iter", "max_rel_error", "check", "trace_path")
+          "dominant_kernel_share", "dominant_kernel_s", "kernels_per_iter", "max_rel_error", "check", "trace_path")
 DERIVED = ("flops", "bytes", "tflops", "gbps", "arithmetic_intensity")
 ROOFLINE = ("peak_chip", "peak_family", "peak_tflops", "peak_gbps", "pct_peak_tflops", "pct_peak_gbps",
             "roofline_bound_s", "roofline_bound_by", "pct_of_roofline")

@@ -20,6 +20,10 @@ TOLERANCE = {
     "float8_e5m2": 6e-2,
     "float4_e2m1fn": 0.15,
 }
+# fp8 tensor-core GEMMs: XLA on Hopper uses the fast-accumulation mode, whose partial sums keep
+# fewer bits than fp32 (measured 2e-3 relative error at K=8192 on an H200, against 1e-6 for
+# torch._scaled_mm); outputs of fp8 GEMMs are allowed this much whatever their dtype.
+FP8_GEMM_FLOOR = 5e-3
 FULL_CHECK_ELEMENTS = 1 << 22
 SAMPLED_ROWS = 64
 
@@ -63,7 +67,7 @@ def check_outputs(spec: OpSpec, params: Params, inputs: Arrays,
     for name, ref in expected.items():
         actual = fetch(name, rows)
         err = relative_error(actual, ref)
-        tol = TOLERANCE.get(of_array(actual).name, 1e-2) * tolerance_scale
+        tol = max(TOLERANCE.get(of_array(actual).name, 1e-2), spec.tolerance_floor(params)) * tolerance_scale
         if not err <= tol:  # also catches NaN
             raise wrong_result(f"output '{name}' differs from the float64 reference: "
                                f"relative error {err:.3g} > tolerance {tol:.3g} ({of_array(actual).name})")

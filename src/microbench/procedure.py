@@ -21,6 +21,17 @@ def _digest(spec: OpSpec, case: Case, prepared: Prepared, out: object) -> dict[s
     return {name: np.asarray(prepared.fetch(out, name, rows)).astype(np.float64) for name in names}
 
 
+def check_fits(spec: OpSpec, case: Case, capacity_bytes: float | None) -> None:
+    """Refuse, before inputs are made, a case whose inputs and outputs alone exceed device memory."""
+    if not capacity_bytes:
+        return
+    need = spec.bytes(case.params)
+    if need > capacity_bytes:
+        dims = "x".join(f"{k}={case.params[k]}" for k in ("m", "k", "n") if k in case.params)
+        raise CaseFailure("oom", f"out of device memory at {dims}: inputs and outputs alone need "
+                                 f"{need / 2**30:.1f} GiB, the device has {capacity_bytes / 2**30:.1f} GiB")
+
+
 def measure(case: Case, spec: OpSpec, prepared: Prepared, timer: Timer, device: DeviceInfo) -> Measurement:
     """Run once and check against the reference (a wrong result is not timed unless check: flag)."""
     out = prepared.call()

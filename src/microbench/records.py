@@ -59,6 +59,7 @@ def success_record(case: Case, spec: OpSpec, m: Measurement, run_id: str, env: d
         "wall_median_s": summarize(t.wall_samples_s)["median"] if t.wall_samples_s else None,
         "compile_s": m.compile_s, "max_rel_error": m.max_rel_error, "check": m.check,
         "dominant_kernel": top.name if top else None, "dominant_kernel_share": top.share if top else None,
+        "dominant_kernel_s": top.mean_s * top.per_iter if top else None,
         "kernels_per_iter": sum(k.per_iter for k in t.kernels) if t.kernels else None,
         "trace_path": t.trace_path, **derived,
         "per_device_tflops": (derived["tflops"] / devices_used) if derived["tflops"] else None,

@@ -48,6 +48,7 @@ class OpSpec:
     make_inputs: Callable[[Params, np.random.Generator], Arrays] | None = None
     reference: Callable[[Arrays, Params, np.ndarray], Arrays] | None = None
     output_rows: Callable[[Params], int] | None = None
+    tolerance_floor: Callable[[Params], float] = lambda p: 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def param(self, name: str) -> Param:

@@ -21,6 +21,7 @@ from microbench.runner import Pairing, execute, execute_isolated
 from microbench.writer import ResultFile, check_writable
 
 console = Console(stderr=True)
+BACKEND_ORDER = {"jax": 0, "numpy": 1, "torch": 2}
 
 
 def plan_from_file(path: str, *, output_dir: str = "results", max_cases: int | None = None,
@@ -74,6 +75,9 @@ def run_config(path: str, *, output_dir: str = "results", resume: bool = False, 
     cases = plan_from_file(path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim, num_runs=num_runs)
     files = open_result_files(cases, resume)  # refuses bad output paths before any case runs
     todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
+    # Once PyTorch's profiler (Kineto) has held CUPTI, JAX's profiler gets no GPU events in the same
+    # process; so every JAX case runs before any PyTorch case (stable: config order within a backend).
+    todo.sort(key=lambda c: BACKEND_ORDER.get(c.backend, 99))
     if resume and len(todo) < len(cases):
         console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
     run_id = new_run_id()

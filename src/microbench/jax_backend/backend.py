@@ -18,7 +18,7 @@ from microbench.jax_backend import xplane
 from microbench.jax_backend.compute_ops import BUILDERS
 from microbench.measurement import DeviceInfo, Measurement, Prepared, Timing
 from microbench.plan import Case
-from microbench.procedure import measure
+from microbench.procedure import check_fits, measure
 from microbench.registry import OpSpec
 from microbench.timers import timed_iterations, warm_up, wall_clock
 
@@ -60,7 +60,12 @@ class JaxBackend:
         # split_m: A (and row-aligned buffers) split along M; everything else replicated
         return [NamedSharding(mesh, P("d", None))] + [replicated] * (n_inputs - 1), len(devices)
 
+    def memory_capacity(self) -> float | None:
+        stats = jax.local_devices()[0].memory_stats() or {}
+        return stats.get("bytes_limit")
+
     def prepare(self, case: Case, spec: OpSpec) -> Prepared:
+        check_fits(spec, case, self.memory_capacity())
         rng = np.random.default_rng(case.params.get("seed", 0))
         host = spec.make_inputs(case.params, rng)
         names = list(host)
@@ -81,8 +86,11 @@ class JaxBackend:
             lowered = fn.lower(*device_args)
             compiled = lowered.compile()
         except Exception as error:
+            exotic = {str(a.dtype) for a in device_args} & {"float4_e2m1fn", "float8_e5m2", "float8_e4m3fn"}
+            if not exotic or "RESOURCE_EXHAUSTED" in str(error):
+                raise
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise unsupported(f"XLA cannot compile {spec.name} with these dtypes on "
+            raise unsupported(f"XLA cannot compile {spec.name} with {', '.join(sorted(exotic))} on "
                               f"{jax.default_backend()}: {first[:300]}") from None
         compile_s = time.perf_counter() - t0
         if case.outputs.xla_dump_dir:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbench.dtypes import DType, dtype
+from microbench.numerics import FP8_GEMM_FLOOR
 from dataclasses import replace
 
 from microbench.registry import Arrays, OpSpec, Param, Params
@@ -34,6 +35,11 @@ PLACEMENT = (Param("sharding", "choice", "none", ("none", "replicated", "split_m
 
 def register(spec: OpSpec) -> OpSpec:
     return _register_spec(replace(spec, params=spec.params + PLACEMENT))
+
+
+def fp8_gemm_floor(p: Params) -> float:
+    """fp8 GEMMs may accumulate in the tensor cores' reduced-precision mode (numerics.FP8_GEMM_FLOOR)."""
+    return FP8_GEMM_FLOOR if gemm_in_dtype(p).peak_family == "fp8" else 0.0
 
 
 # ---- shared math helpers -------------------------------------------------------------
@@ -106,6 +112,7 @@ register(OpSpec(
     bytes=lambda p: gemm_bytes(p, dtype(p["dtype"]), BF16),
     peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
     make_inputs=_dtype_inputs, reference=_plain_gemm_reference, output_rows=rows_m,
+    tolerance_floor=fp8_gemm_floor,
 ))
 
 register(OpSpec(
@@ -114,6 +121,7 @@ register(OpSpec(
     params=(M, K, N, LAYOUT), backends=BACKENDS, flops=gemm_flops,
     bytes=lambda p: gemm_bytes(p, FP8, BF16), peak_dtype=lambda p: "fp8",
     make_inputs=_plain_gemm_inputs(FP8), reference=_plain_gemm_reference, output_rows=rows_m,
+    tolerance_floor=lambda p: FP8_GEMM_FLOOR,
 ))
 
 register(OpSpec(
@@ -125,6 +133,7 @@ register(OpSpec(
     bytes=lambda p: gemm_bytes(p, gemm_in_dtype(p), gemm_out_dtype(p)),
     peak_dtype=lambda p: gemm_in_dtype(p).peak_family,
     make_inputs=_dtype_inputs, reference=_plain_gemm_reference, output_rows=rows_m,
+    tolerance_floor=fp8_gemm_floor,
 ))
 
 
@@ -149,6 +158,7 @@ register(OpSpec(
     flops=lambda p: gemm_flops(p) + 2.0 * p["m"] * p["n"],
     bytes=lambda p: gemm_bytes(p, FP8, BF16) + SCALE_BYTES(p), peak_dtype=lambda p: "fp8",
     make_inputs=_scaled_inputs, reference=_scaled_reference, output_rows=rows_m,
+    tolerance_floor=lambda p: FP8_GEMM_FLOOR,
 ))
 
 
@@ -167,7 +177,7 @@ register(OpSpec(
     peak_dtype=lambda p: "fp8",
     make_inputs=_accum_inputs,
     reference=lambda x, p, rows: {"out": f64(x["acc"][rows]) + _scaled_reference(x, p, rows)["out"]},
-    output_rows=rows_m, extra={"accumulates": "acc"},
+    output_rows=rows_m, extra={"accumulates": "acc"}, tolerance_floor=lambda p: FP8_GEMM_FLOOR,
 ))
 
 
@@ -188,6 +198,7 @@ register(OpSpec(
     flops=lambda p: gemm_flops(p) + 2.0 * p["m"] * p["n"] + 2.0 * p["m"] * p["k"] + 2.0 * p["k"] * p["n"] + p["m"] + p["n"],
     bytes=lambda p: gemm_bytes(p, BF16, BF16), peak_dtype=lambda p: "fp8",
     make_inputs=_rowwise_inputs, reference=_rowwise_reference, output_rows=rows_m,
+    tolerance_floor=lambda p: FP8_GEMM_FLOOR,
 ))
 
 
