@@ -16,7 +16,7 @@ SMALL = {"m": 64, "k": 128, "n": 32}
 
 def case(op, backend, tmp_path, **given):
     spec = get_spec(op)
-    p = params(op, **{k: v for k, v in SMALL.items() if k in spec.param_names}, **given)
+    p = params(op, **{**{k: v for k, v in SMALL.items() if k in spec.param_names}, **given})
     return Case(op=op, backend=backend, params=p, run=RunSettings(num_runs=3, warmup=1),
                 outputs=Outputs(csv_path=str(tmp_path / "o.csv")), benchmark=op)
 
