@@ -28,7 +28,10 @@ class TorchBackend:
     name = "torch"
 
     def device_info(self) -> DeviceInfo:
-        if torch.cuda.is_available():
+        return self.device_info_for(default_device())
+
+    def device_info_for(self, device: torch.device) -> DeviceInfo:
+        if device.type == "cuda":
             return DeviceInfo(kind=torch.cuda.get_device_name(0), count=torch.cuda.device_count(), platform="gpu",
                               framework="torch", framework_version=torch.__version__)
         return DeviceInfo(kind=platform.processor() or platform.machine(), count=1, platform="cpu",

@@ -12,9 +12,7 @@ from microbench.errors import UserError
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "configs" / "quickstart.yaml")
 
 
-def _run_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run the benchmarks a config describes")
-    p.add_argument("--config", default=None, help="YAML config (default: configs/quickstart.yaml)")
+def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output-dir", default="results", help="where rows go when the config names no csv_path")
     p.add_argument("--resume", action="store_true", help="skip cases already in the output files")
     p.add_argument("--max-cases", type=int, default=None, help="refuse configs expanding to more cases")
@@ -23,6 +21,16 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
     p.add_argument("--timeout", type=float, default=None, help="per-case timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _run_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run the benchmarks a config describes")
+    p.add_argument("--config", default=None, help="YAML config (default: configs/quickstart.yaml)")
+    _run_options(p)
+    d = sub.add_parser("dashboard", help="run a torchao config and write the PyTorch OSS benchmark JSON")
+    d.add_argument("--config", required=True)
+    d.add_argument("--output", required=True, help="JSON file to write")
+    _run_options(d)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,9 +57,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{args.config}: {len(cases)} cases")
             return 0
         from microbench.session import run_config
-        return run_config(args.config or QUICKSTART, output_dir=args.output_dir, resume=args.resume,
-                          max_cases=args.max_cases, max_dim=args.max_dim, num_runs=args.num_runs,
-                          isolate=args.isolate, timeout_s=args.timeout, progress=not args.no_progress)
+        options = dict(output_dir=args.output_dir, resume=args.resume, max_cases=args.max_cases,
+                       max_dim=args.max_dim, num_runs=args.num_runs, isolate=args.isolate,
+                       timeout_s=args.timeout, progress=not args.no_progress)
+        if args.command == "dashboard":
+            from microbench.dashboard import export
+            return export(args.config, args.output, **options)
+        return run_config(args.config or QUICKSTART, **options)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code

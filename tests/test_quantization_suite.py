@@ -1,0 +1,116 @@
+"""The torchao suite on CPU: recipes that run here, the unsupported path, SQNR, dashboard JSON, seed YAML."""
+
+import csv
+import json
+
+import pytest
+
+from conftest import SEED_EXAMPLES
+
+CONFIG = """
+quantization_config_recipe_names: [int8wo, int8dq, float8dq-row, my_new_quantization]
+output_dir: out
+model_params:
+  - matrix_shapes: [{name: custom, shapes: [[64, 128, 256]]}]
+    model_type: linear
+    device: cpu
+    num_runs: 5
+  - matrix_shapes: [{name: custom, shapes: [[32, 128, 64]]}]
+    model_type: ln_linear_gelu
+    device: cuda
+    num_runs: 5
+"""
+
+
+@pytest.fixture(scope="module")
+def suite_rows(tmp_path_factory):
+    from microbench.cli import main
+    root = tmp_path_factory.mktemp("tq")
+    (root / "c.yaml").write_text(CONFIG.replace("output_dir: out", f"output_dir: {root / 'out'}"))
+    assert main(["dashboard", "--config", str(root / "c.yaml"), "--output", str(root / "dash.json"),
+                 "--no-progress"]) == 0
+    rows = list(csv.DictReader(open(root / "out" / "results.csv")))
+    return rows, json.loads((root / "dash.json").read_text())
+
+
+def by(rows, recipe, model):
+    (row,) = [r for r in rows if r["recipe"] == recipe and r["model_type"] == model]
+    return row
+
+
+@pytest.mark.parametrize("model", ["linear", "ln_linear_gelu"])
+def test_int8_recipes_quantize_run_and_keep_a_good_sqnr(suite_rows, model):
+    rows, _ = suite_rows
+    base = by(rows, "baseline", model)
+    assert base["status"] == "ok" and base["sqnr_db"] == "inf" and base["check"] == "passed"
+    for recipe in ("int8wo", "int8dq"):
+        row = by(rows, recipe, model)
+        assert row["status"] == "ok" and row["recipe_status"] == "quantized"
+        assert float(row["sqnr_db"]) > 30
+        assert int(row["weight_bytes_quantized"]) < int(row["weight_bytes_baseline"])
+        assert float(row["eager_speedup"]) == pytest.approx(
+            float(row["baseline_eager_ms"]) / float(row["quantized_eager_ms"]), rel=1e-4)
+        assert row["platform"] == "cpu" and int(row["cpu_threads"]) >= 1
+
+
+def test_float8_on_cpu_and_an_unknown_recipe_are_unsupported_rows(suite_rows):
+    rows, _ = suite_rows
+    f8 = by(rows, "float8dq-row", "linear")
+    assert f8["status"] == "unsupported" and "SM 8.9+" in f8["error"] and f8["time_median_s"] == ""
+    mine = by(rows, "my_new_quantization", "linear")
+    assert mine["status"] == "unsupported" and "not known to this harness" in mine["error"]
+
+
+def test_dashboard_json_has_the_documented_structure(suite_rows):
+    rows, records = suite_rows
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(records) == 3 * len(ok)  # speedup, baseline time, quantized time (no CPU memory figure)
+    for rec in records:
+        assert set(rec) == {"benchmark", "model", "metric", "runners", "dependencies"}
+        assert rec["benchmark"]["name"] == "micro-benchmark api" and rec["benchmark"]["mode"] == "inference"
+        assert set(rec["benchmark"]["extra_info"]) >= {"device", "arch", "unit"}
+        assert rec["model"]["type"] == "micro-benchmark custom layer" and rec["model"]["origins"] == ["torchao"]
+        assert rec["model"]["name"].split("-")[0] in ("linear", "ln_linear_gelu")
+        assert isinstance(rec["metric"]["benchmark_values"], list) and rec["metric"]["target_value"] == 0.0
+    names = {r["metric"]["name"] for r in records}
+    assert names == {"speedup(wrt bf16)", "baseline time", "quantized time"}
+
+
+def test_a_recipe_that_leaves_weights_unquantized_is_unsupported(tmp_path, monkeypatch, run_cli):
+    import torchao.quantization
+    monkeypatch.setattr(torchao.quantization, "quantize_", lambda model, config: None)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("quantization_config_recipe_names: [int8wo]\noutput_dir: out\nmodel_params:\n"
+                                     "  matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}]\n  device: cpu\n  num_runs: 2\n")
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
+    assert [r["status"] for r in rows] == ["ok", "unsupported"]
+    assert rows[1]["error"] == "quantize_ with int8wo left the weights unquantized on cpu"
+
+
+def test_compile_time_has_its_own_column_and_samples_are_compiled_calls(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("output_dir: out\nmodel_params:\n  matrix_shapes: [{name: custom, shapes: [[8, 32, 32]]}]\n"
+                                     "  device: cpu\n  use_torch_compile: true\n  num_runs: 5\n")
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    (row,) = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
+    assert row["status"] == "ok" and row["implementation"] == "compiled" and row["compile_mode"] == "default"
+    assert float(row["quantized_compile_time_s"]) > float(row["time_max_s"])  # compilation never in a sample
+    assert row["samples"] == "5"
+
+
+@pytest.mark.parametrize("name, any_ok", [("torchao_readme_example.yaml", True), ("tutorial_local_test.yml", True),
+                                          ("tutorial_profiling.yml", True), ("tutorial_test_my_model.yml", False)])
+def test_seed_yaml_runs_on_cpu_at_reduced_shapes(name, any_ok, tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli("run", "--config", str(SEED_EXAMPLES / name), "--max-dim", "64", "--num-runs", "2",
+                           "--no-progress")
+    assert code == 0
+    (csv_path,) = list(tmp_path.rglob("results.csv"))
+    rows = list(csv.DictReader(open(csv_path)))
+    assert rows and all(max(int(r[d]) for d in "mkn") <= 64 for r in rows)
+    assert {r["status"] for r in rows} <= {"ok", "unsupported"}
+    # the tutorial's placeholder model type is the user's to define: its rows say so
+    assert any(r["status"] == "ok" for r in rows) == any_ok
+    if not any_ok:
+        assert all("is not defined in torch_backend/models.py" in r["error"] for r in rows)

@@ -1,0 +1,66 @@
+"""The torchao suite's model types, (m, k, n) = (tokens, in features, out features)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from microbench.errors import unsupported
+from microbench.ops.quantization import ACTIVATIONS, MLP_RATIO, TRANSFORMER_HEADS
+
+_ACTIVATION = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "leakyrelu": nn.LeakyReLU, "relu6": nn.ReLU6,
+               "gelu": nn.GELU, "silu": nn.SiLU, "hardswish": nn.Hardswish}
+assert set(_ACTIVATION) == set(ACTIVATIONS)
+
+
+class ToyLinear(nn.Module):
+    def __init__(self, k: int, n: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(k, n, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x)
+
+
+class LNLinearActivation(nn.Module):
+    def __init__(self, k: int, n: int, activation: str) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(k)
+        self.linear = nn.Linear(k, n, bias=False)
+        self.activation = _ACTIVATION[activation]()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.activation(self.linear(self.norm(x)))
+
+
+class TransformerBlock(nn.Module):
+    """Pre-norm self-attention (SDPA) and a 4x GELU MLP; hidden size k, output size k."""
+
+    def __init__(self, hidden: int, heads: int = TRANSFORMER_HEADS, mlp_ratio: int = MLP_RATIO) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.qkv = nn.Linear(hidden, 3 * hidden, bias=False)
+        self.proj = nn.Linear(hidden, hidden, bias=False)
+        self.fc1 = nn.Linear(hidden, mlp_ratio * hidden, bias=False)
+        self.fc2 = nn.Linear(mlp_ratio * hidden, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        tokens, hidden = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(tokens, 3, self.heads, hidden // self.heads).permute(1, 2, 0, 3)
+        attn = F.scaled_dot_product_attention(q, k, v).transpose(0, 1).reshape(tokens, hidden)
+        x = x + self.proj(attn)
+        return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
+
+
+def create_model(model_type: str, k: int, n: int) -> nn.Module:
+    if model_type == "linear":
+        return ToyLinear(k, n)
+    if model_type.startswith("ln_linear_") and model_type[len("ln_linear_"):] in _ACTIVATION:
+        return LNLinearActivation(k, n, model_type[len("ln_linear_"):])
+    if model_type == "transformer_block":
+        if k % TRANSFORMER_HEADS:
+            raise unsupported(f"transformer_block needs k divisible by {TRANSFORMER_HEADS} heads, got k={k}")
+        return TransformerBlock(k)
+    raise unsupported(f"model_type '{model_type}' is not defined in torch_backend/models.py")
