@@ -21,8 +21,17 @@ for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
     cp "$OUT/run1/jax_targets.jsonl" "$OUT/jax_run1.jsonl"
     python3 bench/summarize.py "$OUT/jax_run1.csv" "$OUT/jax_run2.csv" ;;
   parity)
-    $RUN --config configs/parity/gpu_parity.yaml --output-dir "$OUT" 2>&1 | tail -3
+    timeout 300 $RUN --config configs/parity/gpu_parity.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/gpu_parity.csv" ;;
+  torchao)
+    timeout 420 $RUN --config configs/gpu/torchao_eager.yaml --output-dir "$OUT" 2>&1 | tail -3
+    cp results/torchao_gpu/results.csv "$OUT/torchao_eager.csv"
+    python3 bench/summarize.py "$OUT/torchao_eager.csv"
+    python3 bench/torchao_table.py "$OUT/torchao_eager.csv" ;;
+  autotune)
+    timeout 540 $RUN --config configs/gpu/torchao_autotune.yaml --output-dir "$OUT" 2>&1 | tail -3
+    cp results/torchao_gpu_autotune/results.csv "$OUT/torchao_autotune.csv"
+    python3 bench/torchao_table.py "$OUT/torchao_autotune.csv" ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;
