@@ -17,6 +17,10 @@ model_params:
     num_runs: 5
   - matrix_shapes: [{name: custom, shapes: [[32, 128, 64]]}]
     model_type: ln_linear_gelu
+  - matrix_shapes: [{name: custom, shapes: [[16, 256, 256]]}]
+    model_type: transformer_block
+    device: cpu
+    num_runs: 3
     device: cuda
     num_runs: 5
 """
@@ -38,7 +42,7 @@ def by(rows, recipe, model):
     return row
 
 
-@pytest.mark.parametrize("model", ["linear", "ln_linear_gelu"])
+@pytest.mark.parametrize("model", ["linear", "ln_linear_gelu", "transformer_block"])
 def test_int8_recipes_quantize_run_and_keep_a_good_sqnr(suite_rows, model):
     rows, _ = suite_rows
     base = by(rows, "baseline", model)
@@ -70,7 +74,7 @@ def test_dashboard_json_has_the_documented_structure(suite_rows):
         assert rec["benchmark"]["name"] == "micro-benchmark api" and rec["benchmark"]["mode"] == "inference"
         assert set(rec["benchmark"]["extra_info"]) >= {"device", "arch", "unit"}
         assert rec["model"]["type"] == "micro-benchmark custom layer" and rec["model"]["origins"] == ["torchao"]
-        assert rec["model"]["name"].split("-")[0] in ("linear", "ln_linear_gelu")
+        assert rec["model"]["name"].split("-")[0] in ("linear", "ln_linear_gelu", "transformer_block")
         assert isinstance(rec["metric"]["benchmark_values"], list) and rec["metric"]["target_value"] == 0.0
     names = {r["metric"]["name"] for r in records}
     assert names == {"speedup(wrt bf16)", "baseline time", "quantized time"}

@@ -162,7 +162,7 @@ def test_a_case_larger_than_device_memory_is_an_oom_row_before_inputs_exist(tmp_
         check_fits(get_spec("gemm_multiple_run"), c, 80 * 2**30)
     assert info.value.status == "oom"
     assert info.value.reason == ("out of device memory at m=4194304xk=16xn=4194304: inputs and outputs alone "
-                                 "need 32768.2 GiB, the device has 80.0 GiB")
+                                 "need 32768.2 GiB, the framework can allocate 80.0 GiB")
 
 
 def test_jax_cases_run_before_torch_cases(tmp_path, write_yaml, monkeypatch, run_cli):

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from microbench.errors import unsupported
-from microbench.ops.quantization import ACTIVATIONS, MLP_RATIO, TRANSFORMER_HEADS
+from microbench.ops.quantization import ACTIVATIONS, HEAD_DIM, MLP_RATIO
 
 _ACTIVATION = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "leakyrelu": nn.LeakyReLU, "relu6": nn.ReLU6,
                "gelu": nn.GELU, "silu": nn.SiLU, "hardswish": nn.Hardswish}
@@ -35,11 +35,11 @@ class LNLinearActivation(nn.Module):
 
 
 class TransformerBlock(nn.Module):
-    """Pre-norm self-attention (SDPA) and a 4x GELU MLP; hidden size k, output size k."""
+    """Pre-norm self-attention (SDPA, heads of 128) and a 4x GELU MLP; hidden size k, output size k."""
 
-    def __init__(self, hidden: int, heads: int = TRANSFORMER_HEADS, mlp_ratio: int = MLP_RATIO) -> None:
+    def __init__(self, hidden: int, mlp_ratio: int = MLP_RATIO) -> None:
         super().__init__()
-        self.heads = heads
+        self.heads = hidden // HEAD_DIM
         self.norm1, self.norm2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
         self.qkv = nn.Linear(hidden, 3 * hidden, bias=False)
         self.proj = nn.Linear(hidden, hidden, bias=False)
@@ -60,7 +60,7 @@ def create_model(model_type: str, k: int, n: int) -> nn.Module:
     if model_type.startswith("ln_linear_") and model_type[len("ln_linear_"):] in _ACTIVATION:
         return LNLinearActivation(k, n, model_type[len("ln_linear_"):])
     if model_type == "transformer_block":
-        if k % TRANSFORMER_HEADS:
-            raise unsupported(f"transformer_block needs k divisible by {TRANSFORMER_HEADS} heads, got k={k}")
+        if k % HEAD_DIM:
+            raise unsupported(f"transformer_block needs k divisible by the head size {HEAD_DIM}, got k={k}")
         return TransformerBlock(k)
     raise unsupported(f"model_type '{model_type}' is not defined in torch_backend/models.py")

@@ -29,7 +29,7 @@ def check_fits(spec: OpSpec, case: Case, capacity_bytes: float | None) -> None:
     if need > capacity_bytes:
         dims = "x".join(f"{k}={case.params[k]}" for k in ("m", "k", "n") if k in case.params)
         raise CaseFailure("oom", f"out of device memory at {dims}: inputs and outputs alone need "
-                                 f"{need / 2**30:.1f} GiB, the device has {capacity_bytes / 2**30:.1f} GiB")
+                                 f"{need / 2**30:.1f} GiB, the framework can allocate {capacity_bytes / 2**30:.1f} GiB")
 
 
 def measure(case: Case, spec: OpSpec, prepared: Prepared, timer: Timer, device: DeviceInfo) -> Measurement:

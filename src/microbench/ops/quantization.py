@@ -19,7 +19,7 @@ RECIPE_PATTERNS = (r"int4wo-(\d+)", r"int4wo-(\d+)-hqq", r"gemlitewo-(4|8)-(\d+)
 RECIPE_EXAMPLES = (*FIXED_RECIPES, "int4wo-128", "int4wo-128-hqq", "gemlitewo-4-64")
 COMPILE_MODES = ("off", "default", "max-autotune")
 DEVICES = ("cuda", "cpu", "mps", "xpu")
-TRANSFORMER_HEADS = 8
+HEAD_DIM = 128  # attention heads of transformer_block are k / 128 wide-128 heads (flash/efficient SDPA sizes)
 MLP_RATIO = 4
 
 
