@@ -32,6 +32,13 @@ for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
     timeout 540 $RUN --config configs/gpu/torchao_autotune.yaml --output-dir "$OUT" 2>&1 | tail -3
     cp results/torchao_gpu_autotune/results.csv "$OUT/torchao_autotune.csv"
     python3 bench/torchao_table.py "$OUT/torchao_autotune.csv" ;;
+  fusion)
+    python3 bench/copy_bandwidth.py | tee "$OUT/copy2.json"
+    timeout 280 $RUN --config configs/gpu/fusion.yaml --output-dir "$OUT" 2>&1 | tail -2
+    python3 bench/fusion_table.py "$OUT/fusion.csv" ;;
+  elementwise)
+    timeout 300 $RUN --config configs/gpu/elementwise.yaml --output-dir "$OUT" 2>&1 | tail -2
+    python3 bench/elementwise_table.py "$OUT/elementwise.csv" "$OUT/copy2.json" ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;

@@ -13,4 +13,10 @@ def measure_suite(backend: Any, case: Case, spec: OpSpec) -> Measurement:
     if spec.suite == "quantization":
         from torch_backend.quantization_suite import measure_quantization
         return measure_quantization(backend, case, spec)
+    if spec.suite == "fusion":
+        from torch_backend.fusion_suite import measure_fusion
+        return measure_fusion(backend, case, spec)
+    if spec.suite == "elementwise":
+        from torch_backend.elementwise_suite import measure_elementwise
+        return measure_elementwise(backend, case, spec)
     raise KeyError(f"no PyTorch suite named {spec.suite!r}")

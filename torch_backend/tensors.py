@@ -43,3 +43,14 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
                   torch.float8_e5m2: ml_dtypes.float8_e5m2}[t.dtype]
     bits = t.view(torch.int16 if t.element_size() == 2 else torch.uint8).numpy()
     return bits.view(numpy_type)
+
+
+def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    """||actual - expected|| / ||expected||, computed where the tensors live (no host copy); NaN stays NaN."""
+    a, e = actual.double() if actual.numel() < (1 << 24) else actual.float(), expected.to(actual.device)
+    e = e.to(a.dtype)
+    if a.shape != e.shape:
+        return float("inf")
+    denom = torch.linalg.vector_norm(e, dtype=torch.float64).item()
+    diff = torch.linalg.vector_norm(a - e, dtype=torch.float64).item()
+    return diff / denom if denom > 0 else diff

@@ -27,6 +27,12 @@ SUITE_COLUMNS: dict[str, tuple[str, ...]] = {
         "weight_bytes_baseline", "weight_bytes_quantized",
         "baseline_peak_memory_mb", "quantized_peak_memory_mb",
         "cpu_threads", "profiler_trace_path", "memory_profile_path", "memory_profile_note"),
+    "fusion": ("fusion_pattern", "input_shape", "unfused_latency_ms", "fused_latency_ms", "unfused_gflops",
+               "fused_gflops", "unfused_bytes", "fused_bytes", "speedup_factor", "memory_reduction",
+               "unfused_kernels", "fused_kernels", "fusion_verdict", "fused_impl", "unfused_peak_memory_mb",
+               "fused_peak_memory_mb"),
+    "elementwise": ("time_ms", "memory_mb", "inference_speed", "elements_per_s", "throughput_gbps",
+                    "gpu_efficiency"),
     "faults": (),
 }
 

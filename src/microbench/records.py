@@ -65,6 +65,8 @@ def success_record(case: Case, spec: OpSpec, m: Measurement, run_id: str, env: d
         "per_device_tflops": (derived["tflops"] / devices_used) if derived["tflops"] else None,
         **m.extra, **_device(m.device), **env,
     }
+    if spec.suite == "elementwise":  # the seed's name for achieved bandwidth over the device's peak
+        record["gpu_efficiency"] = derived["pct_peak_gbps"]
     raw = {"samples_s": t.samples_s, "wall_samples_s": t.wall_samples_s,
            "kernels": [k.as_dict() for k in t.kernels]}
     return record, raw

@@ -74,7 +74,7 @@ def register(spec: OpSpec) -> OpSpec:
 
 def _load_catalogue() -> None:
     # Importing the spec modules registers their ops.
-    from microbench.ops import compute, faults, quantization  # noqa: F401
+    from microbench.ops import compute, elementwise, faults, fusion, quantization  # noqa: F401
 
 
 def all_specs() -> dict[str, OpSpec]:

@@ -1,0 +1,30 @@
+"""How many kernels one call launches, counted with torch.profiler.
+
+CUDA: device kernel events per call. CPU: top-level operator calls per call (a compiled region counts
+as one), the closest CPU analogue of a launch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+SKIP = ("ProfilerStep", "[memory]", "cudaDeviceSynchronize", "cudaStreamSynchronize")
+
+
+def count_kernels(fn: Callable[[], Any], device: torch.device, calls: int = 3) -> float:
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities) as prof, torch.no_grad():
+        for _ in range(calls):
+            fn()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    events = prof.events()
+    if device.type == "cuda":
+        kernels = [e for e in events if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    else:
+        kernels = [e for e in events if e.cpu_parent is None and not e.name.startswith(SKIP)]
+    return len(kernels) / calls

@@ -1,0 +1,1 @@
+"""This project's own kernels (Triton and CUDA C++) for the elementwise suite."""
