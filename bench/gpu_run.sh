@@ -39,6 +39,10 @@ for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
   elementwise)
     timeout 300 $RUN --config configs/gpu/elementwise.yaml --output-dir "$OUT" 2>&1 | tail -2
     python3 bench/elementwise_table.py "$OUT/elementwise.csv" "$OUT/copy2.json" ;;
+  target)
+    python3 bench/copy_bandwidth.py | tee "$OUT/copy3.json"
+    timeout 200 $RUN --config configs/gpu/elementwise_target.yaml --output-dir "$OUT" 2>&1 | tail -2
+    python3 bench/elementwise_table.py "$OUT/elementwise_target.csv" "$OUT/copy3.json" ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;
