@@ -10,7 +10,6 @@ import torch
 import triton
 import triton.language as tl
 
-ELEMENTWISE_BLOCK = 2048
 MAX_HIDDEN = 16384
 OP_CODES = {"gelu": 0, "gelu_tanh": 1, "silu": 2}
 
@@ -26,6 +25,10 @@ def _erf(x):
     return tl.where(x < 0, -y, y)
 
 
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": block}, num_warps=warps)
+             for block, warps in ((1024, 4), (2048, 4), (2048, 8), (4096, 8), (8192, 16))],
+    key=["n", "OP"])
 @triton.jit
 def _activation_kernel(x_ptr, y_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -59,8 +62,8 @@ def activation(x: torch.Tensor, op: str) -> torch.Tensor:
     x = x.contiguous()
     y = torch.empty_like(x)
     n = x.numel()
-    _activation_kernel[(triton.cdiv(n, ELEMENTWISE_BLOCK),)](x, y, n, OP=OP_CODES[op], BLOCK=ELEMENTWISE_BLOCK,
-                                                              num_warps=8)
+    # block size and warps are autotuned per (n, op) on the first call, which is never timed
+    _activation_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n, OP=OP_CODES[op])
     return y
 
 
