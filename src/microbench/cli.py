@@ -21,6 +21,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
     p.add_argument("--timeout", type=float, default=None, help="per-case timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--seed-json", default=None, help="also write fusion/elementwise rows in the seeds' JSON format")
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:
@@ -59,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from microbench.session import run_config
         options = dict(output_dir=args.output_dir, resume=args.resume, max_cases=args.max_cases,
                        max_dim=args.max_dim, num_runs=args.num_runs, isolate=args.isolate,
-                       timeout_s=args.timeout, progress=not args.no_progress)
+                       timeout_s=args.timeout, progress=not args.no_progress, seed_json=args.seed_json)
         if args.command == "dashboard":
             from microbench.dashboard import export
             return export(args.config, args.output, **options)

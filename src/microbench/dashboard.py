@@ -65,7 +65,7 @@ def export(config: str, output: str, **run_options: Any) -> int:
     """Run a config, then write its torchao rows as OSS benchmark records."""
     from microbench.session import plan_from_file, run_config
     from microbench.writer import read_rows
-    code = run_config(config, **run_options)
+    code = run_config(config, **{k: v for k, v in run_options.items() if k != "seed_json"})
     if code != 0:
         return code
     cases = plan_from_file(config, output_dir=run_options.get("output_dir", "results"),

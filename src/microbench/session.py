@@ -21,6 +21,8 @@ from microbench.runner import Pairing, execute, execute_isolated
 from microbench.writer import ResultFile, check_writable
 
 console = Console(stderr=True)
+# Once PyTorch's profiler (Kineto) has held CUPTI, JAX's profiler gets no GPU events in the same
+# process; so every JAX case runs before any PyTorch case (stable: config order within a backend).
 BACKEND_ORDER = {"jax": 0, "numpy": 1, "torch": 2}
 
 
@@ -68,49 +70,61 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+def execute_all(cases: list[Case], files: dict[str, ResultFile] | None = None, *, isolate: bool = False,
+                timeout_s: float | None = None, progress: bool = True,
+                peak_overrides: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Run cases in order (JAX first, see BACKEND_ORDER); each row reaches its file before the next case."""
+    todo = sorted(cases, key=lambda c: BACKEND_ORDER.get(c.backend, 99))
+    run_id = new_run_id()
+    env = base_environment(run_id)
+    pairing = Pairing()
+    finished: list[dict[str, Any]] = []
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
+        task = bar.add_task("cases", total=len(todo))
+        for case in todo:
+            bar.update(task, description=case.label)
+            timeout = case.run.timeout_s or timeout_s
+            run = execute_isolated if isolate else execute
+            record, raw, digest = run(case, run_id, env, peak_overrides, timeout)
+            pairing.annotate(case, record, digest)
+            if files is not None:
+                files[case.outputs.csv_path].append(record, raw)
+            finished.append(record)
+            bar.advance(task)
+    return finished
+
+
 def run_config(path: str, *, output_dir: str = "results", resume: bool = False, max_cases: int | None = None,
                max_dim: int | None = None, num_runs: int | None = None, isolate: bool = False,
-               timeout_s: float | None = None, progress: bool = True) -> int:
+               timeout_s: float | None = None, progress: bool = True, seed_json: str | None = None) -> int:
     """Run every case of a config. Returns the process exit code."""
     cases = plan_from_file(path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim, num_runs=num_runs)
     files = open_result_files(cases, resume)  # refuses bad output paths before any case runs
     todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
-    # Once PyTorch's profiler (Kineto) has held CUPTI, JAX's profiler gets no GPU events in the same
-    # process; so every JAX case runs before any PyTorch case (stable: config order within a backend).
-    todo.sort(key=lambda c: BACKEND_ORDER.get(c.backend, 99))
     if resume and len(todo) < len(cases):
         console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
-    run_id = new_run_id()
-    env = base_environment(run_id)
     peaks = getattr(load_config(path).model, "peaks", None)
-    peak_overrides = peaks.model_dump() if peaks else None
-    pairing = Pairing()
     finished: list[dict[str, Any]] = []
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     try:
-        with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
-            task = bar.add_task("cases", total=len(todo))
-            for case in todo:
-                bar.update(task, description=case.label)
-                timeout = case.run.timeout_s or timeout_s
-                if isolate:
-                    record, raw, digest = execute_isolated(case, run_id, env, peak_overrides, timeout)
-                else:
-                    record, raw, digest = execute(case, run_id, env, peak_overrides, timeout)
-                pairing.annotate(case, record, digest)
-                files[case.outputs.csv_path].append(record, raw)
-                finished.append(record)
-                bar.advance(task)
+        finished = execute_all(todo, files, isolate=isolate, timeout_s=timeout_s, progress=progress,
+                               peak_overrides=peaks.model_dump() if peaks else None)
     except KeyboardInterrupt:
         again = " ".join(shlex.quote(a) for a in sys.argv)
-        console.print(f"interrupted: {len(finished)} finished cases are saved in "
+        done = sum(len(f.done) for f in files.values())
+        console.print(f"interrupted: {done} finished cases are saved in "
                       f"{', '.join(sorted(files))}; to finish the sweep run: {again} --resume")
         return 130
     if finished:
-        Console().print(summary_table(finished))
-    for path in files:
-        console.print(f"rows: {path}  (raw samples: {files[path].jsonl_path})")
-    failed = [r for r in finished if r["status"] not in ("ok",)]
+        Console(width=max(Console().width, 140)).print(summary_table(finished))
+    for path_ in files:
+        console.print(f"rows: {path_}  (raw samples: {files[path_].jsonl_path})")
+    failed = [r for r in finished if r["status"] != "ok"]
     if failed:
         console.print(f"{len(failed)} of {len(finished)} cases did not produce a clean number (see status/error)")
+    if seed_json:
+        from microbench.dashboard import write_json_atomically
+        from microbench.seed_formats import to_seed_records
+        write_json_atomically(seed_json, to_seed_records(finished))
+        console.print(f"seed-format JSON: {seed_json}")
     return 0

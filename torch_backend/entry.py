@@ -1,0 +1,26 @@
+"""Shared plumbing of the seed-style Python entry points: build cases, run them, return seed dicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from microbench.plan import Case, Outputs, RunSettings, resolve_params
+from microbench.registry import get_spec
+from microbench.seed_formats import to_seed_records
+
+
+def default_device() -> str:
+    import torch
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def make_case(op: str, given: dict[str, Any], num_trials: int, warmup: int) -> Case:
+    spec = get_spec(op)
+    return Case(op=op, backend="torch", params=resolve_params(spec, given, op),
+                run=RunSettings(num_runs=num_trials, warmup=warmup), outputs=Outputs(csv_path=""),
+                benchmark=op)
+
+
+def run_seed_cases(cases: list[Case], progress: bool = False) -> list[dict[str, Any]]:
+    from microbench.session import execute_all
+    return to_seed_records(execute_all(cases, None, progress=progress))
