@@ -39,6 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _run_parser(sub)
     sub.add_parser("list", help="list ops, their parameters and backends")
+    c = sub.add_parser("compare", help="compare two results files, or groups of one file (--by)")
+    c.add_argument("files", nargs="+", help="baseline.csv candidate.csv, or one file with --by")
+    c.add_argument("--by", default=None, help="compare groups of this column (backend, implementation, recipe)")
+    c.add_argument("--baseline", default=None, help="the --by value to compare the others against")
+    c.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
+    r = sub.add_parser("report", help="roofline and sweep charts (PNG) and a Markdown summary")
+    r.add_argument("results", help="a results CSV")
+    r.add_argument("--output-dir", default="report")
     v = sub.add_parser("validate", help="load and expand a config without running it")
     v.add_argument("--config", required=True)
     v.add_argument("--max-cases", type=int, default=None)
@@ -51,6 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             from microbench.listing import print_ops
             print_ops()
+            return 0
+        if args.command == "compare":
+            from microbench.compare import run_compare
+            return run_compare(args.files, args.by, args.baseline, args.threshold)
+        if args.command == "report":
+            from microbench.report import run_report
+            run_report(args.results, args.output_dir)
             return 0
         if args.command == "validate":
             from microbench.session import plan_from_file
