@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from conftest import ROOT as ROOT_DIR
 from conftest import files_under
 
 CASES = {
@@ -139,3 +140,23 @@ def test_resume_with_results_of_another_config_is_refused(tmp_path, monkeypatch,
     assert code == 2
     assert err.startswith("error: --resume 'out.csv': cannot resume: this results file was written by a different config")
     assert (tmp_path / "out.csv").read_text() == before
+
+
+def test_the_readme_yaml_example_is_valid(tmp_path, run_cli):
+    import re
+
+    from conftest import ROOT
+    text = (ROOT / "README.md").read_text()
+    example = re.search(r"\*\*Ironwood dialect\*\* \(`benchmarks:`\):\n\n```yaml\n(.*?)```", text, re.S).group(1)
+    (tmp_path / "readme.yaml").write_text(example)
+    code, out, _ = run_cli("validate", "--config", str(tmp_path / "readme.yaml"))
+    assert code == 0 and out.endswith(": 21 cases\n")
+
+
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(ROOT_DIR)) for p in
+                                        (ROOT_DIR / "Ironwood" / "configs").rglob("*.yaml")) +
+                         sorted(str(p.relative_to(ROOT_DIR)) for p in (ROOT_DIR / "configs").rglob("*.yaml")))
+def test_every_shipped_config_validates(path, run_cli, monkeypatch):
+    monkeypatch.chdir(ROOT_DIR)
+    code, out, err = run_cli("validate", "--config", path)
+    assert code == 0, err

@@ -69,8 +69,9 @@ def torchao_cases(loaded: LoadedConfig, cap: int, overrides: dict[str, Any]) -> 
             raise UserError(f"the config expands to more than {cap} cases; raise the cap with --max-cases "
                             f"or 'max_cases:' if this is intended", key=where)
         run = RunSettings(num_runs=mp.num_runs or 50, warmup=3 if mp.warmup is None else mp.warmup)
-        for recipe in recipes:
-            for shape_name, (m, k, n) in shapes:
+        # shape-major, so the baseline measured for a shape serves every recipe of that shape
+        for shape_name, (m, k, n) in shapes:
+            for recipe in recipes:
                 if max_dim:
                     m, k, n = (min(d, max_dim) for d in (m, k, n))
                 given = {"recipe": recipe, "model_type": mp.model_type, "shape_name": shape_name,
