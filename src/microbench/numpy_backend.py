@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 import signal
 import time
 
@@ -16,8 +17,17 @@ from microbench.registry import OpSpec
 from microbench.timers import wall_clock
 
 
-class DeviceOutOfMemory(MemoryError):
-    """Stands in for a device allocator's out-of-memory error."""
+def allocate_under_cap(gib: float, cap_gib: float) -> np.ndarray:
+    """Really allocate `gib` with the address space capped at current use + `cap_gib` (RLIMIT_AS), so
+    asking beyond the cap fails inside the allocator, as a device allocator would."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    in_use = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+    limit = in_use + int(cap_gib * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+    try:
+        return np.ones(int(gib * 2**30), dtype=np.uint8)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 class NumpyBackend:
@@ -36,7 +46,7 @@ class NumpyBackend:
             if mode == "raise":
                 raise RuntimeError("injected failure")
             if mode == "oom":
-                raise DeviceOutOfMemory(f"out of memory: tried to allocate {p['alloc_gb']:.1f} GiB")
+                allocate_under_cap(p["alloc_gb"], p["memory_cap_gb"])
             if mode == "hang":
                 time.sleep(p["seconds"])
             if mode == "crash":

@@ -12,6 +12,7 @@ register(OpSpec(
     name="fault", suite="faults",
     doc="host op that behaves as told: ok, raise, oom, hang, crash (kills its process) or wrong (bad output)",
     params=(Param("mode", "choice", "ok", MODES), Param("n", "dim", 64), Param("alloc_gb", "float", 1024.0),
+            Param("memory_cap_gb", "float", 1.0, doc="address-space cap while allocating (oom mode)"),
             Param("seconds", "float", 3600.0), Param("seed", "int", 0)),
     backends=("numpy",),
     flops=lambda p: float(p["n"]), bytes=lambda p: 16.0 * p["n"], peak_dtype=lambda p: "fp32",
