@@ -81,14 +81,14 @@ def test_jax_sharding_over_forced_host_devices(sharding, used, tmp_path):
 
 def test_jax_trace_dir_keeps_an_xprof_run_and_xla_dump(tmp_path, write_yaml, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
-    write_yaml(f"""
+    write_yaml("""
         benchmarks:
         - benchmark_name: add
           num_runs: 4
           csv_path: out.csv
           trace_dir: traces
           xla_dump_dir: hlo
-          benchmark_params: [{{m: 128, n: 128}}]
+          benchmark_params: [{m: 128, n: 128}]
         """)
     assert run_cli("run", "--config", "config.yaml", "--no-progress")[0] == 0
     (row,) = list(csv.DictReader(open(tmp_path / "out.csv")))

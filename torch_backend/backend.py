@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import platform
 import time
-from typing import Any
 
 import numpy as np
 import torch

@@ -15,7 +15,7 @@ from microbench.numerics import TOLERANCE
 from microbench.ops.elementwise import elements
 from microbench.plan import Case
 from microbench.registry import OpSpec
-from torch_backend.quantization_suite import _peak_memory_mb, _sync, resolve_device
+from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
 from torch_backend.tensors import relative_error, torch_dtype
 
 EAGER: dict[str, Callable[..., torch.Tensor]] = {
@@ -89,18 +89,18 @@ def measure_elementwise(backend: Any, case: Case, spec: OpSpec) -> Measurement:
             return fn(*inputs)
 
     out = call()  # also compiles / builds; never timed
-    _sync(device)()
+    synchronizer(device)()
     err = relative_error(out, reference(p, inputs))
     tol = 2 * TOLERANCE[p["dtype"]]
     if not err <= tol:
         raise wrong_result(f"{p['implementation']} {p['operation']} differs from PyTorch: "
                            f"relative error {err:.3g} > {tol:.3g}")
     del out
-    prepared = Prepared(call=call, sync=_sync(device), fetch=lambda o, n, r: np.empty(0), inputs={},
+    prepared = Prepared(call=call, sync=synchronizer(device), fetch=lambda o, n, r: np.empty(0), inputs={},
                         implementation=p["implementation"])
     timing = backend.timer(device)(prepared, case.run.warmup, case.run.num_runs)
     median = float(np.median(timing.samples_s))
-    extra = {"time_ms": median * 1e3, "memory_mb": _peak_memory_mb(lambda _: call(), inputs[0], device),
+    extra = {"time_ms": median * 1e3, "memory_mb": peak_memory_mb(call, device),
              "inference_speed": 1.0 / median, "elements_per_s": elements(p) / median,
              "throughput_gbps": spec.bytes(p) / median / 1e9}
     return Measurement(timing=timing, device=backend.device_info_for(device), max_rel_error=err, check="passed",

@@ -10,8 +10,8 @@ from microbench.seed_formats import to_seed_records
 
 
 def default_device() -> str:
-    import torch
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    from torch_backend.backend import default_device as device
+    return device().type
 
 
 def make_case(op: str, given: dict[str, Any], num_trials: int, warmup: int) -> Case:

@@ -21,7 +21,7 @@ from microbench.numerics import TOLERANCE
 from microbench.plan import Case
 from microbench.registry import OpSpec
 from torch_backend.kernel_count import count_kernels
-from torch_backend.quantization_suite import _peak_memory_mb, _sync, resolve_device
+from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
 from torch_backend.tensors import relative_error, torch_dtype
 
 SEED_NAMES = {"linear_bias": "Linear_Bias", "linear_bias_relu": "Linear_Bias_ReLU",
@@ -128,7 +128,7 @@ def _time(fn: Fn, device: torch.device, backend: Any, case: Case) -> Timing:
     def call() -> torch.Tensor:
         with torch.no_grad():
             return fn()
-    prepared = Prepared(call=call, sync=_sync(device), fetch=lambda o, n, r: np.empty(0), inputs={})
+    prepared = Prepared(call=call, sync=synchronizer(device), fetch=lambda o, n, r: np.empty(0), inputs={})
     return backend.timer(device)(prepared, case.run.warmup, case.run.num_runs)
 
 
@@ -157,7 +157,7 @@ def measure_fusion(backend: Any, case: Case, spec: OpSpec) -> Measurement:
              "unfused_bytes": b_unfused, "fused_bytes": b_fused, "speedup_factor": mu / mf,
              "memory_reduction": 1 - b_fused / b_unfused, "unfused_kernels": k_unfused, "fused_kernels": k_fused,
              "fusion_verdict": verdict, "fused_impl": fused_impl,
-             "unfused_peak_memory_mb": _peak_memory_mb(lambda _: unfused(), None, device),
-             "fused_peak_memory_mb": _peak_memory_mb(lambda _: fused(), None, device)}
+             "unfused_peak_memory_mb": peak_memory_mb(unfused, device),
+             "fused_peak_memory_mb": peak_memory_mb(fused, device)}
     return Measurement(timing=t_fused, device=backend.device_info_for(device), max_rel_error=err, check="passed",
                        implementation=fused_impl, extra=extra)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 import pickle
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,13 +22,13 @@ from microbench.measurement import Measurement, Prepared, Timing
 from microbench.numerics import TOLERANCE, relative_error
 from microbench.plan import Case
 from microbench.registry import OpSpec
+from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
 from torch_backend.models import create_model
 from torch_backend.recipes import is_quantized, torchao_config, weight_bytes
 from torch_backend.tensors import torch_dtype
 
 MIN_SQNR_DB = 10.0       # below this a quantized output is unusable, whatever the recipe
 CHECK_ROWS = 64          # token-wise models are checked on this many rows in float64
-_warned: set[str] = set()
 _baselines: dict[tuple, "ModelRun"] = {}
 
 
@@ -41,45 +40,14 @@ class ModelRun:
     peak_memory_mb: float | None
     weight_bytes: int
     output: torch.Tensor = field(repr=False)
-
-
-def resolve_device(requested: str) -> torch.device:
-    """The device a case runs on; a missing GPU falls back to the CPU with a warning (once)."""
-    available = {"cuda": torch.cuda.is_available(),
-                 "mps": getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available(),
-                 "xpu": hasattr(torch, "xpu") and torch.xpu.is_available(), "cpu": True}
-    if available.get(requested):
-        return torch.device(requested)
-    if requested not in _warned:
-        _warned.add(requested)
-        print(f"warning: device '{requested}' is not available here; running on the CPU instead "
-              f"(rows say device_kind/platform cpu)", file=sys.stderr)
-    return torch.device("cpu")
-
-
-def _sync(device: torch.device):
-    return (lambda out=None: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda out=None: None)
-
-
-def _peak_memory_mb(fn: Any, x: torch.Tensor, device: torch.device) -> float | None:
-    """Peak allocation during one call minus what was held before it (CUDA only)."""
-    if device.type != "cuda":
-        return None
-    torch.cuda.synchronize(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    before = torch.cuda.memory_allocated(device)
-    with torch.no_grad():
-        out = fn(x)
-    torch.cuda.synchronize(device)
-    del out
-    return (torch.cuda.max_memory_allocated(device) - before) / 2**20
+    check_err: float | None = None  # baseline only: relative error against the float64 model
 
 
 def _timing(fn: Any, x: torch.Tensor, device: torch.device, timer: Any, case: Case) -> Timing:
     def call() -> torch.Tensor:
         with torch.no_grad():
             return fn(x)
-    prepared = Prepared(call=call, sync=_sync(device), fetch=lambda out, name, rows: np.empty(0), inputs={})
+    prepared = Prepared(call=call, sync=synchronizer(device), fetch=lambda out, name, rows: np.empty(0), inputs={})
     return timer(prepared, case.run.warmup, case.run.num_runs)
 
 
@@ -95,13 +63,13 @@ def run_model(model: torch.nn.Module, x: torch.Tensor, case: Case, device: torch
         t0 = time.perf_counter()
         with torch.no_grad():
             fn(x)
-        _sync(device)()
+        synchronizer(device)()
         compile_s = time.perf_counter() - t0
         compiled = _timing(fn, x, device, timer, case)
-        peak = _peak_memory_mb(fn, x, device)
+        peak = peak_memory_mb(lambda: fn(x), device)
         del fn
     else:
-        peak = _peak_memory_mb(model, x, device)
+        peak = peak_memory_mb(lambda: model(x), device)
     return ModelRun(eager, compiled, compile_s, peak, weight_bytes(model), output)
 
 
@@ -144,13 +112,12 @@ def _baseline(case: Case, device: torch.device, dtype: torch.dtype, timer: Any) 
     if key not in _baselines:
         model, x = _build(p, device, dtype)
         run = run_model(model, x, case, device, timer)
-        err = check_baseline(model, x, run.output, p["model_type"])
+        run.check_err = check_baseline(model, x, run.output, p["model_type"])
         del model
         _baselines.clear()  # keep one baseline alive at a time
         _baselines[key] = run
-        run.check_err = err  # type: ignore[attr-defined]
     run = _baselines[key]
-    return run, getattr(run, "check_err", None)
+    return run, run.check_err
 
 
 def _artifacts(model: torch.nn.Module, x: torch.Tensor, case: Case, device: torch.device) -> dict[str, Any]:
@@ -164,7 +131,7 @@ def _artifacts(model: torch.nn.Module, x: torch.Tensor, case: Case, device: torc
         with profile(activities=acts) as prof, torch.no_grad():
             for _ in range(3):
                 model(x)
-            _sync(device)()
+            synchronizer(device)()
         prof.export_chrome_trace(path)
         out["profiler_trace_path"] = path
     if p["enable_memory_profiler"]:

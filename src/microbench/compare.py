@@ -8,7 +8,6 @@ slower by more than the threshold, so CI can gate on it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table

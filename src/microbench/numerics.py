@@ -28,11 +28,14 @@ FULL_CHECK_ELEMENTS = 1 << 22
 SAMPLED_ROWS = 64
 
 
+def spread_rows(n_rows: int) -> np.ndarray:
+    """Up to SAMPLED_ROWS rows spread evenly from the first to the last."""
+    return np.unique(np.linspace(0, n_rows - 1, min(SAMPLED_ROWS, n_rows)).astype(np.int64))
+
+
 def check_rows(n_rows: int, row_len: int) -> np.ndarray:
     """Output rows to compare: all of them when small, else an even spread incl. first and last."""
-    if n_rows * row_len <= FULL_CHECK_ELEMENTS:
-        return np.arange(n_rows)
-    return np.unique(np.linspace(0, n_rows - 1, SAMPLED_ROWS).astype(np.int64))
+    return np.arange(n_rows) if n_rows * row_len <= FULL_CHECK_ELEMENTS else spread_rows(n_rows)
 
 
 def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:

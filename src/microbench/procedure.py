@@ -6,7 +6,7 @@ import numpy as np
 
 from microbench.errors import CaseFailure
 from microbench.measurement import DeviceInfo, Measurement, Prepared
-from microbench.numerics import check_outputs, check_rows
+from microbench.numerics import check_outputs, spread_rows
 from microbench.plan import Case
 from microbench.registry import OpSpec
 from microbench.timers import Timer
@@ -16,7 +16,7 @@ def _digest(spec: OpSpec, case: Case, prepared: Prepared, out: object) -> dict[s
     """A few output rows kept so two backends' results for the same case can be compared."""
     if spec.output_rows is None or spec.reference is None:
         return {}
-    rows = check_rows(spec.output_rows(case.params), 1 << 30)
+    rows = spread_rows(spec.output_rows(case.params))
     names = spec.reference(prepared.inputs, case.params, rows[:1]).keys()
     return {name: np.asarray(prepared.fetch(out, name, rows)).astype(np.float64) for name in names}
 
@@ -46,7 +46,7 @@ def measure(case: Case, spec: OpSpec, prepared: Prepared, timer: Timer, device: 
                 raise
             check = f"flagged: {failure.reason}"
     digest = _digest(spec, case, prepared, out)
-    del out
+    out = None  # release the checked outputs before timing
     timing = timer(prepared, case.run.warmup, case.run.num_runs)
     return Measurement(timing=timing, device=device, max_rel_error=err, check=check,
                        compile_s=prepared.compile_s, implementation=prepared.implementation,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from typing import Any
 
 from microbench.environment import timestamp
@@ -45,8 +46,8 @@ def success_record(case: Case, spec: OpSpec, m: Measurement, run_id: str, env: d
         flops, nbytes = flops * devices_used, nbytes * devices_used
     peaks = with_overrides(lookup(m.device.kind), peak_overrides)
     if devices_used > 1:  # the table is per chip
-        peaks = peaks.__class__(**{k: (v * devices_used if isinstance(v, (int, float)) else v)
-                                   for k, v in peaks.__dict__.items()})
+        peaks = replace(peaks, **{f.name: getattr(peaks, f.name) * devices_used for f in fields(peaks)
+                                  if isinstance(getattr(peaks, f.name), (int, float))})
     derived = derive(flops, nbytes, stats["median"], peaks, spec.peak_dtype(case.params))
     top = t.kernels[0] if t.kernels else None
     record = {

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from microbench.columns import header
-from microbench.config.loader import load_config
+from microbench.config.loader import LoadedConfig, load_config
 from microbench.environment import base_environment, new_run_id
 from microbench.plan import Case, plan_cases
 from microbench.registry import get_spec
@@ -26,13 +26,17 @@ console = Console(stderr=True)
 BACKEND_ORDER = {"jax": 0, "numpy": 1, "torch": 2}
 
 
-def plan_from_file(path: str, *, output_dir: str = "results", max_cases: int | None = None,
-                   max_dim: int | None = None, num_runs: int | None = None) -> list[Case]:
+def load_and_plan(path: str, *, output_dir: str = "results", max_cases: int | None = None,
+                  max_dim: int | None = None, num_runs: int | None = None) -> tuple[LoadedConfig, list[Case]]:
     loaded = load_config(path)
     cases = plan_cases(loaded, output_dir=output_dir, max_cases=max_cases, overrides={"max_dim": max_dim})
     if num_runs:
         cases = [dataclasses.replace(c, run=dataclasses.replace(c.run, num_runs=num_runs)) for c in cases]
-    return cases
+    return loaded, cases
+
+
+def plan_from_file(path: str, **options: Any) -> list[Case]:
+    return load_and_plan(path, **options)[1]
 
 
 def open_result_files(cases: list[Case], resume: bool) -> dict[str, ResultFile]:
@@ -99,12 +103,13 @@ def run_config(path: str, *, output_dir: str = "results", resume: bool = False, 
                max_dim: int | None = None, num_runs: int | None = None, isolate: bool = False,
                timeout_s: float | None = None, progress: bool = True, seed_json: str | None = None) -> int:
     """Run every case of a config. Returns the process exit code."""
-    cases = plan_from_file(path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim, num_runs=num_runs)
+    loaded, cases = load_and_plan(path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim,
+                                  num_runs=num_runs)
     files = open_result_files(cases, resume)  # refuses bad output paths before any case runs
     todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
     if resume and len(todo) < len(cases):
         console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
-    peaks = getattr(load_config(path).model, "peaks", None)
+    peaks = getattr(loaded.model, "peaks", None)
     finished: list[dict[str, Any]] = []
     try:
         finished = execute_all(todo, files, isolate=isolate, timeout_s=timeout_s, progress=progress,

@@ -144,17 +144,20 @@ class JaxBackend:
     def measure(self, case: Case, spec: OpSpec) -> Measurement:
         prepared = self.prepare(case, spec)
         on_cpu = jax.default_backend() == "cpu"
-        if on_cpu and not case.outputs.trace_dir:
-            timer = wall_clock
-        else:
+        if not on_cpu:
             timer = self._device_timer(case, spec)
-        if on_cpu and case.outputs.trace_dir:
-            # CPU has no device clock: keep the trace for xprof, but report wall time per iteration.
-            device_timer = timer
-
-            def timer(p: Prepared, warmup: int, n: int) -> Timing:  # noqa: F811
-                traced = device_timer(p, warmup, n)
-                return Timing(samples_s=traced.wall_samples_s, source="wall_clock",
-                              wall_samples_s=traced.wall_samples_s, kernels=traced.kernels,
-                              trace_path=traced.trace_path)
+        elif case.outputs.trace_dir:
+            timer = self._traced_wall_timer(case, spec)
+        else:
+            timer = wall_clock
         return measure(case, spec, prepared, timer, self.device_info())
+
+    def _traced_wall_timer(self, case: Case, spec: OpSpec):
+        """CPU has no device clock: keep the trace (and its breakdown) for xprof, report wall time."""
+        traced_timer = self._device_timer(case, spec)
+
+        def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
+            traced = traced_timer(prepared, warmup, n)
+            return Timing(samples_s=traced.wall_samples_s, source="wall_clock", wall_samples_s=traced.wall_samples_s,
+                          kernels=traced.kernels, trace_path=traced.trace_path)
+        return timer
