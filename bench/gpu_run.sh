@@ -28,6 +28,11 @@ for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
     cp results/torchao_gpu/results.csv "$OUT/torchao_eager.csv"
     python3 bench/summarize.py "$OUT/torchao_eager.csv"
     python3 bench/torchao_table.py "$OUT/torchao_eager.csv" ;;
+  transformer)
+    timeout 300 $RUN --config configs/gpu/torchao_transformer.yaml --output-dir "$OUT" 2>&1 | tail -2
+    cp results/torchao_gpu_transformer/results.csv "$OUT/torchao_transformer.csv"
+    python3 bench/summarize.py "$OUT/torchao_transformer.csv"
+    python3 bench/torchao_table.py "$OUT/torchao_transformer.csv" ;;
   autotune)
     timeout 540 $RUN --config configs/gpu/torchao_autotune.yaml --output-dir "$OUT" 2>&1 | tail -3
     cp results/torchao_gpu_autotune/results.csv "$OUT/torchao_autotune.csv"
