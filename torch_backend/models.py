@@ -48,8 +48,9 @@ class TransformerBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         tokens, hidden = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(tokens, 3, self.heads, hidden // self.heads).permute(1, 2, 0, 3)
-        attn = F.scaled_dot_product_attention(q, k, v).transpose(0, 1).reshape(tokens, hidden)
+        # (1, heads, tokens, head_dim): SDPA's flash/efficient kernels need 4-D inputs (3-D falls back to math)
+        q, k, v = self.qkv(self.norm1(x)).view(1, tokens, 3, self.heads, hidden // self.heads).permute(2, 0, 3, 1, 4)
+        attn = F.scaled_dot_product_attention(q, k, v)[0].transpose(0, 1).reshape(tokens, hidden)
         x = x + self.proj(attn)
         return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 
