@@ -33,6 +33,11 @@ for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
     cp results/torchao_gpu_transformer/results.csv "$OUT/torchao_transformer.csv"
     python3 bench/summarize.py "$OUT/torchao_transformer.csv"
     python3 bench/torchao_table.py "$OUT/torchao_transformer.csv" ;;
+  profilers)
+    timeout 200 $RUN --config configs/gpu/torchao_profilers.yaml --output-dir "$OUT" 2>&1 | tail -2
+    cp results/torchao_profilers/results.csv "$OUT/torchao_profilers.csv"
+    python3 -c "import csv; [print(r['recipe'], r['status'], r['error'], r['profiler_trace_path'], r['memory_profile_path'], r['memory_profile_note']) for r in csv.DictReader(open('$OUT/torchao_profilers.csv'))]"
+    find results/torchao_profilers -type f -printf '%s %p\n' ;;
   autotune)
     timeout 540 $RUN --config configs/gpu/torchao_autotune.yaml --output-dir "$OUT" 2>&1 | tail -3
     cp results/torchao_gpu_autotune/results.csv "$OUT/torchao_autotune.csv"
