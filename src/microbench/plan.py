@@ -158,9 +158,9 @@ def csv_path_for(csv_path: str | None, benchmark_name: str, default: str) -> str
 def _ironwood_cases(cfg: IronwoodConfig, loaded: LoadedConfig, default_csv: str, max_cases: int) -> list[Case]:
     base = RunSettings(num_runs=cfg.num_runs or 20, warmup=3 if cfg.warmup is None else cfg.warmup,
                        timeout_s=cfg.timeout_s)
-    planned: list[tuple[int, Benchmark, str, list[dict[str, Any]]]] = []
+    planned: list[tuple[int, Benchmark, str, list[dict[str, Any]], list[dict[str, Any]]]] = []
     total = 0
-    for i, bench in enumerate(cfg.benchmarks):
+    for i, bench in enumerate(cfg.benchmarks):  # everything is validated before any case exists
         where = key_path("benchmarks", i)
         try:
             spec = get_spec(bench.benchmark_name)
@@ -180,20 +180,20 @@ def _ironwood_cases(cfg: IronwoodConfig, loaded: LoadedConfig, default_csv: str,
                 raise UserError(f"the config expands to more than {max_cases} cases; raise the cap with "
                                 f"--max-cases or 'max_cases:' if this is intended", key=entry_where)
             dicts = expand_sweep(entry, entry_where) if is_sweep else [resolve_same_as(entry, entry_where)]
-            planned.append((i, bench, entry_where, dicts))
-            for d in dicts:
-                resolve_params(spec, {k: v for k, v in d.items() if k not in RUN_KEYS}, entry_where)
+            resolved = [resolve_params(spec, {k: v for k, v in d.items() if k not in RUN_KEYS}, entry_where)
+                        for d in dicts]
+            planned.append((i, bench, entry_where, dicts, resolved))
     cases: list[Case] = []
-    for i, bench, entry_where, dicts in planned:
+    for i, bench, entry_where, dicts, resolved in planned:
         spec = get_spec(bench.benchmark_name)
         bench_run = _run_settings(base, bench.model_dump(exclude_none=True), key_path("benchmarks", i))
         outputs = Outputs(csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, default_csv),
                           trace_dir=bench.trace_dir, xla_dump_dir=bench.xla_dump_dir)
-        for d in dicts:
-            params = resolve_params(spec, {k: v for k, v in d.items() if k not in RUN_KEYS}, entry_where)
+        backends = _backends(bench.backend or cfg.backend, spec, key_path("benchmarks", i, "backend"))
+        for d, params in zip(dicts, resolved):
             run = _run_settings(bench_run, d, entry_where)
             pair = hashlib.sha1(json.dumps([spec.name, params], sort_keys=True).encode()).hexdigest()[:12]
-            for backend in _backends(bench.backend or cfg.backend, spec, key_path("benchmarks", i, "backend")):
+            for backend in backends:
                 cases.append(Case(op=spec.name, backend=backend, params=params, run=run, outputs=outputs,
                                   benchmark=bench.benchmark_name, config_id=loaded.config_id, pair_key=pair))
     return cases
