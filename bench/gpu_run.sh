@@ -33,6 +33,9 @@ for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
     cp results/torchao_gpu_transformer/results.csv "$OUT/torchao_transformer.csv"
     python3 bench/summarize.py "$OUT/torchao_transformer.csv"
     python3 bench/torchao_table.py "$OUT/torchao_transformer.csv" ;;
+  triton_configs)
+    python3 bench/copy_bandwidth.py | tee "$OUT/copy4.json"
+    python3 bench/triton_configs.py | tee "$OUT/triton_configs.txt" ;;
   profilers)
     timeout 200 $RUN --config configs/gpu/torchao_profilers.yaml --output-dir "$OUT" 2>&1 | tail -2
     cp results/torchao_profilers/results.csv "$OUT/torchao_profilers.csv"
