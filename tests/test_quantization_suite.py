@@ -118,3 +118,16 @@ def test_seed_yaml_runs_on_cpu_at_reduced_shapes(name, any_ok, tmp_path, monkeyp
     assert any(r["status"] == "ok" for r in rows) == any_ok
     if not any_ok:
         assert all("is not defined in torch_backend/models.py" in r["error"] for r in rows)
+
+
+def test_a_recipes_inductor_settings_do_not_leak_into_the_next_case(tmp_path, monkeypatch, run_cli):
+    import torch._inductor.config as inductor_config
+    before = inductor_config.get_config_copy()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("quantization_config_recipe_names: [int8wo]\noutput_dir: out\nmodel_params:\n"
+                                     "  matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}]\n  device: cpu\n  num_runs: 2\n")
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
+    assert [r["status"] for r in rows] == ["ok", "ok"]  # int8wo sets coordinate_descent_tuning globally
+    after = inductor_config.get_config_copy()
+    assert {k for k in before if before[k] != after[k]} == set()

@@ -11,6 +11,8 @@ import math
 import os
 import pickle
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,7 +167,25 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
+@contextmanager
+def isolated_compiler_state() -> Iterator[None]:
+    """torchao's configs set global inductor options (e.g. coordinate_descent_tuning for int8); restore
+    them and dynamo's caches after each case so no recipe's settings reach the next case."""
+    import torch._inductor.config as inductor_config
+    saved = inductor_config.get_config_copy()
+    try:
+        yield
+    finally:
+        inductor_config.load_config(saved)
+        torch._dynamo.reset()
+
+
 def measure_quantization(backend: Any, case: Case, spec: OpSpec) -> Measurement:
+    with isolated_compiler_state():
+        return _measure_quantization(backend, case, spec)
+
+
+def _measure_quantization(backend: Any, case: Case, spec: OpSpec) -> Measurement:
     p = case.params
     device = resolve_device(p["device"])
     dtype = torch_dtype(p["high_precision_dtype"])
