@@ -15,6 +15,7 @@ from microbench.procedure import check_fits, measure
 from microbench.registry import OpSpec
 from microbench.timers import wall_clock
 from torch_backend import compute_ops
+from torch_backend.devices import synchronizer
 from torch_backend.tensors import to_numpy, to_torch
 from torch_backend.timing import cuda_events
 
@@ -46,7 +47,7 @@ class TorchBackend:
 
     def device_info_for(self, device: torch.device) -> DeviceInfo:
         if device.type == "cuda":
-            return DeviceInfo(kind=torch.cuda.get_device_name(0), count=torch.cuda.device_count(), platform="gpu",
+            return DeviceInfo(kind=torch.cuda.get_device_name(device), count=torch.cuda.device_count(), platform="gpu",
                               framework="torch", framework_version=torch.__version__)
         return DeviceInfo(kind=platform.processor() or platform.machine(), count=1, platform="cpu",
                           framework="torch", framework_version=torch.__version__)
@@ -65,8 +66,7 @@ class TorchBackend:
             return torch.device("cuda", index)
         return base
 
-    def prepare_compute(self, case: Case, spec: OpSpec) -> Prepared:
-        device = self._compute_device(case)
+    def prepare_compute(self, case: Case, spec: OpSpec, device: torch.device) -> Prepared:
         if device.type == "cuda":
             check_fits(spec, case, torch.cuda.get_device_properties(device).total_memory)
         host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
@@ -82,14 +82,13 @@ class TorchBackend:
         def fetch(out: dict[str, torch.Tensor], name: str, rows: np.ndarray) -> np.ndarray:
             return to_numpy(out[name][torch.as_tensor(rows, device=out[name].device)])
 
-        return Prepared(call=call, sync=lambda out: torch.cuda.synchronize(device) if device.type == "cuda" else None,
-                        fetch=fetch, inputs=host, implementation=gemms.label if fp8_gemm else "eager",
+        return Prepared(call=call, sync=synchronizer(device), fetch=fetch, inputs=host, implementation=gemms.label if fp8_gemm else "eager",
                         extra={"devices_used": 1, "sharding": "none"})
 
     def measure(self, case: Case, spec: OpSpec) -> Measurement:
         if spec.suite == "compute":
-            prepared = self.prepare_compute(case, spec)
             device = self._compute_device(case)
-            return measure(case, spec, prepared, self.timer(device), self.device_info())
+            prepared = self.prepare_compute(case, spec, device)
+            return measure(case, spec, prepared, self.timer(device), self.device_info_for(device))
         from torch_backend.suites import measure_suite
         return measure_suite(self, case, spec)
