@@ -22,8 +22,12 @@ def main(gib: float = 2.0, runs: int = 50) -> dict:
         times.append(start.elapsed_time(end) * 1e-3)
     times.sort()
     median = times[len(times) // 2]
-    result = {"device": torch.cuda.get_device_name(0), "bytes": 2 * n * 4, "median_s": median,
-              "copy_gbps": 2 * n * 4 / median / 1e9}
+    result = {
+        "device": torch.cuda.get_device_name(0),
+        "bytes": 2 * n * 4,
+        "median_s": median,
+        "copy_gbps": 2 * n * 4 / median / 1e9,
+    }
     print(json.dumps(result))
     return result
 

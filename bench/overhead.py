@@ -24,7 +24,7 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--num-runs", type=int, default=10)
     args = parser.parse_args()
-    from microbench import runner, session
+    from microbench.run import runner, session
 
     durations: list[float] = []
     original = runner.execute
@@ -39,19 +39,25 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="mb_overhead_")
     config = os.path.join(work, "overhead.yaml")
     with open(config, "w") as f:  # every case a new shape, so every case compiles
-        f.write(f"benchmarks:\n- benchmark_name: add\n  num_runs: {args.num_runs}\n  warmup: 2\n"
-                f"  csv_path: {work}/overhead.csv\n  benchmark_sweep_params:\n"
-                f"  - {{m: 8, n_range: {{start: 1, end: {args.cases}, increase_by: 1}}}}\n")
+        f.write(
+            f"benchmarks:\n- benchmark_name: add\n  num_runs: {args.num_runs}\n  warmup: 2\n"
+            f"  csv_path: {work}/overhead.csv\n  benchmark_sweep_params:\n"
+            f"  - {{m: 8, n_range: {{start: 1, end: {args.cases}, increase_by: 1}}}}\n"
+        )
     t0 = time.perf_counter()
     code = session.run_config(config, progress=False)
     total = time.perf_counter() - t0
     records = [json.loads(line) for line in open(os.path.join(work, "overhead.jsonl"))]
     timed = [sum(r["samples_s"]) for r in records]
-    overheads = [d - t for d, t in zip(durations, timed)]
+    overheads = [d - t for d, t in zip(durations, timed, strict=True)]
     compile_s = [r["compile_s"] for r in records]
     result = {
-        "cases": len(records), "exit_code": code, "cpus": os.cpu_count(), "python": sys.version.split()[0],
-        "total_wall_s": total, "timed_s": sum(timed),
+        "cases": len(records),
+        "exit_code": code,
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "total_wall_s": total,
+        "timed_s": sum(timed),
         "per_case_overhead_median_s": statistics.median(overheads),
         "per_case_overhead_p90_s": sorted(overheads)[int(0.9 * len(overheads))],
         "per_case_overhead_mean_incl_startup_s": (total - sum(timed)) / len(records),

@@ -38,8 +38,10 @@ def main():
         for block, warps in CONFIGS:
             rounds = [time_config(x, y, op, block, warps) for _ in range(3)]
             med = statistics.median(rounds)
-            print(f"{op:<10} BLOCK={block:<5} warps={warps:<3} {med * 1e3:.4f} ms  {nbytes / med / 1e9:7.0f} GB/s  "
-                  f"(rounds {', '.join(f'{r * 1e3:.4f}' for r in rounds)})")
+            print(
+                f"{op:<10} BLOCK={block:<5} warps={warps:<3} {med * 1e3:.4f} ms  {nbytes / med / 1e9:7.0f} GB/s  "
+                f"(rounds {', '.join(f'{r * 1e3:.4f}' for r in rounds)})"
+            )
 
 
 if __name__ == "__main__":

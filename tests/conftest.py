@@ -20,16 +20,19 @@ def write_yaml(tmp_path):
         path = tmp_path / name
         path.write_text(textwrap.dedent(text))
         return path
+
     return write
 
 
 @pytest.fixture
 def run_cli(capsys):
     """Run the CLI in-process; returns (exit code, stdout, stderr)."""
+
     def run(*args: str):
         code = main(list(args))
         out, err = capsys.readouterr()
         return code, out, err
+
     return run
 
 

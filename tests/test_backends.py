@@ -4,11 +4,12 @@ import csv
 
 import numpy as np
 import pytest
-
-from microbench.errors import CaseFailure
-from microbench.plan import Case, Outputs, RunSettings
-from microbench.registry import all_specs, get_spec
 from test_models import params
+
+from microbench.catalogue import all_specs, get_spec
+from microbench.config.cases import Case, Outputs, RunSettings
+from microbench.errors import CaseFailure
+from microbench.ops.common import PlacementExtras
 
 COMPUTE = [name for name, spec in all_specs().items() if spec.suite == "compute"]
 SMALL = {"m": 64, "k": 128, "n": 32}
@@ -17,22 +18,33 @@ SMALL = {"m": 64, "k": 128, "n": 32}
 def case(op, backend, tmp_path, **given):
     spec = get_spec(op)
     p = params(op, **{**{k: v for k, v in SMALL.items() if k in spec.param_names}, **given})
-    return Case(op=op, backend=backend, params=p, run=RunSettings(num_runs=3, warmup=1),
-                outputs=Outputs(csv_path=str(tmp_path / "o.csv")), benchmark=op)
+    return Case(
+        op=op,
+        backend=backend,
+        params=p,
+        run=RunSettings(num_runs=3, warmup=1),
+        outputs=Outputs(csv_path=str(tmp_path / "o.csv")),
+        benchmark=op,
+    )
 
 
 def jax_backend():
     from microbench.jax_backend.backend import JaxBackend
+
     return JaxBackend()
 
 
 def torch_backend():
     from torch_backend.backend import TorchBackend
+
     return TorchBackend()
 
 
-OP_LAYOUTS = [(op, layout) for op in COMPUTE
-              for layout in (("kn", "nk") if "layout" in get_spec(op).param_names else (None,))]
+OP_LAYOUTS = [
+    (op, layout)
+    for op in COMPUTE
+    for layout in (("kn", "nk") if "layout" in get_spec(op).param_names else (None,))
+]
 
 
 @pytest.mark.parametrize("op, layout", OP_LAYOUTS)
@@ -41,8 +53,8 @@ def test_every_op_passes_its_check_on_both_backends_and_they_agree(op, layout, t
     results = {}
     for name, backend in (("jax", jax_backend()), ("torch", torch_backend())):
         c = case(op, name, tmp_path, **given)
-        m = backend.measure(c, get_spec(op))
-        assert m.check == "passed" and m.max_rel_error is not None
+        m = backend.measure(c)
+        assert m.check.text == "passed" and m.check.max_rel_error is not None
         assert len(m.timing.samples_s) == 3 and min(m.timing.samples_s) > 0
         results[name] = m.outputs_digest
     for out in results["jax"]:
@@ -51,32 +63,45 @@ def test_every_op_passes_its_check_on_both_backends_and_they_agree(op, layout, t
         assert np.linalg.norm(a - b) / scale < 0.05, out
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float16", "float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize(
+    "dtype", ["bfloat16", "float32", "float16", "float8_e4m3fn", "float8_e5m2"]
+)
 def test_gemm_multiple_run_dtypes_on_jax(dtype, tmp_path):
-    m = jax_backend().measure(case("gemm_multiple_run", "jax", tmp_path, dtype=dtype), get_spec("gemm_multiple_run"))
-    assert m.check == "passed"
+    m = jax_backend().measure(case("gemm_multiple_run", "jax", tmp_path, dtype=dtype))
+    assert m.check.text == "passed"
 
 
 def test_fp8_fallback_is_labelled_on_cpu(tmp_path):
-    m = torch_backend().measure(case("gemm_simple", "torch", tmp_path), get_spec("gemm_simple"))
+    m = torch_backend().measure(case("gemm_simple", "torch", tmp_path))
     assert m.implementation == "fp32_fallback"
 
 
 def test_a_deliberately_wrong_jax_op_is_caught(tmp_path, monkeypatch):
-    from microbench.jax_backend import compute_ops
-    unscaled = compute_ops.BUILDERS["gemm_simple"]  # the GEMM without S_A, S_B: the reference harness's bug
-    monkeypatch.setitem(compute_ops.BUILDERS, "gemm", lambda p: (lambda a, b, sa, sb: unscaled(p)(a, b)))
+    import dataclasses
+
+    from microbench import catalogue
+
+    unscaled = catalogue.get_implementation(
+        "gemm_simple", "jax"
+    )  # the GEMM without S_A, S_B: the reference's bug
+    wrong = dataclasses.replace(
+        unscaled, build=lambda p: lambda a, b, sa, sb: unscaled.build(p)(a, b)
+    )
+    monkeypatch.setitem(catalogue._IMPLEMENTATIONS, ("gemm", "jax"), {"jit": wrong})
     with pytest.raises(CaseFailure) as info:
-        jax_backend().measure(case("gemm", "jax", tmp_path), get_spec("gemm"))
+        jax_backend().measure(case("gemm", "jax", tmp_path))
     assert info.value.status == "wrong_result"
 
 
 @pytest.mark.parametrize("sharding, used", [("replicated", 4), ("split_m", 4)])
 def test_jax_sharding_over_forced_host_devices(sharding, used, tmp_path):
     import jax
+
     assert jax.local_device_count() == 4
-    m = jax_backend().measure(case("gemm_simple", "jax", tmp_path, sharding=sharding), get_spec("gemm_simple"))
-    assert m.check == "passed" and m.extra == {"devices_used": used, "sharding": sharding}
+    m = jax_backend().measure(case("gemm_simple", "jax", tmp_path, sharding=sharding))
+    assert m.check.text == "passed" and m.extras == PlacementExtras(
+        devices_used=used, sharding=sharding
+    )
 
 
 def test_jax_trace_dir_keeps_an_xprof_run_and_xla_dump(tmp_path, write_yaml, monkeypatch, run_cli):
@@ -96,7 +121,9 @@ def test_jax_trace_dir_keeps_an_xprof_run_and_xla_dump(tmp_path, write_yaml, mon
     assert list((tmp_path / row["trace_path"]).glob("plugins/profile/*/*.xplane.pb"))
     assert row["dominant_kernel"]  # the CPU trace's thunk names
     dumps = sorted(p.name for p in (tmp_path / "hlo").iterdir())
-    assert any(d.endswith(".stablehlo.txt") for d in dumps) and any(d.endswith(".optimized_hlo.txt") for d in dumps)
+    assert any(d.endswith(".stablehlo.txt") for d in dumps) and any(
+        d.endswith(".optimized_hlo.txt") for d in dumps
+    )
 
 
 def test_two_backend_yaml_yields_paired_rows(tmp_path, write_yaml, monkeypatch, run_cli):

@@ -3,87 +3,166 @@
 import os
 
 import pytest
-
 from conftest import ROOT as ROOT_DIR
 from conftest import files_under
 
 CASES = {
-    "yaml_syntax": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 1, n: 2}\n",
-                    "config.yaml: line 4, column 1: YAML syntax error: expected ',' or ']', but got '<stream end>'"),
-    "top_level_list": ("- benchmark_name: add\n", "config.yaml: (top level): the top level must be a mapping, got list"),
-    "top_level_scalar": ("just a string\n", "config.yaml: (top level): the top level must be a mapping, got str"),
+    "yaml_syntax": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 1, n: 2}\n",
+        "config.yaml: line 4, column 1: YAML syntax error: expected ',' or ']', but got '<stream end>'",
+    ),
+    "top_level_list": (
+        "- benchmark_name: add\n",
+        "config.yaml: (top level): the top level must be a mapping, got list",
+    ),
+    "top_level_scalar": (
+        "just a string\n",
+        "config.yaml: (top level): the top level must be a mapping, got str",
+    ),
     "empty_file": ("", "config.yaml: (top level): the top level must be a mapping, got NoneType"),
-    "no_dialect": ("foo: 1\n", "config.yaml: (top level): not a benchmark config: expected a top-level 'benchmarks' "
-                   "list (Ironwood dialect) or 'model_params' (torchao dialect), found foo"),
-    "benchmarks_not_list": ("benchmarks: add\n", "config.yaml: benchmarks: Input should be a valid list (got 'add')"),
-    "benchmarks_empty": ("benchmarks: []\n", "config.yaml: benchmarks: List should have at least 1 item after validation, not 0 (got [])"),
-    "unknown_top_key": ("benchmarks:\n- benchmark_name: add\nnum_run: 3\n",
-                        "config.yaml: num_run: unknown key 'num_run' (did you mean 'num_runs'?)"),
-    "unknown_benchmark_key": ("benchmarks:\n- benchmark_name: add\n  csv_pth: x.csv\n",
-                              "config.yaml: benchmarks[0].csv_pth: unknown key 'csv_pth' (did you mean 'csv_path'?)"),
-    "missing_name": ("benchmarks:\n- num_runs: 3\n", "config.yaml: benchmarks[0].benchmark_name: required key is missing"),
-    "unknown_op": ("benchmarks:\n- benchmark_name: gemm_simpel\n",
-                   "config.yaml: benchmarks[0].benchmark_name: unknown op 'gemm_simpel' (did you mean 'gemm_simple'?)"),
-    "unknown_param": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, nn: 8}]\n",
-                      "config.yaml: benchmarks[0].benchmark_params[0].nn: unknown parameter 'nn' for op 'add' (did you mean 'n'?)"),
-    "missing_dim": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8}]\n",
-                    "config.yaml: benchmarks[0].benchmark_params[0]: op 'add' needs parameter 'n'"),
-    "zero_dim": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 0, n: 8}]\n",
-                 "config.yaml: benchmarks[0].benchmark_params[0].m: must be positive, got 0"),
-    "negative_dim": ("benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [{m: [8, -8], n: 8}]\n",
-                     "config.yaml: benchmarks[0].benchmark_sweep_params[0].m: must be positive, got -8"),
-    "huge_dim": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 100000000, n: 8}]\n",
-                 "config.yaml: benchmarks[0].benchmark_params[0].m: 100000000 is absurdly large for one dimension (limit 4194304)"),
-    "dim_wrong_type": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: big, n: 8}]\n",
-                       "config.yaml: benchmarks[0].benchmark_params[0].m: must be a positive integer, got 'big'"),
-    "float_dim": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 1.5, n: 8}]\n",
-                  "config.yaml: benchmarks[0].benchmark_params[0].m: must be a positive integer, got 1.5"),
-    "unknown_dtype": ("benchmarks:\n- benchmark_name: gemm_multiple_run\n  benchmark_params: [{m: 8, k: 8, n: 8, dtype: bfloat61}]\n",
-                      "config.yaml: benchmarks[0].benchmark_params[0].dtype: unknown dtype 'bfloat61' (did you mean 'bfloat16'?)"),
-    "unsupported_dtype": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, dtype: float8}]\n",
-                          "config.yaml: benchmarks[0].benchmark_params[0].dtype: dtype 'float8' is not supported by this op "
-                          "(choose from bfloat16, float32, float16)"),
-    "bad_choice": ("benchmarks:\n- benchmark_name: gemm_simple\n  benchmark_params: [{m: 8, k: 8, n: 8, layout: km}]\n",
-                   "config.yaml: benchmarks[0].benchmark_params[0].layout: 'km' is not one of kn, nk"),
-    "num_runs_zero": ("benchmarks:\n- benchmark_name: add\n  num_runs: 0\n  benchmark_params: [{m: 8, n: 8}]\n",
-                      "config.yaml: benchmarks[0].num_runs: Input should be greater than 0 (got 0)"),
-    "num_runs_in_params_wrong": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, num_runs: many}]\n",
-                                 "config.yaml: benchmarks[0].benchmark_params[0].num_runs: must be an integer >= 1, got 'many'"),
-    "endless_multiplier": ("benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n  - {m_range: {start: 8, end: 64, multiplier: 1}, n: 8}\n",
-                           "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range.multiplier: range never ends: "
-                           "multiplier must be > 1 and start > 0 (got multiplier=1, start=8)"),
-    "endless_increase": ("benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n  - {m_range: {start: 8, end: 64, increase_by: 0}, n: 8}\n",
-                         "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range.increase_by: range never ends: increase_by must be > 0 (got 0)"),
-    "same_as_cycle": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: SAME_AS_n, n: SAME_AS_m}]\n",
-                      "config.yaml: benchmarks[0].benchmark_params[0].m: SAME_AS_ cycle: m -> n -> m"),
-    "same_as_unknown": ("benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: SAME_AS_k}]\n",
-                        "config.yaml: benchmarks[0].benchmark_params[0].n: SAME_AS_ refers to unknown key 'k'"),
-    "sweep_too_large": ("benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n  - {m_range: {start: 1, end: 100, increase_by: 1}, n_range: {start: 1, end: 100, increase_by: 1}}\n",
-                        "config.yaml: benchmarks[0].benchmark_sweep_params[0]: the config expands to more than 5000 cases; "
-                        "raise the cap with --max-cases or 'max_cases:' if this is intended"),
-    "unknown_backend": ("benchmarks:\n- benchmark_name: add\n  backend: jaxx\n  benchmark_params: [{m: 8, n: 8}]\n",
-                        "config.yaml: benchmarks[0].backend: unknown backend 'jaxx' (did you mean 'jax'?)"),
-    "backend_without_op": ("benchmarks:\n- benchmark_name: fault\n  backend: jax\n",
-                           "config.yaml: benchmarks[0].backend: op 'fault' has no jax implementation (implemented in: numpy)"),
-    "sweep_entry_not_mapping": ("benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [[8, 8]]\n",
-                                "config.yaml: benchmarks[0].benchmark_sweep_params[0]: Input should be a valid dictionary (got [8, 8])"),
-    "torchao_unknown_key": ("model_params:\n  matrix_shape:\n  - name: custom\n",
-                            "config.yaml: model_params[0].matrix_shape: unknown key 'matrix_shape' (did you mean 'matrix_shapes'?)"),
-    "torchao_recipe_typo": ("quantization_config_recipe_names: [baseline, int8w0]\nmodel_params:\n  matrix_shapes: [{name: llama}]\n",
-                            "config.yaml: quantization_config_recipe_names[1]: unknown quantization recipe 'int8w0' (did you mean 'int8wo'?)"),
-    "torchao_generator_typo": ("model_params:\n  matrix_shapes: [{name: lama}]\n",
-                               "config.yaml: model_params[0].matrix_shapes[0].name: unknown shape generator 'lama' (did you mean 'llama'?)"),
-    "torchao_shape_not_3d": ("model_params:\n  matrix_shapes: [{name: custom, shapes: [[1, 2]]}]\n",
-                             "config.yaml: model_params[0].matrix_shapes[0].shapes: Value error, each shape must be [m, k, n], got [1, 2] (got [[1, 2]])"),
-    "torchao_model_type_typo": ("model_params:\n  matrix_shapes: [{name: llama}]\n  model_type: ln_linear_gleu\n",
-                                "config.yaml: model_params[0].model_type: unknown model_type 'ln_linear_gleu' (did you mean 'ln_linear_gelu'?)"),
-    "torchao_zero_shape": ("model_params:\n  matrix_shapes: [{name: custom, shapes: [[0, 2, 3]]}]\n",
-                           "config.yaml: model_params[0].matrix_shapes[0].shapes[0][0]: Input should be greater than 0 (got 0)"),
+    "no_dialect": (
+        "foo: 1\n",
+        "config.yaml: (top level): not a benchmark config: expected a top-level 'benchmarks' "
+        "list (Ironwood dialect) or 'model_params' (torchao dialect), found foo",
+    ),
+    "benchmarks_not_list": (
+        "benchmarks: add\n",
+        "config.yaml: benchmarks: Input should be a valid list (got 'add')",
+    ),
+    "benchmarks_empty": (
+        "benchmarks: []\n",
+        "config.yaml: benchmarks: List should have at least 1 item after validation, not 0 (got [])",
+    ),
+    "unknown_top_key": (
+        "benchmarks:\n- benchmark_name: add\nnum_run: 3\n",
+        "config.yaml: num_run: unknown key 'num_run' (did you mean 'num_runs'?)",
+    ),
+    "unknown_benchmark_key": (
+        "benchmarks:\n- benchmark_name: add\n  csv_pth: x.csv\n",
+        "config.yaml: benchmarks[0].csv_pth: unknown key 'csv_pth' (did you mean 'csv_path'?)",
+    ),
+    "missing_name": (
+        "benchmarks:\n- num_runs: 3\n",
+        "config.yaml: benchmarks[0].benchmark_name: required key is missing",
+    ),
+    "unknown_op": (
+        "benchmarks:\n- benchmark_name: gemm_simpel\n",
+        "config.yaml: benchmarks[0].benchmark_name: unknown op 'gemm_simpel' (did you mean 'gemm_simple'?)",
+    ),
+    "unknown_param": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, nn: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].nn: unknown parameter 'nn' for op 'add' (did you mean 'n'?)",
+    ),
+    "missing_dim": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0]: op 'add' needs parameter 'n'",
+    ),
+    "zero_dim": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 0, n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].m: must be positive, got 0",
+    ),
+    "negative_dim": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [{m: [8, -8], n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m: must be positive, got -8",
+    ),
+    "huge_dim": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 100000000, n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].m: 100000000 is absurdly large for one dimension (limit 4194304)",
+    ),
+    "dim_wrong_type": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: big, n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].m: must be a positive integer, got 'big'",
+    ),
+    "float_dim": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 1.5, n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].m: must be a positive integer, got 1.5",
+    ),
+    "unknown_dtype": (
+        "benchmarks:\n- benchmark_name: gemm_multiple_run\n  benchmark_params: [{m: 8, k: 8, n: 8, dtype: bfloat61}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].dtype: unknown dtype 'bfloat61' (did you mean 'bfloat16'?)",
+    ),
+    "unsupported_dtype": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, dtype: float8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].dtype: dtype 'float8' is not supported by this op "
+        "(choose from bfloat16, float32, float16)",
+    ),
+    "bad_choice": (
+        "benchmarks:\n- benchmark_name: gemm_simple\n  benchmark_params: [{m: 8, k: 8, n: 8, layout: km}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].layout: 'km' is not one of kn, nk",
+    ),
+    "num_runs_zero": (
+        "benchmarks:\n- benchmark_name: add\n  num_runs: 0\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].num_runs: Input should be greater than 0 (got 0)",
+    ),
+    "num_runs_in_params_wrong": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, num_runs: many}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].num_runs: must be an integer >= 1, got 'many'",
+    ),
+    "endless_multiplier": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n  - {m_range: {start: 8, end: 64, multiplier: 1}, n: 8}\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range.multiplier: range never ends: "
+        "multiplier must be > 1 and start > 0 (got multiplier=1, start=8)",
+    ),
+    "endless_increase": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n  - {m_range: {start: 8, end: 64, increase_by: 0}, n: 8}\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range.increase_by: range never ends: increase_by must be > 0 (got 0)",
+    ),
+    "same_as_cycle": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: SAME_AS_n, n: SAME_AS_m}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].m: SAME_AS_ cycle: m -> n -> m",
+    ),
+    "same_as_unknown": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: SAME_AS_k}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].n: SAME_AS_ refers to unknown key 'k'",
+    ),
+    "sweep_too_large": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n  - {m_range: {start: 1, end: 100, increase_by: 1}, n_range: {start: 1, end: 100, increase_by: 1}}\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0]: the config expands to more than 5000 cases; "
+        "raise the cap with --max-cases or 'max_cases:' if this is intended",
+    ),
+    "unknown_backend": (
+        "benchmarks:\n- benchmark_name: add\n  backend: jaxx\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].backend: unknown backend 'jaxx' (did you mean 'jax'?)",
+    ),
+    "backend_without_op": (
+        "benchmarks:\n- benchmark_name: fault\n  backend: jax\n",
+        "config.yaml: benchmarks[0].backend: op 'fault' has no jax implementation (implemented in: numpy)",
+    ),
+    "sweep_entry_not_mapping": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [[8, 8]]\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0]: Input should be a valid dictionary (got [8, 8])",
+    ),
+    "torchao_unknown_key": (
+        "model_params:\n  matrix_shape:\n  - name: custom\n",
+        "config.yaml: model_params[0].matrix_shape: unknown key 'matrix_shape' (did you mean 'matrix_shapes'?)",
+    ),
+    "torchao_recipe_typo": (
+        "quantization_config_recipe_names: [baseline, int8w0]\nmodel_params:\n  matrix_shapes: [{name: llama}]\n",
+        "config.yaml: quantization_config_recipe_names[1]: unknown quantization recipe 'int8w0' (did you mean 'int8wo'?)",
+    ),
+    "torchao_generator_typo": (
+        "model_params:\n  matrix_shapes: [{name: lama}]\n",
+        "config.yaml: model_params[0].matrix_shapes[0].name: unknown shape generator 'lama' (did you mean 'llama'?)",
+    ),
+    "torchao_shape_not_3d": (
+        "model_params:\n  matrix_shapes: [{name: custom, shapes: [[1, 2]]}]\n",
+        "config.yaml: model_params[0].matrix_shapes[0].shapes: Value error, each shape must be [m, k, n], got [1, 2] (got [[1, 2]])",
+    ),
+    "torchao_model_type_typo": (
+        "model_params:\n  matrix_shapes: [{name: llama}]\n  model_type: ln_linear_gleu\n",
+        "config.yaml: model_params[0].model_type: unknown model_type 'ln_linear_gleu' (did you mean 'ln_linear_gelu'?)",
+    ),
+    "torchao_zero_shape": (
+        "model_params:\n  matrix_shapes: [{name: custom, shapes: [[0, 2, 3]]}]\n",
+        "config.yaml: model_params[0].matrix_shapes[0].shapes[0][0]: Input should be greater than 0 (got 0)",
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_bad_config_is_one_exact_line_exit_2_and_writes_nothing(name, tmp_path, monkeypatch, run_cli):
+def test_bad_config_is_one_exact_line_exit_2_and_writes_nothing(
+    name, tmp_path, monkeypatch, run_cli
+):
     text, expected = CASES[name]
     monkeypatch.chdir(tmp_path)
     (tmp_path / "config.yaml").write_text(text)
@@ -104,19 +183,28 @@ def test_output_path_under_a_file_is_refused_before_running(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     (tmp_path / "blocker").write_text("i am a file")
     (tmp_path / "config.yaml").write_text(
-        "benchmarks:\n- benchmark_name: fault\n  csv_path: blocker/out.csv\n")
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: blocker/out.csv\n"
+    )
     code, _, err = run_cli("run", "--config", "config.yaml", "--no-progress")
     assert code == 2
-    assert err == "error: csv_path 'blocker/out.csv': cannot create the output directory: 'blocker' is a file\n"
+    assert (
+        err
+        == "error: csv_path 'blocker/out.csv': cannot create the output directory: 'blocker' is a file\n"
+    )
     assert files_under(tmp_path) == [tmp_path / "blocker", tmp_path / "config.yaml"]
 
 
 def test_output_path_that_is_a_directory_is_refused(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out.csv").mkdir()
-    (tmp_path / "config.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n")
+    (tmp_path / "config.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
+    )
     code, _, err = run_cli("run", "--config", "config.yaml", "--no-progress")
-    assert (code, err) == (2, "error: csv_path 'out.csv': output path is a directory, expected a file\n")
+    assert (code, err) == (
+        2,
+        "error: csv_path 'out.csv': output path is a directory, expected a file\n",
+    )
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
@@ -125,20 +213,28 @@ def test_unwritable_output_is_refused(tmp_path, monkeypatch, run_cli):
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
-    (tmp_path / "config.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: locked/x/out.csv\n")
+    (tmp_path / "config.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: locked/x/out.csv\n"
+    )
     code, _, err = run_cli("run", "--config", "config.yaml", "--no-progress")
     assert code == 2 and "is not writable" in err
 
 
 def test_resume_with_results_of_another_config_is_refused(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "a.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  num_runs: 2\n  csv_path: out.csv\n")
-    (tmp_path / "b.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  num_runs: 3\n  csv_path: out.csv\n")
+    (tmp_path / "a.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  num_runs: 2\n  csv_path: out.csv\n"
+    )
+    (tmp_path / "b.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  num_runs: 3\n  csv_path: out.csv\n"
+    )
     assert run_cli("run", "--config", "a.yaml", "--no-progress")[0] == 0
     before = (tmp_path / "out.csv").read_text()
     code, _, err = run_cli("run", "--config", "b.yaml", "--resume", "--no-progress")
     assert code == 2
-    assert err.startswith("error: --resume 'out.csv': cannot resume: this results file was written by a different config")
+    assert err.startswith(
+        "error: --resume 'out.csv': cannot resume: this results file was written by a different config"
+    )
     assert (tmp_path / "out.csv").read_text() == before
 
 
@@ -146,16 +242,23 @@ def test_the_readme_yaml_example_is_valid(tmp_path, run_cli):
     import re
 
     from conftest import ROOT
+
     text = (ROOT / "README.md").read_text()
-    example = re.search(r"\*\*Ironwood dialect\*\* \(`benchmarks:`\):\n\n```yaml\n(.*?)```", text, re.S).group(1)
+    example = re.search(
+        r"\*\*Ironwood dialect\*\* \(`benchmarks:`\):\n\n```yaml\n(.*?)```", text, re.S
+    ).group(1)
     (tmp_path / "readme.yaml").write_text(example)
     code, out, _ = run_cli("validate", "--config", str(tmp_path / "readme.yaml"))
     assert code == 0 and out.endswith(": 21 cases\n")
 
 
-@pytest.mark.parametrize("path", sorted(str(p.relative_to(ROOT_DIR)) for p in
-                                        (ROOT_DIR / "Ironwood" / "configs").rglob("*.yaml")) +
-                         sorted(str(p.relative_to(ROOT_DIR)) for p in (ROOT_DIR / "configs").rglob("*.yaml")))
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        str(p.relative_to(ROOT_DIR)) for p in (ROOT_DIR / "Ironwood" / "configs").rglob("*.yaml")
+    )
+    + sorted(str(p.relative_to(ROOT_DIR)) for p in (ROOT_DIR / "configs").rglob("*.yaml")),
+)
 def test_every_shipped_config_validates(path, run_cli, monkeypatch):
     monkeypatch.chdir(ROOT_DIR)
     code, out, err = run_cli("validate", "--config", path)

@@ -5,9 +5,10 @@ import csv
 import matplotlib.image
 import pytest
 
-from microbench.columns import header
+from microbench.ops.common import PlacementExtras
+from microbench.results.columns import header
 
-COLUMNS = header(["m", "n", "dtype"], ["compute"])
+COLUMNS = header(["m", "n", "dtype"], [PlacementExtras])
 
 
 def write(path, rows):
@@ -19,9 +20,19 @@ def write(path, rows):
 
 
 def row(m, median, spread=0.01, backend="jax", **extra):
-    return {"case_id": f"{backend}{m}", "status": "ok", "op": "add", "backend": backend, "m": m, "n": 64,
-            "dtype": "bfloat16", "time_median_s": median, "time_p10_s": median * (1 - spread),
-            "time_p90_s": median * (1 + spread), **extra}
+    return {
+        "case_id": f"{backend}{m}",
+        "status": "ok",
+        "op": "add",
+        "backend": backend,
+        "m": m,
+        "n": 64,
+        "dtype": "bfloat16",
+        "time_median_s": median,
+        "time_p10_s": median * (1 - spread),
+        "time_p90_s": median * (1 + spread),
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -36,7 +47,7 @@ def runs(tmp_path):
 def test_a_real_regression_fails_and_a_change_inside_the_noise_is_noise(runs, run_cli):
     code, out, _ = run_cli("compare", str(runs / "a.csv"), str(runs / "b.csv"))
     assert code == 1
-    lines = {l.split("│")[1].strip(): l for l in out.splitlines() if "│ add" in l}
+    lines = {line.split("│")[1].strip(): line for line in out.splitlines() if "│ add" in line}
     assert "slower" in lines["add jax m=1 n=64 dtype=bfloat16"]
     assert "noise" in lines["add jax m=2 n=64 dtype=bfloat16"]
     assert "noise" in lines["add jax m=3 n=64 dtype=bfloat16"]  # +10% but inside a 20% spread
@@ -49,24 +60,47 @@ def test_no_regression_exits_zero(runs, run_cli):
 
 
 def test_group_comparison_inside_one_file(tmp_path, run_cli):
-    write(tmp_path / "r.csv", [row(1, 1e-3, backend="jax"), row(1, 2e-3, backend="torch"),
-                               row(2, 1e-3, backend="jax"), row(2, 1.001e-3, backend="torch")])
-    code, out, _ = run_cli("compare", str(tmp_path / "r.csv"), "--by", "backend", "--baseline", "jax")
+    write(
+        tmp_path / "r.csv",
+        [
+            row(1, 1e-3, backend="jax"),
+            row(1, 2e-3, backend="torch"),
+            row(2, 1e-3, backend="jax"),
+            row(2, 1.001e-3, backend="torch"),
+        ],
+    )
+    code, out, _ = run_cli(
+        "compare", str(tmp_path / "r.csv"), "--by", "backend", "--baseline", "jax"
+    )
     assert code == 0
     assert "2.000" in out and "slower" in out and "noise" in out
 
 
 def test_compare_bad_input(tmp_path, run_cli):
-    assert run_cli("compare", str(tmp_path / "nope.csv"), str(tmp_path / "nope.csv"))[2].endswith("results file not found\n")
+    assert run_cli("compare", str(tmp_path / "nope.csv"), str(tmp_path / "nope.csv"))[2].endswith(
+        "results file not found\n"
+    )
     write(tmp_path / "r.csv", [row(1, 1e-3)])
     code, _, err = run_cli("compare", str(tmp_path / "r.csv"), "--by", "backnd")
     assert code == 2 and "(did you mean 'backend'?)" in err
 
 
 def test_report_writes_pngs_with_every_row_plotted(tmp_path, run_cli):
-    rows = [row(m, m * 1e-6, tflops=m * 0.01, gbps=m * 10.0, arithmetic_intensity=0.3, peak_tflops=989.4,
-                peak_gbps=4800, peak_chip="h200-sxm", peak_family="bf16", roofline_bound_by="memory")
-            for m in (256, 512, 1024, 2048, 4096)]
+    rows = [
+        row(
+            m,
+            m * 1e-6,
+            tflops=m * 0.01,
+            gbps=m * 10.0,
+            arithmetic_intensity=0.3,
+            peak_tflops=989.4,
+            peak_gbps=4800,
+            peak_chip="h200-sxm",
+            peak_family="bf16",
+            roofline_bound_by="memory",
+        )
+        for m in (256, 512, 1024, 2048, 4096)
+    ]
     rows.append({"case_id": "x", "status": "error", "op": "add", "backend": "jax", "m": 8, "n": 64})
     write(tmp_path / "r.csv", rows)
     code, out, _ = run_cli("report", str(tmp_path / "r.csv"), "--output-dir", str(tmp_path / "rep"))

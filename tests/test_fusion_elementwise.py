@@ -5,9 +5,9 @@ import json
 
 import pytest
 import torch
-
-from microbench.registry import get_spec
 from test_models import params
+
+from microbench.catalogue import get_spec
 
 FUSION_YAML = """
 backend: torch
@@ -38,10 +38,18 @@ benchmarks:
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     from microbench.cli import main
+
     root = tmp_path_factory.mktemp("fe")
     cfg = root / "c.yaml"
-    cfg.write_text(FUSION_YAML.replace("out.csv", str(root / "out.csv")).replace("ew.csv", str(root / "ew.csv")))
-    assert main(["run", "--config", str(cfg), "--no-progress", "--seed-json", str(root / "seed.json")]) == 0
+    cfg.write_text(
+        FUSION_YAML.replace("out.csv", str(root / "out.csv")).replace(
+            "ew.csv", str(root / "ew.csv")
+        )
+    )
+    assert (
+        main(["run", "--config", str(cfg), "--no-progress", "--seed-json", str(root / "seed.json")])
+        == 0
+    )
     fusion = list(csv.DictReader(open(root / "out.csv")))
     elementwise = list(csv.DictReader(open(root / "ew.csv")))
     return fusion, elementwise, json.loads((root / "seed.json").read_text())
@@ -56,7 +64,8 @@ def test_every_fusion_pattern_runs_matches_and_counts_kernels(results):
         assert float(row["unfused_kernels"]) >= 1 and float(row["fused_kernels"]) >= 1
         assert row["fusion_verdict"].startswith(("fused:", "not fused:"))
         assert float(row["speedup_factor"]) == pytest.approx(
-            float(row["unfused_latency_ms"]) / float(row["fused_latency_ms"]), rel=1e-3)
+            float(row["unfused_latency_ms"]) / float(row["fused_latency_ms"]), rel=1e-3
+        )
     linear = [r for r in fusion if r["op"] == "fusion_linear"]
     assert all(float(r["fused_kernels"]) < float(r["unfused_kernels"]) for r in linear)
     sdpa = [r for r in fusion if r["pattern"] == "attention"]
@@ -75,35 +84,88 @@ def test_every_elementwise_operation_runs_or_says_why(results):
             assert by[(op, "cuda", dtype)]["status"] == "unsupported"
     assert by[("gelu", "compile", "bfloat16")]["status"] == "ok"
     assert by[("gelu", "triton", "float32")]["error"] == "the Triton kernels need a CUDA GPU"
-    assert by[("mse_loss", "triton", "float32")]["error"] == "this project has no triton kernel for mse_loss"
+    assert (
+        by[("mse_loss", "triton", "float32")]["error"]
+        == "this project has no triton kernel for mse_loss"
+    )
 
 
 def test_seed_json_format(results):
     _, _, seed = results
     fusion = [r for r in seed if "fusion_pattern" in r]
     ew = [r for r in seed if "operation" in r]
-    assert set(fusion[0]) >= {"fusion_pattern", "input_shape", "unfused_latency_ms", "unfused_gflops",
-                              "unfused_bytes", "fused_latency_ms", "fused_gflops", "fused_bytes",
-                              "speedup_factor", "memory_reduction", "extra_params", "flops"}
+    assert set(fusion[0]) >= {
+        "fusion_pattern",
+        "input_shape",
+        "unfused_latency_ms",
+        "unfused_gflops",
+        "unfused_bytes",
+        "fused_latency_ms",
+        "fused_gflops",
+        "fused_bytes",
+        "speedup_factor",
+        "memory_reduction",
+        "extra_params",
+        "flops",
+    }
     assert isinstance(fusion[0]["input_shape"], list) and isinstance(fusion[0]["fused_bytes"], int)
-    assert set(ew[0]) >= {"operation", "implementation", "batch_size", "sequence_length", "tensor_dimension",
-                          "time_ms", "memory_mb", "inference_speed", "gpu_efficiency", "throughput_gbps"}
-    assert {r["operation"] for r in ew} >= {"LayerNorm", "GELU", "Swish", "MSELoss", "CrossEntropyLoss"}
+    assert set(ew[0]) >= {
+        "operation",
+        "implementation",
+        "batch_size",
+        "sequence_length",
+        "tensor_dimension",
+        "time_ms",
+        "memory_mb",
+        "inference_speed",
+        "gpu_efficiency",
+        "throughput_gbps",
+    }
+    assert {r["operation"] for r in ew} >= {
+        "LayerNorm",
+        "GELU",
+        "Swish",
+        "MSELoss",
+        "CrossEntropyLoss",
+    }
 
 
-@pytest.mark.parametrize("op, given, flops, unfused, fused", [
-    # X 512x1024, W 1024x1024, b, Y 512x1024 in fp32; unfused adds a re-read and re-write of Y
-    ("fusion_linear", dict(pattern="linear_bias", m=512, k=1024, n=1024), 1073741824 + 524288,
-     (2098176 + 1048576) * 4, 2098176 * 4),
-    ("fusion_linear", dict(pattern="linear_bias_relu", m=512, k=1024, n=1024), 1073741824 + 2 * 524288,
-     (2098176 + 2 * 1048576) * 4, 2098176 * 4),
-    # x 4x128x28x28, w 128x128x3x3, out 4x128x28x28; BN: read y + 4 vectors, write y; folded: + bias
-    ("fusion_conv", dict(pattern="conv_bn", batch=4, in_channels=128, out_channels=128, size=28),
-     924844032 + 802816, 3801088 + 3213312, 3801600),
-    # flash: Q,K,V in, O out; unfused writes S and re-reads it through scale, softmax and P@V
-    ("fusion_attention", dict(pattern="attention", batch=4, heads=8, seq=256, head_dim=64, dtype="bfloat16"),
-     536870912 + 10485760, 4194304 + 7 * 4194304, 4194304),
-])
+@pytest.mark.parametrize(
+    "op, given, flops, unfused, fused",
+    [
+        # X 512x1024, W 1024x1024, b, Y 512x1024 in fp32; unfused adds a re-read and re-write of Y
+        (
+            "fusion_linear",
+            dict(pattern="linear_bias", m=512, k=1024, n=1024),
+            1073741824 + 524288,
+            (2098176 + 1048576) * 4,
+            2098176 * 4,
+        ),
+        (
+            "fusion_linear",
+            dict(pattern="linear_bias_relu", m=512, k=1024, n=1024),
+            1073741824 + 2 * 524288,
+            (2098176 + 2 * 1048576) * 4,
+            2098176 * 4,
+        ),
+        # x 4x128x28x28, w 128x128x3x3, out 4x128x28x28; BN: read y + 4 vectors, write y; folded: + bias
+        (
+            "fusion_conv",
+            dict(pattern="conv_bn", batch=4, in_channels=128, out_channels=128, size=28),
+            924844032 + 802816,
+            3801088 + 3213312,
+            3801600,
+        ),
+        # flash: Q,K,V in, O out; unfused writes S and re-reads it through scale, softmax and P@V
+        (
+            "fusion_attention",
+            dict(pattern="attention", batch=4, heads=8, seq=256, head_dim=64, dtype="bfloat16"),
+            536870912 + 10485760,
+            4194304 + 7 * 4194304,
+            4194304,
+        ),
+    ],
+)
 def test_fusion_models_match_hand_computed_values(op, given, flops, unfused, fused):
     spec = get_spec(op)
     p = params(op, **given)
@@ -116,15 +178,32 @@ def test_seed_memory_reduction_figures():
     spec = get_spec("fusion_linear")
     for pattern, reduction in (("linear_bias", 0.333), ("linear_bias_relu", 0.5)):
         p = params("fusion_linear", pattern=pattern, m=512, k=1024, n=1024)
-        assert 1 - spec.bytes(p) / spec.extra["unfused_bytes"](p) == pytest.approx(reduction, abs=1e-3)
+        assert 1 - spec.bytes(p) / spec.extra["unfused_bytes"](p) == pytest.approx(
+            reduction, abs=1e-3
+        )
 
 
-@pytest.mark.parametrize("given, flops, nbytes", [
-    (dict(operation="layernorm", batch=32, seq=512, hidden=768), 8 * 12582912, 2 * 12582912 * 2 + 2 * 768 * 2),
-    (dict(operation="silu", batch=32, seq=512, hidden=768, dtype="float32"), 4 * 12582912, 2 * 12582912 * 4),
-    (dict(operation="cross_entropy", batch=2, seq=16, hidden=64, dtype="float32"), 4 * 2048, 2048 * 4 + 32 * 8 + 4),
-    (dict(operation="mse_loss", batch=2, seq=16, hidden=64), 3 * 2048, 2 * 2048 * 2 + 2),
-])
+@pytest.mark.parametrize(
+    "given, flops, nbytes",
+    [
+        (
+            dict(operation="layernorm", batch=32, seq=512, hidden=768),
+            8 * 12582912,
+            2 * 12582912 * 2 + 2 * 768 * 2,
+        ),
+        (
+            dict(operation="silu", batch=32, seq=512, hidden=768, dtype="float32"),
+            4 * 12582912,
+            2 * 12582912 * 4,
+        ),
+        (
+            dict(operation="cross_entropy", batch=2, seq=16, hidden=64, dtype="float32"),
+            4 * 2048,
+            2048 * 4 + 32 * 8 + 4,
+        ),
+        (dict(operation="mse_loss", batch=2, seq=16, hidden=64), 3 * 2048, 2 * 2048 * 2 + 2),
+    ],
+)
 def test_elementwise_models_match_hand_computed_values(given, flops, nbytes):
     spec = get_spec("elementwise")
     p = params("elementwise", **given)
@@ -133,16 +212,24 @@ def test_elementwise_models_match_hand_computed_values(given, flops, nbytes):
 
 def test_cpu_kernel_count_counts_top_level_operator_calls():
     from torch_backend.kernel_count import count_kernels
+
     x = torch.randn(16)
     assert count_kernels(lambda: (x + 1) * 2, torch.device("cpu")) == 2
     assert count_kernels(lambda: torch.relu(x), torch.device("cpu")) == 1
 
 
 def test_fusion_entry_points_return_the_seed_keys():
-    from torch_backend.fusion import (calibrate_attention_fusion_patterns, calibrate_conv_fusion_patterns,
-                                      calibrate_linear_fusion_patterns)
-    for fn, count in ((calibrate_linear_fusion_patterns, 3), (calibrate_conv_fusion_patterns, 3),
-                      (calibrate_attention_fusion_patterns, 3)):
+    from torch_backend.fusion import (
+        calibrate_attention_fusion_patterns,
+        calibrate_conv_fusion_patterns,
+        calibrate_linear_fusion_patterns,
+    )
+
+    for fn, count in (
+        (calibrate_linear_fusion_patterns, 3),
+        (calibrate_conv_fusion_patterns, 3),
+        (calibrate_attention_fusion_patterns, 3),
+    ):
         results = fn(quick=True, device="cpu", num_trials=2, num_warmup=1)
         assert len(results) == count
         for r in results:
@@ -153,11 +240,22 @@ def test_fusion_entry_points_return_the_seed_keys():
 
 def test_elementwise_entry_point_writes_the_guides_json(tmp_path):
     from torch_backend.elementwise import run_comprehensive_benchmark
+
     out = tmp_path / "r.json"
-    results = run_comprehensive_benchmark(batch_sizes=[2], sequence_lengths=[8], tensor_dimensions=[32],
-                                          operations=["LayerNorm", "Swish"], implementations=["eager", "triton"],
-                                          output_file=str(out), device="cpu", num_trials=3)
+    results = run_comprehensive_benchmark(
+        batch_sizes=[2],
+        sequence_lengths=[8],
+        tensor_dimensions=[32],
+        operations=["LayerNorm", "Swish"],
+        implementations=["eager", "triton"],
+        output_file=str(out),
+        device="cpu",
+        num_trials=3,
+    )
     assert json.loads(out.read_text()) == results
     assert [(r["operation"], r["implementation"], r["status"]) for r in results] == [
-        ("LayerNorm", "PyTorch", "ok"), ("LayerNorm", "Triton", "unsupported"),
-        ("Swish", "PyTorch", "ok"), ("Swish", "Triton", "unsupported")]
+        ("LayerNorm", "PyTorch", "ok"),
+        ("LayerNorm", "Triton", "unsupported"),
+        ("Swish", "PyTorch", "ok"),
+        ("Swish", "Triton", "unsupported"),
+    ]

@@ -2,47 +2,77 @@
 
 import pytest
 
-from microbench.hardware import Peaks
-from microbench.plan import resolve_params
-from microbench.registry import get_spec
-from microbench.roofline import derive
+from microbench.catalogue import get_spec
+from microbench.platform.hardware import Peaks
+from microbench.results.roofline import derive
 
 
 def params(op, **given):
     """The op's fully resolved parameters, exactly as the planner would make them."""
-    return resolve_params(get_spec(op), given, op)
+    return get_spec(op).resolve(given, op)
 
 
-@pytest.mark.parametrize("op, given, flops, nbytes", [
-    # 2*M*N*K; fp8 A (1024x2048) and B (2048x512) read once, bf16 out written once
-    ("gemm_simple", dict(m=1024, k=2048, n=512), 2147483648, 2097152 + 1048576 + 1048576),
-    # bf16 in: (128*128 + 128*128)*2 + out 128*128*2
-    ("gemm_multiple_run", dict(m=128, k=128, n=128, dtype="bfloat16"), 4194304, 65536 + 32768),
-    # fp4 in: half a byte per element
-    ("gemm_multiple_run", dict(m=128, k=128, n=128, dtype="float4_e2m1fn"), 4194304, 16384 + 32768),
-    ("gemm_simple_with_dtype", dict(m=128, k=128, n=128, in_dtype="float8_e4m3fn", out_dtype="float32"),
-     4194304, 32768 + 65536),
-    # + 2*M*N for the outer-product scaling; + 4*(M+N) bytes of fp32 scales
-    ("gemm", dict(m=128, k=128, n=128), 4194304 + 32768, 32768 + 32768 + 1024),
-    # + 3*M*N (scale twice, accumulate once); fp32 buffer read and written: 2*4*M*N
-    ("gemm_accum", dict(m=128, k=128, n=128), 4194304 + 49152, 32768 + 1024 + 131072),
-    # + quantize A (2MK) and B (2KN), scale the result (2MN), one division per scale (M+N)
-    ("gemm_fp8_rowwise", dict(m=128, k=128, n=128), 4194304 + 98304 + 256, 65536 + 32768),
-    ("add", dict(m=4096, n=16384, dtype="bfloat16"), 67108864, 402653184),
-    # read bf16 X, write fp8 values and M fp32 scales; 2 ops per element + 1 division per row
-    ("quantization", dict(m=1024, n=256), 524288 + 1024, 786432 + 4096),
-    # the transposed op writes N scales, not M
-    ("transpose_quantization", dict(m=1024, n=256), 524288 + 256, 786432 + 1024),
-    ("quantization_static_scaling", dict(m=1024, n=256), 262144, 786432 + 4),
-    ("transpose_quantization_static_scaling", dict(m=1024, n=256), 262144, 786432 + 4),
-    ("torchao_inference", dict(m=1024, k=1024, n=1024, recipe="baseline"), 2147483648, 4194304 + 2097152),
-    # int4 with group 128: 4 bits + a bf16 scale and zero per 128 weights = 4.25 bits
-    ("torchao_inference", dict(m=1024, k=1024, n=1024, recipe="int4wo-128"), 2147483648, 4194304 + 557056),
-    ("torchao_inference", dict(m=1024, k=1024, n=1024, recipe="int8wo"), 2147483648, 4194304 + 1048576),
-    # transformer block (hidden k): 24*m*k^2 + 4*m^2*k
-    ("torchao_inference", dict(m=512, k=256, n=256, model_type="transformer_block"),  # 2 heads of 128
-     24 * 512 * 256 * 256 + 4 * 512 * 512 * 256, 2 * 512 * 256 * 2 + 12 * 256 * 256 * 2),
-])
+@pytest.mark.parametrize(
+    "op, given, flops, nbytes",
+    [
+        # 2*M*N*K; fp8 A (1024x2048) and B (2048x512) read once, bf16 out written once
+        ("gemm_simple", dict(m=1024, k=2048, n=512), 2147483648, 2097152 + 1048576 + 1048576),
+        # bf16 in: (128*128 + 128*128)*2 + out 128*128*2
+        ("gemm_multiple_run", dict(m=128, k=128, n=128, dtype="bfloat16"), 4194304, 65536 + 32768),
+        # fp4 in: half a byte per element
+        (
+            "gemm_multiple_run",
+            dict(m=128, k=128, n=128, dtype="float4_e2m1fn"),
+            4194304,
+            16384 + 32768,
+        ),
+        (
+            "gemm_simple_with_dtype",
+            dict(m=128, k=128, n=128, in_dtype="float8_e4m3fn", out_dtype="float32"),
+            4194304,
+            32768 + 65536,
+        ),
+        # + 2*M*N for the outer-product scaling; + 4*(M+N) bytes of fp32 scales
+        ("gemm", dict(m=128, k=128, n=128), 4194304 + 32768, 32768 + 32768 + 1024),
+        # + 3*M*N (scale twice, accumulate once); fp32 buffer read and written: 2*4*M*N
+        ("gemm_accum", dict(m=128, k=128, n=128), 4194304 + 49152, 32768 + 1024 + 131072),
+        # + quantize A (2MK) and B (2KN), scale the result (2MN), one division per scale (M+N)
+        ("gemm_fp8_rowwise", dict(m=128, k=128, n=128), 4194304 + 98304 + 256, 65536 + 32768),
+        ("add", dict(m=4096, n=16384, dtype="bfloat16"), 67108864, 402653184),
+        # read bf16 X, write fp8 values and M fp32 scales; 2 ops per element + 1 division per row
+        ("quantization", dict(m=1024, n=256), 524288 + 1024, 786432 + 4096),
+        # the transposed op writes N scales, not M
+        ("transpose_quantization", dict(m=1024, n=256), 524288 + 256, 786432 + 1024),
+        ("quantization_static_scaling", dict(m=1024, n=256), 262144, 786432 + 4),
+        ("transpose_quantization_static_scaling", dict(m=1024, n=256), 262144, 786432 + 4),
+        (
+            "torchao_inference",
+            dict(m=1024, k=1024, n=1024, recipe="baseline"),
+            2147483648,
+            4194304 + 2097152,
+        ),
+        # int4 with group 128: 4 bits + a bf16 scale and zero per 128 weights = 4.25 bits
+        (
+            "torchao_inference",
+            dict(m=1024, k=1024, n=1024, recipe="int4wo-128"),
+            2147483648,
+            4194304 + 557056,
+        ),
+        (
+            "torchao_inference",
+            dict(m=1024, k=1024, n=1024, recipe="int8wo"),
+            2147483648,
+            4194304 + 1048576,
+        ),
+        # transformer block (hidden k): 24*m*k^2 + 4*m^2*k
+        (
+            "torchao_inference",
+            dict(m=512, k=256, n=256, model_type="transformer_block"),  # 2 heads of 128
+            24 * 512 * 256 * 256 + 4 * 512 * 512 * 256,
+            2 * 512 * 256 * 2 + 12 * 256 * 256 * 2,
+        ),
+    ],
+)
 def test_models_match_hand_computed_values(op, given, flops, nbytes):
     spec = get_spec(op)
     p = params(op, **given)
@@ -65,4 +95,6 @@ def test_roofline_derivation():
 def test_unknown_peaks_stay_blank():
     d = derive(2e12, 1e9, 0.004, Peaks("unknown"), "bf16")
     assert d["tflops"] == pytest.approx(500)
-    assert d["peak_tflops"] is None and d["pct_peak_tflops"] is None and d["roofline_bound_s"] is None
+    assert (
+        d["peak_tflops"] is None and d["pct_peak_tflops"] is None and d["roofline_bound_s"] is None
+    )

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
-
-from microbench.errors import CaseFailure
-from microbench.numerics import check_outputs, check_rows, relative_error
-from microbench.registry import get_spec
 from test_models import params
+
+from microbench.catalogue import get_spec
+from microbench.errors import CaseFailure
+from microbench.measure.numerics import check_outputs, check_rows, relative_error
 
 
 def test_rows_are_all_when_small_and_a_spread_when_large():
@@ -44,6 +44,7 @@ def test_a_nan_output_never_passes():
         out = get_spec("add").reference(x, p, np.arange(p["m"]))
         out["out"][0, 0] = np.nan
         return out
+
     with pytest.raises(CaseFailure, match="relative error nan"):
         _run_check("add", bad, m=8, n=8)
 
@@ -60,9 +61,20 @@ def test_fp8_quantization_reference_rounds_like_the_cast():
 
 
 def test_fp8_gemms_get_the_accumulation_floor_and_others_do_not():
-    from microbench.numerics import FP8_GEMM_FLOOR
-    assert get_spec("gemm_simple").tolerance_floor(params("gemm_simple", m=8, k=8, n=8)) == FP8_GEMM_FLOOR
-    assert get_spec("gemm_multiple_run").tolerance_floor(params("gemm_multiple_run", m=8, k=8, n=8)) == 0.0
-    assert get_spec("gemm_multiple_run").tolerance_floor(
-        params("gemm_multiple_run", m=8, k=8, n=8, dtype="float8")) == FP8_GEMM_FLOOR
+    from microbench.measure.numerics import FP8_GEMM_FLOOR
+
+    assert (
+        get_spec("gemm_simple").tolerance_floor(params("gemm_simple", m=8, k=8, n=8))
+        == FP8_GEMM_FLOOR
+    )
+    assert (
+        get_spec("gemm_multiple_run").tolerance_floor(params("gemm_multiple_run", m=8, k=8, n=8))
+        == 0.0
+    )
+    assert (
+        get_spec("gemm_multiple_run").tolerance_floor(
+            params("gemm_multiple_run", m=8, k=8, n=8, dtype="float8")
+        )
+        == FP8_GEMM_FLOOR
+    )
     assert get_spec("add").tolerance_floor(params("add", m=8, n=8)) == 0.0

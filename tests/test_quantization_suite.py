@@ -4,7 +4,6 @@ import csv
 import json
 
 import pytest
-
 from conftest import SEED_EXAMPLES
 
 CONFIG = """
@@ -29,10 +28,22 @@ model_params:
 @pytest.fixture(scope="module")
 def suite_rows(tmp_path_factory):
     from microbench.cli import main
+
     root = tmp_path_factory.mktemp("tq")
     (root / "c.yaml").write_text(CONFIG.replace("output_dir: out", f"output_dir: {root / 'out'}"))
-    assert main(["dashboard", "--config", str(root / "c.yaml"), "--output", str(root / "dash.json"),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "dashboard",
+                "--config",
+                str(root / "c.yaml"),
+                "--output",
+                str(root / "dash.json"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     rows = list(csv.DictReader(open(root / "out" / "results.csv")))
     return rows, json.loads((root / "dash.json").read_text())
 
@@ -53,7 +64,8 @@ def test_int8_recipes_quantize_run_and_keep_a_good_sqnr(suite_rows, model):
         assert float(row["sqnr_db"]) > 30
         assert int(row["weight_bytes_quantized"]) < int(row["weight_bytes_baseline"])
         assert float(row["eager_speedup"]) == pytest.approx(
-            float(row["baseline_eager_ms"]) / float(row["quantized_eager_ms"]), rel=1e-4)
+            float(row["baseline_eager_ms"]) / float(row["quantized_eager_ms"]), rel=1e-4
+        )
         assert row["platform"] == "cpu" and int(row["cpu_threads"]) >= 1
 
 
@@ -68,47 +80,89 @@ def test_float8_on_cpu_and_an_unknown_recipe_are_unsupported_rows(suite_rows):
 def test_dashboard_json_has_the_documented_structure(suite_rows):
     rows, records = suite_rows
     ok = [r for r in rows if r["status"] == "ok"]
-    assert len(records) == 3 * len(ok)  # speedup, baseline time, quantized time (no CPU memory figure)
+    assert len(records) == 3 * len(
+        ok
+    )  # speedup, baseline time, quantized time (no CPU memory figure)
     for rec in records:
         assert set(rec) == {"benchmark", "model", "metric", "runners", "dependencies"}
-        assert rec["benchmark"]["name"] == "micro-benchmark api" and rec["benchmark"]["mode"] == "inference"
+        assert (
+            rec["benchmark"]["name"] == "micro-benchmark api"
+            and rec["benchmark"]["mode"] == "inference"
+        )
         assert set(rec["benchmark"]["extra_info"]) >= {"device", "arch", "unit"}
-        assert rec["model"]["type"] == "micro-benchmark custom layer" and rec["model"]["origins"] == ["torchao"]
-        assert rec["model"]["name"].split("-")[0] in ("linear", "ln_linear_gelu", "transformer_block")
-        assert isinstance(rec["metric"]["benchmark_values"], list) and rec["metric"]["target_value"] == 0.0
+        assert rec["model"]["type"] == "micro-benchmark custom layer" and rec["model"][
+            "origins"
+        ] == ["torchao"]
+        assert rec["model"]["name"].split("-")[0] in (
+            "linear",
+            "ln_linear_gelu",
+            "transformer_block",
+        )
+        assert (
+            isinstance(rec["metric"]["benchmark_values"], list)
+            and rec["metric"]["target_value"] == 0.0
+        )
     names = {r["metric"]["name"] for r in records}
     assert names == {"speedup(wrt bf16)", "baseline time", "quantized time"}
 
 
 def test_a_recipe_that_leaves_weights_unquantized_is_unsupported(tmp_path, monkeypatch, run_cli):
     import torchao.quantization
+
     monkeypatch.setattr(torchao.quantization, "quantize_", lambda model, config: None)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.yaml").write_text("quantization_config_recipe_names: [int8wo]\noutput_dir: out\nmodel_params:\n"
-                                     "  matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}]\n  device: cpu\n  num_runs: 2\n")
+    (tmp_path / "c.yaml").write_text(
+        "quantization_config_recipe_names: [int8wo]\noutput_dir: out\nmodel_params:\n"
+        "  matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}]\n  device: cpu\n  num_runs: 2\n"
+    )
     assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
     rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
     assert [r["status"] for r in rows] == ["ok", "unsupported"]
     assert rows[1]["error"] == "quantize_ with int8wo left the weights unquantized on cpu"
 
 
-def test_compile_time_has_its_own_column_and_samples_are_compiled_calls(tmp_path, monkeypatch, run_cli):
+def test_compile_time_has_its_own_column_and_samples_are_compiled_calls(
+    tmp_path, monkeypatch, run_cli
+):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.yaml").write_text("output_dir: out\nmodel_params:\n  matrix_shapes: [{name: custom, shapes: [[8, 32, 32]]}]\n"
-                                     "  device: cpu\n  use_torch_compile: true\n  num_runs: 5\n")
+    (tmp_path / "c.yaml").write_text(
+        "output_dir: out\nmodel_params:\n  matrix_shapes: [{name: custom, shapes: [[8, 32, 32]]}]\n"
+        "  device: cpu\n  use_torch_compile: true\n  num_runs: 5\n"
+    )
     assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
     (row,) = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
-    assert row["status"] == "ok" and row["implementation"] == "compiled" and row["compile_mode"] == "default"
-    assert float(row["quantized_compile_time_s"]) > float(row["time_max_s"])  # compilation never in a sample
+    assert (
+        row["status"] == "ok"
+        and row["implementation"] == "compiled"
+        and row["compile_mode"] == "default"
+    )
+    assert float(row["quantized_compile_time_s"]) > float(
+        row["time_max_s"]
+    )  # compilation never in a sample
     assert row["samples"] == "5"
 
 
-@pytest.mark.parametrize("name, any_ok", [("torchao_readme_example.yaml", True), ("tutorial_local_test.yml", True),
-                                          ("tutorial_profiling.yml", True), ("tutorial_test_my_model.yml", False)])
+@pytest.mark.parametrize(
+    "name, any_ok",
+    [
+        ("torchao_readme_example.yaml", True),
+        ("tutorial_local_test.yml", True),
+        ("tutorial_profiling.yml", True),
+        ("tutorial_test_my_model.yml", False),
+    ],
+)
 def test_seed_yaml_runs_on_cpu_at_reduced_shapes(name, any_ok, tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
-    code, _, err = run_cli("run", "--config", str(SEED_EXAMPLES / name), "--max-dim", "64", "--num-runs", "2",
-                           "--no-progress")
+    code, _, err = run_cli(
+        "run",
+        "--config",
+        str(SEED_EXAMPLES / name),
+        "--max-dim",
+        "64",
+        "--num-runs",
+        "2",
+        "--no-progress",
+    )
     assert code == 0
     (csv_path,) = list(tmp_path.rglob("results.csv"))
     rows = list(csv.DictReader(open(csv_path)))
@@ -122,12 +176,18 @@ def test_seed_yaml_runs_on_cpu_at_reduced_shapes(name, any_ok, tmp_path, monkeyp
 
 def test_a_recipes_inductor_settings_do_not_leak_into_the_next_case(tmp_path, monkeypatch, run_cli):
     import torch._inductor.config as inductor_config
+
     before = inductor_config.get_config_copy()
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.yaml").write_text("quantization_config_recipe_names: [int8wo]\noutput_dir: out\nmodel_params:\n"
-                                     "  matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}]\n  device: cpu\n  num_runs: 2\n")
+    (tmp_path / "c.yaml").write_text(
+        "quantization_config_recipe_names: [int8wo]\noutput_dir: out\nmodel_params:\n"
+        "  matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}]\n  device: cpu\n  num_runs: 2\n"
+    )
     assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
     rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
-    assert [r["status"] for r in rows] == ["ok", "ok"]  # int8wo sets coordinate_descent_tuning globally
+    assert [r["status"] for r in rows] == [
+        "ok",
+        "ok",
+    ]  # int8wo sets coordinate_descent_tuning globally
     after = inductor_config.get_config_copy()
     assert {k for k in before if before[k] != after[k]} == set()

@@ -9,9 +9,9 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT
-from microbench.columns import IDENTITY
+
+from microbench.results.columns import IDENTITY
 
 FAULTS = """
 num_runs: 3
@@ -39,10 +39,18 @@ def test_failures_become_rows_and_the_sweep_continues(tmp_path, monkeypatch, run
     code, out, err = run_cli("run", "--config", "c.yaml", "--no-progress")
     assert code == 0
     got = [(r["mode"], r["status"]) for r in rows(tmp_path / "out.csv")]
-    assert got == [("ok", "ok"), ("raise", "error"), ("wrong", "wrong_result"), ("oom", "oom"), ("ok", "ok")]
+    assert got == [
+        ("ok", "ok"),
+        ("raise", "error"),
+        ("wrong", "wrong_result"),
+        ("oom", "oom"),
+        ("ok", "ok"),
+    ]
     by_mode = {r["mode"]: r for r in rows(tmp_path / "out.csv")}
     assert by_mode["raise"]["error"] == "RuntimeError: injected failure"
-    assert by_mode["oom"]["error"].startswith("out of device memory at n=64: Unable to allocate 2.00 TiB")
+    assert by_mode["oom"]["error"].startswith(
+        "out of device memory at n=64: Unable to allocate 2.00 TiB"
+    )
     assert by_mode["wrong"]["time_median_s"] == ""  # strict check: a wrong result is not timed
     assert "relative error" in by_mode["wrong"]["error"]
     assert by_mode["ok"]["samples"] == "3" and float(by_mode["ok"]["time_median_s"]) > 0
@@ -51,8 +59,10 @@ def test_failures_become_rows_and_the_sweep_continues(tmp_path, monkeypatch, run
 
 def test_flag_mode_times_a_wrong_result_but_never_as_a_clean_row(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
-                                     "  benchmark_params: [{mode: wrong, check: flag}]\n")
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
+        "  benchmark_params: [{mode: wrong, check: flag}]\n"
+    )
     assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
     (row,) = rows(tmp_path / "out.csv")
     assert row["status"] == "wrong_result" and float(row["time_median_s"]) > 0
@@ -61,7 +71,9 @@ def test_flag_mode_times_a_wrong_result_but_never_as_a_clean_row(tmp_path, monke
 
 def test_one_sample_per_iteration_and_raw_samples_in_jsonl(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  num_runs: 17\n  csv_path: out.csv\n")
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  num_runs: 17\n  csv_path: out.csv\n"
+    )
     assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
     (record,) = [json.loads(line) for line in open(tmp_path / "out.jsonl")]
     assert record["samples"] == 17 and len(record["samples_s"]) == 17
@@ -71,8 +83,10 @@ def test_one_sample_per_iteration_and_raw_samples_in_jsonl(tmp_path, monkeypatch
 
 def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n  timeout_s: 0.5\n"
-                                     "  benchmark_params: [{mode: hang}, {mode: ok}]\n")
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n  timeout_s: 0.5\n"
+        "  benchmark_params: [{mode: hang}, {mode: ok}]\n"
+    )
     t0 = time.monotonic()
     assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
     assert time.monotonic() - t0 < 30
@@ -81,9 +95,13 @@ def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
 
 def test_isolate_turns_a_crash_and_a_hang_into_rows(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
-                                     "  benchmark_params: [{mode: crash}, {mode: hang}, {mode: ok}]\n")
-    code, _, _ = run_cli("run", "--config", "c.yaml", "--no-progress", "--isolate", "--timeout", "3")
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
+        "  benchmark_params: [{mode: crash}, {mode: hang}, {mode: ok}]\n"
+    )
+    code, _, _ = run_cli(
+        "run", "--config", "c.yaml", "--no-progress", "--isolate", "--timeout", "3"
+    )
     assert code == 0
     got = rows(tmp_path / "out.csv")
     assert [r["status"] for r in got] == ["crashed", "timeout", "ok"]
@@ -104,8 +122,14 @@ benchmarks:
 def _start(tmp_path):
     (tmp_path / "c.yaml").write_text(SLOW_SWEEP)
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
-    return subprocess.Popen([sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "--no-progress"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "--no-progress"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_rows(path, count, timeout=60):
@@ -129,7 +153,9 @@ def _assert_complete(tmp_path, run_cli):
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 8
 
 
-def test_sigkill_loses_at_most_the_case_in_flight_and_resume_completes(tmp_path, monkeypatch, run_cli):
+def test_sigkill_loses_at_most_the_case_in_flight_and_resume_completes(
+    tmp_path, monkeypatch, run_cli
+):
     monkeypatch.chdir(tmp_path)
     proc = _start(tmp_path)
     _wait_for_rows(tmp_path / "out.csv", 2)
@@ -152,16 +178,20 @@ def test_ctrl_c_flushes_finished_rows_and_says_how_to_resume(tmp_path, monkeypat
 
 
 def test_a_case_larger_than_device_memory_is_an_oom_row_before_inputs_exist(tmp_path):
-    from microbench.errors import CaseFailure
-    from microbench.procedure import check_fits
     from test_backends import case
-    from microbench.registry import get_spec
+
+    from microbench.catalogue import get_spec
+    from microbench.errors import CaseFailure
+    from microbench.measure.procedure import check_fits
+
     c = case("gemm_multiple_run", "jax", tmp_path, m=4194304, k=16, n=4194304)
     with pytest.raises(CaseFailure) as info:
         check_fits(get_spec("gemm_multiple_run"), c, 80 * 2**30)
     assert info.value.status == "oom"
-    assert info.value.reason == ("out of device memory at m=4194304xk=16xn=4194304: inputs and outputs alone "
-                                 "need 32768.2 GiB, the framework can allocate 80.0 GiB")
+    assert info.value.reason == (
+        "out of device memory at m=4194304xk=16xn=4194304: inputs and outputs alone "
+        "need 32768.2 GiB, the framework can allocate 80.0 GiB"
+    )
 
 
 def test_jax_cases_run_before_torch_cases(tmp_path, write_yaml, monkeypatch, run_cli):
@@ -177,4 +207,8 @@ def test_jax_cases_run_before_torch_cases(tmp_path, write_yaml, monkeypatch, run
         """)
     assert run_cli("run", "--config", "config.yaml", "--no-progress")[0] == 0
     assert [(r["backend"], r["n"]) for r in rows(tmp_path / "out.csv")] == [
-        ("jax", "32"), ("jax", "64"), ("torch", "32"), ("torch", "64")]
+        ("jax", "32"),
+        ("jax", "64"),
+        ("torch", "32"),
+        ("torch", "64"),
+    ]

@@ -6,26 +6,42 @@ from microbench.errors import UserError
 
 def test_custom_keeps_the_given_shapes():
     assert generate_shapes({"name": "custom", "shapes": [[1, 2, 3], [4, 5, 6]]}) == [
-        ("custom", [1, 2, 3]), ("custom", [4, 5, 6])]
+        ("custom", [1, 2, 3]),
+        ("custom", [4, 5, 6]),
+    ]
 
 
 def test_llama_is_llama2_70b_with_16384_tokens():
     shapes = generate_shapes({"name": "llama"})
-    assert shapes == [("llama_attn.wqkv", [16384, 8192, 1280]), ("llama_attn.w0", [16384, 1024, 8192]),
-                      ("llama_ffn.w13", [16384, 8192, 7168]), ("llama_ffn.w2", [16384, 3584, 8192])]
+    assert shapes == [
+        ("llama_attn.wqkv", [16384, 8192, 1280]),
+        ("llama_attn.w0", [16384, 1024, 8192]),
+        ("llama_ffn.w13", [16384, 8192, 7168]),
+        ("llama_ffn.w2", [16384, 3584, 8192]),
+    ]
 
 
 def test_pow2_defaults_and_bounds():
     shapes = generate_shapes({"name": "pow2"})
-    assert len(shapes) == 5 and shapes[0] == ("pow2_0", [1024] * 3) and shapes[-1] == ("pow2_4", [16384] * 3)
+    assert (
+        len(shapes) == 5
+        and shapes[0] == ("pow2_0", [1024] * 3)
+        and shapes[-1] == ("pow2_4", [16384] * 3)
+    )
     assert generate_shapes({"name": "pow2", "min_power": 10, "max_power": 12}) == [
-        ("pow2_0", [1024] * 3), ("pow2_1", [2048] * 3), ("pow2_2", [4096] * 3)]
+        ("pow2_0", [1024] * 3),
+        ("pow2_1", [2048] * 3),
+        ("pow2_2", [4096] * 3),
+    ]
 
 
 def test_pow2_extended_adds_the_half_steps():
     assert generate_shapes({"name": "pow2_extended", "min_power": 10, "max_power": 11}) == [
-        ("pow2_extended_0", [1024] * 3), ("pow2_extended_1", [1536] * 3),
-        ("pow2_extended_2", [2048] * 3), ("pow2_extended_3", [3072] * 3)]
+        ("pow2_extended_0", [1024] * 3),
+        ("pow2_extended_1", [1536] * 3),
+        ("pow2_extended_2", [2048] * 3),
+        ("pow2_extended_3", [3072] * 3),
+    ]
     assert len(generate_shapes({"name": "pow2_extended"})) == 10
 
 
@@ -34,7 +50,7 @@ def test_sweep_is_every_mkn_combination():
     assert len(shapes) == 8
     assert shapes[0] == ("sweep_0", [256, 256, 256]) and shapes[1] == ("sweep_1", [256, 256, 512])
     assert shapes[-1] == ("sweep_7", [512, 512, 512])
-    assert len(generate_shapes({"name": "sweep"})) == 8 ** 3
+    assert len(generate_shapes({"name": "sweep"})) == 8**3
 
 
 def test_small_sweep_is_an_m_by_k_grid_with_square_weights():
@@ -45,15 +61,41 @@ def test_small_sweep_is_an_m_by_k_grid_with_square_weights():
     assert shapes[-1] == ("small_sweep_35", [32768, 32768, 32768])
 
 
-@pytest.mark.parametrize("preset, count, first, last", [
-    ("llama4", 4, ("llama4_attn.wqkv", [4096, 5120, 7168]), ("llama4_expert.w2", [4096, 8192, 5120])),
-    ("deepseek_v3_236b", 9, ("deepseek_v3_236b_attn.wq_a", [4096, 5120, 1536]),
-     ("deepseek_v3_236b_expert.w2", [4096, 1536, 5120])),
-    ("deepseek_v3_671b", 9, ("deepseek_v3_671b_attn.wq_a", [4096, 7168, 1536]),
-     ("deepseek_v3_671b_expert.w2", [4096, 2048, 7168])),
-    ("qwen3_32b", 4, ("qwen3_32b_attn.wqkv", [4096, 5120, 10240]), ("qwen3_32b_ffn.w2", [4096, 25600, 5120])),
-    ("gemma3_27b", 4, ("gemma3_27b_attn.wqkv", [4096, 5376, 8192]), ("gemma3_27b_ffn.w2", [4096, 21504, 5376])),
-])
+@pytest.mark.parametrize(
+    "preset, count, first, last",
+    [
+        (
+            "llama4",
+            4,
+            ("llama4_attn.wqkv", [4096, 5120, 7168]),
+            ("llama4_expert.w2", [4096, 8192, 5120]),
+        ),
+        (
+            "deepseek_v3_236b",
+            9,
+            ("deepseek_v3_236b_attn.wq_a", [4096, 5120, 1536]),
+            ("deepseek_v3_236b_expert.w2", [4096, 1536, 5120]),
+        ),
+        (
+            "deepseek_v3_671b",
+            9,
+            ("deepseek_v3_671b_attn.wq_a", [4096, 7168, 1536]),
+            ("deepseek_v3_671b_expert.w2", [4096, 2048, 7168]),
+        ),
+        (
+            "qwen3_32b",
+            4,
+            ("qwen3_32b_attn.wqkv", [4096, 5120, 10240]),
+            ("qwen3_32b_ffn.w2", [4096, 25600, 5120]),
+        ),
+        (
+            "gemma3_27b",
+            4,
+            ("gemma3_27b_attn.wqkv", [4096, 5376, 8192]),
+            ("gemma3_27b_ffn.w2", [4096, 21504, 5376]),
+        ),
+    ],
+)
 def test_model_presets(preset, count, first, last):
     shapes = generate_shapes({"name": preset})
     assert len(shapes) == count and shapes[0] == first and shapes[-1] == last
@@ -62,5 +104,7 @@ def test_model_presets(preset, count, first, last):
 
 
 def test_unknown_generator_suggests():
-    with pytest.raises(UserError, match=r"unknown shape generator 'pow_2' \(did you mean 'pow2'\?\)"):
+    with pytest.raises(
+        UserError, match=r"unknown shape generator 'pow_2' \(did you mean 'pow2'\?\)"
+    ):
         generate_shapes({"name": "pow_2"})

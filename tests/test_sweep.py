@@ -6,8 +6,12 @@ from microbench.errors import UserError
 
 def test_plain_lists_make_a_cartesian_product_in_key_order():
     out = expand_sweep({"m": [1, 2], "n": [3, 4], "dtype": "bfloat16"}, "s")
-    assert out == [{"m": 1, "n": 3, "dtype": "bfloat16"}, {"m": 1, "n": 4, "dtype": "bfloat16"},
-                   {"m": 2, "n": 3, "dtype": "bfloat16"}, {"m": 2, "n": 4, "dtype": "bfloat16"}]
+    assert out == [
+        {"m": 1, "n": 3, "dtype": "bfloat16"},
+        {"m": 1, "n": 4, "dtype": "bfloat16"},
+        {"m": 2, "n": 3, "dtype": "bfloat16"},
+        {"m": 2, "n": 4, "dtype": "bfloat16"},
+    ]
 
 
 def test_list_suffix_names_the_parameter_without_suffix():
@@ -16,7 +20,11 @@ def test_list_suffix_names_the_parameter_without_suffix():
 
 def test_multiplier_range_is_inclusive():
     assert expand_sweep({"m_range": {"start": 1024, "end": 8192, "multiplier": 2}}, "s") == [
-        {"m": 1024}, {"m": 2048}, {"m": 4096}, {"m": 8192}]
+        {"m": 1024},
+        {"m": 2048},
+        {"m": 4096},
+        {"m": 8192},
+    ]
 
 
 def test_increase_by_range_is_inclusive_and_stops_before_overshoot():
@@ -34,15 +42,21 @@ def test_count_matches_expansion():
     assert count_sweep(entry, "s") == len(expand_sweep(entry, "s")) == 21
 
 
-@pytest.mark.parametrize("spec, message", [
-    ({"start": 1, "end": 8, "multiplier": 1}, "range never ends: multiplier must be > 1"),
-    ({"start": 1, "end": 8, "multiplier": 0.5}, "range never ends: multiplier must be > 1"),
-    ({"start": 1, "end": 8, "increase_by": 0}, "range never ends: increase_by must be > 0"),
-    ({"start": 1, "end": 8, "increase_by": -2}, "range never ends: increase_by must be > 0"),
-    ({"start": 9, "end": 8, "increase_by": 1}, "range is empty"),
-    ({"start": 1, "end": 8}, "exactly one of 'multiplier' or 'increase_by'"),
-    ({"start": 1, "end": 8, "multipler": 2}, "unknown range key 'multipler' (did you mean 'multiplier'?)"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"start": 1, "end": 8, "multiplier": 1}, "range never ends: multiplier must be > 1"),
+        ({"start": 1, "end": 8, "multiplier": 0.5}, "range never ends: multiplier must be > 1"),
+        ({"start": 1, "end": 8, "increase_by": 0}, "range never ends: increase_by must be > 0"),
+        ({"start": 1, "end": 8, "increase_by": -2}, "range never ends: increase_by must be > 0"),
+        ({"start": 9, "end": 8, "increase_by": 1}, "range is empty"),
+        ({"start": 1, "end": 8}, "exactly one of 'multiplier' or 'increase_by'"),
+        (
+            {"start": 1, "end": 8, "multipler": 2},
+            "unknown range key 'multipler' (did you mean 'multiplier'?)",
+        ),
+    ],
+)
 def test_bad_ranges_are_refused(spec, message):
     with pytest.raises(UserError) as info:
         expand_range(spec, "m_range")

@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 pytest.importorskip("triton")
@@ -13,7 +12,7 @@ pytest.importorskip("triton")
 SCRIPT = r"""
 import torch, torch.nn.functional as F
 from torch_backend.kernels import triton_kernels as tk
-from microbench.numerics import TOLERANCE
+from microbench.measure.numerics import TOLERANCE
 torch.manual_seed(0)
 for dtype in (torch.float32, torch.bfloat16):
     tol = 2 * TOLERANCE[str(dtype).removeprefix("torch.")]
@@ -33,6 +32,8 @@ for dtype in (torch.float32, torch.bfloat16):
 
 def test_triton_kernels_match_pytorch_under_the_interpreter():
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.count("\n") == 8

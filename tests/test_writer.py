@@ -3,32 +3,53 @@ import json
 
 import pytest
 
-from microbench.columns import ENVIRONMENT, IDENTITY, STATS, header
 from microbench.errors import UserError
-from microbench.writer import ResultFile
+from microbench.ops.common import PlacementExtras
+from microbench.results.columns import ENVIRONMENT, IDENTITY, STATS, header
+from microbench.results.records import Environment, Identity, Row, Status, TimeStats
+from microbench.results.writer import ResultFile
 
 
 def test_header_is_the_stable_ordered_union():
-    cols = header(["m", "n", "m", "case_id"], ["compute"])
+    cols = header(["m", "n", "m", "case_id"], [PlacementExtras])
     assert cols[: len(IDENTITY)] == list(IDENTITY)
-    assert cols[len(IDENTITY): len(IDENTITY) + 2] == ["m", "n"]
+    assert cols[len(IDENTITY) : len(IDENTITY) + 2] == ["m", "n"]
     assert cols[len(IDENTITY) + 2] == STATS[0]
-    assert cols[-len(ENVIRONMENT):] == list(ENVIRONMENT)
+    assert cols[-len(ENVIRONMENT) :] == list(ENVIRONMENT)
     assert len(cols) == len(set(cols))
 
 
-def _row(case_id, **extra):
-    return {"case_id": case_id, "status": "ok", "config_id": "cfg", "m": 1, **extra}
+def _row(case_id, raw=None, **stats):
+    identity = Identity(
+        case_id=case_id,
+        run_id="r",
+        timestamp="",
+        status=Status.OK,
+        error="",
+        suite="s",
+        benchmark="b",
+        op="o",
+        backend="numpy",
+        implementation=None,
+        label=case_id,
+    )
+    return Row(
+        identity=identity,
+        params={"m": 1},
+        stats=TimeStats(**stats),
+        environment=Environment(config_id="cfg"),
+        raw=raw or {},
+    )
 
 
 def test_nothing_is_written_before_the_first_row_and_rows_append_whole(tmp_path):
     path = tmp_path / "sub" / "out.csv"
     f = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
     assert not path.exists()
-    f.append(_row("a", time_median_s=1.5e-6), {"samples_s": [1e-6, 2e-6]})
+    f.append(_row("a", {"samples_s": [1e-6, 2e-6]}, time_median_s=1.5e-6))
     rows = list(csv.DictReader(open(path)))
     assert [r["case_id"] for r in rows] == ["a"] and rows[0]["time_median_s"] == "1.5e-06"
-    f.append(_row("b"), {})
+    f.append(_row("b"))
     assert [r["case_id"] for r in csv.DictReader(open(path))] == ["a", "b"]
     lines = [json.loads(line) for line in open(path.with_suffix(".jsonl"))]
     assert lines[0]["samples_s"] == [1e-6, 2e-6] and lines[1]["case_id"] == "b"
@@ -38,19 +59,19 @@ def test_resume_reads_done_ids_and_drops_a_torn_last_line(tmp_path):
     path = tmp_path / "out.csv"
     cols = header(["m"], [])
     f = ResultFile(str(path), cols, "cfg", resume=False)
-    f.append(_row("a"), {})
+    f.append(_row("a"))
     with open(path, "a") as fh:
         fh.write("b,half a ro")  # a writer killed mid-line
     again = ResultFile(str(path), cols, "cfg", resume=True)
     assert again.done == {"a"}
     assert path.read_text().endswith("\n") and "half a ro" not in path.read_text()
-    again.append(_row("c"), {})
+    again.append(_row("c"))
     assert [r["case_id"] for r in csv.DictReader(open(path))] == ["a", "c"]
 
 
 def test_resume_refuses_a_file_with_other_columns(tmp_path):
     path = tmp_path / "out.csv"
-    ResultFile(str(path), header(["m"], []), "cfg", resume=False).append(_row("a"), {})
+    ResultFile(str(path), header(["m"], []), "cfg", resume=False).append(_row("a"))
     with pytest.raises(UserError, match="different columns"):
         ResultFile(str(path), header(["m", "n"], []), "cfg", resume=True)
 
@@ -60,5 +81,5 @@ def test_without_resume_an_old_file_is_replaced_only_when_the_first_row_lands(tm
     path.write_text("old\n")
     f = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
     assert path.read_text() == "old\n"
-    f.append(_row("a"), {})
+    f.append(_row("a"))
     assert [r["case_id"] for r in csv.DictReader(open(path))] == ["a"]

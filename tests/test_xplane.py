@@ -9,24 +9,32 @@ from jax.profiler import ProfileData
 from microbench.jax_backend import xplane
 
 
-def gpu_trace(iterations, kernels=(("gemm_kernel", 1000), ("convert_kernel", 100)), module="jit_mb_gemm"):
+def gpu_trace(
+    iterations, kernels=(("gemm_kernel", 1000), ("convert_kernel", 100)), module="jit_mb_gemm"
+):
     """XSpace text proto: one GPU stream, each iteration launching `kernels`, plus a foreign copy kernel."""
     events, t = [], 0
     for _ in range(iterations):
         for i, (_, dur_ns) in enumerate(kernels):
-            events.append(f"events {{ metadata_id: {i + 1} offset_ps: {t * 1000} duration_ps: {dur_ns * 1000} "
-                          f"stats {{ metadata_id: 1 str_value: \"{module}\" }} }}")
+            events.append(
+                f"events {{ metadata_id: {i + 1} offset_ps: {t * 1000} duration_ps: {dur_ns * 1000} "
+                f'stats {{ metadata_id: 1 str_value: "{module}" }} }}'
+            )
             t += dur_ns + 50
         t += 10_000  # host gap between blocked iterations
-    events.append(f"events {{ metadata_id: 99 offset_ps: {t * 1000} duration_ps: 5000000 "
-                  f"stats {{ metadata_id: 1 str_value: \"jit_input_copy\" }} }}")
-    metadata = "".join(f"event_metadata {{ key: {i + 1} value {{ id: {i + 1} name: \"{name}\" }} }}\n"
-                       for i, (name, _) in enumerate(kernels))
+    events.append(
+        f"events {{ metadata_id: 99 offset_ps: {t * 1000} duration_ps: 5000000 "
+        f'stats {{ metadata_id: 1 str_value: "jit_input_copy" }} }}'
+    )
+    metadata = "".join(
+        f'event_metadata {{ key: {i + 1} value {{ id: {i + 1} name: "{name}" }} }}\n'
+        for i, (name, _) in enumerate(kernels)
+    )
     return ProfileData.from_text_proto(f"""
 planes {{ id: 1 name: "/host:CPU" }}
 planes {{
   id: 2 name: "/device:GPU:0"
-  lines {{ id: 1 name: "Stream #14(Compute)" timestamp_ns: 1000000 {' '.join(events)} }}
+  lines {{ id: 1 name: "Stream #14(Compute)" timestamp_ns: 1000000 {" ".join(events)} }}
   {metadata}
   event_metadata {{ key: 99 value {{ id: 99 name: "memcpy" }} }}
   stat_metadata {{ key: 1 value {{ id: 1 name: "hlo_module" }} }}
@@ -38,8 +46,13 @@ def test_gpu_kernels_are_attributed_per_iteration_and_foreign_modules_ignored():
     assert platform == "gpu" and len(iters) == 4
     assert [it.total_ns for it in iters] == [1100.0] * 4  # gemm + convert, never the copy
     kernels = xplane.breakdown(iters)
-    assert [(k.name, k.per_iter) for k in kernels] == [("gemm_kernel", 1.0), ("convert_kernel", 1.0)]
-    assert kernels[0].share == pytest.approx(1000 / 1100) and kernels[0].mean_s == pytest.approx(1e-6)
+    assert [(k.name, k.per_iter) for k in kernels] == [
+        ("gemm_kernel", 1.0),
+        ("convert_kernel", 1.0),
+    ]
+    assert kernels[0].share == pytest.approx(1000 / 1100) and kernels[0].mean_s == pytest.approx(
+        1e-6
+    )
 
 
 def test_gpu_event_count_that_does_not_split_is_an_error():
@@ -84,7 +97,9 @@ def test_tpu_uses_module_executions_and_never_double_counts_nested_ops():
 
 
 def test_tpu_wrong_execution_count_is_an_error():
-    with pytest.raises(xplane.TraceError, match="has 2 executions of jit_mb_quantization, expected 3"):
+    with pytest.raises(
+        xplane.TraceError, match="has 2 executions of jit_mb_quantization, expected 3"
+    ):
         xplane.iterations(ProfileData.from_text_proto(TPU), "jit_mb_quantization", 3)
 
 
@@ -106,6 +121,8 @@ def test_real_cpu_trace_gives_one_iteration_per_run_and_converts_with_xprof(tmp_
     platform, iters = xplane.iterations(xplane.load(path), "jit_mb_add", 5)
     assert platform == "cpu" and len(iters) == 5 and all(it.total_ns > 0 for it in iters)
     from xprof.convert import raw_to_tool_data
-    data, content_type = raw_to_tool_data.xspace_to_tool_data(glob.glob(str(tmp_path / "plugins/profile/*/*.xplane.pb")),
-                                                               "trace_viewer", {})
+
+    data, content_type = raw_to_tool_data.xspace_to_tool_data(
+        glob.glob(str(tmp_path / "plugins/profile/*/*.xplane.pb")), "trace_viewer", {}
+    )
     assert "traceEvents" in data and "add" in data

@@ -1,22 +1,19 @@
-"""PyTorch backend: device choice, inputs, numerics check and device timing for each suite."""
+"""PyTorch backend: device information, timers and the measurement of every registered torch implementation."""
 
 from __future__ import annotations
 
 import platform
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-import numpy as np
 import torch
 
-from microbench.errors import unsupported
-from microbench.measurement import DeviceInfo, Measurement, Prepared
-from microbench.plan import Case
-from microbench.procedure import check_fits, measure
-from microbench.registry import OpSpec
-from microbench.timers import wall_clock
-from torch_backend import compute_ops
-from torch_backend.devices import synchronizer
-from torch_backend.tensors import to_numpy, to_torch
+from microbench.catalogue import get_implementation
+from microbench.config.cases import Case
+from microbench.measure.procedure import measure
+from microbench.measure.timers import Timer, get_timer, register_timer, timer_name
+from microbench.measure.types import DeviceInfo, Measurement
 from torch_backend.timing import cuda_events
 
 
@@ -47,48 +44,48 @@ class TorchBackend:
 
     def device_info_for(self, device: torch.device) -> DeviceInfo:
         if device.type == "cuda":
-            return DeviceInfo(kind=torch.cuda.get_device_name(device), count=torch.cuda.device_count(), platform="gpu",
-                              framework="torch", framework_version=torch.__version__)
-        return DeviceInfo(kind=platform.processor() or platform.machine(), count=1, platform="cpu",
-                          framework="torch", framework_version=torch.__version__)
+            return DeviceInfo(
+                kind=torch.cuda.get_device_name(device),
+                count=torch.cuda.device_count(),
+                platform="gpu",
+                framework="torch",
+                framework_version=torch.__version__,
+            )
+        return DeviceInfo(
+            kind=platform.processor() or platform.machine(),
+            count=1,
+            platform="cpu",
+            framework="torch",
+            framework_version=torch.__version__,
+        )
 
-    def timer(self, device: torch.device):
-        return cuda_events if device.type == "cuda" else wall_clock
+    def timer(self, case: Case, device: torch.device) -> Timer:
+        return get_timer(
+            self.name, timer_name(self.name, "gpu" if device.type == "cuda" else "cpu"), case
+        )
 
-    def _compute_device(self, case: Case) -> torch.device:
-        if case.params.get("sharding", "none") != "none":
-            raise unsupported("the PyTorch parity ops run on one device (sharding: none)")
-        base = default_device()
-        if base.type == "cuda":
-            index = case.params.get("device", 0)
-            if index >= torch.cuda.device_count():
-                raise unsupported(f"device {index} requested but only {torch.cuda.device_count()} GPUs exist")
-            return torch.device("cuda", index)
-        return base
+    def measure(self, case: Case) -> Measurement:
+        with isolated_compiler_state():
+            impl = get_implementation(case.op, self.name)
+            prepared = impl.build(self, case)
+            device = prepared.device if prepared.device is not None else default_device()
+            return measure(case, prepared, self.timer(case, device), self.device_info_for(device))
 
-    def prepare_compute(self, case: Case, spec: OpSpec, device: torch.device) -> Prepared:
-        if device.type == "cuda":
-            check_fits(spec, case, torch.cuda.get_device_properties(device).total_memory)
-        host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
-        args = [to_torch(host[name], device) for name in host]
-        gemms = compute_ops.Gemms(device)
-        fn = compute_ops.build(spec.name, case.params, gemms)
-        fp8_gemm = any(a.dtype in compute_ops.FP8 for a in args) or spec.name == "gemm_fp8_rowwise"
 
-        def call() -> dict[str, torch.Tensor]:
-            with torch.inference_mode():
-                return fn(*args)  # gemm_accum updates its buffer in place
+@contextmanager
+def isolated_compiler_state() -> Iterator[None]:
+    """torchao's configs set global inductor options (e.g. coordinate_descent_tuning for int8); restore
+    them and dynamo's caches after each case so no case's settings or graphs reach the next."""
+    import torch._inductor.config as inductor_config
 
-        def fetch(out: dict[str, torch.Tensor], name: str, rows: np.ndarray) -> np.ndarray:
-            return to_numpy(out[name][torch.as_tensor(rows, device=out[name].device)])
+    saved = inductor_config.get_config_copy()
+    try:
+        yield
+    finally:
+        inductor_config.load_config(saved)
+        torch._dynamo.reset()
 
-        return Prepared(call=call, sync=synchronizer(device), fetch=fetch, inputs=host, implementation=gemms.label if fp8_gemm else "eager",
-                        extra={"devices_used": 1, "sharding": "none"})
 
-    def measure(self, case: Case, spec: OpSpec) -> Measurement:
-        if spec.suite == "compute":
-            device = self._compute_device(case)
-            prepared = self.prepare_compute(case, spec, device)
-            return measure(case, spec, prepared, self.timer(device), self.device_info_for(device))
-        from torch_backend.suites import measure_suite
-        return measure_suite(self, case, spec)
+@register_timer("cuda_events", ("torch",))
+def _cuda_events(case: Case) -> Timer:
+    return cuda_events

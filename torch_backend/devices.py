@@ -6,33 +6,40 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import torch
+from microbench.platform.frameworks import torch
 
 _warned: set[str] = set()
 
 
-def resolve_device(requested: str) -> torch.device:
+def resolve_device(requested: str) -> Any:
     """The device a case runs on; a missing GPU falls back to the CPU with a warning (once)."""
-    available = {"cuda": torch.cuda.is_available(),
-                 "mps": getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available(),
-                 "xpu": hasattr(torch, "xpu") and torch.xpu.is_available(), "cpu": True}
+    available = {
+        "cuda": torch.cuda.is_available(),
+        "mps": getattr(torch.backends, "mps", None) is not None
+        and torch.backends.mps.is_available(),
+        "xpu": hasattr(torch, "xpu") and torch.xpu.is_available(),
+        "cpu": True,
+    }
     if available.get(requested):
         return torch.device(requested)
     if requested not in _warned:
         _warned.add(requested)
-        print(f"warning: device '{requested}' is not available here; running on the CPU instead "
-              f"(rows say device_kind/platform cpu)", file=sys.stderr)
+        print(
+            f"warning: device '{requested}' is not available here; running on the CPU instead "
+            f"(rows say device_kind/platform cpu)",
+            file=sys.stderr,
+        )
     return torch.device("cpu")
 
 
-def synchronizer(device: torch.device) -> Callable[..., None]:
+def synchronizer(device: Any) -> Callable[..., None]:
     """A sync(out) for Prepared: waits for the device's queued work (a no-op on the CPU)."""
     if device.type == "cuda":
         return lambda out=None: torch.cuda.synchronize(device)
     return lambda out=None: None
 
 
-def peak_memory_mb(call: Callable[[], Any], device: torch.device) -> float | None:
+def peak_memory_mb(call: Callable[[], Any], device: Any) -> float | None:
     """Peak allocation during one call minus what was held before it (CUDA only; None elsewhere)."""
     if device.type != "cuda":
         return None

@@ -1,6 +1,6 @@
 """The elementwise guide's entry point: run_comprehensive_benchmark(...), and a command line.
 
-    python -m torch_backend.elementwise [--quick] [--device cuda] [--dtype bfloat16] [--output results.json]
+python -m torch_backend.elementwise [--quick] [--device cuda] [--dtype bfloat16] [--output results.json]
 """
 
 from __future__ import annotations
@@ -10,35 +10,75 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from microbench.dashboard import write_json_atomically
 from microbench.ops.elementwise import IMPLEMENTATIONS
+from microbench.results.writer import write_json_atomically
 from torch_backend.entry import default_device, make_case, run_seed_cases
 
-SEED_OPERATIONS = {"LayerNorm": ("layernorm",), "GELU": ("gelu", "gelu_tanh"), "Swish": ("silu",),
-                   "Loss": ("mse_loss", "cross_entropy")}
+SEED_OPERATIONS = {
+    "LayerNorm": ("layernorm",),
+    "GELU": ("gelu", "gelu_tanh"),
+    "Swish": ("silu",),
+    "Loss": ("mse_loss", "cross_entropy"),
+}
 BATCH_SIZES = (16, 32, 64, 128)
 SEQUENCE_LENGTHS = (256, 512, 1024, 2048)
-TENSOR_DIMENSIONS = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 2048, 4096, 8192)  # seed's range + real hidden sizes
+TENSOR_DIMENSIONS = (
+    8,
+    16,
+    32,
+    64,
+    128,
+    256,
+    512,
+    768,
+    1024,
+    2048,
+    4096,
+    8192,
+)  # seed's range + real hidden sizes
 QUICK = {"batch_sizes": (32,), "sequence_lengths": (512,), "tensor_dimensions": (768,)}
 
 
-def run_comprehensive_benchmark(batch_sizes: Sequence[int] = BATCH_SIZES,
-                                sequence_lengths: Sequence[int] = SEQUENCE_LENGTHS,
-                                tensor_dimensions: Sequence[int] = TENSOR_DIMENSIONS,
-                                operations: Sequence[str] = tuple(SEED_OPERATIONS),
-                                implementations: Sequence[str] = IMPLEMENTATIONS,
-                                output_file: str | None = "benchmark_results.json", dtype: str = "bfloat16",
-                                device: str | None = None, num_trials: int = 50, num_warmup: int = 5,
-                                quick: bool = False) -> list[dict[str, Any]]:
+def run_comprehensive_benchmark(
+    batch_sizes: Sequence[int] = BATCH_SIZES,
+    sequence_lengths: Sequence[int] = SEQUENCE_LENGTHS,
+    tensor_dimensions: Sequence[int] = TENSOR_DIMENSIONS,
+    operations: Sequence[str] = tuple(SEED_OPERATIONS),
+    implementations: Sequence[str] = IMPLEMENTATIONS,
+    output_file: str | None = "benchmark_results.json",
+    dtype: str = "bfloat16",
+    device: str | None = None,
+    num_trials: int = 50,
+    num_warmup: int = 5,
+    quick: bool = False,
+) -> list[dict[str, Any]]:
     """Every operation x implementation over the grid; unsupported combinations come back as such."""
     if quick:
-        batch_sizes, sequence_lengths, tensor_dimensions = (QUICK[k] for k in ("batch_sizes", "sequence_lengths",
-                                                                                "tensor_dimensions"))
+        batch_sizes, sequence_lengths, tensor_dimensions = (
+            QUICK[k] for k in ("batch_sizes", "sequence_lengths", "tensor_dimensions")
+        )
     ops = [op for name in operations for op in SEED_OPERATIONS.get(name, (name,))]
-    cases = [make_case("elementwise", {"operation": op, "implementation": impl, "batch": b, "seq": s, "hidden": h,
-                                       "dtype": dtype, "device": device or default_device()}, num_trials, num_warmup)
-             for b in batch_sizes for s in sequence_lengths for h in tensor_dimensions for op in ops
-             for impl in implementations]
+    cases = [
+        make_case(
+            "elementwise",
+            {
+                "operation": op,
+                "implementation": impl,
+                "batch": b,
+                "seq": s,
+                "hidden": h,
+                "dtype": dtype,
+                "device": device or default_device(),
+            },
+            num_trials,
+            num_warmup,
+        )
+        for b in batch_sizes
+        for s in sequence_lengths
+        for h in tensor_dimensions
+        for op in ops
+        for impl in implementations
+    ]
     results = run_seed_cases(cases)
     if output_file:
         write_json_atomically(output_file, results)
@@ -47,17 +87,26 @@ def run_comprehensive_benchmark(batch_sizes: Sequence[int] = BATCH_SIZES,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one 32x512x768 point instead of the full grid")
+    parser.add_argument(
+        "--quick", action="store_true", help="one 32x512x768 point instead of the full grid"
+    )
     parser.add_argument("--device", default=None)
     parser.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16", "float16"))
     parser.add_argument("--output", default="benchmark_results.json")
     args = parser.parse_args(argv)
-    results = run_comprehensive_benchmark(quick=args.quick, device=args.device, dtype=args.dtype,
-                                          output_file=args.output)
+    results = run_comprehensive_benchmark(
+        quick=args.quick, device=args.device, dtype=args.dtype, output_file=args.output
+    )
     for r in results:
-        status = f"{r['time_ms']:.4f} ms, {r['throughput_gbps']:.0f} GB/s" if r["status"] == "ok" else r["error"]
-        print(f"{r['operation']:<16} {r['implementation']:<14} {r['batch_size']}x{r['sequence_length']}x"
-              f"{r['tensor_dimension']}: {status}")
+        status = (
+            f"{r['time_ms']:.4f} ms, {r['throughput_gbps']:.0f} GB/s"
+            if r["status"] == "ok"
+            else r["error"]
+        )
+        print(
+            f"{r['operation']:<16} {r['implementation']:<14} {r['batch_size']}x{r['sequence_length']}x"
+            f"{r['tensor_dimension']}: {status}"
+        )
     return 0
 
 

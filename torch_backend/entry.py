@@ -4,23 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.plan import Case, Outputs, RunSettings, resolve_params
-from microbench.registry import get_spec
-from microbench.seed_formats import to_seed_records
+from microbench.catalogue import get_spec
+from microbench.config.cases import Case, Outputs, RunSettings
+from microbench.results.seed_formats import to_seed_records
+from microbench.run.session import execute_all
+from torch_backend.backend import default_device as backend_device
 
 
 def default_device() -> str:
-    from torch_backend.backend import default_device as device
-    return device().type
+    return backend_device().type
 
 
 def make_case(op: str, given: dict[str, Any], num_trials: int, warmup: int) -> Case:
     spec = get_spec(op)
-    return Case(op=op, backend="torch", params=resolve_params(spec, given, op),
-                run=RunSettings(num_runs=num_trials, warmup=warmup), outputs=Outputs(csv_path=""),
-                benchmark=op)
+    return Case(
+        op=op,
+        backend="torch",
+        params=spec.resolve(given, op),
+        run=RunSettings(num_runs=num_trials, warmup=warmup),
+        outputs=Outputs(csv_path=""),
+        benchmark=op,
+    )
 
 
 def run_seed_cases(cases: list[Case], progress: bool = False) -> list[dict[str, Any]]:
-    from microbench.session import execute_all
     return to_seed_records(execute_all(cases, None, progress=progress))

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
-from torch.profiler import ProfilerActivity, profile
+from microbench.platform.frameworks import torch
 
 SKIP = ("ProfilerStep", "[memory]", "cudaDeviceSynchronize", "cudaStreamSynchronize")
 
 
-def count_kernels(fn: Callable[[], Any], device: torch.device, calls: int = 3) -> float:
+def count_kernels(fn: Callable[[], Any], device: Any, calls: int = 3) -> float:
+    from torch.profiler import ProfilerActivity, profile
+
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=activities) as prof, torch.no_grad():
         for _ in range(calls):
@@ -24,7 +25,9 @@ def count_kernels(fn: Callable[[], Any], device: torch.device, calls: int = 3) -
             torch.cuda.synchronize(device)
     events = prof.events()
     if device.type == "cuda":
-        kernels = [e for e in events if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+        kernels = [
+            e for e in events if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA
+        ]
     else:
         kernels = [e for e in events if e.cpu_parent is None and not e.name.startswith(SKIP)]
     return len(kernels) / calls

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from microbench.errors import unsupported
-from microbench.ops.quantization import ACTIVATIONS, HEAD_DIM, MLP_RATIO
+from microbench.ops.torchao import ACTIVATIONS, HEAD_DIM, MLP_RATIO
 
-_ACTIVATION = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "leakyrelu": nn.LeakyReLU, "relu6": nn.ReLU6,
-               "gelu": nn.GELU, "silu": nn.SiLU, "hardswish": nn.Hardswish}
+_ACTIVATION = {
+    "sigmoid": nn.Sigmoid,
+    "relu": nn.ReLU,
+    "leakyrelu": nn.LeakyReLU,
+    "relu6": nn.ReLU6,
+    "gelu": nn.GELU,
+    "silu": nn.SiLU,
+    "hardswish": nn.Hardswish,
+}
 assert set(_ACTIVATION) == set(ACTIVATIONS)
 
 
@@ -49,19 +59,35 @@ class TransformerBlock(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         tokens, hidden = x.shape
         # (1, heads, tokens, head_dim): SDPA's flash/efficient kernels need 4-D inputs (3-D falls back to math)
-        q, k, v = self.qkv(self.norm1(x)).view(1, tokens, 3, self.heads, hidden // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = (
+            self.qkv(self.norm1(x))
+            .view(1, tokens, 3, self.heads, hidden // self.heads)
+            .permute(2, 0, 3, 1, 4)
+        )
         attn = F.scaled_dot_product_attention(q, k, v)[0].transpose(0, 1).reshape(tokens, hidden)
         x = x + self.proj(attn)
         return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 
 
+def _transformer_block(k: int, n: int) -> nn.Module:
+    if k % HEAD_DIM:
+        raise unsupported(
+            f"transformer_block needs k divisible by the head size {HEAD_DIM}, got k={k}"
+        )
+    return TransformerBlock(k)
+
+
+MODELS: dict[str, Callable[[int, int], nn.Module]] = {
+    "linear": ToyLinear,
+    "transformer_block": _transformer_block,
+    **{
+        f"ln_linear_{act}": functools.partial(LNLinearActivation, activation=act)
+        for act in _ACTIVATION
+    },
+}
+
+
 def create_model(model_type: str, k: int, n: int) -> nn.Module:
-    if model_type == "linear":
-        return ToyLinear(k, n)
-    if model_type.startswith("ln_linear_") and model_type[len("ln_linear_"):] in _ACTIVATION:
-        return LNLinearActivation(k, n, model_type[len("ln_linear_"):])
-    if model_type == "transformer_block":
-        if k % HEAD_DIM:
-            raise unsupported(f"transformer_block needs k divisible by the head size {HEAD_DIM}, got k={k}")
-        return TransformerBlock(k)
-    raise unsupported(f"model_type '{model_type}' is not defined in torch_backend/models.py")
+    if model_type not in MODELS:
+        raise unsupported(f"model_type '{model_type}' is not defined in torch_backend/models.py")
+    return MODELS[model_type](k, n)

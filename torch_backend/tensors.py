@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import ml_dtypes
 import numpy as np
-import torch
 
-from microbench.dtypes import dtype
 from microbench.errors import unsupported
+from microbench.platform.dtypes import dtype
+from microbench.platform.frameworks import torch
 
-_TORCH = {
-    "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
-    "float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2,
-}
+
+@functools.cache
+def _torch_dtypes() -> dict[str, Any]:
+    return {
+        "float32": torch.float32,
+        "bfloat16": torch.bfloat16,
+        "float16": torch.float16,
+        "float8_e4m3fn": torch.float8_e4m3fn,
+        "float8_e5m2": torch.float8_e5m2,
+    }
+
+
 _BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 
 
-def torch_dtype(name: str) -> torch.dtype:
+def torch_dtype(name: str) -> Any:
     name = dtype(name).name
-    if name not in _TORCH:
+    if name not in _torch_dtypes():
         raise unsupported(f"PyTorch has no unpacked {name} tensors")
-    return _TORCH[name]
+    return _torch_dtypes()[name]
 
 
-def to_torch(array: np.ndarray, device: torch.device) -> torch.Tensor:
+def to_torch(array: np.ndarray, device: Any) -> Any:
     name = np.dtype(array.dtype).name
     target = torch_dtype(name)
     # always a copy: a tensor aliasing the host array would let in-place ops corrupt the reference inputs
@@ -35,19 +46,25 @@ def to_torch(array: np.ndarray, device: torch.device) -> torch.Tensor:
     return torch.from_numpy(raw).view(target).to(device, copy=True)
 
 
-def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+def to_numpy(tensor: Any) -> np.ndarray:
     t = tensor.detach().cpu().contiguous()
     if t.dtype in (torch.float32, torch.float16, torch.float64):
         return t.numpy()
-    numpy_type = {torch.bfloat16: ml_dtypes.bfloat16, torch.float8_e4m3fn: ml_dtypes.float8_e4m3fn,
-                  torch.float8_e5m2: ml_dtypes.float8_e5m2}[t.dtype]
+    numpy_type = {
+        torch.bfloat16: ml_dtypes.bfloat16,
+        torch.float8_e4m3fn: ml_dtypes.float8_e4m3fn,
+        torch.float8_e5m2: ml_dtypes.float8_e5m2,
+    }[t.dtype]
     bits = t.view(torch.int16 if t.element_size() == 2 else torch.uint8).numpy()
     return bits.view(numpy_type)
 
 
-def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
+def relative_error(actual: Any, expected: Any) -> float:
     """||actual - expected|| / ||expected||, computed where the tensors live (no host copy); NaN stays NaN."""
-    a, e = actual.double() if actual.numel() < (1 << 24) else actual.float(), expected.to(actual.device)
+    a, e = (
+        actual.double() if actual.numel() < (1 << 24) else actual.float(),
+        expected.to(actual.device),
+    )
     e = e.to(a.dtype)
     if a.shape != e.shape:
         return float("inf")

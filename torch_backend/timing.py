@@ -6,8 +6,8 @@ import time
 
 import torch
 
-from microbench.measurement import Kernel, Prepared, Timing
-from microbench.timers import gc_paused, warm_up
+from microbench.measure.timers import gc_paused, warm_up
+from microbench.measure.types import Kernel, Prepared, Timing
 
 
 def l2_flush_buffer(device: torch.device) -> torch.Tensor:
@@ -36,8 +36,13 @@ def cuda_events(prepared: Prepared, warmup: int, n: int, flush_l2: bool = True) 
             ends[i].synchronize()
             wall.append(time.perf_counter() - t0)
             del out
-    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
-    return Timing(samples_s=samples, source="cuda_events", wall_samples_s=wall, kernels=kernel_breakdown(prepared))
+    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)]
+    return Timing(
+        samples_s=samples,
+        source="cuda_events",
+        wall_samples_s=wall,
+        kernels=kernel_breakdown(prepared),
+    )
 
 
 def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
@@ -57,5 +62,7 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
         if device_us and avg.count:
             rows.append((avg.key, avg.count, device_us))
     total = sum(r[2] for r in rows) or 1.0
-    kernels = [Kernel(name, count / iterations, us / count * 1e-6, us / total) for name, count, us in rows]
+    kernels = [
+        Kernel(name, count / iterations, us / count * 1e-6, us / total) for name, count, us in rows
+    ]
     return sorted(kernels, key=lambda k: -k.share)

@@ -4,34 +4,50 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from microbench.errors import UserError
 
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "configs" / "quickstart.yaml")
 
 
-def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output-dir", default="results", help="where rows go when the config names no csv_path")
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--output-dir", default="results", help="where rows go when the config names no csv_path"
+    )
     p.add_argument("--resume", action="store_true", help="skip cases already in the output files")
-    p.add_argument("--max-cases", type=int, default=None, help="refuse configs expanding to more cases")
-    p.add_argument("--max-dim", type=int, default=None, help="shrink torchao shapes so no dimension exceeds this")
+    p.add_argument(
+        "--max-cases", type=int, default=None, help="refuse configs expanding to more cases"
+    )
+    p.add_argument(
+        "--max-dim",
+        type=int,
+        default=None,
+        help="shrink torchao shapes so no dimension exceeds this",
+    )
     p.add_argument("--num-runs", type=int, default=None, help="override num_runs of every case")
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
     p.add_argument("--timeout", type=float, default=None, help="per-case timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--seed-json", default=None, help="also write fusion/elementwise rows in the seeds' JSON format")
+    p.add_argument(
+        "--seed-json",
+        default=None,
+        help="also write fusion/elementwise rows in the seeds' JSON format",
+    )
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run the benchmarks a config describes")
     p.add_argument("--config", default=None, help="YAML config (default: configs/quickstart.yaml)")
-    _run_options(p)
-    d = sub.add_parser("dashboard", help="run a torchao config and write the PyTorch OSS benchmark JSON")
+    _add_run_options(p)
+    d = sub.add_parser(
+        "dashboard", help="run a torchao config and write the PyTorch OSS benchmark JSON"
+    )
     d.add_argument("--config", required=True)
     d.add_argument("--output", required=True, help="JSON file to write")
-    _run_options(d)
+    _add_run_options(d)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,9 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list ops, their parameters and backends")
     c = sub.add_parser("compare", help="compare two results files, or groups of one file (--by)")
     c.add_argument("files", nargs="+", help="baseline.csv candidate.csv, or one file with --by")
-    c.add_argument("--by", default=None, help="compare groups of this column (backend, implementation, recipe)")
+    c.add_argument(
+        "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
+    )
     c.add_argument("--baseline", default=None, help="the --by value to compare the others against")
-    c.add_argument("--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)")
+    c.add_argument(
+        "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
+    )
     r = sub.add_parser("report", help="roofline and sweep charts (PNG) and a Markdown summary")
     r.add_argument("results", help="a results CSV")
     r.add_argument("--output-dir", default="report")
@@ -53,33 +73,74 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _list(args: argparse.Namespace) -> int:
+    from microbench.run.listing import print_ops
+
+    print_ops()
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from microbench.results.compare import run_compare
+
+    return run_compare(args.files, args.by, args.baseline, args.threshold)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from microbench.results.report import run_report
+
+    run_report(args.results, args.output_dir)
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from microbench.run.session import plan_from_file
+
+    cases = plan_from_file(args.config, max_cases=args.max_cases)
+    print(f"{args.config}: {len(cases)} cases")
+    return 0
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(
+        output_dir=args.output_dir,
+        resume=args.resume,
+        max_cases=args.max_cases,
+        max_dim=args.max_dim,
+        num_runs=args.num_runs,
+        isolate=args.isolate,
+        timeout_s=args.timeout,
+        progress=not args.no_progress,
+        seed_json=args.seed_json,
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from microbench.run.session import run_config
+
+    return run_config(args.config or QUICKSTART, **_run_options(args))
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    from microbench.run.session import run_dashboard
+
+    return run_dashboard(args.config, args.output, **_run_options(args))
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": _run,
+    "dashboard": _dashboard,
+    "list": _list,
+    "compare": _compare,
+    "report": _report,
+    "validate": _validate,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "list":
-            from microbench.listing import print_ops
-            print_ops()
-            return 0
-        if args.command == "compare":
-            from microbench.compare import run_compare
-            return run_compare(args.files, args.by, args.baseline, args.threshold)
-        if args.command == "report":
-            from microbench.report import run_report
-            run_report(args.results, args.output_dir)
-            return 0
-        if args.command == "validate":
-            from microbench.session import plan_from_file
-            cases = plan_from_file(args.config, max_cases=args.max_cases)
-            print(f"{args.config}: {len(cases)} cases")
-            return 0
-        from microbench.session import run_config
-        options = dict(output_dir=args.output_dir, resume=args.resume, max_cases=args.max_cases,
-                       max_dim=args.max_dim, num_runs=args.num_runs, isolate=args.isolate,
-                       timeout_s=args.timeout, progress=not args.no_progress, seed_json=args.seed_json)
-        if args.command == "dashboard":
-            from microbench.dashboard import export
-            return export(args.config, args.output, **options)
-        return run_config(args.config or QUICKSTART, **options)
+        return COMMANDS[args.command](args)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code

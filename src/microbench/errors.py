@@ -28,15 +28,21 @@ class UserError(Exception):
 
     exit_code = 2
 
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None,
-                 suggestion: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        key: str | None = None,
+        suggestion: str | None = None,
+    ) -> None:
         self.message = message
         self.file = file
         self.key = key
         self.suggestion = suggestion
         super().__init__(str(self))
 
-    def with_file(self, file: str) -> "UserError":
+    def with_file(self, file: str) -> UserError:
         """The same error, attributed to a config file (keeps an existing attribution)."""
         if self.file is None:
             self.file = file

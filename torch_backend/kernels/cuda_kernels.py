@@ -102,6 +102,7 @@ def available() -> str | None:
     if not torch.cuda.is_available():
         return "the CUDA implementation needs a CUDA device"
     from torch.utils.cpp_extension import CUDA_HOME
+
     if not (shutil.which("nvcc") or CUDA_HOME):
         return "the CUDA implementation needs nvcc (CUDA toolkit) to build"
     return None
@@ -113,7 +114,17 @@ def extension():
     if reason:
         raise unsupported(reason)
     from torch.utils.cpp_extension import load_inline
+
     major, minor = torch.cuda.get_device_capability()
-    return load_inline(name="microbench_elementwise", cpp_sources=_CPP, cuda_sources=_CUDA,
-                       functions=["activation", "layernorm"], extra_cuda_cflags=["-O3", "--use_fast_math",
-                       f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}"], verbose=False)
+    return load_inline(
+        name="microbench_elementwise",
+        cpp_sources=_CPP,
+        cuda_sources=_CUDA,
+        functions=["activation", "layernorm"],
+        extra_cuda_cflags=[
+            "-O3",
+            "--use_fast_math",
+            f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}",
+        ],
+        verbose=False,
+    )

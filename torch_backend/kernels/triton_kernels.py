@@ -21,7 +21,9 @@ def _gelu_exact(x):
     (libdevice's erff made this kernel compute-bound: 61% of copy bandwidth on an H200)."""
     a = tl.abs(x) * 0.7071067811865476
     t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
     q = 0.5 * x * poly * tl.exp(-a * a)
     return tl.where(x >= 0, x - q, q)
 
@@ -31,12 +33,12 @@ def _activation_kernel(x_ptr, y_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    if OP == 0:    # exact GELU: x * Phi(x)
+    if OP == 0:  # exact GELU: x * Phi(x)
         y = _gelu_exact(x)
     elif OP == 1:  # tanh approximation; tanh(z) = 1 - 2 / (exp(2z) + 1)
         z = 0.7978845608028654 * (x + 0.044715 * x * x * x)
         y = 0.5 * x * (2.0 - 2.0 / (tl.exp(2.0 * z) + 1.0))
-    else:          # SiLU / Swish: x * sigmoid(x)
+    else:  # SiLU / Swish: x * sigmoid(x)
         y = x / (1.0 + tl.exp(-x))
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -52,7 +54,9 @@ def _layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, hidden, eps, BLOCK: tl.constex
     rstd = 1.0 / tl.sqrt(tl.sum(centred * centred, axis=0) / hidden + eps)
     w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
     b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
-    tl.store(y_ptr + row * hidden + cols, (centred * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(
+        y_ptr + row * hidden + cols, (centred * rstd * w + b).to(y_ptr.dtype.element_ty), mask=mask
+    )
 
 
 # (BLOCK, num_warps) per op, chosen by timing every candidate on an H200 at 64x2048x4096 bf16
@@ -66,11 +70,15 @@ def activation(x: torch.Tensor, op: str) -> torch.Tensor:
     y = torch.empty_like(x)
     n = x.numel()
     block, warps = CONFIGS[op]
-    _activation_kernel[(triton.cdiv(n, block),)](x, y, n, OP=OP_CODES[op], BLOCK=block, num_warps=warps)
+    _activation_kernel[(triton.cdiv(n, block),)](
+        x, y, n, OP=OP_CODES[op], BLOCK=block, num_warps=warps
+    )
     return y
 
 
-def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+def layernorm(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5
+) -> torch.Tensor:
     hidden = x.shape[-1]
     if hidden > MAX_HIDDEN:
         raise ValueError(f"hidden {hidden} > {MAX_HIDDEN}: a row no longer fits in registers")
@@ -78,5 +86,7 @@ def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: fl
     y = torch.empty_like(x)
     block = triton.next_power_of_2(hidden)
     warps = 4 if block <= 1024 else 8 if block <= 4096 else 16
-    _layernorm_kernel[(x.numel() // hidden,)](x, weight, bias, y, hidden, eps, BLOCK=block, num_warps=warps)
+    _layernorm_kernel[(x.numel() // hidden,)](
+        x, weight, bias, y, hidden, eps, BLOCK=block, num_warps=warps
+    )
     return y

@@ -1,1 +1,1 @@
-"""Loading, validating and expanding benchmark configs (Ironwood and torchao dialects)."""
+"""Reading configs: loading YAML, the two dialects (schema and planner of each), sweeps and shapes."""

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from microbench.config.schema import IronwoodConfig, TorchaoConfig
+from microbench.config.dialects import detect_dialect
 from microbench.errors import UserError, did_you_mean, key_path
 
 
@@ -20,7 +20,7 @@ from microbench.errors import UserError, did_you_mean, key_path
 class LoadedConfig:
     path: str
     dialect: str  # "ironwood" | "torchao"
-    model: IronwoodConfig | TorchaoConfig
+    model: BaseModel
     raw: dict[str, Any]
 
     @property
@@ -69,8 +69,12 @@ def _translate(error: ValidationError, model: type[BaseModel], path: str) -> Use
     if first["type"] == "extra_forbidden":
         parent = _model_at(model, loc[:-1])
         known = list(parent.model_fields) if parent else []
-        return UserError(f"unknown key '{loc[-1]}'", file=path, key=where,
-                         suggestion=did_you_mean(str(loc[-1]), known))
+        return UserError(
+            f"unknown key '{loc[-1]}'",
+            file=path,
+            key=where,
+            suggestion=did_you_mean(str(loc[-1]), known),
+        )
     if first["type"] == "missing":
         return UserError("required key is missing", file=path, key=where)
     message = first["msg"]
@@ -80,30 +84,23 @@ def _translate(error: ValidationError, model: type[BaseModel], path: str) -> Use
     return UserError(message, file=path, key=where)
 
 
-def detect_dialect(data: dict[str, Any]) -> str:
-    if "benchmarks" in data:
-        return "ironwood"
-    if "model_params" in data or "quantization_config_recipe_names" in data:
-        return "torchao"
-    keys = ", ".join(map(str, data)) or "nothing"
-    raise UserError(f"not a benchmark config: expected a top-level 'benchmarks' list (Ironwood dialect) "
-                    f"or 'model_params' (torchao dialect), found {keys}", key="(top level)")
-
-
 def parse_config(data: Any, path: str) -> LoadedConfig:
     """Validate already-parsed YAML data."""
     if not isinstance(data, dict):
-        raise UserError(f"the top level must be a mapping, got {type(data).__name__}", file=path, key="(top level)")
+        raise UserError(
+            f"the top level must be a mapping, got {type(data).__name__}",
+            file=path,
+            key="(top level)",
+        )
     try:
         dialect = detect_dialect(data)
     except UserError as error:
-        raise error.with_file(path)
-    model_cls: type[BaseModel] = IronwoodConfig if dialect == "ironwood" else TorchaoConfig
+        raise error.with_file(path) from None
     try:
-        model = model_cls.model_validate(data)
+        model = dialect.schema.model_validate(data)
     except ValidationError as error:
-        raise _translate(error, model_cls, path) from None
-    return LoadedConfig(path=path, dialect=dialect, model=model, raw=data)
+        raise _translate(error, dialect.schema, path) from None
+    return LoadedConfig(path=path, dialect=dialect.name, model=model, raw=data)
 
 
 def load_config(path: str | Path) -> LoadedConfig:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, field_validator
 
 
 class _Strict(BaseModel):
@@ -40,6 +40,11 @@ class Benchmark(_Strict):
     timeout_s: float | None = Field(default=None, gt=0)
     check: CheckMode | None = None
     description: str | None = None
+
+    @field_validator("check", mode="before")
+    @classmethod
+    def _off(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
 
 
 class IronwoodConfig(_Strict):
@@ -88,7 +93,9 @@ class TorchaoConfig(_Strict):
     quantization_config_recipe_names: list[str] = Field(default_factory=lambda: ["baseline"])
     sparsity_config_recipe_names: list[str | None] | None = None
     output_dir: str = "results/torchao"
-    model_params: list[ModelParams]  # the README example gives one mapping: accepted as a list of one
+    model_params: list[
+        ModelParams
+    ]  # the README example gives one mapping: accepted as a list of one
     peaks: PeakOverrides | None = None
     max_cases: PositiveInt | None = None
 

@@ -20,11 +20,17 @@ _RANGE_KEYS = {"start", "end", "multiplier", "increase_by"}
 def expand_range(spec: Any, where: str) -> list[int | float]:
     """Values of an inclusive range; refuses ranges that would never end."""
     if not isinstance(spec, dict):
-        raise UserError(f"a range must be a mapping with start, end and multiplier or increase_by, got {spec!r}", key=where)
+        raise UserError(
+            f"a range must be a mapping with start, end and multiplier or increase_by, got {spec!r}",
+            key=where,
+        )
     for key in spec:
         if key not in _RANGE_KEYS:
-            raise UserError(f"unknown range key '{key}'", key=f"{where}.{key}",
-                            suggestion=did_you_mean(key, _RANGE_KEYS))
+            raise UserError(
+                f"unknown range key '{key}'",
+                key=f"{where}.{key}",
+                suggestion=did_you_mean(key, _RANGE_KEYS),
+            )
     for key in ("start", "end"):
         if key not in spec:
             raise UserError(f"range needs '{key}'", key=where)
@@ -39,10 +45,14 @@ def expand_range(spec: Any, where: str) -> list[int | float]:
     if isinstance(step, bool) or not isinstance(step, (int, float)):
         raise UserError(f"must be a number, got {step!r}", key=f"{where}.{step_key}")
     if has_mult and (step <= 1 or start <= 0):
-        raise UserError(f"range never ends: multiplier must be > 1 and start > 0 (got multiplier={step}, start={start})",
-                        key=f"{where}.{step_key}")
+        raise UserError(
+            f"range never ends: multiplier must be > 1 and start > 0 (got multiplier={step}, start={start})",
+            key=f"{where}.{step_key}",
+        )
     if has_inc and step <= 0:
-        raise UserError(f"range never ends: increase_by must be > 0 (got {step})", key=f"{where}.{step_key}")
+        raise UserError(
+            f"range never ends: increase_by must be > 0 (got {step})", key=f"{where}.{step_key}"
+        )
     if start > end:
         raise UserError(f"range is empty: start {start} > end {end}", key=where)
     values: list[int | float] = []
@@ -75,13 +85,16 @@ def resolve_same_as(params: dict[str, Any], where: str) -> dict[str, Any]:
         value = resolved[key]
         if not (isinstance(value, str) and value.startswith(SAME_AS)):
             return value
-        target = value[len(SAME_AS):]
+        target = value[len(SAME_AS) :]
         if target in seen or target == key:
             cycle = " -> ".join((*seen, key, target))
             raise UserError(f"SAME_AS_ cycle: {cycle}", key=f"{where}.{(*seen, key)[0]}")
         if target not in resolved:
-            raise UserError(f"SAME_AS_ refers to unknown key '{target}'", key=f"{where}.{key}",
-                            suggestion=did_you_mean(target, [k for k in resolved if k != key]))
+            raise UserError(
+                f"SAME_AS_ refers to unknown key '{target}'",
+                key=f"{where}.{key}",
+                suggestion=did_you_mean(target, [k for k in resolved if k != key]),
+            )
         return value_of(target, (*seen, key))
 
     for key in list(resolved):
@@ -97,9 +110,14 @@ def expand_sweep(entry: dict[str, Any], where: str) -> list[dict[str, Any]]:
     names = [name for name, _ in axes]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
-        raise UserError(f"parameter '{sorted(duplicates)[0]}' is given twice (plain and _list/_range)", key=where)
-    return [resolve_same_as(dict(zip(names, combo)), where)
-            for combo in itertools.product(*(values for _, values in axes))]
+        raise UserError(
+            f"parameter '{sorted(duplicates)[0]}' is given twice (plain and _list/_range)",
+            key=where,
+        )
+    return [
+        resolve_same_as(dict(zip(names, combo, strict=True)), where)
+        for combo in itertools.product(*(values for _, values in axes))
+    ]
 
 
 def count_sweep(entry: dict[str, Any], where: str) -> int:

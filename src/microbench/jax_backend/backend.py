@@ -1,4 +1,9 @@
-"""JAX backend: placement, compilation, HLO dumps, sharding and device-time measurement."""
+"""JAX backend: placement, compilation, HLO dumps, sharding and device-time measurement.
+
+Op implementations register under backend "jax" (microbench/ops/*): `build(params)` returns a function of
+the op's input arrays (in make_inputs order) that returns a dict of outputs. This module jits it, places
+the inputs, checks and times it through the one procedure.
+"""
 
 from __future__ import annotations
 
@@ -12,19 +17,36 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
+from microbench.catalogue import OpSpec, get_implementation, get_spec
+from microbench.config.cases import Case
 from microbench.errors import CaseFailure, unsupported
 from microbench.jax_backend import xplane
-from microbench.jax_backend.compute_ops import BUILDERS
-from microbench.measurement import DeviceInfo, Measurement, Prepared, Timing
-from microbench.plan import Case
-from microbench.procedure import check_fits, measure
-from microbench.registry import OpSpec
-from microbench.timers import timed_iterations, warm_up, wall_clock
+from microbench.measure.numerics import check_outputs, digest_rows
+from microbench.measure.procedure import check_fits, measure
+from microbench.measure.timers import (
+    Timer,
+    get_timer,
+    register_timer,
+    timed_iterations,
+    timer_name,
+    warm_up,
+)
+from microbench.measure.types import DeviceInfo, Measurement, Prepared, Timing
+from microbench.ops.common import PlacementExtras
+
+EXOTIC_DTYPES = {"float4_e2m1fn", "float8_e5m2", "float8_e4m3fn"}
 
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def module_name(case: Case) -> str:
+    """The HLO module of a case's jitted function, which tags its kernels in the trace."""
+    return f"jit_mb_{case.op}"
 
 
 class JaxBackend:
@@ -37,28 +59,39 @@ class JaxBackend:
 
     def device_info(self) -> DeviceInfo:
         devices = jax.local_devices()
-        return DeviceInfo(kind=devices[0].device_kind, count=len(devices), platform=devices[0].platform,
-                          framework="jax", framework_version=jax.__version__)
+        return DeviceInfo(
+            kind=devices[0].device_kind,
+            count=len(devices),
+            platform=devices[0].platform,
+            framework="jax",
+            framework_version=jax.__version__,
+        )
 
     # -- preparation ---------------------------------------------------------------------
-    def _placement(self, case: Case, n_inputs: int) -> tuple[list[Any], int]:
-        """Shardings for the inputs (None: one device) and how many devices the case uses."""
+    def _placement(self, case: Case, host: dict[str, np.ndarray]) -> tuple[list[Any], int]:
+        """Where each input goes (a device or a sharding) and how many devices the case uses."""
         mode = case.params.get("sharding", "none")
         devices = jax.local_devices()
         if mode == "none":
             index = case.params.get("device", 0)
             if index >= len(devices):
-                raise unsupported(f"device {index} requested but only {len(devices)} local devices exist")
-            return [devices[index]] * n_inputs, 1
-        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+                raise unsupported(
+                    f"device {index} requested but only {len(devices)} local devices exist"
+                )
+            return [devices[index]] * len(host), 1
         mesh = Mesh(np.array(devices), ("d",))
         replicated = NamedSharding(mesh, P())
         if mode == "replicated":
-            return [replicated] * n_inputs, len(devices)
+            return [replicated] * len(host), len(devices)
         if case.params["m"] % len(devices):
-            raise unsupported(f"m={case.params['m']} does not split evenly over {len(devices)} devices")
-        # split_m: A (and row-aligned buffers) split along M; everything else replicated
-        return [NamedSharding(mesh, P("d", None))] + [replicated] * (n_inputs - 1), len(devices)
+            raise unsupported(
+                f"m={case.params['m']} does not split evenly over {len(devices)} devices"
+            )
+        # split_m: buffers with M rows split along M; everything else replicated
+        split = NamedSharding(mesh, P("d", None))
+        return [
+            split if a.shape[:1] == (case.params["m"],) else replicated for a in host.values()
+        ], len(devices)
 
     def memory_capacity(self) -> float | None:
         stats = jax.local_devices()[0].memory_stats() or {}
@@ -66,98 +99,134 @@ class JaxBackend:
 
     def prepare(self, case: Case, spec: OpSpec) -> Prepared:
         check_fits(spec, case, self.memory_capacity())
-        rng = np.random.default_rng(case.params.get("seed", 0))
-        host = spec.make_inputs(case.params, rng)
+        if spec.make_inputs is None:
+            raise unsupported(f"op {spec.name} has no array inputs for the generic JAX path")
+        host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
         names = list(host)
-        placements, used = self._placement(case, len(names))
-        if case.params.get("sharding") == "split_m":
-            placements = [placements[0] if host[n].shape[:1] == (case.params["m"],) else placements[1] for n in names]
+        placements, used = self._placement(case, host)
         try:
-            device_args = [jax.device_put(jnp.asarray(host[n]), pl) for n, pl in zip(names, placements)]
+            device_args = [
+                jax.device_put(jnp.asarray(host[n]), pl)
+                for n, pl in zip(names, placements, strict=True)
+            ]
         except Exception as error:  # dtypes the platform cannot hold (e.g. fp4 on old runtimes)
-            raise unsupported(f"cannot place inputs on {jax.default_backend()}: {str(error).splitlines()[0]}") from None
-        body = BUILDERS[spec.name](case.params)
-        body.__name__ = f"mb_{spec.name}"
+            raise unsupported(
+                f"cannot place inputs on {jax.default_backend()}: {str(error).splitlines()[0]}"
+            ) from None
+        impl = get_implementation(case.op, self.name)
+        body = impl.build(case.params)
+        body.__name__ = module_name(case).removeprefix("jit_")
         carried = spec.extra.get("accumulates")
-        donate = (names.index(carried),) if carried else ()
-        fn = jax.jit(body, donate_argnums=donate)
+        donate: tuple[int, ...] = (names.index(carried),) if carried else ()
         t0 = time.perf_counter()
         try:
-            lowered = fn.lower(*device_args)
+            lowered = jax.jit(body, donate_argnums=donate).lower(*device_args)
             compiled = lowered.compile()
         except Exception as error:
-            exotic = {str(a.dtype) for a in device_args} & {"float4_e2m1fn", "float8_e5m2", "float8_e4m3fn"}
+            exotic = {str(a.dtype) for a in device_args} & EXOTIC_DTYPES
             if not exotic or "RESOURCE_EXHAUSTED" in str(error):
                 raise
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise unsupported(f"XLA cannot compile {spec.name} with {', '.join(sorted(exotic))} on "
-                              f"{jax.default_backend()}: {first[:300]}") from None
+            first = (
+                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            )
+            raise unsupported(
+                f"XLA cannot compile {spec.name} with {', '.join(sorted(exotic))} on "
+                f"{jax.default_backend()}: {first[:300]}"
+            ) from None
         compile_s = time.perf_counter() - t0
-        if case.outputs.xla_dump_dir:
-            os.makedirs(case.outputs.xla_dump_dir, exist_ok=True)
-            stem = os.path.join(case.outputs.xla_dump_dir, _safe(case.label))
-            with open(stem + ".stablehlo.txt", "w") as f:
-                f.write(lowered.as_text())
-            with open(stem + ".optimized_hlo.txt", "w") as f:
-                f.write(compiled.as_text() or "")
-
+        self._dump(case, lowered.as_text(), compiled.as_text() or "")
         state = {"args": device_args}
 
         def call() -> dict[str, Any]:
             out = compiled(*state["args"])
             if carried:  # the donated buffer's successor feeds the next iteration
-                state["args"] = [*state["args"][:donate[0]], out["out"], *state["args"][donate[0] + 1:]]
+                state["args"] = [
+                    *state["args"][: donate[0]],
+                    out["out"],
+                    *state["args"][donate[0] + 1 :],
+                ]
             return out
 
         def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
             return np.asarray(jax.device_get(out[name][jnp.asarray(rows)]))
 
-        return Prepared(call=call, sync=jax.block_until_ready, fetch=fetch, inputs=host, compile_s=compile_s,
-                        implementation="jit", extra={"devices_used": used,
-                                                     "sharding": case.params.get("sharding", "none")})
+        sharding = case.params.get("sharding", "none")
+        return Prepared(
+            call=call,
+            sync=jax.block_until_ready,
+            check=lambda out: check_outputs(spec, case.params, host, lambda n, r: fetch(out, n, r)),
+            digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
+            compile_s=compile_s,
+            implementation=impl.name,
+            finish=lambda timing, companions: PlacementExtras(devices_used=used, sharding=sharding),
+        )
 
-    # -- timing --------------------------------------------------------------------------
-    def _device_timer(self, case: Case, spec: OpSpec):
-        module = f"jit_mb_{spec.name}"
+    def _dump(self, case: Case, stablehlo: str, optimized: str) -> None:
+        if not case.outputs.xla_dump_dir:
+            return
+        os.makedirs(case.outputs.xla_dump_dir, exist_ok=True)
+        stem = os.path.join(case.outputs.xla_dump_dir, _safe(case.label))
+        for suffix, text in ((".stablehlo.txt", stablehlo), (".optimized_hlo.txt", optimized)):
+            with open(stem + suffix, "w") as f:
+                f.write(text)
 
-        def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
-            warm_up(prepared, warmup)
-            keep = case.outputs.trace_dir
-            trace_dir = os.path.join(keep, _safe(case.label)) if keep else tempfile.mkdtemp(prefix="mb_trace_")
-            try:
-                jax.profiler.start_trace(trace_dir)
-                try:
-                    wall = timed_iterations(prepared, n)
-                finally:
-                    jax.profiler.stop_trace()
-                platform, iters = xplane.iterations(xplane.load(xplane.find_xplane(trace_dir)), module, n)
-            except xplane.TraceError as error:
-                raise CaseFailure("error", f"device time unavailable: {error}") from None
-            finally:
-                if not keep:
-                    shutil.rmtree(trace_dir, ignore_errors=True)
-            return Timing(samples_s=[i.total_ns * 1e-9 for i in iters], source=f"xprof_{platform}",
-                          wall_samples_s=wall, kernels=xplane.breakdown(iters),
-                          trace_path=trace_dir if keep else None)
-        return timer
-
-    def measure(self, case: Case, spec: OpSpec) -> Measurement:
+    def measure(self, case: Case) -> Measurement:
+        spec = get_spec(case.op)
         prepared = self.prepare(case, spec)
-        on_cpu = jax.default_backend() == "cpu"
-        if not on_cpu:
-            timer = self._device_timer(case, spec)
-        elif case.outputs.trace_dir:
-            timer = self._traced_wall_timer(case, spec)
-        else:
-            timer = wall_clock
-        return measure(case, spec, prepared, timer, self.device_info())
+        name = timer_name(self.name, jax.default_backend())
+        if name == "wall" and case.outputs.trace_dir:
+            name = "traced_wall"
+        return measure(case, prepared, get_timer(self.name, name, case), self.device_info())
 
-    def _traced_wall_timer(self, case: Case, spec: OpSpec):
-        """CPU has no device clock: keep the trace (and its breakdown) for xprof, report wall time."""
-        traced_timer = self._device_timer(case, spec)
 
-        def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
-            traced = traced_timer(prepared, warmup, n)
-            return Timing(samples_s=traced.wall_samples_s, source="wall_clock", wall_samples_s=traced.wall_samples_s,
-                          kernels=traced.kernels, trace_path=traced.trace_path)
-        return timer
+def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timing:
+    """Time n iterations under jax.profiler and read each iteration's device time from the trace."""
+    warm_up(prepared, warmup)
+    keep = case.outputs.trace_dir
+    trace_dir = (
+        os.path.join(keep, _safe(case.label)) if keep else tempfile.mkdtemp(prefix="mb_trace_")
+    )
+    try:
+        jax.profiler.start_trace(trace_dir)
+        try:
+            wall = timed_iterations(prepared, n)
+        finally:
+            jax.profiler.stop_trace()
+        platform, iters = xplane.iterations(
+            xplane.load(xplane.find_xplane(trace_dir)), module_name(case), n
+        )
+    except xplane.TraceError as error:
+        raise CaseFailure("error", f"device time unavailable: {error}") from None
+    finally:
+        if not keep:
+            shutil.rmtree(trace_dir, ignore_errors=True)
+    return Timing(
+        samples_s=[i.total_ns * 1e-9 for i in iters],
+        source=f"xprof_{platform}",
+        wall_samples_s=wall,
+        kernels=xplane.breakdown(iters),
+        trace_path=trace_dir if keep else None,
+    )
+
+
+@register_timer("xprof", ("jax",))
+def xprof_timer(case: Case) -> Timer:
+    """Device time per iteration from the profiler trace (GPU kernels, TPU module executions)."""
+    return lambda prepared, warmup, n: traced_samples(case, prepared, warmup, n)
+
+
+@register_timer("traced_wall", ("jax",))
+def traced_wall_timer(case: Case) -> Timer:
+    """CPU has no device clock: keep the trace (and its breakdown) for xprof, report wall time."""
+
+    def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
+        traced = traced_samples(case, prepared, warmup, n)
+        return Timing(
+            samples_s=traced.wall_samples_s,
+            source="wall_clock",
+            wall_samples_s=traced.wall_samples_s,
+            kernels=traced.kernels,
+            trace_path=traced.trace_path,
+        )
+
+    return timer

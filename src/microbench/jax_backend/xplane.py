@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from microbench.measurement import Kernel
+from microbench.measure.types import Kernel
 
 
 class TraceError(Exception):
@@ -47,7 +47,9 @@ def find_xplane(trace_dir: str) -> str:
 
 
 def _events(line: Any) -> list[Event]:
-    return [Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats)) for e in line.events]
+    return [
+        Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats)) for e in line.events
+    ]
 
 
 def _module_matches(value: Any, module: str) -> bool:
@@ -78,7 +80,7 @@ def _chunk(events: list[Event], n_iters: int, what: str) -> list[list[Event]]:
     if len(events) % n_iters:
         raise TraceError(f"{len(events)} {what} events cannot be split into {n_iters} iterations")
     per = len(events) // n_iters
-    chunks = [events[i * per:(i + 1) * per] for i in range(n_iters)]
+    chunks = [events[i * per : (i + 1) * per] for i in range(n_iters)]
     signature = sorted(e.name for e in chunks[0])
     if any(sorted(e.name for e in c) != signature for c in chunks[1:]):
         raise TraceError(f"iterations of {what} launched different kernels; cannot attribute them")
@@ -93,13 +95,27 @@ def iterations(profile: Any, module: str, n_iters: int) -> tuple[str, list[Itera
     if tpu:
         return "tpu", _tpu_iterations(tpu, module, n_iters)
     if gpu:
-        kernels = [e for plane in gpu[:1] for line in plane.lines if line.name not in ("XLA Modules", "XLA Ops")
-                   for e in _events(line) if _module_matches(e.stats.get("hlo_module"), module)]
+        kernels = [
+            e
+            for plane in gpu[:1]
+            for line in plane.lines
+            if line.name not in ("XLA Modules", "XLA Ops")
+            for e in _events(line)
+            if _module_matches(e.stats.get("hlo_module"), module)
+        ]
         if not kernels:
             raise TraceError(f"the GPU trace has no kernel events of module {module}")
-        return "gpu", [Iteration(sum(e.duration_ns for e in c), c) for c in _chunk(kernels, n_iters, module)]
-    host = [e for p in planes if p.name.startswith("/host:CPU") for line in p.lines for e in _events(line)
-            if _module_matches(e.stats.get("hlo_module"), module)]
+        return "gpu", [
+            Iteration(sum(e.duration_ns for e in c), c) for c in _chunk(kernels, n_iters, module)
+        ]
+    host = [
+        e
+        for p in planes
+        if p.name.startswith("/host:CPU")
+        for line in p.lines
+        for e in _events(line)
+        if _module_matches(e.stats.get("hlo_module"), module)
+    ]
     if not host:
         raise TraceError(f"the trace has no device or host-thread events of module {module}")
     chunks = _chunk(top_level(host), n_iters, module)
@@ -111,13 +127,26 @@ def _tpu_iterations(planes: list[Any], module: str, n_iters: int) -> list[Iterat
     lines = {line.name: line for line in plane.lines}
     if "XLA Modules" not in lines:
         raise TraceError("the TPU trace has no 'XLA Modules' line")
-    runs = sorted((e for e in _events(lines["XLA Modules"]) if e.name == module or e.name.startswith(module + "(")),
-                  key=lambda e: e.start_ns)
+    runs = sorted(
+        (
+            e
+            for e in _events(lines["XLA Modules"])
+            if e.name == module or e.name.startswith(module + "(")
+        ),
+        key=lambda e: e.start_ns,
+    )
     if len(runs) != n_iters:
-        raise TraceError(f"the TPU trace has {len(runs)} executions of {module}, expected {n_iters}")
+        raise TraceError(
+            f"the TPU trace has {len(runs)} executions of {module}, expected {n_iters}"
+        )
     ops = top_level(_events(lines["XLA Ops"])) if "XLA Ops" in lines else []
-    return [Iteration(run.duration_ns, [o for o in ops if o.start_ns >= run.start_ns and o.end_ns <= run.end_ns])
-            for run in runs]
+    return [
+        Iteration(
+            run.duration_ns,
+            [o for o in ops if o.start_ns >= run.start_ns and o.end_ns <= run.end_ns],
+        )
+        for run in runs
+    ]
 
 
 def breakdown(iters: list[Iteration]) -> list[Kernel]:
@@ -127,11 +156,14 @@ def breakdown(iters: list[Iteration]) -> list[Kernel]:
     for it in iters:
         for e in it.kernels:
             durations[e.name].append(e.duration_ns)
-    kernels = [Kernel(name, len(d) / len(iters), sum(d) / len(d) * 1e-9, sum(d) / total)
-               for name, d in durations.items()]
+    kernels = [
+        Kernel(name, len(d) / len(iters), sum(d) / len(d) * 1e-9, sum(d) / total)
+        for name, d in durations.items()
+    ]
     return sorted(kernels, key=lambda k: -k.share)
 
 
 def load(path: str) -> Any:
     from jax.profiler import ProfileData
+
     return ProfileData.from_file(path)

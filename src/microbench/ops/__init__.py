@@ -1,1 +1,3 @@
-"""Framework-independent op specs: parameters, FLOP/byte models, inputs, references."""
+"""The op catalogue's families. Every module here is imported by `microbench.catalogue.discover()`;
+each registers its specs and its JAX (or host) implementations. PyTorch implementations register the
+same way from `torch_backend.ops`."""

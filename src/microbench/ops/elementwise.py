@@ -6,38 +6,82 @@ losses read a target and write one scalar). FLOPs are per-element op counts, doc
 
 from __future__ import annotations
 
-from microbench.dtypes import dtype
-from microbench.registry import OpSpec, Param, Params, register
+from dataclasses import dataclass
+from typing import Any
+
+from microbench.catalogue import OpSpec, Param, Params, register
+from microbench.platform.dtypes import dtype
 
 OPERATIONS = ("layernorm", "gelu", "gelu_tanh", "silu", "mse_loss", "cross_entropy")
 IMPLEMENTATIONS = ("eager", "compile", "triton", "cuda")
-OPS_PER_ELEMENT = {"layernorm": 8, "gelu": 8, "gelu_tanh": 9, "silu": 4, "mse_loss": 3, "cross_entropy": 4}
+OPS_PER_ELEMENT = {
+    "layernorm": 8,
+    "gelu": 8,
+    "gelu_tanh": 9,
+    "silu": 4,
+    "mse_loss": 3,
+    "cross_entropy": 4,
+}
 
 
 def elements(p: Params) -> int:
     return p["batch"] * p["seq"] * p["hidden"]
 
 
+# bytes beyond reading the input once, by operation: (writes of the output, extra reads)
+def _extra_bytes(p: Params, n: int, s: float, rows: int) -> float:
+    return EXTRA_BYTES[p["operation"]](p, n, s, rows)
+
+
+EXTRA_BYTES = {
+    "layernorm": lambda p, n, s, rows: n * s + 2 * p["hidden"] * s,  # output, weight and bias
+    "gelu": lambda p, n, s, rows: n * s,
+    "gelu_tanh": lambda p, n, s, rows: n * s,
+    "silu": lambda p, n, s, rows: n * s,
+    "mse_loss": lambda p, n, s, rows: n * s + s,  # target, one scalar
+    "cross_entropy": lambda p, n, s, rows: rows * 8 + s,  # int64 class indices, one scalar
+}
+
+
 def elementwise_bytes(p: Params) -> float:
-    s, n, rows = dtype(p["dtype"]).nbytes, elements(p), p["batch"] * p["seq"]
-    op = p["operation"]
-    if op == "layernorm":
-        return 2 * n * s + 2 * p["hidden"] * s
-    if op in ("gelu", "gelu_tanh", "silu"):
-        return 2 * n * s
-    if op == "mse_loss":
-        return 2 * n * s + s
-    return n * s + rows * 8 + s  # cross_entropy: logits, int64 class indices, one scalar
+    s, n = dtype(p["dtype"]).nbytes, elements(p)
+    return n * s + _extra_bytes(p, n, s, p["batch"] * p["seq"])
 
 
-register(OpSpec(
-    name="elementwise", suite="elementwise", doc="LayerNorm / GELU / SiLU / MSE / cross-entropy by implementation",
-    params=(Param("operation", "choice", "layernorm", OPERATIONS),
+@dataclass
+class ElementwiseExtras:
+    """The elementwise guide's result fields (time_ms is the median device time)."""
+
+    time_ms: float
+    memory_mb: float | None
+    inference_speed: float
+    elements_per_s: float
+    throughput_gbps: float
+    gpu_efficiency: float | None = None
+
+    def after_roofline(self, roofline: Any) -> None:
+        """The guide's efficiency is achieved bandwidth over the device's peak."""
+        self.gpu_efficiency = roofline.pct_peak_gbps
+
+
+register(
+    OpSpec(
+        name="elementwise",
+        suite="elementwise",
+        doc="LayerNorm / GELU / SiLU / MSE / cross-entropy by implementation",
+        params=(
+            Param("operation", "choice", "layernorm", OPERATIONS),
             Param("implementation", "choice", "eager", IMPLEMENTATIONS),
-            Param("batch", "dim", 32), Param("seq", "dim", 512), Param("hidden", "dim", 768),
+            Param("batch", "dim", 32),
+            Param("seq", "dim", 512),
+            Param("hidden", "dim", 768),
             Param("dtype", "dtype", "bfloat16", ("float32", "bfloat16", "float16")),
-            Param("device", "choice", "cuda", ("cuda", "cpu")), Param("seed", "int", 0)),
-    backends=("torch",),
-    flops=lambda p: float(OPS_PER_ELEMENT[p["operation"]] * elements(p)),
-    bytes=elementwise_bytes, peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
-))
+            Param("device", "choice", "cuda", ("cuda", "cpu")),
+            Param("seed", "int", 0),
+        ),
+        flops=lambda p: float(OPS_PER_ELEMENT[p["operation"]] * elements(p)),
+        bytes=elementwise_bytes,
+        peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+        row_extras=ElementwiseExtras,
+    )
+)

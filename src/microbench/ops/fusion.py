@@ -6,8 +6,11 @@ their outputs once. The unfused version writes and re-reads every intermediate; 
 
 from __future__ import annotations
 
-from microbench.dtypes import dtype
-from microbench.registry import OpSpec, Param, Params, register
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from microbench.catalogue import OpSpec, Param, Params, register
+from microbench.platform.dtypes import dtype
 
 FUSION_DTYPES = ("float32", "bfloat16", "float16")
 DTYPE = Param("dtype", "dtype", "float32", FUSION_DTYPES)
@@ -24,86 +27,157 @@ def _s(p: Params) -> float:
 
 # -- linear: X (m,k) @ W^T (k,n) + b (n) [-> activation] ---------------------------------------------
 
+
+# elementwise passes over Y after the matmul: the bias add, and the activation where there is one
+LINEAR_PASSES = {"linear_bias": 1, "linear_bias_relu": 2, "linear_bias_gelu": 2}
+
+
 def linear_flops(p: Params) -> float:
     m, k, n = p["m"], p["k"], p["n"]
-    return 2.0 * m * k * n + m * n + (m * n if p["pattern"] != "linear_bias" else 0)
+    return 2.0 * m * k * n + LINEAR_PASSES[p["pattern"]] * m * n
 
 
 def linear_bytes(p: Params, fused: bool) -> float:
     m, k, n, s = p["m"], p["k"], p["n"], _s(p)
-    once = (m * k + n * k + n + m * n) * s               # inputs, bias and the output, once each
-    if fused:
-        return once
-    extra = 2 * m * n * s                                 # the bias add re-reads and re-writes Y
-    if p["pattern"] != "linear_bias":
-        extra += 2 * m * n * s                            # and so does the activation
-    return once + extra
+    once = (m * k + n * k + n + m * n) * s  # inputs, bias and the output, once each
+    return (
+        once if fused else once + LINEAR_PASSES[p["pattern"]] * 2 * m * n * s
+    )  # each pass re-reads, re-writes Y
 
 
 # -- conv: X (b,c,h,w) * W (o,c,r,r), same padding, stride 1 [-> BN] [-> ReLU] ----------------------
+
 
 def conv_out(p: Params) -> float:
     return p["batch"] * p["out_channels"] * p["size"] * p["size"]
 
 
+# the stages after the conv: (batch norm, ReLU)
+CONV_STAGES = {"conv_relu": (False, True), "conv_bn": (True, False), "conv_bn_relu": (True, True)}
+
+
 def conv_flops(p: Params) -> float:
     macs = conv_out(p) * p["in_channels"] * p["kernel"] ** 2
-    per_out = {"conv_relu": 1, "conv_bn": 2, "conv_bn_relu": 3}[p["pattern"]]  # relu: 1, bn: mul+add
-    return 2.0 * macs + per_out * conv_out(p)
+    has_bn, has_relu = CONV_STAGES[p["pattern"]]
+    return 2.0 * macs + (2 * has_bn + has_relu) * conv_out(p)  # bn: mul+add per output, relu: 1
 
 
 def conv_bytes(p: Params, fused: bool) -> float:
     s, out = _s(p), conv_out(p)
     x = p["batch"] * p["in_channels"] * p["size"] ** 2
     w = p["out_channels"] * p["in_channels"] * p["kernel"] ** 2
-    has_bn = p["pattern"] != "conv_relu"
+    has_bn, has_relu = CONV_STAGES[p["pattern"]]
     if fused:  # BN folded into the conv's weights and bias; ReLU applied as the output is written
         return (x + w + out + (p["out_channels"] if has_bn else 0)) * s
     total = (x + w + out) * s
     if has_bn:
         total += (2 * out + 4 * p["out_channels"]) * s  # read y and the 4 BN vectors, write y
-    if p["pattern"] != "conv_bn":
+    if has_relu:
         total += 2 * out * s
     return total
 
 
 # -- attention: Q, K, V (b,h,s,d) ----------------------------------------------------------------------
 
+# per pattern: FLOPs beyond the QK^T scores, and bytes as (fused, unfused) from |Q| (= |K| = |V| = |O|)
+# and |S|. Unfused qk materialises K^T with a copy; unfused softmax passes re-read and re-write S; unfused
+# attention writes S, scales it (r+w), softmaxes it (r+w) and reads P for P@V. Flash keeps S on chip.
+ATTENTION_MODEL = {
+    "qk": (lambda scores, pv: 0.0, lambda qkv, s: (2 * qkv + s, 4 * qkv + s)),
+    "qk_softmax": (lambda scores, pv: scores, lambda qkv, s: (2 * qkv + s, 2 * qkv + 5 * s)),
+    "attention": (lambda scores, pv: scores + pv, lambda qkv, s: (4 * qkv, 4 * qkv + 7 * s)),
+}
+
+
 def attention_flops(p: Params) -> float:
     b, h, s, d = p["batch"], p["heads"], p["seq"], p["head_dim"]
-    scores = 2.0 * b * h * s * s * d
-    if p["pattern"] == "qk":
-        return scores
     softmax = 5.0 * b * h * s * s  # scale, max, subtract, exp, normalise
-    return scores + softmax + (2.0 * b * h * s * s * d if p["pattern"] == "attention" else 0)
+    return 2.0 * b * h * s * s * d + ATTENTION_MODEL[p["pattern"]][0](
+        softmax, 2.0 * b * h * s * s * d
+    )
 
 
 def attention_bytes(p: Params, fused: bool) -> float:
     b, h, s, d, sz = p["batch"], p["heads"], p["seq"], p["head_dim"], _s(p)
-    qkv = b * h * s * d * sz
-    scores = b * h * s * s * sz
-    if p["pattern"] == "qk":  # unfused: K^T materialised by a copy first
-        return 2 * qkv + scores + (0 if fused else 2 * qkv)
-    if p["pattern"] == "qk_softmax":
-        return 2 * qkv + scores + (0 if fused else 4 * scores)  # scale and softmax passes
-    if fused:  # flash-style: Q, K, V in, O out; the scores never reach memory
-        return 4 * qkv
-    return 4 * qkv + 7 * scores  # write S, scale (r+w), softmax (r+w), read P for P@V
+    fused_bytes, unfused_bytes = ATTENTION_MODEL[p["pattern"]][1](
+        b * h * s * d * sz, b * h * s * s * sz
+    )
+    return fused_bytes if fused else unfused_bytes
 
 
-def _spec(name: str, patterns: tuple[str, ...], dims: tuple[Param, ...], flops, nbytes) -> OpSpec:
-    return register(OpSpec(
-        name=name, suite="fusion", doc=f"unfused vs fused {', '.join(patterns)}",
-        params=(Param("pattern", "choice", patterns[0], patterns), *dims, DTYPE, DEVICE, SEED),
-        backends=("torch",), flops=flops, bytes=lambda p: nbytes(p, True),
-        peak_dtype=lambda p: dtype(p["dtype"]).peak_family, extra={"unfused_bytes": lambda p: nbytes(p, False)}))
+@dataclass
+class FusionExtras:
+    """The fusion seed's result fields, plus kernel counts that show whether fusion happened."""
+
+    fusion_pattern: str
+    input_shape: str
+    unfused_latency_ms: float
+    fused_latency_ms: float
+    unfused_gflops: float
+    fused_gflops: float
+    unfused_bytes: float
+    fused_bytes: float
+    speedup_factor: float
+    memory_reduction: float
+    unfused_kernels: float
+    fused_kernels: float
+    fusion_verdict: str
+    fused_impl: str
+    unfused_peak_memory_mb: float | None
+    fused_peak_memory_mb: float | None
 
 
-_spec("fusion_linear", LINEAR_PATTERNS, (Param("m", "dim", 512), Param("k", "dim", 1024), Param("n", "dim", 1024)),
-      linear_flops, linear_bytes)
-_spec("fusion_conv", CONV_PATTERNS, (Param("batch", "dim", 4), Param("in_channels", "dim", 128),
-                                     Param("out_channels", "dim", 128), Param("size", "dim", 28),
-                                     Param("kernel", "dim", 3)), conv_flops, conv_bytes)
-_spec("fusion_attention", ATTENTION_PATTERNS, (Param("batch", "dim", 4), Param("heads", "dim", 8),
-                                               Param("seq", "dim", 256), Param("head_dim", "dim", 64)),
-      attention_flops, attention_bytes)
+def _spec(
+    name: str,
+    patterns: tuple[str, ...],
+    dims: tuple[Param, ...],
+    flops: Callable[[Params], float],
+    nbytes: Callable[[Params, bool], float],
+) -> OpSpec:
+    return register(
+        OpSpec(
+            name=name,
+            suite="fusion",
+            doc=f"unfused vs fused {', '.join(patterns)}",
+            params=(Param("pattern", "choice", patterns[0], patterns), *dims, DTYPE, DEVICE, SEED),
+            flops=flops,
+            bytes=lambda p: nbytes(p, True),
+            peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+            row_extras=FusionExtras,
+            extra={"unfused_bytes": lambda p: nbytes(p, False)},
+        )
+    )
+
+
+_spec(
+    "fusion_linear",
+    LINEAR_PATTERNS,
+    (Param("m", "dim", 512), Param("k", "dim", 1024), Param("n", "dim", 1024)),
+    linear_flops,
+    linear_bytes,
+)
+_spec(
+    "fusion_conv",
+    CONV_PATTERNS,
+    (
+        Param("batch", "dim", 4),
+        Param("in_channels", "dim", 128),
+        Param("out_channels", "dim", 128),
+        Param("size", "dim", 28),
+        Param("kernel", "dim", 3),
+    ),
+    conv_flops,
+    conv_bytes,
+)
+_spec(
+    "fusion_attention",
+    ATTENTION_PATTERNS,
+    (
+        Param("batch", "dim", 4),
+        Param("heads", "dim", 8),
+        Param("seq", "dim", 256),
+        Param("head_dim", "dim", 64),
+    ),
+    attention_flops,
+    attention_bytes,
+)

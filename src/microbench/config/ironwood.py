@@ -1,0 +1,126 @@
+"""The Ironwood dialect's planner: benchmark blocks and their sweeps into cases."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+from microbench.catalogue import OpSpec, get_spec
+from microbench.config.cases import RUN_KEYS, Case, Outputs, PlanRequest, RunSettings, run_settings
+from microbench.config.schema import Benchmark, IronwoodConfig
+from microbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
+from microbench.errors import UserError, did_you_mean, key_path
+from microbench.platform.backends import BACKENDS
+
+
+def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[str]:
+    names = [value] if isinstance(value, str) else list(value or [spec.backends[0]])
+    if not names:
+        raise UserError("backend list is empty", key=where)
+    for name in names:
+        if name not in BACKENDS:
+            raise UserError(
+                f"unknown backend '{name}'", key=where, suggestion=did_you_mean(name, BACKENDS)
+            )
+        if name not in spec.backends:
+            raise UserError(
+                f"op '{spec.name}' has no {name} implementation (implemented in: {', '.join(spec.backends)})",
+                key=where,
+            )
+    return names
+
+
+def csv_path_for(csv_path: str | None, benchmark_name: str, default: str) -> str:
+    """csv_path may name a file (*.csv) or, as in the Ironwood reference configs, a directory."""
+    if not csv_path:
+        return default
+    return (
+        csv_path if csv_path.endswith(".csv") else os.path.join(csv_path, f"{benchmark_name}.csv")
+    )
+
+
+def ironwood_cases(
+    cfg: IronwoodConfig, config_id: str, default_csv: str, max_cases: int
+) -> list[Case]:
+    base = RunSettings(
+        num_runs=cfg.num_runs or 20,
+        warmup=3 if cfg.warmup is None else cfg.warmup,
+        timeout_s=cfg.timeout_s,
+    )
+    planned: list[tuple[int, Benchmark, str, list[dict[str, Any]], list[dict[str, Any]]]] = []
+    total = 0
+    for i, bench in enumerate(cfg.benchmarks):  # everything is validated before any case exists
+        where = key_path("benchmarks", i)
+        try:
+            spec = get_spec(bench.benchmark_name)
+        except UserError as error:
+            raise UserError(
+                error.message, key=key_path(where, "benchmark_name"), suggestion=error.suggestion
+            ) from None
+        entries: list[tuple[str, dict[str, Any], bool]] = []
+        for j, entry in enumerate(bench.benchmark_params or []):
+            entries.append((key_path(where, "benchmark_params", j), entry, False))
+        for j, entry in enumerate(bench.benchmark_sweep_params or []):
+            entries.append((key_path(where, "benchmark_sweep_params", j), entry, True))
+        if not entries:
+            entries.append((where, {}, False))
+        backends = _backends(bench.backend or cfg.backend, spec, key_path(where, "backend"))
+        for entry_where, entry, is_sweep in entries:
+            total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends)
+            if total > max_cases:
+                raise UserError(
+                    f"the config expands to more than {max_cases} cases; raise the cap with "
+                    f"--max-cases or 'max_cases:' if this is intended",
+                    key=entry_where,
+                )
+            dicts = (
+                expand_sweep(entry, entry_where)
+                if is_sweep
+                else [resolve_same_as(entry, entry_where)]
+            )
+            resolved = [
+                spec.resolve(
+                    {k: v for k, v in d.items() if k not in RUN_KEYS}, entry_where, RUN_KEYS
+                )
+                for d in dicts
+            ]
+            planned.append((i, bench, entry_where, dicts, resolved))
+    cases: list[Case] = []
+    for i, bench, entry_where, dicts, resolved in planned:
+        spec = get_spec(bench.benchmark_name)
+        bench_run = run_settings(
+            base, bench.model_dump(exclude_none=True), key_path("benchmarks", i)
+        )
+        outputs = Outputs(
+            csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, default_csv),
+            trace_dir=bench.trace_dir,
+            xla_dump_dir=bench.xla_dump_dir,
+        )
+        backends = _backends(
+            bench.backend or cfg.backend, spec, key_path("benchmarks", i, "backend")
+        )
+        for d, params in zip(dicts, resolved, strict=True):
+            run = run_settings(bench_run, d, entry_where)
+            pair = hashlib.sha1(
+                json.dumps([spec.name, params], sort_keys=True).encode()
+            ).hexdigest()[:12]
+            for backend in backends:
+                cases.append(
+                    Case(
+                        op=spec.name,
+                        backend=backend,
+                        params=params,
+                        run=run,
+                        outputs=outputs,
+                        benchmark=bench.benchmark_name,
+                        config_id=config_id,
+                        pair_key=pair,
+                    )
+                )
+    return cases
+
+
+def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
+    return ironwood_cases(cfg, request.config_id, request.default_csv, request.max_cases)

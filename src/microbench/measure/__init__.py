@@ -1,0 +1,1 @@
+"""How one case is measured: the procedure, the timers, numerics checks and statistics."""

@@ -1,0 +1,103 @@
+"""What a backend prepares for one case, and what measuring it yields."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    kind: str
+    count: int
+    platform: str
+    framework: str
+    framework_version: str
+
+
+@dataclass
+class Kernel:
+    name: str
+    per_iter: float  # launches per iteration
+    mean_s: float  # mean duration of one launch
+    share: float  # fraction of the iteration's device time
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "per_iter": self.per_iter,
+            "mean_s": self.mean_s,
+            "share": self.share,
+        }
+
+
+@dataclass
+class Timing:
+    samples_s: list[float]  # one per iteration: the row's headline time
+    source: str  # the timer that produced them, e.g. xprof_gpu, cuda_events, wall_clock
+    wall_samples_s: list[float] = field(default_factory=list)
+    kernels: list[Kernel] = field(default_factory=list)
+    trace_path: str | None = None
+
+
+def _no_digest(out: Any) -> dict[str, np.ndarray]:
+    return {}
+
+
+@dataclass
+class Prepared:
+    """A ready-to-call op with its inputs in place, and how to check it.
+
+    `companions` are timed right after the op with the same timer (a suite's other side: the unfused
+    pattern, the unquantized baseline); `finish` turns all timings into the suite's declared extras.
+    """
+
+    call: Callable[[], Any]  # one iteration; returns its outputs (maybe not yet computed)
+    sync: Callable[[Any], None]  # block until those outputs are computed
+    check: Callable[[Any], float | None] | None = (
+        None  # error against the reference (None: not computed);
+    )
+    #                                                    raises wrong_result
+    digest: Callable[[Any], dict[str, np.ndarray]] = (
+        _no_digest  # a few output rows, for cross-backend pairing
+    )
+    compile_s: float | None = None
+    implementation: str = "default"
+    device: Any = None  # the framework's device object, for device timers
+    companions: dict[str, Prepared] = field(default_factory=dict)
+    known_timings: dict[str, Timing] = field(
+        default_factory=dict
+    )  # companions measured by an earlier case
+    finish: Callable[[Timing, dict[str, Timing]], Any] | None = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    mode: str  # strict | flag | off (the case's setting)
+    outcome: str  # passed | flagged | off | skipped
+    reason: str = ""
+    max_rel_error: float | None = None
+
+    @property
+    def text(self) -> str:
+        """The `check` column: passed, off, or the outcome with its reason."""
+        return f"{self.outcome}: {self.reason}" if self.reason else self.outcome
+
+    @property
+    def flagged(self) -> bool:
+        return self.outcome == "flagged"
+
+
+@dataclass
+class Measurement:
+    timing: Timing
+    device: DeviceInfo
+    check: CheckResult
+    compile_s: float | None = None
+    implementation: str = "default"
+    extras: Any = None  # an instance of the suite's declared extras class (results.records)
+    companion_timings: dict[str, Timing] = field(default_factory=dict)
+    outputs_digest: dict[str, np.ndarray] = field(default_factory=dict)

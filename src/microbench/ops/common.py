@@ -1,0 +1,104 @@
+"""Shared by the compute families: input drawing, float64 helpers, placement parameters, and the JAX
+building blocks (fp32-accumulating matmul, absmax quantization) that several ops compose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import OpSpec, Param, Params
+from microbench.catalogue import register as register_spec
+from microbench.measure.numerics import FP8_GEMM_FLOOR
+from microbench.platform.dtypes import DType, dtype
+from microbench.platform.frameworks import jax
+
+FP8 = dtype("float8_e4m3fn")
+BF16 = dtype("bfloat16")
+F32 = dtype("float32")
+TINY = float(np.finfo(np.float32).tiny)  # absmax floor so an all-zero row gets a finite scale
+
+M = Param("m", "dim", doc="rows of A / output")
+K = Param("k", "dim", doc="contraction")
+N = Param("n", "dim", doc="columns of output")
+MN = (Param("m", "dim"), Param("n", "dim"))
+LAYOUT = Param("layout", "choice", "kn", ("kn", "nk"), "B stored as (K,N) or (N,K)")
+# Every compute op also takes where to run and which inputs to draw.
+PLACEMENT = (
+    Param(
+        "sharding",
+        "choice",
+        "none",
+        ("none", "replicated", "split_m"),
+        "one device, replicated over all local devices, or A split along M",
+    ),
+    Param("device", "int", 0, doc="local device index when sharding is none"),
+    Param("seed", "int", 0, doc="input random seed"),
+)
+
+
+@dataclass
+class PlacementExtras:
+    """Columns of every compute-suite row: where the op ran."""
+
+    devices_used: int
+    sharding: str
+
+
+def register_compute(spec: OpSpec) -> OpSpec:
+    """Register a compute-suite op: its own parameters plus placement and seed."""
+    return register_spec(
+        replace(spec, suite="compute", params=spec.params + PLACEMENT, row_extras=PlacementExtras)
+    )
+
+
+def normal(rng: np.random.Generator, shape: tuple[int, ...], dt: DType) -> np.ndarray:
+    """Standard-normal values rounded to dt (never zeros: they hide unwritten outputs)."""
+    return rng.standard_normal(shape, dtype=np.float32).astype(dt.numpy)
+
+
+def f64(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x).astype(np.float64)
+
+
+def rows_m(p: Params) -> int:
+    return int(p["m"])
+
+
+def quantize_rows(x: np.ndarray, qdt: DType) -> tuple[np.ndarray, np.ndarray]:
+    """Dynamic absmax quantization along axis 1: (values in qdt, float32 dequant scales (rows,1))."""
+    amax = np.max(np.abs(f64(x)), axis=1, keepdims=True)
+    scale = (np.maximum(amax, TINY) / qdt.max).astype(np.float32)
+    return (f64(x) / f64(scale)).astype(qdt.numpy), scale
+
+
+def fp8_floor_if(is_fp8: bool) -> float:
+    """fp8 GEMMs may accumulate in the tensor cores' reduced-precision mode (numerics.FP8_GEMM_FLOOR)."""
+    return FP8_GEMM_FLOOR if is_fp8 else 0.0
+
+
+# ---- JAX building blocks ------------------------------------------------------------------
+
+
+def jnp_dtype(name: str) -> Any:
+    return jax.numpy.dtype(dtype(name).numpy)
+
+
+def matmul_f32(a: Any, b: Any, layout: str) -> Any:
+    """A x B with fp32 accumulation; fp32 inputs use full fp32 precision (no bf16 passes, no tf32)."""
+    lax = jax.lax
+    dims = (((1,), (0,)), ((), ())) if layout == "kn" else (((1,), (1,)), ((), ()))
+    precision = lax.Precision.HIGHEST if a.dtype == jax.numpy.float32 else None
+    return lax.dot_general(
+        a, b, dims, precision=precision, preferred_element_type=jax.numpy.float32
+    )
+
+
+def jax_quantize(x: Any, axis: int, qdtype: Any) -> tuple[Any, Any]:
+    """Dynamic absmax quantization along `axis`: values in qdtype and fp32 dequantization scales."""
+    jnp = jax.numpy
+    x32 = x.astype(jnp.float32)
+    amax = jnp.max(jnp.abs(x32), axis=axis, keepdims=True)
+    scale = jnp.maximum(amax, TINY) / jnp.float32(float(jnp.finfo(qdtype).max))
+    return (x32 / scale).astype(qdtype), scale

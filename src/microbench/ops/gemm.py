@@ -1,0 +1,282 @@
+"""The Ironwood GEMM family: math, FLOP/byte models, inputs, float64 references and the JAX versions.
+
+The PyTorch twins are in torch_backend/ops/gemm.py; both share everything above the implementations,
+so JAX and PyTorch numbers use the same models and the same reference. docs/ops.md derives each model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.ops.common import (
+    BF16,
+    FP8,
+    LAYOUT,
+    K,
+    M,
+    N,
+    f64,
+    fp8_floor_if,
+    jax_quantize,
+    jnp_dtype,
+    matmul_f32,
+    normal,
+    quantize_rows,
+    register_compute,
+    rows_m,
+)
+from microbench.platform.dtypes import DType, dtype
+from microbench.platform.frameworks import jax
+
+GEMM_DTYPES = (
+    "bfloat16",
+    "float32",
+    "float16",
+    "float8",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float4",
+    "float4_e2m1fn",
+)
+OUT_DTYPES = ("bfloat16", "float32", "float16")
+SCALE_BYTES = 4  # fp32 S_A (M,1) and S_B (1,N)
+Fn = Callable[..., dict[str, Any]]
+
+
+def b_shape(p: Params) -> tuple[int, int]:
+    return (p["k"], p["n"]) if p["layout"] == "kn" else (p["n"], p["k"])
+
+
+def b_as_kn(b: np.ndarray, p: Params) -> np.ndarray:
+    return b if p["layout"] == "kn" else b.T
+
+
+def gemm_flops(p: Params) -> float:
+    return 2.0 * p["m"] * p["n"] * p["k"]
+
+
+def gemm_bytes(p: Params, in_dt: DType, out_dt: DType) -> float:
+    return (p["m"] * p["k"] + p["k"] * p["n"]) * in_dt.nbytes + p["m"] * p["n"] * out_dt.nbytes
+
+
+def scale_bytes(p: Params) -> float:
+    return float(SCALE_BYTES * (p["m"] + p["n"]))
+
+
+def gemm_in_dtype(p: Params) -> DType:
+    return dtype(p.get("in_dtype") or p.get("dtype") or "float8")
+
+
+def gemm_out_dtype(p: Params) -> DType:
+    return dtype(p.get("out_dtype") or "bfloat16")
+
+
+def fp8_gemm_floor(p: Params) -> float:
+    return fp8_floor_if(gemm_in_dtype(p).peak_family == "fp8")
+
+
+def plain_inputs(
+    in_dt: Callable[[Params], DType],
+) -> Callable[[Params, np.random.Generator], Arrays]:
+    def make(p: Params, rng: np.random.Generator) -> Arrays:
+        return {
+            "a": normal(rng, (p["m"], p["k"]), in_dt(p)),
+            "b": normal(rng, b_shape(p), in_dt(p)),
+        }
+
+    return make
+
+
+def plain_reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    return {"out": f64(x["a"][rows]) @ f64(b_as_kn(x["b"], p))}
+
+
+def scaled_inputs(p: Params, rng: np.random.Generator) -> Arrays:
+    x = plain_inputs(lambda p: FP8)(p, rng)
+    x["scale_a"] = rng.uniform(0.5, 1.5, (p["m"], 1)).astype(np.float32)
+    x["scale_b"] = rng.uniform(0.5, 1.5, (1, p["n"])).astype(np.float32)
+    return x
+
+
+def scaled_reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    acc = plain_reference(x, p, rows)["out"]
+    return {"out": acc * f64(x["scale_a"][rows]) * f64(x["scale_b"])}
+
+
+def accum_inputs(p: Params, rng: np.random.Generator) -> Arrays:
+    x = scaled_inputs(p, rng)
+    x["acc"] = rng.standard_normal((p["m"], p["n"]), dtype=np.float32)
+    return x
+
+
+def rowwise_reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    qa, sa = quantize_rows(x["a"][rows], FP8)
+    qb_t, sb_t = quantize_rows(b_as_kn(x["b"], p).T, FP8)  # B per column = B^T per row
+    return {"out": (f64(qa) @ f64(qb_t).T) * f64(sa) * f64(sb_t).T}
+
+
+def _fp8(p: Params) -> str:
+    return "fp8"
+
+
+register_compute(
+    OpSpec(
+        name="gemm_multiple_run",
+        suite="compute",
+        doc="O_bf16 = A x B with a configurable input dtype, fp32 accumulation",
+        params=(
+            M,
+            K,
+            N,
+            Param("dtype", "dtype", "bfloat16", GEMM_DTYPES, "input dtype of A and B"),
+            LAYOUT,
+        ),
+        flops=gemm_flops,
+        bytes=lambda p: gemm_bytes(p, dtype(p["dtype"]), BF16),
+        peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+        make_inputs=plain_inputs(gemm_in_dtype),
+        reference=plain_reference,
+        output_rows=rows_m,
+        tolerance_floor=fp8_gemm_floor,
+    )
+)
+
+register_compute(
+    OpSpec(
+        name="gemm_simple",
+        suite="compute",
+        doc="O_bf16 = A_fp8 x B_fp8, fp32 accumulation",
+        params=(M, K, N, LAYOUT),
+        flops=gemm_flops,
+        bytes=lambda p: gemm_bytes(p, FP8, BF16),
+        peak_dtype=_fp8,
+        make_inputs=plain_inputs(lambda p: FP8),
+        reference=plain_reference,
+        output_rows=rows_m,
+        tolerance_floor=lambda p: fp8_floor_if(True),
+    )
+)
+
+register_compute(
+    OpSpec(
+        name="gemm_simple_with_dtype",
+        suite="compute",
+        doc="O = A x B with input and output dtypes as parameters, fp32 accumulation",
+        params=(
+            M,
+            K,
+            N,
+            Param("in_dtype", "dtype", "float8", GEMM_DTYPES),
+            Param("out_dtype", "dtype", "bfloat16", OUT_DTYPES),
+            LAYOUT,
+        ),
+        flops=gemm_flops,
+        bytes=lambda p: gemm_bytes(p, gemm_in_dtype(p), gemm_out_dtype(p)),
+        peak_dtype=lambda p: gemm_in_dtype(p).peak_family,
+        make_inputs=plain_inputs(gemm_in_dtype),
+        reference=plain_reference,
+        output_rows=rows_m,
+        tolerance_floor=fp8_gemm_floor,
+    )
+)
+
+register_compute(
+    OpSpec(
+        name="gemm",
+        suite="compute",
+        doc="O_bf16 = (A_fp8 x B_fp8) * (S_A S_B^T): fp8 GEMM, fp32 accumulation, outer-product scaling",
+        params=(M, K, N, LAYOUT),
+        flops=lambda p: gemm_flops(p) + 2.0 * p["m"] * p["n"],
+        bytes=lambda p: gemm_bytes(p, FP8, BF16) + scale_bytes(p),
+        peak_dtype=_fp8,
+        make_inputs=scaled_inputs,
+        reference=scaled_reference,
+        output_rows=rows_m,
+        tolerance_floor=lambda p: fp8_floor_if(True),
+    )
+)
+
+register_compute(
+    OpSpec(
+        name="gemm_accum",
+        suite="compute",
+        doc="O_fp32 += (A_fp8 x B_fp8) * (S_A S_B^T), the fp32 buffer updated in place",
+        params=(M, K, N, LAYOUT),
+        flops=lambda p: gemm_flops(p) + 3.0 * p["m"] * p["n"],
+        bytes=lambda p: (
+            (p["m"] * p["k"] + p["k"] * p["n"]) * FP8.nbytes
+            + scale_bytes(p)
+            + 2 * 4.0 * p["m"] * p["n"]
+        ),
+        peak_dtype=_fp8,
+        make_inputs=accum_inputs,
+        reference=lambda x, p, rows: {
+            "out": f64(x["acc"][rows]) + scaled_reference(x, p, rows)["out"]
+        },
+        output_rows=rows_m,
+        extra={"accumulates": "acc"},
+        tolerance_floor=lambda p: fp8_floor_if(True),
+    )
+)
+
+register_compute(
+    OpSpec(
+        name="gemm_fp8_rowwise",
+        suite="compute",
+        doc="bf16 A, B quantized dynamically to fp8 (A per row, B per column, absmax), fp8 GEMM, scales applied",
+        params=(M, K, N, LAYOUT),
+        flops=lambda p: (
+            gemm_flops(p)
+            + 2.0 * p["m"] * p["n"]
+            + 2.0 * p["m"] * p["k"]
+            + 2.0 * p["k"] * p["n"]
+            + p["m"]
+            + p["n"]
+        ),
+        bytes=lambda p: gemm_bytes(p, BF16, BF16),
+        peak_dtype=_fp8,
+        make_inputs=plain_inputs(lambda p: BF16),
+        reference=rowwise_reference,
+        output_rows=rows_m,
+        tolerance_floor=lambda p: fp8_floor_if(True),
+    )
+)
+
+
+# ---- JAX ---------------------------------------------------------------------------------------
+
+
+@implementation(("gemm_multiple_run", "gemm_simple", "gemm_simple_with_dtype"), "jax", "jit")
+def jax_gemm(p: Params) -> Fn:
+    odt = jnp_dtype(gemm_out_dtype(p).name)
+    return lambda a, b: {"out": matmul_f32(a, b, p["layout"]).astype(odt)}
+
+
+@implementation("gemm", "jax", "jit")
+def jax_scaled_gemm(p: Params) -> Fn:
+    return lambda a, b, sa, sb: {
+        "out": (matmul_f32(a, b, p["layout"]) * sa * sb).astype(jax.numpy.bfloat16)
+    }
+
+
+@implementation("gemm_accum", "jax", "jit")
+def jax_gemm_accum(p: Params) -> Fn:
+    return lambda a, b, sa, sb, acc: {"out": acc + matmul_f32(a, b, p["layout"]) * sa * sb}
+
+
+@implementation("gemm_fp8_rowwise", "jax", "jit")
+def jax_rowwise(p: Params) -> Fn:
+    jnp = jax.numpy
+    b_k_axis = 0 if p["layout"] == "kn" else 1
+
+    def fn(a: Any, b: Any) -> dict[str, Any]:
+        qa, sa = jax_quantize(a, 1, jnp.float8_e4m3fn)  # (M,1)
+        qb, sb = jax_quantize(b, b_k_axis, jnp.float8_e4m3fn)  # (1,N) for (K,N); (N,1) for (N,K)
+        sb_row = sb if p["layout"] == "kn" else sb.T
+        return {"out": (matmul_f32(qa, qb, p["layout"]) * sa * sb_row).astype(jnp.bfloat16)}
+
+    return fn

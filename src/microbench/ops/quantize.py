@@ -1,0 +1,114 @@
+"""Quantization to fp8: dynamic per-row absmax scaling or a fixed scale, of X or of X^T.
+
+Four ops from one definition: {quantization, transpose_quantization} x {dynamic, static_scaling}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.ops.common import (
+    BF16,
+    MN,
+    f64,
+    jax_quantize,
+    jnp_dtype,
+    normal,
+    quantize_rows,
+    register_compute,
+)
+from microbench.platform.dtypes import dtype
+
+QDTYPE = Param(
+    "qdtype", "dtype", "float8", ("float8", "float8_e4m3fn", "float8_e5m2"), "quantized dtype"
+)
+STATIC_SCALE = Param("scale", "float", 0.05, doc="fixed dequantization scale")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which of the four quantization ops: transposed input or not, dynamic or fixed scale."""
+
+    transpose: bool
+    static: bool
+
+    def rows(self, p: Params) -> int:
+        """Rows of the output, and the count of dynamic scales."""
+        return int(p["n"] if self.transpose else p["m"])
+
+    def source(self, x: np.ndarray) -> np.ndarray:
+        return x.T if self.transpose else x
+
+    def reference(self, x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+        src = self.source(x["x"])[rows]
+        qdt = dtype(p["qdtype"])
+        if self.static:
+            return {"q": (f64(src) / np.float64(np.float32(p["scale"]))).astype(qdt.numpy)}
+        q, scale = quantize_rows(src, qdt)
+        return {"q": q, "scale": scale}
+
+    def flops(self, p: Params) -> float:
+        if self.static:
+            return float(p["m"] * p["n"])  # one multiply per element
+        return 2.0 * p["m"] * p["n"] + self.rows(
+            p
+        )  # |x| into the row max and the scaling; a division per scale
+
+    def bytes(self, p: Params) -> float:
+        moved = p["m"] * p["n"] * (BF16.nbytes + dtype(p["qdtype"]).nbytes)
+        return moved + (4.0 if self.static else 4.0 * self.rows(p))
+
+    def spec(self, name: str) -> OpSpec:
+        what = "X^T" if self.transpose else "X"
+        doc = (
+            f"bf16 {what} -> fp8 values with a fixed scale"
+            if self.static
+            else f"bf16 {what} -> fp8 values plus fp32 per-row scales of {what}, dynamic absmax"
+        )
+        return OpSpec(
+            name=name,
+            suite="compute",
+            doc=doc,
+            params=(*MN, QDTYPE, STATIC_SCALE) if self.static else (*MN, QDTYPE),
+            flops=self.flops,
+            bytes=self.bytes,
+            peak_dtype=lambda p: "bf16",
+            make_inputs=lambda p, rng: {"x": normal(rng, (p["m"], p["n"]), BF16)},
+            reference=self.reference,
+            output_rows=self.rows,
+            extra={"variant": self},
+        )
+
+
+def jax_builder(v: Variant) -> Callable[[Params], Callable[..., dict[str, Any]]]:
+    def build(p: Params) -> Callable[..., dict[str, Any]]:
+        qdt = jnp_dtype(p["qdtype"])
+        if v.static:
+            scale = np.float32(p["scale"])
+            return lambda x: {
+                "q": ((x.T if v.transpose else x).astype(np.float32) / scale).astype(qdt)
+            }
+
+        def fn(x: Any) -> dict[str, Any]:
+            q, s = jax_quantize(x.T if v.transpose else x, 1, qdt)
+            return {"q": q, "scale": s}
+
+        return fn
+
+    return build
+
+
+VARIANTS = {
+    "quantization": Variant(False, False),
+    "transpose_quantization": Variant(True, False),
+    "quantization_static_scaling": Variant(False, True),
+    "transpose_quantization_static_scaling": Variant(True, True),
+}
+for _name, _variant in VARIANTS.items():
+    register_compute(_variant.spec(_name))
+    implementation(_name, "jax", "jit")(jax_builder(_variant))

@@ -1,0 +1,1 @@
+"""What the harness runs on: dtypes, hardware peaks, the environment of a run, and the backend registry."""

@@ -1,0 +1,148 @@
+"""`microbench compare`: two result files (or one file grouped by a column), matched case by case.
+
+A difference is called noise when the two sides' p10-p90 ranges overlap, i.e. when it is smaller than
+the samples' own spread; otherwise it is slower/faster. Two-run comparisons exit 1 when any case got
+slower by more than the threshold, so CI can gate on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.table import Table
+
+from microbench.errors import UserError, did_you_mean
+from microbench.results.columns import IDENTITY, STATS
+from microbench.results.writer import read_rows
+
+RUN_COLUMNS = {"num_runs", "warmup"}
+
+
+@dataclass
+class Pair:
+    key: str
+    a: dict[str, str]
+    b: dict[str, str]
+
+    @staticmethod
+    def _f(row: dict[str, str], col: str) -> float | None:
+        value = row.get(col, "")
+        return float(value) if value not in ("", None) else None
+
+    @property
+    def ratio(self) -> float | None:
+        a, b = self._f(self.a, "time_median_s"), self._f(self.b, "time_median_s")
+        return b / a if a and b else None
+
+    def verdict(self, threshold: float) -> str:
+        if self.ratio is None:
+            return "missing"
+        a_lo, a_hi = self._f(self.a, "time_p10_s"), self._f(self.a, "time_p90_s")
+        b_lo, b_hi = self._f(self.b, "time_p10_s"), self._f(self.b, "time_p90_s")
+        if None not in (a_lo, a_hi, b_lo, b_hi) and b_lo <= a_hi and a_lo <= b_hi:  # type: ignore[operator]
+            return "noise"
+        if self.ratio > 1 + threshold:
+            return "slower"
+        if self.ratio < 1 - threshold:
+            return "faster"
+        return "within threshold"
+
+
+def param_columns(rows: list[dict[str, str]]) -> list[str]:
+    """The parameter columns: the writer puts them between the identity and statistics blocks."""
+    if not rows:
+        return []
+    cols = list(rows[0])
+    start, end = len(IDENTITY), cols.index(STATS[0]) if STATS[0] in cols else len(cols)
+    return cols[start:end]
+
+
+def case_key(row: dict[str, str], params: list[str], exclude: str | None = None) -> str:
+    parts = [row.get("op", ""), row.get("backend", "")] + [
+        f"{p}={row[p]}" for p in params if p not in RUN_COLUMNS and row.get(p) not in ("", None)
+    ]
+    if exclude:
+        parts = [p for p in parts if not p.startswith(f"{exclude}=") and p != row.get(exclude)]
+    return " ".join(parts)
+
+
+def pair_files(a_rows: list[dict[str, str]], b_rows: list[dict[str, str]]) -> list[Pair]:
+    params = param_columns(a_rows)
+    b_by_key = {case_key(r, params): r for r in b_rows if r.get("status") == "ok"}
+    return [
+        Pair(case_key(r, params), r, b_by_key[case_key(r, params)])
+        for r in a_rows
+        if r.get("status") == "ok" and case_key(r, params) in b_by_key
+    ]
+
+
+def pair_groups(rows: list[dict[str, str]], column: str, baseline: str | None) -> list[Pair]:
+    if rows and column not in rows[0]:
+        raise UserError(
+            f"no column '{column}' in the results",
+            key="--by",
+            suggestion=did_you_mean(column, rows[0]),
+        )
+    params = [p for p in param_columns(rows) if p != column]
+    ok = [r for r in rows if r.get("status") == "ok"]
+    values = list(dict.fromkeys(r[column] for r in ok))
+    base = baseline or (values[0] if values else None)
+    groups: dict[str, dict[str, dict[str, str]]] = {}
+    for r in ok:
+        groups.setdefault(case_key(r, params, exclude=column), {})[r[column]] = r
+    return [
+        Pair(f"{key} [{value} vs {base}]", sides[base], row)
+        for key, sides in groups.items()
+        if base in sides
+        for value, row in sides.items()
+        if value != base
+    ]
+
+
+def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> Table:
+    table = Table(
+        title=f"{b_label} vs {a_label} (median device time; noise = p10-p90 ranges overlap)"
+    )
+    for col in ("case", f"{a_label} µs", f"{b_label} µs", "ratio", "verdict"):
+        table.add_column(col, justify="left" if col in ("case", "verdict") else "right")
+    for p in pairs:
+        a, b = Pair._f(p.a, "time_median_s"), Pair._f(p.b, "time_median_s")
+        table.add_row(
+            p.key,
+            f"{a * 1e6:.2f}" if a else "",
+            f"{b * 1e6:.2f}" if b else "",
+            f"{p.ratio:.3f}" if p.ratio else "",
+            p.verdict(threshold),
+        )
+    return table
+
+
+def run_compare(files: list[str], by: str | None, baseline: str | None, threshold: float) -> int:
+    for path in files:
+        try:
+            read_rows(path)
+        except FileNotFoundError:
+            raise UserError("results file not found", file=path) from None
+    if by:
+        if len(files) != 1:
+            raise UserError(
+                "--by compares groups inside one results file; give exactly one file", key="--by"
+            )
+        pairs = pair_groups(read_rows(files[0]), by, baseline)
+        labels = (f"{by}={baseline or 'first'}", "other")
+    else:
+        if len(files) != 2:
+            raise UserError(
+                "compare needs two results files (baseline, candidate), or one file and --by COLUMN"
+            )
+        pairs = pair_files(read_rows(files[0]), read_rows(files[1]))
+        labels = (files[0], files[1])
+    Console(width=200).print(render(pairs, threshold, *labels))
+    slower = [p for p in pairs if p.verdict(threshold) == "slower"]
+    if not by and slower:
+        print(
+            f"regression: {len(slower)} of {len(pairs)} matched cases are slower by more than {threshold:.0%}"
+        )
+        return 1
+    return 0

@@ -1,0 +1,314 @@
+"""Typed rows: what one case leaves in the results, from measurement to writer.
+
+A row is a few typed groups plus the op's parameters and the op's declared extras (a dataclass named by
+its spec's `row_extras`). The CSV columns are generated from these classes (`results.columns`), so a value
+that no class declares cannot reach a file, and a suite that hands back undeclared extras fails loudly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from typing import Any
+
+from microbench.catalogue import OpSpec
+from microbench.config.cases import Case
+from microbench.measure.stats import summarize
+from microbench.measure.types import DeviceInfo, Measurement
+from microbench.platform.environment import timestamp
+from microbench.platform.hardware import lookup, with_overrides
+from microbench.results.roofline import derive
+
+NOISE_THRESHOLD = 0.10  # IQR / median above this marks a row as noisy
+
+
+class Status(str, Enum):
+    OK = "ok"
+    WRONG_RESULT = "wrong_result"  # the output failed its reference check
+    UNSUPPORTED = "unsupported"  # the platform, framework or package cannot run this case
+    OOM = "oom"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # the case's process died (--isolate)
+    ERROR = "error"
+
+
+@dataclass
+class Identity:
+    case_id: str
+    run_id: str
+    timestamp: str
+    status: Status
+    error: str
+    suite: str
+    benchmark: str
+    op: str
+    backend: str
+    implementation: str | None
+    label: str
+
+
+@dataclass
+class TimeStats:
+    time_median_s: float | None = None
+    time_mean_s: float | None = None
+    time_min_s: float | None = None
+    time_max_s: float | None = None
+    time_p10_s: float | None = None
+    time_p90_s: float | None = None
+    time_std_s: float | None = None
+    samples: int | None = None
+    iqr_over_median: float | None = None
+    noisy: bool | None = None
+
+
+@dataclass
+class TimingInfo:
+    timing_source: str | None = None
+    wall_median_s: float | None = None
+    compile_s: float | None = None
+    dominant_kernel: str | None = None
+    dominant_kernel_share: float | None = None
+    dominant_kernel_s: float | None = None
+    kernels_per_iter: float | None = None
+    max_rel_error: float | None = None
+    check: str | None = None
+    check_mode: str | None = None
+    trace_path: str | None = None
+
+
+@dataclass
+class Derived:
+    flops: float | None = None
+    bytes: float | None = None
+    tflops: float | None = None
+    gbps: float | None = None
+    arithmetic_intensity: float | None = None
+    per_device_tflops: float | None = None
+
+
+@dataclass
+class Roofline:
+    peak_chip: str | None = None
+    peak_family: str | None = None
+    peak_tflops: float | None = None
+    peak_gbps: float | None = None
+    pct_peak_tflops: float | None = None
+    pct_peak_gbps: float | None = None
+    roofline_bound_s: float | None = None
+    roofline_bound_by: str | None = None
+    pct_of_roofline: float | None = None
+
+
+@dataclass
+class Pairing:
+    cross_backend_rel_error: float | None = None
+    paired_with: str | None = None
+
+
+@dataclass
+class Environment:
+    device_kind: str | None = None
+    device_count: int | None = None
+    platform: str | None = None
+    framework: str | None = None
+    framework_version: str | None = None
+    host: str | None = None
+    git_commit: str | None = None
+    config_id: str | None = None
+
+
+# Column blocks in file order; the op's parameters follow Identity, its extras precede Environment.
+HEAD_GROUPS: tuple[type, ...] = (Identity,)
+BODY_GROUPS: tuple[type, ...] = (TimeStats, TimingInfo, Derived, Roofline, Pairing)
+TAIL_GROUPS: tuple[type, ...] = (Environment,)
+
+
+def group_columns(groups: tuple[type, ...]) -> tuple[str, ...]:
+    return tuple(f.name for g in groups for f in fields(g))
+
+
+@dataclass
+class Row:
+    identity: Identity
+    params: dict[str, Any]
+    stats: TimeStats = field(default_factory=TimeStats)
+    timing: TimingInfo = field(default_factory=TimingInfo)
+    derived: Derived = field(default_factory=Derived)
+    roofline: Roofline = field(default_factory=Roofline)
+    pairing: Pairing = field(default_factory=Pairing)
+    extras: Any = None
+    environment: Environment = field(default_factory=Environment)
+    raw: dict[str, Any] = field(
+        default_factory=dict
+    )  # samples and kernel breakdown: JSON lines only
+
+    @property
+    def status(self) -> Status:
+        return self.identity.status
+
+    def as_dict(self) -> dict[str, Any]:
+        """The flat row: every declared column (and nothing else), in file order."""
+        flat: dict[str, Any] = {}
+        for part in (
+            self.identity,
+            self.params,
+            self.stats,
+            self.timing,
+            self.derived,
+            self.roofline,
+            self.pairing,
+            self.extras,
+            self.environment,
+        ):
+            if part is None:
+                continue
+            values = (
+                part
+                if isinstance(part, dict)
+                else {f.name: getattr(part, f.name) for f in fields(part)}
+            )
+            for key, value in values.items():
+                flat.setdefault(key, value.value if isinstance(value, Enum) else value)
+        return flat
+
+
+def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> Environment:
+    known = {f.name for f in fields(Environment)}
+    values = {k: v for k, v in env.items() if k in known}
+    if device is not None:
+        values.update(
+            device_kind=device.kind,
+            device_count=device.count,
+            platform=device.platform,
+            framework=device.framework,
+            framework_version=device.framework_version,
+        )
+    return Environment(**values, config_id=case.config_id)
+
+
+def _identity(
+    case: Case, spec: OpSpec, status: Status, error: str, run_id: str, implementation: str | None
+) -> Identity:
+    return Identity(
+        case_id=case.id,
+        run_id=run_id,
+        timestamp=timestamp(),
+        status=status,
+        error=error,
+        suite=spec.suite,
+        benchmark=case.benchmark,
+        op=case.op,
+        backend=case.backend,
+        implementation=implementation,
+        label=case.label,
+    )
+
+
+def failure_row(
+    case: Case,
+    spec: OpSpec,
+    status: str,
+    reason: str,
+    run_id: str,
+    env: dict[str, Any],
+    device: DeviceInfo | None = None,
+) -> Row:
+    implementation = case.params.get("implementation")  # the case asked for one by parameter
+    return Row(
+        identity=_identity(case, spec, Status(status), reason, run_id, implementation),
+        params=dict(case.params),
+        environment=_environment(case, device, env),
+    )
+
+
+def check_extras(spec: OpSpec, extras: Any) -> None:
+    """A suite may only report what its op declares (spec.row_extras): anything else is a bug, not a drop."""
+    declared = spec.row_extras
+    if declared is None and extras is None:
+        return
+    if declared is None or not (dataclasses.is_dataclass(extras) and isinstance(extras, declared)):
+        want = declared.__name__ if declared else "no extras"
+        raise TypeError(
+            f"op {spec.name!r} declares {want} but its measurement returned {type(extras).__name__}"
+        )
+
+
+def success_row(
+    case: Case,
+    spec: OpSpec,
+    m: Measurement,
+    run_id: str,
+    env: dict[str, Any],
+    peak_overrides: dict[str, Any] | None,
+) -> Row:
+    """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines."""
+    check_extras(spec, m.extras)
+    t = m.timing
+    st = summarize(t.samples_s)
+    devices_used = int(getattr(m.extras, "devices_used", 1) or 1)
+    flops, nbytes = spec.flops(case.params), spec.bytes(case.params)
+    if getattr(m.extras, "sharding", None) == "replicated":  # every device does the whole op
+        flops, nbytes = flops * devices_used, nbytes * devices_used
+    peaks = with_overrides(lookup(m.device.kind), peak_overrides)
+    if devices_used > 1:  # the table is per chip
+        peaks = replace(
+            peaks,
+            **{
+                f.name: getattr(peaks, f.name) * devices_used
+                for f in fields(peaks)
+                if isinstance(getattr(peaks, f.name), (int, float))
+            },
+        )
+    derived: dict[str, Any] = derive(
+        flops, nbytes, st["median"], peaks, spec.peak_dtype(case.params)
+    )
+    top = t.kernels[0] if t.kernels else None
+    roofline = Roofline(**{f.name: derived.pop(f.name) for f in fields(Roofline)})
+    if hasattr(
+        m.extras, "after_roofline"
+    ):  # extras that restate a roofline figure in a seed's terms
+        m.extras.after_roofline(roofline)
+    status = Status.WRONG_RESULT if m.check.flagged else Status.OK
+    tflops = derived.pop("tflops")
+    return Row(
+        identity=_identity(
+            case, spec, status, m.check.text if m.check.flagged else "", run_id, m.implementation
+        ),
+        params=dict(case.params),
+        stats=TimeStats(
+            **{f"time_{k}_s": st[k] for k in ("median", "mean", "min", "max", "p10", "p90", "std")},
+            samples=int(st["count"]),
+            iqr_over_median=st["iqr_over_median"],
+            noisy=st["iqr_over_median"] > NOISE_THRESHOLD,
+        ),
+        timing=TimingInfo(
+            timing_source=t.source,
+            wall_median_s=summarize(t.wall_samples_s)["median"] if t.wall_samples_s else None,
+            compile_s=m.compile_s,
+            dominant_kernel=top.name if top else None,
+            dominant_kernel_share=top.share if top else None,
+            dominant_kernel_s=top.mean_s * top.per_iter if top else None,
+            kernels_per_iter=sum(k.per_iter for k in t.kernels) if t.kernels else None,
+            max_rel_error=m.check.max_rel_error,
+            check=m.check.text,
+            check_mode=m.check.mode,
+            trace_path=t.trace_path,
+        ),
+        derived=Derived(
+            flops=derived.pop("flops"),
+            bytes=derived.pop("bytes"),
+            tflops=tflops,
+            gbps=derived.pop("gbps"),
+            arithmetic_intensity=derived.pop("arithmetic_intensity"),
+            per_device_tflops=tflops / devices_used if tflops else None,
+        ),
+        roofline=roofline,
+        extras=m.extras,
+        environment=_environment(case, m.device, env),
+        raw={
+            "samples_s": t.samples_s,
+            "wall_samples_s": t.wall_samples_s,
+            "kernels": [k.as_dict() for k in t.kernels],
+        },
+    )

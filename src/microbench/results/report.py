@@ -1,0 +1,161 @@
+"""`microbench report`: a roofline chart, sweep charts and a Markdown summary from a results file."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from microbench.catalogue import shape_label  # noqa: E402
+from microbench.errors import UserError  # noqa: E402
+from microbench.results.compare import param_columns  # noqa: E402
+from microbench.results.writer import read_rows  # noqa: E402
+
+DIMENSIONS = ("m", "k", "n", "batch", "seq", "hidden", "size")
+
+
+def _f(row: dict[str, str], col: str) -> float | None:
+    value = row.get(col, "")
+    return float(value) if value not in ("", None) else None
+
+
+def _v(row: dict[str, str], col: str) -> float:
+    """A value known to be present (the row was filtered on it)."""
+    return float(row[col])
+
+
+def roofline(rows: list[dict[str, str]], path: str) -> int:
+    """Achieved TFLOP/s against arithmetic intensity, with the device's ceilings where they are known."""
+    points = [
+        r
+        for r in rows
+        if r.get("status") == "ok" and _f(r, "tflops") and _f(r, "arithmetic_intensity")
+    ]
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for i, op in enumerate(sorted({r["op"] for r in points})):
+        mine = [r for r in points if r["op"] == op]
+        ax.scatter(
+            [_v(r, "arithmetic_intensity") for r in mine],
+            [_v(r, "tflops") for r in mine],
+            label=op,
+            s=28,
+            color=plt.cm.tab20(i % 20),
+            marker="os^Dv"[i // 20 % 5],
+        )
+    ceilings = {
+        (r.get("peak_chip"), r.get("peak_family")): (_v(r, "peak_tflops"), _v(r, "peak_gbps"))
+        for r in points
+        if _f(r, "peak_tflops") and _f(r, "peak_gbps")
+    }
+    intensities = [_v(r, "arithmetic_intensity") for r in points] or [1.0]
+    lo, hi = min(intensities) / 4, max(intensities) * 4
+    for (chip, family), (tflops, gbps) in ceilings.items():
+        knee = tflops * 1e12 / (gbps * 1e9)
+        xs = [lo, min(max(knee, lo), hi), hi]
+        ax.plot(
+            xs, [min(tflops, x * gbps / 1e3) for x in xs], "--", lw=1, label=f"{chip} {family} roof"
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte, from the op's models)")
+    ax.set_ylabel("achieved TFLOP/s (median)")
+    ax.set_title("roofline" + ("" if ceilings else " (device peaks unknown: no ceilings drawn)"))
+    ax.grid(True, which="both", alpha=0.3)
+    if points:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return len(points)
+
+
+def sweeps(rows: list[dict[str, str]], out_dir: str) -> dict[str, int]:
+    """Per op: the metric over the dimension that varies most, one line per other setting."""
+    params = param_columns(rows)
+    written: dict[str, int] = {}
+    ok = [r for r in rows if r.get("status") == "ok" and _f(r, "time_median_s")]
+    for op in sorted({r["op"] for r in ok}):
+        mine = [r for r in ok if r["op"] == op]
+        varying = [d for d in DIMENSIONS if d in params and len({r.get(d) for r in mine}) > 2]
+        if not varying:
+            continue
+        axis = max(varying, key=lambda d: len({r.get(d) for r in mine}))
+        bound = [r.get("roofline_bound_by") for r in mine]
+        metric = (
+            "gbps"
+            if bound.count("memory") >= bound.count("compute") and any(_f(r, "gbps") for r in mine)
+            else "tflops"
+        )
+        lines: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for r in mine:
+            label = " ".join(
+                f"{p}={r[p]}" for p in params if p != axis and len({x.get(p) for x in mine}) > 1
+            )
+            if _f(r, metric) is not None:
+                lines[label or op].append((float(r[axis]), _f(r, metric)))  # type: ignore[arg-type]
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for label, pts in lines.items():
+            pts.sort()
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{label}")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(axis)
+        ax.set_ylabel("GB/s" if metric == "gbps" else "TFLOP/s")
+        ax.set_title(f"{op}: {('GB/s' if metric == 'gbps' else 'TFLOP/s')} over {axis}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"sweep_{op}.png")
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written[path] = sum(len(p) for p in lines.values())
+    return written
+
+
+def markdown(rows: list[dict[str, str]]) -> str:
+    def fmt(v: float | None, scale: float = 1, d: int = 2) -> str:
+        return "" if v is None else f"{v * scale:.{d}f}"
+
+    out = [
+        "| op | backend | shape | params | status | median µs | TFLOP/s | GB/s | % of roofline | dominant kernel |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        shape = shape_label(r)
+        extra = " ".join(
+            f"{k}={r[k]}"
+            for k in ("dtype", "layout", "recipe", "pattern", "operation", "implementation")
+            if r.get(k)
+        )
+        out.append(
+            f"| {r['op']} | {r['backend']} | {shape} | {extra} | {r['status']} | "
+            f"{fmt(_f(r, 'time_median_s'), 1e6)} | {fmt(_f(r, 'tflops'))} | {fmt(_f(r, 'gbps'), 1, 0)} | "
+            f"{fmt(_f(r, 'pct_of_roofline'), 1, 1)} | {(r.get('dominant_kernel') or '')[:60]} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def run_report(path: str, out_dir: str) -> dict[str, Any]:
+    try:
+        rows = read_rows(path)
+    except FileNotFoundError:
+        raise UserError("results file not found", file=path) from None
+    os.makedirs(out_dir, exist_ok=True)
+    roof = os.path.join(out_dir, "roofline.png")
+    counts = {roof: roofline(rows, roof), **sweeps(rows, out_dir)}
+    summary = os.path.join(out_dir, "summary.md")
+    with open(summary, "w") as f:
+        f.write(
+            f"# Results: {path}\n\n"
+            + markdown(rows)
+            + "\n## Charts\n\n"
+            + "".join(f"- {os.path.basename(p)}: {n} points\n" for p, n in counts.items())
+        )
+    for p, n in counts.items():
+        print(f"{p}: {n} points")
+    print(summary)
+    return counts

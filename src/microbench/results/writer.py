@@ -1,0 +1,154 @@
+"""The one metric writer: CSV rows plus JSON lines with raw samples, appended whole as cases finish.
+
+Also the atomic JSON writer used for every whole-file output (dashboard records, seed formats)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from microbench.errors import UserError
+from microbench.results.records import Row
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.6g}"
+    return str(value)
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _drop_partial_last_line(path: Path) -> None:
+    """A killed writer can leave a line without its newline; cut it so the file stays whole."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    with open(path, "r+b") as f:
+        f.truncate(cut)
+
+
+def check_writable(path: str) -> None:
+    """Refuse, before anything runs, an output path that cannot be written."""
+    target = Path(path)
+    if target.is_dir():
+        raise UserError("output path is a directory, expected a file", key=f"csv_path '{path}'")
+    ancestor = target.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UserError(
+            f"cannot create the output directory: '{ancestor}' is a file", key=f"csv_path '{path}'"
+        )
+    if not os.access(ancestor, os.W_OK | os.X_OK) or (
+        target.exists() and not os.access(target, os.W_OK)
+    ):
+        raise UserError(f"output location is not writable ('{ancestor}')", key=f"csv_path '{path}'")
+
+
+class ResultFile:
+    """One CSV (and its .jsonl twin). Created on the first row, so a failed start leaves nothing."""
+
+    def __init__(self, csv_path: str, columns: Sequence[str], config_id: str, resume: bool) -> None:
+        self.csv_path = Path(csv_path)
+        self.jsonl_path = self.csv_path.with_suffix(".jsonl")
+        self.columns = list(columns)
+        self.config_id = config_id
+        self.done: set[str] = set()
+        self._opened = False
+        if resume and self.csv_path.exists():
+            self._load_existing()
+
+    def _load_existing(self) -> None:
+        _drop_partial_last_line(self.csv_path)
+        _drop_partial_last_line(self.jsonl_path)
+        with open(self.csv_path, newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames and list(reader.fieldnames) != self.columns:
+                raise UserError(
+                    "cannot resume: this results file has different columns, so it was written by a "
+                    "different config; choose a new output path or drop --resume",
+                    key=f"--resume '{self.csv_path}'",
+                )
+            for row in reader:
+                if row.get("config_id") and row["config_id"] != self.config_id:
+                    raise UserError(
+                        f"cannot resume: this results file was written by a different config "
+                        f"(config_id {row['config_id']}, this config {self.config_id})",
+                        key=f"--resume '{self.csv_path}'",
+                    )
+                self.done.add(row["case_id"])
+        self._opened = True  # append to what is there
+
+    def _open(self) -> None:
+        self.csv_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.csv_path, "w", newline="") as f:
+            f.write(self._line(self.columns))
+            f.flush()
+            os.fsync(f.fileno())
+        open(self.jsonl_path, "w").close()
+        self._opened = True
+
+    @staticmethod
+    def _line(values: Iterable[str]) -> str:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(list(values))
+        return buf.getvalue()
+
+    def append(self, row: Row) -> None:
+        """Write the row and its JSON line, each in a single write, flushed to disk."""
+        if not self._opened:
+            self._open()
+        record = row.as_dict()
+        unknown = set(record) - set(self.columns)
+        if unknown:
+            raise ValueError(f"row has columns the file's header lacks: {sorted(unknown)}")
+        line = self._line(_cell(record.get(c)) for c in self.columns)
+        blob = json.dumps(_json_safe({**record, **row.raw}), default=str) + "\n"
+        for path, text in ((self.jsonl_path, blob), (self.csv_path, line)):
+            with open(path, "a", newline="") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        self.done.add(record["case_id"])
+
+
+def read_rows(csv_path: str) -> list[dict[str, str]]:
+    with open(csv_path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_json_atomically(path: str, data: Any) -> None:
+    """Whole or nothing: written to a temporary name in the same directory, then renamed."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

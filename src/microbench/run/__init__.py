@@ -1,0 +1,1 @@
+"""Running a planned config: case execution, isolation, pairing across backends, the session."""

@@ -1,0 +1,188 @@
+"""Runs planned cases one by one: each becomes a row on disk before the next one starts."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing as mp
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+import numpy as np
+
+from microbench.catalogue import get_spec, shape_label
+from microbench.config.cases import Case
+from microbench.errors import CaseFailure
+from microbench.measure.numerics import relative_error
+from microbench.measure.types import DeviceInfo, Measurement
+from microbench.platform.backends import BACKENDS
+from microbench.results.records import Row, failure_row, success_row
+
+OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
+
+
+class CaseTimeout(Exception):
+    pass
+
+
+class Backend(Protocol):
+    """What the runner needs of a backend (entries of microbench.platform.backends)."""
+
+    name: str
+
+    def device_info(self) -> DeviceInfo: ...
+
+    def measure(self, case: Case) -> Measurement: ...
+
+
+_backend_cache: dict[str, Backend] = {}
+
+
+def get_backend(name: str) -> Backend:
+    if name not in _backend_cache:
+        try:
+            _backend_cache[name] = cast(Backend, BACKENDS[name].load())
+        except ImportError as error:
+            raise CaseFailure("unsupported", f"the {name} backend cannot load: {error}") from None
+    return _backend_cache[name]
+
+
+def _release_device_memory() -> None:
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _is_oom(error: BaseException) -> bool:
+    text = f"{type(error).__name__}: {error}"
+    return isinstance(error, MemoryError) or any(marker in text for marker in OOM_MARKERS)
+
+
+@contextmanager
+def _alarm(seconds: float | None) -> Iterator[None]:
+    """Best-effort timeout in-process (interrupts Python code; --isolate also ends native hangs)."""
+    if not seconds or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise CaseTimeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _shape(case: Case) -> str:
+    return shape_label(case.params, named=True) or "default shape"
+
+
+Outcome = tuple[Row, dict[str, np.ndarray]]
+
+
+def execute(
+    case: Case,
+    run_id: str,
+    env: dict[str, Any],
+    peaks: dict[str, Any] | None,
+    timeout_s: float | None = None,
+) -> Outcome:
+    """One case, start to finish. Never raises for a case's own failure: that becomes its row."""
+    spec = get_spec(case.op)
+    device = None
+    try:
+        backend = get_backend(case.backend)
+        device = backend.device_info()
+        with _alarm(timeout_s):
+            m = backend.measure(case)
+        return success_row(case, spec, m, run_id, env, peaks), m.outputs_digest
+    except CaseFailure as failure:
+        status, reason = failure.status, failure.reason
+    except CaseTimeout:
+        status, reason = "timeout", f"case exceeded its {timeout_s:g} s timeout"
+    except Exception as error:  # a case's own failure: record it and go on with the sweep
+        first = (str(error).strip().splitlines() or [""])[0][:300]
+        if _is_oom(error):
+            status, reason = "oom", f"out of device memory at {_shape(case)}: {first}"
+        else:
+            status, reason = "error", f"{type(error).__name__}: {first}"
+    _release_device_memory()
+    return failure_row(case, spec, status, reason, run_id, env, device), {}
+
+
+def _child(
+    conn: Any, case: Case, run_id: str, env: dict[str, Any], peaks: dict[str, Any] | None
+) -> None:
+    conn.send(execute(case, run_id, env, peaks))
+    conn.close()
+
+
+def execute_isolated(
+    case: Case,
+    run_id: str,
+    env: dict[str, Any],
+    peaks: dict[str, Any] | None,
+    timeout_s: float | None,
+) -> Outcome:
+    """The case in a child process: a crash, OOM kill or hang becomes this case's row."""
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, case, run_id, env, peaks), daemon=True)
+    proc.start()
+    child.close()
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+    result = None
+    while result is None:
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if parent.poll(min(remaining, 0.2) if remaining is not None else 0.2):
+            try:
+                result = parent.recv()
+            except EOFError:
+                break
+        elif not proc.is_alive():
+            break
+        elif deadline is not None and time.monotonic() >= deadline:
+            proc.kill()
+            proc.join()
+            spec = get_spec(case.op)
+            return failure_row(
+                case, spec, "timeout", f"case exceeded its {timeout_s:g} s timeout", run_id, env
+            ), {}
+    proc.join(timeout=30)
+    if result is not None:
+        return result
+    code = proc.exitcode
+    why = (
+        f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+    )
+    reason = f"the case's process {why} (crash or out-of-memory kill) at {_shape(case)}"
+    return failure_row(case, get_spec(case.op), "crashed", reason, run_id, env), {}
+
+
+@dataclass
+class PairTracker:
+    """Outputs of the first backend to run a case, for comparing the second one against."""
+
+    seen: dict[str, tuple[str, str, dict[str, np.ndarray]]] = field(default_factory=dict)
+
+    def annotate(self, case: Case, row: Row, digest: dict[str, np.ndarray]) -> None:
+        if not case.pair_key or not digest:
+            return
+        if case.pair_key not in self.seen:
+            self.seen[case.pair_key] = (case.id, case.backend, digest)
+            return
+        other_id, other_backend, other = self.seen[case.pair_key]
+        if other_backend == case.backend:
+            return
+        errors = [relative_error(digest[k], other[k]) for k in digest if k in other]
+        row.pairing.cross_backend_rel_error = max(errors) if errors else None
+        row.pairing.paired_with = other_id

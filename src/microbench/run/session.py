@@ -1,0 +1,233 @@
+"""One run of one config: plan, check outputs are writable, execute every case, summarise."""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+from collections import defaultdict
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from microbench.catalogue import get_spec, shape_label
+from microbench.config.cases import Case
+from microbench.config.dialects import plan_cases
+from microbench.config.loader import LoadedConfig, load_config
+from microbench.platform.backends import run_order
+from microbench.platform.environment import base_environment, new_run_id
+from microbench.results.columns import header
+from microbench.results.dashboard import to_oss_records
+from microbench.results.seed_formats import to_seed_records
+from microbench.results.writer import ResultFile, check_writable, read_rows, write_json_atomically
+from microbench.run.runner import PairTracker, execute, execute_isolated
+
+console = Console(stderr=True)
+
+
+def load_and_plan(
+    path: str,
+    *,
+    output_dir: str = "results",
+    max_cases: int | None = None,
+    max_dim: int | None = None,
+    num_runs: int | None = None,
+) -> tuple[LoadedConfig, list[Case]]:
+    loaded = load_config(path)
+    cases = plan_cases(
+        loaded.dialect,
+        loaded.model,
+        path=loaded.path,
+        config_id=loaded.config_id,
+        output_dir=output_dir,
+        max_cases=max_cases,
+        max_dim=max_dim,
+    )
+    if num_runs:
+        cases = [
+            dataclasses.replace(c, run=dataclasses.replace(c.run, num_runs=num_runs)) for c in cases
+        ]
+    return loaded, cases
+
+
+def plan_from_file(path: str, **options: Any) -> list[Case]:
+    return load_and_plan(path, **options)[1]
+
+
+def open_result_files(cases: list[Case], resume: bool) -> dict[str, ResultFile]:
+    """One ResultFile per csv path, its header the union of its cases' parameters and declared extras."""
+    by_path: dict[str, list[Case]] = defaultdict(list)
+    for case in cases:
+        by_path[case.outputs.csv_path].append(case)
+    files = {}
+    for path, group in by_path.items():
+        check_writable(path)
+        params: list[str] = []
+        extras: list[type | None] = []
+        for case in group:
+            params += [p for p in case.params if p not in params]
+            declared = get_spec(case.op).row_extras
+            extras += [declared] if declared not in extras else []
+        files[path] = ResultFile(path, header(params, extras), group[0].config_id, resume)
+    return files
+
+
+def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
+    return "" if value in (None, "") else f"{float(value) * scale:.{digits}f}"
+
+
+def summary_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="results", show_lines=False)
+    for col in (
+        "op",
+        "backend",
+        "shape",
+        "status",
+        "median µs",
+        "TFLOP/s",
+        "GB/s",
+        "% peak",
+        "timing",
+    ):
+        table.add_column(
+            col,
+            justify="right"
+            if col[0].isdigit() or col in ("median µs", "TFLOP/s", "GB/s", "% peak")
+            else "left",
+        )
+    for r in rows:
+        shape = shape_label(r)
+        pct = (
+            r.get("pct_peak_tflops")
+            if r.get("roofline_bound_by") == "compute"
+            else r.get("pct_peak_gbps")
+        )
+        table.add_row(
+            r["op"],
+            r["backend"],
+            shape,
+            r["status"],
+            _fmt(r.get("time_median_s"), 1e6, 2),
+            _fmt(r.get("tflops"), 1, 2),
+            _fmt(r.get("gbps"), 1, 1),
+            _fmt(pct, 1, 1),
+            r.get("timing_source") or (r.get("error") or "")[:60],
+        )
+    return table
+
+
+def execute_all(
+    cases: list[Case],
+    files: dict[str, ResultFile] | None = None,
+    *,
+    isolate: bool = False,
+    timeout_s: float | None = None,
+    progress: bool = True,
+    peak_overrides: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Run cases in order (JAX first, see BACKEND_ORDER); each row reaches its file before the next case."""
+    todo = sorted(cases, key=lambda c: run_order(c.backend))
+    run_id = new_run_id()
+    env = base_environment(run_id)
+    pairing = PairTracker()
+    finished: list[dict[str, Any]] = []
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
+        task = bar.add_task("cases", total=len(todo))
+        for case in todo:
+            bar.update(task, description=case.label)
+            timeout = case.run.timeout_s or timeout_s
+            run = execute_isolated if isolate else execute
+            row, digest = run(case, run_id, env, peak_overrides, timeout)
+            pairing.annotate(case, row, digest)
+            if files is not None:
+                files[case.outputs.csv_path].append(row)
+            finished.append(row.as_dict())
+            bar.advance(task)
+    return finished
+
+
+def run_config(
+    path: str,
+    *,
+    output_dir: str = "results",
+    resume: bool = False,
+    max_cases: int | None = None,
+    max_dim: int | None = None,
+    num_runs: int | None = None,
+    isolate: bool = False,
+    timeout_s: float | None = None,
+    progress: bool = True,
+    seed_json: str | None = None,
+) -> int:
+    """Run every case of a config. Returns the process exit code."""
+    loaded, cases = load_and_plan(
+        path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim, num_runs=num_runs
+    )
+    files = open_result_files(cases, resume)  # refuses bad output paths before any case runs
+    todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
+    if resume and len(todo) < len(cases):
+        console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
+    peaks = getattr(loaded.model, "peaks", None)
+    finished: list[dict[str, Any]] = []
+    try:
+        finished = execute_all(
+            todo,
+            files,
+            isolate=isolate,
+            timeout_s=timeout_s,
+            progress=progress,
+            peak_overrides=peaks.model_dump() if peaks else None,
+        )
+    except KeyboardInterrupt:
+        again = " ".join(shlex.quote(a) for a in sys.argv)
+        done = sum(len(f.done) for f in files.values())
+        console.print(
+            f"interrupted: {done} finished cases are saved in "
+            f"{', '.join(sorted(files))}; to finish the sweep run: {again} --resume"
+        )
+        return 130
+    if finished:
+        Console(width=max(Console().width, 140)).print(summary_table(finished))
+    for path_ in files:
+        console.print(f"rows: {path_}  (raw samples: {files[path_].jsonl_path})")
+    failed = [r for r in finished if r["status"] != "ok"]
+    if failed:
+        console.print(
+            f"{len(failed)} of {len(finished)} cases did not produce a clean number (see status/error)"
+        )
+    if seed_json:
+        write_json_atomically(seed_json, to_seed_records(finished))
+        console.print(f"seed-format JSON: {seed_json}")
+    return 0
+
+
+def run_dashboard(config: str, output: str, **run_options: Any) -> int:
+    """Run a config, then write its torchao rows as PyTorch OSS benchmark records."""
+    code = run_config(config, **{k: v for k, v in run_options.items() if k != "seed_json"})
+    if code != 0:
+        return code
+    cases = plan_from_file(
+        config,
+        output_dir=run_options.get("output_dir", "results"),
+        max_cases=run_options.get("max_cases"),
+        max_dim=run_options.get("max_dim"),
+        num_runs=run_options.get("num_runs"),
+    )
+    ids = {c.id for c in cases}
+    rows = [
+        r
+        for path in sorted({c.outputs.csv_path for c in cases})
+        for r in read_rows(path)
+        if r["case_id"] in ids
+    ]
+    write_json_atomically(output, to_oss_records(rows))
+    print(f"dashboard records: {output}")
+    return 0

@@ -1,0 +1,243 @@
+"""The structure the rest of the code relies on: discovery, registries, one procedure, typed rows, no cycles."""
+
+import ast
+import csv
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from microbench import catalogue
+from microbench.catalogue import get_spec
+from microbench.errors import CaseFailure
+from microbench.platform.backends import BACKENDS, run_order
+
+PACKAGES = [ROOT / "src" / "microbench", ROOT / "torch_backend"]
+
+
+@pytest.mark.parametrize(
+    "first_import",
+    [
+        "microbench.ops.quantize",
+        "torch_backend.ops.gemm",
+        "microbench.ops.fusion",
+        "microbench.catalogue",
+    ],
+)
+def test_the_catalogue_is_complete_whatever_was_imported_first(first_import):
+    code = (
+        f"import {first_import}\nfrom microbench.catalogue import get_spec, backends_of\n"
+        "print(get_spec('add').name, backends_of('add'), backends_of('fault'), backends_of('torchao_inference'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "add ('jax', 'torch') ('numpy',) ('torch',)"
+
+
+def test_discovering_the_catalogue_imports_no_framework():
+    code = (
+        "import sys, time\nt = time.perf_counter()\nfrom microbench.catalogue import all_specs\nall_specs()\n"
+        "loaded = [m for m in ('jax', 'torch') if m in sys.modules and type(sys.modules[m]).__name__ != '_LazyModule']\n"
+        "print(loaded, time.perf_counter() - t < 1.0)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[] True", out.stderr
+
+
+def test_a_duplicate_op_or_implementation_is_refused():
+    spec = get_spec("add")
+    with pytest.raises(ValueError, match="op 'add' registered twice"):
+        catalogue.register(spec)
+    with pytest.raises(ValueError, match="jax implementation 'jit' of op 'add' registered twice"):
+        catalogue.implementation("add", "jax", "jit")(lambda p: None)
+    with pytest.raises(ValueError, match="unknown backend"):
+        catalogue.implementation("add", "tensorflow")
+
+
+def test_the_backend_registry_orders_jax_before_torch_and_says_what_is_available():
+    assert sorted(BACKENDS, key=run_order) == ["jax", "numpy", "torch"]
+    assert all(
+        info.available for info in BACKENDS.values()
+    )  # the test environment has every framework
+    assert {info.implementations for info in BACKENDS.values()} == {
+        "microbench.ops",
+        "torch_backend.ops",
+    }
+
+
+def test_every_op_has_an_implementation_and_every_implementation_an_op():
+    specs = catalogue.all_specs()
+    assert all(spec.backends for spec in specs.values())
+    assert {op for op, _ in catalogue._IMPLEMENTATIONS} <= set(specs)
+
+
+CHECK_CASES = {
+    "compute/jax": ("add", "jax", "{m: 16, n: 16}"),
+    "compute/torch": ("add", "torch", "{m: 16, n: 16}"),
+    "faults/numpy": ("fault", "numpy", "{n: 8}"),
+    "fusion/torch": ("fusion_linear", "torch", "{m: 8, k: 16, n: 8, device: cpu}"),
+    "elementwise/torch": ("elementwise", "torch", "{batch: 1, seq: 4, hidden: 16, device: cpu}"),
+}
+
+
+@pytest.mark.parametrize("suite", sorted(CHECK_CASES))
+def test_check_modes_hold_in_every_suite(suite, tmp_path, monkeypatch, run_cli):
+    """off: no check at all; flag: a wrong result is timed and flagged; strict: it is not timed."""
+    from microbench.measure import procedure
+
+    op, backend, params = CHECK_CASES[suite]
+    monkeypatch.chdir(tmp_path)
+    rows = {}
+    for mode in ("off", "flag", "strict"):
+        (tmp_path / "c.yaml").write_text(
+            f"benchmarks:\n- benchmark_name: {op}\n  backend: {backend}\n"
+            f"  num_runs: 2\n  warmup: 0\n  check: {mode}\n  csv_path: {mode}.csv\n"
+            f"  benchmark_params: [{params}]\n"
+        )
+        with monkeypatch.context() as patch:
+            if mode != "off":  # every output is wrong: the check itself reports it
+                original = procedure.run_check
+
+                def always_wrong(m, prepared, out, original=original):
+                    prepared.check = lambda out: (_ for _ in ()).throw(
+                        CaseFailure("wrong_result", "injected mismatch")
+                    )
+                    return original(m, prepared, out)
+
+                patch.setattr(procedure, "run_check", always_wrong)
+            run_cli("run", "--config", "c.yaml", "--no-progress")
+        (rows[mode],) = list(csv.DictReader(open(tmp_path / f"{mode}.csv")))
+    assert (rows["off"]["status"], rows["off"]["check"], rows["off"]["check_mode"]) == (
+        "ok",
+        "off",
+        "off",
+    )
+    assert (
+        rows["flag"]["status"] == "wrong_result"
+        and rows["flag"]["check"] == "flagged: injected mismatch"
+    )
+    assert float(rows["flag"]["time_median_s"]) > 0
+    assert rows["strict"]["status"] == "wrong_result" and rows["strict"]["time_median_s"] == ""
+
+
+def test_columns_come_from_the_typed_row_and_undeclared_extras_fail():
+    from microbench.ops.common import PlacementExtras
+    from microbench.ops.fusion import FusionExtras
+    from microbench.results.columns import header
+    from microbench.results.records import check_extras
+
+    cols = header(["m"], [PlacementExtras, FusionExtras])
+    assert {"devices_used", "sharding", "fusion_verdict", "speedup_factor"} <= set(cols)
+
+    @dataclasses.dataclass
+    class Stray:
+        surprise: int = 1
+
+    with pytest.raises(TypeError, match="declares PlacementExtras"):
+        check_extras(get_spec("add"), Stray())
+    with pytest.raises(TypeError):
+        check_extras(get_spec("add"), {"devices_used": 1})
+    check_extras(get_spec("add"), PlacementExtras(1, "none"))
+
+
+def test_the_writer_refuses_a_column_its_header_lacks(tmp_path):
+    from microbench.results.records import Environment, Identity, Row, Status
+    from microbench.results.writer import ResultFile
+
+    identity = Identity("c", "r", "", Status.OK, "", "s", "b", "o", "numpy", None, "l")
+    f = ResultFile(str(tmp_path / "o.csv"), ["case_id"], "cfg", resume=False)
+    with pytest.raises(ValueError, match="header lacks"):
+        f.append(Row(identity=identity, params={"m": 1}, environment=Environment()))
+
+
+def _module_name(path: Path) -> str:
+    for base in (ROOT / "src", ROOT):
+        if base in path.parents:
+            parts = path.relative_to(base).with_suffix("").parts
+            return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    raise ValueError(path)
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """Project modules imported anywhere in the file (module level and inside functions)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        found |= {n for n in names if n in known}
+    return found
+
+
+def test_no_import_cycles_among_the_projects_modules():
+    files = [p for pkg in PACKAGES for p in pkg.rglob("*.py")]
+    modules = {_module_name(p): p for p in files}
+    graph = {name: _imports(path, set(modules)) - {name} for name, path in modules.items()}
+    for name in list(graph):  # importing a.b.c runs a and a.b first
+        graph[name] |= {
+            n for n in graph[name] for parent in [n.rsplit(".", 1)[0]] if parent in graph
+        } - {name}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                raise AssertionError(
+                    "import cycle: " + " -> ".join(stack[stack.index(nxt) :] + [nxt])
+                )
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node)
+
+
+NAME_KEYS = {
+    "op",
+    "name",
+    "pattern",
+    "recipe",
+    "model_type",
+    "implementation",
+    "suite",
+    "operation",
+}
+
+
+def _dispatches(path: Path) -> list[str]:
+    """`if <name-like> == "literal"` tests: dispatch on names that a table should do instead."""
+    hits = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+            continue
+        left = node.test.left
+        key = (
+            left.id
+            if isinstance(left, ast.Name)
+            else (
+                left.slice.value
+                if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Constant)
+                else None
+            )
+        )
+        if key in NAME_KEYS and any(
+            isinstance(c, ast.Constant) and isinstance(c.value, str) for c in node.test.comparators
+        ):
+            hits.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return hits
+
+
+def test_dispatch_on_names_is_done_by_tables():
+    hits = [h for pkg in PACKAGES for p in pkg.rglob("*.py") for h in _dispatches(p)]
+    assert len(hits) <= 5, hits

@@ -1,0 +1,69 @@
+"""The array-op path shared by the compute families: host inputs to tensors, check, digest, placement."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import OpSpec, Params, get_spec
+from microbench.config.cases import Case
+from microbench.errors import unsupported
+from microbench.measure.numerics import check_outputs, digest_rows
+from microbench.measure.procedure import check_fits
+from microbench.measure.types import Prepared
+from microbench.ops.common import PlacementExtras
+from microbench.platform.frameworks import torch
+from torch_backend.devices import synchronizer
+from torch_backend.tensors import to_numpy, to_torch
+
+Fn = Callable[..., dict[str, Any]]  # a compute op: input tensors in, named outputs out
+
+
+def compute_device(case: Case) -> Any:
+    """The case's device: GPU `device` when there are GPUs, else the CPU (one device, no sharding)."""
+    if case.params.get("sharding", "none") != "none":
+        raise unsupported("the PyTorch parity ops run on one device (sharding: none)")
+    if not torch.cuda.is_available():
+        return torch.device("cpu")
+    index = case.params.get("device", 0)
+    if index >= torch.cuda.device_count():
+        raise unsupported(
+            f"device {index} requested but only {torch.cuda.device_count()} GPUs exist"
+        )
+    return torch.device("cuda", index)
+
+
+def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -> Prepared:
+    """Inputs drawn from the spec (bit-identical to JAX's), the built function, its check and digest."""
+    spec: OpSpec = get_spec(case.op)
+    device = compute_device(case)
+    if device.type == "cuda":
+        check_fits(spec, case, torch.cuda.get_device_properties(device).total_memory)
+    assert spec.make_inputs is not None
+    host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
+    args = [to_torch(host[name], device) for name in host]
+    fn, label = build(case.params, device)
+
+    def call() -> dict[str, Any]:
+        with torch.inference_mode():
+            return fn(*args)
+
+    def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
+        return to_numpy(out[name][torch.as_tensor(rows, device=out[name].device)])
+
+    return Prepared(
+        call=call,
+        sync=synchronizer(device),
+        check=lambda out: check_outputs(spec, case.params, host, lambda n, r: fetch(out, n, r)),
+        digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
+        implementation=label,
+        device=device,
+        finish=lambda timing, companions: PlacementExtras(devices_used=1, sharding="none"),
+    )
+
+
+def array_op(build: Callable[[Params, Any], tuple[Fn, str]]) -> Callable[[Any, Case], Prepared]:
+    """Wrap a compute op's builder (params, device) -> (fn, implementation label) as a torch implementation."""
+    return lambda backend, case: prepare_arrays(case, build)

@@ -1,0 +1,148 @@
+"""The elementwise suite: one operation, one implementation, checked against PyTorch in fp32, then timed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import get_spec, implementation
+from microbench.config.cases import Case
+from microbench.errors import unsupported, wrong_result
+from microbench.measure.numerics import TOLERANCE
+from microbench.measure.types import Prepared, Timing
+from microbench.ops.elementwise import ElementwiseExtras, elements
+from microbench.platform.frameworks import torch
+from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
+from torch_backend.tensors import relative_error, torch_dtype
+
+
+def _f() -> Any:
+    return torch.nn.functional
+
+
+EAGER: dict[str, Callable[..., Any]] = {
+    "layernorm": lambda x, w, b: _f().layer_norm(x, (x.shape[-1],), w, b),
+    "gelu": lambda x: _f().gelu(x),
+    "gelu_tanh": lambda x: _f().gelu(x, approximate="tanh"),
+    "silu": lambda x: _f().silu(x),
+    "mse_loss": lambda x, t: _f().mse_loss(x, t),
+    "cross_entropy": lambda logits, target: _f().cross_entropy(logits, target),
+}
+CUDA_ACTIVATION_CODES = {"gelu": 0, "gelu_tanh": 1, "silu": 2}
+
+
+def make_inputs(p: dict[str, Any], device: Any) -> list[Any]:
+    dt = torch_dtype(p["dtype"])
+    g = torch.Generator(device="cpu").manual_seed(p["seed"])
+    shape = (p["batch"], p["seq"], p["hidden"])
+
+    def randn(*s: int) -> Any:
+        return torch.randn(*s, generator=g).to(device=device, dtype=dt)
+
+    rows = p["batch"] * p["seq"]
+    inputs: dict[str, Callable[[], list[Any]]] = {  # per operation; the activations take x alone
+        "layernorm": lambda: [
+            randn(*shape),
+            1 + 0.1 * randn(p["hidden"]),
+            0.1 * randn(p["hidden"]),
+        ],
+        "mse_loss": lambda: [randn(*shape), randn(*shape)],
+        "cross_entropy": lambda: [
+            randn(rows, p["hidden"]),
+            torch.randint(0, p["hidden"], (rows,), generator=g).to(device),
+        ],
+    }
+    return inputs.get(p["operation"], lambda: [randn(*shape)])()
+
+
+def _eager(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+    return EAGER[p["operation"]]
+
+
+def _compiled(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+    torch._dynamo.reset()
+    return torch.compile(EAGER[p["operation"]])
+
+
+def _triton(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+    if device.type != "cuda":
+        raise unsupported("the Triton kernels need a CUDA GPU")
+    try:
+        from torch_backend.kernels import triton_kernels as tk
+    except ImportError as error:
+        raise unsupported(f"Triton is not installed ({error})") from None
+    op = p["operation"]
+    return tk.layernorm if op == "layernorm" else (lambda x: tk.activation(x, op))
+
+
+def _cuda(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+    from torch_backend.kernels import cuda_kernels
+
+    ext = cuda_kernels.extension()
+    if p["operation"] == "layernorm":
+        return lambda x, w, b: ext.layernorm(x, w, b, 1e-5)
+    code = CUDA_ACTIVATION_CODES[p["operation"]]
+    return lambda x: ext.activation(x, code)
+
+
+# implementation name -> how to get its function; the project's kernels cover LayerNorm and activations
+IMPLEMENTATIONS = {"eager": _eager, "compile": _compiled, "triton": _triton, "cuda": _cuda}
+KERNELS_FOR = ("layernorm", *CUDA_ACTIVATION_CODES)
+
+
+def implementation_fn(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+    impl = p["implementation"]
+    if impl in ("triton", "cuda") and p["operation"] not in KERNELS_FOR:
+        raise unsupported(f"this project has no {impl} kernel for {p['operation']}")
+    return IMPLEMENTATIONS[impl](p, device)
+
+
+def reference(p: dict[str, Any], inputs: list[Any]) -> Any:
+    """The eager PyTorch result computed in fp32 from the same (rounded) inputs."""
+    upcast = [t.float() if t.is_floating_point() else t for t in inputs]
+    return EAGER[p["operation"]](*upcast)
+
+
+@implementation("elementwise", "torch", "by_parameter")
+def prepare_elementwise(backend: Any, case: Case) -> Prepared:
+    """One operation with the implementation the case's `implementation` parameter names."""
+    p, spec = case.params, get_spec(case.op)
+    device = resolve_device(p["device"])
+    inputs = make_inputs(p, device)
+    fn = implementation_fn(p, device)
+
+    def call() -> Any:
+        with torch.no_grad():
+            return fn(*inputs)
+
+    tol = 2 * TOLERANCE[p["dtype"]]
+
+    def check(out: Any) -> float:
+        err = relative_error(out, reference(p, inputs))
+        if not err <= tol:
+            raise wrong_result(
+                f"{p['implementation']} {p['operation']} differs from PyTorch: "
+                f"relative error {err:.3g} > {tol:.3g}"
+            )
+        return err
+
+    def finish(timing: Timing, companions: dict[str, Timing]) -> ElementwiseExtras:
+        median = float(np.median(timing.samples_s))
+        return ElementwiseExtras(
+            time_ms=median * 1e3,
+            memory_mb=peak_memory_mb(call, device),
+            inference_speed=1.0 / median,
+            elements_per_s=elements(p) / median,
+            throughput_gbps=spec.bytes(p) / median / 1e9,
+        )
+
+    return Prepared(
+        call=call,
+        sync=synchronizer(device),
+        check=check,
+        implementation=p["implementation"],
+        device=device,
+        finish=finish,
+    )

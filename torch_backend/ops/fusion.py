@@ -1,0 +1,238 @@
+"""The fusion suite: each pattern's unfused ops against a really fused version, on the same inputs.
+
+Fused versions: torch.addmm / torch._addmm_activation (cuBLASLt epilogues), BatchNorm folded into the
+conv weights, cuDNN's fused conv+bias+ReLU on CUDA (torch.compile elsewhere), a transposed-operand
+matmul, torch.compile for scale+softmax, and scaled_dot_product_attention with its backend chosen.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import OpSpec, get_spec, implementation
+from microbench.config.cases import Case
+from microbench.errors import unsupported, wrong_result
+from microbench.measure.numerics import TOLERANCE
+from microbench.measure.types import Prepared, Timing
+from microbench.ops.fusion import FusionExtras
+from microbench.platform.frameworks import torch
+from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
+from torch_backend.kernel_count import count_kernels
+from torch_backend.tensors import relative_error, torch_dtype
+
+SEED_NAMES = {
+    "linear_bias": "Linear_Bias",
+    "linear_bias_relu": "Linear_Bias_ReLU",
+    "linear_bias_gelu": "Linear_Bias_GELU",
+    "conv_relu": "Conv2d_ReLU",
+    "conv_bn": "Conv2d_BatchNorm",
+    "conv_bn_relu": "Conv2d_BatchNorm_ReLU",
+    "qk": "QK^T",
+    "qk_softmax": "QK^T_Softmax",
+    "attention": "FullAttention",
+}
+Fn = Callable[[], Any]
+
+
+# per linear pattern: the activation of the unfused chain, and the fused call (addmm's epilogues)
+LINEAR = {
+    "linear_bias": (lambda y: y, lambda b, x, wt: torch.addmm(b, x, wt), "torch.addmm"),
+    "linear_bias_relu": (
+        lambda y: torch.relu(y),
+        lambda b, x, wt: torch._addmm_activation(b, x, wt),
+        "torch._addmm_activation",
+    ),
+    "linear_bias_gelu": (
+        lambda y: torch.nn.functional.gelu(y, approximate="tanh"),
+        lambda b, x, wt: torch._addmm_activation(b, x, wt, use_gelu=True),
+        "torch._addmm_activation",
+    ),
+}
+
+
+def _linear(
+    p: dict[str, Any], randn: Callable[..., Any], device: Any, dtype: Any
+) -> tuple[Fn, Fn, str, tuple]:
+    x, w, b = randn(p["m"], p["k"]), randn(p["n"], p["k"]) / math.sqrt(p["k"]), randn(p["n"])
+    act, fused, name = LINEAR[p["pattern"]]
+
+    def unfused() -> Any:
+        y = x @ w.t()
+        y = y + b
+        return act(y)
+
+    return unfused, lambda: fused(b, x, w.t()), name, (p["m"], p["k"], p["n"])
+
+
+def _conv(
+    p: dict[str, Any], randn: Callable[..., Any], device: Any, dtype: Any
+) -> tuple[Fn, Fn, str, tuple]:
+    F = torch.nn.functional
+    c_in, c_out, r = p["in_channels"], p["out_channels"], p["kernel"]
+    x = randn(p["batch"], c_in, p["size"], p["size"])
+    w, b = randn(c_out, c_in, r, r) / math.sqrt(c_in * r * r), randn(c_out)
+    mean, var = 0.1 * randn(c_out), 1 + 0.1 * randn(c_out).abs()
+    gamma, beta, eps, pad = 1 + 0.1 * randn(c_out), 0.1 * randn(c_out), 1e-5, r // 2
+    has_bn, has_relu = p["pattern"] != "conv_relu", p["pattern"] != "conv_bn"
+
+    def unfused() -> Any:
+        y = F.conv2d(x, w, b, padding=pad)
+        if has_bn:
+            y = F.batch_norm(y, mean, var, gamma, beta, training=False, eps=eps)
+        return F.relu(y) if has_relu else y
+
+    if has_bn:  # fold once, outside any timing: w' = w * g/sqrt(v+eps), b' = (b - mean) * g/sqrt(v+eps) + beta
+        scale = gamma / torch.sqrt(var + eps)
+        w_f, b_f = w * scale.view(-1, 1, 1, 1), (b - mean) * scale + beta
+    else:
+        w_f, b_f = w, b
+    if not has_relu:
+        return unfused, lambda: F.conv2d(x, w_f, b_f, padding=pad), "bn_folded_conv", tuple(x.shape)
+    if device.type == "cuda":
+        fused = lambda: torch.cudnn_convolution_relu(x, w_f, b_f, (1, 1), (pad, pad), (1, 1), 1)  # noqa: E731
+        return (
+            unfused,
+            fused,
+            "cudnn_convolution_relu" + ("+bn_folded" if has_bn else ""),
+            tuple(x.shape),
+        )
+    compiled = torch.compile(lambda: F.relu(F.conv2d(x, w_f, b_f, padding=pad)))
+    return unfused, compiled, "torch.compile" + ("+bn_folded" if has_bn else ""), tuple(x.shape)
+
+
+def _sdpa_backend(device: Any, dtype: Any) -> Any:
+    from torch.nn.attention import SDPBackend
+
+    if device.type == "cuda" and dtype == torch.float32:
+        return SDPBackend.EFFICIENT_ATTENTION  # flash kernels take only half precision
+    return SDPBackend.FLASH_ATTENTION
+
+
+def _attention(
+    p: dict[str, Any], randn: Callable[..., Any], device: Any, dtype: Any
+) -> tuple[Fn, Fn, str, tuple]:
+    shape = (p["batch"], p["heads"], p["seq"], p["head_dim"])
+    q, k, v = randn(*shape), randn(*shape), randn(*shape)
+    scale = 1.0 / math.sqrt(p["head_dim"])
+
+    def scores_softmax() -> Any:
+        s = q @ k.transpose(-2, -1)
+        s = s * scale
+        return torch.softmax(s, dim=-1)
+
+    def qk() -> tuple[Fn, Fn, str]:
+        return (
+            lambda: q @ k.transpose(-2, -1).contiguous(),
+            lambda: torch.matmul(q, k.transpose(-2, -1)),
+            "matmul(transposed view)",
+        )
+
+    def qk_softmax() -> tuple[Fn, Fn, str]:
+        torch._dynamo.reset()
+        return scores_softmax, torch.compile(scores_softmax), "torch.compile"
+
+    def attention() -> tuple[Fn, Fn, str]:
+        from torch.nn.attention import sdpa_kernel
+
+        backend = _sdpa_backend(device, dtype)
+
+        def fused() -> Any:
+            with sdpa_kernel([backend]):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+        return (lambda: scores_softmax() @ v), fused, f"sdpa:{backend.name.lower()}"
+
+    patterns = {"qk": qk, "qk_softmax": qk_softmax, "attention": attention}
+    return (*patterns[p["pattern"]](), shape)
+
+
+FAMILIES = {"fusion_linear": _linear, "fusion_conv": _conv, "fusion_attention": _attention}
+
+
+def _inputs_and_fns(spec: OpSpec, p: dict[str, Any], device: Any) -> tuple[Fn, Fn, str, tuple]:
+    dtype = torch_dtype(p["dtype"])
+    g = torch.Generator(device="cpu").manual_seed(p["seed"])
+
+    def randn(*shape: int) -> Any:
+        return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
+
+    return FAMILIES[spec.name](p, randn, device, dtype)
+
+
+def _no_grad(fn: Fn) -> Fn:
+    def call() -> Any:
+        with torch.no_grad():
+            return fn()
+
+    return call
+
+
+@implementation(tuple(FAMILIES), "torch", "fused")
+def prepare_fusion(backend: Any, case: Case) -> Prepared:
+    """The fused version is the op; the unfused chain is its companion and its reference."""
+    spec, p = get_spec(case.op), case.params
+    device = resolve_device(p["device"])
+    unfused_fn, fused_fn, fused_impl, shape = _inputs_and_fns(spec, p, device)
+    unfused, fused = _no_grad(unfused_fn), _no_grad(fused_fn)
+    try:
+        expected = unfused()
+        fused()
+    except RuntimeError as error:  # e.g. no flash kernel for this dtype/device
+        raise unsupported(
+            f"{fused_impl} cannot run here: {str(error).splitlines()[0][:200]}"
+        ) from None
+    tol = 2 * TOLERANCE[p["dtype"]]
+
+    def check(got: Any) -> float:
+        err = relative_error(got, expected)
+        if not err <= tol:
+            raise wrong_result(
+                f"fused {fused_impl} differs from the unfused ops: relative error {err:.3g} > {tol:.3g}"
+            )
+        return err
+
+    def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
+        k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
+        mu, mf = (
+            float(np.median(companions["unfused"].samples_s)),
+            float(np.median(t_fused.samples_s)),
+        )
+        flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), spec.extra["unfused_bytes"](p)
+        verdict = (
+            f"fused: {k_fused:g} vs {k_unfused:g} kernels"
+            if k_fused < k_unfused
+            else f"not fused: {k_fused:g} kernels, as many as unfused ({k_unfused:g})"
+        )
+        return FusionExtras(
+            fusion_pattern=SEED_NAMES[p["pattern"]],
+            input_shape="x".join(map(str, shape)),
+            unfused_latency_ms=mu * 1e3,
+            fused_latency_ms=mf * 1e3,
+            unfused_gflops=flops / mu / 1e9,
+            fused_gflops=flops / mf / 1e9,
+            unfused_bytes=b_unfused,
+            fused_bytes=b_fused,
+            speedup_factor=mu / mf,
+            memory_reduction=1 - b_fused / b_unfused,
+            unfused_kernels=k_unfused,
+            fused_kernels=k_fused,
+            fusion_verdict=verdict,
+            fused_impl=fused_impl,
+            unfused_peak_memory_mb=peak_memory_mb(unfused, device),
+            fused_peak_memory_mb=peak_memory_mb(fused, device),
+        )
+
+    sync = synchronizer(device)
+    return Prepared(
+        call=fused,
+        sync=sync,
+        check=check,
+        implementation=fused_impl,
+        device=device,
+        companions={"unfused": Prepared(call=unfused, sync=sync, device=device)},
+        finish=finish,
+    )

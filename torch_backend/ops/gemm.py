@@ -1,0 +1,128 @@
+"""The GEMM family in PyTorch, the parity twins of microbench/ops/gemm.py.
+
+fp8 GEMMs run on torch._scaled_mm where the GPU has fp8 tensor cores (SM89+). Elsewhere they run an
+explicit fallback (upcast to fp32, matmul, same scaling), labelled `fp32_fallback`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from microbench.catalogue import Params, implementation
+from microbench.errors import unsupported
+from microbench.ops.common import TINY
+from microbench.ops.gemm import gemm_in_dtype, gemm_out_dtype
+from microbench.platform.frameworks import torch
+from torch_backend.arrays import Fn, array_op
+from torch_backend.tensors import torch_dtype
+
+
+def has_fp8_tensor_cores(device: Any) -> bool:
+    return device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 9)
+
+
+def is_fp8(t: Any) -> bool:
+    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def quantize(x: Any, dim: int, qdtype: Any) -> tuple[Any, Any]:
+    """Dynamic absmax quantization along `dim`: values in qdtype and fp32 dequantization scales."""
+    x32 = x.float()
+    scale = x32.abs().amax(dim=dim, keepdim=True).clamp(min=TINY) / torch.finfo(qdtype).max
+    return (x32 / scale).to(qdtype), scale
+
+
+def b_kn(b: Any, p: Params) -> Any:
+    """B as a (K,N) operand; for (N,K) storage this is a free, column-major view."""
+    return b if p["layout"] == "kn" else b.t()
+
+
+class Gemms:
+    """GEMM kernels chosen once per device: fp8 tensor cores or the labelled fallback."""
+
+    def __init__(self, device: Any) -> None:
+        self.fp8 = has_fp8_tensor_cores(device)
+        self.one = torch.ones((), dtype=torch.float32, device=device)
+
+    @property
+    def label(self) -> str:
+        return "scaled_mm" if self.fp8 else "fp32_fallback"
+
+    def fp8_mm(self, a: Any, b: Any, sa: Any | None, sb: Any | None, out_dtype: Any) -> Any:
+        """(a @ b) * sa * sb with fp32 accumulation; b is (K,N); sa (M,1)/scalar, sb (1,N)/scalar."""
+        if not self.fp8:
+            out = a.float() @ b.float()
+            return (out * sa * sb if sa is not None else out).to(out_dtype)
+        if a.dtype == torch.float8_e5m2 and b.dtype == torch.float8_e5m2:
+            raise unsupported("torch._scaled_mm has no e5m2 x e5m2 kernel")
+        b_col = b if b.stride(0) == 1 else b.t().contiguous().t()  # cuBLAS wants B column-major
+        if sa is not None and sa.dim() > 0 and out_dtype != torch.bfloat16:
+            out = torch._scaled_mm(a, b_col, self.one, self.one, out_dtype=torch.float32)
+            return (out * sa * sb).to(out_dtype)
+        return torch._scaled_mm(
+            a,
+            b_col,
+            self.one if sa is None else sa,
+            self.one if sb is None else sb,
+            out_dtype=out_dtype,
+        )
+
+    def mm(self, a: Any, b: Any, out_dtype: Any) -> Any:
+        if is_fp8(a):
+            return self.fp8_mm(a, b, None, None, out_dtype)
+        if a.device.type == "cpu" and a.dtype in (torch.bfloat16, torch.float16):
+            return (a.float() @ b.float()).to(
+                out_dtype
+            )  # CPU half GEMMs may not accumulate in fp32
+        return torch.mm(a, b).to(out_dtype)
+
+
+Builder = Callable[[Params, Gemms], Fn]
+
+
+def gemm_op(build: Builder, fp8_inputs: Callable[[Params], bool]) -> Callable[[Any, Any], Any]:
+    """An array op whose implementation label names the GEMM kernel when it is an fp8 GEMM."""
+
+    def make(p: Params, device: Any) -> tuple[Fn, str]:
+        g = Gemms(device)
+        return build(p, g), g.label if fp8_inputs(p) else "eager"
+
+    return array_op(make)
+
+
+def _plain(p: Params, g: Gemms) -> Fn:
+    odt = torch_dtype(gemm_out_dtype(p).name)
+    return lambda a, b: {"out": g.mm(a, b_kn(b, p), odt)}
+
+
+def _scaled(p: Params, g: Gemms) -> Fn:
+    return lambda a, b, sa, sb: {"out": g.fp8_mm(a, b_kn(b, p), sa, sb, torch.bfloat16)}
+
+
+def _accum(p: Params, g: Gemms) -> Fn:
+    return lambda a, b, sa, sb, acc: {
+        "out": acc.add_(g.fp8_mm(a, b_kn(b, p), sa, sb, torch.float32))
+    }
+
+
+def _rowwise(p: Params, g: Gemms) -> Fn:
+    def fn(a: Any, b: Any) -> dict[str, Any]:
+        qa, sa = quantize(a, 1, torch.float8_e4m3fn)
+        qb, sb = quantize(b_kn(b, p), 0, torch.float8_e4m3fn)
+        return {"out": g.fp8_mm(qa, qb, sa, sb, torch.bfloat16)}
+
+    return fn
+
+
+def _fp8_in(p: Params) -> bool:
+    return gemm_in_dtype(p).peak_family == "fp8"
+
+
+implementation(("gemm_multiple_run", "gemm_simple_with_dtype"), "torch", "eager")(
+    gemm_op(_plain, _fp8_in)
+)
+implementation("gemm_simple", "torch", "eager")(gemm_op(_plain, lambda p: True))
+implementation("gemm", "torch", "eager")(gemm_op(_scaled, lambda p: True))
+implementation("gemm_accum", "torch", "eager")(gemm_op(_accum, lambda p: True))
+implementation("gemm_fp8_rowwise", "torch", "eager")(gemm_op(_rowwise, lambda p: True))

@@ -1,0 +1,15 @@
+"""Elementwise compute ops in PyTorch, the twins of microbench/ops/pointwise.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from microbench.catalogue import Params, implementation
+from torch_backend.arrays import Fn, array_op
+
+
+def _add(p: Params, device: Any) -> tuple[Fn, str]:
+    return (lambda x, y: {"out": x + y}), "eager"
+
+
+implementation("add", "torch", "eager")(array_op(_add))

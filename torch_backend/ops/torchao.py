@@ -1,0 +1,319 @@
+"""The torchao inference suite: one model before and after a recipe, eager and compiled.
+
+The op a row times is the quantized model (compiled when a compile mode is set); the unquantized
+baseline and the eager runs are its companions, timed with the same timer. The baseline of a shape is
+built, checked against a float64 run of the same model and timed once, then reused by every recipe of
+that shape. The quantized copy is verified to hold quantized weights and compared with the baseline
+output (SQNR) before it is timed. Compilation happens outside every sample.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import implementation
+from microbench.config.cases import Case
+from microbench.errors import CaseFailure, unsupported, wrong_result
+from microbench.measure.numerics import TOLERANCE, relative_error
+from microbench.measure.types import Prepared, Timing
+from microbench.ops.torchao import TorchaoExtras
+from microbench.platform.frameworks import torch
+from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
+from torch_backend.tensors import torch_dtype
+
+MIN_SQNR_DB = 10.0  # below this a quantized output is unusable, whatever the recipe
+CHECK_ROWS = 64  # token-wise models are checked on this many rows in float64
+
+
+@dataclass
+class Model:
+    """One model ready to time: its eager and (optionally) compiled forward, and what it stores."""
+
+    module: Any
+    x: Any
+    eager: Callable[[], Any]
+    compiled: Callable[[], Any] | None
+    compile_s: float | None
+    weight_bytes: int
+    output: Any = field(repr=False)
+
+    @property
+    def primary(self) -> Callable[[], Any]:
+        return self.compiled or self.eager
+
+
+@dataclass
+class Baseline:
+    """The unquantized model of a shape, kept for every recipe of that shape."""
+
+    model: Model
+    check_err: float
+    tolerance: float
+    timings: dict[str, Timing] = field(default_factory=dict)
+    peak_memory_mb: float | None = None
+
+
+_baselines: dict[tuple[Any, ...], Baseline] = {}
+
+
+def _forward(fn: Any, x: Any) -> Callable[[], Any]:
+    def call() -> Any:
+        with torch.no_grad():
+            return fn(x)
+
+    return call
+
+
+def _build(p: dict[str, Any], device: Any, dtype: Any) -> tuple[Any, Any]:
+    from torch_backend.models import (
+        create_model,
+    )  # nn.Module subclasses: importing them loads torch
+
+    torch.manual_seed(0)
+    model = create_model(p["model_type"], p["k"], p["n"]).to(device=device, dtype=dtype).eval()
+    x = torch.randn(p["m"], p["k"], device=device, dtype=dtype)
+    return model, x
+
+
+def _ready(module: Any, x: Any, mode: str, device: Any) -> Model:
+    from torch_backend.recipes import weight_bytes
+
+    eager = _forward(module, x)
+    output = eager()
+    compiled = compile_s = None
+    if mode != "off":
+        torch._dynamo.reset()  # no recipe's graphs or guards carry over to the next
+        compiled = _forward(torch.compile(module, mode=mode), x)
+        t0 = time.perf_counter()
+        compiled()
+        synchronizer(device)()
+        compile_s = time.perf_counter() - t0
+    return Model(module, x, eager, compiled, compile_s, weight_bytes(module), output)
+
+
+def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> float:
+    """Relative error of the baseline against the same model run in float64 on the CPU (NaN: too large)."""
+    from torch_backend.models import create_model
+
+    tokenwise = model_type != "transformer_block"
+    if not tokenwise and x.shape[0] * x.shape[1] > (1 << 22):
+        return math.nan  # attention mixes all tokens: a float64 reference would be the whole model
+    rows = (
+        torch.linspace(0, x.shape[0] - 1, min(CHECK_ROWS, x.shape[0])).long() if tokenwise else None
+    )
+    ref_model = create_model(model_type, x.shape[1], output.shape[1])
+    ref_model.load_state_dict({k: v.double().cpu() for k, v in model.state_dict().items()})
+    ref_in = (x[rows] if tokenwise else x).double().cpu()
+    with torch.no_grad():
+        ref = ref_model.double()(ref_in)
+    got = (output[rows] if tokenwise else output).double().cpu()
+    return relative_error(got.numpy(), ref.numpy())
+
+
+def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
+    p = case.params
+    key = (
+        p["model_type"],
+        p["m"],
+        p["k"],
+        p["n"],
+        p["high_precision_dtype"],
+        p["compile_mode"],
+        str(device),
+        case.run.num_runs,
+        case.run.warmup,
+    )
+    if key not in _baselines:
+        module, x = _build(p, device, dtype)
+        model = _ready(module, x, p["compile_mode"], device)
+        err = baseline_error(module, x, model.output, p["model_type"])
+        tol = (
+            TOLERANCE[str(model.output.dtype).removeprefix("torch.")] * 2
+        )  # two roundings: norm + linear
+        _baselines.clear()  # keep one baseline alive at a time
+        _baselines[key] = Baseline(model, err, tol)
+    return _baselines[key]
+
+
+def sqnr_db(reference: Any, other: Any) -> float:
+    ref, diff = reference.double(), reference.double() - other.double()
+    noise = diff.norm().item()
+    return math.inf if noise == 0 else 20 * math.log10(ref.norm().item() / noise)
+
+
+def _artifacts(model: Any, x: Any, case: Case, device: Any) -> dict[str, Any]:
+    p, out = case.params, {}
+    stem = case.label
+    if p["enable_profiler"]:
+        from torch.profiler import ProfilerActivity, profile
+
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+        path = os.path.join(p["output_dir"], "profiler", f"{stem}.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with profile(activities=acts) as prof, torch.no_grad():
+            for _ in range(3):
+                model(x)
+            synchronizer(device)()
+        prof.export_chrome_trace(path)
+        out["profiler_trace_path"] = path
+    if p["enable_memory_profiler"]:
+        if device.type != "cuda":
+            out["memory_profile_note"] = "skipped: CUDA memory snapshots need a CUDA device"
+        else:
+            base = os.path.join(p["output_dir"], "memory_profiler", stem)
+            os.makedirs(os.path.dirname(base), exist_ok=True)
+            torch.cuda.memory._record_memory_history(max_entries=100000)
+            with torch.no_grad():
+                for _ in range(3):
+                    model(x)
+            torch.cuda.synchronize(device)
+            snapshot = torch.cuda.memory._snapshot()
+            torch.cuda.memory._record_memory_history(enabled=None)
+            with open(base + ".pickle", "wb") as f:
+                pickle.dump(snapshot, f)
+            from torch.cuda._memory_viz import trace_plot
+
+            with open(base + ".html", "w") as f:
+                f.write(trace_plot(snapshot))
+            out["memory_profile_path"] = base + ".pickle"
+            out["memory_profile_note"] = f"visualisation: {base}.html"
+    return out
+
+
+def _ms(t: Timing | None) -> float | None:
+    return float(np.median(t.samples_s)) * 1e3 if t else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def _quantized(p: dict[str, Any], config: Any, device: Any, dtype: Any) -> Model:
+    from torchao.quantization import quantize_
+
+    from torch_backend.recipes import is_quantized
+
+    module, x = _build(p, device, dtype)
+    try:
+        quantize_(module, config)
+        with torch.no_grad():
+            module(x)
+    except CaseFailure:
+        raise
+    except Exception as error:  # a kernel or layout this device/torchao lacks
+        raise unsupported(
+            f"{p['recipe']} failed on {device.type}: {str(error).splitlines()[0][:200]}"
+        ) from None
+    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    if not all(is_quantized(m.weight) for m in linears):
+        raise unsupported(
+            f"quantize_ with {p['recipe']} left the weights unquantized on {device.type}"
+        )
+    return _ready(module, x, p["compile_mode"], device)
+
+
+@implementation("torchao_inference", "torch", "torchao")
+def prepare_torchao(backend: Any, case: Case) -> Prepared:
+    from torch_backend.recipes import torchao_config
+
+    p = case.params
+    device = resolve_device(p["device"])
+    dtype = torch_dtype(p["high_precision_dtype"])
+    config = torchao_config(p["recipe"], device, p["k"], p["n"])  # unsupported recipes stop here
+    base = _baseline(case, device, dtype)
+    quant = base.model if config is None else _quantized(p, config, device, dtype)
+    sync = synchronizer(device)
+
+    def side(fn: Callable[[], Any]) -> Prepared:
+        return Prepared(call=fn, sync=sync, device=device)
+
+    # the other timings a row reports; for the baseline recipe the op itself is one of them
+    companions: dict[str, Prepared] = {}
+    if config is None:
+        if quant.compiled:
+            companions["baseline_eager"] = side(base.model.eager)
+    else:
+        companions["baseline_eager"] = side(base.model.eager)
+        if base.model.compiled:
+            companions["baseline_compiled"] = side(base.model.compiled)
+        if quant.compiled:
+            companions["quantized_eager"] = side(quant.eager)
+
+    def check(out: Any) -> float | None:
+        if not base.check_err <= base.tolerance and not math.isnan(base.check_err):
+            raise wrong_result(
+                f"baseline output differs from the float64 model: relative error "
+                f"{base.check_err:.3g} > {base.tolerance:.3g}"
+            )
+        if config is not None and sqnr_db(base.model.output, out) < MIN_SQNR_DB:
+            raise wrong_result(
+                f"quantized output SQNR {sqnr_db(base.model.output, out):.1f} dB is below "
+                f"{MIN_SQNR_DB} dB"
+            )
+        return None if math.isnan(base.check_err) else base.check_err
+
+    def finish(primary: Timing, timings: dict[str, Timing]) -> TorchaoExtras:
+        q_compiled = primary if quant.compiled else None
+        q_eager = (
+            timings["quantized_eager" if config is not None else "baseline_eager"]
+            if quant.compiled
+            else primary
+        )
+        if config is None:
+            b_eager, b_compiled = q_eager, q_compiled
+        else:
+            b_eager, b_compiled = timings["baseline_eager"], timings.get("baseline_compiled")
+        base.timings.update(
+            {"baseline_eager": b_eager, **({"baseline_compiled": b_compiled} if b_compiled else {})}
+        )
+        if base.peak_memory_mb is None:
+            base.peak_memory_mb = peak_memory_mb(base.model.primary, device)
+        artifacts = _artifacts(quant.module, quant.x, case, device)
+        mode = p["compile_mode"]
+        return TorchaoExtras(
+            shape_name=p["shape_name"],
+            model_type=p["model_type"],
+            recipe=p["recipe"],
+            sparsity=p["sparsity"],
+            recipe_status="quantized" if config is not None else "baseline",
+            compile_mode=mode,
+            torch_compile_mode=mode,
+            baseline_eager_ms=_ms(b_eager),
+            quantized_eager_ms=_ms(q_eager),
+            baseline_compile_ms=_ms(b_compiled),
+            quantized_compile_ms=_ms(q_compiled),
+            eager_speedup=_ratio(_ms(b_eager), _ms(q_eager)),
+            compile_speedup=_ratio(_ms(b_compiled), _ms(q_compiled)),
+            eager_vs_compile_speedup=_ratio(_ms(q_eager), _ms(q_compiled)),
+            baseline_compile_time_s=base.model.compile_s,
+            quantized_compile_time_s=quant.compile_s,
+            sqnr_db=math.inf if config is None else sqnr_db(base.model.output, quant.output),
+            weight_bytes_baseline=base.model.weight_bytes,
+            weight_bytes_quantized=quant.weight_bytes,
+            baseline_peak_memory_mb=base.peak_memory_mb,
+            quantized_peak_memory_mb=base.peak_memory_mb
+            if config is None
+            else peak_memory_mb(quant.primary, device),
+            cpu_threads=torch.get_num_threads(),
+            **artifacts,
+        )
+
+    return Prepared(
+        call=quant.primary,
+        sync=sync,
+        check=check,
+        compile_s=quant.compile_s,
+        implementation="compiled" if quant.compiled else "eager",
+        device=device,
+        companions=companions,
+        known_timings=dict(base.timings),
+        finish=finish,
+    )
