@@ -137,7 +137,12 @@ def test_two_backend_yaml_yields_paired_rows(tmp_path, write_yaml, monkeypatch, 
           benchmark_params: [{m: 64, n: 64}]
         """)
     assert run_cli("run", "--config", "config.yaml", "--no-progress")[0] == 0
-    jax_row, torch_row = list(csv.DictReader(open(tmp_path / "out.csv")))
-    assert (jax_row["backend"], torch_row["backend"]) == ("jax", "torch")
-    assert torch_row["paired_with"] == jax_row["case_id"]
-    assert float(torch_row["cross_backend_rel_error"]) < 0.05
+    jax_row, *torch_rows = list(csv.DictReader(open(tmp_path / "out.csv")))
+    assert [r["backend"] for r in (jax_row, *torch_rows)] == ["jax", "torch", "torch"]
+    assert [r["implementation"] for r in torch_rows] == ["eager", "compile"]  # both by default
+    for torch_row in torch_rows:
+        assert (
+            torch_row["paired_with"] == jax_row["case_id"]
+            and torch_row["paired_implementation"] == "jit"
+        )
+        assert float(torch_row["cross_backend_rel_error"]) < 0.05

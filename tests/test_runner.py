@@ -203,7 +203,7 @@ def test_jax_cases_run_before_torch_cases(tmp_path, write_yaml, monkeypatch, run
           backend: [torch, jax]
           num_runs: 2
           csv_path: out.csv
-          benchmark_sweep_params: [{m: 32, n: [32, 64]}]
+          benchmark_sweep_params: [{m: 32, n: [32, 64], implementation: eager}]
         """)
     assert run_cli("run", "--config", "config.yaml", "--no-progress")[0] == 0
     assert [(r["backend"], r["n"]) for r in rows(tmp_path / "out.csv")] == [

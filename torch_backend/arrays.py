@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpSpec, Params, get_spec
+from microbench.catalogue import OpSpec, Params, get_spec, implementation
 from microbench.config.cases import Case
 from microbench.errors import unsupported
 from microbench.measure.numerics import check_outputs, digest_rows
@@ -67,3 +67,24 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
 def array_op(build: Callable[[Params, Any], tuple[Fn, str]]) -> Callable[[Any, Case], Prepared]:
     """Wrap a compute op's builder (params, device) -> (fn, implementation label) as a torch implementation."""
     return lambda backend, case: prepare_arrays(case, build)
+
+
+def compiled(
+    build: Callable[[Params, Any], tuple[Fn, str]],
+) -> Callable[[Params, Any], tuple[Fn, str]]:
+    """The same builder with its function under torch.compile (compiled at the first, untimed call)."""
+
+    def make(p: Params, device: Any) -> tuple[Fn, str]:
+        fn, label = build(p, device)
+        torch._dynamo.reset()
+        return torch.compile(fn), "compile" if label == "eager" else f"compile:{label}"
+
+    return make
+
+
+def register_array_op(
+    ops: str | tuple[str, ...], build: Callable[[Params, Any], tuple[Fn, str]]
+) -> None:
+    """Register a compute op's PyTorch twins: `eager` and `compile` (torch.compile of the same function)."""
+    implementation(ops, "torch", "eager")(array_op(build))
+    implementation(ops, "torch", "compile")(array_op(compiled(build)))

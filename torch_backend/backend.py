@@ -9,12 +9,12 @@ from contextlib import contextmanager
 
 import torch
 
+import torch_backend.timing  # noqa: F401  registers the cupti, cuda_graph and cuda_events timers
 from microbench.catalogue import get_implementation
 from microbench.config.cases import Case
 from microbench.measure.procedure import measure
-from microbench.measure.timers import Timer, get_timer, register_timer, timer_name
+from microbench.measure.timers import Timer, get_timer, timer_name
 from microbench.measure.types import DeviceInfo, Measurement
-from torch_backend.timing import cuda_events
 
 
 def default_device() -> torch.device:
@@ -50,6 +50,7 @@ class TorchBackend:
                 platform="gpu",
                 framework="torch",
                 framework_version=torch.__version__,
+                threads=torch.get_num_threads(),
             )
         return DeviceInfo(
             kind=platform.processor() or platform.machine(),
@@ -57,19 +58,31 @@ class TorchBackend:
             platform="cpu",
             framework="torch",
             framework_version=torch.__version__,
+            threads=torch.get_num_threads(),
         )
 
     def timer(self, case: Case, device: torch.device) -> Timer:
-        return get_timer(
-            self.name, timer_name(self.name, "gpu" if device.type == "cuda" else "cpu"), case
-        )
+        platform_name = "gpu" if device.type == "cuda" else "cpu"
+        return get_timer(self.name, timer_name(self.name, platform_name, case.run.timer), case)
 
     def measure(self, case: Case) -> Measurement:
-        with isolated_compiler_state():
-            impl = get_implementation(case.op, self.name)
+        with isolated_compiler_state(), thread_count(case.run.threads):
+            impl = get_implementation(case.op, self.name, case.implementation)
             prepared = impl.build(self, case)
             device = prepared.device if prepared.device is not None else default_device()
             return measure(case, prepared, self.timer(case, device), self.device_info_for(device))
+
+
+@contextmanager
+def thread_count(threads: int | None) -> Iterator[None]:
+    """The case's `threads:` for PyTorch's intra-op pool, restored afterwards."""
+    before = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @contextmanager
@@ -84,8 +97,3 @@ def isolated_compiler_state() -> Iterator[None]:
     finally:
         inductor_config.load_config(saved)
         torch._dynamo.reset()
-
-
-@register_timer("cuda_events", ("torch",))
-def _cuda_events(case: Case) -> Timer:
-    return cuda_events

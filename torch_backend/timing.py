@@ -1,68 +1,203 @@
-"""CUDA-event timing per iteration, with the L2 cache flushed between samples for cold numbers."""
+"""PyTorch timers, all under one cache policy.
+
+- `cupti` (auto on GPUs): the device time of each iteration from the profiler's kernel timestamps (CUPTI),
+  attributed to iterations by their host windows; CUDA events around the same iterations give the
+  launch-inclusive time. Same definition as the JAX GPU path: the iteration's kernel durations summed.
+- `cuda_graph`: one iteration captured as a CUDA graph and replayed, events around each replay: for
+  microsecond ops, the launch cost almost gone.
+- `cuda_events`: events around each iteration: launch-inclusive, what eager dispatch costs.
+- `cache: cold` zeroes a buffer twice the L2 before every iteration and waits for it, outside every window.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
 
-import torch
-
-from microbench.measure.timers import gc_paused, warm_up
+from microbench.config.cases import Case
+from microbench.measure.attribution import KernelEvent, attribute, breakdown
+from microbench.measure.timers import (
+    Timer,
+    gc_paused,
+    host_flush,
+    no_flush,
+    register_timer,
+    warm_up,
+)
 from microbench.measure.types import Kernel, Prepared, Timing
+from microbench.platform.frameworks import torch
+
+ITERATION = "mb::iteration"
+KERNEL_DEVICE_TYPES = ("CUDA",)
 
 
-def l2_flush_buffer(device: torch.device) -> torch.Tensor:
+def l2_flush_buffer(device: Any) -> Any:
     """A buffer twice the L2 size; zeroing it evicts the op's data from L2."""
     l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20) or (64 << 20)
     return torch.empty(2 * l2 // 4, dtype=torch.int32, device=device)
 
 
-def cuda_events(prepared: Prepared, warmup: int, n: int, flush_l2: bool = True) -> Timing:
-    """Device time of each iteration between two events; the flush happens outside that window."""
-    device = torch.device("cuda", torch.cuda.current_device())
-    warm_up(prepared, warmup)
-    flush = l2_flush_buffer(device) if flush_l2 else None
+class L2Flush:
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self.buffer = l2_flush_buffer(device)
+
+    def __call__(self) -> None:
+        self.buffer.zero_()
+        torch.cuda.synchronize(self.device)
+
+
+def flusher(case: Case, device: Any) -> Callable[[], None]:
+    if device.type != "cuda":
+        return host_flush(case)
+    return L2Flush(device) if case.run.cache == "cold" else no_flush
+
+
+def _device(prepared: Prepared) -> Any:
+    return (
+        prepared.device
+        if prepared.device is not None
+        else torch.device("cuda", torch.cuda.current_device())
+    )
+
+
+def _event_loop(
+    prepared: Prepared, n: int, flush: Callable[[], None], window: Callable[[], Any] | None = None
+) -> tuple[list[float], list[float]]:
+    """n iterations, each: flush, then events around the call, blocked on its outputs.
+    Returns (event times, host wall times) in seconds."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     wall: list[float] = []
-    torch.cuda.synchronize()
     with gc_paused():
         for i in range(n):
-            if flush is not None:
-                flush.zero_()
+            flush()
+            context = window() if window else None
+            if context is not None:
+                context.__enter__()
             t0 = time.perf_counter()
             starts[i].record()
             out = prepared.call()
             ends[i].record()
-            ends[i].synchronize()
+            prepared.sync(out)
             wall.append(time.perf_counter() - t0)
+            if context is not None:
+                context.__exit__(None, None, None)
             del out
-    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)]
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)], wall
+
+
+def cuda_events(
+    prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = no_flush
+) -> Timing:
+    """Launch-inclusive time of each iteration between two CUDA events."""
+    with torch.cuda.device(_device(prepared)):
+        warm_up(prepared, warmup)
+        samples, wall = _event_loop(prepared, n, flush)
+        kernels = kernel_breakdown(prepared)
     return Timing(
         samples_s=samples,
         source="cuda_events",
         wall_samples_s=wall,
-        kernels=kernel_breakdown(prepared),
+        launch_samples_s=list(samples),
+        kernels=kernels,
     )
+
+
+def profiler_events(prof: Any) -> list[Any]:
+    return list(prof.profiler.kineto_results.events())
+
+
+def windows_and_kernels(
+    events: list[Any], device_index: int
+) -> tuple[list[tuple[float, float]], list[KernelEvent]]:
+    """The iteration windows (host ranges named ITERATION) and the device's kernels, from kineto events."""
+    windows = [
+        (float(e.start_ns()), float(e.end_ns()))
+        for e in events
+        if e.name() == ITERATION and str(e.device_type()).endswith("CPU")
+    ]
+    kernels = [
+        KernelEvent(
+            e.name(), float(e.start_ns()), float(e.duration_ns()), int(e.device_resource_id())
+        )
+        for e in events
+        if str(e.device_type()).split(".")[-1] in KERNEL_DEVICE_TYPES
+        and e.device_index() == device_index
+    ]
+    return windows, kernels
+
+
+def cupti(prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = no_flush) -> Timing:
+    """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    device = _device(prepared)
+    with torch.cuda.device(device):
+        warm_up(prepared, warmup)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            launch, wall = _event_loop(prepared, n, flush, lambda: record_function(ITERATION))
+    windows, kernels = windows_and_kernels(profiler_events(prof), device.index or 0)
+    iterations = attribute(windows, kernels)
+    return Timing(
+        samples_s=[it.total_ns * 1e-9 for it in iterations],
+        source="cupti",
+        wall_samples_s=wall,
+        span_samples_s=[it.span_ns * 1e-9 for it in iterations],
+        launch_samples_s=launch,
+        kernels=breakdown(iterations),
+    )
+
+
+def cuda_graph(
+    prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = no_flush
+) -> Timing:
+    """Replays of one captured iteration, events around each replay."""
+    device = _device(prepared)
+    with torch.cuda.device(device):
+        warm_up(prepared, warmup)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(
+            side
+        ):  # capture needs the op's allocations settled on a side stream first
+            prepared.sync(prepared.call())
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = prepared.call()
+        replay = Prepared(call=lambda: graph.replay(), sync=prepared.sync, device=device)
+        samples, wall = _event_loop(replay, n, flush)
+        del captured
+        kernels = kernel_breakdown(prepared)
+    return Timing(samples_s=samples, source="cuda_graph", wall_samples_s=wall, kernels=kernels)
 
 
 def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
     """Kernel names, launches per iteration and shares from a short profiled pass (after timing)."""
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, record_function
 
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(iterations):
-            out = prepared.call()
-            prepared.sync(out)
-            del out
-    rows = []
-    for avg in prof.key_averages():
-        device_us = getattr(avg, "device_time_total", None)
-        if device_us is None:
-            device_us = getattr(avg, "cuda_time_total", 0.0)
-        if device_us and avg.count:
-            rows.append((avg.key, avg.count, device_us))
-    total = sum(r[2] for r in rows) or 1.0
-    kernels = [
-        Kernel(name, count / iterations, us / count * 1e-6, us / total) for name, count, us in rows
-    ]
-    return sorted(kernels, key=lambda k: -k.share)
+    device = _device(prepared)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        _event_loop(prepared, iterations, no_flush, lambda: record_function(ITERATION))
+    windows, kernels = windows_and_kernels(profiler_events(prof), device.index or 0)
+    try:
+        return breakdown(attribute(windows, kernels))
+    except Exception:  # a breakdown is a help, never a reason to lose the row
+        return []
+
+
+def _timer(fn: Callable[..., Timing]) -> Callable[[Case], Timer]:
+    def factory(case: Case) -> Timer:
+        def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
+            return fn(prepared, warmup, n, flusher(case, _device(prepared)))
+
+        return timer
+
+    return factory
+
+
+for _name, _fn in (("cupti", cupti), ("cuda_graph", cuda_graph), ("cuda_events", cuda_events)):
+    register_timer(_name, ("torch",))(_timer(_fn))

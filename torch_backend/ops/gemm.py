@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import Params, implementation
+from microbench.catalogue import Params
 from microbench.errors import unsupported
 from microbench.ops.common import TINY
 from microbench.ops.gemm import gemm_in_dtype, gemm_out_dtype
 from microbench.platform.frameworks import torch
-from torch_backend.arrays import Fn, array_op
+from torch_backend.arrays import Fn, register_array_op
 from torch_backend.tensors import torch_dtype
 
 
@@ -81,14 +81,16 @@ class Gemms:
 Builder = Callable[[Params, Gemms], Fn]
 
 
-def gemm_op(build: Builder, fp8_inputs: Callable[[Params], bool]) -> Callable[[Any, Any], Any]:
+def gemm_op(
+    build: Builder, fp8_inputs: Callable[[Params], bool]
+) -> Callable[[Params, Any], tuple[Fn, str]]:
     """An array op whose implementation label names the GEMM kernel when it is an fp8 GEMM."""
 
     def make(p: Params, device: Any) -> tuple[Fn, str]:
         g = Gemms(device)
         return build(p, g), g.label if fp8_inputs(p) else "eager"
 
-    return array_op(make)
+    return make
 
 
 def _plain(p: Params, g: Gemms) -> Fn:
@@ -119,10 +121,8 @@ def _fp8_in(p: Params) -> bool:
     return gemm_in_dtype(p).peak_family == "fp8"
 
 
-implementation(("gemm_multiple_run", "gemm_simple_with_dtype"), "torch", "eager")(
-    gemm_op(_plain, _fp8_in)
-)
-implementation("gemm_simple", "torch", "eager")(gemm_op(_plain, lambda p: True))
-implementation("gemm", "torch", "eager")(gemm_op(_scaled, lambda p: True))
-implementation("gemm_accum", "torch", "eager")(gemm_op(_accum, lambda p: True))
-implementation("gemm_fp8_rowwise", "torch", "eager")(gemm_op(_rowwise, lambda p: True))
+register_array_op(("gemm_multiple_run", "gemm_simple_with_dtype"), gemm_op(_plain, _fp8_in))
+register_array_op("gemm_simple", gemm_op(_plain, lambda p: True))
+register_array_op("gemm", gemm_op(_scaled, lambda p: True))
+register_array_op("gemm_accum", gemm_op(_accum, lambda p: True))
+register_array_op("gemm_fp8_rowwise", gemm_op(_rowwise, lambda p: True))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.catalogue import Params, implementation
-from torch_backend.arrays import Fn, array_op
+from microbench.catalogue import Params
+from torch_backend.arrays import Fn, register_array_op
 
 
 def _add(p: Params, device: Any) -> tuple[Fn, str]:
     return (lambda x, y: {"out": x + y}), "eager"
 
 
-implementation("add", "torch", "eager")(array_op(_add))
+register_array_op("add", _add)

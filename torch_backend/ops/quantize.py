@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.catalogue import Params, implementation
+from microbench.catalogue import Params
 from microbench.ops.quantize import VARIANTS, Variant
 from microbench.platform.frameworks import torch
-from torch_backend.arrays import Fn, array_op
+from torch_backend.arrays import Fn, register_array_op
 from torch_backend.ops.gemm import quantize
 from torch_backend.tensors import torch_dtype
 
@@ -31,4 +31,4 @@ def builder(v: Variant) -> Any:
 
 
 for _name, _variant in VARIANTS.items():
-    implementation(_name, "torch", "eager")(array_op(builder(_variant)))
+    register_array_op(_name, builder(_variant))

@@ -10,8 +10,10 @@ from typing import Any
 from microbench.catalogue import shape_label
 from microbench.errors import UserError, did_you_mean, key_path
 
-RUN_KEYS = ("num_runs", "warmup", "timeout_s", "check")
+RUN_KEYS = ("num_runs", "warmup", "timeout_s", "check", "timer", "cache", "threads")
 CHECK_MODES = ("strict", "flag", "off")
+TIMERS = ("auto", "xprof", "cupti", "cuda_graph", "cuda_events", "wall")
+CACHE_POLICIES = ("cold", "warm")
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,9 @@ class RunSettings:
     warmup: int = 3
     timeout_s: float | None = None
     check: str = "strict"  # strict: a wrong result is not timed; flag: timed but flagged; off
+    timer: str = "auto"  # which timer; auto picks per backend and platform (docs/method.md)
+    cache: str = "cold"  # cold: L2 (or the CPU's last-level cache) flushed before every iteration
+    threads: int | None = None  # CPU threads for the framework's host ops (None: its default)
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class Case:
     outputs: Outputs
     benchmark: str
     config_id: str = ""
+    implementation: str | None = None  # a registered implementation of the op on this backend
     pair_key: str = field(default="", compare=False)
 
     @property
@@ -49,6 +55,16 @@ class Case:
             "params": self.params,
             "num_runs": self.run.num_runs,
             "warmup": self.run.warmup,
+            **{
+                k: v
+                for k, v in (
+                    ("implementation", self.implementation),
+                    ("timer", self.run.timer),
+                    ("cache", self.run.cache),
+                    ("threads", self.run.threads),
+                )
+                if v not in (None, "auto")
+            },
         }
         return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[
             :12
@@ -73,6 +89,16 @@ def _seconds(value: Any, key: str, where: str) -> float:
     return float(value)
 
 
+def _choice(value: Any, key: str, where: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise UserError(
+            f"must be one of {', '.join(choices)}, got {value!r}",
+            key=key_path(where, key),
+            suggestion=did_you_mean(str(value), choices),
+        )
+    return str(value)
+
+
 def _check_mode(value: Any, key: str, where: str) -> str:
     value = "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
     if value not in CHECK_MODES:
@@ -90,6 +116,9 @@ RUN_SETTING_CHECKS = {
     "warmup": lambda v, where: _count(v, 0, "warmup", where),
     "timeout_s": lambda v, where: _seconds(v, "timeout_s", where),
     "check": lambda v, where: _check_mode(v, "check", where),
+    "timer": lambda v, where: _choice(v, "timer", where, TIMERS),
+    "cache": lambda v, where: _choice(v, "cache", where, CACHE_POLICIES),
+    "threads": lambda v, where: _count(v, 1, "threads", where),
 }
 
 

@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from microbench.catalogue import OpSpec, get_spec
+from microbench.catalogue import OpSpec, get_spec, implementations
 from microbench.config.cases import RUN_KEYS, Case, Outputs, PlanRequest, RunSettings, run_settings
 from microbench.config.schema import Benchmark, IronwoodConfig
 from microbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
@@ -48,6 +48,9 @@ def ironwood_cases(
         num_runs=cfg.num_runs or 20,
         warmup=3 if cfg.warmup is None else cfg.warmup,
         timeout_s=cfg.timeout_s,
+        timer=cfg.timer or "auto",
+        cache=cfg.cache or "cold",
+        threads=cfg.threads,
     )
     planned: list[tuple[int, Benchmark, str, list[dict[str, Any]], list[dict[str, Any]]]] = []
     total = 0
@@ -80,9 +83,12 @@ def ironwood_cases(
                 if is_sweep
                 else [resolve_same_as(entry, entry_where)]
             )
+            case_keys = RUN_KEYS + (
+                () if "implementation" in spec.param_names else ("implementation",)
+            )
             resolved = [
                 spec.resolve(
-                    {k: v for k, v in d.items() if k not in RUN_KEYS}, entry_where, RUN_KEYS
+                    {k: v for k, v in d.items() if k not in case_keys}, entry_where, case_keys
                 )
                 for d in dicts
             ]
@@ -106,20 +112,47 @@ def ironwood_cases(
             pair = hashlib.sha1(
                 json.dumps([spec.name, params], sort_keys=True).encode()
             ).hexdigest()[:12]
+            requested = d.get("implementation", bench.implementation)
             for backend in backends:
-                cases.append(
-                    Case(
-                        op=spec.name,
-                        backend=backend,
-                        params=params,
-                        run=run,
-                        outputs=outputs,
-                        benchmark=bench.benchmark_name,
-                        config_id=config_id,
-                        pair_key=pair,
+                for impl in implementations_to_run(spec, backend, requested, entry_where):
+                    cases.append(
+                        Case(
+                            op=spec.name,
+                            backend=backend,
+                            params=params,
+                            run=run,
+                            outputs=outputs,
+                            benchmark=bench.benchmark_name,
+                            config_id=config_id,
+                            pair_key=pair,
+                            implementation=impl,
+                        )
                     )
-                )
     return cases
+
+
+def implementations_to_run(
+    spec: OpSpec, backend: str, requested: str | list[str] | None, where: str
+) -> list[str | None]:
+    """Every registered implementation of the op on the backend, or the requested ones.
+
+    An op with its own `implementation` parameter (the elementwise suite) selects by that parameter.
+    """
+    if "implementation" in spec.param_names:
+        return [None]
+    registered = list(implementations(spec.name, backend))
+    if requested is None:
+        return list(registered)
+    names = [requested] if isinstance(requested, str) else list(requested)
+    chosen = [n for n in names if n in registered]
+    if backend != "jax" and len(chosen) != len(names) and not any(n in registered for n in names):
+        bad = next(n for n in names if n not in registered)
+        raise UserError(
+            f"op '{spec.name}' has no {backend} implementation '{bad}' (registered: {', '.join(registered)})",
+            key=key_path(where, "implementation"),
+            suggestion=did_you_mean(bad, registered),
+        )
+    return list(chosen) or list(registered)
 
 
 def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:

@@ -22,6 +22,8 @@ class PeakOverrides(_Strict):
 
 
 CheckMode = Literal["strict", "flag", "off"]
+TimerName = Literal["auto", "xprof", "cupti", "cuda_graph", "cuda_events", "wall"]
+CachePolicy = Literal["cold", "warm"]
 
 
 class Benchmark(_Strict):
@@ -39,6 +41,10 @@ class Benchmark(_Strict):
     xlml_metrics_dir: str | None = None  # accepted for compatibility; metrics go to csv_path
     timeout_s: float | None = Field(default=None, gt=0)
     check: CheckMode | None = None
+    timer: TimerName | None = None
+    cache: CachePolicy | None = None
+    threads: PositiveInt | None = None
+    implementation: str | list[str] | None = None
     description: str | None = None
 
     @field_validator("check", mode="before")
@@ -55,6 +61,9 @@ class IronwoodConfig(_Strict):
     warmup: NonNegativeInt | None = None
     backend: str | list[str] | None = None
     timeout_s: float | None = Field(default=None, gt=0)
+    timer: TimerName | None = None
+    cache: CachePolicy | None = None
+    threads: PositiveInt | None = None
 
 
 class MatrixShapes(_Strict):

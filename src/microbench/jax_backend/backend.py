@@ -12,6 +12,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -27,8 +28,10 @@ from microbench.jax_backend import xplane
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits, measure
 from microbench.measure.timers import (
+    HostFlush,
     Timer,
     get_timer,
+    no_flush,
     register_timer,
     timed_iterations,
     timer_name,
@@ -65,6 +68,7 @@ class JaxBackend:
             platform=devices[0].platform,
             framework="jax",
             framework_version=jax.__version__,
+            threads=os.cpu_count(),  # XLA's CPU client sizes its pool to the cores at start-up
         )
 
     # -- preparation ---------------------------------------------------------------------
@@ -173,15 +177,43 @@ class JaxBackend:
     def measure(self, case: Case) -> Measurement:
         spec = get_spec(case.op)
         prepared = self.prepare(case, spec)
-        name = timer_name(self.name, jax.default_backend())
+        name = timer_name(self.name, jax.default_backend(), case.run.timer)
         if name == "wall" and case.outputs.trace_dir:
             name = "traced_wall"
         return measure(case, prepared, get_timer(self.name, name, case), self.device_info())
 
 
+FLUSH_BYTES = 256 << 20  # more than any GPU's L2 (H100/H200: 50-60 MB); TPU CMEM/VMEM alike
+
+
+class DeviceFlush:
+    """cache: cold on an accelerator: overwrite a buffer larger than the L2 before every iteration, in its
+    own module (jit_mb_flush), so the trace never counts it as the op's time."""
+
+    def __init__(self, device: Any) -> None:
+        self.buffer = jax.device_put(jnp.zeros(FLUSH_BYTES // 4, jnp.float32), device)
+        self.fill = jax.jit(lambda b: b + 1.0, donate_argnums=0)
+
+    def __call__(self) -> None:
+        self.buffer = jax.block_until_ready(self.fill(self.buffer))
+
+
+def flusher(case: Case) -> Callable[[], None]:
+    if case.run.cache != "cold":
+        return no_flush
+    if jax.default_backend() == "cpu":
+        return HostFlush()
+    return DeviceFlush(
+        jax.local_devices()[
+            case.params.get("device", 0) if case.params.get("sharding", "none") == "none" else 0
+        ]
+    )
+
+
 def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timing:
     """Time n iterations under jax.profiler and read each iteration's device time from the trace."""
     warm_up(prepared, warmup)
+    flush = flusher(case)
     keep = case.outputs.trace_dir
     trace_dir = (
         os.path.join(keep, _safe(case.label)) if keep else tempfile.mkdtemp(prefix="mb_trace_")
@@ -189,7 +221,7 @@ def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timin
     try:
         jax.profiler.start_trace(trace_dir)
         try:
-            wall = timed_iterations(prepared, n)
+            wall = timed_iterations(prepared, n, flush)
         finally:
             jax.profiler.stop_trace()
         platform, iters = xplane.iterations(

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from microbench.measure.types import Kernel
+from microbench.measure.attribution import breakdown
 
 
 class TraceError(Exception):
@@ -36,6 +36,25 @@ class Event:
 class Iteration:
     total_ns: float
     kernels: list[Event]
+
+    @property
+    def span_ns(self) -> float:
+        """First kernel start to last kernel end (the module's duration on TPU)."""
+        if not self.kernels:
+            return self.total_ns
+        return max(k.end_ns for k in self.kernels) - min(k.start_ns for k in self.kernels)
+
+
+__all__ = [
+    "Event",
+    "Iteration",
+    "TraceError",
+    "breakdown",
+    "find_xplane",
+    "iterations",
+    "load",
+    "top_level",
+]
 
 
 def find_xplane(trace_dir: str) -> str:
@@ -147,20 +166,6 @@ def _tpu_iterations(planes: list[Any], module: str, n_iters: int) -> list[Iterat
         )
         for run in runs
     ]
-
-
-def breakdown(iters: list[Iteration]) -> list[Kernel]:
-    """Each kernel's launches per iteration, mean duration and share of device time, largest first."""
-    total = sum(i.total_ns for i in iters) or 1.0
-    durations: dict[str, list[float]] = defaultdict(list)
-    for it in iters:
-        for e in it.kernels:
-            durations[e.name].append(e.duration_ns)
-    kernels = [
-        Kernel(name, len(d) / len(iters), sum(d) / len(d) * 1e-9, sum(d) / total)
-        for name, d in durations.items()
-    ]
-    return sorted(kernels, key=lambda k: -k.share)
 
 
 def load(path: str) -> Any:

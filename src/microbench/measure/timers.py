@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from microbench.config.cases import Case
 from microbench.measure.types import Prepared, Timing
 
@@ -25,10 +27,11 @@ AUTO: dict[tuple[str, str], str] = {
     ("jax", "gpu"): "xprof",
     ("jax", "tpu"): "xprof",
     ("jax", "cpu"): "wall",
-    ("torch", "gpu"): "cuda_events",
+    ("torch", "gpu"): "cupti",
     ("torch", "cpu"): "wall",
     ("numpy", "cpu"): "wall",
 }
+HOST_FLUSH_BYTES = 64 << 20  # twice a large server CPU's last-level cache share
 
 
 def register_timer(name: str, backends: tuple[str, ...]) -> Callable[[TimerFactory], TimerFactory]:
@@ -47,7 +50,25 @@ def timer_name(backend: str, platform: str, requested: str = "auto") -> str:
 
 
 def get_timer(backend: str, name: str, case: Case) -> Timer:
+    if (backend, name) not in _TIMERS:
+        from microbench.errors import unsupported
+
+        raise unsupported(f"the {backend} backend has no timer '{name}' here")
     return _TIMERS[(backend, name)](case)
+
+
+class HostFlush:
+    """Evicts the CPU's caches before an iteration (cache: cold) by writing a buffer larger than them."""
+
+    def __init__(self) -> None:
+        self.buffer = np.zeros(HOST_FLUSH_BYTES // 8)
+
+    def __call__(self) -> None:
+        self.buffer += 1.0
+
+
+def no_flush() -> None:
+    """cache: warm: nothing between iterations."""
 
 
 @contextmanager
@@ -69,11 +90,15 @@ def warm_up(prepared: Prepared, warmup: int) -> None:
         del out
 
 
-def timed_iterations(prepared: Prepared, n: int) -> list[float]:
-    """Host wall time of n blocked calls; outputs are released after the clock stops."""
+def timed_iterations(
+    prepared: Prepared, n: int, flush: Callable[[], None] = no_flush
+) -> list[float]:
+    """Host wall time of n blocked calls, `flush` run before each outside the clock; outputs are released
+    after the clock stops."""
     samples: list[float] = []
     with gc_paused():
         for _ in range(n):
+            flush()
             t0 = time.perf_counter()
             out: Any = prepared.call()
             prepared.sync(out)
@@ -83,13 +108,25 @@ def timed_iterations(prepared: Prepared, n: int) -> list[float]:
     return samples
 
 
-def wall_clock(prepared: Prepared, warmup: int, n: int) -> Timing:
-    """Wall clock around blocked calls: the right timer on a CPU."""
+def wall_clock(
+    prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = no_flush
+) -> Timing:
+    """Wall clock around blocked calls: the right timer on a CPU (launch-inclusive by nature)."""
     warm_up(prepared, warmup)
-    samples = timed_iterations(prepared, n)
-    return Timing(samples_s=samples, source="wall_clock", wall_samples_s=list(samples))
+    samples = timed_iterations(prepared, n, flush)
+    return Timing(
+        samples_s=samples,
+        source="wall_clock",
+        wall_samples_s=list(samples),
+        launch_samples_s=list(samples),
+    )
+
+
+def host_flush(case: Case) -> Callable[[], None]:
+    return HostFlush() if case.run.cache == "cold" else no_flush
 
 
 @register_timer("wall", ("jax", "torch", "numpy"))
 def _wall(case: Case) -> Timer:
-    return wall_clock
+    flush = host_flush(case)
+    return lambda prepared, warmup, n: wall_clock(prepared, warmup, n, flush)

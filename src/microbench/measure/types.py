@@ -16,6 +16,7 @@ class DeviceInfo:
     platform: str
     framework: str
     framework_version: str
+    threads: int | None = None  # host threads the framework uses for CPU work
 
 
 @dataclass
@@ -37,8 +38,14 @@ class Kernel:
 @dataclass
 class Timing:
     samples_s: list[float]  # one per iteration: the row's headline time
-    source: str  # the timer that produced them, e.g. xprof_gpu, cuda_events, wall_clock
-    wall_samples_s: list[float] = field(default_factory=list)
+    source: str  # the timer that produced them, e.g. xprof_gpu, cupti, wall_clock
+    wall_samples_s: list[float] = field(default_factory=list)  # host wall per blocked iteration
+    span_samples_s: list[float] = field(
+        default_factory=list
+    )  # first kernel start to last kernel end
+    launch_samples_s: list[float] = field(
+        default_factory=list
+    )  # launch-inclusive: events or host wall
     kernels: list[Kernel] = field(default_factory=list)
     trace_path: str | None = None
 

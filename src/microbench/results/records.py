@@ -49,6 +49,15 @@ class Identity:
 
 
 @dataclass
+class Conditions:
+    """What the time means and what it ran under: every row, failed or not, says so."""
+
+    timer: str | None = None  # requested (auto or a name); timing_source says what ran
+    cache: str | None = None  # cold: caches flushed before every iteration; warm: not
+    threads: int | None = None  # host threads of the framework (CPU ops)
+
+
+@dataclass
 class TimeStats:
     time_median_s: float | None = None
     time_mean_s: float | None = None
@@ -65,6 +74,8 @@ class TimeStats:
 @dataclass
 class TimingInfo:
     timing_source: str | None = None
+    device_span_median_s: float | None = None
+    launch_median_s: float | None = None
     wall_median_s: float | None = None
     compile_s: float | None = None
     dominant_kernel: str | None = None
@@ -104,6 +115,9 @@ class Roofline:
 class Pairing:
     cross_backend_rel_error: float | None = None
     paired_with: str | None = None
+    paired_implementation: str | None = (
+        None  # the other backend's implementation (both rows: device time)
+    )
 
 
 @dataclass
@@ -120,7 +134,7 @@ class Environment:
 
 # Column blocks in file order; the op's parameters follow Identity, its extras precede Environment.
 HEAD_GROUPS: tuple[type, ...] = (Identity,)
-BODY_GROUPS: tuple[type, ...] = (TimeStats, TimingInfo, Derived, Roofline, Pairing)
+BODY_GROUPS: tuple[type, ...] = (TimeStats, Conditions, TimingInfo, Derived, Roofline, Pairing)
 TAIL_GROUPS: tuple[type, ...] = (Environment,)
 
 
@@ -133,6 +147,7 @@ class Row:
     identity: Identity
     params: dict[str, Any]
     stats: TimeStats = field(default_factory=TimeStats)
+    conditions: Conditions = field(default_factory=Conditions)
     timing: TimingInfo = field(default_factory=TimingInfo)
     derived: Derived = field(default_factory=Derived)
     roofline: Roofline = field(default_factory=Roofline)
@@ -154,6 +169,7 @@ class Row:
             self.identity,
             self.params,
             self.stats,
+            self.conditions,
             self.timing,
             self.derived,
             self.roofline,
@@ -187,6 +203,15 @@ def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> 
     return Environment(**values, config_id=case.config_id)
 
 
+def _conditions(case: Case, device: DeviceInfo | None) -> Conditions:
+    threads = device.threads if device is not None and device.threads else case.run.threads
+    return Conditions(timer=case.run.timer, cache=case.run.cache, threads=threads)
+
+
+def _median(samples: list[float]) -> float | None:
+    return summarize(samples)["median"] if samples else None
+
+
 def _identity(
     case: Case, spec: OpSpec, status: Status, error: str, run_id: str, implementation: str | None
 ) -> Identity:
@@ -218,6 +243,7 @@ def failure_row(
     return Row(
         identity=_identity(case, spec, Status(status), reason, run_id, implementation),
         params=dict(case.params),
+        conditions=_conditions(case, device),
         environment=_environment(case, device, env),
     )
 
@@ -282,9 +308,12 @@ def success_row(
             iqr_over_median=st["iqr_over_median"],
             noisy=st["iqr_over_median"] > NOISE_THRESHOLD,
         ),
+        conditions=_conditions(case, m.device),
         timing=TimingInfo(
             timing_source=t.source,
-            wall_median_s=summarize(t.wall_samples_s)["median"] if t.wall_samples_s else None,
+            device_span_median_s=_median(t.span_samples_s),
+            launch_median_s=_median(t.launch_samples_s),
+            wall_median_s=_median(t.wall_samples_s),
             compile_s=m.compile_s,
             dominant_kernel=top.name if top else None,
             dominant_kernel_share=top.share if top else None,
@@ -309,6 +338,8 @@ def success_row(
         raw={
             "samples_s": t.samples_s,
             "wall_samples_s": t.wall_samples_s,
+            "span_samples_s": t.span_samples_s,
+            "launch_samples_s": t.launch_samples_s,
             "kernels": [k.as_dict() for k in t.kernels],
         },
     )

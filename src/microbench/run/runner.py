@@ -170,19 +170,25 @@ def execute_isolated(
 
 @dataclass
 class PairTracker:
-    """Outputs of the first backend to run a case, for comparing the second one against."""
+    """Outputs of the first backend to run a case, for comparing the other backend's rows against.
 
-    seen: dict[str, tuple[str, str, dict[str, np.ndarray]]] = field(default_factory=dict)
+    Every row of both backends carries device time by default (xprof and CUPTI kernel sums), so a
+    pair compares like with like; the row says which implementation it was paired with."""
+
+    seen: dict[str, tuple[str, str, str | None, dict[str, np.ndarray]]] = field(
+        default_factory=dict
+    )
 
     def annotate(self, case: Case, row: Row, digest: dict[str, np.ndarray]) -> None:
         if not case.pair_key or not digest:
             return
         if case.pair_key not in self.seen:
-            self.seen[case.pair_key] = (case.id, case.backend, digest)
+            self.seen[case.pair_key] = (case.id, case.backend, row.identity.implementation, digest)
             return
-        other_id, other_backend, other = self.seen[case.pair_key]
+        other_id, other_backend, other_impl, other = self.seen[case.pair_key]
         if other_backend == case.backend:
             return
         errors = [relative_error(digest[k], other[k]) for k in digest if k in other]
         row.pairing.cross_backend_rel_error = max(errors) if errors else None
         row.pairing.paired_with = other_id
+        row.pairing.paired_implementation = other_impl

@@ -1,0 +1,197 @@
+"""One definition of time, checked on a GPU: the harness's rows against independent measurements taken in
+the same process (not a test; needs CUDA, JAX and PyTorch).
+
+    python bench/time_definitions.py [--out DIR]
+
+Prints one Markdown table per check (docs/results_gpu.md keeps them) and writes the raw CSV to DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+CONFIG = """
+num_runs: 100
+warmup: 10
+benchmarks:
+- benchmark_name: add
+  backend: [jax, torch]
+  cache: [CACHE]
+  csv_path: {csv}
+  benchmark_params: [{{m: 1024, n: 1024}}, {{m: 256, n: 512}}, {{m: 8192, n: 8192}}]
+- benchmark_name: add
+  backend: torch
+  timer: cuda_graph
+  cache: [CACHE]
+  implementation: eager
+  csv_path: {csv}
+  benchmark_params: [{{m: 1024, n: 1024}}, {{m: 256, n: 512}}]
+- benchmark_name: quantization
+  backend: [jax, torch]
+  csv_path: {csv}
+  benchmark_params: [{{m: 16384, n: 16384}}]
+- benchmark_name: gemm_multiple_run
+  backend: [jax, torch]
+  implementation: eager
+  num_runs: 30
+  csv_path: {csv}
+  benchmark_params: [{{m: 8192, k: 8192, n: 8192, dtype: bfloat16}}]
+"""
+
+
+def copy_gbps() -> float:
+    import torch
+
+    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    for _ in range(3):
+        y.copy_(x)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(20):
+        y.copy_(x)
+    end.record()
+    end.synchronize()
+    return 2 * x.numel() * 20 / (start.elapsed_time(end) * 1e-3) / 1e9
+
+
+def add_truth(m: int, n: int) -> dict[str, float]:
+    """PyTorch add, warm: CUPTI kernel time (profiler, mean) and CUDA-graph replay (events over 1000)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn_like(x)
+    for _ in range(10):
+        x + y
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(200):
+            x + y
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.key_averages() if getattr(e, "device_time_total", 0) > 0]
+    cupti_us = sum(e.device_time_total for e in kernels) / 200
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        x + y
+    torch.cuda.synchronize()
+    with torch.cuda.graph(graph):
+        x + y
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(10):
+        graph.replay()
+    start.record()
+    for _ in range(1000):
+        graph.replay()
+    end.record()
+    end.synchronize()
+    return {"cupti_us": cupti_us, "graph_us": start.elapsed_time(end) * 1e3 / 1000}
+
+
+def gemm_do_bench_us() -> float:
+    import torch
+    import triton.testing
+
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    return triton.testing.do_bench(lambda: a @ b, warmup=100, rep=500, return_mode="median") * 1e3
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=tempfile.mkdtemp(prefix="mb_time_"))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    from microbench.run.session import run_config
+
+    rows = []
+    for cache in ("warm", "cold"):
+        path = os.path.join(args.out, f"time_{cache}.csv")
+        config = os.path.join(args.out, f"time_{cache}.yaml")
+        with open(config, "w") as f:
+            f.write(CONFIG.format(csv=path).replace("[CACHE]", cache))
+        t0 = time.perf_counter()
+        run_config(config, progress=False)
+        print(f"{cache}: {time.perf_counter() - t0:.1f} s for the config", file=sys.stderr)
+        rows += [dict(r, run_cache=cache) for r in csv.DictReader(open(path))]
+    copy = copy_gbps()
+    truth = {(m, n): add_truth(m, n) for m, n in ((1024, 1024), (256, 512))}
+    do_bench = gemm_do_bench_us()
+
+    def us(r: dict[str, str], col: str = "time_median_s") -> str:
+        return f"{float(r[col]) * 1e6:.2f}" if r.get(col) else ""
+
+    print(f"\ndevice-to-device copy: {copy:.0f} GB/s (read + write)\n")
+    print(
+        "| op | shape | cache | backend | implementation | timer | device time µs | device span µs | "
+        "launch-incl. µs | kernels/iter | status |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['op']} | {r['m']}x{r.get('k') or ''}x{r['n']} | {r['cache']} | {r['backend']} | "
+            f"{r['implementation']} | {r['timing_source']} | {us(r)} | {us(r, 'device_span_median_s')} | "
+            f"{us(r, 'launch_median_s')} | {r.get('kernels_per_iter', '')} | {r['status']} {r['error'][:60]} |"
+        )
+    print(
+        "\n| add bf16, warm | harness PyTorch (cupti) µs | independent CUPTI µs | independent graph µs | "
+        "harness JAX µs | within 10% |"
+    )
+    print("|---|---|---|---|---|---|")
+    for (m, n), t in truth.items():
+        mine = [
+            r
+            for r in rows
+            if r["op"] == "add"
+            and r["cache"] == "warm"
+            and int(r["m"]) == m
+            and int(r["n"]) == n
+            and r["timing_source"] in ("cupti", "xprof_gpu")
+            and r["implementation"] in ("eager", "jit")
+        ]
+        torch_us = next(
+            (float(r["time_median_s"]) * 1e6 for r in mine if r["backend"] == "torch"), float("nan")
+        )
+        jax_us = next(
+            (float(r["time_median_s"]) * 1e6 for r in mine if r["backend"] == "jax"), float("nan")
+        )
+        ok = abs(torch_us / t["cupti_us"] - 1) <= 0.1 and abs(torch_us / t["graph_us"] - 1) <= 0.1
+        print(
+            f"| {m}x{n} | {torch_us:.2f} | {t['cupti_us']:.2f} | {t['graph_us']:.2f} | {jax_us:.2f} | {ok} |"
+        )
+    print(
+        "\n| quantization 16384², cold | backend | implementation | device µs | GB/s | % of copy |"
+    )
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        if r["op"] == "quantization" and r["run_cache"] == "cold" and r["status"] == "ok":
+            print(
+                f"| | {r['backend']} | {r['implementation']} | {us(r)} | {float(r['gbps']):.0f} | "
+                f"{100 * float(r['gbps']) / copy:.0f}% |"
+            )
+    print(f"\n| bf16 gemm 8192³ | device µs | vs triton do_bench ({do_bench:.0f} µs) |")
+    print("|---|---|---|")
+    for r in rows:
+        if r["op"] == "gemm_multiple_run" and r["run_cache"] == "cold" and r["status"] == "ok":
+            t = float(r["time_median_s"]) * 1e6
+            print(
+                f"| {r['backend']} {r['implementation']} | {t:.0f} | {100 * (t / do_bench - 1):+.1f}% |"
+            )
+    walls = [float(r["wall_median_s"]) for r in rows if r["op"] == "add" and r.get("wall_median_s")]
+    print(
+        f"\nmedian host wall per add iteration: {statistics.median(walls) * 1e6:.0f} µs",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

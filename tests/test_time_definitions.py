@@ -1,0 +1,157 @@
+"""One definition of time: kernel attribution, the cache policy and thread count on every row, eager and
+compiled PyTorch twins, and a case's own GPU."""
+
+import contextlib
+import csv
+
+import pytest
+
+from microbench.measure.attribution import AttributionError, KernelEvent, attribute, breakdown
+
+
+def k(name, start, dur, stream=7):
+    return KernelEvent(name, start, dur, stream)
+
+
+def test_kernels_are_attributed_to_their_iteration_window_with_gaps_and_overlaps():
+    windows = [(0, 100), (200, 300), (400, 500)]
+    kernels = [
+        k("flush", -50, 40),  # the cache flush, before the first window: not counted
+        k("gemm", 10, 30),
+        k("epilogue", 60, 5),  # a gap between two kernels of one iteration
+        k("gemm", 210, 30),
+        k("side", 220, 20, stream=9),  # two streams overlapping: both counted
+        k("flush", 150, 40),  # between windows
+        k("gemm", 405, 30),
+        k("epilogue", 440, 5),
+    ]
+    its = attribute(windows, kernels)
+    assert [it.total_ns for it in its] == [35, 50, 35]
+    assert [it.span_ns for it in its] == [55, 30, 40]
+    rows = {kn.name: kn for kn in breakdown(its)}
+    assert set(rows) == {"gemm", "epilogue", "side"}
+    assert rows["gemm"].per_iter == 1 and rows["side"].per_iter == pytest.approx(1 / 3)
+    assert rows["gemm"].share == pytest.approx(90 / 120)
+
+
+def test_an_iteration_without_kernels_or_a_kernel_past_its_window_is_an_error():
+    with pytest.raises(AttributionError, match="1 of 2 iterations have no device kernels"):
+        attribute([(0, 100), (200, 300)], [k("a", 10, 5)])
+    with pytest.raises(AttributionError, match="ran past the end"):
+        attribute([(0, 100)], [k("a", 90, 20)])
+    with pytest.raises(AttributionError, match="overlap"):
+        attribute([(0, 100), (50, 300)], [k("a", 10, 5)])
+
+
+CONDITIONS = """
+threads: 1
+benchmarks:
+- benchmark_name: add
+  backend: [jax, torch]
+  implementation: eager
+  num_runs: 2
+  warmup: 0
+  csv_path: out.csv
+  benchmark_params: [{m: 16, n: 16}]
+- benchmark_name: add
+  backend: torch
+  implementation: eager
+  cache: warm
+  num_runs: 2
+  csv_path: out.csv
+  benchmark_params: [{m: 16, n: 16, device: 7}]
+"""
+
+
+def test_cache_policy_timer_and_thread_count_are_on_every_row(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(CONDITIONS)
+    run_cli("run", "--config", "c.yaml", "--no-progress")
+    rows = list(csv.DictReader(open(tmp_path / "out.csv")))
+    assert [(r["backend"], r["status"], r["cache"], r["timer"]) for r in rows] == [
+        ("jax", "ok", "cold", "auto"),
+        ("torch", "ok", "cold", "auto"),
+        ("torch", "ok", "warm", "auto"),
+    ]
+    by = {r["backend"]: r for r in rows}
+    assert by["torch"]["threads"] == "1"  # threads: applied to PyTorch's pool
+    assert int(rows[0]["threads"]) >= 1  # JAX records the pool its CPU client uses
+    for r in rows:
+        assert float(r["launch_median_s"]) > 0 and r["timing_source"] == "wall_clock"
+
+
+def test_eager_and_compiled_rows_for_every_pytorch_parity_op(tmp_path, monkeypatch, run_cli):
+    from microbench.catalogue import all_specs, implementations
+
+    compute = sorted(n for n, s in all_specs().items() if s.suite == "compute")
+    assert all(set(implementations(op, "torch")) == {"eager", "compile"} for op in compute)
+    monkeypatch.chdir(tmp_path)
+    blocks = "".join(
+        f"- benchmark_name: {op}\n  benchmark_params: [{{m: 16, k: 32, n: 16}}]\n"
+        if "k" in all_specs()[op].param_names
+        else f"- benchmark_name: {op}\n  benchmark_params: [{{m: 16, n: 32}}]\n"
+        for op in compute
+    )
+    (tmp_path / "c.yaml").write_text(
+        f"backend: torch\nnum_runs: 2\nwarmup: 1\nbenchmarks:\n{blocks}"
+    )
+    run_cli("run", "--config", "c.yaml", "--no-progress", "--output-dir", str(tmp_path))
+    rows = list(csv.DictReader(open(tmp_path / "c.csv")))
+    compiled = {(r["op"], r["implementation"].startswith("compile")) for r in rows}
+    assert len(rows) == 2 * len(compute) and compiled == {
+        (op, c) for op in compute for c in (True, False)
+    }
+    assert all(r["status"] == "ok" for r in rows), [
+        (r["op"], r["error"]) for r in rows if r["status"] != "ok"
+    ]
+
+
+def test_a_pytorch_case_times_on_its_own_gpu(monkeypatch):
+    """device: 1 -> events, flush and profiler all on cuda:1 (a mocked two-GPU machine)."""
+    import torch
+
+    from microbench.config.cases import Case, Outputs, RunSettings
+    from microbench.measure.types import Prepared
+    from torch_backend import arrays, timing
+
+    entered = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    case = Case(
+        op="add",
+        backend="torch",
+        params={"m": 4, "n": 4, "device": 1, "sharding": "none", "seed": 0, "dtype": "bfloat16"},
+        run=RunSettings(num_runs=2, warmup=0, cache="cold"),
+        outputs=Outputs(csv_path="x.csv"),
+        benchmark="b",
+    )
+    assert arrays.compute_device(case) == torch.device("cuda", 1)
+
+    class FakeEvent:
+        def __init__(self, **kw):
+            pass
+
+        def record(self):
+            pass
+
+        def elapsed_time(self, other):
+            return 0.001
+
+    @contextlib.contextmanager
+    def on_device(device):
+        entered.append(device)
+        yield
+
+    flushed = []
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "device", on_device)
+    monkeypatch.setattr(
+        torch.cuda, "synchronize", lambda device=None: flushed.append(("sync", device))
+    )
+    monkeypatch.setattr(timing, "L2Flush", lambda device: lambda: flushed.append(("flush", device)))
+    monkeypatch.setattr(timing, "kernel_breakdown", lambda prepared: [])
+    gpu1 = torch.device("cuda", 1)
+    prepared = Prepared(call=lambda: None, sync=lambda out: None, device=gpu1)
+    result = timing._timer(timing.cuda_events)(case)(prepared, 0, 2)
+    assert entered == [gpu1] and result.samples_s == [1e-6, 1e-6]
+    assert [d for what, d in flushed if what == "flush"] == [gpu1, gpu1]
