@@ -3,7 +3,7 @@
 # Installs into .venv first when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! .venv/bin/python -c "import microbench, jax, torch, torchao, xprof, lazy_loader" 2>/dev/null \
+if ! .venv/bin/python -c "import microbench, jax, torch, torchao, xprof" 2>/dev/null \
    || [ ! -x .venv/bin/ruff ] || [ ! -x .venv/bin/mypy ]; then
   bash scripts/setup.sh --no-run
 fi
