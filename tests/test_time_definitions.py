@@ -155,3 +155,25 @@ def test_a_pytorch_case_times_on_its_own_gpu(monkeypatch):
     result = timing._timer(timing.cuda_events)(case)(prepared, 0, 2)
     assert entered == [gpu1] and result.samples_s == [1e-6, 1e-6]
     assert [d for what, d in flushed if what == "flush"] == [gpu1, gpu1]
+
+
+@pytest.mark.parametrize("op", ["add", "quantization", "gemm_fp8_rowwise"])
+def test_the_compiled_twin_is_one_graph(op):
+    """torch.compile must trace the op whole: a graph break would quietly time eager code as 'compile'."""
+    import numpy as np
+    import torch
+    import torch._dynamo
+
+    from microbench.catalogue import get_spec
+    from torch_backend.ops import gemm, pointwise, quantize  # noqa: F401  registered builders
+    from torch_backend.tensors import to_torch
+
+    spec = get_spec(op)
+    p = spec.resolve({"m": 32, "n": 64, **({"k": 64} if "k" in spec.param_names else {})}, op)
+    builders = {"add": pointwise._add, "quantization": quantize.builder(quantize.VARIANTS["quantization"]),
+                "gemm_fp8_rowwise": gemm.gemm_op(gemm._rowwise, lambda p: True)}
+    fn, _ = builders[op](p, torch.device("cpu"))
+    args = [to_torch(a, torch.device("cpu")) for a in spec.make_inputs(p, np.random.default_rng(0)).values()]
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(fn)(*args)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons

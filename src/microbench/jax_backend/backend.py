@@ -193,6 +193,7 @@ class DeviceFlush:
     def __init__(self, device: Any) -> None:
         self.buffer = jax.device_put(jnp.zeros(FLUSH_BYTES // 4, jnp.float32), device)
         self.fill = jax.jit(lambda b: b + 1.0, donate_argnums=0)
+        self()  # compiled and run once here, never inside a trace (a first trace that compiled it came back empty)
 
     def __call__(self) -> None:
         self.buffer = jax.block_until_ready(self.fill(self.buffer))

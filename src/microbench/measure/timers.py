@@ -7,7 +7,9 @@ every backend can fall back to it on a CPU, where nothing better exists.
 
 from __future__ import annotations
 
+import functools
 import gc
+import glob
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,7 +33,6 @@ AUTO: dict[tuple[str, str], str] = {
     ("torch", "cpu"): "wall",
     ("numpy", "cpu"): "wall",
 }
-HOST_FLUSH_BYTES = 64 << 20  # twice a large server CPU's last-level cache share
 
 
 def register_timer(name: str, backends: tuple[str, ...]) -> Callable[[TimerFactory], TimerFactory]:
@@ -57,14 +58,28 @@ def get_timer(backend: str, name: str, case: Case) -> Timer:
     return _TIMERS[(backend, name)](case)
 
 
-class HostFlush:
-    """Evicts the CPU's caches before an iteration (cache: cold) by writing a buffer larger than them."""
+def last_level_cache_bytes() -> int:
+    """The CPU's largest cache (sysfs), or 32 MiB where the system does not say."""
+    sizes = []
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        with open(path) as f:
+            text = f.read().strip().upper()
+        scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+        sizes.append(int(text.rstrip("KM")) * scale)
+    return max(sizes, default=32 << 20)
 
-    def __init__(self) -> None:
-        self.buffer = np.zeros(HOST_FLUSH_BYTES // 8)
+
+@functools.cache
+def _host_buffer() -> np.ndarray:
+    return np.ones(2 * last_level_cache_bytes() // 8)  # allocated and touched once per process
+
+
+class HostFlush:
+    """Evicts the CPU's caches before an iteration (cache: cold) by rewriting twice the last-level cache."""
 
     def __call__(self) -> None:
-        self.buffer += 1.0
+        buffer = _host_buffer()
+        buffer += 1.0
 
 
 def no_flush() -> None:

@@ -2,24 +2,28 @@
 
 Op modules name their framework at module level, but importing JAX or PyTorch costs seconds; planning,
 listing and validating a config must not pay it (a bad config is answered in well under a second).
-The stand-ins below import the real module at their first attribute access and leave `sys.modules`
-alone until then (a lazy placeholder module there broke PyTorch 2.11's own import on a GPU machine).
+Each stand-in is a module object that imports the real module at its first attribute access and then
+takes over its namespace, so later lookups are plain module attributes: torch.compile traces code that
+uses it without a graph break (an importlib call on every lookup broke the graph). `sys.modules` is left
+alone (a lazy placeholder module there broke PyTorch 2.11's own import on a GPU machine).
 """
 
 from __future__ import annotations
 
 import importlib
+import types
 from typing import Any
 
 
-class OnFirstUse:
-    """A module imported at the first attribute access; afterwards a plain delegation."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
+class OnFirstUse(types.ModuleType):
+    """A module imported at the first attribute access; afterwards it holds the real module's names."""
 
     def __getattr__(self, attr: str) -> Any:
-        return getattr(importlib.import_module(self._name), attr)
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(
+            {k: v for k, v in vars(module).items() if k not in ("__name__", "__spec__")}
+        )
+        return getattr(module, attr)
 
 
 jax: Any = OnFirstUse("jax")
