@@ -143,30 +143,31 @@ def main() -> int:
             f"{us(r, 'launch_median_s')} | {r.get('kernels_per_iter', '')} | {r['status']} {r['error'][:60]} |"
         )
     print(
-        "\n| add bf16, warm | harness PyTorch (cupti) µs | independent CUPTI µs | independent graph µs | "
-        "harness JAX µs | within 10% |"
+        "\n| add bf16, warm | harness cupti µs | independent CUPTI µs | harness cuda_graph µs | "
+        "independent graph (100 per replay) µs | harness JAX µs | cupti vs CUPTI / vs graph |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for (m, n), t in truth.items():
-        mine = [
+        same = [
             r
             for r in rows
             if r["op"] == "add"
             and r["cache"] == "warm"
             and int(r["m"]) == m
             and int(r["n"]) == n
-            and r["timing_source"] in ("cupti", "xprof_gpu")
             and r["implementation"] in ("eager", "jit")
         ]
-        torch_us = next(
-            (float(r["time_median_s"]) * 1e6 for r in mine if r["backend"] == "torch"), float("nan")
-        )
-        jax_us = next(
-            (float(r["time_median_s"]) * 1e6 for r in mine if r["backend"] == "jax"), float("nan")
-        )
-        ok = abs(torch_us / t["cupti_us"] - 1) <= 0.1 and abs(torch_us / t["graph_us"] - 1) <= 0.1
+
+        def pick(source: str, same: list = same) -> float:
+            return next(
+                (float(r["time_median_s"]) * 1e6 for r in same if r["timing_source"] == source),
+                float("nan"),
+            )
+
+        torch_us, graph_us, jax_us = pick("cupti"), pick("cuda_graph"), pick("xprof_gpu")
         print(
-            f"| {m}x{n} | {torch_us:.2f} | {t['cupti_us']:.2f} | {t['graph_us']:.2f} | {jax_us:.2f} | {ok} |"
+            f"| {m}x{n} | {torch_us:.2f} | {t['cupti_us']:.2f} | {graph_us:.2f} | {t['graph_us']:.2f} | "
+            f"{jax_us:.2f} | {100 * (torch_us / t['cupti_us'] - 1):+.1f}% / {100 * (torch_us / t['graph_us'] - 1):+.1f}% |"
         )
     print(
         "\n| quantization 16384², cold | backend | implementation | device µs | GB/s | % of copy |"
