@@ -13,41 +13,36 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 
 def jax_cold() -> None:
-    from microbench.catalogue import get_spec
-    from microbench.config.cases import Case, Outputs, RunSettings
-    from microbench.jax_backend import xplane
-    from microbench.jax_backend.backend import JaxBackend
+    """Cold-cache JAX add in variations, to find which one loses the GPU trace."""
+    import subprocess
+    import sys
 
-    spec = get_spec("add")
-    case = Case(
-        op="add",
-        backend="jax",
-        params=spec.resolve({"m": 1024, "n": 1024}, "probe"),
-        run=RunSettings(num_runs=5, warmup=1, cache="cold"),
-        outputs=Outputs(csv_path="x.csv", trace_dir=tempfile.mkdtemp()),
-        benchmark="probe",
+    config = (
+        "num_runs: {runs}\nwarmup: {warmup}\nbenchmarks:\n- benchmark_name: add\n  cache: {cache}\n"
+        "  csv_path: {csv}\n{trace}  benchmark_params: [{{m: 1024, n: 1024}}]\n"
     )
-    try:
-        m = JaxBackend().measure(case)
-        print("jax cold ok", m.timing.samples_s)
-    except Exception as error:
-        print("jax cold error:", error)
-        for root, _, files in os.walk(case.outputs.trace_dir):
-            for f in files:
-                if f.endswith(".xplane.pb"):
-                    profile = xplane.load(os.path.join(root, f))
-                    for plane in profile.planes:
-                        names = {
-                            e.stats.get("hlo_module") if hasattr(e, "stats") else None
-                            for line in plane.lines
-                            for e in list(line.events)[:50]
-                        }
-                        print(
-                            "plane",
-                            plane.name,
-                            [line.name for line in plane.lines][:6],
-                            list(names)[:6],
-                        )
+    for name, runs, warmup, cache, trace in (
+        ("cli cold 100", 100, 10, "cold", ""),
+        ("cli cold 5", 5, 1, "cold", ""),
+        ("cli cold 100 traced", 100, 10, "cold", "  trace_dir: /tmp/tr\n"),
+        ("cli warm 100", 100, 10, "warm", ""),
+    ):
+        work = tempfile.mkdtemp()
+        path = os.path.join(work, "c.yaml")
+        with open(path, "w") as f:
+            f.write(
+                config.format(
+                    runs=runs, warmup=warmup, cache=cache, csv=f"{work}/o.csv", trace=trace
+                )
+            )
+        subprocess.run(
+            [sys.executable, "-m", "microbench.cli", "run", "--config", path, "--no-progress"],
+            capture_output=True,
+        )
+        import csv
+
+        (row,) = list(csv.DictReader(open(f"{work}/o.csv")))
+        print(name, row["status"], row["time_median_s"], row["error"][:100])
 
 
 def torch_events() -> None:

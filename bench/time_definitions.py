@@ -114,7 +114,7 @@ def main() -> int:
     from microbench.run.session import run_config
 
     rows = []
-    for cache in ("warm", "cold"):
+    for cache in ("cold", "warm"):
         path = os.path.join(args.out, f"time_{cache}.csv")
         config = os.path.join(args.out, f"time_{cache}.yaml")
         with open(config, "w") as f:

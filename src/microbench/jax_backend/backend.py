@@ -237,6 +237,10 @@ def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timin
         samples_s=[i.total_ns * 1e-9 for i in iters],
         source=f"xprof_{platform}",
         wall_samples_s=wall,
+        span_samples_s=[i.span_ns * 1e-9 for i in iters],
+        launch_samples_s=list(
+            wall
+        ),  # blocked host wall per iteration: launch and dispatch included
         kernels=xplane.breakdown(iters),
         trace_path=trace_dir if keep else None,
     )
@@ -258,6 +262,7 @@ def traced_wall_timer(case: Case) -> Timer:
             samples_s=traced.wall_samples_s,
             source="wall_clock",
             wall_samples_s=traced.wall_samples_s,
+            launch_samples_s=traced.wall_samples_s,
             kernels=traced.kernels,
             trace_path=traced.trace_path,
         )
