@@ -170,10 +170,16 @@ def test_the_compiled_twin_is_one_graph(op):
 
     spec = get_spec(op)
     p = spec.resolve({"m": 32, "n": 64, **({"k": 64} if "k" in spec.param_names else {})}, op)
-    builders = {"add": pointwise._add, "quantization": quantize.builder(quantize.VARIANTS["quantization"]),
-                "gemm_fp8_rowwise": gemm.gemm_op(gemm._rowwise, lambda p: True)}
+    builders = {
+        "add": pointwise._add,
+        "quantization": quantize.builder(quantize.VARIANTS["quantization"]),
+        "gemm_fp8_rowwise": gemm.gemm_op(gemm._rowwise, lambda p: True),
+    }
     fn, _ = builders[op](p, torch.device("cpu"))
-    args = [to_torch(a, torch.device("cpu")) for a in spec.make_inputs(p, np.random.default_rng(0)).values()]
+    args = [
+        to_torch(a, torch.device("cpu"))
+        for a in spec.make_inputs(p, np.random.default_rng(0)).values()
+    ]
     torch._dynamo.reset()
     explained = torch._dynamo.explain(fn)(*args)
     assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons

@@ -211,28 +211,55 @@ def flusher(case: Case) -> Callable[[], None]:
     )
 
 
+def _profile_to_disk(trace_dir: str, run: Callable[[], list[float]]) -> tuple[Any, list[float]]:
+    """The xprof layout users open (trace_dir kept): start_trace/stop_trace, then read the xplane back."""
+    jax.profiler.start_trace(trace_dir)
+    try:
+        wall = run()
+    finally:
+        jax.profiler.stop_trace()
+    return xplane.load(xplane.find_xplane(trace_dir)), wall
+
+
+def _profile_in_memory(run: Callable[[], list[float]]) -> tuple[Any, list[float]] | None:
+    """The same profiler session, its XSpace kept in memory: no files, no trace-viewer conversion (the
+    per-case cost when nobody keeps the trace). None where this JAX has no such session."""
+    try:
+        from jax._src.lib import _profiler  # not public API: fall back to start_trace without it
+
+        session = _profiler.ProfilerSession()
+    except Exception:
+        return None
+    try:
+        wall = run()
+    finally:
+        serialized = session.stop()
+    return jax.profiler.ProfileData.from_serialized_xspace(serialized), wall
+
+
 def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timing:
     """Time n iterations under jax.profiler and read each iteration's device time from the trace."""
     warm_up(prepared, warmup)
     flush = flusher(case)
     keep = case.outputs.trace_dir
-    trace_dir = (
-        os.path.join(keep, _safe(case.label)) if keep else tempfile.mkdtemp(prefix="mb_trace_")
-    )
+    trace_dir = os.path.join(keep, _safe(case.label)) if keep else None
+
+    def run() -> list[float]:
+        return timed_iterations(prepared, n, flush)
+
     try:
-        jax.profiler.start_trace(trace_dir)
-        try:
-            wall = timed_iterations(prepared, n, flush)
-        finally:
-            jax.profiler.stop_trace()
-        platform, iters = xplane.iterations(
-            xplane.load(xplane.find_xplane(trace_dir)), module_name(case), n
-        )
+        profiled = None if trace_dir else _profile_in_memory(run)
+        if profiled is None:
+            scratch = trace_dir or tempfile.mkdtemp(prefix="mb_trace_")
+            try:
+                profiled = _profile_to_disk(scratch, run)
+            finally:
+                if not trace_dir:
+                    shutil.rmtree(scratch, ignore_errors=True)
+        profile, wall = profiled
+        platform, iters = xplane.iterations(profile, module_name(case), n)
     except xplane.TraceError as error:
         raise CaseFailure("error", f"device time unavailable: {error}") from None
-    finally:
-        if not keep:
-            shutil.rmtree(trace_dir, ignore_errors=True)
     return Timing(
         samples_s=[i.total_ns * 1e-9 for i in iters],
         source=f"xprof_{platform}",
@@ -242,7 +269,7 @@ def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timin
             wall
         ),  # blocked host wall per iteration: launch and dispatch included
         kernels=xplane.breakdown(iters),
-        trace_path=trace_dir if keep else None,
+        trace_path=trace_dir,
     )
 
 
