@@ -43,9 +43,17 @@ def main() -> int:
             f"benchmarks:\n- benchmark_name: add\n  backend: {args.backend}\n  implementation: eager\n"
             f"  num_runs: 100\n  csv_path: {work}/add.csv\n  benchmark_params: [{PARAMS}]\n"
         )
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
     t0 = time.perf_counter()
+    profiler.enable()
     session.run_config(config, progress=False)
+    profiler.disable()
     total = time.perf_counter() - t0
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("cumulative").print_stats(r"microbench|torch_backend", 25)
     rows = [json.loads(line) for line in open(os.path.join(work, "add.jsonl"))]
     print(
         json.dumps(
