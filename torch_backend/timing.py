@@ -18,6 +18,7 @@ from typing import Any
 from microbench.config.cases import Case
 from microbench.measure.attribution import KernelEvent, attribute, breakdown
 from microbench.measure.timers import (
+    DEVICE_WARMUP_S,
     Timer,
     gc_paused,
     host_flush,
@@ -98,7 +99,7 @@ def cuda_events(
 ) -> Timing:
     """Launch-inclusive time of each iteration between two CUDA events."""
     with torch.cuda.device(_device(prepared)):
-        warm_up(prepared, warmup)
+        warm_up(prepared, warmup, DEVICE_WARMUP_S)
         samples, wall = _event_loop(prepared, n, flush)
         kernels = kernel_breakdown(prepared)
     return Timing(
@@ -143,7 +144,7 @@ def cupti(prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = n
 
     device = _device(prepared)
     with torch.cuda.device(device):
-        warm_up(prepared, warmup)
+        warm_up(prepared, warmup, DEVICE_WARMUP_S)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             launch, wall = _event_loop(prepared, n, flush, lambda: record_function(ITERATION))
     windows, kernels = windows_and_kernels(profiler_events(prof), device.index or 0)
@@ -164,7 +165,7 @@ def cuda_graph(
     """Replays of one captured iteration, events around each replay."""
     device = _device(prepared)
     with torch.cuda.device(device):
-        warm_up(prepared, warmup)
+        warm_up(prepared, warmup, DEVICE_WARMUP_S)
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(
