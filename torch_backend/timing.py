@@ -18,7 +18,6 @@ from typing import Any
 from microbench.config.cases import Case
 from microbench.measure.attribution import KernelEvent, attribute, breakdown
 from microbench.measure.timers import (
-    DEVICE_WARMUP_S,
     Timer,
     gc_paused,
     host_flush,
@@ -99,7 +98,7 @@ def cuda_events(
 ) -> Timing:
     """Launch-inclusive time of each iteration between two CUDA events."""
     with torch.cuda.device(_device(prepared)):
-        warm_up(prepared, warmup, DEVICE_WARMUP_S)
+        warm_up(prepared, warmup)
         samples, wall = _event_loop(prepared, n, flush)
         kernels = kernel_breakdown(prepared)
     return Timing(
@@ -144,7 +143,7 @@ def cupti(prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = n
 
     device = _device(prepared)
     with torch.cuda.device(device):
-        warm_up(prepared, warmup, DEVICE_WARMUP_S)
+        warm_up(prepared, warmup)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             launch, wall = _event_loop(prepared, n, flush, lambda: record_function(ITERATION))
     windows, kernels = windows_and_kernels(profiler_events(prof), device.index or 0)
@@ -165,7 +164,7 @@ def cuda_graph(
     """Replays of one captured iteration, events around each replay."""
     device = _device(prepared)
     with torch.cuda.device(device):
-        warm_up(prepared, warmup, DEVICE_WARMUP_S)
+        warm_up(prepared, warmup)
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(

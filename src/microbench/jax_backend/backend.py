@@ -29,7 +29,6 @@ from microbench.jax_backend import xplane
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits, measure
 from microbench.measure.timers import (
-    DEVICE_WARMUP_S,
     HostFlush,
     Timer,
     get_timer,
@@ -256,8 +255,7 @@ def _profile_in_memory(run: Callable[[], list[float]]) -> tuple[Any, list[float]
 
 def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timing:
     """Time n iterations under jax.profiler and read each iteration's device time from the trace."""
-    on_device = jax.default_backend() != "cpu"
-    warm_up(prepared, warmup, DEVICE_WARMUP_S if on_device else 0.0)
+    warm_up(prepared, warmup)
     flush = flusher(case)
     keep = case.outputs.trace_dir
     trace_dir = os.path.join(keep, _safe(case.label)) if keep else None

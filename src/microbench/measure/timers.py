@@ -98,21 +98,11 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-# An accelerator's clock settles only under sustained work: an H200 idles at 1980 MHz and runs a bf16
-# 8192^3 GEMM at 1500-1630 MHz once its power draw has risen (measured, docs/results_gpu.md). Device
-# timers warm up for at least this long, so samples are taken at the clock the op really runs at.
-DEVICE_WARMUP_S = 0.25
-
-
-def warm_up(prepared: Prepared, warmup: int, min_seconds: float = 0.0) -> None:
-    """`warmup` calls, continued until `min_seconds` have passed."""
-    deadline = time.perf_counter() + min_seconds
-    done = 0
-    while done < warmup or time.perf_counter() < deadline:
+def warm_up(prepared: Prepared, warmup: int) -> None:
+    for _ in range(warmup):
         out = prepared.call()
         prepared.sync(out)
         del out
-        done += 1
 
 
 def timed_iterations(
