@@ -6,26 +6,43 @@ import csv
 
 import pytest
 
-from microbench.measure.attribution import AttributionError, KernelEvent, attribute, breakdown
+from microbench.measure.attribution import (
+    AttributionError,
+    KernelEvent,
+    Launch,
+    attribute,
+    breakdown,
+)
 
 
-def k(name, start, dur, stream=7):
-    return KernelEvent(name, start, dur, stream)
+def k(name, start, dur, corr, stream=7):
+    return KernelEvent(name, start, dur, stream, corr)
 
 
-def test_kernels_are_attributed_to_their_iteration_window_with_gaps_and_overlaps():
+def test_kernels_belong_to_the_iteration_that_launched_them_with_gaps_overlaps_and_other_streams():
     windows = [(0, 100), (200, 300), (400, 500)]
-    kernels = [
-        k("flush", -50, 40),  # the cache flush, before the first window: not counted
-        k("gemm", 10, 30),
-        k("epilogue", 60, 5),  # a gap between two kernels of one iteration
-        k("gemm", 210, 30),
-        k("side", 220, 20, stream=9),  # two streams overlapping: both counted
-        k("flush", 150, 40),  # between windows
-        k("gemm", 405, 30),
-        k("epilogue", 440, 5),
+    launches = [
+        Launch(1, -60),
+        Launch(2, 10),
+        Launch(3, 20),
+        Launch(4, 210),
+        Launch(5, 215),
+        Launch(6, 150),
+        Launch(7, 405),
+        Launch(8, 410),
     ]
-    its = attribute(windows, kernels)
+    kernels = [
+        k("flush", -50, 40, 1),  # the cache flush, launched before the first window: not counted
+        k("gemm", 10, 30, 2),
+        k("epilogue", 60, 5, 3),  # a gap between two kernels of one iteration
+        k("gemm", 210, 30, 4),
+        k("side", 220, 20, 5, stream=9),  # two streams overlapping: both counted
+        k("flush", 150, 40, 6),  # launched between windows
+        k("gemm", 405, 30, 7),
+        k("epilogue", 440, 5, 8),
+        k("foreign", 420, 5, 99),  # launched by someone else: no launch of ours carries its id
+    ]
+    its = attribute(windows, launches, kernels)
     assert [it.total_ns for it in its] == [35, 50, 35]
     assert [it.span_ns for it in its] == [55, 30, 40]
     rows = {kn.name: kn for kn in breakdown(its)}
@@ -34,13 +51,19 @@ def test_kernels_are_attributed_to_their_iteration_window_with_gaps_and_overlaps
     assert rows["gemm"].share == pytest.approx(90 / 120)
 
 
-def test_an_iteration_without_kernels_or_a_kernel_past_its_window_is_an_error():
+def test_sustained_iterations_overlap_on_the_device_and_still_attribute():
+    """Back to back: the device runs iteration 0's kernel after the host closed window 0."""
+    windows = [(0, 10), (20, 30)]
+    launches = [Launch(1, 5), Launch(2, 25)]
+    kernels = [k("gemm", 40, 100, 1), k("gemm", 140, 100, 2)]
+    assert [it.total_ns for it in attribute(windows, launches, kernels)] == [100, 100]
+
+
+def test_an_iteration_without_kernels_or_overlapping_windows_is_an_error():
     with pytest.raises(AttributionError, match="1 of 2 iterations have no device kernels"):
-        attribute([(0, 100), (200, 300)], [k("a", 10, 5)])
-    with pytest.raises(AttributionError, match="ran past the end"):
-        attribute([(0, 100)], [k("a", 90, 20)])
+        attribute([(0, 100), (200, 300)], [Launch(1, 10)], [k("a", 10, 5, 1)])
     with pytest.raises(AttributionError, match="overlap"):
-        attribute([(0, 100), (50, 300)], [k("a", 10, 5)])
+        attribute([(0, 100), (50, 300)], [Launch(1, 10)], [k("a", 10, 5, 1)])
 
 
 CONDITIONS = """
@@ -78,6 +101,24 @@ def test_cache_policy_timer_and_thread_count_are_on_every_row(tmp_path, monkeypa
     assert int(rows[0]["threads"]) >= 1  # JAX records the pool its CPU client uses
     for r in rows:
         assert float(r["launch_median_s"]) > 0 and r["timing_source"] == "wall_clock"
+
+
+def test_sustained_cadence_is_recorded_and_gives_the_loops_mean(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: add\n  backend: [jax, torch]\n"
+        "  implementation: eager\n  cadence: sustained\n  num_runs: 4\n"
+        "  csv_path: out.csv\n  benchmark_params: [{m: 16, n: 16}]\n"
+    )
+    run_cli("run", "--config", "c.yaml", "--no-progress")
+    rows = list(csv.DictReader(open(tmp_path / "out.csv")))
+    assert [(r["backend"], r["status"], r["cadence"]) for r in rows] == [
+        ("jax", "ok", "sustained"),
+        ("torch", "ok", "sustained"),
+    ]
+    assert all(
+        r["time_min_s"] == r["time_max_s"] for r in rows
+    )  # one mean over the back-to-back loop
 
 
 def test_eager_and_compiled_rows_for_every_pytorch_parity_op(tmp_path, monkeypatch, run_cli):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from microbench.config.cases import Case
-from microbench.measure.attribution import KernelEvent, attribute, breakdown
+from microbench.measure.attribution import KernelEvent, Launch, attribute, breakdown
 from microbench.measure.timers import (
     Timer,
     gc_paused,
@@ -51,6 +51,10 @@ class L2Flush:
         self.buffer.zero_()
         torch.cuda.synchronize(self.device)
 
+    def enqueue(self) -> None:
+        """The flush queued on the stream before the iteration, without waiting (cadence: sustained)."""
+        self.buffer.zero_()
+
 
 def flusher(case: Case, device: Any) -> Callable[[], None]:
     if device.type != "cuda":
@@ -67,16 +71,24 @@ def _device(prepared: Prepared) -> Any:
 
 
 def _event_loop(
-    prepared: Prepared, n: int, flush: Callable[[], None], window: Callable[[], Any] | None = None
+    prepared: Prepared,
+    n: int,
+    flush: Callable[[], None],
+    window: Callable[[], Any] | None = None,
+    sustained: bool = False,
 ) -> tuple[list[float], list[float]]:
-    """n iterations, each: flush, then events around the call, blocked on its outputs.
-    Returns (event times, host wall times) in seconds."""
+    """n iterations, each: flush, then events around the call. Blocked: each waits for its outputs.
+    Sustained: queued back to back (the flush too), one wait at the end, the GPU never idle.
+    Returns (event times, host wall times) in seconds; sustained wall times are the loop's mean."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     wall: list[float] = []
+    queue_flush = getattr(flush, "enqueue", flush) if sustained else flush
+    outputs = []
     with gc_paused():
+        loop_start = time.perf_counter()
         for i in range(n):
-            flush()
+            queue_flush()
             context = window() if window else None
             if context is not None:
                 context.__enter__()
@@ -84,22 +96,32 @@ def _event_loop(
             starts[i].record()
             out = prepared.call()
             ends[i].record()
-            prepared.sync(out)
-            wall.append(time.perf_counter() - t0)
+            if sustained:
+                outputs.append(out)  # kept alive until the device is done with them
+            else:
+                prepared.sync(out)
+                wall.append(time.perf_counter() - t0)
             if context is not None:
                 context.__exit__(None, None, None)
             del out
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        if sustained:
+            wall = [(time.perf_counter() - loop_start) / n] * n
+    del outputs
     return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)], wall
 
 
 def cuda_events(
-    prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = no_flush
+    prepared: Prepared,
+    warmup: int,
+    n: int,
+    flush: Callable[[], None] = no_flush,
+    sustained: bool = False,
 ) -> Timing:
     """Launch-inclusive time of each iteration between two CUDA events."""
     with torch.cuda.device(_device(prepared)):
         warm_up(prepared, warmup)
-        samples, wall = _event_loop(prepared, n, flush)
+        samples, wall = _event_loop(prepared, n, flush, sustained=sustained)
         kernels = kernel_breakdown(prepared)
     return Timing(
         samples_s=samples,
@@ -116,28 +138,45 @@ def profiler_events(prof: Any) -> list[Any]:
 
 def windows_and_kernels(
     events: list[Any], device_index: int
-) -> tuple[list[tuple[float, float]], list[KernelEvent]]:
-    """The iteration windows (host ranges named ITERATION) and the device's kernels, from kineto events."""
-    windows = [
-        (float(e.start_ns()), float(e.end_ns()))
-        for e in events
-        if e.name() == ITERATION and str(e.device_type()).endswith("CPU")
-    ]
+) -> tuple[list[tuple[float, float]], list[Launch], list[KernelEvent]]:
+    """From kineto events: the iteration windows (host ranges named ITERATION), the host-side launches
+    and the device's kernels, launches and kernels paired by their correlation id."""
+    cpu: list[Any] = []
+    device: list[Any] = []
+    for e in events:
+        (cpu if str(e.device_type()).endswith("CPU") else device).append(e)
+    windows = [(float(e.start_ns()), float(e.end_ns())) for e in cpu if e.name() == ITERATION]
+    # record_function also leaves a range of the same name on the device's timeline (a GPU user
+    # annotation, seen on an H200 with torch 2.11): it spans the iteration's kernels and is not one of them
     kernels = [
         KernelEvent(
-            e.name(), float(e.start_ns()), float(e.duration_ns()), int(e.device_resource_id())
+            e.name(),
+            float(e.start_ns()),
+            float(e.duration_ns()),
+            int(e.device_resource_id()),
+            int(e.correlation_id()),
         )
-        for e in events
+        for e in device
         if str(e.device_type()).split(".")[-1] in KERNEL_DEVICE_TYPES
         and e.device_index() == device_index
         and not e.name().startswith(ANNOTATIONS)
     ]
-    # record_function also leaves a range of the same name on the device's timeline (the GPU user
-    # annotation: seen on an H200 with torch 2.11); it spans the iteration's kernels and is not one of them
-    return windows, kernels
+    wanted = {k.correlation for k in kernels}
+    launches = [
+        Launch(int(e.correlation_id()), float(e.start_ns()))
+        for e in cpu
+        if e.correlation_id() in wanted and not e.name().startswith(ANNOTATIONS)
+    ]
+    return windows, launches, kernels
 
 
-def cupti(prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = no_flush) -> Timing:
+def cupti(
+    prepared: Prepared,
+    warmup: int,
+    n: int,
+    flush: Callable[[], None] = no_flush,
+    sustained: bool = False,
+) -> Timing:
     """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -145,9 +184,10 @@ def cupti(prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = n
     with torch.cuda.device(device):
         warm_up(prepared, warmup)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            launch, wall = _event_loop(prepared, n, flush, lambda: record_function(ITERATION))
-    windows, kernels = windows_and_kernels(profiler_events(prof), device.index or 0)
-    iterations = attribute(windows, kernels)
+            launch, wall = _event_loop(
+                prepared, n, flush, lambda: record_function(ITERATION), sustained=sustained
+            )
+    iterations = attribute(*windows_and_kernels(profiler_events(prof), device.index or 0))
     return Timing(
         samples_s=[it.total_ns * 1e-9 for it in iterations],
         source="cupti",
@@ -159,7 +199,11 @@ def cupti(prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = n
 
 
 def cuda_graph(
-    prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = no_flush
+    prepared: Prepared,
+    warmup: int,
+    n: int,
+    flush: Callable[[], None] = no_flush,
+    sustained: bool = False,
 ) -> Timing:
     """Replays of one captured iteration, events around each replay."""
     device = _device(prepared)
@@ -178,7 +222,7 @@ def cuda_graph(
         ):  # GRAPH_UNROLL iterations per replay: the replay's own launch amortised
             captured = [prepared.call() for _ in range(GRAPH_UNROLL)]
         replay = Prepared(call=lambda: graph.replay(), sync=prepared.sync, device=device)
-        samples, wall = _event_loop(replay, n, flush)
+        samples, wall = _event_loop(replay, n, flush, sustained=sustained)
         samples = [s / GRAPH_UNROLL for s in samples]
         del captured
         kernels = kernel_breakdown(prepared)
@@ -192,9 +236,8 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
     device = _device(prepared)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         _event_loop(prepared, iterations, no_flush, lambda: record_function(ITERATION))
-    windows, kernels = windows_and_kernels(profiler_events(prof), device.index or 0)
     try:
-        return breakdown(attribute(windows, kernels))
+        return breakdown(attribute(*windows_and_kernels(profiler_events(prof), device.index or 0)))
     except Exception:  # a breakdown is a help, never a reason to lose the row
         return []
 
@@ -202,7 +245,8 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
 def _timer(fn: Callable[..., Timing]) -> Callable[[Case], Timer]:
     def factory(case: Case) -> Timer:
         def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
-            return fn(prepared, warmup, n, flusher(case, _device(prepared)))
+            sustained = case.run.cadence == "sustained"
+            return fn(prepared, warmup, n, flusher(case, _device(prepared)), sustained)
 
         return timer
 

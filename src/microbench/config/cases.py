@@ -10,10 +10,11 @@ from typing import Any
 from microbench.catalogue import shape_label
 from microbench.errors import UserError, did_you_mean, key_path
 
-RUN_KEYS = ("num_runs", "warmup", "timeout_s", "check", "timer", "cache", "threads")
+RUN_KEYS = ("num_runs", "warmup", "timeout_s", "check", "timer", "cache", "cadence", "threads")
 CHECK_MODES = ("strict", "flag", "off")
 TIMERS = ("auto", "xprof", "cupti", "cuda_graph", "cuda_events", "wall")
 CACHE_POLICIES = ("cold", "warm")
+CADENCES = ("blocked", "sustained")
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class RunSettings:
     check: str = "strict"  # strict: a wrong result is not timed; flag: timed but flagged; off
     timer: str = "auto"  # which timer; auto picks per backend and platform (docs/method.md)
     cache: str = "cold"  # cold: L2 (or the CPU's last-level cache) flushed before every iteration
+    cadence: str = (
+        "blocked"  # blocked: each iteration waits for its outputs; sustained: back to back
+    )
     threads: int | None = None  # CPU threads for the framework's host ops (None: its default)
 
 
@@ -61,6 +65,7 @@ class Case:
                     ("implementation", self.implementation),
                     ("timer", self.run.timer),
                     ("cache", self.run.cache),
+                    ("cadence", None if self.run.cadence == "blocked" else self.run.cadence),
                     ("threads", self.run.threads),
                 )
                 if v not in (None, "auto")
@@ -118,6 +123,7 @@ RUN_SETTING_CHECKS = {
     "check": lambda v, where: _check_mode(v, "check", where),
     "timer": lambda v, where: _choice(v, "timer", where, TIMERS),
     "cache": lambda v, where: _choice(v, "cache", where, CACHE_POLICIES),
+    "cadence": lambda v, where: _choice(v, "cadence", where, CADENCES),
     "threads": lambda v, where: _count(v, 1, "threads", where),
 }
 

@@ -50,6 +50,7 @@ def ironwood_cases(
         timeout_s=cfg.timeout_s,
         timer=cfg.timer or "auto",
         cache=cfg.cache or "cold",
+        cadence=cfg.cadence or "blocked",
         threads=cfg.threads,
     )
     planned: list[tuple[int, Benchmark, str, list[dict[str, Any]], list[dict[str, Any]]]] = []

@@ -24,6 +24,7 @@ class PeakOverrides(_Strict):
 CheckMode = Literal["strict", "flag", "off"]
 TimerName = Literal["auto", "xprof", "cupti", "cuda_graph", "cuda_events", "wall"]
 CachePolicy = Literal["cold", "warm"]
+Cadence = Literal["blocked", "sustained"]
 
 
 class Benchmark(_Strict):
@@ -43,6 +44,7 @@ class Benchmark(_Strict):
     check: CheckMode | None = None
     timer: TimerName | None = None
     cache: CachePolicy | None = None
+    cadence: Cadence | None = None
     threads: PositiveInt | None = None
     implementation: str | list[str] | None = None
     description: str | None = None
@@ -63,6 +65,7 @@ class IronwoodConfig(_Strict):
     timeout_s: float | None = Field(default=None, gt=0)
     timer: TimerName | None = None
     cache: CachePolicy | None = None
+    cadence: Cadence | None = None
     threads: PositiveInt | None = None
 
 

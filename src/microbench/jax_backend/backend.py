@@ -201,6 +201,10 @@ class DeviceFlush:
     def __call__(self) -> None:
         self.buffer = jax.block_until_ready(self.fill(self.buffer))
 
+    def enqueue(self) -> None:
+        """Queued before the iteration without waiting (cadence: sustained)."""
+        self.buffer = self.fill(self.buffer)
+
 
 @functools.cache
 def device_flush(device: Any) -> DeviceFlush:
@@ -261,7 +265,7 @@ def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timin
     trace_dir = os.path.join(keep, _safe(case.label)) if keep else None
 
     def run() -> list[float]:
-        return timed_iterations(prepared, n, flush)
+        return timed_iterations(prepared, n, flush, sustained=case.run.cadence == "sustained")
 
     try:
         profiled = None if trace_dir else _profile_in_memory(run)

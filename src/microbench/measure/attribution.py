@@ -1,9 +1,10 @@
 """Device kernels attributed to timed iterations, and the per-kernel breakdown of a row.
 
 Framework-neutral: the PyTorch CUPTI timer feeds it profiler events; tests feed it synthetic lists.
-Each iteration runs inside a host-side window that ends after the device has finished (the loop blocks
-on the outputs), on the clock the profiler shares between host and device, so a kernel belongs to the
-window its execution lies in. Kernels outside every window (cache flushes, other work) are not counted.
+Each iteration is dispatched inside a host-side window. A kernel belongs to the window in which its
+launch happened (the launch and the kernel share a correlation id), so iterations may overlap on the
+device (cadence: sustained) and no clock is shared between host and device. Kernels launched outside
+every window (cache flushes, other work) are not counted.
 """
 
 from __future__ import annotations
@@ -26,10 +27,19 @@ class KernelEvent:
     start_ns: float
     duration_ns: float
     stream: int = 0
+    correlation: int = -1  # the id the kernel shares with its launch on the host
 
     @property
     def end_ns(self) -> float:
         return self.start_ns + self.duration_ns
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A host-side launch (cudaLaunchKernel, a memset, a graph launch...) and when it was issued."""
+
+    correlation: int
+    host_ns: float
 
 
 @dataclass
@@ -48,18 +58,26 @@ class IterationKernels:
 
 
 def attribute(
-    windows: Sequence[tuple[float, float]], kernels: Sequence[KernelEvent]
+    windows: Sequence[tuple[float, float]],
+    launches: Sequence[Launch],
+    kernels: Sequence[KernelEvent],
 ) -> list[IterationKernels]:
-    """One IterationKernels per window, each holding the kernels that ran entirely inside it."""
+    """One IterationKernels per window, each holding the kernels launched inside it."""
     ordered = sorted(windows)
     if any(a_end > b_start for (_, a_end), (b_start, _) in zip(ordered, ordered[1:], strict=False)):
-        raise AttributionError("iteration windows overlap; the loop must block between iterations")
-    iterations = [IterationKernels() for _ in ordered]
+        raise AttributionError(
+            "iteration windows overlap on the host; each must close before the next"
+        )
     starts = [w[0] for w in ordered]
+    window_of = {}
+    for launch in launches:
+        index = bisect.bisect_right(starts, launch.host_ns) - 1
+        if index >= 0 and launch.host_ns <= ordered[index][1]:
+            window_of[launch.correlation] = index
+    iterations = [IterationKernels() for _ in ordered]
     for kernel in kernels:
-        index = _window_of(kernel, ordered, starts)
-        if index is not None:
-            iterations[index].kernels.append(kernel)
+        if kernel.correlation in window_of:
+            iterations[window_of[kernel.correlation]].kernels.append(kernel)
     empty = [i for i, it in enumerate(iterations) if not it.kernels]
     if empty:
         raise AttributionError(
@@ -67,21 +85,6 @@ def attribute(
             f"(first: iteration {empty[0]}); the profiler recorded none for them"
         )
     return iterations
-
-
-def _window_of(
-    kernel: KernelEvent, windows: list[tuple[float, float]], starts: list[float]
-) -> int | None:
-
-    index = bisect.bisect_right(starts, kernel.start_ns) - 1
-    if index < 0:
-        return None
-    start, end = windows[index]
-    if kernel.start_ns >= start and kernel.end_ns <= end:
-        return index
-    if kernel.start_ns < end < kernel.end_ns:
-        raise AttributionError(f"kernel {kernel.name} ran past the end of its iteration's window")
-    return None
 
 
 def breakdown(iterations: Sequence[object]) -> list[Kernel]:

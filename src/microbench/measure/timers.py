@@ -106,10 +106,24 @@ def warm_up(prepared: Prepared, warmup: int) -> None:
 
 
 def timed_iterations(
-    prepared: Prepared, n: int, flush: Callable[[], None] = no_flush
+    prepared: Prepared, n: int, flush: Callable[[], None] = no_flush, sustained: bool = False
 ) -> list[float]:
-    """Host wall time of n blocked calls, `flush` run before each outside the clock; outputs are released
-    after the clock stops."""
+    """Host wall time of n calls, `flush` run before each outside the clock; outputs released after the
+    clock stops. Blocked: each call waits for its outputs. Sustained: the calls (and flushes, queued with
+    their `enqueue` where they have one) go back to back and the loop waits once; each sample is then
+    the loop's mean."""
+    if sustained:
+        queue_flush = getattr(flush, "enqueue", flush)
+        outputs: list[Any] = []
+        with gc_paused():
+            t0 = time.perf_counter()
+            for _ in range(n):
+                queue_flush()
+                outputs.append(prepared.call())
+            prepared.sync(outputs[-1])  # one device queue: the last finished means all finished
+            mean = (time.perf_counter() - t0) / n
+        del outputs
+        return [mean] * n
     samples: list[float] = []
     with gc_paused():
         for _ in range(n):
@@ -124,11 +138,15 @@ def timed_iterations(
 
 
 def wall_clock(
-    prepared: Prepared, warmup: int, n: int, flush: Callable[[], None] = no_flush
+    prepared: Prepared,
+    warmup: int,
+    n: int,
+    flush: Callable[[], None] = no_flush,
+    sustained: bool = False,
 ) -> Timing:
     """Wall clock around blocked calls: the right timer on a CPU (launch-inclusive by nature)."""
     warm_up(prepared, warmup)
-    samples = timed_iterations(prepared, n, flush)
+    samples = timed_iterations(prepared, n, flush, sustained)
     return Timing(
         samples_s=samples,
         source="wall_clock",
@@ -144,4 +162,5 @@ def host_flush(case: Case) -> Callable[[], None]:
 @register_timer("wall", ("jax", "torch", "numpy"))
 def _wall(case: Case) -> Timer:
     flush = host_flush(case)
-    return lambda prepared, warmup, n: wall_clock(prepared, warmup, n, flush)
+    sustained = case.run.cadence == "sustained"
+    return lambda prepared, warmup, n: wall_clock(prepared, warmup, n, flush, sustained)

@@ -54,6 +54,9 @@ class Conditions:
 
     timer: str | None = None  # requested (auto or a name); timing_source says what ran
     cache: str | None = None  # cold: caches flushed before every iteration; warm: not
+    cadence: str | None = (
+        None  # blocked: each iteration waits for its outputs; sustained: back to back
+    )
     threads: int | None = None  # host threads of the framework (CPU ops)
 
 
@@ -205,7 +208,9 @@ def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> 
 
 def _conditions(case: Case, device: DeviceInfo | None) -> Conditions:
     threads = device.threads if device is not None and device.threads else case.run.threads
-    return Conditions(timer=case.run.timer, cache=case.run.cache, threads=threads)
+    return Conditions(
+        timer=case.run.timer, cache=case.run.cache, cadence=case.run.cadence, threads=threads
+    )
 
 
 def _median(samples: list[float]) -> float | None:
