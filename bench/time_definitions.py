@@ -53,6 +53,13 @@ benchmarks:
   num_runs: 200
   csv_path: {csv}
   benchmark_params: [{{m: 8192, k: 8192, n: 8192, dtype: bfloat16}}]
+- benchmark_name: gemm_multiple_run
+  backend: jax
+  cadence: sustained
+  cache: warm
+  num_runs: 200
+  csv_path: {csv}
+  benchmark_params: [{{m: 8192, k: 8192, n: 8192, dtype: bfloat16}}]
 """
 
 
@@ -205,7 +212,7 @@ def main() -> int:
         if r["op"] == "gemm_multiple_run" and r["status"] == "ok":
             t = float(r["time_median_s"]) * 1e6
             print(
-                f"| {r['backend']} {r['implementation']} | {r['cadence']} | {t:.0f} | "
+                f"| {r['backend']} {r['implementation']} {r['cache']} | {r['cadence']} | {t:.0f} | "
                 f"{100 * (t / do_bench - 1):+.1f}% |"
             )
     walls = [float(r["wall_median_s"]) for r in rows if r["op"] == "add" and r.get("wall_median_s")]

@@ -59,6 +59,16 @@ def test_sustained_iterations_overlap_on_the_device_and_still_attribute():
     assert [it.total_ns for it in attribute(windows, launches, kernels)] == [100, 100]
 
 
+def test_a_kernel_whose_launch_record_was_lost_is_placed_by_where_it_ran_when_blocked():
+    windows = [(0, 100), (200, 300)]
+    kernels = [k("a", 10, 5, 1), k("a", 210, 5, 2)]
+    assert [
+        it.total_ns for it in attribute(windows, [Launch(1, 5)], kernels, executed_inside=True)
+    ] == [5, 5]
+    with pytest.raises(AttributionError, match="1 of 2 iterations"):
+        attribute(windows, [Launch(1, 5)], kernels)  # sustained: no way to place it
+
+
 def test_an_iteration_without_kernels_or_overlapping_windows_is_an_error():
     with pytest.raises(AttributionError, match="1 of 2 iterations have no device kernels"):
         attribute([(0, 100), (200, 300)], [Launch(1, 10)], [k("a", 10, 5, 1)])

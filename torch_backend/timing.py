@@ -187,7 +187,10 @@ def cupti(
             launch, wall = _event_loop(
                 prepared, n, flush, lambda: record_function(ITERATION), sustained=sustained
             )
-    iterations = attribute(*windows_and_kernels(profiler_events(prof), device.index or 0))
+    iterations = attribute(
+        *windows_and_kernels(profiler_events(prof), device.index or 0),
+        executed_inside=not sustained,
+    )
     return Timing(
         samples_s=[it.total_ns * 1e-9 for it in iterations],
         source="cupti",
@@ -237,7 +240,11 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         _event_loop(prepared, iterations, no_flush, lambda: record_function(ITERATION))
     try:
-        return breakdown(attribute(*windows_and_kernels(profiler_events(prof), device.index or 0)))
+        return breakdown(
+            attribute(
+                *windows_and_kernels(profiler_events(prof), device.index or 0), executed_inside=True
+            )
+        )
     except Exception:  # a breakdown is a help, never a reason to lose the row
         return []
 
