@@ -59,6 +59,19 @@ def test_sustained_iterations_overlap_on_the_device_and_still_attribute():
     assert [it.total_ns for it in attribute(windows, launches, kernels)] == [100, 100]
 
 
+def test_a_kernel_whose_launch_record_was_lost_is_placed_by_the_op_that_issued_it():
+    windows = [(0, 100), (200, 300)]
+    kernels = [
+        KernelEvent("a", 400, 5, 7, 1, 11),
+        KernelEvent("a", 500, 5, 7, 2, 12),
+    ]  # run after both windows
+    launches = [
+        Launch(1, 5),
+        Launch(12, 210, "op"),
+    ]  # iteration 1's runtime record is missing, its op is not
+    assert [it.total_ns for it in attribute(windows, launches, kernels)] == [5, 5]
+
+
 def test_a_kernel_whose_launch_record_was_lost_is_placed_by_where_it_ran_when_blocked():
     windows = [(0, 100), (200, 300)]
     kernels = [k("a", 10, 5, 1), k("a", 210, 5, 2)]

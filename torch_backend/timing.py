@@ -155,18 +155,26 @@ def windows_and_kernels(
             float(e.duration_ns()),
             int(e.device_resource_id()),
             int(e.correlation_id()),
+            int(e.linked_correlation_id()),
         )
         for e in device
         if str(e.device_type()).split(".")[-1] in KERNEL_DEVICE_TYPES
         and e.device_index() == device_index
         and not e.name().startswith(ANNOTATIONS)
     ]
-    wanted = {k.correlation for k in kernels}
-    launches = [
-        Launch(int(e.correlation_id()), float(e.start_ns()))
-        for e in cpu
-        if e.correlation_id() in wanted and not e.name().startswith(ANNOTATIONS)
-    ]
+    # a runtime launch shares the kernel's correlation id and links to its op; the op (recorded by
+    # PyTorch itself, not CUPTI) is the second way to place a kernel whose launch record was dropped
+    by_launch = {k.correlation for k in kernels}
+    by_op = {k.op_correlation for k in kernels}
+    launches = []
+    for e in cpu:
+        if e.name().startswith(ANNOTATIONS):
+            continue
+        runtime_call = e.linked_correlation_id() != 0
+        if runtime_call and e.correlation_id() in by_launch:
+            launches.append(Launch(int(e.correlation_id()), float(e.start_ns()), "launch"))
+        elif not runtime_call and e.correlation_id() in by_op:
+            launches.append(Launch(int(e.correlation_id()), float(e.start_ns()), "op"))
     return windows, launches, kernels
 
 

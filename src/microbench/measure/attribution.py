@@ -28,6 +28,7 @@ class KernelEvent:
     duration_ns: float
     stream: int = 0
     correlation: int = -1  # the id the kernel shares with its launch on the host
+    op_correlation: int = -1  # the id of the framework op that issued the launch
 
     @property
     def end_ns(self) -> float:
@@ -40,6 +41,7 @@ class Launch:
 
     correlation: int
     host_ns: float
+    kind: str = "launch"  # "launch": a runtime call (kernel.correlation); "op": a framework op (op_correlation)
 
 
 @dataclass
@@ -73,14 +75,16 @@ def attribute(
             "iteration windows overlap on the host; each must close before the next"
         )
     starts = [w[0] for w in ordered]
-    window_of: dict[int, int] = {}
+    window_of: dict[tuple[str, int], int] = {}
     for launch in launches:
         at = bisect.bisect_right(starts, launch.host_ns) - 1
         if at >= 0 and launch.host_ns <= ordered[at][1]:
-            window_of[launch.correlation] = at
+            window_of[(launch.kind, launch.correlation)] = at
     iterations = [IterationKernels() for _ in ordered]
     for kernel in kernels:
-        index: int | None = window_of.get(kernel.correlation)
+        index: int | None = window_of.get(("launch", kernel.correlation))
+        if index is None:  # the runtime call's record was lost: the op that issued it
+            index = window_of.get(("op", kernel.op_correlation))
         if index is None and executed_inside:  # its launch record was lost: where did it run?
             index = _window_containing(kernel, ordered, starts)
         if index is not None:
