@@ -114,15 +114,16 @@ def timed_iterations(
     the loop's mean."""
     if sustained:
         queue_flush = getattr(flush, "enqueue", flush)
-        outputs: list[Any] = []
         with gc_paused():
             t0 = time.perf_counter()
             for _ in range(n):
                 queue_flush()
-                outputs.append(prepared.call())
-            prepared.sync(outputs[-1])  # one device queue: the last finished means all finished
+                # only the last output is kept: the frameworks free a buffer after the work that uses
+                # it, and keeping all n made the allocator grow on every iteration (idling the GPU)
+                last = prepared.call()
+            prepared.sync(last)  # one device queue: the last finished means all finished
             mean = (time.perf_counter() - t0) / n
-        del outputs
+        del last
         return [mean] * n
     samples: list[float] = []
     with gc_paused():
