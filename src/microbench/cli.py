@@ -118,7 +118,7 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
 def _run(args: argparse.Namespace) -> int:
     from microbench.run.session import run_config
 
-    return run_config(args.config or QUICKSTART, **_run_options(args))
+    return run_config(QUICKSTART if args.config is None else args.config, **_run_options(args))
 
 
 def _dashboard(args: argparse.Namespace) -> int:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from microbench.config.dialects import detect_dialect
+from microbench.config.yaml_reader import read_yaml
 from microbench.errors import UserError, did_you_mean, key_path
 
 
@@ -106,17 +106,6 @@ def parse_config(data: Any, path: str) -> LoadedConfig:
 def load_config(path: str | Path) -> LoadedConfig:
     """Read and validate a config file; every problem is a one-line UserError."""
     path = str(path)
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise UserError("config file not found", file=path) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
-        raise UserError(f"cannot read config: {error.__class__.__name__}", file=path) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        problem = getattr(error, "problem", None) or "invalid YAML"
-        raise UserError(f"YAML syntax error: {problem}", file=path, key=where) from None
-    return parse_config(data, path)
+    if not path:
+        raise UserError("--config is empty; name a YAML file")
+    return parse_config(read_yaml(path), path)
