@@ -331,3 +331,41 @@ def test_a_huge_file_and_a_device_are_refused_without_reading_them(tmp_path, mon
 def test_check_off_as_yaml_writes_it_is_accepted(tmp_path, run_cli):
     (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  check: off\n")
     assert run_cli("validate", "--config", str(tmp_path / "c.yaml"))[0] == 0
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--num-runs", "0"], "error: argument --num-runs: must be an integer >= 1, got 0\n"),
+        (
+            ["--num-runs", "true"],
+            "error: argument --num-runs: must be an integer >= 1, got 'true'\n",
+        ),
+        (
+            ["--timeout", "-1"],
+            "error: argument --timeout: must be a positive number of seconds, got -1\n",
+        ),
+        (
+            ["--timeout", "nan"],
+            "error: argument --timeout: must be a positive number of seconds, got nan\n",
+        ),
+        (["--max-cases", "0"], "error: argument --max-cases: must be an integer >= 1, got 0\n"),
+        (["--max-dim", "0"], "error: argument --max-dim: must be an integer >= 1, got 0\n"),
+    ],
+)
+def test_options_are_validated_like_yaml_values(args, expected, tmp_path, monkeypatch, capsys):
+    from microbench.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n")
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--config", "c.yaml", *args])
+    assert info.value.code == 2 and capsys.readouterr().err == expected
+    assert files_under(tmp_path) == [tmp_path / "c.yaml"]
+
+
+def test_report_on_a_foreign_file_writes_nothing(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    code, _, err = run_cli("report", "x.csv", "--output-dir", "rep")
+    assert code == 2 and "not a results file" in err and not (tmp_path / "rep").exists()

@@ -18,8 +18,6 @@ model_params:
     model_type: ln_linear_gelu
   - matrix_shapes: [{name: custom, shapes: [[16, 256, 256]]}]
     model_type: transformer_block
-    device: cpu
-    num_runs: 3
     device: cuda
     num_runs: 5
 """

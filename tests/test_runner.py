@@ -37,7 +37,7 @@ def test_failures_become_rows_and_the_sweep_continues(tmp_path, monkeypatch, run
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(FAULTS)
     code, out, err = run_cli("run", "--config", "c.yaml", "--no-progress")
-    assert code == 0
+    assert code == 1  # failed cases are rows, and the run says it failed
     got = [(r["mode"], r["status"]) for r in rows(tmp_path / "out.csv")]
     assert got == [
         ("ok", "ok"),
@@ -55,6 +55,7 @@ def test_failures_become_rows_and_the_sweep_continues(tmp_path, monkeypatch, run
     assert "relative error" in by_mode["wrong"]["error"]
     assert by_mode["ok"]["samples"] == "3" and float(by_mode["ok"]["time_median_s"]) > 0
     assert "4 of 5" not in err and "3 of 5 cases did not produce a clean number" in err
+    assert "2 ok, 3 failed, 0 unsupported" in err
 
 
 def test_flag_mode_times_a_wrong_result_but_never_as_a_clean_row(tmp_path, monkeypatch, run_cli):
@@ -63,7 +64,7 @@ def test_flag_mode_times_a_wrong_result_but_never_as_a_clean_row(tmp_path, monke
         "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
         "  benchmark_params: [{mode: wrong, check: flag}]\n"
     )
-    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 1
     (row,) = rows(tmp_path / "out.csv")
     assert row["status"] == "wrong_result" and float(row["time_median_s"]) > 0
     assert row["check"].startswith("flagged: output 'out' differs")
@@ -88,7 +89,7 @@ def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
         "  benchmark_params: [{mode: hang}, {mode: ok}]\n"
     )
     t0 = time.monotonic()
-    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 1
     assert time.monotonic() - t0 < 30
     assert [r["status"] for r in rows(tmp_path / "out.csv")] == ["timeout", "ok"]
 
@@ -102,7 +103,7 @@ def test_isolate_turns_a_crash_and_a_hang_into_rows(tmp_path, monkeypatch, run_c
     code, _, _ = run_cli(
         "run", "--config", "c.yaml", "--no-progress", "--isolate", "--timeout", "3"
     )
-    assert code == 0
+    assert code == 1  # failed cases are rows, and the run says it failed
     got = rows(tmp_path / "out.csv")
     assert [r["status"] for r in got] == ["crashed", "timeout", "ok"]
     assert "killed by signal 9" in got[0]["error"]

@@ -62,6 +62,7 @@ def test_resume_reads_done_ids_and_drops_a_torn_last_line(tmp_path):
     f.append(_row("a"))
     with open(path, "a") as fh:
         fh.write("b,half a ro")  # a writer killed mid-line
+    f.close()
     again = ResultFile(str(path), cols, "cfg", resume=True)
     assert again.done == {"a"}
     assert path.read_text().endswith("\n") and "half a ro" not in path.read_text()
@@ -71,15 +72,48 @@ def test_resume_reads_done_ids_and_drops_a_torn_last_line(tmp_path):
 
 def test_resume_refuses_a_file_with_other_columns(tmp_path):
     path = tmp_path / "out.csv"
-    ResultFile(str(path), header(["m"], []), "cfg", resume=False).append(_row("a"))
+    first = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    first.append(_row("a"))
+    first.close()
     with pytest.raises(UserError, match="different columns"):
         ResultFile(str(path), header(["m", "n"], []), "cfg", resume=True)
 
 
-def test_without_resume_an_old_file_is_replaced_only_when_the_first_row_lands(tmp_path):
+def test_an_existing_file_is_refused_and_replaced_only_on_request_when_the_first_row_lands(
+    tmp_path,
+):
     path = tmp_path / "out.csv"
     path.write_text("old\n")
-    f = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    with pytest.raises(
+        UserError, match="the results file exists; continue it with --resume, replace it"
+    ):
+        ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    f = ResultFile(str(path), header(["m"], []), "cfg", resume=False, overwrite=True)
     assert path.read_text() == "old\n"
     f.append(_row("a"))
     assert [r["case_id"] for r in csv.DictReader(open(path))] == ["a"]
+
+
+def test_a_file_in_use_by_another_run_is_refused_naming_it(tmp_path):
+    import os
+
+    path = tmp_path / "out.csv"
+    first = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    with pytest.raises(UserError, match=f"in use by another run \\(process {os.getpid()}\\)"):
+        ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    first.close()
+    ResultFile(str(path), header(["m"], []), "cfg", resume=False).close()
+
+
+@pytest.mark.parametrize("content", ["", "case_id,ru", "\xff\xfe\x00binary"])
+def test_resume_on_an_empty_cut_or_unreadable_file(tmp_path, content):
+    path = tmp_path / "out.csv"
+    path.write_bytes(content.encode("latin-1"))
+    if content.startswith("\xff"):
+        with pytest.raises(UserError, match="not a readable CSV"):
+            ResultFile(str(path), header(["m"], []), "cfg", resume=True)
+        return
+    f = ResultFile(str(path), header(["m"], []), "cfg", resume=True)
+    f.append(_row("a"))
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("case_id,") and len(lines) == 2  # the header repaired, one row

@@ -3,14 +3,48 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from microbench.errors import UserError
 
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "configs" / "quickstart.yaml")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Option errors like config errors: one line on stderr, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def count(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
+        return value
+
+    return parse
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of seconds, got {text!r}"
+        ) from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -18,18 +52,21 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--output-dir", default="results", help="where rows go when the config names no csv_path"
     )
     p.add_argument("--resume", action="store_true", help="skip cases already in the output files")
+    p.add_argument("--overwrite", action="store_true", help="replace existing results files")
     p.add_argument(
-        "--max-cases", type=int, default=None, help="refuse configs expanding to more cases"
+        "--max-cases", type=count(1), default=None, help="refuse configs expanding to more cases"
     )
     p.add_argument(
         "--max-dim",
-        type=int,
+        type=count(1),
         default=None,
         help="shrink torchao shapes so no dimension exceeds this",
     )
-    p.add_argument("--num-runs", type=int, default=None, help="override num_runs of every case")
+    p.add_argument(
+        "--num-runs", type=count(1), default=None, help="override num_runs of every case"
+    )
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
-    p.add_argument("--timeout", type=float, default=None, help="per-case timeout in seconds")
+    p.add_argument("--timeout", type=seconds, default=None, help="per-case timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "--seed-json",
@@ -51,8 +88,8 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="microbench", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = OneLineParser(prog="microbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     _run_parser(sub)
     sub.add_parser("list", help="list ops, their parameters and backends")
     c = sub.add_parser("compare", help="compare two results files, or groups of one file (--by)")
@@ -69,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--output-dir", default="report")
     v = sub.add_parser("validate", help="load and expand a config without running it")
     v.add_argument("--config", required=True)
-    v.add_argument("--max-cases", type=int, default=None)
+    v.add_argument("--max-cases", type=count(1), default=None)
     return parser
 
 
@@ -105,6 +142,7 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     return dict(
         output_dir=args.output_dir,
         resume=args.resume,
+        overwrite=args.overwrite,
         max_cases=args.max_cases,
         max_dim=args.max_dim,
         num_runs=args.num_runs,

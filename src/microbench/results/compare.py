@@ -7,6 +7,8 @@ slower by more than the threshold, so CI can gate on it.
 
 from __future__ import annotations
 
+import csv
+import math
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -67,17 +69,52 @@ def case_key(row: dict[str, str], params: list[str], exclude: str | None = None)
     return " ".join(parts)
 
 
-def pair_files(a_rows: list[dict[str, str]], b_rows: list[dict[str, str]]) -> list[Pair]:
+FAILED = ("error", "wrong_result", "oom", "timeout", "crashed")
+REQUIRED = ("case_id", "status", "op", "backend", "time_median_s")
+
+
+def load_results(path: str) -> list[dict[str, str]]:
+    """A results CSV this harness wrote, or a one-line UserError naming the file."""
+    try:
+        rows = read_rows(path)
+    except FileNotFoundError:
+        raise UserError("results file not found", file=path) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError, csv.Error) as error:
+        raise UserError(f"cannot read results: {type(error).__name__}", file=path) from None
+    if not rows:
+        raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
+    missing = [c for c in REQUIRED if c not in rows[0]]
+    if missing:
+        raise UserError(
+            f"not a results file of this harness (no column {', '.join(missing)})", file=path
+        )
+    return rows
+
+
+def pair_files(
+    a_rows: list[dict[str, str]], b_rows: list[dict[str, str]]
+) -> tuple[list[Pair], list[str]]:
+    """Matched ok cases, and the cases of A that failed in B."""
     params = param_columns(a_rows)
+    a_keys = {case_key(r, params) for r in a_rows}
     b_by_key = {case_key(r, params): r for r in b_rows if r.get("status") == "ok"}
-    return [
+    failed = [
+        case_key(r, params)
+        for r in b_rows
+        if r.get("status") in FAILED and case_key(r, params) in a_keys
+    ]
+    pairs = [
         Pair(case_key(r, params), r, b_by_key[case_key(r, params)])
         for r in a_rows
         if r.get("status") == "ok" and case_key(r, params) in b_by_key
     ]
+    return pairs, failed
 
 
-def pair_groups(rows: list[dict[str, str]], column: str, baseline: str | None) -> list[Pair]:
+def pair_groups(
+    rows: list[dict[str, str]], column: str, baseline: str | None
+) -> tuple[list[Pair], list[str]]:
+    """Each group's rows against the baseline group's, and the non-baseline cases that failed."""
     if rows and column not in rows[0]:
         raise UserError(
             f"no column '{column}' in the results",
@@ -91,13 +128,19 @@ def pair_groups(rows: list[dict[str, str]], column: str, baseline: str | None) -
     groups: dict[str, dict[str, dict[str, str]]] = {}
     for r in ok:
         groups.setdefault(case_key(r, params, exclude=column), {})[r[column]] = r
-    return [
+    failed = [
+        case_key(r, params, exclude=column) + f" [{r[column]}]"
+        for r in rows
+        if r.get("status") in FAILED and r.get(column) != base
+    ]
+    pairs = [
         Pair(f"{key} [{value} vs {base}]", sides[base], row)
         for key, sides in groups.items()
         if base in sides
         for value, row in sides.items()
         if value != base
     ]
+    return pairs, failed
 
 
 def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> Table:
@@ -119,30 +162,35 @@ def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> T
 
 
 def run_compare(files: list[str], by: str | None, baseline: str | None, threshold: float) -> int:
-    for path in files:
-        try:
-            read_rows(path)
-        except FileNotFoundError:
-            raise UserError("results file not found", file=path) from None
+    """0: every matched case within the threshold or noise; 1: a candidate case regressed or failed;
+    2 (UserError): nothing to compare."""
+    if not math.isfinite(threshold) or threshold < 0:
+        raise UserError(f"must be a finite number >= 0, got {threshold}", key="--threshold")
     if by:
         if len(files) != 1:
             raise UserError(
                 "--by compares groups inside one results file; give exactly one file", key="--by"
             )
-        pairs = pair_groups(read_rows(files[0]), by, baseline)
+        pairs, failed = pair_groups(load_results(files[0]), by, baseline)
         labels = (f"{by}={baseline or 'first'}", "other")
     else:
         if len(files) != 2:
             raise UserError(
                 "compare needs two results files (baseline, candidate), or one file and --by COLUMN"
             )
-        pairs = pair_files(read_rows(files[0]), read_rows(files[1]))
+        pairs, failed = pair_files(load_results(files[0]), load_results(files[1]))
         labels = (files[0], files[1])
+    if not pairs and not failed:
+        raise UserError(
+            "no case matches between the two sides (different ops, parameters or backends?)",
+            file=" vs ".join(files),
+        )
     Console(width=200).print(render(pairs, threshold, *labels))
     slower = [p for p in pairs if p.verdict(threshold) == "slower"]
-    if not by and slower:
+    for key in failed:
+        print(f"failed in the candidate: {key}")
+    if slower:
         print(
             f"regression: {len(slower)} of {len(pairs)} matched cases are slower by more than {threshold:.0%}"
         )
-        return 1
-    return 0
+    return 1 if slower or failed else 0

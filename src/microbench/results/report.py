@@ -13,8 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from microbench.catalogue import shape_label  # noqa: E402
 from microbench.errors import UserError  # noqa: E402
-from microbench.results.compare import param_columns  # noqa: E402
-from microbench.results.writer import read_rows  # noqa: E402
+from microbench.results.compare import load_results, param_columns  # noqa: E402
 
 DIMENSIONS = ("m", "k", "n", "batch", "seq", "hidden", "size")
 
@@ -140,10 +139,9 @@ def markdown(rows: list[dict[str, str]]) -> str:
 
 
 def run_report(path: str, out_dir: str) -> dict[str, Any]:
-    try:
-        rows = read_rows(path)
-    except FileNotFoundError:
-        raise UserError("results file not found", file=path) from None
+    rows = load_results(path)  # a foreign or broken file is refused before anything is written
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UserError("the report directory is a file", key=f"--output-dir '{out_dir}'")
     os.makedirs(out_dir, exist_ok=True)
     roof = os.path.join(out_dir, "roofline.png")
     counts = {roof: roofline(rows, roof), **sweeps(rows, out_dir)}

@@ -5,6 +5,7 @@ Also the atomic JSON writer used for every whole-file output (dashboard records,
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import json
 import math
@@ -69,37 +70,104 @@ def check_writable(path: str) -> None:
 
 
 class ResultFile:
-    """One CSV (and its .jsonl twin). Created on the first row, so a failed start leaves nothing."""
+    """One CSV (and its .jsonl twin), held by one run at a time (an exclusive lock beside it).
 
-    def __init__(self, csv_path: str, columns: Sequence[str], config_id: str, resume: bool) -> None:
+    Created on the first row, so a failed start leaves no CSV. An existing file is never replaced
+    silently: it is continued with `resume` or replaced with `overwrite`, and refused otherwise.
+    """
+
+    def __init__(
+        self,
+        csv_path: str,
+        columns: Sequence[str],
+        config_id: str,
+        resume: bool,
+        overwrite: bool = False,
+    ) -> None:
         self.csv_path = Path(csv_path)
         self.jsonl_path = self.csv_path.with_suffix(".jsonl")
         self.columns = list(columns)
         self.config_id = config_id
         self.done: set[str] = set()
         self._opened = False
+        self._lock: int | None = None
+        existing = [
+            p for p in (self.csv_path, self.jsonl_path) if p.exists() and p.stat().st_size > 0
+        ]
+        if existing and not resume and not overwrite:
+            raise UserError(
+                "the results file exists; continue it with --resume, replace it with --overwrite, "
+                "or choose another path",
+                key=f"csv_path '{csv_path}'",
+            )
+        self._acquire()
         if resume and self.csv_path.exists():
             self._load_existing()
 
+    def _acquire(self) -> None:
+        """Refuse a file another run is writing (its process named), instead of interleaving rows."""
+        lock_path = self.csv_path.with_name(self.csv_path.name + ".lock")
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise UserError(
+                f"in use by another run (process {holder}); wait for it or choose another path",
+                key=f"csv_path '{self.csv_path}'",
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock = fd
+
+    def close(self) -> None:
+        """Release the lock (the lock file stays; a lock is released by the OS if the process dies)."""
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
     def _load_existing(self) -> None:
+        for path in (self.csv_path, self.jsonl_path):  # junk is refused before anything is cut
+            if path.exists():
+                try:
+                    path.read_bytes().decode("utf-8")
+                except UnicodeDecodeError:
+                    raise UserError(
+                        "cannot resume: the file is not a readable CSV (UnicodeDecodeError)",
+                        key=f"--resume '{path}'",
+                    ) from None
         _drop_partial_last_line(self.csv_path)
         _drop_partial_last_line(self.jsonl_path)
-        with open(self.csv_path, newline="") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames and list(reader.fieldnames) != self.columns:
-                raise UserError(
-                    "cannot resume: this results file has different columns, so it was written by a "
-                    "different config; choose a new output path or drop --resume",
-                    key=f"--resume '{self.csv_path}'",
-                )
-            for row in reader:
-                if row.get("config_id") and row["config_id"] != self.config_id:
+        try:
+            with open(self.csv_path, newline="") as f:
+                first = f.readline()
+                if (
+                    not first
+                ):  # empty, or cut inside its header: nothing was finished, start it anew
+                    return
+                f.seek(0)
+                reader = csv.DictReader(f)
+                if reader.fieldnames and list(reader.fieldnames) != self.columns:
                     raise UserError(
-                        f"cannot resume: this results file was written by a different config "
-                        f"(config_id {row['config_id']}, this config {self.config_id})",
+                        "cannot resume: this results file has different columns, so it was written by a "
+                        "different config; choose a new output path or drop --resume",
                         key=f"--resume '{self.csv_path}'",
                     )
-                self.done.add(row["case_id"])
+                for row in reader:
+                    if row.get("config_id") and row["config_id"] != self.config_id:
+                        raise UserError(
+                            f"cannot resume: this results file was written by a different config "
+                            f"(config_id {row['config_id']}, this config {self.config_id})",
+                            key=f"--resume '{self.csv_path}'",
+                        )
+                    self.done.add(row["case_id"])
+        except (UnicodeDecodeError, csv.Error) as error:
+            raise UserError(
+                f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
+                key=f"--resume '{self.csv_path}'",
+            ) from None
         self._opened = True  # append to what is there
 
     def _open(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 import sys
 from collections import defaultdict
@@ -56,22 +57,42 @@ def plan_from_file(path: str, **options: Any) -> list[Case]:
     return load_and_plan(path, **options)[1]
 
 
-def open_result_files(cases: list[Case], resume: bool) -> dict[str, ResultFile]:
-    """One ResultFile per csv path, its header the union of its cases' parameters and declared extras."""
-    by_path: dict[str, list[Case]] = defaultdict(list)
+def open_result_files(
+    cases: list[Case], resume: bool, overwrite: bool = False
+) -> dict[str, ResultFile]:
+    """One ResultFile per results file, whatever the spellings of its path (`out/x.csv`, `./out/x.csv`),
+    its header the union of its cases' parameters and declared extras. Every path is checked first."""
+    by_file: dict[str, list[Case]] = defaultdict(list)
     for case in cases:
-        by_path[case.outputs.csv_path].append(case)
-    files = {}
-    for path, group in by_path.items():
-        check_writable(path)
-        params: list[str] = []
-        extras: list[type | None] = []
-        for case in group:
-            params += [p for p in case.params if p not in params]
-            declared = get_spec(case.op).row_extras
-            extras += [declared] if declared not in extras else []
-        files[path] = ResultFile(path, header(params, extras), group[0].config_id, resume)
+        by_file[os.path.realpath(case.outputs.csv_path)].append(case)
+    for group in by_file.values():
+        check_writable(group[0].outputs.csv_path)
+    files: dict[str, ResultFile] = {}
+    try:
+        for group in by_file.values():
+            params: list[str] = []
+            extras: list[type | None] = []
+            for case in group:
+                params += [p for p in case.params if p not in params]
+                declared = get_spec(case.op).row_extras
+                extras += [declared] if declared not in extras else []
+            shared = ResultFile(
+                group[0].outputs.csv_path,
+                header(params, extras),
+                group[0].config_id,
+                resume,
+                overwrite,
+            )
+            files.update({case.outputs.csv_path: shared for case in group})
+    except BaseException:
+        close_all(files)
+        raise
     return files
+
+
+def close_all(files: dict[str, ResultFile]) -> None:
+    for f in set(files.values()):
+        f.close()
 
 
 def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
@@ -159,6 +180,7 @@ def run_config(
     *,
     output_dir: str = "results",
     resume: bool = False,
+    overwrite: bool = False,
     max_cases: int | None = None,
     max_dim: int | None = None,
     num_runs: int | None = None,
@@ -171,7 +193,42 @@ def run_config(
     loaded, cases = load_and_plan(
         path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim, num_runs=num_runs
     )
-    files = open_result_files(cases, resume)  # refuses bad output paths before any case runs
+    files = open_result_files(
+        cases, resume, overwrite
+    )  # refuses bad output paths before any case runs
+    try:
+        return _run_cases(
+            loaded,
+            cases,
+            files,
+            resume=resume,
+            isolate=isolate,
+            timeout_s=timeout_s,
+            progress=progress,
+            seed_json=seed_json,
+        )
+    finally:
+        close_all(files)
+
+
+def resume_command(argv: list[str]) -> str:
+    """The command that finishes an interrupted sweep, runnable as printed."""
+    head = [sys.executable, argv[0]] if argv and argv[0].endswith(".py") else argv[:1]
+    rest = [a for a in argv[1:] if a != "--resume"]
+    return " ".join(shlex.quote(a) for a in [*head, *rest, "--resume"])
+
+
+def _run_cases(
+    loaded: LoadedConfig,
+    cases: list[Case],
+    files: dict[str, ResultFile],
+    *,
+    resume: bool,
+    isolate: bool,
+    timeout_s: float | None,
+    progress: bool,
+    seed_json: str | None,
+) -> int:
     todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
     if resume and len(todo) < len(cases):
         console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
@@ -187,26 +244,38 @@ def run_config(
             peak_overrides=peaks.model_dump() if peaks else None,
         )
     except KeyboardInterrupt:
-        again = " ".join(shlex.quote(a) for a in sys.argv)
-        done = sum(len(f.done) for f in files.values())
-        console.print(
-            f"interrupted: {done} finished cases are saved in "
-            f"{', '.join(sorted(files))}; to finish the sweep run: {again} --resume"
+        unique = {str(f.csv_path): f for f in files.values()}
+        done = sum(len(f.done) for f in unique.values())
+        print(
+            f"interrupted: {done} finished cases are saved in {', '.join(sorted(unique))}; to finish the "
+            f"sweep run: {resume_command(sys.argv)}",
+            file=sys.stderr,
+            flush=True,
         )
         return 130
     if finished:
         Console(width=max(Console().width, 140)).print(summary_table(finished))
-    for path_ in files:
-        console.print(f"rows: {path_}  (raw samples: {files[path_].jsonl_path})")
-    failed = [r for r in finished if r["status"] != "ok"]
+    for result in {str(f.csv_path): f for f in files.values()}.values():
+        console.print(f"rows: {result.csv_path}  (raw samples: {result.jsonl_path})")
+    failed = [r for r in finished if r["status"] not in ("ok", "unsupported")]
+    unsupported = sum(r["status"] == "unsupported" for r in finished)
     if failed:
         console.print(
             f"{len(failed)} of {len(finished)} cases did not produce a clean number (see status/error)"
         )
+    console.print(
+        f"{len(finished) - len(failed) - unsupported} ok, {len(failed)} failed, {unsupported} unsupported"
+    )
     if seed_json:
         write_json_atomically(seed_json, to_seed_records(finished))
         console.print(f"seed-format JSON: {seed_json}")
-    return 0
+    return exit_code(finished)
+
+
+def exit_code(rows: list[dict[str, Any]]) -> int:
+    """1 when a case failed (error, wrong result, oom, timeout, crash); `unsupported` rows, which say the
+    platform cannot run a case (fp8 on a CPU, a missing package), do not fail a run."""
+    return 1 if any(r["status"] not in ("ok", "unsupported") for r in rows) else 0
 
 
 def run_dashboard(config: str, output: str, **run_options: Any) -> int:
