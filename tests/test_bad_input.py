@@ -369,3 +369,62 @@ def test_report_on_a_foreign_file_writes_nothing(tmp_path, monkeypatch, run_cli)
     (tmp_path / "x.csv").write_text("a,b\n1,2\n")
     code, _, err = run_cli("report", "x.csv", "--output-dir", "rep")
     assert code == 2 and "not a results file" in err and not (tmp_path / "rep").exists()
+
+
+STRICT = {
+    "bool_is_not_a_count": (
+        "benchmarks:\n- benchmark_name: add\n  num_runs: true\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].num_runs: Input should be a valid integer (got True)",
+    ),
+    "empty_backend_list": (
+        "backend: []\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].backend: backend list is empty",
+    ),
+    "nan_range_end": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n"
+        "  - {m_range: {start: 1, end: .nan, multiplier: 2}, n: 8}\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range.end: must be a finite number, got nan",
+    ),
+    "inf_range_end": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n"
+        "  - {m_range: {start: 1, end: .inf, increase_by: 1}, n: 8}\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range.end: must be a finite number, got inf",
+    ),
+    "endless_range": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n"
+        "  - {m_range: {start: 1, end: 1.0e+300, multiplier: 1.0000001}, n: 8}\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range: the range has more than 100,000 values",
+    ),
+    "huge_increase_range": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params:\n"
+        "  - {m_range: {start: 1, end: 1000000000000, increase_by: 1}, n: 8}\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range: the range has more than 100,000 values",
+    ),
+    "zero_cases": (
+        "model_params: []\n",
+        "config.yaml: (top level): the config expands to zero cases (an empty range or list?)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRICT))
+def test_strict_types_and_bounded_expansion(name, tmp_path, monkeypatch, run_cli):
+    import time
+
+    text, expected = STRICT[name]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text(text)
+    t0 = time.perf_counter()
+    code, _, err = run_cli("run", "--config", "config.yaml", "--no-progress")
+    assert time.perf_counter() - t0 < 1.0
+    assert (code, err) == (2, f"error: {expected}\n")
+    assert files_under(tmp_path) == [tmp_path / "config.yaml"]
+
+
+def test_repeated_sweep_values_are_one_case(tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  benchmark_sweep_params: [{n: [8, 8, 16]}]\n"
+        "  benchmark_params: [{n: 8}]\n"
+    )
+    code, out, _ = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
+    assert code == 0 and out.endswith(": 2 cases\n")

@@ -26,6 +26,10 @@ def compute_device(case: Case) -> Any:
     if case.params.get("sharding", "none") != "none":
         raise unsupported("the PyTorch parity ops run on one device (sharding: none)")
     if not torch.cuda.is_available():
+        if case.params.get("device", 0) != 0:
+            raise unsupported(
+                f"device {case.params['device']} requested but this machine has no GPU, only the CPU"
+            )
         return torch.device("cpu")
     index = case.params.get("device", 0)
     if index >= torch.cuda.device_count():

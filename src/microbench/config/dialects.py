@@ -65,6 +65,16 @@ def plan_cases(
         max_dim=max_dim,
     )
     try:
-        return BY_NAME[dialect].plan(model, request)
+        cases = BY_NAME[dialect].plan(model, request)
     except UserError as error:
         raise error.with_file(path) from None
+    if not cases:
+        raise UserError(
+            "the config expands to zero cases (an empty range or list?)",
+            file=path,
+            key="(top level)",
+        )
+    unique: dict[str, Case] = {}
+    for case in cases:  # one row per case id: a case named twice (two entries, one point) runs once
+        unique.setdefault(case.id, case)
+    return list(unique.values())

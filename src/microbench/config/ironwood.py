@@ -16,7 +16,11 @@ from microbench.platform.backends import BACKENDS
 
 
 def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[str]:
-    names = [value] if isinstance(value, str) else list(value or [spec.backends[0]])
+    names = (
+        [value]
+        if isinstance(value, str)
+        else list(value if value is not None else [spec.backends[0]])
+    )
     if not names:
         raise UserError("backend list is empty", key=where)
     for name in names:

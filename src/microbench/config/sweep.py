@@ -9,11 +9,15 @@ another key's value within the same resolved dict.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from microbench.errors import UserError, did_you_mean, key_path
 
 SAME_AS = "SAME_AS_"
+MAX_RANGE_VALUES = (
+    100_000  # far beyond any case cap; a range is refused before it is materialised further
+)
 _RANGE_KEYS = {"start", "end", "multiplier", "increase_by"}
 
 
@@ -53,12 +57,17 @@ def expand_range(spec: Any, where: str) -> list[int | float]:
         raise UserError(
             f"range never ends: increase_by must be > 0 (got {step})", key=f"{where}.{step_key}"
         )
+    for key, number in (("start", start), ("end", end), (step_key, step)):
+        if not math.isfinite(number):
+            raise UserError(f"must be a finite number, got {number}", key=f"{where}.{key}")
     if start > end:
         raise UserError(f"range is empty: start {start} > end {end}", key=where)
     values: list[int | float] = []
     value = start
     while value <= end:
         values.append(value)
+        if len(values) > MAX_RANGE_VALUES:
+            raise UserError(f"the range has more than {MAX_RANGE_VALUES:,} values", key=where)
         value = value * step if has_mult else value + step
     return values
 
@@ -74,7 +83,22 @@ def _axis(key: str, value: Any, where: str) -> tuple[str, list[Any]]:
         name, values = key, value if isinstance(value, list) else [value]
     if not values:
         raise UserError("empty list of values", key=where)
-    return name, values
+    return name, _unique(values)
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    """Repeated values of one axis are one case (two rows with one case id would be a lie)."""
+    seen: set[tuple[str, Any]] = set()
+    out: list[Any] = []
+    for v in values:
+        key = (
+            type(v).__name__,
+            v if isinstance(v, (str, int, float, bool, type(None))) else repr(v),
+        )
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
 
 
 def resolve_same_as(params: dict[str, Any], where: str) -> dict[str, Any]:

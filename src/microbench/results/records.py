@@ -206,8 +206,13 @@ def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> 
     return Environment(**values, config_id=case.config_id)
 
 
-def _conditions(case: Case, device: DeviceInfo | None) -> Conditions:
-    threads = device.threads if device is not None and device.threads else case.run.threads
+def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) -> Conditions:
+    """`measured`: the device info was read while the case ran, so its thread count is what it had;
+    a failed case's row says what it asked for, or the framework's default."""
+    if measured or case.run.threads is None:
+        threads = device.threads if device is not None and device.threads else case.run.threads
+    else:
+        threads = case.run.threads
     return Conditions(
         timer=case.run.timer, cache=case.run.cache, cadence=case.run.cadence, threads=threads
     )
@@ -248,7 +253,7 @@ def failure_row(
     return Row(
         identity=_identity(case, spec, Status(status), reason, run_id, implementation),
         params=dict(case.params),
-        conditions=_conditions(case, device),
+        conditions=_conditions(case, device, measured=False),
         environment=_environment(case, device, env),
     )
 
