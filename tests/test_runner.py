@@ -213,3 +213,46 @@ def test_jax_cases_run_before_torch_cases(tmp_path, write_yaml, monkeypatch, run
         ("torch", "32"),
         ("torch", "64"),
     ]
+
+
+def test_ctrl_c_at_random_moments_is_never_ignored_and_never_a_traceback(tmp_path):
+    """20 runs, each interrupted once at a random moment (start-up, planning, a case, between cases)."""
+    import random
+
+    rng = random.Random(7)
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  num_runs: 1\n  warmup: 0\n  csv_path: out.csv\n"
+        "  benchmark_sweep_params:\n  - {mode: hang, seconds: 0.2, n_list: [1, 2, 3, 4]}\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
+    for attempt in range(20):
+        for leftover in tmp_path.glob("out.*"):
+            leftover.unlink()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "--no-progress"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(rng.uniform(0.05, 2.5))
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert "Traceback" not in err, (attempt, err[-2000:])
+        if proc.returncode == 0:  # it had finished before the signal
+            continue
+        assert proc.returncode == 130, (attempt, proc.returncode, err[-500:])
+        assert "interrupted" in err
+
+
+def test_isolate_timeout_starts_when_the_case_starts(tmp_path, monkeypatch, run_cli):
+    """The child's start-up (interpreter, imports) is not the case's time: a fast case never times out."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  num_runs: 2\n  csv_path: out.csv\n"
+    )
+    code, _, _ = run_cli(
+        "run", "--config", "c.yaml", "--no-progress", "--isolate", "--timeout", "0.5"
+    )
+    assert code == 0 and [r["status"] for r in rows(tmp_path / "out.csv")] == ["ok"]

@@ -26,6 +26,7 @@ from microbench.measure.timers import (
     warm_up,
 )
 from microbench.measure.types import Kernel, Prepared, Timing
+from microbench.platform import interrupt
 from microbench.platform.frameworks import torch
 
 ITERATION = "mb::iteration"
@@ -87,6 +88,7 @@ def _event_loop(
     with gc_paused():
         loop_start = time.perf_counter()
         for i in range(n):
+            interrupt.check()
             queue_flush()
             context = window() if window else None
             if context is not None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -175,13 +177,24 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _quit(signum: int, frame: object) -> None:
+    """Ctrl-C outside a run's cases (imports, config parsing, writing reports): a quiet exit."""
+    print("interrupted", file=sys.stderr, flush=True)
+    raise SystemExit(130)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _quit)  # a run replaces it with a flag while its cases run
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 
 from microbench.config.cases import Case
+from microbench.errors import unsupported
 from microbench.measure.types import Prepared, Timing
+from microbench.platform import interrupt
 
 Timer = Callable[[Prepared, int, int], Timing]  # (prepared, warmup, iterations) -> samples
 TimerFactory = Callable[[Case], Timer]
@@ -52,8 +54,6 @@ def timer_name(backend: str, platform: str, requested: str = "auto") -> str:
 
 def get_timer(backend: str, name: str, case: Case) -> Timer:
     if (backend, name) not in _TIMERS:
-        from microbench.errors import unsupported
-
         raise unsupported(f"the {backend} backend has no timer '{name}' here")
     return _TIMERS[(backend, name)](case)
 
@@ -100,6 +100,7 @@ def gc_paused() -> Iterator[None]:
 
 def warm_up(prepared: Prepared, warmup: int) -> None:
     for _ in range(warmup):
+        interrupt.check()
         out = prepared.call()
         prepared.sync(out)
         del out
@@ -117,6 +118,7 @@ def timed_iterations(
         with gc_paused():
             t0 = time.perf_counter()
             for _ in range(n):
+                interrupt.check()
                 queue_flush()
                 # only the last output is kept: the frameworks free a buffer after the work that uses
                 # it, and keeping all n made the allocator grow on every iteration (idling the GPU)
@@ -128,6 +130,7 @@ def timed_iterations(
     samples: list[float] = []
     with gc_paused():
         for _ in range(n):
+            interrupt.check()
             flush()
             t0 = time.perf_counter()
             out: Any = prepared.call()

@@ -51,22 +51,22 @@ def _drop_partial_last_line(path: Path) -> None:
         f.truncate(cut)
 
 
-def check_writable(path: str) -> None:
+def check_writable(path: str, key: str = "csv_path") -> None:
     """Refuse, before anything runs, an output path that cannot be written."""
     target = Path(path)
     if target.is_dir():
-        raise UserError("output path is a directory, expected a file", key=f"csv_path '{path}'")
+        raise UserError("output path is a directory, expected a file", key=f"{key} '{path}'")
     ancestor = target.parent
     while not ancestor.exists():
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise UserError(
-            f"cannot create the output directory: '{ancestor}' is a file", key=f"csv_path '{path}'"
+            f"cannot create the output directory: '{ancestor}' is a file", key=f"{key} '{path}'"
         )
     if not os.access(ancestor, os.W_OK | os.X_OK) or (
         target.exists() and not os.access(target, os.W_OK)
     ):
-        raise UserError(f"output location is not writable ('{ancestor}')", key=f"csv_path '{path}'")
+        raise UserError(f"output location is not writable ('{ancestor}')", key=f"{key} '{path}'")
 
 
 class ResultFile:

@@ -19,6 +19,7 @@ from microbench.config.cases import Case
 from microbench.errors import CaseFailure
 from microbench.measure.numerics import relative_error
 from microbench.measure.types import DeviceInfo, Measurement
+from microbench.platform import interrupt
 from microbench.platform.backends import BACKENDS
 from microbench.results.records import Row, failure_row, success_row
 
@@ -119,9 +120,22 @@ def execute(
     return failure_row(case, spec, status, reason, run_id, env, device), {}
 
 
+STARTUP_LIMIT_S = (
+    300.0  # a child importing its frameworks and planning: never counted as the case's time
+)
+STARTED = "started"
+
+
 def _child(
     conn: Any, case: Case, run_id: str, env: dict[str, Any], peaks: dict[str, Any] | None
 ) -> None:
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C is the parent's to handle: no child traceback
+    get_backend(
+        case.backend
+    )  # framework imports and device start-up happen before the clock starts
+    conn.send(STARTED)
     conn.send(execute(case, run_id, env, peaks))
     conn.close()
 
@@ -133,30 +147,40 @@ def execute_isolated(
     peaks: dict[str, Any] | None,
     timeout_s: float | None,
 ) -> Outcome:
-    """The case in a child process: a crash, OOM kill or hang becomes this case's row."""
+    """The case in a child process: a crash, OOM kill or hang becomes this case's row. The timeout starts
+    when the child has loaded its backend and begins the case (start-up is not the case's time)."""
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, case, run_id, env, peaks), daemon=True)
     proc.start()
     child.close()
-    deadline = time.monotonic() + timeout_s if timeout_s else None
+    deadline = time.monotonic() + STARTUP_LIMIT_S
+    started = False
     result = None
     while result is None:
-        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-        if parent.poll(min(remaining, 0.2) if remaining is not None else 0.2):
+        interrupt.check()
+        remaining = max(0.0, deadline - time.monotonic())
+        if parent.poll(min(remaining, 0.2)):
             try:
-                result = parent.recv()
+                message = parent.recv()
             except EOFError:
                 break
+            if message == STARTED:
+                started = True
+                deadline = time.monotonic() + timeout_s if timeout_s else float("inf")
+            else:
+                result = message
         elif not proc.is_alive():
             break
-        elif deadline is not None and time.monotonic() >= deadline:
+        elif time.monotonic() >= deadline:
             proc.kill()
             proc.join()
-            spec = get_spec(case.op)
-            return failure_row(
-                case, spec, "timeout", f"case exceeded its {timeout_s:g} s timeout", run_id, env
-            ), {}
+            what = (
+                f"case exceeded its {timeout_s:g} s timeout"
+                if started
+                else (f"the case's process did not start within {STARTUP_LIMIT_S:g} s")
+            )
+            return failure_row(case, get_spec(case.op), "timeout", what, run_id, env), {}
     proc.join(timeout=30)
     if result is not None:
         return result

@@ -17,6 +17,7 @@ from microbench.catalogue import get_spec, shape_label
 from microbench.config.cases import Case
 from microbench.config.dialects import plan_cases
 from microbench.config.loader import LoadedConfig, load_config
+from microbench.platform import interrupt
 from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id
 from microbench.results.columns import header
@@ -163,6 +164,7 @@ def execute_all(
     with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
         task = bar.add_task("cases", total=len(todo))
         for case in todo:
+            interrupt.check()
             bar.update(task, description=case.label)
             timeout = case.run.timeout_s or timeout_s
             run = execute_isolated if isolate else execute
@@ -193,20 +195,23 @@ def run_config(
     loaded, cases = load_and_plan(
         path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim, num_runs=num_runs
     )
+    if seed_json:
+        check_writable(seed_json, key="--seed-json")
     files = open_result_files(
         cases, resume, overwrite
     )  # refuses bad output paths before any case runs
     try:
-        return _run_cases(
-            loaded,
-            cases,
-            files,
-            resume=resume,
-            isolate=isolate,
-            timeout_s=timeout_s,
-            progress=progress,
-            seed_json=seed_json,
-        )
+        with interrupt.handled():
+            return _run_cases(
+                loaded,
+                cases,
+                files,
+                resume=resume,
+                isolate=isolate,
+                timeout_s=timeout_s,
+                progress=progress,
+                seed_json=seed_json,
+            )
     finally:
         close_all(files)
 
@@ -280,6 +285,7 @@ def exit_code(rows: list[dict[str, Any]]) -> int:
 
 def run_dashboard(config: str, output: str, **run_options: Any) -> int:
     """Run a config, then write its torchao rows as PyTorch OSS benchmark records."""
+    check_writable(output, key="--output")
     code = run_config(config, **{k: v for k, v in run_options.items() if k != "seed_json"})
     if code != 0:
         return code
