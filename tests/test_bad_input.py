@@ -428,3 +428,125 @@ def test_repeated_sweep_values_are_one_case(tmp_path, run_cli):
     )
     code, out, _ = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
     assert code == 0 and out.endswith(": 2 cases\n")
+
+
+MORE = {
+    "unknown_timer": (
+        "benchmarks:\n- benchmark_name: add\n  timer: cuptii\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].timer: Input should be 'auto', 'xprof', 'cupti', 'cuda_graph', 'cuda_events' or 'wall' (got 'cuptii')",
+    ),
+    "bad_cache": (
+        "benchmarks:\n- benchmark_name: add\n  cache: cool\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].cache: Input should be 'cold' or 'warm' (got 'cool')",
+    ),
+    "bad_cadence": (
+        "benchmarks:\n- benchmark_name: add\n  cadence: burst\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].cadence: Input should be 'blocked' or 'sustained' (got 'burst')",
+    ),
+    "threads_zero": (
+        "benchmarks:\n- benchmark_name: add\n  threads: 0\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].threads: Input should be greater than 0 (got 0)",
+    ),
+    "threads_bool": (
+        "threads: true\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: threads: Input should be a valid integer (got True)",
+    ),
+    "warmup_negative": (
+        "benchmarks:\n- benchmark_name: add\n  warmup: -1\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].warmup: Input should be greater than or equal to 0 (got -1)",
+    ),
+    "timeout_negative": (
+        "benchmarks:\n- benchmark_name: add\n  timeout_s: -5\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].timeout_s: Input should be greater than 0 (got -5)",
+    ),
+    "check_bad": (
+        "benchmarks:\n- benchmark_name: add\n  check: strictly\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].check: Input should be 'strict', 'flag' or 'off' (got 'strictly')",
+    ),
+    "check_in_params_bad": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, check: maybe}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].check: must be strict, flag or off, got 'maybe'",
+    ),
+    "timer_in_params_bad": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, timer: fast}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].timer: must be one of auto, xprof, cupti, cuda_graph, cuda_events, wall, got 'fast'",
+    ),
+    "cache_in_params_bad": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, cache: hot}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].cache: must be one of cold, warm, got 'hot'",
+    ),
+    "threads_in_params_bad": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, threads: many}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].threads: must be an integer >= 1, got 'many'",
+    ),
+    "unknown_implementation": (
+        "benchmarks:\n- benchmark_name: add\n  backend: torch\n  implementation: compiled\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].implementation: op 'add' has no torch implementation 'compiled' (registered: eager, compile) (did you mean 'compile'?)",
+    ),
+    "max_cases_zero": (
+        "max_cases: 0\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: max_cases: Input should be greater than 0 (got 0)",
+    ),
+    "peaks_negative": (
+        "peaks: {bf16_tflops: -1}\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: peaks.bf16_tflops: Input should be greater than 0 (got -1)",
+    ),
+    "peaks_unknown_key": (
+        "peaks: {bf16: 900}\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: peaks.bf16: unknown key 'bf16'",
+    ),
+    "layout_typo": (
+        "benchmarks:\n- benchmark_name: gemm\n  benchmark_params: [{m: 8, k: 8, n: 8, layout: nn}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].layout: 'nn' is not one of kn, nk",
+    ),
+    "qdtype_bad": (
+        "benchmarks:\n- benchmark_name: quantization\n  benchmark_params: [{m: 8, n: 8, qdtype: int8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].qdtype: unknown dtype 'int8'",
+    ),
+    "sharding_bad": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, sharding: split_n}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].sharding: 'split_n' is not one of none, replicated, split_m (did you mean 'split_m'?)",
+    ),
+    "seed_float": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, seed: 1.5}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].seed: must be an integer, got 1.5",
+    ),
+    "range_not_mapping": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [{m_range: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range: a range must be a mapping with start, end and multiplier or increase_by, got 8",
+    ),
+    "range_bool_end": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [{m_range: {start: 1, end: true, multiplier: 2}, n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_range.end: must be a number, got True",
+    ),
+    "list_key_not_list": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [{m_list: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m_list: a _list key must hold a list, got 8",
+    ),
+    "empty_list": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [{m: [], n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0].m: empty list of values",
+    ),
+    "plain_and_list": (
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [{m: 8, m_list: [16], n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_sweep_params[0]: parameter 'm' is given twice (plain and _list/_range)",
+    ),
+    "torchao_dtype_typo": (
+        "model_params:\n  matrix_shapes: [{name: llama}]\n  device: cpu\n  high_precision_dtype: torch.bfloat61\n",
+        "config.yaml: model_params[0].high_precision_dtype: unknown dtype 'torch.bfloat61' (did you mean 'bfloat16'?)",
+    ),
+    "torchao_min_power_bool": (
+        "model_params:\n  matrix_shapes: [{name: pow2, min_power: true}]\n",
+        "config.yaml: model_params[0].matrix_shapes[0].min_power: Input should be a valid integer (got True)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_bad_configs_are_one_exact_line(name, tmp_path, monkeypatch, run_cli):
+    text, expected = MORE[name]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text(text)
+    code, _, err = run_cli("run", "--config", "config.yaml", "--no-progress")
+    assert (code, err) == (2, f"error: {expected}\n")
+    assert files_under(tmp_path) == [tmp_path / "config.yaml"]

@@ -85,7 +85,7 @@ def test_one_sample_per_iteration_and_raw_samples_in_jsonl(tmp_path, monkeypatch
 def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(
-        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n  timeout_s: 0.5\n"
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n  timeout_s: 0.5\n  cache: warm\n"
         "  benchmark_params: [{mode: hang}, {mode: ok}]\n"
     )
     t0 = time.monotonic()
@@ -236,7 +236,9 @@ def test_ctrl_c_at_random_moments_is_never_ignored_and_never_a_traceback(tmp_pat
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(rng.uniform(0.05, 2.5))
+        time.sleep(
+            rng.uniform(0.3, 2.5)
+        )  # before 0.3 s the interpreter itself is starting: Python's own
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert "Traceback" not in err, (attempt, err[-2000:])
@@ -250,9 +252,85 @@ def test_isolate_timeout_starts_when_the_case_starts(tmp_path, monkeypatch, run_
     """The child's start-up (interpreter, imports) is not the case's time: a fast case never times out."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(
-        "benchmarks:\n- benchmark_name: fault\n  num_runs: 2\n  csv_path: out.csv\n"
+        "benchmarks:\n- benchmark_name: fault\n  num_runs: 2\n  cache: warm\n  csv_path: out.csv\n"
     )
     code, _, _ = run_cli(
         "run", "--config", "c.yaml", "--no-progress", "--isolate", "--timeout", "0.5"
     )
     assert code == 0 and [r["status"] for r in rows(tmp_path / "out.csv")] == ["ok"]
+
+
+FAST_SWEEP = """
+benchmarks:
+- benchmark_name: fault
+  num_runs: 2
+  warmup: 0
+  cache: warm
+  csv_path: out.csv
+  benchmark_sweep_params:
+  - {mode: hang, seconds: 0.01, n_range: {start: 1, end: 40, increase_by: 1}}
+"""
+
+
+def test_sigkill_at_random_moments_then_resume_keeps_every_case_exactly_once(tmp_path):
+    """50 kills at random moments (also between a row's JSON line and its CSV row), each followed by
+    --resume until the sweep is done: every case once in the CSV and once in the JSONL, every row whole."""
+    import json
+    import random
+
+    rng = random.Random(11)
+    (tmp_path / "c.yaml").write_text(FAST_SWEEP)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
+    command = [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "--no-progress"]
+    for _ in range(50):
+        resume = ["--resume"] if (tmp_path / "out.csv").exists() else []
+        proc = subprocess.Popen(
+            command + resume,
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.3, 1.6))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    done = subprocess.run(
+        command + ["--resume"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-1000:]
+    got = rows(tmp_path / "out.csv")
+    assert sorted(int(r["n"]) for r in got) == list(range(1, 41))
+    lines = (tmp_path / "out.csv").read_text().splitlines()
+    assert len({len(next(csv.reader([line]))) for line in lines}) == 1
+    records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert sorted(r["case_id"] for r in records) == sorted(r["case_id"] for r in got)
+
+
+def test_two_runs_on_one_results_file_lose_no_row(tmp_path):
+    """The second run is refused, naming the first; the first finishes every row."""
+    (tmp_path / "c.yaml").write_text(SLOW_SWEEP)
+    first = _start(tmp_path)
+    _wait_for_rows(tmp_path / "out.csv", 1)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
+    second = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "microbench.cli",
+            "run",
+            "--config",
+            "c.yaml",
+            "--no-progress",
+            "--resume",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        second.returncode == 2 and f"in use by another run (process {first.pid})" in second.stderr
+    )
+    first.communicate(timeout=60)
+    assert first.returncode == 0
+    assert sorted(int(r["n"]) for r in rows(tmp_path / "out.csv")) == [1, 2, 3, 4, 5, 6, 7, 8]

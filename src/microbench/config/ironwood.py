@@ -118,8 +118,9 @@ def ironwood_cases(
                 json.dumps([spec.name, params], sort_keys=True).encode()
             ).hexdigest()[:12]
             requested = d.get("implementation", bench.implementation)
+            impl_where = entry_where if "implementation" in d else key_path("benchmarks", i)
             for backend in backends:
-                for impl in implementations_to_run(spec, backend, requested, entry_where):
+                for impl in implementations_to_run(spec, backend, requested, impl_where):
                     cases.append(
                         Case(
                             op=spec.name,

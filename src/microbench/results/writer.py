@@ -168,7 +168,30 @@ class ResultFile:
                 f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
                 key=f"--resume '{self.csv_path}'",
             ) from None
+        self._repair_jsonl()
         self._opened = True  # append to what is there
+
+    def _repair_jsonl(self) -> None:
+        """Keep one JSON line per finished case: a run killed between its two writes leaves a JSON line
+        whose CSV row is missing (the case runs again) or a line twice; the CSV is the record of what
+        finished."""
+        if not self.jsonl_path.exists():
+            return
+        kept: list[str] = []
+        seen: set[str] = set()
+        for line in self.jsonl_path.read_text().splitlines():
+            try:
+                case_id = json.loads(line).get("case_id")
+            except (json.JSONDecodeError, AttributeError):
+                continue
+            if case_id in self.done and case_id not in seen:
+                seen.add(case_id)
+                kept.append(line)
+        text = "".join(f"{line}\n" for line in kept)
+        if text != self.jsonl_path.read_text():
+            tmp = self.jsonl_path.with_name(self.jsonl_path.name + ".tmp")
+            tmp.write_text(text)
+            os.replace(tmp, self.jsonl_path)
 
     def _open(self) -> None:
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
