@@ -550,3 +550,50 @@ def test_more_bad_configs_are_one_exact_line(name, tmp_path, monkeypatch, run_cl
     code, _, err = run_cli("run", "--config", "config.yaml", "--no-progress")
     assert (code, err) == (2, f"error: {expected}\n")
     assert files_under(tmp_path) == [tmp_path / "config.yaml"]
+
+
+def test_one_file_whatever_its_spelling(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: out/x.csv\n  benchmark_params: [{n: 8}]\n"
+        "- benchmark_name: fault\n  csv_path: ./out/x.csv\n  benchmark_params: [{n: 16}]\n"
+    )
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    import csv
+
+    assert sorted(r["n"] for r in csv.DictReader(open(tmp_path / "out" / "x.csv"))) == ["16", "8"]
+
+
+def test_huge_generator_power_and_a_directory_twin_are_refused_before_running(
+    tmp_path, monkeypatch, run_cli
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.yaml").write_text(
+        "model_params:\n  matrix_shapes: [{name: sweep, min_power: 1, max_power: 1000}]\n"
+    )
+    code, _, err = run_cli("run", "--config", "t.yaml", "--no-progress")
+    assert (code, err) == (
+        2,
+        "error: t.yaml: model_params[0].matrix_shapes[0].name: max_power 1000 makes "
+        "dimensions of 2^1000; the largest allowed is 2^22\n",
+    )
+    (tmp_path / "out.jsonl").mkdir()
+    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n")
+    code, _, err = run_cli("run", "--config", "c.yaml", "--no-progress")
+    assert (code, err) == (
+        2,
+        "error: csv_path's .jsonl twin 'out.jsonl': output path is a directory, expected a file\n",
+    )
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_compare_on_a_non_numeric_results_file_is_not_a_traceback(tmp_path, run_cli):
+    from test_compare_report import row, write
+
+    write(tmp_path / "a.csv", [row(1, 1e-3)])
+    write(
+        tmp_path / "b.csv",
+        [dict(row(1, 1e-3), time_median_s="fast", time_p10_s="x", time_p90_s="y")],
+    )
+    code, out, err = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
+    assert code in (0, 1) and "Traceback" not in out + err

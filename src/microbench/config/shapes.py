@@ -85,10 +85,19 @@ DEFAULT_POWERS = {
 PRESET_TOKENS = 4096
 
 
+MAX_POWER = 22  # 2^22: the largest single dimension a case may have (catalogue.MAX_DIM)
+
+
 def _powers(name: str, spec: dict[str, Any]) -> range:
+    """The generator's powers of two, bounded before any shape exists (at most 23^3 shapes)."""
     low, high = DEFAULT_POWERS[name]
     low = spec["min_power"] if spec.get("min_power") is not None else low
     high = spec["max_power"] if spec.get("max_power") is not None else high
+    if high > MAX_POWER:
+        raise UserError(
+            f"max_power {high} makes dimensions of 2^{high}; the largest allowed is 2^{MAX_POWER}",
+            key="max_power",
+        )
     return range(low, high + 1)
 
 

@@ -30,7 +30,10 @@ class Pair:
     @staticmethod
     def _f(row: dict[str, str], col: str) -> float | None:
         value = row.get(col, "")
-        return float(value) if value not in ("", None) else None
+        try:
+            return float(value) if value not in ("", None) else None
+        except ValueError:  # a hand-edited or foreign cell: no number, never a traceback
+            return None
 
     @property
     def ratio(self) -> float | None:

@@ -20,7 +20,10 @@ DIMENSIONS = ("m", "k", "n", "batch", "seq", "hidden", "size")
 
 def _f(row: dict[str, str], col: str) -> float | None:
     value = row.get(col, "")
-    return float(value) if value not in ("", None) else None
+    try:
+        return float(value) if value not in ("", None) else None
+    except ValueError:  # a hand-edited or foreign cell: no number, never a traceback
+        return None
 
 
 def _v(row: dict[str, str], col: str) -> float:

@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -68,6 +69,9 @@ def open_result_files(
         by_file[os.path.realpath(case.outputs.csv_path)].append(case)
     for group in by_file.values():
         check_writable(group[0].outputs.csv_path)
+        check_writable(
+            str(Path(group[0].outputs.csv_path).with_suffix(".jsonl")), key="csv_path's .jsonl twin"
+        )
     files: dict[str, ResultFile] = {}
     try:
         for group in by_file.values():
