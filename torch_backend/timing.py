@@ -16,7 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from microbench.config.cases import Case
-from microbench.measure.attribution import KernelEvent, Launch, attribute, breakdown
+from microbench.measure.attribution import (
+    IterationKernels,
+    KernelEvent,
+    Launch,
+    attribute,
+    breakdown,
+)
 from microbench.measure.timers import (
     Timer,
     gc_paused,
@@ -178,20 +184,19 @@ def windows_and_kernels(
     return windows, launches, kernels
 
 
-_profiled_once: list[bool] = []
+def profiled_iterations(
+    prepared: Prepared, n: int, flush: Callable[[], None], sustained: bool = False
+) -> tuple[list[IterationKernels], list[float], list[float]]:
+    """n iterations under the profiler: each one's kernels, and the launch-inclusive and wall times."""
+    from torch.profiler import ProfilerActivity, profile, record_function
 
-
-def _first_profile_in_process(prepared: Prepared) -> None:
-    """The first profiler session of a process lost the kernels of its first iterations (5 of 100 on an
-    H200, torch 2.11); a short throwaway session first makes the timed one whole."""
-    from torch.profiler import ProfilerActivity, profile
-
-    if _profiled_once:
-        return
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
-        for _ in range(5):
-            prepared.sync(prepared.call())
-    _profiled_once.append(True)
+    device = _device(prepared)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        launch, wall = _event_loop(
+            prepared, n, flush, lambda: record_function(ITERATION), sustained=sustained
+        )
+    events = windows_and_kernels(profiler_events(prof), device.index or 0)
+    return attribute(*events, executed_inside=not sustained), launch, wall
 
 
 def cupti(
@@ -202,20 +207,9 @@ def cupti(
     sustained: bool = False,
 ) -> Timing:
     """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
-    from torch.profiler import ProfilerActivity, profile, record_function
-
-    device = _device(prepared)
-    with torch.cuda.device(device):
+    with torch.cuda.device(_device(prepared)):
         warm_up(prepared, warmup)
-        _first_profile_in_process(prepared)
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            launch, wall = _event_loop(
-                prepared, n, flush, lambda: record_function(ITERATION), sustained=sustained
-            )
-    iterations = attribute(
-        *windows_and_kernels(profiler_events(prof), device.index or 0),
-        executed_inside=not sustained,
-    )
+        iterations, launch, wall = profiled_iterations(prepared, n, flush, sustained)
     return Timing(
         samples_s=[it.total_ns * 1e-9 for it in iterations],
         source="cupti",
@@ -259,17 +253,8 @@ def cuda_graph(
 
 def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
     """Kernel names, launches per iteration and shares from a short profiled pass (after timing)."""
-    from torch.profiler import ProfilerActivity, profile, record_function
-
-    device = _device(prepared)
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        _event_loop(prepared, iterations, no_flush, lambda: record_function(ITERATION))
     try:
-        return breakdown(
-            attribute(
-                *windows_and_kernels(profiler_events(prof), device.index or 0), executed_inside=True
-            )
-        )
+        return breakdown(profiled_iterations(prepared, iterations, no_flush)[0])
     except Exception:  # a breakdown is a help, never a reason to lose the row
         return []
 

@@ -21,6 +21,15 @@ from microbench.results.writer import read_rows
 RUN_COLUMNS = {"num_runs", "warmup"}
 
 
+def number(row: dict[str, str], col: str) -> float | None:
+    """A results cell as a number; empty, or a hand-edited or foreign cell, is no number (never a traceback)."""
+    value = row.get(col, "")
+    try:
+        return float(value) if value not in ("", None) else None
+    except ValueError:
+        return None
+
+
 @dataclass
 class Pair:
     key: str
@@ -29,11 +38,7 @@ class Pair:
 
     @staticmethod
     def _f(row: dict[str, str], col: str) -> float | None:
-        value = row.get(col, "")
-        try:
-            return float(value) if value not in ("", None) else None
-        except ValueError:  # a hand-edited or foreign cell: no number, never a traceback
-            return None
+        return number(row, col)
 
     @property
     def ratio(self) -> float | None:

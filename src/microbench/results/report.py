@@ -13,17 +13,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from microbench.catalogue import shape_label  # noqa: E402
 from microbench.errors import UserError  # noqa: E402
-from microbench.results.compare import load_results, param_columns  # noqa: E402
+from microbench.results.compare import load_results, number, param_columns  # noqa: E402
 
 DIMENSIONS = ("m", "k", "n", "batch", "seq", "hidden", "size")
 
 
-def _f(row: dict[str, str], col: str) -> float | None:
-    value = row.get(col, "")
-    try:
-        return float(value) if value not in ("", None) else None
-    except ValueError:  # a hand-edited or foreign cell: no number, never a traceback
-        return None
+_f = number
 
 
 def _v(row: dict[str, str], col: str) -> float:
