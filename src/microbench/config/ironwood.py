@@ -151,14 +151,17 @@ def implementations_to_run(
         return list(registered)
     names = [requested] if isinstance(requested, str) else list(requested)
     chosen = [n for n in names if n in registered]
-    if backend != "jax" and len(chosen) != len(names) and not any(n in registered for n in names):
-        bad = next(n for n in names if n not in registered)
-        raise UserError(
-            f"op '{spec.name}' has no {backend} implementation '{bad}' (registered: {', '.join(registered)})",
-            key=key_path(where, "implementation"),
-            suggestion=did_you_mean(bad, registered),
-        )
-    return list(chosen) or list(registered)
+    if chosen:
+        return list(chosen)
+    if (
+        len(registered) == 1
+    ):  # one way to run it (JAX's jit): the names were another backend's twins
+        return list(registered)
+    raise UserError(
+        f"op '{spec.name}' has no {backend} implementation '{names[0]}' (registered: {', '.join(registered)})",
+        key=key_path(where, "implementation"),
+        suggestion=did_you_mean(names[0], registered),
+    )
 
 
 def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
