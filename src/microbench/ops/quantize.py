@@ -81,7 +81,6 @@ class Variant:
             make_inputs=lambda p, rng: {"x": normal(rng, (p["m"], p["n"]), BF16)},
             reference=self.reference,
             output_rows=self.rows,
-            extra={"variant": self},
         )
 
 

@@ -161,10 +161,6 @@ class Row:
         default_factory=dict
     )  # samples and kernel breakdown: JSON lines only
 
-    @property
-    def status(self) -> Status:
-        return self.identity.status
-
     def as_dict(self) -> dict[str, Any]:
         """The flat row: every declared column (and nothing else), in file order."""
         flat: dict[str, Any] = {}
