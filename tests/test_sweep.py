@@ -18,6 +18,21 @@ def test_list_suffix_names_the_parameter_without_suffix():
     assert expand_sweep({"m_list": [8, 16]}, "s") == [{"m": 8}, {"m": 16}]
 
 
+def test_the_value_type_decides_list_range_or_one_value_whatever_the_suffix():
+    """The Ironwood reference's rule (section 2): suffixes are only stripped, `_range` then `_list`."""
+    entry = {
+        "n": {"start": 256, "end": 768, "increase_by": 256},  # a range without _range
+        "mode": ["fwd", "bwd"],  # a list without _list
+        "ici_size_range": 128,  # a scalar under _range: one value
+        "x_list_range": [1],
+    }
+    out = expand_sweep(entry, "s")
+    assert [d["n"] for d in out] == [256, 256, 512, 512, 768, 768]
+    assert [d["mode"] for d in out[:2]] == ["fwd", "bwd"]
+    assert all(d["ici_size"] == 128 and d["x"] == 1 for d in out)
+    assert count_sweep(entry, "s") == 6
+
+
 def test_multiplier_range_is_inclusive():
     assert expand_sweep({"m_range": {"start": 1024, "end": 8192, "multiplier": 2}}, "s") == [
         {"m": 1024},

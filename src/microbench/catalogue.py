@@ -90,6 +90,9 @@ class Param:
     default: Any = None
     choices: tuple[Any, ...] = ()
     doc: str = ""
+    aliases: tuple[
+        str, ...
+    ] = ()  # other names configs use for it (the Ironwood reference's spellings)
 
     @property
     def required(self) -> bool:
@@ -118,6 +121,9 @@ class OpSpec:
     reference: Callable[[Arrays, Params, np.ndarray], Arrays] | None = None
     output_rows: Callable[[Params], int] | None = None
     tolerance_floor: Callable[[Params], float] = lambda p: 0.0
+    constraint: Callable[[Params], str | None] = lambda p: (
+        None
+    )  # why these params cannot run, if so
     row_extras: type | None = (
         None  # the dataclass of the suite-specific columns this op's rows carry
     )
@@ -128,6 +134,11 @@ class OpSpec:
             if p.name == name:
                 return p
         raise KeyError(name)
+
+    def check_constraints(self, params: Params, where: str) -> None:
+        problem = self.constraint(params)
+        if problem:
+            raise UserError(f"op '{self.name}': {problem}", key=where)
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -142,18 +153,29 @@ class OpSpec:
         self, given: Mapping[str, Any], where: str, also_known: Iterable[str] = ()
     ) -> dict[str, Any]:
         """Check names and values against the parameters and fill in defaults."""
-        for name in given:
-            if name not in self.param_names:
+        canonical = {alias: p.name for p in self.params for alias in p.aliases}
+        named: dict[str, Any] = {}
+        spelled: dict[str, str] = {}  # errors name the key as the config wrote it
+        for name, value in given.items():
+            if name not in self.param_names and name not in canonical:
                 raise UserError(
                     f"unknown parameter '{name}' for op '{self.name}'",
                     key=key_path(where, name),
-                    suggestion=did_you_mean(name, (*self.param_names, *also_known)),
+                    suggestion=did_you_mean(name, (*self.param_names, *canonical, *also_known)),
                 )
+            target = canonical.get(name, name)
+            if target in named:
+                raise UserError(
+                    f"parameter '{target}' is given twice (as '{name}' too)",
+                    key=key_path(where, name),
+                )
+            named[target], spelled[target] = value, name
+        given = named
         resolved: dict[str, Any] = {}
         for param in self.params:
             if param.name in given:
                 resolved[param.name] = param.validate(
-                    given[param.name], key_path(where, param.name)
+                    given[param.name], key_path(where, spelled[param.name])
                 )
             elif param.required:
                 raise UserError(f"op '{self.name}' needs parameter '{param.name}'", key=where)

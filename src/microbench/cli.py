@@ -62,10 +62,17 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--max-dim",
         type=count(1),
         default=None,
-        help="shrink torchao shapes so no dimension exceeds this",
+        help="clamp every dimension to this (cases that become equal run once)",
     )
     p.add_argument(
         "--num-runs", type=count(1), default=None, help="override num_runs of every case"
+    )
+    p.add_argument(
+        "--output_path",
+        "--output-path",
+        dest="output_path",
+        default=None,
+        help="as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
     )
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
     p.add_argument("--timeout", type=seconds, default=None, help="per-case timeout in seconds")
@@ -152,6 +159,7 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
         timeout_s=args.timeout,
         progress=not args.no_progress,
         seed_json=args.seed_json,
+        output_path=args.output_path,
     )
 
 

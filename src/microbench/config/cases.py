@@ -36,6 +36,7 @@ class Outputs:
     csv_path: str
     trace_dir: str | None = None
     xla_dump_dir: str | None = None
+    xlml_metrics_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -143,4 +144,7 @@ class PlanRequest:
     config_id: str
     default_csv: str
     max_cases: int
-    max_dim: int | None = None
+    max_dim: int | None = (
+        None  # every dimension clamped to this (cases equal after clamping merged)
+    )
+    output_path: str | None = None  # the reference's --output_path: trace and HLO dirs under it

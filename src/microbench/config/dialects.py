@@ -56,6 +56,7 @@ def plan_cases(
     output_dir: str = "results",
     max_cases: int | None = None,
     max_dim: int | None = None,
+    output_path: str | None = None,
 ) -> list[Case]:
     """All cases of a validated config, in config order. Errors name the file and key."""
     request = PlanRequest(
@@ -63,6 +64,7 @@ def plan_cases(
         default_csv=os.path.join(output_dir, f"{Path(path).stem}.csv"),
         max_cases=max_cases or getattr(model, "max_cases", None) or DEFAULT_MAX_CASES,
         max_dim=max_dim,
+        output_path=output_path,
     )
     try:
         cases = BY_NAME[dialect].plan(model, request)

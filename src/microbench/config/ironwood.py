@@ -45,9 +45,36 @@ def csv_path_for(csv_path: str | None, benchmark_name: str, default: str) -> str
     )
 
 
-def ironwood_cases(
-    cfg: IronwoodConfig, config_id: str, default_csv: str, max_cases: int
-) -> list[Case]:
+def _block_settings(bench: Benchmark, where: str) -> dict[str, Any]:
+    """The block's run settings, `warmup_tries` read as the reference's name for `warmup`."""
+    given = bench.model_dump(exclude_none=True)
+    if "warmup_tries" in given:
+        if "warmup" in given:
+            raise UserError(
+                "give warmup or warmup_tries, not both", key=key_path(where, "warmup_tries")
+            )
+        given["warmup"] = given.pop("warmup_tries")
+    return given
+
+
+def _inject(bench: Benchmark, spec: OpSpec, d: dict[str, Any], where: str) -> dict[str, Any]:
+    """Block-level `topology` goes into every parameter set that lacks it, as in the reference."""
+    if bench.topology is None:
+        return d
+    if "topology" not in spec.param_names:
+        raise UserError(f"op '{spec.name}' takes no topology", key=key_path(where, "topology"))
+    return {"topology": bench.topology, **d}
+
+
+def _clamp(spec: OpSpec, params: dict[str, Any], max_dim: int | None) -> dict[str, Any]:
+    """--max-dim: every dimension parameter at most max_dim (a stock config on a laptop)."""
+    if not max_dim:
+        return params
+    dims = {p.name for p in spec.params if p.kind == "dim"}
+    return {k: min(v, max_dim) if k in dims and v is not None else v for k, v in params.items()}
+
+
+def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
     base = RunSettings(
         num_runs=cfg.num_runs or 20,
         warmup=3 if cfg.warmup is None else cfg.warmup,
@@ -77,9 +104,9 @@ def ironwood_cases(
         backends = _backends(bench.backend or cfg.backend, spec, key_path(where, "backend"))
         for entry_where, entry, is_sweep in entries:
             total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends)
-            if total > max_cases:
+            if total > request.max_cases:
                 raise UserError(
-                    f"the config expands to more than {max_cases} cases; raise the cap with "
+                    f"the config expands to more than {request.max_cases} cases; raise the cap with "
                     f"--max-cases or 'max_cases:' if this is intended",
                     key=entry_where,
                 )
@@ -91,23 +118,34 @@ def ironwood_cases(
             case_keys = RUN_KEYS + (
                 () if "implementation" in spec.param_names else ("implementation",)
             )
+            dicts = [_inject(bench, spec, d, where) for d in dicts]
             resolved = [
-                spec.resolve(
-                    {k: v for k, v in d.items() if k not in case_keys}, entry_where, case_keys
+                _clamp(
+                    spec,
+                    spec.resolve(
+                        {k: v for k, v in d.items() if k not in case_keys}, entry_where, case_keys
+                    ),
+                    request.max_dim,
                 )
                 for d in dicts
             ]
+            for params in resolved:
+                spec.check_constraints(params, entry_where)
             planned.append((i, bench, entry_where, dicts, resolved))
     cases: list[Case] = []
     for i, bench, entry_where, dicts, resolved in planned:
         spec = get_spec(bench.benchmark_name)
         bench_run = run_settings(
-            base, bench.model_dump(exclude_none=True), key_path("benchmarks", i)
+            base, _block_settings(bench, key_path("benchmarks", i)), key_path("benchmarks", i)
+        )
+        under = (  # the reference's --output_path moves traces and HLO dumps under it
+            os.path.join(request.output_path, bench.benchmark_name) if request.output_path else None
         )
         outputs = Outputs(
-            csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, default_csv),
-            trace_dir=bench.trace_dir,
-            xla_dump_dir=bench.xla_dump_dir,
+            csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, request.default_csv),
+            trace_dir=os.path.join(under, "trace") if under else bench.trace_dir,
+            xla_dump_dir=os.path.join(under, "hlo_graphs") if under else bench.xla_dump_dir,
+            xlml_metrics_dir=bench.xlml_metrics_dir,
         )
         backends = _backends(
             bench.backend or cfg.backend, spec, key_path("benchmarks", i, "backend")
@@ -129,7 +167,7 @@ def ironwood_cases(
                             run=run,
                             outputs=outputs,
                             benchmark=bench.benchmark_name,
-                            config_id=config_id,
+                            config_id=request.config_id,
                             pair_key=pair,
                             implementation=impl,
                         )
@@ -165,4 +203,4 @@ def implementations_to_run(
 
 
 def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
-    return ironwood_cases(cfg, request.config_id, request.default_csv, request.max_cases)
+    return ironwood_cases(cfg, request)

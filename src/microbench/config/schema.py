@@ -39,11 +39,13 @@ class Benchmark(_Strict):
     benchmark_sweep_params: list[dict[str, Any]] | None = None
     num_runs: PositiveInt | None = None
     warmup: NonNegativeInt | None = None
+    warmup_tries: NonNegativeInt | None = None  # the reference's spelling of warmup (it ignored it)
+    topology: str | None = None  # injected into params that lack it (all-to-all's bandwidth model)
     backend: str | list[str] | None = None
     csv_path: str | None = None
     trace_dir: str | None = None
     xla_dump_dir: str | None = None
-    xlml_metrics_dir: str | None = None  # accepted for compatibility; metrics go to csv_path
+    xlml_metrics_dir: str | None = None  # metrics_report.jsonl, one {metrics, dimensions} per case
     timeout_s: float | None = Field(default=None, gt=0)
     check: CheckMode | None = None
     timer: TimerName | None = None

@@ -1,9 +1,9 @@
 """Expansion of Ironwood-style parameter sweeps into concrete parameter dicts.
 
-A sweep entry is a Cartesian product over its keys. A key's values come from a
-list, a ``<name>_list`` key, or a ``<name>_range`` key holding an inclusive
-``{start, end, multiplier | increase_by}`` range. ``SAME_AS_<key>`` copies
-another key's value within the same resolved dict.
+A sweep entry is a Cartesian product over its keys, the first key varying slowest. As in the
+Ironwood reference, a key's `_range` and `_list` suffixes are stripped and its value's type decides:
+a list is swept, a mapping ``{start, end, multiplier | increase_by}`` is an inclusive range, anything
+else is one value. ``SAME_AS_<key>`` copies another key's value within the same resolved dict.
 """
 
 from __future__ import annotations
@@ -73,14 +73,12 @@ def expand_range(spec: Any, where: str) -> list[int | float]:
 
 
 def _axis(key: str, value: Any, where: str) -> tuple[str, list[Any]]:
-    if key.endswith("_range"):
-        return key[: -len("_range")], expand_range(value, where)
-    if key.endswith("_list"):
-        if not isinstance(value, list):
-            raise UserError(f"a _list key must hold a list, got {value!r}", key=where)
-        name, values = key[: -len("_list")], value
-    else:
-        name, values = key, value if isinstance(value, list) else [value]
+    """As the Ironwood reference reads a sweep key: `_range`, then `_list`, is stripped from the name,
+    and the value's type alone decides: a mapping is a range, a list is a list, anything else one value."""
+    name = key.removesuffix("_range").removesuffix("_list")
+    if isinstance(value, dict):
+        return name, expand_range(value, where)
+    values = value if isinstance(value, list) else [value]
     if not values:
         raise UserError("empty list of values", key=where)
     return name, _unique(values)

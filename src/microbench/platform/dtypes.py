@@ -53,6 +53,7 @@ def dtype(name: str) -> DType:
     """Look up a dtype by canonical name or alias ('float8' means e4m3fn, 'float4' means e2m1fn)."""
     key = str(name).removeprefix("torch.").removeprefix("jnp.")
     key = ALIASES.get(key, key)
+    key = key if key in _TABLE else ALIASES.get(key.lower(), key.lower())  # 'FP8', 'BF16' as well
     if key not in _TABLE:
         raise UserError(f"unknown dtype '{name}'", suggestion=did_you_mean(str(name), NAMES))
     return _TABLE[key]

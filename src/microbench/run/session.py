@@ -18,13 +18,16 @@ from microbench.catalogue import get_spec, shape_label
 from microbench.config.cases import Case
 from microbench.config.dialects import plan_cases
 from microbench.config.loader import LoadedConfig, load_config
+from microbench.errors import UserError
 from microbench.platform import interrupt
 from microbench.platform.backends import run_order
-from microbench.platform.environment import base_environment, new_run_id
+from microbench.platform.environment import base_environment, new_run_id, timestamp
 from microbench.results.columns import header
 from microbench.results.dashboard import to_oss_records
+from microbench.results.remote import Staging
 from microbench.results.seed_formats import to_seed_records
 from microbench.results.writer import ResultFile, check_writable, read_rows, write_json_atomically
+from microbench.results.xlml import append_record, metrics_record
 from microbench.run.runner import PairTracker, execute, execute_isolated
 
 console = Console(stderr=True)
@@ -37,6 +40,7 @@ def load_and_plan(
     max_cases: int | None = None,
     max_dim: int | None = None,
     num_runs: int | None = None,
+    output_path: str | None = None,
 ) -> tuple[LoadedConfig, list[Case]]:
     loaded = load_config(path)
     cases = plan_cases(
@@ -47,6 +51,7 @@ def load_and_plan(
         output_dir=output_dir,
         max_cases=max_cases,
         max_dim=max_dim,
+        output_path=output_path,
     )
     if num_runs:
         cases = [
@@ -172,11 +177,18 @@ def execute_all(
             bar.update(task, description=case.label)
             timeout = case.run.timeout_s or timeout_s
             run = execute_isolated if isolate else execute
+            started = timestamp()
             row, digest = run(case, run_id, env, peak_overrides, timeout)
             pairing.annotate(case, row, digest)
             if files is not None:
                 files[case.outputs.csv_path].append(row)
-            finished.append(row.as_dict())
+            flat = row.as_dict()
+            if case.outputs.xlml_metrics_dir and flat["status"] == "ok":
+                record = metrics_record(
+                    flat, case.params, row.raw["samples_s"], started, timestamp()
+                )
+                append_record(case.outputs.xlml_metrics_dir, record)
+            finished.append(flat)
             bar.advance(task)
     return finished
 
@@ -194,13 +206,43 @@ def run_config(
     timeout_s: float | None = None,
     progress: bool = True,
     seed_json: str | None = None,
+    output_path: str | None = None,
 ) -> int:
     """Run every case of a config. Returns the process exit code."""
     loaded, cases = load_and_plan(
-        path, output_dir=output_dir, max_cases=max_cases, max_dim=max_dim, num_runs=num_runs
+        path,
+        output_dir=output_dir,
+        max_cases=max_cases,
+        max_dim=max_dim,
+        num_runs=num_runs,
+        output_path=output_path,
     )
     if seed_json:
         check_writable(seed_json, key="--seed-json")
+    staging = Staging()
+    try:
+        cases = staging.stage(cases)
+    except UserError as error:
+        raise error.with_file(loaded.path) from None
+    try:
+        return _run_staged(
+            loaded, cases, resume, overwrite, isolate, timeout_s, progress, seed_json
+        )
+    finally:
+        for url in staging.upload():
+            console.print(f"copied to {url}")
+
+
+def _run_staged(
+    loaded: LoadedConfig,
+    cases: list[Case],
+    resume: bool,
+    overwrite: bool,
+    isolate: bool,
+    timeout_s: float | None,
+    progress: bool,
+    seed_json: str | None,
+) -> int:
     files = open_result_files(
         cases, resume, overwrite
     )  # refuses bad output paths before any case runs

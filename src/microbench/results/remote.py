@@ -1,0 +1,119 @@
+"""Output paths given as URLs (`gs://bucket/run`, as Ironwood configs on TPU VMs write them).
+
+Everything is written to a local staging directory first, so rows reach a disk before the next case
+starts whatever the network does; the staged files are copied to the URL through fsspec when the run
+ends, is interrupted or fails. A remote results file that already exists is fetched first, so
+--resume and the refusal to replace a file work exactly as they do locally. `gs://` needs gcsfs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from microbench.config.cases import Case
+from microbench.errors import UserError
+
+DIR_FIELDS = ("trace_dir", "xla_dump_dir", "xlml_metrics_dir")
+
+
+def is_url(path: str | None) -> bool:
+    return bool(path) and "://" in str(path)
+
+
+def filesystem(url: str, key: str) -> Any:
+    """The fsspec filesystem of a URL, or a one-line error naming the package it needs."""
+    import fsspec
+
+    protocol = url.split("://", 1)[0]
+    try:
+        return fsspec.filesystem(protocol)
+    except ImportError as error:
+        raise UserError(
+            f"writing to {protocol}:// needs an fsspec backend that is not installed ({error})",
+            key=key,
+        ) from None
+    except ValueError:
+        raise UserError(f"no filesystem knows the protocol '{protocol}://'", key=key) from None
+
+
+@dataclass
+class Staging:
+    """Local stand-ins for remote outputs, and the copies owed to each URL."""
+
+    root: str = ""  # made on first use: a run without URLs leaves nothing behind
+    files: dict[str, str] = field(default_factory=dict)  # local path -> URL
+    dirs: dict[str, str] = field(default_factory=dict)
+
+    def _local(self, url: str) -> str:
+        self.root = self.root or tempfile.mkdtemp(prefix="microbench-staging-")
+        digest = hashlib.sha1(url.rstrip("/").encode()).hexdigest()[:10]
+        return os.path.join(self.root, digest, Path(url.rstrip("/")).name)
+
+    def file(self, url: str, key: str) -> str:
+        """A local file standing for `url` (and for its .jsonl twin), fetched when it exists."""
+        local = self._local(url)
+        if local in self.files:
+            return local
+        fs = filesystem(url, key)
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        for remote, here in ((url, local), _twin(url, local)):
+            self.files[here] = remote
+            if fs.exists(remote):
+                fs.get_file(remote, here)
+        return local
+
+    def directory(self, url: str, key: str) -> str:
+        local = self._local(url)
+        if local not in self.dirs:
+            filesystem(url, key)
+            os.makedirs(local, exist_ok=True)
+            self.dirs[local] = url
+        return local
+
+    def stage(self, cases: list[Case]) -> list[Case]:
+        """The cases with every URL output replaced by its local stand-in."""
+        staged = []
+        for case in cases:
+            out = case.outputs
+            changes: dict[str, str] = {}
+            if is_url(out.csv_path):
+                changes["csv_path"] = self.file(out.csv_path, "csv_path")
+            for name in DIR_FIELDS:
+                value = getattr(out, name)
+                if is_url(value):
+                    changes[name] = self.directory(value, name)
+            staged.append(
+                dataclasses.replace(case, outputs=dataclasses.replace(out, **changes))
+                if changes
+                else case
+            )
+        return staged
+
+    def upload(self) -> list[str]:
+        """Copy every staged file that exists to its URL; returns the URLs written."""
+        written = []
+        for local, url in self.files.items():
+            if os.path.exists(local):
+                filesystem(url, url).put_file(local, url)
+                written.append(url)
+        for local, url in self.dirs.items():
+            fs = filesystem(url, url)
+            for folder, _, names in os.walk(local):
+                for name in names:
+                    path = os.path.join(folder, name)
+                    target = url.rstrip("/") + "/" + os.path.relpath(path, local)
+                    fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+                    fs.put_file(path, target)
+                    written.append(target)
+        return written
+
+
+def _twin(url: str, local: str) -> tuple[str, str]:
+    """The .jsonl beside a results file (results.writer's rule), for the URL and its stand-in."""
+    return os.path.splitext(url)[0] + ".jsonl", os.path.splitext(local)[0] + ".jsonl"
