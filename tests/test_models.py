@@ -36,13 +36,85 @@ def params(op, **given):
         ("gemm", dict(m=128, k=128, n=128), 4194304 + 32768, 32768 + 32768 + 1024),
         # + 3*M*N (scale twice, accumulate once); fp32 buffer read and written: 2*4*M*N
         ("gemm_accum", dict(m=128, k=128, n=128), 4194304 + 49152, 32768 + 1024 + 131072),
+        # the reference's spellings: in_dtype_str/out_dtype_str, 'fp8' and 'bf16' in any case
+        (
+            "gemm_simple_with_dtype",
+            dict(m=128, k=128, n=128, in_dtype_str="FP8", out_dtype_str="bf16"),
+            4194304,
+            32768 + 32768,
+        ),
         # + quantize A (2MK) and B (2KN), scale the result (2MN), one division per scale (M+N)
         ("gemm_fp8_rowwise", dict(m=128, k=128, n=128), 4194304 + 98304 + 256, 65536 + 32768),
+        # static: one division per element, no scale to compute
+        (
+            "gemm_fp8_rowwise_static_scaling",
+            dict(m=128, k=128, n=128),
+            4194304 + 32768 + 32768,
+            65536 + 32768,
+        ),
+        # the fp32 accumulators written and read back: + 2 * 4 * M*N bytes
+        (
+            "gemm_fp8_rowwise_w_dequantize",
+            dict(m=128, k=128, n=128),
+            4194304 + 98304 + 256,
+            65536 + 32768 + 131072,
+        ),
+        # M=64, K=256, N=384: 2 k-blocks scale every output twice (2*2MN); scales: A 64x2, B 2x3
+        (
+            "gemm_fp8_b128_fp32",
+            dict(m=64, k=256, n=384),
+            2 * 64 * 256 * 384 + 2 * (64 * 256 + 256 * 384) + 2 * 2 * 64 * 384 + (128 + 6),
+            2 * (64 * 256 + 256 * 384) + 2 * 64 * 384,
+        ),
+        # ragged K=300: 3 k-blocks, the last one 44 wide; A 64x3 and B 3x1 scales
+        (
+            "gemm_fp8_b128_fp32",
+            dict(m=64, k=300, n=100),
+            2 * 64 * 300 * 100 + 2 * (64 * 300 + 300 * 100) + 2 * 3 * 64 * 100 + (192 + 3),
+            2 * (64 * 300 + 300 * 100) + 2 * 64 * 100,
+        ),
+        (
+            "gemm_fp8_b128_fp32_static_scaling",
+            dict(m=64, k=256, n=384),
+            2 * 64 * 256 * 384 + (64 * 256 + 256 * 384) + 2 * 2 * 64 * 384,
+            2 * (64 * 256 + 256 * 384) + 2 * 64 * 384,
+        ),
+        # MX: K=64 is 2 blocks of 32; scales A 32x2, B 2x16
+        (
+            "gemm_mxfp8_b32",
+            dict(m=32, k=64, n=16),
+            2 * 32 * 64 * 16 + 2 * (32 * 64 + 64 * 16) + 2 * 2 * 32 * 16 + (64 + 32),
+            2 * (32 * 64 + 64 * 16) + 2 * 32 * 16,
+        ),
+        # elementwise: (inputs + 1 output) * M*N * bytes per element
+        ("inference_add", dict(m=512, n=256, dtype="float8"), 131072, 3 * 131072),
+        ("inference_silu_mul", dict(m=512, n=256, dtype="bfloat16"), 5 * 131072, 6 * 131072),
+        ("inference_sigmoid", dict(m=512, n=256, dtype="float8_e4m3fn"), 3 * 131072, 2 * 131072),
+        # rmsnorm: read X, write Y (4MN in bf16, not the reference's 6MN), fp32 gamma 4N
+        ("rmsnorm_fwd", dict(m=512, n=256), 4 * 131072 + 3 * 512, 4 * 131072 + 1024),
+        (
+            "inference_rmsnorm",
+            dict(m=512, n=256, dtype="float8"),
+            4 * 131072 + 1536,
+            2 * 131072 + 1024,
+        ),
+        ("rmsnorm_bwd", dict(m=512, n=256), 8 * 131072 + 7 * 512, 6 * 131072 + 1024),
+        # swiglu: read X (2MN bytes), write Y of N/2 columns (MN bytes)
+        ("swiglu_fwd", dict(m=512, n=256), 5 * 65536, 3 * 131072),
+        # read X and dY (N/2 columns), write dX: 5MN bytes; 11 FLOPs per output pair
+        ("swiglu_bwd", dict(m=512, n=256), 11 * 65536, 5 * 131072),
         ("add", dict(m=4096, n=16384, dtype="bfloat16"), 67108864, 402653184),
         # read bf16 X, write fp8 values and M fp32 scales; 2 ops per element + 1 division per row
         ("quantization", dict(m=1024, n=256), 524288 + 1024, 786432 + 4096),
-        # the transposed op writes N scales, not M
+        # the transposed op writes N scales, not M (the reference counted 4M)
         ("transpose_quantization", dict(m=1024, n=256), 524288 + 256, 786432 + 1024),
+        # fp4 values are half a byte
+        (
+            "quantization",
+            dict(m=1024, n=256, quant_dtype="float4_e2m1fn"),
+            524288 + 1024,
+            655360 + 4096,
+        ),
         ("quantization_static_scaling", dict(m=1024, n=256), 262144, 786432 + 4),
         ("transpose_quantization_static_scaling", dict(m=1024, n=256), 262144, 786432 + 4),
         (

@@ -16,7 +16,7 @@ from microbench.measure.types import Prepared
 from microbench.ops.common import PlacementExtras
 from microbench.platform.frameworks import torch
 from torch_backend.devices import synchronizer
-from torch_backend.tensors import to_numpy, to_torch
+from torch_backend.tensors import take_rows, to_numpy, to_torch
 
 Fn = Callable[..., dict[str, Any]]  # a compute op: input tensors in, named outputs out
 
@@ -55,7 +55,7 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
             return fn(*args)
 
     def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
-        return to_numpy(out[name][torch.as_tensor(rows, device=out[name].device)])
+        return to_numpy(take_rows(out[name], rows))
 
     return Prepared(
         call=call,

@@ -46,10 +46,27 @@ def to_torch(array: np.ndarray, device: Any) -> Any:
     return torch.from_numpy(raw).view(target).to(device, copy=True)
 
 
+def take_rows(tensor: Any, rows: np.ndarray) -> Any:
+    """tensor[rows], also for packed fp4, which has no indexing kernels (rows are of bytes there)."""
+    index = torch.as_tensor(rows, device=tensor.device)
+    if tensor.dtype == getattr(torch, "float4_e2m1fn_x2", None):
+        return tensor.view(torch.uint8)[index].view(tensor.dtype)
+    return tensor[index]
+
+
+def _unpack_fp4(t: Any) -> np.ndarray:
+    """Two e2m1 codes per byte, the first in the low nibble, as ml_dtypes float4_e2m1fn values."""
+    packed = t.view(torch.uint8).numpy()
+    codes = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(*packed.shape[:-1], -1)
+    return codes.astype(np.uint8).view(ml_dtypes.float4_e2m1fn)
+
+
 def to_numpy(tensor: Any) -> np.ndarray:
     t = tensor.detach().cpu().contiguous()
     if t.dtype in (torch.float32, torch.float16, torch.float64):
         return t.numpy()
+    if t.dtype == getattr(torch, "float4_e2m1fn_x2", None):
+        return _unpack_fp4(t)
     numpy_type = {
         torch.bfloat16: ml_dtypes.bfloat16,
         torch.float8_e4m3fn: ml_dtypes.float8_e4m3fn,

@@ -26,11 +26,15 @@ def is_fp8(t: Any) -> bool:
     return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
 
 
-def quantize(x: Any, dim: int, qdtype: Any) -> tuple[Any, Any]:
-    """Dynamic absmax quantization along `dim`: values in qdtype and fp32 dequantization scales."""
+def quantize(
+    x: Any, dim: int, qmax: float = 448.0, cast: Callable[[Any], Any] | None = None
+) -> tuple[Any, Any]:
+    """Dynamic absmax quantization along `dim`: values (fp8 e4m3 unless `cast` says otherwise) and
+    fp32 dequantization scales."""
     x32 = x.float()
-    scale = x32.abs().amax(dim=dim, keepdim=True).clamp(min=TINY) / torch.finfo(qdtype).max
-    return (x32 / scale).to(qdtype), scale
+    scale = x32.abs().amax(dim=dim, keepdim=True).clamp(min=TINY) / qmax
+    scaled = x32 / scale
+    return (cast(scaled) if cast else scaled.to(torch.float8_e4m3fn)), scale
 
 
 def b_kn(b: Any, p: Params) -> Any:
@@ -108,15 +112,6 @@ def _accum(p: Params, g: Gemms) -> Fn:
     }
 
 
-def _rowwise(p: Params, g: Gemms) -> Fn:
-    def fn(a: Any, b: Any) -> dict[str, Any]:
-        qa, sa = quantize(a, 1, torch.float8_e4m3fn)
-        qb, sb = quantize(b_kn(b, p), 0, torch.float8_e4m3fn)
-        return {"out": g.fp8_mm(qa, qb, sa, sb, torch.bfloat16)}
-
-    return fn
-
-
 def _fp8_in(p: Params) -> bool:
     return gemm_in_dtype(p).peak_family == "fp8"
 
@@ -125,4 +120,3 @@ register_array_op(("gemm_multiple_run", "gemm_simple_with_dtype"), gemm_op(_plai
 register_array_op("gemm_simple", gemm_op(_plain, lambda p: True))
 register_array_op("gemm", gemm_op(_scaled, lambda p: True))
 register_array_op("gemm_accum", gemm_op(_accum, lambda p: True))
-register_array_op("gemm_fp8_rowwise", gemm_op(_rowwise, lambda p: True))

@@ -1,15 +1,38 @@
-"""Elementwise compute ops in PyTorch, the twins of microbench/ops/pointwise.py."""
+"""Elementwise compute ops in PyTorch, the twins of microbench/ops/pointwise.py.
+
+bf16/fp16/fp32 run PyTorch's own kernels on the tensors as they are (they compute in fp32 inside and
+round once, as the definition says). PyTorch has no fp8 arithmetic kernels, so fp8 inputs are upcast
+to fp32 and the result rounded back: eager runs that as separate kernels, torch.compile fuses them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from microbench.catalogue import Params
+from microbench.ops.pointwise import OPS
+from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
+from torch_backend.tensors import torch_dtype
+
+MATH: dict[str, Callable[..., Any]] = {
+    "add": lambda x, y: x + y,
+    "inference_add": lambda x, y: x + y,
+    "inference_silu_mul": lambda x, y: torch.nn.functional.silu(x) * y,
+    "inference_sigmoid": lambda x: torch.sigmoid(x),
+}
 
 
-def _add(p: Params, device: Any) -> tuple[Fn, str]:
-    return (lambda x, y: {"out": x + y}), "eager"
+def builder(math: Callable[..., Any]) -> Callable[[Params, Any], tuple[Fn, str]]:
+    def build(p: Params, device: Any) -> tuple[Fn, str]:
+        out = torch_dtype(p["dtype"])
+        if out.itemsize > 1:
+            return (lambda *xs: {"out": math(*xs)}), "eager"
+        return (lambda *xs: {"out": math(*(x.float() for x in xs)).to(out)}), "eager"
+
+    return build
 
 
-register_array_op("add", _add)
+for _name in OPS:
+    register_array_op(_name, builder(MATH[_name]))

@@ -1,31 +1,58 @@
-"""The quantization family in PyTorch, the twins of microbench/ops/quantize.py."""
+"""The quantization family in PyTorch, the twins of microbench/ops/quantize.py.
+
+fp4 (e2m1) values have no unpacked PyTorch dtype: they are rounded with torchao's MX-format kernel and
+packed two to a byte (`torch.float4_e2m1fn_x2`, the first element in the low nibble), the layout the
+block-scaled fp4 GEMMs consume. The check unpacks them (torch_backend.tensors.to_numpy).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from microbench.catalogue import Params
+from microbench.errors import unsupported
 from microbench.ops.quantize import VARIANTS, Variant
+from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.ops.gemm import quantize
 from torch_backend.tensors import torch_dtype
 
+FP4 = "float4_e2m1fn"
+
+
+def fp4_packed(x32: Any) -> Any:
+    """fp32 values (already within +-6) rounded to e2m1 and packed in pairs along the last axis."""
+    try:
+        from torchao.prototype.mx_formats.kernels import f32_to_f4_unpacked, pack_uint4
+    except ImportError as error:
+        raise unsupported(f"fp4 quantization in PyTorch needs torchao ({error})") from None
+    return pack_uint4(f32_to_f4_unpacked(x32.contiguous())).view(torch.float4_e2m1fn_x2)
+
 
 def builder(v: Variant) -> Any:
     def build(p: Params, device: Any) -> tuple[Fn, str]:
-        qdt = torch_dtype(p["qdtype"])
+        name = dtype(p["qdtype"]).name
+        rows_len = p["m"] if v.transpose else p["n"]
+        if name == FP4 and rows_len % 2:
+            raise unsupported("packed fp4 needs an even row length")
+        limit = dtype(name).max
+        qdtype = None if name == FP4 else torch_dtype(name)
+        cast = fp4_packed if qdtype is None else (lambda t: t.to(qdtype))
+        label = "torchao_fp4_pack" if name == FP4 else "eager"
         if v.static:
             scale = float(torch.tensor(p["scale"], dtype=torch.float32))
             return lambda x: {
-                "q": ((x.t() if v.transpose else x).float() / scale).to(qdt).contiguous()
-            }, "eager"
+                "q": cast(
+                    ((x.t() if v.transpose else x).float() / scale).clamp(-limit, limit)
+                ).contiguous()
+            }, label
 
         def fn(x: Any) -> dict[str, Any]:
-            q, s = quantize(x.t() if v.transpose else x, 1, qdt)
+            q, s = quantize(x.t() if v.transpose else x, 1, limit, cast)
             return {"q": q.contiguous(), "scale": s}
 
-        return fn, "eager"
+        return fn, label
 
     return build
 

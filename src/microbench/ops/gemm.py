@@ -21,11 +21,9 @@ from microbench.ops.common import (
     N,
     f64,
     fp8_floor_if,
-    jax_quantize,
     jnp_dtype,
     matmul_f32,
     normal,
-    quantize_rows,
     register_compute,
     rows_m,
 )
@@ -113,12 +111,6 @@ def accum_inputs(p: Params, rng: np.random.Generator) -> Arrays:
     return x
 
 
-def rowwise_reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
-    qa, sa = quantize_rows(x["a"][rows], FP8)
-    qb_t, sb_t = quantize_rows(b_as_kn(x["b"], p).T, FP8)  # B per column = B^T per row
-    return {"out": (f64(qa) @ f64(qb_t).T) * f64(sa) * f64(sb_t).T}
-
-
 def _fp8(p: Params) -> str:
     return "fp8"
 
@@ -170,8 +162,8 @@ register_compute(
             M,
             K,
             N,
-            Param("in_dtype", "dtype", "float8", GEMM_DTYPES),
-            Param("out_dtype", "dtype", "bfloat16", OUT_DTYPES),
+            Param("in_dtype", "dtype", "float8", GEMM_DTYPES, aliases=("in_dtype_str",)),
+            Param("out_dtype", "dtype", "bfloat16", OUT_DTYPES, aliases=("out_dtype_str",)),
             LAYOUT,
         ),
         flops=gemm_flops,
@@ -223,30 +215,6 @@ register_compute(
     )
 )
 
-register_compute(
-    OpSpec(
-        name="gemm_fp8_rowwise",
-        suite="compute",
-        doc="bf16 A, B quantized dynamically to fp8 (A per row, B per column, absmax), fp8 GEMM, scales applied",
-        params=(M, K, N, LAYOUT),
-        flops=lambda p: (
-            gemm_flops(p)
-            + 2.0 * p["m"] * p["n"]
-            + 2.0 * p["m"] * p["k"]
-            + 2.0 * p["k"] * p["n"]
-            + p["m"]
-            + p["n"]
-        ),
-        bytes=lambda p: gemm_bytes(p, BF16, BF16),
-        peak_dtype=_fp8,
-        make_inputs=plain_inputs(lambda p: BF16),
-        reference=rowwise_reference,
-        output_rows=rows_m,
-        tolerance_floor=lambda p: fp8_floor_if(True),
-    )
-)
-
-
 # ---- JAX ---------------------------------------------------------------------------------------
 
 
@@ -266,17 +234,3 @@ def jax_scaled_gemm(p: Params) -> Fn:
 @implementation("gemm_accum", "jax", "jit")
 def jax_gemm_accum(p: Params) -> Fn:
     return lambda a, b, sa, sb, acc: {"out": acc + matmul_f32(a, b, p["layout"]) * sa * sb}
-
-
-@implementation("gemm_fp8_rowwise", "jax", "jit")
-def jax_rowwise(p: Params) -> Fn:
-    jnp = jax.numpy
-    b_k_axis = 0 if p["layout"] == "kn" else 1
-
-    def fn(a: Any, b: Any) -> dict[str, Any]:
-        qa, sa = jax_quantize(a, 1, jnp.float8_e4m3fn)  # (M,1)
-        qb, sb = jax_quantize(b, b_k_axis, jnp.float8_e4m3fn)  # (1,N) for (K,N); (N,1) for (N,K)
-        sb_row = sb if p["layout"] == "kn" else sb.T
-        return {"out": (matmul_f32(qa, qb, p["layout"]) * sa * sb_row).astype(jnp.bfloat16)}
-
-    return fn

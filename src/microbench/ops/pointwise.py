@@ -1,33 +1,95 @@
-"""Elementwise compute ops of the Ironwood suite over an (m, n) tensor."""
+"""Elementwise ops of the Ironwood suite over (m, n) tensors: the training `add` and the inference ops.
+
+One definition per math (`Pointwise`): inputs are upcast to fp32, the math runs there and the result is
+rounded to the op's dtype, in JAX, in PyTorch (torch_backend/ops/pointwise.py) and, in float64 then
+rounded the same way, in the reference. `add` and `inference_add` are one math under two names: the
+training op in bf16/fp16/fp32, the inference op in bf16/fp8.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from microbench.catalogue import OpSpec, Param, Params, implementation
+import numpy as np
+
+from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
 from microbench.ops.common import MN, f64, normal, register_compute, rows_m
 from microbench.platform.dtypes import dtype
+from microbench.platform.frameworks import jax
 
-register_compute(
-    OpSpec(
-        name="add",
-        suite="compute",
-        doc="Z = X + Y",
-        params=(*MN, Param("dtype", "dtype", "bfloat16", ("bfloat16", "float32", "float16"))),
-        flops=lambda p: float(p["m"] * p["n"]),
-        bytes=lambda p: 3.0 * p["m"] * p["n"] * dtype(p["dtype"]).nbytes,
-        peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
-        make_inputs=lambda p, rng: {
-            "x": normal(rng, (p["m"], p["n"]), dtype(p["dtype"])),
-            "y": normal(rng, (p["m"], p["n"]), dtype(p["dtype"])),
-        },
-        reference=lambda x, p, rows: {"out": f64(x["x"][rows]) + f64(x["y"][rows])},
-        output_rows=rows_m,
-    )
-)
+TRAINING_DTYPES = ("bfloat16", "float32", "float16")
+INFERENCE_DTYPES = ("bfloat16", "float8_e4m3fn")
+NAMES = "xyz"
 
 
-@implementation("add", "jax", "jit")
-def jax_add(p: Params) -> Callable[..., dict[str, Any]]:
-    return lambda x, y: {"out": x + y}
+@dataclass(frozen=True)
+class Pointwise:
+    doc: str
+    inputs: int  # (m, n) tensors read; one is written
+    flops_per_element: int  # docs/ops.md counts them
+    reference: Callable[..., np.ndarray]  # float64 math
+    jax: Callable[..., Any]  # fp32 math on JAX arrays
+
+    def spec(self, name: str, dtypes: tuple[str, ...]) -> OpSpec:
+        def inputs(p: Params, rng: np.random.Generator) -> Arrays:
+            return {
+                NAMES[i]: normal(rng, (p["m"], p["n"]), dtype(p["dtype"]))
+                for i in range(self.inputs)
+            }
+
+        def reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+            out = self.reference(*(f64(x[NAMES[i]][rows]) for i in range(self.inputs)))
+            return {"out": out.astype(dtype(p["dtype"]).numpy)}
+
+        return OpSpec(
+            name=name,
+            suite="compute",
+            doc=self.doc,
+            params=(*MN, Param("dtype", "dtype", "bfloat16", dtypes)),
+            flops=lambda p: float(self.flops_per_element * p["m"] * p["n"]),
+            bytes=lambda p: (self.inputs + 1.0) * p["m"] * p["n"] * dtype(p["dtype"]).nbytes,
+            peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+            make_inputs=inputs,
+            reference=reference,
+            output_rows=rows_m,
+        )
+
+
+def _sigmoid64(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+ADD = Pointwise("Z = X + Y", 2, 1, lambda x, y: x + y, lambda x, y: x + y)
+OPS: dict[str, tuple[Pointwise, tuple[str, ...]]] = {
+    "add": (ADD, TRAINING_DTYPES),
+    "inference_add": (ADD, INFERENCE_DTYPES),
+    "inference_silu_mul": (
+        Pointwise(
+            "Z = silu(X) * Y = X * sigmoid(X) * Y",
+            2,
+            5,  # sigmoid (exp, add, divide), two multiplies
+            lambda x, y: x * _sigmoid64(x) * y,
+            lambda x, y: x * jax.nn.sigmoid(x) * y,
+        ),
+        INFERENCE_DTYPES,
+    ),
+    "inference_sigmoid": (
+        Pointwise("Z = sigmoid(X)", 1, 3, _sigmoid64, lambda x: jax.nn.sigmoid(x)),
+        INFERENCE_DTYPES,
+    ),
+}
+
+
+def jax_builder(op: Pointwise) -> Callable[[Params], Callable[..., dict[str, Any]]]:
+    def build(p: Params) -> Callable[..., dict[str, Any]]:
+        f32, out = jax.numpy.float32, dtype(p["dtype"]).numpy
+        return lambda *xs: {"out": op.jax(*(x.astype(f32) for x in xs)).astype(out)}
+
+    return build
+
+
+for _name, (_op, _dtypes) in OPS.items():
+    register_compute(_op.spec(_name, _dtypes))
+    implementation(_name, "jax", "jit")(jax_builder(_op))

@@ -1,6 +1,8 @@
-"""Quantization to fp8: dynamic per-row absmax scaling or a fixed scale, of X or of X^T.
+"""Quantization to fp8 or fp4: dynamic per-row absmax scaling or a fixed scale, of X or of X^T.
 
 Four ops from one definition: {quantization, transpose_quantization} x {dynamic, static_scaling}.
+The fixed scale defaults to the reference's calibration ("fixed, -224, 224": 224/448 = 0.5); values
+beyond the quantized dtype's range saturate, as the reference's quantizer does.
 """
 
 from __future__ import annotations
@@ -23,11 +25,22 @@ from microbench.ops.common import (
     register_compute,
 )
 from microbench.platform.dtypes import dtype
+from microbench.platform.frameworks import jax
 
 QDTYPE = Param(
-    "qdtype", "dtype", "float8", ("float8", "float8_e4m3fn", "float8_e5m2"), "quantized dtype"
+    "qdtype",
+    "dtype",
+    "float8",
+    ("float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"),
+    "quantized dtype",
+    aliases=("quant_dtype",),
 )
-STATIC_SCALE = Param("scale", "float", 0.05, doc="fixed dequantization scale")
+STATIC_SCALE = Param("scale", "float", 0.5, doc="fixed dequantization scale")
+
+
+def saturate(x: np.ndarray, qdt_name: str) -> np.ndarray:
+    limit = dtype(qdt_name).max
+    return np.clip(x, -limit, limit)
 
 
 @dataclass(frozen=True)
@@ -48,7 +61,8 @@ class Variant:
         src = self.source(x["x"])[rows]
         qdt = dtype(p["qdtype"])
         if self.static:
-            return {"q": (f64(src) / np.float64(np.float32(p["scale"]))).astype(qdt.numpy)}
+            scaled = f64(src) / np.float64(np.float32(p["scale"]))
+            return {"q": saturate(scaled, qdt.name).astype(qdt.numpy)}
         q, scale = quantize_rows(src, qdt)
         return {"q": q, "scale": scale}
 
@@ -88,9 +102,11 @@ def jax_builder(v: Variant) -> Callable[[Params], Callable[..., dict[str, Any]]]
     def build(p: Params) -> Callable[..., dict[str, Any]]:
         qdt = jnp_dtype(p["qdtype"])
         if v.static:
-            scale = np.float32(p["scale"])
+            scale, limit = np.float32(p["scale"]), float(dtype(p["qdtype"]).max)
             return lambda x: {
-                "q": ((x.T if v.transpose else x).astype(np.float32) / scale).astype(qdt)
+                "q": jax.numpy.clip(
+                    (x.T if v.transpose else x).astype(np.float32) / scale, -limit, limit
+                ).astype(qdt)
             }
 
         def fn(x: Any) -> dict[str, Any]:

@@ -1,0 +1,57 @@
+"""SwiGLU and RMSNorm in PyTorch, the twins of microbench/ops/layers.py.
+
+The backward ops take dX with torch.func.vjp, which needs autograd: the benchmark calls every op under
+torch.inference_mode, so these step out of it (the inputs were made outside it, so autograd may use them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from microbench.catalogue import Params
+from microbench.ops.layers import EPS, LAYERS
+from microbench.platform.dtypes import dtype
+from microbench.platform.frameworks import torch
+from torch_backend.arrays import Fn, register_array_op
+from torch_backend.tensors import torch_dtype
+
+
+def swiglu(x: Any) -> Any:
+    a, b = x.float().chunk(2, dim=1)
+    return (torch.nn.functional.silu(a) * b).to(x.dtype)
+
+
+def rmsnorm(x: Any, gamma: Any, out: Any) -> Any:
+    x32 = x.float()
+    return (x32 * torch.rsqrt(x32.pow(2).mean(dim=1, keepdim=True) + EPS) * gamma).to(out)
+
+
+def vjp_wrt_first(f: Callable[[Any], Any], x: Any, dy: Any) -> Any:
+    with torch.inference_mode(False), torch.enable_grad():
+        _, pullback = torch.func.vjp(f, x)
+        return pullback(dy)[0]
+
+
+def _rms_fwd(p: Params) -> Fn:
+    out = torch_dtype(dtype(p.get("dtype", "bfloat16")).name)
+    return lambda x, gamma: {"out": rmsnorm(x, gamma, out)}
+
+
+BODIES: dict[str, Callable[[Params], Fn]] = {
+    "swiglu_fwd": lambda p: lambda x: {"out": swiglu(x)},
+    "swiglu_bwd": lambda p: lambda x, dy: {"out": vjp_wrt_first(swiglu, x, dy)},
+    "rmsnorm_fwd": _rms_fwd,
+    "rmsnorm_bwd": lambda p: (
+        lambda x, gamma, dy: {"out": vjp_wrt_first(lambda x: rmsnorm(x, gamma, x.dtype), x, dy)}
+    ),
+    "inference_rmsnorm": _rms_fwd,
+}
+
+
+def builder(body: Callable[[Params], Fn]) -> Callable[[Params, Any], tuple[Fn, str]]:
+    return lambda p, device: (body(p), "eager")
+
+
+for _name in LAYERS:
+    register_array_op(_name, builder(BODIES[_name]))

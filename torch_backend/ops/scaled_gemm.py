@@ -1,0 +1,144 @@
+"""The quantized GEMMs in PyTorch, the twins of microbench/ops/scaled_gemm.py.
+
+Kernels, chosen per device and shape, and named in the row's `implementation`:
+- per-tensor and per-row/column scales: torch._scaled_mm (`scaled_mm`), the scales in its epilogue;
+- DeepSeek-V3 blocks on Hopper (cuBLAS 12.9+): torch.nn.functional.scaled_mm with BlockWise1x128 and
+  BlockWise128x128 scales (`scaled_mm:blockwise`);
+- MX blocks on GPUs with block-scaled tensor cores (SM100+): torch._scaled_mm with swizzled e8m0
+  scales (`scaled_mm:mx`);
+- elsewhere a labelled fallback computing the same product: dequantize to fp32 and one fp32 GEMM
+  (`fp32_dequant_fallback`), or for MX, whose power-of-two scales make bf16 dequantization exact, one
+  bf16 GEMM (`bf16_dequant_fallback`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from microbench.catalogue import Params
+from microbench.ops.common import FP8, TINY
+from microbench.ops.scaled_gemm import RECIPES, STATIC_SCALE, Block, Scaling, block_dims
+from microbench.platform.frameworks import torch
+from torch_backend.arrays import Fn, register_array_op
+from torch_backend.ops.gemm import Gemms, b_kn
+
+
+def block_quantize(x: Any, block: Block, s: Scaling) -> tuple[Any, Any]:
+    """(e4m3 values zero-padded to whole blocks, float32 scales (rows, cols) of blocks)."""
+    br, bc = block_dims(tuple(x.shape), block)
+    rows, cols = -(-x.shape[0] // br), -(-x.shape[1] // bc)
+    x32 = torch.nn.functional.pad(x.float(), (0, cols * bc - x.shape[1], 0, rows * br - x.shape[0]))
+    blocks = x32.reshape(rows, br, cols, bc)
+    if s.static:
+        scale = torch.full((rows, cols), STATIC_SCALE, dtype=torch.float32, device=x.device)
+    else:
+        scale = blocks.abs().amax(dim=(1, 3)).clamp(min=TINY) / FP8.max
+        scale = torch.exp2(torch.ceil(torch.log2(scale))) if s.pow2 else scale
+    q = (blocks / scale[:, None, :, None]).clamp(-FP8.max, FP8.max)
+    return q.reshape(rows * br, cols * bc).to(torch.float8_e4m3fn), scale
+
+
+def expand(q: Any, scale: Any, dtype: Any) -> Any:
+    """Dequantized values: each block of q times its scale, in `dtype`."""
+    r, c = q.shape[0] // scale.shape[0], q.shape[1] // scale.shape[1]
+    full = scale.to(dtype).repeat_interleave(r, dim=0).repeat_interleave(c, dim=1)
+    return q.to(dtype) * full
+
+
+def _capability(device: Any) -> tuple[int, int]:
+    return torch.cuda.get_device_capability(device) if device.type == "cuda" else (0, 0)
+
+
+def _blockwise_kernel(device: Any, k: int, n: int) -> bool:
+    """Hopper's cuBLAS block-scaled fp8 GEMM, which wants whole 128-blocks and k-blocks in fours."""
+    scaling = getattr(torch.nn.functional, "ScalingType", None)
+    return (
+        _capability(device)[0] == 9
+        and scaling is not None
+        and hasattr(scaling, "BlockWise128x128")
+        and k % 512 == 0
+        and n % 128 == 0
+    )
+
+
+def _mx_kernel(device: Any, m: int, k: int, n: int) -> bool:
+    return _capability(device) >= (10, 0) and k % 32 == 0 and m % 128 == 0 and n % 128 == 0
+
+
+def _scaled(s: Scaling, g: Gemms) -> Callable[..., Any]:
+    def run(qa: Any, sa: Any, qb: Any, sb: Any) -> Any:
+        if s.static:  # one scale per tensor: _scaled_mm's tensorwise mode takes 0-d scales
+            sa, sb = sa.reshape(()), sb.reshape(())
+        if s.separate_dequant:
+            acc = g.fp8_mm(qa, qb, None, None, torch.float32)
+            return (acc * sa * sb).to(torch.bfloat16)
+        return g.fp8_mm(qa, qb, sa, sb, torch.bfloat16)
+
+    return run
+
+
+def _blockwise(qa: Any, sa: Any, qb: Any, sb: Any) -> Any:
+    f = torch.nn.functional
+    return f.scaled_mm(
+        qa,
+        qb.t().contiguous().t(),  # B column-major
+        sa.t().contiguous().t(),  # A's scales M-major
+        f.ScalingType.BlockWise1x128,
+        sb.t().contiguous().t(),  # B's scales K-block-major
+        f.ScalingType.BlockWise128x128,
+        output_dtype=torch.bfloat16,
+    )
+
+
+def _mx(qa: Any, sa: Any, qb: Any, sb: Any) -> Any:
+    from torchao.prototype.mx_formats.utils import to_blocked
+
+    e8m0 = torch.float8_e8m0fnu
+    scale_b = sb.t().contiguous()  # one scale per (column of B, 32 of K)
+    return torch._scaled_mm(
+        qa,
+        qb.t().contiguous().t(),
+        to_blocked(sa.to(e8m0)),
+        to_blocked(scale_b.to(e8m0)),
+        out_dtype=torch.bfloat16,
+    )
+
+
+def _dequant(dtype: Any) -> Callable[..., Any]:
+    def run(qa: Any, sa: Any, qb: Any, sb: Any) -> Any:
+        return (expand(qa, sa, dtype) @ expand(qb, sb, dtype)).to(torch.bfloat16)
+
+    return run
+
+
+def kernel(s: Scaling, p: Params, device: Any) -> tuple[Callable[..., Any], str]:
+    """The GEMM on quantized operands for this device and shape, and its label."""
+    if not s.k_block:
+        g = Gemms(device)
+        return _scaled(s, g), g.label
+    if s.pow2:
+        if _mx_kernel(device, p["m"], p["k"], p["n"]):
+            return _mx, "scaled_mm:mx"
+        return _dequant(torch.bfloat16), "bf16_dequant_fallback"
+    if _blockwise_kernel(device, p["k"], p["n"]):
+        return _blockwise, "scaled_mm:blockwise"
+    return _dequant(torch.float32), "fp32_dequant_fallback"
+
+
+def builder(s: Scaling) -> Callable[[Params, Any], tuple[Fn, str]]:
+    def build(p: Params, device: Any) -> tuple[Fn, str]:
+        gemm, label = kernel(s, p, device)
+
+        def fn(a: Any, b: Any) -> dict[str, Any]:
+            qa, sa = block_quantize(a, s.a_block, s)
+            qb, sb = block_quantize(b_kn(b, p), s.b_block, s)
+            return {"out": gemm(qa, sa, qb, sb)[:, : p["n"]]}
+
+        return fn, label
+
+    return build
+
+
+for _name, (_scaling, _doc) in RECIPES.items():
+    register_array_op(_name, builder(_scaling))
