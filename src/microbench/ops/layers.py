@@ -85,7 +85,7 @@ class Layer:
     def spec(self, name: str) -> OpSpec:
         def reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
             picked = {k: f64(v[rows]) if v.ndim == 2 else f64(v) for k, v in x.items()}
-            return {"out": self.reference(picked, p).astype(_dt(p).numpy)}
+            return {"out": np.asarray(self.reference(picked, p)).astype(_dt(p).numpy)}
 
         params = MN + (
             (Param("dtype", "dtype", "bfloat16", self.dtypes),) if len(self.dtypes) > 1 else ()
