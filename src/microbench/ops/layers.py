@@ -110,7 +110,7 @@ def _x(p: Params, rng: np.random.Generator) -> np.ndarray:
 
 
 def _gamma(p: Params, rng: np.random.Generator) -> np.ndarray:
-    return rng.uniform(0.5, 1.5, p["n"]).astype(np.float32)
+    return np.asarray(rng.uniform(0.5, 1.5, p["n"]), dtype=np.float32)
 
 
 def _half(p: Params) -> float:
