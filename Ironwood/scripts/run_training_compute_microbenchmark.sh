@@ -1,17 +1,8 @@
 #!/bin/sh
-# Run the Ironwood training compute microbenchmarks in sequence (gemm, add, quantization, ...).
+# Every Ironwood training compute config in turn (GEMMs, quantized GEMMs, quantization, swiglu, rmsnorm, add).
 # Extra arguments go to every run, e.g.: sh ./Ironwood/scripts/run_training_compute_microbenchmark.sh --resume
-# LIBTPU_FLAGS, when set, is passed to libtpu as LIBTPU_INIT_ARGS for these runs only, and only on a TPU host.
-set -e
-cd "$(dirname "$0")/../.."
-PY=python3
-[ -x .venv/bin/python ] && PY=.venv/bin/python
-if [ -n "${LIBTPU_FLAGS:-}" ] && ls /dev/accel* /dev/vfio/[0-9]* >/dev/null 2>&1; then
-  export LIBTPU_INIT_ARGS="${LIBTPU_INIT_ARGS:-} $LIBTPU_FLAGS"
-fi
-for config in gemm_multiple_run gemm_simple gemm gemm_accum gemm_fp8_rowwise add \
-              quantization transpose_quantization quantization_static_scaling \
-              transpose_quantization_static_scaling; do
-  echo "== $config"
-  "$PY" Ironwood/src/run_benchmark.py --config="Ironwood/configs/training/$config.yaml" "$@"
-done
+exec sh "$(dirname "$0")/run_configs.sh" training "gemm_multiple_run gemm_simple gemm gemm_accum \
+  gemm_fp8_rowwise gemm_fp8_rowwise_static_scaling gemm_fp8_rowwise_w_dequantize \
+  gemm_fp8_b128_fp32 gemm_fp8_b128_fp32_static_scaling gemm_mxfp8_b32 gemm_mxfp8_b32_static_scaling \
+  quantization quantization_static_scaling transpose_quantization transpose_quantization_static_scaling \
+  swiglu_fwd swiglu_bwd rmsnorm_fwd rmsnorm_bwd add" "$@"
