@@ -86,6 +86,8 @@ def params(op, **given):
             2 * 32 * 64 * 16 + 2 * (32 * 64 + 64 * 16) + 2 * 2 * 32 * 16 + (64 + 32),
             2 * (32 * 64 + 64 * 16) + 2 * 32 * 16,
         ),
+        # a copy reads and writes every element once: 2 * 2^20 * 2 bytes in bf16
+        ("single_device_hbm_copy", dict(num_elements=1 << 20), 0.0, 4194304),
         # elementwise: (inputs + 1 output) * M*N * bytes per element
         ("inference_add", dict(m=512, n=256, dtype="float8"), 131072, 3 * 131072),
         ("inference_silu_mul", dict(m=512, n=256, dtype="bfloat16"), 5 * 131072, 6 * 131072),

@@ -6,6 +6,7 @@ import csv
 
 import pytest
 
+from microbench.catalogue import all_specs
 from microbench.measure.attribution import (
     AttributionError,
     KernelEvent,
@@ -13,6 +14,8 @@ from microbench.measure.attribution import (
     attribute,
     breakdown,
 )
+
+COMPUTE_OPS = [name for name, spec in all_specs().items() if spec.suite == "compute"]
 
 
 def k(name, start, dur, corr, stream=7):
@@ -222,7 +225,7 @@ def test_a_pytorch_case_times_on_its_own_gpu(monkeypatch):
     assert [d for what, d in flushed if what == "flush"] == [gpu1, gpu1]
 
 
-@pytest.mark.parametrize("op", ["add", "quantization", "gemm_fp8_rowwise"])
+@pytest.mark.parametrize("op", sorted(COMPUTE_OPS))
 def test_the_compiled_twin_is_one_graph(op):
     """torch.compile must trace the op whole: a graph break would quietly time eager code as 'compile'."""
     import numpy as np
@@ -230,17 +233,13 @@ def test_the_compiled_twin_is_one_graph(op):
     import torch._dynamo
 
     from microbench.catalogue import get_spec
-    from torch_backend.ops import gemm, pointwise, quantize  # noqa: F401  registered builders
+    from torch_backend.arrays import BUILDERS
     from torch_backend.tensors import to_torch
 
     spec = get_spec(op)
-    p = spec.resolve({"m": 32, "n": 64, **({"k": 64} if "k" in spec.param_names else {})}, op)
-    builders = {
-        "add": pointwise._add,
-        "quantization": quantize.builder(quantize.VARIANTS["quantization"]),
-        "gemm_fp8_rowwise": gemm.gemm_op(gemm._rowwise, lambda p: True),
-    }
-    fn, _ = builders[op](p, torch.device("cpu"))
+    small = {"m": 32, "n": 64, "k": 256, "num_elements": 64}
+    p = spec.resolve({k: v for k, v in small.items() if k in spec.param_names}, op)
+    fn, _ = BUILDERS[op](p, torch.device("cpu"))
     args = [
         to_torch(a, torch.device("cpu"))
         for a in spec.make_inputs(p, np.random.default_rng(0)).values()

@@ -86,9 +86,13 @@ def compiled(
     return make
 
 
+BUILDERS: dict[str, Callable[[Params, Any], tuple[Fn, str]]] = {}  # op -> builder, for tests
+
+
 def register_array_op(
     ops: str | tuple[str, ...], build: Callable[[Params, Any], tuple[Fn, str]]
 ) -> None:
     """Register a compute op's PyTorch twins: `eager` and `compile` (torch.compile of the same function)."""
+    BUILDERS.update(dict.fromkeys([ops] if isinstance(ops, str) else ops, build))
     implementation(ops, "torch", "eager")(array_op(build))
     implementation(ops, "torch", "compile")(array_op(compiled(build)))

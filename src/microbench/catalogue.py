@@ -25,6 +25,7 @@ Arrays = dict[str, np.ndarray]
 F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_DIM = 1 << 22  # a single dimension beyond 4M elements is a typo, not a benchmark
+MAX_ELEMENTS = 1 << 40  # a flat element count (4 TiB of bytes) beyond any device's memory
 SHAPE_KEYS = ("m", "k", "n")
 
 
@@ -35,6 +36,14 @@ def _dim(param: Param, value: Any, where: str) -> Any:
         raise UserError(f"must be positive, got {value}", key=where)
     if value > MAX_DIM:
         raise UserError(f"{value} is absurdly large for one dimension (limit {MAX_DIM})", key=where)
+    return value
+
+
+def _elements(param: Param, value: Any, where: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise UserError(f"must be a positive integer, got {value!r}", key=where)
+    if value > MAX_ELEMENTS:
+        raise UserError(f"{value} elements is beyond any device (limit 2^40)", key=where)
     return value
 
 
@@ -74,6 +83,7 @@ def _typed(kind: type | tuple[type, ...], what: str, convert: Callable[[Any], An
 # How a parameter's value is checked and normalised, by the parameter's kind.
 VALIDATORS: dict[str, Callable[[Param, Any, str], Any]] = {
     "dim": _dim,
+    "elements": _elements,  # a flat element count; --max-dim D clamps it to D*D
     "dtype": _dtype,
     "choice": _choice,
     "int": _typed(int, "an integer"),
@@ -96,7 +106,7 @@ class Param:
 
     @property
     def required(self) -> bool:
-        return self.default is None and self.kind == "dim"
+        return self.default is None and self.kind in ("dim", "elements")
 
     def validate(self, value: Any, where: str) -> Any:
         return VALIDATORS[self.kind](self, value, where)

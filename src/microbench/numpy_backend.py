@@ -30,7 +30,7 @@ class NumpyBackend:
         spec = get_spec(case.op)
         assert spec.make_inputs is not None
         host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
-        impl = get_implementation(case.op, self.name)
+        impl = get_implementation(case.op, self.name, case.implementation)
         fn = impl.build(case.params)
         prepared = Prepared(
             call=lambda: fn(*host.values()),

@@ -13,6 +13,7 @@ Kernels, chosen per device and shape, and named in the row's `implementation`:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -21,22 +22,37 @@ from microbench.ops.common import FP8, TINY
 from microbench.ops.scaled_gemm import RECIPES, STATIC_SCALE, Block, Scaling, block_dims
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
-from torch_backend.ops.gemm import Gemms, b_kn
+from torch_backend.ops.gemm import Gemms
+
+QMAX = FP8.max  # a plain float: torch.compile cannot trace ml_dtypes
 
 
 def block_quantize(x: Any, block: Block, s: Scaling) -> tuple[Any, Any]:
-    """(e4m3 values zero-padded to whole blocks, float32 scales (rows, cols) of blocks)."""
+    """(e4m3 values zero-padded to whole blocks, float32 scales (rows, cols) of blocks). No fp32 copy
+    of x is made: the reduction reads bf16 and the division promotes as it goes."""
     br, bc = block_dims(tuple(x.shape), block)
     rows, cols = -(-x.shape[0] // br), -(-x.shape[1] // bc)
-    x32 = torch.nn.functional.pad(x.float(), (0, cols * bc - x.shape[1], 0, rows * br - x.shape[0]))
-    blocks = x32.reshape(rows, br, cols, bc)
+    pad_rows, pad_cols = rows * br - x.shape[0], cols * bc - x.shape[1]
+    if pad_rows or pad_cols:
+        x = torch.nn.functional.pad(x, (0, pad_cols, 0, pad_rows))
+    blocks = x.reshape(rows, br, cols, bc)
     if s.static:
         scale = torch.full((rows, cols), STATIC_SCALE, dtype=torch.float32, device=x.device)
     else:
-        scale = blocks.abs().amax(dim=(1, 3)).clamp(min=TINY) / FP8.max
+        amax = torch.linalg.vector_norm(blocks, ord=math.inf, dim=(1, 3), dtype=torch.float32)
+        scale = amax.clamp(min=TINY) / QMAX
         scale = torch.exp2(torch.ceil(torch.log2(scale))) if s.pow2 else scale
-    q = (blocks / scale[:, None, :, None]).clamp(-FP8.max, FP8.max)
+    q = (blocks / scale[:, None, :, None]).clamp_(-QMAX, QMAX)
     return q.reshape(rows * br, cols * bc).to(torch.float8_e4m3fn), scale
+
+
+def quantize_b(b: Any, p: Params, s: Scaling) -> tuple[Any, Any]:
+    """B as (K,N) e4m3 and its scales. Stored (N,K), it is quantized as stored and handed over as a
+    column-major view, the layout the fp8 GEMMs want, so no transposing copy is made."""
+    if p["layout"] == "kn":
+        return block_quantize(b, s.b_block, s)
+    q, scale = block_quantize(b, (s.b_block[1], s.b_block[0]), s)
+    return q.t(), scale.t()
 
 
 def expand(q: Any, scale: Any, dtype: Any) -> Any:
@@ -132,7 +148,7 @@ def builder(s: Scaling) -> Callable[[Params, Any], tuple[Fn, str]]:
 
         def fn(a: Any, b: Any) -> dict[str, Any]:
             qa, sa = block_quantize(a, s.a_block, s)
-            qb, sb = block_quantize(b_kn(b, p), s.b_block, s)
+            qb, sb = quantize_b(b, p, s)
             return {"out": gemm(qa, sa, qb, sb)[:, : p["n"]]}
 
         return fn, label

@@ -67,11 +67,16 @@ def _inject(bench: Benchmark, spec: OpSpec, d: dict[str, Any], where: str) -> di
 
 
 def _clamp(spec: OpSpec, params: dict[str, Any], max_dim: int | None) -> dict[str, Any]:
-    """--max-dim: every dimension parameter at most max_dim (a stock config on a laptop)."""
+    """--max-dim: every dimension parameter at most max_dim, a flat element count at most max_dim^2
+    (a stock config on a laptop)."""
     if not max_dim:
         return params
-    dims = {p.name for p in spec.params if p.kind == "dim"}
-    return {k: min(v, max_dim) if k in dims and v is not None else v for k, v in params.items()}
+    limits = {"dim": max_dim, "elements": max_dim * max_dim}
+    kinds = {p.name: p.kind for p in spec.params}
+    return {
+        k: min(v, limits[kinds[k]]) if kinds.get(k) in limits and v is not None else v
+        for k, v in params.items()
+    }
 
 
 def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:

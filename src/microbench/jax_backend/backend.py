@@ -118,7 +118,7 @@ class JaxBackend:
             raise unsupported(
                 f"cannot place inputs on {jax.default_backend()}: {str(error).splitlines()[0]}"
             ) from None
-        impl = get_implementation(case.op, self.name)
+        impl = get_implementation(case.op, self.name, case.implementation)
         body = impl.build(case.params)
         body.__name__ = module_name(case).removeprefix("jit_")
         carried = spec.extra.get("accumulates")
