@@ -1,12 +1,13 @@
 """Every compute op on both backends at small shapes: numerics pass, a wrong op is caught, outputs agree."""
 
 import csv
+import dataclasses
 
 import numpy as np
 import pytest
 from test_models import params
 
-from microbench.catalogue import all_specs, get_spec
+from microbench.catalogue import all_specs, get_spec, implementations
 from microbench.config.cases import Case, Outputs, RunSettings
 from microbench.errors import CaseFailure
 from microbench.ops.common import PlacementExtras
@@ -146,3 +147,18 @@ def test_two_backend_yaml_yields_paired_rows(tmp_path, write_yaml, monkeypatch, 
             and torch_row["paired_implementation"] == "jit"
         )
         assert float(torch_row["cross_backend_rel_error"]) < 0.05
+
+
+MULTI_JAX = [
+    (op, name)
+    for op in COMPUTE
+    for name in implementations(op, "jax")
+    if len(implementations(op, "jax")) > 1
+]
+
+
+@pytest.mark.parametrize("op, name", MULTI_JAX)
+def test_each_jax_implementation_runs_under_its_own_name(op, name, tmp_path):
+    c = dataclasses.replace(case(op, "jax", tmp_path), implementation=name)
+    m = jax_backend().measure(c)
+    assert m.implementation == name and m.check.text == "passed"
