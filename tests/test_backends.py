@@ -13,7 +13,20 @@ from microbench.errors import CaseFailure
 from microbench.ops.common import PlacementExtras
 
 COMPUTE = [name for name, spec in all_specs().items() if spec.suite == "compute"]
-SMALL = {"m": 64, "k": 128, "n": 32}
+# every dimension any compute op takes, small enough for a CPU
+SMALL = {
+    "m": 64,
+    "k": 128,
+    "n": 32,
+    "num_elements": 4096,
+    "batch_size": 1,
+    "q_seq_len": 32,
+    "kv_seq_len": 32,
+    "q_heads": 4,
+    "kv_heads": 2,
+    "qk_head_dim": 16,
+    "v_head_dim": 16,
+}
 
 
 def case(op, backend, tmp_path, **given):
@@ -160,5 +173,9 @@ MULTI_JAX = [
 @pytest.mark.parametrize("op, name", MULTI_JAX)
 def test_each_jax_implementation_runs_under_its_own_name(op, name, tmp_path):
     c = dataclasses.replace(case(op, "jax", tmp_path), implementation=name)
+    if name == "jit:cudnn":  # a GPU kernel: on the CPU it must say so, not run something else
+        with pytest.raises(CaseFailure, match="cuDNN attention needs an NVIDIA GPU"):
+            jax_backend().measure(c)
+        return
     m = jax_backend().measure(c)
     assert m.implementation == name and m.check.text == "passed"

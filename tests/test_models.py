@@ -88,6 +88,40 @@ def params(op, **given):
         ),
         # a copy reads and writes every element once: 2 * 2^20 * 2 bytes in bf16
         ("single_device_hbm_copy", dict(num_elements=1 << 20), 0.0, 4194304),
+        # attention, the reference's config shape: B=1, S=4096, 128 query heads over 8 KV heads, d=256.
+        # causal: S(S+1)/2 = 8390656 pairs per head, 2*(256+256) FLOPs each; bf16 Q, K, V, O read/written once
+        (
+            "tokamax_splash_attention",
+            dict(
+                batch_size=1,
+                q_seq_len=4096,
+                kv_seq_len=4096,
+                q_heads=128,
+                kv_heads=8,
+                qk_head_dim=256,
+                v_head_dim=256,
+            ),
+            2 * 128 * 8390656 * 512,
+            2 * (134217728 + 8388608 + 8388608 + 134217728),
+        ),
+        # not causal: all 4096^2 pairs; bwd (+ the forward it recomputes) is 3.5x the forward, and reads
+        # Q, K, V, dO and writes dQ, dK, dV
+        (
+            "tokamax_splash_attention",
+            dict(
+                batch_size=1,
+                q_seq_len=4096,
+                kv_seq_len=4096,
+                q_heads=128,
+                kv_heads=8,
+                qk_head_dim=256,
+                v_head_dim=256,
+                causal=False,
+                mode="bwd",
+            ),
+            3.5 * 2 * 128 * 4096 * 4096 * 512,
+            2 * (2 * (134217728 + 8388608 + 8388608) + 134217728),
+        ),
         # elementwise: (inputs + 1 output) * M*N * bytes per element
         ("inference_add", dict(m=512, n=256, dtype="float8"), 131072, 3 * 131072),
         ("inference_silu_mul", dict(m=512, n=256, dtype="bfloat16"), 5 * 131072, 6 * 131072),

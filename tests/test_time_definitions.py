@@ -154,11 +154,14 @@ def test_eager_and_compiled_rows_for_every_pytorch_parity_op(tmp_path, monkeypat
     compute = sorted(n for n, s in all_specs().items() if s.suite == "compute")
     assert all(set(implementations(op, "torch")) == {"eager", "compile"} for op in compute)
     monkeypatch.chdir(tmp_path)
+    from test_backends import SMALL
+
+    def tiny(op: str) -> str:
+        names = all_specs()[op].param_names
+        return ", ".join(f"{k}: {v}" for k, v in SMALL.items() if k in names)
+
     blocks = "".join(
-        f"- benchmark_name: {op}\n  benchmark_params: [{{m: 16, k: 32, n: 16}}]\n"
-        if "k" in all_specs()[op].param_names
-        else f"- benchmark_name: {op}\n  benchmark_params: [{{m: 16, n: 32}}]\n"
-        for op in compute
+        f"- benchmark_name: {op}\n  benchmark_params: [{{{tiny(op)}}}]\n" for op in compute
     )
     (tmp_path / "c.yaml").write_text(
         f"backend: torch\nnum_runs: 2\nwarmup: 1\nbenchmarks:\n{blocks}"
@@ -237,8 +240,9 @@ def test_the_compiled_twin_is_one_graph(op):
     from torch_backend.tensors import to_torch
 
     spec = get_spec(op)
-    small = {"m": 32, "n": 64, "k": 256, "num_elements": 64}
-    p = spec.resolve({k: v for k, v in small.items() if k in spec.param_names}, op)
+    from test_backends import SMALL
+
+    p = spec.resolve({k: v for k, v in SMALL.items() if k in spec.param_names}, op)
     fn, _ = BUILDERS[op](p, torch.device("cpu"))
     args = [
         to_torch(a, torch.device("cpu"))

@@ -1,0 +1,200 @@
+"""Attention (the reference's tokamax_splash_attention): softmax(Q Kᵀ / √d) V with grouped KV heads,
+forward, or forward and backward, causal or not.
+
+Tensors are (batch, seq, heads, dim), so every output is a free (batch·seq, heads·dim) view whose rows
+the check samples: the float64 reference computes only the query rows it is asked for. The reference
+harness used fp32 inputs, no 1/√d scale and timed only the dK/dV kernel of its backward; here inputs are
+`dtype` (bf16 by default), the scale is the usual one, and `bwd` times the whole step from (Q, K, V, dO)
+to (dQ, dK, dV), the forward included (docs/ironwood.md). The PyTorch twin: torch_backend/ops/attention.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.errors import unsupported
+from microbench.ops.common import f64, normal, register_compute
+from microbench.platform.dtypes import dtype
+from microbench.platform.frameworks import jax
+
+FULL_BWD_CHECK = 1 << 22  # query x key pairs up to which dK and dV are checked too (dQ always)
+
+
+def pairs(p: Params) -> float:
+    """(query, key) pairs attended per head: all Sq·Skv, or under the causal mask (query i sees keys
+    0..i; Sq = Skv) S(S+1)/2, a little over half."""
+    sq, skv = p["q_seq_len"], p["kv_seq_len"]
+    return sq * (sq + 1) / 2 if p["causal"] else float(sq * skv)
+
+
+def forward_flops(p: Params) -> float:
+    """Q Kᵀ and P V: 2 (d_qk + d_v) per attended pair and query head."""
+    return 2.0 * p["batch_size"] * p["q_heads"] * pairs(p) * (p["qk_head_dim"] + p["v_head_dim"])
+
+
+def flops(p: Params) -> float:
+    """bwd: the forward (1x) plus recomputing S, then dV, dP, dQ and dK (2.5x): 3.5x the forward."""
+    return forward_flops(p) * (1.0 if p["mode"] == "fwd" else 3.5)
+
+
+def sizes(p: Params) -> dict[str, int]:
+    b, sq, skv = p["batch_size"], p["q_seq_len"], p["kv_seq_len"]
+    return {
+        "q": b * sq * p["q_heads"] * p["qk_head_dim"],
+        "k": b * skv * p["kv_heads"] * p["qk_head_dim"],
+        "v": b * skv * p["kv_heads"] * p["v_head_dim"],
+        "o": b * sq * p["q_heads"] * p["v_head_dim"],
+    }
+
+
+def nbytes(p: Params) -> float:
+    """fwd reads Q, K, V and writes O; bwd reads Q, K, V, dO and writes dQ, dK, dV."""
+    n, s = sizes(p), dtype(p["dtype"]).nbytes
+    if p["mode"] == "fwd":
+        return s * (n["q"] + n["k"] + n["v"] + n["o"])
+    return s * (2 * (n["q"] + n["k"] + n["v"]) + n["o"])
+
+
+def constraint(p: Params) -> str | None:
+    if p["q_heads"] % p["kv_heads"]:
+        return f"q_heads ({p['q_heads']}) must be a multiple of kv_heads ({p['kv_heads']})"
+    if p["causal"] and p["q_seq_len"] != p["kv_seq_len"]:
+        return (
+            "causal attention needs q_seq_len == kv_seq_len (the reference's configs all have it)"
+        )
+    return None
+
+
+def make_inputs(p: Params, rng: np.random.Generator) -> Arrays:
+    dt, b = dtype(p["dtype"]), p["batch_size"]
+    sq, skv, hq, hkv = p["q_seq_len"], p["kv_seq_len"], p["q_heads"], p["kv_heads"]
+    x = {
+        "q": normal(rng, (b, sq, hq, p["qk_head_dim"]), dt),
+        "k": normal(rng, (b, skv, hkv, p["qk_head_dim"]), dt),
+        "v": normal(rng, (b, skv, hkv, p["v_head_dim"]), dt),
+    }
+    if p["mode"] != "fwd":
+        x["do"] = normal(rng, (b, sq, hq, p["v_head_dim"]), dt)
+    return x
+
+
+def _probabilities(x: Arrays, p: Params, b: np.ndarray, s: np.ndarray) -> tuple[Any, Any, Any]:
+    """For query rows (b[r], s[r]): softmax probabilities (R, Hq, Skv), and K, V per query head."""
+    group = p["q_heads"] // p["kv_heads"]
+    q = f64(x["q"][b, s])  # (R, Hq, d)
+    k = np.repeat(f64(x["k"][b]), group, axis=2)  # (R, Skv, Hq, d)
+    v = np.repeat(f64(x["v"][b]), group, axis=2)
+    logits = np.einsum("rhd,rjhd->rhj", q, k) / math.sqrt(p["qk_head_dim"])
+    if p["causal"]:
+        logits = np.where(
+            np.arange(p["kv_seq_len"])[None, None, :] > s[:, None, None], -np.inf, logits
+        )
+    probs = np.exp(logits - logits.max(axis=2, keepdims=True))
+    return probs / probs.sum(axis=2, keepdims=True), k, v
+
+
+def reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    b, s = np.divmod(rows, p["q_seq_len"])
+    probs, k, v = _probabilities(x, p, b, s)
+    if p["mode"] == "fwd":
+        return {"out": np.einsum("rhj,rjhd->rhd", probs, v).reshape(len(rows), -1)}
+    do = f64(x["do"][b, s])
+    dp = np.einsum("rhd,rjhd->rhj", do, v)
+    ds = probs * (dp - np.sum(probs * dp, axis=2, keepdims=True))
+    dq = np.einsum("rhj,rjhd->rhd", ds, k) / math.sqrt(p["qk_head_dim"])
+    out = {"dq": dq.reshape(len(rows), -1)}
+    whole = len(rows) == p["batch_size"] * p["q_seq_len"]
+    if whole and p["q_seq_len"] == p["kv_seq_len"] and pairs(p) * p["batch_size"] <= FULL_BWD_CHECK:
+        out.update(_key_gradients(x, p, probs, ds))
+    return out
+
+
+def _key_gradients(x: Arrays, p: Params, probs: Any, ds: Any) -> Arrays:
+    """dK and dV from every query's probabilities (only for small problems: rows are all queries)."""
+    bsz, sq, hkv, group = (
+        p["batch_size"],
+        p["q_seq_len"],
+        p["kv_heads"],
+        p["q_heads"] // p["kv_heads"],
+    )
+    shape = (bsz, sq, hkv, group)
+    pr = probs.reshape(bsz, sq, hkv, group, -1)
+    dsr = ds.reshape(bsz, sq, hkv, group, -1)
+    do = f64(x["do"]).reshape(*shape, -1)
+    q = f64(x["q"]).reshape(*shape, -1)
+    dv = np.einsum("bihgj,bihgd->bjhd", pr, do)
+    dk = np.einsum("bihgj,bihgd->bjhd", dsr, q) / math.sqrt(p["qk_head_dim"])
+    return {"dk": dk.reshape(bsz * sq, -1), "dv": dv.reshape(bsz * sq, -1)}
+
+
+register_compute(
+    OpSpec(
+        name="tokamax_splash_attention",
+        suite="compute",
+        doc="softmax(Q Kᵀ/√d) V with grouped KV heads; bwd: (dQ, dK, dV) from (Q, K, V, dO)",
+        params=(
+            Param("batch_size", "dim"),
+            Param("q_seq_len", "dim"),
+            Param("kv_seq_len", "dim"),
+            Param("q_heads", "dim"),
+            Param("kv_heads", "dim"),
+            Param("qk_head_dim", "dim"),
+            Param("v_head_dim", "dim"),
+            Param("mode", "choice", "fwd", ("fwd", "bwd", "combined"), "combined = bwd"),
+            Param("causal", "bool", True),
+            Param("dtype", "dtype", "bfloat16", ("bfloat16", "float16", "float32")),
+            Param("num_samples", "int", 256, doc="the reference's autotune samples (TPU only)"),
+            Param("tune_pallas_only", "bool", True, doc="accepted for the reference's configs"),
+        ),
+        flops=flops,
+        bytes=nbytes,
+        peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+        make_inputs=make_inputs,
+        reference=reference,
+        output_rows=lambda p: p["batch_size"] * p["q_seq_len"],
+        constraint=constraint,
+    )
+)
+
+
+# ---- JAX ---------------------------------------------------------------------------------------
+
+
+def jax_builder(kernel: str) -> Callable[[Params], Callable[..., dict[str, Any]]]:
+    """jax.nn.dot_product_attention with `kernel`: cuDNN's fused kernel (GPUs) or XLA's composition."""
+
+    def build(p: Params) -> Callable[..., dict[str, Any]]:
+        if kernel == "cudnn" and jax.default_backend() != "gpu":
+            raise unsupported("cuDNN attention needs an NVIDIA GPU")
+        scale = 1.0 / math.sqrt(p["qk_head_dim"])
+        b, sq, skv = p["batch_size"], p["q_seq_len"], p["kv_seq_len"]
+
+        def attend(q: Any, k: Any, v: Any) -> Any:
+            return jax.nn.dot_product_attention(
+                q, k, v, scale=scale, is_causal=p["causal"], implementation=kernel
+            )
+
+        if p["mode"] == "fwd":
+            return lambda q, k, v: {"out": attend(q, k, v).reshape(b * sq, -1)}
+
+        def step(q: Any, k: Any, v: Any, do: Any) -> dict[str, Any]:
+            _, pullback = jax.vjp(attend, q, k, v)
+            dq, dk, dv = pullback(do)
+            return {
+                "dq": dq.reshape(b * sq, -1),
+                "dk": dk.reshape(b * skv, -1),
+                "dv": dv.reshape(b * skv, -1),
+            }
+
+        return step
+
+    return build
+
+
+for _kernel in ("xla", "cudnn"):  # xla first: the default where no name is asked for
+    implementation("tokamax_splash_attention", "jax", f"jit:{_kernel}")(jax_builder(_kernel))

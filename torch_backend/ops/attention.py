@@ -1,0 +1,83 @@
+"""Attention in PyTorch, the twin of microbench/ops/attention.py: F.scaled_dot_product_attention with
+grouped KV heads. The SDPA backend is chosen once per case (flash, then memory-efficient, then cuDNN, then
+the math fallback: the first that accepts the shape, dtype and device) and named in the row.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from microbench.catalogue import Params
+from microbench.errors import unsupported
+from microbench.platform.frameworks import torch
+from torch_backend.arrays import Fn, register_array_op
+from torch_backend.tensors import torch_dtype
+
+PREFERENCE = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
+
+
+def sdpa(p: Params, backend: Any) -> Any:
+    """(B, S, H, D) tensors in, (B, Sq, Hq, Dv) out; SDPA works on (B, H, S, D) views of them."""
+    f, attention = torch.nn.functional, torch.nn.attention
+    scale = 1.0 / math.sqrt(p["qk_head_dim"])
+
+    def attend(q: Any, k: Any, v: Any) -> Any:
+        with attention.sdpa_kernel(backend):
+            out = f.scaled_dot_product_attention(
+                q.transpose(1, 2),
+                k.transpose(1, 2),
+                v.transpose(1, 2),
+                is_causal=p["causal"],
+                scale=scale,
+                enable_gqa=p["q_heads"] != p["kv_heads"],
+            )
+        return out.transpose(1, 2)
+
+    return attend
+
+
+def choose_backend(p: Params, device: Any) -> tuple[Any, str]:
+    """The first SDPA backend that runs this case's heads, head dims, dtype and mask on `device`
+    (probed on a short sequence)."""
+    dt, seq = torch_dtype(p["dtype"]), min(p["q_seq_len"], 128)
+    probe = {
+        "q": (1, seq, p["q_heads"], p["qk_head_dim"]),
+        "k": (1, seq, p["kv_heads"], p["qk_head_dim"]),
+        "v": (1, seq, p["kv_heads"], p["v_head_dim"]),
+    }
+    tensors = [torch.randn(shape, dtype=dt, device=device) for shape in probe.values()]
+    for name in PREFERENCE:
+        backend = getattr(torch.nn.attention.SDPBackend, name, None)
+        if backend is None:
+            continue
+        try:
+            with torch.no_grad():
+                sdpa(p, backend)(*tensors)
+        except RuntimeError:
+            continue
+        return backend, name.lower()
+    raise unsupported("no SDPA backend runs this case")
+
+
+def _attention(p: Params, device: Any) -> tuple[Fn, str]:
+    backend, label = choose_backend(p, device)
+    attend = sdpa(p, backend)
+    b, sq, skv = p["batch_size"], p["q_seq_len"], p["kv_seq_len"]
+    if p["mode"] == "fwd":
+        return (lambda q, k, v: {"out": attend(q, k, v).reshape(b * sq, -1)}), f"sdpa:{label}"
+
+    def step(q: Any, k: Any, v: Any, do: Any) -> dict[str, Any]:
+        with torch.inference_mode(False), torch.enable_grad():
+            _, pullback = torch.func.vjp(attend, q, k, v)
+            dq, dk, dv = pullback(do)
+        return {
+            "dq": dq.reshape(b * sq, -1),
+            "dk": dk.reshape(b * skv, -1),
+            "dv": dv.reshape(b * skv, -1),
+        }
+
+    return step, f"sdpa:{label}"
+
+
+register_array_op("tokamax_splash_attention", _attention)
