@@ -100,9 +100,8 @@ class Param:
     default: Any = None
     choices: tuple[Any, ...] = ()
     doc: str = ""
-    aliases: tuple[
-        str, ...
-    ] = ()  # other names configs use for it (the Ironwood reference's spellings)
+    aliases: tuple[str, ...] = ()  # the Ironwood reference's spellings of it
+    each: tuple[Any, ...] = ()  # swept over these values when a config leaves the parameter out
 
     @property
     def required(self) -> bool:

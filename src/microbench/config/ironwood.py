@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from typing import Any
 
@@ -66,6 +67,16 @@ def _inject(bench: Benchmark, spec: OpSpec, d: dict[str, Any], where: str) -> di
     return {"topology": bench.topology, **d}
 
 
+def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
+    """A parameter with `each` values that the entry leaves out is swept over them (host_device runs
+    both directions, as the reference's one benchmark reported both)."""
+    out = [d]
+    for param in spec.params:
+        if param.each and param.name not in d:
+            out = [{**e, param.name: value} for e in out for value in param.each]
+    return out
+
+
 def _clamp(spec: OpSpec, params: dict[str, Any], max_dim: int | None) -> dict[str, Any]:
     """--max-dim: every dimension parameter at most max_dim, a flat element count at most max_dim^2
     (a stock config on a laptop)."""
@@ -108,7 +119,8 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
             entries.append((where, {}, False))
         backends = _backends(bench.backend or cfg.backend, spec, key_path(where, "backend"))
         for entry_where, entry, is_sweep in entries:
-            total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends)
+            swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
+            total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends) * swept
             if total > request.max_cases:
                 raise UserError(
                     f"the config expands to more than {request.max_cases} cases; raise the cap with "
@@ -123,7 +135,7 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
             case_keys = RUN_KEYS + (
                 () if "implementation" in spec.param_names else ("implementation",)
             )
-            dicts = [_inject(bench, spec, d, where) for d in dicts]
+            dicts = [e for d in dicts for e in _each(spec, _inject(bench, spec, d, where))]
             resolved = [
                 _clamp(
                     spec,

@@ -179,9 +179,18 @@ class JaxBackend:
 
     def measure(self, case: Case) -> Measurement:
         spec = get_spec(case.op)
-        prepared = self.prepare(case, spec)
-        name = timer_name(self.name, jax.default_backend(), case.run.timer)
-        if name == "wall" and case.outputs.trace_dir:
+        if spec.extra.get(
+            "jax_prepares"
+        ):  # not one jitted function (transfers): it prepares itself
+            impl = get_implementation(case.op, self.name, case.implementation)
+            prepared = impl.build(self, case)
+        else:
+            prepared = self.prepare(case, spec)
+        requested = case.run.timer
+        if requested == "auto" and "jax_auto_timer" in spec.extra:
+            requested = spec.extra["jax_auto_timer"]  # e.g. transfers: no XLA module for xprof
+        name = timer_name(self.name, jax.default_backend(), requested)
+        if name == "wall" and case.outputs.trace_dir and "jax_auto_timer" not in spec.extra:
             name = "traced_wall"
         return measure(case, prepared, get_timer(self.name, name, case), self.device_info())
 

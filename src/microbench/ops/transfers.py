@@ -1,0 +1,123 @@
+"""Host-device transfers (the reference's host_device): one copy of `data_size_mib` MiB per iteration,
+host to device or device to host, from pageable or pinned host memory.
+
+Each iteration makes a new destination buffer, as the reference did. PyTorch rows carry device time
+(CUPTI's memcpy records) on GPUs; JAX records no XLA module for a transfer, so its rows are timed by the
+host clock (`wall_clock`), a blocked transfer end to end. `gbps` is decimal GB/s; the `gibps` column
+the reference's binary GiB/s. The PyTorch twin: torch_backend/ops/transfers.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation, register
+from microbench.config.cases import Case
+from microbench.errors import unsupported
+from microbench.measure.numerics import check_outputs, digest_rows
+from microbench.measure.types import Prepared, Timing
+from microbench.ops.common import PLACEMENT, normal
+from microbench.platform.dtypes import dtype
+from microbench.platform.frameworks import jax
+
+MIB = 1 << 20
+F32 = dtype("float32")
+
+
+@dataclass
+class TransferExtras:
+    """What a transfer row adds: the direction, the host memory used, binary GiB/s."""
+
+    direction: str
+    host_memory: str
+    gibps: float | None
+
+
+def elements(p: Params) -> int:
+    return p["data_size_mib"] * MIB // 4
+
+
+def make_inputs(p: Params, rng: np.random.Generator) -> Arrays:
+    """fp32 (N/128, 128) values, as the reference draws them (a 1 MiB pattern repeated)."""
+    n = elements(p)
+    pattern = normal(rng, (min(n, MIB // 4),), F32)
+    return {"x": np.resize(pattern, n).reshape(-1, 128)}
+
+
+def gibps(timing: Timing, p: Params) -> float | None:
+    if not timing.samples_s:
+        return None
+    median = float(np.median(timing.samples_s))
+    return p["data_size_mib"] / 1024 / median if median > 0 else None
+
+
+SPEC = OpSpec(
+    name="host_device",
+    suite="compute",
+    doc="one host-to-device or device-to-host copy of data_size_mib MiB of fp32",
+    params=(
+        Param("data_size_mib", "dim", doc="MiB per transfer"),
+        Param("direction", "choice", "h2d", ("h2d", "d2h"), each=("h2d", "d2h")),
+        Param("host_memory", "choice", "pageable", ("pageable", "pinned")),
+        *PLACEMENT[1:],  # device and seed (one device: sharding does not apply)
+    ),
+    flops=lambda p: 0.0,
+    bytes=lambda p: float(p["data_size_mib"] * MIB),
+    peak_dtype=lambda p: "fp32",
+    make_inputs=make_inputs,
+    reference=lambda x, p, rows: {"out": x["x"][rows]},
+    output_rows=lambda p: elements(p) // 128,
+    row_extras=TransferExtras,
+    extra={"jax_prepares": True, "jax_auto_timer": "wall"},
+    constraint=lambda p: None if p["data_size_mib"] * MIB % 512 == 0 else "whole MiB only",
+)
+register(SPEC)
+
+
+def finish(p: Params) -> Any:
+    return lambda timing, companions: TransferExtras(
+        p["direction"], p["host_memory"], gibps(timing, p)
+    )
+
+
+@implementation("host_device", "jax", "device_put")
+def jax_transfer(backend: Any, case: Case) -> Prepared:
+    p = case.params
+    host = make_inputs(p, np.random.default_rng(p.get("seed", 0)))
+    devices = jax.local_devices()
+    if p.get("device", 0) >= len(devices):
+        raise unsupported(f"device {p['device']} requested but only {len(devices)} exist")
+    device = devices[p.get("device", 0)]
+    kinds = {m.kind for m in device.addressable_memories()}
+    host_kind = "pinned_host" if p["host_memory"] == "pinned" else "unpinned_host"
+    if host_kind not in kinds:
+        raise unsupported(f"{device.platform} devices here have no '{host_kind}' memory")
+    sharding = jax.sharding.SingleDeviceSharding
+    on_device, on_host = (
+        sharding(device, memory_kind="device"),
+        sharding(device, memory_kind=host_kind),
+    )
+    if p["direction"] == "h2d":
+        source = host["x"] if host_kind == "unpinned_host" else jax.device_put(host["x"], on_host)
+        target = on_device
+    else:
+        source, target = jax.device_put(host["x"], on_device), on_host
+    jax.block_until_ready(source)
+
+    def call() -> Any:
+        return jax.device_put(source, target, may_alias=False)
+
+    def fetch(out: Any, name: str, rows: np.ndarray) -> np.ndarray:
+        return np.asarray(jax.device_get(out))[rows]
+
+    return Prepared(
+        call=call,
+        sync=jax.block_until_ready,
+        check=lambda out: check_outputs(SPEC, p, host, lambda n, r: fetch(out, n, r)),
+        digest=lambda out: digest_rows(SPEC, p, host, lambda n, r: fetch(out, n, r)),
+        implementation=f"device_put:{p['host_memory']}",
+        finish=finish(p),
+    )

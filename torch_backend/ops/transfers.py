@@ -1,0 +1,56 @@
+"""Host-device transfers in PyTorch, the twin of microbench/ops/transfers.py. Pinned host memory comes
+from PyTorch's caching host allocator; pageable memory is ordinary tensors. Every iteration writes a new
+destination tensor, as the JAX twin and the reference do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import implementation
+from microbench.config.cases import Case
+from microbench.errors import unsupported
+from microbench.measure.numerics import check_outputs, digest_rows
+from microbench.measure.types import Prepared
+from microbench.ops.transfers import SPEC, finish, make_inputs
+from microbench.platform.frameworks import torch
+from torch_backend.arrays import compute_device
+from torch_backend.devices import synchronizer
+from torch_backend.tensors import to_numpy, to_torch
+
+
+@implementation("host_device", "torch", "copy")
+def torch_transfer(backend: Any, case: Case) -> Prepared:
+    p = case.params
+    device = compute_device(case)
+    pinned = p["host_memory"] == "pinned"
+    if pinned and device.type != "cuda":
+        raise unsupported("pinned host memory needs a CUDA device")
+    host = make_inputs(p, np.random.default_rng(p.get("seed", 0)))
+    cpu = to_torch(host["x"], torch.device("cpu"))
+    if p["direction"] == "h2d":
+        source = cpu.pin_memory() if pinned else cpu
+
+        def call() -> Any:
+            return source.to(device, non_blocking=pinned, copy=True)
+    else:
+        source = cpu.to(device)
+
+        def call() -> Any:
+            out = torch.empty(source.shape, dtype=source.dtype, pin_memory=pinned)
+            return out.copy_(source, non_blocking=pinned)
+
+    def fetch(out: Any, name: str, rows: np.ndarray) -> np.ndarray:
+        return to_numpy(out[torch.as_tensor(rows)])
+
+    sync = synchronizer(device)
+    return Prepared(
+        call=call,
+        sync=lambda out: sync(out),
+        check=lambda out: check_outputs(SPEC, p, host, lambda n, r: fetch(out, n, r)),
+        digest=lambda out: digest_rows(SPEC, p, host, lambda n, r: fetch(out, n, r)),
+        implementation=f"copy:{p['host_memory']}",
+        device=device,
+        finish=finish(p),
+    )
