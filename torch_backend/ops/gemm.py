@@ -116,7 +116,9 @@ def _fp8_in(p: Params) -> bool:
     return gemm_in_dtype(p).peak_family == "fp8"
 
 
-register_array_op(("gemm_multiple_run", "gemm_simple_with_dtype"), gemm_op(_plain, _fp8_in))
+register_array_op(
+    ("gemm_multiple_run", "gemm_simple_with_dtype", "gemm_throttling"), gemm_op(_plain, _fp8_in)
+)
 register_array_op("gemm_simple", gemm_op(_plain, lambda p: True))
 register_array_op("gemm", gemm_op(_scaled, lambda p: True))
 register_array_op("gemm_accum", gemm_op(_accum, lambda p: True))

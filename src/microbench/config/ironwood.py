@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+from dataclasses import replace
 from typing import Any
 
 from microbench.catalogue import OpSpec, get_spec, implementations
@@ -169,6 +170,8 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
         )
         for d, params in zip(dicts, resolved, strict=True):
             run = run_settings(bench_run, d, entry_where)
+            if "run_settings" in spec.extra:  # an op whose parameters set how it is timed
+                run = replace(run, **spec.extra["run_settings"](params))
             pair = hashlib.sha1(
                 json.dumps([spec.name, params], sort_keys=True).encode()
             ).hexdigest()[:12]

@@ -14,7 +14,7 @@ from typing import Any
 
 from microbench.catalogue import OpSpec
 from microbench.config.cases import Case
-from microbench.measure.stats import summarize
+from microbench.measure.stats import decile_drift, summarize
 from microbench.measure.types import DeviceInfo, Measurement
 from microbench.platform.environment import timestamp
 from microbench.platform.hardware import lookup, with_overrides
@@ -72,6 +72,9 @@ class TimeStats:
     samples: int | None = None
     iqr_over_median: float | None = None
     noisy: bool | None = None
+    decile_drift: float | None = None  # median of the last tenth of the samples over the first's
+    decile_samples: int | None = None  # samples in each tenth
+    throttled: bool | None = None  # decile_drift > 1.05 (no verdict under 5 samples a tenth)
 
 
 @dataclass
@@ -89,6 +92,12 @@ class TimingInfo:
     check: str | None = None
     check_mode: str | None = None
     trace_path: str | None = None
+    # sampled along the case by nvidia-ml-py where the op asks for it (gemm_throttling)
+    sm_clock_mhz_first: float | None = None
+    sm_clock_mhz_last: float | None = None
+    sm_clock_mhz_min: float | None = None
+    temperature_c_max: float | None = None
+    power_w_max: float | None = None
 
 
 @dataclass
@@ -303,6 +312,7 @@ def success_row(
         m.extras.after_roofline(roofline)
     status = Status.WRONG_RESULT if m.check.flagged else Status.OK
     tflops = derived.pop("tflops")
+    drift = decile_drift(t.samples_s)
     return Row(
         identity=_identity(
             case, spec, status, m.check.text if m.check.flagged else "", run_id, m.implementation
@@ -313,6 +323,9 @@ def success_row(
             samples=int(st["count"]),
             iqr_over_median=st["iqr_over_median"],
             noisy=st["iqr_over_median"] > NOISE_THRESHOLD,
+            decile_drift=drift[0],
+            decile_samples=drift[1],
+            throttled=drift[2],
         ),
         conditions=_conditions(case, m.device),
         timing=TimingInfo(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from typing import Any
@@ -113,6 +114,51 @@ def sweeps(rows: list[dict[str, str]], out_dir: str) -> dict[str, int]:
     return written
 
 
+SERIES_OPS = ("gemm_throttling",)  # ops whose per-iteration series is the point of the run
+
+
+def time_series(rows: list[dict[str, str]], results_path: str, out_dir: str) -> dict[str, int]:
+    """Per long-run case (gemm_throttling): each iteration's time over the run, and the SM clock the
+    GPU monitor sampled along it, from the results' JSON lines."""
+    wanted = {
+        r["case_id"]: r for r in rows if r.get("op") in SERIES_OPS and r.get("status") == "ok"
+    }
+    jsonl = os.path.splitext(results_path)[0] + ".jsonl"
+    if not wanted or not os.path.exists(jsonl):
+        return {}
+    written: dict[str, int] = {}
+    with open(jsonl) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    for record in records:
+        row = wanted.get(record.get("case_id", ""))
+        samples = record.get("samples_s") or []
+        if row is None or not samples:
+            continue
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        ax.plot([s * 1e3 for s in samples], lw=0.8, label="time per iteration")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("ms")
+        clocks = record.get("gpu_monitor") or []
+        if clocks:
+            twin = ax.twinx()
+            scale = len(samples) / max(clocks[-1][0], 1e-9)  # seconds to iterations, roughly
+            twin.plot([c[0] * scale for c in clocks], [c[1] for c in clocks], "r", lw=0.8)
+            twin.set_ylabel("SM clock (MHz)", color="r")
+        drift = row.get("decile_drift") or "?"
+        ax.set_title(
+            f"{row['op']} {row.get('gap_strategy', '')} {shape_label(row)} {row.get('dtype', '')}: "
+            f"last/first tenth {drift[:5]}, throttled {row.get('throttled') or '?'}",
+            fontsize=9,
+        )
+        ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"series_{row['op']}_{row['case_id']}.png")
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written[path] = len(samples)
+    return written
+
+
 def markdown(rows: list[dict[str, str]]) -> str:
     def fmt(v: float | None, scale: float = 1, d: int = 2) -> str:
         return "" if v is None else f"{v * scale:.{d}f}"
@@ -142,7 +188,11 @@ def run_report(path: str, out_dir: str) -> dict[str, Any]:
         raise UserError("the report directory is a file", key=f"--output-dir '{out_dir}'")
     os.makedirs(out_dir, exist_ok=True)
     roof = os.path.join(out_dir, "roofline.png")
-    counts = {roof: roofline(rows, roof), **sweeps(rows, out_dir)}
+    counts = {
+        roof: roofline(rows, roof),
+        **sweeps(rows, out_dir),
+        **time_series(rows, path, out_dir),
+    }
     summary = os.path.join(out_dir, "summary.md")
     with open(summary, "w") as f:
         f.write(

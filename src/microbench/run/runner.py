@@ -21,6 +21,7 @@ from microbench.measure.numerics import relative_error
 from microbench.measure.types import DeviceInfo, Measurement
 from microbench.platform import interrupt
 from microbench.platform.backends import BACKENDS
+from microbench.platform.gpu_monitor import Monitor
 from microbench.results.records import Row, failure_row, success_row
 
 OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
@@ -103,9 +104,17 @@ def execute(
     try:
         backend = get_backend(case.backend)
         device = backend.device_info()
-        with _alarm(timeout_s):
+        with (
+            _alarm(timeout_s),
+            Monitor(case.params.get("device", 0), spec.extra.get("monitor_gpu", False)) as monitor,
+        ):
             m = backend.measure(case)
-        return success_row(case, spec, m, run_id, env, peaks), m.outputs_digest
+        row = success_row(case, spec, m, run_id, env, peaks)
+        if monitor.series:
+            for column, value in monitor.summary().items():  # TimingInfo's sm_clock_* etc.
+                setattr(row.timing, column, value)
+            row.raw["gpu_monitor"] = monitor.series
+        return row, m.outputs_digest
     except CaseFailure as failure:
         status, reason = failure.status, failure.reason
     except CaseTimeout:
