@@ -56,6 +56,10 @@ for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
     python3 bench/copy_bandwidth.py | tee "$OUT/copy3.json"
     timeout 200 $RUN --config configs/gpu/elementwise_target.yaml --output-dir "$OUT" 2>&1 | tail -2
     python3 bench/elementwise_table.py "$OUT/elementwise_target.csv" "$OUT/copy3.json" ;;
+  ironwood_transfers|ironwood_attention|ironwood_throttling)
+    timeout 570 $RUN --config configs/gpu/$p.yaml --output-dir "$OUT" 2>&1 | tail -2
+    cp $p.csv $p.jsonl "$OUT/" 2>/dev/null
+    python3 bench/ironwood_system_table.py "$OUT/$p.csv" ;;
   ironwood_gemms|ironwood_memory)
     timeout 570 $RUN --config configs/gpu/$p.yaml --output-dir "$OUT" 2>&1 | tail -2
     cp $p.csv $p.jsonl "$OUT/" 2>/dev/null

@@ -26,6 +26,7 @@ SMALL = {
     "kv_heads": 2,
     "qk_head_dim": 16,
     "v_head_dim": 16,
+    "data_size_mib": 1,
 }
 
 

@@ -1,10 +1,13 @@
 """Host-device transfers (the reference's host_device): one copy of `data_size_mib` MiB per iteration,
 host to device or device to host, from pageable or pinned host memory.
 
-Each iteration makes a new destination buffer, as the reference did. PyTorch rows carry device time
-(CUPTI's memcpy records) on GPUs; JAX records no XLA module for a transfer, so its rows are timed by the
-host clock (`wall_clock`), a blocked transfer end to end. `gbps` is decimal GB/s; the `gibps` column
-the reference's binary GiB/s. The PyTorch twin: torch_backend/ops/transfers.py.
+Each iteration makes a new destination buffer, as the reference did (so pageable device-to-host copies pay
+for first touching new host pages, which bounds them near 1.5 GB/s on the H200's host; pinned memory comes
+from the frameworks' caching allocators). Pageable memory for JAX is a numpy array (host to device) or the
+host platform's buffers (device to host) where the device offers no `unpinned_host` memory kind.
+PyTorch rows carry device time (CUPTI's memcpy records) on GPUs; JAX records no XLA module for a
+transfer, so its rows are timed by the host clock (`wall_clock`), a blocked transfer end to end.
+`gbps` is decimal GB/s; the `gibps` column the reference's binary GiB/s. The PyTorch twin: torch_backend/ops/transfers.py.
 """
 
 from __future__ import annotations
@@ -92,17 +95,19 @@ def jax_transfer(backend: Any, case: Case) -> Prepared:
         raise unsupported(f"device {p['device']} requested but only {len(devices)} exist")
     device = devices[p.get("device", 0)]
     kinds = {m.kind for m in device.addressable_memories()}
-    host_kind = "pinned_host" if p["host_memory"] == "pinned" else "unpinned_host"
-    if host_kind not in kinds:
-        raise unsupported(f"{device.platform} devices here have no '{host_kind}' memory")
     sharding = jax.sharding.SingleDeviceSharding
-    on_device, on_host = (
-        sharding(device, memory_kind="device"),
-        sharding(device, memory_kind=host_kind),
-    )
+    on_device = sharding(device, memory_kind="device")
+    if p["host_memory"] == "pinned":
+        if "pinned_host" not in kinds:
+            raise unsupported(f"{device.platform} devices here have no pinned host memory")
+        on_host: Any = sharding(device, memory_kind="pinned_host")
+    elif "unpinned_host" in kinds:
+        on_host = sharding(device, memory_kind="unpinned_host")
+    else:  # GPUs: pageable memory is the host platform's (a numpy array, the CPU device's buffers)
+        on_host = jax.devices("cpu")[0]
     if p["direction"] == "h2d":
-        source = host["x"] if host_kind == "unpinned_host" else jax.device_put(host["x"], on_host)
-        target = on_device
+        pageable = p["host_memory"] == "pageable"
+        source, target = (host["x"] if pageable else jax.device_put(host["x"], on_host)), on_device
     else:
         source, target = jax.device_put(host["x"], on_device), on_host
     jax.block_until_ready(source)
