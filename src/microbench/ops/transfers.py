@@ -7,7 +7,7 @@ from the frameworks' caching allocators). Pageable memory for JAX is a numpy arr
 host platform's buffers (device to host) where the device offers no `unpinned_host` memory kind.
 PyTorch rows carry device time (CUPTI's memcpy records) on GPUs; JAX records no XLA module for a
 transfer, so its rows are timed by the host clock (`wall_clock`), a blocked transfer end to end.
-`gbps` is decimal GB/s; the `gibps` column the reference's binary GiB/s. The PyTorch twin: torch_backend/ops/transfers.py.
+`gbps` is decimal GB/s, `gibps` the reference's binary GiB/s. The twin: torch_backend/ops/transfers.py.
 """
 
 from __future__ import annotations
