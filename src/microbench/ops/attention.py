@@ -83,53 +83,61 @@ def make_inputs(p: Params, rng: np.random.Generator) -> Arrays:
     return x
 
 
-def _probabilities(x: Arrays, p: Params, b: np.ndarray, s: np.ndarray) -> tuple[Any, Any, Any]:
-    """For query rows (b[r], s[r]): softmax probabilities (R, Hq, Skv), and K, V per query head."""
-    group = p["q_heads"] // p["kv_heads"]
-    q = f64(x["q"][b, s])  # (R, Hq, d)
-    k = np.repeat(f64(x["k"][b]), group, axis=2)  # (R, Skv, Hq, d)
-    v = np.repeat(f64(x["v"][b]), group, axis=2)
-    logits = np.einsum("rhd,rjhd->rhj", q, k) / math.sqrt(p["qk_head_dim"])
+def _rows_of_batch(
+    x: Arrays, p: Params, b: int, s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For query rows s of batch b: probabilities (R, Hkv, G, Skv) and that batch's K, V (Skv, Hkv, d),
+    query heads grouped over their KV head, so no K or V is ever copied per head or per row."""
+    hkv, group = p["kv_heads"], p["q_heads"] // p["kv_heads"]
+    q = f64(x["q"][b, s]).reshape(len(s), hkv, group, -1)
+    k, v = f64(x["k"][b]), f64(x["v"][b])
+    logits = np.einsum("rhgd,jhd->rhgj", q, k) / math.sqrt(p["qk_head_dim"])
     if p["causal"]:
-        logits = np.where(
-            np.arange(p["kv_seq_len"])[None, None, :] > s[:, None, None], -np.inf, logits
-        )
-    probs = np.exp(logits - logits.max(axis=2, keepdims=True))
-    return probs / probs.sum(axis=2, keepdims=True), k, v
+        masked = np.arange(p["kv_seq_len"])[None, :] > s[:, None]  # (R, Skv)
+        logits = np.where(masked[:, None, None, :], -np.inf, logits)
+    probs = np.exp(logits - logits.max(axis=3, keepdims=True))
+    return probs / probs.sum(axis=3, keepdims=True), q, k, v
 
 
 def reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
-    b, s = np.divmod(rows, p["q_seq_len"])
-    probs, k, v = _probabilities(x, p, b, s)
-    if p["mode"] == "fwd":
-        return {"out": np.einsum("rhj,rjhd->rhd", probs, v).reshape(len(rows), -1)}
-    do = f64(x["do"][b, s])
-    dp = np.einsum("rhd,rjhd->rhj", do, v)
-    ds = probs * (dp - np.sum(probs * dp, axis=2, keepdims=True))
-    dq = np.einsum("rhj,rjhd->rhd", ds, k) / math.sqrt(p["qk_head_dim"])
-    out = {"dq": dq.reshape(len(rows), -1)}
+    names = ("out",) if p["mode"] == "fwd" else ("dq",)
+    parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    batches, positions = np.divmod(rows, p["q_seq_len"])
+    full: list[tuple[np.ndarray, np.ndarray]] = []
+    for b in np.unique(batches):  # rows come sorted, so concatenating keeps their order
+        s = positions[batches == b]
+        probs, q, k, v = _rows_of_batch(x, p, int(b), s)
+        if p["mode"] == "fwd":
+            parts["out"].append(np.einsum("rhgj,jhd->rhgd", probs, v).reshape(len(s), -1))
+            continue
+        do = f64(x["do"][b, s]).reshape(probs.shape[:3] + (-1,))
+        dp = np.einsum("rhgd,jhd->rhgj", do, v)
+        ds = probs * (dp - np.sum(probs * dp, axis=3, keepdims=True))
+        dq = np.einsum("rhgj,jhd->rhgd", ds, k) / math.sqrt(p["qk_head_dim"])
+        parts["dq"].append(dq.reshape(len(s), -1))
+        full.append((probs, ds))
+    out = {n: np.concatenate(v) for n, v in parts.items()}
     whole = len(rows) == p["batch_size"] * p["q_seq_len"]
-    if whole and p["q_seq_len"] == p["kv_seq_len"] and pairs(p) * p["batch_size"] <= FULL_BWD_CHECK:
-        out.update(_key_gradients(x, p, probs, ds))
+    if (
+        full
+        and whole
+        and p["q_seq_len"] == p["kv_seq_len"]
+        and pairs(p) * p["batch_size"] <= FULL_BWD_CHECK
+    ):
+        out.update(_key_gradients(x, p, full))
     return out
 
 
-def _key_gradients(x: Arrays, p: Params, probs: Any, ds: Any) -> Arrays:
-    """dK and dV from every query's probabilities (only for small problems: rows are all queries)."""
-    bsz, sq, hkv, group = (
-        p["batch_size"],
-        p["q_seq_len"],
-        p["kv_heads"],
-        p["q_heads"] // p["kv_heads"],
-    )
-    shape = (bsz, sq, hkv, group)
-    pr = probs.reshape(bsz, sq, hkv, group, -1)
-    dsr = ds.reshape(bsz, sq, hkv, group, -1)
-    do = f64(x["do"]).reshape(*shape, -1)
-    q = f64(x["q"]).reshape(*shape, -1)
-    dv = np.einsum("bihgj,bihgd->bjhd", pr, do)
-    dk = np.einsum("bihgj,bihgd->bjhd", dsr, q) / math.sqrt(p["qk_head_dim"])
-    return {"dk": dk.reshape(bsz * sq, -1), "dv": dv.reshape(bsz * sq, -1)}
+def _key_gradients(x: Arrays, p: Params, per_batch: list[tuple[np.ndarray, np.ndarray]]) -> Arrays:
+    """dK and dV from every query's probabilities (small problems only: the rows are all queries)."""
+    dk, dv = [], []
+    for b, (probs, ds) in enumerate(per_batch):
+        do = f64(x["do"][b]).reshape(probs.shape[:3] + (-1,))
+        q = f64(x["q"][b]).reshape(probs.shape[:3] + (-1,))
+        dv.append(np.einsum("ihgj,ihgd->jhd", probs, do).reshape(p["kv_seq_len"], -1))
+        dk.append(np.einsum("ihgj,ihgd->jhd", ds, q).reshape(p["kv_seq_len"], -1))
+    scale = 1 / math.sqrt(p["qk_head_dim"])
+    return {"dk": np.concatenate(dk) * scale, "dv": np.concatenate(dv)}
 
 
 register_compute(
