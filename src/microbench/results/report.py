@@ -134,16 +134,23 @@ def time_series(rows: list[dict[str, str]], results_path: str, out_dir: str) -> 
         samples = record.get("samples_s") or []
         if row is None or not samples:
             continue
-        fig, ax = plt.subplots(figsize=(9, 4.5))
-        ax.plot([s * 1e3 for s in samples], lw=0.8, label="time per iteration")
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("ms")
         clocks = record.get("gpu_monitor") or []
-        if clocks:
-            twin = ax.twinx()
-            scale = len(samples) / max(clocks[-1][0], 1e-9)  # seconds to iterations, roughly
-            twin.plot([c[0] * scale for c in clocks], [c[1] for c in clocks], "r", lw=0.8)
-            twin.set_ylabel("SM clock (MHz)", color="r")
+        fig, axes = plt.subplots(
+            2 if clocks else 1, 1, figsize=(9, 7 if clocks else 4.5), squeeze=False
+        )
+        ax = axes[0][0]
+        ax.plot([s * 1e3 for s in samples], lw=0.8)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("ms per iteration")
+        if clocks:  # the monitor spans the whole case (inputs, compile, check, warm-up, timed run)
+            bottom = axes[1][0]
+            bottom.plot([c[0] for c in clocks], [c[1] for c in clocks], "r", lw=0.8)
+            bottom.set_xlabel("seconds since the case started (the timed run is at the end)")
+            bottom.set_ylabel("SM clock (MHz)", color="r")
+            power = bottom.twinx()
+            power.plot([c[0] for c in clocks], [c[4] for c in clocks], "k", lw=0.5, alpha=0.5)
+            power.set_ylabel("power (W)")
+            bottom.grid(True, alpha=0.3)
         drift = row.get("decile_drift") or "?"
         ax.set_title(
             f"{row['op']} {row.get('gap_strategy', '')} {shape_label(row)} {row.get('dtype', '')}: "
