@@ -174,8 +174,9 @@ MULTI_JAX = [
 @pytest.mark.parametrize("op, name", MULTI_JAX)
 def test_each_jax_implementation_runs_under_its_own_name(op, name, tmp_path):
     c = dataclasses.replace(case(op, "jax", tmp_path), implementation=name)
-    if name == "jit:cudnn":  # a GPU kernel: on the CPU it must say so, not run something else
-        with pytest.raises(CaseFailure, match="cuDNN attention needs an NVIDIA GPU"):
+    gpu_or_tpu = {"jit:cudnn": "cuDNN attention needs an NVIDIA GPU", "pallas:splash": "TPUs only"}
+    if name in gpu_or_tpu:  # an accelerator's kernel: on the CPU it must say so, not run another
+        with pytest.raises(CaseFailure, match=gpu_or_tpu[name]):
             jax_backend().measure(c)
         return
     m = jax_backend().measure(c)

@@ -125,3 +125,37 @@ def test_host_device_rows_carry_decimal_and_binary_bandwidth(tmp_path, write_yam
         assert r["check"] == "passed" and r["timing_source"] == "wall_clock"
         gbps, gibps = float(r["gbps"]), float(r["gibps"])
         assert gibps == pytest.approx(gbps * 1e9 / 2**30, rel=1e-3)  # the CSV keeps 5 digits
+
+
+@pytest.mark.parametrize("mode", ["fwd", "bwd"])
+def test_the_splash_kernel_matches_the_reference_in_the_pallas_interpreter(
+    mode, tmp_path, monkeypatch
+):
+    """The TPU kernel's code path, run by Pallas's interpreter on the CPU (a TPU runs it compiled)."""
+    import dataclasses
+
+    from test_backends import case, jax_backend
+
+    from microbench.ops import attention
+
+    monkeypatch.setattr(attention, "INTERPRET_OFF_TPU", True)
+    shape = dict(q_seq_len=128, kv_seq_len=128, qk_head_dim=128, v_head_dim=128, mode=mode)
+    c = dataclasses.replace(
+        case("tokamax_splash_attention", "jax", tmp_path, **shape), implementation="pallas:splash"
+    )
+    m = jax_backend().measure(c)
+    assert m.implementation == "pallas:splash" and m.check.text == "passed"
+
+
+def test_off_a_tpu_the_splash_kernel_is_unsupported_not_replaced(tmp_path):
+    import dataclasses
+
+    from test_backends import case, jax_backend
+
+    from microbench.errors import CaseFailure
+
+    c = dataclasses.replace(
+        case("tokamax_splash_attention", "jax", tmp_path), implementation="pallas:splash"
+    )
+    with pytest.raises(CaseFailure, match="TPUs only"):
+        jax_backend().measure(c)

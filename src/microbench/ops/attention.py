@@ -5,7 +5,9 @@ Tensors are (batch, seq, heads, dim), so every output is a free (batch·seq, hea
 the check samples: the float64 reference computes only the query rows it is asked for. The reference
 harness used fp32 inputs, no 1/√d scale and timed only the dK/dV kernel of its backward; here inputs are
 `dtype` (bf16 by default), the scale is the usual one, and `bwd` times the whole step from (Q, K, V, dO)
-to (dQ, dK, dV), the forward included (docs/ironwood.md). The PyTorch twin: torch_backend/ops/attention.py.
+to (dQ, dK, dV), the forward included (docs/ironwood.md). JAX implementations: `jit:xla` and `jit:cudnn`
+(jax.nn.dot_product_attention) and `pallas:splash` (the TPU kernel). The PyTorch twin:
+torch_backend/ops/attention.py.
 """
 
 from __future__ import annotations
@@ -173,6 +175,24 @@ register_compute(
 # ---- JAX ---------------------------------------------------------------------------------------
 
 
+def jax_outputs(attend: Callable[..., Any], p: Params) -> Callable[..., dict[str, Any]]:
+    """The op around an attention function of (B, S, H, D) arrays: O, or (dQ, dK, dV) from dO."""
+    rows_q, rows_kv = p["batch_size"] * p["q_seq_len"], p["batch_size"] * p["kv_seq_len"]
+    if p["mode"] == "fwd":
+        return lambda q, k, v: {"out": attend(q, k, v).reshape(rows_q, -1)}
+
+    def step(q: Any, k: Any, v: Any, do: Any) -> dict[str, Any]:
+        _, pullback = jax.vjp(attend, q, k, v)
+        dq, dk, dv = pullback(do)
+        return {
+            "dq": dq.reshape(rows_q, -1),
+            "dk": dk.reshape(rows_kv, -1),
+            "dv": dv.reshape(rows_kv, -1),
+        }
+
+    return step
+
+
 def jax_builder(kernel: str) -> Callable[[Params], Callable[..., dict[str, Any]]]:
     """jax.nn.dot_product_attention with `kernel`: cuDNN's fused kernel (GPUs) or XLA's composition."""
 
@@ -180,29 +200,48 @@ def jax_builder(kernel: str) -> Callable[[Params], Callable[..., dict[str, Any]]
         if kernel == "cudnn" and jax.default_backend() != "gpu":
             raise unsupported("cuDNN attention needs an NVIDIA GPU")
         scale = 1.0 / math.sqrt(p["qk_head_dim"])
-        b, sq, skv = p["batch_size"], p["q_seq_len"], p["kv_seq_len"]
 
         def attend(q: Any, k: Any, v: Any) -> Any:
             return jax.nn.dot_product_attention(
                 q, k, v, scale=scale, is_causal=p["causal"], implementation=kernel
             )
 
-        if p["mode"] == "fwd":
-            return lambda q, k, v: {"out": attend(q, k, v).reshape(b * sq, -1)}
-
-        def step(q: Any, k: Any, v: Any, do: Any) -> dict[str, Any]:
-            _, pullback = jax.vjp(attend, q, k, v)
-            dq, dk, dv = pullback(do)
-            return {
-                "dq": dq.reshape(b * sq, -1),
-                "dk": dk.reshape(b * skv, -1),
-                "dv": dv.reshape(b * skv, -1),
-            }
-
-        return step
+        return jax_outputs(attend, p)
 
     return build
 
 
 for _kernel in ("xla", "cudnn"):  # xla first: the default where no name is asked for
     implementation("tokamax_splash_attention", "jax", f"jit:{_kernel}")(jax_builder(_kernel))
+
+SPLASH_BLOCK = 128
+INTERPRET_OFF_TPU = False  # tests run the splash kernel in Pallas's interpreter on the CPU
+
+
+@implementation("tokamax_splash_attention", "jax", "pallas:splash")
+def jax_splash(p: Params) -> Callable[..., dict[str, Any]]:
+    """JAX's Pallas splash-attention kernel (TPU only): the MQA kernel over each KV head's group of
+    query heads, vmapped over batch and KV heads, as the reference ran it; default block sizes (the
+    reference autotuned them). Q is pre-scaled by 1/√d: the kernel applies no scale."""
+    on_tpu = jax.default_backend() == "tpu"
+    if not (on_tpu or INTERPRET_OFF_TPU):
+        raise unsupported("the Pallas splash-attention kernel runs on TPUs only")
+    for name in ("q_seq_len", "kv_seq_len", "qk_head_dim", "v_head_dim"):
+        if p[name] % SPLASH_BLOCK:
+            raise unsupported(f"splash attention needs {name} a multiple of {SPLASH_BLOCK}")
+    from jax.experimental.pallas.ops.tpu import splash_attention as splash
+
+    b, sq, skv = p["batch_size"], p["q_seq_len"], p["kv_seq_len"]
+    hkv, group = p["kv_heads"], p["q_heads"] // p["kv_heads"]
+    mask = splash.CausalMask((sq, skv)) if p["causal"] else splash.FullMask((sq, skv))
+    kernel = splash.make_splash_mqa_single_device(
+        splash.MultiHeadMask([mask] * group), interpret=not on_tpu
+    )
+    scale = 1.0 / math.sqrt(p["qk_head_dim"])
+
+    def attend(q: Any, k: Any, v: Any) -> Any:
+        grouped = (q * scale).reshape(b, sq, hkv, group, -1).transpose(0, 2, 3, 1, 4)
+        out = jax.vmap(jax.vmap(kernel))(grouped, k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3))
+        return out.transpose(0, 3, 1, 2, 4).reshape(b, sq, p["q_heads"], -1)
+
+    return jax_outputs(attend, p)
