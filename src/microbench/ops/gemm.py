@@ -115,7 +115,7 @@ def _fp8(p: Params) -> str:
     return "fp8"
 
 
-register_compute(
+DTYPE_GEMM = register_compute(
     OpSpec(
         name="gemm_multiple_run",
         suite="compute",

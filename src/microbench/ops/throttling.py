@@ -17,19 +17,11 @@ along the run. The output is bf16 (the reference cast it to the input dtype, fp8
 
 from __future__ import annotations
 
-from microbench.catalogue import OpSpec, Param, implementation
-from microbench.ops.common import LAYOUT, K, M, N, register_compute, rows_m
-from microbench.ops.gemm import (
-    BF16,
-    GEMM_DTYPES,
-    fp8_gemm_floor,
-    gemm_bytes,
-    gemm_flops,
-    gemm_in_dtype,
-    jax_gemm,
-    plain_inputs,
-    plain_reference,
-)
+from dataclasses import replace
+
+from microbench.catalogue import Param, implementation
+from microbench.ops.common import LAYOUT, K, M, N, register_compute
+from microbench.ops.gemm import DTYPE_GEMM, GEMM_DTYPES, jax_gemm
 
 STRATEGIES: dict[str, dict[str, str]] = {
     "data_gen_once_block_every_iter": {"cadence": "blocked", "cache": "warm"},
@@ -38,10 +30,10 @@ STRATEGIES: dict[str, dict[str, str]] = {
     "data_gen_once_noblock_stressed_no_sharding": {"cadence": "sustained", "cache": "warm"},
 }
 
-register_compute(
-    OpSpec(
+register_compute(  # gemm_multiple_run's GEMM, models and reference, timed over a long run
+    replace(
+        DTYPE_GEMM,
         name="gemm_throttling",
-        suite="compute",
         doc="O_bf16 = A x B repeated for a long run; the gap strategy sets what separates the GEMMs",
         params=(
             M,
@@ -57,13 +49,6 @@ register_compute(
             ),
             LAYOUT,
         ),
-        flops=gemm_flops,
-        bytes=lambda p: gemm_bytes(p, gemm_in_dtype(p), BF16),
-        peak_dtype=lambda p: gemm_in_dtype(p).peak_family,
-        make_inputs=plain_inputs(gemm_in_dtype),
-        reference=plain_reference,
-        output_rows=rows_m,
-        tolerance_floor=fp8_gemm_floor,
         extra={"run_settings": lambda p: STRATEGIES[p["gap_strategy"]], "monitor_gpu": True},
     )
 )
