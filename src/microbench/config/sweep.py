@@ -21,13 +21,8 @@ MAX_RANGE_VALUES = (
 _RANGE_KEYS = {"start", "end", "multiplier", "increase_by"}
 
 
-def expand_range(spec: Any, where: str) -> list[int | float]:
+def expand_range(spec: dict[str, Any], where: str) -> list[int | float]:
     """Values of an inclusive range; refuses ranges that would never end."""
-    if not isinstance(spec, dict):
-        raise UserError(
-            f"a range must be a mapping with start, end and multiplier or increase_by, got {spec!r}",
-            key=where,
-        )
     for key in spec:
         if key not in _RANGE_KEYS:
             raise UserError(
