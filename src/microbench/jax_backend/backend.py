@@ -88,6 +88,8 @@ class JaxBackend:
         replicated = NamedSharding(mesh, P())
         if mode == "replicated":
             return [replicated] * len(host), len(devices)
+        if "m" not in case.params:
+            raise unsupported(f"sharding: split_m needs an m dimension, which {case.op} has not")
         if case.params["m"] % len(devices):
             raise unsupported(
                 f"m={case.params['m']} does not split evenly over {len(devices)} devices"
