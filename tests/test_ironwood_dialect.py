@@ -222,3 +222,19 @@ def test_every_shipped_ironwood_config_runs_at_max_dim_64_on_cpu(config, tmp_pat
     assert rows and code == 0
     assert {r["status"] for r in rows} <= {"ok", "unsupported"}
     assert all(r["check"] == "passed" for r in rows if r["status"] == "ok")
+
+
+def test_an_unwritable_metrics_dir_is_refused_before_anything_runs(tmp_path, write_yaml, run_cli):
+    (tmp_path / "afile").write_text("x")
+    path = write_yaml(
+        f"""
+        benchmarks:
+        - benchmark_name: add
+          csv_path: {tmp_path}/out.csv
+          xlml_metrics_dir: {tmp_path}/afile/xlml
+          benchmark_params: [{{m: 8, n: 8}}]
+        """
+    )
+    code, _, err = run_cli("run", "--config", str(path), "--no-progress")
+    assert code == 2 and err.count("\n") == 1 and "xlml_metrics_dir" in err
+    assert not (tmp_path / "out.csv").exists()

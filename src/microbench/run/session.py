@@ -27,7 +27,7 @@ from microbench.results.dashboard import to_oss_records
 from microbench.results.remote import Staging
 from microbench.results.seed_formats import to_seed_records
 from microbench.results.writer import ResultFile, check_writable, read_rows, write_json_atomically
-from microbench.results.xlml import append_record, metrics_record
+from microbench.results.xlml import REPORT, append_record, metrics_record
 from microbench.run.runner import PairTracker, execute, execute_isolated
 
 console = Console(stderr=True)
@@ -72,6 +72,8 @@ def open_result_files(
     by_file: dict[str, list[Case]] = defaultdict(list)
     for case in cases:
         by_file[os.path.realpath(case.outputs.csv_path)].append(case)
+    for metrics_dir in {c.outputs.xlml_metrics_dir for c in cases if c.outputs.xlml_metrics_dir}:
+        check_writable(os.path.join(metrics_dir, REPORT), key="xlml_metrics_dir")
     for group in by_file.values():
         check_writable(group[0].outputs.csv_path)
         check_writable(
