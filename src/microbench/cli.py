@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 import threading
@@ -11,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from microbench import __version__
 from microbench.errors import UserError
 
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "configs" / "quickstart.yaml")
@@ -74,6 +76,20 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
     )
+    p.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="run only cases whose op or label matches (shell pattern; repeatable)",
+    )
+    p.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="leave out cases whose op or label matches (shell pattern; repeatable)",
+    )
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
     p.add_argument("--timeout", type=seconds, default=None, help="per-case timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -98,9 +114,11 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="microbench", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"microbench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     _run_parser(sub)
-    sub.add_parser("list", help="list ops, their parameters and backends")
+    lst = sub.add_parser("list", help="list ops, their parameters and backends")
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
     c = sub.add_parser("compare", help="compare two results files, or groups of one file (--by)")
     c.add_argument("files", nargs="+", help="baseline.csv candidate.csv, or one file with --by")
     c.add_argument(
@@ -116,13 +134,16 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="load and expand a config without running it")
     v.add_argument("--config", required=True)
     v.add_argument("--max-cases", type=count(1), default=None)
+    v.add_argument("--max-dim", type=count(1), default=None, help="as for run")
+    v.add_argument("--list", action="store_true", help="print every case the config expands to")
+    v.add_argument("--json", action="store_true", help="the cases as JSON")
     return parser
 
 
 def _list(args: argparse.Namespace) -> int:
-    from microbench.run.listing import print_ops
+    from microbench.run.listing import op_records, print_json, print_ops
 
-    print_ops()
+    print_json(op_records()) if args.json else print_ops()
     return 0
 
 
@@ -140,10 +161,16 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from microbench.run.listing import case_records, print_cases, print_json
     from microbench.run.session import plan_from_file
 
-    cases = plan_from_file(args.config, max_cases=args.max_cases)
-    print(f"{args.config}: {len(cases)} cases")
+    cases = plan_from_file(args.config, max_cases=args.max_cases, max_dim=args.max_dim)
+    if args.json:
+        print_json(case_records(cases))
+    elif args.list:
+        print_cases(cases)
+    else:
+        print(f"{args.config}: {len(cases)} cases")
     return 0
 
 
@@ -160,6 +187,8 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
         progress=not args.no_progress,
         seed_json=args.seed_json,
         output_path=args.output_path,
+        only=args.only,
+        skip=args.skip,
     )
 
 
@@ -203,6 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `microbench list --json | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 from collections import defaultdict
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ def load_and_plan(
     max_dim: int | None = None,
     num_runs: int | None = None,
     output_path: str | None = None,
+    only: list[str] | None = None,
+    skip: list[str] | None = None,
 ) -> tuple[LoadedConfig, list[Case]]:
     loaded = load_config(path)
     cases = plan_cases(
@@ -57,7 +60,23 @@ def load_and_plan(
         cases = [
             dataclasses.replace(c, run=dataclasses.replace(c.run, num_runs=num_runs)) for c in cases
         ]
-    return loaded, cases
+    return loaded, select(cases, only or [], skip or [], loaded.path)
+
+
+def select(cases: list[Case], only: list[str], skip: list[str], path: str) -> list[Case]:
+    """--only / --skip: shell patterns matched against each case's op and label."""
+
+    def matches(case: Case, patterns: list[str]) -> bool:
+        return any(fnmatch(case.op, p) or fnmatch(case.label, p) for p in patterns)
+
+    kept = [c for c in cases if (not only or matches(c, only)) and not matches(c, skip)]
+    if not kept:
+        raise UserError(
+            f"--only {only} / --skip {skip} leave none of the {len(cases)} cases",
+            file=path,
+            key="(command line)",
+        )
+    return kept
 
 
 def plan_from_file(path: str, **options: Any) -> list[Case]:
@@ -209,8 +228,10 @@ def run_config(
     progress: bool = True,
     seed_json: str | None = None,
     output_path: str | None = None,
+    only: list[str] | None = None,
+    skip: list[str] | None = None,
 ) -> int:
-    """Run every case of a config. Returns the process exit code."""
+    """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
     loaded, cases = load_and_plan(
         path,
         output_dir=output_dir,
@@ -218,6 +239,8 @@ def run_config(
         max_dim=max_dim,
         num_runs=num_runs,
         output_path=output_path,
+        only=only,
+        skip=skip,
     )
     if seed_json:
         check_writable(seed_json, key="--seed-json")
@@ -343,6 +366,9 @@ def run_dashboard(config: str, output: str, **run_options: Any) -> int:
         max_cases=run_options.get("max_cases"),
         max_dim=run_options.get("max_dim"),
         num_runs=run_options.get("num_runs"),
+        output_path=run_options.get("output_path"),
+        only=run_options.get("only"),
+        skip=run_options.get("skip"),
     )
     ids = {c.id for c in cases}
     rows = [

@@ -1,0 +1,58 @@
+"""Command-line conventions: --version, JSON listings, a config's cases, --only/--skip."""
+
+import csv
+import json
+
+from microbench import __version__
+from microbench.catalogue import all_specs
+
+
+def test_version(run_cli, capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as info:
+        run_cli("--version")
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"microbench {__version__}"
+
+
+def test_list_json_names_every_op_with_its_parameters(run_cli):
+    code, out, _ = run_cli("list", "--json")
+    records = json.loads(out)
+    assert code == 0 and {r["op"] for r in records} == set(all_specs())
+    quant = next(r for r in records if r["op"] == "quantization")
+    qdtype = next(p for p in quant["params"] if p["name"] == "qdtype")
+    assert qdtype["aliases"] == ["quant_dtype"] and "float4_e2m1fn" in qdtype["choices"]
+
+
+def test_validate_lists_the_expanded_cases(write_yaml, run_cli):
+    path = write_yaml(
+        "benchmarks:\n- benchmark_name: add\n  benchmark_sweep_params: [{m: [8, 16], n: 8}]\n"
+    )
+    code, out, _ = run_cli("validate", "--config", str(path), "--json")
+    cases = json.loads(out)
+    assert code == 0 and [c["params"]["m"] for c in cases] == [8, 16]
+    assert all(c["op"] == "add" and c["backend"] == "jax" for c in cases)
+    code, out, _ = run_cli("validate", "--config", str(path), "--list")
+    assert code == 0 and "2 cases" in out
+
+
+def test_only_and_skip_select_cases_by_op_or_label(tmp_path, write_yaml, run_cli):
+    path = write_yaml(
+        f"""
+        num_runs: 2
+        benchmarks:
+        - benchmark_name: add
+          csv_path: {tmp_path}/o.csv
+          benchmark_sweep_params: [{{m: [8, 16], n: 8}}]
+        - benchmark_name: quantization
+          csv_path: {tmp_path}/o.csv
+          benchmark_params: [{{m: 8, n: 8}}]
+        """
+    )
+    code, _, _ = run_cli(
+        "run", "--config", str(path), "--no-progress", "--only", "add*", "--skip", "*-16x8-*"
+    )
+    rows = list(csv.DictReader(open(tmp_path / "o.csv")))
+    assert code == 0 and [(r["op"], r["m"]) for r in rows] == [("add", "8")]
+    code, _, err = run_cli("run", "--config", str(path), "--no-progress", "--only", "nothing*")
+    assert code == 2 and err.count("\n") == 1 and "leave none of the 3 cases" in err
