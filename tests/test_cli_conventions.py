@@ -56,3 +56,23 @@ def test_only_and_skip_select_cases_by_op_or_label(tmp_path, write_yaml, run_cli
     assert code == 0 and [(r["op"], r["m"]) for r in rows] == [("add", "8")]
     code, _, err = run_cli("run", "--config", str(path), "--no-progress", "--only", "nothing*")
     assert code == 2 and err.count("\n") == 1 and "leave none of the 3 cases" in err
+
+
+def test_rows_record_packages_flags_and_whether_the_tree_was_dirty(
+    tmp_path, write_yaml, run_cli, monkeypatch
+):
+    from microbench.platform import environment
+
+    environment.package_versions.cache_clear()
+    monkeypatch.setenv("LIBTPU_INIT_ARGS", "--xla_tpu_example=true")
+    path = write_yaml(
+        f"num_runs: 2\nbenchmarks:\n- benchmark_name: add\n  csv_path: {tmp_path}/o.csv\n"
+        "  benchmark_params: [{m: 8, n: 8}]\n"
+    )
+    code, _, _ = run_cli("run", "--config", str(path), "--no-progress")
+    (row,) = list(csv.DictReader(open(tmp_path / "o.csv")))
+    assert code == 0
+    assert "jax=" in row["packages"] and "numpy=" in row["packages"]
+    assert "LIBTPU_INIT_ARGS=--xla_tpu_example=true" in row["env_flags"]
+    assert row["git_dirty"] in ("true", "false", "True", "False")
+    assert int(row["host_cpus"]) >= 1

@@ -134,3 +134,34 @@ def test_compare_never_gives_a_false_green(tmp_path, run_cli):
         "compare", str(tmp_path / "a.csv"), str(tmp_path / "a.csv"), "--threshold", "nan"
     )
     assert code == 2 and "--threshold" in err
+
+
+def test_a_two_backend_sweep_is_one_series_per_backend_and_implementation(
+    tmp_path, write_yaml, run_cli
+):
+    """Tied dimensions (n: SAME_AS_m) share the axis; JAX and each PyTorch twin are their own line."""
+    from microbench.results.compare import load_results
+    from microbench.results.report import sweep_series
+
+    path = write_yaml(
+        f"""
+        num_runs: 3
+        backend: [jax, torch]
+        benchmarks:
+        - benchmark_name: add
+          csv_path: {tmp_path}/s.csv
+          implementation: eager
+          benchmark_sweep_params:
+          - {{m: {{start: 64, end: 256, multiplier: 2}}, n: SAME_AS_m}}
+        """
+    )
+    code, _, _ = run_cli("run", "--config", str(path), "--no-progress")
+    assert code == 0
+    axis, metric, lines = sweep_series(load_results(str(tmp_path / "s.csv")))["add"]
+    assert axis == "m" and metric == "gbps"
+    assert sorted(lines) == ["backend=jax implementation=jit", "backend=torch implementation=eager"]
+    for points in lines.values():
+        assert [p[0] for p in points] == [64, 128, 256]
+        assert all(p[2] >= 0 and p[3] >= 0 for p in points)  # p10-p90 bars around the median
+    code, _, _ = run_cli("report", str(tmp_path / "s.csv"), "--output-dir", str(tmp_path / "r"))
+    assert code == 0 and (tmp_path / "r" / "sweep_add.png").exists()

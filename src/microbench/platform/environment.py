@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import importlib.metadata
+import os
 import socket
 import subprocess
 import uuid
 from pathlib import Path
+
+# Installed distributions whose versions decide a number (read from metadata: nothing is imported)
+PACKAGES = (
+    "jax",
+    "jaxlib",
+    "libtpu",
+    "jax-cuda12-plugin",
+    "jax-cuda13-plugin",
+    "torch",
+    "torchao",
+    "triton",
+    "numpy",
+)
+FLAGS = ("XLA_FLAGS", "LIBTPU_INIT_ARGS", "CUDA_VISIBLE_DEVICES")
 
 
 @functools.lru_cache(maxsize=1)
@@ -25,14 +41,66 @@ def git_commit() -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
+@functools.lru_cache(maxsize=1)
+def git_dirty() -> bool | None:
+    """Whether the checkout has uncommitted changes to tracked files (None outside a git checkout)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
+
+
+@functools.lru_cache(maxsize=1)
+def package_versions() -> str:
+    """'jax=0.10.2 jaxlib=0.10.2 torch=2.13.0 ...' for the packages installed here."""
+    found = []
+    for name in PACKAGES:
+        try:
+            found.append(f"{name}={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return " ".join(found)
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_driver() -> str:
+    """The NVIDIA driver version (nvidia-ml-py), or '' where there is none."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        version = pynvml.nvmlSystemGetDriverVersion()
+        return version.decode() if isinstance(version, bytes) else str(version)
+    except Exception:
+        return ""
+
+
 def new_run_id() -> str:
     return (
         _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
     )
 
 
-def base_environment(run_id: str) -> dict[str, str]:
-    return {"run_id": run_id, "host": socket.gethostname(), "git_commit": git_commit()}
+def base_environment(run_id: str) -> dict[str, object]:
+    """What every row of a run shares: host, code, packages, driver and the flags frameworks read."""
+    flags = " ".join(f"{k}={os.environ[k]}" for k in FLAGS if os.environ.get(k))
+    return {
+        "run_id": run_id,
+        "host": socket.gethostname(),
+        "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
+        "packages": package_versions(),
+        "gpu_driver": gpu_driver(),
+        "env_flags": flags,
+        "host_cpus": os.cpu_count(),
+    }
 
 
 def timestamp() -> str:

@@ -140,7 +140,14 @@ class Environment:
     framework: str | None = None
     framework_version: str | None = None
     host: str | None = None
+    host_cpus: int | None = None
     git_commit: str | None = None
+    git_dirty: bool | None = None  # uncommitted changes to tracked files when the run started
+    packages: str | None = (
+        None  # installed versions: jax, jaxlib, libtpu, torch, torchao, triton, ...
+    )
+    gpu_driver: str | None = None
+    env_flags: str | None = None  # XLA_FLAGS, LIBTPU_INIT_ARGS, CUDA_VISIBLE_DEVICES as set
     config_id: str | None = None
 
 

@@ -72,10 +72,15 @@ def roofline(rows: list[dict[str, str]], path: str) -> int:
     return len(points)
 
 
-def sweeps(rows: list[dict[str, str]], out_dir: str) -> dict[str, int]:
-    """Per op: the metric over the dimension that varies most, one line per other setting."""
+Point = tuple[float, float, float, float]  # axis value, metric, minus and plus error
+
+
+def sweep_series(rows: list[dict[str, str]]) -> dict[str, tuple[str, str, dict[str, list[Point]]]]:
+    """Per op: (axis, metric, one series per backend, implementation and parameter setting). The axis is
+    the dimension that varies most; dimensions tied to it (SAME_AS_) are not series of their own; the
+    error bars span the throughput at the p90 and p10 times."""
     params = param_columns(rows)
-    written: dict[str, int] = {}
+    out: dict[str, tuple[str, str, dict[str, list[Point]]]] = {}
     ok = [r for r in rows if r.get("status") == "ok" and _f(r, "time_median_s")]
     for op in sorted({r["op"] for r in ok}):
         mine = [r for r in ok if r["op"] == op]
@@ -89,17 +94,40 @@ def sweeps(rows: list[dict[str, str]], out_dir: str) -> dict[str, int]:
             if bound.count("memory") >= bound.count("compute") and any(_f(r, "gbps") for r in mine)
             else "tflops"
         )
-        lines: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        series = [k for k in ("backend", "implementation", *params) if k != axis]
+        tied = {
+            k
+            for k in series
+            if all(len({x.get(k) for x in mine if x.get(axis) == r.get(axis)}) == 1 for r in mine)
+        }
+        split = [k for k in series if k not in tied and len({x.get(k) for x in mine}) > 1]
+        lines: dict[str, list[Point]] = defaultdict(list)
         for r in mine:
-            label = " ".join(
-                f"{p}={r[p]}" for p in params if p != axis and len({x.get(p) for x in mine}) > 1
-            )
-            if _f(r, metric) is not None:
-                lines[label or op].append((float(r[axis]), _f(r, metric)))  # type: ignore[arg-type]
+            label = " ".join(f"{k}={r[k]}" for k in split) or op
+            value, median = _f(r, metric), _f(r, "time_median_s")
+            if value is None or not median:
+                continue
+            fast, slow = _f(r, "time_p10_s") or median, _f(r, "time_p90_s") or median
+            low, high = value * median / slow, value * median / fast
+            lines[label].append((float(r[axis]), value, value - low, high - value))
+        out[op] = (axis, metric, {k: sorted(v) for k, v in lines.items()})
+    return out
+
+
+def sweeps(rows: list[dict[str, str]], out_dir: str) -> dict[str, int]:
+    """Per op: the metric over its sweep axis, one line with p10-p90 bars per series."""
+    written: dict[str, int] = {}
+    for op, (axis, metric, lines) in sweep_series(rows).items():
         fig, ax = plt.subplots(figsize=(8, 5))
         for label, pts in lines.items():
-            pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{label}")
+            ax.errorbar(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                yerr=[[p[2] for p in pts], [p[3] for p in pts]],
+                marker="o",
+                capsize=3,
+                label=label,
+            )
         ax.set_xscale("log", base=2)
         ax.set_xlabel(axis)
         ax.set_ylabel("GB/s" if metric == "gbps" else "TFLOP/s")
