@@ -165,3 +165,27 @@ def test_a_two_backend_sweep_is_one_series_per_backend_and_implementation(
         assert all(p[2] >= 0 and p[3] >= 0 for p in points)  # p10-p90 bars around the median
     code, _, _ = run_cli("report", str(tmp_path / "s.csv"), "--output-dir", str(tmp_path / "r"))
     assert code == 0 and (tmp_path / "r" / "sweep_add.png").exists()
+
+
+def test_verdicts_come_from_a_rank_test_on_the_raw_samples(tmp_path, run_cli):
+    """Medians 10% apart: a regression when the samples are tight, noise when they scatter."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    tight_a, tight_b = 1e-3 + rng.normal(0, 1e-6, 30), 1.1e-3 + rng.normal(0, 1e-6, 30)
+    wide_a, wide_b = 1e-3 * rng.lognormal(0, 0.5, 30), 1e-3 * rng.lognormal(0, 0.5, 30)
+    for name, samples in (("a", (tight_a, wide_a)), ("b", (tight_b, wide_b))):
+        rows = []
+        for m, s in zip((1, 2), samples, strict=True):
+            rows.append({**row(m, float(np.median(s)), spread=0.0), "case_id": f"{name}{m}"})
+        write(tmp_path / f"{name}.csv", rows)
+        with open(tmp_path / f"{name}.jsonl", "w") as f:
+            for r, s in zip(rows, samples, strict=True):
+                f.write(json.dumps({"case_id": r["case_id"], "samples_s": list(s)}) + "\n")
+    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
+    lines = {line.split("│")[1].strip(): line for line in out.splitlines() if "│ add" in line}
+    assert code == 1 and "slower" in lines["add jax m=1 n=64 dtype=bfloat16"]
+    # the two wide sides' p10-p90 would not overlap at spread 0, but their samples are one distribution
+    assert "noise" in lines["add jax m=2 n=64 dtype=bfloat16"]

@@ -1,14 +1,17 @@
 """`microbench compare`: two result files (or one file grouped by a column), matched case by case.
 
-A difference is called noise when the two sides' p10-p90 ranges overlap, i.e. when it is smaller than
-the samples' own spread; otherwise it is slower/faster. Two-run comparisons exit 1 when any case got
-slower by more than the threshold, so CI can gate on it.
+A difference is called noise when a Mann-Whitney U test on the two sides' raw per-iteration samples
+(from the results' JSON lines) cannot tell them apart at p < 0.01; rows without samples fall back to
+whether their p10-p90 ranges overlap. Otherwise it is slower or faster when the median moved by more
+than the threshold. Two-run comparisons exit 1 when any case got slower, so CI can gate on it.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
+import os
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -30,11 +33,27 @@ def number(row: dict[str, str], col: str) -> float | None:
         return None
 
 
+ALPHA = 0.01  # a difference less significant than this is noise
+MIN_SAMPLES = 5  # per side, for the rank test
+
+
 @dataclass
 class Pair:
     key: str
     a: dict[str, str]
     b: dict[str, str]
+    a_samples: list[float] | None = None
+    b_samples: list[float] | None = None
+
+    @property
+    def p_value(self) -> float | None:
+        """Mann-Whitney U (two-sided) on the raw samples, where both sides have enough of them."""
+        a, b = self.a_samples or [], self.b_samples or []
+        if min(len(a), len(b)) < MIN_SAMPLES:
+            return None
+        from scipy.stats import mannwhitneyu
+
+        return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
     @staticmethod
     def _f(row: dict[str, str], col: str) -> float | None:
@@ -48,10 +67,15 @@ class Pair:
     def verdict(self, threshold: float) -> str:
         if self.ratio is None:
             return "missing"
-        a_lo, a_hi = self._f(self.a, "time_p10_s"), self._f(self.a, "time_p90_s")
-        b_lo, b_hi = self._f(self.b, "time_p10_s"), self._f(self.b, "time_p90_s")
-        if None not in (a_lo, a_hi, b_lo, b_hi) and b_lo <= a_hi and a_lo <= b_hi:  # type: ignore[operator]
-            return "noise"
+        p = self.p_value
+        if p is not None:
+            if p >= ALPHA:
+                return "noise"
+        else:  # no raw samples: the p10-p90 ranges overlap
+            a_lo, a_hi = self._f(self.a, "time_p10_s"), self._f(self.a, "time_p90_s")
+            b_lo, b_hi = self._f(self.b, "time_p10_s"), self._f(self.b, "time_p90_s")
+            if None not in (a_lo, a_hi, b_lo, b_hi) and b_lo <= a_hi and a_lo <= b_hi:  # type: ignore[operator]
+                return "noise"
         if self.ratio > 1 + threshold:
             return "slower"
         if self.ratio < 1 - threshold:
@@ -79,6 +103,30 @@ def case_key(row: dict[str, str], params: list[str], exclude: str | None = None)
 
 FAILED = ("error", "wrong_result", "oom", "timeout", "crashed")
 REQUIRED = ("case_id", "status", "op", "backend", "time_median_s")
+
+
+def load_samples(path: str) -> dict[str, list[float]]:
+    """Each case's raw per-iteration samples from the results' .jsonl twin ({} when there is none)."""
+    jsonl = os.path.splitext(path)[0] + ".jsonl"
+    samples: dict[str, list[float]] = {}
+    if not os.path.exists(jsonl):
+        return samples
+    with open(jsonl) as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+                samples[str(record["case_id"])] = [float(x) for x in record.get("samples_s") or []]
+            except (ValueError, KeyError, TypeError):
+                continue  # a cut or foreign line: that case falls back to its percentiles
+    return samples
+
+
+def with_samples(
+    pairs: list[Pair], a: dict[str, list[float]], b: dict[str, list[float]]
+) -> list[Pair]:
+    for p in pairs:
+        p.a_samples, p.b_samples = a.get(p.a.get("case_id", "")), b.get(p.b.get("case_id", ""))
+    return pairs
 
 
 def load_results(path: str) -> list[dict[str, str]]:
@@ -153,9 +201,10 @@ def pair_groups(
 
 def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> Table:
     table = Table(
-        title=f"{b_label} vs {a_label} (median device time; noise = p10-p90 ranges overlap)"
+        title=f"{b_label} vs {a_label} (median time; noise = Mann-Whitney p >= {ALPHA} on the raw "
+        "samples, or overlapping p10-p90 ranges where there are none)"
     )
-    for col in ("case", f"{a_label} µs", f"{b_label} µs", "ratio", "verdict"):
+    for col in ("case", f"{a_label} µs", f"{b_label} µs", "ratio", "p", "verdict"):
         table.add_column(col, justify="left" if col in ("case", "verdict") else "right")
     for p in pairs:
         a, b = Pair._f(p.a, "time_median_s"), Pair._f(p.b, "time_median_s")
@@ -164,6 +213,7 @@ def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> T
             f"{a * 1e6:.2f}" if a else "",
             f"{b * 1e6:.2f}" if b else "",
             f"{p.ratio:.3f}" if p.ratio else "",
+            "" if p.p_value is None else f"{p.p_value:.2g}",
             p.verdict(threshold),
         )
     return table
@@ -180,6 +230,8 @@ def run_compare(files: list[str], by: str | None, baseline: str | None, threshol
                 "--by compares groups inside one results file; give exactly one file", key="--by"
             )
         pairs, failed = pair_groups(load_results(files[0]), by, baseline)
+        samples = load_samples(files[0])
+        pairs = with_samples(pairs, samples, samples)
         labels = (f"{by}={baseline or 'first'}", "other")
     else:
         if len(files) != 2:
@@ -187,6 +239,7 @@ def run_compare(files: list[str], by: str | None, baseline: str | None, threshol
                 "compare needs two results files (baseline, candidate), or one file and --by COLUMN"
             )
         pairs, failed = pair_files(load_results(files[0]), load_results(files[1]))
+        pairs = with_samples(pairs, load_samples(files[0]), load_samples(files[1]))
         labels = (files[0], files[1])
     if not pairs and not failed:
         raise UserError(
