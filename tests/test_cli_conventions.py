@@ -76,3 +76,15 @@ def test_rows_record_packages_flags_and_whether_the_tree_was_dirty(
     assert "LIBTPU_INIT_ARGS=--xla_tpu_example=true" in row["env_flags"]
     assert row["git_dirty"] in ("true", "false", "True", "False")
     assert int(row["host_cpus"]) >= 1
+
+
+def test_output_dir_overridden_by_the_config_says_so(tmp_path, write_yaml, run_cli):
+    path = write_yaml(
+        f"num_runs: 2\nbenchmarks:\n- benchmark_name: add\n  csv_path: {tmp_path}/mine.csv\n"
+        "  benchmark_params: [{m: 8, n: 8}]\n"
+    )
+    code, _, err = run_cli(
+        "run", "--config", str(path), "--no-progress", "--output-dir", str(tmp_path / "elsewhere")
+    )
+    assert code == 0 and "does not apply where the config names csv_path" in err
+    assert (tmp_path / "mine.csv").exists() and not (tmp_path / "elsewhere").exists()

@@ -53,7 +53,9 @@ def seconds(text: str) -> float:
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--output-dir", default="results", help="where rows go when the config names no csv_path"
+        "--output-dir",
+        default=None,
+        help="where rows go when the config names no csv_path (default: results)",
     )
     p.add_argument("--resume", action="store_true", help="skip cases already in the output files")
     p.add_argument("--overwrite", action="store_true", help="replace existing results files")
@@ -176,7 +178,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     return dict(
-        output_dir=args.output_dir,
+        output_dir=args.output_dir or "results",
+        output_dir_given=args.output_dir is not None,
         resume=args.resume,
         overwrite=args.overwrite,
         max_cases=args.max_cases,

@@ -14,11 +14,11 @@ import math
 import os
 from dataclasses import dataclass
 
-from rich.console import Console
 from rich.table import Table
 
 from microbench.errors import UserError, did_you_mean
 from microbench.results.columns import IDENTITY, STATS
+from microbench.results.console import table_console
 from microbench.results.writer import read_rows
 
 RUN_COLUMNS = {"num_runs", "warmup"}
@@ -246,7 +246,7 @@ def run_compare(files: list[str], by: str | None, baseline: str | None, threshol
             "no case matches between the two sides (different ops, parameters or backends?)",
             file=" vs ".join(files),
         )
-    Console(width=200).print(render(pairs, threshold, *labels))
+    table_console().print(render(pairs, threshold, *labels))
     slower = [p for p in pairs if p.verdict(threshold) == "slower"]
     for key in failed:
         print(f"failed in the candidate: {key}")

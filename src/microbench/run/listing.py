@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from microbench.catalogue import all_specs, shape_label
 from microbench.config.cases import Case
+from microbench.results.console import table_console
 
 
 def op_records() -> list[dict[str, Any]]:
@@ -71,7 +71,7 @@ def print_ops() -> None:
         table.add_row(
             record["op"], record["suite"], ", ".join(record["backends"]), params, record["doc"]
         )
-    Console().print(table)
+    table_console().print(table)
 
 
 def print_cases(cases: list[Case]) -> None:
@@ -96,4 +96,4 @@ def print_cases(cases: list[Case]) -> None:
             str(c.run.num_runs),
             f"{c.run.timer} / {c.run.cache} / {c.run.cadence}",
         )
-    Console().print(table)
+    table_console().print(table)

@@ -24,6 +24,7 @@ from microbench.platform import interrupt
 from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
 from microbench.results.columns import header
+from microbench.results.console import table_console
 from microbench.results.dashboard import to_oss_records
 from microbench.results.remote import Staging
 from microbench.results.seed_formats import to_seed_records
@@ -230,6 +231,7 @@ def run_config(
     output_path: str | None = None,
     only: list[str] | None = None,
     skip: list[str] | None = None,
+    output_dir_given: bool = False,
 ) -> int:
     """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
     loaded, cases = load_and_plan(
@@ -244,6 +246,8 @@ def run_config(
     )
     if seed_json:
         check_writable(seed_json, key="--seed-json")
+    if output_dir_given:
+        warn_overridden_output_dir(cases, output_dir)
     staging = Staging()
     try:
         cases = staging.stage(cases)
@@ -285,6 +289,24 @@ def _run_staged(
             )
     finally:
         close_all(files)
+
+
+def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
+    """--output-dir only places rows of benchmarks that name no csv_path: say so when the config wins."""
+    root = os.path.realpath(output_dir)
+    elsewhere = sorted(
+        {
+            c.outputs.csv_path
+            for c in cases
+            if not os.path.realpath(c.outputs.csv_path).startswith(root)
+        }
+    )
+    if elsewhere:
+        print(
+            f"note: --output-dir {output_dir} does not apply where the config names csv_path; "
+            f"rows go to {', '.join(elsewhere)}",
+            file=sys.stderr,
+        )
 
 
 def resume_command(argv: list[str]) -> str:
@@ -330,7 +352,7 @@ def _run_cases(
         )
         return 130
     if finished:
-        Console(width=max(Console().width, 140)).print(summary_table(finished))
+        table_console().print(summary_table(finished))
     for result in {str(f.csv_path): f for f in files.values()}.values():
         console.print(f"rows: {result.csv_path}  (raw samples: {result.jsonl_path})")
     failed = [r for r in finished if r["status"] not in ("ok", "unsupported")]
