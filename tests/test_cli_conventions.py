@@ -88,3 +88,17 @@ def test_output_dir_overridden_by_the_config_says_so(tmp_path, write_yaml, run_c
     )
     assert code == 0 and "does not apply where the config names csv_path" in err
     assert (tmp_path / "mine.csv").exists() and not (tmp_path / "elsewhere").exists()
+
+
+def test_the_default_job_ships_inside_the_package():
+    """A wheel install has no configs/ folder: the default config is package data, which
+    configs/quickstart.yaml links to (scripts/wheel_check.sh runs it from a built wheel)."""
+    from pathlib import Path
+
+    import microbench
+    from microbench.cli import QUICKSTART
+
+    package = Path(microbench.__file__).resolve().parent
+    assert Path(QUICKSTART).resolve().is_relative_to(package) and Path(QUICKSTART).is_file()
+    repo_copy = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
+    assert repo_copy.resolve() == Path(QUICKSTART).resolve()

@@ -9,13 +9,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from importlib import resources
 from typing import Any, NoReturn
 
 from microbench import __version__
 from microbench.errors import UserError
 
-QUICKSTART = str(Path(__file__).resolve().parents[2] / "configs" / "quickstart.yaml")
+# Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
+QUICKSTART = str(resources.files("microbench") / "configs" / "quickstart.yaml")
 
 
 class OneLineParser(argparse.ArgumentParser):
