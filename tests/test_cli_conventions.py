@@ -102,3 +102,20 @@ def test_the_default_job_ships_inside_the_package():
     assert Path(QUICKSTART).resolve().is_relative_to(package) and Path(QUICKSTART).is_file()
     repo_copy = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
     assert repo_copy.resolve() == Path(QUICKSTART).resolve()
+
+
+def test_quiet_prints_only_the_count_and_verbose_a_line_per_case(tmp_path, write_yaml, run_cli):
+    path = write_yaml(
+        f"num_runs: 2\nbenchmarks:\n- benchmark_name: add\n  csv_path: {tmp_path}/o.csv\n"
+        "  benchmark_sweep_params: [{m: [8, 16], n: 8}]\n"
+    )
+    code, out, err = run_cli("run", "--config", str(path), "-q")
+    assert code == 0 and out == "" and err.strip() == "2 ok, 0 failed, 0 unsupported"
+    code, out, err = run_cli("run", "--config", str(path), "-v", "--overwrite", "--no-progress")
+    lines = [line for line in (out + err).splitlines() if line.startswith("ok ")]
+    assert code == 0 and len(lines) == 2 and all("µs wall_clock" in line for line in lines)
+    import pytest
+
+    with pytest.raises(SystemExit) as info:  # the parser's one-line error, exit 2
+        run_cli("run", "--config", str(path), "-q", "-v")
+    assert info.value.code == 2

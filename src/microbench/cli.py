@@ -96,6 +96,14 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
     p.add_argument("--timeout", type=seconds, default=None, help="per-case timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="only errors and the final count (no bar, no tables)",
+    )
+    talk.add_argument("-v", "--verbose", action="store_true", help="a line per case as it finishes")
     p.add_argument(
         "--seed-json",
         default=None,
@@ -188,7 +196,8 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
         num_runs=args.num_runs,
         isolate=args.isolate,
         timeout_s=args.timeout,
-        progress=not args.no_progress,
+        progress=not (args.no_progress or args.quiet),
+        verbosity=-1 if args.quiet else 1 if args.verbose else 0,
         seed_json=args.seed_json,
         output_path=args.output_path,
         only=args.only,

@@ -179,6 +179,7 @@ def execute_all(
     timeout_s: float | None = None,
     progress: bool = True,
     peak_overrides: dict[str, Any] | None = None,
+    verbosity: int = 0,
 ) -> list[dict[str, Any]]:
     """Run cases in order (JAX first, see BACKEND_ORDER); each row reaches its file before the next case."""
     todo = sorted(cases, key=lambda c: run_order(c.backend))
@@ -211,8 +212,17 @@ def execute_all(
                 )
                 append_record(case.outputs.xlml_metrics_dir, record)
             finished.append(flat)
+            if verbosity > 0:
+                bar.console.print(case_line(flat))
             bar.advance(task)
     return finished
+
+
+def case_line(row: dict[str, Any]) -> str:
+    """--verbose: one finished case."""
+    median = row.get("time_median_s")
+    timing = f"{median * 1e6:.2f} µs {row.get('timing_source')}" if median else row.get("error", "")
+    return f"{row['status']:<12} {row['label']}  {timing}"
 
 
 def run_config(
@@ -232,6 +242,7 @@ def run_config(
     only: list[str] | None = None,
     skip: list[str] | None = None,
     output_dir_given: bool = False,
+    verbosity: int = 0,
 ) -> int:
     """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
     loaded, cases = load_and_plan(
@@ -255,7 +266,7 @@ def run_config(
         raise error.with_file(loaded.path) from None
     try:
         return _run_staged(
-            loaded, cases, resume, overwrite, isolate, timeout_s, progress, seed_json
+            loaded, cases, resume, overwrite, isolate, timeout_s, progress, seed_json, verbosity
         )
     finally:
         for url in staging.upload():
@@ -271,6 +282,7 @@ def _run_staged(
     timeout_s: float | None,
     progress: bool,
     seed_json: str | None,
+    verbosity: int,
 ) -> int:
     files = open_result_files(
         cases, resume, overwrite
@@ -286,6 +298,7 @@ def _run_staged(
                 timeout_s=timeout_s,
                 progress=progress,
                 seed_json=seed_json,
+                verbosity=verbosity,
             )
     finally:
         close_all(files)
@@ -326,6 +339,7 @@ def _run_cases(
     timeout_s: float | None,
     progress: bool,
     seed_json: str | None,
+    verbosity: int,
 ) -> int:
     todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
     if resume and len(todo) < len(cases):
@@ -340,6 +354,7 @@ def _run_cases(
             timeout_s=timeout_s,
             progress=progress,
             peak_overrides=peaks.model_dump() if peaks else None,
+            verbosity=verbosity,
         )
     except KeyboardInterrupt:
         unique = {str(f.csv_path): f for f in files.values()}
@@ -351,10 +366,11 @@ def _run_cases(
             flush=True,
         )
         return 130
-    if finished:
+    if finished and verbosity >= 0:
         table_console().print(summary_table(finished))
     for result in {str(f.csv_path): f for f in files.values()}.values():
-        console.print(f"rows: {result.csv_path}  (raw samples: {result.jsonl_path})")
+        if verbosity >= 0:
+            console.print(f"rows: {result.csv_path}  (raw samples: {result.jsonl_path})")
     failed = [r for r in finished if r["status"] not in ("ok", "unsupported")]
     unsupported = sum(r["status"] == "unsupported" for r in finished)
     if failed:
