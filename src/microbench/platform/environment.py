@@ -26,35 +26,28 @@ PACKAGES = (
 FLAGS = ("XLA_FLAGS", "LIBTPU_INIT_ARGS", "CUDA_VISIBLE_DEVICES")
 
 
-@functools.lru_cache(maxsize=1)
-def git_commit() -> str:
+def _git(*args: str) -> str | None:
+    """A git command's output in this checkout, or None (no git, not a checkout, a failure)."""
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5
         )
     except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+@functools.lru_cache(maxsize=1)
+def git_commit() -> str:
+    return _git("rev-parse", "--short=12", "HEAD") or ""
 
 
 @functools.lru_cache(maxsize=1)
 def git_dirty() -> bool | None:
     """Whether the checkout has uncommitted changes to tracked files (None outside a git checkout)."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bool(out.stdout.strip()) if out.returncode == 0 else None
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return None if status is None else bool(status)
 
 
 @functools.lru_cache(maxsize=1)
