@@ -86,6 +86,14 @@ def compiled(
     return make
 
 
+def vjp(f: Callable[..., Any], primals: tuple[Any, ...], cotangent: Any) -> tuple[Any, ...]:
+    """Gradients of f at `primals` against `cotangent`. Ops are called under torch.inference_mode,
+    so a backward op steps out of it (its inputs were made outside it, so autograd may use them)."""
+    with torch.inference_mode(False), torch.enable_grad():
+        _, pullback = torch.func.vjp(f, *primals)
+        return tuple(pullback(cotangent))
+
+
 BUILDERS: dict[str, Callable[[Params, Any], tuple[Fn, str]]] = {}  # op -> builder, for tests
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from microbench.catalogue import Params
 from microbench.errors import unsupported
 from microbench.platform.frameworks import torch
-from torch_backend.arrays import Fn, register_array_op
+from torch_backend.arrays import Fn, register_array_op, vjp
 from torch_backend.tensors import torch_dtype
 
 PREFERENCE = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
@@ -68,9 +68,7 @@ def _attention(p: Params, device: Any) -> tuple[Fn, str]:
         return (lambda q, k, v: {"out": attend(q, k, v).reshape(b * sq, -1)}), f"sdpa:{label}"
 
     def step(q: Any, k: Any, v: Any, do: Any) -> dict[str, Any]:
-        with torch.inference_mode(False), torch.enable_grad():
-            _, pullback = torch.func.vjp(attend, q, k, v)
-            dq, dk, dv = pullback(do)
+        dq, dk, dv = vjp(attend, (q, k, v), do)
         return {
             "dq": dq.reshape(b * sq, -1),
             "dk": dk.reshape(b * skv, -1),

@@ -1,8 +1,5 @@
-"""SwiGLU and RMSNorm in PyTorch, the twins of microbench/ops/layers.py.
-
-The backward ops take dX with torch.func.vjp, which needs autograd: the benchmark calls every op under
-torch.inference_mode, so these step out of it (the inputs were made outside it, so autograd may use them).
-"""
+"""SwiGLU and RMSNorm in PyTorch, the twins of microbench/ops/layers.py (backward through
+torch_backend.arrays.vjp)."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ from microbench.catalogue import Params
 from microbench.ops.layers import EPS, LAYERS
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import torch
-from torch_backend.arrays import Fn, register_array_op
+from torch_backend.arrays import Fn, register_array_op, vjp
 from torch_backend.tensors import torch_dtype
 
 
@@ -27,12 +24,6 @@ def rmsnorm(x: Any, gamma: Any, out: Any) -> Any:
     return (x32 * torch.rsqrt(x32.pow(2).mean(dim=1, keepdim=True) + EPS) * gamma).to(out)
 
 
-def vjp_wrt_first(f: Callable[[Any], Any], x: Any, dy: Any) -> Any:
-    with torch.inference_mode(False), torch.enable_grad():
-        _, pullback = torch.func.vjp(f, x)
-        return pullback(dy)[0]
-
-
 def _rms_fwd(p: Params) -> Fn:
     out = torch_dtype(dtype(p.get("dtype", "bfloat16")).name)
     return lambda x, gamma: {"out": rmsnorm(x, gamma, out)}
@@ -40,10 +31,10 @@ def _rms_fwd(p: Params) -> Fn:
 
 BODIES: dict[str, Callable[[Params], Fn]] = {
     "swiglu_fwd": lambda p: lambda x: {"out": swiglu(x)},
-    "swiglu_bwd": lambda p: lambda x, dy: {"out": vjp_wrt_first(swiglu, x, dy)},
+    "swiglu_bwd": lambda p: lambda x, dy: {"out": vjp(swiglu, (x,), dy)[0]},
     "rmsnorm_fwd": _rms_fwd,
     "rmsnorm_bwd": lambda p: (
-        lambda x, gamma, dy: {"out": vjp_wrt_first(lambda x: rmsnorm(x, gamma, x.dtype), x, dy)}
+        lambda x, gamma, dy: {"out": vjp(lambda x: rmsnorm(x, gamma, x.dtype), (x,), dy)[0]}
     ),
     "inference_rmsnorm": _rms_fwd,
 }

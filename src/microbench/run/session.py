@@ -264,44 +264,26 @@ def run_config(
         cases = staging.stage(cases)
     except UserError as error:
         raise error.with_file(loaded.path) from None
-    try:
-        return _run_staged(
-            loaded, cases, resume, overwrite, isolate, timeout_s, progress, seed_json, verbosity
-        )
+    try:  # staged outputs reach their URLs however the run ends
+        files = open_result_files(cases, resume, overwrite)  # refuses bad paths before any case
+        try:
+            with interrupt.handled():
+                return _run_cases(
+                    loaded,
+                    cases,
+                    files,
+                    resume=resume,
+                    isolate=isolate,
+                    timeout_s=timeout_s,
+                    progress=progress,
+                    seed_json=seed_json,
+                    verbosity=verbosity,
+                )
+        finally:
+            close_all(files)
     finally:
         for url in staging.upload():
             console.print(f"copied to {url}")
-
-
-def _run_staged(
-    loaded: LoadedConfig,
-    cases: list[Case],
-    resume: bool,
-    overwrite: bool,
-    isolate: bool,
-    timeout_s: float | None,
-    progress: bool,
-    seed_json: str | None,
-    verbosity: int,
-) -> int:
-    files = open_result_files(
-        cases, resume, overwrite
-    )  # refuses bad output paths before any case runs
-    try:
-        with interrupt.handled():
-            return _run_cases(
-                loaded,
-                cases,
-                files,
-                resume=resume,
-                isolate=isolate,
-                timeout_s=timeout_s,
-                progress=progress,
-                seed_json=seed_json,
-                verbosity=verbosity,
-            )
-    finally:
-        close_all(files)
 
 
 def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
@@ -311,7 +293,7 @@ def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
         {
             c.outputs.csv_path
             for c in cases
-            if not os.path.realpath(c.outputs.csv_path).startswith(root)
+            if os.path.commonpath([root, os.path.realpath(c.outputs.csv_path)]) != root
         }
     )
     if elsewhere:
