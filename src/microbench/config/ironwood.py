@@ -68,6 +68,20 @@ def _inject(bench: Benchmark, spec: OpSpec, d: dict[str, Any], where: str) -> di
     return {"topology": bench.topology, **d}
 
 
+RUN_ALIASES = {"n_repeats": "num_runs"}  # send_recv's name for its timed iterations
+
+
+def _run_aliases(d: dict[str, Any], where: str) -> dict[str, Any]:
+    """The reference's other names of run settings, read as ours."""
+    out = dict(d)
+    for alias, name in RUN_ALIASES.items():
+        if alias in out:
+            if name in out:
+                raise UserError(f"give {name} or {alias}, not both", key=key_path(where, alias))
+            out[name] = out.pop(alias)
+    return out
+
+
 def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
     """A parameter with `each` values that the entry leaves out is swept over them (host_device runs
     both directions, as the reference's one benchmark reported both)."""
@@ -136,7 +150,11 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
             case_keys = RUN_KEYS + (
                 () if "implementation" in spec.param_names else ("implementation",)
             )
-            dicts = [e for d in dicts for e in _each(spec, _inject(bench, spec, d, where))]
+            dicts = [
+                e
+                for d in dicts
+                for e in _each(spec, _inject(bench, spec, _run_aliases(d, entry_where), where))
+            ]
             resolved = [
                 _clamp(
                     spec,

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import jax
@@ -25,7 +26,7 @@ from jax.sharding import PartitionSpec as P
 from microbench.catalogue import OpSpec, get_implementation, get_spec
 from microbench.config.cases import Case
 from microbench.errors import CaseFailure, unsupported
-from microbench.jax_backend import xplane
+from microbench.jax_backend import distributed, xplane
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits, measure
 from microbench.measure.timers import (
@@ -38,7 +39,13 @@ from microbench.measure.timers import (
     timer_name,
     warm_up,
 )
-from microbench.measure.types import DeviceInfo, Measurement, Prepared, Timing
+from microbench.measure.types import (
+    DeviceInfo,
+    Measurement,
+    Prepared,
+    Timing,
+    slowest_per_iteration,
+)
 from microbench.ops.common import PlacementExtras
 
 EXOTIC_DTYPES = {"float4_e2m1fn", "float8_e5m2", "float8_e4m3fn"}
@@ -186,6 +193,8 @@ class JaxBackend:
         ):  # not one jitted function (transfers): it prepares itself
             impl = get_implementation(case.op, self.name, case.implementation)
             prepared = impl.build(self, case)
+            if spec.extra.get("device_time") == "slowest":
+                prepared = replace(prepared, check=checked_everywhere(prepared.check))
         else:
             prepared = self.prepare(case, spec)
         requested = case.run.timer
@@ -195,6 +204,29 @@ class JaxBackend:
         if name == "wall" and case.outputs.trace_dir and "jax_auto_timer" not in spec.extra:
             name = "traced_wall"
         return measure(case, prepared, get_timer(self.name, name, case), self.device_info())
+
+
+def checked_everywhere(check: Callable[[Any], float | None] | None) -> Any:
+    """A many-process op's check: each process checks its own devices, then all agree on the worst
+    (a process that failed alone would leave the others waiting in the next collective)."""
+    if check is None:
+        return None
+
+    def agreed(out: Any) -> float:
+        failure: CaseFailure | None = None
+        try:
+            mine = check(out)
+            err = float("nan") if mine is None else mine
+        except CaseFailure as caught:
+            failure, err = caught, float("inf")
+        worst = distributed.gather_max(err)
+        if failure is not None:
+            raise failure
+        if worst == float("inf"):
+            raise CaseFailure("wrong_result", "another process's output differs from the reference")
+        return worst
+
+    return agreed
 
 
 FLUSH_BYTES = 256 << 20  # more than any GPU's L2 (H100/H200: 50-60 MB); TPU CMEM/VMEM alike
@@ -293,6 +325,8 @@ def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timin
                 if not trace_dir:
                     shutil.rmtree(scratch, ignore_errors=True)
         profile, wall = profiled
+        if get_spec(case.op).extra.get("device_time") == "slowest":
+            return _slowest_device(case, profile, n, wall, trace_dir)
         platform, iters = xplane.iterations(profile, module_name(case), n)
     except xplane.TraceError as error:
         raise CaseFailure("error", f"device time unavailable: {error}") from None
@@ -306,6 +340,21 @@ def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timin
         ),  # blocked host wall per iteration: launch and dispatch included
         kernels=xplane.breakdown(iters),
         trace_path=trace_dir,
+    )
+
+
+def _slowest_device(
+    case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
+) -> Timing:
+    """Every device's time per iteration (all processes'), the slowest device's as the headline."""
+    per_device = distributed.gather_devices(xplane.per_device(profile, module_name(case), n))
+    return Timing(
+        samples_s=slowest_per_iteration(per_device),
+        source=f"xprof_{jax.default_backend()}_slowest_device",
+        wall_samples_s=wall,
+        launch_samples_s=list(wall),
+        trace_path=trace_dir,
+        device_samples_s=per_device,
     )
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "find_xplane",
     "iterations",
     "load",
+    "per_device",
     "top_level",
 ]
 
@@ -139,6 +140,52 @@ def iterations(profile: Any, module: str, n_iters: int) -> tuple[str, list[Itera
         raise TraceError(f"the trace has no device or host-thread events of module {module}")
     chunks = _chunk(top_level(host), n_iters, module)
     return "cpu", [Iteration(sum(e.duration_ns for e in c), c) for c in chunks]
+
+
+def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]]:
+    """Each device's device time per iteration of one module (many-device ops: collectives).
+
+    GPU: each device plane's kernels; TPU: each chip plane's module executions; CPU: host events by
+    their `device_ordinal`. A device with no event of the module (a bystander of a send/recv) is left
+    out; one whose events do not split into n iterations raises."""
+    planes = list(profile.planes)
+    out: dict[str, list[float]] = {}
+    devices = [p for p in planes if p.name.startswith(("/device:TPU", "/device:GPU"))]
+    for plane in sorted(devices, key=lambda p: p.name):
+        name = plane.name.removeprefix("/device:")
+        if plane.name.startswith("/device:TPU"):
+            try:
+                out[name] = [i.total_ns * 1e-9 for i in _tpu_iterations([plane], module, n_iters)]
+            except TraceError:
+                continue
+            continue
+        kernels = [
+            e
+            for line in plane.lines
+            if line.name not in ("XLA Modules", "XLA Ops")
+            for e in _events(line)
+            if _module_matches(e.stats.get("hlo_module"), module)
+        ]
+        if kernels:
+            chunks = _chunk(kernels, n_iters, f"{module} on {name}")
+            out[name] = [sum(e.duration_ns for e in c) * 1e-9 for c in chunks]
+    if devices:
+        if not out:
+            raise TraceError(f"no device has events of module {module}")
+        return out
+    by_device: dict[Any, list[Event]] = defaultdict(list)
+    for p in planes:
+        if p.name.startswith("/host:CPU"):
+            for line in p.lines:
+                for e in _events(line):
+                    if _module_matches(e.stats.get("hlo_module"), module):
+                        by_device[e.stats.get("device_ordinal", 0)].append(e)
+    if not by_device:
+        raise TraceError(f"the trace has no host-thread events of module {module}")
+    for ordinal, events in sorted(by_device.items()):
+        chunks = _chunk(top_level(events), n_iters, f"{module} on CPU:{ordinal}")
+        out[f"CPU:{ordinal}"] = [sum(e.duration_ns for e in c) * 1e-9 for c in chunks]
+    return out
 
 
 def _tpu_iterations(planes: list[Any], module: str, n_iters: int) -> list[Iteration]:

@@ -48,6 +48,19 @@ class Timing:
     )  # launch-inclusive: events or host wall
     kernels: list[Kernel] = field(default_factory=list)
     trace_path: str | None = None
+    # ops timed on many devices (collectives): each device's per-iteration time; samples_s is then the
+    # slowest device's time per iteration
+    device_samples_s: dict[str, list[float]] = field(default_factory=dict)
+
+
+def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
+    """The headline of a many-device op: per iteration, the time of the device that took longest (a
+    collective is done when its last member is)."""
+    runs = [s for s in per_device.values() if s]
+    if not runs:
+        return []
+    n = min(len(s) for s in runs)
+    return [max(s[i] for s in runs) for i in range(n)]
 
 
 def _no_digest(out: Any) -> dict[str, np.ndarray]:

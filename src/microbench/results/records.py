@@ -17,7 +17,7 @@ from microbench.config.cases import Case
 from microbench.measure.stats import decile_drift, summarize
 from microbench.measure.types import DeviceInfo, Measurement
 from microbench.platform.environment import timestamp
-from microbench.platform.hardware import lookup, with_overrides
+from microbench.platform.hardware import Peaks, lookup, with_overrides
 from microbench.results.roofline import derive
 
 NOISE_THRESHOLD = 0.10  # IQR / median above this marks a row as noisy
@@ -299,6 +299,8 @@ def success_row(
     if getattr(m.extras, "sharding", None) == "replicated":  # every device does the whole op
         flops, nbytes = flops * devices_used, nbytes * devices_used
     peaks = with_overrides(lookup(m.device.kind), peak_overrides)
+    if spec.extra.get("no_roofline"):  # interconnect traffic: HBM and FLOP peaks do not bound it
+        peaks = Peaks(chip=peaks.chip)
     if devices_used > 1:  # the table is per chip
         peaks = replace(
             peaks,

@@ -1,0 +1,68 @@
+"""Many processes, one JAX program: jax.distributed start-up and gathering per-device results to
+process 0 (which alone writes rows).
+
+On a TPU pod or a GKE indexed job `jax.distributed.initialize()` finds the coordinator, the process
+count and this process's id in its environment; elsewhere they are given on the command line. On CPU the
+processes' collectives go through gloo.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbench.errors import UserError
+from microbench.platform import processes
+
+
+def initialize(
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+) -> None:
+    """Join the job (every argument None: detect a TPU pod or GKE job), then record this process's
+    place in it for the session (only process 0 writes)."""
+    import jax
+
+    try:  # CPU devices of several processes talk through gloo (a no-op where it is the default)
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except Exception:
+        pass
+    try:
+        jax.distributed.initialize(
+            coordinator_address=coordinator, num_processes=num_processes, process_id=process_id
+        )
+    except (ValueError, RuntimeError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UserError(f"cannot join the multi-process job: {first}") from None
+    processes.configure(jax.process_index(), jax.process_count())
+
+
+def gather_devices(local: dict[str, list[float]]) -> dict[str, list[float]]:
+    """Every process's per-device samples, named 'p<process>/<device>' when there are several processes
+    (each process traces only its own devices)."""
+    import jax
+
+    if jax.process_count() == 1:
+        return local
+    from jax.experimental import multihost_utils
+
+    names = sorted(local)
+    n = min((len(local[k]) for k in names), default=0)
+    mine = np.array([local[k][:n] for k in names], np.float64).reshape(len(names), n)
+    everyone = np.asarray(multihost_utils.process_allgather(mine))  # (processes, devices, n)
+    gathered: dict[str, list[float]] = {}
+    for proc, block in enumerate(everyone):
+        for row, name in enumerate(names):  # every process has as many local devices
+            gathered[f"p{proc}/{name}"] = [float(v) for v in block[row]]
+    return gathered
+
+
+def gather_max(value: float) -> float:
+    """The largest of every process's value (e.g. the worst check error)."""
+    import jax
+
+    if jax.process_count() == 1:
+        return value
+    from jax.experimental import multihost_utils
+
+    return float(np.max(np.asarray(multihost_utils.process_allgather(np.float64(value)))))

@@ -1,0 +1,23 @@
+"""This process's place in a many-process run (jax.distributed, or the local launcher): only process 0
+writes rows. Set once at start-up; a single process is process 0 of 1."""
+
+from __future__ import annotations
+
+_index, _count = 0, 1
+
+
+def configure(index: int, count: int) -> None:
+    global _index, _count
+    _index, _count = index, count
+
+
+def index() -> int:
+    return _index
+
+
+def count() -> int:
+    return _count
+
+
+def primary() -> bool:
+    return _index == 0
