@@ -104,6 +104,24 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help="only errors and the final count (no bar, no tables)",
     )
     talk.add_argument("-v", "--verbose", action="store_true", help="a line per case as it finishes")
+    many = p.add_argument_group("many processes (collectives)")
+    many.add_argument(
+        "--multihost",
+        action="store_true",
+        help="join a jax.distributed job found in the environment (TPU pod, GKE indexed job)",
+    )
+    many.add_argument(
+        "--coordinator", default=None, help="HOST:PORT of process 0 (implies --multihost)"
+    )
+    many.add_argument("--num-processes", type=count(1), default=None, help="processes in the job")
+    many.add_argument("--process-id", type=count(0), default=None, help="this process's id")
+    many.add_argument(
+        "--processes",
+        type=count(1),
+        default=None,
+        metavar="N",
+        help="start N local CPU processes joined by jax.distributed and run there",
+    )
     p.add_argument(
         "--seed-json",
         default=None,
@@ -205,8 +223,27 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
+def _launch(args: argparse.Namespace) -> int:
+    from microbench.run.launch import launch_local
+
+    return launch_local(args.argv, args.processes)
+
+
+def _join(args: argparse.Namespace) -> None:
+    """Join a many-process job before any case touches JAX."""
+    given = (args.coordinator, args.num_processes, args.process_id)
+    if args.multihost or any(v is not None for v in given):
+        from microbench.jax_backend.distributed import initialize
+
+        initialize(*given)
+
+
 def _run(args: argparse.Namespace) -> int:
     from microbench.run.session import run_config
+
+    if args.processes:
+        return _launch(args)
+    _join(args)
 
     return run_config(QUICKSTART if args.config is None else args.config, **_run_options(args))
 
@@ -214,6 +251,9 @@ def _run(args: argparse.Namespace) -> int:
 def _dashboard(args: argparse.Namespace) -> int:
     from microbench.run.session import run_dashboard
 
+    if args.processes:
+        return _launch(args)
+    _join(args)
     return run_dashboard(args.config, args.output, **_run_options(args))
 
 
@@ -237,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _quit)  # a run replaces it with a flag while its cases run
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return COMMANDS[args.command](args)
     except UserError as error:

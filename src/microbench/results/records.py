@@ -369,5 +369,6 @@ def success_row(
             "span_samples_s": t.span_samples_s,
             "launch_samples_s": t.launch_samples_s,
             "kernels": [k.as_dict() for k in t.kernels],
+            **({"device_samples_s": t.device_samples_s} if t.device_samples_s else {}),
         },
     )

@@ -20,7 +20,7 @@ from microbench.config.cases import Case
 from microbench.config.dialects import plan_cases
 from microbench.config.loader import LoadedConfig, load_config
 from microbench.errors import UserError
-from microbench.platform import interrupt
+from microbench.platform import interrupt, processes
 from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
 from microbench.results.columns import header
@@ -206,7 +206,7 @@ def execute_all(
             if files is not None:
                 files[case.outputs.csv_path].append(row)
             flat = row.as_dict()
-            if case.outputs.xlml_metrics_dir and flat["status"] == "ok":
+            if files is not None and case.outputs.xlml_metrics_dir and flat["status"] == "ok":
                 record = metrics_record(
                     flat, case.params, row.raw["samples_s"], started, timestamp()
                 )
@@ -255,6 +255,9 @@ def run_config(
         only=only,
         skip=skip,
     )
+    if not processes.primary():  # process 0 of a many-process job writes; the others only take part
+        rows = execute_all(cases, None, isolate=isolate, timeout_s=timeout_s, progress=False)
+        return exit_code(rows)
     if seed_json:
         check_writable(seed_json, key="--seed-json")
     if output_dir_given:
