@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import torch
 
 import torch_backend.timing  # noqa: F401  registers the cupti, cuda_graph and cuda_events timers
-from microbench.catalogue import get_implementation
+from microbench.catalogue import get_implementation, get_spec
 from microbench.config.cases import Case
 from microbench.measure.procedure import measure
 from microbench.measure.timers import Timer, get_timer, timer_name
@@ -66,6 +66,10 @@ class TorchBackend:
         return get_timer(self.name, timer_name(self.name, platform_name, case.run.timer), case)
 
     def measure(self, case: Case) -> Measurement:
+        if get_spec(case.op).extra.get("device_time") == "slowest":  # one process per device
+            from torch_backend.distributed import measure_ranks
+
+            return measure_ranks(self, case)
         with isolated_compiler_state(), thread_count(case.run.threads):
             impl = get_implementation(case.op, self.name, case.implementation)
             prepared = impl.build(self, case)

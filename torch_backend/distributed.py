@@ -1,0 +1,259 @@
+"""The PyTorch collectives' ranks: this process is rank 0, the harness starts ranks 1..n-1 (one process
+per GPU, NCCL; or CPU processes, gloo) and keeps them for the run. Every rank measures the same case
+through the one procedure; rank 0 merges their timings (the slowest rank per iteration as headline).
+
+Ranks keep in step through the case sequence itself: each case starts with a world all-reduce (which also
+tells every rank whether all of them could build the case), and a wrong result is agreed within the
+group before anyone times, so no rank is left waiting in a collective alone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import socket
+import traceback
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from microbench.catalogue import get_implementation, get_spec
+from microbench.config.cases import Case
+from microbench.errors import CaseFailure, unsupported
+from microbench.measure.procedure import measure
+from microbench.measure.types import (
+    CheckResult,
+    Measurement,
+    Prepared,
+    Timing,
+    slowest_per_iteration,
+)
+from microbench.platform import processes
+
+TIMEOUT = timedelta(
+    minutes=5
+)  # a rank gone quiet this long fails the case rather than hanging the run
+
+
+@dataclass
+class Outcome:
+    """What one rank reports for a case: its timing and check, or why it failed; nothing if idle."""
+
+    rank: int
+    timing: Timing | None = None
+    check: CheckResult | None = None
+    failure: tuple[str, str] | None = None
+
+
+def device_for(rank: int) -> torch.device:
+    return torch.device("cuda", rank) if torch.cuda.is_available() else torch.device("cpu")
+
+
+def world_size(case: Case) -> int:
+    """Ranks a case needs: its mesh, or every local GPU for send/recv (as the reference's local mesh)."""
+    p = case.params
+    if "source_id" in p:
+        need = max(p["source_id"], p["target_id"]) + 1
+        return max(need, torch.cuda.device_count()) if torch.cuda.is_available() else need
+    from microbench.ops.collectives import mesh_dims
+
+    total = 1
+    for d in mesh_dims(p):
+        total *= d
+    return total
+
+
+def _agree(ok: bool, group: Any = None) -> bool:
+    """True on every rank of the group when it is true on all of them."""
+    flag = torch.tensor([1 if ok else 0], dtype=torch.int32, device=device_for(dist.get_rank()))
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=group)
+    return bool(flag.item())
+
+
+def agreed_check(prepared: Prepared, group: Any) -> Prepared:
+    """The rank's check, then agreement within its group: a wrong result stops every member."""
+    check = prepared.check
+    if check is None:
+        return prepared
+
+    def agreed(out: Any) -> float | None:
+        failure: CaseFailure | None = None
+        try:
+            err = check(out)
+        except CaseFailure as caught:
+            failure, err = caught, None
+        if not _agree(failure is None, group) and failure is None:
+            failure = CaseFailure(
+                "wrong_result", "another rank's output differs from the reference"
+            )
+        if failure is not None:
+            raise failure
+        return err
+
+    return replace(prepared, check=agreed)
+
+
+def run_rank(backend: Any, case: Case) -> Outcome:
+    """This rank's part of a case (every rank, rank 0 included, runs exactly this)."""
+    rank = dist.get_rank()
+    prepared: Prepared | None = None
+    failure: tuple[str, str] | None = None
+    try:
+        prepared = get_implementation(case.op, "torch", case.implementation).build(backend, case)
+    except CaseFailure as caught:
+        failure = (caught.status, caught.reason)
+    except Exception as error:
+        failure = ("error", f"rank {rank}: {type(error).__name__}: {str(error)[:300]}")
+    if not _agree(failure is None):
+        return Outcome(rank, failure=failure or ("error", "another rank could not build the case"))
+    if prepared is None:  # a bystander (send/recv between two other ranks)
+        return Outcome(rank)
+    try:
+        device = prepared.device if prepared.device is not None else device_for(rank)
+        m = measure(case, prepared, backend.timer(case, device), backend.device_info_for(device))
+    except CaseFailure as caught:
+        return Outcome(rank, failure=(caught.status, caught.reason))
+    except Exception as error:
+        return Outcome(rank, failure=("error", f"rank {rank}: {type(error).__name__}: {error}"))
+    return Outcome(rank, m.timing, m.check)
+
+
+def _serve(rank: int, world: int, port: int, conn: Any) -> None:
+    """A worker rank: join the group, then run whatever case rank 0 sends until it sends None."""
+    from torch_backend.backend import TorchBackend
+
+    if torch.cuda.is_available():
+        torch.cuda.set_device(rank)
+    _init(rank, world, port)
+    backend = TorchBackend()
+    try:
+        while (case := conn.recv()) is not None:
+            try:
+                conn.send(run_rank(backend, case))
+            except Exception:
+                conn.send(Outcome(rank, failure=("crash", traceback.format_exc(limit=3)[-300:])))
+    finally:
+        dist.destroy_process_group()
+
+
+def _init(rank: int, world: int, port: int) -> None:
+    dist.init_process_group(
+        "nccl" if torch.cuda.is_available() else "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=TIMEOUT,
+    )
+
+
+class Ranks:
+    """Ranks 1..world-1 in their own processes, this process as rank 0."""
+
+    def __init__(self, world: int) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        context = mp.get_context("spawn")
+        self.world = world
+        self.conns = []
+        self.procs = []
+        for rank in range(1, world):
+            ours, theirs = context.Pipe()
+            proc = context.Process(target=_serve, args=(rank, world, port, theirs), daemon=True)
+            proc.start()
+            self.conns.append(ours)
+            self.procs.append(proc)
+        _init(0, world, port)
+
+    def run(self, backend: Any, case: Case) -> list[Outcome]:
+        for conn in self.conns:
+            conn.send(case)
+        outcomes = [run_rank(backend, case)]
+        for rank, conn in enumerate(self.conns, start=1):
+            try:
+                outcomes.append(conn.recv())
+            except (EOFError, OSError):
+                outcomes.append(Outcome(rank, failure=("crash", f"rank {rank} exited")))
+        return outcomes
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+        for proc in self.procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        from torch_backend.ops import collectives
+
+        collectives.forget_groups()
+
+
+_ranks: Ranks | None = None
+
+
+def ranks_for(world: int) -> Ranks:
+    """The run's ranks, started again only when a case needs another world size."""
+    global _ranks
+    if _ranks is not None and _ranks.world != world:
+        _ranks.close()
+        _ranks = None
+    if _ranks is None:
+        _ranks = Ranks(world)
+        atexit.register(_close)
+    return _ranks
+
+
+def _close() -> None:
+    global _ranks
+    if _ranks is not None:
+        _ranks.close()
+        _ranks = None
+
+
+def measure_ranks(backend: Any, case: Case) -> Measurement:
+    """Every rank measures the case; rank 0 merges: per-rank samples, the slowest rank per iteration as
+    headline, the worst check."""
+    if not processes.primary():
+        raise unsupported("the torch.distributed ranks are started by process 0 of the job")
+    world = world_size(case)
+    if torch.cuda.is_available() and world > torch.cuda.device_count():
+        raise unsupported(f"needs {world} GPUs, {torch.cuda.device_count()} are visible")
+    outcomes = ranks_for(world).run(backend, case)
+    failed = [o for o in outcomes if o.failure]
+    if any(o.failure and o.failure[0] == "crash" for o in outcomes):
+        _close()  # a lost rank leaves the group unusable: the next case starts new ranks
+    if failed:
+        status, reason = failed[0].failure  # type: ignore[misc]
+        raise CaseFailure(status, reason)
+    timed = [o for o in outcomes if o.timing is not None]
+    first = timed[0].timing
+    assert first is not None
+    per_rank = {f"rank{o.rank}": o.timing.samples_s for o in timed if o.timing}
+    merged = replace(
+        first,
+        samples_s=slowest_per_iteration(per_rank),
+        source=f"{first.source}_slowest_rank",
+        device_samples_s=per_rank,
+    )
+    checks = [o.check for o in timed if o.check]
+    worst = max((c.max_rel_error or 0.0 for c in checks), default=None)
+    check = replace(checks[0], max_rel_error=worst) if checks else CheckResult("off", "off")
+    spec = get_spec(case.op)
+    from torch_backend.ops.collectives import finish
+
+    device = device_for(0)
+    return Measurement(
+        timing=merged,
+        device=replace(backend.device_info_for(device), count=world),
+        check=check,
+        implementation=f"torch.distributed:{dist.get_backend() if dist.is_initialized() else ''}",
+        extras=finish(spec.name, case.params, merged, world),
+    )

@@ -1,0 +1,122 @@
+"""The collectives through torch.distributed, the twins of microbench/ops/collectives.py: all_reduce,
+all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single, a ring of isend/irecv, send/recv.
+
+`build` runs in every rank (torch_backend/distributed.py starts them); rank = mesh position, and the
+groups are the JAX version's (the same mesh arithmetic). all_reduce works in place, as nccl-tests does:
+the first call (the checked one) sums the inputs; later ones keep summing its result, which only changes
+the values, not the traffic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from microbench.catalogue import Params, implementation
+from microbench.config.cases import Case
+from microbench.measure.types import Prepared, Timing
+from microbench.ops import collectives as spec
+from microbench.platform.frameworks import torch
+from torch_backend.tensors import to_torch
+
+_GROUPS: dict[tuple[int, ...], Any] = {}
+
+
+def forget_groups() -> None:
+    _GROUPS.clear()
+
+
+def process_group(members: list[list[int]], mine: list[int]) -> Any:
+    """The group of this rank's members. Every rank creates every group, in the same order (the
+    torch.distributed rule); groups are kept for the run, keyed by their members."""
+    dist = torch.distributed
+    if len(mine) == dist.get_world_size():
+        return dist.group.WORLD
+    for group in members:
+        key = tuple(group)
+        if key not in _GROUPS:
+            _GROUPS[key] = dist.new_group(list(group))
+    return _GROUPS[tuple(mine)]
+
+
+def _calls(
+    op: str, p: Params, x: Any, out: Any, group: Any, mine: list[int], member: int
+) -> Callable[[], Any]:
+    dist = torch.distributed
+    r = len(mine)
+    # the *_single names replaced *_into_tensor / *_tensor in newer PyTorch (same arguments)
+    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+    scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+    table: dict[str, Callable[[], Any]] = {
+        "psum": lambda: dist.all_reduce(out, group=group),
+        "all_gather": lambda: gather(out, x, group=group),
+        "psum_scatter": lambda: scatter(out, x, group=group),
+        "all_to_all": lambda: dist.all_to_all_single(out, x, group=group),
+        "ppermute": lambda: [
+            request.wait()
+            for request in dist.batch_isend_irecv(
+                [
+                    dist.P2POp(dist.isend, x, mine[(member + 1) % r], group),
+                    dist.P2POp(dist.irecv, out, mine[(member - 1) % r], group),
+                ]
+            )
+        ],
+        "send_recv": lambda: (
+            dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
+        ),
+    }
+    return table[op]
+
+
+@implementation(tuple(spec.COLLECTIVES), "torch", "torch.distributed")
+def torch_collective(backend: Any, case: Case) -> Prepared | None:
+    """This rank's tensors and call; None for a rank outside a send/recv pair."""
+    from torch_backend.distributed import agreed_check, device_for
+
+    op, p = case.op, case.params
+    rank = torch.distributed.get_rank()
+    members = spec.groups(p)
+    group_of = [g for g in members if rank in g]
+    group = process_group(members, group_of[0]) if group_of else None
+    if not group_of:
+        return None
+    mine = group_of[0]
+    member, r = mine.index(rank), len(mine)
+    c, n = spec.COLLECTIVES[op], spec.block_rows(p)
+    device = device_for(rank)
+    x = to_torch(spec.block(p, rank, np.arange(c.in_rows(n, r))), device)
+    out = (
+        x.clone()
+        if op == "psum"
+        else torch.zeros((c.out_rows(n, r), spec.ROW), dtype=x.dtype, device=device)
+    )
+    call = _calls(op, p, x, out, group, mine, member)
+
+    def run() -> Any:
+        call()
+        return out
+
+    def check(result: Any) -> float:
+        return spec.check_member(
+            op,
+            p,
+            rank,
+            lambda rows: result[torch.as_tensor(rows, device=device)].float().cpu().numpy(),
+        )
+
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda out=None: None)
+    prepared = Prepared(
+        call=run,
+        sync=lambda result: sync(),
+        check=check,
+        implementation=f"torch.distributed:{op}",
+        device=device,
+    )
+    return agreed_check(prepared, group)
+
+
+def finish(op: str, p: Params, timing: Timing, world: int) -> spec.CollectiveExtras:
+    """The row's extras on rank 0: one GPU (or process) per chip."""
+    return spec.extras_for(op, p, timing, list(range(world)), processes=world)
