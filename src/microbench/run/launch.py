@@ -66,10 +66,11 @@ def launch_local(argv: Sequence[str], n: int) -> int:
             "--process-id",
             str(i),
         ]
-        quiet = {} if i == 0 else {"stdout": subprocess.DEVNULL}
         children.append(
             subprocess.Popen(
-                [sys.executable, "-m", "microbench.cli", *command, *join], env=env, **quiet
+                [sys.executable, "-m", "microbench.cli", *command, *join],
+                env=env,
+                stdout=None if i == 0 else subprocess.DEVNULL,
             )
         )
     return max(child.wait() for child in children)
