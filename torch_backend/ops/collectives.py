@@ -16,6 +16,7 @@ import numpy as np
 
 from microbench.catalogue import Params, implementation
 from microbench.config.cases import Case
+from microbench.errors import unsupported
 from microbench.measure.types import Prepared, Timing
 from microbench.ops import collectives as spec
 from microbench.platform.frameworks import torch
@@ -85,12 +86,14 @@ def torch_collective(backend: Any, case: Case) -> Prepared | None:
     mine = group_of[0]
     member, r = mine.index(rank), len(mine)
     c, n = spec.COLLECTIVES[op], spec.block_rows(p)
+    if op == "all_to_all" and n % r:
+        raise unsupported(f"{n} rows do not split into {r} chunks")
     device = device_for(rank)
     x = to_torch(spec.block(p, rank, np.arange(c.in_rows(n, r))), device)
     out = (
         x.clone()
         if op == "psum"
-        else torch.zeros((c.out_rows(n, r), spec.ROW), dtype=x.dtype, device=device)
+        else torch.zeros((c.out_rows(n, r), spec.row_len(p)), dtype=x.dtype, device=device)
     )
     call = _calls(op, p, x, out, group, mine, member)
 

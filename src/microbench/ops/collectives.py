@@ -30,7 +30,8 @@ from microbench.measure.types import Prepared, Timing
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
 
-ROW = 1024  # elements in one row of a block (the reference's 8 x 128 tile)
+TILE = 1024  # a row of a matrix_dim-sized block: the reference's 8 x 128 tile
+LANE = 128  # a row of a num_elements-sized block (small messages: 1 KiB of fp32 is 2 rows)
 PATTERN = 1 << 16  # distinct values drawn; longer blocks repeat them
 CHECKED_DEVICES = 8  # devices whose outputs are compared (first, last and spread between)
 LINK_GBPS = 100.0  # the reference's per-link figure in its all-to-all peak model
@@ -77,6 +78,16 @@ def devices_needed(p: Params) -> int:
     if "source_id" in p:
         return max(p["source_id"], p["target_id"]) + 1
     return math.prod(mesh_dims(p))
+
+
+def size_problem(p: Params) -> str | None:
+    """A block is sized by matrix_dim (rows of 8x128) or num_elements (rows of 128), not both."""
+    given = [k for k in ("matrix_dim", "num_elements") if p.get(k)]
+    if len(given) != 1 and "source_id" not in p:
+        return "give matrix_dim or num_elements (one of them)"
+    if p.get("num_elements") and p["num_elements"] % LANE:
+        return f"num_elements must be a multiple of {LANE}"
+    return None
 
 
 def mesh_problem(p: Params) -> str | None:
@@ -188,13 +199,18 @@ COLLECTIVES: dict[str, Collective] = {
 }
 
 
+def row_len(p: Params) -> int:
+    """Elements in one row of a block: the reference's 8x128 tile when sized by matrix_dim."""
+    return TILE if p.get("matrix_dim") else LANE
+
+
 def block_rows(p: Params) -> int:
-    """Rows (of ROW elements) in one device's block: matrix_dim, or num_elements / ROW for send/recv."""
-    return int(p["num_elements"] // ROW if "num_elements" in p else p["matrix_dim"])
+    """Rows in one device's block: matrix_dim, or num_elements / 128."""
+    return int(p["matrix_dim"]) if p.get("matrix_dim") else int(p["num_elements"] // LANE)
 
 
 def row_bytes(p: Params) -> int:
-    return int(ROW * dtype(p["dtype"]).nbytes)
+    return int(row_len(p) * dtype(p["dtype"]).nbytes)
 
 
 def message_bytes(op: str, p: Params) -> float:
@@ -205,14 +221,19 @@ def message_bytes(op: str, p: Params) -> float:
 
 def block(p: Params, position: int, rows: np.ndarray) -> np.ndarray:
     """Rows of the input held by mesh position `position`: a fixed pattern plus the position."""
-    flat = (rows[:, None] * ROW + np.arange(ROW)[None, :]) % PATTERN
+    width = row_len(p)
     pattern = np.random.default_rng(p.get("seed", 0)).standard_normal(PATTERN, dtype=np.float32)
-    return (pattern[flat] + position).astype(dtype(p["dtype"]).numpy)
+    if len(rows) and rows[0] == 0 and np.array_equal(rows, np.arange(len(rows))):  # a whole block
+        values = np.resize(pattern, (len(rows), width))  # at copy speed: 1 GiB in well under 1 s
+    else:
+        values = pattern[(rows[:, None] * width + np.arange(width)[None, :]) % PATTERN]
+    values += np.float32(position)
+    return values.astype(dtype(p["dtype"]).numpy, copy=False)
 
 
 def expected(op: str, p: Params, member: int, group: Sequence[int], rows: np.ndarray) -> np.ndarray:
     """Float64 rows of the output of `member` (its index in `group`)."""
-    total = np.zeros((len(rows), ROW), np.float64)
+    total = np.zeros((len(rows), row_len(p)), np.float64)
     for j, where, src in COLLECTIVES[op].sources(member, len(group), block_rows(p), rows):
         total[where] += block(p, group[j], np.asarray(src)).astype(np.float64)
     return total
@@ -341,7 +362,7 @@ def check_member(
         return 0.0
     c = COLLECTIVES[op]
     n_out = c.out_rows(block_rows(p), len(group))
-    rows = check_rows(n_out, ROW)
+    rows = check_rows(n_out, row_len(p))
     want = expected(op, p, member, group, rows)
     got = fetch(rows)
     err = relative_error(got.reshape(want.shape), want)
@@ -384,19 +405,7 @@ def _spec(name: str, doc: str, params: tuple[Param, ...]) -> OpSpec:
             bytes=lambda p: message_bytes(name, p),  # the generic gbps column is nccl-tests' algbw
             peak_dtype=lambda p: "fp32",
             row_extras=CollectiveExtras,
-            constraint=lambda p: (
-                mesh_problem(p)
-                or (
-                    f"matrix_dim {p['matrix_dim']} does not split into {group_size(p)} chunks"
-                    if name == "all_to_all" and p["matrix_dim"] % group_size(p)
-                    else None
-                )
-                or (
-                    f"num_elements must be a multiple of {ROW}"
-                    if "num_elements" in p and p["num_elements"] % ROW
-                    else None
-                )
-            ),
+            constraint=lambda p: mesh_problem(p) or size_problem(p),
             extra={
                 "jax_prepares": True,
                 "jax_auto_timer": "xprof",  # CPU too: each device's host events, not the wall clock
@@ -409,7 +418,11 @@ def _spec(name: str, doc: str, params: tuple[Param, ...]) -> OpSpec:
     )
 
 
-GROUPED = (Param("matrix_dim", "dim", doc="rows of 8x128 in one device's block"), *MESH)
+GROUPED = (
+    Param("matrix_dim", "dim", 0, doc="rows of 8x128 in one device's block (or give num_elements)"),
+    Param("num_elements", "elements", 0, doc="elements in one device's block, a multiple of 128"),
+    *MESH,
+)
 for _name, _doc in (
     ("psum", "all-reduce (sum) of each device's (matrix_dim, 8, 128) block over its group"),
     ("all_gather", "all-gather: each device ends with its group's blocks, concatenated in order"),
@@ -486,15 +499,17 @@ def jax_collective(backend: Any, case: Case) -> Prepared:
     axes = names if "source_id" in p else tuple(names[a] for a in group_axes(p))
     spec = jax.sharding.PartitionSpec(tuple(names))  # dim 0 split over the whole mesh, row-major
     c = COLLECTIVES[op]
+    if op == "all_to_all" and block_rows(p) % group_size(p):
+        raise unsupported(f"{block_rows(p)} rows do not split into {group_size(p)} chunks")
     rows_in = c.in_rows(block_rows(p), group_size(p))
     flat = list(mesh.devices.flat)
     sharding = jax.sharding.NamedSharding(mesh, spec)
 
     def shard(index: tuple[slice, ...]) -> np.ndarray:
         position = (index[0].start or 0) // rows_in
-        return block(p, position, np.arange(rows_in)).reshape(rows_in, 8, 128)
+        return block(p, position, np.arange(rows_in))
 
-    x = jax.make_array_from_callback((len(flat) * rows_in, 8, 128), sharding, shard)
+    x = jax.make_array_from_callback((len(flat) * rows_in, row_len(p)), sharding, shard)
     body = _collective_body(op, p, axes)
 
     def mb(x: Any) -> Any:
@@ -520,7 +535,7 @@ def jax_collective(backend: Any, case: Case) -> Prepared:
                         op,
                         p,
                         position_of[s.device],
-                        lambda rows: np.asarray(data[rows]).reshape(len(rows), ROW),
+                        lambda rows: np.asarray(data[rows]),
                     ),
                 )
         return worst
