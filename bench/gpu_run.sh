@@ -13,6 +13,10 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --f
 python3 -c "import jax, torch; print('jax', jax.__version__, jax.devices(), 'torch', torch.__version__)" | tee -a "$OUT/gpu.txt"
 for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
   copy) python3 bench/copy_bandwidth.py | tee "$OUT/copy.json" ;;
+  collectives2|collectives4|collectives8)
+    n=${p#collectives}
+    python3 bench/collectives_scaling.py config "$n" "/tmp/collectives_${n}gpu.yaml"
+    timeout 570 $RUN --config "/tmp/collectives_${n}gpu.yaml" --output-dir "$OUT" 2>&1 | grep -v Warning | tail -4 ;;
   jax)
     python3 bench/copy_bandwidth.py | tee "$OUT/copy.json"
     $RUN --config configs/gpu/jax_targets.yaml --output-dir "$OUT/run1" 2>&1 | tail -3
