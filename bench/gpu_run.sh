@@ -13,6 +13,15 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --f
 python3 -c "import jax, torch; print('jax', jax.__version__, jax.devices(), 'torch', torch.__version__)" | tee -a "$OUT/gpu.txt"
 for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
   copy) python3 bench/copy_bandwidth.py | tee "$OUT/copy.json" ;;
+  collectives_headline)
+    NCCL_DEBUG=VERSION timeout 300 $RUN --config configs/gpu/collectives_headline.yaml --output-dir "$OUT" 2>&1 | grep -v Warning | tail -4
+    python3 -c "
+import json
+for l in open('$OUT/collectives_headline.jsonl'):
+    r = json.loads(l)
+    k = [(x['name'][:50], round(x['per_iter'], 2), round(x['mean_s'] * 1e6, 1)) for x in r.get('kernels') or []]
+    print(r['op'], r['backend'], r['group_size'], r['message_bytes'], r['status'], round((r['time_median_s'] or 0) * 1e6, 1), r.get('busbw_gbps'), r.get('launch_median_s'), r.get('device_span_median_s'), k[:3])
+" ;;
   collectives2|collectives4|collectives8)
     n=${p#collectives}
     python3 bench/collectives_scaling.py config "$n" "/tmp/collectives_${n}gpu.yaml"

@@ -142,6 +142,13 @@ def profiler_events(prof: Any) -> list[Any]:
     return list(prof.profiler.kineto_results.events())
 
 
+def _annotation(e: Any) -> bool:
+    """A range mirrored onto the device timeline, not a kernel: ours (`mb::`), or one PyTorch records
+    itself (c10d's `nccl:all_reduce` spans the NCCL kernel; counting it doubled the collectives' time)."""
+    user = getattr(e, "is_user_annotation", None)
+    return e.name().startswith(ANNOTATIONS) or bool(user and user())
+
+
 def windows_and_kernels(
     events: list[Any], device_index: int
 ) -> tuple[list[tuple[float, float]], list[Launch], list[KernelEvent]]:
@@ -166,7 +173,7 @@ def windows_and_kernels(
         for e in device
         if str(e.device_type()).split(".")[-1] in KERNEL_DEVICE_TYPES
         and e.device_index() == device_index
-        and not e.name().startswith(ANNOTATIONS)
+        and not _annotation(e)
     ]
     # a runtime launch shares the kernel's correlation id and links to its op; the op (recorded by
     # PyTorch itself, not CUPTI) is the second way to place a kernel whose launch record was dropped

@@ -348,12 +348,17 @@ def _slowest_device(
 ) -> Timing:
     """Every device's time per iteration (all processes'), the slowest device's as the headline."""
     per_device = distributed.gather_devices(xplane.per_device(profile, module_name(case), n))
+    try:  # the kernels of the first device that has them, for the breakdown columns
+        kernels = xplane.breakdown(xplane.iterations(profile, module_name(case), n)[1])
+    except xplane.TraceError:
+        kernels = []
     return Timing(
         samples_s=slowest_per_iteration(per_device),
         source=f"xprof_{jax.default_backend()}_slowest_device",
         wall_samples_s=wall,
         launch_samples_s=list(wall),
         trace_path=trace_dir,
+        kernels=kernels,
         device_samples_s=per_device,
     )
 
