@@ -266,22 +266,11 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
         return []
 
 
-def _then(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
-    def both() -> None:
-        first()
-        second()
-
-    return both
-
-
 def _timer(fn: Callable[..., Timing]) -> Callable[[Case], Timer]:
     def factory(case: Case) -> Timer:
         def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
             sustained = case.run.cadence == "sustained"
-            flush = flusher(case, _device(prepared))
-            if prepared.before_each is not None and not sustained:
-                flush = _then(flush, prepared.before_each)
-            return fn(prepared, warmup, n, flush, sustained)
+            return fn(prepared, warmup, n, flusher(case, _device(prepared)), sustained)
 
         return timer
 

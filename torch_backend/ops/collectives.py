@@ -116,9 +116,6 @@ def torch_collective(backend: Any, case: Case) -> Prepared | None:
         check=check,
         implementation=f"torch.distributed:{op}",
         device=device,
-        # the ranks' profilers start at different moments (93 ms apart seen): without this the first
-        # timed collective of the early ranks waited for the late ones
-        before_each=lambda: torch.distributed.barrier(group=group),
     )
     return agreed_check(prepared, group)
 

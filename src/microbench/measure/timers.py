@@ -132,8 +132,6 @@ def timed_iterations(
         for _ in range(n):
             interrupt.check()
             flush()
-            if prepared.before_each is not None:
-                prepared.before_each()
             t0 = time.perf_counter()
             out: Any = prepared.call()
             prepared.sync(out)

@@ -92,9 +92,6 @@ class Prepared:
         default_factory=dict
     )  # companions measured by an earlier case
     finish: Callable[[Timing, dict[str, Timing]], Any] | None = None
-    # run before every timed iteration, outside its window (collectives: a barrier, so every rank
-    # starts the iteration together and no rank's time includes waiting for a late peer)
-    before_each: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
