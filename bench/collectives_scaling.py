@@ -79,13 +79,17 @@ def table(out_md: str, chart: str, paths: list[str]) -> None:
     lines += ["\n**128 MiB per device all-reduce: JAX against NCCL (torch.distributed)**\n"]
     lines += ["| GPUs | JAX busbw | NCCL busbw | JAX / NCCL |", "|---|---|---|---|"]
     for n in sorted({_gpus(r) for r in rows if r["op"] == "psum"}):
-        jax = series.get(("psum", f"{n} GPUs jax"), {}).get(HEADLINE_BYTES)
-        nccl = series.get(("psum", f"{n} GPUs torch"), {}).get(HEADLINE_BYTES)
+        jax, nccl = (_at(series.get(("psum", f"{n} GPUs {b}"), {})) for b in ("jax", "torch"))
         if jax and nccl:
             lines.append(f"| {n} | {jax:.1f} | {nccl:.1f} | {jax / nccl:.3f} |")
     with open(out_md, "w") as f:
         f.write("\n".join(lines) + "\n")
     _chart(chart, series)
+
+
+def _at(points: dict[float, float], size: float = HEADLINE_BYTES) -> float | None:
+    """The point at `size` (CSV floats keep 6 significant digits)."""
+    return next((v for s, v in points.items() if abs(s - size) <= 1e-4 * size), None)
 
 
 def _size(b: float) -> str:

@@ -287,7 +287,7 @@ class CollectiveExtras:
     groups: int
     processes: int
     devices: int
-    message_bytes: float
+    message_bytes: int
     algbw_gbps: float | None
     bus_factor: float
     busbw_gbps: float | None
@@ -334,7 +334,7 @@ def extras_for(
         groups=len(groups(p)),
         processes=processes,
         devices=len(chips),
-        message_bytes=size,
+        message_bytes=int(size),
         algbw_gbps=algbw,
         bus_factor=c.bus_factor(r),
         busbw_gbps=algbw * c.bus_factor(r) if algbw else None,
