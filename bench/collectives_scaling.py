@@ -111,8 +111,14 @@ def _chart(path: str, series: dict[tuple[str, str], dict[float, float]]) -> None
         for (o, label), points in sorted(series.items()):
             if o == op:
                 xs = sorted(points)
-                ax.plot(xs, [points[x] for x in xs], marker="o", ms=3, label=label,
-                        linestyle="-" if "jax" in label else "--")
+                ax.plot(
+                    xs,
+                    [points[x] for x in xs],
+                    marker="o",
+                    ms=3,
+                    label=label,
+                    linestyle="-" if "jax" in label else "--",
+                )
         ax.set_xscale("log", base=2)
         ax.set_title(op)
         ax.set_ylabel("busbw GB/s")

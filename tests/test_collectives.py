@@ -9,13 +9,12 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from microbench.catalogue import get_spec
 from microbench.errors import CaseFailure
 from microbench.measure.types import Timing, slowest_per_iteration
 from microbench.ops import collectives as c
-
-from conftest import ROOT
 
 
 def params(op, **given):
