@@ -10,6 +10,7 @@ group before anyone times, so no rank is left waiting in a collective alone.
 from __future__ import annotations
 
 import atexit
+import math
 import socket
 import traceback
 from dataclasses import dataclass, replace
@@ -20,7 +21,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from microbench.catalogue import get_implementation, get_spec
+from microbench.catalogue import get_implementation
 from microbench.config.cases import Case
 from microbench.errors import CaseFailure, unsupported
 from microbench.measure.procedure import measure
@@ -31,7 +32,9 @@ from microbench.measure.types import (
     Timing,
     slowest_per_iteration,
 )
+from microbench.ops.collectives import extras_for, mesh_dims
 from microbench.platform import processes
+from microbench.platform.backends import BACKENDS
 
 TIMEOUT = timedelta(
     minutes=5
@@ -58,12 +61,21 @@ def world_size(case: Case) -> int:
     if "source_id" in p:
         need = max(p["source_id"], p["target_id"]) + 1
         return max(need, torch.cuda.device_count()) if torch.cuda.is_available() else need
-    from microbench.ops.collectives import mesh_dims
+    return math.prod(mesh_dims(p))
 
-    total = 1
-    for d in mesh_dims(p):
-        total *= d
-    return total
+
+_GROUPS: dict[tuple[int, ...], Any] = {}
+
+
+def process_group(members: list[list[int]], mine: list[int]) -> Any:
+    """The group of this rank's members. Every rank creates every group, in the same order (the
+    torch.distributed rule); groups are kept while the ranks live, keyed by their members."""
+    if len(mine) == dist.get_world_size():
+        return dist.group.WORLD
+    for group in members:
+        if tuple(group) not in _GROUPS:
+            _GROUPS[tuple(group)] = dist.new_group(list(group))
+    return _GROUPS[tuple(mine)]
 
 
 def _agree(ok: bool, group: Any = None) -> bool:
@@ -123,12 +135,10 @@ def run_rank(backend: Any, case: Case) -> Outcome:
 
 def _serve(rank: int, world: int, port: int, conn: Any) -> None:
     """A worker rank: join the group, then run whatever case rank 0 sends until it sends None."""
-    from torch_backend.backend import TorchBackend
-
     if torch.cuda.is_available():
         torch.cuda.set_device(rank)
     _init(rank, world, port)
-    backend = TorchBackend()
+    backend = BACKENDS["torch"].load()  # by the registry: the backend module imports this one
     try:
         while (case := conn.recv()) is not None:
             try:
@@ -191,9 +201,7 @@ class Ranks:
                 proc.kill()
         if dist.is_initialized():
             dist.destroy_process_group()
-        from torch_backend.ops import collectives
-
-        collectives.forget_groups()
+        _GROUPS.clear()
 
 
 _ranks: Ranks | None = None
@@ -264,14 +272,12 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     checks = [o.check for o in timed if o.check]
     worst = max((c.max_rel_error or 0.0 for c in checks), default=None)
     check = replace(checks[0], max_rel_error=worst) if checks else CheckResult("off", "off")
-    spec = get_spec(case.op)
-    from torch_backend.ops.collectives import finish
-
     device = device_for(0)
     return Measurement(
         timing=merged,
         device=replace(backend.device_info_for(device), count=world),
         check=check,
         implementation=f"torch.distributed:{dist.get_backend() if dist.is_initialized() else ''}",
-        extras=finish(spec.name, case.params, merged, world),
+        # one device per rank: each its own chip, and each rank its own process
+        extras=extras_for(case.op, case.params, merged, list(range(world)), processes=world),
     )

@@ -17,29 +17,10 @@ import numpy as np
 from microbench.catalogue import Params, implementation
 from microbench.config.cases import Case
 from microbench.errors import unsupported
-from microbench.measure.types import Prepared, Timing
+from microbench.measure.types import Prepared
 from microbench.ops import collectives as spec
 from microbench.platform.frameworks import torch
 from torch_backend.tensors import to_torch
-
-_GROUPS: dict[tuple[int, ...], Any] = {}
-
-
-def forget_groups() -> None:
-    _GROUPS.clear()
-
-
-def process_group(members: list[list[int]], mine: list[int]) -> Any:
-    """The group of this rank's members. Every rank creates every group, in the same order (the
-    torch.distributed rule); groups are kept for the run, keyed by their members."""
-    dist = torch.distributed
-    if len(mine) == dist.get_world_size():
-        return dist.group.WORLD
-    for group in members:
-        key = tuple(group)
-        if key not in _GROUPS:
-            _GROUPS[key] = dist.new_group(list(group))
-    return _GROUPS[tuple(mine)]
 
 
 def _calls(
@@ -74,7 +55,7 @@ def _calls(
 @implementation(tuple(spec.COLLECTIVES), "torch", "torch.distributed")
 def torch_collective(backend: Any, case: Case) -> Prepared | None:
     """This rank's tensors and call; None for a rank outside a send/recv pair."""
-    from torch_backend.distributed import agreed_check, device_for
+    from torch_backend.distributed import agreed_check, device_for, process_group
 
     op, p = case.op, case.params
     rank = torch.distributed.get_rank()
@@ -118,8 +99,3 @@ def torch_collective(backend: Any, case: Case) -> Prepared | None:
         device=device,
     )
     return agreed_check(prepared, group)
-
-
-def finish(op: str, p: Params, timing: Timing, world: int) -> spec.CollectiveExtras:
-    """The row's extras on rank 0: one GPU (or process) per chip."""
-    return spec.extras_for(op, p, timing, list(range(world)), processes=world)
