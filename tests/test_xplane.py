@@ -126,3 +126,30 @@ def test_real_cpu_trace_gives_one_iteration_per_run_and_converts_with_xprof(tmp_
         glob.glob(str(tmp_path / "plugins/profile/*/*.xplane.pb")), "trace_viewer", {}
     )
     assert "traceEvents" in data and "add" in data
+
+
+def test_per_device_times_each_gpu_and_leaves_out_a_bystander():
+    planes = "\n".join(
+        f"""planes {{
+  id: {i + 2} name: "/device:GPU:{i}"
+  lines {{ id: 1 name: "Stream #1" timestamp_ns: 0
+    {" ".join(f'events {{ metadata_id: 1 offset_ps: {k * 10_000_000} duration_ps: {dur * 1000} stats {{ metadata_id: 1 str_value: "jit_mb_psum" }} }}' for k, dur in enumerate(durs))} }}
+  event_metadata {{ key: 1 value {{ id: 1 name: "nccl" }} }}
+  stat_metadata {{ key: 1 value {{ id: 1 name: "hlo_module" }} }}
+}}"""
+        for i, durs in enumerate(([2000, 2100, 2200], [2500, 2000, 2300], []))
+    )
+    per = xplane.per_device(ProfileData.from_text_proto(planes), "jit_mb_psum", 3)
+    assert sorted(per) == [
+        "GPU:0",
+        "GPU:1",
+    ]  # GPU:2 ran nothing of the module (a send/recv bystander)
+    assert per["GPU:0"] == pytest.approx([2e-6, 2.1e-6, 2.2e-6])
+    assert per["GPU:1"] == pytest.approx([2.5e-6, 2e-6, 2.3e-6])
+
+
+def test_per_device_reads_every_tpu_plane():
+    two = TPU + TPU.replace('id: 1 name: "/device:TPU:0"', 'id: 2 name: "/device:TPU:1"')
+    per = xplane.per_device(ProfileData.from_text_proto(two), "jit_mb_quantization", 2)
+    assert sorted(per) == ["TPU:0", "TPU:1"]
+    assert per["TPU:1"] == pytest.approx([1e-5, 1.2e-5])
