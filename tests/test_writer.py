@@ -117,3 +117,11 @@ def test_resume_on_an_empty_cut_or_unreadable_file(tmp_path, content):
     f.append(_row("a"))
     lines = path.read_text().splitlines()
     assert lines[0].startswith("case_id,") and len(lines) == 2  # the header repaired, one row
+
+
+def test_integral_floats_are_written_exactly():
+    from microbench.results.writer import _cell
+
+    assert _cell(134217728.0) == "134217728"  # a byte count keeps every digit
+    assert _cell(2.5e-06) == "2.5e-06" and _cell(float("nan")) == ""
+    assert _cell(1e300) == "1e+300"  # beyond exact integers: significant digits

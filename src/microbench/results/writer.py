@@ -25,6 +25,8 @@ def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
+            return str(int(value))  # counts (bytes, FLOPs) exactly: 134217728, not 1.34218e+08
         return "" if math.isnan(value) else f"{value:.6g}"
     return str(value)
 
