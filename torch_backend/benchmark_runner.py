@@ -5,7 +5,7 @@ Same as `microbench run --config FILE` (every `run` option works).
 
 import sys
 
-from microbench.cli import main
+from microbench.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main(["run", *sys.argv[1:]]))
+    entry(["run", *sys.argv[1:]])

@@ -15,7 +15,7 @@ try:
 except ImportError:
     sys.path[:0] = [os.path.join(ROOT, "src"), ROOT]
 
-from microbench.cli import main  # noqa: E402
+from microbench.cli import entry  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(["run", *sys.argv[1:]]))
+    entry(["run", *sys.argv[1:]])

@@ -291,5 +291,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def entry(argv: Sequence[str] | None = None) -> NoReturn:
+    """The process entry point: main, then exit. A Ctrl-C that lands after the run has finished (its rows
+    written) would otherwise kill the interpreter during shutdown, with a signal for an exit code."""
+    code = main(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
