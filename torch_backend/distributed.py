@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit
 import math
-import socket
 import traceback
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -163,9 +162,7 @@ class Ranks:
     """Ranks 1..world-1 in their own processes, this process as rank 0."""
 
     def __init__(self, world: int) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
+        port = processes.free_port()
         context = mp.get_context("spawn")
         self.world = world
         self.conns = []

@@ -3,6 +3,8 @@ writes rows. Set once at start-up; a single process is process 0 of 1."""
 
 from __future__ import annotations
 
+import socket
+
 _index, _count = 0, 1
 
 
@@ -21,3 +23,10 @@ def count() -> int:
 
 def primary() -> bool:
     return _index == 0
+
+
+def free_port() -> int:
+    """A TCP port free on this host now, for a job's coordinator or a process group's rendezvous."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -6,21 +6,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Sequence
 
 from microbench.errors import UserError
+from microbench.platform.processes import free_port
 
 OWN_OPTIONS = ("--processes",)
 JOIN_OPTIONS = ("--coordinator", "--num-processes", "--process-id", "--multihost")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def without(argv: Sequence[str], options: Sequence[str]) -> list[str]:
