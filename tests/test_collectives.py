@@ -214,6 +214,13 @@ def test_two_jax_processes_write_one_set_of_rows(write_yaml, tmp_path):
         assert r["processes"] == "2" and r["devices"] == "4"
     lines = [json.loads(line) for line in open(tmp_path / "out" / "config.jsonl")]
     assert sorted(lines[0]["device_samples_s"]) == ["p0/CPU:0", "p0/CPU:1", "p1/CPU:0", "p1/CPU:1"]
+    # only process 0 could tell what is done: resuming a many-process job is refused on every process
+    again = _run(
+        ["run", "--config", str(path), "--output-dir", "out", "-q", "--processes", "2", "--resume"],
+        {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"},
+        tmp_path,
+    )
+    assert again.returncode == 2 and "--resume is not available" in again.stderr
 
 
 def test_torch_distributed_twins_on_gloo(write_yaml, tmp_path):

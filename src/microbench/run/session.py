@@ -255,6 +255,9 @@ def run_config(
         only=only,
         skip=skip,
     )
+    if resume and processes.count() > 1:  # only process 0 could see what is done: the others would
+        # run cases it skips, and wait in their collectives for ever
+        raise UserError("--resume is not available in a many-process job", key="(command line)")
     if not processes.primary():  # process 0 of a many-process job writes; the others only take part
         rows = execute_all(cases, None, isolate=isolate, timeout_s=timeout_s, progress=False)
         return exit_code(rows)
