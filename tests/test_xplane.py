@@ -153,3 +153,6 @@ def test_per_device_reads_every_tpu_plane():
     per = xplane.per_device(ProfileData.from_text_proto(two), "jit_mb_quantization", 2)
     assert sorted(per) == ["TPU:0", "TPU:1"]
     assert per["TPU:1"] == pytest.approx([1e-5, 1.2e-5])
+    # a chip that ran the module must show every run
+    with pytest.raises(xplane.TraceError, match="expected 3"):
+        xplane.per_device(ProfileData.from_text_proto(two), "jit_mb_quantization", 3)
