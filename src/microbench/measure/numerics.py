@@ -25,7 +25,13 @@ TOLERANCE = {
 # torch._scaled_mm); outputs of fp8 GEMMs are allowed this much whatever their dtype.
 FP8_GEMM_FLOOR = 5e-3
 FULL_CHECK_ELEMENTS = 1 << 22
+
 SAMPLED_ROWS = 64
+
+
+def tolerance(dtype_name: str) -> float:
+    """The relative error allowed for an output of this dtype (1e-2 for one not in the table)."""
+    return TOLERANCE.get(dtype_name, 1e-2)
 
 
 def spread_rows(n_rows: int) -> np.ndarray:
@@ -71,7 +77,7 @@ def check_outputs(
     for name, ref in expected.items():
         actual = fetch(name, rows)
         err = relative_error(actual, ref)
-        tol = max(TOLERANCE.get(of_array(actual).name, 1e-2), spec.tolerance_floor(params))
+        tol = max(tolerance(of_array(actual).name), spec.tolerance_floor(params))
         if not err <= tol:  # also catches NaN
             raise wrong_result(
                 f"output '{name}' differs from the float64 reference: "

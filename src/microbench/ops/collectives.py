@@ -25,7 +25,7 @@ import numpy as np
 from microbench.catalogue import OpSpec, Param, Params, implementation, register
 from microbench.config.cases import Case
 from microbench.errors import CaseFailure, unsupported
-from microbench.measure.numerics import TOLERANCE, check_rows, relative_error
+from microbench.measure.numerics import check_rows, relative_error, tolerance
 from microbench.measure.types import Prepared, Timing
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
@@ -366,7 +366,7 @@ def check_member(
     want = expected(op, p, member, group, rows)
     got = fetch(rows)
     err = relative_error(got.reshape(want.shape), want)
-    tol = TOLERANCE.get(dtype(p["dtype"]).name, 1e-2)
+    tol = tolerance(dtype(p["dtype"]).name)
     if not err <= tol:
         raise CaseFailure(
             "wrong_result",
