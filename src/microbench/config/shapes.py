@@ -1,7 +1,8 @@
 """Matrix shape generators of the torchao dialect: (name, [m, k, n]) = (tokens, in, out).
 
-custom/llama/pow2/pow2_extended/sweep follow torchao's benchmark runner. small_sweep
-and the model presets are this project's definitions (docs/yaml_reference.md).
+Every generator named as in torchao's benchmark runner yields that runner's shapes, order and names
+(../shared/reference/UPSTREAM_TORCHAO.md). The `<model>_layers` presets are this project's own: every
+distinct linear layer of a model at a chosen token count (docs/yaml_reference.md).
 """
 
 from __future__ import annotations
@@ -22,12 +23,41 @@ _LLAMA2_70B = {
     "ffn.w2": (3584, 8192),
 }
 
-# Model presets: (in_features, out_features) of each distinct linear layer, with
-# fused QKV and gate/up (w13) projections. Dimensions from the models' public
-# Hugging Face config.json files.
+# torchao's model generators: (layer, M, K, N) in the runner's order, at 16384 and 128000 tokens
+RUNNER_MODELS: dict[str, tuple[tuple[str, int, int, int], ...]] = {
+    "llama4": tuple(
+        (layer, m, 8192, n)
+        for m in (16384, 128000)
+        for layer, n in (("FFN", 5120), ("QO_proj", 8192), ("KV_proj", 1024))
+    ),
+    "deepseek_v3_236b": tuple(
+        (layer, m, k, n)
+        for m in (16384, 128000)
+        for layer, k, n in (("FFN", 1536, 5120), ("QKVO_proj", 7168, 7168))
+    ),
+    "deepseek_v3_671b": tuple(
+        (layer, m, k, n)
+        for m in (16384, 128000)
+        for layer, k, n in (("FFN", 2048, 7168), ("QKVO_proj", 7168, 7168))
+    ),
+    "qwen3_32b": tuple(
+        (layer, m, 5120, n)
+        for m in (16384, 128000)
+        for layer, n in (("QO_proj", 5120), ("KV_proj", 640))
+    ),
+    "gemma3_27b": tuple(
+        (layer, m, 4096, n)
+        for m in (16384, 128000)
+        for layer, n in (("QO_proj", 4096), ("KV_proj", 1024))
+    ),
+}
+
+# This project's presets: (in_features, out_features) of each distinct linear layer, with fused QKV
+# and gate/up (w13) projections, dimensions from the models' public Hugging Face config.json files;
+# named `<model>_layers` (the bare model names are the runner's generators above).
 MODEL_PRESETS: dict[str, dict[str, tuple[int, int]]] = {
     # meta-llama/Llama-4-Scout-17B-16E: hidden 5120, 40 heads / 8 kv heads x 128, expert ffn 8192
-    "llama4": {
+    "llama4_layers": {
         "attn.wqkv": (5120, 7168),
         "attn.wo": (5120, 5120),
         "expert.w13": (5120, 16384),
@@ -35,7 +65,7 @@ MODEL_PRESETS: dict[str, dict[str, tuple[int, int]]] = {
     },
     # DeepSeek 236B (DeepSeek-V2 dims): hidden 5120, MLA q_lora 1536 kv_lora 512, 128 heads,
     # dense ffn 12288, expert ffn 1536
-    "deepseek_v3_236b": {
+    "deepseek_v3_236b_layers": {
         "attn.wq_a": (5120, 1536),
         "attn.wq_b": (1536, 24576),
         "attn.wkv_a": (5120, 576),
@@ -48,7 +78,7 @@ MODEL_PRESETS: dict[str, dict[str, tuple[int, int]]] = {
     },
     # deepseek-ai/DeepSeek-V3 (671B): hidden 7168, MLA q_lora 1536 kv_lora 512, 128 heads,
     # dense ffn 18432, expert ffn 2048
-    "deepseek_v3_671b": {
+    "deepseek_v3_671b_layers": {
         "attn.wq_a": (7168, 1536),
         "attn.wq_b": (1536, 24576),
         "attn.wkv_a": (7168, 576),
@@ -60,14 +90,14 @@ MODEL_PRESETS: dict[str, dict[str, tuple[int, int]]] = {
         "expert.w2": (2048, 7168),
     },
     # Qwen/Qwen3-32B: hidden 5120, 64 heads / 8 kv heads x 128, ffn 25600
-    "qwen3_32b": {
+    "qwen3_32b_layers": {
         "attn.wqkv": (5120, 10240),
         "attn.wo": (8192, 5120),
         "ffn.w13": (5120, 51200),
         "ffn.w2": (25600, 5120),
     },
     # google/gemma-3-27b-it: hidden 5376, 32 heads / 16 kv heads x 128, ffn 21504
-    "gemma3_27b": {
+    "gemma3_27b_layers": {
         "attn.wqkv": (5376, 8192),
         "attn.wo": (4096, 5376),
         "ffn.w13": (5376, 43008),
@@ -75,11 +105,20 @@ MODEL_PRESETS: dict[str, dict[str, tuple[int, int]]] = {
     },
 }
 
-GENERATORS = ("custom", "llama", "pow2", "pow2_extended", "small_sweep", "sweep", *MODEL_PRESETS)
+GENERATORS = (
+    "custom",
+    "llama",
+    *RUNNER_MODELS,
+    "pow2",
+    "pow2_extended",
+    "small_sweep",
+    "sweep",
+    *MODEL_PRESETS,
+)
 DEFAULT_POWERS = {
     "pow2": (10, 14),
     "pow2_extended": (10, 14),
-    "small_sweep": (10, 15),
+    "small_sweep": (10, 14),
     "sweep": (8, 15),
 }
 PRESET_TOKENS = 4096
@@ -110,6 +149,10 @@ def _llama(name: str, spec: dict[str, Any]) -> list[Shape]:
     return [(f"llama_{layer}", [tokens, k, n]) for layer, (k, n) in _LLAMA2_70B.items()]
 
 
+def _runner_model(name: str, spec: dict[str, Any]) -> list[Shape]:
+    return [(f"{name}_{layer}", [m, k, n]) for layer, m, k, n in RUNNER_MODELS[name]]
+
+
 def _preset(name: str, spec: dict[str, Any]) -> list[Shape]:
     tokens = spec.get("tokens") or PRESET_TOKENS
     return [(f"{name}_{layer}", [tokens, k, n]) for layer, (k, n) in MODEL_PRESETS[name].items()]
@@ -127,22 +170,26 @@ def _pow2_extended(name: str, spec: dict[str, Any]) -> list[Shape]:
     return shapes
 
 
-def _small_sweep(name: str, spec: dict[str, Any]) -> list[Shape]:
-    """An M x K grid with square weights (N = K), for heatmaps."""
+def _grid(name: str, spec: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """Every (M, K, N) of powers of two, M outermost and N innermost."""
     powers = _powers(name, spec)
-    grid = [(2**mp, 2**kp) for mp in powers for kp in powers]
-    return [(f"small_sweep_{i}", [m, k, k]) for i, (m, k) in enumerate(grid)]
+    return [(2**mp, 2**kp, 2**np_) for mp in powers for kp in powers for np_ in powers]
+
+
+def _small_sweep(name: str, spec: dict[str, Any]) -> list[Shape]:
+    """The grid kept where M <= K <= N, numbered after filtering."""
+    kept = [mkn for mkn in _grid(name, spec) if mkn[0] <= mkn[1] <= mkn[2]]
+    return [(f"small_sweep_{i}", list(mkn)) for i, mkn in enumerate(kept)]
 
 
 def _sweep(name: str, spec: dict[str, Any]) -> list[Shape]:
-    powers = _powers(name, spec)
-    grid = [(2**mp, 2**kp, 2**np_) for mp in powers for kp in powers for np_ in powers]
-    return [(f"sweep_{i}", list(mkn)) for i, mkn in enumerate(grid)]
+    return [(f"sweep_{i}", list(mkn)) for i, mkn in enumerate(_grid(name, spec))]
 
 
 GENERATOR_FUNCTIONS: dict[str, Callable[[str, dict[str, Any]], list[Shape]]] = {
     "custom": _custom,
     "llama": _llama,
+    **{model: _runner_model for model in RUNNER_MODELS},
     "pow2": _pow2,
     "pow2_extended": _pow2_extended,
     "small_sweep": _small_sweep,
