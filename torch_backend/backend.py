@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +14,8 @@ from microbench.config.cases import Case
 from microbench.measure.procedure import measure
 from microbench.measure.timers import Timer, get_timer, timer_name
 from microbench.measure.types import DeviceInfo, Measurement
+from microbench.platform.environment import cpu_name
+from torch_backend.timing import with_host_ops
 
 
 def default_device() -> torch.device:
@@ -53,7 +54,7 @@ class TorchBackend:
                 threads=torch.get_num_threads(),
             )
         return DeviceInfo(
-            kind=platform.processor() or platform.machine(),
+            kind=cpu_name(),
             count=1,
             platform="cpu",
             framework="torch",
@@ -63,7 +64,8 @@ class TorchBackend:
 
     def timer(self, case: Case, device: torch.device) -> Timer:
         platform_name = "gpu" if device.type == "cuda" else "cpu"
-        return get_timer(self.name, timer_name(self.name, platform_name, case.run.timer), case)
+        timer = get_timer(self.name, timer_name(self.name, platform_name, case.run.timer), case)
+        return timer if device.type == "cuda" else with_host_ops(timer)
 
     def measure(self, case: Case) -> Measurement:
         if get_spec(case.op).extra.get("device_time") == "slowest":  # one process per device

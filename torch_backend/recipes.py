@@ -1,38 +1,126 @@
-"""Recipe names of the torchao suite mapped to torchao's configs, with the device checks each needs."""
+"""Recipe and sparsity names of the torchao suite mapped onto the installed torchao's configs.
+
+Names are those of torchao's runner and its earlier versions (microbench.ops.torchao.RECIPES). Where
+the installed torchao no longer has a recipe's config, layout or kernel, or this device cannot run it,
+the maker raises `unsupported` with the reason: a row never silently measures something else.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
 
 from microbench.errors import unsupported
+from microbench.ops.torchao import RECIPES, sparsity_kind
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a recipe is being applied to: the device and the model's dimensions and precision."""
+
+    recipe: str
+    device: torch.device
+    k: int
+    n: int
+    dtype: torch.dtype
+
+
+def _version() -> str:
+    import torchao
+
+    return str(torchao.__version__)
 
 
 def _sm(device: torch.device) -> tuple[int, int]:
     return torch.cuda.get_device_capability(device) if device.type == "cuda" else (0, 0)
 
 
-def _float8(recipe: str, device: Any) -> None:
-    if _sm(device) < (8, 9):
-        sm = f" SM {'.'.join(map(str, _sm(device)))}" if device.type == "cuda" else ""
+def _where(device: torch.device) -> str:
+    sm = _sm(device)
+    return f"cuda SM {sm[0]}.{sm[1]}" if device.type == "cuda" else device.type
+
+
+def needs_sm(target: Target, sm: tuple[int, int], what: str) -> None:
+    if _sm(target.device) < sm:
         raise unsupported(
-            f"{recipe} needs a CUDA GPU with fp8 tensor cores (SM 8.9+), this is {device.type}{sm}"
+            f"{target.recipe} needs a CUDA GPU with {what} (SM {sm[0]}.{sm[1]}+), "
+            f"this is {_where(target.device)}"
         )
 
 
-def _int4(tq: Any, match: re.Match[str], device: Any, k: int) -> Any:
-    group = int(match.group(1))
-    if device.type != "cuda":
+def _gone(what: str) -> Callable[..., Any]:
+    def refuse(tq: Any, match: re.Match[str], target: Target) -> Any:
+        raise unsupported(f"torchao {_version()} no longer has {what}")
+
+    return refuse
+
+
+def _has_field(config: type, name: str) -> bool:
+    return any(f.name == name for f in fields(config))
+
+
+def _int8wo(tq: Any, match: re.Match[str], target: Target) -> Any:
+    return tq.Int8WeightOnlyConfig()
+
+
+def _int8dq(tq: Any, match: re.Match[str], target: Target) -> Any:
+    return tq.Int8DynamicActivationInt8WeightConfig()
+
+
+def _int8dq_prefill(tq: Any, match: re.Match[str], target: Target) -> Any:
+    if not _has_field(tq.Int8DynamicActivationInt8WeightConfig, "weight_only_decode"):
         raise unsupported(
-            f"torchao {_version()} has no int4 weight-only packing for {device.type} "
+            f"torchao {_version()}'s Int8DynamicActivationInt8WeightConfig has no weight_only_decode"
+        )
+    return tq.Int8DynamicActivationInt8WeightConfig(weight_only_decode=True)
+
+
+def _intx(tq: Any, match: re.Match[str], target: Target) -> Any:
+    """int8 dynamic activation, 1-8-bit weight in torchao's packed CPU (KleidiAI/lowbit) kernels."""
+    from torchao.quantization.granularity import PerAxis, PerGroup
+    from torchao.quantization.quant_primitives import MappingType
+
+    bits, group, asym = int(match.group(1)), int(match.group(2)), match.group(3)
+    if target.dtype != torch.float32:
+        raise unsupported(f"{target.recipe} needs high_precision_dtype torch.float32")
+    if not 1 <= bits <= 8:
+        raise unsupported(f"{target.recipe}: weight bits must be 1..8, got {bits}")
+    return tq.Int8DynamicActivationIntxWeightConfig(
+        weight_dtype=getattr(torch, f"int{bits}"),
+        weight_granularity=PerGroup(group) if group > 0 else PerAxis(0),
+        weight_mapping_type=MappingType.ASYMMETRIC if asym else MappingType.SYMMETRIC,
+        intx_packing_format="opaque_torchao_auto",
+    )
+
+
+def _float8wo(tq: Any, match: re.Match[str], target: Target) -> Any:
+    needs_sm(target, (8, 9), "fp8 tensor cores")
+    return tq.Float8WeightOnlyConfig()
+
+
+def _float8dq(granularity: str) -> Callable[..., Any]:
+    def make(tq: Any, match: re.Match[str], target: Target) -> Any:
+        needs_sm(target, (8, 9), "fp8 tensor cores")
+        return tq.Float8DynamicActivationFloat8WeightConfig(granularity=getattr(tq, granularity)())
+
+    return make
+
+
+def _int4(tq: Any, match: re.Match[str], target: Target) -> Any:
+    group = int(match.group(1))
+    if target.device.type != "cuda":
+        raise unsupported(
+            f"torchao {_version()} has no int4 weight-only packing for {target.device.type} "
             "(tile_packed_to_4d needs CUDA)"
         )
-    if k % group:
-        raise unsupported(f"in features k={k} are not divisible by group size {group}")
+    if target.k % group:
+        raise unsupported(f"in features k={target.k} are not divisible by group size {group}")
     return tq.Int4WeightOnlyConfig(
         group_size=group,
         int4_packing_format="tile_packed_to_4d",
@@ -40,66 +128,151 @@ def _int4(tq: Any, match: re.Match[str], device: Any, k: int) -> Any:
     )
 
 
-def _gemlite(tq: Any, match: re.Match[str], device: Any, k: int) -> Any:
+def _gemlite(tq: Any, match: re.Match[str], target: Target) -> Any:
     if importlib.util.find_spec("gemlite") is None:
-        raise unsupported("gemlitewo needs the gemlite package, which is not installed")
-    config = getattr(tq, "GemliteUIntXWeightOnlyConfig", None)
+        raise unsupported(f"{target.recipe} needs the gemlite package, which is not installed")
+    from torchao.prototype.quantization.quant_api import UIntxWeightOnlyConfig
+
+    bits, group = int(match.group(1)), int(match.group(2))
+    return UIntxWeightOnlyConfig(group_size=group if bits == 4 else None, bit_width=bits)
+
+
+def _fp6(tq: Any, match: re.Match[str], target: Target) -> Any:
+    config = getattr(tq, "FPXWeightOnlyConfig", None)
     if config is None:
-        raise unsupported(f"torchao {_version()} has no GemliteUIntXWeightOnlyConfig")
-    return config(group_size=int(match.group(2)), bit_width=int(match.group(1)))
+        raise unsupported(
+            f"torchao {_version()} no longer has FPx weight-only (FPXWeightOnlyConfig)"
+        )
+    return config(3, 2)
 
 
-# recipe name -> (device check or None, torchao config); names with parameters are matched by pattern
-FIXED: dict[str, tuple[Callable[[str, Any], None] | None, Callable[[Any], Any]]] = {
-    "int8wo": (None, lambda tq: tq.Int8WeightOnlyConfig()),
-    "int8dq": (None, lambda tq: tq.Int8DynamicActivationInt8WeightConfig()),
-    "float8wo": (_float8, lambda tq: tq.Float8WeightOnlyConfig()),
-    "float8dq-tensor": (
-        _float8,
-        lambda tq: tq.Float8DynamicActivationFloat8WeightConfig(granularity=tq.PerTensor()),
+def _uintx(tq: Any, match: re.Match[str], target: Target) -> Any:
+    """Unsigned b-bit weights with a zero point are asymmetric intx weights in torchao's current API."""
+    from torchao.quantization.granularity import PerGroup
+    from torchao.quantization.quant_primitives import MappingType
+
+    bits, group = int(match.group(1)), int(match.group(2))
+    if match.group(3):
+        raise unsupported(
+            f"torchao {_version()} has no HQQ with zero points for intx weights (only hqq_scale_only)"
+        )
+    if not 1 <= bits <= 8:
+        raise unsupported(f"{target.recipe}: weight bits must be 1..8, got {bits}")
+    if target.k % group:
+        raise unsupported(f"in features k={target.k} are not divisible by group size {group}")
+    return tq.IntxWeightOnlyConfig(
+        weight_dtype=getattr(torch, f"int{bits}"),
+        granularity=PerGroup(group),
+        mapping_type=MappingType.ASYMMETRIC,
+    )
+
+
+MARLIN = "Marlin layouts (int4 weight-only in the 2:4 MarlinSparseLayout)"
+
+# one maker per pattern of microbench.ops.torchao.RECIPES (baseline has none)
+MAKERS: dict[str, Callable[[Any, re.Match[str], Target], Any]] = {
+    "int8wo": _int8wo,
+    "int8dq": _int8dq,
+    "int8dq_prefill_wo_decode": _int8dq_prefill,
+    RECIPES[4]: _intx,
+    "float8wo": _float8wo,
+    "float8dq": _float8dq("PerTensor"),
+    "float8dq-tensor": _float8dq("PerTensor"),
+    "float8dq-row": _float8dq("PerRow"),
+    RECIPES[9]: _int4,
+    RECIPES[10]: _gemlite,
+    "marlin": _gone(MARLIN),
+    "marlin-qqq": _gone("Marlin layouts (MarlinQQQLayout)"),
+    "int8adq-int4w-symm": _gone(
+        "the CUTLASS int4-packed layout for int8 activation + int4 weight (its prototype "
+        "Int8DynamicActivationInt4WeightConfig is a grouped, asymmetric CPU kernel)"
     ),
-    "float8dq-row": (
-        _float8,
-        lambda tq: tq.Float8DynamicActivationFloat8WeightConfig(granularity=tq.PerRow()),
-    ),
+    "fp6": _fp6,
+    RECIPES[15]: _uintx,
 }
-PATTERNS: dict[str, Callable[[Any, re.Match[str], Any, int], Any]] = {
-    r"int4wo-(\d+)(-hqq)?": _int4,
-    r"gemlitewo-(4|8)-(\d+)": _gemlite,
+assert set(MAKERS) == set(RECIPES) - {"baseline"}, "every recipe name needs a maker"
+
+
+def _semi_sparse(tq: Any, target: Target) -> Any:
+    """The 2:4 config of a recipe: plain 2:4 for baseline, a 2:4 layout of the quantized recipes."""
+    from torchao.sparsity.sparse_api import SemiSparseWeightConfig
+
+    if target.recipe == "baseline":
+        needs_sm(
+            dataclasses.replace(target, recipe="2:4 sparsity"), (8, 0), "2:4 sparse tensor cores"
+        )
+        return SemiSparseWeightConfig()
+    if target.recipe == "float8dq-row":
+        from torchao.quantization.quantize_.workflows.float8.float8_packing_format import (
+            Float8PackingFormat,
+        )
+
+        with_2_4 = dataclasses.replace(target, recipe="float8dq-row with 2:4 sparsity")
+        needs_sm(with_2_4, (9, 0), "CUTLASS fp8 2:4 kernels (sm90a)")
+        return tq.Float8DynamicActivationFloat8WeightConfig(
+            granularity=tq.PerRow(), packing_format=Float8PackingFormat.SPARSE_2D_DATA_2D_METADATA
+        )
+    if target.recipe in ("float8dq", "float8dq-tensor"):
+        raise unsupported(
+            f"torchao {_version()}'s per-tensor fp8 2:4 layout (sparse_1d_data_1d_metadata) runs on "
+            "hipSPARSELt only (ROCm); use float8dq-row for CUDA"
+        )
+    if target.recipe.startswith("int8dq"):
+        raise unsupported(
+            f"torchao {_version()}'s Int8DynamicActivationInt8WeightConfig has no 2:4 layout "
+            "(SemiSparseLayout left with its version 1)"
+        )
+    if target.recipe.startswith("marlin"):
+        raise unsupported(f"torchao {_version()} no longer has {MARLIN}")
+    raise unsupported(f"torchao {_version()} has no 2:4 layout for {target.recipe}")
+
+
+def _block_sparse(tq: Any, target: Target) -> Any:
+    from torchao.sparsity.sparse_api import BlockSparseWeightConfig
+
+    if target.device.type != "cuda":
+        raise unsupported(
+            f"block sparsity runs torchao's Triton BSR kernels, which need CUDA; this is "
+            f"{target.device.type}"
+        )
+    return BlockSparseWeightConfig(blocksize=64)
+
+
+SPARSE_MAKERS: dict[str, Callable[[Any, Target], Any]] = {
+    "semi-sparse": _semi_sparse,
+    "block": _block_sparse,
 }
 
 
-def torchao_config(recipe: str, device: Any, k: int, n: int) -> Any | None:
-    """The torchao config for a recipe (None for baseline), or an `unsupported` CaseFailure saying why."""
-    if recipe == "baseline":
+def torchao_config(target: Target, sparsity: str = "none") -> Any | None:
+    """The torchao config for a recipe and sparsity (None: the plain baseline), or an `unsupported`
+    CaseFailure saying why there is none here."""
+    if target.recipe == "baseline" and sparsity == "none":
         return None
     try:
         import torchao.quantization as tq
     except ImportError as error:
         raise unsupported(f"torchao is not installed ({error})") from None
-    if recipe in FIXED:
-        device_check, make = FIXED[recipe]
-        if device_check:
-            device_check(recipe, device)
-        return make(tq)
-    for pattern, make_matched in PATTERNS.items():
-        match = re.fullmatch(pattern, recipe)
+    kind = sparsity_kind(sparsity) if sparsity != "none" else None
+    if kind is not None:
+        return SPARSE_MAKERS[kind](tq, target)
+    for pattern, make in MAKERS.items():
+        match = re.fullmatch(pattern, target.recipe)
         if match:
-            return make_matched(tq, match, device, k)
+            return make(tq, match, target)
     raise unsupported(
-        f"quantization recipe '{recipe}' is not known to this harness (torch_backend/recipes.py)"
+        f"quantization recipe '{target.recipe}' is not known to this harness (torch_backend/recipes.py)"
     )
-
-
-def _version() -> str:
-    import torchao
-
-    return torchao.__version__
 
 
 def is_quantized(weight: torch.Tensor) -> bool:
     """torchao replaces a quantized weight by a tensor subclass; a plain tensor means nothing happened."""
     return type(weight) not in (torch.Tensor, torch.nn.Parameter)
+
+
+def is_sparse(weight: torch.Tensor) -> bool:
+    """A 2:4 or block-sparse weight is a sparse tensor subclass (torch's or torchao's)."""
+    return "Sparse" in type(weight).__name__ or weight.layout != torch.strided
 
 
 def tensor_bytes(t: torch.Tensor) -> int:

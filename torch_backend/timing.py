@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -264,6 +265,42 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
         return breakdown(profiled_iterations(prepared, iterations, no_flush)[0])
     except Exception:  # a breakdown is a help, never a reason to lose the row
         return []
+
+
+def host_op_breakdown(prepared: Prepared, iterations: int = 3) -> list[Kernel]:
+    """On a CPU the ATen ops are the kernels: each op's calls per iteration and share of self time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    try:
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(iterations):
+                prepared.sync(prepared.call())
+        ops = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
+    except Exception:  # a breakdown is a help, never a reason to lose the row
+        return []
+    total = sum(e.self_cpu_time_total for e in ops) or 1.0
+    kernels = [
+        Kernel(
+            e.key,
+            e.count / iterations,
+            e.self_cpu_time_total / e.count * 1e-6,  # the profiler counts microseconds
+            e.self_cpu_time_total / total,
+        )
+        for e in ops
+    ]
+    return sorted(kernels, key=lambda k: -k.share)
+
+
+def with_host_ops(timer: Timer) -> Timer:
+    """A host timer whose rows also name the ops that took the time (device timers name kernels)."""
+
+    def timed(prepared: Prepared, warmup: int, n: int) -> Timing:
+        timing = timer(prepared, warmup, n)
+        if timing.kernels:
+            return timing
+        return dataclasses.replace(timing, kernels=host_op_breakdown(prepared))
+
+    return timed
 
 
 def _timer(fn: Callable[..., Timing]) -> Callable[[Case], Timer]:

@@ -127,6 +127,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="also write fusion/elementwise rows in the seeds' JSON format",
     )
+    p.add_argument(
+        "--torchao-csv",
+        action="store_true",
+        help="also write torchao rows as torchao's runner did: "
+        "<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv",
+    )
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:
@@ -217,6 +223,7 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
         progress=not (args.no_progress or args.quiet),
         verbosity=-1 if args.quiet else 1 if args.verbose else 0,
         seed_json=args.seed_json,
+        torchao_csv=args.torchao_csv,
         output_path=args.output_path,
         only=args.only,
         skip=args.skip,

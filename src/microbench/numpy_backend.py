@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import platform
-
 import numpy as np
 
 from microbench.catalogue import get_implementation, get_spec
@@ -12,6 +10,7 @@ from microbench.measure.numerics import check_outputs
 from microbench.measure.procedure import measure
 from microbench.measure.timers import get_timer
 from microbench.measure.types import DeviceInfo, Measurement, Prepared
+from microbench.platform.environment import cpu_name
 
 
 class NumpyBackend:
@@ -19,7 +18,7 @@ class NumpyBackend:
 
     def device_info(self) -> DeviceInfo:
         return DeviceInfo(
-            kind=platform.processor() or platform.machine(),
+            kind=cpu_name(),
             count=1,
             platform="cpu",
             framework="numpy",

@@ -24,13 +24,14 @@ from microbench.config.cases import Case
 from microbench.errors import CaseFailure, unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE, relative_error
 from microbench.measure.types import Prepared, Timing
-from microbench.ops.torchao import TorchaoExtras
+from microbench.ops.torchao import BLOCK_DENSITY, TorchaoExtras, sparsity_kind
 from microbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
 from torch_backend.tensors import torch_dtype
 
 MIN_SQNR_DB = 10.0  # below this a quantized output is unusable, whatever the recipe
 CHECK_ROWS = 64  # token-wise models are checked on this many rows in float64
+BLOCK = 64  # block sparsity's block edge (torchao's BlockSparseWeightConfig default)
 
 
 @dataclass
@@ -72,7 +73,7 @@ def _forward(fn: Any, x: Any) -> Callable[[], Any]:
     return call
 
 
-def _build(p: dict[str, Any], device: Any, dtype: Any) -> tuple[Any, Any]:
+def build_model(p: dict[str, Any], device: Any, dtype: Any) -> tuple[Any, Any]:
     from torch_backend.models import (
         create_model,
     )  # nn.Module subclasses: importing them loads torch
@@ -132,7 +133,7 @@ def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
         case.run.warmup,
     )
     if key not in _baselines:
-        module, x = _build(p, device, dtype)
+        module, x = build_model(p, device, dtype)
         model = _ready(module, x, p["compile_mode"], device)
         err = baseline_error(module, x, model.output, p["model_type"])
         tol = (
@@ -149,7 +150,8 @@ def sqnr_db(reference: Any, other: Any) -> float:
     return math.inf if noise == 0 else 20 * math.log10(ref.norm().item() / noise)
 
 
-def _artifacts(model: Any, x: Any, case: Case, device: Any) -> dict[str, Any]:
+def write_artifacts(call: Callable[[], Any], case: Case, device: Any) -> dict[str, Any]:
+    """The profiler trace and CUDA memory snapshot a case asks for, of three calls."""
     p, out = case.params, {}
     stem = case.label
     if p["enable_profiler"]:
@@ -158,9 +160,9 @@ def _artifacts(model: Any, x: Any, case: Case, device: Any) -> dict[str, Any]:
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
         path = os.path.join(p["output_dir"], "profiler", f"{stem}.json")
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with profile(activities=acts) as prof, torch.no_grad():
+        with profile(activities=acts) as prof:
             for _ in range(3):
-                model(x)
+                call()
             synchronizer(device)()
         prof.export_chrome_trace(path)
         out["profiler_trace_path"] = path
@@ -171,9 +173,8 @@ def _artifacts(model: Any, x: Any, case: Case, device: Any) -> dict[str, Any]:
             base = os.path.join(p["output_dir"], "memory_profiler", stem)
             os.makedirs(os.path.dirname(base), exist_ok=True)
             torch.cuda.memory._record_memory_history(max_entries=100000)
-            with torch.no_grad():
-                for _ in range(3):
-                    model(x)
+            for _ in range(3):
+                call()
             torch.cuda.synchronize(device)
             snapshot = torch.cuda.memory._snapshot()
             torch.cuda.memory._record_memory_history(enabled=None)
@@ -188,48 +189,97 @@ def _artifacts(model: Any, x: Any, case: Case, device: Any) -> dict[str, Any]:
     return out
 
 
-def _ms(t: Timing | None) -> float | None:
+def median_ms(t: Timing | None) -> float | None:
     return float(np.median(t.samples_s)) * 1e3 if t else None
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
+def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
-def _quantized(p: dict[str, Any], config: Any, device: Any, dtype: Any) -> Model:
+def prune(module: Any, sparsity: str) -> float:
+    """Zero the weights of every linear layer in the sparsity's pattern (2:4 by magnitude along the
+    input dimension, or all but the largest-norm 64x64 blocks); returns the fraction kept. A
+    sparse kernel is only correct, and only worth timing, on weights that really are sparse."""
+    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    kept = total = 0
+    with torch.no_grad():
+        for linear in linears:
+            w = linear.weight
+            if sparsity_kind(sparsity) == "semi-sparse":
+                groups = w.abs().reshape(-1, 4)
+                mask = torch.zeros_like(groups, dtype=torch.bool)
+                mask.scatter_(1, groups.topk(2, dim=1).indices, True)
+                mask = mask.reshape(w.shape)
+            else:
+                rows, cols = w.shape[0] // BLOCK, w.shape[1] // BLOCK
+                if rows * BLOCK != w.shape[0] or cols * BLOCK != w.shape[1]:
+                    raise unsupported(f"block sparsity needs dimensions divisible by {BLOCK}")
+                norms = w.float().reshape(rows, BLOCK, cols, BLOCK).norm(dim=(1, 3))
+                keep = max(1, round(BLOCK_DENSITY * norms.numel()))
+                blocks = torch.zeros(norms.numel(), dtype=torch.bool, device=w.device)
+                blocks[norms.flatten().topk(keep).indices] = True
+                mask = blocks.reshape(rows, 1, cols, 1).expand(rows, BLOCK, cols, BLOCK)
+                mask = mask.reshape(w.shape)
+            w.mul_(mask)
+            kept += int(mask.sum())
+            total += mask.numel()
+    return kept / total
+
+
+def _transformed(
+    p: dict[str, Any], config: Any, device: Any, dtype: Any
+) -> tuple[Model, Any, float]:
+    """The model after the recipe and sparsity, the output it must reproduce (the dense model's, or
+    the pruned dense model's for a sparse case) and the weights' density."""
     from torchao.quantization import quantize_
 
-    from torch_backend.recipes import is_quantized
+    from torch_backend.recipes import is_quantized, is_sparse
 
-    module, x = _build(p, device, dtype)
+    module, x = build_model(p, device, dtype)
+    density, reference = 1.0, None
     try:
+        if p["sparsity"] != "none":
+            density = prune(module, p["sparsity"])
+            with torch.no_grad():
+                reference = module(x)
         quantize_(module, config)
         with torch.no_grad():
             module(x)
     except CaseFailure:
         raise
     except Exception as error:  # a kernel or layout this device/torchao lacks
+        what = "+".join(n for n in (p["recipe"], p["sparsity"]) if n not in ("baseline", "none"))
         raise unsupported(
-            f"{p['recipe']} failed on {device.type}: {str(error).splitlines()[0][:200]}"
+            f"{what} failed on {device.type}: {str(error).splitlines()[0][:200]}"
         ) from None
     linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
-    if not all(is_quantized(m.weight) for m in linears):
+    if p["recipe"] != "baseline" and not all(is_quantized(m.weight) for m in linears):
         raise unsupported(
             f"quantize_ with {p['recipe']} left the weights unquantized on {device.type}"
         )
-    return _ready(module, x, p["compile_mode"], device)
+    if p["sparsity"] != "none" and not all(is_sparse(m.weight) for m in linears):
+        kinds = sorted({type(m.weight).__name__ for m in linears})
+        raise unsupported(
+            f"{p['sparsity']} left dense weights ({', '.join(kinds)}) on {device.type}"
+        )
+    return _ready(module, x, p["compile_mode"], device), reference, density
 
 
 @implementation("torchao_inference", "torch", "torchao")
 def prepare_torchao(backend: Any, case: Case) -> Prepared:
-    from torch_backend.recipes import torchao_config
+    from torch_backend.recipes import Target, torchao_config
 
     p = case.params
     device = resolve_device(p["device"])
     dtype = torch_dtype(p["high_precision_dtype"])
-    config = torchao_config(p["recipe"], device, p["k"], p["n"])  # unsupported recipes stop here
+    target = Target(p["recipe"], device, p["k"], p["n"], dtype)
+    config = torchao_config(target, p["sparsity"])  # unsupported recipes stop here
     base = _baseline(case, device, dtype)
-    quant = base.model if config is None else _quantized(p, config, device, dtype)
+    quant, reference, density = base.model, base.model.output, 1.0
+    if config is not None:
+        quant, pruned, density = _transformed(p, config, device, dtype)
+        reference = base.model.output if pruned is None else pruned
     sync = synchronizer(device)
 
     def side(fn: Callable[[], Any]) -> Prepared:
@@ -253,10 +303,9 @@ def prepare_torchao(backend: Any, case: Case) -> Prepared:
                 f"baseline output differs from the float64 model: relative error "
                 f"{base.check_err:.3g} > {base.tolerance:.3g}"
             )
-        if config is not None and sqnr_db(base.model.output, out) < MIN_SQNR_DB:
+        if config is not None and sqnr_db(reference, out) < MIN_SQNR_DB:
             raise wrong_result(
-                f"quantized output SQNR {sqnr_db(base.model.output, out):.1f} dB is below "
-                f"{MIN_SQNR_DB} dB"
+                f"quantized output SQNR {sqnr_db(reference, out):.1f} dB is below {MIN_SQNR_DB} dB"
             )
         return None if math.isnan(base.check_err) else base.check_err
 
@@ -276,26 +325,32 @@ def prepare_torchao(backend: Any, case: Case) -> Prepared:
         )
         if base.peak_memory_mb is None:
             base.peak_memory_mb = peak_memory_mb(base.model.primary, device)
-        artifacts = _artifacts(quant.module, quant.x, case, device)
+        artifacts = write_artifacts(quant.eager, case, device)
         mode = p["compile_mode"]
         return TorchaoExtras(
             shape_name=p["shape_name"],
             model_type=p["model_type"],
             recipe=p["recipe"],
             sparsity=p["sparsity"],
-            recipe_status="quantized" if config is not None else "baseline",
+            recipe_status="+".join(
+                w
+                for w, done in (("quantized", p["recipe"] != "baseline"), ("sparse", density < 1))
+                if done
+            )
+            or "baseline",
             compile_mode=mode,
             torch_compile_mode=mode,
-            baseline_eager_ms=_ms(b_eager),
-            quantized_eager_ms=_ms(q_eager),
-            baseline_compile_ms=_ms(b_compiled),
-            quantized_compile_ms=_ms(q_compiled),
-            eager_speedup=_ratio(_ms(b_eager), _ms(q_eager)),
-            compile_speedup=_ratio(_ms(b_compiled), _ms(q_compiled)),
-            eager_vs_compile_speedup=_ratio(_ms(q_eager), _ms(q_compiled)),
+            baseline_eager_ms=median_ms(b_eager),
+            quantized_eager_ms=median_ms(q_eager),
+            baseline_compile_ms=median_ms(b_compiled),
+            quantized_compile_ms=median_ms(q_compiled),
+            eager_speedup=ratio(median_ms(b_eager), median_ms(q_eager)),
+            compile_speedup=ratio(median_ms(b_compiled), median_ms(q_compiled)),
+            eager_vs_compile_speedup=ratio(median_ms(q_eager), median_ms(q_compiled)),
             baseline_compile_time_s=base.model.compile_s,
             quantized_compile_time_s=quant.compile_s,
-            sqnr_db=math.inf if config is None else sqnr_db(base.model.output, quant.output),
+            sqnr_db=math.inf if config is None else sqnr_db(reference, quant.output),
+            weight_density=density,
             weight_bytes_baseline=base.model.weight_bytes,
             weight_bytes_quantized=quant.weight_bytes,
             baseline_peak_memory_mb=base.peak_memory_mb,

@@ -24,12 +24,18 @@ class Dialect:
     schema: type[BaseModel]
     markers: tuple[str, ...]  # any of these top-level keys identifies the dialect
     plan: Callable[[Any, PlanRequest], list[Case]]
+    # renames keys of the dialect's earlier versions: (upgraded data, one warning per key)
+    upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] = lambda data: (data, [])
 
 
 DIALECTS = (
     Dialect("ironwood", IronwoodConfig, ("benchmarks",), ironwood.plan),
     Dialect(
-        "torchao", TorchaoConfig, ("model_params", "quantization_config_recipe_names"), torchao.plan
+        "torchao",
+        TorchaoConfig,
+        ("model_params", "quantization_config_recipe_names", "quantizations"),
+        torchao.plan,
+        torchao.upgrade_earlier_keys,
     ),
 )
 BY_NAME = {d.name: d for d in DIALECTS}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ class LoadedConfig:
     dialect: str  # "ironwood" | "torchao"
     model: BaseModel
     raw: dict[str, Any]
+    warnings: tuple[str, ...] = ()  # keys of earlier dialect versions that were upgraded
 
     @property
     def config_id(self) -> str:
@@ -97,10 +99,13 @@ def parse_config(data: Any, path: str) -> LoadedConfig:
     except UserError as error:
         raise error.with_file(path) from None
     try:
-        model = dialect.schema.model_validate(data)
+        upgraded, warnings = dialect.upgrade(data)
+        model = dialect.schema.model_validate(upgraded)
+    except UserError as error:
+        raise error.with_file(path) from None
     except ValidationError as error:
         raise _translate(error, dialect.schema, path) from None
-    return LoadedConfig(path=path, dialect=dialect.name, model=model, raw=data)
+    return LoadedConfig(path, dialect.name, model, data, tuple(warnings))
 
 
 def load_config(path: str | Path) -> LoadedConfig:
@@ -108,4 +113,7 @@ def load_config(path: str | Path) -> LoadedConfig:
     path = str(path)
     if not path:
         raise UserError("--config is empty; name a YAML file")
-    return parse_config(read_yaml(path), path)
+    loaded = parse_config(read_yaml(path), path)
+    for warning in loaded.warnings:
+        print(f"warning: {path}: {warning}", file=sys.stderr)
+    return loaded

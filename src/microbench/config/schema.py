@@ -29,6 +29,7 @@ CheckMode = Literal["strict", "flag", "off"]
 TimerName = Literal["auto", "xprof", "cupti", "cuda_graph", "cuda_events", "wall"]
 CachePolicy = Literal["cold", "warm"]
 Cadence = Literal["blocked", "sustained"]
+Granularity = Literal["tensorwise", "rowwise"]
 
 
 class Benchmark(_Strict):
@@ -91,13 +92,34 @@ class MatrixShapes(_Strict):
         return shapes
 
 
-class ModelParams(_Strict):
+class Float8TrainingKeys(_Strict):
+    """benchmark_mode: training's keys (torchao.float8), at the top level or per model_params entry."""
+
+    scaling_type_input: Literal["dynamic"] | None = None
+    scaling_type_weight: Literal["dynamic"] | None = None
+    scaling_type_grad_output: Literal["dynamic"] | None = None
+    scaling_granularity: Granularity | list[Granularity] | None = None
+    use_fast_accum: bool | None = None
+    repeat_n: PositiveInt | None = None
+
+
+class TorchaoSharedKeys(Float8TrainingKeys):
+    """Keys allowed at the top level and per model_params entry (the entry adds to the top level)."""
+
+    sparsity_config_recipe_names: list[str | None] | None = None
+
+    @field_validator("sparsity_config_recipe_names", mode="before")
+    @classmethod
+    def _sparsity_list(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class ModelParams(TorchaoSharedKeys):
     name: str | None = None
     matrix_shapes: list[MatrixShapes] = Field(min_length=1)
     high_precision_dtype: str = "torch.bfloat16"
     use_torch_compile: bool | None = None
     torch_compile_mode: str | bool | None = None
-    compile: str | bool | None = None
     device: str = "cuda"
     model_type: str = "linear"
     enable_profiler: bool = False
@@ -106,10 +128,9 @@ class ModelParams(_Strict):
     warmup: NonNegativeInt | None = None
 
 
-class TorchaoConfig(_Strict):
-    benchmark_mode: Literal["inference"] = "inference"
+class TorchaoConfig(TorchaoSharedKeys):
+    benchmark_mode: Literal["inference", "training"] = "inference"
     quantization_config_recipe_names: list[str] = Field(default_factory=lambda: ["baseline"])
-    sparsity_config_recipe_names: list[str | None] | None = None
     output_dir: str = "results/torchao"
     model_params: list[
         ModelParams

@@ -15,9 +15,39 @@ from microbench.platform.dtypes import dtype
 
 ACTIVATIONS = ("sigmoid", "relu", "leakyrelu", "relu6", "gelu", "silu", "hardswish")
 MODEL_TYPES = ("linear", *(f"ln_linear_{a}" for a in ACTIVATIONS), "transformer_block")
-FIXED_RECIPES = ("baseline", "int8wo", "int8dq", "float8wo", "float8dq-tensor", "float8dq-row")
-RECIPE_PATTERNS = (r"int4wo-(\d+)", r"int4wo-(\d+)-hqq", r"gemlitewo-(4|8)-(\d+)")
-RECIPE_EXAMPLES = (*FIXED_RECIPES, "int4wo-128", "int4wo-128-hqq", "gemlitewo-4-64")
+# Every recipe name of torchao's runner and of its earlier versions, as full-match patterns; the
+# torch backend maps each onto the installed torchao (torch_backend/recipes.py), or says why it cannot.
+RECIPES = (
+    "baseline",
+    "int8wo",
+    "int8dq",
+    "int8dq_prefill_wo_decode",
+    r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+)(?:-(.*))?",
+    "float8wo",
+    "float8dq",
+    "float8dq-tensor",
+    "float8dq-row",
+    r"int4wo-(\d+)(-hqq)?",
+    r"gemlitewo-(4|8)-(\d+)",
+    "marlin",
+    "marlin-qqq",
+    "int8adq-int4w-symm",
+    "fp6",
+    r"uintx-(\d+)-(\d+)(-hqq)?",
+)
+RECIPE_EXAMPLES = (
+    *(r for r in RECIPES if "(" not in r),
+    "int8_dynamic_activation_intx_weight-4-32-asym",
+    "int4wo-128",
+    "int4wo-128-hqq",
+    "gemlitewo-4-64",
+    "uintx-4-64",
+)
+# 2:4 pairs with baseline and these recipe families; block sparsity with baseline only
+SEMI_SPARSE_PARTNERS = ("int8dq", "float8dq", "marlin")
+SPARSITY_KINDS = ("semi-sparse", "block")
+TRAINING_GRANULARITIES = ("tensorwise", "rowwise")
+BLOCK_DENSITY = 0.1  # block-sparse weights keep 10% of their 64x64 blocks (90% sparsity)
 COMPILE_MODES = ("off", "default", "max-autotune")
 DEVICES = ("cuda", "cpu", "mps", "xpu")
 HEAD_DIM = 128  # attention heads of transformer_block are k / 128 wide-128 heads (flash/efficient SDPA sizes)
@@ -25,7 +55,26 @@ MLP_RATIO = 4
 
 
 def is_known_recipe(name: str) -> bool:
-    return name in FIXED_RECIPES or any(re.fullmatch(p, name) for p in RECIPE_PATTERNS)
+    return any(re.fullmatch(pattern, name) for pattern in RECIPES)
+
+
+def sparsity_kind(name: str) -> str | None:
+    """The runner's reading of a sparsity name: anything with `semi` or `2:4` is 2:4, `block` is block."""
+    if "semi" in name or "2:4" in name:
+        return "semi-sparse"
+    return "block" if name == "block" else None
+
+
+def sparsity_pairs(recipes: list[str], sparsities: list[str]) -> list[tuple[str, str]]:
+    """The (recipe, sparsity) pairs the runner ran, in order and without repeats ("none": dense)."""
+    pairs = [(recipe, "none") for recipe in recipes]
+    for sparsity in sparsities:
+        kind = sparsity_kind(sparsity)
+        partners = ["baseline"]
+        if kind == "semi-sparse":
+            partners += [r for r in recipes if any(f in r for f in SEMI_SPARSE_PARTNERS)]
+        pairs += [(recipe, sparsity) for recipe in partners]
+    return list(dict.fromkeys(pairs))
 
 
 def check_name(name: str, known: bool, examples: tuple[str, ...], what: str) -> str:
@@ -39,15 +88,37 @@ def check_name(name: str, known: bool, examples: tuple[str, ...], what: str) -> 
     return name
 
 
-def weight_bits(recipe: str, hp_bits: int) -> float:
-    """Stored bits per weight element, group scales and zero points included."""
+# (pattern, storage bits, group size or None): recipes whose weights are not 8-bit
+_LOW_BIT = (
+    (r"int4wo-(\d+)(-hqq)?", lambda m: 4, lambda m: int(m.group(1))),
+    (r"(gemlitewo|uintx)-(\d+)-(\d+)(-hqq)?", lambda m: int(m.group(2)), lambda m: int(m.group(3))),
+    (
+        r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+).*",
+        lambda m: int(m.group(1)),
+        lambda m: int(m.group(2)) if int(m.group(2)) > 0 else None,
+    ),
+    (r"marlin.*|int8adq-int4w.*", lambda m: 4, lambda m: None),
+    (r"fp6", lambda m: 6, lambda m: None),
+)
+
+
+def weight_bits(recipe: str, hp_bits: int, sparsity: str = "none") -> float:
+    """Stored bits per dense weight element: group scales and zero points, 2:4 values and their
+    2-bit indices, or the kept blocks of a block-sparse weight."""
+    bits: float = 8
     if recipe == "baseline":
-        return hp_bits
-    if recipe.startswith(("int8", "float8")) or not is_known_recipe(recipe):
-        return 8
-    group = re.search(r"-(\d+)(-hqq)?$", recipe)
-    bits = 4 if recipe.startswith("int4") else int(recipe.split("-")[1])
-    return bits + (2 * 16 / int(group.group(1)) if group else 0)  # bf16 scale + zero per group
+        bits = hp_bits
+    for pattern, bits_of, group_of in _LOW_BIT:
+        match = re.fullmatch(pattern, recipe)
+        if match:
+            group = group_of(match)
+            bits = bits_of(match) + (
+                2 * 16 / group if group else 0
+            )  # 16-bit scale + zero per group
+    kind = sparsity_kind(sparsity)
+    if kind == "semi-sparse":
+        return bits / 2 + 1
+    return bits * BLOCK_DENSITY if kind == "block" else bits
 
 
 def _layer_flops(m: int, k: int, n: int) -> float:
@@ -79,7 +150,7 @@ def recipe_peak(p: Params) -> str:
 def model_bytes(p: Params) -> float:
     m, k, n = p["m"], p["k"], p["n"]
     hp = dtype(p["high_precision_dtype"]).nbytes
-    wbytes = weight_bits(p["recipe"], int(hp * 8)) / 8
+    wbytes = weight_bits(p["recipe"], int(hp * 8), p["sparsity"]) / 8
     if p["model_type"] == "transformer_block":
         return 2 * m * k * hp + 12 * k * k * wbytes
     return (m * k + m * n) * hp + k * n * wbytes
@@ -106,6 +177,7 @@ class TorchaoExtras:
     baseline_compile_time_s: float | None
     quantized_compile_time_s: float | None
     sqnr_db: float
+    weight_density: float
     weight_bytes_baseline: int
     weight_bytes_quantized: int
     baseline_peak_memory_mb: float | None
@@ -116,6 +188,20 @@ class TorchaoExtras:
     memory_profile_note: str | None = None
 
 
+MODEL_PARAMS = (
+    Param("model_type", "str", "linear"),
+    Param("shape_name", "str", "custom"),
+    Param("m", "dim"),
+    Param("k", "dim"),
+    Param("n", "dim"),
+    Param("high_precision_dtype", "dtype", "bfloat16", ("bfloat16", "float16", "float32")),
+    Param("compile_mode", "choice", "off", COMPILE_MODES),
+    Param("device", "choice", "cuda", DEVICES),
+    Param("enable_profiler", "bool", False),
+    Param("enable_memory_profiler", "bool", False),
+    Param("output_dir", "str", "results/torchao"),
+)
+
 register(
     OpSpec(
         name="torchao_inference",
@@ -124,21 +210,67 @@ register(
         params=(
             Param("recipe", "str", "baseline"),
             Param("sparsity", "str", "none"),
-            Param("model_type", "str", "linear"),
-            Param("shape_name", "str", "custom"),
-            Param("m", "dim"),
-            Param("k", "dim"),
-            Param("n", "dim"),
-            Param("high_precision_dtype", "dtype", "bfloat16", ("bfloat16", "float16", "float32")),
-            Param("compile_mode", "choice", "off", COMPILE_MODES),
-            Param("device", "choice", "cuda", DEVICES),
-            Param("enable_profiler", "bool", False),
-            Param("enable_memory_profiler", "bool", False),
-            Param("output_dir", "str", "results/torchao"),
+            *MODEL_PARAMS,
         ),
         flops=model_flops,
         bytes=model_bytes,
         peak_dtype=recipe_peak,
         row_extras=TorchaoExtras,
+    )
+)
+
+# a training step is the forward and the backward's two matmuls per linear (grad input, grad weight)
+TRAINING_FLOP_FACTOR = 3
+
+
+def training_flops(p: Params) -> float:
+    return TRAINING_FLOP_FACTOR * MODEL_FLOPS.get(p["model_type"], _layer_flops)(
+        p["m"], p["k"], p["n"]
+    )
+
+
+def training_bytes(p: Params) -> float:
+    """Each of the three passes reads and writes about what the high-precision forward does."""
+    return TRAINING_FLOP_FACTOR * model_bytes({**p, "recipe": "baseline", "sparsity": "none"})
+
+
+def training_peak(p: Params) -> str:
+    return "fp8" if p["recipe"] == "float8" else dtype(p["high_precision_dtype"]).peak_family
+
+
+@dataclass
+class TorchaoTrainingExtras:
+    """A training step's figures beside the high-precision model's, and how far its gradients moved."""
+
+    baseline_ms: float | None
+    float8_ms: float | None
+    speedup: float | None
+    grad_sqnr_db: float
+    output_sqnr_db: float
+    baseline_compile_time_s: float | None
+    compile_time_s: float | None
+    profiler_trace_path: str | None = None
+    memory_profile_path: str | None = None
+    memory_profile_note: str | None = None
+
+
+register(
+    OpSpec(
+        name="torchao_training",
+        suite="quantization",
+        doc="forward + backward of a model in high precision and with torchao.float8 training",
+        params=(
+            Param("recipe", "choice", "baseline", ("baseline", "float8")),
+            Param("scaling_granularity", "choice", "none", ("none", *TRAINING_GRANULARITIES)),
+            Param("scaling_type_input", "choice", "dynamic", ("dynamic",)),
+            Param("scaling_type_weight", "choice", "dynamic", ("dynamic",)),
+            Param("scaling_type_grad_output", "choice", "dynamic", ("dynamic",)),
+            Param("use_fast_accum", "bool", True),
+            *MODEL_PARAMS,
+        ),
+        flops=training_flops,
+        bytes=training_bytes,
+        peak_dtype=training_peak,
+        row_extras=TorchaoTrainingExtras,
     )
 )

@@ -6,6 +6,7 @@ import datetime as _dt
 import functools
 import importlib.metadata
 import os
+import platform
 import socket
 import subprocess
 import uuid
@@ -73,6 +74,18 @@ def gpu_driver() -> str:
         return version.decode() if isinstance(version, bytes) else str(version)
     except Exception:
         return ""
+
+
+def cpu_name() -> str:
+    """The processor's marketing name (what torchao's dashboard calls a CPU's arch), else its ISA."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def new_run_id() -> str:

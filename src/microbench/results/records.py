@@ -88,6 +88,7 @@ class TimingInfo:
     dominant_kernel_share: float | None = None
     dominant_kernel_s: float | None = None
     kernels_per_iter: float | None = None
+    top_kernels: str | None = None  # the three largest: "name xlaunches share%; ..."
     max_rel_error: float | None = None
     check: str | None = None
     check_mode: str | None = None
@@ -230,6 +231,19 @@ def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) ->
     )
 
 
+TOP_KERNELS = 3
+KERNEL_NAME_CHARS = 60
+
+
+def top_kernels(kernels: list[Any]) -> str | None:
+    """The largest kernels in one cell, so a slow row says where its time went."""
+    if not kernels:
+        return None
+    return "; ".join(
+        f"{k.name[:KERNEL_NAME_CHARS]} x{k.per_iter:g} {k.share:.0%}" for k in kernels[:TOP_KERNELS]
+    )
+
+
 def _median(samples: list[float]) -> float | None:
     return summarize(samples)["median"] if samples else None
 
@@ -347,6 +361,7 @@ def success_row(
             dominant_kernel_share=top.share if top else None,
             dominant_kernel_s=top.mean_s * top.per_iter if top else None,
             kernels_per_iter=sum(k.per_iter for k in t.kernels) if t.kernels else None,
+            top_kernels=top_kernels(t.kernels),
             max_rel_error=m.check.max_rel_error,
             check=m.check.text,
             check_mode=m.check.mode,

@@ -11,9 +11,9 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from microbench.errors import UserError
 from microbench.results.records import Row
@@ -233,15 +233,19 @@ def read_rows(csv_path: str) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def write_json_atomically(path: str, data: Any) -> None:
+def write_atomically(path: str, write: Callable[[IO[str]], None]) -> None:
     """Whole or nothing: written to a temporary name in the same directory, then renamed."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=Path(path).suffix)
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2)
+        with os.fdopen(fd, "w", newline="") as f:
+            write(f)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def write_json_atomically(path: str, data: Any) -> None:
+    write_atomically(path, lambda f: json.dump(data, f, indent=2))

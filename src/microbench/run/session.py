@@ -25,9 +25,9 @@ from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
 from microbench.results.columns import header
 from microbench.results.console import table_console
-from microbench.results.dashboard import to_oss_records
 from microbench.results.remote import Staging
 from microbench.results.seed_formats import to_seed_records
+from microbench.results.torchao_runner import to_oss_records, write_runner_csvs
 from microbench.results.writer import ResultFile, check_writable, read_rows, write_json_atomically
 from microbench.results.xlml import REPORT, append_record, metrics_record
 from microbench.run.runner import PairTracker, execute, execute_isolated
@@ -238,6 +238,7 @@ def run_config(
     timeout_s: float | None = None,
     progress: bool = True,
     seed_json: str | None = None,
+    torchao_csv: bool = False,
     output_path: str | None = None,
     only: list[str] | None = None,
     skip: list[str] | None = None,
@@ -283,6 +284,7 @@ def run_config(
                     timeout_s=timeout_s,
                     progress=progress,
                     seed_json=seed_json,
+                    torchao_csv=torchao_csv,
                     verbosity=verbosity,
                 )
         finally:
@@ -327,6 +329,7 @@ def _run_cases(
     timeout_s: float | None,
     progress: bool,
     seed_json: str | None,
+    torchao_csv: bool,
     verbosity: int,
 ) -> int:
     todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
@@ -371,6 +374,9 @@ def _run_cases(
     if seed_json:
         write_json_atomically(seed_json, to_seed_records(finished))
         console.print(f"seed-format JSON: {seed_json}")
+    if torchao_csv:
+        for path in write_runner_csvs(finished):
+            console.print(f"torchao runner CSV: {path}")
     return exit_code(finished)
 
 
@@ -383,7 +389,10 @@ def exit_code(rows: list[dict[str, Any]]) -> int:
 def run_dashboard(config: str, output: str, **run_options: Any) -> int:
     """Run a config, then write its torchao rows as PyTorch OSS benchmark records."""
     check_writable(output, key="--output")
-    code = run_config(config, **{k: v for k, v in run_options.items() if k != "seed_json"})
+    code = run_config(
+        config,
+        **{k: v for k, v in run_options.items() if k != "seed_json"},
+    )
     if code != 0:
         return code
     cases = plan_from_file(

@@ -1,0 +1,229 @@
+"""The torchao suite's rows in the formats of torchao's own runner: its results CSV and the CI
+dashboard's records (PyTorch OSS benchmark database, v3). The richer rows stay the default output;
+these are for the dashboards and scripts already written against the runner
+(../shared/reference/UPSTREAM_TORCHAO.md, "Outputs")."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from typing import Any
+
+from microbench.results.writer import write_atomically
+
+INFERENCE_COLUMNS = (
+    "name",
+    "quantization",
+    "sparsity",
+    "m",
+    "k",
+    "n",
+    "high_precision_dtype",
+    "torch_compile_mode",
+    "device",
+    "model_type",
+    "output_dir",
+    "enable_profiler",
+    "enable_memory_profiler",
+    "baseline_model_eager_inference_time_in_ms",
+    "quantized_model_eager_inference_time_in_ms",
+    "baseline_model_compiled_inference_time_in_ms",
+    "quantized_model_compiled_inference_time_in_ms",
+    "eager speedup on baseline",
+    "compile speedup on baseline",
+    "eager vs compile speedup",
+    "profiler_json_path",
+    "memory_profile_path",
+    "memory_visualization_path",
+    "memory_stats",
+)
+# the training branch never released a CSV; these columns follow the inference ones' conventions
+TRAINING_COLUMNS = (
+    "name",
+    "quantization",
+    "scaling_granularity",
+    "scaling_type_input",
+    "scaling_type_weight",
+    "scaling_type_grad_output",
+    "use_fast_accum",
+    "m",
+    "k",
+    "n",
+    "high_precision_dtype",
+    "torch_compile_mode",
+    "device",
+    "model_type",
+    "output_dir",
+    "baseline_model_fwd_bwd_time_in_ms",
+    "float8_model_fwd_bwd_time_in_ms",
+    "speedup on baseline",
+    "tops",
+)
+MODES = {"torchao_inference": "inference", "torchao_training": "training"}
+
+# (metric name, unit): one dashboard record per metric and case
+METRICS = (
+    ("Fwd Speedup (x)", "x"),
+    ("Bfloat16 Fwd Time (ms)", "ms"),
+    ("Quantized Fwd Time (ms)", "ms"),
+    ("Allocated Memory (MB)", "MB"),
+)
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if value not in (None, "") else None
+
+
+def _compiled(row: dict[str, Any]) -> bool:
+    return row.get("compile_mode") not in (None, "", "off")
+
+
+def _mode(row: dict[str, Any]) -> str:
+    """The runner's spelling of the compile setting ("false" when the model ran eagerly)."""
+    return str(row["compile_mode"]) if _compiled(row) else "false"
+
+
+def _name(row: dict[str, Any]) -> str:
+    compiled = "_compile" if _compiled(row) else ""
+    return f"benchmark_{row['recipe']}_{row['model_type']}_m{row['m']}_k{row['k']}_n{row['n']}{compiled}"
+
+
+def _visualization(row: dict[str, Any]) -> str:
+    note = str(row.get("memory_profile_note") or "")
+    return note.removeprefix("visualisation: ") if note.startswith("visualisation: ") else ""
+
+
+def inference_line(row: dict[str, Any]) -> dict[str, Any]:
+    peak = _num(row.get("quantized_peak_memory_mb"))
+    return {
+        "name": _name(row),
+        "quantization": row["recipe"],
+        "sparsity": "" if row.get("sparsity") in (None, "none") else row["sparsity"],
+        "m": row["m"],
+        "k": row["k"],
+        "n": row["n"],
+        "high_precision_dtype": f"torch.{row['high_precision_dtype']}",
+        "torch_compile_mode": _mode(row),
+        "device": row["device"],
+        "model_type": row["model_type"],
+        "output_dir": row["output_dir"],
+        "enable_profiler": row["enable_profiler"],
+        "enable_memory_profiler": row["enable_memory_profiler"],
+        "baseline_model_eager_inference_time_in_ms": row.get("baseline_eager_ms"),
+        "quantized_model_eager_inference_time_in_ms": row.get("quantized_eager_ms"),
+        "baseline_model_compiled_inference_time_in_ms": row.get("baseline_compile_ms"),
+        "quantized_model_compiled_inference_time_in_ms": row.get("quantized_compile_ms"),
+        "eager speedup on baseline": row.get("eager_speedup"),
+        "compile speedup on baseline": row.get("compile_speedup"),
+        "eager vs compile speedup": row.get("eager_vs_compile_speedup"),
+        "profiler_json_path": row.get("profiler_trace_path"),
+        "memory_profile_path": row.get("memory_profile_path"),
+        "memory_visualization_path": _visualization(row),
+        "memory_stats": json.dumps({"max_memory_allocated_mb": peak}) if peak is not None else "",
+    }
+
+
+def training_line(row: dict[str, Any]) -> dict[str, Any]:
+    tflops = _num(row.get("tflops"))
+    return {
+        **{c: row.get(c) for c in TRAINING_COLUMNS if c in row},
+        "name": _name(row),
+        "quantization": row["recipe"],
+        "high_precision_dtype": f"torch.{row['high_precision_dtype']}",
+        "torch_compile_mode": _mode(row),
+        "baseline_model_fwd_bwd_time_in_ms": row.get("baseline_ms"),
+        "float8_model_fwd_bwd_time_in_ms": row.get("float8_ms"),
+        "speedup on baseline": row.get("speedup"),
+        "tops": tflops,
+    }
+
+
+LINES = {
+    "inference": (INFERENCE_COLUMNS, inference_line),
+    "training": (TRAINING_COLUMNS, training_line),
+}
+
+
+def unused_path(path: str) -> str:
+    """`path`, or `path` with _1, _2, ... before the suffix when it exists: nothing is replaced."""
+    stem, suffix = os.path.splitext(path)
+    candidate, i = path, 0
+    while os.path.exists(candidate):
+        i += 1
+        candidate = f"{stem}_{i}{suffix}"
+    return candidate
+
+
+def write_runner_csvs(rows: list[dict[str, Any]], now: float | None = None) -> list[str]:
+    """The ok torchao rows as the runner's `<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv`."""
+    stamp = time.strftime("%d%m%Y_%H%M%S", time.localtime(now))
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        mode = MODES.get(row.get("op", ""))
+        if mode and row.get("status") == "ok":
+            groups.setdefault((str(row["output_dir"]), mode), []).append(row)
+    written = []
+    for (output_dir, mode), group in groups.items():
+        columns, line = LINES[mode]
+        path = unused_path(os.path.join(output_dir, mode, f"results_{stamp}.csv"))
+
+        def write(f: Any, columns: tuple[str, ...] = columns, group: list[Any] = group) -> None:
+            writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(line(r) for r in group)
+
+        write_atomically(path, write)
+        written.append(path)
+    return written
+
+
+def to_oss_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Four records per ok inference case, as the CI runner wrote them: compiled times where the case
+    was compiled (eager otherwise), peak allocated memory where the device reports it."""
+    records = []
+    for row in rows:
+        if row.get("status") != "ok" or row.get("op") != "torchao_inference":
+            continue
+        when = "compile" if _compiled(row) else "eager"
+        values = (
+            _num(row.get(f"{when}_speedup")),
+            _num(row.get(f"baseline_{when}_ms")),
+            _num(row.get(f"quantized_{when}_ms")),
+            _num(row.get("quantized_peak_memory_mb")),
+        )
+        extra: dict[str, Any] = {
+            "device": row.get("device"),
+            "arch": row.get("device_kind"),
+            "torch_compile_mode": _mode(row),
+        }
+        if row.get("sparsity") not in (None, "", "none"):
+            extra["sparsity"] = row["sparsity"]
+        for (metric, unit), value in zip(METRICS, values, strict=True):
+            if value is None:
+                continue
+            records.append(
+                {
+                    "benchmark": {
+                        "name": "micro-benchmark api",
+                        "mode": "inference",
+                        "dtype": row["recipe"],
+                        "extra_info": dict(extra),
+                    },
+                    "model": {
+                        "name": f"{row['recipe']}-{row['m']}-{row['k']}-{row['n']}",
+                        "type": "micro-benchmark custom layer",
+                        "origins": ["torchao"],
+                    },
+                    "metric": {
+                        "name": metric,
+                        "benchmark_values": [value],
+                        "target_value": 0.0,
+                        "extra_info": {"unit": unit},
+                    },
+                    "runners": [],
+                    "dependencies": {},
+                }
+            )
+    return records

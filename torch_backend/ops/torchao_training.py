@@ -1,0 +1,224 @@
+"""float8 training (torchao.float8): one forward + backward step of a model against its
+high-precision twin.
+
+A step is the forward and the gradients of the input and every parameter for a fixed upstream
+gradient (`torch.autograd.grad`, so nothing accumulates between iterations). The high-precision
+model of a shape is built, its forward checked against float64 and its step timed once, then reused
+by every float8 variant of that shape. A float8 model starts from the same weights; before it is
+timed its output and every gradient are compared with the high-precision ones (SQNR).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from microbench.catalogue import implementation
+from microbench.config.cases import Case
+from microbench.errors import CaseFailure, unsupported, wrong_result
+from microbench.measure.numerics import TOLERANCE
+from microbench.measure.types import Prepared, Timing
+from microbench.ops.torchao import TorchaoTrainingExtras
+from microbench.platform.frameworks import torch
+from torch_backend.devices import resolve_device, synchronizer
+from torch_backend.ops.torchao import (
+    MIN_SQNR_DB,
+    baseline_error,
+    build_model,
+    median_ms,
+    ratio,
+    sqnr_db,
+    write_artifacts,
+)
+from torch_backend.tensors import torch_dtype
+
+FP8_DIVISOR = 16  # torch._scaled_mm needs every GEMM dimension divisible by 16
+
+
+def float8_training_config(p: dict[str, Any], emulate: bool = False) -> Any:
+    """torchao.float8's config for the case's granularity and accumulation (`emulate`: CPU tests)."""
+    from torchao.float8 import Float8LinearConfig
+    from torchao.float8.config import Float8GemmConfig
+
+    config = Float8LinearConfig.from_recipe_name(p["scaling_granularity"])
+    # use_fast_accum is the output GEMM's setting; the gradients' GEMMs keep torchao's choice
+    return dataclasses.replace(
+        config,
+        gemm_config_output=Float8GemmConfig(use_fast_accum=p["use_fast_accum"]),
+        emulate=emulate,
+    )
+
+
+def convert(module: Any, config: Any) -> Any:
+    """The module with every linear layer a Float8Linear, or `unsupported` naming the ones left."""
+    from torchao.float8 import convert_to_float8_training
+    from torchao.float8.float8_linear import Float8Linear
+
+    convert_to_float8_training(module, config=config)
+    left = [
+        name
+        for name, m in module.named_modules()
+        if isinstance(m, torch.nn.Linear) and not isinstance(m, Float8Linear)
+    ]
+    if left:
+        raise unsupported(f"convert_to_float8_training left {', '.join(left)} in high precision")
+    return module
+
+
+@dataclass
+class Step:
+    """A model's training step, ready to time, and what its first run produced."""
+
+    module: Any
+    call: Callable[[], Any]
+    compile_s: float | None
+    output: Any = field(repr=False)
+    grads: tuple[Any, ...] = field(repr=False)
+
+
+def make_step(module: Any, x: Any, grad_out: Any, mode: str, device: Any) -> Step:
+    """One forward + backward of `module` (compiled when a mode is set), run once."""
+    if mode != "off":
+        torch._dynamo.reset()  # no earlier model's graphs or guards carry over
+    forward = module if mode == "off" else torch.compile(module, mode=mode)
+    params = [q for q in module.parameters() if q.requires_grad]
+
+    def call() -> tuple[Any, ...]:
+        out = forward(x)
+        return (out.detach(), *torch.autograd.grad(out, [x, *params], grad_out))
+
+    t0 = time.perf_counter()
+    first = call()
+    synchronizer(device)()
+    compile_s = time.perf_counter() - t0 if mode != "off" else None
+    return Step(module, call, compile_s, first[0], first[1:])
+
+
+def gradient_sqnr(reference: tuple[Any, ...], grads: tuple[Any, ...]) -> float:
+    """The worst SQNR over the input gradient and every parameter gradient."""
+    return min(sqnr_db(r, g) for r, g in zip(reference, grads, strict=True))
+
+
+def check_step(reference: Step, output: Any, grads: tuple[Any, ...]) -> tuple[float, float]:
+    """Output and gradient SQNR against the high-precision step; `wrong_result` below MIN_SQNR_DB."""
+    out_db, grad_db = sqnr_db(reference.output, output), gradient_sqnr(reference.grads, grads)
+    worst = min(out_db, grad_db)
+    if worst < MIN_SQNR_DB:
+        what = "output" if out_db <= grad_db else "gradient"
+        raise wrong_result(f"float8 {what} SQNR {worst:.1f} dB is below {MIN_SQNR_DB} dB")
+    return out_db, grad_db
+
+
+@dataclass
+class Baseline:
+    step: Step
+    check_err: float
+    tolerance: float
+    timing: Timing | None = None
+
+
+_baselines: dict[tuple[Any, ...], Baseline] = {}
+
+
+def _inputs(p: dict[str, Any], device: Any, dtype: Any) -> tuple[Any, Any, Any]:
+    module, x = build_model(p, device, dtype)
+    x.requires_grad_(True)
+    with torch.no_grad():
+        shape = module(x).shape
+    generator = torch.Generator(device="cpu").manual_seed(1)
+    grad_out = torch.randn(shape, generator=generator, dtype=torch.float32).to(device, dtype)
+    return module, x, grad_out
+
+
+def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
+    p = case.params
+    keys = ("model_type", "m", "k", "n", "high_precision_dtype", "compile_mode")
+    key = (*(p[k] for k in keys), str(device), case.run.num_runs, case.run.warmup)
+    if key not in _baselines:
+        module, x, grad_out = _inputs(p, device, dtype)
+        step = make_step(module, x, grad_out, p["compile_mode"], device)
+        err = baseline_error(module, x.detach(), step.output, p["model_type"])
+        tol = TOLERANCE[str(step.output.dtype).removeprefix("torch.")] * 2
+        _baselines.clear()  # one baseline alive at a time
+        _baselines[key] = Baseline(step, err, tol)
+    return _baselines[key]
+
+
+def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
+    p = case.params
+    if p["scaling_granularity"] == "none":
+        raise unsupported("float8 training needs scaling_granularity tensorwise or rowwise")
+    sm = torch.cuda.get_device_capability(device) if device.type == "cuda" else (0, 0)
+    if sm < (8, 9):
+        where = f"cuda SM {sm[0]}.{sm[1]}" if device.type == "cuda" else device.type
+        raise unsupported(
+            f"float8 training needs a CUDA GPU with fp8 tensor cores (SM 8.9+), this is {where}"
+        )
+    if any(d % FP8_DIVISOR for d in (p["m"], p["k"], p["n"])):
+        raise unsupported(f"float8 GEMMs need m, k, n divisible by {FP8_DIVISOR}")
+    module, x, grad_out = _inputs(p, device, dtype)
+    try:
+        convert(module, float8_training_config(p))
+        return make_step(module, x, grad_out, p["compile_mode"], device)
+    except CaseFailure:
+        raise
+    except Exception as error:  # a kernel this device or torch lacks
+        first = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        raise unsupported(f"float8 {p['scaling_granularity']} training failed: {first}") from None
+
+
+@implementation("torchao_training", "torch", "torchao")
+def prepare_training(backend: Any, case: Case) -> Prepared:
+    p = case.params
+    device = resolve_device(p["device"])
+    dtype = torch_dtype(p["high_precision_dtype"])
+    float8 = p["recipe"] == "float8"
+    step = _float8_step(case, device, dtype) if float8 else None  # unsupported stops here
+    base = _baseline(case, device, dtype)
+    timed = step or base.step
+    sync = synchronizer(device)
+    sqnr = (math.inf, math.inf)
+
+    def check(out: Any) -> float | None:
+        nonlocal sqnr
+        if not base.check_err <= base.tolerance and not math.isnan(base.check_err):
+            raise wrong_result(
+                f"high-precision output differs from the float64 model: relative error "
+                f"{base.check_err:.3g} > {base.tolerance:.3g}"
+            )
+        if float8:
+            sqnr = check_step(base.step, out[0], out[1:])
+        return None if math.isnan(base.check_err) else base.check_err
+
+    def finish(primary: Timing, timings: dict[str, Timing]) -> TorchaoTrainingExtras:
+        if base.timing is None:
+            base.timing = timings.get("baseline", primary)
+        return TorchaoTrainingExtras(
+            baseline_ms=median_ms(base.timing),
+            float8_ms=median_ms(primary) if float8 else None,
+            speedup=ratio(median_ms(base.timing), median_ms(primary)) if float8 else None,
+            grad_sqnr_db=sqnr[1],
+            output_sqnr_db=sqnr[0],
+            baseline_compile_time_s=base.step.compile_s,
+            compile_time_s=timed.compile_s,
+            **write_artifacts(timed.call, case, device),
+        )
+
+    companions = {}
+    if float8 and base.timing is None:
+        companions["baseline"] = Prepared(call=base.step.call, sync=sync, device=device)
+    return Prepared(
+        call=timed.call,
+        sync=sync,
+        check=check,
+        compile_s=timed.compile_s,
+        implementation="compiled" if p["compile_mode"] != "off" else "eager",
+        device=device,
+        companions=companions,
+        known_timings={"baseline": base.timing} if base.timing else {},
+        finish=finish,
+    )
