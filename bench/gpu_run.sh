@@ -41,6 +41,11 @@ for l in open('$OUT/collectives_headline.jsonl'):
     cp results/torchao_gpu/results.csv "$OUT/torchao_eager.csv"
     python3 bench/summarize.py "$OUT/torchao_eager.csv"
     python3 bench/torchao_table.py "$OUT/torchao_eager.csv" ;;
+  torchao_sparsity|torchao_sparsity_compiled|torchao_int8dq_small|torchao_training|torchao_training_models)
+    timeout 560 $RUN --config configs/gpu/$p.yaml --output-dir "$OUT" --torchao-csv 2>&1 | grep -v Warn | tail -3
+    cp results/$p/results.csv "$OUT/$p.csv"; cp results/$p/results.jsonl "$OUT/$p.jsonl"
+    cp -r results/$p/inference results/$p/training "$OUT/" 2>/dev/null
+    python3 bench/torchao_table.py "$OUT/$p.csv" ;;
   transformer)
     timeout 300 $RUN --config configs/gpu/torchao_transformer.yaml --output-dir "$OUT" 2>&1 | tail -2
     cp results/torchao_gpu_transformer/results.csv "$OUT/torchao_transformer.csv"

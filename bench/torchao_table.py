@@ -1,4 +1,4 @@
-"""The torchao suite's figures per recipe and shape, as a Markdown table."""
+"""The torchao suite's figures per recipe and shape, as Markdown tables (inference and training rows)."""
 
 import csv
 import sys
@@ -8,25 +8,46 @@ def cell(value, digits=3):
     return f"{float(value):.{digits}f}" if value not in ("", None) else ""
 
 
-def main(path):
+def inference(rows):
     print(
-        "| shape | model | recipe | status | baseline ms | quantized ms | speedup | SQNR dB | weight MB q/base | peak MB q/base | note |"
+        "| shape | model | recipe | sparsity | status | baseline ms | transformed ms | speedup | SQNR dB "
+        "| weight MB q/base | top kernels (launches, share) | note |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in csv.DictReader(open(path)):
-        compiled = r.get("compile_mode") not in ("", "off")
-        kind = "compile" if compiled else "eager"
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        kind = "compile" if r.get("compile_mode") not in ("", "off") else "eager"
         wq = (
-            f"{cell(int(r['weight_bytes_quantized']) / 2**20, 1)}/{cell(int(r['weight_bytes_baseline']) / 2**20, 1)}"
+            f"{cell(int(r['weight_bytes_quantized']) / 2**20, 1)}/"
+            f"{cell(int(r['weight_bytes_baseline']) / 2**20, 1)}"
             if r.get("weight_bytes_quantized")
             else ""
         )
-        mem = f"{cell(r.get('quantized_peak_memory_mb'), 0)}/{cell(r.get('baseline_peak_memory_mb'), 0)}"
         print(
-            f"| {r['shape_name']} {r['m']}x{r['k']}x{r['n']} | {r['model_type']} | {r['recipe']} | {r['status']} | "
-            f"{cell(r.get(f'baseline_{kind}_ms'))} | {cell(r.get(f'quantized_{kind}_ms'))} | "
-            f"{cell(r.get(f'{kind}_speedup'), 2)} | {cell(r.get('sqnr_db'), 1)} | {wq} | {mem} | {r['error'][:80]} |"
+            f"| {r['shape_name']} {r['m']}x{r['k']}x{r['n']} | {r['model_type']} | {r['recipe']} "
+            f"| {r.get('sparsity', '')} | {r['status']} | {cell(r.get(f'baseline_{kind}_ms'))} "
+            f"| {cell(r.get(f'quantized_{kind}_ms'))} | {cell(r.get(f'{kind}_speedup'), 2)} "
+            f"| {cell(r.get('sqnr_db'), 1)} | {wq} | {r.get('top_kernels', '')} | {r['error'][:90]} |"
         )
+
+
+def training(rows):
+    print(
+        "| shape | model | recipe | granularity | status | bf16 ms | float8 ms | speedup | TFLOP/s "
+        "| grad SQNR dB | top kernels (launches, share) | note |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['m']}x{r['k']}x{r['n']} | {r['model_type']} | {r['recipe']} "
+            f"| {r['scaling_granularity']} | {r['status']} | {cell(r.get('baseline_ms'))} "
+            f"| {cell(r.get('float8_ms'))} | {cell(r.get('speedup'), 2)} | {cell(r.get('tflops'), 0)} "
+            f"| {cell(r.get('grad_sqnr_db'), 1)} | {r.get('top_kernels', '')} | {r['error'][:90]} |"
+        )
+
+
+def main(path):
+    rows = list(csv.DictReader(open(path)))
+    (training if rows and rows[0]["op"] == "torchao_training" else inference)(rows)
 
 
 if __name__ == "__main__":

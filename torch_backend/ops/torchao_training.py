@@ -78,6 +78,7 @@ class Step:
     compile_s: float | None
     output: Any = field(repr=False)
     grads: tuple[Any, ...] = field(repr=False)
+    names: tuple[str, ...] = ()  # what each gradient is of: "input", then the parameters' names
 
 
 def make_step(module: Any, x: Any, grad_out: Any, mode: str, device: Any) -> Step:
@@ -85,7 +86,8 @@ def make_step(module: Any, x: Any, grad_out: Any, mode: str, device: Any) -> Ste
     if mode != "off":
         torch._dynamo.reset()  # no earlier model's graphs or guards carry over
     forward = module if mode == "off" else torch.compile(module, mode=mode)
-    params = [q for q in module.parameters() if q.requires_grad]
+    named = [(name, q) for name, q in module.named_parameters() if q.requires_grad]
+    params = [q for _, q in named]
 
     def call() -> tuple[Any, ...]:
         out = forward(x)
@@ -95,21 +97,28 @@ def make_step(module: Any, x: Any, grad_out: Any, mode: str, device: Any) -> Ste
     first = call()
     synchronizer(device)()
     compile_s = time.perf_counter() - t0 if mode != "off" else None
-    return Step(module, call, compile_s, first[0], first[1:])
+    return Step(module, call, compile_s, first[0], first[1:], ("input", *(n for n, _ in named)))
 
 
-def gradient_sqnr(reference: tuple[Any, ...], grads: tuple[Any, ...]) -> float:
-    """The worst SQNR over the input gradient and every parameter gradient."""
-    return min(sqnr_db(r, g) for r, g in zip(reference, grads, strict=True))
+def gradient_sqnr(reference: Step, grads: tuple[Any, ...]) -> tuple[float, str]:
+    """The worst SQNR over the input gradient and every parameter gradient, and whose it is."""
+    scores = [
+        (sqnr_db(r, g), name)
+        for r, g, name in zip(reference.grads, grads, reference.names, strict=True)
+    ]
+    return min(scores)
 
 
 def check_step(reference: Step, output: Any, grads: tuple[Any, ...]) -> tuple[float, float]:
     """Output and gradient SQNR against the high-precision step; `wrong_result` below MIN_SQNR_DB."""
-    out_db, grad_db = sqnr_db(reference.output, output), gradient_sqnr(reference.grads, grads)
-    worst = min(out_db, grad_db)
-    if worst < MIN_SQNR_DB:
-        what = "output" if out_db <= grad_db else "gradient"
-        raise wrong_result(f"float8 {what} SQNR {worst:.1f} dB is below {MIN_SQNR_DB} dB")
+    out_db = sqnr_db(reference.output, output)
+    grad_db, worst_grad = gradient_sqnr(reference, grads)
+    if out_db < MIN_SQNR_DB:
+        raise wrong_result(f"float8 output SQNR {out_db:.1f} dB is below {MIN_SQNR_DB} dB")
+    if grad_db < MIN_SQNR_DB:
+        raise wrong_result(
+            f"float8 gradient of {worst_grad} has SQNR {grad_db:.1f} dB, below {MIN_SQNR_DB} dB"
+        )
     return out_db, grad_db
 
 

@@ -72,6 +72,11 @@ METRICS = (
 )
 
 
+def _cell(value: Any) -> Any:
+    """Floats to six significant digits (a millisecond time to the nanosecond), the rest as given."""
+    return f"{value:.6g}" if isinstance(value, float) else value
+
+
 def _num(value: Any) -> float | None:
     return float(value) if value not in (None, "") else None
 
@@ -172,7 +177,7 @@ def write_runner_csvs(rows: list[dict[str, Any]], now: float | None = None) -> l
         def write(f: Any, columns: tuple[str, ...] = columns, group: list[Any] = group) -> None:
             writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
             writer.writeheader()
-            writer.writerows(line(r) for r in group)
+            writer.writerows({k: _cell(v) for k, v in line(r).items()} for r in group)
 
         write_atomically(path, write)
         written.append(path)
