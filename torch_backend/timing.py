@@ -11,9 +11,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from microbench.config.cases import Case
@@ -267,12 +270,27 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
         return []
 
 
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Kineto logs `profiler_start`/`profiler_stop` lines from C++ on every profiled pass (torch 2.13);
+    a breakdown pass should not fill the user's terminal with them."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def host_op_breakdown(prepared: Prepared, iterations: int = 3) -> list[Kernel]:
     """On a CPU the ATen ops are the kernels: each op's calls per iteration and share of self time."""
     from torch.profiler import ProfilerActivity, profile
 
     try:
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with native_stderr_silenced(), profile(activities=[ProfilerActivity.CPU]) as prof:
             for _ in range(iterations):
                 prepared.sync(prepared.call())
         ops = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]

@@ -70,7 +70,7 @@ def _translate(error: ValidationError, model: type[BaseModel], path: str) -> Use
     where = key_path(*loc)
     if first["type"] == "extra_forbidden":
         parent = _model_at(model, loc[:-1])
-        known = list(parent.model_fields) if parent else []
+        known = [*parent.model_fields, *getattr(parent, "EARLIER_KEYS", ())] if parent else []
         return UserError(
             f"unknown key '{loc[-1]}'",
             file=path,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
@@ -115,6 +115,17 @@ class TorchaoSharedKeys(Float8TrainingKeys):
 
 
 class ModelParams(TorchaoSharedKeys):
+    # keys of torchao runner's earlier versions -> the current key (upgraded before validation)
+    EARLIER_KEYS: ClassVar[dict[str, str]] = {
+        "precision": "high_precision_dtype",
+        "compile": "torch_compile_mode",
+        "compile_mode": "torch_compile_mode",
+        "profile": "enable_profiler",
+        "enable_memory_profile": "enable_memory_profiler",
+        "enable_memory_visualizer": "enable_memory_profiler",  # the visualisation comes with it
+        "sparsity": "sparsity_config_recipe_names",
+    }
+
     name: str | None = None
     matrix_shapes: list[MatrixShapes] = Field(min_length=1)
     high_precision_dtype: str = "torch.bfloat16"
@@ -129,6 +140,8 @@ class ModelParams(TorchaoSharedKeys):
 
 
 class TorchaoConfig(TorchaoSharedKeys):
+    EARLIER_KEYS: ClassVar[dict[str, str]] = {"quantizations": "quantization_config_recipe_names"}
+
     benchmark_mode: Literal["inference", "training"] = "inference"
     quantization_config_recipe_names: list[str] = Field(default_factory=lambda: ["baseline"])
     output_dir: str = "results/torchao"

@@ -2,7 +2,7 @@
 
 Every generator named as in torchao's benchmark runner yields that runner's shapes, order and names
 (../shared/reference/UPSTREAM_TORCHAO.md). The `<model>_layers` presets are this project's own: every
-distinct linear layer of a model at a chosen token count (docs/yaml_reference.md).
+distinct linear layer of a model at a chosen token count (docs/ops.md, "Shape generators").
 """
 
 from __future__ import annotations

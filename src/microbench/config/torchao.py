@@ -29,18 +29,6 @@ FALSE_WORDS = ("false", "off", "none", "no", "")
 MODE_OPS = {"inference": "torchao_inference", "training": "torchao_training"}
 TRAINING_KEYS = tuple(Float8TrainingKeys.model_fields)
 
-# earlier versions' keys -> the current key (top level, then inside each model_params entry)
-EARLIER_TOP_KEYS = {"quantizations": "quantization_config_recipe_names"}
-EARLIER_ENTRY_KEYS = {
-    "precision": "high_precision_dtype",
-    "compile": "torch_compile_mode",
-    "compile_mode": "torch_compile_mode",
-    "profile": "enable_profiler",
-    "enable_memory_profile": "enable_memory_profiler",
-    "enable_memory_visualizer": "enable_memory_profiler",  # the visualisation comes with it
-    "sparsity": "sparsity_config_recipe_names",
-}
-
 
 def _rename(mapping: dict[str, Any], renames: dict[str, str], where: str) -> list[str]:
     warnings = []
@@ -61,7 +49,7 @@ def _rename(mapping: dict[str, Any], renames: dict[str, str], where: str) -> lis
 def upgrade_earlier_keys(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The config with the runner's earlier keys renamed to the current ones, and one warning per key."""
     data = dict(data)
-    warnings = _rename(data, EARLIER_TOP_KEYS, "")
+    warnings = _rename(data, TorchaoConfig.EARLIER_KEYS, "")
     entries = data.get("model_params")
     if isinstance(entries, dict):
         entries = [entries]
@@ -70,7 +58,7 @@ def upgrade_earlier_keys(data: dict[str, Any]) -> tuple[dict[str, Any], list[str
         for i, entry in enumerate(entries):
             if isinstance(entry, dict):
                 entry = dict(entry)
-                warnings += _rename(entry, EARLIER_ENTRY_KEYS, key_path("model_params", i))
+                warnings += _rename(entry, ModelParams.EARLIER_KEYS, key_path("model_params", i))
             upgraded.append(entry)
         data["model_params"] = upgraded
     return data, warnings
