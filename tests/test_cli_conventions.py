@@ -90,6 +90,23 @@ def test_output_dir_overridden_by_the_config_says_so(tmp_path, write_yaml, run_c
     assert (tmp_path / "mine.csv").exists() and not (tmp_path / "elsewhere").exists()
 
 
+def test_output_puts_every_row_in_one_file_and_says_what_it_replaces(
+    tmp_path, write_yaml, run_cli, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    path = write_yaml(
+        f"num_runs: 2\nbenchmarks:\n- benchmark_name: add\n  csv_path: {tmp_path}/mine.csv\n"
+        "  benchmark_params: [{m: 8, n: 8}]\n- benchmark_name: add\n  benchmark_params: [{m: 16, n: 8}]\n"
+    )
+    code, _, err = run_cli("run", "--config", str(path), "--no-progress", "-o", "all.csv")
+    assert code == 0 and f"the config's result files ({tmp_path}/mine.csv) are not written" in err
+    rows = list(csv.DictReader(open(tmp_path / "all.csv")))
+    assert [r["m"] for r in rows] == ["8", "16"] and (tmp_path / "all.jsonl").exists()
+    assert not (tmp_path / "mine.csv").exists() and not (tmp_path / "results").exists()
+    code, _, err = run_cli("run", "--config", str(path), "-o", "b.csv", "--output-dir", "d")
+    assert code == 2 and err.strip().endswith("--output and --output-dir both place the rows; give one")
+
+
 def test_the_default_job_ships_inside_the_package():
     """A wheel install has no configs/ folder: the default config is package data, which
     configs/quickstart.yaml links to (scripts/wheel_check.sh runs it from a built wheel)."""

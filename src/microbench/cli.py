@@ -138,6 +138,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 def _run_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run the benchmarks a config describes")
     p.add_argument("--config", default=None, help="YAML config (default: configs/quickstart.yaml)")
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="every row to this CSV (its .jsonl twin beside it), whatever the config names",
+    )
     _add_run_options(p)
     d = sub.add_parser(
         "dashboard", help="run a torchao config and write the PyTorch OSS benchmark JSON"
@@ -252,7 +259,8 @@ def _run(args: argparse.Namespace) -> int:
         return _launch(args)
     _join(args)
 
-    return run_config(QUICKSTART if args.config is None else args.config, **_run_options(args))
+    config = QUICKSTART if args.config is None else args.config
+    return run_config(config, output=args.output, **_run_options(args))
 
 
 def _dashboard(args: argparse.Namespace) -> int:

@@ -53,6 +53,11 @@ def detect_dialect(data: dict[str, Any]) -> Dialect:
     )
 
 
+def default_csv(path: str, output_dir: str) -> str:
+    """Where rows go when the config names no file: <output_dir>/<config stem>.csv."""
+    return os.path.join(output_dir, f"{Path(path).stem}.csv")
+
+
 def plan_cases(
     dialect: str,
     model: Any,
@@ -67,7 +72,7 @@ def plan_cases(
     """All cases of a validated config, in config order. Errors name the file and key."""
     request = PlanRequest(
         config_id=config_id,
-        default_csv=os.path.join(output_dir, f"{Path(path).stem}.csv"),
+        default_csv=default_csv(path, output_dir),
         max_cases=max_cases or getattr(model, "max_cases", None) or DEFAULT_MAX_CASES,
         max_dim=max_dim,
         output_path=output_path,

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from microbench.catalogue import get_spec, shape_label
 from microbench.config.cases import Case
-from microbench.config.dialects import plan_cases
+from microbench.config.dialects import default_csv, plan_cases
 from microbench.config.loader import LoadedConfig, load_config
 from microbench.errors import UserError
 from microbench.platform import interrupt, processes
@@ -45,6 +45,7 @@ def load_and_plan(
     output_path: str | None = None,
     only: list[str] | None = None,
     skip: list[str] | None = None,
+    output: str | None = None,
 ) -> tuple[LoadedConfig, list[Case]]:
     loaded = load_config(path)
     cases = plan_cases(
@@ -60,6 +61,18 @@ def load_and_plan(
     if num_runs:
         cases = [
             dataclasses.replace(c, run=dataclasses.replace(c.run, num_runs=num_runs)) for c in cases
+        ]
+    if output:
+        named = sorted({c.outputs.csv_path for c in cases} - {default_csv(path, output_dir)})
+        if named:
+            print(
+                f"note: --output {output} takes every row; the config's result files "
+                f"({', '.join(named)}) are not written",
+                file=sys.stderr,
+            )
+        cases = [
+            dataclasses.replace(c, outputs=dataclasses.replace(c.outputs, csv_path=output))
+            for c in cases
         ]
     return loaded, select(cases, only or [], skip or [], loaded.path)
 
@@ -244,8 +257,11 @@ def run_config(
     skip: list[str] | None = None,
     output_dir_given: bool = False,
     verbosity: int = 0,
+    output: str | None = None,
 ) -> int:
     """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
+    if output and output_dir_given:
+        raise UserError("--output and --output-dir both place the rows; give one", key="--output")
     loaded, cases = load_and_plan(
         path,
         output_dir=output_dir,
@@ -255,6 +271,7 @@ def run_config(
         output_path=output_path,
         only=only,
         skip=skip,
+        output=output,
     )
     if resume and processes.count() > 1:  # only process 0 could see what is done: the others would
         # run cases it skips, and wait in their collectives for ever
