@@ -578,3 +578,27 @@ def test_more_bad_configs_are_one_exact_line_in_well_under_a_second(
     assert time.perf_counter() - t0 < 1.0
     assert (code, err) == (2, f"error: {expected}\n")
     assert files_under(tmp_path) == [tmp_path / "config.yaml"]
+
+
+def test_every_schema_key_is_in_the_readme_yaml_reference():
+    """The README's YAML reference names every key the schema accepts (earlier spellings included)."""
+    import re
+
+    from conftest import ROOT
+
+    from microbench.config import schema
+
+    text = (ROOT / "README.md").read_text()
+    reference = text[text.index("## YAML reference") : text.index("## CSV columns")]
+    documented = set(re.findall(r"`([a-z_0-9]+)`", reference)) | set(
+        re.findall(r"([a-z_0-9]+):", reference)  # keys of the YAML examples
+    )
+    models = [
+        getattr(schema, name)
+        for name in dir(schema)
+        if isinstance(getattr(schema, name), type)
+        and issubclass(getattr(schema, name), schema.BaseModel)
+        and getattr(schema, name).__module__ == schema.__name__
+    ]
+    keys = {k for m in models for k in [*m.model_fields, *getattr(m, "EARLIER_KEYS", ())]}
+    assert keys - documented == set()

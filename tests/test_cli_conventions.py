@@ -136,3 +136,21 @@ def test_quiet_prints_only_the_count_and_verbose_a_line_per_case(tmp_path, write
     with pytest.raises(SystemExit) as info:  # the parser's one-line error, exit 2
         run_cli("run", "--config", str(path), "-q", "-v")
     assert info.value.code == 2
+
+
+def test_the_summary_table_names_what_tells_rows_apart():
+    from microbench.results.console import distinguishing
+
+    base = {"op": "gemm_simple", "backend": "torch", "m": 8, "k": 8, "n": 8, "dtype": "bfloat16"}
+    rows = [
+        {**base, "implementation": "eager", "layout": "kn"},
+        {**base, "implementation": "compile", "layout": "kn"},
+        {**base, "implementation": "eager", "layout": "nk"},
+        {**base, "backend": "jax", "implementation": "jit", "layout": "kn"},
+    ]
+    assert distinguishing(rows) == [
+        "implementation=eager layout=kn",
+        "implementation=compile layout=kn",
+        "implementation=eager layout=nk",
+        "",  # alone in its (op, backend, shape) group
+    ]

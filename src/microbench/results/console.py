@@ -3,11 +3,37 @@
 from __future__ import annotations
 
 import sys
+from collections import defaultdict
+from typing import Any
 
 from rich.console import Console
+
+from microbench.catalogue import get_spec, shape_label
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
 
 
 def table_console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+
+
+SHAPE_KEYS = frozenset(("m", "k", "n", "num_elements", "batch", "seq", "hidden", "size"))
+
+
+def distinguishing(rows: list[dict[str, Any]]) -> list[str]:
+    """Per row, `key=value` for the parameters (and implementation) that differ between rows of the
+    same op, backend and shape: what tells two otherwise identical table lines apart."""
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        groups[r["op"], r["backend"], shape_label(r)].append(i)
+    out = [""] * len(rows)
+    for (op, _, _), members in groups.items():
+        if len(members) < 2:
+            continue
+        names = [p.name for p in get_spec(op).params if p.name not in SHAPE_KEYS]
+        varying = [
+            k for k in ("implementation", *names) if len({str(rows[i].get(k)) for i in members}) > 1
+        ]
+        for i in members:
+            out[i] = " ".join(f"{k}={rows[i].get(k)}" for k in varying)
+    return out

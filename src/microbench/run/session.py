@@ -24,7 +24,7 @@ from microbench.platform import interrupt, processes
 from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
 from microbench.results.columns import header
-from microbench.results.console import table_console
+from microbench.results.console import distinguishing, table_console
 from microbench.results.remote import Staging
 from microbench.results.seed_formats import to_seed_records
 from microbench.results.torchao_runner import to_oss_records, write_runner_csvs
@@ -150,6 +150,7 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
         "op",
         "backend",
         "shape",
+        "params",
         "status",
         "median µs",
         "TFLOP/s",
@@ -163,7 +164,7 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
             if col[0].isdigit() or col in ("median µs", "TFLOP/s", "GB/s", "% peak")
             else "left",
         )
-    for r in rows:
+    for r, params in zip(rows, distinguishing(rows), strict=True):
         shape = shape_label(r)
         pct = (
             r.get("pct_peak_tflops")
@@ -174,6 +175,7 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
             r["op"],
             r["backend"],
             shape,
+            params,
             r["status"],
             _fmt(r.get("time_median_s"), 1e6, 2),
             _fmt(r.get("tflops"), 1, 2),
