@@ -189,3 +189,92 @@ def test_verdicts_come_from_a_rank_test_on_the_raw_samples(tmp_path, run_cli):
     assert code == 1 and "slower" in lines["add jax m=1 n=64 dtype=bfloat16"]
     # the two wide sides' p10-p90 would not overlap at spread 0, but their samples are one distribution
     assert "noise" in lines["add jax m=2 n=64 dtype=bfloat16"]
+
+
+def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, run_cli):
+    """A two-backend sweep with pairing: both panels, a speedup bar per paired case, the roofline's
+    backends told apart, and every chart inlined in report.html."""
+    from microbench.results.compare import load_results
+    from microbench.results.report import latency_series, speedups
+
+    rows = []
+    for m in (256, 512, 1024):
+        jax = row(m, m * 1e-6, tflops=m * 0.01, gbps=m * 10.0, arithmetic_intensity=0.3)
+        torch = row(
+            m,
+            m * 2e-6,
+            backend="torch",
+            implementation="eager",
+            tflops=m * 0.005,
+            gbps=m * 5.0,
+            arithmetic_intensity=0.3,
+            paired_with=f"jax{m}",
+        )
+        rows += [jax, torch]
+    write(tmp_path / "p.csv", rows)
+    loaded = load_results(str(tmp_path / "p.csv"))
+    bars = speedups(loaded)["jax_over_torch"]
+    assert [v for _, v in bars] == pytest.approx([2.0, 2.0, 2.0])
+    assert [label for label, _ in bars] == ["256", "512", "1024"]  # what varies among the pairs
+    lat = latency_series(loaded, "add", "m", ["backend=jax", "backend=torch"])
+    assert sorted(lat) == ["backend=jax", "backend=torch"]
+    assert [p[1] for p in lat["backend=torch"]] == pytest.approx([512, 1024, 2048])  # µs
+    code, out, _ = run_cli("report", str(tmp_path / "p.csv"), "--output-dir", str(tmp_path / "r"))
+    assert code == 0 and "speedup_jax_over_torch.png: 3 points" in out
+    page = (tmp_path / "r" / "report.html").read_text()
+    pngs = sorted(p.name for p in (tmp_path / "r").glob("*.png"))
+    assert pngs == ["roofline.png", "speedup_jax_over_torch.png", "sweep_add.png"]
+    assert page.count("data:image/png;base64,") == len(pngs) and page.count("<tr>") == 1 + len(rows)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from microbench.results import report
+
+    captured = []
+    real = plt.subplots
+
+    def spy(*args, **kwargs):
+        fig, ax = real(*args, **kwargs)
+        captured.append(ax)
+        return fig, ax
+
+    report.plt.subplots = spy
+    try:
+        report.roofline(loaded, str(tmp_path / "roof.png"))
+    finally:
+        report.plt.subplots = real
+    markers = {tuple(c.get_paths()[0].vertices.round(2).flatten()) for c in captured[0].collections}
+    assert len(captured[0].collections) == 2 and len(markers) == 2  # one marker shape per backend
+
+
+def test_speedup_charts_for_torchao_recipes_and_fusion():
+    from microbench.results.report import speedups
+
+    base = {"status": "ok", "case_id": "x", "backend": "torch", "m": 8, "k": 8, "n": 8}
+    rows = [
+        {**base, "op": "torchao_inference", "recipe": "baseline", "sparsity": "none"},
+        {
+            **base,
+            "op": "torchao_inference",
+            "recipe": "baseline",
+            "sparsity": "semi-sparse",
+            "compile_mode": "off",
+            "eager_speedup": "1.1",
+        },
+        {
+            **base,
+            "op": "torchao_inference",
+            "recipe": "int8dq",
+            "sparsity": "none",
+            "compile_mode": "default",
+            "compile_speedup": "1.5",
+            "eager_speedup": "0.5",
+        },
+        {**base, "op": "fusion_linear", "fusion_pattern": "Linear_Bias", "speedup_factor": "1.9"},
+    ]
+    charts = speedups(rows)
+    assert [v for _, v in charts["recipe_over_baseline"]] == [1.1, 1.5]  # compiled rows: compiled
+    assert [v for _, v in charts["fused_over_unfused"]] == [1.9]
+    assert "jax_over_torch" not in charts

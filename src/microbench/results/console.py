@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from microbench.catalogue import get_spec, shape_label
+from microbench.errors import UserError
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
 
@@ -17,6 +18,7 @@ def table_console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
 
 
+IDENTITY_LIKE = frozenset(("case_id", "run_id", "timestamp", "label", "error", "status"))
 SHAPE_KEYS = frozenset(("m", "k", "n", "num_elements", "batch", "seq", "hidden", "size"))
 
 
@@ -30,7 +32,11 @@ def distinguishing(rows: list[dict[str, Any]]) -> list[str]:
     for (op, _, _), members in groups.items():
         if len(members) < 2:
             continue
-        names = [p.name for p in get_spec(op).params if p.name not in SHAPE_KEYS]
+        try:
+            names = [p.name for p in get_spec(op).params if p.name not in SHAPE_KEYS]
+        except UserError:  # a row of an op this version no longer has: compare what it does have
+            names = sorted({k for i in members for k in rows[i]} - SHAPE_KEYS)
+            names = [k for k in names if k not in IDENTITY_LIKE]
         varying = [
             k for k in ("implementation", *names) if len({str(rows[i].get(k)) for i in members}) > 1
         ]
