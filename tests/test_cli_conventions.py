@@ -104,7 +104,9 @@ def test_output_puts_every_row_in_one_file_and_says_what_it_replaces(
     assert [r["m"] for r in rows] == ["8", "16"] and (tmp_path / "all.jsonl").exists()
     assert not (tmp_path / "mine.csv").exists() and not (tmp_path / "results").exists()
     code, _, err = run_cli("run", "--config", str(path), "-o", "b.csv", "--output-dir", "d")
-    assert code == 2 and err.strip().endswith("--output and --output-dir both place the rows; give one")
+    assert code == 2 and err.strip().endswith(
+        "--output and --output-dir both place the rows; give one"
+    )
 
 
 def test_the_default_job_ships_inside_the_package():
