@@ -23,6 +23,7 @@ from microbench.ops.common import (
     fp8_floor_if,
     jnp_dtype,
     matmul_f32,
+    matmul_to,
     normal,
     register_compute,
     rows_m,
@@ -221,7 +222,7 @@ register_compute(
 @implementation(("gemm_multiple_run", "gemm_simple", "gemm_simple_with_dtype"), "jax", "jit")
 def jax_gemm(p: Params) -> Fn:
     odt = jnp_dtype(gemm_out_dtype(p).name)
-    return lambda a, b: {"out": matmul_f32(a, b, p["layout"]).astype(odt)}
+    return lambda a, b: {"out": matmul_to(a, b, p["layout"], odt)}
 
 
 @implementation("gemm", "jax", "jit")
