@@ -57,12 +57,19 @@ def _gpus(r: dict[str, str]) -> int:
     return int(r["group_size"]) if r["op"] != "send_recv" else 2
 
 
+def _who(r: dict[str, str]) -> str:
+    """The series: the GPU count, or for send_recv the pair (0->1 and 0->3 are different links)."""
+    if r["op"] == "send_recv":
+        return f"GPU {r['source_id']}->{r['target_id']}"
+    return f"{_gpus(r)} GPUs"
+
+
 def table(out_md: str, chart: str, paths: list[str]) -> None:
     rows = _rows(paths)
     series: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
     for r in rows:
-        key = (r["op"], f"{_gpus(r)} GPUs {r['backend']}")
-        series[key][float(r["message_bytes"])] = float(r["busbw_gbps"])
+        key = (r["op"], f"{_who(r)} {r['backend']}")
+        series[key][round(float(r["message_bytes"]))] = float(r["busbw_gbps"])
     lines = []
     for op in (*OPS, "send_recv"):
         columns = sorted({k[1] for k in series if k[0] == op})
