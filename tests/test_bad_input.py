@@ -602,3 +602,20 @@ def test_every_schema_key_is_in_the_readme_yaml_reference():
     ]
     keys = {k for m in models for k in [*m.model_fields, *getattr(m, "EARLIER_KEYS", ())]}
     assert keys - documented == set()
+
+
+def test_every_core_column_is_in_the_readme_csv_table():
+    """The README's CSV table names every column the writer's row groups hold."""
+    import dataclasses
+    import re
+
+    from conftest import ROOT
+
+    from microbench.results import records
+
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("## CSV columns") : text.index("## Project layout")]
+    documented = set(re.findall(r"`([a-z_0-9]+)`", table))
+    groups = (*records.HEAD_GROUPS, *records.BODY_GROUPS, *records.TAIL_GROUPS)
+    columns = {f.name for g in groups for f in dataclasses.fields(g)}
+    assert columns - documented == set()

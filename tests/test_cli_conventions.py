@@ -156,3 +156,23 @@ def test_the_summary_table_names_what_tells_rows_apart():
         "implementation=eager layout=nk",
         "",  # alone in its (op, backend, shape) group
     ]
+
+
+def test_gpu_clocks_at_start_are_read_per_gpu_where_nvml_answers(monkeypatch):
+    import sys
+    import types
+
+    from microbench.platform.environment import gpu_clocks
+
+    fake = types.SimpleNamespace(
+        NVML_CLOCK_SM=0,
+        NVML_CLOCK_MEM=1,
+        nvmlInit=lambda: None,
+        nvmlDeviceGetCount=lambda: 2,
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetClockInfo=lambda h, kind: (1980 - 100 * h) if kind == 0 else 3201,
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    assert gpu_clocks() == "0:sm=1980,mem=3201 1:sm=1880,mem=3201"
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # not installed: blank, never a failure
+    assert gpu_clocks() == ""

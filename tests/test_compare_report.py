@@ -278,3 +278,18 @@ def test_speedup_charts_for_torchao_recipes_and_fusion():
     assert [v for _, v in charts["recipe_over_baseline"]] == [1.1, 1.5]  # compiled rows: compiled
     assert [v for _, v in charts["fused_over_unfused"]] == [1.9]
     assert "jax_over_torch" not in charts
+
+
+def test_compare_json_lists_every_pair_with_its_test(runs, run_cli):
+    import json
+
+    code, out, _ = run_cli("compare", str(runs / "a.csv"), str(runs / "b.csv"), "--json")
+    record = json.loads(out)
+    assert code == 1 and record["threshold"] == 0.05 and record["failed_in_candidate"] == []
+    verdicts = {p["case"].split()[0]: p for p in record["pairs"]}
+    assert len(record["pairs"]) == 3
+    assert {p["verdict"] for p in record["pairs"]} >= {"slower"}
+    assert all(
+        set(p) == {"case", "baseline_median_s", "candidate_median_s", "ratio", "p_value", "verdict"}
+        for p in verdicts.values()
+    )

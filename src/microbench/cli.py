@@ -170,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
     )
+    c.add_argument("--json", action="store_true", help="machine-readable output")
     r = sub.add_parser("report", help="roofline and sweep charts (PNG) and a Markdown summary")
     r.add_argument("results", help="a results CSV")
     r.add_argument("--output-dir", default="report")
@@ -192,7 +193,7 @@ def _list(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from microbench.results.compare import run_compare
 
-    return run_compare(args.files, args.by, args.baseline, args.threshold)
+    return run_compare(args.files, args.by, args.baseline, args.threshold, args.json)
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -76,6 +76,24 @@ def gpu_driver() -> str:
         return ""
 
 
+def gpu_clocks() -> str:
+    """Each NVIDIA GPU's SM and memory clocks (MHz) as the run starts, '' where nvidia-ml-py finds
+    none: an idle GPU reads low, a throttled one reads low under load."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        clocks = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            sm = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
+            mem = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+            clocks.append(f"{i}:sm={sm},mem={mem}")
+        return " ".join(clocks)
+    except Exception:
+        return ""
+
+
 def cpu_name() -> str:
     """The processor's marketing name (what torchao's dashboard calls a CPU's arch), else its ISA."""
     try:
@@ -104,6 +122,7 @@ def base_environment(run_id: str) -> dict[str, object]:
         "git_dirty": git_dirty(),
         "packages": package_versions(),
         "gpu_driver": gpu_driver(),
+        "gpu_clocks_mhz_at_start": gpu_clocks(),
         "env_flags": flags,
         "host_cpus": os.cpu_count(),
     }

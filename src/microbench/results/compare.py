@@ -13,6 +13,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from rich.table import Table
 
@@ -219,7 +220,33 @@ def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> T
     return table
 
 
-def run_compare(files: list[str], by: str | None, baseline: str | None, threshold: float) -> int:
+def as_records(pairs: list[Pair], failed: list[str], threshold: float) -> dict[str, Any]:
+    """`compare --json`: every matched case with both medians, the ratio, the test's p and the verdict."""
+    return {
+        "threshold": threshold,
+        "alpha": ALPHA,
+        "pairs": [
+            {
+                "case": p.key,
+                "baseline_median_s": Pair._f(p.a, "time_median_s"),
+                "candidate_median_s": Pair._f(p.b, "time_median_s"),
+                "ratio": p.ratio,
+                "p_value": p.p_value,
+                "verdict": p.verdict(threshold),
+            }
+            for p in pairs
+        ],
+        "failed_in_candidate": failed,
+    }
+
+
+def run_compare(
+    files: list[str],
+    by: str | None,
+    baseline: str | None,
+    threshold: float,
+    as_json: bool = False,
+) -> int:
     """0: every matched case within the threshold or noise; 1: a candidate case regressed or failed;
     2 (UserError): nothing to compare."""
     if not math.isfinite(threshold) or threshold < 0:
@@ -246,8 +273,11 @@ def run_compare(files: list[str], by: str | None, baseline: str | None, threshol
             "no case matches between the two sides (different ops, parameters or backends?)",
             file=" vs ".join(files),
         )
-    table_console().print(render(pairs, threshold, *labels))
     slower = [p for p in pairs if p.verdict(threshold) == "slower"]
+    if as_json:
+        print(json.dumps(as_records(pairs, failed, threshold), indent=2))
+        return 1 if slower or failed else 0
+    table_console().print(render(pairs, threshold, *labels))
     for key in failed:
         print(f"failed in the candidate: {key}")
     if slower:

@@ -148,6 +148,7 @@ class Environment:
         None  # installed versions: jax, jaxlib, libtpu, torch, torchao, triton, ...
     )
     gpu_driver: str | None = None
+    gpu_clocks_mhz_at_start: str | None = None  # "index:sm=MHz,mem=MHz" per GPU as the run started
     env_flags: str | None = None  # XLA_FLAGS, LIBTPU_INIT_ARGS, CUDA_VISIBLE_DEVICES as set
     config_id: str | None = None
 
