@@ -161,12 +161,10 @@ def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
     p = case.params
     if p["scaling_granularity"] == "none":
         raise unsupported("float8 training needs scaling_granularity tensorwise or rowwise")
-    sm = torch.cuda.get_device_capability(device) if device.type == "cuda" else (0, 0)
-    if sm < (8, 9):
-        where = f"cuda SM {sm[0]}.{sm[1]}" if device.type == "cuda" else device.type
-        raise unsupported(
-            f"float8 training needs a CUDA GPU with fp8 tensor cores (SM 8.9+), this is {where}"
-        )
+    from torch_backend.recipes import Target, needs_sm  # imports torch: not at discovery
+
+    target = Target("float8 training", device, p["k"], p["n"], dtype)
+    needs_sm(target, (8, 9), "fp8 tensor cores")
     if any(d % FP8_DIVISOR for d in (p["m"], p["k"], p["n"])):
         raise unsupported(f"float8 GEMMs need m, k, n divisible by {FP8_DIVISOR}")
     module, x, grad_out = _inputs(p, device, dtype)
