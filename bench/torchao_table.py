@@ -8,6 +8,13 @@ def cell(value, digits=3):
     return f"{float(value):.{digits}f}" if value not in ("", None) else ""
 
 
+def ms(row, name):
+    """A training time in ms, from the current `<name>_s` column or an older file's `<name>_ms`."""
+    if row.get(f"{name}_s") not in ("", None):
+        return cell(float(row[f"{name}_s"]) * 1e3)
+    return cell(row.get(f"{name}_ms"))
+
+
 def inference(rows):
     print(
         "| shape | model | recipe | sparsity | status | baseline ms | transformed ms | speedup | SQNR dB "
@@ -39,8 +46,8 @@ def training(rows):
     for r in rows:
         print(
             f"| {r['m']}x{r['k']}x{r['n']} | {r['model_type']} | {r['recipe']} "
-            f"| {r['scaling_granularity']} | {r['status']} | {cell(r.get('baseline_ms'))} "
-            f"| {cell(r.get('float8_ms'))} | {cell(r.get('speedup'), 2)} | {cell(r.get('tflops'), 0)} "
+            f"| {r['scaling_granularity']} | {r['status']} | {ms(r, 'baseline')} "
+            f"| {ms(r, 'float8')} | {cell(r.get('speedup'), 2)} | {cell(r.get('tflops'), 0)} "
             f"| {cell(r.get('grad_sqnr_db'), 1)} | {r.get('top_kernels', '')} | {r['error'][:90]} |"
         )
 

@@ -189,8 +189,13 @@ def write_artifacts(call: Callable[[], Any], case: Case, device: Any) -> dict[st
     return out
 
 
+def median_s(t: Timing | None) -> float | None:
+    return float(np.median(t.samples_s)) if t else None
+
+
 def median_ms(t: Timing | None) -> float | None:
-    return float(np.median(t.samples_s)) * 1e3 if t else None
+    """The runner's unit for the inference columns it defined."""
+    return None if t is None else float(np.median(t.samples_s)) * 1e3
 
 
 def ratio(a: float | None, b: float | None) -> float | None:

@@ -29,7 +29,7 @@ from torch_backend.ops.torchao import (
     MIN_SQNR_DB,
     baseline_error,
     build_model,
-    median_ms,
+    median_s,
     ratio,
     sqnr_db,
     write_artifacts,
@@ -205,9 +205,9 @@ def prepare_training(backend: Any, case: Case) -> Prepared:
         if base.timing is None:
             base.timing = timings.get("baseline", primary)
         return TorchaoTrainingExtras(
-            baseline_ms=median_ms(base.timing),
-            float8_ms=median_ms(primary) if float8 else None,
-            speedup=ratio(median_ms(base.timing), median_ms(primary)) if float8 else None,
+            baseline_s=median_s(base.timing),
+            float8_s=median_s(primary) if float8 else None,
+            speedup=ratio(median_s(base.timing), median_s(primary)) if float8 else None,
             grad_sqnr_db=sqnr[1],
             output_sqnr_db=sqnr[0],
             baseline_compile_time_s=base.step.compile_s,

@@ -242,8 +242,8 @@ def training_peak(p: Params) -> str:
 class TorchaoTrainingExtras:
     """A training step's figures beside the high-precision model's, and how far its gradients moved."""
 
-    baseline_ms: float | None
-    float8_ms: float | None
+    baseline_s: float | None  # the high-precision step's median, same timer and definition
+    float8_s: float | None
     speedup: float | None
     grad_sqnr_db: float
     output_sqnr_db: float

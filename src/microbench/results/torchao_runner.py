@@ -81,6 +81,11 @@ def _num(value: Any) -> float | None:
     return float(value) if value not in (None, "") else None
 
 
+def _ms(seconds: Any) -> float | None:
+    value = _num(seconds)
+    return None if value is None else value * 1e3
+
+
 def _compiled(row: dict[str, Any]) -> bool:
     return row.get("compile_mode") not in (None, "", "off")
 
@@ -138,8 +143,8 @@ def training_line(row: dict[str, Any]) -> dict[str, Any]:
         "quantization": row["recipe"],
         "high_precision_dtype": f"torch.{row['high_precision_dtype']}",
         "torch_compile_mode": _mode(row),
-        "baseline_model_fwd_bwd_time_in_ms": row.get("baseline_ms"),
-        "float8_model_fwd_bwd_time_in_ms": row.get("float8_ms"),
+        "baseline_model_fwd_bwd_time_in_ms": _ms(row.get("baseline_s")),
+        "float8_model_fwd_bwd_time_in_ms": _ms(row.get("float8_s")),
         "speedup on baseline": row.get("speedup"),
         "tops": tflops,
     }
