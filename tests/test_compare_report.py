@@ -76,6 +76,29 @@ def test_group_comparison_inside_one_file(tmp_path, run_cli):
     assert "2.000" in out and "slower" in out and "noise" in out
 
 
+def test_group_comparison_pairs_every_implementation_of_a_side(tmp_path, run_cli):
+    """JAX against each PyTorch twin: eager and compile are two pairs, not one that hides the other."""
+    import json
+
+    write(
+        tmp_path / "r.csv",
+        [
+            row(1, 1e-3, backend="jax", implementation="jit"),
+            {**row(1, 2e-3, backend="torch", implementation="eager"), "case_id": "e"},
+            {**row(1, 0.5e-3, backend="torch", implementation="compile"), "case_id": "c"},
+        ],
+    )
+    code, out, _ = run_cli(
+        "compare", str(tmp_path / "r.csv"), "--by", "backend", "--baseline", "jax", "--json"
+    )
+    pairs = {p["case"].split("[")[1]: p["ratio"] for p in json.loads(out)["pairs"]}
+    assert pairs == {
+        "torch:eager vs jax]": pytest.approx(2.0),
+        "torch:compile vs jax]": pytest.approx(0.5),
+    }
+    assert code == 1
+
+
 def test_compare_bad_input(tmp_path, run_cli):
     assert run_cli("compare", str(tmp_path / "nope.csv"), str(tmp_path / "nope.csv"))[2].endswith(
         "results file not found\n"

@@ -182,20 +182,28 @@ def pair_groups(
     ok = [r for r in rows if r.get("status") == "ok"]
     values = list(dict.fromkeys(r[column] for r in ok))
     base = baseline or (values[0] if values else None)
-    groups: dict[str, dict[str, dict[str, str]]] = {}
+    # a side may hold several rows of one case (PyTorch's eager and compile twins): each is paired
+    groups: dict[str, dict[str, list[dict[str, str]]]] = {}
     for r in ok:
-        groups.setdefault(case_key(r, params, exclude=column), {})[r[column]] = r
+        key = case_key(r, params, exclude=column)
+        groups.setdefault(key, {}).setdefault(r[column], []).append(r)
+
+    def side(value: str, row: dict[str, str], rows: list[dict[str, str]]) -> str:
+        return value if len(rows) == 1 else f"{value}:{row.get('implementation', '')}"
+
     failed = [
         case_key(r, params, exclude=column) + f" [{r[column]}]"
         for r in rows
         if r.get("status") in FAILED and r.get(column) != base
     ]
     pairs = [
-        Pair(f"{key} [{value} vs {base}]", sides[base], row)
+        Pair(f"{key} [{side(value, row, rows)} vs {side(base, b, sides[base])}]", b, row)
         for key, sides in groups.items()
-        if base in sides
-        for value, row in sides.items()
+        if base is not None and base in sides
+        for b in sides[base]
+        for value, rows in sides.items()
         if value != base
+        for row in rows
     ]
     return pairs, failed
 
