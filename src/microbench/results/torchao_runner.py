@@ -11,12 +11,11 @@ import os
 import time
 from typing import Any
 
+from microbench.results.compare import number
 from microbench.results.writer import write_atomically
 
-INFERENCE_COLUMNS = (
-    "name",
-    "quantization",
-    "sparsity",
+# what a case is, in the runner's names and order; both CSVs carry it
+CASE_COLUMNS = (
     "m",
     "k",
     "n",
@@ -25,6 +24,12 @@ INFERENCE_COLUMNS = (
     "device",
     "model_type",
     "output_dir",
+)
+INFERENCE_COLUMNS = (
+    "name",
+    "quantization",
+    "sparsity",
+    *CASE_COLUMNS,
     "enable_profiler",
     "enable_memory_profiler",
     "baseline_model_eager_inference_time_in_ms",
@@ -48,14 +53,7 @@ TRAINING_COLUMNS = (
     "scaling_type_weight",
     "scaling_type_grad_output",
     "use_fast_accum",
-    "m",
-    "k",
-    "n",
-    "high_precision_dtype",
-    "torch_compile_mode",
-    "device",
-    "model_type",
-    "output_dir",
+    *CASE_COLUMNS,
     "baseline_model_fwd_bwd_time_in_ms",
     "float8_model_fwd_bwd_time_in_ms",
     "speedup on baseline",
@@ -77,12 +75,9 @@ def _cell(value: Any) -> Any:
     return f"{value:.6g}" if isinstance(value, float) else value
 
 
-def _num(value: Any) -> float | None:
-    return float(value) if value not in (None, "") else None
-
-
-def _ms(seconds: Any) -> float | None:
-    value = _num(seconds)
+def _ms(row: dict[str, Any], column: str) -> float | None:
+    """A seconds column in the runner's milliseconds."""
+    value = number(row, column)
     return None if value is None else value * 1e3
 
 
@@ -106,7 +101,7 @@ def _visualization(row: dict[str, Any]) -> str:
 
 
 def inference_line(row: dict[str, Any]) -> dict[str, Any]:
-    peak = _num(row.get("quantized_peak_memory_mb"))
+    peak = number(row, "quantized_peak_memory_mb")
     return {
         "name": _name(row),
         "quantization": row["recipe"],
@@ -136,15 +131,15 @@ def inference_line(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def training_line(row: dict[str, Any]) -> dict[str, Any]:
-    tflops = _num(row.get("tflops"))
+    tflops = number(row, "tflops")
     return {
         **{c: row.get(c) for c in TRAINING_COLUMNS if c in row},
         "name": _name(row),
         "quantization": row["recipe"],
         "high_precision_dtype": f"torch.{row['high_precision_dtype']}",
         "torch_compile_mode": _mode(row),
-        "baseline_model_fwd_bwd_time_in_ms": _ms(row.get("baseline_s")),
-        "float8_model_fwd_bwd_time_in_ms": _ms(row.get("float8_s")),
+        "baseline_model_fwd_bwd_time_in_ms": _ms(row, "baseline_s"),
+        "float8_model_fwd_bwd_time_in_ms": _ms(row, "float8_s"),
         "speedup on baseline": row.get("speedup"),
         "tops": tflops,
     }
@@ -198,10 +193,10 @@ def to_oss_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         when = "compile" if _compiled(row) else "eager"
         values = (
-            _num(row.get(f"{when}_speedup")),
-            _num(row.get(f"baseline_{when}_ms")),
-            _num(row.get(f"quantized_{when}_ms")),
-            _num(row.get("quantized_peak_memory_mb")),
+            number(row, f"{when}_speedup"),
+            number(row, f"baseline_{when}_ms"),
+            number(row, f"quantized_{when}_ms"),
+            number(row, "quantized_peak_memory_mb"),
         )
         extra: dict[str, Any] = {
             "device": row.get("device"),
