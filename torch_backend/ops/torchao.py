@@ -195,7 +195,8 @@ def median_s(t: Timing | None) -> float | None:
 
 def median_ms(t: Timing | None) -> float | None:
     """The runner's unit for the inference columns it defined."""
-    return None if t is None else float(np.median(t.samples_s)) * 1e3
+    seconds = median_s(t)
+    return None if seconds is None else seconds * 1e3
 
 
 def ratio(a: float | None, b: float | None) -> float | None:
