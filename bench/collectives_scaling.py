@@ -10,11 +10,12 @@ per GPU count and backend, one panel per op).
 
 from __future__ import annotations
 
-import csv
 import sys
 from collections import defaultdict
 
 import yaml
+
+from microbench.results.writer import read_rows
 
 SIZES_KIB = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 131072, 262144, 1048576]
 OPS = ("psum", "all_gather", "psum_scatter", "all_to_all", "ppermute")
@@ -48,13 +49,12 @@ def config(n: int) -> dict:
 def _rows(paths: list[str]) -> list[dict[str, str]]:
     rows = []
     for path in paths:
-        with open(path) as f:
-            rows += [r for r in csv.DictReader(f) if r["status"] == "ok"]
+        rows += [r for r in read_rows(path) if r["status"] == "ok"]
     return rows
 
 
 def _gpus(r: dict[str, str]) -> int:
-    return int(r["group_size"]) if r["op"] != "send_recv" else 2
+    return int(r["group_device_count"]) if r["op"] != "send_recv" else 2
 
 
 def _who(r: dict[str, str]) -> str:
@@ -69,7 +69,7 @@ def table(out_md: str, chart: str, paths: list[str]) -> None:
     series: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
     for r in rows:
         key = (r["op"], f"{_who(r)} {r['backend']}")
-        series[key][round(float(r["message_bytes"]))] = float(r["busbw_gbps"])
+        series[key][round(float(r["message_bytes"]))] = float(r["busbw_gb_per_s"])
     lines = []
     for op in (*OPS, "send_recv"):
         columns = sorted({k[1] for k in series if k[0] == op})

@@ -1,8 +1,9 @@
 """Elementwise bandwidth per implementation, with the share of a measured device-to-device copy."""
 
-import csv
 import json
 import sys
+
+from microbench.results.writer import read_rows
 
 
 def f(v, d=1):
@@ -16,12 +17,14 @@ def main(path, copy_json):
         "| operation | shape | impl | status | time ms | GB/s | % of copy | % of peak | memory MB | error |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for r in csv.DictReader(open(path)):
-        share = f"{100 * float(r['throughput_gbps']) / copy:.0f}" if r["throughput_gbps"] else ""
+    for r in read_rows(path):
+        share = f"{100 * float(r['gb_per_s']) / copy:.0f}" if r["gb_per_s"] else ""
+        time_ms = f"{float(r['time_median_s']) * 1e3:.4f}" if r["time_median_s"] else ""
+        memory = r["peak_memory_bytes"]
         print(
             f"| {r['operation']} | {r['batch']}x{r['seq']}x{r['hidden']} {r['dtype']} | {r['implementation']} | "
-            f"{r['status']} | {f(r['time_ms'], 4)} | {f(r['throughput_gbps'], 0)} | {share} | "
-            f"{f(r['gpu_efficiency'])} | {f(r['memory_mb'])} | {r['error'][:70]} |"
+            f"{r['status']} | {time_ms} | {f(r['gb_per_s'], 0)} | {share} | "
+            f"{f(r['bandwidth_of_peak_pct'])} | {f(float(memory) / 2**20) if memory else ''} | {r['error'][:70]} |"
         )
 
 

@@ -20,7 +20,7 @@ import json
 for l in open('$OUT/collectives_headline.jsonl'):
     r = json.loads(l)
     k = [(x['name'][:50], round(x['per_iter'], 2), round(x['mean_s'] * 1e6, 1)) for x in r.get('kernels') or []]
-    print(r['op'], r['backend'], r['group_size'], r['message_bytes'], r['status'], round((r['time_median_s'] or 0) * 1e6, 1), r.get('busbw_gbps'), r.get('launch_median_s'), r.get('device_span_median_s'), k[:3])
+    print(r['op'], r['backend'], r['group_device_count'], r['message_bytes'], r['status'], round((r['time_median_s'] or 0) * 1e6, 1), r.get('busbw_gb_per_s'), r.get('launch_median_s'), r.get('device_span_median_s'), k[:3])
 " ;;
   collectives2|collectives4|collectives8)
     n=${p#collectives}
@@ -82,6 +82,20 @@ for l in open('$OUT/collectives_headline.jsonl'):
     timeout 570 $RUN --config configs/gpu/$p.yaml --output-dir "$OUT" 2>&1 | tail -2
     cp $p.csv $p.jsonl "$OUT/" 2>/dev/null
     python3 bench/ironwood_table.py "$OUT/$p.csv" ;;
+  units)  # one case or two of each suite whose figures are CUDA-only (peak memory), in today's units
+    printf '%s\n' 'backend: torch' 'num_runs: 20' 'benchmarks:' '- benchmark_name: fusion_linear' \
+      '  benchmark_sweep_params: [{pattern: [linear_bias, linear_bias_gelu], m: 512, k: 1024, n: 1024, dtype: bfloat16}]' \
+      '- benchmark_name: elementwise' \
+      '  benchmark_sweep_params: [{operation: [layernorm, gelu], implementation: eager, batch: 32, seq: 512, hidden: 768}]' > /tmp/units.yaml
+    timeout 200 $RUN --config /tmp/units.yaml -o "$OUT/units.csv" --seed-json "$OUT/units_seed.json" 2>&1 | tail -1
+    python3 bench/fusion_table.py "$OUT/units.csv" | grep -v "^| None"
+    python3 bench/elementwise_table.py "$OUT/units.csv" <(python3 bench/copy_bandwidth.py) | grep -v "^| None"
+    python3 -m json.tool "$OUT/units_seed.json" | head -60
+    printf '%s\n' 'quantization_config_recipe_names: [baseline, float8dq-row]' 'output_dir: /tmp/units_ao' 'model_params:' \
+      '  - {name: a, matrix_shapes: [{name: custom, shapes: [[1024, 1024, 1024]]}], use_torch_compile: false, device: cuda, num_runs: 20}' > /tmp/units_ao.yaml
+    timeout 200 $RUN --config /tmp/units_ao.yaml -o "$OUT/units_ao.csv" --torchao-csv 2>&1 | tail -1
+    python3 bench/torchao_table.py "$OUT/units_ao.csv"; cat /tmp/units_ao/inference/results_*.csv
+    python3 -c "import csv; [print({k: v for k, v in r.items() if 'peak_memory' in k or k.endswith(('_s', '_pct'))}) for r in csv.DictReader(open('$OUT/units_ao.csv'))]" ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;

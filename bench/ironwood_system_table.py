@@ -3,11 +3,12 @@
 python bench/ironwood_system_table.py ironwood_transfers.csv ironwood_attention.csv ironwood_throttling.csv
 """
 
-import csv
 import sys
 from collections import defaultdict
 
-rows = [r for path in sys.argv[1:] for r in csv.DictReader(open(path))]
+from microbench.results.writer import read_rows
+
+rows = [r for path in sys.argv[1:] for r in read_rows(path)]
 ok = [r for r in rows if r["status"] == "ok"]
 
 
@@ -19,7 +20,7 @@ copies = [r for r in ok if r["op"] == "single_device_hbm_copy"]
 if copies:
     by = defaultdict(dict)
     for r in copies:
-        by[int(r["num_elements"])][r["backend"]] = f(r, "gbps")
+        by[int(r["num_elements"])][r["backend"]] = f(r, "gb_per_s")
     ceiling = max(v for d in by.values() for v in d.values())
     print(f"HBM copy (read + write), GB/s; ceiling = the highest measured, {ceiling:.0f} GB/s\n")
     print("| size | JAX | PyTorch | PyTorch vs JAX | JAX % of ceiling |")
@@ -36,7 +37,7 @@ if moves:
     table = defaultdict(dict)
     for r in moves:
         key = (int(r["data_size_mib"]), r["direction"], r["host_memory"])
-        table[key][f"{r['backend']} {r['timing_source']}"] = (f(r, "gbps"), f(r, "gibps"))
+        table[key][f"{r['backend']} {r['timing_source']}"] = (f(r, "gb_per_s"), f(r, "gib_per_s"))
     cols = sorted({c for d in table.values() for c in d})
     print("\nHost-device transfers, GB/s (GiB/s)\n")
     print("| MiB | direction | host memory | " + " | ".join(cols) + " |")
@@ -59,7 +60,7 @@ if attention:
     print("| seq | mode | causal | backend / implementation | TFLOP/s | ms | status |")
     print("|---|---|---|---|---|---|---|")
     for r in attention:
-        tf = f"{f(r, 'tflops'):.0f}" if r["status"] == "ok" else ""
+        tf = f"{f(r, 'tflop_per_s'):.0f}" if r["status"] == "ok" else ""
         ms = f"{f(r, 'time_median_s') * 1e3:.2f}" if r["status"] == "ok" else ""
         note = r["status"] if r["status"] == "ok" else f"{r['status']}: {r['error'][:70]}"
         print(
@@ -77,8 +78,8 @@ if throttle:
     print("|---|---|---|---|---|---|---|---|---|")
     for r in throttle:
         print(
-            f"| {r['gap_strategy']} | {r['samples']} | {f(r, 'time_median_s') * 1e3:.2f} | "
-            f"{f(r, 'tflops'):.0f} | {f(r, 'decile_drift'):.3f} | {r['throttled']} | "
-            f"{r['sm_clock_mhz_first']} / {r['sm_clock_mhz_last']} / {r['sm_clock_mhz_min']} | "
-            f"{r['temperature_c_max']} | {r['power_w_max']} |"
+            f"| {r['gap_strategy']} | {r['sample_count']} | {f(r, 'time_median_s') * 1e3:.2f} | "
+            f"{f(r, 'tflop_per_s'):.0f} | {f(r, 'decile_drift_ratio'):.3f} | {r['throttled']} | "
+            f"{r['sm_clock_first_mhz']} / {r['sm_clock_last_mhz']} / {r['sm_clock_min_mhz']} | "
+            f"{r['temperature_max_c']} | {r['power_max_w']} |"
         )

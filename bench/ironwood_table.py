@@ -6,12 +6,13 @@ GEMMs by TFLOP/s (2MNK only, so recipes compare on the same work) against the bf
 by GB/s as a share of the copy bandwidth the same backend and implementation measured in the same run.
 """
 
-import csv
 import sys
 
-rows = [r for path in sys.argv[1:] for r in csv.DictReader(open(path)) if r["status"] == "ok"]
+from microbench.results.writer import read_rows
+
+rows = [r for path in sys.argv[1:] for r in read_rows(path) if r["status"] == "ok"]
 copy = {
-    (r["backend"], r["implementation"]): float(r["gbps"])
+    (r["backend"], r["implementation"]): float(r["gb_per_s"])
     for r in rows
     if r["op"] == "single_device_hbm_copy"
 }
@@ -43,8 +44,8 @@ for r in gemms:
     ratio = f"{base / t:.2f}x" if base else ""
     print(
         f"| {r['op']} | {who(r)} | {t * 1e6:.0f} | {2 * m * k * n / t / 1e12:.0f} | {ratio} | "
-        f"{float(r['max_rel_error']):.1e} | {r['dominant_kernel'][:40]} "
-        f"({100 * float(r['dominant_kernel_share'] or 0):.0f}%) |"
+        f"{float(r['max_rel_error_ratio']):.1e} | {r['dominant_kernel'][:40]} "
+        f"({float(r['dominant_kernel_pct'] or 0):.0f}%) |"
     )
 others = [r for r in rows if not r["op"].startswith("gemm") and r["op"] != "single_device_hbm_copy"]
 if others:
@@ -52,7 +53,7 @@ if others:
     print("|---|---|---|---|---|---|---|")
 for r in others:
     base = copy.get((r["backend"], "jit" if r["backend"] == "jax" else "eager"))
-    gbps = float(r["gbps"])
+    gbps = float(r["gb_per_s"])
     share = f"{100 * gbps / base:.0f}%" if base else ""
     print(
         f"| {r['op']} | {r['m']}x{r['n']} | {r.get('dtype') or 'bfloat16'} | {who(r)} | "

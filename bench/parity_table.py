@@ -1,9 +1,10 @@
 """JAX vs PyTorch per parity op: median device time, winner, output agreement, kernels."""
 
-import csv
 import sys
 
-rows = list(csv.DictReader(open(sys.argv[1])))
+from microbench.results.writer import read_rows
+
+rows = list(read_rows(sys.argv[1]))
 jax = {r["paired_with"]: r for r in rows if r["backend"] == "torch"}
 print(
     "| op | shape | dtype / layout | JAX µs | PyTorch µs | faster | JAX vs PyTorch output (rel. err.) | JAX kernel (share) | PyTorch kernel (share) |"
@@ -20,6 +21,6 @@ for j in (r for r in rows if r["backend"] == "jax"):
     win = "JAX" if a < b * 0.98 else "PyTorch" if b < a * 0.98 else "tie (<2%)"
     shape = "x".join(j[d] for d in ("m", "k", "n") if j.get(d))
     print(
-        f"| {j['op']} | {shape} | {flav} | {a:.1f} | {b:.1f} | {win} | {float(t['cross_backend_rel_error']):.1e} | "
-        f"{j['dominant_kernel'][:44]} ({100 * float(j['dominant_kernel_share']):.0f}%) | {t['dominant_kernel'][:44]} ({100 * float(t['dominant_kernel_share']):.0f}%) |"
+        f"| {j['op']} | {shape} | {flav} | {a:.1f} | {b:.1f} | {win} | {float(t['cross_backend_rel_error_ratio']):.1e} | "
+        f"{j['dominant_kernel'][:44]} ({float(j['dominant_kernel_pct']):.0f}%) | {t['dominant_kernel'][:44]} ({float(t['dominant_kernel_pct']):.0f}%) |"
     )

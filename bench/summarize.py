@@ -1,7 +1,8 @@
 """Print a compact table of result CSVs (used after GPU runs; the full rows stay in the CSVs)."""
 
-import csv
 import sys
+
+from microbench.results.writer import read_rows
 
 
 def fmt(value, scale=1.0, digits=1):
@@ -28,13 +29,13 @@ def main(paths):
     )
     print(" | ".join(cols))
     for path in paths:
-        for r in csv.DictReader(open(path)):
+        for r in read_rows(path):
             shape = "x".join(r[d] for d in ("m", "k", "n") if r.get(d))
             flavour = "/".join(
                 r[c] for c in ("dtype", "in_dtype", "recipe", "layout", "model_type") if r.get(c)
             )
             spread = f"{fmt(r.get('time_p10_s'), 1e6, 2)}-{fmt(r.get('time_p90_s'), 1e6, 2)}"
-            kernel = f"{(r.get('dominant_kernel') or '')[:48]} ({fmt(r.get('dominant_kernel_share'), 100, 0)}%)"
+            kernel = f"{(r.get('dominant_kernel') or '')[:48]} ({fmt(r.get('dominant_kernel_pct'), 1, 0)}%)"
             print(
                 " | ".join(
                     [
@@ -47,11 +48,11 @@ def main(paths):
                         fmt(r.get("time_median_s"), 1e6, 2),
                         spread,
                         fmt(r.get("wall_median_s"), 1e6, 1),
-                        fmt(r.get("tflops"), 1, 1),
-                        fmt(r.get("gbps"), 1, 0),
+                        fmt(r.get("tflop_per_s"), 1, 1),
+                        fmt(r.get("gb_per_s"), 1, 0),
                         kernel,
                         r.get("kernels_per_iter", ""),
-                        fmt(r.get("cross_backend_rel_error"), 1, 5),
+                        fmt(r.get("cross_backend_rel_error_ratio"), 1, 5),
                         (r.get("error") or "")[:120],
                     ]
                 )

@@ -9,13 +9,14 @@ Prints one Markdown table per check (docs/results_gpu.md keeps them) and writes 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from microbench.results.writer import read_rows
 
 ADD_BLOCKS = """
 - benchmark_name: add
@@ -147,7 +148,7 @@ def main() -> int:
         stdout=subprocess.DEVNULL,
     )
     print(f"{time.perf_counter() - t0:.1f} s for the config", file=sys.stderr)
-    rows = [dict(r, run_cache=r["cache"]) for r in csv.DictReader(open(path))]
+    rows = [dict(r, run_cache=r["cache"]) for r in read_rows(path)]
     copy = copy_gbps()
     truth = {(m, n): add_truth(m, n) for m, n in ((1024, 1024), (256, 512))}
     do_bench = gemm_do_bench_us()
@@ -201,8 +202,8 @@ def main() -> int:
     for r in rows:
         if r["op"] == "quantization" and r["run_cache"] == "cold" and r["status"] == "ok":
             print(
-                f"| | {r['backend']} | {r['implementation']} | {us(r)} | {float(r['gbps']):.0f} | "
-                f"{100 * float(r['gbps']) / copy:.0f}% |"
+                f"| | {r['backend']} | {r['implementation']} | {us(r)} | {float(r['gb_per_s']):.0f} | "
+                f"{100 * float(r['gb_per_s']) / copy:.0f}% |"
             )
     print(
         f"\n| bf16 gemm 8192³, cold | cadence | device µs | vs triton do_bench ({do_bench:.0f} µs) |"

@@ -1,18 +1,18 @@
 """The torchao suite's figures per recipe and shape, as Markdown tables (inference and training rows)."""
 
-import csv
 import sys
+
+from microbench.results.writer import read_rows
 
 
 def cell(value, digits=3):
     return f"{float(value):.{digits}f}" if value not in ("", None) else ""
 
 
-def ms(row, name):
-    """A training time in ms, from the current `<name>_s` column or an older file's `<name>_ms`."""
-    if row.get(f"{name}_s") not in ("", None):
-        return cell(float(row[f"{name}_s"]) * 1e3)
-    return cell(row.get(f"{name}_ms"))
+def ms(row, column):
+    """A seconds column in milliseconds."""
+    value = row.get(column)
+    return cell(float(value) * 1e3) if value not in ("", None) else ""
 
 
 def inference(rows):
@@ -22,17 +22,17 @@ def inference(rows):
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        kind = "compile" if r.get("compile_mode") not in ("", "off") else "eager"
+        kind = "compiled" if r.get("compile_mode") not in ("", "off") else "eager"
         wq = (
-            f"{cell(int(r['weight_bytes_quantized']) / 2**20, 1)}/"
-            f"{cell(int(r['weight_bytes_baseline']) / 2**20, 1)}"
-            if r.get("weight_bytes_quantized")
+            f"{cell(int(r['quantized_weight_bytes']) / 2**20, 1)}/"
+            f"{cell(int(r['baseline_weight_bytes']) / 2**20, 1)}"
+            if r.get("quantized_weight_bytes")
             else ""
         )
         print(
             f"| {r['shape_name']} {r['m']}x{r['k']}x{r['n']} | {r['model_type']} | {r['recipe']} "
-            f"| {r.get('sparsity', '')} | {r['status']} | {cell(r.get(f'baseline_{kind}_ms'))} "
-            f"| {cell(r.get(f'quantized_{kind}_ms'))} | {cell(r.get(f'{kind}_speedup'), 2)} "
+            f"| {r.get('sparsity', '')} | {r['status']} | {ms(r, f'baseline_{kind}_s')} "
+            f"| {ms(r, f'quantized_{kind}_s')} | {cell(r.get(f'{kind}_speedup_ratio'), 2)} "
             f"| {cell(r.get('sqnr_db'), 1)} | {wq} | {r.get('top_kernels', '')} | {r['error'][:90]} |"
         )
 
@@ -46,14 +46,14 @@ def training(rows):
     for r in rows:
         print(
             f"| {r['m']}x{r['k']}x{r['n']} | {r['model_type']} | {r['recipe']} "
-            f"| {r['scaling_granularity']} | {r['status']} | {ms(r, 'baseline')} "
-            f"| {ms(r, 'float8')} | {cell(r.get('speedup'), 2)} | {cell(r.get('tflops'), 0)} "
+            f"| {r['scaling_granularity']} | {r['status']} | {ms(r, 'baseline_s')} "
+            f"| {ms(r, 'float8_s')} | {cell(r.get('speedup_ratio'), 2)} | {cell(r.get('tflop_per_s'), 0)} "
             f"| {cell(r.get('grad_sqnr_db'), 1)} | {r.get('top_kernels', '')} | {r['error'][:90]} |"
         )
 
 
 def main(path):
-    rows = list(csv.DictReader(open(path)))
+    rows = list(read_rows(path))
     (training if rows and rows[0]["op"] == "torchao_training" else inference)(rows)
 
 

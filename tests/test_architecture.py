@@ -130,7 +130,7 @@ def test_columns_come_from_the_typed_row_and_undeclared_extras_fail():
     from microbench.results.records import check_extras
 
     cols = header(["m"], [PlacementExtras, FusionExtras])
-    assert {"devices_used", "sharding", "fusion_verdict", "speedup_factor"} <= set(cols)
+    assert {"used_device_count", "sharding", "fusion_verdict", "speedup_ratio"} <= set(cols)
 
     @dataclasses.dataclass
     class Stray:
@@ -139,7 +139,7 @@ def test_columns_come_from_the_typed_row_and_undeclared_extras_fail():
     with pytest.raises(TypeError, match="declares PlacementExtras"):
         check_extras(get_spec("add"), Stray())
     with pytest.raises(TypeError):
-        check_extras(get_spec("add"), {"devices_used": 1})
+        check_extras(get_spec("add"), {"used_device_count": 1})
     check_extras(get_spec("add"), PlacementExtras(1, "none"))
 
 

@@ -69,7 +69,7 @@ def test_every_op_passes_its_check_on_both_backends_and_they_agree(op, layout, t
     for name, backend in (("jax", jax_backend()), ("torch", torch_backend())):
         c = case(op, name, tmp_path, **given)
         m = backend.measure(c)
-        assert m.check.text == "passed" and m.check.max_rel_error is not None
+        assert m.check.text == "passed" and m.check.max_rel_error_ratio is not None
         assert len(m.timing.samples_s) == 3 and min(m.timing.samples_s) > 0
         results[name] = m.outputs_digest
     for out in results["jax"]:
@@ -115,7 +115,7 @@ def test_jax_sharding_over_forced_host_devices(sharding, used, tmp_path):
     assert jax.local_device_count() == 4
     m = jax_backend().measure(case("gemm_simple", "jax", tmp_path, sharding=sharding))
     assert m.check.text == "passed" and m.extras == PlacementExtras(
-        devices_used=used, sharding=sharding
+        used_device_count=used, sharding=sharding
     )
 
 
@@ -132,7 +132,7 @@ def test_jax_trace_dir_keeps_an_xprof_run_and_xla_dump(tmp_path, write_yaml, mon
         """)
     assert run_cli("run", "--config", "config.yaml", "--no-progress")[0] == 0
     (row,) = list(csv.DictReader(open(tmp_path / "out.csv")))
-    assert row["trace_path"].startswith("traces/") and row["samples"] == "4"
+    assert row["trace_path"].startswith("traces/") and row["sample_count"] == "4"
     assert list((tmp_path / row["trace_path"]).glob("plugins/profile/*/*.xplane.pb"))
     assert row["dominant_kernel"]  # the CPU trace's thunk names
     dumps = sorted(p.name for p in (tmp_path / "hlo").iterdir())
@@ -160,7 +160,7 @@ def test_two_backend_yaml_yields_paired_rows(tmp_path, write_yaml, monkeypatch, 
             torch_row["paired_with"] == jax_row["case_id"]
             and torch_row["paired_implementation"] == "jit"
         )
-        assert float(torch_row["cross_backend_rel_error"]) < 0.05
+        assert float(torch_row["cross_backend_rel_error_ratio"]) < 0.05
 
 
 MULTI_JAX = [

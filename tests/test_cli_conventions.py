@@ -75,7 +75,7 @@ def test_rows_record_packages_flags_and_whether_the_tree_was_dirty(
     assert "jax=" in row["packages"] and "numpy=" in row["packages"]
     assert "LIBTPU_INIT_ARGS=--xla_tpu_example=true" in row["env_flags"]
     assert row["git_dirty"] in ("true", "false", "True", "False")
-    assert int(row["host_cpus"]) >= 1
+    assert int(row["host_cpu_count"]) >= 1
 
 
 def test_output_dir_overridden_by_the_config_says_so(tmp_path, write_yaml, run_cli):
@@ -176,3 +176,47 @@ def test_gpu_clocks_at_start_are_read_per_gpu_where_nvml_answers(monkeypatch):
     assert gpu_clocks() == "0:sm=1980,mem=3201 1:sm=1880,mem=3201"
     monkeypatch.setitem(sys.modules, "pynvml", None)  # not installed: blank, never a failure
     assert gpu_clocks() == ""
+
+
+def test_every_numeric_column_ends_in_its_unit():
+    """Core groups and every op's declared extras: a number's column names its unit (issue 17)."""
+    import dataclasses
+    import typing
+
+    from microbench.results import records
+    from microbench.results.columns import unit_of
+
+    classes = {*records.HEAD_GROUPS, *records.BODY_GROUPS, *records.TAIL_GROUPS}
+    classes |= {s.row_extras for s in all_specs().values() if s.row_extras is not None}
+    unitless = []
+    for cls in classes:
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            kinds = set(typing.get_args(hints[f.name])) or {hints[f.name]}
+            if kinds & {int, float} and unit_of(f.name) is None:
+                unitless.append(f"{cls.__name__}.{f.name}")
+    assert unitless == []
+
+
+def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path):
+    """compare, report and bench/ read old result files: renamed columns, values converted."""
+    from microbench.results.writer import read_rows
+
+    old = tmp_path / "old.csv"
+    old.write_text(
+        "case_id,samples,gbps,baseline_eager_ms,quantized_peak_memory_mb,dominant_kernel_share,"
+        "time_ms,m\nc1,10,250.5,1.5,2,0.25,0.9,64\n"
+    )
+    (row,) = read_rows(str(old))
+    assert row == {
+        "case_id": "c1",
+        "sample_count": "10",
+        "gb_per_s": "250.5",
+        "baseline_eager_s": "0.0015",
+        "quantized_peak_memory_bytes": str(2 * 2**20),
+        "dominant_kernel_pct": "25",
+        "m": "64",
+    }  # time_ms was a duplicate of time_median_s: dropped
+    new = tmp_path / "new.csv"
+    new.write_text("case_id,sample_count,gb_per_s\nc1,10,250.5\n")
+    assert read_rows(str(new)) == [{"case_id": "c1", "sample_count": "10", "gb_per_s": "250.5"}]

@@ -37,13 +37,14 @@ def test_bandwidth_follows_nccl_tests_and_the_reference_by_hand():
     timing = Timing(samples_s=[1e-3, 1e-3, 1e-3], source="test")
     x = c.extras_for("psum", p, timing, chips=[0, 1, 2, 3], processes=1)
     assert x.message_bytes == 16384
-    assert x.algbw_gbps == pytest.approx(16384 / 1e-3 / 1e9)
-    assert x.bus_factor == pytest.approx(2 * 3 / 4)
-    assert x.busbw_gbps == pytest.approx(16384 / 1e-3 / 1e9 * 1.5)
+    assert x.algbw_gb_per_s == pytest.approx(16384 / 1e-3 / 1e9)
+    assert x.bus_factor_ratio == pytest.approx(2 * 3 / 4)
+    assert x.busbw_gb_per_s == pytest.approx(16384 / 1e-3 / 1e9 * 1.5)
     # reference: E*P*b*tf*2/r with P = r-1 = 3, tf = 1 (one device per chip)
-    assert x.transferred_gb == pytest.approx(4096 * 3 * 4 * 2 / 4 / 1e9)
+    assert x.transferred_bytes == pytest.approx(4096 * 3 * 4 * 2 / 4)
+    assert x.achieved_bw_gb_per_s == pytest.approx(4096 * 3 * 4 * 2 / 4 / 1e-3 / 1e9)
     gather = c.extras_for("all_gather", p, timing, [0, 1, 2, 3], 1)
-    assert gather.message_bytes == 4 * 16384 and gather.bus_factor == pytest.approx(0.75)
+    assert gather.message_bytes == 4 * 16384 and gather.bus_factor_ratio == pytest.approx(0.75)
     scatter = params("psum_scatter", matrix_dim=4, ici_size=4)
     assert c.message_bytes("psum_scatter", scatter) == 4 * 16384  # input: r blocks
     assert c.COLLECTIVES["ppermute"].bus_factor(4) == 1.0
@@ -186,9 +187,9 @@ def test_every_collective_on_eight_host_devices_matches_numpy(write_yaml, tmp_pa
     for r in rows:
         assert r["status"] == "ok" and r["check"] == "passed", r
         assert r["timing_source"] == "xprof_cpu_slowest_device"
-        assert float(r["busbw_gbps"]) > 0 and r["devices"] == "8"
-    assert rows[0]["group_size"] == "4" and rows[0]["groups"] == "2"
-    assert float(rows[3]["theoretical_bw_gbps"]) > 0  # all-to-all with a topology
+        assert float(r["busbw_gb_per_s"]) > 0 and r["used_device_count"] == "8"
+    assert rows[0]["group_device_count"] == "4" and rows[0]["group_count"] == "2"
+    assert float(rows[3]["theoretical_bw_gb_per_s"]) > 0  # all-to-all with a topology
 
 
 def test_two_jax_processes_write_one_set_of_rows(write_yaml, tmp_path):
@@ -211,7 +212,7 @@ def test_two_jax_processes_write_one_set_of_rows(write_yaml, tmp_path):
     assert len(rows) == 2  # process 0 alone writes
     for r in rows:
         assert r["status"] == "ok" and r["check"] == "passed"
-        assert r["processes"] == "2" and r["devices"] == "4"
+        assert r["process_count"] == "2" and r["used_device_count"] == "4"
     lines = [json.loads(line) for line in open(tmp_path / "out" / "config.jsonl")]
     assert sorted(lines[0]["device_samples_s"]) == ["p0/CPU:0", "p0/CPU:1", "p1/CPU:0", "p1/CPU:1"]
     # only process 0 could tell what is done: resuming a many-process job is refused on every process
@@ -237,4 +238,4 @@ def test_torch_distributed_twins_on_gloo(write_yaml, tmp_path):
         assert r["status"] == "ok" and r["check"] == "passed", r
         assert r["implementation"] == "torch.distributed:gloo"
         assert r["timing_source"].endswith("_slowest_rank")
-    assert rows[0]["group_size"] == "2" and float(rows[0]["busbw_gbps"]) > 0
+    assert rows[0]["group_device_count"] == "2" and float(rows[0]["busbw_gb_per_s"]) > 0

@@ -113,11 +113,11 @@ def test_report_writes_pngs_with_every_row_plotted(tmp_path, run_cli):
         row(
             m,
             m * 1e-6,
-            tflops=m * 0.01,
-            gbps=m * 10.0,
-            arithmetic_intensity=0.3,
-            peak_tflops=989.4,
-            peak_gbps=4800,
+            tflop_per_s=m * 0.01,
+            gb_per_s=m * 10.0,
+            intensity_flop_per_byte=0.3,
+            peak_tflop_per_s=989.4,
+            peak_gb_per_s=4800,
             peak_chip="h200-sxm",
             peak_family="bf16",
             roofline_bound_by="memory",
@@ -181,7 +181,7 @@ def test_a_two_backend_sweep_is_one_series_per_backend_and_implementation(
     code, _, _ = run_cli("run", "--config", str(path), "--no-progress")
     assert code == 0
     axis, metric, lines = sweep_series(load_results(str(tmp_path / "s.csv")))["add"]
-    assert axis == "m" and metric == "gbps"
+    assert axis == "m" and metric == "gb_per_s"
     assert sorted(lines) == ["backend=jax implementation=jit", "backend=torch implementation=eager"]
     for points in lines.values():
         assert [p[0] for p in points] == [64, 128, 256]
@@ -222,15 +222,15 @@ def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, 
 
     rows = []
     for m in (256, 512, 1024):
-        jax = row(m, m * 1e-6, tflops=m * 0.01, gbps=m * 10.0, arithmetic_intensity=0.3)
+        jax = row(m, m * 1e-6, tflop_per_s=m * 0.01, gb_per_s=m * 10.0, intensity_flop_per_byte=0.3)
         torch = row(
             m,
             m * 2e-6,
             backend="torch",
             implementation="eager",
-            tflops=m * 0.005,
-            gbps=m * 5.0,
-            arithmetic_intensity=0.3,
+            tflop_per_s=m * 0.005,
+            gb_per_s=m * 5.0,
+            intensity_flop_per_byte=0.3,
             paired_with=f"jax{m}",
         )
         rows += [jax, torch]
@@ -284,7 +284,7 @@ def test_speedup_charts_for_torchao_recipes_and_fusion():
             "recipe": "baseline",
             "sparsity": "semi-sparse",
             "compile_mode": "off",
-            "eager_speedup": "1.1",
+            "eager_speedup_ratio": "1.1",
         },
         {
             **base,
@@ -292,10 +292,16 @@ def test_speedup_charts_for_torchao_recipes_and_fusion():
             "recipe": "int8dq",
             "sparsity": "none",
             "compile_mode": "default",
-            "compile_speedup": "1.5",
-            "eager_speedup": "0.5",
+            "compiled_speedup_ratio": "1.5",
+            "eager_speedup_ratio": "0.5",
         },
-        {**base, "op": "fusion_linear", "fusion_pattern": "Linear_Bias", "speedup_factor": "1.9"},
+        {
+            **base,
+            "op": "fusion_linear",
+            "suite": "fusion",
+            "fusion_pattern": "Linear_Bias",
+            "speedup_ratio": "1.9",
+        },
     ]
     charts = speedups(rows)
     assert [v for _, v in charts["recipe_over_baseline"]] == [1.1, 1.5]  # compiled rows: compiled

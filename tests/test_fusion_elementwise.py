@@ -60,14 +60,19 @@ def test_every_fusion_pattern_runs_matches_and_counts_kernels(results):
     assert len(fusion) == 3 * 2 + 3 + 3 * 2
     for row in fusion:
         assert row["status"] == "ok", row["error"]
-        assert float(row["max_rel_error"]) <= 2e-2
-        assert float(row["unfused_kernels"]) >= 1 and float(row["fused_kernels"]) >= 1
+        assert float(row["max_rel_error_ratio"]) <= 2e-2
+        assert (
+            float(row["unfused_kernels_per_iter"]) >= 1
+            and float(row["fused_kernels_per_iter"]) >= 1
+        )
         assert row["fusion_verdict"].startswith(("fused:", "not fused:"))
-        assert float(row["speedup_factor"]) == pytest.approx(
-            float(row["unfused_latency_ms"]) / float(row["fused_latency_ms"]), rel=1e-3
+        assert float(row["speedup_ratio"]) == pytest.approx(
+            float(row["unfused_latency_s"]) / float(row["fused_latency_s"]), rel=1e-3
         )
     linear = [r for r in fusion if r["op"] == "fusion_linear"]
-    assert all(float(r["fused_kernels"]) < float(r["unfused_kernels"]) for r in linear)
+    assert all(
+        float(r["fused_kernels_per_iter"]) < float(r["unfused_kernels_per_iter"]) for r in linear
+    )
     sdpa = [r for r in fusion if r["pattern"] == "attention"]
     assert {r["fused_impl"] for r in sdpa} == {"sdpa:flash_attention"}
 
@@ -78,8 +83,8 @@ def test_every_elementwise_operation_runs_or_says_why(results):
     for op in ("layernorm", "gelu", "gelu_tanh", "silu", "mse_loss", "cross_entropy"):
         for dtype in ("float32", "bfloat16"):
             eager = by[(op, "eager", dtype)]
-            assert eager["status"] == "ok" and float(eager["max_rel_error"]) <= 2e-2
-            assert float(eager["throughput_gbps"]) > 0 and float(eager["inference_speed"]) > 0
+            assert eager["status"] == "ok" and float(eager["max_rel_error_ratio"]) <= 2e-2
+            assert float(eager["gb_per_s"]) > 0 and float(eager["calls_per_s"]) > 0
             assert by[(op, "triton", dtype)]["status"] == "unsupported"
             assert by[(op, "cuda", dtype)]["status"] == "unsupported"
     assert by[("gelu", "compile", "bfloat16")]["status"] == "ok"
@@ -91,7 +96,7 @@ def test_every_elementwise_operation_runs_or_says_why(results):
 
 
 def test_seed_json_format(results):
-    _, _, seed = results
+    rows, ew_rows, seed = results
     fusion = [r for r in seed if "fusion_pattern" in r]
     ew = [r for r in seed if "operation" in r]
     assert set(fusion[0]) >= {
@@ -121,6 +126,15 @@ def test_seed_json_format(results):
         "gpu_efficiency",
         "throughput_gbps",
     }
+    # the seed's milliseconds and fractions are the rows' seconds and percents, converted
+    first, ew_first = rows[0], next(r for r in ew_rows if r["status"] == "ok")
+    assert fusion[0]["unfused_latency_ms"] == pytest.approx(float(first["unfused_latency_s"]) * 1e3)
+    assert fusion[0]["memory_reduction"] == pytest.approx(
+        float(first["memory_reduction_pct"]) / 100
+    )
+    assert fusion[0]["flops"] == int(first["model_flop"])
+    assert ew[0]["time_ms"] == pytest.approx(float(ew_first["time_median_s"]) * 1e3)
+    assert ew[0]["throughput_gbps"] == pytest.approx(float(ew_first["gb_per_s"]))
     assert {r["operation"] for r in ew} >= {
         "LayerNorm",
         "GELU",

@@ -163,7 +163,7 @@ def test_xlml_metrics_dir_gets_one_reference_record_per_case(tmp_path, write_yam
     with open(tmp_path / "out.csv") as f:
         row = next(csv.DictReader(f))
     # per-iteration numbers: the median bandwidth is the bytes over the median time, not over a sum
-    gbps = float(row["bytes"]) / (metrics["step_time_ms_p50"] / 1e3) / 1e9
+    gbps = float(row["model_bytes"]) / (metrics["step_time_ms_p50"] / 1e3) / 1e9
     assert metrics["Gbytes_per_sec_p50"] == pytest.approx(gbps, rel=0.5)
     assert float(dims["StepTime(median,ms)"]) == pytest.approx(metrics["step_time_ms_p50"])
 

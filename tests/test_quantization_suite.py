@@ -60,11 +60,11 @@ def test_int8_recipes_quantize_run_and_keep_a_good_sqnr(suite_rows, model):
         row = by(rows, recipe, model)
         assert row["status"] == "ok" and row["recipe_status"] == "quantized"
         assert float(row["sqnr_db"]) > 30
-        assert int(row["weight_bytes_quantized"]) < int(row["weight_bytes_baseline"])
-        assert float(row["eager_speedup"]) == pytest.approx(
-            float(row["baseline_eager_ms"]) / float(row["quantized_eager_ms"]), rel=1e-4
+        assert int(row["quantized_weight_bytes"]) < int(row["baseline_weight_bytes"])
+        assert float(row["eager_speedup_ratio"]) == pytest.approx(
+            float(row["baseline_eager_s"]) / float(row["quantized_eager_s"]), rel=1e-4
         )
-        assert row["platform"] == "cpu" and int(row["cpu_threads"]) >= 1
+        assert row["platform"] == "cpu" and int(row["thread_count"]) >= 1
 
 
 def test_float8_on_cpu_and_an_unknown_recipe_are_unsupported_rows(suite_rows):
@@ -100,17 +100,17 @@ def test_dashboard_records_are_the_ci_runners_key_by_key(suite_rows):
             },
             "metric": {
                 "name": metric,
-                "benchmark_values": [pytest.approx(float(row[column]))],
+                "benchmark_values": [pytest.approx(float(row[column]) * scale)],
                 "target_value": 0.0,
                 "extra_info": {"unit": unit},
             },
             "runners": [],
             "dependencies": {},
         }
-        for metric, column, unit in (
-            ("Fwd Speedup (x)", "eager_speedup", "x"),
-            ("Bfloat16 Fwd Time (ms)", "baseline_eager_ms", "ms"),
-            ("Quantized Fwd Time (ms)", "quantized_eager_ms", "ms"),
+        for metric, column, unit, scale in (
+            ("Fwd Speedup (x)", "eager_speedup_ratio", "x", 1),
+            ("Bfloat16 Fwd Time (ms)", "baseline_eager_s", "ms", 1e3),  # the rows' seconds, in ms
+            ("Quantized Fwd Time (ms)", "quantized_eager_s", "ms", 1e3),
         )
     ]
     assert row["device_kind"] not in ("", "x86_64")  # the CPU's name, as the runner's arch
@@ -149,7 +149,7 @@ def test_compile_time_has_its_own_column_and_samples_are_compiled_calls(
     assert float(row["quantized_compile_time_s"]) > float(
         row["time_max_s"]
     )  # compilation never in a sample
-    assert row["samples"] == "5"
+    assert row["sample_count"] == "5"
 
 
 @pytest.mark.parametrize(

@@ -53,7 +53,7 @@ def test_failures_become_rows_and_the_sweep_continues(tmp_path, monkeypatch, run
     )
     assert by_mode["wrong"]["time_median_s"] == ""  # strict check: a wrong result is not timed
     assert "relative error" in by_mode["wrong"]["error"]
-    assert by_mode["ok"]["samples"] == "3" and float(by_mode["ok"]["time_median_s"]) > 0
+    assert by_mode["ok"]["sample_count"] == "3" and float(by_mode["ok"]["time_median_s"]) > 0
     assert "4 of 5" not in err and "3 of 5 cases did not produce a clean number" in err
     assert "2 ok, 3 failed, 0 unsupported" in err
 
@@ -77,7 +77,7 @@ def test_one_sample_per_iteration_and_raw_samples_in_jsonl(tmp_path, monkeypatch
     )
     assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
     (record,) = [json.loads(line) for line in open(tmp_path / "out.jsonl")]
-    assert record["samples"] == 17 and len(record["samples_s"]) == 17
+    assert record["sample_count"] == 17 and len(record["samples_s"]) == 17
     assert record["time_median_s"] == pytest.approx(sorted(record["samples_s"])[8])
     assert record["timing_source"] == "wall_clock"
 

@@ -72,7 +72,7 @@ def test_a_throttling_run_keeps_its_series_and_report_charts_it(tmp_path, write_
     assert code == 0
     rows = list(csv.DictReader(open(tmp_path / "t.csv")))
     assert {r["cadence"] for r in rows} == {"sustained"}
-    assert all(r["decile_samples"] == "6" and r["decile_drift"] for r in rows)
+    assert all(r["decile_sample_count"] == "6" and r["decile_drift_ratio"] for r in rows)
     lines = [json.loads(x) for x in open(tmp_path / "t.jsonl")]
     assert all(len(x["samples_s"]) == 60 for x in lines)
     code, out, _ = run_cli("report", str(tmp_path / "t.csv"), "--output-dir", str(tmp_path / "r"))
@@ -123,8 +123,8 @@ def test_host_device_rows_carry_decimal_and_binary_bandwidth(tmp_path, write_yam
     assert len(unsupported) == 2 and all("CUDA" in r["error"] for r in unsupported)
     for r in ok:
         assert r["check"] == "passed" and r["timing_source"] == "wall_clock"
-        gbps, gibps = float(r["gbps"]), float(r["gibps"])
-        assert gibps == pytest.approx(gbps * 1e9 / 2**30, rel=1e-3)  # the CSV keeps 5 digits
+        gbps, gib_per_s = float(r["gb_per_s"]), float(r["gib_per_s"])
+        assert gib_per_s == pytest.approx(gbps * 1e9 / 2**30, rel=1e-3)  # the CSV keeps 5 digits
 
 
 @pytest.mark.parametrize("mode", ["fwd", "bwd"])

@@ -127,9 +127,9 @@ def test_cache_policy_timer_and_thread_count_are_on_every_row(tmp_path, monkeypa
         ("torch", "unsupported", "warm", "auto"),  # device 7 on a machine without GPUs
     ]
     by = {r["backend"]: r for r in rows}
-    assert by["torch"]["threads"] == "1"  # threads: applied to PyTorch's pool
-    assert int(rows[0]["threads"]) >= 1  # JAX records the pool its CPU client uses
-    assert rows[2]["threads"] == "1" and "no GPU" in rows[2]["error"]  # failed rows say so too
+    assert by["torch"]["thread_count"] == "1"  # threads: applied to PyTorch's pool
+    assert int(rows[0]["thread_count"]) >= 1  # JAX records the pool its CPU client uses
+    assert rows[2]["thread_count"] == "1" and "no GPU" in rows[2]["error"]  # failed rows say so too
     for r in rows[:2]:
         assert float(r["launch_median_s"]) > 0 and r["timing_source"] == "wall_clock"
 

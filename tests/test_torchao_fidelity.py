@@ -116,7 +116,9 @@ def test_the_runners_csv_has_its_columns_and_name(every_recipe):
     assert int8wo["high_precision_dtype"] == "torch.float32"
     assert int8wo["torch_compile_mode"] == "false" and int8wo["sparsity"] == ""
     row = next(r for r in rows if r["recipe"] == "int8wo")
-    assert float(int8wo["eager speedup on baseline"]) == pytest.approx(float(row["eager_speedup"]))
+    assert float(int8wo["eager speedup on baseline"]) == pytest.approx(
+        float(row["eager_speedup_ratio"])
+    )
 
 
 def test_the_runners_csv_never_replaces_a_file(tmp_path):
@@ -261,9 +263,9 @@ def test_training_mode_plans_baseline_and_each_granularity_and_is_unsupported_on
         ("float8", "rowwise", "unsupported"),
     ]
     base = rows[0]
-    assert base["op"] == "torchao_training" and base["samples"] == "3"  # repeat_n
+    assert base["op"] == "torchao_training" and base["sample_count"] == "3"  # repeat_n
     assert float(base["baseline_s"]) == pytest.approx(float(base["time_median_s"]))
-    assert float(base["flops"]) == 3 * (2 * 32 * 64 * 64 + 5 * 32 * 64 + 32 * 64)
+    assert float(base["model_flop"]) == 3 * (2 * 32 * 64 * 64 + 5 * 32 * 64 + 32 * 64)
     assert rows[1]["use_fast_accum"] == "false"
     assert "SM 8.9+" in rows[1]["error"]
     (csv_path,) = (tmp_path / "out" / "training").iterdir()

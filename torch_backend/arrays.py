@@ -64,7 +64,7 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
         digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
         implementation=label,
         device=device,
-        finish=lambda timing, companions: PlacementExtras(devices_used=1, sharding="none"),
+        finish=lambda timing, companions: PlacementExtras(used_device_count=1, sharding="none"),
     )
 
 

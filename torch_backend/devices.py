@@ -39,7 +39,7 @@ def synchronizer(device: Any) -> Callable[..., None]:
     return lambda out=None: None
 
 
-def peak_memory_mb(call: Callable[[], Any], device: Any) -> float | None:
+def peak_memory_bytes(call: Callable[[], Any], device: Any) -> int | None:
     """Peak allocation during one call minus what was held before it (CUDA only; None elsewhere)."""
     if device.type != "cuda":
         return None
@@ -50,4 +50,4 @@ def peak_memory_mb(call: Callable[[], Any], device: Any) -> float | None:
         out = call()
     torch.cuda.synchronize(device)
     del out
-    return (torch.cuda.max_memory_allocated(device) - before) / 2**20
+    return int(torch.cuda.max_memory_allocated(device) - before)

@@ -267,8 +267,8 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
         device_samples_s=per_rank,
     )
     checks = [o.check for o in timed if o.check]
-    worst = max((c.max_rel_error or 0.0 for c in checks), default=None)
-    check = replace(checks[0], max_rel_error=worst) if checks else CheckResult("off", "off")
+    worst = max((c.max_rel_error_ratio or 0.0 for c in checks), default=None)
+    check = replace(checks[0], max_rel_error_ratio=worst) if checks else CheckResult("off", "off")
     device = device_for(0)
     return Measurement(
         timing=merged,

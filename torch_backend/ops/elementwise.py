@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import get_spec, implementation
+from microbench.catalogue import implementation
 from microbench.config.cases import Case
 from microbench.errors import unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE
 from microbench.measure.types import Prepared, Timing
 from microbench.ops.elementwise import ElementwiseExtras, elements
 from microbench.platform.frameworks import torch
-from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
+from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.tensors import relative_error, torch_dtype
 
 
@@ -108,7 +108,7 @@ def reference(p: dict[str, Any], inputs: list[Any]) -> Any:
 @implementation("elementwise", "torch", "by_parameter")
 def prepare_elementwise(backend: Any, case: Case) -> Prepared:
     """One operation with the implementation the case's `implementation` parameter names."""
-    p, spec = case.params, get_spec(case.op)
+    p = case.params
     device = resolve_device(p["device"])
     inputs = make_inputs(p, device)
     fn = implementation_fn(p, device)
@@ -131,11 +131,9 @@ def prepare_elementwise(backend: Any, case: Case) -> Prepared:
     def finish(timing: Timing, companions: dict[str, Timing]) -> ElementwiseExtras:
         median = float(np.median(timing.samples_s))
         return ElementwiseExtras(
-            time_ms=median * 1e3,
-            memory_mb=peak_memory_mb(call, device),
-            inference_speed=1.0 / median,
+            peak_memory_bytes=peak_memory_bytes(call, device),
+            calls_per_s=1.0 / median,
             elements_per_s=elements(p) / median,
-            throughput_gbps=spec.bytes(p) / median / 1e9,
         )
 
     return Prepared(

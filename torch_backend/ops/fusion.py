@@ -20,7 +20,7 @@ from microbench.measure.numerics import TOLERANCE
 from microbench.measure.types import Prepared, Timing
 from microbench.ops.fusion import FusionExtras
 from microbench.platform.frameworks import torch
-from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
+from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.kernel_count import count_kernels
 from torch_backend.tensors import relative_error, torch_dtype
 
@@ -210,20 +210,20 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
         return FusionExtras(
             fusion_pattern=SEED_NAMES[p["pattern"]],
             input_shape="x".join(map(str, shape)),
-            unfused_latency_ms=mu * 1e3,
-            fused_latency_ms=mf * 1e3,
-            unfused_gflops=flops / mu / 1e9,
-            fused_gflops=flops / mf / 1e9,
-            unfused_bytes=b_unfused,
-            fused_bytes=b_fused,
-            speedup_factor=mu / mf,
-            memory_reduction=1 - b_fused / b_unfused,
-            unfused_kernels=k_unfused,
-            fused_kernels=k_fused,
+            unfused_latency_s=mu,
+            fused_latency_s=mf,
+            unfused_gflop_per_s=flops / mu / 1e9,
+            fused_gflop_per_s=flops / mf / 1e9,
+            unfused_bytes=round(b_unfused),
+            fused_bytes=round(b_fused),
+            speedup_ratio=mu / mf,
+            memory_reduction_pct=100 * (1 - b_fused / b_unfused),
+            unfused_kernels_per_iter=k_unfused,
+            fused_kernels_per_iter=k_fused,
             fusion_verdict=verdict,
             fused_impl=fused_impl,
-            unfused_peak_memory_mb=peak_memory_mb(unfused, device),
-            fused_peak_memory_mb=peak_memory_mb(fused, device),
+            unfused_peak_memory_bytes=peak_memory_bytes(unfused, device),
+            fused_peak_memory_bytes=peak_memory_bytes(fused, device),
         )
 
     sync = synchronizer(device)

@@ -26,7 +26,7 @@ from microbench.measure.numerics import TOLERANCE, relative_error
 from microbench.measure.types import Prepared, Timing
 from microbench.ops.torchao import BLOCK_DENSITY, TorchaoExtras, sparsity_kind
 from microbench.platform.frameworks import torch
-from torch_backend.devices import peak_memory_mb, resolve_device, synchronizer
+from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.tensors import torch_dtype
 
 MIN_SQNR_DB = 10.0  # below this a quantized output is unusable, whatever the recipe
@@ -59,7 +59,7 @@ class Baseline:
     check_err: float
     tolerance: float
     timings: dict[str, Timing] = field(default_factory=dict)
-    peak_memory_mb: float | None = None
+    peak_memory_bytes: int | None = None
 
 
 _baselines: dict[tuple[Any, ...], Baseline] = {}
@@ -193,12 +193,6 @@ def median_s(t: Timing | None) -> float | None:
     return float(np.median(t.samples_s)) if t else None
 
 
-def median_ms(t: Timing | None) -> float | None:
-    """The runner's unit for the inference columns it defined."""
-    seconds = median_s(t)
-    return None if seconds is None else seconds * 1e3
-
-
 def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
@@ -329,8 +323,8 @@ def prepare_torchao(backend: Any, case: Case) -> Prepared:
         base.timings.update(
             {"baseline_eager": b_eager, **({"baseline_compiled": b_compiled} if b_compiled else {})}
         )
-        if base.peak_memory_mb is None:
-            base.peak_memory_mb = peak_memory_mb(base.model.primary, device)
+        if base.peak_memory_bytes is None:
+            base.peak_memory_bytes = peak_memory_bytes(base.model.primary, device)
         artifacts = write_artifacts(quant.eager, case, device)
         mode = p["compile_mode"]
         return TorchaoExtras(
@@ -346,24 +340,23 @@ def prepare_torchao(backend: Any, case: Case) -> Prepared:
             or "baseline",
             compile_mode=mode,
             torch_compile_mode=mode,
-            baseline_eager_ms=median_ms(b_eager),
-            quantized_eager_ms=median_ms(q_eager),
-            baseline_compile_ms=median_ms(b_compiled),
-            quantized_compile_ms=median_ms(q_compiled),
-            eager_speedup=ratio(median_ms(b_eager), median_ms(q_eager)),
-            compile_speedup=ratio(median_ms(b_compiled), median_ms(q_compiled)),
-            eager_vs_compile_speedup=ratio(median_ms(q_eager), median_ms(q_compiled)),
+            baseline_eager_s=median_s(b_eager),
+            quantized_eager_s=median_s(q_eager),
+            baseline_compiled_s=median_s(b_compiled),
+            quantized_compiled_s=median_s(q_compiled),
+            eager_speedup_ratio=ratio(median_s(b_eager), median_s(q_eager)),
+            compiled_speedup_ratio=ratio(median_s(b_compiled), median_s(q_compiled)),
+            compiled_over_eager_speedup_ratio=ratio(median_s(q_eager), median_s(q_compiled)),
             baseline_compile_time_s=base.model.compile_s,
             quantized_compile_time_s=quant.compile_s,
             sqnr_db=math.inf if config is None else sqnr_db(reference, quant.output),
-            weight_density=density,
-            weight_bytes_baseline=base.model.weight_bytes,
-            weight_bytes_quantized=quant.weight_bytes,
-            baseline_peak_memory_mb=base.peak_memory_mb,
-            quantized_peak_memory_mb=base.peak_memory_mb
+            weight_density_pct=100 * density,
+            baseline_weight_bytes=base.model.weight_bytes,
+            quantized_weight_bytes=quant.weight_bytes,
+            baseline_peak_memory_bytes=base.peak_memory_bytes,
+            quantized_peak_memory_bytes=base.peak_memory_bytes
             if config is None
-            else peak_memory_mb(quant.primary, device),
-            cpu_threads=torch.get_num_threads(),
+            else peak_memory_bytes(quant.primary, device),
             **artifacts,
         )
 

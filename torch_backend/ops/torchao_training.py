@@ -207,7 +207,7 @@ def prepare_training(backend: Any, case: Case) -> Prepared:
         return TorchaoTrainingExtras(
             baseline_s=median_s(base.timing),
             float8_s=median_s(primary) if float8 else None,
-            speedup=ratio(median_s(base.timing), median_s(primary)) if float8 else None,
+            speedup_ratio=ratio(median_s(base.timing), median_s(primary)) if float8 else None,
             grad_sqnr_db=sqnr[1],
             output_sqnr_db=sqnr[0],
             baseline_compile_time_s=base.step.compile_s,

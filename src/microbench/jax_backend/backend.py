@@ -174,7 +174,9 @@ class JaxBackend:
             digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
             compile_s=compile_s,
             implementation=impl.name,
-            finish=lambda timing, companions: PlacementExtras(devices_used=used, sharding=sharding),
+            finish=lambda timing, companions: PlacementExtras(
+                used_device_count=used, sharding=sharding
+            ),
         )
 
     def _dump(self, case: Case, stablehlo: str, optimized: str) -> None:

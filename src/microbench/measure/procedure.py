@@ -37,7 +37,7 @@ def run_check(mode: str, prepared: Prepared, out: object) -> CheckResult:
         return CheckResult(mode, "flagged", failure.reason)
     if err is None:
         return CheckResult(mode, "skipped", "the reference is too large to compute")
-    return CheckResult(mode, "passed", max_rel_error=err)
+    return CheckResult(mode, "passed", max_rel_error_ratio=err)
 
 
 def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) -> Measurement:

@@ -21,7 +21,7 @@ def summarize(samples: Sequence[float]) -> dict[str, float]:
         "p90": float(p90),
         "std": float(x.std(ddof=1)) if x.size > 1 else 0.0,
         "count": int(x.size),
-        "iqr_over_median": float((p75 - p25) / p50) if p50 > 0 else float("nan"),
+        "iqr_over_median_ratio": float((p75 - p25) / p50) if p50 > 0 else float("nan"),
     }
 
 

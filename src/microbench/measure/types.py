@@ -99,7 +99,7 @@ class CheckResult:
     mode: str  # strict | flag | off (the case's setting)
     outcome: str  # passed | flagged | off | skipped
     reason: str = ""
-    max_rel_error: float | None = None
+    max_rel_error_ratio: float | None = None
 
     @property
     def text(self) -> str:

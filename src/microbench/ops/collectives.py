@@ -288,18 +288,18 @@ class CollectiveExtras:
     and how the devices' times spread (the headline is the slowest device per iteration)."""
 
     op_type: str
-    group_size: int
-    groups: int
-    processes: int
-    devices: int
+    group_device_count: int
+    group_count: int
+    process_count: int
+    used_device_count: int
     message_bytes: int
-    algbw_gbps: float | None
-    bus_factor: float
-    busbw_gbps: float | None
+    algbw_gb_per_s: float | None
+    bus_factor_ratio: float
+    busbw_gb_per_s: float | None
     replica_group_type: str
-    transferred_gb: float
-    achieved_bw_gbps: float | None
-    theoretical_bw_gbps: float | None
+    transferred_bytes: float  # the reference's traffic model
+    achieved_bw_gb_per_s: float | None
+    theoretical_bw_gb_per_s: float | None
     utilization_pct: float | None
     slowest_device: str | None
     fastest_device_median_s: float | None
@@ -322,11 +322,11 @@ def extras_for(
         e_bytes * participating * tf * c.reference_traffic(r)
         if op not in ("ppermute", "send_recv")
         else float(e_bytes)
-    ) / 1e9
+    )
     t = _median(timing.samples_s)
     size = message_bytes(op, p)
     algbw = size / t / 1e9 if t else None
-    achieved = transferred / t if t else None
+    achieved = transferred / t / 1e9 if t else None
     theo = (
         a2a_peak_gbps(p["topology"], participating, r)
         if op == "all_to_all" and p.get("topology")
@@ -335,18 +335,18 @@ def extras_for(
     medians = {name: _median(s) for name, s in timing.device_samples_s.items() if s}
     return CollectiveExtras(
         op_type=c.op_type,
-        group_size=r,
-        groups=len(groups(p)),
-        processes=processes,
-        devices=len(chips),
+        group_device_count=r,
+        group_count=len(groups(p)),
+        process_count=processes,
+        used_device_count=len(chips),
         message_bytes=int(size),
-        algbw_gbps=algbw,
-        bus_factor=c.bus_factor(r),
-        busbw_gbps=algbw * c.bus_factor(r) if algbw else None,
+        algbw_gb_per_s=algbw,
+        bus_factor_ratio=c.bus_factor(r),
+        busbw_gb_per_s=algbw * c.bus_factor(r) if algbw else None,
         replica_group_type=kind,
-        transferred_gb=transferred,
-        achieved_bw_gbps=achieved,
-        theoretical_bw_gbps=theo,
+        transferred_bytes=transferred,
+        achieved_bw_gb_per_s=achieved,
+        theoretical_bw_gb_per_s=theo,
         utilization_pct=100 * achieved / theo if achieved and theo else None,
         slowest_device=max(medians, key=lambda k: medians[k] or 0.0) if medians else None,
         fastest_device_median_s=min(v for v in medians.values() if v is not None)
@@ -407,7 +407,7 @@ def _spec(name: str, doc: str, params: tuple[Param, ...]) -> OpSpec:
             doc=doc,
             params=params,
             flops=lambda p: 0.0,
-            bytes=lambda p: message_bytes(name, p),  # the generic gbps column is nccl-tests' algbw
+            bytes=lambda p: message_bytes(name, p),  # the generic gb_per_s column is nccl-tests' algbw
             peak_dtype=lambda p: "fp32",
             row_extras=CollectiveExtras,
             constraint=lambda p: mesh_problem(p) or size_problem(p),

@@ -42,7 +42,7 @@ PLACEMENT = (
 class PlacementExtras:
     """Columns of every compute-suite row: where the op ran."""
 
-    devices_used: int
+    used_device_count: int
     sharding: str
 
 

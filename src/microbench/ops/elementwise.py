@@ -7,7 +7,6 @@ losses read a target and write one scalar). FLOPs are per-element op counts, doc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from microbench.catalogue import OpSpec, Param, Params, register
 from microbench.platform.dtypes import dtype
@@ -50,18 +49,12 @@ def elementwise_bytes(p: Params) -> float:
 
 @dataclass
 class ElementwiseExtras:
-    """The elementwise guide's result fields (time_ms is the median device time)."""
+    """What the elementwise guide reports beyond the core columns (its time_ms is time_median_s, its
+    throughput gb_per_s, its efficiency bandwidth_of_peak_pct)."""
 
-    time_ms: float
-    memory_mb: float | None
-    inference_speed: float
+    peak_memory_bytes: int | None
+    calls_per_s: float
     elements_per_s: float
-    throughput_gbps: float
-    gpu_efficiency: float | None = None
-
-    def after_roofline(self, roofline: Any) -> None:
-        """The guide's efficiency is achieved bandwidth over the device's peak."""
-        self.gpu_efficiency = roofline.pct_peak_gbps
 
 
 register(

@@ -111,20 +111,20 @@ class FusionExtras:
 
     fusion_pattern: str
     input_shape: str
-    unfused_latency_ms: float
-    fused_latency_ms: float
-    unfused_gflops: float
-    fused_gflops: float
-    unfused_bytes: float
-    fused_bytes: float
-    speedup_factor: float
-    memory_reduction: float
-    unfused_kernels: float
-    fused_kernels: float
+    unfused_latency_s: float
+    fused_latency_s: float
+    unfused_gflop_per_s: float
+    fused_gflop_per_s: float
+    unfused_bytes: int
+    fused_bytes: int
+    speedup_ratio: float
+    memory_reduction_pct: float
+    unfused_kernels_per_iter: float
+    fused_kernels_per_iter: float
     fusion_verdict: str
     fused_impl: str
-    unfused_peak_memory_mb: float | None
-    fused_peak_memory_mb: float | None
+    unfused_peak_memory_bytes: int | None
+    fused_peak_memory_bytes: int | None
 
 
 def _spec(

@@ -10,7 +10,7 @@ cache policy, recorded in the row like any other (docs/ironwood.md):
 - data_gen_once_noblock_stressed_no_sharding: back to back on the case's device (sustained, warm); the
   reference drove every device at once from threads, here each device is its own case.
 
-Every row carries the per-iteration series (JSON lines), `decile_drift`/`throttled` (last tenth of the run
+Every row carries the per-iteration series (JSON lines), `decile_drift_ratio`/`throttled` (last tenth of the run
 against the first) and, with nvidia-ml-py on an NVIDIA GPU, the SM clock, temperature and power sampled
 along the run. The output is bf16 (the reference cast it to the input dtype, fp8 for fp8 runs).
 """

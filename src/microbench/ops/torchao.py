@@ -167,22 +167,21 @@ class TorchaoExtras:
     recipe_status: str
     compile_mode: str
     torch_compile_mode: str
-    baseline_eager_ms: float | None
-    quantized_eager_ms: float | None
-    baseline_compile_ms: float | None
-    quantized_compile_ms: float | None
-    eager_speedup: float | None
-    compile_speedup: float | None
-    eager_vs_compile_speedup: float | None
+    baseline_eager_s: float | None
+    quantized_eager_s: float | None
+    baseline_compiled_s: float | None
+    quantized_compiled_s: float | None
+    eager_speedup_ratio: float | None
+    compiled_speedup_ratio: float | None
+    compiled_over_eager_speedup_ratio: float | None
     baseline_compile_time_s: float | None
     quantized_compile_time_s: float | None
     sqnr_db: float
-    weight_density: float
-    weight_bytes_baseline: int
-    weight_bytes_quantized: int
-    baseline_peak_memory_mb: float | None
-    quantized_peak_memory_mb: float | None
-    cpu_threads: int
+    weight_density_pct: float
+    baseline_weight_bytes: int
+    quantized_weight_bytes: int
+    baseline_peak_memory_bytes: int | None
+    quantized_peak_memory_bytes: int | None
     profiler_trace_path: str | None = None
     memory_profile_path: str | None = None
     memory_profile_note: str | None = None
@@ -244,7 +243,7 @@ class TorchaoTrainingExtras:
 
     baseline_s: float | None  # the high-precision step's median, same timer and definition
     float8_s: float | None
-    speedup: float | None
+    speedup_ratio: float | None
     grad_sqnr_db: float
     output_sqnr_db: float
     baseline_compile_time_s: float | None

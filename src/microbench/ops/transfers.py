@@ -7,7 +7,7 @@ from the frameworks' caching allocators). Pageable memory for JAX is a numpy arr
 host platform's buffers (device to host) where the device offers no `unpinned_host` memory kind.
 PyTorch rows carry device time (CUPTI's memcpy records) on GPUs; JAX records no XLA module for a
 transfer, so its rows are timed by the host clock (`wall_clock`), a blocked transfer end to end.
-`gbps` is decimal GB/s, `gibps` the reference's binary GiB/s. The twin: torch_backend/ops/transfers.py.
+`gb_per_s` is decimal GB/s, `gib_per_s` the reference's binary GiB/s. The twin: torch_backend/ops/transfers.py.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class TransferExtras:
 
     direction: str
     host_memory: str
-    gibps: float | None
+    gib_per_s: float | None
 
 
 def elements(p: Params) -> int:
@@ -50,7 +50,7 @@ def make_inputs(p: Params, rng: np.random.Generator) -> Arrays:
     return {"x": np.resize(pattern, n).reshape(-1, 128)}
 
 
-def gibps(timing: Timing, p: Params) -> float | None:
+def gib_per_s(timing: Timing, p: Params) -> float | None:
     if not timing.samples_s:
         return None
     median = float(np.median(timing.samples_s))
@@ -82,7 +82,7 @@ register(SPEC)
 
 def finish(p: Params) -> Any:
     return lambda timing, companions: TransferExtras(
-        p["direction"], p["host_memory"], gibps(timing, p)
+        p["direction"], p["host_memory"], gib_per_s(timing, p)
     )
 
 

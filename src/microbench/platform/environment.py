@@ -124,7 +124,7 @@ def base_environment(run_id: str) -> dict[str, object]:
         "gpu_driver": gpu_driver(),
         "gpu_clocks_mhz_at_start": gpu_clocks(),
         "env_flags": flags,
-        "host_cpus": os.cpu_count(),
+        "host_cpu_count": os.cpu_count(),
     }
 
 

@@ -68,9 +68,9 @@ class Monitor:
         tenth = max(1, len(self.series) // 10)
         sm = sorted(s[1] for s in self.series[:tenth]), sorted(s[1] for s in self.series[-tenth:])
         return {
-            "sm_clock_mhz_first": sm[0][len(sm[0]) // 2],
-            "sm_clock_mhz_last": sm[1][len(sm[1]) // 2],
-            "sm_clock_mhz_min": min(s[1] for s in self.series),
-            "temperature_c_max": max(s[3] for s in self.series),
-            "power_w_max": max(s[4] for s in self.series),
+            "sm_clock_first_mhz": sm[0][len(sm[0]) // 2],
+            "sm_clock_last_mhz": sm[1][len(sm[1]) // 2],
+            "sm_clock_min_mhz": min(s[1] for s in self.series),
+            "temperature_max_c": max(s[3] for s in self.series),
+            "power_max_w": max(s[4] for s in self.series),
         }

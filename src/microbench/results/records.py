@@ -57,7 +57,7 @@ class Conditions:
     cadence: str | None = (
         None  # blocked: each iteration waits for its outputs; sustained: back to back
     )
-    threads: int | None = None  # host threads of the framework (CPU ops)
+    thread_count: int | None = None  # host threads of the framework (CPU ops)
 
 
 @dataclass
@@ -69,12 +69,14 @@ class TimeStats:
     time_p10_s: float | None = None
     time_p90_s: float | None = None
     time_std_s: float | None = None
-    samples: int | None = None
-    iqr_over_median: float | None = None
+    sample_count: int | None = None
+    iqr_over_median_ratio: float | None = None
     noisy: bool | None = None
-    decile_drift: float | None = None  # median of the last tenth of the samples over the first's
-    decile_samples: int | None = None  # samples in each tenth
-    throttled: bool | None = None  # decile_drift > 1.05 (no verdict under 5 samples a tenth)
+    decile_drift_ratio: float | None = (
+        None  # median of the last tenth of the samples over the first's
+    )
+    decile_sample_count: int | None = None  # samples in each tenth
+    throttled: bool | None = None  # decile_drift_ratio > 1.05 (no verdict under 5 samples a tenth)
 
 
 @dataclass
@@ -85,48 +87,48 @@ class TimingInfo:
     wall_median_s: float | None = None
     compile_s: float | None = None
     dominant_kernel: str | None = None
-    dominant_kernel_share: float | None = None
+    dominant_kernel_pct: float | None = None
     dominant_kernel_s: float | None = None
     kernels_per_iter: float | None = None
     top_kernels: str | None = None  # the three largest: "name xlaunches share%; ..."
-    max_rel_error: float | None = None
+    max_rel_error_ratio: float | None = None
     check: str | None = None
     check_mode: str | None = None
     trace_path: str | None = None
     # sampled along the case by nvidia-ml-py where the op asks for it (gemm_throttling)
-    sm_clock_mhz_first: float | None = None
-    sm_clock_mhz_last: float | None = None
-    sm_clock_mhz_min: float | None = None
-    temperature_c_max: float | None = None
-    power_w_max: float | None = None
+    sm_clock_first_mhz: float | None = None
+    sm_clock_last_mhz: float | None = None
+    sm_clock_min_mhz: float | None = None
+    temperature_max_c: float | None = None
+    power_max_w: float | None = None
 
 
 @dataclass
 class Derived:
-    flops: float | None = None
-    bytes: float | None = None
-    tflops: float | None = None
-    gbps: float | None = None
-    arithmetic_intensity: float | None = None
-    per_device_tflops: float | None = None
+    model_flop: float | None = None  # the op's FLOP model for one call
+    model_bytes: float | None = None  # the op's byte model for one call
+    tflop_per_s: float | None = None
+    gb_per_s: float | None = None  # 1e9 bytes per second
+    intensity_flop_per_byte: float | None = None
+    per_device_tflop_per_s: float | None = None
 
 
 @dataclass
 class Roofline:
     peak_chip: str | None = None
     peak_family: str | None = None
-    peak_tflops: float | None = None
-    peak_gbps: float | None = None
-    pct_peak_tflops: float | None = None
-    pct_peak_gbps: float | None = None
+    peak_tflop_per_s: float | None = None
+    peak_gb_per_s: float | None = None
+    compute_of_peak_pct: float | None = None
+    bandwidth_of_peak_pct: float | None = None
     roofline_bound_s: float | None = None
     roofline_bound_by: str | None = None
-    pct_of_roofline: float | None = None
+    roofline_attained_pct: float | None = None
 
 
 @dataclass
 class Pairing:
-    cross_backend_rel_error: float | None = None
+    cross_backend_rel_error_ratio: float | None = None
     paired_with: str | None = None
     paired_implementation: str | None = (
         None  # the other backend's implementation (both rows: device time)
@@ -141,7 +143,7 @@ class Environment:
     framework: str | None = None
     framework_version: str | None = None
     host: str | None = None
-    host_cpus: int | None = None
+    host_cpu_count: int | None = None
     git_commit: str | None = None
     git_dirty: bool | None = None  # uncommitted changes to tracked files when the run started
     packages: str | None = (
@@ -228,7 +230,7 @@ def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) ->
     else:
         threads = case.run.threads
     return Conditions(
-        timer=case.run.timer, cache=case.run.cache, cadence=case.run.cadence, threads=threads
+        timer=case.run.timer, cache=case.run.cache, cadence=case.run.cadence, thread_count=threads
     )
 
 
@@ -309,18 +311,18 @@ def success_row(
     check_extras(spec, m.extras)
     t = m.timing
     st = summarize(t.samples_s)
-    devices_used = int(getattr(m.extras, "devices_used", 1) or 1)
+    used_device_count = int(getattr(m.extras, "used_device_count", 1) or 1)
     flops, nbytes = spec.flops(case.params), spec.bytes(case.params)
     if getattr(m.extras, "sharding", None) == "replicated":  # every device does the whole op
-        flops, nbytes = flops * devices_used, nbytes * devices_used
+        flops, nbytes = flops * used_device_count, nbytes * used_device_count
     peaks = with_overrides(lookup(m.device.kind), peak_overrides)
     if spec.extra.get("no_roofline"):  # interconnect traffic: HBM and FLOP peaks do not bound it
         peaks = Peaks(chip=peaks.chip)
-    if devices_used > 1:  # the table is per chip
+    if used_device_count > 1:  # the table is per chip
         peaks = replace(
             peaks,
             **{
-                f.name: getattr(peaks, f.name) * devices_used
+                f.name: getattr(peaks, f.name) * used_device_count
                 for f in fields(peaks)
                 if isinstance(getattr(peaks, f.name), (int, float))
             },
@@ -330,12 +332,8 @@ def success_row(
     )
     top = t.kernels[0] if t.kernels else None
     roofline = Roofline(**{f.name: derived.pop(f.name) for f in fields(Roofline)})
-    if hasattr(
-        m.extras, "after_roofline"
-    ):  # extras that restate a roofline figure in a seed's terms
-        m.extras.after_roofline(roofline)
     status = Status.WRONG_RESULT if m.check.flagged else Status.OK
-    tflops = derived.pop("tflops")
+    tflops = derived.pop("tflop_per_s")
     drift = decile_drift(t.samples_s)
     return Row(
         identity=_identity(
@@ -344,11 +342,11 @@ def success_row(
         params=dict(case.params),
         stats=TimeStats(
             **{f"time_{k}_s": st[k] for k in ("median", "mean", "min", "max", "p10", "p90", "std")},
-            samples=int(st["count"]),
-            iqr_over_median=st["iqr_over_median"],
-            noisy=st["iqr_over_median"] > NOISE_THRESHOLD,
-            decile_drift=drift[0],
-            decile_samples=drift[1],
+            sample_count=int(st["count"]),
+            iqr_over_median_ratio=st["iqr_over_median_ratio"],
+            noisy=st["iqr_over_median_ratio"] > NOISE_THRESHOLD,
+            decile_drift_ratio=drift[0],
+            decile_sample_count=drift[1],
             throttled=drift[2],
         ),
         conditions=_conditions(case, m.device),
@@ -359,22 +357,22 @@ def success_row(
             wall_median_s=_median(t.wall_samples_s),
             compile_s=m.compile_s,
             dominant_kernel=top.name if top else None,
-            dominant_kernel_share=top.share if top else None,
+            dominant_kernel_pct=100 * top.share if top else None,
             dominant_kernel_s=top.mean_s * top.per_iter if top else None,
             kernels_per_iter=sum(k.per_iter for k in t.kernels) if t.kernels else None,
             top_kernels=top_kernels(t.kernels),
-            max_rel_error=m.check.max_rel_error,
+            max_rel_error_ratio=m.check.max_rel_error_ratio,
             check=m.check.text,
             check_mode=m.check.mode,
             trace_path=t.trace_path,
         ),
         derived=Derived(
-            flops=derived.pop("flops"),
-            bytes=derived.pop("bytes"),
-            tflops=tflops,
-            gbps=derived.pop("gbps"),
-            arithmetic_intensity=derived.pop("arithmetic_intensity"),
-            per_device_tflops=tflops / devices_used if tflops else None,
+            model_flop=derived.pop("model_flop"),
+            model_bytes=derived.pop("model_bytes"),
+            tflop_per_s=tflops,
+            gb_per_s=derived.pop("gb_per_s"),
+            intensity_flop_per_byte=derived.pop("intensity_flop_per_byte"),
+            per_device_tflop_per_s=tflops / used_device_count if tflops else None,
         ),
         roofline=roofline,
         extras=m.extras,

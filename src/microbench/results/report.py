@@ -43,7 +43,7 @@ def roofline(rows: list[dict[str, str]], path: str) -> int:
     points = [
         r
         for r in rows
-        if r.get("status") == "ok" and _f(r, "tflops") and _f(r, "arithmetic_intensity")
+        if r.get("status") == "ok" and _f(r, "tflop_per_s") and _f(r, "intensity_flop_per_byte")
     ]
     fig, ax = plt.subplots(figsize=(8.5, 5.5))
     ops = sorted({r["op"] for r in points})
@@ -53,8 +53,8 @@ def roofline(rows: list[dict[str, str]], path: str) -> int:
             mine = [r for r in points if r["op"] == op and r["backend"] == backend]
             if mine:
                 ax.scatter(
-                    [_v(r, "arithmetic_intensity") for r in mine],
-                    [_v(r, "tflops") for r in mine],
+                    [_v(r, "intensity_flop_per_byte") for r in mine],
+                    [_v(r, "tflop_per_s") for r in mine],
                     s=30,
                     color=plt.cm.tab20(i % 20),
                     marker=BACKEND_MARKERS.get(backend, "D"),
@@ -62,11 +62,14 @@ def roofline(rows: list[dict[str, str]], path: str) -> int:
                     linewidths=0.5,
                 )
     ceilings = {
-        (r.get("peak_chip"), r.get("peak_family")): (_v(r, "peak_tflops"), _v(r, "peak_gbps"))
+        (r.get("peak_chip"), r.get("peak_family")): (
+            _v(r, "peak_tflop_per_s"),
+            _v(r, "peak_gb_per_s"),
+        )
         for r in points
-        if _f(r, "peak_tflops") and _f(r, "peak_gbps")
+        if _f(r, "peak_tflop_per_s") and _f(r, "peak_gb_per_s")
     }
-    intensities = [_v(r, "arithmetic_intensity") for r in points] or [1.0]
+    intensities = [_v(r, "intensity_flop_per_byte") for r in points] or [1.0]
     lo, hi = min(intensities) / 4, max(intensities) * 4
     roofs = []
     for (chip, family), (tflops, gbps) in ceilings.items():
@@ -75,7 +78,7 @@ def roofline(rows: list[dict[str, str]], path: str) -> int:
         roofs += ax.plot(
             xs, [min(tflops, x * gbps / 1e3) for x in xs], "--", lw=1, label=f"{chip} {family} roof"
         )
-    copies = [_v(r, "gbps") for r in rows if r.get("op") in COPY_OPS and _f(r, "gbps")]
+    copies = [_v(r, "gb_per_s") for r in rows if r.get("op") in COPY_OPS and _f(r, "gb_per_s")]
     if copies:
         best = max(copies)
         roofs += ax.plot(
@@ -125,9 +128,10 @@ def sweep_series(rows: list[dict[str, str]]) -> dict[str, tuple[str, str, dict[s
         axis = max(varying, key=lambda d: len({r.get(d) for r in mine}))
         bound = [r.get("roofline_bound_by") for r in mine]
         metric = (
-            "gbps"
-            if bound.count("memory") >= bound.count("compute") and any(_f(r, "gbps") for r in mine)
-            else "tflops"
+            "gb_per_s"
+            if bound.count("memory") >= bound.count("compute")
+            and any(_f(r, "gb_per_s") for r in mine)
+            else "tflop_per_s"
         )
         series = [k for k in ("backend", "implementation", *params) if k != axis]
         tied = {
@@ -159,7 +163,7 @@ def sweeps(rows: list[dict[str, str]], out_dir: str) -> dict[str, int]:
     for op, (axis, metric, lines) in sweep_series(rows).items():
         times = latency_series(rows, op, axis, list(lines))
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
-        unit = "GB/s" if metric == "gbps" else "TFLOP/s"
+        unit = "GB/s" if metric == "gb_per_s" else "TFLOP/s"
         for ax, series, ylabel in (
             (left, times, "µs per iteration (median)"),
             (right, lines, unit),
@@ -255,10 +259,16 @@ def speedups(rows: list[dict[str, str]]) -> dict[str, list[Bar]]:
         ):
             continue
         compiled = r.get("compile_mode") not in (None, "", "off")
-        value = _f(r, "speedup") or _f(r, "compile_speedup" if compiled else "eager_speedup")
+        value = _f(r, "speedup_ratio") or _f(
+            r, "compiled_speedup_ratio" if compiled else "eager_speedup_ratio"
+        )
         if value:
             recipes.append((r, value))
-    fused = [(r, _v(r, "speedup_factor")) for r in ok if _f(r, "speedup_factor")]
+    fused = [
+        (r, _v(r, "speedup_ratio"))
+        for r in ok
+        if r.get("suite") == "fusion" and _f(r, "speedup_ratio")
+    ]
     for kind, found, first in (
         ("recipe_over_baseline", recipes, ("shape_name", "m", "k", "n", "model_type", "recipe")),
         ("fused_over_unfused", fused, ("fusion_pattern",)),
@@ -355,7 +365,7 @@ def time_series(rows: list[dict[str, str]], results_path: str, out_dir: str) -> 
             power.plot([c[0] for c in clocks], [c[4] for c in clocks], "k", lw=0.5, alpha=0.5)
             power.set_ylabel("power (W)")
             bottom.grid(True, alpha=0.3)
-        drift = row.get("decile_drift") or "?"
+        drift = row.get("decile_drift_ratio") or "?"
         ax.set_title(
             f"{row['op']} {row.get('gap_strategy', '')} {shape_label(row)} {row.get('dtype', '')}: "
             f"last/first tenth {drift[:5]}, throttled {row.get('throttled') or '?'}",
@@ -404,9 +414,9 @@ def summary_cells(rows: list[dict[str, str]]) -> list[list[str]]:
                 ": ".join(x for x in (r["status"], (r.get("error") or "")[:80]) if x),
                 fmt(_f(r, "time_median_s"), 1e6),
                 spread,
-                fmt(_f(r, "tflops")),
-                fmt(_f(r, "gbps"), 1, 0),
-                fmt(_f(r, "pct_of_roofline"), 1, 1),
+                fmt(_f(r, "tflop_per_s")),
+                fmt(_f(r, "gb_per_s"), 1, 0),
+                fmt(_f(r, "roofline_attained_pct"), 1, 1),
                 (r.get("top_kernels") or r.get("dominant_kernel") or "")[:120],
             ]
         )

@@ -11,10 +11,10 @@ def derive(
     """TFLOP/s, GB/s, intensity, % of peak and the roofline bound for one median time."""
     tflops = flops / seconds / 1e12 if seconds > 0 and flops else None
     gbps = nbytes / seconds / 1e9 if seconds > 0 and nbytes else None
-    peak_tflops = peaks.tflops(peak_family)
-    peak_gbps = peaks.hbm_gbps
-    compute_s = flops / (peak_tflops * 1e12) if peak_tflops and flops else None
-    memory_s = nbytes / (peak_gbps * 1e9) if peak_gbps and nbytes else None
+    peak_tflop_per_s = peaks.tflops(peak_family)
+    peak_gb_per_s = peaks.hbm_gbps
+    compute_s = flops / (peak_tflop_per_s * 1e12) if peak_tflop_per_s and flops else None
+    memory_s = nbytes / (peak_gb_per_s * 1e9) if peak_gb_per_s and nbytes else None
     bound_s = None
     bound_by = None
     if compute_s is not None and memory_s is not None:
@@ -22,18 +22,20 @@ def derive(
             (compute_s, "compute") if compute_s >= memory_s else (memory_s, "memory")
         )
     return {
-        "flops": flops,
-        "bytes": nbytes,
-        "tflops": tflops,
-        "gbps": gbps,
-        "arithmetic_intensity": flops / nbytes if nbytes else None,
+        "model_flop": flops,
+        "model_bytes": nbytes,
+        "tflop_per_s": tflops,
+        "gb_per_s": gbps,
+        "intensity_flop_per_byte": flops / nbytes if nbytes else None,
         "peak_family": peak_family,
         "peak_chip": peaks.chip,
-        "peak_tflops": peak_tflops,
-        "peak_gbps": peak_gbps,
-        "pct_peak_tflops": 100 * tflops / peak_tflops if tflops and peak_tflops else None,
-        "pct_peak_gbps": 100 * gbps / peak_gbps if gbps and peak_gbps else None,
+        "peak_tflop_per_s": peak_tflop_per_s,
+        "peak_gb_per_s": peak_gb_per_s,
+        "compute_of_peak_pct": 100 * tflops / peak_tflop_per_s
+        if tflops and peak_tflop_per_s
+        else None,
+        "bandwidth_of_peak_pct": 100 * gbps / peak_gb_per_s if gbps and peak_gb_per_s else None,
         "roofline_bound_s": bound_s,
         "roofline_bound_by": bound_by,
-        "pct_of_roofline": 100 * bound_s / seconds if bound_s and seconds > 0 else None,
+        "roofline_attained_pct": 100 * bound_s / seconds if bound_s and seconds > 0 else None,
     }

@@ -18,15 +18,7 @@ IMPLEMENTATION_NAMES = {
     "triton": "Triton",
     "cuda": "CUDA",
 }
-FUSION_KEYS = (
-    "fusion_pattern",
-    "unfused_latency_ms",
-    "unfused_gflops",
-    "fused_latency_ms",
-    "fused_gflops",
-    "speedup_factor",
-    "memory_reduction",
-)
+MIB = 2**20  # the seeds' "MB" is what torch's memory counters divide by
 
 
 def _num(value: Any) -> Any:
@@ -39,38 +31,49 @@ def _num(value: Any) -> Any:
     return int(number) if number.is_integer() and not isinstance(value, float) else number
 
 
+def _scaled(row: dict[str, Any], column: str, factor: float) -> float | None:
+    """A column in the seed's unit (ms, MB, a fraction), None where the row has no value."""
+    value = _num(row.get(column))
+    return None if value is None else value * factor
+
+
+def _int(row: dict[str, Any], column: str) -> int | None:
+    value = _num(row.get(column))
+    return None if value is None else int(value)
+
+
 def fusion_record(row: dict[str, Any]) -> dict[str, Any]:
     """The fusion seed's result dictionary (plus status/error, so failures are never dropped)."""
-    out = {key: _num(row.get(key)) for key in FUSION_KEYS}
-    out["fusion_pattern"] = row.get("fusion_pattern") or row.get("pattern")
-    out["input_shape"] = tuple(int(d) for d in str(row.get("input_shape") or "").split("x") if d)
-    out["unfused_bytes"] = (
-        int(float(row["unfused_bytes"])) if row.get("unfused_bytes") not in (None, "") else None
-    )
-    out["fused_bytes"] = (
-        int(float(row["fused_bytes"])) if row.get("fused_bytes") not in (None, "") else None
-    )
-    out["flops"] = int(float(row["flops"])) if row.get("flops") not in (None, "") else None
-    out["extra_params"] = {
-        k: row.get(k)
-        for k in (
-            "dtype",
-            "platform",
-            "device_kind",
-            "fused_impl",
-            "unfused_kernels",
-            "fused_kernels",
-            "fusion_verdict",
-            "unfused_peak_memory_mb",
-            "fused_peak_memory_mb",
-        )
+    return {
+        "fusion_pattern": row.get("fusion_pattern") or row.get("pattern"),
+        "unfused_latency_ms": _scaled(row, "unfused_latency_s", 1e3),
+        "unfused_gflops": _num(row.get("unfused_gflop_per_s")),
+        "fused_latency_ms": _scaled(row, "fused_latency_s", 1e3),
+        "fused_gflops": _num(row.get("fused_gflop_per_s")),
+        "speedup_factor": _num(row.get("speedup_ratio")),
+        "memory_reduction": _scaled(row, "memory_reduction_pct", 1e-2),
+        "input_shape": tuple(int(d) for d in str(row.get("input_shape") or "").split("x") if d),
+        "unfused_bytes": _int(row, "unfused_bytes"),
+        "fused_bytes": _int(row, "fused_bytes"),
+        "flops": _int(row, "model_flop"),
+        "extra_params": {
+            "dtype": row.get("dtype"),
+            "platform": row.get("platform"),
+            "device_kind": row.get("device_kind"),
+            "fused_impl": row.get("fused_impl"),
+            "unfused_kernels": _num(row.get("unfused_kernels_per_iter")),
+            "fused_kernels": _num(row.get("fused_kernels_per_iter")),
+            "fusion_verdict": row.get("fusion_verdict"),
+            "unfused_peak_memory_mb": _scaled(row, "unfused_peak_memory_bytes", 1 / MIB),
+            "fused_peak_memory_mb": _scaled(row, "fused_peak_memory_bytes", 1 / MIB),
+        },
+        "status": row.get("status"),
+        "error": row.get("error") or "",
     }
-    out.update(status=row.get("status"), error=row.get("error") or "")
-    return out
 
 
 def elementwise_record(row: dict[str, Any]) -> dict[str, Any]:
-    """The elementwise guide's JSON entry (time_ms is the median device time)."""
+    """The elementwise guide's JSON entry (its time_ms is the median device time)."""
     return {
         "operation": ELEMENTWISE_NAMES.get(row["operation"], row["operation"]),
         "implementation": IMPLEMENTATION_NAMES.get(row["implementation"], row["implementation"]),
@@ -78,11 +81,11 @@ def elementwise_record(row: dict[str, Any]) -> dict[str, Any]:
         "sequence_length": int(row["seq"]),
         "tensor_dimension": int(row["hidden"]),
         "dtype": row.get("dtype"),
-        "time_ms": _num(row.get("time_ms")),
-        "memory_mb": _num(row.get("memory_mb")),
-        "inference_speed": _num(row.get("inference_speed")),
-        "gpu_efficiency": _num(row.get("gpu_efficiency")),
-        "throughput_gbps": _num(row.get("throughput_gbps")),
+        "time_ms": _scaled(row, "time_median_s", 1e3),
+        "memory_mb": _scaled(row, "peak_memory_bytes", 1 / MIB),
+        "inference_speed": _num(row.get("calls_per_s")),
+        "gpu_efficiency": _num(row.get("bandwidth_of_peak_pct")),
+        "throughput_gbps": _num(row.get("gb_per_s")),
         "status": row.get("status"),
         "error": row.get("error") or "",
     }

@@ -81,6 +81,12 @@ def _ms(row: dict[str, Any], column: str) -> float | None:
     return None if value is None else value * 1e3
 
 
+def _mb(row: dict[str, Any], column: str) -> float | None:
+    """A bytes column in the runner's MB (torch's memory counters over 2**20)."""
+    value = number(row, column)
+    return None if value is None else value / 2**20
+
+
 def _compiled(row: dict[str, Any]) -> bool:
     return row.get("compile_mode") not in (None, "", "off")
 
@@ -101,7 +107,7 @@ def _visualization(row: dict[str, Any]) -> str:
 
 
 def inference_line(row: dict[str, Any]) -> dict[str, Any]:
-    peak = number(row, "quantized_peak_memory_mb")
+    peak = _mb(row, "quantized_peak_memory_bytes")
     return {
         "name": _name(row),
         "quantization": row["recipe"],
@@ -116,13 +122,13 @@ def inference_line(row: dict[str, Any]) -> dict[str, Any]:
         "output_dir": row["output_dir"],
         "enable_profiler": row["enable_profiler"],
         "enable_memory_profiler": row["enable_memory_profiler"],
-        "baseline_model_eager_inference_time_in_ms": row.get("baseline_eager_ms"),
-        "quantized_model_eager_inference_time_in_ms": row.get("quantized_eager_ms"),
-        "baseline_model_compiled_inference_time_in_ms": row.get("baseline_compile_ms"),
-        "quantized_model_compiled_inference_time_in_ms": row.get("quantized_compile_ms"),
-        "eager speedup on baseline": row.get("eager_speedup"),
-        "compile speedup on baseline": row.get("compile_speedup"),
-        "eager vs compile speedup": row.get("eager_vs_compile_speedup"),
+        "baseline_model_eager_inference_time_in_ms": _ms(row, "baseline_eager_s"),
+        "quantized_model_eager_inference_time_in_ms": _ms(row, "quantized_eager_s"),
+        "baseline_model_compiled_inference_time_in_ms": _ms(row, "baseline_compiled_s"),
+        "quantized_model_compiled_inference_time_in_ms": _ms(row, "quantized_compiled_s"),
+        "eager speedup on baseline": row.get("eager_speedup_ratio"),
+        "compile speedup on baseline": row.get("compiled_speedup_ratio"),
+        "eager vs compile speedup": row.get("compiled_over_eager_speedup_ratio"),
         "profiler_json_path": row.get("profiler_trace_path"),
         "memory_profile_path": row.get("memory_profile_path"),
         "memory_visualization_path": _visualization(row),
@@ -131,7 +137,7 @@ def inference_line(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def training_line(row: dict[str, Any]) -> dict[str, Any]:
-    tflops = number(row, "tflops")
+    tflops = number(row, "tflop_per_s")
     return {
         **{c: row.get(c) for c in TRAINING_COLUMNS if c in row},
         "name": _name(row),
@@ -140,7 +146,7 @@ def training_line(row: dict[str, Any]) -> dict[str, Any]:
         "torch_compile_mode": _mode(row),
         "baseline_model_fwd_bwd_time_in_ms": _ms(row, "baseline_s"),
         "float8_model_fwd_bwd_time_in_ms": _ms(row, "float8_s"),
-        "speedup on baseline": row.get("speedup"),
+        "speedup on baseline": row.get("speedup_ratio"),
         "tops": tflops,
     }
 
@@ -191,12 +197,12 @@ def to_oss_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         if row.get("status") != "ok" or row.get("op") != "torchao_inference":
             continue
-        when = "compile" if _compiled(row) else "eager"
+        when = "compiled" if _compiled(row) else "eager"
         values = (
-            number(row, f"{when}_speedup"),
-            number(row, f"baseline_{when}_ms"),
-            number(row, f"quantized_{when}_ms"),
-            number(row, "quantized_peak_memory_mb"),
+            number(row, f"{when}_speedup_ratio"),
+            _ms(row, f"baseline_{when}_s"),
+            _ms(row, f"quantized_{when}_s"),
+            _mb(row, "quantized_peak_memory_bytes"),
         )
         extra: dict[str, Any] = {
             "device": row.get("device"),

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from microbench.errors import UserError
+from microbench.results.columns import upgrade
 from microbench.results.records import Row
 
 
@@ -154,7 +155,7 @@ class ResultFile:
                 if reader.fieldnames and list(reader.fieldnames) != self.columns:
                     raise UserError(
                         "cannot resume: this results file has different columns, so it was written by a "
-                        "different config; choose a new output path or drop --resume",
+                        "different config or an earlier version; choose a new output path or drop --resume",
                         key=f"--resume '{self.csv_path}'",
                     )
                 for row in reader:
@@ -229,8 +230,9 @@ class ResultFile:
 
 
 def read_rows(csv_path: str) -> list[dict[str, str]]:
+    """A results CSV's rows in today's column names and units, whichever version wrote it."""
     with open(csv_path, newline="") as f:
-        return list(csv.DictReader(f))
+        return [upgrade(row) for row in csv.DictReader(f)]
 
 
 def write_atomically(path: str, write: Callable[[IO[str]], None]) -> None:

@@ -42,11 +42,11 @@ def metrics_record(
 ) -> dict[str, Any]:
     """The reference's record for one ok row: FLOP metrics where the op has FLOPs, byte metrics where
     it moves bytes, MFU only where the peak is known."""
-    devices = int(row.get("devices_used") or 1)
+    devices = int(row.get("used_device_count") or 1)
     step_ms = [s * 1e3 for s in samples_s]
     metrics = statistics("step_time_ms", step_ms)
     dims: dict[str, Any] = {}
-    flops, nbytes, peak = row.get("flops"), row.get("bytes"), row.get("peak_tflops")
+    flops, nbytes, peak = row.get("model_flop"), row.get("model_bytes"), row.get("peak_tflop_per_s")
     if flops:
         per_device = [flops / devices / (t / 1e3) / 1e12 for t in step_ms]
         metrics |= statistics("tflops_per_sec_pre_device", per_device)

@@ -222,6 +222,6 @@ class PairTracker:
         if other_backend == case.backend:
             return
         errors = [relative_error(digest[k], other[k]) for k in digest if k in other]
-        row.pairing.cross_backend_rel_error = max(errors) if errors else None
+        row.pairing.cross_backend_rel_error_ratio = max(errors) if errors else None
         row.pairing.paired_with = other_id
         row.pairing.paired_implementation = other_impl

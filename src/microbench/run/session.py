@@ -167,9 +167,9 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
     for r, params in zip(rows, distinguishing(rows), strict=True):
         shape = shape_label(r)
         pct = (
-            r.get("pct_peak_tflops")
+            r.get("compute_of_peak_pct")
             if r.get("roofline_bound_by") == "compute"
-            else r.get("pct_peak_gbps")
+            else r.get("bandwidth_of_peak_pct")
         )
         table.add_row(
             r["op"],
@@ -178,8 +178,8 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
             params,
             r["status"],
             _fmt(r.get("time_median_s"), 1e6, 2),
-            _fmt(r.get("tflops"), 1, 2),
-            _fmt(r.get("gbps"), 1, 1),
+            _fmt(r.get("tflop_per_s"), 1, 2),
+            _fmt(r.get("gb_per_s"), 1, 1),
             _fmt(pct, 1, 1),
             r.get("timing_source") or (r.get("error") or "")[:60],
         )
