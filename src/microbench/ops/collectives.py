@@ -407,7 +407,9 @@ def _spec(name: str, doc: str, params: tuple[Param, ...]) -> OpSpec:
             doc=doc,
             params=params,
             flops=lambda p: 0.0,
-            bytes=lambda p: message_bytes(name, p),  # the generic gb_per_s column is nccl-tests' algbw
+            bytes=lambda p: message_bytes(
+                name, p
+            ),  # the generic gb_per_s column is nccl-tests' algbw
             peak_dtype=lambda p: "fp32",
             row_extras=CollectiveExtras,
             constraint=lambda p: mesh_problem(p) or size_problem(p),
