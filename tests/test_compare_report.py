@@ -180,10 +180,12 @@ def test_a_two_backend_sweep_is_one_series_per_backend_and_implementation(
     )
     code, _, _ = run_cli("run", "--config", str(path), "--no-progress")
     assert code == 0
-    axis, metric, lines = sweep_series(load_results(str(tmp_path / "s.csv")))["add"]
-    assert axis == "m" and metric == "gb_per_s"
+    sweep = sweep_series(load_results(str(tmp_path / "s.csv")))["add"]
+    assert sweep.axis == "m" and sweep.metric == "gb_per_s"
+    lines = sweep.throughput
     assert sorted(lines) == ["backend=jax implementation=jit", "backend=torch implementation=eager"]
-    for points in lines.values():
+    assert sorted(sweep.latency) == sorted(lines)  # the latency panel draws the same series
+    for points in [*lines.values(), *sweep.latency.values()]:
         assert [p[0] for p in points] == [64, 128, 256]
         assert all(p[2] >= 0 and p[3] >= 0 for p in points)  # p10-p90 bars around the median
     code, _, _ = run_cli("report", str(tmp_path / "s.csv"), "--output-dir", str(tmp_path / "r"))
@@ -218,7 +220,7 @@ def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, 
     """A two-backend sweep with pairing: both panels, a speedup bar per paired case, the roofline's
     backends told apart, and every chart inlined in report.html."""
     from microbench.results.compare import load_results
-    from microbench.results.report import latency_series, speedups
+    from microbench.results.report import speedups, sweep_series
 
     rows = []
     for m in (256, 512, 1024):
@@ -239,9 +241,11 @@ def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, 
     bars = speedups(loaded)["jax_over_torch"]
     assert [v for _, v in bars] == pytest.approx([2.0, 2.0, 2.0])
     assert [label for label, _ in bars] == ["256", "512", "1024"]  # what varies among the pairs
-    lat = latency_series(loaded, "add", "m", ["backend=jax", "backend=torch"])
-    assert sorted(lat) == ["backend=jax", "backend=torch"]
-    assert [p[1] for p in lat["backend=torch"]] == pytest.approx([512, 1024, 2048])  # µs
+    lat = sweep_series(loaded)["add"].latency
+    assert sorted(lat) == ["backend=jax", "backend=torch implementation=eager"]
+    assert [p[1] for p in lat["backend=torch implementation=eager"]] == pytest.approx(
+        [512, 1024, 2048]
+    )
     code, out, _ = run_cli("report", str(tmp_path / "p.csv"), "--output-dir", str(tmp_path / "r"))
     assert code == 0 and "speedup_jax_over_torch.png: 3 points" in out
     page = (tmp_path / "r" / "report.html").read_text()

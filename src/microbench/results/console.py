@@ -22,6 +22,11 @@ IDENTITY_LIKE = frozenset(("case_id", "run_id", "timestamp", "label", "error", "
 SHAPE_KEYS = frozenset(("m", "k", "n", "num_elements", "batch", "seq", "hidden", "size"))
 
 
+def varying(rows: list[dict[str, Any]], keys: Any) -> list[str]:
+    """The keys, in order, whose values are not the same in every row."""
+    return [k for k in keys if len({str(r.get(k)) for r in rows}) > 1]
+
+
 def distinguishing(rows: list[dict[str, Any]]) -> list[str]:
     """Per row, `key=value` for the parameters (and implementation) that differ between rows of the
     same op, backend and shape: what tells two otherwise identical table lines apart."""
@@ -37,9 +42,7 @@ def distinguishing(rows: list[dict[str, Any]]) -> list[str]:
         except UserError:  # a row of an op this version no longer has: compare what it does have
             names = sorted({k for i in members for k in rows[i]} - SHAPE_KEYS)
             names = [k for k in names if k not in IDENTITY_LIKE]
-        varying = [
-            k for k in ("implementation", *names) if len({str(rows[i].get(k)) for i in members}) > 1
-        ]
+        keys = varying([rows[i] for i in members], ("implementation", *names))
         for i in members:
-            out[i] = " ".join(f"{k}={rows[i].get(k)}" for k in varying)
+            out[i] = " ".join(f"{k}={rows[i].get(k)}" for k in keys)
     return out

@@ -8,6 +8,7 @@ import html
 import json
 import os
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
@@ -20,7 +21,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 from microbench.catalogue import shape_label  # noqa: E402
 from microbench.errors import UserError  # noqa: E402
 from microbench.results.compare import load_results, number, param_columns  # noqa: E402
-from microbench.results.console import distinguishing  # noqa: E402
+from microbench.results.console import distinguishing, varying  # noqa: E402
 
 DIMENSIONS = ("m", "k", "n", "batch", "seq", "hidden", "size")
 
@@ -113,12 +114,21 @@ def roofline(rows: list[dict[str, str]], path: str) -> int:
 Point = tuple[float, float, float, float]  # axis value, metric, minus and plus error
 
 
-def sweep_series(rows: list[dict[str, str]]) -> dict[str, tuple[str, str, dict[str, list[Point]]]]:
-    """Per op: (axis, metric, one series per backend, implementation and parameter setting). The axis is
-    the dimension that varies most; dimensions tied to it (SAME_AS_) are not series of their own; the
-    error bars span the throughput at the p90 and p10 times."""
+@dataclass
+class Sweep:
+    """One op's sweep: the same series drawn twice, as latency and as throughput."""
+
+    axis: str  # the dimension that varies most
+    metric: str  # gb_per_s for memory-bound sweeps, tflop_per_s otherwise
+    throughput: dict[str, list[Point]]  # bars: the throughput at the p90 and p10 times
+    latency: dict[str, list[Point]]  # µs, bars: p10 and p90
+
+
+def sweep_series(rows: list[dict[str, str]]) -> dict[str, Sweep]:
+    """Per op, one series per backend, implementation and parameter setting; dimensions tied to the
+    axis (SAME_AS_) are not series of their own."""
     params = param_columns(rows)
-    out: dict[str, tuple[str, str, dict[str, list[Point]]]] = {}
+    out: dict[str, Sweep] = {}
     ok = [r for r in rows if r.get("status") == "ok" and _f(r, "time_median_s")]
     for op in sorted({r["op"] for r in ok}):
         mine = [r for r in ok if r["op"] == op]
@@ -141,32 +151,34 @@ def sweep_series(rows: list[dict[str, str]]) -> dict[str, tuple[str, str, dict[s
         }
         split = [k for k in series if k not in tied and len({x.get(k) for x in mine}) > 1]
         lines: dict[str, list[Point]] = defaultdict(list)
+        times: dict[str, list[Point]] = defaultdict(list)
         for r in mine:
-            label = " ".join(f"{k}={r[k]}" for k in split) or op
-            value, median = _f(r, metric), _f(r, "time_median_s")
-            if value is None or not median:
-                continue
+            label = " ".join(f"{k}={r[k]}" for k in split if r.get(k) not in (None, "")) or op
+            median = _v(r, "time_median_s")
             fast, slow = _f(r, "time_p10_s") or median, _f(r, "time_p90_s") or median
-            low, high = value * median / slow, value * median / fast
-            lines[label].append((float(r[axis]), value, value - low, high - value))
+            x = float(r[axis])
+            times[label].append((x, median * 1e6, (median - fast) * 1e6, (slow - median) * 1e6))
+            value = _f(r, metric)
+            if value is not None:
+                low, high = value * median / slow, value * median / fast
+                lines[label].append((x, value, value - low, high - value))
         # a "sweep" whose every series is one point is a list of unrelated shapes (the llama layers):
         # joining them would draw a line that means nothing
         kept = {k: sorted(v) for k, v in lines.items() if len(v) > 1}
         if kept:
-            out[op] = (axis, metric, kept)
+            out[op] = Sweep(axis, metric, kept, {k: sorted(times[k]) for k in kept})
     return out
 
 
 def sweeps(rows: list[dict[str, str]], out_dir: str) -> dict[str, int]:
     """Per op: latency and throughput over its sweep axis, one line with p10-p90 bars per series."""
     written: dict[str, int] = {}
-    for op, (axis, metric, lines) in sweep_series(rows).items():
-        times = latency_series(rows, op, axis, list(lines))
+    for op, sweep in sweep_series(rows).items():
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
-        unit = "GB/s" if metric == "gb_per_s" else "TFLOP/s"
+        unit = "GB/s" if sweep.metric == "gb_per_s" else "TFLOP/s"
         for ax, series, ylabel in (
-            (left, times, "µs per iteration (median)"),
-            (right, lines, unit),
+            (left, sweep.latency, "µs per iteration (median)"),
+            (right, sweep.throughput, unit),
         ):
             for label, pts in series.items():
                 ax.errorbar(
@@ -178,41 +190,19 @@ def sweeps(rows: list[dict[str, str]], out_dir: str) -> dict[str, int]:
                     label=label,
                 )
             ax.set_xscale("log", base=2)
-            ax.set_xlabel(axis)
+            ax.set_xlabel(sweep.axis)
             ax.set_ylabel(ylabel)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
         left.set_yscale("log")
-        left.set_title(f"{op}: latency over {axis} (bars: p10-p90)")
-        right.set_title(f"{op}: {unit} over {axis}")
+        left.set_title(f"{op}: latency over {sweep.axis} (bars: p10-p90)")
+        right.set_title(f"{op}: {unit} over {sweep.axis}")
         fig.tight_layout()
         path = os.path.join(out_dir, f"sweep_{op}.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
-        written[path] = sum(len(p) for p in lines.values())
+        written[path] = sum(len(p) for p in sweep.throughput.values())
     return written
-
-
-def latency_series(
-    rows: list[dict[str, str]], op: str, axis: str, labels: list[str]
-) -> dict[str, list[Point]]:
-    """The same series as the throughput panel, in microseconds with p10 and p90 as the bars."""
-    params = param_columns(rows)
-    mine = [
-        r for r in rows if r.get("op") == op and r.get("status") == "ok" and _f(r, "time_median_s")
-    ]
-    split = sorted(
-        {part.split("=")[0] for label in labels for part in label.split() if "=" in part},
-        key=lambda k: ("backend", "implementation", *params).index(k),
-    )
-    out: dict[str, list[Point]] = defaultdict(list)
-    for r in mine:
-        label = " ".join(f"{k}={r[k]}" for k in split) or op
-        median = _v(r, "time_median_s") * 1e6
-        fast = (_f(r, "time_p10_s") or median * 1e-6) * 1e6
-        slow = (_f(r, "time_p90_s") or median * 1e-6) * 1e6
-        out[label].append((float(r[axis]), median, median - fast, slow - median))
-    return {k: sorted(v) for k, v in out.items()}
 
 
 Bar = tuple[str, float]  # label, speedup
@@ -222,11 +212,7 @@ def _labels(rows: list[dict[str, str]], first: tuple[str, ...] = ()) -> list[str
     """Each row's label: the values of every parameter that varies among these rows (`first` leading),
     so no two bars of a chart read the same."""
     params = param_columns(rows) if rows else []
-    keys = [
-        k
-        for k in (*first, *(p for p in params if p not in first), "implementation")
-        if len({str(r.get(k)) for r in rows}) > 1
-    ]
+    keys = varying(rows, (*first, *(p for p in params if p not in first), "implementation"))
     return [
         " ".join(str(r[k]) for k in keys if r.get(k) not in (None, "", "none")) or r["op"]
         for r in rows
