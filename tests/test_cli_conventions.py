@@ -217,6 +217,9 @@ def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path
         "dominant_kernel_pct": "25",
         "m": "64",
     }  # time_ms was a duplicate of time_median_s: dropped
+    mixed = tmp_path / "mixed.csv"  # compute rows had devices_used, collective rows devices
+    mixed.write_text("samples,devices_used,devices\n3,,8\n3,2,\n")
+    assert [r["used_device_count"] for r in read_rows(str(mixed))] == ["8", "2"]
     new = tmp_path / "new.csv"
     new.write_text("case_id,sample_count,gb_per_s\nc1,10,250.5\n")
     assert read_rows(str(new)) == [{"case_id": "c1", "sample_count": "10", "gb_per_s": "250.5"}]

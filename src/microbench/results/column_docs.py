@@ -64,11 +64,9 @@ BLOCKS = {
 }
 
 
-def _cell(classes: list[type]) -> str:
+def _cell(cls: type) -> str:
     return ", ".join(
-        f"`{f.name}` ({NOTES[f.name]})" if f.name in NOTES else f"`{f.name}`"
-        for cls in classes
-        for f in fields(cls)
+        f"`{f.name}` ({NOTES[f.name]})" if f.name in NOTES else f"`{f.name}`" for f in fields(cls)
     )
 
 
@@ -100,11 +98,11 @@ def markdown() -> str:
         "",
         "| block | columns |",
         "|---|---|",
-        *(f"| {BLOCKS[g.__name__]} | {_cell([g])} |" for g in HEAD_GROUPS),
+        *(f"| {BLOCKS[g.__name__]} | {_cell(g)} |" for g in HEAD_GROUPS),
         "| parameters | the union of the run's op parameters (`m`, `k`, `n`, `dtype`, `layout`, ...) |",
-        *(f"| {BLOCKS[g.__name__]} | {_cell([g])} |" for g in BODY_GROUPS),
-        *(f"| {label} | {_cell([cls])} |" for label, cls in _extras()),
-        *(f"| {BLOCKS[g.__name__]} | {_cell([g])} |" for g in TAIL_GROUPS),
+        *(f"| {BLOCKS[g.__name__]} | {_cell(g)} |" for g in BODY_GROUPS),
+        *(f"| {label} | {_cell(cls)} |" for label, cls in _extras()),
+        *(f"| {BLOCKS[g.__name__]} | {_cell(g)} |" for g in TAIL_GROUPS),
         END,
     ]
     return "\n".join(lines)

@@ -131,11 +131,12 @@ def upgrade(row: dict[str, str]) -> dict[str, str]:
         return row
     out: dict[str, str] = {}
     for name, value in row.items():
-        new, factor = EARLIER_NAMES.get(name, (name, 1))
-        if new is not None and new not in row and new not in out:
-            out[new] = _scaled(value, factor) if new != name else value
-        elif new == name:
+        if name not in EARLIER_NAMES:
             out[name] = value
+            continue
+        new, factor = EARLIER_NAMES[name]
+        if new is not None and not out.get(new):  # two old names of one column: the filled one wins
+            out[new] = _scaled(value, factor)
     return out
 
 
