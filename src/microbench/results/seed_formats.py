@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from microbench.results.compare import number
+
 ELEMENTWISE_NAMES = {
     "layernorm": "LayerNorm",
     "gelu": "GELU",
@@ -21,24 +23,14 @@ IMPLEMENTATION_NAMES = {
 MIB = 2**20  # the seeds' "MB" is what torch's memory counters divide by
 
 
-def _num(value: Any) -> Any:
-    if value in ("", None):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return value
-    return int(number) if number.is_integer() and not isinstance(value, float) else number
-
-
 def _scaled(row: dict[str, Any], column: str, factor: float) -> float | None:
     """A column in the seed's unit (ms, MB, a fraction), None where the row has no value."""
-    value = _num(row.get(column))
+    value = number(row, column)
     return None if value is None else value * factor
 
 
 def _int(row: dict[str, Any], column: str) -> int | None:
-    value = _num(row.get(column))
+    value = number(row, column)
     return None if value is None else int(value)
 
 
@@ -47,10 +39,10 @@ def fusion_record(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "fusion_pattern": row.get("fusion_pattern") or row.get("pattern"),
         "unfused_latency_ms": _scaled(row, "unfused_latency_s", 1e3),
-        "unfused_gflops": _num(row.get("unfused_gflop_per_s")),
+        "unfused_gflops": number(row, "unfused_gflop_per_s"),
         "fused_latency_ms": _scaled(row, "fused_latency_s", 1e3),
-        "fused_gflops": _num(row.get("fused_gflop_per_s")),
-        "speedup_factor": _num(row.get("speedup_ratio")),
+        "fused_gflops": number(row, "fused_gflop_per_s"),
+        "speedup_factor": number(row, "speedup_ratio"),
         "memory_reduction": _scaled(row, "memory_reduction_pct", 1e-2),
         "input_shape": tuple(int(d) for d in str(row.get("input_shape") or "").split("x") if d),
         "unfused_bytes": _int(row, "unfused_bytes"),
@@ -61,8 +53,8 @@ def fusion_record(row: dict[str, Any]) -> dict[str, Any]:
             "platform": row.get("platform"),
             "device_kind": row.get("device_kind"),
             "fused_impl": row.get("fused_impl"),
-            "unfused_kernels": _num(row.get("unfused_kernels_per_iter")),
-            "fused_kernels": _num(row.get("fused_kernels_per_iter")),
+            "unfused_kernels": number(row, "unfused_kernels_per_iter"),
+            "fused_kernels": number(row, "fused_kernels_per_iter"),
             "fusion_verdict": row.get("fusion_verdict"),
             "unfused_peak_memory_mb": _scaled(row, "unfused_peak_memory_bytes", 1 / MIB),
             "fused_peak_memory_mb": _scaled(row, "fused_peak_memory_bytes", 1 / MIB),
@@ -83,9 +75,9 @@ def elementwise_record(row: dict[str, Any]) -> dict[str, Any]:
         "dtype": row.get("dtype"),
         "time_ms": _scaled(row, "time_median_s", 1e3),
         "memory_mb": _scaled(row, "peak_memory_bytes", 1 / MIB),
-        "inference_speed": _num(row.get("calls_per_s")),
-        "gpu_efficiency": _num(row.get("bandwidth_of_peak_pct")),
-        "throughput_gbps": _num(row.get("gb_per_s")),
+        "inference_speed": number(row, "calls_per_s"),
+        "gpu_efficiency": number(row, "bandwidth_of_peak_pct"),
+        "throughput_gbps": number(row, "gb_per_s"),
         "status": row.get("status"),
         "error": row.get("error") or "",
     }
