@@ -178,6 +178,32 @@ def test_ctrl_c_flushes_finished_rows_and_says_how_to_resume(tmp_path, monkeypat
     _assert_complete(tmp_path, run_cli)
 
 
+def test_a_ctrl_c_python_swallowed_still_stops_the_run_quietly(tmp_path, monkeypatch, run_cli):
+    """An exit raised inside a garbage-collector callback (JAX installs one) is not printed as an
+    ignored traceback and not lost: the run stops before its first case."""
+    from microbench.platform import interrupt
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  num_runs: 1\n  csv_path: out.csv\n"
+    )
+
+    class Collected:
+        def __del__(self):
+            raise SystemExit(130)  # what Ctrl-C's handler raises outside a run
+
+    try:
+        interrupt.keep_swallowed()
+        Collected()  # collected at once: Python cannot raise from __del__ and reports it unraisable
+        assert interrupt.requested()
+        code, _, err = run_cli("run", "--config", "c.yaml", "--no-progress")
+    finally:
+        interrupt._requested.clear()
+    assert code == 130 and "interrupted" in err
+    assert "Traceback" not in err and "ignored" not in err
+    assert not (tmp_path / "out.csv").exists() or rows(tmp_path / "out.csv") == []
+
+
 def test_a_case_larger_than_device_memory_is_an_oom_row_before_inputs_exist(tmp_path):
     from test_backends import case
 

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from microbench import __version__
 from microbench.errors import UserError
+from microbench.platform import interrupt
 
 # Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
 QUICKSTART = str(resources.files("microbench") / "configs" / "quickstart.yaml")
@@ -292,6 +293,7 @@ def _quit(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _quit)  # a run replaces it with a flag while its cases run
+        interrupt.keep_swallowed()
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -3,7 +3,9 @@ timers between iterations; a second one stops at once. Neither leaves a tracebac
 the resulting KeyboardInterrupt into the resume message).
 
 A KeyboardInterrupt raised by Python's default handler can land inside a garbage-collector callback
-(JAX installs one), where it is printed as "ignored" and lost; a flag cannot be lost that way.
+(JAX installs one), where it is printed as "ignored" and lost; a flag cannot be lost that way. The same
+holds outside a run, where Ctrl-C exits at once: `keep_swallowed` turns an exit that landed in such a
+callback into the flag, without the "ignored" traceback, and the run stops before its first case.
 """
 
 from __future__ import annotations
@@ -39,15 +41,33 @@ def _on_sigint(signum: int, frame: Any) -> None:
     )
 
 
+def _unraisable(hook: Any) -> Any:
+    def keep(unraisable: Any) -> None:
+        if issubclass(unraisable.exc_type, (KeyboardInterrupt, SystemExit)):
+            _requested.set()  # Ctrl-C raised where Python cannot propagate it: kept as the flag
+            return
+        hook(unraisable)
+
+    keep.keeps_interrupts = True  # type: ignore[attr-defined]
+    return keep
+
+
+def keep_swallowed() -> None:
+    """Route Ctrl-C exits that Python would print as "Exception ignored" into the flag (once)."""
+    if not getattr(sys.unraisablehook, "keeps_interrupts", False):
+        sys.unraisablehook = _unraisable(sys.unraisablehook)
+
+
 @contextmanager
 def handled() -> Iterator[None]:
-    """SIGINT as a flag for the duration of a run (main thread only; elsewhere Python's default)."""
+    """SIGINT as a flag for the duration of a run (main thread only; elsewhere Python's default). A
+    Ctrl-C kept from before the run stays set, so the run stops before its first case."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _requested.clear()
     previous = signal.signal(signal.SIGINT, _on_sigint)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        _requested.clear()
