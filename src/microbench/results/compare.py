@@ -34,6 +34,13 @@ def number(row: dict[str, str], col: str) -> float | None:
         return None
 
 
+def scaled(row: dict[str, Any], col: str, factor: float) -> float | None:
+    """A cell converted to another unit (s to ms, bytes to MiB), to 12 significant digits so that
+    0.008816 s stays 8.816 ms rather than 8.816000000000001."""
+    value = number(row, col)
+    return None if value is None else float(f"{value * factor:.12g}")
+
+
 ALPHA = 0.01  # a difference less significant than this is noise
 MIN_SAMPLES = 5  # per side, for the rank test
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.results.compare import number
+from microbench.results.compare import number, scaled
 
 ELEMENTWISE_NAMES = {
     "layernorm": "LayerNorm",
@@ -23,12 +23,6 @@ IMPLEMENTATION_NAMES = {
 MIB = 2**20  # the seeds' "MB" is what torch's memory counters divide by
 
 
-def _scaled(row: dict[str, Any], column: str, factor: float) -> float | None:
-    """A column in the seed's unit (ms, MB, a fraction), None where the row has no value."""
-    value = number(row, column)
-    return None if value is None else value * factor
-
-
 def _int(row: dict[str, Any], column: str) -> int | None:
     value = number(row, column)
     return None if value is None else int(value)
@@ -38,12 +32,12 @@ def fusion_record(row: dict[str, Any]) -> dict[str, Any]:
     """The fusion seed's result dictionary (plus status/error, so failures are never dropped)."""
     return {
         "fusion_pattern": row.get("fusion_pattern") or row.get("pattern"),
-        "unfused_latency_ms": _scaled(row, "unfused_latency_s", 1e3),
+        "unfused_latency_ms": scaled(row, "unfused_latency_s", 1e3),
         "unfused_gflops": number(row, "unfused_gflop_per_s"),
-        "fused_latency_ms": _scaled(row, "fused_latency_s", 1e3),
+        "fused_latency_ms": scaled(row, "fused_latency_s", 1e3),
         "fused_gflops": number(row, "fused_gflop_per_s"),
         "speedup_factor": number(row, "speedup_ratio"),
-        "memory_reduction": _scaled(row, "memory_reduction_pct", 1e-2),
+        "memory_reduction": scaled(row, "memory_reduction_pct", 1e-2),
         "input_shape": tuple(int(d) for d in str(row.get("input_shape") or "").split("x") if d),
         "unfused_bytes": _int(row, "unfused_bytes"),
         "fused_bytes": _int(row, "fused_bytes"),
@@ -56,8 +50,8 @@ def fusion_record(row: dict[str, Any]) -> dict[str, Any]:
             "unfused_kernels": number(row, "unfused_kernels_per_iter"),
             "fused_kernels": number(row, "fused_kernels_per_iter"),
             "fusion_verdict": row.get("fusion_verdict"),
-            "unfused_peak_memory_mb": _scaled(row, "unfused_peak_memory_bytes", 1 / MIB),
-            "fused_peak_memory_mb": _scaled(row, "fused_peak_memory_bytes", 1 / MIB),
+            "unfused_peak_memory_mb": scaled(row, "unfused_peak_memory_bytes", 1 / MIB),
+            "fused_peak_memory_mb": scaled(row, "fused_peak_memory_bytes", 1 / MIB),
         },
         "status": row.get("status"),
         "error": row.get("error") or "",
@@ -73,8 +67,8 @@ def elementwise_record(row: dict[str, Any]) -> dict[str, Any]:
         "sequence_length": int(row["seq"]),
         "tensor_dimension": int(row["hidden"]),
         "dtype": row.get("dtype"),
-        "time_ms": _scaled(row, "time_median_s", 1e3),
-        "memory_mb": _scaled(row, "peak_memory_bytes", 1 / MIB),
+        "time_ms": scaled(row, "time_median_s", 1e3),
+        "memory_mb": scaled(row, "peak_memory_bytes", 1 / MIB),
         "inference_speed": number(row, "calls_per_s"),
         "gpu_efficiency": number(row, "bandwidth_of_peak_pct"),
         "throughput_gbps": number(row, "gb_per_s"),

@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any
 
-from microbench.results.compare import number
+from microbench.results.compare import number, scaled
 from microbench.results.writer import write_atomically
 
 # what a case is, in the runner's names and order; both CSVs carry it
@@ -76,15 +76,11 @@ def _cell(value: Any) -> Any:
 
 
 def _ms(row: dict[str, Any], column: str) -> float | None:
-    """A seconds column in the runner's milliseconds."""
-    value = number(row, column)
-    return None if value is None else value * 1e3
+    return scaled(row, column, 1e3)  # the runner's milliseconds
 
 
 def _mb(row: dict[str, Any], column: str) -> float | None:
-    """A bytes column in the runner's MB (torch's memory counters over 2**20)."""
-    value = number(row, column)
-    return None if value is None else value / 2**20
+    return scaled(row, column, 2**-20)  # the runner's MB: torch's memory counters over 2**20
 
 
 def _compiled(row: dict[str, Any]) -> bool:
