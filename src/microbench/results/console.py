@@ -22,6 +22,11 @@ IDENTITY_LIKE = frozenset(("case_id", "run_id", "timestamp", "label", "error", "
 SHAPE_KEYS = frozenset(("m", "k", "n", "num_elements", "batch", "seq", "hidden", "size"))
 
 
+def fixed(value: Any, scale: float = 1.0, digits: int = 1) -> str:
+    """A number for a table cell, scaled, at fixed decimals; blank where there is none."""
+    return "" if value in (None, "") else f"{float(value) * scale:.{digits}f}"
+
+
 def varying(rows: list[dict[str, Any]], keys: Any) -> list[str]:
     """The keys, in order, whose values are not the same in every row."""
     return [k for k in keys if len({str(r.get(k)) for r in rows}) > 1]

@@ -21,7 +21,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 from microbench.catalogue import shape_label  # noqa: E402
 from microbench.errors import UserError  # noqa: E402
 from microbench.results.compare import load_results, number, param_columns  # noqa: E402
-from microbench.results.console import distinguishing, varying  # noqa: E402
+from microbench.results.console import distinguishing, fixed, varying  # noqa: E402
 
 DIMENSIONS = ("m", "k", "n", "batch", "seq", "hidden", "size")
 
@@ -384,9 +384,6 @@ SUMMARY_HEADER = (
 def summary_cells(rows: list[dict[str, str]]) -> list[list[str]]:
     """One line per row: what it is (with the parameters that tell it apart) and what it measured."""
 
-    def fmt(v: float | None, scale: float = 1, d: int = 2) -> str:
-        return "" if v is None else f"{v * scale:.{d}f}"
-
     lines = []
     for r, params in zip(rows, distinguishing(rows), strict=True):
         p10, p90 = _f(r, "time_p10_s"), _f(r, "time_p90_s")
@@ -398,11 +395,11 @@ def summary_cells(rows: list[dict[str, str]]) -> list[list[str]]:
                 shape_label(r),
                 params,
                 ": ".join(x for x in (r["status"], (r.get("error") or "")[:80]) if x),
-                fmt(_f(r, "time_median_s"), 1e6),
+                fixed(_f(r, "time_median_s"), 1e6, 2),
                 spread,
-                fmt(_f(r, "tflop_per_s")),
-                fmt(_f(r, "gb_per_s"), 1, 0),
-                fmt(_f(r, "roofline_attained_pct"), 1, 1),
+                fixed(_f(r, "tflop_per_s"), 1, 2),
+                fixed(_f(r, "gb_per_s"), 1, 0),
+                fixed(_f(r, "roofline_attained_pct"), 1, 1),
                 (r.get("top_kernels") or r.get("dominant_kernel") or "")[:120],
             ]
         )

@@ -24,7 +24,7 @@ from microbench.platform import interrupt, processes
 from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
 from microbench.results.columns import header
-from microbench.results.console import distinguishing, table_console
+from microbench.results.console import distinguishing, fixed, table_console
 from microbench.results.remote import Staging
 from microbench.results.seed_formats import to_seed_records
 from microbench.results.torchao_runner import to_oss_records, write_runner_csvs
@@ -140,10 +140,6 @@ def close_all(files: dict[str, ResultFile]) -> None:
         f.close()
 
 
-def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
-    return "" if value in (None, "") else f"{float(value) * scale:.{digits}f}"
-
-
 def summary_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="results", show_lines=False)
     for col in (
@@ -177,10 +173,10 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
             shape,
             params,
             r["status"],
-            _fmt(r.get("time_median_s"), 1e6, 2),
-            _fmt(r.get("tflop_per_s"), 1, 2),
-            _fmt(r.get("gb_per_s"), 1, 1),
-            _fmt(pct, 1, 1),
+            fixed(r.get("time_median_s"), 1e6, 2),
+            fixed(r.get("tflop_per_s"), 1, 2),
+            fixed(r.get("gb_per_s"), 1, 1),
+            fixed(pct, 1, 1),
             r.get("timing_source") or (r.get("error") or "")[:60],
         )
     return table
