@@ -12,7 +12,7 @@ from conftest import ROOT
 
 from microbench import catalogue
 from microbench.catalogue import get_spec
-from microbench.errors import CaseFailure
+from microbench.errors import CaseFailure, Status
 from microbench.platform.backends import BACKENDS, run_order
 
 PACKAGES = [ROOT / "src" / "microbench", ROOT / "torch_backend"]
@@ -103,7 +103,7 @@ def test_check_modes_hold_in_every_suite(suite, tmp_path, monkeypatch, run_cli):
 
                 def always_wrong(m, prepared, out, original=original):
                     prepared.check = lambda out: (_ for _ in ()).throw(
-                        CaseFailure("wrong_result", "injected mismatch")
+                        CaseFailure(Status.WRONG_RESULT, "injected mismatch")
                     )
                     return original(m, prepared, out)
 
@@ -144,7 +144,8 @@ def test_columns_come_from_the_typed_row_and_undeclared_extras_fail():
 
 
 def test_the_writer_refuses_a_column_its_header_lacks(tmp_path):
-    from microbench.results.records import Environment, Identity, Row, Status
+    from microbench.errors import Status
+    from microbench.results.records import Environment, Identity, Row
     from microbench.results.writer import ResultFile
 
     identity = Identity("c", "r", "", Status.OK, "", "s", "b", "o", "numpy", None, "l")

@@ -8,7 +8,7 @@ import pytest
 from test_models import params
 
 from microbench.catalogue import all_specs, get_spec, implementations
-from microbench.config.cases import Case, Outputs, RunSettings
+from microbench.core.case import Case, Outputs, RunSettings
 from microbench.errors import CaseFailure
 from microbench.ops.common import PlacementExtras
 

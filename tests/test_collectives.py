@@ -12,8 +12,8 @@ import pytest
 from conftest import ROOT
 
 from microbench.catalogue import get_spec
+from microbench.core.types import Timing, slowest_per_iteration
 from microbench.errors import CaseFailure
-from microbench.measure.types import Timing, slowest_per_iteration
 from microbench.ops import collectives as c
 
 

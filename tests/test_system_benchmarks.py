@@ -6,20 +6,20 @@ import json
 
 import pytest
 
-from microbench.measure.stats import decile_drift
+from microbench.core.samples import Samples
 from microbench.platform.gpu_monitor import Monitor
 from microbench.run.session import plan_from_file
 
 
 def test_decile_drift_compares_the_last_tenth_with_the_first():
     steady = [1.0] * 100
-    assert decile_drift(steady) == (1.0, 10, False)
+    assert Samples(steady).drift == (1.0, 10, False)
     slowing = [1.0] * 50 + [1.2] * 50  # the last tenth 20% slower than the first
-    ratio, tenth, verdict = decile_drift(slowing)
+    ratio, tenth, verdict = Samples(slowing).drift
     assert ratio == pytest.approx(1.2) and tenth == 10 and verdict is True
     # too few samples a tenth for a verdict, but the ratio is still reported
-    assert decile_drift([1.0] * 20 + [2.0] * 20) == (2.0, 4, None)
-    assert decile_drift([1.0] * 5) == (None, 0, None)
+    assert Samples([1.0] * 20 + [2.0] * 20).drift == (2.0, 4, None)
+    assert Samples([1.0] * 5).drift == (None, 0, None)
 
 
 def test_gap_strategies_set_cadence_and_cache(write_yaml):

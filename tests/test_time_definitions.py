@@ -186,8 +186,8 @@ def test_a_pytorch_case_times_on_its_own_gpu(monkeypatch):
     """device: 1 -> events, flush and profiler all on cuda:1 (a mocked two-GPU machine)."""
     import torch
 
-    from microbench.config.cases import Case, Outputs, RunSettings
-    from microbench.measure.types import Prepared
+    from microbench.core.case import Case, Outputs, RunSettings
+    from microbench.core.types import Prepared
     from torch_backend import arrays, timing
 
     entered = []

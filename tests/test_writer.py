@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from microbench.errors import UserError
+from microbench.errors import Status, UserError
 from microbench.ops.common import PlacementExtras
 from microbench.results.columns import ENVIRONMENT, IDENTITY, STATS, header
-from microbench.results.records import Environment, Identity, Row, Status, TimeStats
+from microbench.results.records import Environment, Identity, Row, TimeStats
 from microbench.results.writer import ResultFile
 
 

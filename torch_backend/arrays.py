@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 
 from microbench.catalogue import OpSpec, Params, get_spec, implementation
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared
 from microbench.errors import unsupported
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits
-from microbench.measure.types import Prepared
 from microbench.ops.common import PlacementExtras
 from microbench.platform.frameworks import torch
 from torch_backend.devices import synchronizer

@@ -10,10 +10,10 @@ import torch
 
 import torch_backend.timing  # noqa: F401  registers the cupti, cuda_graph and cuda_events timers
 from microbench.catalogue import get_implementation, get_spec
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import DeviceInfo, Measurement
 from microbench.measure.procedure import measure
 from microbench.measure.timers import Timer, get_timer, timer_name
-from microbench.measure.types import DeviceInfo, Measurement
 from microbench.platform.environment import cpu_name
 from torch_backend.timing import with_host_ops
 

@@ -21,16 +21,16 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from microbench.catalogue import get_implementation
-from microbench.config.cases import Case
-from microbench.errors import CaseFailure, unsupported
-from microbench.measure.procedure import measure
-from microbench.measure.types import (
+from microbench.core.case import Case
+from microbench.core.types import (
     CheckResult,
     Measurement,
     Prepared,
     Timing,
     slowest_per_iteration,
 )
+from microbench.errors import CaseFailure, Status, unsupported
+from microbench.measure.procedure import measure
 from microbench.ops.collectives import extras_for, mesh_dims
 from microbench.platform import processes
 from microbench.platform.backends import BACKENDS
@@ -47,7 +47,7 @@ class Outcome:
     rank: int
     timing: Timing | None = None
     check: CheckResult | None = None
-    failure: tuple[str, str] | None = None
+    failure: tuple[Status, str] | None = None
 
 
 def device_for(rank: int) -> torch.device:
@@ -98,7 +98,7 @@ def agreed_check(prepared: Prepared, group: Any) -> Prepared:
             failure, err = caught, None
         if not _agree(failure is None, group) and failure is None:
             failure = CaseFailure(
-                "wrong_result", "another rank's output differs from the reference"
+                Status.WRONG_RESULT, "another rank's output differs from the reference"
             )
         if failure is not None:
             raise failure
@@ -111,15 +111,15 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     """This rank's part of a case (every rank, rank 0 included, runs exactly this)."""
     rank = dist.get_rank()
     prepared: Prepared | None = None
-    failure: tuple[str, str] | None = None
+    failure: tuple[Status, str] | None = None
     try:
         prepared = get_implementation(case.op, "torch", case.implementation).build(backend, case)
     except CaseFailure as caught:
         failure = (caught.status, caught.reason)
     except Exception as error:
-        failure = ("error", f"rank {rank}: {type(error).__name__}: {str(error)[:300]}")
+        failure = (Status.ERROR, f"rank {rank}: {type(error).__name__}: {str(error)[:300]}")
     if not _agree(failure is None):
-        return Outcome(rank, failure=failure or ("error", "another rank could not build the case"))
+        return Outcome(rank, failure=failure or (Status.ERROR, "another rank could not build the case"))
     if prepared is None:  # a bystander (send/recv between two other ranks)
         return Outcome(rank)
     try:
@@ -128,7 +128,7 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     except CaseFailure as caught:
         return Outcome(rank, failure=(caught.status, caught.reason))
     except Exception as error:
-        return Outcome(rank, failure=("error", f"rank {rank}: {type(error).__name__}: {error}"))
+        return Outcome(rank, failure=(Status.ERROR, f"rank {rank}: {type(error).__name__}: {error}"))
     return Outcome(rank, m.timing, m.check)
 
 
@@ -143,7 +143,7 @@ def _serve(rank: int, world: int, port: int, conn: Any) -> None:
             try:
                 conn.send(run_rank(backend, case))
             except Exception:
-                conn.send(Outcome(rank, failure=("crash", traceback.format_exc(limit=3)[-300:])))
+                conn.send(Outcome(rank, failure=(Status.CRASHED, traceback.format_exc(limit=3)[-300:])))
     finally:
         dist.destroy_process_group()
 
@@ -183,7 +183,7 @@ class Ranks:
             try:
                 outcomes.append(conn.recv())
             except (EOFError, OSError):
-                outcomes.append(Outcome(rank, failure=("crash", f"rank {rank} exited")))
+                outcomes.append(Outcome(rank, failure=(Status.CRASHED, f"rank {rank} exited")))
         return outcomes
 
     def close(self) -> None:
@@ -251,10 +251,10 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     settled = replace(case, run=replace(case.run, num_runs=case.run.num_runs + 1))
     outcomes = [_drop_first(o) for o in ranks_for(world).run(backend, settled)]
     failed = [o for o in outcomes if o.failure]
-    if any(o.failure and o.failure[0] == "crash" for o in outcomes):
+    if any(o.failure and o.failure[0] is Status.CRASHED for o in outcomes):
         _close()  # a lost rank leaves the group unusable: the next case starts new ranks
     if failed:
-        status, reason = failed[0].failure  # type: ignore[misc]
+        status, reason = failed[0].failure or (Status.ERROR, "")
         raise CaseFailure(status, reason)
     timed = [o for o in outcomes if o.timing is not None]
     first = timed[0].timing

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from microbench.catalogue import get_spec
-from microbench.config.cases import Case, Outputs, RunSettings
+from microbench.core.case import Case, Outputs, RunSettings
 from microbench.results.seed_formats import to_seed_records
 from microbench.run.session import execute_all
 from torch_backend.backend import default_device as backend_device

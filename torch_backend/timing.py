@@ -19,7 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Kernel, Prepared, Timing
 from microbench.measure.attribution import (
     IterationKernels,
     KernelEvent,
@@ -35,7 +36,6 @@ from microbench.measure.timers import (
     register_timer,
     warm_up,
 )
-from microbench.measure.types import Kernel, Prepared, Timing
 from microbench.platform import interrupt
 from microbench.platform.frameworks import torch
 

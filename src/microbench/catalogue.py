@@ -26,7 +26,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_DIM = 1 << 22  # a single dimension beyond 4M elements is a typo, not a benchmark
 MAX_ELEMENTS = 1 << 40  # a flat element count (4 TiB of bytes) beyond any device's memory
-SHAPE_KEYS = ("m", "k", "n")
 
 
 def _dim(param: Param, value: Any, where: str) -> Any:
@@ -276,11 +275,3 @@ def get_implementation(op: str, backend: str, name: str | None = None) -> Implem
     if name is None:
         return table.get("default") or next(iter(table.values()))
     return table[name]
-
-
-def shape_label(
-    params: Mapping[str, Any], keys: Iterable[str] = SHAPE_KEYS, named: bool = False
-) -> str:
-    """'1024x512x256' (or 'm=1024xk=512xn=256') from whichever of the shape keys are present."""
-    parts = [(k, params[k]) for k in keys if params.get(k) not in (None, "")]
-    return "x".join(f"{k}={v}" if named else str(v) for k, v in parts)

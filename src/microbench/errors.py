@@ -1,9 +1,29 @@
-"""User-facing errors: one line, naming the file and the key, exit code 2."""
+"""What can go wrong: input the user can fix (`UserError`: one line naming the file and the key, exit
+code 2) and a case that cannot produce a clean number (`CaseFailure`, a row with its `Status`)."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from enum import Enum
+
+
+class Status(str, Enum):
+    """A row's outcome: the only spellings of a status anywhere in the code."""
+
+    OK = "ok"
+    WRONG_RESULT = "wrong_result"  # the output failed its reference check
+    UNSUPPORTED = "unsupported"  # the platform, framework or package cannot run this case
+    OOM = "oom"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # the case's process died (--isolate)
+    ERROR = "error"
+
+    @property
+    def failed(self) -> bool:
+        """A case that should have produced a number and did not (unsupported says the platform
+        cannot run it, which is not a failure of the run)."""
+        return self not in (Status.OK, Status.UNSUPPORTED)
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
@@ -59,15 +79,15 @@ class UserError(Exception):
 class CaseFailure(Exception):
     """A case that cannot produce a clean row; becomes a row with this status."""
 
-    def __init__(self, status: str, reason: str) -> None:
-        self.status = status
+    def __init__(self, status: Status, reason: str) -> None:
+        self.status = Status(status)
         self.reason = " ".join(str(reason).split())
-        super().__init__(f"{status}: {self.reason}")
+        super().__init__(f"{self.status.value}: {self.reason}")
 
 
 def unsupported(reason: str) -> CaseFailure:
-    return CaseFailure("unsupported", reason)
+    return CaseFailure(Status.UNSUPPORTED, reason)
 
 
 def wrong_result(reason: str) -> CaseFailure:
-    return CaseFailure("wrong_result", reason)
+    return CaseFailure(Status.WRONG_RESULT, reason)

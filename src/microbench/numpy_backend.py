@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from microbench.catalogue import get_implementation, get_spec
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import DeviceInfo, Measurement, Prepared
 from microbench.measure.numerics import check_outputs
 from microbench.measure.procedure import measure
 from microbench.measure.timers import get_timer
-from microbench.measure.types import DeviceInfo, Measurement, Prepared
 from microbench.platform.environment import cpu_name
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from microbench.catalogue import Params, implementation
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared
 from microbench.errors import unsupported
-from microbench.measure.types import Prepared
 from microbench.ops import collectives as spec
 from microbench.platform.frameworks import torch
 from torch_backend.tensors import to_torch

@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from microbench.catalogue import implementation
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE
-from microbench.measure.types import Prepared, Timing
 from microbench.ops.elementwise import ElementwiseExtras, elements
 from microbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
@@ -129,7 +127,7 @@ def prepare_elementwise(backend: Any, case: Case) -> Prepared:
         return err
 
     def finish(timing: Timing, companions: dict[str, Timing]) -> ElementwiseExtras:
-        median = float(np.median(timing.samples_s))
+        median = timing.median_s
         return ElementwiseExtras(
             peak_memory_bytes=peak_memory_bytes(call, device),
             calls_per_s=1.0 / median,

@@ -11,13 +11,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from microbench.catalogue import OpSpec, get_spec, implementation
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE
-from microbench.measure.types import Prepared, Timing
 from microbench.ops.fusion import FusionExtras
 from microbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
@@ -197,10 +195,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
 
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
         k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
-        mu, mf = (
-            float(np.median(companions["unfused"].samples_s)),
-            float(np.median(t_fused.samples_s)),
-        )
+        mu, mf = companions["unfused"].median_s, t_fused.median_s
         flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), spec.extra["unfused_bytes"](p)
         verdict = (
             f"fused: {k_fused:g} vs {k_unfused:g} kernels"

@@ -17,13 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from microbench.catalogue import implementation
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared, Timing
 from microbench.errors import CaseFailure, unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE, relative_error
-from microbench.measure.types import Prepared, Timing
 from microbench.ops.torchao import BLOCK_DENSITY, TorchaoExtras, sparsity_kind
 from microbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
@@ -190,7 +188,7 @@ def write_artifacts(call: Callable[[], Any], case: Case, device: Any) -> dict[st
 
 
 def median_s(t: Timing | None) -> float | None:
-    return float(np.median(t.samples_s)) if t else None
+    return t.median_s if t else None
 
 
 def ratio(a: float | None, b: float | None) -> float | None:

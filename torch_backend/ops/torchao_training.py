@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from microbench.catalogue import implementation
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared, Timing
 from microbench.errors import CaseFailure, unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE
-from microbench.measure.types import Prepared, Timing
 from microbench.ops.torchao import TorchaoTrainingExtras
 from microbench.platform.frameworks import torch
 from torch_backend.devices import resolve_device, synchronizer

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 
 from microbench.catalogue import implementation
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared
 from microbench.errors import unsupported
 from microbench.measure.numerics import check_outputs, digest_rows
-from microbench.measure.types import Prepared
 from microbench.ops.transfers import SPEC, finish, make_inputs
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import compute_device

@@ -11,8 +11,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from microbench.config import ironwood, torchao
-from microbench.config.cases import Case, PlanRequest
 from microbench.config.schema import IronwoodConfig, TorchaoConfig
+from microbench.config.settings import PlanRequest
+from microbench.core.case import Case
 from microbench.errors import UserError
 
 DEFAULT_MAX_CASES = 5000

@@ -10,9 +10,10 @@ from dataclasses import replace
 from typing import Any
 
 from microbench.catalogue import OpSpec, get_spec, implementations
-from microbench.config.cases import RUN_KEYS, Case, Outputs, PlanRequest, RunSettings, run_settings
 from microbench.config.schema import Benchmark, IronwoodConfig
+from microbench.config.settings import RUN_KEYS, PlanRequest, run_settings
 from microbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
+from microbench.core.case import Case, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.platform.backends import BACKENDS
 

@@ -24,8 +24,15 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from microbench.catalogue import OpSpec, get_implementation, get_spec
-from microbench.config.cases import Case
-from microbench.errors import CaseFailure, unsupported
+from microbench.core.case import Case
+from microbench.core.types import (
+    DeviceInfo,
+    Measurement,
+    Prepared,
+    Timing,
+    slowest_per_iteration,
+)
+from microbench.errors import CaseFailure, Status, unsupported
 from microbench.jax_backend import distributed, xplane
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits, measure
@@ -38,13 +45,6 @@ from microbench.measure.timers import (
     timed_iterations,
     timer_name,
     warm_up,
-)
-from microbench.measure.types import (
-    DeviceInfo,
-    Measurement,
-    Prepared,
-    Timing,
-    slowest_per_iteration,
 )
 from microbench.ops.common import PlacementExtras
 
@@ -225,7 +225,9 @@ def checked_everywhere(check: Callable[[Any], float | None] | None) -> Any:
         if failure is not None:
             raise failure
         if worst == float("inf"):
-            raise CaseFailure("wrong_result", "another process's output differs from the reference")
+            raise CaseFailure(
+                Status.WRONG_RESULT, "another process's output differs from the reference"
+            )
         return worst
 
     return agreed
@@ -331,7 +333,7 @@ def traced_samples(case: Case, prepared: Prepared, warmup: int, n: int) -> Timin
             return _slowest_device(case, profile, n, wall, trace_dir)
         platform, iters = xplane.iterations(profile, module_name(case), n)
     except xplane.TraceError as error:
-        raise CaseFailure("error", f"device time unavailable: {error}") from None
+        raise CaseFailure(Status.ERROR, f"device time unavailable: {error}") from None
     return Timing(
         samples_s=[i.total_ns * 1e-9 for i in iters],
         source=f"xprof_{platform}",

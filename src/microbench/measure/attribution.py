@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from microbench.measure.types import Kernel
+from microbench.core.types import Kernel
 
 
 class AttributionError(Exception):

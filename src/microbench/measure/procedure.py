@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from microbench.catalogue import OpSpec, shape_label
-from microbench.config.cases import Case
-from microbench.errors import CaseFailure
+from microbench.catalogue import OpSpec
+from microbench.core.case import Case, shape_label
+from microbench.core.types import CheckResult, DeviceInfo, Measurement, Prepared
+from microbench.errors import CaseFailure, Status
 from microbench.measure.timers import Timer
-from microbench.measure.types import CheckResult, DeviceInfo, Measurement, Prepared
 
 
 def check_fits(spec: OpSpec, case: Case, capacity_bytes: float | None) -> None:
@@ -16,7 +16,7 @@ def check_fits(spec: OpSpec, case: Case, capacity_bytes: float | None) -> None:
     need = spec.bytes(case.params)
     if need > capacity_bytes:
         raise CaseFailure(
-            "oom",
+            Status.OOM,
             f"out of device memory at {shape_label(case.params, named=True)}: inputs and "
             f"outputs alone need {need / 2**30:.1f} GiB, the framework can allocate "
             f"{capacity_bytes / 2**30:.1f} GiB",

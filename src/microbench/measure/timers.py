@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported
-from microbench.measure.types import Prepared, Timing
 from microbench.platform import interrupt
 
 Timer = Callable[[Prepared, int, int], Timing]  # (prepared, warmup, iterations) -> samples

@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 
 from microbench.catalogue import OpSpec, Param, Params, implementation, register
-from microbench.config.cases import Case
-from microbench.errors import CaseFailure, unsupported
+from microbench.core.case import Case
+from microbench.core.samples import median_or_none
+from microbench.core.types import Prepared, Timing
+from microbench.errors import CaseFailure, Status, unsupported
 from microbench.measure.numerics import check_rows, relative_error, tolerance
-from microbench.measure.types import Prepared, Timing
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
 
@@ -305,10 +306,6 @@ class CollectiveExtras:
     fastest_device_median_s: float | None
 
 
-def _median(samples: Sequence[float]) -> float | None:
-    return float(np.median(samples)) if len(samples) else None
-
-
 def extras_for(
     op: str, p: Params, timing: Timing, chips: Sequence[Any], processes: int
 ) -> CollectiveExtras:
@@ -323,7 +320,7 @@ def extras_for(
         if op not in ("ppermute", "send_recv")
         else float(e_bytes)
     )
-    t = _median(timing.samples_s)
+    t = median_or_none(timing.samples_s)
     size = message_bytes(op, p)
     algbw = size / t / 1e9 if t else None
     achieved = transferred / t / 1e9 if t else None
@@ -332,7 +329,7 @@ def extras_for(
         if op == "all_to_all" and p.get("topology")
         else None
     )
-    medians = {name: _median(s) for name, s in timing.device_samples_s.items() if s}
+    medians = {name: median_or_none(s) for name, s in timing.device_samples_s.items() if s}
     return CollectiveExtras(
         op_type=c.op_type,
         group_device_count=r,
@@ -374,7 +371,7 @@ def check_member(
     tol = tolerance(dtype(p["dtype"]).name)
     if not err <= tol:
         raise CaseFailure(
-            "wrong_result",
+            Status.WRONG_RESULT,
             f"device {position} (member {member} of its group) differs from the float64 reference: "
             f"relative error {err:.3g} > tolerance {tol:.3g}",
         )

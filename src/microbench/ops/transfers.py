@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation, register
-from microbench.config.cases import Case
+from microbench.core.case import Case
+from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported
 from microbench.measure.numerics import check_outputs, digest_rows
-from microbench.measure.types import Prepared, Timing
 from microbench.ops.common import PLACEMENT, normal
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
@@ -53,7 +53,7 @@ def make_inputs(p: Params, rng: np.random.Generator) -> Arrays:
 def gib_per_s(timing: Timing, p: Params) -> float | None:
     if not timing.samples_s:
         return None
-    median = float(np.median(timing.samples_s))
+    median = timing.median_s
     return p["data_size_mib"] / 1024 / median if median > 0 else None
 
 

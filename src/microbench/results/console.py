@@ -8,7 +8,8 @@ from typing import Any
 
 from rich.console import Console
 
-from microbench.catalogue import get_spec, shape_label
+from microbench.catalogue import get_spec
+from microbench.core.case import shape_label
 from microbench.errors import UserError
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row

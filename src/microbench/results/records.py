@@ -13,24 +13,13 @@ from enum import Enum
 from typing import Any
 
 from microbench.catalogue import OpSpec
-from microbench.config.cases import Case
-from microbench.measure.stats import decile_drift, summarize
-from microbench.measure.types import DeviceInfo, Measurement
+from microbench.core.case import Case
+from microbench.core.samples import median_or_none
+from microbench.core.types import DeviceInfo, Measurement
+from microbench.errors import Status
 from microbench.platform.environment import timestamp
 from microbench.platform.hardware import Peaks, lookup, with_overrides
 from microbench.results.roofline import derive
-
-NOISE_THRESHOLD = 0.10  # IQR / median above this marks a row as noisy
-
-
-class Status(str, Enum):
-    OK = "ok"
-    WRONG_RESULT = "wrong_result"  # the output failed its reference check
-    UNSUPPORTED = "unsupported"  # the platform, framework or package cannot run this case
-    OOM = "oom"
-    TIMEOUT = "timeout"
-    CRASHED = "crashed"  # the case's process died (--isolate)
-    ERROR = "error"
 
 
 @dataclass
@@ -247,10 +236,6 @@ def top_kernels(kernels: list[Any]) -> str | None:
     )
 
 
-def _median(samples: list[float]) -> float | None:
-    return summarize(samples)["median"] if samples else None
-
-
 def _identity(
     case: Case, spec: OpSpec, status: Status, error: str, run_id: str, implementation: str | None
 ) -> Identity:
@@ -272,7 +257,7 @@ def _identity(
 def failure_row(
     case: Case,
     spec: OpSpec,
-    status: str,
+    status: Status,
     reason: str,
     run_id: str,
     env: dict[str, Any],
@@ -280,7 +265,7 @@ def failure_row(
 ) -> Row:
     implementation = case.params.get("implementation")  # the case asked for one by parameter
     return Row(
-        identity=_identity(case, spec, Status(status), reason, run_id, implementation),
+        identity=_identity(case, spec, status, reason, run_id, implementation),
         params=dict(case.params),
         conditions=_conditions(case, device, measured=False),
         environment=_environment(case, device, env),
@@ -310,7 +295,7 @@ def success_row(
     """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines."""
     check_extras(spec, m.extras)
     t = m.timing
-    st = summarize(t.samples_s)
+    median = t.median_s
     used_device_count = int(getattr(m.extras, "used_device_count", 1) or 1)
     flops, nbytes = spec.flops(case.params), spec.bytes(case.params)
     if getattr(m.extras, "sharding", None) == "replicated":  # every device does the whole op
@@ -327,34 +312,38 @@ def success_row(
                 if isinstance(getattr(peaks, f.name), (int, float))
             },
         )
-    derived: dict[str, Any] = derive(
-        flops, nbytes, st["median"], peaks, spec.peak_dtype(case.params)
-    )
+    derived: dict[str, Any] = derive(flops, nbytes, median, peaks, spec.peak_dtype(case.params))
     top = t.kernels[0] if t.kernels else None
     roofline = Roofline(**{f.name: derived.pop(f.name) for f in fields(Roofline)})
     status = Status.WRONG_RESULT if m.check.flagged else Status.OK
     tflops = derived.pop("tflop_per_s")
-    drift = decile_drift(t.samples_s)
+    drift = t.drift
     return Row(
         identity=_identity(
             case, spec, status, m.check.text if m.check.flagged else "", run_id, m.implementation
         ),
         params=dict(case.params),
         stats=TimeStats(
-            **{f"time_{k}_s": st[k] for k in ("median", "mean", "min", "max", "p10", "p90", "std")},
-            sample_count=int(st["count"]),
-            iqr_over_median_ratio=st["iqr_over_median_ratio"],
-            noisy=st["iqr_over_median_ratio"] > NOISE_THRESHOLD,
-            decile_drift_ratio=drift[0],
-            decile_sample_count=drift[1],
-            throttled=drift[2],
+            time_median_s=median,
+            time_mean_s=t.mean_s,
+            time_min_s=t.min_s,
+            time_max_s=t.max_s,
+            time_p10_s=t.p10_s,
+            time_p90_s=t.p90_s,
+            time_std_s=t.std_s,
+            sample_count=t.count,
+            iqr_over_median_ratio=t.iqr_ratio,
+            noisy=t.noisy,
+            decile_drift_ratio=drift.ratio,
+            decile_sample_count=drift.per_tenth,
+            throttled=drift.throttled,
         ),
         conditions=_conditions(case, m.device),
         timing=TimingInfo(
             timing_source=t.source,
-            device_span_median_s=_median(t.span_samples_s),
-            launch_median_s=_median(t.launch_samples_s),
-            wall_median_s=_median(t.wall_samples_s),
+            device_span_median_s=median_or_none(t.span_samples_s),
+            launch_median_s=median_or_none(t.launch_samples_s),
+            wall_median_s=median_or_none(t.wall_samples_s),
             compile_s=m.compile_s,
             dominant_kernel=top.name if top else None,
             dominant_kernel_pct=100 * top.share if top else None,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from microbench.config.cases import Case
+from microbench.core.case import Case
 from microbench.errors import UserError
 
 DIR_FIELDS = ("trace_dir", "xla_dump_dir", "xlml_metrics_dir")

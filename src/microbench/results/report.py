@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from microbench.catalogue import shape_label  # noqa: E402
+from microbench.core.case import shape_label  # noqa: E402
 from microbench.errors import UserError  # noqa: E402
 from microbench.results.compare import load_results, number, param_columns  # noqa: E402
 from microbench.results.console import distinguishing, fixed, varying  # noqa: E402

@@ -7,8 +7,8 @@ from typing import Any
 
 from rich.table import Table
 
-from microbench.catalogue import all_specs, shape_label
-from microbench.config.cases import Case
+from microbench.catalogue import all_specs
+from microbench.core.case import Case, shape_label
 from microbench.results.console import table_console
 
 

@@ -14,11 +14,11 @@ from typing import Any, Protocol, cast
 
 import numpy as np
 
-from microbench.catalogue import get_spec, shape_label
-from microbench.config.cases import Case
-from microbench.errors import CaseFailure
+from microbench.catalogue import get_spec
+from microbench.core.case import Case, shape_label
+from microbench.core.types import DeviceInfo, Measurement
+from microbench.errors import CaseFailure, Status
 from microbench.measure.numerics import relative_error
-from microbench.measure.types import DeviceInfo, Measurement
 from microbench.platform import interrupt
 from microbench.platform.backends import BACKENDS
 from microbench.platform.gpu_monitor import Monitor
@@ -49,7 +49,9 @@ def get_backend(name: str) -> Backend:
         try:
             _backend_cache[name] = cast(Backend, BACKENDS[name].load())
         except ImportError as error:
-            raise CaseFailure("unsupported", f"the {name} backend cannot load: {error}") from None
+            raise CaseFailure(
+                Status.UNSUPPORTED, f"the {name} backend cannot load: {error}"
+            ) from None
     return _backend_cache[name]
 
 
@@ -118,13 +120,13 @@ def execute(
     except CaseFailure as failure:
         status, reason = failure.status, failure.reason
     except CaseTimeout:
-        status, reason = "timeout", f"case exceeded its {timeout_s:g} s timeout"
+        status, reason = Status.TIMEOUT, f"case exceeded its {timeout_s:g} s timeout"
     except Exception as error:  # a case's own failure: record it and go on with the sweep
         first = (str(error).strip().splitlines() or [""])[0][:300]
         if _is_oom(error):
-            status, reason = "oom", f"out of device memory at {_shape(case)}: {first}"
+            status, reason = Status.OOM, f"out of device memory at {_shape(case)}: {first}"
         else:
-            status, reason = "error", f"{type(error).__name__}: {first}"
+            status, reason = Status.ERROR, f"{type(error).__name__}: {first}"
     _release_device_memory()
     return failure_row(case, spec, status, reason, run_id, env, device), {}
 
@@ -189,7 +191,7 @@ def execute_isolated(
                 if started
                 else (f"the case's process did not start within {STARTUP_LIMIT_S:g} s")
             )
-            return failure_row(case, get_spec(case.op), "timeout", what, run_id, env), {}
+            return failure_row(case, get_spec(case.op), Status.TIMEOUT, what, run_id, env), {}
     proc.join(timeout=30)
     if result is not None:
         return result
@@ -198,7 +200,7 @@ def execute_isolated(
         f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
     )
     reason = f"the case's process {why} (crash or out-of-memory kill) at {_shape(case)}"
-    return failure_row(case, get_spec(case.op), "crashed", reason, run_id, env), {}
+    return failure_row(case, get_spec(case.op), Status.CRASHED, reason, run_id, env), {}
 
 
 @dataclass

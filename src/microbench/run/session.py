@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from microbench.catalogue import get_spec, shape_label
-from microbench.config.cases import Case
+from microbench.catalogue import get_spec
 from microbench.config.dialects import default_csv, plan_cases
 from microbench.config.loader import LoadedConfig, load_config
+from microbench.core.case import Case, shape_label
 from microbench.errors import UserError
 from microbench.platform import interrupt, processes
 from microbench.platform.backends import run_order

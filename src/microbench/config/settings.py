@@ -1,86 +1,15 @@
-"""A case: one op on one backend with fully resolved parameters, run settings and outputs."""
+"""Run settings as a config gives them (checked, one line per problem) and what a planner is asked."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from microbench.catalogue import shape_label
+from microbench.core.case import CACHE_POLICIES, CADENCES, CHECK_MODES, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
 
 RUN_KEYS = ("num_runs", "warmup", "timeout_s", "check", "timer", "cache", "cadence", "threads")
-CHECK_MODES = ("strict", "flag", "off")
 TIMERS = ("auto", "xprof", "cupti", "cuda_graph", "cuda_events", "wall")
-CACHE_POLICIES = ("cold", "warm")
-CADENCES = ("blocked", "sustained")
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    num_runs: int = 20
-    warmup: int = 3
-    timeout_s: float | None = None
-    check: str = "strict"  # strict: a wrong result is not timed; flag: timed but flagged; off
-    timer: str = "auto"  # which timer; auto picks per backend and platform (docs/method.md)
-    cache: str = "cold"  # cold: L2 (or the CPU's last-level cache) flushed before every iteration
-    cadence: str = (
-        "blocked"  # blocked: each iteration waits for its outputs; sustained: back to back
-    )
-    threads: int | None = None  # CPU threads for the framework's host ops (None: its default)
-
-
-@dataclass(frozen=True)
-class Outputs:
-    csv_path: str
-    trace_dir: str | None = None
-    xla_dump_dir: str | None = None
-    xlml_metrics_dir: str | None = None
-
-
-@dataclass(frozen=True)
-class Case:
-    op: str
-    backend: str
-    params: dict[str, Any]
-    run: RunSettings
-    outputs: Outputs
-    benchmark: str
-    config_id: str = ""
-    implementation: str | None = None  # a registered implementation of the op on this backend
-    pair_key: str = field(default="", compare=False)
-
-    @property
-    def id(self) -> str:
-        """Stable across runs: the op, backend, parameters and run settings, nothing else."""
-        ident = {
-            "op": self.op,
-            "backend": self.backend,
-            "params": self.params,
-            "num_runs": self.run.num_runs,
-            "warmup": self.run.warmup,
-            **{
-                k: v
-                for k, v in (
-                    ("implementation", self.implementation),
-                    ("timer", self.run.timer),
-                    ("cache", self.run.cache),
-                    ("cadence", None if self.run.cadence == "blocked" else self.run.cadence),
-                    ("threads", self.run.threads),
-                )
-                if v not in (None, "auto")
-            },
-        }
-        return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[
-            :12
-        ]
-
-    @property
-    def label(self) -> str:
-        return "-".join(
-            p for p in (self.op, self.backend, shape_label(self.params), self.id[:6]) if p
-        )
 
 
 def _count(value: Any, low: int, key: str, where: str) -> int:

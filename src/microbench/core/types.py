@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from microbench.core.samples import SampleStats
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -36,7 +38,10 @@ class Kernel:
 
 
 @dataclass
-class Timing:
+class Timing(SampleStats):
+    """A timer's result; its statistics (`median_s`, `iqr_ratio`, `meets_confidence`, ...) are those
+    of `samples_s`, the headline series."""
+
     samples_s: list[float]  # one per iteration: the row's headline time
     source: str  # the timer that produced them, e.g. xprof_gpu, cupti, wall_clock
     wall_samples_s: list[float] = field(default_factory=list)  # host wall per blocked iteration
@@ -51,6 +56,9 @@ class Timing:
     # ops timed on many devices (collectives): each device's per-iteration time; samples_s is then the
     # slowest device's time per iteration
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
+
+    def _values(self) -> list[float]:
+        return self.samples_s
 
 
 def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
