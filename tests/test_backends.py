@@ -102,8 +102,8 @@ def test_a_deliberately_wrong_jax_op_is_caught(tmp_path, monkeypatch):
     wrong = dataclasses.replace(
         unscaled, build=lambda p: lambda a, b, sa, sb: unscaled.build(p)(a, b)
     )
-    monkeypatch.setitem(catalogue._IMPLEMENTATIONS, ("gemm", "jax"), {"jit": wrong})
-    with pytest.raises(CaseFailure) as info:
+    with catalogue.CATALOGUE.scoped() as scope, pytest.raises(CaseFailure) as info:
+        scope.add_implementation(dataclasses.replace(wrong, op="gemm"), replace=True)
         jax_backend().measure(case("gemm", "jax", tmp_path))
     assert info.value.status == "wrong_result"
 

@@ -405,7 +405,7 @@ def test_repeated_sweep_values_are_one_case(tmp_path, run_cli):
 MORE = {
     "unknown_timer": (
         "benchmarks:\n- benchmark_name: add\n  timer: cuptii\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].timer: Input should be 'auto', 'xprof', 'cupti', 'cuda_graph', 'cuda_events' or 'wall' (got 'cuptii')",
+        "config.yaml: benchmarks[0].timer: must be one of auto, cuda_events, cuda_graph, cupti, traced_wall, wall, xprof, got 'cuptii' (did you mean 'cupti'?)",
     ),
     "bad_cache": (
         "benchmarks:\n- benchmark_name: add\n  cache: cool\n  benchmark_params: [{m: 8, n: 8}]\n",
@@ -441,7 +441,7 @@ MORE = {
     ),
     "timer_in_params_bad": (
         "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, timer: fast}]\n",
-        "config.yaml: benchmarks[0].benchmark_params[0].timer: must be one of auto, xprof, cupti, cuda_graph, cuda_events, wall, got 'fast'",
+        "config.yaml: benchmarks[0].benchmark_params[0].timer: must be one of auto, cuda_events, cuda_graph, cupti, traced_wall, wall, xprof, got 'fast'",
     ),
     "cache_in_params_bad": (
         "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, cache: hot}]\n",

@@ -23,13 +23,15 @@ def params(op, **given):
 
 def test_groups_follow_the_mesh_axes_the_strategy_selects():
     p = params("psum", matrix_dim=8, ici_size=8, mesh_shape="2x4", sharding_strategy="1x4")
-    assert c.groups(p) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert c.groups("psum", p) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     p = params("psum", matrix_dim=8, ici_size=8, mesh_shape="2x4", sharding_strategy="2x1")
-    assert c.groups(p) == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert c.groups("psum", p) == [[0, 4], [1, 5], [2, 6], [3, 7]]
     # only > 1 matters, as in the reference: "1x1x4" on 4x4x8 is the whole last axis (8)
     p = params("psum", matrix_dim=8, ici_size=128, mesh_shape="4x4x8", sharding_strategy="1x1x4")
-    assert c.group_size(p) == 8 and len(c.groups(p)) == 16
-    assert c.groups(params("send_recv", num_elements=1024, source_id=0, target_id=3)) == [[0, 3]]
+    assert c.group_size("psum", p) == 8 and len(c.groups("psum", p)) == 16
+    assert c.groups(
+        "send_recv", params("send_recv", num_elements=1024, source_id=0, target_id=3)
+    ) == [[0, 3]]
 
 
 def test_bandwidth_follows_nccl_tests_and_the_reference_by_hand():

@@ -8,6 +8,7 @@ import torch
 from test_models import params
 
 from microbench.catalogue import get_spec
+from microbench.ops.fusion import unfused_bytes
 
 FUSION_YAML = """
 backend: torch
@@ -187,7 +188,7 @@ def test_fusion_models_match_hand_computed_values(op, given, flops, unfused, fus
     spec = get_spec(op)
     p = params(op, **given)
     assert spec.flops(p) == flops
-    assert spec.extra["unfused_bytes"](p) == unfused
+    assert unfused_bytes(op, p) == unfused
     assert spec.bytes(p) == fused
 
 
@@ -195,7 +196,7 @@ def test_seed_memory_reduction_figures():
     spec = get_spec("fusion_linear")
     for pattern, reduction in (("linear_bias", 0.333), ("linear_bias_relu", 0.5)):
         p = params("fusion_linear", pattern=pattern, m=512, k=1024, n=1024)
-        assert 1 - spec.bytes(p) / spec.extra["unfused_bytes"](p) == pytest.approx(
+        assert 1 - spec.bytes(p) / unfused_bytes("fusion_linear", p) == pytest.approx(
             reduction, abs=1e-3
         )
 

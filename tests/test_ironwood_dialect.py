@@ -59,16 +59,16 @@ def test_warmup_and_warmup_tries_together_are_one_error(write_yaml, run_cli):
     assert err.strip().endswith("benchmarks[0].warmup_tries: give warmup or warmup_tries, not both")
 
 
-def test_block_topology_goes_into_params_that_lack_it(write_yaml, monkeypatch):
+def test_block_topology_goes_into_params_that_lack_it(write_yaml):
     add = get_spec("add")
     probe = replace(add, name="probe", params=(*add.params, Param("topology", "str", "1x1")))
-    monkeypatch.setitem(catalogue._SPECS, "probe", probe)
-    monkeypatch.setitem(
-        catalogue._IMPLEMENTATIONS, ("probe", "jax"), catalogue.implementations("add", "jax")
-    )
-    cases = plan(
-        write_yaml,
-        """
+    with catalogue.CATALOGUE.scoped() as scope:
+        scope.register(probe)
+        for impl in catalogue.implementations("add", "jax").values():
+            scope.add_implementation(replace(impl, op="probe"))
+        cases = plan(
+            write_yaml,
+            """
         benchmarks:
         - benchmark_name: probe
           topology: 4x4x4
@@ -76,7 +76,7 @@ def test_block_topology_goes_into_params_that_lack_it(write_yaml, monkeypatch):
           - {m: 8, n: 8}
           - {m: 8, n: 16, topology: 2x2x1}
         """,
-    )
+        )
     assert [c.params["topology"] for c in cases] == ["4x4x4", "2x2x1"]
 
 

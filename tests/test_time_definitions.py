@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from microbench.catalogue import all_specs
+from microbench.catalogue import PreparedImplementation, all_specs, get_implementation
 from microbench.measure.attribution import (
     AttributionError,
     KernelEvent,
@@ -18,7 +18,9 @@ from microbench.measure.attribution import (
 COMPUTE_OPS = [
     name
     for name, spec in all_specs().items()
-    if spec.suite == "compute" and not spec.extra.get("jax_prepares")  # transfers: no compiled twin
+    # transfers prepare themselves and have no compiled twin
+    if spec.suite == "compute"
+    and not isinstance(get_implementation(spec.name, "jax"), PreparedImplementation)
 ]
 
 

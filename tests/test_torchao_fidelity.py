@@ -323,4 +323,4 @@ def test_recipe_patterns_and_makers_agree():
     from torch_backend.recipes import MAKERS
 
     assert set(MAKERS) == set(RECIPES) - {"baseline"}
-    assert all(any(re.fullmatch(p, name) for p in RECIPES) for name in RECIPE_EXAMPLES)
+    assert all(any(re.fullmatch(p, name) for p in RECIPES.values()) for name in RECIPE_EXAMPLES)

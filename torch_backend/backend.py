@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import torch
 
 import torch_backend.timing  # noqa: F401  registers the cupti, cuda_graph and cuda_events timers
-from microbench.catalogue import get_implementation, get_spec
+from microbench.catalogue import Headline, PreparedImplementation, get_spec, implementation_of
 from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement
 from microbench.measure.procedure import measure
@@ -68,12 +68,14 @@ class TorchBackend:
         return timer if device.type == "cuda" else with_host_ops(timer)
 
     def measure(self, case: Case) -> Measurement:
-        if get_spec(case.op).extra.get("device_time") == "slowest":  # one process per device
+        if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:  # a process per device
             from torch_backend.distributed import measure_ranks
 
             return measure_ranks(self, case)
         with isolated_compiler_state(), thread_count(case.run.threads):
-            impl = get_implementation(case.op, self.name, case.implementation)
+            impl = implementation_of(
+                PreparedImplementation, case.op, self.name, case.implementation
+            )
             prepared = impl.build(self, case)
             device = prepared.device if prepared.device is not None else default_device()
             return measure(case, prepared, self.timer(case, device), self.device_info_for(device))

@@ -10,7 +10,6 @@ group before anyone times, so no rank is left waiting in a collective alone.
 from __future__ import annotations
 
 import atexit
-import math
 import traceback
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -20,7 +19,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from microbench.catalogue import get_implementation
+from microbench.catalogue import PreparedImplementation, implementation_of
 from microbench.core.case import Case
 from microbench.core.types import (
     CheckResult,
@@ -31,7 +30,7 @@ from microbench.core.types import (
 )
 from microbench.errors import CaseFailure, Status, unsupported
 from microbench.measure.procedure import measure
-from microbench.ops.collectives import extras_for, mesh_dims
+from microbench.ops.collectives import COLLECTIVES, devices_needed, extras_for, groups
 from microbench.platform import processes
 from microbench.platform.backends import BACKENDS
 
@@ -56,11 +55,10 @@ def device_for(rank: int) -> torch.device:
 
 def world_size(case: Case) -> int:
     """Ranks a case needs: its mesh, or every local GPU for send/recv (as the reference's local mesh)."""
-    p = case.params
-    if "source_id" in p:
-        need = max(p["source_id"], p["target_id"]) + 1
+    need = devices_needed(case.op, case.params)
+    if COLLECTIVES[case.op].point_to_point:
         return max(need, torch.cuda.device_count()) if torch.cuda.is_available() else need
-    return math.prod(mesh_dims(p))
+    return need
 
 
 _GROUPS: dict[tuple[int, ...], Any] = {}
@@ -112,23 +110,34 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     rank = dist.get_rank()
     prepared: Prepared | None = None
     failure: tuple[Status, str] | None = None
+    if not any(rank in group for group in groups(case.op, case.params)):
+        # a bystander (send/recv between two other ranks) builds nothing; every rank agrees below
+        return (
+            Outcome(rank)
+            if _agree(True)
+            else Outcome(rank, failure=(Status.ERROR, "another rank could not build the case"))
+        )
     try:
-        prepared = get_implementation(case.op, "torch", case.implementation).build(backend, case)
+        impl = implementation_of(PreparedImplementation, case.op, "torch", case.implementation)
+        prepared = impl.build(backend, case)
     except CaseFailure as caught:
         failure = (caught.status, caught.reason)
     except Exception as error:
         failure = (Status.ERROR, f"rank {rank}: {type(error).__name__}: {str(error)[:300]}")
     if not _agree(failure is None):
-        return Outcome(rank, failure=failure or (Status.ERROR, "another rank could not build the case"))
-    if prepared is None:  # a bystander (send/recv between two other ranks)
-        return Outcome(rank)
+        return Outcome(
+            rank, failure=failure or (Status.ERROR, "another rank could not build the case")
+        )
+    assert prepared is not None
     try:
         device = prepared.device if prepared.device is not None else device_for(rank)
         m = measure(case, prepared, backend.timer(case, device), backend.device_info_for(device))
     except CaseFailure as caught:
         return Outcome(rank, failure=(caught.status, caught.reason))
     except Exception as error:
-        return Outcome(rank, failure=(Status.ERROR, f"rank {rank}: {type(error).__name__}: {error}"))
+        return Outcome(
+            rank, failure=(Status.ERROR, f"rank {rank}: {type(error).__name__}: {error}")
+        )
     return Outcome(rank, m.timing, m.check)
 
 
@@ -143,7 +152,9 @@ def _serve(rank: int, world: int, port: int, conn: Any) -> None:
             try:
                 conn.send(run_rank(backend, case))
             except Exception:
-                conn.send(Outcome(rank, failure=(Status.CRASHED, traceback.format_exc(limit=3)[-300:])))
+                conn.send(
+                    Outcome(rank, failure=(Status.CRASHED, traceback.format_exc(limit=3)[-300:]))
+                )
     finally:
         dist.destroy_process_group()
 

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from microbench.ops.elementwise import IMPLEMENTATIONS
+from microbench.catalogue import implementations as registered
 from microbench.results.writer import write_json_atomically
 from torch_backend.entry import default_device, make_case, run_seed_cases
 
@@ -44,7 +44,7 @@ def run_comprehensive_benchmark(
     sequence_lengths: Sequence[int] = SEQUENCE_LENGTHS,
     tensor_dimensions: Sequence[int] = TENSOR_DIMENSIONS,
     operations: Sequence[str] = tuple(SEED_OPERATIONS),
-    implementations: Sequence[str] = IMPLEMENTATIONS,
+    implementations: Sequence[str] | None = None,
     output_file: str | None = "benchmark_results.json",
     dtype: str = "bfloat16",
     device: str | None = None,
@@ -57,13 +57,13 @@ def run_comprehensive_benchmark(
         batch_sizes, sequence_lengths, tensor_dimensions = (
             QUICK[k] for k in ("batch_sizes", "sequence_lengths", "tensor_dimensions")
         )
+    implementations = implementations or tuple(registered("elementwise", "torch"))
     ops = [op for name in operations for op in SEED_OPERATIONS.get(name, (name,))]
     cases = [
         make_case(
             "elementwise",
             {
                 "operation": op,
-                "implementation": impl,
                 "batch": b,
                 "seq": s,
                 "hidden": h,
@@ -72,6 +72,7 @@ def run_comprehensive_benchmark(
             },
             num_trials,
             num_warmup,
+            implementation=impl,
         )
         for b in batch_sizes
         for s in sequence_lengths

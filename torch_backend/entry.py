@@ -15,7 +15,9 @@ def default_device() -> str:
     return backend_device().type
 
 
-def make_case(op: str, given: dict[str, Any], num_trials: int, warmup: int) -> Case:
+def make_case(
+    op: str, given: dict[str, Any], num_trials: int, warmup: int, implementation: str | None = None
+) -> Case:
     spec = get_spec(op)
     return Case(
         op=op,
@@ -24,6 +26,7 @@ def make_case(op: str, given: dict[str, Any], num_trials: int, warmup: int) -> C
         run=RunSettings(num_runs=num_trials, warmup=warmup),
         outputs=Outputs(csv_path=""),
         benchmark=op,
+        implementation=implementation,
     )
 
 

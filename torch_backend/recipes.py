@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from microbench.errors import unsupported
-from microbench.ops.torchao import RECIPES, sparsity_kind
+from microbench.ops.torchao import RECIPES, recipe_of, sparsity_kind
 
 
 @dataclass(frozen=True)
@@ -169,18 +169,18 @@ def _uintx(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 MARLIN = "Marlin layouts (int4 weight-only in the 2:4 MarlinSparseLayout)"
 
-# one maker per pattern of microbench.ops.torchao.RECIPES (baseline has none)
+# one maker per recipe of microbench.ops.torchao.RECIPES (baseline has none)
 MAKERS: dict[str, Callable[[Any, re.Match[str], Target], Any]] = {
     "int8wo": _int8wo,
     "int8dq": _int8dq,
     "int8dq_prefill_wo_decode": _int8dq_prefill,
-    RECIPES[4]: _intx,
+    "int8_dynamic_activation_intx_weight": _intx,
     "float8wo": _float8wo,
     "float8dq": _float8dq("PerTensor"),
     "float8dq-tensor": _float8dq("PerTensor"),
     "float8dq-row": _float8dq("PerRow"),
-    RECIPES[9]: _int4,
-    RECIPES[10]: _gemlite,
+    "int4wo": _int4,
+    "gemlitewo": _gemlite,
     "marlin": _gone(MARLIN),
     "marlin-qqq": _gone("Marlin layouts (MarlinQQQLayout)"),
     "int8adq-int4w-symm": _gone(
@@ -188,7 +188,7 @@ MAKERS: dict[str, Callable[[Any, re.Match[str], Target], Any]] = {
         "Int8DynamicActivationInt4WeightConfig is a grouped, asymmetric CPU kernel)"
     ),
     "fp6": _fp6,
-    RECIPES[15]: _uintx,
+    "uintx": _uintx,
 }
 assert set(MAKERS) == set(RECIPES) - {"baseline"}, "every recipe name needs a maker"
 
@@ -256,10 +256,10 @@ def torchao_config(target: Target, sparsity: str = "none") -> Any | None:
     kind = sparsity_kind(sparsity) if sparsity != "none" else None
     if kind is not None:
         return SPARSE_MAKERS[kind](tq, target)
-    for pattern, make in MAKERS.items():
-        match = re.fullmatch(pattern, target.recipe)
-        if match:
-            return make(tq, match, target)
+    known = recipe_of(target.recipe)
+    if known is not None:
+        recipe, match = known
+        return MAKERS[recipe](tq, match, target)
     raise unsupported(
         f"quantization recipe '{target.recipe}' is not known to this harness (torch_backend/recipes.py)"
     )

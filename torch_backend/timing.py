@@ -332,5 +332,6 @@ def _timer(fn: Callable[..., Timing]) -> Callable[[Case], Timer]:
     return factory
 
 
-for _name, _fn in (("cupti", cupti), ("cuda_graph", cuda_graph), ("cuda_events", cuda_events)):
-    register_timer(_name, ("torch",))(_timer(_fn))
+register_timer("cupti", ("torch",), auto_on=(("torch", "gpu"),))(_timer(cupti))
+register_timer("cuda_graph", ("torch",))(_timer(cuda_graph))
+register_timer("cuda_events", ("torch",))(_timer(cuda_events))

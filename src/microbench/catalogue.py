@@ -1,27 +1,39 @@
-"""The op catalogue: what each op is (its spec) and which backends implement it.
+"""The op catalogue: what each op is (its spec and traits) and which backends implement it, how.
 
 An op family's module (``microbench/ops/<family>.py``) registers its specs with `register` and its
-implementations with the `implementation` decorator; PyTorch implementations register the same way from
-``torch_backend/ops``. `discover` imports every module of those packages, so the catalogue is complete
-whatever was imported first. Nothing here imports a framework.
+implementations with `array_implementation` (a function of the op's input arrays, placed, compiled and
+timed by the backend) or `implementation` (the op prepares itself); PyTorch implementations register the
+same way from ``torch_backend/ops``. `discover` imports every module of those packages and every
+backend's timer module, so the catalogue is complete whatever was imported first. Nothing here imports a
+framework. `CATALOGUE` is the process's catalogue; a test can build a fresh `Catalogue` or work in a
+`scoped` copy of the real one.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any, TypeVar
 
 import numpy as np
 
+from microbench.core.case import Case, RunSettings
+from microbench.core.types import Prepared
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.platform.backends import BACKENDS, run_order
 from microbench.platform.dtypes import dtype as lookup_dtype
 
 Params = Mapping[str, Any]
 Arrays = dict[str, np.ndarray]
+ArrayFn = Callable[
+    ..., dict[str, Any]
+]  # the op's input arrays in make_inputs order -> named outputs
+ArrayBuild = Callable[[Params], ArrayFn]
+PreparedBuild = Callable[[Any, Case], Prepared]  # (the backend object, the case) -> ready to time
 F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_DIM = 1 << 22  # a single dimension beyond 4M elements is a typo, not a benchmark
@@ -114,6 +126,42 @@ class Param:
         return lookup_dtype(self.default).name if self.kind == "dtype" else self.default
 
 
+class Headline(str, Enum):
+    """Whose time is a row's headline."""
+
+    ONE_DEVICE = "one_device"
+    SLOWEST_DEVICE = (
+        "slowest_device"  # every device timed; per iteration, the slowest (collectives)
+    )
+
+
+@dataclass(frozen=True)
+class RunOverride:
+    """Run settings an op's parameters fix (a gap strategy is a cadence and a cache policy)."""
+
+    cache: str | None = None
+    cadence: str | None = None
+
+    def apply(self, run: RunSettings) -> RunSettings:
+        return replace(run, cache=self.cache or run.cache, cadence=self.cadence or run.cadence)
+
+
+RunOverrides = Callable[[Params], RunOverride]
+
+
+@dataclass(frozen=True)
+class Traits:
+    """How an op is run and reported beyond its math, as named facts (tritonbench's operator attributes)."""
+
+    headline: Headline = Headline.ONE_DEVICE
+    roofline: bool = True  # False: interconnect traffic, which the HBM and FLOP peaks do not bound
+    auto_timer: Mapping[str, str] = field(default_factory=dict)  # backend -> what `auto` means here
+    run_overrides: RunOverrides | None = None  # run settings its parameters fix (cadence, cache)
+    monitor_gpu: bool = False  # clocks, temperature and power sampled along the case
+    donated_input: str | None = None  # updated in place; each result feeds the next iteration
+    default_implementations: tuple[str, ...] = ()  # run when a config names none (empty: all)
+
+
 @dataclass(frozen=True)
 class OpSpec:
     """What an op is, independent of the framework that runs it."""
@@ -129,13 +177,9 @@ class OpSpec:
     reference: Callable[[Arrays, Params, np.ndarray], Arrays] | None = None
     output_rows: Callable[[Params], int] | None = None
     tolerance_floor: Callable[[Params], float] = lambda p: 0.0
-    constraint: Callable[[Params], str | None] = lambda p: (
-        None
-    )  # why these params cannot run, if so
-    row_extras: type | None = (
-        None  # the dataclass of the suite-specific columns this op's rows carry
-    )
-    extra: dict[str, Any] = field(default_factory=dict)
+    constraint: Callable[[Params], str | None] = lambda p: None  # why params cannot run, if so
+    row_extras: type | None = None  # the dataclass of the suite's columns this op's rows carry
+    traits: Traits = Traits()
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -193,78 +237,145 @@ class OpSpec:
 
 
 @dataclass(frozen=True)
-class Implementation:
-    """One way a backend runs an op. `build`'s signature is the backend's business (docs/architecture.md)."""
+class ArrayImplementation:
+    """A pure function of the op's input arrays: the backend draws, places, compiles and times it."""
 
     op: str
     backend: str
     name: str
-    build: Callable[..., Any]
+    build: ArrayBuild
 
 
-_SPECS: dict[str, OpSpec] = {}
-_IMPLEMENTATIONS: dict[tuple[str, str], dict[str, Implementation]] = {}
-_discovered = False
+@dataclass(frozen=True)
+class PreparedImplementation:
+    """An implementation that prepares itself: inputs, call, check and extras (transfers, suites)."""
+
+    op: str
+    backend: str
+    name: str
+    build: PreparedBuild
 
 
-def register(spec: OpSpec) -> OpSpec:
-    if spec.name in _SPECS:
-        raise ValueError(f"op {spec.name!r} registered twice")
-    _SPECS[spec.name] = spec
-    return spec
+Implementation = ArrayImplementation | PreparedImplementation
 
 
-def implementation(
+def _as_list(ops: str | Iterable[str]) -> list[str]:
+    return [ops] if isinstance(ops, str) else list(ops)
+
+
+class Catalogue:
+    """Op specs and implementations by name; discovered from the op packages on first use."""
+
+    def __init__(self, packages: Callable[[], Iterable[str]] = lambda: ()) -> None:
+        self._packages = packages
+        self._specs: dict[str, OpSpec] = {}
+        self._implementations: dict[tuple[str, str], dict[str, Implementation]] = {}
+        self._discovered = False
+
+    def register(self, spec: OpSpec) -> OpSpec:
+        if spec.name in self._specs:
+            raise ValueError(f"op {spec.name!r} registered twice")
+        self._specs[spec.name] = spec
+        return spec
+
+    def add_implementation(self, impl: Implementation, replace: bool = False) -> None:
+        """Register an implementation; `replace` swaps a registered one (tests injecting a fault)."""
+        if impl.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {impl.backend!r}")
+        table = self._implementations.setdefault((impl.op, impl.backend), {})
+        if impl.name in table and not replace:
+            raise ValueError(
+                f"{impl.backend} implementation {impl.name!r} of op {impl.op!r} registered twice"
+            )
+        table[impl.name] = impl
+
+    def discover(self) -> None:
+        """Import every op and timer module exactly once (they register as they are imported)."""
+        if self._discovered:
+            return
+        self._discovered = True
+        for package_name in dict.fromkeys(self._packages()):
+            package = importlib.import_module(package_name)
+            for module in pkgutil.iter_modules(
+                getattr(package, "__path__", []), package_name + "."
+            ):
+                importlib.import_module(module.name)
+
+    def all_specs(self) -> dict[str, OpSpec]:
+        self.discover()
+        return dict(self._specs)
+
+    def get_spec(self, name: str) -> OpSpec:
+        specs = self.all_specs()
+        if name not in specs:
+            raise UserError(f"unknown op '{name}'", suggestion=did_you_mean(name, specs))
+        return specs[name]
+
+    def backends_of(self, op: str) -> tuple[str, ...]:
+        self.discover()
+        return tuple(sorted({b for (o, b) in self._implementations if o == op}, key=run_order))
+
+    def implementations(self, op: str, backend: str) -> dict[str, Implementation]:
+        self.discover()
+        return dict(self._implementations.get((op, backend), {}))
+
+    def implemented_ops(self) -> set[str]:
+        self.discover()
+        return {op for op, _ in self._implementations}
+
+    @contextmanager
+    def scoped(self) -> Iterator[Catalogue]:
+        """Registrations made inside are gone afterwards (tests that add an op, end to end)."""
+        self.discover()
+        specs = dict(self._specs)
+        implementations = {k: dict(v) for k, v in self._implementations.items()}
+        try:
+            yield self
+        finally:
+            self._specs, self._implementations = specs, implementations
+
+
+def _discovered_packages() -> list[str]:
+    """Our op modules, each backend's implementation package, and each backend's timer module."""
+    return [
+        "microbench.ops",
+        *(b.implementations for b in BACKENDS.values()),
+        *(b.timers for b in BACKENDS.values() if b.timers),
+    ]
+
+
+CATALOGUE = Catalogue(_discovered_packages)
+register = CATALOGUE.register
+all_specs = CATALOGUE.all_specs
+get_spec = CATALOGUE.get_spec
+backends_of = CATALOGUE.backends_of
+implementations = CATALOGUE.implementations
+
+
+def array_implementation(
     ops: str | Iterable[str], backend: str, name: str = "default"
-) -> Callable[[F], F]:
-    """Register the decorated function as `backend`'s implementation `name` of one or more ops."""
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}")
+) -> Callable[[ArrayBuild], ArrayBuild]:
+    """Register `build(params) -> fn(*arrays) -> {name: array}` as `backend`'s `name` of the ops."""
 
-    def decorate(build: F) -> F:
-        for op in [ops] if isinstance(ops, str) else list(ops):
-            table = _IMPLEMENTATIONS.setdefault((op, backend), {})
-            if name in table:
-                raise ValueError(f"{backend} implementation {name!r} of op {op!r} registered twice")
-            table[name] = Implementation(op, backend, name, build)
+    def decorate(build: ArrayBuild) -> ArrayBuild:
+        for op in _as_list(ops):
+            CATALOGUE.add_implementation(ArrayImplementation(op, backend, name, build))
         return build
 
     return decorate
 
 
-def discover() -> None:
-    """Import every op module (ours and each backend's implementation package) exactly once."""
-    global _discovered
-    if _discovered:
-        return
-    packages = dict.fromkeys(["microbench.ops", *(b.implementations for b in BACKENDS.values())])
-    for package_name in packages:
-        package = importlib.import_module(package_name)
-        for module in pkgutil.iter_modules(package.__path__, package_name + "."):
-            importlib.import_module(module.name)
-    _discovered = True
+def implementation(
+    ops: str | Iterable[str], backend: str, name: str = "default"
+) -> Callable[[PreparedBuild], PreparedBuild]:
+    """Register `build(backend, case) -> Prepared` as `backend`'s `name` of the ops."""
 
+    def decorate(build: PreparedBuild) -> PreparedBuild:
+        for op in _as_list(ops):
+            CATALOGUE.add_implementation(PreparedImplementation(op, backend, name, build))
+        return build
 
-def all_specs() -> dict[str, OpSpec]:
-    discover()
-    return dict(_SPECS)
-
-
-def get_spec(name: str) -> OpSpec:
-    specs = all_specs()
-    if name not in specs:
-        raise UserError(f"unknown op '{name}'", suggestion=did_you_mean(name, specs))
-    return specs[name]
-
-
-def backends_of(op: str) -> tuple[str, ...]:
-    discover()
-    return tuple(sorted({b for (o, b) in _IMPLEMENTATIONS if o == op}, key=run_order))
-
-
-def implementations(op: str, backend: str) -> dict[str, Implementation]:
-    discover()
-    return dict(_IMPLEMENTATIONS.get((op, backend), {}))
+    return decorate
 
 
 def get_implementation(op: str, backend: str, name: str | None = None) -> Implementation:
@@ -275,3 +386,17 @@ def get_implementation(op: str, backend: str, name: str | None = None) -> Implem
     if name is None:
         return table.get("default") or next(iter(table.values()))
     return table[name]
+
+
+Kind = TypeVar("Kind", ArrayImplementation, PreparedImplementation)
+
+
+def implementation_of(kind: type[Kind], op: str, backend: str, name: str | None = None) -> Kind:
+    """`get_implementation`, for a backend that runs only one kind of registration."""
+    impl = get_implementation(op, backend, name)
+    if not isinstance(impl, kind):
+        raise TypeError(
+            f"{backend} implementation {impl.name!r} of {op!r} is a {type(impl).__name__}, "
+            f"not a {kind.__name__}"
+        )
+    return impl

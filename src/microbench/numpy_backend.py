@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from microbench.catalogue import get_implementation, get_spec
+from microbench.catalogue import ArrayImplementation, get_spec, implementation_of
 from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement, Prepared
 from microbench.measure.numerics import check_outputs
@@ -29,7 +29,7 @@ class NumpyBackend:
         spec = get_spec(case.op)
         assert spec.make_inputs is not None
         host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
-        impl = get_implementation(case.op, self.name, case.implementation)
+        impl = implementation_of(ArrayImplementation, case.op, self.name, case.implementation)
         fn = impl.build(case.params)
         prepared = Prepared(
             call=lambda: fn(*host.values()),

@@ -53,27 +53,24 @@ def _calls(
 
 
 @implementation(tuple(spec.COLLECTIVES), "torch", "torch.distributed")
-def torch_collective(backend: Any, case: Case) -> Prepared | None:
-    """This rank's tensors and call; None for a rank outside a send/recv pair."""
+def torch_collective(backend: Any, case: Case) -> Prepared:
+    """This rank's tensors and call (every rank that takes part; the ranks see to bystanders)."""
     from torch_backend.distributed import agreed_check, device_for, process_group
 
     op, p = case.op, case.params
     rank = torch.distributed.get_rank()
-    members = spec.groups(p)
-    group_of = [g for g in members if rank in g]
-    group = process_group(members, group_of[0]) if group_of else None
-    if not group_of:
-        return None
-    mine = group_of[0]
+    members = spec.groups(op, p)
+    (mine,) = [g for g in members if rank in g]
+    group = process_group(members, mine)
     member, r = mine.index(rank), len(mine)
     c, n = spec.COLLECTIVES[op], spec.block_rows(p)
-    if op == "all_to_all" and n % r:
+    if c.must_split and n % r:
         raise unsupported(f"{n} rows do not split into {r} chunks")
     device = device_for(rank)
     x = to_torch(spec.block(p, rank, np.arange(c.in_rows(n, r))), device)
     out = (
         x.clone()
-        if op == "psum"
+        if c.in_place
         else torch.zeros((c.out_rows(n, r), spec.row_len(p)), dtype=x.dtype, device=device)
     )
     call = _calls(op, p, x, out, group, mine, member)

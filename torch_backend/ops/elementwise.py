@@ -85,16 +85,18 @@ def _cuda(p: dict[str, Any], device: Any) -> Callable[..., Any]:
     return lambda x: ext.activation(x, code)
 
 
-# implementation name -> how to get its function; the project's kernels cover LayerNorm and activations
-IMPLEMENTATIONS = {"eager": _eager, "compile": _compiled, "triton": _triton, "cuda": _cuda}
-KERNELS_FOR = ("layernorm", *CUDA_ACTIVATION_CODES)
+KERNELS_FOR = ("layernorm", *CUDA_ACTIVATION_CODES)  # what the project's own kernels cover
 
 
-def implementation_fn(p: dict[str, Any], device: Any) -> Callable[..., Any]:
-    impl = p["implementation"]
-    if impl in ("triton", "cuda") and p["operation"] not in KERNELS_FOR:
-        raise unsupported(f"this project has no {impl} kernel for {p['operation']}")
-    return IMPLEMENTATIONS[impl](p, device)
+def kernel(make: Callable[[dict[str, Any], Any], Callable[..., Any]], name: str) -> Any:
+    """One of the project's kernels, for the operations it covers."""
+
+    def build(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+        if p["operation"] not in KERNELS_FOR:
+            raise unsupported(f"this project has no {name} kernel for {p['operation']}")
+        return make(p, device)
+
+    return build
 
 
 def reference(p: dict[str, Any], inputs: list[Any]) -> Any:
@@ -103,13 +105,14 @@ def reference(p: dict[str, Any], inputs: list[Any]) -> Any:
     return EAGER[p["operation"]](*upcast)
 
 
-@implementation("elementwise", "torch", "by_parameter")
-def prepare_elementwise(backend: Any, case: Case) -> Prepared:
-    """One operation with the implementation the case's `implementation` parameter names."""
+def prepared(
+    name: str, make: Callable[[dict[str, Any], Any], Callable[..., Any]], case: Case
+) -> Prepared:
+    """One operation by one implementation, checked against eager PyTorch in fp32."""
     p = case.params
     device = resolve_device(p["device"])
     inputs = make_inputs(p, device)
-    fn = implementation_fn(p, device)
+    fn = make(p, device)
 
     def call() -> Any:
         with torch.no_grad():
@@ -121,7 +124,7 @@ def prepare_elementwise(backend: Any, case: Case) -> Prepared:
         err = relative_error(out, reference(p, inputs))
         if not err <= tol:
             raise wrong_result(
-                f"{p['implementation']} {p['operation']} differs from PyTorch: "
+                f"{name} {p['operation']} differs from PyTorch: "
                 f"relative error {err:.3g} > {tol:.3g}"
             )
         return err
@@ -138,7 +141,23 @@ def prepare_elementwise(backend: Any, case: Case) -> Prepared:
         call=call,
         sync=synchronizer(device),
         check=check,
-        implementation=p["implementation"],
+        implementation=name,
         device=device,
         finish=finish,
     )
+
+
+IMPLEMENTATIONS = {
+    "eager": _eager,
+    "compile": _compiled,
+    "triton": kernel(_triton, "triton"),
+    "cuda": kernel(_cuda, "cuda"),
+}
+
+
+def _register(name: str, make: Callable[[dict[str, Any], Any], Callable[..., Any]]) -> None:
+    implementation("elementwise", "torch", name)(lambda backend, case: prepared(name, make, case))
+
+
+for _name, _make in IMPLEMENTATIONS.items():
+    _register(_name, _make)

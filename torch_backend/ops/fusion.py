@@ -16,7 +16,7 @@ from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE
-from microbench.ops.fusion import FusionExtras
+from microbench.ops.fusion import FusionExtras, unfused_bytes
 from microbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.kernel_count import count_kernels
@@ -196,7 +196,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
         k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
         mu, mf = companions["unfused"].median_s, t_fused.median_s
-        flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), spec.extra["unfused_bytes"](p)
+        flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), unfused_bytes(spec.name, p)
         verdict = (
             f"fused: {k_fused:g} vs {k_unfused:g} kernels"
             if k_fused < k_unfused

@@ -6,7 +6,6 @@ import hashlib
 import json
 import math
 import os
-from dataclasses import replace
 from typing import Any
 
 from microbench.catalogue import OpSpec, get_spec, implementations
@@ -107,15 +106,7 @@ def _clamp(spec: OpSpec, params: dict[str, Any], max_dim: int | None) -> dict[st
 
 
 def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
-    base = RunSettings(
-        num_runs=cfg.num_runs or 20,
-        warmup=3 if cfg.warmup is None else cfg.warmup,
-        timeout_s=cfg.timeout_s,
-        timer=cfg.timer or "auto",
-        cache=cfg.cache or "cold",
-        cadence=cfg.cadence or "blocked",
-        threads=cfg.threads,
-    )
+    base = run_settings(RunSettings(), cfg.model_dump(exclude_none=True), "")
     planned: list[tuple[int, Benchmark, str, list[dict[str, Any]], list[dict[str, Any]]]] = []
     total = 0
     for i, bench in enumerate(cfg.benchmarks):  # everything is validated before any case exists
@@ -148,9 +139,7 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
                 if is_sweep
                 else [resolve_same_as(entry, entry_where)]
             )
-            case_keys = RUN_KEYS + (
-                () if "implementation" in spec.param_names else ("implementation",)
-            )
+            case_keys = (*RUN_KEYS, "implementation")
             dicts = [
                 e
                 for d in dicts
@@ -189,8 +178,8 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
         )
         for d, params in zip(dicts, resolved, strict=True):
             run = run_settings(bench_run, d, entry_where)
-            if "run_settings" in spec.extra:  # an op whose parameters set how it is timed
-                run = replace(run, **spec.extra["run_settings"](params))
+            if spec.traits.run_overrides:  # an op whose parameters set how it is timed
+                run = spec.traits.run_overrides(params).apply(run)
             pair = hashlib.sha1(
                 json.dumps([spec.name, params], sort_keys=True).encode()
             ).hexdigest()[:12]
@@ -217,15 +206,12 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
 def implementations_to_run(
     spec: OpSpec, backend: str, requested: str | list[str] | None, where: str
 ) -> list[str | None]:
-    """Every registered implementation of the op on the backend, or the requested ones.
-
-    An op with its own `implementation` parameter (the elementwise suite) selects by that parameter.
-    """
-    if "implementation" in spec.param_names:
-        return [None]
+    """The requested implementations of the op on the backend, or else its default ones (all of them
+    unless the op names its defaults)."""
     registered = list(implementations(spec.name, backend))
     if requested is None:
-        return list(registered)
+        defaults = [n for n in spec.traits.default_implementations if n in registered]
+        return list(defaults or registered)
     names = [requested] if isinstance(requested, str) else list(requested)
     chosen = [n for n in names if n in registered]
     if chosen:

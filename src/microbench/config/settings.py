@@ -7,9 +7,9 @@ from typing import Any
 
 from microbench.core.case import CACHE_POLICIES, CADENCES, CHECK_MODES, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
+from microbench.measure.timers import timer_names
 
 RUN_KEYS = ("num_runs", "warmup", "timeout_s", "check", "timer", "cache", "cadence", "threads")
-TIMERS = ("auto", "xprof", "cupti", "cuda_graph", "cuda_events", "wall")
 
 
 def _count(value: Any, low: int, key: str, where: str) -> int:
@@ -51,7 +51,7 @@ RUN_SETTING_CHECKS = {
     "warmup": lambda v, where: _count(v, 0, "warmup", where),
     "timeout_s": lambda v, where: _seconds(v, "timeout_s", where),
     "check": lambda v, where: _check_mode(v, "check", where),
-    "timer": lambda v, where: _choice(v, "timer", where, TIMERS),
+    "timer": lambda v, where: _choice(v, "timer", where, timer_names()),
     "cache": lambda v, where: _choice(v, "cache", where, CACHE_POLICIES),
     "cadence": lambda v, where: _choice(v, "cadence", where, CADENCES),
     "threads": lambda v, where: _count(v, 1, "threads", where),

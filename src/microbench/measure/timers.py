@@ -1,8 +1,10 @@
 """Timers and their registry: a timer turns a prepared op into per-iteration samples.
 
-Backends register their device timers here (`register_timer`); `timer_name` says which one `auto`
-picks for a backend on a platform (docs/method.md has the table). The wall clock lives here because
-every backend can fall back to it on a CPU, where nothing better exists.
+A timer is one registration: `register_timer(name, backends, auto_on)` on a factory `(case) -> timer`.
+`auto_on` names the (backend, platform) pairs where `timer: auto` picks it; anywhere else `auto` is the
+wall clock, which lives here because every backend can fall back to it on a CPU, where nothing better
+exists. Backends keep their device timers in their own timer module (`BackendInfo.timers`), found by
+the catalogue's discovery, so config validation knows every timer name without importing a framework.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import glob
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from microbench.catalogue import CATALOGUE
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported
@@ -24,38 +28,68 @@ from microbench.platform import interrupt
 
 Timer = Callable[[Prepared, int, int], Timing]  # (prepared, warmup, iterations) -> samples
 TimerFactory = Callable[[Case], Timer]
-
-_TIMERS: dict[tuple[str, str], TimerFactory] = {}
-# what `auto` means, per (backend, platform); a platform missing here gets the wall clock
-AUTO: dict[tuple[str, str], str] = {
-    ("jax", "gpu"): "xprof",
-    ("jax", "tpu"): "xprof",
-    ("jax", "cpu"): "wall",
-    ("torch", "gpu"): "cupti",
-    ("torch", "cpu"): "wall",
-    ("numpy", "cpu"): "wall",
-}
+AUTO = "auto"
+FALLBACK = "wall"  # what `auto` means where no timer claims the (backend, platform)
 
 
-def register_timer(name: str, backends: tuple[str, ...]) -> Callable[[TimerFactory], TimerFactory]:
+@dataclass(frozen=True)
+class TimerInfo:
+    name: str
+    backends: tuple[str, ...] | None  # None: every backend
+    auto_on: tuple[tuple[str, str], ...]  # (backend, platform) pairs where `auto` picks this timer
+    factory: TimerFactory
+
+    def serves(self, backend: str) -> bool:
+        return self.backends is None or backend in self.backends
+
+
+_TIMERS: dict[str, TimerInfo] = {}
+
+
+def register_timer(
+    name: str,
+    backends: tuple[str, ...] | None = None,
+    auto_on: tuple[tuple[str, str], ...] = (),
+) -> Callable[[TimerFactory], TimerFactory]:
+    """Register a timer for some backends (None: all), the automatic choice on `auto_on`."""
+
     def decorate(factory: TimerFactory) -> TimerFactory:
-        for backend in backends:
-            if (backend, name) in _TIMERS:
-                raise ValueError(f"timer {name!r} of backend {backend!r} registered twice")
-            _TIMERS[(backend, name)] = factory
+        if name in _TIMERS or name == AUTO:
+            raise ValueError(f"timer {name!r} registered twice")
+        claimed = {pair for info in _TIMERS.values() for pair in info.auto_on}
+        if set(auto_on) & claimed:
+            raise ValueError(f"timer {name!r}: another timer is already auto on {auto_on}")
+        _TIMERS[name] = TimerInfo(name, backends, tuple(auto_on), factory)
         return factory
 
     return decorate
 
 
-def timer_name(backend: str, platform: str, requested: str = "auto") -> str:
-    return AUTO.get((backend, platform), "wall") if requested == "auto" else requested
+def registered_timers() -> dict[str, TimerInfo]:
+    CATALOGUE.discover()  # every backend's timer module has registered
+    return dict(_TIMERS)
+
+
+def timer_names() -> tuple[str, ...]:
+    """What a config's `timer:` may say."""
+    return (AUTO, *sorted(registered_timers()))
+
+
+def timer_name(backend: str, platform: str, requested: str = AUTO) -> str:
+    """The timer `requested` means for this backend on this platform."""
+    if requested != AUTO:
+        return requested
+    for info in registered_timers().values():
+        if (backend, platform) in info.auto_on:
+            return info.name
+    return FALLBACK
 
 
 def get_timer(backend: str, name: str, case: Case) -> Timer:
-    if (backend, name) not in _TIMERS:
+    info = registered_timers().get(name)
+    if info is None or not info.serves(backend):
         raise unsupported(f"the {backend} backend has no timer '{name}' here")
-    return _TIMERS[(backend, name)](case)
+    return info.factory(case)
 
 
 def last_level_cache_bytes() -> int:
@@ -163,7 +197,7 @@ def host_flush(case: Case) -> Callable[[], None]:
     return HostFlush() if case.run.cache == "cold" else no_flush
 
 
-@register_timer("wall", ("jax", "torch", "numpy"))
+@register_timer(FALLBACK)
 def _wall(case: Case) -> Timer:
     flush = host_flush(case)
     sustained = case.run.cadence == "sustained"

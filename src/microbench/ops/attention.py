@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
 from microbench.errors import unsupported
 from microbench.ops.common import f64, normal, register_compute
 from microbench.platform.dtypes import dtype
@@ -212,13 +212,13 @@ def jax_builder(kernel: str) -> Callable[[Params], Callable[..., dict[str, Any]]
 
 
 for _kernel in ("xla", "cudnn"):  # xla first: the default where no name is asked for
-    implementation("tokamax_splash_attention", "jax", f"jit:{_kernel}")(jax_builder(_kernel))
+    array_implementation("tokamax_splash_attention", "jax", f"jit:{_kernel}")(jax_builder(_kernel))
 
 SPLASH_BLOCK = 128
 INTERPRET_OFF_TPU = False  # tests run the splash kernel in Pallas's interpreter on the CPU
 
 
-@implementation("tokamax_splash_attention", "jax", "pallas:splash")
+@array_implementation("tokamax_splash_attention", "jax", "pallas:splash")
 def jax_splash(p: Params) -> Callable[..., dict[str, Any]]:
     """JAX's Pallas splash-attention kernel (TPU only): the MQA kernel over each KV head's group of
     query heads, vmapped over batch and KV heads, as the reference ran it; default block sizes (the

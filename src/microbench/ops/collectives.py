@@ -22,7 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpSpec, Param, Params, implementation, register
+from microbench.catalogue import (
+    Headline,
+    OpSpec,
+    Param,
+    Params,
+    RunOverride,
+    Traits,
+    implementation,
+    register,
+)
 from microbench.core.case import Case
 from microbench.core.samples import median_or_none
 from microbench.core.types import Prepared, Timing
@@ -58,48 +67,48 @@ def group_axes(p: Params) -> tuple[int, ...]:
     return tuple(i for i, v in enumerate(dims(p["sharding_strategy"])) if v > 1)
 
 
-def groups(p: Params) -> list[list[int]]:
+def groups(op: str, p: Params) -> list[list[int]]:
     """Mesh positions (row-major) of every group, members in the order JAX numbers them."""
-    if "source_id" in p:  # send/recv: one pair on the 1-D mesh
+    if COLLECTIVES[op].point_to_point:  # one pair on the 1-D mesh
         return [[p["source_id"], p["target_id"]]]
     shape, axes = mesh_dims(p), group_axes(p)
     positions = np.arange(math.prod(shape)).reshape(shape)
     rest = [a for a in range(len(shape)) if a not in axes]
-    return positions.transpose(rest + list(axes)).reshape(-1, group_size(p)).tolist()
+    return positions.transpose(rest + list(axes)).reshape(-1, group_size(op, p)).tolist()
 
 
-def group_size(p: Params) -> int:
-    if "source_id" in p:
+def group_size(op: str, p: Params) -> int:
+    if COLLECTIVES[op].point_to_point:
         return 2
     shape = mesh_dims(p)
     return math.prod(shape[a] for a in group_axes(p))
 
 
-def devices_needed(p: Params) -> int:
-    if "source_id" in p:
+def devices_needed(op: str, p: Params) -> int:
+    if COLLECTIVES[op].point_to_point:
         return max(p["source_id"], p["target_id"]) + 1
     return math.prod(mesh_dims(p))
 
 
-def size_problem(p: Params) -> str | None:
+def size_problem(op: str, p: Params) -> str | None:
     """A block is sized by matrix_dim (rows of 8x128) or num_elements (rows of 128), not both."""
     given = [k for k in ("matrix_dim", "num_elements") if p.get(k)]
-    if len(given) != 1 and "source_id" not in p:
+    if len(given) != 1 and not COLLECTIVES[op].point_to_point:
         return "give matrix_dim or num_elements (one of them)"
     if p.get("num_elements") and p["num_elements"] % LANE:
         return f"num_elements must be a multiple of {LANE}"
     return None
 
 
-def mesh_problem(p: Params) -> str | None:
-    if "source_id" in p:
+def mesh_problem(op: str, p: Params) -> str | None:
+    if COLLECTIVES[op].point_to_point:
         return "source_id and target_id must differ" if p["source_id"] == p["target_id"] else None
     shape = mesh_dims(p)
     if math.prod(shape) != p["ici_size"]:
         return f"mesh_shape {p['mesh_shape']} has {math.prod(shape)} devices, ici_size is {p['ici_size']}"
     if p.get("sharding_strategy") and len(dims(p["sharding_strategy"])) != len(shape):
         return f"sharding_strategy {p['sharding_strategy']} and mesh_shape {p['mesh_shape']} differ in rank"
-    if group_size(p) < 2:
+    if group_size(op, p) < 2:
         return "the sharding strategy selects no mesh axis larger than 1: nothing to communicate"
     return None
 
@@ -116,11 +125,16 @@ class Collective:
     out_rows: Callable[[int, int], int]
     bus_factor: Callable[[int], float]  # nccl-tests: busbw = algbw * factor(n)
     message_rows: Callable[[int, int], int]  # nccl-tests' "size" per rank, in rows
-    reference_traffic: Callable[[int], float]  # the reference's factor on E*P*b*tf (of r)
+    # the reference's factor on E*P*b*tf (of r); None: a permute, which moves its block once
+    reference_traffic: Callable[[int], float] | None
     sources: Callable[[int, int, int, np.ndarray], list[Source]]
     """(member, group size, rows of one block, output rows) -> where those rows come from."""
-    # sustained: iterations queued back to back, as nccl-tests runs them (see "run_settings" below)
+    # sustained: iterations queued back to back, as nccl-tests runs them (`run_overrides` below)
     cadence: str = "sustained"
+    point_to_point: bool = False  # one (source_id, target_id) pair on the 1-D mesh of local devices
+    in_place: bool = False  # the input is donated: each result feeds the next iteration
+    must_split: bool = False  # each member's block splits into one chunk per member
+    topology_peak: bool = False  # the reference gives a theoretical peak from the TPU topology
 
 
 # (member j of the group, which of the output rows, j's input rows): the output rows are the sum of them
@@ -169,6 +183,9 @@ COLLECTIVES: dict[str, Collective] = {
         _same,
         lambda r: 2.0 / r,
         lambda i, r, n, out: [(j, EVERY, out) for j in range(r)],
+        # in place, as NCCL's users (and nccl-tests) run it: without donation XLA copies the input to
+        # the output first (64 us of 532 us at 128 MiB on two H200s)
+        in_place=True,
     ),
     "all_gather": Collective("AG", _same, _times_r, _share, _times_r, _one, _gathered),
     "psum_scatter": Collective(
@@ -180,14 +197,24 @@ COLLECTIVES: dict[str, Collective] = {
         lambda r: 1.0 / r,
         lambda i, r, n, out: [(j, EVERY, i * n + out) for j in range(r)],
     ),
-    "all_to_all": Collective("A2A", _same, _same, _share, _same, lambda r: 1.0 / r, _exchanged),
+    "all_to_all": Collective(
+        "A2A",
+        _same,
+        _same,
+        _share,
+        _same,
+        lambda r: 1.0 / r,
+        _exchanged,
+        must_split=True,
+        topology_peak=True,
+    ),
     "ppermute": Collective(  # a ring shift: member i sends to i + 1
         "PERMUTE",
         _same,
         _same,
         _one,
         _same,
-        _one,
+        None,
         lambda i, r, n, out: [((i - 1) % r, EVERY, out)],
         # blocked: batch_isend_irecv's kernels, queued back to back, carry no launch inside their
         # iteration that the profiler records (PyTorch 2.11), so only their run time places them
@@ -199,8 +226,9 @@ COLLECTIVES: dict[str, Collective] = {
         _same,
         _one,
         _same,
-        _one,
+        None,
         lambda i, r, n, out: [(0, EVERY, out)] if i == 1 else [],
+        point_to_point=True,
     ),
 }
 
@@ -222,7 +250,7 @@ def row_bytes(p: Params) -> int:
 def message_bytes(op: str, p: Params) -> float:
     """nccl-tests' size: the per-rank buffer (all-reduce, all-to-all, permute), the whole gathered or
     scattered buffer (all-gather, reduce-scatter)."""
-    return float(COLLECTIVES[op].message_rows(block_rows(p), group_size(p)) * row_bytes(p))
+    return float(COLLECTIVES[op].message_rows(block_rows(p), group_size(op, p)) * row_bytes(p))
 
 
 def block(p: Params, position: int, rows: np.ndarray) -> np.ndarray:
@@ -310,14 +338,14 @@ def extras_for(
     op: str, p: Params, timing: Timing, chips: Sequence[Any], processes: int
 ) -> CollectiveExtras:
     """The row's extras from the merged timing (headline: slowest device per iteration)."""
-    c, group = COLLECTIVES[op], groups(p)[0]
+    c, group = COLLECTIVES[op], groups(op, p)[0]
     r = len(group)
     kind, participating, tf = parallel_groups(group, chips)
     rows = c.in_rows(block_rows(p), r)
     e_bytes = rows * row_bytes(p)
     transferred = (
         e_bytes * participating * tf * c.reference_traffic(r)
-        if op not in ("ppermute", "send_recv")
+        if c.reference_traffic is not None
         else float(e_bytes)
     )
     t = median_or_none(timing.samples_s)
@@ -326,14 +354,14 @@ def extras_for(
     achieved = transferred / t / 1e9 if t else None
     theo = (
         a2a_peak_gbps(p["topology"], participating, r)
-        if op == "all_to_all" and p.get("topology")
+        if c.topology_peak and p.get("topology")
         else None
     )
     medians = {name: median_or_none(s) for name, s in timing.device_samples_s.items() if s}
     return CollectiveExtras(
         op_type=c.op_type,
         group_device_count=r,
-        group_count=len(groups(p)),
+        group_count=len(groups(op, p)),
         process_count=processes,
         used_device_count=len(chips),
         message_bytes=int(size),
@@ -356,7 +384,7 @@ def check_member(
     op: str, p: Params, position: int, fetch: Callable[[np.ndarray], np.ndarray]
 ) -> float:
     """Compare one device's output with the float64 reference; the relative error, or raise."""
-    for members in groups(p):
+    for members in groups(op, p):
         if position in members:
             member, group = members.index(position), members
             break
@@ -409,20 +437,21 @@ def _spec(name: str, doc: str, params: tuple[Param, ...]) -> OpSpec:
             ),  # the generic gb_per_s column is nccl-tests' algbw
             peak_dtype=lambda p: "fp32",
             row_extras=CollectiveExtras,
-            constraint=lambda p: mesh_problem(p) or size_problem(p),
-            extra={
-                "jax_prepares": True,
-                "jax_auto_timer": "xprof",  # CPU too: each device's host events, not the wall clock
-                "device_time": "slowest",
-                "no_roofline": True,
+            constraint=lambda p: mesh_problem(name, p) or size_problem(name, p),
+            traits=Traits(
+                headline=Headline.SLOWEST_DEVICE,
+                roofline=False,
+                auto_timer={
+                    "jax": "xprof"
+                },  # CPU too: each device's host events, not the wall clock
                 # no flush: nccl-tests does none, and flushing one device's L2 would skew the group.
                 # Back to back, as nccl-tests runs them: with one process per GPU (torch.distributed)
                 # each rank launches an iteration at its own moment, and in the blocked cadence a late
                 # rank's launch lands inside the others' timed kernels (4xH200, 128 MiB all-reduce:
                 # slowest rank 785 us, fastest 608 us). Queued, the ranks' kernels run in lockstep and
                 # only the first, dropped as the settling iteration, absorbs the start.
-                "run_settings": lambda p: {"cache": "warm", "cadence": COLLECTIVES[name].cadence},
-            },
+                run_overrides=lambda p: RunOverride("warm", COLLECTIVES[name].cadence),
+            ),
         )
     )
 
@@ -463,7 +492,7 @@ def chip_of(device: Any) -> Any:
 
 
 def _collective_body(op: str, p: Params, axes: tuple[str, ...]) -> Callable[[Any], Any]:
-    lax, r = jax.lax, group_size(p)
+    lax, r = jax.lax, group_size(op, p)
     name = axes if len(axes) > 1 else axes[0]
     bodies: dict[str, Callable[[Any], Any]] = {
         "psum": lambda x: lax.psum(x, name),
@@ -480,13 +509,15 @@ def _shard_map() -> Any:
     return getattr(jax, "shard_map", None) or jax.experimental.shard_map.shard_map
 
 
-def _mesh(p: Params) -> Any:
-    if "source_id" in p:  # the reference's send/recv mesh: every local device on one axis
+def _mesh(op: str, p: Params) -> Any:
+    if COLLECTIVES[
+        op
+    ].point_to_point:  # the reference's send/recv mesh: every local device on one axis
         devices = jax.local_devices()
         shape: tuple[int, ...] = (len(devices),)
     else:
         devices, shape = jax.devices(), mesh_dims(p)
-    need = devices_needed(p)
+    need = devices_needed(op, p)
     if len(devices) < need:
         raise unsupported(f"needs {need} devices, {len(devices)} are visible")
     devices = devices[: math.prod(shape)]
@@ -503,14 +534,15 @@ def _mesh(p: Params) -> Any:
 def jax_collective(backend: Any, case: Case) -> Prepared:
     """jit(shard_map(collective)) over the case's mesh; each device's block made where it lives."""
     op, p = case.op, case.params
-    mesh = _mesh(p)
-    names = mesh.axis_names
-    axes = names if "source_id" in p else tuple(names[a] for a in group_axes(p))
-    spec = jax.sharding.PartitionSpec(tuple(names))  # dim 0 split over the whole mesh, row-major
     c = COLLECTIVES[op]
-    if op == "all_to_all" and block_rows(p) % group_size(p):
-        raise unsupported(f"{block_rows(p)} rows do not split into {group_size(p)} chunks")
-    rows_in = c.in_rows(block_rows(p), group_size(p))
+    mesh = _mesh(op, p)
+    names = mesh.axis_names
+    axes = names if c.point_to_point else tuple(names[a] for a in group_axes(p))
+    spec = jax.sharding.PartitionSpec(tuple(names))  # dim 0 split over the whole mesh, row-major
+    r = group_size(op, p)
+    if c.must_split and block_rows(p) % r:
+        raise unsupported(f"{block_rows(p)} rows do not split into {r} chunks")
+    rows_in = c.in_rows(block_rows(p), r)
     flat = list(mesh.devices.flat)
     sharding = jax.sharding.NamedSharding(mesh, spec)
 
@@ -525,9 +557,7 @@ def jax_collective(backend: Any, case: Case) -> Prepared:
         return _shard_map()(body, mesh=mesh, in_specs=spec, out_specs=spec)(x)
 
     mb.__name__ = f"mb_{op}"  # the module jit_mb_<op> tags its kernels in the trace
-    # all-reduce in place, as NCCL's users (and nccl-tests) run it: without donation XLA copies the
-    # input to the output first (64 us of 532 us at 128 MiB on two H200s); each result feeds the next
-    donate = (0,) if op == "psum" else ()
+    donate = (0,) if c.in_place else ()
     t0 = time.perf_counter()
     lowered = jax.jit(mb, donate_argnums=donate).lower(x)
     compiled = lowered.compile()

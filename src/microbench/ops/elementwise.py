@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from microbench.catalogue import OpSpec, Param, Params, register
+from microbench.catalogue import OpSpec, Param, Params, Traits, register
 from microbench.platform.dtypes import dtype
 
 OPERATIONS = ("layernorm", "gelu", "gelu_tanh", "silu", "mse_loss", "cross_entropy")
-IMPLEMENTATIONS = ("eager", "compile", "triton", "cuda")
 OPS_PER_ELEMENT = {
     "layernorm": 8,
     "gelu": 8,
@@ -64,7 +63,6 @@ register(
         doc="LayerNorm / GELU / SiLU / MSE / cross-entropy by implementation",
         params=(
             Param("operation", "choice", "layernorm", OPERATIONS),
-            Param("implementation", "choice", "eager", IMPLEMENTATIONS),
             Param("batch", "dim", 32),
             Param("seq", "dim", 512),
             Param("hidden", "dim", 768),
@@ -76,5 +74,6 @@ register(
         bytes=elementwise_bytes,
         peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
         row_extras=ElementwiseExtras,
+        traits=Traits(default_implementations=("eager",)),
     )
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpSpec, Param, Params, implementation, register
+from microbench.catalogue import OpSpec, Param, Params, array_implementation, register
 
 
 def allocate_under_cap(gib: float, cap_gib: float) -> np.ndarray:
@@ -69,7 +69,7 @@ register(
 )
 
 
-@implementation("fault", "numpy", "numpy")
+@array_implementation("fault", "numpy", "numpy")
 def numpy_fault(p: Params) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
     behave = BEHAVIOURS[p["mode"]]
     factor = 3 if p["mode"] == "wrong" else 2

@@ -127,6 +127,14 @@ class FusionExtras:
     fused_peak_memory_bytes: int | None
 
 
+# op -> the unfused pattern's bytes: each intermediate written by one kernel and read by the next
+UNFUSED_BYTES: dict[str, Callable[[Params], float]] = {}
+
+
+def unfused_bytes(op: str, p: Params) -> float:
+    return UNFUSED_BYTES[op](p)
+
+
 def _spec(
     name: str,
     patterns: tuple[str, ...],
@@ -134,6 +142,7 @@ def _spec(
     flops: Callable[[Params], float],
     nbytes: Callable[[Params, bool], float],
 ) -> OpSpec:
+    UNFUSED_BYTES[name] = lambda p: nbytes(p, False)
     return register(
         OpSpec(
             name=name,
@@ -144,7 +153,6 @@ def _spec(
             bytes=lambda p: nbytes(p, True),
             peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
             row_extras=FusionExtras,
-            extra={"unfused_bytes": lambda p: nbytes(p, False)},
         )
     )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.catalogue import Arrays, OpSpec, Param, Params, Traits, array_implementation
 from microbench.ops.common import (
     BF16,
     FP8,
@@ -211,7 +211,7 @@ register_compute(
             "out": f64(x["acc"][rows]) + scaled_reference(x, p, rows)["out"]
         },
         output_rows=rows_m,
-        extra={"accumulates": "acc"},
+        traits=Traits(donated_input="acc"),
         tolerance_floor=lambda p: fp8_floor_if(True),
     )
 )
@@ -219,19 +219,19 @@ register_compute(
 # ---- JAX ---------------------------------------------------------------------------------------
 
 
-@implementation(("gemm_multiple_run", "gemm_simple", "gemm_simple_with_dtype"), "jax", "jit")
+@array_implementation(("gemm_multiple_run", "gemm_simple", "gemm_simple_with_dtype"), "jax", "jit")
 def jax_gemm(p: Params) -> Fn:
     odt = jnp_dtype(gemm_out_dtype(p).name)
     return lambda a, b: {"out": matmul_to(a, b, p["layout"], odt)}
 
 
-@implementation("gemm", "jax", "jit")
+@array_implementation("gemm", "jax", "jit")
 def jax_scaled_gemm(p: Params) -> Fn:
     return lambda a, b, sa, sb: {
         "out": (matmul_f32(a, b, p["layout"]) * sa * sb).astype(jax.numpy.bfloat16)
     }
 
 
-@implementation("gemm_accum", "jax", "jit")
+@array_implementation("gemm_accum", "jax", "jit")
 def jax_gemm_accum(p: Params) -> Fn:
     return lambda a, b, sa, sb, acc: {"out": acc + matmul_f32(a, b, p["layout"]) * sa * sb}

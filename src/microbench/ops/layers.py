@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
 from microbench.ops.common import BF16, MN, f64, normal, register_compute, rows_m
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
@@ -186,4 +186,4 @@ LAYERS: dict[str, Layer] = {
 
 for _name, _layer in LAYERS.items():
     register_compute(_layer.spec(_name))
-    implementation(_name, "jax", "jit")(_layer.jax)
+    array_implementation(_name, "jax", "jit")(_layer.jax)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
 from microbench.ops.common import normal, register_compute
 from microbench.platform.dtypes import dtype
 
@@ -40,6 +40,6 @@ register_compute(
 )
 
 
-@implementation("single_device_hbm_copy", "jax", "jit")
+@array_implementation("single_device_hbm_copy", "jax", "jit")
 def jax_copy(p: Params) -> Callable[..., dict[str, Any]]:
     return lambda x: {"out": x.copy()}

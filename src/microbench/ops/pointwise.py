@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
 from microbench.ops.common import MN, f64, normal, register_compute, rows_m
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
@@ -92,4 +92,4 @@ def jax_builder(op: Pointwise) -> Callable[[Params], Callable[..., dict[str, Any
 
 for _name, (_op, _dtypes) in OPS.items():
     register_compute(_op.spec(_name, _dtypes))
-    implementation(_name, "jax", "jit")(jax_builder(_op))
+    array_implementation(_name, "jax", "jit")(jax_builder(_op))

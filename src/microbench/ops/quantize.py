@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation
+from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
 from microbench.ops.common import (
     BF16,
     MN,
@@ -126,4 +126,4 @@ VARIANTS = {
 }
 for _name, _variant in VARIANTS.items():
     register_compute(_variant.spec(_name))
-    implementation(_name, "jax", "jit")(jax_builder(_variant))
+    array_implementation(_name, "jax", "jit")(jax_builder(_variant))

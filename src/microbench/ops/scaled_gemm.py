@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Params, implementation
+from microbench.catalogue import Arrays, OpSpec, Params, array_implementation
 from microbench.ops.common import (
     BF16,
     FP8,
@@ -112,7 +112,6 @@ class Scaling:
             reference=self.reference,
             output_rows=rows_m,
             tolerance_floor=lambda p: fp8_floor_if(True),
-            extra={"scaling": self},
         )
 
 
@@ -261,4 +260,4 @@ for _name, (_scaling, _doc) in RECIPES.items():
     register_compute(_scaling.spec(_name, _doc))
     for _kernel in _scaling.jax_kernels:
         _label = "jit" if _kernel == "scaled_dot" else f"jit:{_kernel}"
-        implementation(_name, "jax", _label)(jax_builder(_scaling, _kernel))
+        array_implementation(_name, "jax", _label)(jax_builder(_scaling, _kernel))

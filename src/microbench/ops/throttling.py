@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from microbench.catalogue import Param, implementation
+from microbench.catalogue import Param, RunOverride, Traits, array_implementation
 from microbench.ops.common import LAYOUT, K, M, N, register_compute
 from microbench.ops.gemm import DTYPE_GEMM, GEMM_DTYPES, jax_gemm
 
-STRATEGIES: dict[str, dict[str, str]] = {
-    "data_gen_once_block_every_iter": {"cadence": "blocked", "cache": "warm"},
-    "data_gen_once_noblock": {"cadence": "sustained", "cache": "warm"},
-    "data_gen_every_iter_block_every_iter": {"cadence": "blocked", "cache": "cold"},
-    "data_gen_once_noblock_stressed_no_sharding": {"cadence": "sustained", "cache": "warm"},
+STRATEGIES: dict[str, RunOverride] = {
+    "data_gen_once_block_every_iter": RunOverride(cadence="blocked", cache="warm"),
+    "data_gen_once_noblock": RunOverride(cadence="sustained", cache="warm"),
+    "data_gen_every_iter_block_every_iter": RunOverride(cadence="blocked", cache="cold"),
+    "data_gen_once_noblock_stressed_no_sharding": RunOverride(cadence="sustained", cache="warm"),
 }
 
 register_compute(  # gemm_multiple_run's GEMM, models and reference, timed over a long run
@@ -49,7 +49,7 @@ register_compute(  # gemm_multiple_run's GEMM, models and reference, timed over 
             ),
             LAYOUT,
         ),
-        extra={"run_settings": lambda p: STRATEGIES[p["gap_strategy"]], "monitor_gpu": True},
+        traits=Traits(run_overrides=lambda p: STRATEGIES[p["gap_strategy"]], monitor_gpu=True),
     )
 )
-implementation("gemm_throttling", "jax", "jit")(jax_gemm)
+array_implementation("gemm_throttling", "jax", "jit")(jax_gemm)

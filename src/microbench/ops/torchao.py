@@ -15,28 +15,31 @@ from microbench.platform.dtypes import dtype
 
 ACTIVATIONS = ("sigmoid", "relu", "leakyrelu", "relu6", "gelu", "silu", "hardswish")
 MODEL_TYPES = ("linear", *(f"ln_linear_{a}" for a in ACTIVATIONS), "transformer_block")
-# Every recipe name of torchao's runner and of its earlier versions, as full-match patterns; the
-# torch backend maps each onto the installed torchao (torch_backend/recipes.py), or says why it cannot.
-RECIPES = (
-    "baseline",
-    "int8wo",
-    "int8dq",
-    "int8dq_prefill_wo_decode",
-    r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+)(?:-(.*))?",
-    "float8wo",
-    "float8dq",
-    "float8dq-tensor",
-    "float8dq-row",
-    r"int4wo-(\d+)(-hqq)?",
-    r"gemlitewo-(4|8)-(\d+)",
-    "marlin",
-    "marlin-qqq",
-    "int8adq-int4w-symm",
-    "fp6",
-    r"uintx-(\d+)-(\d+)(-hqq)?",
-)
+# Every recipe of torchao's runner and of its earlier versions: its name -> the full-match pattern of
+# the names a config may give it (the parameterised ones carry bits and group sizes). The torch backend
+# maps each onto the installed torchao (torch_backend/recipes.py), or says why it cannot.
+RECIPES: dict[str, str] = {
+    "baseline": "baseline",
+    "int8wo": "int8wo",
+    "int8dq": "int8dq",
+    "int8dq_prefill_wo_decode": "int8dq_prefill_wo_decode",
+    "int8_dynamic_activation_intx_weight": (
+        r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+)(?:-(.*))?"
+    ),
+    "float8wo": "float8wo",
+    "float8dq": "float8dq",
+    "float8dq-tensor": "float8dq-tensor",
+    "float8dq-row": "float8dq-row",
+    "int4wo": r"int4wo-(\d+)(-hqq)?",
+    "gemlitewo": r"gemlitewo-(4|8)-(\d+)",
+    "marlin": "marlin",
+    "marlin-qqq": "marlin-qqq",
+    "int8adq-int4w-symm": "int8adq-int4w-symm",
+    "fp6": "fp6",
+    "uintx": r"uintx-(\d+)-(\d+)(-hqq)?",
+}
 RECIPE_EXAMPLES = (
-    *(r for r in RECIPES if "(" not in r),
+    *(name for name, pattern in RECIPES.items() if name == pattern),
     "int8_dynamic_activation_intx_weight-4-32-asym",
     "int4wo-128",
     "int4wo-128-hqq",
@@ -54,8 +57,17 @@ HEAD_DIM = 128  # attention heads of transformer_block are k / 128 wide-128 head
 MLP_RATIO = 4
 
 
+def recipe_of(name: str) -> tuple[str, re.Match[str]] | None:
+    """The recipe a config's name spells, with its parameters (bits, group size), if any."""
+    for recipe, pattern in RECIPES.items():
+        match = re.fullmatch(pattern, name)
+        if match:
+            return recipe, match
+    return None
+
+
 def is_known_recipe(name: str) -> bool:
-    return any(re.fullmatch(pattern, name) for pattern in RECIPES)
+    return recipe_of(name) is not None
 
 
 def sparsity_kind(name: str) -> str | None:

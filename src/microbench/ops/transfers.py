@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, implementation, register
+from microbench.catalogue import Arrays, OpSpec, Param, Params, Traits, implementation, register
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported
@@ -74,7 +74,7 @@ SPEC = OpSpec(
     reference=lambda x, p, rows: {"out": x["x"][rows]},
     output_rows=lambda p: elements(p) // 128,
     row_extras=TransferExtras,
-    extra={"jax_prepares": True, "jax_auto_timer": "wall"},
+    traits=Traits(auto_timer={"jax": "wall"}),  # JAX records no XLA module for a transfer
     constraint=lambda p: None if p["data_size_mib"] * MIB % 512 == 0 else "whole MiB only",
 )
 register(SPEC)

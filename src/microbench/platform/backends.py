@@ -1,12 +1,14 @@
-"""The backend registry: every backend's name, run order, entry point and implementation package.
+"""The backend registry: every backend's name, run order, entry point, implementation and timer modules.
 
-The planner, the session and the runner read this table; nothing else lists backends.
+A backend is one row here (`register_backend` for one added at run time): the planner, the session, the
+runner, the timers' `auto` choice and the report read this table; nothing else lists backends.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -14,29 +16,57 @@ from dataclasses import dataclass
 class BackendInfo:
     name: str
     order: int  # cases run in this order: JAX before PyTorch (CUPTI, see docs/method.md)
-    entry: str  # "module:Class" of the backend object
+    entry: str | Callable[[], object]  # "module:Class" of the backend object, or its factory
     implementations: str  # package whose modules register this backend's op implementations
     requires: str  # the module whose presence makes the backend available
+    timers: str | None = None  # module registering the backend's own timers (found by discovery)
 
     @property
     def available(self) -> bool:
         return importlib.util.find_spec(self.requires) is not None
 
     def load(self) -> object:
+        if callable(self.entry):
+            return self.entry()
         module_name, cls = self.entry.split(":")
         return getattr(importlib.import_module(module_name), cls)()
 
 
+BACKENDS: dict[str, BackendInfo] = {}
+
+
+def register_backend(info: BackendInfo) -> BackendInfo:
+    if info.name in BACKENDS:
+        raise ValueError(f"backend {info.name!r} registered twice")
+    BACKENDS[info.name] = info
+    return info
+
+
 # Once PyTorch's profiler (Kineto) has held CUPTI in a process, JAX's profiler gets no GPU events there,
 # so JAX cases run first; the host-only backend sits between them.
-BACKENDS: dict[str, BackendInfo] = {
-    b.name: b
-    for b in (
-        BackendInfo("jax", 0, "microbench.jax_backend.backend:JaxBackend", "microbench.ops", "jax"),
-        BackendInfo("numpy", 1, "microbench.numpy_backend:NumpyBackend", "microbench.ops", "numpy"),
-        BackendInfo("torch", 2, "torch_backend.backend:TorchBackend", "torch_backend.ops", "torch"),
+register_backend(
+    BackendInfo(
+        "jax",
+        0,
+        "microbench.jax_backend.backend:JaxBackend",
+        "microbench.ops",
+        "jax",
+        "microbench.jax_backend.timers",
     )
-}
+)
+register_backend(
+    BackendInfo("numpy", 1, "microbench.numpy_backend:NumpyBackend", "microbench.ops", "numpy")
+)
+register_backend(
+    BackendInfo(
+        "torch",
+        2,
+        "torch_backend.backend:TorchBackend",
+        "torch_backend.ops",
+        "torch",
+        "torch_backend.timing",
+    )
+)
 
 
 def run_order(name: str) -> int:

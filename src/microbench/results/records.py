@@ -263,9 +263,8 @@ def failure_row(
     env: dict[str, Any],
     device: DeviceInfo | None = None,
 ) -> Row:
-    implementation = case.params.get("implementation")  # the case asked for one by parameter
     return Row(
-        identity=_identity(case, spec, status, reason, run_id, implementation),
+        identity=_identity(case, spec, status, reason, run_id, case.implementation),
         params=dict(case.params),
         conditions=_conditions(case, device, measured=False),
         environment=_environment(case, device, env),
@@ -301,7 +300,7 @@ def success_row(
     if getattr(m.extras, "sharding", None) == "replicated":  # every device does the whole op
         flops, nbytes = flops * used_device_count, nbytes * used_device_count
     peaks = with_overrides(lookup(m.device.kind), peak_overrides)
-    if spec.extra.get("no_roofline"):  # interconnect traffic: HBM and FLOP peaks do not bound it
+    if not spec.traits.roofline:  # interconnect traffic: HBM and FLOP peaks do not bound it
         peaks = Peaks(chip=peaks.chip)
     if used_device_count > 1:  # the table is per chip
         peaks = replace(

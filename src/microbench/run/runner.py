@@ -108,7 +108,7 @@ def execute(
         device = backend.device_info()
         with (
             _alarm(timeout_s),
-            Monitor(case.params.get("device", 0), spec.extra.get("monitor_gpu", False)) as monitor,
+            Monitor(case.params.get("device", 0), spec.traits.monitor_gpu) as monitor,
         ):
             m = backend.measure(case)
         row = success_row(case, spec, m, run_id, env, peaks)
