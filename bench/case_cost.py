@@ -22,6 +22,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", default="jax")
     args = parser.parse_args()
+    from microbench.core.options import RunOptions
+    from microbench.results.writer import read_rows
     from microbench.run import runner, session
 
     durations: list[float] = []
@@ -49,12 +51,12 @@ def main() -> int:
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
     profiler.enable()
-    session.run_config(config, progress=False)
+    session.run_config(config, RunOptions(progress=False))
     profiler.disable()
     total = time.perf_counter() - t0
     stats = pstats.Stats(profiler)
     stats.sort_stats("cumulative").print_stats(r"microbench|torch_backend", 25)
-    rows = [json.loads(line) for line in open(os.path.join(work, "add.jsonl"))]
+    rows = read_rows(os.path.join(work, "add.csv"), series=True)
     print(
         json.dumps(
             {
@@ -63,7 +65,7 @@ def main() -> int:
                 "total_s": round(total, 2),
                 "per_case_s": [round(d, 3) for d in durations],
                 "median_case_s": round(statistics.median(durations), 3),
-                "timed_device_s": round(sum(sum(r["samples_s"]) for r in rows), 4),
+                "timed_device_s": round(sum(sum(r.series.samples_s) for r in rows), 4),
             },
             indent=1,
         )

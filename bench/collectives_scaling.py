@@ -15,6 +15,8 @@ from collections import defaultdict
 
 import yaml
 
+from microbench.ops.collectives import COLLECTIVES
+from microbench.results.records import Row
 from microbench.results.writer import read_rows
 
 SIZES_KIB = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 131072, 262144, 1048576]
@@ -46,21 +48,18 @@ def config(n: int) -> dict:
     return {"num_runs": 20, "warmup": 3, "benchmarks": blocks}
 
 
-def _rows(paths: list[str]) -> list[dict[str, str]]:
-    rows = []
-    for path in paths:
-        rows += [r for r in read_rows(path) if r["status"] == "ok"]
-    return rows
+def _rows(paths: list[str]) -> list[Row]:
+    return [r for path in paths for r in read_rows(path) if r.ok]
 
 
-def _gpus(r: dict[str, str]) -> int:
-    return int(r["group_device_count"]) if r["op"] != "send_recv" else 2
+def _gpus(r: Row) -> int:
+    return int(r.extras.group_device_count)
 
 
-def _who(r: dict[str, str]) -> str:
+def _who(r: Row) -> str:
     """The series: the GPU count, or for send_recv the pair (0->1 and 0->3 are different links)."""
-    if r["op"] == "send_recv":
-        return f"GPU {r['source_id']}->{r['target_id']}"
+    if COLLECTIVES[r.identity.op].point_to_point:
+        return f"GPU {r.params['source_id']}->{r.params['target_id']}"
     return f"{_gpus(r)} GPUs"
 
 
@@ -68,8 +67,8 @@ def table(out_md: str, chart: str, paths: list[str]) -> None:
     rows = _rows(paths)
     series: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
     for r in rows:
-        key = (r["op"], f"{_who(r)} {r['backend']}")
-        series[key][round(float(r["message_bytes"]))] = float(r["busbw_gb_per_s"])
+        key = (r.identity.op, f"{_who(r)} {r.identity.backend}")
+        series[key][round(float(r.extras.message_bytes))] = float(r.extras.busbw_gb_per_s)
     lines = []
     for op in (*OPS, "send_recv"):
         columns = sorted({k[1] for k in series if k[0] == op})
@@ -85,7 +84,7 @@ def table(out_md: str, chart: str, paths: list[str]) -> None:
             )
     lines += ["\n**128 MiB per device all-reduce: JAX against NCCL (torch.distributed)**\n"]
     lines += ["| GPUs | JAX busbw | NCCL busbw | JAX / NCCL |", "|---|---|---|---|"]
-    for n in sorted({_gpus(r) for r in rows if r["op"] == "psum"}):
+    for n in sorted({_gpus(r) for r in rows if r.identity.op == "psum"}):
         jax, nccl = (_at(series.get(("psum", f"{n} GPUs {b}"), {})) for b in ("jax", "torch"))
         if jax and nccl:
             lines.append(f"| {n} | {jax:.1f} | {nccl:.1f} | {jax / nccl:.3f} |")

@@ -18,13 +18,16 @@ def main(path, copy_json):
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in read_rows(path):
-        share = f"{100 * float(r['gb_per_s']) / copy:.0f}" if r["gb_per_s"] else ""
-        time_ms = f"{float(r['time_median_s']) * 1e3:.4f}" if r["time_median_s"] else ""
-        memory = r["peak_memory_bytes"]
+        gbps = r.derived.gb_per_s
+        share = f"{100 * gbps / copy:.0f}" if gbps else ""
+        time_ms = f"{r.median_s * 1e3:.4f}" if r.median_s else ""
+        memory = getattr(r.extras, "peak_memory_bytes", None)
+        p = r.params
+        impl = r.identity.implementation or p.get("implementation", "")
         print(
-            f"| {r['operation']} | {r['batch']}x{r['seq']}x{r['hidden']} {r['dtype']} | {r['implementation']} | "
-            f"{r['status']} | {time_ms} | {f(r['gb_per_s'], 0)} | {share} | "
-            f"{f(r['bandwidth_of_peak_pct'])} | {f(float(memory) / 2**20) if memory else ''} | {r['error'][:70]} |"
+            f"| {p['operation']} | {p['batch']}x{p['seq']}x{p['hidden']} {p['dtype']} | {impl} | "
+            f"{r.status.value} | {time_ms} | {f(gbps, 0)} | {share} | "
+            f"{f(r.roofline.bandwidth_of_peak_pct)} | {f(memory / 2**20) if memory else ''} | {r.identity.error[:70]} |"
         )
 
 

@@ -2,6 +2,7 @@
 
 import sys
 
+from microbench.ops.fusion import FusionExtras
 from microbench.results.writer import read_rows
 
 
@@ -15,11 +16,17 @@ def main(path):
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in read_rows(path):
+        x = r.extras if isinstance(r.extras, FusionExtras) else None
+        if x is None:
+            print(
+                f"| {r.params['pattern']} |  | {r.params['dtype']} | {r.status.value} | | | | | | {r.identity.error[:60]} | | |"
+            )
+            continue
         print(
-            f"| {r['fusion_pattern'] or r['pattern']} | {r['input_shape']} | {r['dtype']} | {r['status']} | "
-            f"{f(r['unfused_latency_s'], 3, 1e3)} | {f(r['fused_latency_s'], 3, 1e3)} | {f(r['speedup_ratio'], 2)} | {r['fused_impl']} | "
-            f"{f(r['unfused_kernels_per_iter'], 0)}/{f(r['fused_kernels_per_iter'], 0)} | {r['fusion_verdict'] or r['error'][:60]} | "
-            f"{f(r['memory_reduction_pct'], 0)}% | {f(r['unfused_peak_memory_bytes'], 1, 2**-20)}/{f(r['fused_peak_memory_bytes'], 1, 2**-20)} |"
+            f"| {x.fusion_pattern} | {x.input_shape} | {r.params['dtype']} | {r.status.value} | "
+            f"{f(x.unfused_latency_s, 3, 1e3)} | {f(x.fused_latency_s, 3, 1e3)} | {f(x.speedup_ratio, 2)} | {x.fused_impl} | "
+            f"{f(x.unfused_kernels_per_iter, 0)}/{f(x.fused_kernels_per_iter, 0)} | {x.fusion_verdict or r.identity.error[:60]} | "
+            f"{f(x.memory_reduction_pct, 0)}% | {f(x.unfused_peak_memory_bytes, 1, 2**-20)}/{f(x.fused_peak_memory_bytes, 1, 2**-20)} |"
         )
 
 

@@ -6,21 +6,22 @@ python bench/ironwood_system_table.py ironwood_transfers.csv ironwood_attention.
 import sys
 from collections import defaultdict
 
+from microbench.results.records import Row
 from microbench.results.writer import read_rows
 
 rows = [r for path in sys.argv[1:] for r in read_rows(path)]
-ok = [r for r in rows if r["status"] == "ok"]
+ok = [r for r in rows if r.ok]
 
 
-def f(r: dict, col: str) -> float:
-    return float(r[col])
+def op(r: Row) -> str:
+    return r.identity.op
 
 
-copies = [r for r in ok if r["op"] == "single_device_hbm_copy"]
+copies = [r for r in ok if op(r) == "single_device_hbm_copy"]
 if copies:
-    by = defaultdict(dict)
+    by: dict[int, dict[str, float]] = defaultdict(dict)
     for r in copies:
-        by[int(r["num_elements"])][r["backend"]] = f(r, "gb_per_s")
+        by[int(r.params["num_elements"])][r.identity.backend] = float(r.derived.gb_per_s or 0)
     ceiling = max(v for d in by.values() for v in d.values())
     print(f"HBM copy (read + write), GB/s; ceiling = the highest measured, {ceiling:.0f} GB/s\n")
     print("| size | JAX | PyTorch | PyTorch vs JAX | JAX % of ceiling |")
@@ -32,12 +33,15 @@ if copies:
         share = f"{100 * j / ceiling:.0f}%" if j else ""
         print(f"| {size:g} MiB | {j or 0:.0f} | {t or 0:.0f} | {diff} | {share} |")
 
-moves = [r for r in ok if r["op"] == "host_device"]
+moves = [r for r in ok if op(r) == "host_device"]
 if moves:
-    table = defaultdict(dict)
+    table: dict[tuple[int, str, str], dict[str, tuple[float, float]]] = defaultdict(dict)
     for r in moves:
-        key = (int(r["data_size_mib"]), r["direction"], r["host_memory"])
-        table[key][f"{r['backend']} {r['timing_source']}"] = (f(r, "gb_per_s"), f(r, "gib_per_s"))
+        key = (int(r.params["data_size_mib"]), r.params["direction"], r.params["host_memory"])
+        table[key][f"{r.identity.backend} {r.timing.timing_source}"] = (
+            float(r.derived.gb_per_s or 0),
+            float(r.extras.gib_per_s or 0),
+        )
     cols = sorted({c for d in table.values() for c in d})
     print("\nHost-device transfers, GB/s (GiB/s)\n")
     print("| MiB | direction | host memory | " + " | ".join(cols) + " |")
@@ -49,26 +53,28 @@ if moves:
         ]
         print(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(cells) + " |")
     for r in rows:
-        if r["op"] == "host_device" and r["status"] != "ok":
+        if op(r) == "host_device" and not r.ok:
             print(
-                f"- {r['backend']} {r['host_memory']} {r['direction']}: {r['status']}: {r['error'][:100]}"
+                f"- {r.identity.backend} {r.params['host_memory']} {r.params['direction']}: "
+                f"{r.status.value}: {r.identity.error[:100]}"
             )
 
-attention = [r for r in rows if r["op"] == "tokamax_splash_attention"]
+attention = [r for r in rows if op(r) == "tokamax_splash_attention"]
 if attention:
     print("\nAttention, 128 query heads over 8 KV heads, head dim 256, bf16: TFLOP/s (median ms)\n")
     print("| seq | mode | causal | backend / implementation | TFLOP/s | ms | status |")
     print("|---|---|---|---|---|---|---|")
     for r in attention:
-        tf = f"{f(r, 'tflop_per_s'):.0f}" if r["status"] == "ok" else ""
-        ms = f"{f(r, 'time_median_s') * 1e3:.2f}" if r["status"] == "ok" else ""
-        note = r["status"] if r["status"] == "ok" else f"{r['status']}: {r['error'][:70]}"
+        tf = f"{float(r.derived.tflop_per_s or 0):.0f}" if r.ok else ""
+        ms = f"{float(r.median_s or 0) * 1e3:.2f}" if r.ok else ""
+        note = r.status.value if r.ok else f"{r.status.value}: {r.identity.error[:70]}"
+        p = r.params
         print(
-            f"| {r['q_seq_len']} | {r['mode']} | {r['causal']} | {r['backend']} "
-            f"{r['implementation']} | {tf} | {ms} | {note} |"
+            f"| {p['q_seq_len']} | {p['mode']} | {str(p['causal']).lower()} | {r.identity.backend} "
+            f"{r.identity.implementation} | {tf} | {ms} | {note} |"
         )
 
-throttle = [r for r in ok if r["op"] == "gemm_throttling"]
+throttle = [r for r in ok if op(r) == "gemm_throttling"]
 if throttle:
     print("\nThrottling: fp8 GEMM 16384x18432x16384, JAX, device time per iteration\n")
     print(
@@ -76,10 +82,16 @@ if throttle:
         "| SM MHz first / last / min | max °C | max W |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
+
+    def num(value: float | None) -> str:
+        return "" if value is None else f"{value:g}"
+
     for r in throttle:
+        s, t = r.stats, r.timing
         print(
-            f"| {r['gap_strategy']} | {r['sample_count']} | {f(r, 'time_median_s') * 1e3:.2f} | "
-            f"{f(r, 'tflop_per_s'):.0f} | {f(r, 'decile_drift_ratio'):.3f} | {r['throttled']} | "
-            f"{r['sm_clock_first_mhz']} / {r['sm_clock_last_mhz']} / {r['sm_clock_min_mhz']} | "
-            f"{r['temperature_max_c']} | {r['power_max_w']} |"
+            f"| {r.params['gap_strategy']} | {s.sample_count} | {float(r.median_s or 0) * 1e3:.2f} | "
+            f"{float(r.derived.tflop_per_s or 0):.0f} | {float(s.decile_drift_ratio or 0):.3f} | "
+            f"{'' if s.throttled is None else str(s.throttled).lower()} | "
+            f"{num(t.sm_clock_first_mhz)} / {num(t.sm_clock_last_mhz)} / {num(t.sm_clock_min_mhz)} | "
+            f"{num(t.temperature_max_c)} | {num(t.power_max_w)} |"
         )

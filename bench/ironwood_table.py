@@ -8,29 +8,32 @@ by GB/s as a share of the copy bandwidth the same backend and implementation mea
 
 import sys
 
+from microbench.results.records import Row
 from microbench.results.writer import read_rows
 
-rows = [r for path in sys.argv[1:] for r in read_rows(path) if r["status"] == "ok"]
+rows = [r for path in sys.argv[1:] for r in read_rows(path) if r.ok]
+COPY = "single_device_hbm_copy"
 copy = {
-    (r["backend"], r["implementation"]): float(r["gb_per_s"])
+    (r.identity.backend, r.identity.implementation): float(r.derived.gb_per_s or 0)
     for r in rows
-    if r["op"] == "single_device_hbm_copy"
+    if r.identity.op == COPY
 }
 if copy:
     print("copy bandwidth (GB/s): " + ", ".join(f"{b}/{i} {v:.0f}" for (b, i), v in copy.items()))
 
 
-def who(r: dict) -> str:
-    return f"{r['backend']} {r['implementation']}"
+def who(r: Row) -> str:
+    return f"{r.identity.backend} {r.identity.implementation}"
 
 
-def family(r: dict) -> str:
+def family(r: Row) -> str:
     """JAX, PyTorch eager or PyTorch compiled: what a recipe is compared within."""
-    return r["backend"] + (" compile" if r["implementation"].startswith("compile") else "")
+    compiled = (r.identity.implementation or "").startswith("compile")
+    return r.identity.backend + (" compile" if compiled else "")
 
 
-gemms = [r for r in rows if r["op"].startswith("gemm")]
-bf16 = {family(r): float(r["time_median_s"]) for r in gemms if r["op"] == "gemm_multiple_run"}
+gemms = [r for r in rows if r.identity.op.startswith("gemm")]
+bf16 = {family(r): float(r.median_s or 0) for r in gemms if r.identity.op == "gemm_multiple_run"}
 if gemms:
     print(
         "\n| op | backend / implementation | median µs | TFLOP/s (2MNK) | vs bf16 GEMM, same backend "
@@ -38,24 +41,24 @@ if gemms:
     )
     print("|---|---|---|---|---|---|---|")
 for r in gemms:
-    m, k, n = (int(r[d]) for d in "mkn")
-    t = float(r["time_median_s"])
+    m, k, n = (int(r.params[d]) for d in "mkn")
+    t = float(r.median_s or 0)
     base = bf16.get(family(r))
     ratio = f"{base / t:.2f}x" if base else ""
     print(
-        f"| {r['op']} | {who(r)} | {t * 1e6:.0f} | {2 * m * k * n / t / 1e12:.0f} | {ratio} | "
-        f"{float(r['max_rel_error_ratio']):.1e} | {r['dominant_kernel'][:40]} "
-        f"({float(r['dominant_kernel_pct'] or 0):.0f}%) |"
+        f"| {r.identity.op} | {who(r)} | {t * 1e6:.0f} | {2 * m * k * n / t / 1e12:.0f} | {ratio} | "
+        f"{float(r.timing.max_rel_error_ratio or 0):.1e} | {(r.timing.dominant_kernel or '')[:40]} "
+        f"({float(r.timing.dominant_kernel_pct or 0):.0f}%) |"
     )
-others = [r for r in rows if not r["op"].startswith("gemm") and r["op"] != "single_device_hbm_copy"]
+others = [r for r in rows if not r.identity.op.startswith("gemm") and r.identity.op != COPY]
 if others:
     print("\n| op | shape | dtype | backend / implementation | median µs | GB/s | % of copy |")
     print("|---|---|---|---|---|---|---|")
 for r in others:
-    base = copy.get((r["backend"], "jit" if r["backend"] == "jax" else "eager"))
-    gbps = float(r["gb_per_s"])
+    base = copy.get((r.identity.backend, "jit" if r.identity.backend == "jax" else "eager"))
+    gbps = float(r.derived.gb_per_s or 0)
     share = f"{100 * gbps / base:.0f}%" if base else ""
     print(
-        f"| {r['op']} | {r['m']}x{r['n']} | {r.get('dtype') or 'bfloat16'} | {who(r)} | "
-        f"{float(r['time_median_s']) * 1e6:.0f} | {gbps:.0f} | {share} |"
+        f"| {r.identity.op} | {r.params['m']}x{r.params['n']} | {r.params.get('dtype') or 'bfloat16'} | "
+        f"{who(r)} | {float(r.median_s or 0) * 1e6:.0f} | {gbps:.0f} | {share} |"
     )

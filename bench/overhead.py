@@ -24,6 +24,8 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--num-runs", type=int, default=10)
     args = parser.parse_args()
+    from microbench.core.options import RunOptions
+    from microbench.results.writer import read_rows
     from microbench.run import runner, session
 
     durations: list[float] = []
@@ -45,12 +47,12 @@ def main() -> int:
             f"  - {{m: 8, n_range: {{start: 1, end: {args.cases}, increase_by: 1}}}}\n"
         )
     t0 = time.perf_counter()
-    code = session.run_config(config, progress=False)
+    code = session.run_config(config, RunOptions(progress=False))
     total = time.perf_counter() - t0
-    records = [json.loads(line) for line in open(os.path.join(work, "overhead.jsonl"))]
-    timed = [sum(r["samples_s"]) for r in records]
+    records = read_rows(os.path.join(work, "overhead.csv"), series=True)
+    timed = [sum(r.series.samples_s) for r in records]
     overheads = [d - t for d, t in zip(durations, timed, strict=True)]
-    compile_s = [r["compile_s"] for r in records]
+    compile_s = [r.timing.compile_s or 0.0 for r in records]
     result = {
         "cases": len(records),
         "exit_code": code,

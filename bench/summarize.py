@@ -9,51 +9,57 @@ def fmt(value, scale=1.0, digits=1):
     return f"{float(value) * scale:.{digits}f}" if value not in ("", None) else ""
 
 
+COLUMNS = (
+    "op",
+    "backend",
+    "shape",
+    "dtype/layout",
+    "status",
+    "impl",
+    "median_us",
+    "p10-p90_us",
+    "wall_us",
+    "TFLOP/s",
+    "GB/s",
+    "dominant kernel (share)",
+    "k/iter",
+    "x-err",
+    "error",
+)
+
+
 def main(paths):
-    cols = (
-        "op",
-        "backend",
-        "shape",
-        "dtype/layout",
-        "status",
-        "impl",
-        "median_us",
-        "p10-p90_us",
-        "wall_us",
-        "TFLOP/s",
-        "GB/s",
-        "dominant kernel (share)",
-        "k/iter",
-        "x-err",
-        "error",
-    )
-    print(" | ".join(cols))
+    print(" | ".join(COLUMNS))
     for path in paths:
         for r in read_rows(path):
-            shape = "x".join(r[d] for d in ("m", "k", "n") if r.get(d))
+            p = r.params
+            shape = "x".join(str(p[d]) for d in ("m", "k", "n") if p.get(d))
             flavour = "/".join(
-                r[c] for c in ("dtype", "in_dtype", "recipe", "layout", "model_type") if r.get(c)
+                str(r.get(c))
+                for c in ("dtype", "in_dtype", "recipe", "layout", "model_type")
+                if r.get(c)
             )
-            spread = f"{fmt(r.get('time_p10_s'), 1e6, 2)}-{fmt(r.get('time_p90_s'), 1e6, 2)}"
-            kernel = f"{(r.get('dominant_kernel') or '')[:48]} ({fmt(r.get('dominant_kernel_pct'), 1, 0)}%)"
+            spread = f"{fmt(r.stats.time_p10_s, 1e6, 2)}-{fmt(r.stats.time_p90_s, 1e6, 2)}"
+            kernel = f"{(r.timing.dominant_kernel or '')[:48]} ({fmt(r.timing.dominant_kernel_pct, 1, 0)}%)"
+            per_iter = r.timing.kernels_per_iter
             print(
                 " | ".join(
                     [
-                        r["op"],
-                        r["backend"],
+                        r.identity.op,
+                        r.identity.backend,
                         shape,
                         flavour,
-                        r["status"],
-                        r.get("implementation", ""),
-                        fmt(r.get("time_median_s"), 1e6, 2),
+                        r.status.value,
+                        r.identity.implementation or "",
+                        fmt(r.median_s, 1e6, 2),
                         spread,
-                        fmt(r.get("wall_median_s"), 1e6, 1),
-                        fmt(r.get("tflop_per_s"), 1, 1),
-                        fmt(r.get("gb_per_s"), 1, 0),
+                        fmt(r.timing.wall_median_s, 1e6, 1),
+                        fmt(r.derived.tflop_per_s, 1, 1),
+                        fmt(r.derived.gb_per_s, 1, 0),
                         kernel,
-                        r.get("kernels_per_iter", ""),
-                        fmt(r.get("cross_backend_rel_error_ratio"), 1, 5),
-                        (r.get("error") or "")[:120],
+                        "" if per_iter is None else f"{per_iter:g}",
+                        fmt(r.pairing.cross_backend_rel_error_ratio, 1, 5),
+                        r.identity.error[:120],
                     ]
                 )
             )

@@ -148,13 +148,13 @@ def main() -> int:
         stdout=subprocess.DEVNULL,
     )
     print(f"{time.perf_counter() - t0:.1f} s for the config", file=sys.stderr)
-    rows = [dict(r, run_cache=r["cache"]) for r in read_rows(path)]
+    rows = read_rows(path)
     copy = copy_gbps()
     truth = {(m, n): add_truth(m, n) for m, n in ((1024, 1024), (256, 512))}
     do_bench = gemm_do_bench_us()
 
-    def us(r: dict[str, str], col: str = "time_median_s") -> str:
-        return f"{float(r[col]) * 1e6:.2f}" if r.get(col) else ""
+    def us(seconds: float | None) -> str:
+        return f"{seconds * 1e6:.2f}" if seconds else ""
 
     print(f"\ndevice-to-device copy: {copy:.0f} GB/s (read + write)\n")
     print(
@@ -163,10 +163,13 @@ def main() -> int:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        p, timing = r.params, r.timing
+        per_iter = "" if timing.kernels_per_iter is None else f"{timing.kernels_per_iter:g}"
         print(
-            f"| {r['op']} | {r['m']}x{r.get('k') or ''}x{r['n']} | {r['cache']} | {r['backend']} | "
-            f"{r['implementation']} | {r['timing_source']} | {us(r)} | {us(r, 'device_span_median_s')} | "
-            f"{us(r, 'launch_median_s')} | {r.get('kernels_per_iter', '')} | {r['status']} {r['error'][:60]} |"
+            f"| {r.identity.op} | {p['m']}x{p.get('k') or ''}x{p['n']} | {r.conditions.cache} | "
+            f"{r.identity.backend} | {r.identity.implementation} | {timing.timing_source} | "
+            f"{us(r.median_s)} | {us(timing.device_span_median_s)} | {us(timing.launch_median_s)} | "
+            f"{per_iter} | {r.status.value} {r.identity.error[:60]} |"
         )
     print(
         "\n| add bf16, warm | harness cupti µs | independent CUPTI µs | harness cuda_graph µs | "
@@ -177,16 +180,16 @@ def main() -> int:
         same = [
             r
             for r in rows
-            if r["op"] == "add"
-            and r["cache"] == "warm"
-            and int(r["m"]) == m
-            and int(r["n"]) == n
-            and r["implementation"] in ("eager", "jit")
+            if r.identity.op == "add"
+            and r.conditions.cache == "warm"
+            and int(r.params["m"]) == m
+            and int(r.params["n"]) == n
+            and r.identity.implementation in ("eager", "jit")
         ]
 
         def pick(source: str, same: list = same) -> float:
             return next(
-                (float(r["time_median_s"]) * 1e6 for r in same if r["timing_source"] == source),
+                (float(r.median_s or 0) * 1e6 for r in same if r.timing.timing_source == source),
                 float("nan"),
             )
 
@@ -200,23 +203,26 @@ def main() -> int:
     )
     print("|---|---|---|---|---|---|")
     for r in rows:
-        if r["op"] == "quantization" and r["run_cache"] == "cold" and r["status"] == "ok":
+        if r.identity.op == "quantization" and r.conditions.cache == "cold" and r.ok:
+            gbps = float(r.derived.gb_per_s or 0)
             print(
-                f"| | {r['backend']} | {r['implementation']} | {us(r)} | {float(r['gb_per_s']):.0f} | "
-                f"{100 * float(r['gb_per_s']) / copy:.0f}% |"
+                f"| | {r.identity.backend} | {r.identity.implementation} | {us(r.median_s)} | "
+                f"{gbps:.0f} | {100 * gbps / copy:.0f}% |"
             )
     print(
         f"\n| bf16 gemm 8192³, cold | cadence | device µs | vs triton do_bench ({do_bench:.0f} µs) |"
     )
     print("|---|---|---|---|")
     for r in rows:
-        if r["op"] == "gemm_multiple_run" and r["status"] == "ok":
-            t = float(r["time_median_s"]) * 1e6
+        if r.identity.op == "gemm_multiple_run" and r.ok:
+            t = float(r.median_s or 0) * 1e6
             print(
-                f"| {r['backend']} {r['implementation']} {r['cache']} | {r['cadence']} | {t:.0f} | "
-                f"{100 * (t / do_bench - 1):+.1f}% |"
+                f"| {r.identity.backend} {r.identity.implementation} {r.conditions.cache} | "
+                f"{r.conditions.cadence} | {t:.0f} | {100 * (t / do_bench - 1):+.1f}% |"
             )
-    walls = [float(r["wall_median_s"]) for r in rows if r["op"] == "add" and r.get("wall_median_s")]
+    walls = [
+        r.timing.wall_median_s for r in rows if r.identity.op == "add" and r.timing.wall_median_s
+    ]
     print(
         f"\nmedian host wall per add iteration: {statistics.median(walls) * 1e6:.0f} µs",
         file=sys.stderr,

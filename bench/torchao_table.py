@@ -2,6 +2,8 @@
 
 import sys
 
+from microbench.ops.torchao import TorchaoExtras, TorchaoTrainingExtras
+from microbench.results.records import Row
 from microbench.results.writer import read_rows
 
 
@@ -9,52 +11,54 @@ def cell(value, digits=3):
     return f"{float(value):.{digits}f}" if value not in ("", None) else ""
 
 
-def ms(row, column):
-    """A seconds column in milliseconds."""
-    value = row.get(column)
-    return cell(float(value) * 1e3) if value not in ("", None) else ""
+def ms(seconds):
+    return cell(seconds * 1e3) if seconds is not None else ""
 
 
-def inference(rows):
+def inference(rows: list[Row]) -> None:
     print(
         "| shape | model | recipe | sparsity | status | baseline ms | transformed ms | speedup | SQNR dB "
         "| weight MB q/base | top kernels (launches, share) | note |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        kind = "compiled" if r.get("compile_mode") not in ("", "off") else "eager"
+        p, x = r.params, r.extras if isinstance(r.extras, TorchaoExtras) else None
+        compiled = p.get("compile_mode") not in (None, "", "off")
+        base = (x.baseline_compiled_s if compiled else x.baseline_eager_s) if x else None
+        quant = (x.quantized_compiled_s if compiled else x.quantized_eager_s) if x else None
         wq = (
-            f"{cell(int(r['quantized_weight_bytes']) / 2**20, 1)}/"
-            f"{cell(int(r['baseline_weight_bytes']) / 2**20, 1)}"
-            if r.get("quantized_weight_bytes")
+            f"{cell(x.quantized_weight_bytes / 2**20, 1)}/{cell(x.baseline_weight_bytes / 2**20, 1)}"
+            if x and x.quantized_weight_bytes
             else ""
         )
+        shape_name = x.shape_name if x else p.get("shape_name", "")
         print(
-            f"| {r['shape_name']} {r['m']}x{r['k']}x{r['n']} | {r['model_type']} | {r['recipe']} "
-            f"| {r.get('sparsity', '')} | {r['status']} | {ms(r, f'baseline_{kind}_s')} "
-            f"| {ms(r, f'quantized_{kind}_s')} | {cell(r.get(f'{kind}_speedup_ratio'), 2)} "
-            f"| {cell(r.get('sqnr_db'), 1)} | {wq} | {r.get('top_kernels', '')} | {r['error'][:90]} |"
+            f"| {shape_name} {p['m']}x{p['k']}x{p['n']} | {p['model_type']} | {p['recipe']} "
+            f"| {p.get('sparsity', '')} | {r.status.value} | {ms(base)} "
+            f"| {ms(quant)} | {cell(x.speedup if x else None, 2)} "
+            f"| {cell(x.sqnr_db if x else None, 1)} | {wq} | {r.timing.top_kernels or ''} | {r.identity.error[:90]} |"
         )
 
 
-def training(rows):
+def training(rows: list[Row]) -> None:
     print(
         "| shape | model | recipe | granularity | status | bf16 ms | float8 ms | speedup | TFLOP/s "
         "| grad SQNR dB | top kernels (launches, share) | note |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        p, x = r.params, r.extras if isinstance(r.extras, TorchaoTrainingExtras) else None
         print(
-            f"| {r['m']}x{r['k']}x{r['n']} | {r['model_type']} | {r['recipe']} "
-            f"| {r['scaling_granularity']} | {r['status']} | {ms(r, 'baseline_s')} "
-            f"| {ms(r, 'float8_s')} | {cell(r.get('speedup_ratio'), 2)} | {cell(r.get('tflop_per_s'), 0)} "
-            f"| {cell(r.get('grad_sqnr_db'), 1)} | {r.get('top_kernels', '')} | {r['error'][:90]} |"
+            f"| {p['m']}x{p['k']}x{p['n']} | {p['model_type']} | {p['recipe']} "
+            f"| {p['scaling_granularity']} | {r.status.value} | {ms(x.baseline_s if x else None)} "
+            f"| {ms(x.float8_s if x else None)} | {cell(x.speedup_ratio if x else None, 2)} | {cell(r.derived.tflop_per_s, 0)} "
+            f"| {cell(x.grad_sqnr_db if x else None, 1)} | {r.timing.top_kernels or ''} | {r.identity.error[:90]} |"
         )
 
 
 def main(path):
-    rows = list(read_rows(path))
-    (training if rows and rows[0]["op"] == "torchao_training" else inference)(rows)
+    rows = read_rows(path)
+    (training if rows and rows[0].identity.op == "torchao_training" else inference)(rows)
 
 
 if __name__ == "__main__":

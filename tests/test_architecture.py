@@ -216,29 +216,184 @@ NAME_KEYS = {
 }
 
 
+def _key(node: ast.AST) -> str | None:
+    """The name a comparison tests: `op`, `case.op`, `p["op"]`."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return str(node.slice.value)
+    return None
+
+
+def _conditions(tree: ast.AST) -> list[ast.AST]:
+    """Every expression that decides something: if/while tests, ternaries, comprehension filters,
+    and each side of an and/or among them."""
+    found: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            found.append(node.test)
+        elif isinstance(node, ast.comprehension):
+            found.extend(node.ifs)
+    out: list[ast.AST] = []
+    while found:
+        node = found.pop()
+        if isinstance(node, ast.BoolOp):
+            found.extend(node.values)
+        elif isinstance(node, ast.UnaryOp):
+            found.append(node.operand)
+        else:
+            out.append(node)
+    return out
+
+
 def _dispatches(path: Path) -> list[str]:
-    """`if <name-like> == "literal"` tests: dispatch on names that a table should do instead."""
+    """`<name-like> == "literal"` tests, wherever a condition hides them: dispatch on names that a table
+    should do instead."""
     hits = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+    for test in _conditions(ast.parse(path.read_text())):
+        if not isinstance(test, ast.Compare) or not isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
             continue
-        left = node.test.left
-        key = (
-            left.id
-            if isinstance(left, ast.Name)
-            else (
-                left.slice.value
-                if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Constant)
-                else None
-            )
-        )
-        if key in NAME_KEYS and any(
-            isinstance(c, ast.Constant) and isinstance(c.value, str) for c in node.test.comparators
+        if _key(test.left) in NAME_KEYS and any(
+            isinstance(c, ast.Constant) and isinstance(c.value, str) for c in test.comparators
         ):
-            hits.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            hits.append(f"{path.relative_to(ROOT)}:{test.lineno}")
     return hits
 
 
 def test_dispatch_on_names_is_done_by_tables():
     hits = [h for pkg in PACKAGES for p in pkg.rglob("*.py") for h in _dispatches(p)]
-    assert len(hits) <= 5, hits
+    assert len(hits) <= 13, hits  # baseline and a few one-off special cases
+
+
+def test_the_dispatch_finder_sees_names_hidden_in_conditions(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "x = 1 if op == 'a' else 2\n"
+        "y = [c for c in cs if c.op != 'b']\n"
+        "if ready and p['recipe'] == 'c':\n    pass\n"
+        "while not (name == 'd' or go):\n    pass\n"
+    )
+    from pathlib import Path as _P
+
+    import test_architecture as me
+
+    original = me.ROOT
+    me.ROOT = _P(tmp_path)
+    try:
+        assert len(_dispatches(sample)) == 4
+    finally:
+        me.ROOT = original
+
+
+# Lower layers first; a package may import its own layer and those below, never one above.
+LAYERS = (
+    ("microbench.errors",),
+    ("microbench.platform",),
+    ("microbench.core",),
+    ("microbench.catalogue",),
+    ("microbench.measure",),
+    ("microbench.ops",),
+    ("microbench.results",),
+    ("microbench.config",),
+    ("microbench.jax_backend", "microbench.numpy_backend", "torch_backend"),
+    ("microbench.run",),
+    ("microbench.cli", "microbench.__main__", "microbench"),
+)
+# the seeds' Python entry points run whole configs: they sit with the CLI, above everything
+ENTRY_POINTS = (
+    "torch_backend.entry",
+    "torch_backend.benchmark_runner",
+    "torch_backend.ci_microbenchmark_runner",
+    "torch_backend.fusion",
+    "torch_backend.elementwise",
+)
+
+
+def _layer(module: str) -> int:
+    if module in ENTRY_POINTS:
+        return len(LAYERS) - 1
+    best = -1, ""
+    for i, names in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > len(best[1]):
+                best = i, name
+    return best[0]
+
+
+def test_no_package_imports_one_above_it():
+    files = [p for pkg in PACKAGES for p in pkg.rglob("*.py")]
+    modules = {_module_name(p): p for p in files}
+    upward = []
+    for name, path in modules.items():
+        mine = _layer(name)
+        assert mine >= 0, f"{name} is in no layer"
+        for imported in _imports(path, set(modules)):
+            if _layer(imported) > mine:
+                upward.append(f"{name} -> {imported}")
+    assert upward == []
+
+
+COLUMN_HOMES = (
+    "results/records.py",
+    "results/roofline.py",
+    "results/columns.py",
+    "results/column_docs.py",
+    "results/writer.py",
+    "results/sinks/",
+)
+
+
+def _column_names() -> set[str]:
+    from microbench.results.columns import BODY, ENVIRONMENT, IDENTITY
+
+    names = set(IDENTITY) | set(BODY) | set(ENVIRONMENT)
+    for spec in catalogue.all_specs().values():
+        if spec.row_extras is not None:
+            names |= {f.name for f in dataclasses.fields(spec.row_extras)}
+    return names
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, kinds) and node.body and isinstance(node.body[0], ast.Expr)
+    }
+
+
+def test_readers_name_columns_through_the_typed_row():
+    """Outside the row and sink modules, results/ and run/ read rows by attribute, not by column
+    name; the few string literals left are display titles and identity field names."""
+    names = _column_names()
+    src = ROOT / "src" / "microbench"
+    hits = []
+    for path in [*(src / "results").rglob("*.py"), *(src / "run").rglob("*.py")]:
+        relative = str(path.relative_to(src))
+        if relative.startswith(COLUMN_HOMES):
+            continue
+        tree = ast.parse(path.read_text())
+        docs = _docstrings(tree)
+        hits += [
+            f"{relative}:{node.lineno} {node.value}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in names and id(node) not in docs
+        ]
+    assert len(hits) <= 24, hits
+
+
+def test_op_specs_carry_typed_traits_not_a_dict():
+    from microbench.catalogue import OpSpec, Traits
+
+    assert "extra" not in {f.name for f in dataclasses.fields(OpSpec)}
+    assert all(isinstance(s.traits, Traits) for s in catalogue.all_specs().values())
+    gets = [
+        f"{p.relative_to(ROOT)}:{node.lineno}"
+        for pkg in PACKAGES
+        for p in pkg.rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr in ("extra", "traits_dict")
+    ]
+    assert gets == []

@@ -18,7 +18,8 @@ def test_version(run_cli, capsys):
 def test_list_json_names_every_op_with_its_parameters(run_cli):
     code, out, _ = run_cli("list", "--json")
     records = json.loads(out)
-    assert code == 0 and {r["op"] for r in records} == set(all_specs())
+    offered = {name for name, spec in all_specs().items() if not spec.traits.internal}
+    assert code == 0 and {r["op"] for r in records} == offered and "fault" not in offered
     quant = next(r for r in records if r["op"] == "quantization")
     qdtype = next(p for p in quant["params"] if p["name"] == "qdtype")
     assert qdtype["aliases"] == ["quant_dtype"] and "float4_e2m1fn" in qdtype["choices"]
@@ -142,13 +143,18 @@ def test_quiet_prints_only_the_count_and_verbose_a_line_per_case(tmp_path, write
 
 def test_the_summary_table_names_what_tells_rows_apart():
     from microbench.results.console import distinguishing
+    from microbench.results.records import Identity, Row
 
-    base = {"op": "gemm_simple", "backend": "torch", "m": 8, "k": 8, "n": 8, "dtype": "bfloat16"}
+    def row(backend, implementation, layout):
+        identity = Identity(op="gemm_simple", backend=backend, implementation=implementation)
+        params = {"m": 8, "k": 8, "n": 8, "dtype": "bfloat16", "layout": layout}
+        return Row(identity=identity, params=params)
+
     rows = [
-        {**base, "implementation": "eager", "layout": "kn"},
-        {**base, "implementation": "compile", "layout": "kn"},
-        {**base, "implementation": "eager", "layout": "nk"},
-        {**base, "backend": "jax", "implementation": "jit", "layout": "kn"},
+        row("torch", "eager", "kn"),
+        row("torch", "compile", "kn"),
+        row("torch", "eager", "nk"),
+        row("jax", "jit", "kn"),
     ]
     assert distinguishing(rows) == [
         "implementation=eager layout=kn",
@@ -200,15 +206,20 @@ def test_every_numeric_column_ends_in_its_unit():
 
 def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path):
     """compare, report and bench/ read old result files: renamed columns, values converted."""
+    from microbench.results.columns import upgrade
     from microbench.results.writer import read_rows
 
-    old = tmp_path / "old.csv"
-    old.write_text(
-        "case_id,samples,gbps,baseline_eager_ms,quantized_peak_memory_mb,dominant_kernel_share,"
-        "time_ms,m\nc1,10,250.5,1.5,2,0.25,0.9,64\n"
-    )
-    (row,) = read_rows(str(old))
-    assert row == {
+    old = {
+        "case_id": "c1",
+        "samples": "10",
+        "gbps": "250.5",
+        "baseline_eager_ms": "1.5",
+        "quantized_peak_memory_mb": "2",
+        "dominant_kernel_share": "0.25",
+        "time_ms": "0.9",
+        "m": "64",
+    }
+    assert upgrade(old) == {
         "case_id": "c1",
         "sample_count": "10",
         "gb_per_s": "250.5",
@@ -217,9 +228,20 @@ def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path
         "dominant_kernel_pct": "25",
         "m": "64",
     }  # time_ms was a duplicate of time_median_s: dropped
-    mixed = tmp_path / "mixed.csv"  # compute rows had devices_used, collective rows devices
-    mixed.write_text("samples,devices_used,devices\n3,,8\n3,2,\n")
-    assert [r["used_device_count"] for r in read_rows(str(mixed))] == ["8", "2"]
-    new = tmp_path / "new.csv"
-    new.write_text("case_id,sample_count,gb_per_s\nc1,10,250.5\n")
-    assert read_rows(str(new)) == [{"case_id": "c1", "sample_count": "10", "gb_per_s": "250.5"}]
+    # compute rows had devices_used, collective rows devices
+    mixed = [
+        {"samples": "3", "devices_used": "", "devices": "8"},
+        {"samples": "3", "devices_used": "2", "devices": ""},
+    ]
+    assert [upgrade(r)["used_device_count"] for r in mixed] == ["8", "2"]
+    new = {"case_id": "c1", "sample_count": "10", "gb_per_s": "250.5"}
+    assert upgrade(new) == new
+    # a whole file of the earlier naming reads back typed, in today's names and units
+    path = tmp_path / "old.csv"
+    path.write_text(
+        "case_id,run_id,timestamp,status,error,suite,benchmark,op,backend,implementation,label,m,n,"
+        "time_median_s,samples,gbps,threads\nc1,r,t,ok,,compute,add,add,jax,jit,l,64,64,1e-06,10,250.5,2\n"
+    )
+    (row,) = read_rows(str(path))
+    assert row.params == {"m": 64, "n": 64} and row.stats.sample_count == 10
+    assert row.derived.gb_per_s == 250.5 and row.conditions.thread_count == 2

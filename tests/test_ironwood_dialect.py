@@ -11,13 +11,14 @@ from conftest import ROOT
 
 from microbench import catalogue
 from microbench.catalogue import Param, get_spec
+from microbench.core.options import RunOptions
 from microbench.run.session import plan_from_file, run_config
 
 CONFIGS = sorted((ROOT / "Ironwood" / "configs").rglob("*.yaml"))
 
 
 def plan(write_yaml, text, **options):
-    return plan_from_file(str(write_yaml(text)), **options)
+    return plan_from_file(str(write_yaml(text)), RunOptions(**options))
 
 
 def test_value_types_decide_and_block_num_runs_fills_params_that_lack_it(write_yaml):
@@ -213,7 +214,7 @@ def test_an_unknown_url_protocol_is_a_one_line_error(write_yaml, run_cli, tmp_pa
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_shipped_ironwood_config_runs_at_max_dim_64_on_cpu(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code = run_config(str(config), max_dim=64, num_runs=2, progress=False)
+    code = run_config(str(config), RunOptions(max_dim=64, num_runs=2, progress=False))
     rows = [
         row
         for path in tmp_path.rglob("*.csv")

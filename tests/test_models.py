@@ -190,21 +190,21 @@ def test_models_match_hand_computed_values(op, given, flops, nbytes):
 
 def test_roofline_derivation():
     h100 = Peaks("h100", bf16_tflops=989.4, hbm_gbps=3350)
-    d = derive(2e12, 1e9, 0.004, h100, "bf16")
-    assert d["tflop_per_s"] == pytest.approx(500)
-    assert d["gb_per_s"] == pytest.approx(250)
-    assert d["intensity_flop_per_byte"] == 2000
-    assert d["roofline_bound_by"] == "compute"
-    assert d["roofline_bound_s"] == pytest.approx(2e12 / 989.4e12)
-    assert d["roofline_attained_pct"] == pytest.approx(100 * (2e12 / 989.4e12) / 0.004)
-    assert d["compute_of_peak_pct"] == pytest.approx(100 * 500 / 989.4)
+    d, roof = derive(2e12, 1e9, 0.004, h100, "bf16")
+    assert d.tflop_per_s == pytest.approx(500)
+    assert d.gb_per_s == pytest.approx(250)
+    assert d.intensity_flop_per_byte == 2000
+    assert roof.roofline_bound_by == "compute"
+    assert roof.roofline_bound_s == pytest.approx(2e12 / 989.4e12)
+    assert roof.roofline_attained_pct == pytest.approx(100 * (2e12 / 989.4e12) / 0.004)
+    assert roof.compute_of_peak_pct == pytest.approx(100 * 500 / 989.4)
 
 
 def test_unknown_peaks_stay_blank():
-    d = derive(2e12, 1e9, 0.004, Peaks("unknown"), "bf16")
-    assert d["tflop_per_s"] == pytest.approx(500)
+    d, roof = derive(2e12, 1e9, 0.004, Peaks("unknown"), "bf16")
+    assert d.tflop_per_s == pytest.approx(500)
     assert (
-        d["peak_tflop_per_s"] is None
-        and d["compute_of_peak_pct"] is None
-        and d["roofline_bound_s"] is None
+        roof.peak_tflop_per_s is None
+        and roof.compute_of_peak_pct is None
+        and roof.roofline_bound_s is None
     )

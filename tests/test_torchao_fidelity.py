@@ -103,7 +103,7 @@ def test_torchao_rows_carry_a_kernel_breakdown_on_a_cpu(every_recipe):
 
 
 def test_the_runners_csv_has_its_columns_and_name(every_recipe):
-    from microbench.results.torchao_runner import INFERENCE_COLUMNS
+    from microbench.results.sinks.torchao_runner import INFERENCE_COLUMNS
 
     root, rows = every_recipe
     (path,) = (root / "out" / "inference").iterdir()
@@ -122,7 +122,8 @@ def test_the_runners_csv_has_its_columns_and_name(every_recipe):
 
 
 def test_the_runners_csv_never_replaces_a_file(tmp_path):
-    from microbench.results.torchao_runner import write_runner_csvs
+    from microbench.results.records import row_from_record
+    from microbench.results.sinks.torchao_runner import write_runner_csvs
 
     row = {
         "op": "torchao_inference",
@@ -139,8 +140,25 @@ def test_the_runners_csv_never_replaces_a_file(tmp_path):
         "enable_profiler": False,
         "enable_memory_profiler": False,
     }
-    first = write_runner_csvs([row], now=0)
-    second = write_runner_csvs([row], now=0)
+    record = {k: str(v) for k, v in row.items()}
+    typed = row_from_record(
+        record,
+        [
+            "m",
+            "k",
+            "n",
+            "high_precision_dtype",
+            "compile_mode",
+            "device",
+            "enable_profiler",
+            "enable_memory_profiler",
+            "output_dir",
+            "recipe",
+            "model_type",
+        ],
+    )
+    first = write_runner_csvs([typed], now=0)
+    second = write_runner_csvs([typed], now=0)
     assert first != second and all(map(lambda p: open(p).read(), first + second))
     assert second[0].endswith("_1.csv")
 

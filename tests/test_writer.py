@@ -6,7 +6,7 @@ import pytest
 from microbench.errors import Status, UserError
 from microbench.ops.common import PlacementExtras
 from microbench.results.columns import ENVIRONMENT, IDENTITY, STATS, header
-from microbench.results.records import Environment, Identity, Row, TimeStats
+from microbench.results.records import Environment, Identity, Row, Series, TimeStats
 from microbench.results.writer import ResultFile
 
 
@@ -19,7 +19,7 @@ def test_header_is_the_stable_ordered_union():
     assert len(cols) == len(set(cols))
 
 
-def _row(case_id, raw=None, **stats):
+def _row(case_id, samples=None, **stats):
     identity = Identity(
         case_id=case_id,
         run_id="r",
@@ -38,7 +38,7 @@ def _row(case_id, raw=None, **stats):
         params={"m": 1},
         stats=TimeStats(**stats),
         environment=Environment(config_id="cfg"),
-        raw=raw or {},
+        series=Series(samples_s=samples or []),
     )
 
 
@@ -46,7 +46,7 @@ def test_nothing_is_written_before_the_first_row_and_rows_append_whole(tmp_path)
     path = tmp_path / "sub" / "out.csv"
     f = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
     assert not path.exists()
-    f.append(_row("a", {"samples_s": [1e-6, 2e-6]}, time_median_s=1.5e-6))
+    f.append(_row("a", [1e-6, 2e-6], time_median_s=1.5e-6))
     rows = list(csv.DictReader(open(path)))
     assert [r["case_id"] for r in rows] == ["a"] and rows[0]["time_median_s"] == "1.5e-06"
     f.append(_row("b"))

@@ -6,7 +6,8 @@ from typing import Any
 
 from microbench.catalogue import get_spec
 from microbench.core.case import Case, Outputs, RunSettings
-from microbench.results.seed_formats import to_seed_records
+from microbench.core.options import RunOptions
+from microbench.results.sinks.seed_json import to_seed_records
 from microbench.run.session import execute_all
 from torch_backend.backend import default_device as backend_device
 
@@ -31,4 +32,4 @@ def make_case(
 
 
 def run_seed_cases(cases: list[Case], progress: bool = False) -> list[dict[str, Any]]:
-    return to_seed_records(execute_all(cases, None, progress=progress))
+    return to_seed_records(execute_all(cases, RunOptions(progress=progress)))

@@ -160,6 +160,7 @@ class Traits:
     monitor_gpu: bool = False  # clocks, temperature and power sampled along the case
     donated_input: str | None = None  # updated in place; each result feeds the next iteration
     default_implementations: tuple[str, ...] = ()  # run when a config names none (empty: all)
+    internal: bool = False  # the harness's own test op: runs, but `list` does not offer it
 
 
 @dataclass(frozen=True)

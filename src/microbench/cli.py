@@ -205,10 +205,12 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from microbench.core.options import RunOptions
     from microbench.run.listing import case_records, print_cases, print_json
     from microbench.run.session import plan_from_file
 
-    cases = plan_from_file(args.config, max_cases=args.max_cases, max_dim=args.max_dim)
+    options = RunOptions(max_cases=args.max_cases, max_dim=args.max_dim)
+    cases = plan_from_file(args.config, options)
     if args.json:
         print_json(case_records(cases))
     elif args.list:
@@ -218,10 +220,14 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_options(args: argparse.Namespace) -> dict[str, Any]:
-    return dict(
+def _run_options(args: argparse.Namespace) -> Any:
+    """The command line as one RunOptions (imported here: `list` and `--help` stay light)."""
+    from microbench.core.options import RunOptions
+
+    return RunOptions(
         output_dir=args.output_dir or "results",
         output_dir_given=args.output_dir is not None,
+        output=getattr(args, "output", None) if args.command == "run" else None,
         resume=args.resume,
         overwrite=args.overwrite,
         max_cases=args.max_cases,
@@ -231,11 +237,12 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
         timeout_s=args.timeout,
         progress=not (args.no_progress or args.quiet),
         verbosity=-1 if args.quiet else 1 if args.verbose else 0,
-        seed_json=args.seed_json,
+        seed_json=args.seed_json if args.command == "run" else None,
         torchao_csv=args.torchao_csv,
         output_path=args.output_path,
-        only=args.only,
-        skip=args.skip,
+        only=tuple(args.only),
+        skip=tuple(args.skip),
+        dashboard=args.output if args.command == "dashboard" else None,
     )
 
 
@@ -262,16 +269,12 @@ def _run(args: argparse.Namespace) -> int:
     _join(args)
 
     config = QUICKSTART if args.config is None else args.config
-    return run_config(config, output=args.output, **_run_options(args))
+    return run_config(config, _run_options(args))
 
 
 def _dashboard(args: argparse.Namespace) -> int:
-    from microbench.run.session import run_dashboard
-
-    if args.processes:
-        return _launch(args)
-    _join(args)
-    return run_dashboard(args.config, args.output, **_run_options(args))
+    """`run` with the CI dashboard's records as one more output."""
+    return _run(args)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from microbench.catalogue import (
     register,
 )
 from microbench.core.case import Case
+from microbench.core.column import doc
 from microbench.core.samples import median_or_none
 from microbench.core.types import Prepared, Timing
 from microbench.errors import CaseFailure, Status, unsupported
@@ -322,11 +323,13 @@ class CollectiveExtras:
     process_count: int
     used_device_count: int
     message_bytes: int
-    algbw_gb_per_s: float | None
+    algbw_gb_per_s: float | None = field(
+        metadata=doc("nccl-tests' algorithm bandwidth: message bytes over time")
+    )
     bus_factor_ratio: float
-    busbw_gb_per_s: float | None
+    busbw_gb_per_s: float | None = field(metadata=doc("nccl-tests' bus bandwidth"))
     replica_group_type: str
-    transferred_bytes: float  # the reference's traffic model
+    transferred_bytes: float = field(metadata=doc("the Ironwood reference's traffic model"))
     achieved_bw_gb_per_s: float | None
     theoretical_bw_gb_per_s: float | None
     utilization_pct: float | None

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpSpec, Param, Params, array_implementation, register
+from microbench.catalogue import OpSpec, Param, Params, Traits, array_implementation, register
 
 
 def allocate_under_cap(gib: float, cap_gib: float) -> np.ndarray:
@@ -65,6 +65,7 @@ register(
         make_inputs=lambda p, rng: {"x": rng.standard_normal((p["n"], 1), dtype=np.float32)},
         reference=lambda x, p, rows: {"out": x["x"][rows].astype(np.float64) * 2},
         output_rows=lambda p: p["n"],
+        traits=Traits(internal=True),
     )
 )
 

@@ -7,9 +7,11 @@ their outputs once. The unfused version writes and re-reads every intermediate; 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from microbench.catalogue import OpSpec, Param, Params, register
+from microbench.core.column import doc
 from microbench.platform.dtypes import dtype
 
 FUSION_DTYPES = ("float32", "bfloat16", "float16")
@@ -118,13 +120,19 @@ class FusionExtras:
     unfused_bytes: int
     fused_bytes: int
     speedup_ratio: float
-    memory_reduction_pct: float
+    memory_reduction_pct: float = field(metadata=doc("modelled bytes the fused version saves"))
     unfused_kernels_per_iter: float
     fused_kernels_per_iter: float
     fusion_verdict: str
     fused_impl: str
     unfused_peak_memory_bytes: int | None
     fused_peak_memory_bytes: int | None
+
+    @property
+    def speedup(self) -> float:
+        return self.speedup_ratio
+
+    LABEL_ORDER: ClassVar[tuple[str, ...]] = ("pattern",)
 
 
 # op -> the unfused pattern's bytes: each intermediate written by one kernel and read by the next

@@ -7,9 +7,11 @@ Recipe names follow torchao's benchmark runner. FLOP and byte models are per mod
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from microbench.catalogue import OpSpec, Param, Params, register
+from microbench.core.column import doc
 from microbench.errors import UserError, did_you_mean
 from microbench.platform.dtypes import dtype
 
@@ -185,7 +187,9 @@ class TorchaoExtras:
     quantized_compiled_s: float | None
     eager_speedup_ratio: float | None
     compiled_speedup_ratio: float | None
-    compiled_over_eager_speedup_ratio: float | None
+    compiled_over_eager_speedup_ratio: float | None = field(
+        metadata=doc("quantized eager time over quantized compiled time")
+    )
     baseline_compile_time_s: float | None
     quantized_compile_time_s: float | None
     sqnr_db: float
@@ -197,6 +201,28 @@ class TorchaoExtras:
     profiler_trace_path: str | None = None
     memory_profile_path: str | None = None
     memory_profile_note: str | None = None
+
+    @property
+    def speedup(self) -> float | None:
+        """The recipe over its baseline, compiled where the case was compiled."""
+        compiled = self.compile_mode not in ("", "off")
+        return self.compiled_speedup_ratio if compiled else self.eager_speedup_ratio
+
+    @property
+    def quality_db(self) -> float | None:
+        return self.sqnr_db
+
+    @property
+    def variant(self) -> str:
+        """What a chart colours this row by: the recipe, with its sparsity."""
+        return self.recipe if self.sparsity in ("", "none") else f"{self.recipe}+{self.sparsity}"
+
+    @property
+    def is_reference(self) -> bool:
+        """The dense baseline every recipe's speedup is taken against."""
+        return self.recipe == "baseline" and self.sparsity in ("", "none")
+
+    LABEL_ORDER: ClassVar[tuple[str, ...]] = ("shape_name", "m", "k", "n", "model_type", "recipe")
 
 
 MODEL_PARAMS = (
@@ -263,6 +289,15 @@ class TorchaoTrainingExtras:
     profiler_trace_path: str | None = None
     memory_profile_path: str | None = None
     memory_profile_note: str | None = None
+
+    @property
+    def speedup(self) -> float | None:
+        return self.speedup_ratio
+
+    @property
+    def quality_db(self) -> float | None:
+        """The worst gradient's SQNR against the high-precision model."""
+        return self.grad_sqnr_db
 
 
 register(

@@ -12,13 +12,14 @@ transfer, so its rows are timed by the host clock (`wall_clock`), a blocked tran
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from microbench.catalogue import Arrays, OpSpec, Param, Params, Traits, implementation, register
 from microbench.core.case import Case
+from microbench.core.column import doc
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported
 from microbench.measure.numerics import check_outputs, digest_rows
@@ -36,7 +37,7 @@ class TransferExtras:
 
     direction: str
     host_memory: str
-    gib_per_s: float | None
+    gib_per_s: float | None = field(metadata=doc("binary, beside the decimal `gb_per_s`"))
 
 
 def elements(p: Params) -> int:

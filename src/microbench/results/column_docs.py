@@ -1,4 +1,5 @@
-"""The README's CSV column reference, generated from the row classes so it cannot fall behind them.
+"""The README's CSV column reference, generated from the row classes (each field's name and the note it
+declares with `core.column.column`) so it cannot fall behind them.
 
 `python -m microbench.results.column_docs --write` rewrites the README's section between its markers;
 a test fails when the README and this output differ.
@@ -12,46 +13,12 @@ from dataclasses import fields
 from pathlib import Path
 
 from microbench.catalogue import all_specs
+from microbench.core.column import doc_of
 from microbench.results.columns import UNIT_SUFFIXES
 from microbench.results.records import BODY_GROUPS, HEAD_GROUPS, TAIL_GROUPS
 
 START, END = "<!-- columns: generated -->", "<!-- columns: end -->"
 
-# What a name alone does not say. Units are not repeated here: the suffix table gives them.
-NOTES = {
-    "case_id": "stable hash of op, backend, params, run settings",
-    "status": "`ok`, `unsupported`, `wrong_result`, `error`, `oom`, `timeout`, `crashed`",
-    "noisy": "IQR over median above 10%",
-    "decile_drift_ratio": "median of the last tenth of the samples over the first tenth's",
-    "decile_sample_count": "samples in each tenth",
-    "throttled": "drift above 1.05; no verdict under 5 samples a tenth",
-    "timer": "as asked for; `timing_source` says what ran",
-    "cache": "`cold`: caches flushed before every iteration; `warm`: not",
-    "cadence": "`blocked`: each iteration waits for its outputs; `sustained`: back to back",
-    "thread_count": "host threads of the framework",
-    "timing_source": "`xprof_gpu`, `xprof_tpu`, `cupti`, `cuda_graph`, `cuda_events`, `wall_clock`",
-    "device_span_median_s": "first kernel start to last kernel end",
-    "launch_median_s": "launch-inclusive: CUDA events or the host's clock",
-    "wall_median_s": "host time per blocked iteration",
-    "top_kernels": "the three largest kernels (ATen ops on a CPU), launches per iteration and share",
-    "check": "`passed`, `flagged: <why>`, `off`, `skipped: <why>`",
-    "sm_clock_first_mhz": "this and the next four: sampled along a `gemm_throttling` case by nvidia-ml-py",
-    "model_flop": "the op's FLOP model for one call",
-    "model_bytes": "the op's byte model: inputs read once, outputs written once",
-    "roofline_bound_s": "the time the peaks allow for the modelled FLOPs and bytes",
-    "roofline_attained_pct": "`roofline_bound_s` over the median",
-    "paired_with": "the other backend's case id for the same op and inputs",
-    "git_dirty": "uncommitted changes to tracked files when the run started",
-    "packages": "jax, jaxlib, libtpu, jax CUDA plugin, torch, torchao, triton, numpy versions",
-    "gpu_clocks_mhz_at_start": "each GPU's SM and memory clock as the run started",
-    "env_flags": "`XLA_FLAGS`, `LIBTPU_INIT_ARGS`, `CUDA_VISIBLE_DEVICES` as set",
-    "gib_per_s": "binary, beside the decimal `gb_per_s`",
-    "algbw_gb_per_s": "nccl-tests' algorithm bandwidth: message bytes over time",
-    "busbw_gb_per_s": "nccl-tests' bus bandwidth",
-    "transferred_bytes": "the Ironwood reference's traffic model",
-    "compiled_over_eager_speedup_ratio": "quantized eager time over quantized compiled time",
-    "memory_reduction_pct": "modelled bytes the fused version saves",
-}
 BLOCKS = {
     "Identity": "identity",
     "TimeStats": "statistics",
@@ -65,8 +32,9 @@ BLOCKS = {
 
 
 def _cell(cls: type) -> str:
+    """Each column of a block, with the note its field declares (units are in the names)."""
     return ", ".join(
-        f"`{f.name}` ({NOTES[f.name]})" if f.name in NOTES else f"`{f.name}`" for f in fields(cls)
+        f"`{f.name}` ({doc_of(f)})" if doc_of(f) else f"`{f.name}`" for f in fields(cls)
     )
 
 

@@ -1,258 +1,299 @@
 """`microbench compare`: two result files (or one file grouped by a column), matched case by case.
 
-A difference is called noise when a Mann-Whitney U test on the two sides' raw per-iteration samples
-(from the results' JSON lines) cannot tell them apart at p < 0.01; rows without samples fall back to
-whether their p10-p90 ranges overlap. Otherwise it is slower or faster when the median moved by more
-than the threshold. Two-run comparisons exit 1 when any case got slower, so CI can gate on it.
+Cases are matched on everything that identifies them: op, backend, implementation and every parameter
+(`CaseKey`). A side holding two rows of one case is ambiguous and is refused, never silently resolved. A
+difference is noise when a Mann-Whitney U test on the two sides' raw per-iteration samples (the results'
+JSON lines) cannot tell them apart at p < 0.01; rows without samples fall back to whether their p10-p90
+ranges overlap. Otherwise it is slower or faster when the median moved by more than the threshold.
+A comparison of two runs exits 1 when any case got slower, or is missing, failed, has no usable time or
+became unsupported in the candidate, so CI can gate on it.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import math
-import os
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
-from microbench.errors import UserError, did_you_mean
-from microbench.results.columns import IDENTITY, STATS
-from microbench.results.console import table_console
+from microbench.errors import Status, UserError, did_you_mean
+from microbench.results.console import format_seconds, table_console
+from microbench.results.records import Row
 from microbench.results.writer import read_rows
-
-RUN_COLUMNS = {"num_runs", "warmup"}
-
-
-def number(row: dict[str, str], col: str) -> float | None:
-    """A results cell as a number; empty, or a hand-edited or foreign cell, is no number (never a traceback)."""
-    value = row.get(col, "")
-    try:
-        return float(value) if value not in ("", None) else None
-    except ValueError:
-        return None
-
-
-def scaled(row: dict[str, Any], col: str, factor: float) -> float | None:
-    """A cell converted to another unit (s to ms, bytes to MiB), to 12 significant digits so that
-    0.008816 s stays 8.816 ms rather than 8.816000000000001."""
-    value = number(row, col)
-    return None if value is None else float(f"{value * factor:.12g}")
-
 
 ALPHA = 0.01  # a difference less significant than this is noise
 MIN_SAMPLES = 5  # per side, for the rank test
+RUN_SETTINGS = frozenset(("num_runs", "warmup"))  # how long a case ran is not what it is
+FULL_TABLE = 200  # above this many pairs the table shows only the cases that changed
+
+
+IDENTIFYING = ("op", "backend", "implementation")  # CaseKey's identity fields, in its order
+
+
+@dataclass(frozen=True, order=True)
+class CaseKey:
+    """What a case is, independent of when and how long it ran."""
+
+    op: str
+    backend: str
+    implementation: str
+    params: tuple[tuple[str, str], ...]  # sorted: the same case whatever the column order
+    shown: str = field(default="", compare=False)  # the label, parameters in the file's order
+
+    @classmethod
+    def of(cls, row: Row, without: tuple[str, ...] = ()) -> CaseKey:
+        """The row's key, leaving out the identity fields or parameters named in `without`."""
+        ident = row.identity
+        params = [
+            (name, str(value))
+            for name, value in row.params.items()
+            if name not in RUN_SETTINGS and name not in without and value not in (None, "")
+        ]
+        op, backend, impl = (
+            "" if n in without else str(getattr(ident, n) or "") for n in IDENTIFYING
+        )
+        key = cls(op, backend, impl, tuple(sorted(params)))
+        head = " ".join(x for x in (op, backend + (f":{impl}" if impl else "")) if x)
+        return replace(key, shown=" ".join([head, *(f"{k}={v}" for k, v in params)]))
+
+    def label(self) -> str:
+        return self.shown
+
+
+class Verdict(str, Enum):
+    SLOWER = "slower"
+    FASTER = "faster"
+    WITHIN = "within threshold"
+    NOISE = "noise"
+    MISSING = "missing in candidate"
+    FAILED = "failed in candidate"
+    UNSUPPORTED = "newly unsupported"
+    NO_TIME = "no usable time"
+    AMBIGUOUS = "ambiguous"
+
+    @property
+    def fails(self) -> bool:
+        """What makes a comparison exit 1: the candidate lost ground or lost the case."""
+        return self not in (Verdict.FASTER, Verdict.WITHIN, Verdict.NOISE)
+
+
+def usable(seconds: float | None) -> bool:
+    return seconds is not None and math.isfinite(seconds) and seconds > 0
 
 
 @dataclass
 class Pair:
     key: str
-    a: dict[str, str]
-    b: dict[str, str]
-    a_samples: list[float] | None = None
-    b_samples: list[float] | None = None
+    a: Row
+    b: Row | None  # None: the candidate has no row of this case
 
     @property
     def p_value(self) -> float | None:
         """Mann-Whitney U (two-sided) on the raw samples, where both sides have enough of them."""
-        a, b = self.a_samples or [], self.b_samples or []
+        if self.b is None:
+            return None
+        a, b = self.a.series.samples_s, self.b.series.samples_s
         if min(len(a), len(b)) < MIN_SAMPLES:
             return None
         from scipy.stats import mannwhitneyu
 
         return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
-    @staticmethod
-    def _f(row: dict[str, str], col: str) -> float | None:
-        return number(row, col)
-
     @property
     def ratio(self) -> float | None:
-        a, b = self._f(self.a, "time_median_s"), self._f(self.b, "time_median_s")
-        return b / a if a and b else None
+        a = self.a.median_s
+        b = self.b.median_s if self.b else None
+        return b / a if a is not None and b is not None and usable(a) and usable(b) else None
 
-    def verdict(self, threshold: float) -> str:
-        if self.ratio is None:
-            return "missing"
+    def _overlap(self) -> bool:
+        assert self.b is not None
+        a, b = self.a.stats, self.b.stats
+        ends = (a.time_p10_s, a.time_p90_s, b.time_p10_s, b.time_p90_s)
+        if any(e is None for e in ends):
+            return False
+        a_lo, a_hi, b_lo, b_hi = (float(e) for e in ends)  # type: ignore[arg-type]
+        return b_lo <= a_hi and a_lo <= b_hi
+
+    def verdict(self, threshold: float) -> Verdict:
+        if self.b is None:
+            return Verdict.MISSING
+        if self.b.status is Status.UNSUPPORTED:
+            return Verdict.UNSUPPORTED
+        if not self.b.ok:
+            return Verdict.FAILED
+        ratio = self.ratio
+        if ratio is None:
+            return Verdict.NO_TIME
         p = self.p_value
-        if p is not None:
-            if p >= ALPHA:
-                return "noise"
-        else:  # no raw samples: the p10-p90 ranges overlap
-            a_lo, a_hi = self._f(self.a, "time_p10_s"), self._f(self.a, "time_p90_s")
-            b_lo, b_hi = self._f(self.b, "time_p10_s"), self._f(self.b, "time_p90_s")
-            if None not in (a_lo, a_hi, b_lo, b_hi) and b_lo <= a_hi and a_lo <= b_hi:  # type: ignore[operator]
-                return "noise"
-        if self.ratio > 1 + threshold:
-            return "slower"
-        if self.ratio < 1 - threshold:
-            return "faster"
-        return "within threshold"
+        if (p is not None and p >= ALPHA) or (p is None and self._overlap()):
+            return Verdict.NOISE
+        if ratio > 1 + threshold:
+            return Verdict.SLOWER
+        if ratio < 1 - threshold:
+            return Verdict.FASTER
+        return Verdict.WITHIN
 
 
-def param_columns(rows: list[dict[str, str]]) -> list[str]:
-    """The parameter columns: the writer puts them between the identity and statistics blocks."""
-    if not rows:
-        return []
-    cols = list(rows[0])
-    start, end = len(IDENTITY), cols.index(STATS[0]) if STATS[0] in cols else len(cols)
-    return cols[start:end]
+@dataclass
+class Comparison:
+    pairs: list[Pair]
+    ambiguous: list[str]  # case keys with several rows on one side
+
+    def failing(self, threshold: float) -> list[Pair]:
+        return [p for p in self.pairs if p.verdict(threshold).fails]
 
 
-def case_key(row: dict[str, str], params: list[str], exclude: str | None = None) -> str:
-    parts = [row.get("op", ""), row.get("backend", "")] + [
-        f"{p}={row[p]}" for p in params if p not in RUN_COLUMNS and row.get(p) not in ("", None)
-    ]
-    if exclude:
-        parts = [p for p in parts if not p.startswith(f"{exclude}=") and p != row.get(exclude)]
-    return " ".join(parts)
+def _by_key(rows: Iterable[Row]) -> dict[CaseKey, list[Row]]:
+    out: dict[CaseKey, list[Row]] = defaultdict(list)
+    for row in rows:
+        out[CaseKey.of(row)].append(row)
+    return out
 
 
-FAILED = ("error", "wrong_result", "oom", "timeout", "crashed")
-REQUIRED = ("case_id", "status", "op", "backend", "time_median_s")
-
-
-def load_samples(path: str) -> dict[str, list[float]]:
-    """Each case's raw per-iteration samples from the results' .jsonl twin ({} when there is none)."""
-    jsonl = os.path.splitext(path)[0] + ".jsonl"
-    samples: dict[str, list[float]] = {}
-    if not os.path.exists(jsonl):
-        return samples
-    with open(jsonl) as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-                samples[str(record["case_id"])] = [float(x) for x in record.get("samples_s") or []]
-            except (ValueError, KeyError, TypeError):
-                continue  # a cut or foreign line: that case falls back to its percentiles
-    return samples
-
-
-def with_samples(
-    pairs: list[Pair], a: dict[str, list[float]], b: dict[str, list[float]]
-) -> list[Pair]:
-    for p in pairs:
-        p.a_samples, p.b_samples = a.get(p.a.get("case_id", "")), b.get(p.b.get("case_id", ""))
-    return pairs
-
-
-def load_results(path: str) -> list[dict[str, str]]:
-    """A results CSV this harness wrote, or a one-line UserError naming the file."""
-    try:
-        rows = read_rows(path)
-    except FileNotFoundError:
-        raise UserError("results file not found", file=path) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError, csv.Error) as error:
-        raise UserError(f"cannot read results: {type(error).__name__}", file=path) from None
-    if not rows:
-        raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
-    missing = [c for c in REQUIRED if c not in rows[0]]
-    if missing:
-        raise UserError(
-            f"not a results file of this harness (no column {', '.join(missing)})", file=path
-        )
-    return rows
-
-
-def pair_files(
-    a_rows: list[dict[str, str]], b_rows: list[dict[str, str]]
-) -> tuple[list[Pair], list[str]]:
-    """Matched ok cases, and the cases of A that failed in B."""
-    params = param_columns(a_rows)
-    a_keys = {case_key(r, params) for r in a_rows}
-    b_by_key = {case_key(r, params): r for r in b_rows if r.get("status") == "ok"}
-    failed = [
-        case_key(r, params)
-        for r in b_rows
-        if r.get("status") in FAILED and case_key(r, params) in a_keys
-    ]
+def pair_files(a_rows: list[Row], b_rows: list[Row]) -> Comparison:
+    """Every case the baseline timed, matched with the candidate's row of it (or its absence)."""
+    a_keys, b_keys = _by_key(a_rows), _by_key(b_rows)
+    ambiguous = sorted(
+        {k.label() for k, rows in (*a_keys.items(), *b_keys.items()) if len(rows) > 1}
+    )
     pairs = [
-        Pair(case_key(r, params), r, b_by_key[case_key(r, params)])
-        for r in a_rows
-        if r.get("status") == "ok" and case_key(r, params) in b_by_key
+        Pair(key.label(), rows[0], next(iter(b_keys.get(key, [])), None))
+        for key, rows in sorted(a_keys.items())
+        if len(rows) == 1 and rows[0].ok and len(b_keys.get(key, [])) <= 1
     ]
-    return pairs, failed
+    return Comparison(pairs, ambiguous)
 
 
-def pair_groups(
-    rows: list[dict[str, str]], column: str, baseline: str | None
-) -> tuple[list[Pair], list[str]]:
-    """Each group's rows against the baseline group's, and the non-baseline cases that failed."""
-    if rows and column not in rows[0]:
+# grouping by one of these compares implementations that belong to it: the implementation is part of
+# the side (torch:eager, torch:compile), not of the case
+SIDE_WITH_IMPLEMENTATION = frozenset(("backend",))
+
+
+def pair_groups(rows: list[Row], column: str, baseline: str | None) -> Comparison:
+    """Each group's rows (by the value of `column`) against the baseline group's, case by case."""
+    flat = [r.as_dict() for r in rows]
+    columns = set(flat[0]) if flat else set()
+    if rows and column not in columns:
         raise UserError(
             f"no column '{column}' in the results",
             key="--by",
-            suggestion=did_you_mean(column, rows[0]),
+            suggestion=did_you_mean(column, sorted(columns)),
         )
-    params = [p for p in param_columns(rows) if p != column]
-    ok = [r for r in rows if r.get("status") == "ok"]
-    values = list(dict.fromkeys(r[column] for r in ok))
+    value_of = [None if f.get(column) in (None, "") else str(f[column]) for f in flat]
+    values = list(dict.fromkeys(v for r, v in zip(rows, value_of, strict=True) if r.ok and v))
+    if baseline is not None and baseline not in values:
+        raise UserError(
+            f"no ok row has {column}={baseline}",
+            key="--baseline",
+            suggestion=did_you_mean(baseline, values),
+        )
     base = baseline or (values[0] if values else None)
-    # a side may hold several rows of one case (PyTorch's eager and compile twins): each is paired
-    groups: dict[str, dict[str, list[dict[str, str]]]] = {}
-    for r in ok:
-        key = case_key(r, params, exclude=column)
-        groups.setdefault(key, {}).setdefault(r[column], []).append(r)
+    with_impl = column in SIDE_WITH_IMPLEMENTATION
+    without = (column, "implementation") if with_impl else (column,)
+    sides: dict[CaseKey, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
+    for row, value in zip(rows, value_of, strict=True):
+        if value is not None:
+            sides[CaseKey.of(row, without)][value].append(row)
+    ambiguous: list[str] = []
+    pairs: list[Pair] = []
+    for key, by_value in sorted(sides.items()):
+        if base not in by_value:
+            continue
+        if len(by_value[base]) > 1 or not all(_distinct(g, with_impl) for g in by_value.values()):
+            ambiguous.append(key.label())
+            continue
+        (b_row,) = by_value[base]
+        if not b_row.ok:
+            continue
+        for value, group in by_value.items():
+            if value == base:
+                continue
+            for row in group:
+                side = f"{value}:{row.identity.implementation}" if len(group) > 1 else value
+                pairs.append(Pair(f"{key.label()} [{side} vs {base}]", b_row, row))
+    return Comparison(pairs, ambiguous)
 
-    def side(value: str, row: dict[str, str], rows: list[dict[str, str]]) -> str:
-        return value if len(rows) == 1 else f"{value}:{row.get('implementation', '')}"
 
-    failed = [
-        case_key(r, params, exclude=column) + f" [{r[column]}]"
-        for r in rows
-        if r.get("status") in FAILED and r.get(column) != base
-    ]
-    pairs = [
-        Pair(f"{key} [{side(value, row, rows)} vs {side(base, b, sides[base])}]", b, row)
-        for key, sides in groups.items()
-        if base is not None and base in sides
-        for b in sides[base]
-        for value, rows in sides.items()
-        if value != base
-        for row in rows
-    ]
-    return pairs, failed
+def _distinct(group: list[Row], by_implementation: bool) -> bool:
+    """A side's rows are told apart by their implementation, or it has one row."""
+    if not by_implementation:
+        return len(group) == 1
+    impls = [r.identity.implementation for r in group]
+    return len(set(impls)) == len(impls)
 
 
 def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> Table:
     table = Table(
-        title=f"{b_label} vs {a_label} (median time; noise = Mann-Whitney p >= {ALPHA} on the raw "
-        "samples, or overlapping p10-p90 ranges where there are none)"
+        title=escape(
+            f"{b_label} vs {a_label} (median time; noise = Mann-Whitney p >= {ALPHA} on the raw "
+            "samples, or overlapping p10-p90 ranges where there are none)"
+        )
     )
-    for col in ("case", f"{a_label} µs", f"{b_label} µs", "ratio", "p", "verdict"):
-        table.add_column(col, justify="left" if col in ("case", "verdict") else "right")
+    for col in ("case", a_label, b_label, "ratio", "p", "verdict"):
+        table.add_column(escape(col), justify="left" if col in ("case", "verdict") else "right")
     for p in pairs:
-        a, b = Pair._f(p.a, "time_median_s"), Pair._f(p.b, "time_median_s")
+        b_median = p.b.median_s if p.b else None
         table.add_row(
-            p.key,
-            f"{a * 1e6:.2f}" if a else "",
-            f"{b * 1e6:.2f}" if b else "",
+            escape(p.key),
+            format_seconds(p.a.median_s),
+            format_seconds(b_median),
             f"{p.ratio:.3f}" if p.ratio else "",
             "" if p.p_value is None else f"{p.p_value:.2g}",
-            p.verdict(threshold),
+            p.verdict(threshold).value,
         )
     return table
 
 
-def as_records(pairs: list[Pair], failed: list[str], threshold: float) -> dict[str, Any]:
+def as_records(comparison: Comparison, threshold: float) -> dict[str, Any]:
     """`compare --json`: every matched case with both medians, the ratio, the test's p and the verdict."""
+    lost = (Verdict.MISSING, Verdict.FAILED, Verdict.UNSUPPORTED, Verdict.NO_TIME)
     return {
         "threshold": threshold,
         "alpha": ALPHA,
         "pairs": [
             {
                 "case": p.key,
-                "baseline_median_s": Pair._f(p.a, "time_median_s"),
-                "candidate_median_s": Pair._f(p.b, "time_median_s"),
+                "baseline_median_s": p.a.median_s,
+                "candidate_median_s": p.b.median_s if p.b else None,
                 "ratio": p.ratio,
                 "p_value": p.p_value,
-                "verdict": p.verdict(threshold),
+                "verdict": p.verdict(threshold).value,
             }
-            for p in pairs
+            for p in comparison.pairs
         ],
-        "failed_in_candidate": failed,
+        "failed_in_candidate": [p.key for p in comparison.pairs if p.verdict(threshold) in lost],
+        "ambiguous": comparison.ambiguous,
     }
+
+
+def _compare(
+    files: list[str], by: str | None, baseline: str | None
+) -> tuple[Comparison, tuple[str, str]]:
+    if by:
+        if len(files) != 1:
+            raise UserError(
+                "--by compares groups inside one results file; give exactly one file", key="--by"
+            )
+        rows = _rows(files[0])
+        return pair_groups(rows, by, baseline), (f"{by}={baseline or 'first'}", "other")
+    if len(files) != 2:
+        raise UserError(
+            "compare needs two results files (baseline, candidate), or one file and --by COLUMN"
+        )
+    return pair_files(_rows(files[0]), _rows(files[1])), (files[0], files[1])
+
+
+def _rows(path: str) -> list[Row]:
+    rows = read_rows(path, series=True)
+    if not rows:
+        raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
+    return rows
 
 
 def run_compare(
@@ -262,41 +303,41 @@ def run_compare(
     threshold: float,
     as_json: bool = False,
 ) -> int:
-    """0: every matched case within the threshold or noise; 1: a candidate case regressed or failed;
-    2 (UserError): nothing to compare."""
+    """0: every matched case within the threshold or noise; 1: a candidate case regressed, went
+    missing, failed or became ambiguous; 2 (UserError): nothing to compare."""
     if not math.isfinite(threshold) or threshold < 0:
         raise UserError(f"must be a finite number >= 0, got {threshold}", key="--threshold")
-    if by:
-        if len(files) != 1:
-            raise UserError(
-                "--by compares groups inside one results file; give exactly one file", key="--by"
-            )
-        pairs, failed = pair_groups(load_results(files[0]), by, baseline)
-        samples = load_samples(files[0])
-        pairs = with_samples(pairs, samples, samples)
-        labels = (f"{by}={baseline or 'first'}", "other")
-    else:
-        if len(files) != 2:
-            raise UserError(
-                "compare needs two results files (baseline, candidate), or one file and --by COLUMN"
-            )
-        pairs, failed = pair_files(load_results(files[0]), load_results(files[1]))
-        pairs = with_samples(pairs, load_samples(files[0]), load_samples(files[1]))
-        labels = (files[0], files[1])
-    if not pairs and not failed:
+    comparison, labels = _compare(files, by, baseline)
+    if all(p.b is None for p in comparison.pairs) and not comparison.ambiguous:
         raise UserError(
             "no case matches between the two sides (different ops, parameters or backends?)",
             file=" vs ".join(files),
         )
-    slower = [p for p in pairs if p.verdict(threshold) == "slower"]
+    failing = comparison.failing(threshold)
+    code = 1 if failing or comparison.ambiguous else 0
     if as_json:
-        print(json.dumps(as_records(pairs, failed, threshold), indent=2))
-        return 1 if slower or failed else 0
-    table_console().print(render(pairs, threshold, *labels))
-    for key in failed:
-        print(f"failed in the candidate: {key}")
-    if slower:
+        print(json.dumps(as_records(comparison, threshold), indent=2))
+        return code
+    shown = comparison.pairs
+    if len(shown) > FULL_TABLE:
+        shown = [p for p in shown if p.verdict(threshold) not in (Verdict.WITHIN, Verdict.NOISE)]
+    table_console().print(render(shown, threshold, *labels))
+    if len(shown) < len(comparison.pairs):
         print(
-            f"regression: {len(slower)} of {len(pairs)} matched cases are slower by more than {threshold:.0%}"
+            f"{len(comparison.pairs) - len(shown)} unchanged cases not shown "
+            "(compare --json lists every case)"
         )
-    return 1 if slower or failed else 0
+    for key in comparison.ambiguous:
+        print(f"ambiguous: several rows of one case on one side, not compared: {key}")
+    counts: dict[Verdict, int] = defaultdict(int)
+    for p in failing:
+        counts[p.verdict(threshold)] += 1
+    for verdict, n in counts.items():
+        if verdict is Verdict.SLOWER:
+            print(
+                f"regression: {n} of {len(comparison.pairs)} matched cases are slower by more "
+                f"than {threshold:.0%}"
+            )
+        else:
+            print(f"regression: {n} of {len(comparison.pairs)} cases {verdict.value}")
+    return code

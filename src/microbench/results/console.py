@@ -1,9 +1,14 @@
-"""Where tables are printed: fitted to the terminal, or unwrapped when the output goes to a file or pipe."""
+"""Where tables are printed, and how numbers and labels look in them: fitted to the terminal (or
+unwrapped when the output goes to a file or pipe), times in scaled units at three significant figures,
+and any text from a config or a results file shown as text, never read as console markup."""
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
 from typing import Any
 
 from rich.console import Console
@@ -11,44 +16,78 @@ from rich.console import Console
 from microbench.catalogue import get_spec
 from microbench.core.case import shape_label
 from microbench.errors import UserError
+from microbench.results.records import Identity, Row
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
+SIGNIFICANT = 3
+TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+# dimensions a shape label shows: a row's params list them under these names
+SHAPE_PARAMS = frozenset(("m", "k", "n", "num_elements", "batch", "seq", "hidden", "size"))
 
 
 def table_console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
 
 
-IDENTITY_LIKE = frozenset(("case_id", "run_id", "timestamp", "label", "error", "status"))
-SHAPE_KEYS = frozenset(("m", "k", "n", "num_elements", "batch", "seq", "hidden", "size"))
+def significant(value: float | None, digits: int = SIGNIFICANT) -> str:
+    """A number at `digits` significant figures, without exponent for everyday magnitudes."""
+    if value is None or not math.isfinite(value):
+        return ""
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - magnitude)
+    if magnitude >= 6 or magnitude < -4:
+        return f"{value:.{digits - 1}e}"
+    return f"{value:.{decimals}f}"
 
 
-def fixed(value: Any, scale: float = 1.0, digits: int = 1) -> str:
-    """A number for a table cell, scaled, at fixed decimals; blank where there is none."""
-    return "" if value in (None, "") else f"{float(value) * scale:.{digits}f}"
+def format_seconds(seconds: float | None) -> str:
+    """A time in the unit that keeps it between 1 and 1000 ('8.82 µs', '291 ms')."""
+    if seconds is None or not math.isfinite(seconds):
+        return ""
+    for scale, unit in TIME_UNITS:
+        if abs(seconds) >= scale:
+            return f"{significant(seconds / scale)} {unit}"
+    return f"{significant(seconds / 1e-9)} ns"
 
 
-def varying(rows: list[dict[str, Any]], keys: Any) -> list[str]:
-    """The keys, in order, whose values are not the same in every row."""
-    return [k for k in keys if len({str(r.get(k)) for r in rows}) > 1]
+def format_pct(value: float | None) -> str:
+    return "" if value is None or not math.isfinite(value) else f"{value:.0f}%"
 
 
-def distinguishing(rows: list[dict[str, Any]]) -> list[str]:
+def varying(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
+    """The parameter (or implementation) names, in order, whose values differ between the rows."""
+    out = []
+    for name in names:
+        values = {str(value_of(r, name)) for r in rows}
+        if len(values) > 1:
+            out.append(name)
+    return out
+
+
+IDENTIFYING = frozenset(f.name for f in fields(Identity))  # read from the identity, not the params
+
+
+def value_of(row: Row, name: str) -> Any:
+    return getattr(row.identity, name) if name in IDENTIFYING else row.get(name)
+
+
+def distinguishing(rows: Sequence[Row]) -> list[str]:
     """Per row, `key=value` for the parameters (and implementation) that differ between rows of the
     same op, backend and shape: what tells two otherwise identical table lines apart."""
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
-        groups[r["op"], r["backend"], shape_label(r)].append(i)
+        groups[r.identity.op, r.identity.backend, shape_label(r.params)].append(i)
     out = [""] * len(rows)
     for (op, _, _), members in groups.items():
         if len(members) < 2:
             continue
         try:
-            names = [p.name for p in get_spec(op).params if p.name not in SHAPE_KEYS]
+            names = [p.name for p in get_spec(op).params if p.name not in SHAPE_PARAMS]
         except UserError:  # a row of an op this version no longer has: compare what it does have
-            names = sorted({k for i in members for k in rows[i]} - SHAPE_KEYS)
-            names = [k for k in names if k not in IDENTITY_LIKE]
+            names = sorted({k for i in members for k in rows[i].params} - SHAPE_PARAMS)
         keys = varying([rows[i] for i in members], ("implementation", *names))
         for i in members:
-            out[i] = " ".join(f"{k}={rows[i].get(k)}" for k in keys)
+            out[i] = " ".join(f"{k}={value_of(rows[i], k)}" for k in keys)
     return out

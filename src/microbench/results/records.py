@@ -8,45 +8,61 @@ that no class declares cannot reach a file, and a suite that hands back undeclar
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
-from microbench.catalogue import OpSpec
+from microbench.catalogue import OpSpec, get_spec
 from microbench.core.case import Case
-from microbench.core.samples import median_or_none
+from microbench.core.column import doc
+from microbench.core.samples import NOISE_THRESHOLD, Samples, median_or_none
 from microbench.core.types import DeviceInfo, Measurement
-from microbench.errors import Status
+from microbench.errors import Status, UserError
 from microbench.platform.environment import timestamp
 from microbench.platform.hardware import Peaks, lookup, with_overrides
-from microbench.results.roofline import derive
+from microbench.results.roofline import Derived, Roofline, derive
 
 
 @dataclass
 class Identity:
-    case_id: str
-    run_id: str
-    timestamp: str
-    status: Status
-    error: str
-    suite: str
-    benchmark: str
-    op: str
-    backend: str
-    implementation: str | None
-    label: str
+    case_id: str = field(
+        default="", metadata=doc("stable hash of op, backend, params, run settings")
+    )
+    run_id: str = field(default="", metadata=doc("one per `microbench run`"))
+    timestamp: str = field(default="", metadata=doc("when the row was written, UTC"))
+    status: Status = field(
+        default=Status.OK, metadata=doc("`" + "`, `".join(s.value for s in Status) + "`")
+    )
+    error: str = field(default="", metadata=doc("why a row has no clean number"))
+    suite: str = ""
+    benchmark: str = ""
+    op: str = ""
+    backend: str = ""
+    implementation: str | None = None
+    label: str = ""
 
 
 @dataclass
 class Conditions:
     """What the time means and what it ran under: every row, failed or not, says so."""
 
-    timer: str | None = None  # requested (auto or a name); timing_source says what ran
-    cache: str | None = None  # cold: caches flushed before every iteration; warm: not
-    cadence: str | None = (
-        None  # blocked: each iteration waits for its outputs; sustained: back to back
+    timer: str | None = field(
+        default=None, metadata=doc("as asked for; `timing_source` says what ran")
     )
-    thread_count: int | None = None  # host threads of the framework (CPU ops)
+    cache: str | None = field(
+        default=None, metadata=doc("`cold`: caches flushed before every iteration; `warm`: not")
+    )
+    cadence: str | None = field(
+        default=None,
+        metadata=doc("`blocked`: each iteration waits for its outputs; `sustained`: back to back"),
+    )
+    thread_count: int | None = field(
+        default=None, metadata=doc("host threads of the framework's CPU ops")
+    )
 
 
 @dataclass
@@ -60,32 +76,59 @@ class TimeStats:
     time_std_s: float | None = None
     sample_count: int | None = None
     iqr_over_median_ratio: float | None = None
-    noisy: bool | None = None
-    decile_drift_ratio: float | None = (
-        None  # median of the last tenth of the samples over the first's
+    noisy: bool | None = field(
+        default=None, metadata=doc(f"IQR over median above {NOISE_THRESHOLD:.0%}")
     )
-    decile_sample_count: int | None = None  # samples in each tenth
-    throttled: bool | None = None  # decile_drift_ratio > 1.05 (no verdict under 5 samples a tenth)
+    decile_drift_ratio: float | None = field(
+        default=None, metadata=doc("median of the last tenth of the samples over the first tenth's")
+    )
+    decile_sample_count: int | None = field(default=None, metadata=doc("samples in each tenth"))
+    throttled: bool | None = field(
+        default=None, metadata=doc("drift above 1.05; no verdict under 5 samples a tenth")
+    )
 
 
 @dataclass
 class TimingInfo:
-    timing_source: str | None = None
-    device_span_median_s: float | None = None
-    launch_median_s: float | None = None
-    wall_median_s: float | None = None
+    timing_source: str | None = field(
+        default=None,
+        metadata=doc(
+            "the timer that produced the samples: `xprof_gpu`, `cupti`, `wall_clock`, ..."
+        ),
+    )
+    device_span_median_s: float | None = field(
+        default=None, metadata=doc("first kernel start to last kernel end")
+    )
+    launch_median_s: float | None = field(
+        default=None, metadata=doc("launch-inclusive: CUDA events or the host's clock")
+    )
+    wall_median_s: float | None = field(
+        default=None, metadata=doc("host time per blocked iteration")
+    )
     compile_s: float | None = None
     dominant_kernel: str | None = None
     dominant_kernel_pct: float | None = None
     dominant_kernel_s: float | None = None
     kernels_per_iter: float | None = None
-    top_kernels: str | None = None  # the three largest: "name xlaunches share%; ..."
+    top_kernels: str | None = field(
+        default=None,
+        metadata=doc(
+            "the three largest kernels (ATen ops on a CPU), launches per iteration and share"
+        ),
+    )
     max_rel_error_ratio: float | None = None
-    check: str | None = None
+    check: str | None = field(
+        default=None, metadata=doc("`passed`, `flagged: <why>`, `off`, `skipped: <why>`")
+    )
     check_mode: str | None = None
     trace_path: str | None = None
     # sampled along the case by nvidia-ml-py where the op asks for it (gemm_throttling)
-    sm_clock_first_mhz: float | None = None
+    sm_clock_first_mhz: float | None = field(
+        default=None,
+        metadata=doc(
+            "this and the next four: sampled along a `gemm_throttling` case by nvidia-ml-py"
+        ),
+    )
     sm_clock_last_mhz: float | None = None
     sm_clock_min_mhz: float | None = None
     temperature_max_c: float | None = None
@@ -93,35 +136,12 @@ class TimingInfo:
 
 
 @dataclass
-class Derived:
-    model_flop: float | None = None  # the op's FLOP model for one call
-    model_bytes: float | None = None  # the op's byte model for one call
-    tflop_per_s: float | None = None
-    gb_per_s: float | None = None  # 1e9 bytes per second
-    intensity_flop_per_byte: float | None = None
-    per_device_tflop_per_s: float | None = None
-
-
-@dataclass
-class Roofline:
-    peak_chip: str | None = None
-    peak_family: str | None = None
-    peak_tflop_per_s: float | None = None
-    peak_gb_per_s: float | None = None
-    compute_of_peak_pct: float | None = None
-    bandwidth_of_peak_pct: float | None = None
-    roofline_bound_s: float | None = None
-    roofline_bound_by: str | None = None
-    roofline_attained_pct: float | None = None
-
-
-@dataclass
 class Pairing:
     cross_backend_rel_error_ratio: float | None = None
-    paired_with: str | None = None
-    paired_implementation: str | None = (
-        None  # the other backend's implementation (both rows: device time)
+    paired_with: str | None = field(
+        default=None, metadata=doc("the other backend's case id for the same op and inputs")
     )
+    paired_implementation: str | None = None  # the other backend's implementation
 
 
 @dataclass
@@ -134,13 +154,22 @@ class Environment:
     host: str | None = None
     host_cpu_count: int | None = None
     git_commit: str | None = None
-    git_dirty: bool | None = None  # uncommitted changes to tracked files when the run started
-    packages: str | None = (
-        None  # installed versions: jax, jaxlib, libtpu, torch, torchao, triton, ...
+    git_dirty: bool | None = field(
+        default=None, metadata=doc("uncommitted changes to tracked files when the run started")
+    )
+    packages: str | None = field(
+        default=None,
+        metadata=doc(
+            "jax, jaxlib, libtpu, jax CUDA plugin, torch, torchao, triton, numpy versions"
+        ),
     )
     gpu_driver: str | None = None
-    gpu_clocks_mhz_at_start: str | None = None  # "index:sm=MHz,mem=MHz" per GPU as the run started
-    env_flags: str | None = None  # XLA_FLAGS, LIBTPU_INIT_ARGS, CUDA_VISIBLE_DEVICES as set
+    gpu_clocks_mhz_at_start: str | None = field(
+        default=None, metadata=doc("each GPU's SM and memory clock as the run started")
+    )
+    env_flags: str | None = field(
+        default=None, metadata=doc("`XLA_FLAGS`, `LIBTPU_INIT_ARGS`, `CUDA_VISIBLE_DEVICES` as set")
+    )
     config_id: str | None = None
 
 
@@ -148,10 +177,56 @@ class Environment:
 HEAD_GROUPS: tuple[type, ...] = (Identity,)
 BODY_GROUPS: tuple[type, ...] = (TimeStats, Conditions, TimingInfo, Derived, Roofline, Pairing)
 TAIL_GROUPS: tuple[type, ...] = (Environment,)
+GROUP_ATTRIBUTES = {
+    Identity: "identity",
+    TimeStats: "stats",
+    Conditions: "conditions",
+    TimingInfo: "timing",
+    Derived: "derived",
+    Roofline: "roofline",
+    Pairing: "pairing",
+    Environment: "environment",
+}
 
 
 def group_columns(groups: tuple[type, ...]) -> tuple[str, ...]:
     return tuple(f.name for g in groups for f in fields(g))
+
+
+@dataclass
+class Series:
+    """A row's raw per-iteration series and kernel breakdown: in the JSON lines, not the CSV."""
+
+    samples_s: list[float] = field(default_factory=list)
+    wall_samples_s: list[float] = field(default_factory=list)
+    span_samples_s: list[float] = field(default_factory=list)
+    launch_samples_s: list[float] = field(default_factory=list)
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    device_samples_s: dict[str, list[float]] = field(default_factory=dict)
+    gpu_monitor: list[list[float]] = field(default_factory=list)
+
+    @property
+    def samples(self) -> Samples | None:
+        return Samples(self.samples_s) if self.samples_s else None
+
+    def as_json(self) -> dict[str, Any]:
+        """The series a row has (an empty one is left out, as a failed case has none)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> Series:
+        """The series of one JSON line; a foreign or cut value is no series (never a traceback)."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            value = record.get(f.name)
+            if isinstance(value, (list, dict)):
+                values[f.name] = value
+        series = cls(**values)
+        try:
+            series.samples_s = [float(x) for x in series.samples_s]
+        except (TypeError, ValueError):
+            series.samples_s = []
+        return series
 
 
 @dataclass
@@ -166,9 +241,26 @@ class Row:
     pairing: Pairing = field(default_factory=Pairing)
     extras: Any = None
     environment: Environment = field(default_factory=Environment)
-    raw: dict[str, Any] = field(
-        default_factory=dict
-    )  # samples and kernel breakdown: JSON lines only
+    series: Series = field(default_factory=Series)
+    started: str = ""  # when the case began (the row's timestamp is when it ended); not a column
+
+    @property
+    def status(self) -> Status:
+        return self.identity.status
+
+    @property
+    def ok(self) -> bool:
+        return self.identity.status is Status.OK
+
+    @property
+    def median_s(self) -> float | None:
+        return self.stats.time_median_s
+
+    def get(self, name: str) -> Any:
+        """A parameter or an extras field by name, None where the row has neither (a sweep's axis)."""
+        if name in self.params:
+            return self.params[name]
+        return getattr(self.extras, name, None)
 
     def as_dict(self) -> dict[str, Any]:
         """The flat row: every declared column (and nothing else), in file order."""
@@ -195,6 +287,129 @@ class Row:
             for key, value in values.items():
                 flat.setdefault(key, value.value if isinstance(value, Enum) else value)
         return flat
+
+
+# ---- reading rows back: cells to typed values ------------------------------------------------------
+
+
+def _bool(text: str) -> bool | None:
+    return {"true": True, "false": False, "True": True, "False": False}.get(text)
+
+
+def _number(kind: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = float(text)
+        except ValueError:
+            return None  # a hand-edited or foreign cell is no number, never a traceback
+        if kind is int:
+            return int(value) if math.isfinite(value) and value.is_integer() else None
+        return value
+
+    return parse
+
+
+def _status(text: str) -> Status:
+    try:
+        return Status(text)
+    except ValueError:
+        return Status.ERROR  # a status this version does not know did not give a clean number
+
+
+def _parser(annotation: Any) -> Callable[[str], Any]:
+    """How a cell of this field type reads back (the writer's `_cell` in reverse)."""
+    if annotation is Status:
+        return _status
+    kinds = set(typing.get_args(annotation)) or {annotation}
+    if bool in kinds:
+        return _bool
+    if int in kinds:
+        return _number(int)
+    if float in kinds:
+        return _number(float)
+    return str
+
+
+@functools.cache
+def parsers(cls: type) -> tuple[tuple[str, Callable[[str], Any]], ...]:
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, _parser(hints[f.name])) for f in fields(cls))
+
+
+def _group(cls: type, record: dict[str, str]) -> Any:
+    return cls(
+        **{
+            name: parse(record[name])
+            for name, parse in parsers(cls)
+            if record.get(name) not in (None, "")
+        }
+    )
+
+
+def _extras(cls: type | None, record: dict[str, str]) -> Any:
+    """The op's extras, or None where the row has none (a failed case)."""
+    if cls is None or not any(record.get(name) not in (None, "") for name, _ in parsers(cls)):
+        return None
+    values = {name: None for name, _ in parsers(cls)}
+    values.update(
+        {
+            name: parse(record[name])
+            for name, parse in parsers(cls)
+            if record.get(name) not in (None, "")
+        }
+    )
+    return cls(**values)
+
+
+PARAM_PARSERS: dict[str, Callable[[str], Any]] = {
+    "dim": _number(int),
+    "elements": _number(int),
+    "int": _number(int),
+    "float": _number(float),
+    "bool": _bool,
+}
+
+
+def _params(op: str, names: list[str], record: dict[str, str]) -> dict[str, Any]:
+    """The op's parameters typed as its spec types them; a parameter this version does not know,
+    or an op it does not know, keeps its text."""
+    try:
+        kinds = {p.name: p.kind for p in get_spec(op).params}
+    except UserError:
+        kinds = {}
+    out: dict[str, Any] = {}
+    for name in names:
+        text = record.get(name)
+        if text in (None, ""):
+            continue
+        parse = PARAM_PARSERS.get(kinds.get(name, ""), str)
+        value = parse(text)
+        out[name] = text if value is None else value
+    return out
+
+
+def row_from_record(
+    record: dict[str, str], param_names: list[str], series: Series | None = None
+) -> Row:
+    """A row as a results file holds it (today's names: `columns.upgrade` first), typed again."""
+    identity = _group(Identity, record)
+    try:
+        extras_cls = get_spec(identity.op).row_extras
+    except UserError:
+        extras_cls = None
+    return Row(
+        identity=identity,
+        params=_params(identity.op, param_names, record),
+        stats=_group(TimeStats, record),
+        conditions=_group(Conditions, record),
+        timing=_group(TimingInfo, record),
+        derived=_group(Derived, record),
+        roofline=_group(Roofline, record),
+        pairing=_group(Pairing, record),
+        extras=_extras(extras_cls, record),
+        environment=_group(Environment, record),
+        series=series or Series(),
+    )
 
 
 def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> Environment:
@@ -311,11 +526,11 @@ def success_row(
                 if isinstance(getattr(peaks, f.name), (int, float))
             },
         )
-    derived: dict[str, Any] = derive(flops, nbytes, median, peaks, spec.peak_dtype(case.params))
+    derived, roofline = derive(flops, nbytes, median, peaks, spec.peak_dtype(case.params))
+    tflops = derived.tflop_per_s
+    derived.per_device_tflop_per_s = tflops / used_device_count if tflops else None
     top = t.kernels[0] if t.kernels else None
-    roofline = Roofline(**{f.name: derived.pop(f.name) for f in fields(Roofline)})
     status = Status.WRONG_RESULT if m.check.flagged else Status.OK
-    tflops = derived.pop("tflop_per_s")
     drift = t.drift
     return Row(
         identity=_identity(
@@ -354,23 +569,16 @@ def success_row(
             check_mode=m.check.mode,
             trace_path=t.trace_path,
         ),
-        derived=Derived(
-            model_flop=derived.pop("model_flop"),
-            model_bytes=derived.pop("model_bytes"),
-            tflop_per_s=tflops,
-            gb_per_s=derived.pop("gb_per_s"),
-            intensity_flop_per_byte=derived.pop("intensity_flop_per_byte"),
-            per_device_tflop_per_s=tflops / used_device_count if tflops else None,
-        ),
+        derived=derived,
         roofline=roofline,
         extras=m.extras,
         environment=_environment(case, m.device, env),
-        raw={
-            "samples_s": t.samples_s,
-            "wall_samples_s": t.wall_samples_s,
-            "span_samples_s": t.span_samples_s,
-            "launch_samples_s": t.launch_samples_s,
-            "kernels": [k.as_dict() for k in t.kernels],
-            **({"device_samples_s": t.device_samples_s} if t.device_samples_s else {}),
-        },
+        series=Series(
+            samples_s=list(t.samples_s),
+            wall_samples_s=list(t.wall_samples_s),
+            span_samples_s=list(t.span_samples_s),
+            launch_samples_s=list(t.launch_samples_s),
+            kernels=[k.as_dict() for k in t.kernels],
+            device_samples_s=dict(t.device_samples_s),
+        ),
     )

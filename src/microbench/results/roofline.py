@@ -1,13 +1,45 @@
-"""Derived metrics: throughput from the op's models, share of peak, and the roofline bound."""
+"""Derived metrics and the roofline: throughput from the op's models, share of peak, the bound."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from microbench.core.column import doc
 from microbench.platform.hardware import Peaks
+
+
+@dataclass
+class Derived:
+    model_flop: float | None = field(default=None, metadata=doc("the op's FLOP model for one call"))
+    model_bytes: float | None = field(
+        default=None, metadata=doc("the op's byte model: inputs read once, outputs written once")
+    )
+    tflop_per_s: float | None = None
+    gb_per_s: float | None = None  # 1e9 bytes per second
+    intensity_flop_per_byte: float | None = None
+    per_device_tflop_per_s: float | None = None
+
+
+@dataclass
+class Roofline:
+    peak_chip: str | None = None
+    peak_family: str | None = None
+    peak_tflop_per_s: float | None = None
+    peak_gb_per_s: float | None = None
+    compute_of_peak_pct: float | None = None
+    bandwidth_of_peak_pct: float | None = None
+    roofline_bound_s: float | None = field(
+        default=None, metadata=doc("the time the peaks allow for the modelled FLOPs and bytes")
+    )
+    roofline_bound_by: str | None = None
+    roofline_attained_pct: float | None = field(
+        default=None, metadata=doc("`roofline_bound_s` over the median")
+    )
 
 
 def derive(
     flops: float, nbytes: float, seconds: float, peaks: Peaks, peak_family: str
-) -> dict[str, float | str | None]:
+) -> tuple[Derived, Roofline]:
     """TFLOP/s, GB/s, intensity, % of peak and the roofline bound for one median time."""
     tflops = flops / seconds / 1e12 if seconds > 0 and flops else None
     gbps = nbytes / seconds / 1e9 if seconds > 0 and nbytes else None
@@ -21,21 +53,24 @@ def derive(
         bound_s, bound_by = (
             (compute_s, "compute") if compute_s >= memory_s else (memory_s, "memory")
         )
-    return {
-        "model_flop": flops,
-        "model_bytes": nbytes,
-        "tflop_per_s": tflops,
-        "gb_per_s": gbps,
-        "intensity_flop_per_byte": flops / nbytes if nbytes else None,
-        "peak_family": peak_family,
-        "peak_chip": peaks.chip,
-        "peak_tflop_per_s": peak_tflop_per_s,
-        "peak_gb_per_s": peak_gb_per_s,
-        "compute_of_peak_pct": 100 * tflops / peak_tflop_per_s
+    derived = Derived(
+        model_flop=flops,
+        model_bytes=nbytes,
+        tflop_per_s=tflops,
+        gb_per_s=gbps,
+        intensity_flop_per_byte=flops / nbytes if nbytes else None,
+    )
+    roofline = Roofline(
+        peak_chip=peaks.chip,
+        peak_family=peak_family,
+        peak_tflop_per_s=peak_tflop_per_s,
+        peak_gb_per_s=peak_gb_per_s,
+        compute_of_peak_pct=100 * tflops / peak_tflop_per_s
         if tflops and peak_tflop_per_s
         else None,
-        "bandwidth_of_peak_pct": 100 * gbps / peak_gb_per_s if gbps and peak_gb_per_s else None,
-        "roofline_bound_s": bound_s,
-        "roofline_bound_by": bound_by,
-        "roofline_attained_pct": 100 * bound_s / seconds if bound_s and seconds > 0 else None,
-    }
+        bandwidth_of_peak_pct=100 * gbps / peak_gb_per_s if gbps and peak_gb_per_s else None,
+        roofline_bound_s=bound_s,
+        roofline_bound_by=bound_by,
+        roofline_attained_pct=100 * bound_s / seconds if bound_s and seconds > 0 else None,
+    )
+    return derived, roofline

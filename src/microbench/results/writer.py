@@ -10,14 +10,15 @@ import io
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from microbench.errors import UserError
-from microbench.results.columns import upgrade
-from microbench.results.records import Row
+from microbench.results.columns import IDENTITY, STATS, upgrade
+from microbench.results.records import Row, Series, row_from_record
 
 
 def _cell(value: Any) -> str:
@@ -220,7 +221,7 @@ class ResultFile:
         if unknown:
             raise ValueError(f"row has columns the file's header lacks: {sorted(unknown)}")
         line = self._line(_cell(record.get(c)) for c in self.columns)
-        blob = json.dumps(_json_safe({**record, **row.raw}), default=str) + "\n"
+        blob = json.dumps(_json_safe({**record, **row.series.as_json()}), default=str) + "\n"
         for path, text in ((self.jsonl_path, blob), (self.csv_path, line)):
             with open(path, "a", newline="") as f:
                 f.write(text)
@@ -229,10 +230,81 @@ class ResultFile:
         self.done.add(record["case_id"])
 
 
-def read_rows(csv_path: str) -> list[dict[str, str]]:
-    """A results CSV's rows in today's column names and units, whichever version wrote it."""
-    with open(csv_path, newline="") as f:
-        return [upgrade(row) for row in csv.DictReader(f)]
+MAX_CELL = 1 << 24  # a cell may hold a long kernel list or error; 16 MiB is no results file's
+
+
+def _readable(path: str) -> None:
+    """A regular file, or a one-line error: a FIFO or a device would block or never end."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise UserError("results file not found", file=path) from None
+    except OSError as error:
+        raise UserError(f"cannot read results: {error.strerror}", file=path) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UserError("not a regular file (a directory, FIFO or device)", file=path)
+
+
+def read_records(csv_path: str) -> tuple[list[str], list[dict[str, str]]]:
+    """A results CSV's header and rows, in today's column names and units whichever version wrote
+    them; anything that is not a results file of this harness is a one-line UserError."""
+    _readable(csv_path)
+    csv.field_size_limit(MAX_CELL)
+    try:
+        with open(csv_path, newline="", encoding="utf-8-sig") as f:  # a BOM from a spreadsheet
+            reader = csv.reader(f)
+            header = next(reader, [])
+            raw = [dict(zip(header, cells, strict=False)) for cells in reader]
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise UserError(f"cannot read results: {type(error).__name__}", file=csv_path) from None
+    except OSError as error:
+        raise UserError(f"cannot read results: {error.strerror}", file=csv_path) from None
+    if len(set(header)) != len(header):
+        twice = sorted({c for c in header if header.count(c) > 1})
+        raise UserError(f"column {twice[0]!r} appears twice in the header", file=csv_path)
+    names = list(upgrade(dict.fromkeys(header, "")))
+    missing = [c for c in REQUIRED if c not in names]
+    if header and missing:
+        raise UserError(
+            f"not a results file of this harness (no column {', '.join(missing)})", file=csv_path
+        )
+    return names, [upgrade(r) for r in raw]
+
+
+REQUIRED = ("case_id", "status", "op", "backend", "time_median_s")
+
+
+def param_names(header: Sequence[str]) -> list[str]:
+    """The parameter columns: the writer puts them between the identity and statistics blocks."""
+    start = len(IDENTITY)
+    end = header.index(STATS[0]) if STATS[0] in header else len(header)
+    return list(header[start:end])
+
+
+def read_series(csv_path: str) -> dict[str, Series]:
+    """Each case's raw series from the CSV's .jsonl twin ({} when there is none); a cut or foreign
+    line leaves its case without series (compare falls back to percentiles)."""
+    jsonl = Path(csv_path).with_suffix(".jsonl")
+    if not jsonl.is_file():
+        return {}
+    out: dict[str, Series] = {}
+    with open(jsonl, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and "case_id" in record:
+                out[str(record["case_id"])] = Series.from_json(record)
+    return out
+
+
+def read_rows(csv_path: str, series: bool = False) -> list[Row]:
+    """A results file's rows, typed again (`series`: with their raw samples from the JSON lines)."""
+    header, records = read_records(csv_path)
+    params = param_names(header)
+    by_case = read_series(csv_path) if series else {}
+    return [row_from_record(r, params, by_case.get(r.get("case_id", ""))) for r in records]
 
 
 def write_atomically(path: str, write: Callable[[IO[str]], None]) -> None:

@@ -1,77 +1,126 @@
-"""`microbench list` and `validate --list`: the op catalogue and a config's cases, as tables or JSON."""
+"""`microbench list` and `validate --list`: the op catalogue and a config's cases, as tables or JSON.
+
+Both are typed records (`OpRecord`, `CaseRecord`): the JSON is their fields, the tables show the same.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
-from microbench.catalogue import all_specs
+from microbench.catalogue import OpSpec, all_specs
 from microbench.core.case import Case, shape_label
 from microbench.results.console import table_console
 
 
-def op_records() -> list[dict[str, Any]]:
-    """Every op: its suite, backends, parameters (kind, default, choices, aliases) and what it is."""
-    return [
-        {
-            "op": spec.name,
-            "suite": spec.suite,
-            "backends": list(spec.backends),
-            "doc": spec.doc,
-            "params": [
-                {
-                    "name": p.name,
-                    "kind": p.kind,
-                    "default": p.default,
-                    **({"choices": list(p.choices)} if p.choices else {}),
-                    **({"aliases": list(p.aliases)} if p.aliases else {}),
-                }
-                for p in spec.params
-            ],
-        }
-        for spec in all_specs().values()
-    ]
+@dataclass(frozen=True)
+class ParamRecord:
+    name: str
+    kind: str
+    default: Any
+    choices: list[Any] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+
+    @property
+    def shown(self) -> str:
+        return self.name if self.default is None else f"{self.name}={self.default}"
 
 
-def case_records(cases: list[Case]) -> list[dict[str, Any]]:
-    return [
-        {
-            "case_id": c.id,
-            "label": c.label,
-            "op": c.op,
-            "backend": c.backend,
-            "implementation": c.implementation,
-            "params": c.params,
-            "num_runs": c.run.num_runs,
-            "warmup": c.run.warmup,
-            "timer": c.run.timer,
-            "cache": c.run.cache,
-            "cadence": c.run.cadence,
-            "csv_path": c.outputs.csv_path,
-        }
-        for c in cases
-    ]
+@dataclass(frozen=True)
+class OpRecord:
+    """An op: its suite, backends, parameters (kind, default, choices, aliases) and what it is."""
+
+    op: str
+    suite: str
+    backends: list[str]
+    doc: str
+    params: list[ParamRecord]
+
+    @classmethod
+    def of(cls, spec: OpSpec) -> OpRecord:
+        params = [
+            ParamRecord(p.name, p.kind, p.default, list(p.choices), list(p.aliases))
+            for p in spec.params
+        ]
+        return cls(spec.name, spec.suite, list(spec.backends), spec.doc, params)
 
 
-def print_json(records: Any) -> None:
-    print(json.dumps(records, indent=1, default=str))
+def op_records() -> list[OpRecord]:
+    """Every op a user can run (the harness's own test ops are left out)."""
+    return [OpRecord.of(s) for s in all_specs().values() if not s.traits.internal]
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    case_id: str
+    label: str
+    op: str
+    backend: str
+    implementation: str | None
+    params: dict[str, Any]
+    num_runs: int
+    warmup: int
+    timer: str
+    cache: str
+    cadence: str
+    csv_path: str
+
+    @classmethod
+    def of(cls, c: Case) -> CaseRecord:
+        run = c.run
+        return cls(
+            c.id,
+            c.label,
+            c.op,
+            c.backend,
+            c.implementation,
+            dict(c.params),
+            run.num_runs,
+            run.warmup,
+            run.timer,
+            run.cache,
+            run.cadence,
+            c.outputs.csv_path,
+        )
+
+
+def case_records(cases: list[Case]) -> list[CaseRecord]:
+    return [CaseRecord.of(c) for c in cases]
+
+
+def print_json(records: list[Any]) -> None:
+    print(json.dumps([asdict(r) for r in records], indent=1, default=str))
 
 
 def print_ops() -> None:
     table = Table(title="ops")
     for col in ("op", "suite", "backends", "parameters (default)", "what"):
         table.add_column(col)
-    for record in op_records():
-        params = ", ".join(
-            p["name"] if p["default"] is None else f"{p['name']}={p['default']}"
-            for p in record["params"]
-        )
-        table.add_row(
-            record["op"], record["suite"], ", ".join(record["backends"]), params, record["doc"]
-        )
+    for r in op_records():
+        params = ", ".join(p.shown for p in r.params)
+        table.add_row(r.op, r.suite, ", ".join(r.backends), escape(params), escape(r.doc))
     table_console().print(table)
+
+
+def varying_params(cases: list[Case]) -> list[str]:
+    """Per case, the parameters beyond its shape whose values differ between the cases of its op:
+    what tells a bf16 GEMM case from an fp8 one."""
+    by_op: dict[str, list[Case]] = {}
+    for c in cases:
+        by_op.setdefault(c.op, []).append(c)
+    differing = {
+        op: [k for k in group[0].params if len({str(c.params.get(k)) for c in group}) > 1]
+        for op, group in by_op.items()
+    }
+    shape = shape_label({"m": 0, "k": 0, "n": 0}, named=True)  # the keys shape_label already shows
+    return [
+        " ".join(f"{k}={c.params[k]}" for k in differing[c.op] if f"{k}=" not in shape)
+        for c in cases
+    ]
 
 
 def print_cases(cases: list[Case]) -> None:
@@ -82,17 +131,19 @@ def print_cases(cases: list[Case]) -> None:
         "backend",
         "implementation",
         "shape",
+        "params",
         "runs",
         "timer / cache / cadence",
     ):
-        table.add_column(col)
-    for c in cases:
+        table.add_column(col, overflow="fold")
+    for c, params in zip(cases, varying_params(cases), strict=True):
         table.add_row(
             c.id,
-            c.op,
+            escape(c.op),
             c.backend,
-            c.implementation or "",
+            escape(c.implementation or ""),
             shape_label(c.params, named=True),
+            escape(params),
             str(c.run.num_runs),
             f"{c.run.timer} / {c.run.cache} / {c.run.cadence}",
         )

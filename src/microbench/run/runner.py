@@ -115,7 +115,7 @@ def execute(
         if monitor.series:
             for column, value in monitor.summary().items():  # TimingInfo's sm_clock_* etc.
                 setattr(row.timing, column, value)
-            row.raw["gpu_monitor"] = monitor.series
+            row.series.gpu_monitor = [list(sample) for sample in monitor.series]
         return row, m.outputs_digest
     except CaseFailure as failure:
         status, reason = failure.status, failure.reason

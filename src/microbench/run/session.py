@@ -1,4 +1,9 @@
-"""One run of one config: plan, check outputs are writable, execute every case, summarise."""
+"""One run of one config: plan, open the output sinks, execute every case, close the sinks.
+
+The session knows no output format by name: every format is a registered sink
+(`microbench.results.sinks`), opened before the first case (so a bad path is refused before anything
+runs), handed each row before the next case starts, and closed however the run ends.
+"""
 
 from __future__ import annotations
 
@@ -6,304 +11,126 @@ import dataclasses
 import os
 import shlex
 import sys
-from collections import defaultdict
-from fnmatch import fnmatch
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from microbench.catalogue import get_spec
-from microbench.config.dialects import default_csv, plan_cases
 from microbench.config.loader import LoadedConfig, load_config
-from microbench.core.case import Case, shape_label
+from microbench.config.planner import plan
+from microbench.core.case import Case
+from microbench.core.options import RunOptions
 from microbench.errors import UserError
 from microbench.platform import interrupt, processes
 from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
-from microbench.results.columns import header
-from microbench.results.console import distinguishing, fixed, table_console
+from microbench.results.console import format_seconds
+from microbench.results.records import Row
 from microbench.results.remote import Staging
-from microbench.results.seed_formats import to_seed_records
-from microbench.results.torchao_runner import to_oss_records, write_runner_csvs
-from microbench.results.writer import ResultFile, check_writable, read_rows, write_json_atomically
-from microbench.results.xlml import REPORT, append_record, metrics_record
+from microbench.results.sinks import RunContext, Sink, open_sinks
 from microbench.run.runner import PairTracker, execute, execute_isolated
 
 console = Console(stderr=True)
 
 
-def load_and_plan(
-    path: str,
-    *,
-    output_dir: str = "results",
-    max_cases: int | None = None,
-    max_dim: int | None = None,
-    num_runs: int | None = None,
-    output_path: str | None = None,
-    only: list[str] | None = None,
-    skip: list[str] | None = None,
-    output: str | None = None,
-) -> tuple[LoadedConfig, list[Case]]:
+def load_and_plan(path: str, options: RunOptions) -> tuple[LoadedConfig, list[Case]]:
     loaded = load_config(path)
-    cases = plan_cases(
-        loaded.dialect,
-        loaded.model,
-        path=loaded.path,
-        config_id=loaded.config_id,
-        output_dir=output_dir,
-        max_cases=max_cases,
-        max_dim=max_dim,
-        output_path=output_path,
-    )
-    if num_runs:
-        cases = [
-            dataclasses.replace(c, run=dataclasses.replace(c.run, num_runs=num_runs)) for c in cases
-        ]
-    if output:
-        named = sorted({c.outputs.csv_path for c in cases} - {default_csv(path, output_dir)})
-        if named:
-            print(
-                f"note: --output {output} takes every row; the config's result files "
-                f"({', '.join(named)}) are not written",
-                file=sys.stderr,
-            )
-        cases = [
-            dataclasses.replace(c, outputs=dataclasses.replace(c.outputs, csv_path=output))
-            for c in cases
-        ]
-    return loaded, select(cases, only or [], skip or [], loaded.path)
+    return loaded, plan(loaded, options)
 
 
-def select(cases: list[Case], only: list[str], skip: list[str], path: str) -> list[Case]:
-    """--only / --skip: shell patterns matched against each case's op and label."""
-
-    def matches(case: Case, patterns: list[str]) -> bool:
-        return any(fnmatch(case.op, p) or fnmatch(case.label, p) for p in patterns)
-
-    kept = [c for c in cases if (not only or matches(c, only)) and not matches(c, skip)]
-    if not kept:
-        raise UserError(
-            f"--only {only} / --skip {skip} leave none of the {len(cases)} cases",
-            file=path,
-            key="(command line)",
-        )
-    return kept
+def plan_from_file(path: str, options: RunOptions | None = None) -> list[Case]:
+    return load_and_plan(path, options or RunOptions())[1]
 
 
-def plan_from_file(path: str, **options: Any) -> list[Case]:
-    return load_and_plan(path, **options)[1]
-
-
-def open_result_files(
-    cases: list[Case], resume: bool, overwrite: bool = False
-) -> dict[str, ResultFile]:
-    """One ResultFile per results file, whatever the spellings of its path (`out/x.csv`, `./out/x.csv`),
-    its header the union of its cases' parameters and declared extras. Every path is checked first."""
-    by_file: dict[str, list[Case]] = defaultdict(list)
-    for case in cases:
-        by_file[os.path.realpath(case.outputs.csv_path)].append(case)
-    for metrics_dir in {c.outputs.xlml_metrics_dir for c in cases if c.outputs.xlml_metrics_dir}:
-        check_writable(os.path.join(metrics_dir, REPORT), key="xlml_metrics_dir")
-    for group in by_file.values():
-        check_writable(group[0].outputs.csv_path)
-        check_writable(
-            str(Path(group[0].outputs.csv_path).with_suffix(".jsonl")), key="csv_path's .jsonl twin"
-        )
-    files: dict[str, ResultFile] = {}
-    try:
-        for group in by_file.values():
-            params: list[str] = []
-            extras: list[type | None] = []
-            for case in group:
-                params += [p for p in case.params if p not in params]
-                declared = get_spec(case.op).row_extras
-                extras += [declared] if declared not in extras else []
-            shared = ResultFile(
-                group[0].outputs.csv_path,
-                header(params, extras),
-                group[0].config_id,
-                resume,
-                overwrite,
-            )
-            files.update({case.outputs.csv_path: shared for case in group})
-    except BaseException:
-        close_all(files)
-        raise
-    return files
-
-
-def close_all(files: dict[str, ResultFile]) -> None:
-    for f in set(files.values()):
-        f.close()
-
-
-def summary_table(rows: list[dict[str, Any]]) -> Table:
-    table = Table(title="results", show_lines=False)
-    for col in (
-        "op",
-        "backend",
-        "shape",
-        "params",
-        "status",
-        "median µs",
-        "TFLOP/s",
-        "GB/s",
-        "% peak",
-        "timing",
-    ):
-        table.add_column(
-            col,
-            justify="right"
-            if col[0].isdigit() or col in ("median µs", "TFLOP/s", "GB/s", "% peak")
-            else "left",
-        )
-    for r, params in zip(rows, distinguishing(rows), strict=True):
-        shape = shape_label(r)
-        pct = (
-            r.get("compute_of_peak_pct")
-            if r.get("roofline_bound_by") == "compute"
-            else r.get("bandwidth_of_peak_pct")
-        )
-        table.add_row(
-            r["op"],
-            r["backend"],
-            shape,
-            params,
-            r["status"],
-            fixed(r.get("time_median_s"), 1e6, 2),
-            fixed(r.get("tflop_per_s"), 1, 2),
-            fixed(r.get("gb_per_s"), 1, 1),
-            fixed(pct, 1, 1),
-            r.get("timing_source") or (r.get("error") or "")[:60],
-        )
-    return table
+RowHandler = Callable[[Case, Row], None]
 
 
 def execute_all(
     cases: list[Case],
-    files: dict[str, ResultFile] | None = None,
-    *,
-    isolate: bool = False,
-    timeout_s: float | None = None,
-    progress: bool = True,
-    peak_overrides: dict[str, Any] | None = None,
-    verbosity: int = 0,
-) -> list[dict[str, Any]]:
-    """Run cases in order (JAX first, see BACKEND_ORDER); each row reaches its file before the next case."""
+    options: RunOptions,
+    on_row: RowHandler | None = None,
+    peak_overrides: dict[str, object] | None = None,
+    run_id: str | None = None,
+) -> list[Row]:
+    """Run cases in order (JAX first, see BACKENDS); each row is handed on before the next case."""
     todo = sorted(cases, key=lambda c: run_order(c.backend))
-    run_id = new_run_id()
+    run_id = run_id or new_run_id()
     env = base_environment(run_id)
     pairing = PairTracker()
-    finished: list[dict[str, Any]] = []
+    finished: list[Row] = []
     columns = [
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     ]
-    with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
+    run = execute_isolated if options.isolate else execute
+    with Progress(*columns, console=console, disable=not options.progress) as bar:
         task = bar.add_task("cases", total=len(todo))
         for case in todo:
             interrupt.check()
-            bar.update(task, description=case.label)
-            timeout = case.run.timeout_s or timeout_s
-            run = execute_isolated if isolate else execute
+            bar.update(task, description=escape(case.label))
             started = timestamp()
-            row, digest = run(case, run_id, env, peak_overrides, timeout)
+            row, digest = run(
+                case, run_id, env, peak_overrides, case.run.timeout_s or options.timeout_s
+            )
+            row.started = started
             pairing.annotate(case, row, digest)
-            if files is not None:
-                files[case.outputs.csv_path].append(row)
-            flat = row.as_dict()
-            if files is not None and case.outputs.xlml_metrics_dir and flat["status"] == "ok":
-                record = metrics_record(
-                    flat, case.params, row.raw["samples_s"], started, timestamp()
-                )
-                append_record(case.outputs.xlml_metrics_dir, record)
-            finished.append(flat)
-            if verbosity > 0:
-                bar.console.print(case_line(flat))
+            if on_row is not None:
+                on_row(case, row)
+            finished.append(row)
+            if options.verbosity > 0:
+                bar.console.print(escape(case_line(row)))
             bar.advance(task)
     return finished
 
 
-def case_line(row: dict[str, Any]) -> str:
+def case_line(row: Row) -> str:
     """--verbose: one finished case."""
-    median = row.get("time_median_s")
-    timing = f"{median * 1e6:.2f} µs {row.get('timing_source')}" if median else row.get("error", "")
-    return f"{row['status']:<12} {row['label']}  {timing}"
-
-
-def run_config(
-    path: str,
-    *,
-    output_dir: str = "results",
-    resume: bool = False,
-    overwrite: bool = False,
-    max_cases: int | None = None,
-    max_dim: int | None = None,
-    num_runs: int | None = None,
-    isolate: bool = False,
-    timeout_s: float | None = None,
-    progress: bool = True,
-    seed_json: str | None = None,
-    torchao_csv: bool = False,
-    output_path: str | None = None,
-    only: list[str] | None = None,
-    skip: list[str] | None = None,
-    output_dir_given: bool = False,
-    verbosity: int = 0,
-    output: str | None = None,
-) -> int:
-    """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
-    if output and output_dir_given:
-        raise UserError("--output and --output-dir both place the rows; give one", key="--output")
-    loaded, cases = load_and_plan(
-        path,
-        output_dir=output_dir,
-        max_cases=max_cases,
-        max_dim=max_dim,
-        num_runs=num_runs,
-        output_path=output_path,
-        only=only,
-        skip=skip,
-        output=output,
+    median = row.median_s
+    timing = (
+        f"{format_seconds(median)} {row.timing.timing_source}" if median else row.identity.error
     )
-    if resume and processes.count() > 1:  # only process 0 could see what is done: the others would
-        # run cases it skips, and wait in their collectives for ever
+    return f"{row.status.value:<12} {row.identity.label}  {timing}"
+
+
+def check_options(options: RunOptions) -> None:
+    if options.output and options.output_dir_given:
+        raise UserError("--output and --output-dir both place the rows; give one", key="--output")
+    if options.resume and processes.count() > 1:  # only process 0 could see what is done: the
+        # others would run cases it skips, and wait in their collectives for ever
         raise UserError("--resume is not available in a many-process job", key="(command line)")
+
+
+def run_config(path: str, options: RunOptions) -> int:
+    """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
+    check_options(options)
+    loaded, cases = load_and_plan(path, options)
+    peaks = getattr(loaded.model, "peaks", None)
+    overrides = peaks.model_dump() if peaks else None
     if not processes.primary():  # process 0 of a many-process job writes; the others only take part
-        rows = execute_all(cases, None, isolate=isolate, timeout_s=timeout_s, progress=False)
-        return exit_code(rows)
-    if seed_json:
-        check_writable(seed_json, key="--seed-json")
-    if output_dir_given:
-        warn_overridden_output_dir(cases, output_dir)
+        quiet = dataclasses.replace(options, progress=False)
+        return exit_code(execute_all(cases, quiet, None, overrides))
+    if options.output_dir_given:
+        warn_overridden_output_dir(cases, options.output_dir)
     staging = Staging()
     try:
         cases = staging.stage(cases)
     except UserError as error:
         raise error.with_file(loaded.path) from None
+    context = RunContext(
+        options=options,
+        config_path=loaded.path,
+        dialect=loaded.dialect,
+        cases=tuple(cases),
+        run_id=new_run_id(),
+        environment={},
+    )
     try:  # staged outputs reach their URLs however the run ends
-        files = open_result_files(cases, resume, overwrite)  # refuses bad paths before any case
-        try:
-            with interrupt.handled():
-                return _run_cases(
-                    loaded,
-                    cases,
-                    files,
-                    resume=resume,
-                    isolate=isolate,
-                    timeout_s=timeout_s,
-                    progress=progress,
-                    seed_json=seed_json,
-                    torchao_csv=torchao_csv,
-                    verbosity=verbosity,
-                )
-        finally:
-            close_all(files)
+        sinks = open_sinks(context)  # refuses bad paths before any case
+        with interrupt.handled():
+            return _run_cases(cases, sinks, options, overrides, context.run_id)
     finally:
         for url in staging.upload():
             console.print(f"copied to {url}")
@@ -335,98 +162,63 @@ def resume_command(argv: list[str]) -> str:
 
 
 def _run_cases(
-    loaded: LoadedConfig,
     cases: list[Case],
-    files: dict[str, ResultFile],
-    *,
-    resume: bool,
-    isolate: bool,
-    timeout_s: float | None,
-    progress: bool,
-    seed_json: str | None,
-    torchao_csv: bool,
-    verbosity: int,
+    sinks: list[Sink],
+    options: RunOptions,
+    peak_overrides: dict[str, object] | None,
+    run_id: str,
 ) -> int:
-    todo = [c for c in cases if c.id not in files[c.outputs.csv_path].done]
-    if resume and len(todo) < len(cases):
+    done = set().union(*(s.done() for s in sinks))
+    todo = [c for c in cases if c.id not in done]
+    if options.resume and len(todo) < len(cases):
         console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
-    peaks = getattr(loaded.model, "peaks", None)
-    finished: list[dict[str, Any]] = []
+    finished: list[Row] = []
+
+    def hand_on(case: Case, row: Row) -> None:
+        for sink in sinks:
+            sink.row(case, row)
+        finished.append(row)
+
     try:
-        finished = execute_all(
-            todo,
-            files,
-            isolate=isolate,
-            timeout_s=timeout_s,
-            progress=progress,
-            peak_overrides=peaks.model_dump() if peaks else None,
-            verbosity=verbosity,
-        )
+        execute_all(todo, options, hand_on, peak_overrides, run_id)
     except KeyboardInterrupt:
-        unique = {str(f.csv_path): f for f in files.values()}
-        done = sum(len(f.done) for f in unique.values())
+        for sink in sinks:
+            sink.close(finished, interrupted=True)
+        where = sorted({loc for s in sinks for loc in s.locations()})
         print(
-            f"interrupted: {done} finished cases are saved in {', '.join(sorted(unique))}; to finish the "
-            f"sweep run: {resume_command(sys.argv)}",
+            f"interrupted: {len(done) + len(finished)} finished cases are saved in "
+            f"{', '.join(where)}; to finish the sweep run: {resume_command(sys.argv)}",
             file=sys.stderr,
             flush=True,
         )
         return 130
-    if finished and verbosity >= 0:
-        table_console().print(summary_table(finished))
-    for result in {str(f.csv_path): f for f in files.values()}.values():
-        if verbosity >= 0:
-            console.print(f"rows: {result.csv_path}  (raw samples: {result.jsonl_path})")
-    failed = [r for r in finished if r["status"] not in ("ok", "unsupported")]
-    unsupported = sum(r["status"] == "unsupported" for r in finished)
-    if failed:
-        console.print(
-            f"{len(failed)} of {len(finished)} cases did not produce a clean number (see status/error)"
-        )
-    console.print(
-        f"{len(finished) - len(failed) - unsupported} ok, {len(failed)} failed, {unsupported} unsupported"
-    )
-    if seed_json:
-        write_json_atomically(seed_json, to_seed_records(finished))
-        console.print(f"seed-format JSON: {seed_json}")
-    if torchao_csv:
-        for path in write_runner_csvs(finished):
-            console.print(f"torchao runner CSV: {path}")
+    except BaseException:
+        for sink in sinks:
+            sink.close(finished, interrupted=True)
+        raise
+    for sink in sinks:
+        sink.close(finished, interrupted=False)
+    report_counts(finished, sinks, options)
     return exit_code(finished)
 
 
-def exit_code(rows: list[dict[str, Any]]) -> int:
+def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> None:
+    if options.verbosity >= 0:
+        for location in sorted({loc for s in sinks for loc in s.locations()}):
+            twin = os.path.splitext(location)[0] + ".jsonl"
+            console.print(escape(f"rows: {location}  (raw samples: {twin})"))
+    failed = [r for r in rows if r.status.failed]
+    unsupported = sum(not r.ok and not r.status.failed for r in rows)
+    if failed:
+        console.print(
+            f"{len(failed)} of {len(rows)} cases did not produce a clean number (see status/error)"
+        )
+    console.print(
+        f"{len(rows) - len(failed) - unsupported} ok, {len(failed)} failed, {unsupported} unsupported"
+    )
+
+
+def exit_code(rows: list[Row]) -> int:
     """1 when a case failed (error, wrong result, oom, timeout, crash); `unsupported` rows, which say the
     platform cannot run a case (fp8 on a CPU, a missing package), do not fail a run."""
-    return 1 if any(r["status"] not in ("ok", "unsupported") for r in rows) else 0
-
-
-def run_dashboard(config: str, output: str, **run_options: Any) -> int:
-    """Run a config, then write its torchao rows as PyTorch OSS benchmark records."""
-    check_writable(output, key="--output")
-    code = run_config(
-        config,
-        **{k: v for k, v in run_options.items() if k != "seed_json"},
-    )
-    if code != 0:
-        return code
-    cases = plan_from_file(
-        config,
-        output_dir=run_options.get("output_dir", "results"),
-        max_cases=run_options.get("max_cases"),
-        max_dim=run_options.get("max_dim"),
-        num_runs=run_options.get("num_runs"),
-        output_path=run_options.get("output_path"),
-        only=run_options.get("only"),
-        skip=run_options.get("skip"),
-    )
-    ids = {c.id for c in cases}
-    rows = [
-        r
-        for path in sorted({c.outputs.csv_path for c in cases})
-        for r in read_rows(path)
-        if r["case_id"] in ids
-    ]
-    write_json_atomically(output, to_oss_records(rows))
-    print(f"dashboard records: {output}")
-    return 0
+    return 1 if any(r.status.failed for r in rows) else 0

@@ -14,6 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from microbench.core.case import Case
+from microbench.core.samples import Samples
+from microbench.results.records import Row
+from microbench.results.sinks import RunContext, Sink, register_sink
+from microbench.results.writer import check_writable
+
 REPORT = "metrics_report.jsonl"
 PERCENTILES = (10, 50, 90, 95, 99)
 
@@ -21,59 +27,56 @@ PERCENTILES = (10, 50, 90, 95, 99)
 def statistics(name: str, values: list[float]) -> dict[str, float]:
     """`name_p10 ... name_p99, name_avg, name_max, name_min, name_num_runs`, linear percentiles."""
     a = np.asarray(values, dtype=np.float64)
-    out = {f"{name}_p{q}": float(np.percentile(a, q)) for q in PERCENTILES}
+    s = Samples(values)
+    out = {f"{name}_p{q}": s.percentile_s(q) for q in PERCENTILES}
     out.update(
         {
-            f"{name}_avg": float(a.mean()),
-            f"{name}_max": float(a.max()),
-            f"{name}_min": float(a.min()),
+            f"{name}_avg": s.mean_s,
+            f"{name}_max": s.max_s,
+            f"{name}_min": s.min_s,
             f"{name}_num_runs": float(a.size),
         }
     )
     return out
 
 
-def metrics_record(
-    row: dict[str, Any],
-    params: dict[str, Any],
-    samples_s: list[float],
-    started: str,
-    ended: str,
-) -> dict[str, Any]:
+def metrics_record(row: Row, started: str, ended: str) -> dict[str, Any]:
     """The reference's record for one ok row: FLOP metrics where the op has FLOPs, byte metrics where
     it moves bytes, MFU only where the peak is known."""
-    devices = int(row.get("used_device_count") or 1)
-    step_ms = [s * 1e3 for s in samples_s]
+    devices = int(getattr(row.extras, "used_device_count", None) or 1)
+    step_ms = [s * 1e3 for s in row.series.samples_s]
     metrics = statistics("step_time_ms", step_ms)
     dims: dict[str, Any] = {}
-    flops, nbytes, peak = row.get("model_flop"), row.get("model_bytes"), row.get("peak_tflop_per_s")
+    flops, nbytes = row.derived.model_flop, row.derived.model_bytes
+    peak = row.roofline.peak_tflop_per_s
     if flops:
         per_device = [flops / devices / (t / 1e3) / 1e12 for t in step_ms]
         metrics |= statistics("tflops_per_sec_pre_device", per_device)
         metrics |= statistics("tflops_per_sec", [flops / (t / 1e3) / 1e12 for t in step_ms])
-        dims["Throughput(median,TFLOP/s/device)"] = float(np.median(per_device))
-        dims["TotalThroughput(median,TFLOP/s)"] = float(np.median(per_device)) * devices
+        median = Samples(per_device).median_s
+        dims["Throughput(median,TFLOP/s/device)"] = median
+        dims["TotalThroughput(median,TFLOP/s)"] = median * devices
         dims["total_flops"] = flops / devices
         if peak:
             mfu = [v / (peak / devices) for v in per_device]
             metrics |= statistics("MFU", mfu)
-            dims["MFU"] = float(np.median(mfu))
+            dims["MFU"] = Samples(mfu).median_s
     if nbytes:
         per_device = [nbytes / devices / (t / 1e3) / 1e9 for t in step_ms]
         metrics |= statistics("Gbytes_per_sec_per_device", per_device)
         metrics |= statistics("Gbytes_per_sec", [nbytes / (t / 1e3) / 1e9 for t in step_ms])
-        dims["Throughput(median,GBytes/s/device)"] = float(np.median(per_device))
+        dims["Throughput(median,GBytes/s/device)"] = Samples(per_device).median_s
         dims["total_bytes"] = nbytes / devices
-    dims["StepTime(median,ms)"] = float(np.median(step_ms))
+    dims["StepTime(median,ms)"] = Samples(step_ms).median_s
     dimensions = {
-        **{k: v for k, v in params.items() if v not in (None, "")},
+        **{k: v for k, v in row.params.items() if v not in (None, "")},
         **dims,
-        "backend": row["backend"],
-        "implementation": row.get("implementation"),
-        "timing_source": row.get("timing_source"),
-        "case_id": row["case_id"],
+        "backend": row.identity.backend,
+        "implementation": row.identity.implementation,
+        "timing_source": row.timing.timing_source,
+        "case_id": row.identity.case_id,
         "testsuite": "microbenchmark",
-        "test_name": row["benchmark"],
+        "test_name": row.identity.benchmark,
         "test_start_timestamp": started,
         "test_end_timestamp": ended,
     }
@@ -90,3 +93,25 @@ def append_record(directory: str, record: dict[str, Any]) -> None:
         f.write(json.dumps(record, sort_keys=True) + "\n")
         f.flush()
         os.fsync(f.fileno())
+
+
+class XlmlReports(Sink):
+    """A record per ok row of a benchmark that names `xlml_metrics_dir`."""
+
+    def __init__(self, directories: set[str]) -> None:
+        self.directories = directories
+
+    def open(self) -> None:
+        for directory in sorted(self.directories):
+            check_writable(os.path.join(directory, REPORT), key="xlml_metrics_dir")
+
+    def row(self, case: Case, row: Row) -> None:
+        directory = case.outputs.xlml_metrics_dir
+        if directory and row.ok:
+            append_record(directory, metrics_record(row, row.started, row.identity.timestamp))
+
+
+@register_sink("xlml", order=10)
+def xlml_reports(context: RunContext) -> Sink | None:
+    wanted = {c.outputs.xlml_metrics_dir for c in context.cases if c.outputs.xlml_metrics_dir}
+    return XlmlReports(wanted) if wanted else None

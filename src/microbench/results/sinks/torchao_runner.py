@@ -11,8 +11,16 @@ import os
 import time
 from typing import Any
 
-from microbench.results.compare import number, scaled
-from microbench.results.writer import write_atomically
+from microbench.errors import Status
+from microbench.results.records import Row
+from microbench.results.sinks import RunContext, Sink, register_sink
+from microbench.results.sinks.seed_json import scaled
+from microbench.results.writer import (
+    check_writable,
+    read_rows,
+    write_atomically,
+    write_json_atomically,
+)
 
 # what a case is, in the runner's names and order; both CSVs carry it
 CASE_COLUMNS = (
@@ -76,11 +84,11 @@ def _cell(value: Any) -> Any:
 
 
 def _ms(row: dict[str, Any], column: str) -> float | None:
-    return scaled(row, column, 1e3)  # the runner's milliseconds
+    return scaled(row.get(column), 1e3)  # the runner's milliseconds
 
 
 def _mb(row: dict[str, Any], column: str) -> float | None:
-    return scaled(row, column, 2**-20)  # the runner's MB: torch's memory counters over 2**20
+    return scaled(row.get(column), 2**-20)  # the runner's MB: torch's memory counters over 2**20
 
 
 def _compiled(row: dict[str, Any]) -> bool:
@@ -133,7 +141,7 @@ def inference_line(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def training_line(row: dict[str, Any]) -> dict[str, Any]:
-    tflops = number(row, "tflop_per_s")
+    tflops = row.get("tflop_per_s")
     return {
         **{c: row.get(c) for c in TRAINING_COLUMNS if c in row},
         "name": _name(row),
@@ -163,13 +171,14 @@ def unused_path(path: str) -> str:
     return candidate
 
 
-def write_runner_csvs(rows: list[dict[str, Any]], now: float | None = None) -> list[str]:
+def write_runner_csvs(rows: list[Row], now: float | None = None) -> list[str]:
     """The ok torchao rows as the runner's `<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv`."""
     stamp = time.strftime("%d%m%Y_%H%M%S", time.localtime(now))
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        mode = MODES.get(row.get("op", ""))
-        if mode and row.get("status") == "ok":
+    for typed in rows:
+        mode = MODES.get(typed.identity.op)
+        if mode and typed.ok:
+            row = typed.as_dict()
             groups.setdefault((str(row["output_dir"]), mode), []).append(row)
     written = []
     for (output_dir, mode), group in groups.items():
@@ -186,16 +195,17 @@ def write_runner_csvs(rows: list[dict[str, Any]], now: float | None = None) -> l
     return written
 
 
-def to_oss_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def to_oss_records(rows: list[Row]) -> list[dict[str, Any]]:
     """Four records per ok inference case, as the CI runner wrote them: compiled times where the case
     was compiled (eager otherwise), peak allocated memory where the device reports it."""
     records = []
-    for row in rows:
-        if row.get("status") != "ok" or row.get("op") != "torchao_inference":
+    for typed in rows:
+        if typed.status is not Status.OK or typed.identity.op != "torchao_inference":
             continue
+        row = typed.as_dict()
         when = "compiled" if _compiled(row) else "eager"
         values = (
-            number(row, f"{when}_speedup_ratio"),
+            row.get(f"{when}_speedup_ratio"),
             _ms(row, f"baseline_{when}_s"),
             _ms(row, f"quantized_{when}_s"),
             _mb(row, "quantized_peak_memory_bytes"),
@@ -234,3 +244,44 @@ def to_oss_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 }
             )
     return records
+
+
+class RunnerCsv(Sink):
+    """`--torchao-csv`: this run's ok torchao rows as the runner's CSV, when the run ends."""
+
+    def close(self, rows: list[Row], interrupted: bool) -> None:
+        if not interrupted:
+            for path in write_runner_csvs(rows):
+                print(f"torchao runner CSV: {path}")
+
+
+@register_sink("torchao_csv", order=30)
+def runner_csv(context: RunContext) -> Sink | None:
+    return RunnerCsv() if context.options.torchao_csv else None
+
+
+class Dashboard(Sink):
+    """`microbench dashboard --output FILE`: the CI dashboard's records of every planned case, from the
+    results files (so cases an earlier, resumed run finished are included), written when all succeeded."""
+
+    def __init__(self, path: str, cases: tuple[Any, ...]) -> None:
+        self.path = path
+        self.cases = cases
+
+    def open(self) -> None:
+        check_writable(self.path, key="--output")
+
+    def close(self, rows: list[Row], interrupted: bool) -> None:
+        if interrupted or any(r.status.failed for r in rows):
+            return
+        ids = {c.id for c in self.cases}
+        paths = sorted({c.outputs.csv_path for c in self.cases})
+        found = [r for path in paths for r in read_rows(path) if r.identity.case_id in ids]
+        write_json_atomically(self.path, to_oss_records(found))
+        print(f"dashboard records: {self.path}")
+
+
+@register_sink("dashboard", order=40)
+def dashboard(context: RunContext) -> Sink | None:
+    path = context.options.dashboard
+    return Dashboard(path, context.cases) if path else None

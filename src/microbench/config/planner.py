@@ -1,0 +1,90 @@
+"""From a loaded config and the run's options to the list of cases: the dialect's planner, then every
+command-line override (--num-runs, -o, --only/--skip), then one case per id."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from fnmatch import fnmatch
+from pathlib import Path
+
+from microbench.config.dialects import BY_NAME, DEFAULT_MAX_CASES
+from microbench.config.loader import LoadedConfig
+from microbench.config.settings import PlanRequest
+from microbench.core.case import Case
+from microbench.core.options import RunOptions
+from microbench.errors import UserError
+
+
+def default_csv(path: str, output_dir: str) -> str:
+    """Where rows go when the config names no file: <output_dir>/<config stem>.csv."""
+    return os.path.join(output_dir, f"{Path(path).stem}.csv")
+
+
+def _overridden(cases: list[Case], options: RunOptions, path: str) -> list[Case]:
+    if options.num_runs:
+        cases = [
+            dataclasses.replace(c, run=dataclasses.replace(c.run, num_runs=options.num_runs))
+            for c in cases
+        ]
+    if options.output:
+        named = sorted(
+            {c.outputs.csv_path for c in cases} - {default_csv(path, options.output_dir)}
+        )
+        if named:
+            print(
+                f"note: --output {options.output} takes every row; the config's result files "
+                f"({', '.join(named)}) are not written",
+                file=sys.stderr,
+            )
+        cases = [
+            dataclasses.replace(c, outputs=dataclasses.replace(c.outputs, csv_path=options.output))
+            for c in cases
+        ]
+    return cases
+
+
+def select(
+    cases: list[Case], only: tuple[str, ...], skip: tuple[str, ...], path: str
+) -> list[Case]:
+    """--only / --skip: shell patterns matched against each case's op and label."""
+
+    def matches(case: Case, patterns: tuple[str, ...]) -> bool:
+        return any(fnmatch(case.op, p) or fnmatch(case.label, p) for p in patterns)
+
+    kept = [c for c in cases if (not only or matches(c, only)) and not matches(c, skip)]
+    if not kept:
+        raise UserError(
+            f"--only {list(only)} / --skip {list(skip)} leave none of the {len(cases)} cases",
+            file=path,
+            key="(command line)",
+        )
+    return kept
+
+
+def plan(loaded: LoadedConfig, options: RunOptions) -> list[Case]:
+    """All cases of a validated config, in config order. Errors name the file and key."""
+    model = loaded.model
+    request = PlanRequest(
+        config_id=loaded.config_id,
+        default_csv=default_csv(loaded.path, options.output_dir),
+        max_cases=options.max_cases or getattr(model, "max_cases", None) or DEFAULT_MAX_CASES,
+        max_dim=options.max_dim,
+        output_path=options.output_path,
+    )
+    try:
+        cases = BY_NAME[loaded.dialect].plan(model, request)
+    except UserError as error:
+        raise error.with_file(loaded.path) from None
+    if not cases:
+        raise UserError(
+            "the config expands to zero cases (an empty range or list?)",
+            file=loaded.path,
+            key="(top level)",
+        )
+    cases = _overridden(cases, options, loaded.path)
+    unique: dict[str, Case] = {}
+    for case in cases:  # one row per case id: a case named twice (two entries, one point) runs once
+        unique.setdefault(case.id, case)
+    return select(list(unique.values()), options.only, options.skip, loaded.path)

@@ -1,0 +1,28 @@
+"""Everything a `run` was asked on the command line, as one frozen object: the planner, the session
+and every output sink read it, instead of keyword arguments threaded through calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    output_dir: str = "results"  # where rows go when the config names no csv_path
+    output_dir_given: bool = False  # said on the command line (a config's csv_path still wins)
+    output: str | None = None  # -o FILE: every row to this one CSV
+    resume: bool = False
+    overwrite: bool = False
+    max_cases: int | None = None
+    max_dim: int | None = None  # every dimension clamped to this
+    num_runs: int | None = None  # every case's num_runs
+    output_path: str | None = None  # the Ironwood reference's --output_path (traces, HLO dumps)
+    only: tuple[str, ...] = ()  # shell patterns of ops or labels to run
+    skip: tuple[str, ...] = ()
+    isolate: bool = False  # each case in its own process
+    timeout_s: float | None = None
+    progress: bool = True
+    verbosity: int = 0  # -1 quiet, 0 normal, 1 a line per case
+    seed_json: str | None = None  # fusion/elementwise rows in the seeds' JSON format
+    torchao_csv: bool = False  # torchao rows as torchao's runner wrote them
+    dashboard: str | None = None  # torchao rows as the CI dashboard's records

@@ -1,0 +1,115 @@
+"""Output formats as sinks (nvbench's printers): each is opened before the first case, handed every
+finished row as it arrives, and closed when the run ends, however it ends.
+
+A format is one registration: `register_sink(name, order)` on a factory that returns the sink for this
+run, or None when the run did not ask for it. The modules of this package are discovered, so a new
+format is a new module here (or a registration from anywhere, e.g. a test); the session drives the list
+and knows none of them by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from microbench.core.case import Case
+from microbench.core.options import RunOptions
+from microbench.results.records import Row
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a sink may know about the run it writes."""
+
+    options: RunOptions
+    config_path: str
+    dialect: str
+    cases: tuple[Case, ...]
+    run_id: str
+    environment: dict[str, Any] = field(default_factory=dict)
+
+
+class Sink:
+    """One output format. Every method is optional: a whole-file format writes in `close`."""
+
+    def open(self) -> None:
+        """Check that the output can be written (one-line UserError otherwise), before any case."""
+
+    def done(self) -> set[str]:
+        """Case ids this output already holds (--resume skips them)."""
+        return set()
+
+    def row(self, case: Case, row: Row) -> None:
+        """A finished case's row, before the next case starts."""
+
+    def close(self, rows: list[Row], interrupted: bool) -> None:
+        """The run is over (`rows`: this run's, in order); release what the sink holds."""
+
+    def locations(self) -> list[str]:
+        """Where this sink put rows, for the message an interrupted run prints."""
+        return []
+
+
+SinkFactory = Callable[[RunContext], Sink | None]
+
+
+@dataclass(frozen=True)
+class SinkInfo:
+    name: str
+    order: int  # opened, fed and closed in this order: the durable rows first, the console last
+    factory: SinkFactory
+
+
+_SINKS: dict[str, SinkInfo] = {}
+_discovered = False
+
+
+def register_sink(name: str, order: int = 50) -> Callable[[SinkFactory], SinkFactory]:
+    def decorate(factory: SinkFactory) -> SinkFactory:
+        if name in _SINKS:
+            raise ValueError(f"sink {name!r} registered twice")
+        _SINKS[name] = SinkInfo(name, order, factory)
+        return factory
+
+    return decorate
+
+
+def registered_sinks() -> list[SinkInfo]:
+    global _discovered
+    if not _discovered:
+        _discovered = True
+        for module in pkgutil.iter_modules(__path__, __name__ + "."):
+            importlib.import_module(module.name)
+    return sorted(_SINKS.values(), key=lambda s: s.order)
+
+
+@contextmanager
+def scoped_sinks() -> Iterator[None]:
+    """Registrations made inside are gone afterwards (a test's own sink)."""
+    registered_sinks()
+    saved = dict(_SINKS)
+    try:
+        yield
+    finally:
+        _SINKS.clear()
+        _SINKS.update(saved)
+
+
+def open_sinks(context: RunContext) -> list[Sink]:
+    """Every sink this run asked for, opened in order; if one refuses, those opened are closed."""
+    opened: list[Sink] = []
+    try:
+        for info in registered_sinks():
+            sink = info.factory(context)
+            if sink is not None:
+                sink.open()
+                opened.append(sink)
+    except BaseException:
+        for sink in reversed(opened):
+            sink.close([], interrupted=True)
+        raise
+    return opened
