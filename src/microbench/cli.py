@@ -53,7 +53,8 @@ def seconds(text: str) -> float:
     return value
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """Where rows go, and what happens to a results file that is already there."""
     p.add_argument(
         "--output-dir",
         default=None,
@@ -61,6 +62,28 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--resume", action="store_true", help="skip cases already in the output files")
     p.add_argument("--overwrite", action="store_true", help="replace existing results files")
+    p.add_argument(
+        "--output_path",
+        "--output-path",
+        dest="output_path",
+        default=None,
+        help="as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
+    )
+    p.add_argument(
+        "--seed-json",
+        default=None,
+        help="also write fusion/elementwise rows in the seeds' JSON format",
+    )
+    p.add_argument(
+        "--torchao-csv",
+        action="store_true",
+        help="also write torchao rows as torchao's runner did: "
+        "<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv",
+    )
+
+
+def _add_selection_options(p: argparse.ArgumentParser) -> None:
+    """Which cases run, and how big they are."""
     p.add_argument(
         "--max-cases", type=count(1), default=None, help="refuse configs expanding to more cases"
     )
@@ -73,27 +96,18 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--num-runs", type=count(1), default=None, help="override num_runs of every case"
     )
-    p.add_argument(
-        "--output_path",
-        "--output-path",
-        dest="output_path",
-        default=None,
-        help="as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
-    )
-    p.add_argument(
-        "--only",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="run only cases whose op or label matches (shell pattern; repeatable)",
-    )
-    p.add_argument(
-        "--skip",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="leave out cases whose op or label matches (shell pattern; repeatable)",
-    )
+    for flag, what in (("--only", "run only"), ("--skip", "leave out")):
+        p.add_argument(
+            flag,
+            action="append",
+            default=[],
+            metavar="PATTERN",
+            help=f"{what} cases whose op or label matches (shell pattern; repeatable)",
+        )
+
+
+def _add_execution_options(p: argparse.ArgumentParser) -> None:
+    """How cases run and what the terminal shows."""
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
     p.add_argument("--timeout", type=seconds, default=None, help="per-case timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -105,6 +119,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help="only errors and the final count (no bar, no tables)",
     )
     talk.add_argument("-v", "--verbose", action="store_true", help="a line per case as it finishes")
+
+
+def _add_process_options(p: argparse.ArgumentParser) -> None:
     many = p.add_argument_group("many processes (collectives)")
     many.add_argument(
         "--multihost",
@@ -123,17 +140,16 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="start N local CPU processes joined by jax.distributed and run there",
     )
-    p.add_argument(
-        "--seed-json",
-        default=None,
-        help="also write fusion/elementwise rows in the seeds' JSON format",
-    )
-    p.add_argument(
-        "--torchao-csv",
-        action="store_true",
-        help="also write torchao rows as torchao's runner did: "
-        "<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv",
-    )
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    for add in (
+        _add_output_options,
+        _add_selection_options,
+        _add_execution_options,
+        _add_process_options,
+    ):
+        add(p)
 
 
 def _run_parser(sub: argparse._SubParsersAction) -> None:

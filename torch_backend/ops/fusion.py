@@ -169,6 +169,46 @@ def _no_grad(fn: Fn) -> Fn:
     return call
 
 
+def fusion_extras(
+    spec: Any,
+    p: dict[str, Any],
+    fns: tuple[Callable[[], Any], Callable[[], Any]],
+    fused_impl: str,
+    shape: tuple[int, ...],
+    device: Any,
+    timings: tuple[Timing, Timing],
+) -> FusionExtras:
+    """The seed's result fields from the unfused and fused timings, with kernel counts that show
+    whether fusion happened."""
+    unfused, fused = fns
+    k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
+    mu, mf = timings[0].median_s, timings[1].median_s
+    flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), unfused_bytes(spec.name, p)
+    verdict = (
+        f"fused: {k_fused:g} vs {k_unfused:g} kernels"
+        if k_fused < k_unfused
+        else f"not fused: {k_fused:g} kernels, as many as unfused ({k_unfused:g})"
+    )
+    return FusionExtras(
+        fusion_pattern=SEED_NAMES[p["pattern"]],
+        input_shape="x".join(map(str, shape)),
+        unfused_latency_s=mu,
+        fused_latency_s=mf,
+        unfused_gflop_per_s=flops / mu / 1e9,
+        fused_gflop_per_s=flops / mf / 1e9,
+        unfused_bytes=round(b_unfused),
+        fused_bytes=round(b_fused),
+        speedup_ratio=mu / mf,
+        memory_reduction_pct=100 * (1 - b_fused / b_unfused),
+        unfused_kernels_per_iter=k_unfused,
+        fused_kernels_per_iter=k_fused,
+        fusion_verdict=verdict,
+        fused_impl=fused_impl,
+        unfused_peak_memory_bytes=peak_memory_bytes(unfused, device),
+        fused_peak_memory_bytes=peak_memory_bytes(fused, device),
+    )
+
+
 @implementation(tuple(FAMILIES), "torch", "fused")
 def prepare_fusion(backend: Any, case: Case) -> Prepared:
     """The fused version is the op; the unfused chain is its companion and its reference."""
@@ -194,31 +234,8 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
         return err
 
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
-        k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
-        mu, mf = companions["unfused"].median_s, t_fused.median_s
-        flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), unfused_bytes(spec.name, p)
-        verdict = (
-            f"fused: {k_fused:g} vs {k_unfused:g} kernels"
-            if k_fused < k_unfused
-            else f"not fused: {k_fused:g} kernels, as many as unfused ({k_unfused:g})"
-        )
-        return FusionExtras(
-            fusion_pattern=SEED_NAMES[p["pattern"]],
-            input_shape="x".join(map(str, shape)),
-            unfused_latency_s=mu,
-            fused_latency_s=mf,
-            unfused_gflop_per_s=flops / mu / 1e9,
-            fused_gflop_per_s=flops / mf / 1e9,
-            unfused_bytes=round(b_unfused),
-            fused_bytes=round(b_fused),
-            speedup_ratio=mu / mf,
-            memory_reduction_pct=100 * (1 - b_fused / b_unfused),
-            unfused_kernels_per_iter=k_unfused,
-            fused_kernels_per_iter=k_fused,
-            fusion_verdict=verdict,
-            fused_impl=fused_impl,
-            unfused_peak_memory_bytes=peak_memory_bytes(unfused, device),
-            fused_peak_memory_bytes=peak_memory_bytes(fused, device),
+        return fusion_extras(
+            spec, p, (unfused, fused), fused_impl, shape, device, (companions["unfused"], t_fused)
         )
 
     sync = synchronizer(device)

@@ -264,6 +264,92 @@ def _transformed(
     return _ready(module, x, p["compile_mode"], device), reference, density
 
 
+@dataclass
+class Sides:
+    """One torchao case's models: the baseline, the transformed model and what it is compared with."""
+
+    case: Case
+    device: Any
+    base: Any  # the baseline model and its check (_baseline)
+    quant: Any  # the transformed model (or the baseline itself for the baseline recipe)
+    reference: Any  # the output the transformed model's SQNR is taken against
+    density: float
+    transformed: bool  # a recipe or a sparsity was applied
+
+    def companions(self, sync: Callable[[Any], None]) -> dict[str, Prepared]:
+        """The other timings a row reports; for the baseline recipe the op itself is one of them."""
+
+        def side(fn: Callable[[], Any]) -> Prepared:
+            return Prepared(call=fn, sync=sync, device=self.device)
+
+        base, quant = self.base.model, self.quant
+        if not self.transformed:
+            return {"baseline_eager": side(base.eager)} if quant.compiled else {}
+        out = {"baseline_eager": side(base.eager)}
+        if base.compiled:
+            out["baseline_compiled"] = side(base.compiled)
+        if quant.compiled:
+            out["quantized_eager"] = side(quant.eager)
+        return out
+
+    def check(self, out: Any) -> float | None:
+        base = self.base
+        if not base.check_err <= base.tolerance and not math.isnan(base.check_err):
+            raise wrong_result(
+                f"baseline output differs from the float64 model: relative error "
+                f"{base.check_err:.3g} > {base.tolerance:.3g}"
+            )
+        if self.transformed and sqnr_db(self.reference, out) < MIN_SQNR_DB:
+            raise wrong_result(
+                f"quantized output SQNR {sqnr_db(self.reference, out):.1f} dB is below {MIN_SQNR_DB} dB"
+            )
+        return None if math.isnan(base.check_err) else base.check_err
+
+    def finish(self, primary: Timing, timings: dict[str, Timing]) -> TorchaoExtras:
+        p, base, quant = self.case.params, self.base, self.quant
+        q_compiled = primary if quant.compiled else None
+        own_eager = "quantized_eager" if self.transformed else "baseline_eager"
+        q_eager = timings[own_eager] if quant.compiled else primary
+        if self.transformed:
+            b_eager, b_compiled = timings["baseline_eager"], timings.get("baseline_compiled")
+        else:
+            b_eager, b_compiled = q_eager, q_compiled
+        base.timings.update(
+            {"baseline_eager": b_eager, **({"baseline_compiled": b_compiled} if b_compiled else {})}
+        )
+        if base.peak_memory_bytes is None:
+            base.peak_memory_bytes = peak_memory_bytes(base.model.primary, self.device)
+        done = (("quantized", p["recipe"] != "baseline"), ("sparse", self.density < 1))
+        mode = p["compile_mode"]
+        return TorchaoExtras(
+            shape_name=p["shape_name"],
+            model_type=p["model_type"],
+            recipe=p["recipe"],
+            sparsity=p["sparsity"],
+            recipe_status="+".join(w for w, applied in done if applied) or "baseline",
+            compile_mode=mode,
+            torch_compile_mode=mode,
+            baseline_eager_s=median_s(b_eager),
+            quantized_eager_s=median_s(q_eager),
+            baseline_compiled_s=median_s(b_compiled),
+            quantized_compiled_s=median_s(q_compiled),
+            eager_speedup_ratio=ratio(median_s(b_eager), median_s(q_eager)),
+            compiled_speedup_ratio=ratio(median_s(b_compiled), median_s(q_compiled)),
+            compiled_over_eager_speedup_ratio=ratio(median_s(q_eager), median_s(q_compiled)),
+            baseline_compile_time_s=base.model.compile_s,
+            quantized_compile_time_s=quant.compile_s,
+            sqnr_db=sqnr_db(self.reference, quant.output) if self.transformed else math.inf,
+            weight_density_pct=100 * self.density,
+            baseline_weight_bytes=base.model.weight_bytes,
+            quantized_weight_bytes=quant.weight_bytes,
+            baseline_peak_memory_bytes=base.peak_memory_bytes,
+            quantized_peak_memory_bytes=peak_memory_bytes(quant.primary, self.device)
+            if self.transformed
+            else base.peak_memory_bytes,
+            **write_artifacts(quant.eager, self.case, self.device),
+        )
+
+
 @implementation("torchao_inference", "torch", "torchao")
 def prepare_torchao(backend: Any, case: Case) -> Prepared:
     from torch_backend.recipes import Target, torchao_config
@@ -279,93 +365,15 @@ def prepare_torchao(backend: Any, case: Case) -> Prepared:
         quant, pruned, density = _transformed(p, config, device, dtype)
         reference = base.model.output if pruned is None else pruned
     sync = synchronizer(device)
-
-    def side(fn: Callable[[], Any]) -> Prepared:
-        return Prepared(call=fn, sync=sync, device=device)
-
-    # the other timings a row reports; for the baseline recipe the op itself is one of them
-    companions: dict[str, Prepared] = {}
-    if config is None:
-        if quant.compiled:
-            companions["baseline_eager"] = side(base.model.eager)
-    else:
-        companions["baseline_eager"] = side(base.model.eager)
-        if base.model.compiled:
-            companions["baseline_compiled"] = side(base.model.compiled)
-        if quant.compiled:
-            companions["quantized_eager"] = side(quant.eager)
-
-    def check(out: Any) -> float | None:
-        if not base.check_err <= base.tolerance and not math.isnan(base.check_err):
-            raise wrong_result(
-                f"baseline output differs from the float64 model: relative error "
-                f"{base.check_err:.3g} > {base.tolerance:.3g}"
-            )
-        if config is not None and sqnr_db(reference, out) < MIN_SQNR_DB:
-            raise wrong_result(
-                f"quantized output SQNR {sqnr_db(reference, out):.1f} dB is below {MIN_SQNR_DB} dB"
-            )
-        return None if math.isnan(base.check_err) else base.check_err
-
-    def finish(primary: Timing, timings: dict[str, Timing]) -> TorchaoExtras:
-        q_compiled = primary if quant.compiled else None
-        q_eager = (
-            timings["quantized_eager" if config is not None else "baseline_eager"]
-            if quant.compiled
-            else primary
-        )
-        if config is None:
-            b_eager, b_compiled = q_eager, q_compiled
-        else:
-            b_eager, b_compiled = timings["baseline_eager"], timings.get("baseline_compiled")
-        base.timings.update(
-            {"baseline_eager": b_eager, **({"baseline_compiled": b_compiled} if b_compiled else {})}
-        )
-        if base.peak_memory_bytes is None:
-            base.peak_memory_bytes = peak_memory_bytes(base.model.primary, device)
-        artifacts = write_artifacts(quant.eager, case, device)
-        mode = p["compile_mode"]
-        return TorchaoExtras(
-            shape_name=p["shape_name"],
-            model_type=p["model_type"],
-            recipe=p["recipe"],
-            sparsity=p["sparsity"],
-            recipe_status="+".join(
-                w
-                for w, done in (("quantized", p["recipe"] != "baseline"), ("sparse", density < 1))
-                if done
-            )
-            or "baseline",
-            compile_mode=mode,
-            torch_compile_mode=mode,
-            baseline_eager_s=median_s(b_eager),
-            quantized_eager_s=median_s(q_eager),
-            baseline_compiled_s=median_s(b_compiled),
-            quantized_compiled_s=median_s(q_compiled),
-            eager_speedup_ratio=ratio(median_s(b_eager), median_s(q_eager)),
-            compiled_speedup_ratio=ratio(median_s(b_compiled), median_s(q_compiled)),
-            compiled_over_eager_speedup_ratio=ratio(median_s(q_eager), median_s(q_compiled)),
-            baseline_compile_time_s=base.model.compile_s,
-            quantized_compile_time_s=quant.compile_s,
-            sqnr_db=math.inf if config is None else sqnr_db(reference, quant.output),
-            weight_density_pct=100 * density,
-            baseline_weight_bytes=base.model.weight_bytes,
-            quantized_weight_bytes=quant.weight_bytes,
-            baseline_peak_memory_bytes=base.peak_memory_bytes,
-            quantized_peak_memory_bytes=base.peak_memory_bytes
-            if config is None
-            else peak_memory_bytes(quant.primary, device),
-            **artifacts,
-        )
-
+    sides = Sides(case, device, base, quant, reference, density, config is not None)
     return Prepared(
         call=quant.primary,
         sync=sync,
-        check=check,
+        check=sides.check,
         compile_s=quant.compile_s,
         implementation="compiled" if quant.compiled else "eager",
         device=device,
-        companions=companions,
+        companions=sides.companions(sync),
         known_timings=dict(base.timings),
-        finish=finish,
+        finish=sides.finish,
     )

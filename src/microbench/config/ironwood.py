@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from microbench.catalogue import OpSpec, get_spec, implementations
 from microbench.config.schema import Benchmark, IronwoodConfig
-from microbench.config.settings import RUN_KEYS, PlanRequest, run_settings
+from microbench.config.settings import RUN_KEYS, PlanRequest, pair_key, run_settings
 from microbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
 from microbench.core.case import Case, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
@@ -105,11 +104,67 @@ def _clamp(spec: OpSpec, params: dict[str, Any], max_dim: int | None) -> dict[st
     }
 
 
-def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
-    base = run_settings(RunSettings(), cfg.model_dump(exclude_none=True), "")
-    planned: list[tuple[int, Benchmark, str, list[dict[str, Any]], list[dict[str, Any]]]] = []
+@dataclass(frozen=True)
+class Planned:
+    """One parameter entry of a benchmark block, validated and expanded (no case exists yet)."""
+
+    index: int
+    bench: Benchmark
+    spec: OpSpec
+    where: str
+    dicts: list[dict[str, Any]]  # as written, run settings and implementation included
+    resolved: list[dict[str, Any]]  # the op's parameters, checked and defaulted
+    backends: list[str]
+
+
+CASE_KEYS = (*RUN_KEYS, "implementation")  # keys of a parameter entry that are not op parameters
+
+
+def _entries(bench: Benchmark, where: str) -> list[tuple[str, dict[str, Any], bool]]:
+    """(where, entry, is a sweep) for each parameter entry of a block; a block without any is one."""
+    entries = [
+        (key_path(where, "benchmark_params", j), entry, False)
+        for j, entry in enumerate(bench.benchmark_params or [])
+    ]
+    entries += [
+        (key_path(where, "benchmark_sweep_params", j), entry, True)
+        for j, entry in enumerate(bench.benchmark_sweep_params or [])
+    ]
+    return entries or [(where, {}, False)]
+
+
+def _expand(
+    spec: OpSpec,
+    bench: Benchmark,
+    entry: dict[str, Any],
+    is_sweep: bool,
+    where: str,
+    block: str,
+    max_dim: int | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """An entry's dicts (sweep expanded, reference spellings read) and its resolved parameters."""
+    dicts = expand_sweep(entry, where) if is_sweep else [resolve_same_as(entry, where)]
+    dicts = [
+        e for d in dicts for e in _each(spec, _inject(bench, spec, _run_aliases(d, where), block))
+    ]
+    resolved = [
+        _clamp(
+            spec,
+            spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS),
+            max_dim,
+        )
+        for d in dicts
+    ]
+    for params in resolved:
+        spec.check_constraints(params, where)
+    return dicts, resolved
+
+
+def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
+    """Every entry validated and expanded, within the case cap, before any case is made."""
+    planned: list[Planned] = []
     total = 0
-    for i, bench in enumerate(cfg.benchmarks):  # everything is validated before any case exists
+    for i, bench in enumerate(cfg.benchmarks):
         where = key_path("benchmarks", i)
         try:
             spec = get_spec(bench.benchmark_name)
@@ -117,15 +172,8 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
             raise UserError(
                 error.message, key=key_path(where, "benchmark_name"), suggestion=error.suggestion
             ) from None
-        entries: list[tuple[str, dict[str, Any], bool]] = []
-        for j, entry in enumerate(bench.benchmark_params or []):
-            entries.append((key_path(where, "benchmark_params", j), entry, False))
-        for j, entry in enumerate(bench.benchmark_sweep_params or []):
-            entries.append((key_path(where, "benchmark_sweep_params", j), entry, True))
-        if not entries:
-            entries.append((where, {}, False))
         backends = _backends(bench.backend or cfg.backend, spec, key_path(where, "backend"))
-        for entry_where, entry, is_sweep in entries:
+        for entry_where, entry, is_sweep in _entries(bench, where):
             swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
             total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends) * swept
             if total > request.max_cases:
@@ -134,73 +182,58 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
                     f"--max-cases or 'max_cases:' if this is intended",
                     key=entry_where,
                 )
-            dicts = (
-                expand_sweep(entry, entry_where)
-                if is_sweep
-                else [resolve_same_as(entry, entry_where)]
+            dicts, resolved = _expand(
+                spec, bench, entry, is_sweep, entry_where, where, request.max_dim
             )
-            case_keys = (*RUN_KEYS, "implementation")
-            dicts = [
-                e
-                for d in dicts
-                for e in _each(spec, _inject(bench, spec, _run_aliases(d, entry_where), where))
-            ]
-            resolved = [
-                _clamp(
-                    spec,
-                    spec.resolve(
-                        {k: v for k, v in d.items() if k not in case_keys}, entry_where, case_keys
-                    ),
-                    request.max_dim,
-                )
-                for d in dicts
-            ]
-            for params in resolved:
-                spec.check_constraints(params, entry_where)
-            planned.append((i, bench, entry_where, dicts, resolved))
-    cases: list[Case] = []
-    for i, bench, entry_where, dicts, resolved in planned:
-        spec = get_spec(bench.benchmark_name)
-        bench_run = run_settings(
-            base, _block_settings(bench, key_path("benchmarks", i)), key_path("benchmarks", i)
-        )
-        under = (  # the reference's --output_path moves traces and HLO dumps under it
-            os.path.join(request.output_path, bench.benchmark_name) if request.output_path else None
-        )
-        outputs = Outputs(
-            csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, request.default_csv),
-            trace_dir=os.path.join(under, "trace") if under else bench.trace_dir,
-            xla_dump_dir=os.path.join(under, "hlo_graphs") if under else bench.xla_dump_dir,
-            xlml_metrics_dir=bench.xlml_metrics_dir,
-        )
-        backends = _backends(
-            bench.backend or cfg.backend, spec, key_path("benchmarks", i, "backend")
-        )
-        for d, params in zip(dicts, resolved, strict=True):
-            run = run_settings(bench_run, d, entry_where)
-            if spec.traits.run_overrides:  # an op whose parameters set how it is timed
-                run = spec.traits.run_overrides(params).apply(run)
-            pair = hashlib.sha1(
-                json.dumps([spec.name, params], sort_keys=True).encode()
-            ).hexdigest()[:12]
-            requested = d.get("implementation", bench.implementation)
-            impl_where = entry_where if "implementation" in d else key_path("benchmarks", i)
-            for backend in backends:
-                for impl in implementations_to_run(spec, backend, requested, impl_where):
-                    cases.append(
-                        Case(
-                            op=spec.name,
-                            backend=backend,
-                            params=params,
-                            run=run,
-                            outputs=outputs,
-                            benchmark=bench.benchmark_name,
-                            config_id=request.config_id,
-                            pair_key=pair,
-                            implementation=impl,
-                        )
-                    )
+            planned.append(Planned(i, bench, spec, entry_where, dicts, resolved, backends))
+    return planned
+
+
+def _outputs(bench: Benchmark, request: PlanRequest) -> Outputs:
+    under = (  # the reference's --output_path moves traces and HLO dumps under it
+        os.path.join(request.output_path, bench.benchmark_name) if request.output_path else None
+    )
+    return Outputs(
+        csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, request.default_csv),
+        trace_dir=os.path.join(under, "trace") if under else bench.trace_dir,
+        xla_dump_dir=os.path.join(under, "hlo_graphs") if under else bench.xla_dump_dir,
+        xlml_metrics_dir=bench.xlml_metrics_dir,
+    )
+
+
+def _cases(entry: Planned, base: RunSettings, request: PlanRequest) -> list[Case]:
+    block = key_path("benchmarks", entry.index)
+    bench, spec = entry.bench, entry.spec
+    bench_run = run_settings(base, _block_settings(bench, block), block)
+    outputs = _outputs(bench, request)
+    cases = []
+    for d, params in zip(entry.dicts, entry.resolved, strict=True):
+        run = run_settings(bench_run, d, entry.where)
+        if spec.traits.run_overrides:  # an op whose parameters set how it is timed
+            run = spec.traits.run_overrides(params).apply(run)
+        requested = d.get("implementation", bench.implementation)
+        impl_where = entry.where if "implementation" in d else block
+        cases += [
+            Case(
+                op=spec.name,
+                backend=backend,
+                params=params,
+                run=run,
+                outputs=outputs,
+                benchmark=bench.benchmark_name,
+                config_id=request.config_id,
+                pair_key=pair_key(spec.name, params),
+                implementation=impl,
+            )
+            for backend in entry.backends
+            for impl in implementations_to_run(spec, backend, requested, impl_where)
+        ]
     return cases
+
+
+def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
+    base = run_settings(RunSettings(), cfg.model_dump(exclude_none=True), "")
+    return [case for entry in _plan_entries(cfg, request) for case in _cases(entry, base, request)]
 
 
 def implementations_to_run(

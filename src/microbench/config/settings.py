@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -77,3 +79,8 @@ class PlanRequest:
         None  # every dimension clamped to this (cases equal after clamping merged)
     )
     output_path: str | None = None  # the reference's --output_path: trace and HLO dirs under it
+
+
+def pair_key(op: str, params: dict[str, Any]) -> str:
+    """What the same op on the same inputs shares across backends: their outputs are compared."""
+    return hashlib.sha1(json.dumps([op, params], sort_keys=True).encode()).hexdigest()[:12]

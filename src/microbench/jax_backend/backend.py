@@ -98,33 +98,32 @@ class JaxBackend:
         stats = jax.local_devices()[0].memory_stats() or {}
         return stats.get("bytes_limit")
 
-    def prepare(self, case: Case, spec: OpSpec, impl: ArrayImplementation) -> Prepared:
-        """Draw the inputs, place them, jit the implementation's function of them."""
-        check_fits(spec, case, self.memory_capacity())
-        if spec.make_inputs is None:
-            raise unsupported(f"op {spec.name} has no array inputs for the generic JAX path")
-        host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
-        names = list(host)
+    def _place(self, case: Case, host: dict[str, np.ndarray]) -> tuple[list[Any], int]:
+        """The inputs on their devices (or shardings), and how many devices the case uses."""
         placements, used = self._placement(case, host)
         try:
-            device_args = [
-                jax.device_put(jnp.asarray(host[n]), pl)
-                for n, pl in zip(names, placements, strict=True)
+            args = [
+                jax.device_put(jnp.asarray(a), pl)
+                for a, pl in zip(host.values(), placements, strict=True)
             ]
         except Exception as error:  # dtypes the platform cannot hold (e.g. fp4 on old runtimes)
             raise unsupported(
                 f"cannot place inputs on {jax.default_backend()}: {str(error).splitlines()[0]}"
             ) from None
-        body = impl.build(case.params)
+        return args, used
+
+    def compile(
+        self, case: Case, spec: OpSpec, body: Any, args: list[Any], donate: tuple[int, ...]
+    ) -> tuple[Any, float]:
+        """The jitted function compiled for these inputs, and how long that took; a dtype XLA cannot
+        compile here is `unsupported`, not an error."""
         body.__name__ = module_name(case).removeprefix("jit_")
-        carried = spec.traits.donated_input
-        donate: tuple[int, ...] = (names.index(carried),) if carried else ()
         t0 = time.perf_counter()
         try:
-            lowered = jax.jit(body, donate_argnums=donate).lower(*device_args)
+            lowered = jax.jit(body, donate_argnums=donate).lower(*args)
             compiled = lowered.compile()
         except Exception as error:
-            exotic = {str(a.dtype) for a in device_args} & EXOTIC_DTYPES
+            exotic = {str(a.dtype) for a in args} & EXOTIC_DTYPES
             if not exotic or "RESOURCE_EXHAUSTED" in str(error):
                 raise
             first = (
@@ -136,16 +135,25 @@ class JaxBackend:
             ) from None
         compile_s = time.perf_counter() - t0
         self._dump(case, lowered.as_text(), compiled.as_text() or "")
+        return compiled, compile_s
+
+    def prepare(self, case: Case, spec: OpSpec, impl: ArrayImplementation) -> Prepared:
+        """Draw the inputs, place them, jit the implementation's function of them."""
+        check_fits(spec, case, self.memory_capacity())
+        if spec.make_inputs is None:
+            raise unsupported(f"op {spec.name} has no array inputs for the generic JAX path")
+        host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
+        device_args, used = self._place(case, host)
+        carried = spec.traits.donated_input
+        donate: tuple[int, ...] = (list(host).index(carried),) if carried else ()
+        compiled, compile_s = self.compile(case, spec, impl.build(case.params), device_args, donate)
         state = {"args": device_args}
 
         def call() -> dict[str, Any]:
             out = compiled(*state["args"])
             if carried:  # the donated buffer's successor feeds the next iteration
-                state["args"] = [
-                    *state["args"][: donate[0]],
-                    out["out"],
-                    *state["args"][donate[0] + 1 :],
-                ]
+                args = state["args"]
+                state["args"] = [*args[: donate[0]], out["out"], *args[donate[0] + 1 :]]
             return out
 
         def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
@@ -153,7 +161,9 @@ class JaxBackend:
             # (0.1-0.2 s on an H200), a copy of even 100 MB costs less
             return np.asarray(jax.device_get(out[name]))[rows]
 
-        sharding = case.params.get("sharding", "none")
+        extras = PlacementExtras(
+            used_device_count=used, sharding=case.params.get("sharding", "none")
+        )
         return Prepared(
             call=call,
             sync=jax.block_until_ready,
@@ -161,9 +171,7 @@ class JaxBackend:
             digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
             compile_s=compile_s,
             implementation=impl.name,
-            finish=lambda timing, companions: PlacementExtras(
-                used_device_count=used, sharding=sharding
-            ),
+            finish=lambda timing, companions: extras,
         )
 
     def _dump(self, case: Case, stablehlo: str, optimized: str) -> None:

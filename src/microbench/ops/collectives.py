@@ -15,7 +15,6 @@ The PyTorch twins (torch.distributed, one process per device) live in torch_back
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from microbench.catalogue import (
     Params,
     RunOverride,
     Traits,
+    get_spec,
     implementation,
     register,
 )
@@ -533,6 +533,39 @@ def _mesh(op: str, p: Params) -> Any:
     return jax.sharding.Mesh(grid, tuple(f"d_{i}" for i in range(len(shape))))
 
 
+def _blocks(op: str, p: Params, mesh: Any) -> Any:
+    """The input: each device's block made on the device that holds it (dim 0 split over the mesh)."""
+    spec = jax.sharding.PartitionSpec(tuple(mesh.axis_names))
+    rows_in = COLLECTIVES[op].in_rows(block_rows(p), group_size(op, p))
+    devices = mesh.devices.size
+
+    def shard(index: tuple[slice, ...]) -> np.ndarray:
+        position = (index[0].start or 0) // rows_in
+        return block(p, position, np.arange(rows_in))
+
+    sharding = jax.sharding.NamedSharding(mesh, spec)
+    return jax.make_array_from_callback((devices * rows_in, row_len(p)), sharding, shard)
+
+
+def _checker(op: str, p: Params, mesh: Any) -> Callable[[Any], float]:
+    """Each checked device's output against the float64 reference; the worst relative error."""
+    flat = list(mesh.devices.flat)
+    position_of = {d: i for i, d in enumerate(flat)}
+    checked = set(checked_positions(len(flat)))
+
+    def check(out: Any) -> float:
+        worst = 0.0
+        for s in out.addressable_shards:
+            position = position_of[s.device]
+            if position in checked:
+                data = s.data
+                err = check_member(op, p, position, lambda rows: np.asarray(data[rows]))
+                worst = max(worst, err)
+        return worst
+
+    return check
+
+
 @implementation(tuple(COLLECTIVES), "jax", "shard_map")
 def jax_collective(backend: Any, case: Case) -> Prepared:
     """jit(shard_map(collective)) over the case's mesh; each device's block made where it lives."""
@@ -541,51 +574,19 @@ def jax_collective(backend: Any, case: Case) -> Prepared:
     mesh = _mesh(op, p)
     names = mesh.axis_names
     axes = names if c.point_to_point else tuple(names[a] for a in group_axes(p))
-    spec = jax.sharding.PartitionSpec(tuple(names))  # dim 0 split over the whole mesh, row-major
     r = group_size(op, p)
     if c.must_split and block_rows(p) % r:
         raise unsupported(f"{block_rows(p)} rows do not split into {r} chunks")
-    rows_in = c.in_rows(block_rows(p), r)
-    flat = list(mesh.devices.flat)
-    sharding = jax.sharding.NamedSharding(mesh, spec)
-
-    def shard(index: tuple[slice, ...]) -> np.ndarray:
-        position = (index[0].start or 0) // rows_in
-        return block(p, position, np.arange(rows_in))
-
-    x = jax.make_array_from_callback((len(flat) * rows_in, row_len(p)), sharding, shard)
+    x = _blocks(op, p, mesh)
+    spec = jax.sharding.PartitionSpec(tuple(names))
     body = _collective_body(op, p, axes)
 
     def mb(x: Any) -> Any:
         return _shard_map()(body, mesh=mesh, in_specs=spec, out_specs=spec)(x)
 
-    mb.__name__ = f"mb_{op}"  # the module jit_mb_<op> tags its kernels in the trace
     donate = (0,) if c.in_place else ()
-    t0 = time.perf_counter()
-    lowered = jax.jit(mb, donate_argnums=donate).lower(x)
-    compiled = lowered.compile()
-    compile_s = time.perf_counter() - t0
-    backend._dump(case, lowered.as_text(), compiled.as_text() or "")
-    position_of = {d: i for i, d in enumerate(flat)}
-    checked = set(checked_positions(len(flat)))
-
-    def check(out: Any) -> float:
-        worst = 0.0
-        for s in out.addressable_shards:
-            if position_of[s.device] in checked:
-                data = s.data
-                worst = max(
-                    worst,
-                    check_member(
-                        op,
-                        p,
-                        position_of[s.device],
-                        lambda rows: np.asarray(data[rows]),
-                    ),
-                )
-        return worst
-
-    chips = [chip_of(d) for d in flat]
+    compiled, compile_s = backend.compile(case, get_spec(op), mb, [x], donate)
+    chips = [chip_of(d) for d in mesh.devices.flat]
     state = {"x": x}
 
     def call() -> Any:
@@ -597,7 +598,7 @@ def jax_collective(backend: Any, case: Case) -> Prepared:
     return Prepared(
         call=call,
         sync=jax.block_until_ready,
-        check=check,
+        check=_checker(op, p, mesh),
         compile_s=compile_s,
         implementation=f"shard_map:{op}",
         finish=lambda timing, companions: extras_for(op, p, timing, chips, jax.process_count()),

@@ -20,7 +20,7 @@ from microbench.catalogue import OpSpec, get_spec
 from microbench.core.case import Case
 from microbench.core.column import doc
 from microbench.core.samples import NOISE_THRESHOLD, Samples, median_or_none
-from microbench.core.types import DeviceInfo, Measurement
+from microbench.core.types import DeviceInfo, Measurement, Timing
 from microbench.errors import Status, UserError
 from microbench.platform.environment import timestamp
 from microbench.platform.hardware import Peaks, lookup, with_overrides
@@ -498,18 +498,61 @@ def check_extras(spec: OpSpec, extras: Any) -> None:
         )
 
 
-def success_row(
-    case: Case,
-    spec: OpSpec,
-    m: Measurement,
-    run_id: str,
-    env: dict[str, Any],
-    peak_overrides: dict[str, Any] | None,
-) -> Row:
-    """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines."""
-    check_extras(spec, m.extras)
+def _time_stats(t: Timing) -> TimeStats:
+    drift = t.drift
+    return TimeStats(
+        time_median_s=t.median_s,
+        time_mean_s=t.mean_s,
+        time_min_s=t.min_s,
+        time_max_s=t.max_s,
+        time_p10_s=t.p10_s,
+        time_p90_s=t.p90_s,
+        time_std_s=t.std_s,
+        sample_count=t.count,
+        iqr_over_median_ratio=t.iqr_ratio,
+        noisy=t.noisy,
+        decile_drift_ratio=drift.ratio,
+        decile_sample_count=drift.per_tenth,
+        throttled=drift.throttled,
+    )
+
+
+def _timing_info(m: Measurement) -> TimingInfo:
     t = m.timing
-    median = t.median_s
+    top = t.kernels[0] if t.kernels else None
+    return TimingInfo(
+        timing_source=t.source,
+        device_span_median_s=median_or_none(t.span_samples_s),
+        launch_median_s=median_or_none(t.launch_samples_s),
+        wall_median_s=median_or_none(t.wall_samples_s),
+        compile_s=m.compile_s,
+        dominant_kernel=top.name if top else None,
+        dominant_kernel_pct=100 * top.share if top else None,
+        dominant_kernel_s=top.mean_s * top.per_iter if top else None,
+        kernels_per_iter=sum(k.per_iter for k in t.kernels) if t.kernels else None,
+        top_kernels=top_kernels(t.kernels),
+        max_rel_error_ratio=m.check.max_rel_error_ratio,
+        check=m.check.text,
+        check_mode=m.check.mode,
+        trace_path=t.trace_path,
+    )
+
+
+def _series(t: Timing) -> Series:
+    return Series(
+        samples_s=list(t.samples_s),
+        wall_samples_s=list(t.wall_samples_s),
+        span_samples_s=list(t.span_samples_s),
+        launch_samples_s=list(t.launch_samples_s),
+        kernels=[k.as_dict() for k in t.kernels],
+        device_samples_s=dict(t.device_samples_s),
+    )
+
+
+def _models_and_roofline(
+    case: Case, spec: OpSpec, m: Measurement, peak_overrides: dict[str, Any] | None
+) -> tuple[Derived, Roofline]:
+    """Throughput from the op's models and the roofline, for the devices the op ran on."""
     used_device_count = int(getattr(m.extras, "used_device_count", 1) or 1)
     flops, nbytes = spec.flops(case.params), spec.bytes(case.params)
     if getattr(m.extras, "sharding", None) == "replicated":  # every device does the whole op
@@ -526,59 +569,36 @@ def success_row(
                 if isinstance(getattr(peaks, f.name), (int, float))
             },
         )
-    derived, roofline = derive(flops, nbytes, median, peaks, spec.peak_dtype(case.params))
+    derived, roofline = derive(
+        flops, nbytes, m.timing.median_s, peaks, spec.peak_dtype(case.params)
+    )
     tflops = derived.tflop_per_s
     derived.per_device_tflop_per_s = tflops / used_device_count if tflops else None
-    top = t.kernels[0] if t.kernels else None
+    return derived, roofline
+
+
+def success_row(
+    case: Case,
+    spec: OpSpec,
+    m: Measurement,
+    run_id: str,
+    env: dict[str, Any],
+    peak_overrides: dict[str, Any] | None,
+) -> Row:
+    """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines."""
+    check_extras(spec, m.extras)
+    derived, roofline = _models_and_roofline(case, spec, m, peak_overrides)
     status = Status.WRONG_RESULT if m.check.flagged else Status.OK
-    drift = t.drift
+    error = m.check.text if m.check.flagged else ""
     return Row(
-        identity=_identity(
-            case, spec, status, m.check.text if m.check.flagged else "", run_id, m.implementation
-        ),
+        identity=_identity(case, spec, status, error, run_id, m.implementation),
         params=dict(case.params),
-        stats=TimeStats(
-            time_median_s=median,
-            time_mean_s=t.mean_s,
-            time_min_s=t.min_s,
-            time_max_s=t.max_s,
-            time_p10_s=t.p10_s,
-            time_p90_s=t.p90_s,
-            time_std_s=t.std_s,
-            sample_count=t.count,
-            iqr_over_median_ratio=t.iqr_ratio,
-            noisy=t.noisy,
-            decile_drift_ratio=drift.ratio,
-            decile_sample_count=drift.per_tenth,
-            throttled=drift.throttled,
-        ),
+        stats=_time_stats(m.timing),
         conditions=_conditions(case, m.device),
-        timing=TimingInfo(
-            timing_source=t.source,
-            device_span_median_s=median_or_none(t.span_samples_s),
-            launch_median_s=median_or_none(t.launch_samples_s),
-            wall_median_s=median_or_none(t.wall_samples_s),
-            compile_s=m.compile_s,
-            dominant_kernel=top.name if top else None,
-            dominant_kernel_pct=100 * top.share if top else None,
-            dominant_kernel_s=top.mean_s * top.per_iter if top else None,
-            kernels_per_iter=sum(k.per_iter for k in t.kernels) if t.kernels else None,
-            top_kernels=top_kernels(t.kernels),
-            max_rel_error_ratio=m.check.max_rel_error_ratio,
-            check=m.check.text,
-            check_mode=m.check.mode,
-            trace_path=t.trace_path,
-        ),
+        timing=_timing_info(m),
         derived=derived,
         roofline=roofline,
         extras=m.extras,
         environment=_environment(case, m.device, env),
-        series=Series(
-            samples_s=list(t.samples_s),
-            wall_samples_s=list(t.wall_samples_s),
-            span_samples_s=list(t.span_samples_s),
-            launch_samples_s=list(t.launch_samples_s),
-            kernels=[k.as_dict() for k in t.kernels],
-            device_samples_s=dict(t.device_samples_s),
-        ),
+        series=_series(m.timing),
     )

@@ -62,12 +62,8 @@ def series_label(row: Row) -> str:
     return f"{row.identity.op} {variant}" if variant else row.identity.op
 
 
-def roofline(rows: Sequence[Row], path: str) -> int:
-    """Achieved TFLOP/s against arithmetic intensity: a colour per op (per recipe for torchao), a marker
-    per backend, the peak table's ceilings where known and the best measured copy bandwidth."""
-    points = [
-        r for r in rows if r.ok and r.derived.tflop_per_s and r.derived.intensity_flop_per_byte
-    ]
+def _scatter(ax: Any, points: Sequence[Row]) -> None:
+    """The measured points: colour by series, marker by backend."""
     frame = pd.DataFrame(
         {
             "intensity": [r.derived.intensity_flop_per_byte for r in points],
@@ -76,21 +72,24 @@ def roofline(rows: Sequence[Row], path: str) -> int:
             "backend": [r.identity.backend for r in points],
         }
     )
-    fig, ax = plt.subplots(figsize=(8.5, 5.5))
-    if points:
-        backends = sorted(set(frame["backend"]), key=run_order)
-        sns.scatterplot(
-            data=frame,
-            x="intensity",
-            y="TFLOP/s",
-            hue="series",
-            style="backend",
-            style_order=backends,
-            markers={b: marker(b) for b in backends},
-            palette="tab20" if frame["series"].nunique() > 10 else "tab10",
-            s=40,
-            ax=ax,
-        )
+    backends = sorted(set(frame["backend"]), key=run_order)
+    sns.scatterplot(
+        data=frame,
+        x="intensity",
+        y="TFLOP/s",
+        hue="series",
+        style="backend",
+        style_order=backends,
+        markers={b: marker(b) for b in backends},
+        palette="tab20" if frame["series"].nunique() > 10 else "tab10",
+        s=40,
+        ax=ax,
+    )
+
+
+def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
+    """The peak table's roofs where it knows the device, and the best measured copy bandwidth.
+    True when a roof was drawn."""
     ceilings = {
         (r.roofline.peak_chip, r.roofline.peak_family): (
             float(r.roofline.peak_tflop_per_s),
@@ -99,32 +98,41 @@ def roofline(rows: Sequence[Row], path: str) -> int:
         for r in points
         if r.roofline.peak_tflop_per_s and r.roofline.peak_gb_per_s
     }
-    intensities = list(frame["intensity"]) or [1.0]
+    intensities = [float(r.derived.intensity_flop_per_byte or 1) for r in points] or [1.0]
     lo, hi = min(intensities) / 4, max(intensities) * 4
     for (chip, family), (tflops, gbps) in ceilings.items():
         knee = tflops * 1e12 / (gbps * 1e9)
         xs = [lo, min(max(knee, lo), hi), hi]
-        ax.plot(
-            xs, [min(tflops, x * gbps / 1e3) for x in xs], "--", lw=1, label=f"{chip} {family} roof"
-        )
+        ys = [min(tflops, x * gbps / 1e3) for x in xs]
+        ax.plot(xs, ys, "--", lw=1, label=f"{chip} {family} roof")
     copies = [r.derived.gb_per_s for r in rows if r.identity.op in COPY_OPS and r.derived.gb_per_s]
     if copies:
         best = max(copies)
+        label = f"measured copy {best:.0f} GB/s"
         ax.plot(
-            [lo, hi],
-            [lo * best / 1e3, hi * best / 1e3],
-            ":",
-            color="gray",
-            lw=1.2,
-            label=f"measured copy {best:.0f} GB/s",
+            [lo, hi], [lo * best / 1e3, hi * best / 1e3], ":", color="gray", lw=1.2, label=label
         )
+    return bool(ceilings or copies)
+
+
+def roofline(rows: Sequence[Row], path: str) -> int:
+    """Achieved TFLOP/s against arithmetic intensity: a colour per op (per recipe for torchao), a marker
+    per backend, the peak table's ceilings where known and the best measured copy bandwidth."""
+    points = [
+        r for r in rows if r.ok and r.derived.tflop_per_s and r.derived.intensity_flop_per_byte
+    ]
+    fig, ax = plt.subplots(figsize=(8.5, 5.5))
+    if points:
+        _scatter(ax, points)
+    roofs = _roofs(ax, rows, points)
+    known = any(r.roofline.peak_tflop_per_s for r in points)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte, from the op's models)")
     ax.set_ylabel("achieved TFLOP/s (median)")
-    ax.set_title("roofline" + ("" if ceilings else " (device peaks unknown: no ceilings drawn)"))
+    ax.set_title("roofline" + ("" if known else " (device peaks unknown: no ceilings drawn)"))
     ax.grid(True, which="both", alpha=0.3)
-    if points or ceilings or copies:
+    if points or roofs:
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
