@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# The README's test command: lint, format check, type check, then the CPU test suite.
-# Installs into .venv first when it is missing.
+# The README's test command: lint, format check, type check, then the whole CPU test suite.
+#   scripts/test.sh           everything (what CI runs)
+#   scripts/test.sh --fast    the fast tier only (no lint or types, no tests marked slow): the edit-test loop
+# Extra arguments go to pytest. Installs into .venv first when it is missing. Tests run on every core
+# (pytest-xdist); each worker is its own process, so JAX and PyTorch state never leaks between them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! .venv/bin/python -c "import microbench, jax, torch, torchao, xprof" 2>/dev/null \
+if ! .venv/bin/python -c "import microbench, jax, torch, torchao, xprof, xdist" 2>/dev/null \
    || [ ! -x .venv/bin/ruff ] || [ ! -x .venv/bin/mypy ]; then
   bash scripts/setup.sh --no-run
+fi
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  exec .venv/bin/python -m pytest -q -p no:cacheprovider -n auto -m "not slow" "$@"
 fi
 .venv/bin/ruff check src torch_backend Ironwood tests bench
 .venv/bin/ruff format --check --quiet src torch_backend Ironwood tests bench
 .venv/bin/mypy
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n auto "$@"

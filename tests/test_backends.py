@@ -141,6 +141,7 @@ def test_jax_trace_dir_keeps_an_xprof_run_and_xla_dump(tmp_path, write_yaml, mon
     )
 
 
+@pytest.mark.slow
 def test_two_backend_yaml_yields_paired_rows(tmp_path, write_yaml, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     write_yaml("""

@@ -194,6 +194,7 @@ def test_every_collective_on_eight_host_devices_matches_numpy(write_yaml, tmp_pa
     assert float(rows[3]["theoretical_bw_gb_per_s"]) > 0  # all-to-all with a topology
 
 
+@pytest.mark.slow
 def test_two_jax_processes_write_one_set_of_rows(write_yaml, tmp_path):
     path = write_yaml(
         """
@@ -226,6 +227,7 @@ def test_two_jax_processes_write_one_set_of_rows(write_yaml, tmp_path):
     assert again.returncode == 2 and "--resume is not available" in again.stderr
 
 
+@pytest.mark.slow
 def test_torch_distributed_twins_on_gloo(write_yaml, tmp_path):
     path = write_yaml(
         ALL.format(backend="torch", n=2, half=1, last=1)

@@ -236,6 +236,7 @@ def test_cpu_kernel_count_counts_top_level_operator_calls():
     assert count_kernels(lambda: torch.relu(x), torch.device("cpu")) == 1
 
 
+@pytest.mark.slow
 def test_fusion_entry_points_return_the_seed_keys():
     from torch_backend.fusion import (
         calibrate_attention_fusion_patterns,

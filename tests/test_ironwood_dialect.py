@@ -211,6 +211,7 @@ def test_an_unknown_url_protocol_is_a_one_line_error(write_yaml, run_cli, tmp_pa
     assert code == 2 and err.count("\n") == 1 and "nosuch://" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_shipped_ironwood_config_runs_at_max_dim_64_on_cpu(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -94,6 +94,7 @@ def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
     assert [r["status"] for r in rows(tmp_path / "out.csv")] == ["timeout", "ok"]
 
 
+@pytest.mark.slow
 def test_isolate_turns_a_crash_and_a_hang_into_rows(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(
@@ -154,6 +155,7 @@ def _assert_complete(tmp_path, run_cli):
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 8
 
 
+@pytest.mark.slow
 def test_sigkill_loses_at_most_the_case_in_flight_and_resume_completes(
     tmp_path, monkeypatch, run_cli
 ):
@@ -167,6 +169,7 @@ def test_sigkill_loses_at_most_the_case_in_flight_and_resume_completes(
     _assert_complete(tmp_path, run_cli)
 
 
+@pytest.mark.slow
 def test_ctrl_c_flushes_finished_rows_and_says_how_to_resume(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     proc = _start(tmp_path)
@@ -241,6 +244,7 @@ def test_jax_cases_run_before_torch_cases(tmp_path, write_yaml, monkeypatch, run
     ]
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_random_moments_is_never_ignored_and_never_a_traceback(tmp_path):
     """20 runs, each interrupted once at a random moment (start-up, planning, a case, between cases)."""
     import random
@@ -274,6 +278,7 @@ def test_ctrl_c_at_random_moments_is_never_ignored_and_never_a_traceback(tmp_pat
         assert "interrupted" in err
 
 
+@pytest.mark.slow
 def test_isolate_timeout_starts_when_the_case_starts(tmp_path, monkeypatch, run_cli):
     """The child's start-up (interpreter, imports) is not the case's time: a fast case never times out."""
     monkeypatch.chdir(tmp_path)
@@ -298,6 +303,7 @@ benchmarks:
 """
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume_keeps_every_case_exactly_once(tmp_path):
     """50 kills at random moments (also between a row's JSON line and its CSV row), each followed by
     --resume until the sweep is done: every case once in the CSV and once in the JSONL, every row whole."""
@@ -332,6 +338,7 @@ def test_sigkill_at_random_moments_then_resume_keeps_every_case_exactly_once(tmp
     assert sorted(r["case_id"] for r in records) == sorted(r["case_id"] for r in got)
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_results_file_lose_no_row(tmp_path):
     """The second run is refused, naming the first; the first finishes every row."""
     (tmp_path / "c.yaml").write_text(SLOW_SWEEP)

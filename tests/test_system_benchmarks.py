@@ -127,6 +127,7 @@ def test_host_device_rows_carry_decimal_and_binary_bandwidth(tmp_path, write_yam
         assert gib_per_s == pytest.approx(gbps * 1e9 / 2**30, rel=1e-3)  # the CSV keeps 5 digits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fwd", "bwd"])
 def test_the_splash_kernel_matches_the_reference_in_the_pallas_interpreter(
     mode, tmp_path, monkeypatch

@@ -154,6 +154,7 @@ def test_sustained_cadence_is_recorded_and_gives_the_loops_mean(tmp_path, monkey
     )  # one mean over the back-to-back loop
 
 
+@pytest.mark.slow
 def test_eager_and_compiled_rows_for_every_pytorch_parity_op(tmp_path, monkeypatch, run_cli):
     from microbench.catalogue import all_specs, implementations
     from torch_backend.arrays import BUILDERS

@@ -30,6 +30,7 @@ for dtype in (torch.float32, torch.bfloat16):
 """
 
 
+@pytest.mark.slow
 def test_triton_kernels_match_pytorch_under_the_interpreter():
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
     out = subprocess.run(

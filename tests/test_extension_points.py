@@ -1,0 +1,171 @@
+"""Every extension point is one registration: each test adds one from inside the test (a timer, a
+backend, an output sink, an op with a JAX and a PyTorch implementation) and runs it end to end through
+the CLI, touching no other file."""
+
+import csv
+from typing import Any
+
+import numpy as np
+import pytest
+
+from microbench import catalogue
+from microbench.catalogue import OpSpec, Param, array_implementation
+from microbench.core.types import DeviceInfo, Prepared, Timing
+from microbench.measure import procedure, timers
+from microbench.measure.numerics import digest_rows
+from microbench.ops.common import PlacementExtras, register_compute
+from microbench.platform import backends
+from microbench.results import sinks
+from microbench.run import runner
+
+
+@pytest.fixture
+def scoped():
+    """Whatever a test registers is gone afterwards (the registries are restored in place)."""
+    saved = [
+        (table, dict(table)) for table in (timers._TIMERS, backends.BACKENDS, runner._backend_cache)
+    ]
+    try:
+        with catalogue.CATALOGUE.scoped(), sinks.scoped_sinks():
+            yield
+    finally:
+        for table, contents in saved:
+            table.clear()
+            table.update(contents)
+
+
+def rows(path):
+    return list(csv.DictReader(open(path)))
+
+
+def test_a_timer_is_one_registration(scoped, write_yaml, run_cli, tmp_path):
+    @timers.register_timer("probe_clock")
+    def probe(case):
+        def timer(prepared, warmup, n):
+            timed = timers.wall_clock(prepared, warmup, n)
+            return Timing(samples_s=timed.samples_s, source="probe_clock")
+
+        return timer
+
+    path = write_yaml(
+        f"timer: probe_clock\nbenchmarks:\n- benchmark_name: add\n  num_runs: 3\n"
+        f"  csv_path: {tmp_path}/t.csv\n  benchmark_params: [{{m: 8, n: 8}}]\n"
+    )
+    code, _, err = run_cli("run", "--config", str(path), "--no-progress")
+    assert code == 0, err
+    (row,) = rows(tmp_path / "t.csv")
+    assert (row["timer"], row["timing_source"], row["sample_count"]) == (
+        "probe_clock",
+        "probe_clock",
+        "3",
+    )
+
+
+class DoublingBackend:
+    """A backend that runs array ops with numpy, through the one procedure."""
+
+    name = "probe"
+
+    def device_info(self) -> DeviceInfo:
+        return DeviceInfo(
+            kind="probe", count=1, platform="cpu", framework="probe", framework_version="1"
+        )
+
+    def measure(self, case):
+        spec = catalogue.get_spec(case.op)
+        impl = catalogue.implementation_of(catalogue.ArrayImplementation, case.op, self.name)
+        host = spec.make_inputs(case.params, np.random.default_rng(0))
+        fn = impl.build(case.params)
+        prepared = Prepared(
+            call=lambda: fn(*host.values()),
+            sync=lambda out: None,
+            implementation=impl.name,
+            digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: out[n][r]),
+            finish=lambda timing, companions: PlacementExtras(1, "none"),  # compute ops' columns
+        )
+        timer = timers.get_timer(
+            self.name, timers.timer_name(self.name, "cpu", case.run.timer), case
+        )
+        return procedure.measure(case, prepared, timer, self.device_info())
+
+
+def test_a_backend_is_one_registration(scoped, write_yaml, run_cli, tmp_path):
+    backends.register_backend(
+        backends.BackendInfo("probe", 5, DoublingBackend, "microbench.ops", "numpy")
+    )
+    array_implementation("add", "probe", "numpy")(lambda p: lambda a, b: {"out": a + b})
+    path = write_yaml(
+        f"benchmarks:\n- benchmark_name: add\n  backend: [jax, probe]\n  num_runs: 3\n"
+        f"  csv_path: {tmp_path}/b.csv\n  benchmark_params: [{{m: 8, n: 8}}]\n"
+    )
+    code, _, err = run_cli("run", "--config", str(path), "--no-progress")
+    assert code == 0, [r["error"] for r in rows(tmp_path / "b.csv")]
+    jax_row, probe_row = rows(tmp_path / "b.csv")
+    assert (probe_row["backend"], probe_row["status"], probe_row["timing_source"]) == (
+        "probe",
+        "ok",
+        "wall_clock",
+    )
+    assert probe_row["paired_with"] == jax_row["case_id"]  # its output agreed with JAX's
+    assert float(probe_row["cross_backend_rel_error_ratio"]) < 1e-2
+
+
+def test_an_output_sink_is_one_registration(scoped, write_yaml, run_cli, tmp_path):
+    seen: dict[str, Any] = {"opened": 0, "rows": [], "closed": None}
+
+    class Probe(sinks.Sink):
+        def open(self):
+            seen["opened"] += 1
+
+        def row(self, case, row):
+            seen["rows"].append((case.op, row.status.value, row.median_s))
+
+        def close(self, rows, interrupted):
+            seen["closed"] = (len(rows), interrupted)
+
+    sinks.register_sink("probe")(lambda context: Probe())
+    path = write_yaml(
+        f"benchmarks:\n- benchmark_name: add\n  num_runs: 2\n  csv_path: {tmp_path}/s.csv\n"
+        f"  benchmark_sweep_params: [{{m: [8, 16], n: 8}}]\n"
+    )
+    code, _, err = run_cli("run", "--config", str(path), "--no-progress")
+    assert code == 0, err
+    assert seen["opened"] == 1 and seen["closed"] == (2, False)
+    assert [(op, status) for op, status, _ in seen["rows"]] == [("add", "ok"), ("add", "ok")]
+    assert all(median > 0 for _, _, median in seen["rows"])
+
+
+def test_an_op_with_a_jax_and_a_pytorch_twin_is_one_registration_each(
+    scoped, write_yaml, run_cli, tmp_path, monkeypatch
+):
+    from torch_backend import arrays
+
+    monkeypatch.setattr(arrays, "BUILDERS", dict(arrays.BUILDERS))
+    register_compute(  # a compute op: its parameters plus placement and seed
+        OpSpec(
+            name="probe_triple",
+            suite="compute",
+            doc="y = 3x",
+            params=(Param("m", "dim"),),
+            flops=lambda p: float(p["m"]),
+            bytes=lambda p: 8.0 * p["m"],
+            peak_dtype=lambda p: "fp32",
+            make_inputs=lambda p, rng: {"x": rng.standard_normal((p["m"], 1), dtype=np.float32)},
+            reference=lambda x, p, rows: {"out": 3 * x["x"][rows].astype(np.float64)},
+            output_rows=lambda p: p["m"],
+        )
+    )
+    array_implementation("probe_triple", "jax", "jit")(lambda p: lambda x: {"out": 3 * x})
+    arrays.register_array_op("probe_triple", lambda p, device: (lambda x: {"out": 3 * x}, "eager"))
+    path = write_yaml(
+        f"benchmarks:\n- benchmark_name: probe_triple\n  backend: [jax, torch]\n  num_runs: 3\n"
+        f"  implementation: [jit, eager]\n  csv_path: {tmp_path}/o.csv\n"
+        f"  benchmark_params: [{{m: 64}}]\n"
+    )
+    code, _, err = run_cli("run", "--config", str(path), "--no-progress")
+    assert code == 0, err
+    jax_row, torch_row = rows(tmp_path / "o.csv")
+    assert (jax_row["backend"], torch_row["backend"]) == ("jax", "torch")
+    assert {jax_row["check"], torch_row["check"]} == {"passed"}
+    assert torch_row["paired_with"] == jax_row["case_id"]
+    assert float(jax_row["model_flop"]) == 64

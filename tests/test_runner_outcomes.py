@@ -1,0 +1,87 @@
+"""The runner's outcomes, one per way a case can end: every failure is a row with its status and a
+one-line reason, never an exception that stops the sweep."""
+
+import pytest
+
+from microbench.core.case import Case, Outputs, RunSettings
+from microbench.core.types import CheckResult, DeviceInfo, Measurement, Timing
+from microbench.errors import CaseFailure, Status
+from microbench.platform import backends
+from microbench.run import runner
+
+DEVICE = DeviceInfo(kind="fake", count=1, platform="cpu", framework="fake", framework_version="0")
+
+
+class Scripted:
+    """A backend whose measure does what the test says."""
+
+    name = "fake"
+    behaviour: object = None
+
+    def device_info(self):
+        return DEVICE
+
+    def measure(self, case):
+        if isinstance(self.behaviour, BaseException):
+            raise self.behaviour
+        if self.behaviour == "hang":
+            import time
+
+            time.sleep(5)
+        return Measurement(
+            timing=Timing(samples_s=[1e-3, 2e-3, 3e-3], source="fake_clock"),
+            device=DEVICE,
+            check=CheckResult("strict", "passed"),
+            extras=None,
+        )
+
+
+@pytest.fixture
+def fake_backend():
+    saved = dict(backends.BACKENDS), dict(runner._backend_cache)
+    instance = Scripted()
+    backends.register_backend(
+        backends.BackendInfo("fake", 9, lambda: instance, "microbench.ops", "numpy")
+    )
+    try:
+        yield instance
+    finally:
+        for table, contents in zip((backends.BACKENDS, runner._backend_cache), saved, strict=True):
+            table.clear()
+            table.update(contents)
+
+
+def case():
+    run = RunSettings(num_runs=3, warmup=0)
+    return Case("fault", "fake", {"mode": "ok", "n": 8}, run, Outputs(csv_path="x.csv"), "fault")
+
+
+@pytest.mark.parametrize(
+    "behaviour, status, reason",
+    [
+        (CaseFailure(Status.UNSUPPORTED, "no fp8 here"), Status.UNSUPPORTED, "no fp8 here"),
+        (CaseFailure(Status.WRONG_RESULT, "off by one"), Status.WRONG_RESULT, "off by one"),
+        (MemoryError(), Status.OOM, "out of device memory at m="),
+        (RuntimeError("CUDA out of memory. Tried\nto allocate"), Status.OOM, "CUDA out of memory."),
+        (ValueError("bad\nsecond line"), Status.ERROR, "ValueError: bad"),
+    ],
+)
+def test_a_failing_case_is_a_row_with_its_status(fake_backend, behaviour, status, reason):
+    fake_backend.behaviour = behaviour
+    row, digest = runner.execute(case(), "run", {}, None)
+    assert row.status is status and digest == {}
+    assert reason.split(" at ")[0] in row.identity.error and "\n" not in row.identity.error
+    assert row.median_s is None and row.conditions.timer == "auto"  # what it would have used
+
+
+def test_a_hung_case_times_out_in_process(fake_backend):
+    fake_backend.behaviour = "hang"
+    row, _ = runner.execute(case(), "run", {}, None, timeout_s=0.2)
+    assert row.status is Status.TIMEOUT and "0.2 s timeout" in row.identity.error
+
+
+def test_a_timed_case_is_an_ok_row_with_its_statistics(fake_backend):
+    row, _ = runner.execute(case(), "run", {}, None)
+    assert row.ok and row.timing.timing_source == "fake_clock"
+    assert row.stats.time_median_s == pytest.approx(2e-3) and row.stats.sample_count == 3
+    assert row.series.samples_s == [1e-3, 2e-3, 3e-3]

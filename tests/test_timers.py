@@ -1,0 +1,119 @@
+"""The timers, with a fake prepared op: samples per iteration, warm-up, cache flush outside the timed
+window, the sustained cadence, and how `auto` is resolved from the registry."""
+
+import time
+
+import pytest
+
+from microbench.core.types import Prepared
+from microbench.errors import CaseFailure, Status
+from microbench.measure import timers
+
+
+class Fake:
+    """A prepared op that takes `seconds` per call and records what happened, in order."""
+
+    def __init__(self, seconds: float = 0.0):
+        self.seconds = seconds
+        self.events: list[str] = []
+
+    def call(self):
+        self.events.append("call")
+        if self.seconds:
+            time.sleep(self.seconds)
+        return object()
+
+    def sync(self, out):
+        self.events.append("sync")
+
+    def prepared(self) -> Prepared:
+        return Prepared(call=self.call, sync=self.sync)
+
+
+class SlowFlush:
+    def __init__(self, fake: Fake, seconds: float):
+        self.fake, self.seconds, self.count = fake, seconds, 0
+
+    def __call__(self):
+        self.count += 1
+        self.fake.events.append("flush")
+        time.sleep(self.seconds)
+
+
+def test_blocked_wall_clock_takes_one_sample_per_iteration_after_its_warm_up():
+    fake = Fake()
+    timing = timers.wall_clock(fake.prepared(), warmup=3, n=5)
+    assert timing.count == 5 and timing.source == "wall_clock"
+    assert fake.events == ["call", "sync"] * 8  # every call waited for, warm-up included
+    assert timing.wall_samples_s == timing.samples_s == timing.launch_samples_s
+
+
+def test_the_cache_flush_runs_before_every_iteration_and_outside_its_window():
+    fake = Fake()
+    flush = SlowFlush(fake, seconds=0.02)
+    timing = timers.wall_clock(fake.prepared(), warmup=0, n=4, flush=flush)
+    assert flush.count == 4 and fake.events == ["flush", "call", "sync"] * 4
+    assert timing.max_s < 0.01  # the 20 ms flush is not in any sample
+
+
+def test_sustained_cadence_queues_the_calls_and_waits_once():
+    fake = Fake(seconds=0.002)
+    queued: list[str] = []
+
+    class Queued(SlowFlush):
+        def enqueue(self):
+            queued.append("enqueue")
+
+    timing = timers.wall_clock(fake.prepared(), 0, 5, Queued(fake, 0.0), sustained=True)
+    assert fake.events == ["call"] * 5 + ["sync"] and queued == ["enqueue"] * 5
+    assert len(set(timing.samples_s)) == 1 and timing.samples_s[0] >= 0.002  # the loop's mean
+
+
+def test_statistics_come_from_the_timing_itself():
+    from microbench.core.types import Timing
+
+    t = Timing(samples_s=[1.0, 2.0, 3.0, 4.0, 100.0], source="x")
+    assert (t.median_s, t.min_s, t.max_s, t.count) == (3.0, 1.0, 100.0, 5)
+    assert t.iqr_ratio == pytest.approx((4.0 - 2.0) / 3.0) and t.noisy
+    steady = Timing(samples_s=[1.0] * 40, source="x")
+    assert steady.precision_ratio == 0.0 and steady.meets_confidence(0.01)
+    assert Timing(samples_s=[1.0, 2.0], source="x").precision_ratio is None  # too few to say
+
+
+def test_auto_is_what_a_registered_timer_claims_and_the_wall_clock_elsewhere():
+    assert timers.timer_name("jax", "gpu") == "xprof"
+    assert timers.timer_name("jax", "tpu") == "xprof"
+    assert timers.timer_name("torch", "gpu") == "cupti"
+    assert timers.timer_name("torch", "cpu") == timers.FALLBACK == "wall"
+    assert timers.timer_name("numpy", "cpu", "cuda_graph") == "cuda_graph"  # asked for by name
+    assert {"auto", "wall", "xprof", "cupti", "cuda_graph", "cuda_events"} <= set(
+        timers.timer_names()
+    )
+
+
+def test_a_timer_serves_only_its_backends():
+    from microbench.core.case import Case, Outputs, RunSettings
+
+    case = Case("add", "numpy", {}, RunSettings(), Outputs(csv_path="x.csv"), "add")
+    with pytest.raises(CaseFailure) as info:
+        timers.get_timer("numpy", "cupti", case)
+    assert info.value.status is Status.UNSUPPORTED
+    assert callable(timers.get_timer("numpy", "wall", case))
+
+
+def test_a_timer_name_or_an_auto_claim_is_registered_once(monkeypatch):
+    monkeypatch.setattr(timers, "_TIMERS", dict(timers.registered_timers()))
+    with pytest.raises(ValueError, match="registered twice"):
+        timers.register_timer("wall")(lambda case: None)
+    with pytest.raises(ValueError, match="already auto"):
+        timers.register_timer("other", auto_on=(("jax", "gpu"),))(lambda case: None)
+
+
+def test_the_host_flush_rewrites_twice_the_last_level_cache():
+    flush = timers.HostFlush()
+    flush()
+    buffer = timers._host_buffer()
+    assert buffer.nbytes >= 2 * timers.last_level_cache_bytes()
+    before = float(buffer[0])
+    flush()
+    assert float(buffer[0]) == before + 1.0  # every element rewritten (written, not only read)
