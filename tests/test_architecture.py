@@ -397,3 +397,12 @@ def test_op_specs_carry_typed_traits_not_a_dict():
         if isinstance(node, ast.Attribute) and node.attr in ("extra", "traits_dict")
     ]
     assert gets == []
+
+
+def test_a_fresh_catalogue_holds_only_what_is_registered_into_it():
+    fresh = catalogue.Catalogue()
+    spec = dataclasses.replace(get_spec("add"), name="only")
+    fresh.register(spec)
+    fresh.add_implementation(catalogue.ArrayImplementation("only", "jax", "jit", lambda p: None))
+    assert fresh.all_specs() == {"only": spec} and fresh.backends_of("only") == ("jax",)
+    assert "only" not in catalogue.all_specs()  # the process's catalogue is untouched

@@ -43,6 +43,11 @@ class TorchBackend:
     def device_info(self) -> DeviceInfo:
         return self.device_info_for(default_device())
 
+    def release(self) -> None:
+        """The caching allocator's free blocks back to the device (after a failed case)."""
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
     def device_info_for(self, device: torch.device) -> DeviceInfo:
         if device.type == "cuda":
             return DeviceInfo(

@@ -198,6 +198,16 @@ class OpSpec:
         return tuple(p.name for p in self.params)
 
     @property
+    def dimensions(self) -> tuple[str, ...]:
+        """The parameters that size the problem (what a shape label shows, what a sweep varies)."""
+        return tuple(p.name for p in self.params if p.kind in ("dim", "elements"))
+
+    def shape(self, params: Params, named: bool = False) -> str:
+        """'1024x512x256' (or 'm=1024 k=512 n=256') from the op's dimensions."""
+        dims = [(d, params[d]) for d in self.dimensions if params.get(d) not in (None, "", 0)]
+        return (" " if named else "x").join(f"{k}={v}" if named else str(v) for k, v in dims)
+
+    @property
     def backends(self) -> tuple[str, ...]:
         """The backends with an implementation of this op, in run order."""
         return backends_of(self.name)

@@ -22,7 +22,6 @@ PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: 
 SIGNIFICANT = 3
 TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 # dimensions a shape label shows: a row's params list them under these names
-SHAPE_PARAMS = frozenset(("m", "k", "n", "num_elements", "batch", "seq", "hidden", "size"))
 
 
 def table_console() -> Console:
@@ -73,20 +72,29 @@ def value_of(row: Row, name: str) -> Any:
     return getattr(row.identity, name) if name in IDENTIFYING else row.get(name)
 
 
+def shape_of(row: Row) -> str:
+    """The row's shape from its op's dimensions (the m/k/n label for an op this version lacks)."""
+    try:
+        return get_spec(row.identity.op).shape(row.params)
+    except UserError:
+        return shape_label(row.params)
+
+
 def distinguishing(rows: Sequence[Row]) -> list[str]:
     """Per row, `key=value` for the parameters (and implementation) that differ between rows of the
     same op, backend and shape: what tells two otherwise identical table lines apart."""
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
-        groups[r.identity.op, r.identity.backend, shape_label(r.params)].append(i)
+        groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
     out = [""] * len(rows)
     for (op, _, _), members in groups.items():
         if len(members) < 2:
             continue
         try:
-            names = [p.name for p in get_spec(op).params if p.name not in SHAPE_PARAMS]
+            spec = get_spec(op)
+            names = [p.name for p in spec.params if p.name not in spec.dimensions]
         except UserError:  # a row of an op this version no longer has: compare what it does have
-            names = sorted({k for i in members for k in rows[i].params} - SHAPE_PARAMS)
+            names = sorted({k for i in members for k in rows[i].params})
         keys = varying([rows[i] for i in members], ("implementation", *names))
         for i in members:
             out[i] = " ".join(f"{k}={value_of(rows[i], k)}" for k in keys)

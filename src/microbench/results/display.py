@@ -11,8 +11,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from microbench.core.case import shape_label
-from microbench.results.console import distinguishing, format_pct, format_seconds, significant
+from microbench.results.console import (
+    distinguishing,
+    format_pct,
+    format_seconds,
+    shape_of,
+    significant,
+)
 from microbench.results.records import Row
 
 Cell = Callable[[Row, str], str]  # (row, the parameters that tell it apart) -> text
@@ -80,7 +85,7 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("op", lambda r, p: r.identity.op, always=True),
     Column("backend", lambda r, p: backend(r), always=True),
-    Column("shape", lambda r, p: shape_label(r.params)),
+    Column("shape", lambda r, p: shape_of(r)),
     Column("params", lambda r, p: p),
     Column("status", lambda r, p: status(r), always=True),
     Column("median", lambda r, p: format_seconds(r.median_s), numeric=True),

@@ -24,10 +24,10 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from microbench.core.case import shape_label  # noqa: E402
+from microbench.catalogue import get_spec  # noqa: E402
 from microbench.errors import UserError  # noqa: E402
 from microbench.platform.backends import BACKENDS, run_order  # noqa: E402
-from microbench.results.console import significant, value_of, varying  # noqa: E402
+from microbench.results.console import shape_of, significant, value_of, varying  # noqa: E402
 from microbench.results.display import COLUMNS, cells, markdown_safe  # noqa: E402
 from microbench.results.records import Row  # noqa: E402
 from microbench.results.writer import read_rows  # noqa: E402
@@ -35,7 +35,6 @@ from microbench.results.writer import read_rows  # noqa: E402
 MARKERS = ("o", "^", "s", "D", "v", "P", "X")
 COPY_OPS = ("single_device_hbm_copy", "copy", "hbm_bandwidth")  # a measured memory ceiling
 FLOP_BOUND = 4.0  # FLOP per byte at and above which an op's throughput is reported in TFLOP/s
-SWEEP_DIMENSIONS = ("m", "k", "n", "batch", "seq", "hidden", "size", "num_elements", "matrix_dim")
 
 
 def marker(backend: str) -> str:
@@ -162,7 +161,11 @@ def _sweep(op: str, mine: list[Row]) -> Sweep | None:
     for r in mine:
         for name, value in r.params.items():
             values[name].add(str(value))
-    dims = [d for d in SWEEP_DIMENSIONS if len(values.get(d, ())) > 2]
+    try:
+        dimensions = get_spec(op).dimensions
+    except UserError:  # an op this version no longer has: any integer parameter may be its axis
+        dimensions = tuple(n for n, v in mine[0].params.items() if isinstance(v, int))
+    dims = [d for d in dimensions if len(values.get(d, ())) > 2]
     if not dims:
         return None
     axis = max(dims, key=lambda d: len(values[d]))
@@ -365,7 +368,7 @@ def time_series(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
             power.set_ylabel("power (W)")
             bottom.grid(True, alpha=0.3)
         ax.set_title(
-            f"{row.identity.op} {row.params.get('gap_strategy', '')} {shape_label(row.params)} "
+            f"{row.identity.op} {row.params.get('gap_strategy', '')} {shape_of(row)} "
             f"{row.params.get('dtype', '')}: last/first tenth "
             f"{significant(row.stats.decile_drift_ratio)}, throttled {row.stats.throttled}",
             fontsize=9,

@@ -12,8 +12,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from microbench.catalogue import OpSpec, all_specs
-from microbench.core.case import Case, shape_label
+from microbench.catalogue import OpSpec, all_specs, get_spec
+from microbench.core.case import Case
 from microbench.results.console import table_console
 
 
@@ -116,9 +116,10 @@ def varying_params(cases: list[Case]) -> list[str]:
         op: [k for k in group[0].params if len({str(c.params.get(k)) for c in group}) > 1]
         for op, group in by_op.items()
     }
-    shape = shape_label({"m": 0, "k": 0, "n": 0}, named=True)  # the keys shape_label already shows
     return [
-        " ".join(f"{k}={c.params[k]}" for k in differing[c.op] if f"{k}=" not in shape)
+        " ".join(
+            f"{k}={c.params[k]}" for k in differing[c.op] if k not in get_spec(c.op).dimensions
+        )
         for c in cases
     ]
 
@@ -142,7 +143,7 @@ def print_cases(cases: list[Case]) -> None:
             escape(c.op),
             c.backend,
             escape(c.implementation or ""),
-            shape_label(c.params, named=True),
+            get_spec(c.op).shape(c.params, named=True),
             escape(params),
             str(c.run.num_runs),
             f"{c.run.timer} / {c.run.cache} / {c.run.cadence}",

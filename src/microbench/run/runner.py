@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import signal
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +14,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from microbench.catalogue import get_spec
-from microbench.core.case import Case, shape_label
+from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement
 from microbench.errors import CaseFailure, Status
 from microbench.measure.numerics import relative_error
@@ -56,10 +55,13 @@ def get_backend(name: str) -> Backend:
 
 
 def _release_device_memory() -> None:
+    """After a failed case: what it left behind collected, and each loaded backend's caches given back
+    (a backend may have a `release()`), so an OOM does not fail the cases after it."""
     gc.collect()
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
+    for backend in _backend_cache.values():
+        release = getattr(backend, "release", None)
+        if release is not None:
+            release()
 
 
 def _is_oom(error: BaseException) -> bool:
@@ -87,7 +89,7 @@ def _alarm(seconds: float | None) -> Iterator[None]:
 
 
 def _shape(case: Case) -> str:
-    return shape_label(case.params, named=True) or "default shape"
+    return get_spec(case.op).shape(case.params, named=True) or "default shape"
 
 
 Outcome = tuple[Row, dict[str, np.ndarray]]
