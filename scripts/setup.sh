@@ -24,5 +24,5 @@ fi
 .venv/bin/python -m pip install -q -r requirements.txt
 .venv/bin/python -m pip install -q --no-deps -e .
 if [ "${1:-}" != "--no-run" ]; then
-  .venv/bin/microbench run --config configs/quickstart.yaml --overwrite  # a re-run replaces the last one
+  .venv/bin/microbench run --config configs/quickstart.yaml  # a re-run is kept as run 2, 3, ...
 fi

@@ -173,7 +173,7 @@ def test_seed_yaml_runs_on_cpu_at_reduced_shapes(name, any_ok, tmp_path, monkeyp
         "2",
         "--no-progress",
     )
-    assert code == 0
+    assert code == (0 if any_ok else 3)  # a run that measured nothing is not green
     (csv_path,) = list(tmp_path.rglob("results.csv"))
     rows = list(csv.DictReader(open(csv_path)))
     assert rows and all(max(int(r[d]) for d in "mkn") <= 64 for r in rows)

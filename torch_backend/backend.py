@@ -77,13 +77,27 @@ class TorchBackend:
             from torch_backend.distributed import measure_ranks
 
             return measure_ranks(self, case)
-        with isolated_compiler_state(), thread_count(case.run.threads):
+        with isolated_compiler_state(), thread_count(threads_for(case)):
             impl = implementation_of(
                 PreparedImplementation, case.op, self.name, case.implementation
             )
             prepared = impl.build(self, case)
             device = prepared.device if prepared.device is not None else default_device()
             return measure(case, prepared, self.timer(case, device), self.device_info_for(device))
+
+
+CPU_THREADS = 1  # the default on a CPU: see threads_for
+
+
+def threads_for(case: Case) -> int | None:
+    """The case's `threads:`, else one thread for work on a CPU. PyTorch's default (every core) made
+    the default job's rows 10-80x slower, and unstable, on a shared 2-core machine where another
+    process held a core; one thread is what torch.utils.benchmark chooses for the same reason. A GPU
+    case keeps PyTorch's default: its host threads only launch kernels."""
+    if case.run.threads:
+        return case.run.threads
+    on_cpu = not torch.cuda.is_available() or case.params.get("device") == "cpu"
+    return CPU_THREADS if on_cpu else None
 
 
 @contextmanager

@@ -178,8 +178,21 @@ def build_parser() -> argparse.ArgumentParser:
     _run_parser(sub)
     lst = sub.add_parser("list", help="list ops, their parameters and backends")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
-    c = sub.add_parser("compare", help="compare two results files, or groups of one file (--by)")
-    c.add_argument("files", nargs="+", help="baseline.csv candidate.csv, or one file with --by")
+    c = sub.add_parser(
+        "compare",
+        help="compare two results files, groups of one file (--by), or a config's last two runs",
+        description="Examples: `microbench compare` (the quick-start's last two runs), "
+        "`microbench compare --config X.yaml`, `microbench compare a.csv b.csv`, "
+        "`microbench compare run.csv --by backend`",
+    )
+    c.add_argument(
+        "files",
+        nargs="*",
+        help="baseline.csv candidate.csv; one file with --by; none: the last two runs of --config",
+    )
+    c.add_argument(
+        "--config", default=None, help="whose last two runs to compare (default: the quick-start)"
+    )
     c.add_argument(
         "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
     )
@@ -210,7 +223,28 @@ def _list(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from microbench.results.compare import run_compare
 
-    return run_compare(args.files, args.by, args.baseline, args.threshold, args.json)
+    if args.files and args.config:
+        raise UserError("give results files or --config, not both", key="--config")
+    sides = [[f] for f in args.files] or _last_two_runs(args.config or QUICKSTART)
+    if args.by and not args.files:
+        sides = sides[-1:]  # groups of the latest run
+    return run_compare(sides, args.by, args.baseline, args.threshold, args.json)
+
+
+def _last_two_runs(config: str) -> list[list[str]]:
+    """The files of a config's two latest runs (the run store numbers them), older first."""
+    from microbench.results.run_store import last_two
+    from microbench.run.session import plan_from_file
+
+    series = sorted({c.outputs.csv_path for c in plan_from_file(config)})
+    found = last_two(series)
+    if found is None:
+        raise UserError(
+            f"fewer than two runs of this config in {', '.join(series)}; run it again, or name "
+            "two results files",
+            file=config,
+        )
+    return list(found)
 
 
 def _report(args: argparse.Namespace) -> int:

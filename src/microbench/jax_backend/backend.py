@@ -63,7 +63,10 @@ class JaxBackend:
             platform=devices[0].platform,
             framework="jax",
             framework_version=jax.__version__,
-            threads=os.cpu_count(),  # XLA's CPU client sizes its pool to the cores at start-up
+            # XLA's CPU client sizes its pool to the cores it may use, once, at start-up
+            threads=len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count(),
         )
 
     # -- preparation ---------------------------------------------------------------------

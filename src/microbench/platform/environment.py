@@ -52,15 +52,20 @@ def git_dirty() -> bool | None:
 
 
 @functools.lru_cache(maxsize=1)
-def package_versions() -> str:
-    """'jax=0.10.2 jaxlib=0.10.2 torch=2.13.0 ...' for the packages installed here."""
-    found = []
+def installed() -> dict[str, str]:
+    """The versions of the packages that decide a number, as installed here (metadata only)."""
+    found = {}
     for name in PACKAGES:
         try:
-            found.append(f"{name}={importlib.metadata.version(name)}")
+            found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             continue
-    return " ".join(found)
+    return found
+
+
+def package_versions() -> str:
+    """'jax=0.10.2 jaxlib=0.10.2 torch=2.13.0 ...': `installed` in one CSV cell."""
+    return " ".join(f"{k}={v}" for k, v in installed().items())
 
 
 @functools.lru_cache(maxsize=1)
@@ -94,6 +99,7 @@ def gpu_clocks() -> str:
         return ""
 
 
+@functools.lru_cache(maxsize=1)
 def cpu_name() -> str:
     """The processor's marketing name (what torchao's dashboard calls a CPU's arch), else its ISA."""
     try:
@@ -125,6 +131,24 @@ def base_environment(run_id: str) -> dict[str, object]:
         "gpu_clocks_mhz_at_start": gpu_clocks(),
         "env_flags": flags,
         "host_cpu_count": os.cpu_count(),
+        "cpu_model": cpu_name(),
+        "python_version": platform.python_version(),
+    }
+
+
+def run_environment() -> dict[str, object]:
+    """The run-level record of where a run happened, as structured data (the run store writes it
+    once per run; rows carry the same facts flattened into cells)."""
+    return {
+        "host": socket.gethostname(),
+        "cpu_model": cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+        "packages": installed(),
+        "git": {"commit": git_commit(), "dirty": git_dirty()},
+        "gpu": {"driver": gpu_driver(), "clocks_mhz_at_start": gpu_clocks()},
+        "env_flags": {k: os.environ[k] for k in FLAGS if os.environ.get(k)},
     }
 
 

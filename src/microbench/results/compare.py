@@ -272,21 +272,26 @@ def as_records(comparison: Comparison, threshold: float) -> dict[str, Any]:
     }
 
 
+Side = list[str]  # the results files of one side (one run may have written several)
+
+
 def _compare(
-    files: list[str], by: str | None, baseline: str | None
+    sides: list[Side], by: str | None, baseline: str | None
 ) -> tuple[Comparison, tuple[str, str]]:
     if by:
-        if len(files) != 1:
+        if len(sides) != 1:
             raise UserError(
                 "--by compares groups inside one results file; give exactly one file", key="--by"
             )
-        rows = _rows(files[0])
+        rows = [r for path in sides[0] for r in _rows(path)]
         return pair_groups(rows, by, baseline), (f"{by}={baseline or 'first'}", "other")
-    if len(files) != 2:
+    if len(sides) != 2:
         raise UserError(
-            "compare needs two results files (baseline, candidate), or one file and --by COLUMN"
+            "compare needs two results files (baseline, candidate), one file and --by COLUMN, or "
+            "none: the last two runs of a config (--config, default the quick-start)"
         )
-    return pair_files(_rows(files[0]), _rows(files[1])), (files[0], files[1])
+    a, b = ([r for path in side for r in _rows(path)] for side in sides)
+    return pair_files(a, b), (" + ".join(sides[0]), " + ".join(sides[1]))
 
 
 def _rows(path: str) -> list[Row]:
@@ -297,7 +302,7 @@ def _rows(path: str) -> list[Row]:
 
 
 def run_compare(
-    files: list[str],
+    sides: list[Side],
     by: str | None,
     baseline: str | None,
     threshold: float,
@@ -307,11 +312,11 @@ def run_compare(
     missing, failed or became ambiguous; 2 (UserError): nothing to compare."""
     if not math.isfinite(threshold) or threshold < 0:
         raise UserError(f"must be a finite number >= 0, got {threshold}", key="--threshold")
-    comparison, labels = _compare(files, by, baseline)
+    comparison, labels = _compare(sides, by, baseline)
     if all(p.b is None for p in comparison.pairs) and not comparison.ambiguous:
         raise UserError(
             "no case matches between the two sides (different ops, parameters or backends?)",
-            file=" vs ".join(files),
+            file=" vs ".join(" + ".join(side) for side in sides),
         )
     failing = comparison.failing(threshold)
     code = 1 if failing or comparison.ambiguous else 0

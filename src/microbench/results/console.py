@@ -81,8 +81,9 @@ def shape_of(row: Row) -> str:
 
 
 def distinguishing(rows: Sequence[Row]) -> list[str]:
-    """Per row, `key=value` for the parameters (and implementation) that differ between rows of the
-    same op, backend and shape: what tells two otherwise identical table lines apart."""
+    """Per row, `key=value` for the parameters that differ between rows of the same op, backend and
+    shape: what tells two otherwise identical table lines apart (the implementation is shown with the
+    backend)."""
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
         groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
@@ -95,7 +96,7 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
             names = [p.name for p in spec.params if p.name not in spec.dimensions]
         except UserError:  # a row of an op this version no longer has: compare what it does have
             names = sorted({k for i in members for k in rows[i].params})
-        keys = varying([rows[i] for i in members], ("implementation", *names))
+        keys = varying([rows[i] for i in members], names)
         for i in members:
             out[i] = " ".join(f"{k}={value_of(rows[i], k)}" for k in keys)
     return out

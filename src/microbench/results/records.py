@@ -153,6 +153,8 @@ class Environment:
     framework_version: str | None = None
     host: str | None = None
     host_cpu_count: int | None = None
+    cpu_model: str | None = None
+    python_version: str | None = None
     git_commit: str | None = None
     git_dirty: bool | None = field(
         default=None, metadata=doc("uncommitted changes to tracked files when the run started")

@@ -25,6 +25,7 @@ from microbench.errors import UserError
 from microbench.platform import interrupt, processes
 from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
+from microbench.results import run_store
 from microbench.results.console import format_seconds
 from microbench.results.records import Row
 from microbench.results.remote import Staging
@@ -114,23 +115,31 @@ def run_config(path: str, options: RunOptions) -> int:
         return exit_code(execute_all(cases, quiet, None, overrides))
     if options.output_dir_given:
         warn_overridden_output_dir(cases, options.output_dir)
+    run_id = new_run_id()
+    assigned = run_store.assign(cases, options, loaded.path, run_id)  # a new run never replaces one
     staging = Staging()
     try:
-        cases = staging.stage(cases)
+        cases = staging.stage(assigned.cases)
     except UserError as error:
+        assigned.abandon()
         raise error.with_file(loaded.path) from None
     context = RunContext(
         options=options,
         config_path=loaded.path,
         dialect=loaded.dialect,
         cases=tuple(cases),
-        run_id=new_run_id(),
-        environment={},
+        run_id=run_id,
     )
     try:  # staged outputs reach their URLs however the run ends
-        sinks = open_sinks(context)  # refuses bad paths before any case
+        try:
+            sinks = open_sinks(context)  # refuses bad paths before any case
+        except BaseException:
+            assigned.abandon()
+            raise
+        if assigned.number > 1 and options.verbosity >= 0:
+            console.print(f"run {assigned.number} of this config (earlier runs are kept)")
         with interrupt.handled():
-            return _run_cases(cases, sinks, options, overrides, context.run_id)
+            return _run_cases(cases, sinks, options, overrides, run_id)
     finally:
         for url in staging.upload():
             console.print(f"copied to {url}")
@@ -216,9 +225,22 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
     console.print(
         f"{len(rows) - len(failed) - unsupported} ok, {len(failed)} failed, {unsupported} unsupported"
     )
+    if exit_code(rows) == NOTHING_MEASURED:
+        console.print(
+            escape(
+                f"nothing was measured: all {len(rows)} cases are unsupported here "
+                f"(first: {rows[0].identity.label}: {rows[0].identity.error})"
+            )
+        )
+
+
+NOTHING_MEASURED = 3
 
 
 def exit_code(rows: list[Row]) -> int:
     """1 when a case failed (error, wrong result, oom, timeout, crash); `unsupported` rows, which say the
-    platform cannot run a case (fp8 on a CPU, a missing package), do not fail a run."""
-    return 1 if any(r.status.failed for r in rows) else 0
+    platform cannot run a case (fp8 on a CPU, a missing package), do not fail a run, unless no case at
+    all was measured: a run that measured nothing is not a green run (3)."""
+    if any(r.status.failed for r in rows):
+        return 1
+    return NOTHING_MEASURED if rows and not any(r.ok for r in rows) else 0

@@ -3,6 +3,7 @@ warning when rows are noisy (their number depends on the machine's load)."""
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -12,6 +13,7 @@ from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 
 WHAT = frozenset(("op", "backend", "params"))  # what tells rows apart is never cut
+STDERR = Console(stderr=True)
 
 
 def summary_table(rows: list[Row]) -> Table:
@@ -31,6 +33,25 @@ def summary_table(rows: list[Row]) -> Table:
     return table
 
 
+def cpu_note(rows: list[Row]) -> str | None:
+    """What every CPU number depends on, said on screen and not only in the CSV."""
+    cpu = [r for r in rows if r.environment.platform == "cpu" and r.ok]
+    if not cpu:
+        return None
+    threads = sorted(
+        {
+            f"{r.environment.framework} {r.conditions.thread_count}"
+            for r in cpu
+            if r.conditions.thread_count
+        }
+    )
+    return (
+        "note: CPU rows are wall-clock times of blocked calls (no device clock) and depend on this "
+        f"machine's load; host threads: {', '.join(threads) or 'unknown'} (PyTorch defaults to one "
+        "thread on a CPU; a config's `threads:` changes it)"
+    )
+
+
 def noisy_warning(rows: list[Row]) -> str | None:
     noisy = [r for r in rows if r.stats.noisy]
     if not noisy:
@@ -47,11 +68,10 @@ def noisy_warning(rows: list[Row]) -> str | None:
 class Summary(Sink):
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if rows and not interrupted:
-            console = table_console()
-            console.print(summary_table(rows))
-            warning = noisy_warning(rows)
-            if warning:
-                console.print(escape(warning), style="yellow")
+            table_console().print(summary_table(rows))
+            for line, style in ((cpu_note(rows), None), (noisy_warning(rows), "yellow")):
+                if line:
+                    STDERR.print(escape(line), style=style, soft_wrap=True)
 
 
 @register_sink("summary", order=100)

@@ -1,0 +1,147 @@
+"""Runs that never collide and never replace one another, in the spirit of pytest-benchmark's autosave.
+
+A config's results file is the name of a series of runs: the first run writes `out.csv`, the next
+`out.2.csv`, then `out.3.csv`, ... (each with its `.jsonl` twin), all the run's files under one number.
+Each run leaves one record, `out.run.json` / `out.<n>.run.json`, written when it starts: when, which
+config, which files, and the machine it ran on (structured: CPU model, Python, package versions, commit).
+The latest run is the highest number. `--resume` continues the latest run and `--overwrite` replaces it;
+`-o FILE` names one exact file and keeps today's rules (refused when it exists). URL outputs are not
+numbered: a bucket is listed by no one here, so they keep the same rules as `-o`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from microbench.core.case import Case
+from microbench.core.options import RunOptions
+from microbench.platform.environment import run_environment, timestamp
+from microbench.results.remote import is_url
+from microbench.results.writer import check_writable
+
+RECORD = ".run.json"
+NUMBERED = re.compile(r"^(?P<stem>.+)\.(?P<n>[0-9]+)$")
+
+
+def numbered(path: str, n: int) -> str:
+    """The file of run n of a series: the series' own name for run 1, `<stem>.<n><suffix>` after."""
+    if n <= 1:
+        return path
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.{n}{p.suffix}"))
+
+
+def record_path(path: str, n: int) -> str:
+    p = Path(numbered(path, n))
+    return str(p.with_name(p.stem + RECORD))
+
+
+def runs_of(path: str) -> dict[int, str]:
+    """The runs of a series that left a results file: number -> file."""
+    p = Path(path)
+    found = {1: path} if p.is_file() else {}
+    if p.parent.is_dir():
+        for candidate in p.parent.glob(f"{p.stem}.*{p.suffix}"):
+            match = NUMBERED.match(candidate.stem)
+            if match and match["stem"] == p.stem and candidate.is_file():
+                found[int(match["n"])] = str(candidate)
+    return dict(sorted(found.items()))
+
+
+def _latest(paths: list[str]) -> int:
+    numbers = [n for path in paths for n in runs_of(path)]
+    numbers += [n for path in paths for n in _recorded(path)]
+    return max(numbers, default=0)
+
+
+def _recorded(path: str) -> list[int]:
+    """Runs that claimed a number (a record) whether or not a row reached their file yet."""
+    p = Path(path)
+    if not p.parent.is_dir():
+        return []
+    out = [1] if Path(record_path(path, 1)).is_file() else []
+    for candidate in p.parent.glob(f"{p.stem}.*{RECORD}"):
+        match = NUMBERED.match(candidate.name.removesuffix(RECORD))
+        if match and match["stem"] == p.stem:
+            out.append(int(match["n"]))
+    return out
+
+
+@dataclass(frozen=True)
+class Assigned:
+    cases: list[Case]
+    number: int  # 0: not numbered (an explicit -o file or URL outputs)
+    record: str | None
+    created: bool = False  # this run wrote the record (and removes it if the run never starts)
+
+    def abandon(self) -> None:
+        """The run was refused before its first case: leave nothing behind."""
+        if self.created and self.record:
+            Path(self.record).unlink(missing_ok=True)
+
+
+def _claim(path: str, n: int, body: dict[str, Any]) -> bool:
+    """Create run n's record exclusively: two runs started at once never share a number. Every path
+    of the run is checked first, so a refused run writes nothing."""
+    target = record_path(path, n)
+    for file in (*body["files"], target):
+        check_writable(file)
+    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as f:
+        json.dump(body, f, indent=1, default=str)
+    return True
+
+
+def assign(cases: list[Case], options: RunOptions, config_path: str, run_id: str) -> Assigned:
+    """The cases with their results files numbered for this run (see the module's docstring)."""
+    series = sorted({c.outputs.csv_path for c in cases})
+    if options.output or any(is_url(p) for p in series):
+        return Assigned(cases, 0, None)
+    latest = _latest(series)
+    body = {
+        "run_id": run_id,
+        "started": timestamp(),
+        "config": os.path.abspath(config_path),
+        "config_id": cases[0].config_id if cases else "",
+        "environment": run_environment(),
+    }
+    if options.resume or options.overwrite:
+        number = max(latest, 1)
+        created = _claim(
+            series[0], number, {**body, "files": [numbered(p, number) for p in series]}
+        )
+    else:
+        number, created = latest + 1, False
+        while not created:
+            created = _claim(
+                series[0], number, {**body, "files": [numbered(p, number) for p in series]}
+            )
+            number += 0 if created else 1
+    renamed = {p: numbered(p, number) for p in series}
+    out = [
+        dataclasses.replace(
+            c, outputs=dataclasses.replace(c.outputs, csv_path=renamed[c.outputs.csv_path])
+        )
+        for c in cases
+    ]
+    return Assigned(out, number, record_path(series[0], number), created)
+
+
+def last_two(paths: list[str]) -> tuple[list[str], list[str]] | None:
+    """The files of the two latest runs of these series that both left rows (older first)."""
+    numbers = sorted({n for p in paths for n in runs_of(p)})
+    if len(numbers) < 2:
+        return None
+    older, newer = numbers[-2:]
+    files = [(runs_of(p).get(older), runs_of(p).get(newer)) for p in paths]
+    return [a for a, _ in files if a], [b for _, b in files if b]
