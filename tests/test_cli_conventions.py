@@ -245,3 +245,22 @@ def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path
     (row,) = read_rows(str(path))
     assert row.params == {"m": 64, "n": 64} and row.stats.sample_count == 10
     assert row.derived.gb_per_s == 250.5 and row.conditions.thread_count == 2
+
+
+def test_every_command_and_option_says_what_it_does_with_an_example():
+    import argparse
+
+    from microbench.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    top = parser.format_help()
+    assert all(name in top for name in COMMANDS)  # the top-level help names every command
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in sub.choices.items():
+        assert "Example: microbench" in command.description, name
+        undocumented = [
+            a.option_strings or a.dest
+            for a in command._actions
+            if a.help in (None, "") and not isinstance(a, argparse._HelpAction)
+        ]
+        assert undocumented == [], (name, undocumented)

@@ -342,3 +342,37 @@ def test_recipe_patterns_and_makers_agree():
 
     assert set(MAKERS) == set(RECIPES) - {"baseline"}
     assert all(any(re.fullmatch(p, name) for p in RECIPES.values()) for name in RECIPE_EXAMPLES)
+
+
+HISTORICAL = """
+quantization_config_recipe_names: [int8wo]
+sparsity_config_recipe_name: semi-sparse
+model_params:
+  - matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}]
+    compile: true
+    compile_mode: max-autotune
+    device: cpu
+  - matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}]
+    compile: false
+    compile_mode: max-autotune
+    device: cpu
+"""
+
+
+def test_the_runners_historical_spellings_load_as_it_read_them(write_yaml, run_cli):
+    """`compile: true/false` beside `compile_mode:` was the switch and the mode; the sparsity key was
+    once singular."""
+    from microbench.run.session import plan_from_file
+
+    path = write_yaml(HISTORICAL)
+    code, _, err = run_cli("validate", "--config", str(path))
+    assert code == 0, err
+    assert "'model_params[0].compile' is deprecated; use 'use_torch_compile'" in err
+    assert "'sparsity_config_recipe_name' is deprecated; use 'sparsity_config_recipe_names'" in err
+    cases = plan_from_file(str(path))
+    modes = {c.params["compile_mode"] for c in cases[: len(cases) // 2]}
+    assert modes == {"max-autotune"}  # switched on, in that mode
+    assert {c.params["compile_mode"] for c in cases[len(cases) // 2 :]} == {"off"}
+    assert ("baseline", "semi-sparse") in {
+        (c.params["recipe"], c.params["sparsity"]) for c in cases
+    }

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 
@@ -77,7 +79,8 @@ class TorchBackend:
             from torch_backend.distributed import measure_ranks
 
             return measure_ranks(self, case)
-        with isolated_compiler_state(), thread_count(threads_for(case)):
+        touches = get_spec(case.op).traits.compiler_options
+        with isolated_compiler_state(touches), thread_count(threads_for(case)):
             impl = implementation_of(
                 PreparedImplementation, case.op, self.name, case.implementation
             )
@@ -113,14 +116,24 @@ def thread_count(threads: int | None) -> Iterator[None]:
 
 
 @contextmanager
-def isolated_compiler_state() -> Iterator[None]:
-    """torchao's configs set global inductor options (e.g. coordinate_descent_tuning for int8); restore
-    them and dynamo's caches after each case so no case's settings or graphs reach the next."""
-    import torch._inductor.config as inductor_config
-
-    saved = inductor_config.get_config_copy()
+def isolated_compiler_state(touches_options: bool) -> Iterator[None]:
+    """torchao's configs set global inductor options (e.g. coordinate_descent_tuning for int8): the
+    options a case changed are set back, and dynamo's caches dropped, so no case's settings or graphs
+    reach the next. Only the changed options are written (writing all of them set deprecated ones
+    again, a FutureWarning each on torch 2.15), and the compiler is imported only for a case that
+    changes options or when an earlier case loaded it (the import costs 3 s, an eager case none)."""
+    if touches_options:
+        import torch._inductor.config  # noqa: F401  the case imports it anyway
+    config: Any = sys.modules.get("torch._inductor.config")
+    saved = config.get_config_copy() if config is not None else None
     try:
         yield
     finally:
-        inductor_config.load_config(saved)
-        torch._dynamo.reset()
+        if config is not None and saved is not None:
+            now = config.get_config_copy()
+            changed = {k: v for k, v in saved.items() if now.get(k) != v}
+            if changed:
+                config.load_config(changed)
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None:
+            dynamo.reset()

@@ -161,6 +161,7 @@ class Traits:
     donated_input: str | None = None  # updated in place; each result feeds the next iteration
     default_implementations: tuple[str, ...] = ()  # run when a config names none (empty: all)
     internal: bool = False  # the harness's own test op: runs, but `list` does not offer it
+    compiler_options: bool = False  # its PyTorch preparation may set global compiler options
 
 
 @dataclass(frozen=True)

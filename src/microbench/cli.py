@@ -1,4 +1,7 @@
-"""Command line: `microbench run|list|validate`. Bad input: one line on stderr, exit code 2."""
+"""microbench: device-accurate accelerator microbenchmarks. Commands: run (a config's benchmarks),
+dashboard (torchao's CI records), list (the ops), compare (two runs), report (charts and pages),
+validate (a config, without running it). Bad input: one line on stderr, exit code 2.
+Example: microbench run   (the CPU quick-start; then: microbench report results/quickstart.csv)"""
 
 from __future__ import annotations
 
@@ -152,8 +155,25 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         add(p)
 
 
+def _command(
+    sub: argparse._SubParsersAction, name: str, summary: str, example: str
+) -> argparse.ArgumentParser:
+    """A subcommand whose help says what it does and shows one way to call it."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=f"{summary}. Example: {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def _run_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run the benchmarks a config describes")
+    p = _command(
+        sub,
+        "run",
+        "run the benchmarks a config describes",
+        "microbench run --config configs/gpu/fusion.yaml --only 'fusion_linear*'",
+    )
     p.add_argument("--config", default=None, help="YAML config (default: configs/quickstart.yaml)")
     p.add_argument(
         "-o",
@@ -163,27 +183,33 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
         help="every row to this CSV (its .jsonl twin beside it), whatever the config names",
     )
     _add_run_options(p)
-    d = sub.add_parser(
-        "dashboard", help="run a torchao config and write the PyTorch OSS benchmark JSON"
+    d = _command(
+        sub,
+        "dashboard",
+        "run a torchao config and write the PyTorch OSS benchmark JSON",
+        "microbench dashboard --config tests/seed_examples/tutorial_dashboard_config.yml "
+        "--output records.json",
     )
-    d.add_argument("--config", required=True)
-    d.add_argument("--output", required=True, help="JSON file to write")
+    d.add_argument("--config", required=True, help="a torchao-dialect YAML config")
+    d.add_argument("--output", required=True, help="the dashboard's JSON records file to write")
     _add_run_options(d)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="microbench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"microbench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    sub = parser.add_subparsers(
+        dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
+    )
     _run_parser(sub)
-    lst = sub.add_parser("list", help="list ops, their parameters and backends")
+    lst = _command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
-    c = sub.add_parser(
+    c = _command(
+        sub,
         "compare",
-        help="compare two results files, groups of one file (--by), or a config's last two runs",
-        description="Examples: `microbench compare` (the quick-start's last two runs), "
-        "`microbench compare --config X.yaml`, `microbench compare a.csv b.csv`, "
-        "`microbench compare run.csv --by backend`",
+        "compare two results files, groups of one file (--by), or a config's last two runs",
+        "microbench compare (the quick-start's last two runs); microbench compare a.csv b.csv; "
+        "microbench compare run.csv --by backend",
     )
     c.add_argument(
         "files",
@@ -201,13 +227,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
     )
     c.add_argument("--json", action="store_true", help="machine-readable output")
-    r = sub.add_parser("report", help="roofline and sweep charts (PNG) and a Markdown summary")
-    r.add_argument("results", help="a results CSV")
-    r.add_argument("--output-dir", default="report")
-    v = sub.add_parser("validate", help="load and expand a config without running it")
-    v.add_argument("--config", required=True)
-    v.add_argument("--max-cases", type=count(1), default=None)
-    v.add_argument("--max-dim", type=count(1), default=None, help="as for run")
+    r = _command(
+        sub,
+        "report",
+        "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
+        "microbench report results/quickstart.csv --output-dir report",
+    )
+    r.add_argument("results", help="a results CSV (its .jsonl twin is read for the raw samples)")
+    r.add_argument("--output-dir", default="report", help="where the charts and pages go")
+    v = _command(
+        sub,
+        "validate",
+        "load and expand a config without running it",
+        "microbench validate --config configs/quickstart.yaml --list",
+    )
+    v.add_argument("--config", required=True, help="the YAML config to check")
+    v.add_argument(
+        "--max-cases", type=count(1), default=None, help="refuse configs expanding to more cases"
+    )
+    v.add_argument(
+        "--max-dim", type=count(1), default=None, help="as for run: clamp every dimension"
+    )
     v.add_argument("--list", action="store_true", help="print every case the config expands to")
     v.add_argument("--json", action="store_true", help="the cases as JSON")
     return parser

@@ -115,11 +115,13 @@ class TorchaoSharedKeys(Float8TrainingKeys):
 
 
 class ModelParams(TorchaoSharedKeys):
-    # keys of torchao runner's earlier versions -> the current key (upgraded before validation)
+    # keys of torchao runner's earlier versions -> the current key (upgraded before validation);
+    # `compile` was the switch when it held true/false (beside `compile_mode`) and the mode otherwise
     EARLIER_KEYS: ClassVar[dict[str, str]] = {
         "precision": "high_precision_dtype",
         "compile": "torch_compile_mode",
         "compile_mode": "torch_compile_mode",
+        "sparsity_config_recipe_name": "sparsity_config_recipe_names",
         "profile": "enable_profiler",
         "enable_memory_profile": "enable_memory_profiler",
         "enable_memory_visualizer": "enable_memory_profiler",  # the visualisation comes with it
@@ -140,7 +142,10 @@ class ModelParams(TorchaoSharedKeys):
 
 
 class TorchaoConfig(TorchaoSharedKeys):
-    EARLIER_KEYS: ClassVar[dict[str, str]] = {"quantizations": "quantization_config_recipe_names"}
+    EARLIER_KEYS: ClassVar[dict[str, str]] = {
+        "quantizations": "quantization_config_recipe_names",
+        "sparsity_config_recipe_name": "sparsity_config_recipe_names",
+    }
 
     benchmark_mode: Literal["inference", "training"] = "inference"
     quantization_config_recipe_names: list[str] = Field(default_factory=lambda: ["baseline"])

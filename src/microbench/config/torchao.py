@@ -31,12 +31,16 @@ MODE_OPS = {"inference": "torchao_inference", "training": "torchao_training"}
 TRAINING_KEYS = tuple(Float8TrainingKeys.model_fields)
 
 
+SWITCHES = {"compile": "use_torch_compile"}  # an earlier key that was a switch when it held a bool
+
+
 def _rename(mapping: dict[str, Any], renames: dict[str, str], where: str) -> list[str]:
     warnings = []
-    for old, new in renames.items():
+    for old, target in renames.items():
         if old not in mapping:
             continue
         value = mapping.pop(old)
+        new = SWITCHES[old] if old in SWITCHES and isinstance(value, bool) else target
         if new in mapping and mapping[new] != value:
             raise UserError(
                 f"'{old}' (an earlier spelling of '{new}') and '{new}' disagree; keep '{new}'",

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from microbench.catalogue import OpSpec, Param, Params, register
+from microbench.catalogue import OpSpec, Param, Params, Traits, register
 from microbench.core.column import doc
 from microbench.errors import UserError, did_you_mean
 from microbench.platform.dtypes import dtype
@@ -253,6 +253,7 @@ register(
         bytes=model_bytes,
         peak_dtype=recipe_peak,
         row_extras=TorchaoExtras,
+        traits=Traits(compiler_options=True),  # recipes set inductor options
     )
 )
 
@@ -318,5 +319,6 @@ register(
         bytes=training_bytes,
         peak_dtype=training_peak,
         row_extras=TorchaoTrainingExtras,
+        traits=Traits(compiler_options=True),  # recipes set inductor options
     )
 )
