@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 from microbench import __version__
 from microbench.errors import UserError
-from microbench.platform import interrupt
+from microbench.platform import chatter, interrupt
 
 # Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
 QUICKSTART = str(resources.files("microbench") / "configs" / "quickstart.yaml")
@@ -389,6 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupt.keep_swallowed()
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    chatter.route(verbose=bool(getattr(args, "verbose", False)))
     try:
         return COMMANDS[args.command](args)
     except UserError as error:

@@ -18,7 +18,7 @@ from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement
 from microbench.errors import CaseFailure, Status
 from microbench.measure.numerics import relative_error
-from microbench.platform import interrupt
+from microbench.platform import chatter, interrupt
 from microbench.platform.backends import BACKENDS
 from microbench.platform.gpu_monitor import Monitor
 from microbench.results.records import Row, failure_row, success_row
@@ -47,6 +47,7 @@ def get_backend(name: str) -> Backend:
     if name not in _backend_cache:
         try:
             _backend_cache[name] = cast(Backend, BACKENDS[name].load())
+            chatter.settle()  # the framework just installed its own log handlers
         except ImportError as error:
             raise CaseFailure(
                 Status.UNSUPPORTED, f"the {name} backend cannot load: {error}"

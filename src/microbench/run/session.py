@@ -32,7 +32,7 @@ from microbench.results.remote import Staging
 from microbench.results.sinks import RunContext, Sink, open_sinks
 from microbench.run.runner import PairTracker, execute, execute_isolated
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # a message is one line, never wrapped
 
 
 def load_and_plan(path: str, options: RunOptions) -> tuple[LoadedConfig, list[Case]]:

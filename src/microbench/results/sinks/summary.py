@@ -13,7 +13,7 @@ from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 
 WHAT = frozenset(("op", "backend", "params"))  # what tells rows apart is never cut
-STDERR = Console(stderr=True)
+STDERR = Console(stderr=True, soft_wrap=True)
 
 
 def summary_table(rows: list[Row]) -> Table:
