@@ -128,4 +128,4 @@ def test_pytorch_runs_on_one_cpu_thread_unless_the_config_asks(tmp_path, monkeyp
     )
     code, _, err = run_cli("run", "--config", "d.yaml", "--no-progress")
     (row,) = list(csv.DictReader(open(tmp_path / "results" / "d.csv")))
-    assert row["thread_count"] == "1" and "PyTorch defaults to one thread on a CPU" in err
+    assert row["thread_count"] == "1" and "host threads: torch 1 (one by default" in err

@@ -221,8 +221,9 @@ def test_every_shipped_ironwood_config_runs_at_max_dim_64_on_cpu(config, tmp_pat
         for path in tmp_path.rglob("*.csv")
         for row in csv.DictReader(open(path))  # noqa: SIM115
     ]
-    assert rows and code == 0
-    assert {r["status"] for r in rows} <= {"ok", "unsupported"}
+    assert rows and {r["status"] for r in rows} <= {"ok", "unsupported"}
+    measured = any(r["status"] == "ok" for r in rows)
+    assert code == (0 if measured else 3)  # a slice's collectives need more devices than 4
     assert all(r["check"] == "passed" for r in rows if r["status"] == "ok")
 
 

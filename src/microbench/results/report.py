@@ -305,6 +305,16 @@ SPEEDUP_TITLES = {
 }
 
 
+def _threads_note(rows: Sequence[Row]) -> str:
+    """On a CPU a ratio depends on each side's host threads: the chart says how many each had."""
+    cpu = {
+        f"{r.environment.framework} {r.conditions.thread_count}"
+        for r in rows
+        if r.environment.platform == "cpu" and r.conditions.thread_count
+    }
+    return f"\nCPU wall clock; host threads: {', '.join(sorted(cpu))}" if cpu else ""
+
+
 def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     """One horizontal bar chart per kind of ratio, with the break-even line at 1."""
     written: dict[str, int] = {}
@@ -330,7 +340,7 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.tick_params(axis="x", labelsize=7)
         ax.set_xlabel("speedup (log scale; right of the line is faster)")
-        ax.set_title(SPEEDUP_TITLES[kind], fontsize=9)
+        ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows), fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
         fig.tight_layout()
         path = os.path.join(out_dir, f"speedup_{kind}.png")
@@ -395,6 +405,15 @@ def markdown(rows: Sequence[Row]) -> str:
     return frame.to_markdown(index=False) + "\n"
 
 
+def runs(rows: Sequence[Row]) -> set[str]:
+    """Each run the rows come from, with when its rows were written (first to last)."""
+    stamps: dict[str, list[str]] = defaultdict(list)
+    for r in rows:
+        if r.identity.run_id:
+            stamps[r.identity.run_id].append(r.identity.timestamp[:19])
+    return {f"{run} ({min(s)} to {max(s)})" for run, s in stamps.items()}
+
+
 def environment_lines(rows: Sequence[Row]) -> list[str]:
     """What the rows ran on, once per distinct value: device, frameworks, packages, commit, host."""
     env = [r.environment for r in rows]
@@ -406,15 +425,8 @@ def environment_lines(rows: Sequence[Row]) -> list[str]:
             "commit",
             {f"{e.git_commit}{' (dirty)' if e.git_dirty else ''}" for e in env if e.git_commit},
         ),
-        ("machine", {f"{e.host} ({e.host_cpu_count} CPUs)" for e in env if e.host}),
-        (
-            "runs",
-            {
-                f"{r.identity.run_id} at {r.identity.timestamp[:19]}"
-                for r in rows
-                if r.identity.run_id
-            },
-        ),
+        ("machine", {f"{e.host}: {e.cpu_model} ({e.host_cpu_count} CPUs)" for e in env if e.host}),
+        ("runs", runs(rows)),
     )
     return [f"{name}: {'; '.join(sorted(values))}" for name, values in facts if values]
 

@@ -15,6 +15,7 @@ import dataclasses
 import json
 import os
 import re
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from microbench.core.case import Case
 from microbench.core.options import RunOptions
 from microbench.platform.environment import run_environment, timestamp
 from microbench.results.remote import is_url
-from microbench.results.writer import check_writable
+from microbench.results.writer import check_writable, write_atomically
 
 RECORD = ".run.json"
 NUMBERED = re.compile(r"^(?P<stem>.+)\.(?P<n>[0-9]+)$")
@@ -55,22 +56,26 @@ def runs_of(path: str) -> dict[int, str]:
 
 
 def _latest(paths: list[str]) -> int:
-    numbers = [n for path in paths for n in runs_of(path)]
-    numbers += [n for path in paths for n in _recorded(path)]
-    return max(numbers, default=0)
+    """The latest run that left rows (a claimed number whose run died before its first row is free)."""
+    return max((n for path in paths for n in runs_of(path)), default=0)
 
 
-def _recorded(path: str) -> list[int]:
-    """Runs that claimed a number (a record) whether or not a row reached their file yet."""
-    p = Path(path)
-    if not p.parent.is_dir():
-        return []
-    out = [1] if Path(record_path(path, 1)).is_file() else []
-    for candidate in p.parent.glob(f"{p.stem}.*{RECORD}"):
-        match = NUMBERED.match(candidate.name.removesuffix(RECORD))
-        if match and match["stem"] == p.stem:
-            out.append(int(match["n"]))
-    return out
+def _alive(record: Path) -> bool:
+    """Whether the run that wrote this record may still be running (so its number is taken)."""
+    try:
+        claimed = json.loads(record.read_text())
+        pid, host = int(claimed["pid"]), claimed["host"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return True  # unreadable: leave it alone
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass(frozen=True)
@@ -86,19 +91,27 @@ class Assigned:
             Path(self.record).unlink(missing_ok=True)
 
 
-def _claim(path: str, n: int, body: dict[str, Any]) -> bool:
-    """Create run n's record exclusively: two runs started at once never share a number. Every path
-    of the run is checked first, so a refused run writes nothing."""
+def _claim(path: str, n: int, body: dict[str, Any], take_over: bool = False) -> bool:
+    """Create run n's record exclusively: two runs started at once never share a number. A record
+    whose run died before writing a row is taken over. Every path of the run is checked first, so a
+    refused run writes nothing."""
     target = record_path(path, n)
     for file in (*body["files"], target):
         check_writable(file)
     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+    text = json.dumps(
+        {**body, "pid": os.getpid(), "host": socket.gethostname()}, indent=1, default=str
+    )
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
-        return False
+        abandoned = not Path(numbered(path, n)).exists() and not _alive(Path(target))
+        if not (take_over or abandoned):
+            return False
+        write_atomically(target, lambda f: print(text, file=f, end=""))
+        return True
     with os.fdopen(fd, "w") as f:
-        json.dump(body, f, indent=1, default=str)
+        f.write(text)
     return True
 
 

@@ -3,6 +3,8 @@ warning when rows are noisy (their number depends on the machine's load)."""
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -47,21 +49,28 @@ def cpu_note(rows: list[Row]) -> str | None:
     )
     return (
         "note: CPU rows are wall-clock times of blocked calls (no device clock) and depend on this "
-        f"machine's load; host threads: {', '.join(threads) or 'unknown'} (PyTorch defaults to one "
-        "thread on a CPU; a config's `threads:` changes it)"
+        f"machine's load; host threads: {', '.join(threads) or 'unknown'} (one by default; a config's "
+        "`threads:` sets PyTorch's, JAX's CPU pool is sized once per process)"
     )
+
+
+def load_now() -> str:
+    """The machine's load right now, beside its cores: a busy machine explains noisy rows."""
+    try:
+        one_minute = os.getloadavg()[0]
+    except OSError:
+        return ""
+    return f"; load average {one_minute:.1f} on {os.cpu_count()} cores"
 
 
 def noisy_warning(rows: list[Row]) -> str | None:
     noisy = [r for r in rows if r.stats.noisy]
     if not noisy:
         return None
-    threads = sorted({r.conditions.thread_count for r in noisy if r.conditions.thread_count})
     return (
         f"warning: {len(noisy)} of {len(rows)} rows are noisy (IQR above 10% of the median): their "
-        "numbers depend on what else this machine is doing"
-        + (f" (threads: {', '.join(map(str, threads))})" if threads else "")
-        + "; re-run them on an idle machine or with more iterations"
+        f"numbers depend on what else this machine is doing{load_now()}; re-run them on an idle "
+        "machine or with more iterations"
     )
 
 
