@@ -341,6 +341,7 @@ COLUMN_HOMES = (
     "results/columns.py",
     "results/column_docs.py",
     "results/writer.py",
+    "results/run_store.py",  # the run record, a JSON format of its own
     "results/sinks/",
 )
 

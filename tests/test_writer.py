@@ -44,8 +44,11 @@ def _row(case_id, samples=None, **stats):
 
 def test_nothing_is_written_before_the_first_row_and_rows_append_whole(tmp_path):
     path = tmp_path / "sub" / "out.csv"
+    unused = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    assert path.stat().st_size == 0  # held (it is the lock), empty until a row arrives
+    unused.close()
+    assert not path.exists() and not path.with_suffix(".jsonl").exists()  # nothing left behind
     f = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
-    assert not path.exists()
     f.append(_row("a", [1e-6, 2e-6], time_median_s=1.5e-6))
     rows = list(csv.DictReader(open(path)))
     assert [r["case_id"] for r in rows] == ["a"] and rows[0]["time_median_s"] == "1.5e-06"
@@ -125,3 +128,49 @@ def test_integral_floats_are_written_exactly():
     assert _cell(134217728.0) == "134217728"  # a byte count keeps every digit
     assert _cell(2.5e-06) == "2.5e-06" and _cell(float("nan")) == ""
     assert _cell(1e300) == "1e+300"  # beyond exact integers: significant digits
+
+
+def test_one_file_under_two_spellings_is_one_lock_and_no_lock_file_is_left(tmp_path):
+    path = tmp_path / "out.csv"
+    first = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    first.append(_row("a"))
+    (tmp_path / "alias.csv").hardlink_to(path)
+    with pytest.raises(UserError, match=r"in use by another run \(process \d+\)"):
+        ResultFile(
+            str(tmp_path / "alias.csv"), header(["m"], []), "cfg", resume=False, overwrite=True
+        )
+    assert [r["case_id"] for r in csv.DictReader(open(path))] == ["a"]  # nothing truncated
+    first.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alias.csv", "out.csv", "out.jsonl"]
+
+
+def test_a_results_file_that_is_a_link_or_not_a_file_is_refused(tmp_path):
+    import os
+
+    target = tmp_path / "victim.txt"
+    target.write_text("precious")
+    (tmp_path / "link.csv").symlink_to(target)
+    with pytest.raises(UserError, match="symbolic link"):
+        ResultFile(
+            str(tmp_path / "link.csv"), header(["m"], []), "cfg", resume=False, overwrite=True
+        )
+    assert target.read_text() == "precious"
+    os.mkfifo(tmp_path / "pipe.csv")
+    with pytest.raises(UserError):
+        ResultFile(
+            str(tmp_path / "pipe.csv"), header(["m"], []), "cfg", resume=False, overwrite=True
+        )
+    with pytest.raises(UserError, match="JSON-lines twin takes the .jsonl name"):
+        ResultFile(str(tmp_path / "rows.jsonl"), header(["m"], []), "cfg", resume=False)
+
+
+def test_resume_with_the_csv_gone_keeps_the_twin(tmp_path):
+    path = tmp_path / "out.csv"
+    f = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    f.append(_row("a"))
+    f.close()
+    twin = path.with_suffix(".jsonl").read_text()
+    path.unlink()
+    with pytest.raises(UserError, match="the CSV is missing but out.jsonl holds rows"):
+        ResultFile(str(path), header(["m"], []), "cfg", resume=True)
+    assert path.with_suffix(".jsonl").read_text() == twin

@@ -5,6 +5,7 @@ Also the atomic JSON writer used for every whole-file output (dashboard records,
 from __future__ import annotations
 
 import csv
+import errno
 import fcntl
 import io
 import json
@@ -73,10 +74,55 @@ def check_writable(path: str, key: str = "csv_path") -> None:
         raise UserError(f"output location is not writable ('{ancestor}')", key=f"{key} '{path}'")
 
 
-class ResultFile:
-    """One CSV (and its .jsonl twin), held by one run at a time (an exclusive lock beside it).
+def holder_of(fd: int) -> str:
+    """The process holding a flock on this open file, from /proc/locks (Linux), else 'another run'."""
+    info = os.fstat(fd)
+    target = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == target:
+                    return f"process {fields[4]}"
+    except OSError:
+        pass
+    return "another process"
 
-    Created on the first row, so a failed start leaves no CSV. An existing file is never replaced
+
+def _open_no_follow(path: Path, key: str, create: bool) -> tuple[int, bool]:
+    """The file opened for writing without following a link, and whether this call created it."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.open(path, flags), False
+    except FileNotFoundError:
+        if not create:
+            raise
+    except OSError as error:
+        raise UserError(_why(error, "a symbolic link"), key=f"{key} '{path}'") from None
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
+    except FileExistsError:  # another run created it just now: open what is there
+        return _open_no_follow(path, key, create=False)
+
+
+def _why(error: OSError, link: str) -> str:
+    if error.errno == errno.ELOOP:
+        return f"is {link}; name the results file itself"
+    return f"cannot open it: {error.strerror}"
+
+
+class OutputFailed(UserError):
+    """The run cannot write what it measured (a full disk, a vanished folder): it stops, in one line."""
+
+    exit_code = 1
+
+
+class ResultFile:
+    """One CSV and its .jsonl twin, held by one run at a time.
+
+    The lock is the CSV itself (flock on its inode, opened without following links): a second spelling
+    of the file (`./x.csv`, a hard link) finds it taken, and no lock file is left behind. A file this run
+    created and never wrote a row to is removed when it closes. An existing file is never replaced
     silently: it is continued with `resume` or replaced with `overwrite`, and refused otherwise.
     """
 
@@ -94,43 +140,59 @@ class ResultFile:
         self.config_id = config_id
         self.done: set[str] = set()
         self._opened = False
-        self._lock: int | None = None
-        existing = [
-            p for p in (self.csv_path, self.jsonl_path) if p.exists() and p.stat().st_size > 0
-        ]
+        self._written = False
+        self._fds: dict[Path, int] = {}
+        self._created: set[Path] = set()
+        key = f"csv_path '{csv_path}'"
+        if self.jsonl_path == self.csv_path:
+            raise UserError(
+                "the rows' file is a CSV; its JSON-lines twin takes the .jsonl name", key=key
+            )
+        existing = [p for p in (self.csv_path, self.jsonl_path) if _size(p) > 0]
         if existing and not resume and not overwrite:
             raise UserError(
                 "the results file exists; continue it with --resume, replace it with --overwrite, "
                 "or choose another path",
-                key=f"csv_path '{csv_path}'",
+                key=key,
             )
-        self._acquire()
-        if resume and self.csv_path.exists():
-            self._load_existing()
-
-    def _acquire(self) -> None:
-        """Refuse a file another run is writing (its process named), instead of interleaving rows."""
-        lock_path = self.csv_path.with_name(self.csv_path.name + ".lock")
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
+        if resume and _size(self.jsonl_path) > 0 and _size(self.csv_path) == 0:
             raise UserError(
-                f"in use by another run (process {holder}); wait for it or choose another path",
-                key=f"csv_path '{self.csv_path}'",
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._lock = fd
+                f"cannot resume: the CSV is missing but {self.jsonl_path.name} holds rows; restore "
+                "the CSV or move the .jsonl away",
+                key=key,
+            )
+        self.csv_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            for path in (self.csv_path, self.jsonl_path):
+                fd, created = _open_no_follow(path, key, create=True)
+                self._fds[path] = fd
+                if created:
+                    self._created.add(path)
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise UserError(
+                        "not a regular file (a FIFO, device or folder)", key=f"{key} '{path}'"
+                    )
+            try:
+                fcntl.flock(self._fds[self.csv_path], fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = holder_of(self._fds[self.csv_path])
+                raise UserError(
+                    f"in use by another run ({holder}); wait for it or choose another path", key=key
+                ) from None
+            if resume and _size(self.csv_path) > 0:
+                self._load_existing()
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
-        """Release the lock (the lock file stays; a lock is released by the OS if the process dies)."""
-        if self._lock is not None:
-            os.close(self._lock)
-            self._lock = None
+        """Release the file (the OS releases the lock if the process dies); a file this run created
+        and never wrote to is removed, so a run that stopped before its first row leaves nothing."""
+        for path, fd in self._fds.items():
+            if path in self._created and not self._written and os.fstat(fd).st_size == 0:
+                path.unlink(missing_ok=True)
+            os.close(fd)
+        self._fds = {}
 
     def _load_existing(self) -> None:
         for path in (self.csv_path, self.jsonl_path):  # junk is refused before anything is cut
@@ -146,27 +208,10 @@ class ResultFile:
         _drop_partial_last_line(self.jsonl_path)
         try:
             with open(self.csv_path, newline="") as f:
-                first = f.readline()
-                if (
-                    not first
-                ):  # empty, or cut inside its header: nothing was finished, start it anew
+                if not f.readline():  # empty, or cut inside its header: nothing was finished
                     return
                 f.seek(0)
-                reader = csv.DictReader(f)
-                if reader.fieldnames and list(reader.fieldnames) != self.columns:
-                    raise UserError(
-                        "cannot resume: this results file has different columns, so it was written by a "
-                        "different config or an earlier version; choose a new output path or drop --resume",
-                        key=f"--resume '{self.csv_path}'",
-                    )
-                for row in reader:
-                    if row.get("config_id") and row["config_id"] != self.config_id:
-                        raise UserError(
-                            f"cannot resume: this results file was written by a different config "
-                            f"(config_id {row['config_id']}, this config {self.config_id})",
-                            key=f"--resume '{self.csv_path}'",
-                        )
-                    self.done.add(row["case_id"])
+                self._read_done(csv.DictReader(f))
         except (UnicodeDecodeError, csv.Error) as error:
             raise UserError(
                 f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
@@ -175,15 +220,33 @@ class ResultFile:
         self._repair_jsonl()
         self._opened = True  # append to what is there
 
+    def _read_done(self, reader: csv.DictReader) -> None:
+        if reader.fieldnames and list(reader.fieldnames) != self.columns:
+            raise UserError(
+                "cannot resume: this results file has different columns, so it was written by a "
+                "different config or an earlier version; choose a new output path or drop --resume",
+                key=f"--resume '{self.csv_path}'",
+            )
+        for row in reader:
+            if row.get("config_id") and row["config_id"] != self.config_id:
+                raise UserError(
+                    f"cannot resume: this results file was written by a different config "
+                    f"(config_id {row['config_id']}, this config {self.config_id})",
+                    key=f"--resume '{self.csv_path}'",
+                )
+            self.done.add(row["case_id"])
+
     def _repair_jsonl(self) -> None:
         """Keep one JSON line per finished case: a run killed between its two writes leaves a JSON line
         whose CSV row is missing (the case runs again) or a line twice; the CSV is the record of what
-        finished."""
-        if not self.jsonl_path.exists():
-            return
+        finished. Rewritten in place, through the file this run holds (never a path a link could
+        redirect)."""
+        fd = self._fds[self.jsonl_path]
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = _read_all(fd).decode("utf-8", errors="replace")
         kept: list[str] = []
         seen: set[str] = set()
-        for line in self.jsonl_path.read_text().splitlines():
+        for line in text.splitlines():
             try:
                 case_id = json.loads(line).get("case_id")
             except (json.JSONDecodeError, AttributeError):
@@ -191,20 +254,34 @@ class ResultFile:
             if case_id in self.done and case_id not in seen:
                 seen.add(case_id)
                 kept.append(line)
-        text = "".join(f"{line}\n" for line in kept)
-        if text != self.jsonl_path.read_text():
-            tmp = self.jsonl_path.with_name(self.jsonl_path.name + ".tmp")
-            tmp.write_text(text)
-            os.replace(tmp, self.jsonl_path)
+        repaired = "".join(f"{line}\n" for line in kept)
+        if repaired != text:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, repaired.encode(), 0)
+            os.fsync(fd)
 
     def _open(self) -> None:
-        self.csv_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.csv_path, "w", newline="") as f:
-            f.write(self._line(self.columns))
-            f.flush()
-            os.fsync(f.fileno())
-        open(self.jsonl_path, "w").close()
+        """The first row: the header written (any earlier content replaced: --overwrite)."""
+        for path in (self.csv_path, self.jsonl_path):
+            os.ftruncate(self._fds[path], 0)
+        self._write(self.csv_path, self._line(self.columns))
         self._opened = True
+
+    def _write(self, path: Path, text: str) -> None:
+        """Append whole and flush to disk; a write the disk refuses stops the run, in one line."""
+        fd = self._fds[path]
+        data = text.encode()
+        try:
+            os.lseek(fd, 0, os.SEEK_END)
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        except OSError as error:
+            raise OutputFailed(
+                f"cannot write results: {error.strerror}; the rows before this case are saved",
+                key=f"csv_path '{path}'",
+            ) from None
+        self._written = True
 
     @staticmethod
     def _line(values: Iterable[str]) -> str:
@@ -222,12 +299,24 @@ class ResultFile:
             raise ValueError(f"row has columns the file's header lacks: {sorted(unknown)}")
         line = self._line(_cell(record.get(c)) for c in self.columns)
         blob = json.dumps(_json_safe({**record, **row.series.as_json()}), default=str) + "\n"
-        for path, text in ((self.jsonl_path, blob), (self.csv_path, line)):
-            with open(path, "a", newline="") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
+        self._write(self.jsonl_path, blob)
+        self._write(self.csv_path, line)
         self.done.add(record["case_id"])
+
+
+def _size(path: Path) -> int:
+    """A file's size without following a link (a link counts as existing)."""
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 MAX_CELL = 1 << 24  # a cell may hold a long kernel list or error; 16 MiB is no results file's
@@ -307,14 +396,31 @@ def read_rows(csv_path: str, series: bool = False) -> list[Row]:
     return [row_from_record(r, params, by_case.get(r.get("case_id", ""))) for r in records]
 
 
+def check_new_file(path: str, key: str, overwrite: bool) -> None:
+    """A whole-file output (JSON records) follows the rows' rule: an existing file is replaced only
+    with --overwrite, and never when it is a link, a device or anything but a regular file."""
+    check_writable(path, key=key)
+    target = Path(path)
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise UserError("exists and is not a regular file; name a new file", key=f"{key} '{path}'")
+    if target.exists() and not overwrite:
+        raise UserError(
+            "exists; replace it with --overwrite or choose another path", key=f"{key} '{path}'"
+        )
+
+
 def write_atomically(path: str, write: Callable[[IO[str]], None]) -> None:
-    """Whole or nothing: written to a temporary name in the same directory, then renamed."""
+    """Whole or nothing: written to a temporary name in the same directory, then renamed (with the
+    permissions a new file gets here, not the temporary file's owner-only ones)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=Path(path).suffix)
     try:
         with os.fdopen(fd, "w", newline="") as f:
             write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -81,7 +81,9 @@ def _alarm(seconds: float | None) -> Iterator[None]:
         raise CaseTimeout()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # repeated every 50 ms until the case ends: a timeout raised inside a garbage-collector callback
+    # (JAX installs one) is reported "ignored" by Python, and the next one stops the case
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
     try:
         yield
     finally:

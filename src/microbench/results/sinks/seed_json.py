@@ -9,7 +9,7 @@ from microbench.ops.elementwise import ElementwiseExtras
 from microbench.ops.fusion import FusionExtras
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
-from microbench.results.writer import check_writable, write_json_atomically
+from microbench.results.writer import check_new_file, write_json_atomically
 
 ELEMENTWISE_NAMES = {
     "layernorm": "LayerNorm",
@@ -97,11 +97,12 @@ def to_seed_records(rows: list[Row]) -> list[dict[str, Any]]:
 
 
 class SeedJson(Sink):
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, overwrite: bool) -> None:
         self.path = path
+        self.overwrite = overwrite
 
     def open(self) -> None:
-        check_writable(self.path, key="--seed-json")
+        check_new_file(self.path, "--seed-json", self.overwrite)
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if not interrupted:
@@ -111,4 +112,5 @@ class SeedJson(Sink):
 
 @register_sink("seed_json", order=20)
 def seed_json(context: RunContext) -> Sink | None:
-    return SeedJson(context.options.seed_json) if context.options.seed_json else None
+    options = context.options
+    return SeedJson(options.seed_json, options.overwrite) if options.seed_json else None

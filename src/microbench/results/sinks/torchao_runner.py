@@ -16,7 +16,7 @@ from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 from microbench.results.sinks.seed_json import scaled
 from microbench.results.writer import (
-    check_writable,
+    check_new_file,
     read_rows,
     write_atomically,
     write_json_atomically,
@@ -264,12 +264,13 @@ class Dashboard(Sink):
     """`microbench dashboard --output FILE`: the CI dashboard's records of every planned case, from the
     results files (so cases an earlier, resumed run finished are included), written when all succeeded."""
 
-    def __init__(self, path: str, cases: tuple[Any, ...]) -> None:
+    def __init__(self, path: str, cases: tuple[Any, ...], overwrite: bool) -> None:
         self.path = path
         self.cases = cases
+        self.overwrite = overwrite
 
     def open(self) -> None:
-        check_writable(self.path, key="--output")
+        check_new_file(self.path, "--output", self.overwrite)
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if interrupted or any(r.status.failed for r in rows):
@@ -284,4 +285,4 @@ class Dashboard(Sink):
 @register_sink("dashboard", order=40)
 def dashboard(context: RunContext) -> Sink | None:
     path = context.options.dashboard
-    return Dashboard(path, context.cases) if path else None
+    return Dashboard(path, context.cases, context.options.overwrite) if path else None
