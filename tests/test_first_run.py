@@ -129,3 +129,29 @@ def test_pytorch_runs_on_one_cpu_thread_unless_the_config_asks(tmp_path, monkeyp
     code, _, err = run_cli("run", "--config", "d.yaml", "--no-progress")
     (row,) = list(csv.DictReader(open(tmp_path / "results" / "d.csv")))
     assert row["thread_count"] == "1" and "host threads: torch 1 (one by default" in err
+
+
+def test_a_narrow_terminal_keeps_what_tells_rows_apart():
+    from rich.console import Console
+
+    from microbench.errors import Status
+    from microbench.results.records import Derived, Identity, Row, TimeStats
+    from microbench.results.sinks.summary import summary_table
+
+    rows = [
+        Row(
+            identity=Identity(
+                op="torchao_inference", backend="torch", status=Status.OK, implementation="eager"
+            ),
+            params={"m": 16384, "k": 8192, "n": 1280, "recipe": recipe, "sparsity": "none"},
+            stats=TimeStats(time_median_s=1e-3, iqr_over_median_ratio=0.02),
+            derived=Derived(tflop_per_s=300.0, gb_per_s=900.0),
+        )
+        for recipe in ("int8wo", "int8dq")
+    ]
+    table, dropped = summary_table(rows, 110)
+    console = Console(width=110, record=True)
+    console.print(table)
+    text = console.export_text()
+    assert "recipe=int8wo" in text and "recipe=int8dq" in text  # never cut
+    assert max(len(line) for line in text.splitlines()) <= 110 and dropped

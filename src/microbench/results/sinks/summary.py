@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from microbench.results.console import table_console
-from microbench.results.display import CONSOLE, cells
+from microbench.results.display import CONSOLE, Column, cells
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 
@@ -18,8 +18,11 @@ WHAT = frozenset(("op", "backend", "params"))  # what tells rows apart is never 
 STDERR = Console(stderr=True, soft_wrap=True)
 
 
-def summary_table(rows: list[Row]) -> Table:
-    columns, grid = cells(rows, CONSOLE)
+# dropped in this order when the table is wider than the terminal (every column is in the CSV)
+DROP_ORDER = ("timing", "% peak", "GB/s", "TFLOP/s", "SQNR dB", "noise", "speedup")
+
+
+def _table(columns: list[Column], grid: list[list[str]]) -> Table:
     table = Table(title="results", show_lines=False)
     for i, col in enumerate(columns):
         widest = max((len(line[i]) for line in grid), default=0)
@@ -27,12 +30,32 @@ def summary_table(rows: list[Row]) -> Table:
             col.title,
             justify="right" if col.numeric else "left",
             min_width=max(widest, len(col.title)) if col.title in WHAT else None,
-            overflow="fold" if col.title in WHAT else "ellipsis",
-            no_wrap=col.title not in WHAT,
+            overflow="fold",
         )
     for line in grid:
         table.add_row(*(escape(cell) for cell in line))
     return table
+
+
+def summary_table(rows: list[Row], width: int | None = None) -> tuple[Table, list[str]]:
+    """The rows' table, and the columns left out so that it fits `width` (what a row is, its status
+    and its median are never left out, and never cut)."""
+    columns, grid = cells(rows, CONSOLE)
+    dropped: list[str] = []
+    table = _table(columns, grid)
+    measuring = Console(width=10_000)  # the table's own widths, not the terminal's
+    for title in DROP_ORDER:
+        if width is None or measuring.measure(table).minimum <= width:
+            break
+        if title in [c.title for c in columns]:
+            i = [c.title for c in columns].index(title)
+            columns, grid = (
+                columns[:i] + columns[i + 1 :],
+                [line[:i] + line[i + 1 :] for line in grid],
+            )
+            dropped.append(title)
+            table = _table(columns, grid)
+    return table, dropped
 
 
 def cpu_note(rows: list[Row]) -> str | None:
@@ -77,7 +100,13 @@ def noisy_warning(rows: list[Row]) -> str | None:
 class Summary(Sink):
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if rows and not interrupted:
-            table_console().print(summary_table(rows))
+            console = table_console()
+            table, dropped = summary_table(rows, console.width)
+            console.print(table)
+            if dropped:
+                STDERR.print(
+                    f"left out to fit the terminal: {', '.join(dropped)} (every column is in the CSV)"
+                )
             for line, style in ((cpu_note(rows), None), (noisy_warning(rows), "yellow")):
                 if line:
                     STDERR.print(escape(line), style=style, soft_wrap=True)
