@@ -27,6 +27,13 @@ SMALL = {
     "qk_head_dim": 16,
     "v_head_dim": 16,
     "data_size_mib": 1,
+    "size": 4096,
+    "batch": 2,
+    "heads": 2,
+    "seq_len": 16,
+    "head_dim": 16,
+    "model_dim": 64,
+    "mslen": 32,
 }
 
 

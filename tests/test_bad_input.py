@@ -472,8 +472,8 @@ MORE = {
         "config.yaml: benchmarks[0].benchmark_params[0].layout: 'nn' is not one of kn, nk",
     ),
     "qdtype_bad": (
-        "benchmarks:\n- benchmark_name: quantization\n  benchmark_params: [{m: 8, n: 8, qdtype: int8}]\n",
-        "config.yaml: benchmarks[0].benchmark_params[0].qdtype: unknown dtype 'int8'",
+        "benchmarks:\n- benchmark_name: quantization\n  benchmark_params: [{m: 8, n: 8, qdtype: int4}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].qdtype: unknown dtype 'int4' (did you mean 'int8'?)",
     ),
     "sharding_bad": (
         "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, sharding: split_n}]\n",

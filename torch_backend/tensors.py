@@ -21,6 +21,7 @@ def _torch_dtypes() -> dict[str, Any]:
         "float16": torch.float16,
         "float8_e4m3fn": torch.float8_e4m3fn,
         "float8_e5m2": torch.float8_e5m2,
+        "int8": torch.int8,
     }
 
 
@@ -38,7 +39,7 @@ def to_torch(array: np.ndarray, device: Any) -> Any:
     name = np.dtype(array.dtype).name
     target = torch_dtype(name)
     # always a copy: a tensor aliasing the host array would let in-place ops corrupt the reference inputs
-    if name in ("float32", "float16"):
+    if name in ("float32", "float16", "int8"):
         return torch.from_numpy(np.ascontiguousarray(array)).to(device, copy=True)
     raw = np.ascontiguousarray(array).view(_BITS[array.dtype.itemsize * 8])
     if raw.dtype == np.uint16:

@@ -122,3 +122,48 @@ register_array_op(
 register_array_op("gemm_simple", gemm_op(_plain, lambda p: True))
 register_array_op("gemm", gemm_op(_scaled, lambda p: True))
 register_array_op("gemm_accum", gemm_op(_accum, lambda p: True))
+
+
+def _generalized(p: Params, g: Gemms) -> Fn:
+    """gemm_generalized: the GEMM accumulated in fp32 (int32 for int8), then alpha, beta C and the
+    scales in fp32, rounded once to out_dtype; a transposed fp8 A is laid out row-major first
+    (torch._scaled_mm takes no other), which is part of what a transposed operand costs."""
+    odt = torch_dtype(p["out_dtype"])
+    plain = p["alpha"] == 1 and p["beta"] == 0 and not p["use_scaling_factors"]
+
+    def operands(a: Any, b: Any) -> tuple[Any, Any]:
+        a_ = a.t() if p["transpose_a"] else a
+        if is_fp8(a_) and a_.stride(1) != 1:
+            a_ = a_.contiguous()
+        return a_, b.t() if p["transpose_b"] else b
+
+    def product(a: Any, b: Any, out_dtype: Any) -> Any:
+        if a.dtype == torch.int8:  # exact in fp32 for these magnitudes; _int_mm only on CUDA
+            if a.device.type == "cuda":
+                return torch._int_mm(a, b.contiguous()).to(out_dtype)
+            return (a.float() @ b.float()).to(out_dtype)
+        return g.mm(a, b, out_dtype)
+
+    def fn(a: Any, b: Any, *rest: Any) -> dict[str, Any]:
+        a_, b_ = operands(a, b)
+        if plain:
+            return {"out": product(a_, b_, odt)}
+        out = product(a_, b_, torch.float32)
+        args = list(rest)
+        if p["alpha"] != 1:
+            out = out * p["alpha"]
+        if p["beta"] != 0:
+            out = out + p["beta"] * args.pop(0).float()
+        if p["use_scaling_factors"]:
+            s0, s1 = args
+            out = out * s0 * s1
+        return {"out": out.to(odt)}
+
+    return fn
+
+
+def _generalized_fp8(p: Params) -> bool:
+    return p["in_dtype"].startswith("float8")
+
+
+register_array_op("gemm_generalized", gemm_op(_generalized, _generalized_fp8))

@@ -1,10 +1,13 @@
-"""The device-to-device copy in PyTorch, the twin of microbench/ops/memory.py."""
+"""The device-to-device copy and the STREAM kernels in PyTorch, the twins of microbench/ops/memory.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from microbench.catalogue import Params
+from microbench.ops.memory import STREAM_SCALAR
+from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 
 
@@ -13,3 +16,20 @@ def _copy(p: Params, device: Any) -> tuple[Fn, str]:
 
 
 register_array_op("single_device_hbm_copy", _copy)
+
+
+# STREAM in PyTorch: each kernel one ATen op (triad as add with alpha: one kernel, not two)
+STREAM_TORCH: dict[str, Callable[..., Any]] = {
+    "copy": lambda s, x: x.clone(),
+    "scale": lambda s, x: torch.mul(x, s),
+    "add": lambda s, x, y: torch.add(x, y),
+    "triad": lambda s, x, y: torch.add(x, y, alpha=s),
+}
+
+
+def _stream(p: Params, device: Any) -> tuple[Fn, str]:
+    kernel = STREAM_TORCH[p["op_type"]]
+    return (lambda *arrays: {"out": kernel(STREAM_SCALAR, *arrays)}), "eager"
+
+
+register_array_op("hbm_bandwidth", _stream)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from microbench.catalogue import Params
-from microbench.ops.pointwise import OPS
+from microbench.ops.pointwise import FLAT_OPS, OPS
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.tensors import torch_dtype
@@ -36,3 +36,5 @@ def builder(math: Callable[..., Any]) -> Callable[[Params, Any], tuple[Fn, str]]
 
 for _name in OPS:
     register_array_op(_name, builder(MATH[_name]))
+for _flat, _name in FLAT_OPS.items():
+    register_array_op(_flat, builder(MATH[_name]))

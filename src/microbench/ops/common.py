@@ -53,9 +53,16 @@ def register_compute(spec: OpSpec) -> OpSpec:
     )
 
 
+INTEGER_SPREAD = 16.0  # integer inputs: normals times this, rounded (mostly nonzero, no overflow)
+
+
 def normal(rng: np.random.Generator, shape: tuple[int, ...], dt: DType) -> np.ndarray:
-    """Standard-normal values rounded to dt (never zeros: they hide unwritten outputs)."""
-    return rng.standard_normal(shape, dtype=np.float32).astype(dt.numpy)
+    """Standard-normal values rounded to dt (never zeros: they hide unwritten outputs); integer
+    dtypes get the normals scaled up first, so they are not mostly zeros."""
+    values = rng.standard_normal(shape, dtype=np.float32)
+    if dt.integer:
+        return np.clip(np.rint(values * INTEGER_SPREAD), -dt.max, dt.max).astype(dt.numpy)
+    return values.astype(dt.numpy)
 
 
 def f64(x: np.ndarray) -> np.ndarray:

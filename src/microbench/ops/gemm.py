@@ -14,6 +14,8 @@ import numpy as np
 from microbench.catalogue import Arrays, OpSpec, Param, Params, Traits, array_implementation
 from microbench.ops.common import (
     BF16,
+    DIRECT_OUT_INPUTS,
+    DIRECT_OUT_RESULTS,
     FP8,
     LAYOUT,
     K,
@@ -235,3 +237,134 @@ def jax_scaled_gemm(p: Params) -> Fn:
 @array_implementation("gemm_accum", "jax", "jit")
 def jax_gemm_accum(p: Params) -> Fn:
     return lambda a, b, sa, sb, acc: {"out": acc + matmul_f32(a, b, p["layout"]) * sa * sb}
+
+
+# ---- gemm_generalized (the jax-bench harness's one GEMM) ------------------------------------------
+#
+# P = op(A) op(B) accumulated in fp32, then alpha P, + beta C, then (s0 s1^T) on the whole, rounded once
+# to out_dtype. Upstream typed the product as in_dtype (an fp8 product for fp8 inputs) and kept C in
+# in_dtype; here the accumulator is fp32, as every GEMM of this project, and C is out_dtype (what a
+# beta-accumulated output is): docs/jax_bench.md.
+
+GENERALIZED_DTYPES = (
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "bfloat16",
+    "float16",
+    "float32",
+    "int8",
+)
+
+
+def generalized_a_shape(p: Params) -> tuple[int, int]:
+    return (p["k"], p["m"]) if p["transpose_a"] else (p["m"], p["k"])
+
+
+def generalized_b_shape(p: Params) -> tuple[int, int]:
+    return (p["n"], p["k"]) if p["transpose_b"] else (p["k"], p["n"])
+
+
+def generalized_flops(p: Params) -> float:
+    """2mnk, + 2mn for the outer-product scaling, + mn for alpha, + mn (beta 1) or 2mn (beta other)."""
+    mn = float(p["m"] * p["n"])
+    extra = 2 * mn if p["use_scaling_factors"] else 0.0
+    extra += mn if p["alpha"] != 1 else 0.0
+    extra += 0.0 if p["beta"] == 0 else mn if p["beta"] == 1 else 2 * mn
+    return gemm_flops(p) + extra
+
+
+def generalized_bytes(p: Params) -> float:
+    """A and B read in in_dtype, the output written (and C read when beta is not 0) in out_dtype, the
+    fp32 scales read (upstream leaves them out)."""
+    in_dt, out_dt = dtype(p["in_dtype"]), dtype(p["out_dtype"])
+    mn = p["m"] * p["n"]
+    total = (p["m"] * p["k"] + p["k"] * p["n"]) * in_dt.nbytes + mn * out_dt.nbytes
+    total += mn * out_dt.nbytes if p["beta"] != 0 else 0
+    return float(total + (scale_bytes(p) if p["use_scaling_factors"] else 0))
+
+
+def generalized_inputs(p: Params, rng: np.random.Generator) -> Arrays:
+    in_dt = dtype(p["in_dtype"])
+    x = {
+        "a": normal(rng, generalized_a_shape(p), in_dt),
+        "b": normal(rng, generalized_b_shape(p), in_dt),
+    }
+    if p["beta"] != 0:
+        x["c"] = normal(rng, (p["m"], p["n"]), dtype(p["out_dtype"]))
+    if p["use_scaling_factors"]:
+        x["s0"] = rng.uniform(0.5, 1.5, (p["m"], 1)).astype(np.float32)
+        x["s1"] = rng.uniform(0.5, 1.5, (1, p["n"])).astype(np.float32)
+    return x
+
+
+def generalized_reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    a = f64(x["a"]).T if p["transpose_a"] else f64(x["a"])
+    b = f64(x["b"]).T if p["transpose_b"] else f64(x["b"])
+    out = p["alpha"] * (a[rows] @ b)
+    if p["beta"] != 0:
+        out = out + p["beta"] * f64(x["c"][rows])
+    if p["use_scaling_factors"]:
+        out = out * f64(x["s0"][rows]) * f64(x["s1"])
+    return {"out": out}
+
+
+register_compute(
+    OpSpec(
+        name="gemm_generalized",
+        suite="compute",
+        doc="O = ((alpha op(A) op(B) + beta C) * s0 s1^T) in out_dtype, fp32 accumulation",
+        params=(
+            Param("m", "dim", 1024),
+            Param("k", "dim", 1024),
+            Param("n", "dim", 1024),
+            Param("in_dtype", "dtype", "float8_e4m3fn", GENERALIZED_DTYPES),
+            Param("out_dtype", "dtype", "bfloat16", ("bfloat16", "float16", "float32")),
+            Param("use_scaling_factors", "bool", False, doc="row and column fp32 scales"),
+            Param("transpose_a", "bool", False, doc="A stored (k, m)"),
+            Param("transpose_b", "bool", False, doc="B stored (n, k)"),
+            Param("alpha", "float", 1.0),
+            Param("beta", "float", 0.0, doc="C (m, n) in out_dtype is read when beta is not 0"),
+        ),
+        flops=generalized_flops,
+        bytes=generalized_bytes,
+        peak_dtype=lambda p: dtype(p["in_dtype"]).peak_family,
+        make_inputs=generalized_inputs,
+        reference=generalized_reference,
+        output_rows=rows_m,
+        tolerance_floor=lambda p: fp8_floor_if(dtype(p["in_dtype"]).peak_family == "fp8"),
+    )
+)
+
+
+def generalized_dims(p: Params) -> Any:
+    """dot_general's contracting dimensions for the stored layouts (the result is (m, n) either way)."""
+    return (((0 if p["transpose_a"] else 1,), (1 if p["transpose_b"] else 0,)), ((), ()))
+
+
+@array_implementation("gemm_generalized", "jax", "jit")
+def jax_gemm_generalized(p: Params) -> Fn:
+    lax, jnp = jax.lax, jax.numpy
+    odt = jnp_dtype(gemm_out_dtype(p).name)
+    dims = generalized_dims(p)
+    plain = p["alpha"] == 1 and p["beta"] == 0 and not p["use_scaling_factors"]
+    direct = {p["in_dtype"]} <= set(DIRECT_OUT_INPUTS) and p["out_dtype"] in DIRECT_OUT_RESULTS
+    if plain and direct:  # one GEMM kernel, rounded once in its epilogue
+        return lambda a, b: {"out": lax.dot_general(a, b, dims, preferred_element_type=odt)}
+    accumulate = jnp.int32 if p["in_dtype"] == "int8" else jnp.float32
+
+    def fn(a: Any, b: Any, *rest: Any) -> dict[str, Any]:
+        precision = lax.Precision.HIGHEST if a.dtype == jnp.float32 else None
+        out = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=accumulate)
+        out = out.astype(jnp.float32)
+        args = list(rest)
+        if p["alpha"] != 1:
+            out = out * jnp.float32(p["alpha"])
+        if p["beta"] != 0:
+            c = args.pop(0).astype(jnp.float32)
+            out = out + (c if p["beta"] == 1 else jnp.float32(p["beta"]) * c)
+        if p["use_scaling_factors"]:
+            s0, s1 = args
+            out = out * s0 * s1
+        return {"out": out.astype(odt)}
+
+    return fn

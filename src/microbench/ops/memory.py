@@ -4,13 +4,15 @@ single_device_hbm_copy), the yardstick the memory-bound ops are read against."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
-from microbench.ops.common import normal, register_compute
+from microbench.ops.common import f64, normal, register_compute
 from microbench.platform.dtypes import dtype
+from microbench.platform.frameworks import jax
 
 PATTERN = 1 << 20  # distinct values drawn; larger arrays repeat them (a copy cannot tell)
 
@@ -43,3 +45,69 @@ register_compute(
 @array_implementation("single_device_hbm_copy", "jax", "jit")
 def jax_copy(p: Params) -> Callable[..., dict[str, Any]]:
     return lambda x: {"out": x.copy()}
+
+
+# ---- hbm_bandwidth: the STREAM kernels (the jax-bench harness's memory benchmark) ------------------
+
+STREAM_SCALAR = 3.0  # STREAM's own scalar; upstream drew one at random per case
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One STREAM kernel: how many arrays it reads, its FLOPs per element, its math."""
+
+    reads: int
+    flops_per_element: int
+    math: Callable[..., Any]  # on framework arrays or float64 numpy, with the scalar
+
+
+STREAM: dict[str, Stream] = {
+    "copy": Stream(1, 0, lambda s, x: x.copy() if hasattr(x, "copy") else x.clone()),
+    "scale": Stream(1, 1, lambda s, x: s * x),
+    "add": Stream(2, 1, lambda s, x, y: x + y),
+    "triad": Stream(2, 2, lambda s, x, y: x + s * y),
+}
+
+
+def stream_inputs(p: Params, rng: np.random.Generator) -> Arrays:
+    dt = dtype(p["dtype"])
+    values = normal(rng, (min(PATTERN, p["size"]), STREAM[p["op_type"]].reads), dt)
+    return {
+        name: np.resize(values[:, i], p["size"]) for i, name in enumerate("xy"[: values.shape[1]])
+    }
+
+
+def stream_reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    kernel = STREAM[p["op_type"]]
+    args = [f64(x[name][rows]) for name in "xy"[: kernel.reads]]
+    out = kernel.math(STREAM_SCALAR, *args)
+    return {"out": out.astype(dtype(p["dtype"]).numpy)}
+
+
+register_compute(
+    OpSpec(
+        name="hbm_bandwidth",
+        suite="compute",
+        doc="a STREAM kernel over flat arrays of `size` elements: copy, scale, add or triad",
+        params=(
+            Param("op_type", "choice", "copy", tuple(STREAM), "y=x, y=s*x, z=x+y, z=x+s*y"),
+            Param("size", "elements", 1 << 27, doc="elements per array (not bytes)"),
+            Param("dtype", "dtype", "bfloat16", ("bfloat16", "float32", "float16")),
+        ),
+        flops=lambda p: float(STREAM[p["op_type"]].flops_per_element * p["size"]),
+        bytes=lambda p: float(
+            (STREAM[p["op_type"]].reads + 1) * p["size"] * dtype(p["dtype"]).nbytes
+        ),
+        peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+        make_inputs=stream_inputs,
+        reference=stream_reference,
+        output_rows=lambda p: int(p["size"]),
+    )
+)
+
+
+@array_implementation("hbm_bandwidth", "jax", "jit")
+def jax_stream(p: Params) -> Callable[..., dict[str, Any]]:
+    kernel, jnp = STREAM[p["op_type"]], jax.numpy
+    scalar = jnp.dtype(dtype(p["dtype"]).numpy).type(STREAM_SCALAR)
+    return lambda *arrays: {"out": kernel.math(scalar, *arrays)}

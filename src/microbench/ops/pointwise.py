@@ -8,6 +8,7 @@ training op in bf16/fp16/fp32, the inference op in bf16/fp8.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
-from microbench.ops.common import MN, f64, normal, register_compute, rows_m
+from microbench.ops.common import MN, f64, normal, register_compute
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
 
@@ -32,12 +33,14 @@ class Pointwise:
     reference: Callable[..., np.ndarray]  # float64 math
     jax: Callable[..., Any]  # fp32 math on JAX arrays
 
-    def spec(self, name: str, dtypes: tuple[str, ...]) -> OpSpec:
+    def spec(self, name: str, dtypes: tuple[str, ...], flat: bool = False) -> OpSpec:
+        """The op over (m, n) tensors, or over 1-D tensors of `size` elements (`flat`: the jax-bench
+        harness's simple_add)."""
+        shape = (lambda p: (p["size"],)) if flat else (lambda p: (p["m"], p["n"]))
+        dims = (Param("size", "elements", 1 << 20),) if flat else MN
+
         def inputs(p: Params, rng: np.random.Generator) -> Arrays:
-            return {
-                NAMES[i]: normal(rng, (p["m"], p["n"]), dtype(p["dtype"]))
-                for i in range(self.inputs)
-            }
+            return {NAMES[i]: normal(rng, shape(p), dtype(p["dtype"])) for i in range(self.inputs)}
 
         def reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
             out = self.reference(*(f64(x[NAMES[i]][rows]) for i in range(self.inputs)))
@@ -47,13 +50,13 @@ class Pointwise:
             name=name,
             suite="compute",
             doc=self.doc,
-            params=(*MN, Param("dtype", "dtype", "bfloat16", dtypes)),
-            flops=lambda p: float(self.flops_per_element * p["m"] * p["n"]),
-            bytes=lambda p: (self.inputs + 1.0) * p["m"] * p["n"] * dtype(p["dtype"]).nbytes,
+            params=(*dims, Param("dtype", "dtype", "bfloat16", dtypes)),
+            flops=lambda p: float(self.flops_per_element * math.prod(shape(p))),
+            bytes=lambda p: (self.inputs + 1.0) * math.prod(shape(p)) * dtype(p["dtype"]).nbytes,
             peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
             make_inputs=inputs,
             reference=reference,
-            output_rows=rows_m,
+            output_rows=lambda p: shape(p)[0],
         )
 
 
@@ -93,3 +96,7 @@ def jax_builder(op: Pointwise) -> Callable[[Params], Callable[..., dict[str, Any
 for _name, (_op, _dtypes) in OPS.items():
     register_compute(_op.spec(_name, _dtypes))
     array_implementation(_name, "jax", "jit")(jax_builder(_op))
+# the jax-bench harness's add: one flat array of `size` elements, the same math and implementations
+FLAT_OPS = {"simple_add": "add"}
+register_compute(ADD.spec("simple_add", TRAINING_DTYPES, flat=True))
+array_implementation("simple_add", "jax", "jit")(jax_builder(ADD))

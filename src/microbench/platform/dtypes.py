@@ -22,8 +22,13 @@ class DType:
         return self.bits / 8
 
     @property
+    def integer(self) -> bool:
+        return np.issubdtype(np.dtype(self.numpy), np.integer)
+
+    @property
     def max(self) -> float:
-        return float(ml_dtypes.finfo(self.numpy).max)
+        info = np.iinfo(self.numpy) if self.integer else ml_dtypes.finfo(self.numpy)
+        return float(info.max)
 
 
 _TABLE = {
@@ -34,6 +39,7 @@ _TABLE = {
     "float8_e4m3fn": DType("float8_e4m3fn", 8, ml_dtypes.float8_e4m3fn, "fp8"),
     "float8_e5m2": DType("float8_e5m2", 8, ml_dtypes.float8_e5m2, "fp8"),
     "float4_e2m1fn": DType("float4_e2m1fn", 4, ml_dtypes.float4_e2m1fn, "fp4"),
+    "int8": DType("int8", 8, np.int8, "int8"),
 }
 ALIASES = {
     "float8": "float8_e4m3fn",
