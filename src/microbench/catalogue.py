@@ -91,23 +91,38 @@ def _typed(kind: type | tuple[type, ...], what: str, convert: Callable[[Any], An
     return check
 
 
-# How a parameter's value is checked and normalised, by the parameter's kind.
-VALIDATORS: dict[str, Callable[[Param, Any, str], Any]] = {
-    "dim": _dim,
-    "elements": _elements,  # a flat element count; --max-dim D clamps it to D*D
-    "dtype": _dtype,
-    "choice": _choice,
-    "int": _typed(int, "an integer"),
-    "float": _typed((int, float), "a number", float),
-    "bool": _typed(bool, "true or false"),
-    "str": _typed(str, "a string"),
+@dataclass(frozen=True)
+class ParamKind:
+    """What a parameter's kind means: how a value is checked and normalised, and, for the kinds that
+    size a problem, the largest value `--max-dim D` lets through (a stock config on a laptop)."""
+
+    validate: Callable[[Param, Any, str], Any]
+    clamp: Callable[[int], int] | None = None  # D -> the cap; None: not a problem size
+
+    @property
+    def sizes_problem(self) -> bool:
+        return self.clamp is not None
+
+
+PARAM_KINDS: dict[str, ParamKind] = {
+    "dim": ParamKind(_dim, lambda d: d),  # one dimension: at most D
+    "elements": ParamKind(_elements, lambda d: d * d),  # a flat element count: at most D*D
+    "mib": ParamKind(
+        _dim, lambda d: max(1, d * d * 4 >> 20)
+    ),  # MiB: D*D fp32 values, at least 1 MiB
+    "dtype": ParamKind(_dtype),
+    "choice": ParamKind(_choice),
+    "int": ParamKind(_typed(int, "an integer")),
+    "float": ParamKind(_typed((int, float), "a number", float)),
+    "bool": ParamKind(_typed(bool, "true or false")),
+    "str": ParamKind(_typed(str, "a string")),
 }
 
 
 @dataclass(frozen=True)
 class Param:
     name: str
-    kind: str  # a key of VALIDATORS
+    kind: str  # a key of PARAM_KINDS
     default: Any = None
     choices: tuple[Any, ...] = ()
     doc: str = ""
@@ -116,10 +131,15 @@ class Param:
 
     @property
     def required(self) -> bool:
-        return self.default is None and self.kind in ("dim", "elements")
+        return self.default is None and PARAM_KINDS[self.kind].sizes_problem
 
     def validate(self, value: Any, where: str) -> Any:
-        return VALIDATORS[self.kind](self, value, where)
+        return PARAM_KINDS[self.kind].validate(self, value, where)
+
+    def clamped(self, value: Any, max_dim: int) -> Any:
+        """The value --max-dim lets through (problem sizes only)."""
+        clamp = PARAM_KINDS[self.kind].clamp
+        return min(value, clamp(max_dim)) if clamp and isinstance(value, int) and value else value
 
     @property
     def default_value(self) -> Any:
@@ -201,7 +221,7 @@ class OpSpec:
     @property
     def dimensions(self) -> tuple[str, ...]:
         """The parameters that size the problem (what a shape label shows, what a sweep varies)."""
-        return tuple(p.name for p in self.params if p.kind in ("dim", "elements"))
+        return tuple(p.name for p in self.params if PARAM_KINDS[p.kind].sizes_problem)
 
     def shape(self, params: Params, named: bool = False) -> str:
         """'1024x512x256' (or 'm=1024 k=512 n=256') from the op's dimensions."""

@@ -398,7 +398,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except RuntimeError as error:  # Python 3.11 wraps our SystemExit when it lands in a class body's __set_name__
+    except (
+        RuntimeError
+    ) as error:  # Python 3.11 wraps our SystemExit when it lands in a class body's __set_name__
         if isinstance(error.__cause__, SystemExit | KeyboardInterrupt):
             return 130
         raise

@@ -28,6 +28,8 @@ def _calls(
 ) -> Callable[[], Any]:
     dist = torch.distributed
     r = len(mine)
+    if op == "all_reduce":
+        return _reduction(p["reduce_op"], out, r, group)[0]
     # the *_single names replaced *_into_tensor / *_tensor in newer PyTorch (same arguments)
     gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
     scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
@@ -48,8 +50,35 @@ def _calls(
         "send_recv": lambda: (
             dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
         ),
+        "device_to_device": lambda: _exchange(x, out, mine, member, p, group),
     }
     return table[op]
+
+
+def _exchange(x: Any, out: Any, mine: list[int], member: int, p: Params, group: Any) -> Any:
+    """Member 0 sends to member 1; bi: both send and receive at once."""
+    dist = torch.distributed
+    ops = []
+    if member == 0 or spec.directions(p) == 2:
+        ops.append(dist.P2POp(dist.isend, x, mine[1 - member], group))
+    if member == 1 or spec.directions(p) == 2:
+        ops.append(dist.P2POp(dist.irecv, out, mine[1 - member], group))
+    return [request.wait() for request in dist.batch_isend_irecv(ops)]
+
+
+def _reduction(reduce_op: str, out: Any, r: int, group: Any) -> tuple[Callable[[], Any], str]:
+    """all_reduce with the case's reduction, and its name for the row; a mean where the process group
+    has no AVG (gloo) is a sum then a division, one more kernel, and the name says so."""
+    dist = torch.distributed
+    if reduce_op != "mean" or dist.get_backend(group) == "nccl":
+        op = getattr(dist.ReduceOp, {"sum": "SUM", "mean": "AVG"}.get(reduce_op, reduce_op.upper()))
+        return lambda: dist.all_reduce(out, op=op, group=group), f"all_reduce({reduce_op})"
+
+    def sum_then_divide() -> Any:
+        dist.all_reduce(out, group=group)
+        return out.div_(r)
+
+    return sum_then_divide, "all_reduce(sum)/r"
 
 
 @implementation(tuple(spec.COLLECTIVES), "torch", "torch.distributed")
@@ -74,6 +103,7 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
         else torch.zeros((c.out_rows(n, r), spec.row_len(p)), dtype=x.dtype, device=device)
     )
     call = _calls(op, p, x, out, group, mine, member)
+    how = _reduction(p["reduce_op"], out, r, group)[1] if op == "all_reduce" else op
 
     def run() -> Any:
         call()
@@ -92,7 +122,7 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
         call=run,
         sync=lambda result: sync(),
         check=check,
-        implementation=f"torch.distributed:{op}",
+        implementation=f"torch.distributed:{how}",
         device=device,
     )
     return agreed_check(prepared, group)

@@ -92,16 +92,11 @@ def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _clamp(spec: OpSpec, params: dict[str, Any], max_dim: int | None) -> dict[str, Any]:
-    """--max-dim: every dimension parameter at most max_dim, a flat element count at most max_dim^2
-    (a stock config on a laptop)."""
+    """--max-dim: every problem size within its kind's cap (catalogue.PARAM_KINDS)."""
     if not max_dim:
         return params
-    limits = {"dim": max_dim, "elements": max_dim * max_dim}
-    kinds = {p.name: p.kind for p in spec.params}
-    return {
-        k: min(v, limits[kinds[k]]) if kinds.get(k) in limits and v is not None else v
-        for k, v in params.items()
-    }
+    by_name = {p.name: p for p in spec.params}
+    return {k: by_name[k].clamped(v, max_dim) if k in by_name else v for k, v in params.items()}
 
 
 @dataclass(frozen=True)

@@ -128,11 +128,12 @@ class Collective:
     message_rows: Callable[[int, int], int]  # nccl-tests' "size" per rank, in rows
     # the reference's factor on E*P*b*tf (of r); None: a permute, which moves its block once
     reference_traffic: Callable[[int], float] | None
-    sources: Callable[[int, int, int, np.ndarray], list[Source]]
-    """(member, group size, rows of one block, output rows) -> where those rows come from."""
+    sources: Callable[[int, int, int, np.ndarray, Params], list[Source]]
+    """(member, group size, rows of one block, output rows, params) -> where those rows come from."""
     # sustained: iterations queued back to back, as nccl-tests runs them (`run_overrides` below)
     cadence: str = "sustained"
-    point_to_point: bool = False  # one (source_id, target_id) pair on the 1-D mesh of local devices
+    point_to_point: bool = False  # one (source_id, target_id) pair on a 1-D mesh
+    local_mesh: bool = False  # a point-to-point pair numbered among this process's devices only
     in_place: bool = False  # the input is donated: each result feeds the next iteration
     must_split: bool = False  # each member's block splits into one chunk per member
     topology_peak: bool = False  # the reference gives a theoretical peak from the TPU topology
@@ -143,11 +144,11 @@ Source = tuple[int, np.ndarray | slice, np.ndarray]
 EVERY = slice(None)
 
 
-def _gathered(i: int, r: int, n: int, out: np.ndarray) -> list[Source]:
+def _gathered(i: int, r: int, n: int, out: np.ndarray, p: Params) -> list[Source]:
     return [(j, out // n == j, out[out // n == j] % n) for j in np.unique(out // n)]
 
 
-def _exchanged(i: int, r: int, n: int, out: np.ndarray) -> list[Source]:
+def _exchanged(i: int, r: int, n: int, out: np.ndarray, p: Params) -> list[Source]:
     chunk = n // r  # output chunk j of member i is input chunk i of member j
     return [
         (j, out // chunk == j, i * chunk + out[out // chunk == j] % chunk)
@@ -183,7 +184,7 @@ COLLECTIVES: dict[str, Collective] = {
         _all_reduce,
         _same,
         lambda r: 2.0 / r,
-        lambda i, r, n, out: [(j, EVERY, out) for j in range(r)],
+        lambda i, r, n, out, p: [(j, EVERY, out) for j in range(r)],
         # in place, as NCCL's users (and nccl-tests) run it: without donation XLA copies the input to
         # the output first (64 us of 532 us at 128 MiB on two H200s)
         in_place=True,
@@ -196,7 +197,7 @@ COLLECTIVES: dict[str, Collective] = {
         _share,
         _times_r,
         lambda r: 1.0 / r,
-        lambda i, r, n, out: [(j, EVERY, i * n + out) for j in range(r)],
+        lambda i, r, n, out, p: [(j, EVERY, i * n + out) for j in range(r)],
     ),
     "all_to_all": Collective(
         "A2A",
@@ -216,7 +217,7 @@ COLLECTIVES: dict[str, Collective] = {
         _one,
         _same,
         None,
-        lambda i, r, n, out: [((i - 1) % r, EVERY, out)],
+        lambda i, r, n, out, p: [((i - 1) % r, EVERY, out)],
         # blocked: batch_isend_irecv's kernels, queued back to back, carry no launch inside their
         # iteration that the profiler records (PyTorch 2.11), so only their run time places them
         cadence="blocked",
@@ -228,10 +229,46 @@ COLLECTIVES: dict[str, Collective] = {
         _one,
         _same,
         None,
-        lambda i, r, n, out: [(0, EVERY, out)] if i == 1 else [],
+        lambda i, r, n, out, p: [(0, EVERY, out)] if i == 1 else [],
+        point_to_point=True,
+        local_mesh=True,
+    ),
+    # all-reduce with any of the four reductions (the jax-bench harness's all_reduce)
+    "all_reduce": Collective(
+        "AR",
+        _same,
+        _same,
+        _all_reduce,
+        _same,
+        lambda r: 2.0 / r,
+        lambda i, r, n, out, p: [(j, EVERY, out) for j in range(r)],
+        in_place=True,
+    ),
+    # one pair of the global devices, one way (uni) or both ways at once (bi): jax-bench's D2D
+    "device_to_device": Collective(
+        "D2D",
+        _same,
+        _same,
+        _one,
+        _same,
+        None,
+        lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i == 1 or p["direction"] == "bi" else [],
         point_to_point=True,
     ),
 }
+
+# the reductions of all_reduce: how the float64 reference combines the members' blocks
+REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "max": np.max,
+    "min": np.min,
+}
+
+
+def directions(p: Params) -> int:
+    """Transfers a point-to-point case makes at once: 2 for a bidirectional pair."""
+    return 2 if p.get("direction") == "bi" else 1
 
 
 def row_len(p: Params) -> int:
@@ -240,8 +277,12 @@ def row_len(p: Params) -> int:
 
 
 def block_rows(p: Params) -> int:
-    """Rows in one device's block: matrix_dim, or num_elements / 128."""
-    return int(p["matrix_dim"]) if p.get("matrix_dim") else int(p["num_elements"] // LANE)
+    """Rows in one device's block: matrix_dim, or num_elements / 128, or data_size_mib MiB of rows."""
+    if p.get("matrix_dim"):
+        return int(p["matrix_dim"])
+    if p.get("data_size_mib"):
+        return int(p["data_size_mib"] * 2**20 // (LANE * dtype(p["dtype"]).nbytes))
+    return int(p["num_elements"] // LANE)
 
 
 def row_bytes(p: Params) -> int:
@@ -251,7 +292,8 @@ def row_bytes(p: Params) -> int:
 def message_bytes(op: str, p: Params) -> float:
     """nccl-tests' size: the per-rank buffer (all-reduce, all-to-all, permute), the whole gathered or
     scattered buffer (all-gather, reduce-scatter)."""
-    return float(COLLECTIVES[op].message_rows(block_rows(p), group_size(op, p)) * row_bytes(p))
+    rows = COLLECTIVES[op].message_rows(block_rows(p), group_size(op, p))
+    return float(rows * row_bytes(p) * directions(p))
 
 
 def block(p: Params, position: int, rows: np.ndarray) -> np.ndarray:
@@ -268,8 +310,12 @@ def block(p: Params, position: int, rows: np.ndarray) -> np.ndarray:
 
 def expected(op: str, p: Params, member: int, group: Sequence[int], rows: np.ndarray) -> np.ndarray:
     """Float64 rows of the output of `member` (its index in `group`)."""
+    sources = COLLECTIVES[op].sources(member, len(group), block_rows(p), rows, p)
+    if "reduce_op" in p:  # every member contributes all rows: combined by the reduction
+        blocks = [block(p, group[j], np.asarray(src)).astype(np.float64) for j, _, src in sources]
+        return REDUCTIONS[p["reduce_op"]](np.stack(blocks), axis=0)
     total = np.zeros((len(rows), row_len(p)), np.float64)
-    for j, where, src in COLLECTIVES[op].sources(member, len(group), block_rows(p), rows):
+    for j, where, src in sources:
         total[where] += block(p, group[j], np.asarray(src)).astype(np.float64)
     return total
 
@@ -473,6 +519,23 @@ for _name, _doc in (
 ):
     _spec(_name, _doc, GROUPED)
 _spec(
+    "all_reduce",
+    "all-reduce of each device's (matrix_dim, 8, 128) block over its group: sum, mean, max or min",
+    (*GROUPED, Param("reduce_op", "choice", "sum", tuple(REDUCTIONS), "the reduction")),
+)
+_spec(
+    "device_to_device",
+    "one device's data_size_mib MiB sent to another (uni) or exchanged (bi) over the interconnect",
+    (
+        Param("data_size_mib", "mib", 1024, doc="MiB each sender sends"),
+        Param("direction", "choice", "uni", ("uni", "bi"), "bi: both send at once"),
+        Param("source_id", "int", 0, doc="sender's index among all devices"),
+        Param("target_id", "int", 1, doc="receiver's index among all devices"),
+        Param("dtype", "dtype", "bfloat16", DTYPES),
+        Param("seed", "int", 0, doc="input pattern seed"),
+    ),
+)
+_spec(
     "send_recv",
     "one device's block sent to another on the 1-D mesh of local devices; the rest idle",
     (
@@ -504,8 +567,17 @@ def _collective_body(op: str, p: Params, axes: tuple[str, ...]) -> Callable[[Any
         "all_to_all": lambda x: lax.all_to_all(x, name, 0, 0, tiled=True),
         "ppermute": lambda x: lax.ppermute(x, name, [(i, (i + 1) % r) for i in range(r)]),
         "send_recv": lambda x: lax.ppermute(x, name, [(p["source_id"], p["target_id"])]),
+        "device_to_device": lambda x: lax.ppermute(x, name, _pairs(p)),
     }
+    if op == "all_reduce":
+        reduce = {"sum": lax.psum, "mean": lax.pmean, "max": lax.pmax, "min": lax.pmin}
+        return lambda x: reduce[p["reduce_op"]](x, name)
     return bodies[op]
+
+
+def _pairs(p: Params) -> list[tuple[int, int]]:
+    there = (p["source_id"], p["target_id"])
+    return [there, there[::-1]] if directions(p) == 2 else [there]
 
 
 def _shard_map() -> Any:
@@ -513,10 +585,9 @@ def _shard_map() -> Any:
 
 
 def _mesh(op: str, p: Params) -> Any:
-    if COLLECTIVES[
-        op
-    ].point_to_point:  # the reference's send/recv mesh: every local device on one axis
-        devices = jax.local_devices()
+    c = COLLECTIVES[op]
+    if c.point_to_point:  # every (local, for the reference's send/recv) device on one axis
+        devices = jax.local_devices() if c.local_mesh else jax.devices()
         shape: tuple[int, ...] = (len(devices),)
     else:
         devices, shape = jax.devices(), mesh_dims(p)

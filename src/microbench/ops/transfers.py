@@ -63,7 +63,7 @@ SPEC = OpSpec(
     suite="compute",
     doc="one host-to-device or device-to-host copy of data_size_mib MiB of fp32",
     params=(
-        Param("data_size_mib", "dim", doc="MiB per transfer"),
+        Param("data_size_mib", "mib", doc="MiB per transfer"),
         Param("direction", "choice", "h2d", ("h2d", "d2h"), each=("h2d", "d2h")),
         Param("host_memory", "choice", "pageable", ("pageable", "pinned")),
         *PLACEMENT[1:],  # device and seed (one device: sharding does not apply)
