@@ -116,6 +116,7 @@ PARAM_KINDS: dict[str, ParamKind] = {
     "float": ParamKind(_typed((int, float), "a number", float)),
     "bool": ParamKind(_typed(bool, "true or false")),
     "str": ParamKind(_typed(str, "a string")),
+    "mapping": ParamKind(_typed(dict, "a mapping")),
 }
 
 

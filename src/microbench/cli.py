@@ -171,10 +171,31 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     p = _command(
         sub,
         "run",
-        "run the benchmarks a config describes",
+        "run the benchmarks a config describes, or one benchmark (--run)",
         "microbench run --config configs/gpu/fusion.yaml --only 'fusion_linear*'",
     )
+    p.allow_abbrev = False  # `--m 1024` is a field of --run, not an abbreviation of --max-dim
     p.add_argument("--config", default=None, help="YAML config (default: configs/quickstart.yaml)")
+    p.add_argument(
+        "--run",
+        default=None,
+        metavar="NAME",
+        help="run one benchmark (a jax-bench name or an op) configured by the --field value "
+        "arguments that follow, e.g. --run gemm_generalized --m 2048 --in_dtype bfloat16",
+    )
+    p.add_argument(
+        "--hw",
+        default=None,
+        metavar="SYSTEM",
+        help="jax-bench configs: a hardware preset (ironwood, gfc) where an entry names no system",
+    )
+    p.add_argument(
+        "--xprof_dir",
+        "--xprof-dir",
+        dest="xprof_dir",
+        default=None,
+        help="jax-bench configs: where traces go where an entry sets xprof_timing and no xprof_dir",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -333,6 +354,9 @@ def _run_options(args: argparse.Namespace) -> Any:
         only=tuple(args.only),
         skip=tuple(args.skip),
         dashboard=args.output if args.command == "dashboard" else None,
+        hw=getattr(args, "hw", None),
+        xprof_dir=getattr(args, "xprof_dir", None),
+        one_off=(args.run, *args.fields) if getattr(args, "run", None) else (),
     )
 
 
@@ -358,7 +382,9 @@ def _run(args: argparse.Namespace) -> int:
         return _launch(args)
     _join(args)
 
-    config = QUICKSTART if args.config is None else args.config
+    if args.run and args.config is not None:
+        raise UserError("give --config or --run, not both", key="--run")
+    config = args.run or (QUICKSTART if args.config is None else args.config)
     return run_config(config, _run_options(args))
 
 
@@ -387,7 +413,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _quit)  # a run replaces it with a flag while its cases run
         interrupt.keep_swallowed()
-    args = build_parser().parse_args(argv)
+    args, fields = build_parser().parse_known_args(argv)
+    if fields and not getattr(args, "run", None):
+        build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
+    args.fields = fields
     args.argv = list(sys.argv[1:] if argv is None else argv)
     chatter.route(verbose=bool(getattr(args, "verbose", False)))
     try:

@@ -24,12 +24,17 @@ from torch_backend.tensors import to_torch
 
 
 def _calls(
-    op: str, p: Params, x: Any, out: Any, group: Any, mine: list[int], member: int
+    op: str,
+    p: Params,
+    x: Any,
+    out: Any,
+    group: Any,
+    mine: list[int],
+    member: int,
+    reduction: Callable[[], Any],
 ) -> Callable[[], Any]:
     dist = torch.distributed
     r = len(mine)
-    if op == "all_reduce":
-        return _reduction(p["reduce_op"], out, r, group)[0]
     # the *_single names replaced *_into_tensor / *_tensor in newer PyTorch (same arguments)
     gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
     scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
@@ -51,6 +56,7 @@ def _calls(
             dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
         ),
         "device_to_device": lambda: _exchange(x, out, mine, member, p, group),
+        "all_reduce": reduction,
     }
     return table[op]
 
@@ -102,8 +108,9 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
         if c.in_place
         else torch.zeros((c.out_rows(n, r), spec.row_len(p)), dtype=x.dtype, device=device)
     )
-    call = _calls(op, p, x, out, group, mine, member)
-    how = _reduction(p["reduce_op"], out, r, group)[1] if op == "all_reduce" else op
+    reduction, reduction_name = _reduction(p.get("reduce_op", "sum"), out, r, group)
+    call = _calls(op, p, x, out, group, mine, member, reduction)
+    how = {"all_reduce": reduction_name}.get(op, op)
 
     def run() -> Any:
         call()

@@ -19,6 +19,10 @@ def swiglu(x: Any) -> Any:
     return (torch.nn.functional.silu(a) * b).to(x.dtype)
 
 
+def sigmoid(x: Any) -> Any:
+    return torch.sigmoid(x.float()).to(x.dtype)
+
+
 def rmsnorm(x: Any, gamma: Any, out: Any) -> Any:
     x32 = x.float()
     return (x32 * torch.rsqrt(x32.pow(2).mean(dim=1, keepdim=True) + EPS) * gamma).to(out)
@@ -37,6 +41,7 @@ BODIES: dict[str, Callable[[Params], Fn]] = {
         lambda x, gamma, dy: {"out": vjp(lambda x: rmsnorm(x, gamma, x.dtype), (x,), dy)[0]}
     ),
     "inference_rmsnorm": _rms_fwd,
+    "sigmoid_bwd": lambda p: lambda x, dy: {"out": vjp(sigmoid, (x,), dy)[0]},
 }
 
 

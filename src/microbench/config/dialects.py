@@ -1,4 +1,8 @@
-"""The config dialects: how each is recognised, its schema, and its planner (beside its schema)."""
+"""The config dialects: how each is recognised, its schema, and its planner (beside its schema).
+
+A dialect is one `register_dialect(...)`; the loader asks each in registration order whether a file
+is written in it, and the planner hands the validated model to that dialect's `plan`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from microbench.config import ironwood, torchao
+from microbench.config import ironwood, jax_bench, torchao
 from microbench.config.schema import IronwoodConfig, TorchaoConfig
 from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
@@ -21,32 +25,65 @@ DEFAULT_MAX_CASES = 5000
 class Dialect:
     name: str
     schema: type[BaseModel]
-    markers: tuple[str, ...]  # any of these top-level keys identifies the dialect
+    recognise: Callable[[dict[str, Any]], bool]  # is this file written in the dialect?
     plan: Callable[[Any, PlanRequest], list[Case]]
     # renames keys of the dialect's earlier versions: (upgraded data, one warning per key)
     upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] = lambda data: (data, [])
+    looks_like: str = ""  # what a file of this dialect has, for the error when none recognises it
 
 
-DIALECTS = (
-    Dialect("ironwood", IronwoodConfig, ("benchmarks",), ironwood.plan),
+DIALECTS: dict[str, Dialect] = {}
+
+
+def register_dialect(dialect: Dialect) -> Dialect:
+    if dialect.name in DIALECTS:
+        raise ValueError(f"dialect {dialect.name!r} registered twice")
+    DIALECTS[dialect.name] = dialect
+    return dialect
+
+
+def has_any(*keys: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda data: any(key in data for key in keys)
+
+
+# the jax-bench dialect first: its files have a `benchmarks:` list too
+register_dialect(
+    Dialect(
+        "jax_bench",
+        jax_bench.JaxBenchConfig,
+        jax_bench.recognise,
+        jax_bench.plan,
+        looks_like="'global:' or 'benchmarks: - name:' (jax-bench dialect)",
+    )
+)
+register_dialect(
+    Dialect(
+        "ironwood",
+        IronwoodConfig,
+        has_any("benchmarks"),
+        ironwood.plan,
+        looks_like="'benchmarks: - benchmark_name:' (Ironwood dialect)",
+    )
+)
+register_dialect(
     Dialect(
         "torchao",
         TorchaoConfig,
-        ("model_params", "quantization_config_recipe_names", "quantizations"),
+        has_any("model_params", "quantization_config_recipe_names", "quantizations"),
         torchao.plan,
         torchao.upgrade_earlier_keys,
-    ),
+        looks_like="'model_params' (torchao dialect)",
+    )
 )
-BY_NAME = {d.name: d for d in DIALECTS}
 
 
 def detect_dialect(data: dict[str, Any]) -> Dialect:
-    for dialect in DIALECTS:
-        if any(key in data for key in dialect.markers):
+    for dialect in DIALECTS.values():
+        if dialect.recognise(data):
             return dialect
     keys = ", ".join(map(str, data)) or "nothing"
+    expected = ", ".join(d.looks_like for d in DIALECTS.values())
     raise UserError(
-        f"not a benchmark config: expected a top-level 'benchmarks' list (Ironwood dialect) "
-        f"or 'model_params' (torchao dialect), found {keys}",
+        f"not a benchmark config: expected {expected}; found {keys}",
         key="(top level)",
     )

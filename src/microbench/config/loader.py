@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ValidationError
 
+from microbench.catalogue import Param
 from microbench.config.dialects import detect_dialect
 from microbench.config.yaml_reader import read_yaml
 from microbench.errors import UserError, did_you_mean, key_path
@@ -20,10 +24,19 @@ from microbench.errors import UserError, did_you_mean, key_path
 @dataclass(frozen=True)
 class LoadedConfig:
     path: str
-    dialect: str  # "ironwood" | "torchao"
+    dialect: str  # a registered dialect's name (config/dialects.py)
     model: BaseModel
     raw: dict[str, Any]
     warnings: tuple[str, ...] = ()  # keys of earlier dialect versions that were upgraded
+    command_line: bool = False  # made by `run --run NAME --field value`, not read from a file
+
+    def located(self, error: UserError) -> UserError:
+        """The error attributed to the file, or for a command line to the option that caused it."""
+        if not self.command_line:
+            return error.with_file(self.path)
+        key = re.sub(r"^benchmarks\[0\](\.benchmark_params\[0\])?\.?", "", error.key or "")
+        error.key = f"--{key}" if key and not key.startswith("-") else (key or "--run")
+        return error
 
     @property
     def config_id(self) -> str:
@@ -117,3 +130,102 @@ def load_config(path: str | Path) -> LoadedConfig:
     for warning in loaded.warnings:
         print(f"warning: {path}: {warning}", file=sys.stderr)
     return loaded
+
+
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
+def _typed_value(param: Param | None, text: str, option: str) -> Any:
+    """A command-line value typed by the parameter it sets (YAML's reading where none is known)."""
+    kind = param.kind if param else None
+    try:
+        if kind in ("dim", "elements", "mib", "int"):
+            return int(text)
+        if kind == "float":
+            return float(text)
+    except ValueError:
+        raise UserError(f"must be a number, got {text!r}", key=option) from None
+    if kind == "bool":
+        if text.lower() not in (*TRUE_WORDS, *FALSE_WORDS):
+            raise UserError(f"must be true or false, got {text!r}", key=option)
+        return text.lower() in TRUE_WORDS
+    if kind in ("str", "choice", "dtype"):
+        return text
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def parse_fields(name: str, args: Sequence[str]) -> dict[str, Any]:
+    """`--field value` and `--field=value` pairs for a one-off run of `name`, typed by its fields."""
+    known = {p.name: p for p in one_off_params(name)}
+    fields: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("-") or arg in ("-", "--"):
+            raise UserError(f"expected --field value, got {arg!r}", key="--run")
+        key, eq, value = arg.lstrip("-").partition("=")
+        option = f"--{key}"
+        if not eq:
+            if i + 1 >= len(args):
+                raise UserError("needs a value", key=option)
+            value, i = args[i + 1], i + 1
+        key = key.replace("-", "_") if key.replace("-", "_") in known else key
+        if known and key not in known:
+            raise UserError(
+                f"unknown field '{key}' for {name}",
+                key=option,
+                suggestion=did_you_mean(key, known),
+            )
+        if key in fields:
+            raise UserError("given twice", key=option)
+        fields[key] = _typed_value(known.get(key), value, option)
+        i += 1
+    return fields
+
+
+def one_off_params(name: str) -> tuple[Param, ...]:
+    """What `--run NAME` takes: a jax-bench benchmark's fields, or one of our ops' parameters and
+    run settings."""
+    from microbench.catalogue import all_specs
+    from microbench.config.settings import RUN_KEYS
+    from microbench.ops.jax_bench import OURS_AS_PARAMS, V2
+
+    if name in V2:
+        return (*V2[name].all_fields, *OURS_AS_PARAMS)
+    specs = all_specs()
+    if name not in specs:
+        raise UserError(
+            f"unknown benchmark '{name}' (see `microbench list`)",
+            key="--run",
+            suggestion=did_you_mean(name, [*V2, *specs]),
+        )
+    ours = tuple(p for p in OURS_AS_PARAMS if p.name in (*RUN_KEYS, "backend", "implementation"))
+    return (
+        *specs[name].params,
+        *ours,
+        Param("warmup", "int", 3),
+        Param("num_runs", "int", 20),
+        Param("min_duration_s", "float", 0.0),
+    )
+
+
+def one_off_config(name: str, args: Sequence[str]) -> LoadedConfig:
+    """A config of one entry from `run --run NAME --field value ...` (no file, no sweep)."""
+    from microbench.ops.jax_bench import V2
+
+    fields = parse_fields(name, args)
+    if name in V2:
+        data: dict[str, Any] = {"benchmarks": [{"name": name, **fields}]}
+    else:  # an Ironwood block: backend is the block's, the rest its one parameter entry
+        block = {k: fields.pop(k) for k in ("backend",) if k in fields}
+        data = {"benchmarks": [{"benchmark_name": name, **block, "benchmark_params": [fields]}]}
+    try:
+        dialect = detect_dialect(data)
+        model = dialect.schema.model_validate(data)
+    except ValidationError as error:
+        raise _translate(error, detect_dialect(data).schema, name) from None
+    return LoadedConfig(name, dialect.name, model, data, command_line=True)

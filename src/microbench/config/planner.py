@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Callable
 from fnmatch import fnmatch
 from pathlib import Path
 
-from microbench.config.dialects import BY_NAME, DEFAULT_MAX_CASES
+from microbench.config.dialects import DEFAULT_MAX_CASES, DIALECTS
 from microbench.config.loader import LoadedConfig
 from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
@@ -63,8 +64,11 @@ def select(
     return kept
 
 
-def plan(loaded: LoadedConfig, options: RunOptions) -> list[Case]:
-    """All cases of a validated config, in config order. Errors name the file and key."""
+def plan(
+    loaded: LoadedConfig, options: RunOptions, device_count: Callable[[], int] | None = None
+) -> list[Case]:
+    """All cases of a validated config, in config order. Errors name the file and key.
+    `device_count` says how many devices the run will see (asked only where a config needs it)."""
     model = loaded.model
     request = PlanRequest(
         config_id=loaded.config_id,
@@ -72,11 +76,17 @@ def plan(loaded: LoadedConfig, options: RunOptions) -> list[Case]:
         max_cases=options.max_cases or getattr(model, "max_cases", None) or DEFAULT_MAX_CASES,
         max_dim=options.max_dim,
         output_path=options.output_path,
+        config_dir=os.path.dirname(os.path.abspath(loaded.path)),
+        system=options.hw,
+        xprof_dir=options.xprof_dir,
+        device_count=device_count or (lambda: 1),
     )
     try:
-        cases = BY_NAME[loaded.dialect].plan(model, request)
+        cases = DIALECTS[loaded.dialect].plan(model, request)
     except UserError as error:
-        raise error.with_file(loaded.path) from None
+        raise loaded.located(error) from None
+    for warning in dict.fromkeys(request.warnings):
+        print(f"warning: {loaded.path}: {warning}", file=sys.stderr)
     if not cases:
         raise UserError(
             "the config expands to zero cases (an empty range or list?)",

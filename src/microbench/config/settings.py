@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from microbench.core.case import CACHE_POLICIES, CADENCES, CHECK_MODES, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.measure.timers import timer_names
 
-RUN_KEYS = ("num_runs", "warmup", "timeout_s", "check", "timer", "cache", "cadence", "threads")
+RUN_KEYS = (
+    "num_runs",
+    "warmup",
+    "timeout_s",
+    "check",
+    "timer",
+    "cache",
+    "cadence",
+    "threads",
+    "min_duration_s",
+)
 
 
 def _count(value: Any, low: int, key: str, where: str) -> int:
@@ -24,6 +35,22 @@ def _seconds(value: Any, key: str, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise UserError(f"must be a positive number, got {value!r}", key=key_path(where, key))
     return float(value)
+
+
+def _duration(value: Any, key: str, where: str) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 <= value <= MAX_SOAK_S
+    ):
+        raise UserError(
+            f"must be a number of seconds from 0 to {MAX_SOAK_S:g}, got {value!r}",
+            key=key_path(where, key),
+        )
+    return float(value)
+
+
+MAX_SOAK_S = 3600.0  # an hour of one case is a typo, not a soak
 
 
 def _choice(value: Any, key: str, where: str, choices: tuple[str, ...]) -> str:
@@ -57,6 +84,7 @@ RUN_SETTING_CHECKS = {
     "cache": lambda v, where: _choice(v, "cache", where, CACHE_POLICIES),
     "cadence": lambda v, where: _choice(v, "cadence", where, CADENCES),
     "threads": lambda v, where: _count(v, 1, "threads", where),
+    "min_duration_s": lambda v, where: _duration(v, "min_duration_s", where),
 }
 
 
@@ -79,6 +107,12 @@ class PlanRequest:
         None  # every dimension clamped to this (cases equal after clamping merged)
     )
     output_path: str | None = None  # the reference's --output_path: trace and HLO dirs under it
+    config_dir: str = "."  # the config's folder (a relative csv_shapes path is looked up there too)
+    system: str | None = None  # --hw: a hardware preset for entries that name none
+    xprof_dir: str | None = None  # --xprof_dir: where kept traces go
+    # devices the run will see (starts JAX: asked only by entries that span every device)
+    device_count: Callable[[], int] = lambda: 1
+    warnings: list[str] = field(default_factory=list)  # said once planning is done
 
 
 def pair_key(op: str, params: dict[str, Any]) -> str:

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from microbench.platform.system_presets import HardwareStats
+
 CHECK_MODES = ("strict", "flag", "off")
 CACHE_POLICIES = ("cold", "warm")
 CADENCES = ("blocked", "sustained")
@@ -34,6 +36,9 @@ class RunSettings:
         "blocked"  # blocked: each iteration waits for its outputs; sustained: back to back
     )
     threads: int | None = None  # CPU threads for the framework's host ops (None: its default)
+    # keep timing until this long has passed, num_runs or not (a power or thermal soak); warm-up then
+    # lasts at least min(1 s, min_duration_s / 5), as in the jax-bench harness
+    min_duration_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,17 @@ class Outputs:
     trace_dir: str | None = None
     xla_dump_dir: str | None = None
     xlml_metrics_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A case as the harness whose config named it knows it (the jax-bench dialect): that harness's
+    benchmark name and fields, in its order, and the roofline peaks the config gave. Its outputs in that
+    harness's format are written from this."""
+
+    benchmark: str
+    fields: tuple[tuple[str, Any], ...]
+    hardware: HardwareStats | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +71,9 @@ class Case:
     config_id: str = ""
     implementation: str | None = None  # a registered implementation of the op on this backend
     pair_key: str = field(default="", compare=False)
+    origin: Origin | None = field(default=None, compare=False)
+    # environment the case's process must start with (libtpu reads its flags once, at start-up)
+    process_env: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def id(self) -> str:
@@ -65,6 +84,7 @@ class Case:
             ("cache", self.run.cache),
             ("cadence", None if self.run.cadence == "blocked" else self.run.cadence),
             ("threads", self.run.threads),
+            ("min_duration_s", self.run.min_duration_s or None),
         )
         ident = {
             "op": self.op,

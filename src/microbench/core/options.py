@@ -17,6 +17,9 @@ class RunOptions:
     max_dim: int | None = None  # every dimension clamped to this
     num_runs: int | None = None  # every case's num_runs
     output_path: str | None = None  # the Ironwood reference's --output_path (traces, HLO dumps)
+    hw: str | None = None  # jax-bench's --hw: a hardware preset where a config names none
+    xprof_dir: str | None = None  # jax-bench's --xprof_dir: where kept traces go
+    one_off: tuple[str, ...] = ()  # --run NAME --field value ...: (NAME, the field arguments)
     only: tuple[str, ...] = ()  # shell patterns of ops or labels to run
     skip: tuple[str, ...] = ()
     isolate: bool = False  # each case in its own process

@@ -60,6 +60,16 @@ class Timing(SampleStats):
     def _values(self) -> list[float]:
         return self.samples_s
 
+    def extend(self, later: Timing) -> None:
+        """Append a later round of the same timer (a soak timed in rounds): every series grows; the
+        kernel breakdown and trace are the latest round's."""
+        for name in ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s"):
+            getattr(self, name).extend(getattr(later, name))
+        for device, samples in later.device_samples_s.items():
+            self.device_samples_s.setdefault(device, []).extend(samples)
+        self.kernels = later.kernels or self.kernels
+        self.trace_path = later.trace_path or self.trace_path
+
 
 def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
     """The headline of a many-device op: per iteration, the time of the device that took longest (a
@@ -69,6 +79,14 @@ def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
         return []
     n = min(len(s) for s in runs)
     return [max(s[i] for s in runs) for i in range(n)]
+
+
+@dataclass(frozen=True)
+class CompilerCounts:
+    """The compiler's own count of one call's work (XLA's cost analysis), beside the op's models."""
+
+    flops: float | None = None
+    bytes: float | None = None
 
 
 def _no_digest(out: Any) -> dict[str, np.ndarray]:
@@ -93,6 +111,7 @@ class Prepared:
         _no_digest  # a few output rows, for cross-backend pairing
     )
     compile_s: float | None = None
+    compiler: CompilerCounts | None = None
     implementation: str = "default"
     device: Any = None  # the framework's device object, for device timers
     companions: dict[str, Prepared] = field(default_factory=dict)
@@ -125,6 +144,7 @@ class Measurement:
     device: DeviceInfo
     check: CheckResult
     compile_s: float | None = None
+    compiler: CompilerCounts | None = None
     implementation: str = "default"
     extras: Any = None  # an instance of the suite's declared extras class (results.records)
     companion_timings: dict[str, Timing] = field(default_factory=dict)

@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +31,7 @@ from microbench.catalogue import (
 )
 from microbench.core.case import Case
 from microbench.core.types import (
+    CompilerCounts,
     DeviceInfo,
     Measurement,
     Prepared,
@@ -170,9 +171,9 @@ class JaxBackend:
 
     def compile(
         self, case: Case, spec: OpSpec, body: Any, args: list[Any], donate: tuple[int, ...]
-    ) -> tuple[Any, float]:
-        """The jitted function compiled for these inputs, and how long that took; a dtype XLA cannot
-        compile here is `unsupported`, not an error."""
+    ) -> Compiled:
+        """The jitted function compiled for these inputs, how long that took and XLA's count of its
+        work; a dtype XLA cannot compile here is `unsupported`, not an error."""
         body.__name__ = module_name(case).removeprefix("jit_")
         t0 = time.perf_counter()
         try:
@@ -191,7 +192,7 @@ class JaxBackend:
             ) from None
         compile_s = time.perf_counter() - t0
         self._dump(case, lowered.as_text(), compiled.as_text() or "")
-        return compiled, compile_s
+        return Compiled(compiled, compile_s, cost_of(compiled))
 
     def prepare(self, case: Case, spec: OpSpec, impl: ArrayImplementation) -> Prepared:
         """Draw the inputs, place them, jit the implementation's function of them."""
@@ -202,11 +203,11 @@ class JaxBackend:
         device_args, used = self._place(case, host)
         carried = spec.traits.donated_input
         donate: tuple[int, ...] = (list(host).index(carried),) if carried else ()
-        compiled, compile_s = self.compile(case, spec, impl.build(case.params), device_args, donate)
+        compiled = self.compile(case, spec, impl.build(case.params), device_args, donate)
         state = {"args": device_args}
 
         def call() -> dict[str, Any]:
-            out = compiled(*state["args"])
+            out = compiled.fn(*state["args"])
             if carried:  # the donated buffer's successor feeds the next iteration
                 args = state["args"]
                 state["args"] = [*args[: donate[0]], out["out"], *args[donate[0] + 1 :]]
@@ -225,7 +226,8 @@ class JaxBackend:
             sync=jax.block_until_ready,
             check=lambda out: check_outputs(spec, case.params, host, lambda n, r: fetch(out, n, r)),
             digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
-            compile_s=compile_s,
+            compile_s=compiled.seconds,
+            compiler=compiled.counts,
             implementation=impl.name,
             finish=lambda timing, companions: extras,
         )
@@ -254,6 +256,30 @@ class JaxBackend:
         if name == "wall" and case.outputs.trace_dir and own is None:
             name = "traced_wall"  # no device clock here: keep the trace the config asked for
         return measure(case, prepared, get_timer(self.name, name, case), self.device_info())
+
+
+class Compiled(NamedTuple):
+    fn: Any  # the compiled executable
+    seconds: float  # lowering and compiling
+    counts: CompilerCounts
+
+
+def cost_of(compiled: Any) -> CompilerCounts:
+    """XLA's cost analysis of a compiled program (a dict, or a list of one on older JAX), where the
+    platform gives one."""
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:
+        return CompilerCounts()
+    if isinstance(cost, list):
+        cost = cost[0] if cost else {}
+    if not isinstance(cost, dict):
+        return CompilerCounts()
+    flops, nbytes = cost.get("flops"), cost.get("bytes accessed")
+    return CompilerCounts(
+        float(flops) if flops is not None and flops >= 0 else None,
+        float(nbytes) if nbytes is not None and nbytes >= 0 else None,
+    )
 
 
 def checked_everywhere(check: Callable[[Any], float | None] | None) -> Any:

@@ -560,6 +560,8 @@ def chip_of(device: Any) -> Any:
 def _collective_body(op: str, p: Params, axes: tuple[str, ...]) -> Callable[[Any], Any]:
     lax, r = jax.lax, group_size(op, p)
     name = axes if len(axes) > 1 else axes[0]
+    reductions = {"sum": lax.psum, "mean": lax.pmean, "max": lax.pmax, "min": lax.pmin}
+    reduce = reductions[p.get("reduce_op", "sum")]
     bodies: dict[str, Callable[[Any], Any]] = {
         "psum": lambda x: lax.psum(x, name),
         "all_gather": lambda x: lax.all_gather(x, name, axis=0, tiled=True),
@@ -568,10 +570,8 @@ def _collective_body(op: str, p: Params, axes: tuple[str, ...]) -> Callable[[Any
         "ppermute": lambda x: lax.ppermute(x, name, [(i, (i + 1) % r) for i in range(r)]),
         "send_recv": lambda x: lax.ppermute(x, name, [(p["source_id"], p["target_id"])]),
         "device_to_device": lambda x: lax.ppermute(x, name, _pairs(p)),
+        "all_reduce": lambda x: reduce(x, name),
     }
-    if op == "all_reduce":
-        reduce = {"sum": lax.psum, "mean": lax.pmean, "max": lax.pmax, "min": lax.pmin}
-        return lambda x: reduce[p["reduce_op"]](x, name)
     return bodies[op]
 
 
@@ -656,12 +656,12 @@ def jax_collective(backend: Any, case: Case) -> Prepared:
         return _shard_map()(body, mesh=mesh, in_specs=spec, out_specs=spec)(x)
 
     donate = (0,) if c.in_place else ()
-    compiled, compile_s = backend.compile(case, get_spec(op), mb, [x], donate)
+    compiled = backend.compile(case, get_spec(op), mb, [x], donate)
     chips = [chip_of(d) for d in mesh.devices.flat]
     state = {"x": x}
 
     def call() -> Any:
-        out = compiled(state["x"])
+        out = compiled.fn(state["x"])
         if donate:
             state["x"] = out
         return out
@@ -670,7 +670,8 @@ def jax_collective(backend: Any, case: Case) -> Prepared:
         call=call,
         sync=jax.block_until_ready,
         check=_checker(op, p, mesh),
-        compile_s=compile_s,
+        compile_s=compiled.seconds,
+        compiler=compiled.counts,
         implementation=f"shard_map:{op}",
         finish=lambda timing, companions: extras_for(op, p, timing, chips, jax.process_count()),
     )

@@ -59,6 +59,10 @@ def jax_swiglu(x: Any) -> Any:
     return (jax.nn.silu(a) * b).astype(x.dtype)
 
 
+def jax_sigmoid(x: Any) -> Any:
+    return jax.nn.sigmoid(x.astype(jax.numpy.float32)).astype(x.dtype)
+
+
 def jax_rmsnorm(x: Any, gamma: Any, out_dtype: Any) -> Any:
     x32 = x.astype(jax.numpy.float32)
     r = jax.lax.rsqrt(jax.numpy.mean(x32 * x32, axis=1, keepdims=True) + EPS)
@@ -182,6 +186,16 @@ LAYERS: dict[str, Layer] = {
         jax=_rms_bwd,
     ),
     "inference_rmsnorm": replace(RMSNORM_FWD, dtypes=("bfloat16", "float8_e4m3fn")),
+    # the backward of inference_sigmoid (the jax-bench sample cop.yaml runs sigmoid with mode: bwd)
+    "sigmoid_bwd": Layer(
+        doc="dX of sigmoid from X and dY: dY * s * (1 - s), s = sigmoid(X) recomputed",
+        flops=lambda p: 6.0 * p["m"] * p["n"],  # sigmoid (exp, add, divide), 1 - s, two multiplies
+        bytes=lambda p: 3.0 * p["m"] * p["n"] * _dt(p).nbytes,  # X, dY in; dX out
+        inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p["m"], p["n"]), _dt(p))},
+        reference=lambda x, p: x["dy"] * _sigmoid(x["x"]) * (1 - _sigmoid(x["x"])),
+        jax=lambda p: lambda x, dy: {"out": jax.vjp(jax_sigmoid, x)[1](dy)[0]},
+        dtypes=("bfloat16", "float32", "float16"),
+    ),
 }
 
 for _name, _layer in LAYERS.items():

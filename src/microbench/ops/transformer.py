@@ -145,18 +145,19 @@ def jax_layer(backend: Any, case: Case) -> Prepared:
     }
     host = make_inputs(p, np.random.default_rng(p["seed"]))
     args = [jax.device_put(host[n], jax.sharding.NamedSharding(mesh, layout[n])) for n in host]
-    compiled, compile_s = backend.compile(case, spec, layer, args, ())
+    compiled = backend.compile(case, spec, layer, args, ())
 
     def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
         return np.asarray(jax.device_get(out[name]))[rows]
 
     extras = PlacementExtras(used_device_count=need, sharding=f"tp={p['tp']} cp={p['cp']}")
     return Prepared(
-        call=lambda: compiled(*args),
+        call=lambda: compiled.fn(*args),
         sync=jax.block_until_ready,
         check=lambda out: check_outputs(spec, p, host, lambda n, r: fetch(out, n, r)),
         digest=lambda out: digest_rows(spec, p, host, lambda n, r: fetch(out, n, r)),
-        compile_s=compile_s,
+        compile_s=compiled.seconds,
+        compiler=compiled.counts,
         implementation="jit",
         finish=lambda timing, companions: extras,
     )

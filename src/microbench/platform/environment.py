@@ -24,7 +24,13 @@ PACKAGES = (
     "triton",
     "numpy",
 )
-FLAGS = ("XLA_FLAGS", "LIBTPU_INIT_ARGS", "CUDA_VISIBLE_DEVICES")
+FLAGS = (
+    "XLA_FLAGS",
+    "LIBTPU_INIT_ARGS",
+    "TPU_PREMAPPED_BUFFER_SIZE",
+    "TPU_PREMAPPED_BUFFER_TRANSFER_THRESHOLD_BYTES",
+    "CUDA_VISIBLE_DEVICES",
+)
 
 
 def _git(*args: str) -> str | None:
@@ -118,9 +124,13 @@ def new_run_id() -> str:
     )
 
 
+def env_flags() -> str:
+    """The flags this process's frameworks read from the environment, as set."""
+    return " ".join(f"{k}={os.environ[k]}" for k in FLAGS if os.environ.get(k))
+
+
 def base_environment(run_id: str) -> dict[str, object]:
     """What every row of a run shares: host, code, packages, driver and the flags frameworks read."""
-    flags = " ".join(f"{k}={os.environ[k]}" for k in FLAGS if os.environ.get(k))
     return {
         "run_id": run_id,
         "host": socket.gethostname(),
@@ -129,7 +139,7 @@ def base_environment(run_id: str) -> dict[str, object]:
         "packages": package_versions(),
         "gpu_driver": gpu_driver(),
         "gpu_clocks_mhz_at_start": gpu_clocks(),
-        "env_flags": flags,
+        "env_flags": env_flags(),
         "host_cpu_count": os.cpu_count(),
         "cpu_model": cpu_name(),
         "python_version": platform.python_version(),
@@ -153,4 +163,4 @@ def run_environment() -> dict[str, object]:
 
 
 def timestamp() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")

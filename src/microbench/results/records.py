@@ -63,6 +63,9 @@ class Conditions:
     thread_count: int | None = field(
         default=None, metadata=doc("host threads of the framework's CPU ops")
     )
+    min_duration_s: float | None = field(
+        default=None, metadata=doc("timed for at least this long (a soak), however many runs")
+    )
 
 
 @dataclass
@@ -170,7 +173,10 @@ class Environment:
         default=None, metadata=doc("each GPU's SM and memory clock as the run started")
     )
     env_flags: str | None = field(
-        default=None, metadata=doc("`XLA_FLAGS`, `LIBTPU_INIT_ARGS`, `CUDA_VISIBLE_DEVICES` as set")
+        default=None,
+        metadata=doc(
+            "`XLA_FLAGS`, `LIBTPU_INIT_ARGS`, `TPU_PREMAPPED_*`, `CUDA_VISIBLE_DEVICES` as set"
+        ),
     )
     config_id: str | None = None
 
@@ -436,7 +442,11 @@ def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) ->
     else:
         threads = case.run.threads
     return Conditions(
-        timer=case.run.timer, cache=case.run.cache, cadence=case.run.cadence, thread_count=threads
+        timer=case.run.timer,
+        cache=case.run.cache,
+        cadence=case.run.cadence,
+        thread_count=threads,
+        min_duration_s=case.run.min_duration_s or None,
     )
 
 
@@ -576,6 +586,8 @@ def _models_and_roofline(
     )
     tflops = derived.tflop_per_s
     derived.per_device_tflop_per_s = tflops / used_device_count if tflops else None
+    if m.compiler is not None:
+        derived.compiler_flop, derived.compiler_bytes = m.compiler.flops, m.compiler.bytes
     return derived, roofline
 
 

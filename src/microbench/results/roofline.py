@@ -18,6 +18,12 @@ class Derived:
     gb_per_s: float | None = None  # 1e9 bytes per second
     intensity_flop_per_byte: float | None = None
     per_device_tflop_per_s: float | None = None
+    compiler_flop: float | None = field(
+        default=None, metadata=doc("XLA's cost analysis of the compiled call: FLOPs (JAX rows)")
+    )
+    compiler_bytes: float | None = field(
+        default=None, metadata=doc("XLA's cost analysis: bytes accessed (JAX rows)")
+    )
 
 
 @dataclass

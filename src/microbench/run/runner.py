@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import multiprocessing as mp
+import os
 import signal
 import time
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ from microbench.errors import CaseFailure, Status
 from microbench.measure.numerics import relative_error
 from microbench.platform import chatter, interrupt
 from microbench.platform.backends import BACKENDS
+from microbench.platform.environment import env_flags
 from microbench.platform.gpu_monitor import Monitor
 from microbench.results.records import Row, failure_row, success_row
 
@@ -142,18 +145,92 @@ STARTUP_LIMIT_S = (
 STARTED = "started"
 
 
-def _child(
-    conn: Any, case: Case, run_id: str, env: dict[str, Any], peaks: dict[str, Any] | None
+def _serve(
+    conn: Any, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
 ) -> None:
-    signal.signal(
-        signal.SIGINT, signal.SIG_IGN
-    )  # Ctrl-C is the parent's to handle: no child traceback
-    get_backend(
-        case.backend
-    )  # framework imports and device start-up happen before the clock starts
-    conn.send(STARTED)
-    conn.send(execute(case, run_id, env, peaks))
+    """A worker process: its environment set before any framework loads, then cases until told to
+    stop (None). Each case: STARTED once its backend is up, then its outcome."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    os.environ.update(process_env)
+    env = {**env, "env_flags": env_flags()}  # what this process's frameworks read
+    while (case := conn.recv()) is not None:
+        get_backend(case.backend)  # imports and device start-up happen before the clock starts
+        conn.send(STARTED)
+        conn.send(execute(case, run_id, env, peaks))
     conn.close()
+
+
+class Worker:
+    """A child process that runs cases one at a time: a crash, OOM kill or hang becomes that case's
+    row (and ends the worker). The timeout starts when the case's backend is up, not at start-up."""
+
+    def __init__(
+        self, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
+    ) -> None:
+        ctx = mp.get_context("spawn")
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(
+            target=_serve, args=(child, process_env, run_id, env, peaks), daemon=True
+        )
+        self.proc.start()
+        child.close()
+        self.run_id, self.env = run_id, env
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.is_alive()
+
+    def run(self, case: Case, timeout_s: float | None) -> Outcome:
+        self.conn.send(case)
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        started = False
+        while True:
+            interrupt.check()
+            remaining = max(0.0, deadline - time.monotonic())
+            if self.conn.poll(min(remaining, 0.2)):
+                try:
+                    message = self.conn.recv()
+                except EOFError:
+                    break
+                if message != STARTED:
+                    return cast(Outcome, message)
+                started = True
+                deadline = time.monotonic() + timeout_s if timeout_s else float("inf")
+            elif not self.proc.is_alive():
+                break
+            elif time.monotonic() >= deadline:
+                self.stop()
+                what = (
+                    f"case exceeded its {timeout_s:g} s timeout"
+                    if started
+                    else f"the case's process did not start within {STARTUP_LIMIT_S:g} s"
+                )
+                return self._failed(case, Status.TIMEOUT, what)
+        self.proc.join(timeout=30)
+        code = self.proc.exitcode
+        why = (
+            f"killed by signal {-code}"
+            if code is not None and code < 0
+            else f"exited with code {code}"
+        )
+        reason = f"the case's process {why} (crash or out-of-memory kill) at {_shape(case)}"
+        return self._failed(case, Status.CRASHED, reason)
+
+    def _failed(self, case: Case, status: Status, reason: str) -> Outcome:
+        return failure_row(case, get_spec(case.op), status, reason, self.run_id, self.env), {}
+
+    def stop(self) -> None:
+        """Ends the worker (asked politely first; killed if it is busy or stuck)."""
+        if self.proc.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+            self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+        self.conn.close()
 
 
 def execute_isolated(
@@ -163,49 +240,52 @@ def execute_isolated(
     peaks: dict[str, Any] | None,
     timeout_s: float | None,
 ) -> Outcome:
-    """The case in a child process: a crash, OOM kill or hang becomes this case's row. The timeout starts
-    when the child has loaded its backend and begins the case (start-up is not the case's time)."""
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, case, run_id, env, peaks), daemon=True)
-    proc.start()
-    child.close()
-    deadline = time.monotonic() + STARTUP_LIMIT_S
-    started = False
-    result = None
-    while result is None:
-        interrupt.check()
-        remaining = max(0.0, deadline - time.monotonic())
-        if parent.poll(min(remaining, 0.2)):
-            try:
-                message = parent.recv()
-            except EOFError:
-                break
-            if message == STARTED:
-                started = True
-                deadline = time.monotonic() + timeout_s if timeout_s else float("inf")
-            else:
-                result = message
-        elif not proc.is_alive():
-            break
-        elif time.monotonic() >= deadline:
-            proc.kill()
-            proc.join()
-            what = (
-                f"case exceeded its {timeout_s:g} s timeout"
-                if started
-                else (f"the case's process did not start within {STARTUP_LIMIT_S:g} s")
+    """The case in a child process of its own (--isolate), with the case's process environment."""
+    worker = Worker(dict(case.process_env), run_id, env, peaks)
+    try:
+        return worker.run(case, timeout_s)
+    finally:
+        worker.stop()
+
+
+class GroupedExecution:
+    """Cases that need their own process environment (TPU flags, which libtpu reads once when its
+    process starts) run in one worker per environment, kept while consecutive cases share it; only
+    one worker lives at a time (a TPU belongs to one process)."""
+
+    def __init__(self) -> None:
+        self.worker: Worker | None = None
+        self.key: tuple[tuple[str, str], ...] | None = None
+
+    def __call__(
+        self,
+        case: Case,
+        run_id: str,
+        env: dict[str, Any],
+        peaks: dict[str, Any] | None,
+        timeout_s: float | None,
+    ) -> Outcome:
+        if self.worker is None or self.key != case.process_env or not self.worker.alive:
+            self.close()
+            self.worker, self.key = (
+                Worker(dict(case.process_env), run_id, env, peaks),
+                case.process_env,
             )
-            return failure_row(case, get_spec(case.op), Status.TIMEOUT, what, run_id, env), {}
-    proc.join(timeout=30)
-    if result is not None:
-        return result
-    code = proc.exitcode
-    why = (
-        f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-    )
-    reason = f"the case's process {why} (crash or out-of-memory kill) at {_shape(case)}"
-    return failure_row(case, get_spec(case.op), Status.CRASHED, reason, run_id, env), {}
+        return self.worker.run(case, timeout_s)
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+
+def flag_groups_apply() -> bool:
+    """Per-environment processes where libtpu will read the flags (a TPU host), or where
+    MICROBENCH_FLAG_GROUPS=1 asks for them (tests of the grouping on a CPU)."""
+    forced = os.environ.get("MICROBENCH_FLAG_GROUPS")
+    if forced is not None:
+        return forced == "1"
+    return importlib.util.find_spec("libtpu") is not None
 
 
 @dataclass

@@ -7,17 +7,19 @@ runs), handed each row before the next case starts, and closed however the run e
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shlex
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from microbench.config.loader import LoadedConfig, load_config
+from microbench.config.loader import LoadedConfig, load_config, one_off_config
 from microbench.config.planner import plan
 from microbench.core.case import Case
 from microbench.core.options import RunOptions
@@ -30,14 +32,50 @@ from microbench.results.console import format_seconds
 from microbench.results.records import Row
 from microbench.results.remote import Staging
 from microbench.results.sinks import RunContext, Sink, open_sinks
-from microbench.run.runner import PairTracker, execute, execute_isolated
+from microbench.run.runner import (
+    GroupedExecution,
+    PairTracker,
+    execute,
+    execute_isolated,
+    flag_groups_apply,
+    get_backend,
+)
 
 console = Console(stderr=True, soft_wrap=True)  # a message is one line, never wrapped
 
 
 def load_and_plan(path: str, options: RunOptions) -> tuple[LoadedConfig, list[Case]]:
-    loaded = load_config(path)
-    return loaded, plan(loaded, options)
+    """The config (a file, or a one-off command line) and its cases."""
+    if options.one_off:
+        loaded = one_off_config(options.one_off[0], options.one_off[1:])
+    else:
+        loaded = load_config(path)
+    return loaded, plan(loaded, options, jax_device_count)
+
+
+def jax_device_count() -> int:
+    """Devices JAX sees: what a jax-bench mesh without a shape spans. Where cases run in flag-group
+    workers (a TPU host), this process must not hold the devices, so a child counts them."""
+    if not flag_groups_apply():
+        return get_backend("jax").device_info().count
+    done = subprocess.run(
+        [sys.executable, "-c", "import jax; print(jax.device_count())"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0 or not done.stdout.strip().isdigit():
+        raise UserError(f"cannot count JAX's devices: {done.stderr.strip()[-300:]}")
+    return int(done.stdout.strip())
+
+
+@contextlib.contextmanager
+def closing_worker(grouped: GroupedExecution | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if grouped is not None:
+            grouped.close()
 
 
 def plan_from_file(path: str, options: RunOptions | None = None) -> list[Case]:
@@ -55,7 +93,11 @@ def execute_all(
     run_id: str | None = None,
 ) -> list[Row]:
     """Run cases in order (JAX first, see BACKENDS); each row is handed on before the next case."""
-    todo = sorted(cases, key=lambda c: run_order(c.backend))
+    grouped = (
+        GroupedExecution() if flag_groups_apply() and any(c.process_env for c in cases) else None
+    )
+    # one worker per flag set, so a flag set's cases run together (in config order within it)
+    todo = sorted(cases, key=lambda c: (run_order(c.backend), c.process_env if grouped else ()))
     run_id = run_id or new_run_id()
     env = base_environment(run_id)
     pairing = PairTracker()
@@ -66,8 +108,11 @@ def execute_all(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     ]
-    run = execute_isolated if options.isolate else execute
-    with Progress(*columns, console=console, disable=not options.progress) as bar:
+    run = execute_isolated if options.isolate else grouped or execute
+    with (
+        Progress(*columns, console=console, disable=not options.progress) as bar,
+        closing_worker(grouped),
+    ):
         task = bar.add_task("cases", total=len(todo))
         for case in todo:
             interrupt.check()

@@ -1,0 +1,298 @@
+"""The jax-bench (v2) dialect: `global:` defaults, a `hardware:` block and `benchmarks: - name:` entries
+with `sweep:`, `csv_shapes:` and `model:`; and its one-off form (`run --run NAME --field value`).
+
+Each entry expands as upstream's does (docs/jax_bench.md): model preset, then CSV rows, then laid over
+`global`, then the sweep; precedence sweep > CSV cell > entry > preset > global > the field's default.
+Each resulting set of fields becomes one case of the op the benchmark table (ops/jax_bench.py) names,
+carrying the fields as its `Origin` so the summary sink writes upstream's columns. Unlike upstream, a
+file may name several benchmarks, bad keys and values are one-line errors, and nothing is dropped
+silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from microbench.catalogue import Param, get_spec
+from microbench.config.ironwood import implementations_to_run
+from microbench.config.jax_bench_inputs import (
+    MAX_COMBINATIONS,
+    model_fields,
+    read_csv_shapes,
+    read_sweep,
+)
+from microbench.config.settings import PlanRequest, pair_key, run_settings
+from microbench.core.case import Case, Origin, Outputs, RunSettings
+from microbench.errors import UserError, did_you_mean, key_path
+from microbench.ops.jax_bench import OURS, V2Benchmark, get_v2, process_env
+from microbench.platform.backends import BACKENDS
+from microbench.platform.system_presets import HardwareStats, parse_hardware, preset
+
+# keys of an entry that are not fields: how it expands
+STRUCTURE = ("name", "sweep", "csv_shapes", "model")
+
+
+class JaxBenchConfig(BaseModel):
+    """The top level; entries are checked key by key by the planner (their keys depend on `name`)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    global_: dict[str, Any] | None = Field(default=None, alias="global")
+    hardware: dict[str, Any] | None = None
+    benchmarks: list[dict[str, Any]] = Field(min_length=1)
+    max_cases: int | None = Field(default=None, gt=0)
+
+
+def recognise(data: dict[str, Any]) -> bool:
+    """A v2 file has `global:` or `hardware:`, or entries named by `name:` (Ironwood's say
+    `benchmark_name:`)."""
+    if "global" in data or "hardware" in data:
+        return True
+    entries = data.get("benchmarks")
+    return isinstance(entries, list) and any(
+        isinstance(e, dict) and "name" in e and "benchmark_name" not in e for e in entries
+    )
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A value and where the config gave it (for errors that name the right key)."""
+
+    value: Any
+    where: str
+
+
+def _known(bench: V2Benchmark) -> tuple[str, ...]:
+    return (*(p.name for p in bench.all_fields), *OURS)
+
+
+def _check_keys(keys: Iterator[tuple[str, str]], bench: V2Benchmark) -> None:
+    known = _known(bench)
+    for key, where in keys:
+        if key not in known:
+            raise UserError(
+                f"unknown key '{key}' for {bench.name}",
+                key=where,
+                suggestion=did_you_mean(key, known),
+            )
+
+
+def _layers(
+    entry: dict[str, Any], index: int, bench: V2Benchmark, request: PlanRequest
+) -> list[dict[str, Sourced]]:
+    """The entry's values before `global` and the sweep: entry keys, the preset under them and one
+    clone per CSV row over them."""
+    where = key_path("benchmarks", index)
+    own = {k: Sourced(v, key_path(where, k)) for k, v in entry.items() if k not in STRUCTURE}
+    _check_keys(((k, s.where) for k, s in own.items()), bench)
+    if "model" in entry:
+        fields, note = model_fields(
+            entry["model"], tuple(p.name for p in bench.all_fields), entry, key_path(where, "model")
+        )
+        request.warnings.append(note)
+        own = {**{k: Sourced(v, key_path(where, "model")) for k, v in fields.items()}, **own}
+    if "csv_shapes" not in entry:
+        return [own]
+    csv_where = key_path(where, "csv_shapes")
+    rows = read_csv_shapes(entry["csv_shapes"], request.config_dir, csv_where)
+    _check_keys(((k, f"{csv_where} column {k}") for k in rows[0]), bench)
+    return [
+        {**own, **{k: Sourced(v, f"{csv_where} row {i + 1} column {k}") for k, v in row.items()}}
+        for i, row in enumerate(rows)
+    ]
+
+
+def _field_values(
+    bench: V2Benchmark, given: dict[str, Sourced], max_dim: int | None
+) -> dict[str, Any]:
+    """Every field (upstream's order), validated, defaulted and --max-dim clamped."""
+    out: dict[str, Any] = {}
+    for param in bench.all_fields:
+        if param.name in given:
+            value = _validated(param, given[param.name])
+        else:
+            value = param.default_value
+        out[param.name] = param.clamped(value, max_dim) if max_dim else value
+    return out
+
+
+def _validated(param: Param, given: Sourced) -> Any:
+    return param.validate(given.value, given.where)
+
+
+def _hardware(
+    fields: dict[str, Any], top: HardwareStats | None, request: PlanRequest, where: str
+) -> HardwareStats | None:
+    """Upstream's order: a `hardware:` block (or a `hardware_stats` key), else `system`, else --hw."""
+    if fields.get("hardware_stats"):
+        stats, warnings = parse_hardware(
+            fields["hardware_stats"], key_path(where, "hardware_stats")
+        )
+        request.warnings.extend(warnings)
+        return stats
+    if top is not None:
+        return top
+    name = fields.get("system") or request.system
+    if not name:
+        return None
+    found, warning = preset(name, key_path(where, "system") if fields.get("system") else "--hw")
+    if warning:
+        request.warnings.append(warning)
+    return found
+
+
+def _pairs(fields: dict[str, Any], request: PlanRequest, where: str) -> list[dict[str, Any]]:
+    """device_to_device: the pair given, or every ordered pair of the devices (upstream's expansion)."""
+    src, dst = fields["src_device_index"], fields["dst_device_index"]
+    if (src < 0) != (dst < 0):
+        raise UserError(
+            "give both src_device_index and dst_device_index (one pair) or neither (every pair)",
+            key=where,
+        )
+    if src >= 0:
+        return [fields]
+    n = request.device_count()
+    return [
+        {**fields, "src_device_index": s, "dst_device_index": d}
+        for s in range(n)
+        for d in range(n)
+        if s != d
+    ]
+
+
+@dataclass(frozen=True)
+class EntryContext:
+    index: int
+    bench: V2Benchmark
+    hardware: HardwareStats | None
+    base: RunSettings
+
+
+def _cases_for(
+    fields: dict[str, Any], ours: dict[str, Any], ctx: EntryContext, request: PlanRequest
+) -> list[Case]:
+    """The case(s) of one set of fields (one per backend and implementation)."""
+    bench, where = ctx.bench, key_path("benchmarks", ctx.index)
+    translated = bench.translate({**fields, "device_count": _lazy_count(fields, request)})
+    spec = get_spec(bench.op(fields))
+    params = spec.resolve(translated, where)
+    spec.check_constraints(params, where)
+    run = run_settings(
+        ctx.base,
+        {
+            "num_runs": fields["num_runs"],
+            "warmup": fields["warmup_tries"],
+            "min_duration_s": fields["min_duration_s"],
+            **{k: v for k, v in ours.items() if k not in ("backend", "implementation")},
+        },
+        where,
+    )
+    if spec.traits.run_overrides:
+        run = spec.traits.run_overrides(params).apply(run)
+    stats = _hardware(fields, ctx.hardware, request, where)
+    shown = {**fields, "hardware_stats": stats.as_config() if stats else {}}
+    origin = Origin(bench.name, tuple(shown.items()), stats)
+    outputs = Outputs(
+        csv_path=request.default_csv,
+        trace_dir=fields["xprof_dir"] if fields["xprof_timing"] else None,
+    )
+    return [
+        Case(
+            op=spec.name,
+            backend=backend,
+            params=params,
+            run=run,
+            outputs=outputs,
+            benchmark=bench.name,
+            config_id=request.config_id,
+            pair_key=pair_key(spec.name, params),
+            implementation=impl,
+            origin=origin,
+            process_env=process_env(bench),
+        )
+        for backend in _backends(ours.get("backend"), spec.name, key_path(where, "backend"))
+        for impl in implementations_to_run(spec, backend, ours.get("implementation"), where)
+    ]
+
+
+def _lazy_count(fields: dict[str, Any], request: PlanRequest) -> int:
+    """The device count, asked for (starting JAX) only where a mesh spans every device."""
+    return request.device_count() if "mesh_shape" in fields and not fields["mesh_shape"] else 0
+
+
+def _backends(value: Any, op: str, where: str) -> list[str]:
+    names = [value] if isinstance(value, str) else list(value or ["jax"])
+    spec = get_spec(op)
+    for name in names:
+        if name not in spec.backends:
+            raise UserError(
+                f"op '{op}' has no {name} implementation (implemented in: {', '.join(spec.backends)})",
+                key=where,
+                suggestion=did_you_mean(str(name), [b for b in BACKENDS if b in spec.backends]),
+            )
+    return names
+
+
+def _expand_entry(
+    entry: Any,
+    index: int,
+    globals_: dict[str, Any],
+    top: HardwareStats | None,
+    request: PlanRequest,
+) -> list[Case]:
+    where = key_path("benchmarks", index)
+    if not isinstance(entry, dict):
+        raise UserError(f"an entry must be a mapping, got {type(entry).__name__}", key=where)
+    if "name" not in entry:
+        raise UserError("required key is missing", key=key_path(where, "name"))
+    bench = get_v2(entry["name"], key_path(where, "name"))
+    shared = {k: Sourced(v, key_path("global", k)) for k, v in globals_.items() if k != "sweep"}
+    if request.xprof_dir:  # --xprof_dir: where neither the entry nor global says
+        shared.setdefault("xprof_dir", Sourced(request.xprof_dir, "--xprof_dir"))
+    _check_keys(((k, s.where) for k, s in shared.items()), bench)
+    sweep_where = key_path(where, "sweep") if "sweep" in entry else "global.sweep"
+    sweep = read_sweep(entry.get("sweep", globals_.get("sweep")), sweep_where)
+    _check_keys(((name, key_path(sweep_where, name)) for name, _ in sweep.axes), bench)
+    if sweep.total > MAX_COMBINATIONS:
+        request.warnings.append(
+            f"{sweep_where}: {sweep.total:,} combinations; the first {MAX_COMBINATIONS} are run, "
+            "as jax-bench does (split the sweep to run the rest)"
+        )
+    ctx = EntryContext(index, bench, top, RunSettings())
+    cases: list[Case] = []
+    for layer in _layers(entry, index, bench, request):
+        merged = {**shared, **layer}
+        for combo in sweep.combinations() if sweep.axes else iter([{}]):
+            given = {
+                **merged,
+                **{k: Sourced(v, key_path(sweep_where, k)) for k, v in combo.items()},
+            }
+            fields_given = {k: s for k, s in given.items() if k not in OURS}
+            ours = {k: s.value for k, s in given.items() if k in OURS}
+            fields = _field_values(bench, fields_given, request.max_dim)
+            expanded = _pairs(fields, request, where) if bench.every_pair else [fields]
+            for one in expanded:
+                cases += _cases_for(one, ours, ctx, request)
+                if len(cases) > request.max_cases:
+                    raise UserError(
+                        f"the config expands to more than {request.max_cases} cases; raise the cap "
+                        "with --max-cases or 'max_cases:' if this is intended",
+                        key=where,
+                    )
+    return cases
+
+
+def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
+    top = None
+    if cfg.hardware:
+        top, warnings = parse_hardware(cfg.hardware, "hardware")
+        request.warnings.extend(warnings)
+    globals_ = cfg.global_ or {}
+    cases: list[Case] = []
+    for i, entry in enumerate(cfg.benchmarks):
+        cases += _expand_entry(entry, i, globals_, top, request)
+    return cases
