@@ -213,6 +213,7 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     )
     d.add_argument("--config", required=True, help="a torchao-dialect YAML config")
     d.add_argument("--output", required=True, help="the dashboard's JSON records file to write")
+    d.set_defaults(run=None, hw=None, xprof_dir=None)  # `run`-only options, absent here
     _add_run_options(d)
 
 
@@ -354,9 +355,9 @@ def _run_options(args: argparse.Namespace) -> Any:
         only=tuple(args.only),
         skip=tuple(args.skip),
         dashboard=args.output if args.command == "dashboard" else None,
-        hw=getattr(args, "hw", None),
-        xprof_dir=getattr(args, "xprof_dir", None),
-        one_off=(args.run, *args.fields) if getattr(args, "run", None) else (),
+        hw=args.hw,
+        xprof_dir=args.xprof_dir,
+        one_off=(args.run, *args.fields) if args.run else (),
     )
 
 

@@ -87,7 +87,7 @@ def hbm_metrics(f: Figures) -> dict[str, Any]:
         "bandwidth_gb_s": _rate(f.bytes, f.seconds, 1e9),
         "total_bytes_mb": f.bytes / 1e6,
         "intensity": f.flops / f.bytes if f.bytes else 0.0,
-        "op_type": f.fields["op_type"],
+        "op_type": str(f.fields["op_type"]).lower(),
     }
 
 
@@ -376,7 +376,7 @@ register_v2(
             "dtype": f["dtype"],
             "device": f["device_id"],
         },
-        lambda f: f"{f['op_type']}_dim_{f['size']}_dev_{f['device_id']}",
+        lambda f: f"{str(f['op_type']).lower()}_dim_{f['size']}_dev_{f['device_id']}",
         hbm_metrics,
         flags="hbm_bandwidth",
         notes="copy is a copy (upstream's computes x + 1, the same traffic)",
