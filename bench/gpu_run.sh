@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The batched GPU check (device tool): copy bandwidth, JAX targets twice, the parity config, the OOM sweep.
+# The batched GPU checks (device tool), one part per issue's figures (jax, parity, v2, v2_gemm, ...).
 # Usage on the GPU machine, from the repo root: bash bench/gpu_run.sh [jax|parity|oom|torchao|fusion ...]
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -96,6 +96,22 @@ for l in open('$OUT/collectives_headline.jsonl'):
     timeout 200 $RUN --config /tmp/units_ao.yaml -o "$OUT/units_ao.csv" --torchao-csv 2>&1 | tail -1
     python3 bench/torchao_table.py "$OUT/units_ao.csv"; cat /tmp/units_ao/inference/results_*.csv
     python3 -c "import csv; [print({k: v for k, v in r.items() if 'peak_memory' in k or k.endswith(('_s', '_pct'))}) for r in csv.DictReader(open('$OUT/units_ao.csv'))]" ;;
+  v2)  # issue 26: upstream jax-bench configs unchanged, then the STREAM copy against the copy ceiling
+    python3 bench/copy_bandwidth.py | tee "$OUT/copy_v2.json"
+    for c in 7x/2x2x1/gemm_generalized 7x/2x2x1/hbm_bandwidth 7x/host_device; do
+      timeout 200 $RUN --config configs/jax_bench/$c.yaml --output-dir "$OUT/v2/$(basename $c)" 2>&1 | grep -v Warn | tail -2
+    done
+    python3 bench/summarize.py "$OUT"/v2/gemm_generalized/*.csv | cut -c1-200
+    python3 bench/jax_bench_check.py "$OUT"
+    tar czf "$OUT/v2.tgz" -C "$OUT" v2 && rm -rf "$OUT/v2" ;;  # the device tool brings back 8 files
+  v2_attention)
+    timeout 560 $RUN --config configs/jax_bench/7x/attention_jax_flash.yaml --output-dir "$OUT/v2/attention" 2>&1 | grep -v Warn | tail -2
+    python3 bench/summarize.py "$OUT/v2/attention/"*.csv | grep -v "^op |" | cut -c1-220
+    tar czf "$OUT/v2_attention.tgz" -C "$OUT" v2 && rm -rf "$OUT/v2" ;;
+  v2_gemm)  # gemm_generalized against the existing GEMM rows of the same shapes
+    timeout 280 $RUN --config configs/gpu/jax_bench_gemm_pair.yaml -o "$OUT/jax_bench_gemm_pair.csv" 2>&1 | tail -1
+    timeout 280 $RUN --config configs/gpu/jax_bench_gemm_reference.yaml -o "$OUT/jax_bench_gemm_reference.csv" 2>&1 | tail -1
+    python3 bench/jax_bench_check.py "$OUT" | sed -n '/^gemm_generalized/,$p' ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;

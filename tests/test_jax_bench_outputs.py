@@ -1,7 +1,9 @@
 """The jax-bench benchmarks' models and metrics by hand, summary.csv and detailed.json, soaks
 (min_duration_s), per-flag-set processes, collectives on 8 devices and a SIGKILL mid-sweep."""
 
+import contextlib
 import csv
+import io
 import json
 import os
 import signal
@@ -16,7 +18,7 @@ from microbench.catalogue import get_spec
 from microbench.ops import collectives
 from microbench.ops.jax_bench import V2, Figures, collective_metrics
 from microbench.platform.system_presets import HardwareStats
-from microbench.results.sinks.jax_bench import UpstreamStats, _roofline
+from microbench.results.sinks.jax_bench import JaxBenchFiles, UpstreamStats, _roofline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -122,6 +124,19 @@ def test_roofline_fields_use_the_curve_at_the_case_bytes():
     assert out["roofline_efficiency"] == pytest.approx(100 * 1.0 / 100.0)
     ici = _roofline(stats, {"bandwidth_gb_s": 10.0}, fig, "bfloat16", hbm=False)
     assert "bw_efficiency" not in ici  # interconnect traffic is not compared with the HBM curve
+
+
+def test_a_preset_of_another_chip_is_said_once_and_a_hardware_block_is_trusted():
+    from microbench.platform.system_presets import IRONWOOD
+
+    assert IRONWOOD.describes("TPU7x") and not IRONWOOD.describes("NVIDIA H100 80GB HBM3")
+    assert HardwareStats(100.0).describes("cpu")  # a config's own numbers: no chip to compare
+    sink = JaxBenchFiles(".", resume=False, overwrite=False)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        for _ in range(3):
+            sink._check_preset(IRONWOOD, "NVIDIA H100 80GB HBM3")
+        sink._check_preset(IRONWOOD, "TPU7x")
+    assert out.getvalue().count("warning: system 'ironwood'") == 1
 
 
 UPSTREAM_HEAD = [

@@ -9,7 +9,7 @@ them is about half (docs/jax_bench.md).
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from microbench.errors import UserError, did_you_mean, key_path
@@ -23,6 +23,14 @@ class HardwareStats:
     tflops: float | dict[str, float] = 0.0
     hbm_curve: tuple[tuple[float, float], ...] = ()
     ici: dict[str, Any] = field(default_factory=dict)  # stored, as upstream stores it; never read
+    name: str = ""  # a preset's name; empty for a config's own `hardware:` block
+    chips: tuple[str, ...] = ()  # device kinds (as JAX names them) whose peaks these are
+
+    def describes(self, device_kind: str | None) -> bool:
+        """Whether these peaks are this device's: unknown for a config's own block (trusted)."""
+        if not self.chips or not device_kind:
+            return True
+        return any(chip.lower() in device_kind.lower() for chip in self.chips)
 
     @property
     def empty(self) -> bool:
@@ -65,8 +73,10 @@ IRONWOOD = HardwareStats(
     },
     hbm_curve=((1024, 100.0), (1048576, 2000.0), (104857600, 5000.0), (1073741824, 7380.0)),
     ici={"peak_bw_gbps": 1200, "bidirectional": True},
+    name="ironwood",
+    chips=("TPU7x", "TPU v7"),
 )
-PRESETS: dict[str, HardwareStats] = {"ironwood": IRONWOOD, "gfc": IRONWOOD}
+PRESETS: dict[str, HardwareStats] = {"ironwood": IRONWOOD, "gfc": replace(IRONWOOD, name="gfc")}
 
 
 def preset(name: str, where: str) -> tuple[HardwareStats | None, str | None]:

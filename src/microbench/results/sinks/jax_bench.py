@@ -211,6 +211,7 @@ class JaxBenchFiles(Sink):
         self.resume, self.overwrite = resume, overwrite
         self.entries: list[dict[str, Any]] = []
         self.number = 1
+        self.foreign_presets: set[str] = set()  # presets already said to be another chip's
 
     def _pair(self, n: int) -> tuple[str, str]:
         return (
@@ -234,10 +235,22 @@ class JaxBenchFiles(Sink):
     def row(self, case: Case, row: Row) -> None:
         if case.origin is None or not row.ok:
             return
+        self._check_preset(case.origin.hardware, row.environment.device_kind)
         self.entries.append(detailed_entry(case, case.origin, row))
         summary, detailed = self._pair(self.number)
         write_atomically(detailed, lambda f: json.dump(self.entries, f, indent=2, default=str))
         write_atomically(summary, lambda f: write_summary(f, self.entries))
+
+    def _check_preset(self, stats: HardwareStats | None, device_kind: str | None) -> None:
+        """Say once per preset when its peaks are another chip's: the roofline fields then compare
+        this device with that chip, which the summary cannot show."""
+        if stats is None or stats.describes(device_kind) or stats.name in self.foreign_presets:
+            return
+        self.foreign_presets.add(stats.name)
+        print(
+            f"warning: system '{stats.name}' gives {', '.join(stats.chips)} peaks; this run is on "
+            f"{device_kind}: summary.csv's roofline fields compare it with that chip, not its own peaks"
+        )
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if self.entries:
