@@ -397,3 +397,17 @@ def test_warnings_for_peak_tflops_are_printed_once(write_yaml, capsys):
         ),
     )
     assert capsys.readouterr().err.count("read as tflops") == 1
+
+
+def test_list_shows_every_jax_bench_name_with_the_ops_that_run_it(run_cli):
+    from microbench.catalogue import all_specs
+
+    code, out, _ = run_cli("list", "--jax-bench", "--json")
+    assert code == 0
+    records = json.loads(out)
+    by_name = {r["name"]: r for r in records}
+    assert len(by_name) == 17 and "sigmoid" in by_name  # upstream's sixteen and cop.yaml's sigmoid
+    assert by_name["swiglu"]["ops"] == ["swiglu_fwd", "swiglu_bwd"]
+    assert by_name["reduce_scatter"]["ops"] == ["psum_scatter"]
+    assert all(op in all_specs() for r in records for op in r["ops"])
+    assert all(r["notes"] for r in records)  # every departure is said where users look

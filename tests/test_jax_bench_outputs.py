@@ -233,8 +233,12 @@ def test_each_flag_set_runs_in_its_own_process_with_its_environment(tmp_path):
         "benchmarks:\n- {name: gemm_generalized, m: 16, k: 16, n: 16, in_dtype: bfloat16}\n"
         "- {name: hbm_bandwidth, size: 1024}\n- {name: rope, batch: 1, heads: 1, seq_len: 8}\n"
     )
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}/src:{ROOT}", "MICROBENCH_FLAG_GROUPS": "1"}
-    env.pop("LIBTPU_INIT_ARGS", None)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT}/src:{ROOT}",
+        "MICROBENCH_FLAG_GROUPS": "1",
+        "LIBTPU_INIT_ARGS": "--users_own=1",
+    }
     done = subprocess.run(
         [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "-o", "o.csv", "-q"],
         cwd=tmp_path,
@@ -248,7 +252,9 @@ def test_each_flag_set_runs_in_its_own_process_with_its_environment(tmp_path):
         flags = {r["op"]: r["env_flags"] for r in csv.DictReader(f)}
     assert "--xla_tpu_accumulate_into_mrb=true" in flags["gemm_generalized"]
     assert "--xla_jf_bounds_check=false" in flags["hbm_bandwidth"]
-    assert "LIBTPU_INIT_ARGS" not in flags["rope"]  # no flag set: the process's own environment
+    # the user's own flags are kept, last (so they win); no flag set: the user's alone
+    assert flags["hbm_bandwidth"].split("LIBTPU_INIT_ARGS=")[1].endswith("=7 --users_own=1")
+    assert "LIBTPU_INIT_ARGS=--users_own=1" in flags["rope"]
 
 
 @pytest.mark.slow

@@ -226,6 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
     _run_parser(sub)
     lst = _command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
+    lst.add_argument(
+        "--jax-bench",
+        action="store_true",
+        help="the jax-bench (v2) names instead: the op each runs, its fields, its departures",
+    )
     c = _command(
         sub,
         "compare",
@@ -276,9 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from microbench.run.listing import op_records, print_json, print_ops
+    from microbench.run import listing
 
-    print_json(op_records()) if args.json else print_ops()
+    if args.jax_bench:
+        listing.print_json(listing.benchmark_records()) if args.json else listing.print_benchmarks()
+    else:
+        listing.print_json(listing.op_records()) if args.json else listing.print_ops()
     return 0
 
 

@@ -237,7 +237,7 @@ register_v2(
         intensity_metrics,
         flags="gemm",
         ignores_dtype=True,
-        notes="fp32 per-row scales with saturation (upstream: bf16 scales, no clamp)",
+        notes="fp32 per-row scales with saturation (upstream: bf16 scales, no clamp); 2mn+m FLOPs",
     )
 )
 
@@ -255,6 +255,7 @@ def _layer(
             lambda f: f"batch_{f['batch']}_dim_{f['dim']}",
             intensity_metrics,
             ignores_dtype=True,
+            notes="`mode: bwd` is ours (upstream's cop.yaml asks for it): the backward pass",
         )
     )
 
@@ -397,6 +398,7 @@ def _host(name: str, class_name: str, direction: str) -> None:
             flags="host_device",
             hbm_traffic=False,
             ignores_dtype=True,
+            notes="JAX: wall clock of the blocked copy (no device event); torch: CUPTI device time",
         )
     )
 
@@ -432,6 +434,7 @@ register_v2(
         flags="device_to_device",
         hbm_traffic=False,
         every_pair=True,
+        notes="src/dst_device_index pick one pair (upstream: always every ordered pair)",
     )
 )
 
@@ -485,6 +488,7 @@ def _collective(
             collective_metrics(size_key, size),
             flags=flags or name,
             hbm_traffic=False,
+            notes="a mesh the devices cannot fill is an unsupported row (upstream: a silent 1-D mesh)",
         )
     )
 

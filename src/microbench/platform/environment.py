@@ -129,6 +129,17 @@ def env_flags() -> str:
     return " ".join(f"{k}={os.environ[k]}" for k in FLAGS if os.environ.get(k))
 
 
+FLAG_LISTS = ("LIBTPU_INIT_ARGS", "XLA_FLAGS")  # space-separated flags, where the last one wins
+
+
+def apply_process_env(process_env: dict[str, str]) -> None:
+    """Set a benchmark's environment in this (fresh) process. A flag list the user set already keeps
+    their flags after the benchmark's, so theirs win (jax-bench replaces the user's)."""
+    for key, value in process_env.items():
+        own = os.environ.get(key, "") if key in FLAG_LISTS else ""
+        os.environ[key] = f"{value} {own}".strip()
+
+
 def base_environment(run_id: str) -> dict[str, object]:
     """What every row of a run shares: host, code, packages, driver and the flags frameworks read."""
     return {

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from microbench.catalogue import OpSpec, all_specs, get_spec
 from microbench.core.case import Case
+from microbench.ops.jax_bench import V2, V2Benchmark
 from microbench.results.console import table_console
 
 
@@ -47,6 +48,30 @@ class OpRecord:
             for p in spec.params
         ]
         return cls(spec.name, spec.suite, list(spec.backends), spec.doc, params)
+
+
+@dataclass(frozen=True)
+class BenchmarkRecord:
+    """A jax-bench (v2) name: the op(s) that run it, its own fields and how it departs from upstream."""
+
+    name: str
+    ops: list[str]
+    fields: list[ParamRecord]
+    notes: str
+
+    @classmethod
+    def of(cls, bench: V2Benchmark) -> BenchmarkRecord:
+        defaults = {p.name: p.default_value for p in bench.all_fields}
+        variants = [defaults] + [
+            {**defaults, p.name: choice} for p in bench.fields for choice in p.choices
+        ]  # a choice field (mode) may pick another op
+        ops = list(dict.fromkeys(bench.op(v) for v in variants))
+        fields = [ParamRecord(p.name, p.kind, p.default, list(p.choices)) for p in bench.fields]
+        return cls(bench.name, ops, fields, bench.notes)
+
+
+def benchmark_records() -> list[BenchmarkRecord]:
+    return [BenchmarkRecord.of(b) for b in V2.values()]
 
 
 def op_records() -> list[OpRecord]:
@@ -103,6 +128,18 @@ def print_ops() -> None:
     for r in op_records():
         params = ", ".join(p.shown for p in r.params)
         table.add_row(r.op, r.suite, ", ".join(r.backends), escape(params), escape(r.doc))
+    table_console().print(table)
+
+
+def print_benchmarks() -> None:
+    table = Table(
+        title="jax-bench (v2) names, beside the common fields (warmup_tries, num_runs, ...)"
+    )
+    for col in ("name", "runs op", "fields (default)", "departs from upstream"):
+        table.add_column(col)
+    for r in benchmark_records():
+        fields = ", ".join(p.shown for p in r.fields)
+        table.add_row(r.name, ", ".join(r.ops), escape(fields), escape(r.notes))
     table_console().print(table)
 
 

@@ -22,7 +22,7 @@ from microbench.errors import CaseFailure, Status
 from microbench.measure.numerics import relative_error
 from microbench.platform import chatter, interrupt
 from microbench.platform.backends import BACKENDS
-from microbench.platform.environment import env_flags
+from microbench.platform.environment import apply_process_env, env_flags
 from microbench.platform.gpu_monitor import Monitor
 from microbench.results.records import Row, failure_row, success_row
 
@@ -151,7 +151,7 @@ def _serve(
     """A worker process: its environment set before any framework loads, then cases until told to
     stop (None). Each case: STARTED once its backend is up, then its outcome."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    os.environ.update(process_env)
+    apply_process_env(process_env)
     env = {**env, "env_flags": env_flags()}  # what this process's frameworks read
     while (case := conn.recv()) is not None:
         get_backend(case.backend)  # imports and device start-up happen before the clock starts
