@@ -411,3 +411,17 @@ def test_list_shows_every_jax_bench_name_with_the_ops_that_run_it(run_cli):
     assert by_name["reduce_scatter"]["ops"] == ["psum_scatter"]
     assert all(op in all_specs() for r in records for op in r["ops"])
     assert all(r["notes"] for r in records)  # every departure is said where users look
+
+
+def test_hbm_curve_keys_may_mix_ints_and_strings_and_cns_traces_go_to_tmp(write_yaml, capsys):
+    cases = plan(
+        write_yaml,
+        """
+        global: {xprof_timing: true, xprof_dir: /cns/xx-d/home/me/traces}
+        hardware: {tflops: 100, hbm_bw: {"1048576": 1000, 1073741824: 2000}}
+        benchmarks: [{name: simple_add, size: 1024}]
+        """,
+    )
+    assert cases[0].origin.hardware.bandwidth_at(1 << 20) == 1000.0
+    assert cases[0].outputs.trace_dir == "/tmp/microbenchmarks_tmptrace/cns/xx-d/home/me/traces"
+    assert "as jax-bench redirects it" in capsys.readouterr().err

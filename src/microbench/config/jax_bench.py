@@ -11,6 +11,7 @@ silently.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -198,7 +199,7 @@ def _cases_for(
     origin = Origin(bench.name, tuple(shown.items()), stats)
     outputs = Outputs(
         csv_path=request.default_csv,
-        trace_dir=fields["xprof_dir"] if fields["xprof_timing"] else None,
+        trace_dir=_trace_dir(fields["xprof_dir"], request) if fields["xprof_timing"] else None,
     )
     return [
         Case(
@@ -217,6 +218,21 @@ def _cases_for(
         for backend in _backends(ours.get("backend"), spec.name, key_path(where, "backend"))
         for impl in implementations_to_run(spec, backend, ours.get("implementation"), where)
     ]
+
+
+# Google-internal file systems upstream cannot write to from a TPU VM: it traces to /tmp instead
+UNWRITABLE_ROOTS = ("/cns/", "/bigstore/")
+LOCAL_TRACE_ROOT = "/tmp/microbenchmarks_tmptrace"
+
+
+def _trace_dir(path: str, request: PlanRequest) -> str:
+    """Where a case's trace goes: `xprof_dir`, except that /cns/ and /bigstore/ paths go under
+    /tmp/microbenchmarks_tmptrace, as upstream redirects them (said once)."""
+    if not path.startswith(UNWRITABLE_ROOTS):
+        return path
+    local = os.path.join(LOCAL_TRACE_ROOT, path.lstrip("/"))
+    request.warnings.append(f"xprof_dir {path}: traces go to {local} (as jax-bench redirects it)")
+    return local
 
 
 def _lazy_count(fields: dict[str, Any], request: PlanRequest) -> int:

@@ -41,8 +41,17 @@ class LoadedConfig:
     @property
     def config_id(self) -> str:
         """Hash of the config's content; a results file remembers which config wrote it."""
-        blob = json.dumps(self.raw, sort_keys=True, default=str).encode()
+        blob = json.dumps(_string_keys(self.raw), sort_keys=True, default=str).encode()
         return hashlib.sha1(blob).hexdigest()[:12]
+
+
+def _string_keys(value: Any) -> Any:
+    """The data with every mapping key a string, so it sorts (YAML keys may mix 1024 and "1024")."""
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value
 
 
 def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
