@@ -221,12 +221,14 @@ def test_min_duration_s_keeps_timing_until_the_duration_has_passed(write_yaml, t
     assert code == 0, err
     with open(out) as f:
         row = next(csv.DictReader(f))
-    assert int(row["sample_count"]) > 2 and float(row["min_duration_s"]) == 0.4
+    # at least num_runs samples (how many more depends on this machine's load: test_timers counts them)
+    assert int(row["sample_count"]) >= 2 and float(row["min_duration_s"]) == 0.4
     (entry,) = json.loads((tmp_path / "detailed.json").read_text())
     assert entry["metrics"]["total_duration_s"] >= 0.4  # warm-up (>= 0.08 s) and 0.4 s of timing
     assert entry["metrics"]["actual_runs"] == int(row["sample_count"])
 
 
+@pytest.mark.slow  # three worker processes, each importing JAX
 def test_each_flag_set_runs_in_its_own_process_with_its_environment(tmp_path):
     (tmp_path / "c.yaml").write_text(
         "global: {num_runs: 2, warmup_tries: 0}\n"

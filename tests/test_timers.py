@@ -117,3 +117,17 @@ def test_the_host_flush_rewrites_twice_the_last_level_cache():
     before = float(buffer[0])
     flush()
     assert float(buffer[0]) == before + 1.0  # every element rewritten (written, not only read)
+
+
+def test_a_soak_times_rounds_until_min_duration_has_passed_after_a_longer_warm_up():
+    from microbench.core.case import RunSettings
+    from microbench.measure.procedure import timed
+
+    fake = Fake(seconds=0.005)
+    run = RunSettings(num_runs=2, warmup=0, min_duration_s=0.3)
+    start = time.perf_counter()
+    timing = timed(timers.wall_clock, fake.prepared(), run)
+    elapsed = time.perf_counter() - start
+    assert elapsed >= 0.3 + 0.06  # warm-up of min(1, 0.3 / 5) s, then 0.3 s of timing
+    assert timing.count > 2 and sum(timing.samples_s) >= 0.25  # far beyond num_runs
+    assert fake.events.count("call") > timing.count  # the warm-up calls were not recorded
