@@ -189,3 +189,10 @@ def test_each_jax_implementation_runs_under_its_own_name(op, name, tmp_path):
         return
     m = jax_backend().measure(c)
     assert m.implementation == name and m.check.text == "passed"
+
+
+def test_a_compiled_torch_op_reports_its_compilation_apart_from_its_samples(tmp_path):
+    c = dataclasses.replace(case("add", "torch", tmp_path), implementation="compile")
+    m = torch_backend().measure(c)
+    assert m.compile_s is not None and m.compile_s > 0
+    assert m.compile_s > 10 * max(m.timing.samples_s)  # the first call compiled; samples did not

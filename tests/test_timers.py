@@ -131,3 +131,55 @@ def test_a_soak_times_rounds_until_min_duration_has_passed_after_a_longer_warm_u
     assert elapsed >= 0.3 + 0.06  # warm-up of min(1, 0.3 / 5) s, then 0.3 s of timing
     assert timing.count > 2 and sum(timing.samples_s) >= 0.25  # far beyond num_runs
     assert fake.events.count("call") > timing.count  # the warm-up calls were not recorded
+
+
+def test_no_garbage_collection_runs_inside_a_timed_window():
+    import gc
+
+    collections_in_window = []
+    inside = {"now": False}
+
+    def watch(phase, info):
+        if phase == "start" and inside["now"]:
+            collections_in_window.append(info["generation"])
+
+    class Churn(Fake):
+        def call(self):
+            inside["now"] = True
+            junk = [[i] for i in range(20_000)]  # enough allocations to trigger generation 0
+            junk.append(junk)  # a cycle only the collector can free
+            self.events.append("enabled" if gc.isenabled() else "disabled")
+            return object()
+
+        def sync(self, out):
+            inside["now"] = False
+
+    gc.callbacks.append(watch)
+    try:
+        fake = Churn()
+        timers.wall_clock(fake.prepared(), warmup=0, n=5)
+    finally:
+        gc.callbacks.remove(watch)
+    assert collections_in_window == [] and set(fake.events) == {"disabled"}
+    assert gc.isenabled()  # switched back on after the window
+
+
+def test_the_collector_freezes_the_heap_once_and_frees_everything_after_a_failure(monkeypatch):
+    import gc
+
+    from microbench.measure import garbage
+
+    collector = garbage.Collector()
+    monkeypatch.setattr(garbage, "resident_bytes", lambda: 1 << 30)
+    try:
+        collector.before_window()
+        assert collector.full_collections == 1 and gc.get_freeze_count() > 0
+        collector.before_window()  # a cheap collection of what came since
+        assert collector.full_collections == 1
+        monkeypatch.setattr(garbage, "resident_bytes", lambda: (1 << 30) + (512 << 20))
+        collector.before_window()  # the process grew: the heap is collected whole again
+        assert collector.full_collections == 2
+        collector.release()
+        assert gc.get_freeze_count() == 0 and collector.frozen_at is None
+    finally:
+        gc.unfreeze()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -54,6 +55,15 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
         with torch.inference_mode():
             return fn(*args)
 
+    compile_s = None
+    if label.startswith(
+        "compile"
+    ):  # torch.compile compiles at the first call: timed as compilation
+        start = time.perf_counter()
+        sync = synchronizer(device)
+        sync(call())
+        compile_s = time.perf_counter() - start
+
     def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
         return to_numpy(take_rows(out[name], rows))
 
@@ -63,6 +73,7 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
         check=lambda out: check_outputs(spec, case.params, host, lambda n, r: fetch(out, n, r)),
         digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
         implementation=label,
+        compile_s=compile_s,
         device=device,
         finish=lambda timing, companions: PlacementExtras(used_device_count=1, sharding="none"),
     )

@@ -10,11 +10,9 @@ the catalogue's discovery, so config validation knows every timer name without i
 from __future__ import annotations
 
 import functools
-import gc
 import glob
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +22,7 @@ from microbench.catalogue import CATALOGUE
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported
+from microbench.measure import garbage
 from microbench.platform import interrupt
 
 Timer = Callable[[Prepared, int, int], Timing]  # (prepared, warmup, iterations) -> samples
@@ -120,16 +119,7 @@ def no_flush() -> None:
     """cache: warm: nothing between iterations."""
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+gc_paused = garbage.paused  # a timed window: see measure/garbage.py
 
 
 def warm_up(prepared: Prepared, warmup: int) -> None:

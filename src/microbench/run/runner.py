@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import multiprocessing as mp
 import os
@@ -19,6 +18,7 @@ from microbench.catalogue import get_spec
 from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement
 from microbench.errors import CaseFailure, Status
+from microbench.measure import garbage
 from microbench.measure.numerics import relative_error
 from microbench.platform import chatter, interrupt
 from microbench.platform.backends import BACKENDS
@@ -61,7 +61,7 @@ def get_backend(name: str) -> Backend:
 def _release_device_memory() -> None:
     """After a failed case: what it left behind collected, and each loaded backend's caches given back
     (a backend may have a `release()`), so an OOM does not fail the cases after it."""
-    gc.collect()
+    garbage.COLLECTOR.release()
     for backend in _backend_cache.values():
         release = getattr(backend, "release", None)
         if release is not None:
