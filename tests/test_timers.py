@@ -183,3 +183,82 @@ def test_the_collector_freezes_the_heap_once_and_frees_everything_after_a_failur
         assert gc.get_freeze_count() == 0 and collector.frozen_at is None
     finally:
         gc.unfreeze()
+
+
+class SyntheticTimer:
+    """Samples of known noise around 1 ms, on a fake clock that each sample advances."""
+
+    def __init__(self, relative_noise: float, clock: list[float], seed: int = 0):
+        import numpy as np
+
+        self.rng = np.random.default_rng(seed)
+        self.noise, self.clock, self.calls = relative_noise, clock, []
+
+    def __call__(self, prepared, warmup, n):
+        from microbench.core.types import Timing
+
+        self.calls.append(n)
+        samples = list(1e-3 * (1 + self.noise * self.rng.standard_normal(n)).clip(0.1))
+        self.clock[0] += sum(samples)
+        return Timing(samples_s=samples, source="synthetic")
+
+
+def adaptive(monkeypatch, noise, **settings):
+    from microbench.core.case import RunSettings
+    from microbench.measure import procedure
+
+    clock = [0.0]
+    monkeypatch.setattr(procedure.time, "perf_counter", lambda: clock[0])
+    timer = SyntheticTimer(noise, clock)
+    run = RunSettings(num_runs=10, warmup=0, **settings)
+
+    def warm_call():  # a warm-up iteration takes 1 ms of the fake clock too
+        clock[0] += 1e-3
+        return object()
+
+    op = Prepared(call=warm_call, sync=lambda out: None)
+    timing = procedure.timed(timer, op, run)
+    return timing, timer, clock[0]
+
+
+def test_adaptive_stopping_stops_once_the_median_is_known_to_the_target(monkeypatch):
+    timing, timer, _ = adaptive(monkeypatch, noise=0.02, target_precision=0.002)
+    assert timing.stop_reason == "precision" and timing.precision_ratio <= 0.002
+    assert 10 < timing.count < 2000  # far fewer than the ceiling: it stopped when it could
+    assert timer.calls[0] == 10  # num_runs is the floor, timed first
+
+
+def test_adaptive_stopping_respects_its_iteration_and_time_ceilings_and_says_which(monkeypatch):
+    timing, _, _ = adaptive(monkeypatch, noise=0.5, target_precision=0.0001, max_runs=300)
+    assert timing.stop_reason == "max_runs" and timing.count == 300
+    assert timing.precision_ratio > 0.0001  # not reached, and the row says so rather than failing
+    timing, _, elapsed = adaptive(monkeypatch, noise=0.5, target_precision=0.0001, max_time_s=0.2)
+    assert timing.stop_reason == "max_time" and 0.2 <= elapsed < 0.2 + 0.01  # at most a round over
+
+
+def test_without_a_target_timing_is_num_runs_and_a_soak_comes_before_the_target(monkeypatch):
+    timing, _, _ = adaptive(monkeypatch, noise=0.02)
+    assert timing.stop_reason == "num_runs" and timing.count == 10
+    timing, _, elapsed = adaptive(monkeypatch, noise=0.02, target_precision=0.5, min_duration_s=0.5)
+    assert elapsed >= 0.5 and timing.stop_reason == "precision"  # the soak lasted its duration
+
+
+def test_a_config_asks_for_a_precision_and_each_row_says_how_it_stopped(
+    write_yaml, run_cli, tmp_path
+):
+    out = tmp_path / "o.csv"
+    path = write_yaml(
+        "benchmarks:\n- benchmark_name: add\n  target_precision: 0.2\n"
+        "  max_time_s: 1\n  benchmark_params: [{m: 8, n: 64}]\n"
+    )
+    code, _, err = run_cli("run", "--config", str(path), "-o", str(out), "--no-progress")
+    assert code == 0, err
+    from microbench.results.writer import read_rows
+
+    rows = read_rows(str(out))
+    assert {r.stats.stop_reason for r in rows} <= {"precision", "max_time", "max_runs"}
+    assert all(r.stats.median_precision_ratio is not None for r in rows)
+    assert all(r.conditions.target_precision_ratio == 0.2 for r in rows)
+    bad = write_yaml("benchmarks:\n- benchmark_name: add\n  target_precision: 5\n")
+    code, _, err = run_cli("run", "--config", str(bad), "-o", str(tmp_path / "b.csv"))
+    assert code == 2 and "target_precision" in err and len(err.strip().splitlines()) == 1

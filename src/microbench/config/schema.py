@@ -53,6 +53,9 @@ class Benchmark(_Strict):
     cache: CachePolicy | None = None
     cadence: Cadence | None = None
     threads: PositiveInt | None = None
+    target_precision: float | None = Field(default=None, gt=0, lt=1)
+    max_runs: PositiveInt | None = None
+    max_time_s: float | None = Field(default=None, gt=0)
     implementation: str | list[str] | None = None
     description: str | None = None
 
@@ -74,6 +77,9 @@ class IronwoodConfig(_Strict):
     cache: CachePolicy | None = None
     cadence: Cadence | None = None
     threads: PositiveInt | None = None
+    target_precision: float | None = Field(default=None, gt=0, lt=1)
+    max_runs: PositiveInt | None = None
+    max_time_s: float | None = Field(default=None, gt=0)
 
 
 class MatrixShapes(_Strict):

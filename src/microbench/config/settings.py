@@ -22,6 +22,9 @@ RUN_KEYS = (
     "cadence",
     "threads",
     "min_duration_s",
+    "target_precision",
+    "max_runs",
+    "max_time_s",
 )
 
 
@@ -51,6 +54,15 @@ def _duration(value: Any, key: str, where: str) -> float:
 
 
 MAX_SOAK_S = 3600.0  # an hour of one case is a typo, not a soak
+
+
+def _fraction(value: Any, key: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise UserError(
+            f"must be a fraction of the median between 0 and 1 (0.01: within 1%), got {value!r}",
+            key=key_path(where, key),
+        )
+    return float(value)
 
 
 def _choice(value: Any, key: str, where: str, choices: tuple[str, ...]) -> str:
@@ -85,6 +97,9 @@ RUN_SETTING_CHECKS = {
     "cadence": lambda v, where: _choice(v, "cadence", where, CADENCES),
     "threads": lambda v, where: _count(v, 1, "threads", where),
     "min_duration_s": lambda v, where: _duration(v, "min_duration_s", where),
+    "target_precision": lambda v, where: _fraction(v, "target_precision", where),
+    "max_runs": lambda v, where: _count(v, 1, "max_runs", where),
+    "max_time_s": lambda v, where: _duration(v, "max_time_s", where),
 }
 
 

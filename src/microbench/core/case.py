@@ -39,6 +39,11 @@ class RunSettings:
     # keep timing until this long has passed, num_runs or not (a power or thermal soak); warm-up then
     # lasts at least min(1 s, min_duration_s / 5), as in the jax-bench harness
     min_duration_s: float = 0.0
+    # adaptive stopping: past num_runs (the floor), time in rounds until the median's 95% confidence
+    # interval is within +-target_precision of it, or max_runs iterations or max_time_s of timing
+    target_precision: float | None = None
+    max_runs: int = 10_000
+    max_time_s: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,12 @@ class Case:
             ("cadence", None if self.run.cadence == "blocked" else self.run.cadence),
             ("threads", self.run.threads),
             ("min_duration_s", self.run.min_duration_s or None),
+            ("target_precision", self.run.target_precision),
+            *(
+                (("max_runs", self.run.max_runs), ("max_time_s", self.run.max_time_s))
+                if self.run.target_precision is not None
+                else ()
+            ),
         )
         ident = {
             "op": self.op,

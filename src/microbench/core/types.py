@@ -56,6 +56,7 @@ class Timing(SampleStats):
     # ops timed on many devices (collectives): each device's per-iteration time; samples_s is then the
     # slowest device's time per iteration
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
+    stop_reason: str = "num_runs"  # why timing stopped: procedure.STOP_REASONS
 
     def _values(self) -> list[float]:
         return self.samples_s

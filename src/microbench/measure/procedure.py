@@ -46,11 +46,58 @@ def run_check(mode: str, prepared: Prepared, out: object) -> CheckResult:
     return CheckResult(mode, "passed", max_rel_error_ratio=err)
 
 
+# why a case's timing stopped (the row's stop_reason)
+STOP_REASONS = {
+    "num_runs": "num_runs iterations were timed",
+    "min_duration": "min_duration_s had passed",
+    "precision": "the median's 95% confidence interval was within target_precision",
+    "max_runs": "max_runs reached before the precision target",
+    "max_time": "max_time_s of timing passed before the precision target",
+    "sample_cap": f"{MAX_SOAK_SAMPLES} samples, the most a case records",
+}
+
+
+def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | None:
+    """Why timing may stop now, or None to time another round. A soak (min_duration_s) lasts its
+    duration whatever the precision; the precision target then applies, within its ceilings."""
+    if timing.count >= MAX_SOAK_SAMPLES:
+        return "sample_cap"
+    if elapsed_s < run.min_duration_s:
+        return None
+    if run.target_precision is None:
+        return "min_duration" if run.min_duration_s else "num_runs"
+    if timing.meets_confidence(run.target_precision):
+        return "precision"
+    if timing.count >= run.max_runs:
+        return "max_runs"
+    if elapsed_s >= run.max_time_s:
+        return "max_time"
+    return None
+
+
+def next_round(timing: Timing, run: RunSettings, elapsed_s: float) -> int:
+    """Iterations for the next round: what fills the rest of a soak, or what the precision target
+    needs if the interval narrows as 1/sqrt(n) (at least a quarter more), within the ceilings."""
+    per_iteration = elapsed_s / timing.count
+    if elapsed_s < run.min_duration_s:
+        wanted = int((run.min_duration_s - elapsed_s) / per_iteration) + 1
+    else:
+        reached, target = timing.precision_ratio, run.target_precision or 1.0
+        grow = (reached / target) ** 2 if reached else 2.0
+        wanted = max(int(timing.count * (grow - 1)) + 1, timing.count // 4)
+        wanted = min(
+            wanted,
+            run.max_runs - timing.count,
+            int((run.max_time_s - elapsed_s) / per_iteration) + 1,
+        )
+    return max(1, min(MAX_ROUND, wanted, MAX_SOAK_SAMPLES - timing.count))
+
+
 def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
-    """num_runs iterations; with min_duration_s, warm-up for at least min(1 s, min_duration_s / 5), then
-    rounds of iterations back to back until num_runs are done and min_duration_s has passed. Each round
-    is one call of the timer (one trace for a device timer), sized to what is left of the duration."""
-    if not run.min_duration_s:
+    """num_runs iterations (the floor). With min_duration_s or target_precision, time goes on in rounds
+    (each one call of the timer: one trace for a device timer) until `stop_reason` says why not; a soak
+    warms up for at least min(1 s, min_duration_s / 5) first, as jax-bench does."""
+    if not run.min_duration_s and run.target_precision is None:
         return timer(prepared, run.warmup, run.num_runs)
     warm_until = time.perf_counter() + min(1.0, run.min_duration_s / 5)
     warm_up(prepared, run.warmup)
@@ -58,12 +105,10 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
         warm_up(prepared, 1)
     start = time.perf_counter()
     timing = timer(prepared, 0, run.num_runs)
-    while time.perf_counter() - start < run.min_duration_s and timing.count < MAX_SOAK_SAMPLES:
+    while (reason := stop_reason(timing, run, time.perf_counter() - start)) is None:
         interrupt.check()
-        elapsed = time.perf_counter() - start
-        per_iteration = elapsed / timing.count
-        left = run.min_duration_s - elapsed
-        timing.extend(timer(prepared, 0, max(1, min(MAX_ROUND, int(left / per_iteration) + 1))))
+        timing.extend(timer(prepared, 0, next_round(timing, run, time.perf_counter() - start)))
+    timing.stop_reason = reason
     return timing
 
 

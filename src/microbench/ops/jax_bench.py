@@ -45,6 +45,9 @@ OURS_AS_PARAMS = (
     Param("cache", "str", "cold", doc="cold: caches flushed before each iteration; warm"),
     Param("cadence", "str", "blocked", doc="blocked or sustained"),
     Param("threads", "int", None, doc="host threads of PyTorch's CPU ops"),
+    Param("target_precision", "float", None, doc="time until the median is known within +-this"),
+    Param("max_runs", "int", 10_000, doc="with target_precision: at most this many iterations"),
+    Param("max_time_s", "float", 10.0, doc="with target_precision: at most this long timing"),
 )
 OURS = tuple(p.name for p in OURS_AS_PARAMS)
 

@@ -66,6 +66,16 @@ class Conditions:
     min_duration_s: float | None = field(
         default=None, metadata=doc("timed for at least this long (a soak), however many runs")
     )
+    target_precision_ratio: float | None = field(
+        default=None,
+        metadata=doc("adaptive stopping: timed until the median is known within +- this fraction"),
+    )
+    max_run_count: int | None = field(
+        default=None, metadata=doc("adaptive stopping's ceiling on iterations")
+    )
+    max_time_s: float | None = field(
+        default=None, metadata=doc("adaptive stopping's ceiling on timing seconds")
+    )
 
 
 @dataclass
@@ -88,6 +98,19 @@ class TimeStats:
     decile_sample_count: int | None = field(default=None, metadata=doc("samples in each tenth"))
     throttled: bool | None = field(
         default=None, metadata=doc("drift above 1.05; no verdict under 5 samples a tenth")
+    )
+    median_precision_ratio: float | None = field(
+        default=None,
+        metadata=doc(
+            "half the median's 95% confidence interval over the median (order statistics)"
+        ),
+    )
+    stop_reason: str | None = field(
+        default=None,
+        metadata=doc(
+            "why timing stopped: `num_runs`, `min_duration`, `precision` (target reached), "
+            "`max_runs` or `max_time` (a ceiling came first), `sample_cap`"
+        ),
     )
 
 
@@ -441,12 +464,16 @@ def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) ->
         threads = device.threads if device is not None and device.threads else case.run.threads
     else:
         threads = case.run.threads
+    adaptive = case.run.target_precision is not None
     return Conditions(
         timer=case.run.timer,
         cache=case.run.cache,
         cadence=case.run.cadence,
         thread_count=threads,
         min_duration_s=case.run.min_duration_s or None,
+        target_precision_ratio=case.run.target_precision,
+        max_run_count=case.run.max_runs if adaptive else None,
+        max_time_s=case.run.max_time_s if adaptive else None,
     )
 
 
@@ -526,6 +553,8 @@ def _time_stats(t: Timing) -> TimeStats:
         decile_drift_ratio=drift.ratio,
         decile_sample_count=drift.per_tenth,
         throttled=drift.throttled,
+        median_precision_ratio=t.precision_ratio,
+        stop_reason=t.stop_reason,
     )
 
 
