@@ -262,3 +262,15 @@ def test_a_config_asks_for_a_precision_and_each_row_says_how_it_stopped(
     bad = write_yaml("benchmarks:\n- benchmark_name: add\n  target_precision: 5\n")
     code, _, err = run_cli("run", "--config", str(bad), "-o", str(tmp_path / "b.csv"))
     assert code == 2 and "target_precision" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_medians_interval_ranks_match_scipys_binomial_without_importing_it():
+    from scipy.stats import binom
+
+    from microbench.core.samples import half_binomial_ppf
+
+    for n in (6, 7, 20, 200, 1000):  # exact
+        for q in (0.025, 0.005):
+            assert half_binomial_ppf(q, n) == int(binom.ppf(q, n, 0.5))
+    for n in (1001, 5000, 100_000):  # the normal approximation: within a rank
+        assert abs(half_binomial_ppf(0.025, n) - int(binom.ppf(0.025, n, 0.5))) <= 1

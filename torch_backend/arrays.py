@@ -12,6 +12,7 @@ from microbench.catalogue import OpSpec, Params, get_spec, implementation
 from microbench.core.case import Case
 from microbench.core.types import Prepared
 from microbench.errors import unsupported
+from microbench.measure.inputs import Rotation, check_every_set, host_sets
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits
 from microbench.ops.common import PlacementExtras
@@ -46,14 +47,17 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
     device = compute_device(case)
     if device.type == "cuda":
         check_fits(spec, case, torch.cuda.get_device_properties(device).total_memory)
-    assert spec.make_inputs is not None
-    host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
-    args = [to_torch(host[name], device) for name in host]
+    hosts = host_sets(spec, case)
+    host = hosts[0]
+    rotation = Rotation([[to_torch(h[name], device) for name in h] for h in hosts])
     fn, label = build(case.params, device)
 
-    def call() -> dict[str, Any]:
+    def run(args: list[Any]) -> dict[str, Any]:
         with torch.inference_mode():
             return fn(*args)
+
+    def call() -> dict[str, Any]:
+        return run(rotation.next())
 
     compile_s = None
     if label.startswith(
@@ -61,16 +65,23 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
     ):  # torch.compile compiles at the first call: timed as compilation
         start = time.perf_counter()
         sync = synchronizer(device)
-        sync(call())
+        first = rotation.sets[0]
+        if spec.traits.donated_input:  # an op that updates its input in place: compile on a copy
+            first = [a.clone() for a in first]
+        sync(run(first))
         compile_s = time.perf_counter() - start
 
     def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
         return to_numpy(take_rows(out[name], rows))
 
+    def check_one(h: dict[str, np.ndarray], out: dict[str, Any]) -> float | None:
+        return check_outputs(spec, case.params, h, lambda n, r: fetch(out, n, r))
+
     return Prepared(
         call=call,
         sync=synchronizer(device),
-        check=lambda out: check_outputs(spec, case.params, host, lambda n, r: fetch(out, n, r)),
+        check=check_every_set(hosts, rotation, run, synchronizer(device), check_one),
+        input_sets=len(hosts),
         digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
         implementation=label,
         compile_s=compile_s,

@@ -56,6 +56,8 @@ class Benchmark(_Strict):
     target_precision: float | None = Field(default=None, gt=0, lt=1)
     max_runs: PositiveInt | None = None
     max_time_s: float | None = Field(default=None, gt=0)
+    inputs: Literal["fixed", "rotate"] | None = None
+    input_sets: int | None = Field(default=None, ge=2)
     implementation: str | list[str] | None = None
     description: str | None = None
 
@@ -80,6 +82,8 @@ class IronwoodConfig(_Strict):
     target_precision: float | None = Field(default=None, gt=0, lt=1)
     max_runs: PositiveInt | None = None
     max_time_s: float | None = Field(default=None, gt=0)
+    inputs: Literal["fixed", "rotate"] | None = None
+    input_sets: int | None = Field(default=None, ge=2)
 
 
 class MatrixShapes(_Strict):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from microbench.core.case import CACHE_POLICIES, CADENCES, CHECK_MODES, RunSettings
+from microbench.core.case import CACHE_POLICIES, CADENCES, CHECK_MODES, INPUT_POLICIES, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.measure.timers import timer_names
 
@@ -25,6 +25,8 @@ RUN_KEYS = (
     "target_precision",
     "max_runs",
     "max_time_s",
+    "inputs",
+    "input_sets",
 )
 
 
@@ -100,6 +102,8 @@ RUN_SETTING_CHECKS = {
     "target_precision": lambda v, where: _fraction(v, "target_precision", where),
     "max_runs": lambda v, where: _count(v, 1, "max_runs", where),
     "max_time_s": lambda v, where: _duration(v, "max_time_s", where),
+    "inputs": lambda v, where: _choice(v, "inputs", where, INPUT_POLICIES),
+    "input_sets": lambda v, where: _count(v, 2, "input_sets", where),
 }
 
 

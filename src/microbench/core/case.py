@@ -13,6 +13,7 @@ from microbench.platform.system_presets import HardwareStats
 CHECK_MODES = ("strict", "flag", "off")
 CACHE_POLICIES = ("cold", "warm")
 CADENCES = ("blocked", "sustained")
+INPUT_POLICIES = ("fixed", "rotate")
 SHAPE_KEYS = ("m", "k", "n")
 
 
@@ -44,6 +45,9 @@ class RunSettings:
     target_precision: float | None = None
     max_runs: int = 10_000
     max_time_s: float = 10.0
+    # fixed: one input set, every iteration; rotate: input_sets sets cycled through the iterations
+    inputs: str = "fixed"
+    input_sets: int = 4
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,11 @@ class Case:
             ("threads", self.run.threads),
             ("min_duration_s", self.run.min_duration_s or None),
             ("target_precision", self.run.target_precision),
+            *(
+                (("inputs", "rotate"), ("input_sets", self.run.input_sets))
+                if self.run.inputs == "rotate"
+                else ()
+            ),
             *(
                 (("max_runs", self.run.max_runs), ("max_time_s", self.run.max_time_s))
                 if self.run.target_precision is not None

@@ -3,8 +3,10 @@ small): a timer's `Timing`, samples read back from a results file and adaptive s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
@@ -20,6 +22,24 @@ class Drift(NamedTuple):
     ratio: float | None  # median of the last tenth of the samples over the first tenth's
     per_tenth: int  # samples in each tenth
     throttled: bool | None  # ratio above DRIFT_LIMIT; None when a tenth is too small to say
+
+
+EXACT_BINOMIAL_UP_TO = 1000
+
+
+def half_binomial_ppf(q: float, n: int) -> int:
+    """The smallest k with P(Binomial(n, 1/2) <= k) >= q: exact up to 1000 trials, the normal
+    approximation with continuity correction beyond (within one rank there). Written out because
+    importing scipy.stats costs half a second, which every row's statistics would pay."""
+    if n <= EXACT_BINOMIAL_UP_TO:
+        total, need = 0, q * 2**n
+        for k in range(n + 1):
+            total += math.comb(n, k)
+            if total >= need:
+                return k
+        return n
+    z = NormalDist().inv_cdf(q)
+    return max(0, math.ceil(n / 2 + z * math.sqrt(n) / 2 - 0.5))
 
 
 class SampleStats:
@@ -83,13 +103,11 @@ class SampleStats:
     def median_interval_s(self, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
         """Distribution-free confidence interval of the median from order statistics (the ranks a
         binomial(n, 1/2) puts outside the interval), or None when there are too few samples."""
-        from scipy.stats import binom
-
         x = np.sort(self._array())
         n = x.size
         if n < MIN_CI_SAMPLES:
             return None
-        low = int(binom.ppf((1 - confidence) / 2, n, 0.5))  # 0-based rank of the lower bound
+        low = half_binomial_ppf((1 - confidence) / 2, n)  # 0-based rank of the lower bound
         low = max(0, min(low, (n - 1) // 2))
         return float(x[low]), float(x[n - 1 - low])
 

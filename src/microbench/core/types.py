@@ -120,6 +120,7 @@ class Prepared:
         default_factory=dict
     )  # companions measured by an earlier case
     finish: Callable[[Timing, dict[str, Timing]], Any] | None = None
+    input_sets: int = 1  # input sets cycled through the iterations (inputs: rotate), each checked
 
 
 @dataclass(frozen=True)
@@ -150,3 +151,4 @@ class Measurement:
     extras: Any = None  # an instance of the suite's declared extras class (results.records)
     companion_timings: dict[str, Timing] = field(default_factory=dict)
     outputs_digest: dict[str, np.ndarray] = field(default_factory=dict)
+    input_sets: int = 1

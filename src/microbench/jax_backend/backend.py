@@ -39,6 +39,7 @@ from microbench.core.types import (
 from microbench.errors import CaseFailure, Status, unsupported
 from microbench.jax_backend import distributed
 from microbench.jax_backend.timers import module_name, safe_name
+from microbench.measure.inputs import Rotation, check_every_set, host_sets
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits, measure
 from microbench.measure.timers import (
@@ -199,14 +200,21 @@ class JaxBackend:
         check_fits(spec, case, self.memory_capacity())
         if spec.make_inputs is None:
             raise unsupported(f"op {spec.name} has no array inputs for the generic JAX path")
-        host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
-        device_args, used = self._place(case, host)
+        hosts = host_sets(spec, case)
+        host = hosts[0]
         carried = spec.traits.donated_input
+        if carried and len(hosts) > 1:
+            raise unsupported("inputs: rotate: this op feeds each iteration's output to the next")
+        placed = [self._place(case, h) for h in hosts]
+        device_args, used = placed[0]
         donate: tuple[int, ...] = (list(host).index(carried),) if carried else ()
         compiled = self.compile(case, spec, impl.build(case.params), device_args, donate)
         state = {"args": device_args}
+        rotation = Rotation([args for args, _ in placed])
 
         def call() -> dict[str, Any]:
+            if len(hosts) > 1:
+                return compiled.fn(*rotation.next())
             out = compiled.fn(*state["args"])
             if carried:  # the donated buffer's successor feeds the next iteration
                 args = state["args"]
@@ -221,10 +229,18 @@ class JaxBackend:
         extras = PlacementExtras(
             used_device_count=used, sharding=case.params.get("sharding", "none")
         )
+
+        def check_one(h: dict[str, np.ndarray], out: dict[str, Any]) -> float | None:
+            return check_outputs(spec, case.params, h, lambda n, r: fetch(out, n, r))
+
+        def run(args: list[Any]) -> dict[str, Any]:
+            return compiled.fn(*args)
+
         return Prepared(
             call=call,
             sync=jax.block_until_ready,
-            check=lambda out: check_outputs(spec, case.params, host, lambda n, r: fetch(out, n, r)),
+            check=check_every_set(hosts, rotation, run, jax.block_until_ready, check_one),
+            input_sets=len(hosts),
             digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
             compile_s=compiled.seconds,
             compiler=compiled.counts,

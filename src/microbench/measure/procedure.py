@@ -135,4 +135,5 @@ def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) ->
         extras=extras,
         companion_timings=companions,
         outputs_digest=digest,
+        input_sets=prepared.input_sets,
     )

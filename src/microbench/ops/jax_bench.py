@@ -48,6 +48,8 @@ OURS_AS_PARAMS = (
     Param("target_precision", "float", None, doc="time until the median is known within +-this"),
     Param("max_runs", "int", 10_000, doc="with target_precision: at most this many iterations"),
     Param("max_time_s", "float", 10.0, doc="with target_precision: at most this long timing"),
+    Param("inputs", "str", "fixed", doc="rotate: input_sets sets cycled through the iterations"),
+    Param("input_sets", "int", 4, doc="with inputs: rotate, how many sets"),
 )
 OURS = tuple(p.name for p in OURS_AS_PARAMS)
 

@@ -132,6 +132,10 @@ class TimingInfo:
         default=None, metadata=doc("host time per blocked iteration")
     )
     compile_s: float | None = None
+    input_set_count: int | None = field(
+        default=None,
+        metadata=doc("input sets cycled through the iterations (`inputs: rotate`), each checked"),
+    )
     dominant_kernel: str | None = None
     dominant_kernel_pct: float | None = None
     dominant_kernel_s: float | None = None
@@ -567,6 +571,7 @@ def _timing_info(m: Measurement) -> TimingInfo:
         launch_median_s=median_or_none(t.launch_samples_s),
         wall_median_s=median_or_none(t.wall_samples_s),
         compile_s=m.compile_s,
+        input_set_count=m.input_sets,
         dominant_kernel=top.name if top else None,
         dominant_kernel_pct=100 * top.share if top else None,
         dominant_kernel_s=top.mean_s * top.per_iter if top else None,
