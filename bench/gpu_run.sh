@@ -112,6 +112,8 @@ for l in open('$OUT/collectives_headline.jsonl'):
     timeout 280 $RUN --config configs/gpu/jax_bench_gemm_pair.yaml -o "$OUT/jax_bench_gemm_pair.csv" 2>&1 | tail -1
     timeout 280 $RUN --config configs/gpu/jax_bench_gemm_reference.yaml -o "$OUT/jax_bench_gemm_reference.csv" 2>&1 | tail -1
     python3 bench/jax_bench_check.py "$OUT" | sed -n '/^gemm_generalized/,$p' ;;
+  overhead)  # issue 27: per-case harness cost on the GPU, per backend and implementation
+    python3 bench/overhead.py --device cuda | tee "$OUT/overhead.txt" ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;
