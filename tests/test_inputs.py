@@ -54,3 +54,10 @@ def test_a_rotating_case_checks_each_set_and_records_how_many(backend, tmp_path)
     name = "jax" if backend is jax_backend else "torch"
     m = backend().measure(rotating("add", name, tmp_path, sets=4))
     assert m.check.text == "passed" and m.input_sets == 4 and len(m.timing.samples_s) == 3
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_an_op_that_feeds_its_output_on_refuses_rotation_on_both_backends(backend, tmp_path):
+    with pytest.raises(CaseFailure) as failure:
+        host_sets(get_spec("gemm_accum"), rotating("gemm_accum", backend, tmp_path))
+    assert failure.value.status == Status.UNSUPPORTED

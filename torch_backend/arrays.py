@@ -59,12 +59,10 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
     def call() -> dict[str, Any]:
         return run(rotation.next())
 
+    sync = synchronizer(device)
     compile_s = None
-    if label.startswith(
-        "compile"
-    ):  # torch.compile compiles at the first call: timed as compilation
+    if label.startswith("compile"):  # torch.compile compiles at the first call: timed as such
         start = time.perf_counter()
-        sync = synchronizer(device)
         first = rotation.sets[0]
         if spec.traits.donated_input:  # an op that updates its input in place: compile on a copy
             first = [a.clone() for a in first]
@@ -79,8 +77,8 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
 
     return Prepared(
         call=call,
-        sync=synchronizer(device),
-        check=check_every_set(hosts, rotation, run, synchronizer(device), check_one),
+        sync=sync,
+        check=check_every_set(hosts, rotation, run, sync, check_one),
         input_sets=len(hosts),
         digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
         implementation=label,

@@ -203,8 +203,6 @@ class JaxBackend:
         hosts = host_sets(spec, case)
         host = hosts[0]
         carried = spec.traits.donated_input
-        if carried and len(hosts) > 1:
-            raise unsupported("inputs: rotate: this op feeds each iteration's output to the next")
         placed = [self._place(case, h) for h in hosts]
         device_args, used = placed[0]
         donate: tuple[int, ...] = (list(host).index(carried),) if carried else ()

@@ -53,7 +53,8 @@ class Collector:
 
     def before_window(self) -> None:
         now = resident_bytes()
-        grown = now is None or now - (self.frozen_at or 0) > REFREEZE_GROWTH_BYTES
+        # where the system does not say how big the process is, only a slow collection refreezes
+        grown = now is not None and now - (self.frozen_at or 0) > REFREEZE_GROWTH_BYTES
         if self.frozen_at is None or grown:
             self.full()
             return

@@ -12,6 +12,7 @@ import numpy as np
 
 from microbench.catalogue import OpSpec
 from microbench.core.case import Case
+from microbench.errors import unsupported
 
 Host = dict[str, np.ndarray]
 
@@ -22,6 +23,8 @@ def host_sets(spec: OpSpec, case: Case) -> list[Host]:
     assert spec.make_inputs is not None
     seed = case.params.get("seed", 0)
     count = case.run.input_sets if case.run.inputs == "rotate" else 1
+    if count > 1 and spec.traits.donated_input:
+        raise unsupported("inputs: rotate: this op feeds each iteration's output to the next")
     return [spec.make_inputs(case.params, np.random.default_rng(seed + i)) for i in range(count)]
 
 
