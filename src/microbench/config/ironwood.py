@@ -208,21 +208,17 @@ def _cases(entry: Planned, base: RunSettings, request: PlanRequest) -> list[Case
             run = spec.traits.run_overrides(params).apply(run)
         requested = d.get("implementation", bench.implementation)
         impl_where = entry.where if "implementation" in d else block
-        cases += [
-            Case(
-                op=spec.name,
-                backend=backend,
-                params=params,
-                run=run,
-                outputs=outputs,
-                benchmark=bench.benchmark_name,
-                config_id=request.config_id,
-                pair_key=pair_key(spec.name, params),
-                implementation=impl,
-            )
-            for backend in entry.backends
-            for impl in implementations_to_run(spec, backend, requested, impl_where)
-        ]
+        cases += cases_per_implementation(
+            spec,
+            entry.backends,
+            requested,
+            impl_where,
+            params=params,
+            run=run,
+            outputs=outputs,
+            benchmark=bench.benchmark_name,
+            config_id=request.config_id,
+        )
     return cases
 
 
@@ -253,6 +249,28 @@ def implementations_to_run(
         key=key_path(where, "implementation"),
         suggestion=did_you_mean(names[0], registered),
     )
+
+
+def cases_per_implementation(
+    spec: OpSpec,
+    backends: list[str],
+    requested: str | list[str] | None,
+    where: str,
+    **fields: Any,
+) -> list[Case]:
+    """One case of the op per backend and implementation to run there (`implementations_to_run`),
+    sharing the other fields (params, run, outputs, ...); paired across backends by its params."""
+    return [
+        Case(
+            op=spec.name,
+            backend=backend,
+            implementation=impl,
+            pair_key=pair_key(spec.name, fields["params"]),
+            **fields,
+        )
+        for backend in backends
+        for impl in implementations_to_run(spec, backend, requested, where)
+    ]
 
 
 def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:

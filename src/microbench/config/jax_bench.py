@@ -19,14 +19,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from microbench.catalogue import Param, get_spec
-from microbench.config.ironwood import implementations_to_run
+from microbench.config.ironwood import cases_per_implementation
 from microbench.config.jax_bench_inputs import (
     MAX_COMBINATIONS,
     model_fields,
     read_csv_shapes,
     read_sweep,
 )
-from microbench.config.settings import PlanRequest, pair_key, run_settings
+from microbench.config.settings import PlanRequest, run_settings
 from microbench.core.case import Case, Origin, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.ops.jax_bench import OURS, V2Benchmark, get_v2, process_env
@@ -201,23 +201,19 @@ def _cases_for(
         csv_path=request.default_csv,
         trace_dir=_trace_dir(fields["xprof_dir"], request) if fields["xprof_timing"] else None,
     )
-    return [
-        Case(
-            op=spec.name,
-            backend=backend,
-            params=params,
-            run=run,
-            outputs=outputs,
-            benchmark=bench.name,
-            config_id=request.config_id,
-            pair_key=pair_key(spec.name, params),
-            implementation=impl,
-            origin=origin,
-            process_env=process_env(bench),
-        )
-        for backend in _backends(ours.get("backend"), spec.name, key_path(where, "backend"))
-        for impl in implementations_to_run(spec, backend, ours.get("implementation"), where)
-    ]
+    return cases_per_implementation(
+        spec,
+        _backends(ours.get("backend"), spec.name, key_path(where, "backend")),
+        ours.get("implementation"),
+        where,
+        params=params,
+        run=run,
+        outputs=outputs,
+        benchmark=bench.name,
+        config_id=request.config_id,
+        origin=origin,
+        process_env=process_env(bench),
+    )
 
 
 # Google-internal file systems upstream cannot write to from a TPU VM: it traces to /tmp instead

@@ -233,17 +233,6 @@ COLLECTIVES: dict[str, Collective] = {
         point_to_point=True,
         local_mesh=True,
     ),
-    # all-reduce with any of the four reductions (the jax-bench harness's all_reduce)
-    "all_reduce": Collective(
-        "AR",
-        _same,
-        _same,
-        _all_reduce,
-        _same,
-        lambda r: 2.0 / r,
-        lambda i, r, n, out, p: [(j, EVERY, out) for j in range(r)],
-        in_place=True,
-    ),
     # one pair of the global devices, one way (uni) or both ways at once (bi): jax-bench's D2D
     "device_to_device": Collective(
         "D2D",
@@ -256,6 +245,9 @@ COLLECTIVES: dict[str, Collective] = {
         point_to_point=True,
     ),
 }
+# all-reduce with any of the four reductions (the jax-bench harness's all_reduce): psum's machinery,
+# the reduction read from the parameters
+COLLECTIVES["all_reduce"] = COLLECTIVES["psum"]
 
 # the reductions of all_reduce: how the float64 reference combines the members' blocks
 REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
