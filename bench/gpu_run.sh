@@ -113,7 +113,11 @@ for l in open('$OUT/collectives_headline.jsonl'):
     timeout 280 $RUN --config configs/gpu/jax_bench_gemm_reference.yaml -o "$OUT/jax_bench_gemm_reference.csv" 2>&1 | tail -1
     python3 bench/jax_bench_check.py "$OUT" | sed -n '/^gemm_generalized/,$p' ;;
   overhead)  # issue 27: per-case harness cost on the GPU, per backend and implementation
-    python3 bench/overhead.py --device cuda | tee "$OUT/overhead.txt" ;;
+    python3 bench/overhead.py --device cuda | tee "$OUT/overhead.txt"
+    python3 bench/overhead.py --device cuda --profile "$OUT/overhead.prof" > /dev/null
+    python3 -c "import pstats; s = pstats.Stats('$OUT/overhead.prof'); s.sort_stats('tottime').print_stats(15); s.print_callers('builtins.compile')" 2>&1 | cut -c1-160 | tail -45 ;;
+  heldout)  # issue 27: held-out shapes, the harness against JAX-profiler and CUPTI kernel times outside it
+    rm -rf /tmp/heldout; python3 bench/heldout_check.py --out /tmp/heldout | tee "$OUT/heldout.md"; cp /tmp/heldout/outside.json /tmp/heldout/heldout.csv /tmp/heldout/heldout.jsonl "$OUT/" ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;
