@@ -6,7 +6,6 @@ Example: microbench run   (the CPU quick-start; then: microbench report results/
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import signal
 import sys
@@ -17,7 +16,14 @@ from typing import Any, NoReturn
 
 from microbench import __version__
 from microbench.errors import UserError
-from microbench.platform import chatter, interrupt
+from microbench.limits import (
+    MAX_CASES,
+    MAX_ITERATIONS,
+    MAX_PROCESSES,
+    MAX_QUOTED,
+    MAX_SECONDS,
+)
+from microbench.platform import chatter, interrupt, processes
 
 # Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
 QUICKSTART = str(resources.files("microbench") / "configs" / "quickstart.yaml")
@@ -31,14 +37,16 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def count(low: int) -> Callable[[str], int]:
+def count(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = int(text[:40])
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
+            value = None
+        if value is None or not low <= value <= high or len(text) > 40:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer from {low} to {high:,}, got {text[:MAX_QUOTED]!r}"
+            )
         return value
 
     return parse
@@ -51,8 +59,10 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"must be a positive number of seconds, got {text!r}"
         ) from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    if not 0 < value <= MAX_SECONDS:  # NaN and infinity fail this too
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of seconds up to {MAX_SECONDS:g}, got {text[:MAX_QUOTED]}"
+        )
     return value
 
 
@@ -88,16 +98,22 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 def _add_selection_options(p: argparse.ArgumentParser) -> None:
     """Which cases run, and how big they are."""
     p.add_argument(
-        "--max-cases", type=count(1), default=None, help="refuse configs expanding to more cases"
+        "--max-cases",
+        type=count(1, MAX_CASES),
+        default=None,
+        help="refuse configs expanding to more cases",
     )
     p.add_argument(
         "--max-dim",
-        type=count(1),
+        type=count(1, 1 << 40),
         default=None,
         help="clamp every dimension to this (cases that become equal run once)",
     )
     p.add_argument(
-        "--num-runs", type=count(1), default=None, help="override num_runs of every case"
+        "--num-runs",
+        type=count(1, MAX_ITERATIONS),
+        default=None,
+        help="override num_runs of every case",
     )
     for flag, what in (("--only", "run only"), ("--skip", "leave out")):
         p.add_argument(
@@ -134,11 +150,15 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
     many.add_argument(
         "--coordinator", default=None, help="HOST:PORT of process 0 (implies --multihost)"
     )
-    many.add_argument("--num-processes", type=count(1), default=None, help="processes in the job")
-    many.add_argument("--process-id", type=count(0), default=None, help="this process's id")
+    many.add_argument(
+        "--num-processes", type=count(1, MAX_PROCESSES), default=None, help="processes in the job"
+    )
+    many.add_argument(
+        "--process-id", type=count(0, MAX_PROCESSES), default=None, help="this process's id"
+    )
     many.add_argument(
         "--processes",
-        type=count(1),
+        type=count(1, MAX_PROCESSES),
         default=None,
         metavar="N",
         help="start N local CPU processes joined by jax.distributed and run there",
@@ -270,10 +290,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--config", required=True, help="the YAML config to check")
     v.add_argument(
-        "--max-cases", type=count(1), default=None, help="refuse configs expanding to more cases"
+        "--max-cases",
+        type=count(1, MAX_CASES),
+        default=None,
+        help="refuse configs expanding to more cases",
     )
     v.add_argument(
-        "--max-dim", type=count(1), default=None, help="as for run: clamp every dimension"
+        "--max-dim", type=count(1, 1 << 40), default=None, help="as for run: clamp every dimension"
     )
     v.add_argument("--list", action="store_true", help="print every case the config expands to")
     v.add_argument("--json", action="store_true", help="the cases as JSON")
@@ -413,14 +436,18 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def _quit(signum: int, frame: object) -> None:
-    """Ctrl-C outside a run's cases (imports, config parsing, writing reports): a quiet exit."""
+    """Ctrl-C or SIGTERM outside a run's cases (imports, config parsing, writing reports): a quiet
+    exit, 128 + the signal."""
     print("interrupted", file=sys.stderr, flush=True)
-    raise SystemExit(130)
+    raise SystemExit(128 + signum)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _quit)  # a run replaces it with a flag while its cases run
+        for sig in interrupt.STOPPING:  # a run replaces them with a flag while its cases run
+            signal.signal(sig, _quit)
+        if os.environ.get(processes.LAUNCHED) == "1":  # a worker of `run --processes N`
+            processes.die_with_parent()
         interrupt.keep_swallowed()
     args, fields = build_parser().parse_known_args(argv)
     if fields and not getattr(args, "run", None):
@@ -435,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return interrupt.exit_code()
     except (
         RuntimeError
     ) as error:  # Python 3.11 wraps our SystemExit when it lands in a class body's __set_name__

@@ -7,6 +7,10 @@ import difflib
 from collections.abc import Iterable
 from enum import Enum
 
+from microbench.limits import MAX_QUOTED
+
+MAX_LINE = 6 * MAX_QUOTED  # an error line, however many values it quotes
+
 
 class Status(str, Enum):
     """A row's outcome: the only spellings of a status anywhere in the code."""
@@ -28,7 +32,10 @@ class Status(str, Enum):
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """Closest known name to a misspelt one, or None when nothing is close."""
-    matches = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    word = str(word)
+    if len(word) > MAX_QUOTED:  # no name is that long, and difflib is quadratic in it
+        return None
+    matches = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
     return matches[0] if matches else None
 
 
@@ -73,7 +80,18 @@ class UserError(Exception):
         text = f"{where}: {self.message}" if where else self.message
         if self.suggestion:
             text += f" (did you mean '{self.suggestion}'?)"
-        return " ".join(text.split())  # one line, always
+        return bounded(text)
+
+
+def bounded(text: str) -> str:
+    """One line, always, and a short one: each word past MAX_QUOTED characters is cut (saying how
+    long it was), and the line past MAX_LINE."""
+    words = [
+        w if len(w) <= MAX_QUOTED else f"{w[: MAX_QUOTED - 20]}...({len(w):,} characters)"
+        for w in str(text).split()
+    ]
+    line = " ".join(words)
+    return line if len(line) <= MAX_LINE else line[: MAX_LINE - 3] + "..."
 
 
 class CaseFailure(Exception):

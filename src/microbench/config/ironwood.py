@@ -42,7 +42,9 @@ def csv_path_for(csv_path: str | None, benchmark_name: str, default: str) -> str
     if not csv_path:
         return default
     return (
-        csv_path if csv_path.endswith(".csv") else os.path.join(csv_path, f"{benchmark_name}.csv")
+        csv_path
+        if csv_path.lower().endswith(".csv")  # R.CSV is a file too
+        else os.path.join(csv_path, f"{benchmark_name}.csv")
     )
 
 

@@ -26,6 +26,7 @@ from microbench.config.jax_bench_inputs import (
     read_csv_shapes,
     read_sweep,
 )
+from microbench.config.schema import CaseCap
 from microbench.config.settings import PlanRequest, run_settings
 from microbench.core.case import Case, Origin, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
@@ -45,7 +46,7 @@ class JaxBenchConfig(BaseModel):
     global_: dict[str, Any] | None = Field(default=None, alias="global")
     hardware: dict[str, Any] | None = None
     benchmarks: list[dict[str, Any]] = Field(min_length=1)
-    max_cases: int | None = Field(default=None, gt=0)
+    max_cases: CaseCap | None = None
 
 
 def recognise(data: dict[str, Any]) -> bool:

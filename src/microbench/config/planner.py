@@ -16,6 +16,8 @@ from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
 from microbench.core.options import RunOptions
 from microbench.errors import UserError
+from microbench.results.remote import DIR_FIELDS, is_url
+from microbench.results.writer import check_path_text
 
 
 def default_csv(path: str, output_dir: str) -> str:
@@ -64,6 +66,22 @@ def select(
     return kept
 
 
+def _destinations(case: Case, config: str) -> tuple[str, ...]:
+    """Where a case's rows, traces and records go, each path checked as text (a NUL, an overlong path:
+    one line) and spelled one way (`./x.csv` is `x.csv`)."""
+    out = []
+    for name in ("csv_path", *DIR_FIELDS):
+        value = getattr(case.outputs, name)
+        if value and not is_url(value):
+            try:
+                check_path_text(value, name)
+            except UserError as error:
+                raise error.with_file(config) from None
+            value = os.path.normpath(os.path.abspath(value))
+        out.append(value or "")
+    return tuple(out)
+
+
 def plan(
     loaded: LoadedConfig, options: RunOptions, device_count: Callable[[], int] | None = None
 ) -> list[Case]:
@@ -94,7 +112,11 @@ def plan(
             key="(top level)",
         )
     cases = _overridden(cases, options, loaded.path)
-    unique: dict[str, Case] = {}
-    for case in cases:  # one row per case id: a case named twice (two entries, one point) runs once
-        unique.setdefault(case.id, case)
+    unique: dict[tuple[str, tuple[str, ...]], Case] = {}
+    for (
+        case
+    ) in cases:  # a case named twice (two entries, one point) runs once per output it goes to:
+        unique.setdefault(
+            (case.id, _destinations(case, loaded.path)), case
+        )  # each file has its rows
     return select(list(unique.values()), options.only, options.skip, loaded.path)

@@ -6,9 +6,25 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 
+from microbench.limits import (
+    MAX_CASES,
+    MAX_INPUT_SETS,
+    MAX_ITERATIONS,
+    MAX_SECONDS,
+    MAX_THREADS,
+)
+
 # counts are integers, never booleans (YAML `true` would otherwise be read as 1)
 PositiveInt = Annotated[int, Strict(), Field(gt=0)]
 NonNegativeInt = Annotated[int, Strict(), Field(ge=0)]
+# bounded settings (core/limits): a count or duration past its ceiling is refused at load
+Iterations = Annotated[int, Strict(), Field(gt=0, le=MAX_ITERATIONS)]
+Warmup = Annotated[int, Strict(), Field(ge=0, le=MAX_ITERATIONS)]
+Threads = Annotated[int, Strict(), Field(gt=0, le=MAX_THREADS)]
+CaseCap = Annotated[int, Strict(), Field(gt=0, le=MAX_CASES)]
+InputSets = Annotated[int, Strict(), Field(ge=2, le=MAX_INPUT_SETS)]
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
+Peak = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class _Strict(BaseModel):
@@ -18,11 +34,11 @@ class _Strict(BaseModel):
 class PeakOverrides(_Strict):
     """Hardware peaks the user knows better than the built-in table (per chip)."""
 
-    bf16_tflops: float | None = Field(default=None, gt=0)
-    fp8_tflops: float | None = Field(default=None, gt=0)
-    int8_tflops: float | None = Field(default=None, gt=0)
-    fp32_tflops: float | None = Field(default=None, gt=0)
-    hbm_gbps: float | None = Field(default=None, gt=0)
+    bf16_tflops: Peak | None = None
+    fp8_tflops: Peak | None = None
+    int8_tflops: Peak | None = None
+    fp32_tflops: Peak | None = None
+    hbm_gbps: Peak | None = None
 
 
 CheckMode = Literal["strict", "flag", "off"]
@@ -38,26 +54,26 @@ class Benchmark(_Strict):
     benchmark_name: str
     benchmark_params: list[dict[str, Any]] | None = None
     benchmark_sweep_params: list[dict[str, Any]] | None = None
-    num_runs: PositiveInt | None = None
-    warmup: NonNegativeInt | None = None
-    warmup_tries: NonNegativeInt | None = None  # the reference's spelling of warmup (it ignored it)
+    num_runs: Iterations | None = None
+    warmup: Warmup | None = None
+    warmup_tries: Warmup | None = None  # the reference's spelling of warmup (it ignored it)
     topology: str | None = None  # injected into params that lack it (all-to-all's bandwidth model)
     backend: str | list[str] | None = None
     csv_path: str | None = None
     trace_dir: str | None = None
     xla_dump_dir: str | None = None
     xlml_metrics_dir: str | None = None  # metrics_report.jsonl, one {metrics, dimensions} per case
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: Seconds | None = None
     check: CheckMode | None = None
     timer: TimerName | None = None
     cache: CachePolicy | None = None
     cadence: Cadence | None = None
-    threads: PositiveInt | None = None
+    threads: Threads | None = None
     target_precision: float | None = Field(default=None, gt=0, lt=1)
-    max_runs: PositiveInt | None = None
-    max_time_s: float | None = Field(default=None, gt=0)
+    max_runs: Iterations | None = None
+    max_time_s: Seconds | None = None
     inputs: Literal["fixed", "rotate"] | None = None
-    input_sets: int | None = Field(default=None, ge=2)
+    input_sets: InputSets | None = None
     implementation: str | list[str] | None = None
     description: str | None = None
 
@@ -70,20 +86,20 @@ class Benchmark(_Strict):
 class IronwoodConfig(_Strict):
     benchmarks: list[Benchmark] = Field(min_length=1)
     peaks: PeakOverrides | None = None
-    max_cases: PositiveInt | None = None
-    num_runs: PositiveInt | None = None
-    warmup: NonNegativeInt | None = None
+    max_cases: CaseCap | None = None
+    num_runs: Iterations | None = None
+    warmup: Warmup | None = None
     backend: str | list[str] | None = None
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: Seconds | None = None
     timer: TimerName | None = None
     cache: CachePolicy | None = None
     cadence: Cadence | None = None
-    threads: PositiveInt | None = None
+    threads: Threads | None = None
     target_precision: float | None = Field(default=None, gt=0, lt=1)
-    max_runs: PositiveInt | None = None
-    max_time_s: float | None = Field(default=None, gt=0)
+    max_runs: Iterations | None = None
+    max_time_s: Seconds | None = None
     inputs: Literal["fixed", "rotate"] | None = None
-    input_sets: int | None = Field(default=None, ge=2)
+    input_sets: InputSets | None = None
 
 
 class MatrixShapes(_Strict):
@@ -147,8 +163,8 @@ class ModelParams(TorchaoSharedKeys):
     model_type: str = "linear"
     enable_profiler: bool = False
     enable_memory_profiler: bool = False
-    num_runs: PositiveInt | None = None
-    warmup: NonNegativeInt | None = None
+    num_runs: Iterations | None = None
+    warmup: Warmup | None = None
 
 
 class TorchaoConfig(TorchaoSharedKeys):
@@ -164,7 +180,7 @@ class TorchaoConfig(TorchaoSharedKeys):
         ModelParams
     ]  # the README example gives one mapping: accepted as a list of one
     peaks: PeakOverrides | None = None
-    max_cases: PositiveInt | None = None
+    max_cases: CaseCap | None = None
 
     @field_validator("model_params", mode="before")
     @classmethod

@@ -10,6 +10,13 @@ from typing import Any
 
 from microbench.core.case import CACHE_POLICIES, CADENCES, CHECK_MODES, INPUT_POLICIES, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
+from microbench.limits import (
+    MAX_INPUT_SETS,
+    MAX_ITERATIONS,
+    MAX_SECONDS,
+    MAX_SOAK_S,
+    MAX_THREADS,
+)
 from microbench.measure.timers import timer_names
 
 RUN_KEYS = (
@@ -30,15 +37,24 @@ RUN_KEYS = (
 )
 
 
-def _count(value: Any, low: int, key: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise UserError(f"must be an integer >= {low}, got {value!r}", key=key_path(where, key))
+def _count(value: Any, low: int, key: str, where: str, high: int = MAX_ITERATIONS) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UserError(
+            f"must be an integer from {low} to {high:,}, got {value!r}", key=key_path(where, key)
+        )
     return value
 
 
 def _seconds(value: Any, key: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise UserError(f"must be a positive number, got {value!r}", key=key_path(where, key))
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 < value <= MAX_SECONDS  # NaN and infinity fail this too
+    ):
+        raise UserError(
+            f"must be a positive number of seconds up to {MAX_SECONDS:g}, got {value!r}",
+            key=key_path(where, key),
+        )
     return float(value)
 
 
@@ -53,9 +69,6 @@ def _duration(value: Any, key: str, where: str) -> float:
             key=key_path(where, key),
         )
     return float(value)
-
-
-MAX_SOAK_S = 3600.0  # an hour of one case is a typo, not a soak
 
 
 def _fraction(value: Any, key: str, where: str) -> float:
@@ -97,13 +110,13 @@ RUN_SETTING_CHECKS = {
     "timer": lambda v, where: _choice(v, "timer", where, timer_names()),
     "cache": lambda v, where: _choice(v, "cache", where, CACHE_POLICIES),
     "cadence": lambda v, where: _choice(v, "cadence", where, CADENCES),
-    "threads": lambda v, where: _count(v, 1, "threads", where),
+    "threads": lambda v, where: _count(v, 1, "threads", where, MAX_THREADS),
     "min_duration_s": lambda v, where: _duration(v, "min_duration_s", where),
     "target_precision": lambda v, where: _fraction(v, "target_precision", where),
     "max_runs": lambda v, where: _count(v, 1, "max_runs", where),
     "max_time_s": lambda v, where: _duration(v, "max_time_s", where),
     "inputs": lambda v, where: _choice(v, "inputs", where, INPUT_POLICIES),
-    "input_sets": lambda v, where: _count(v, 2, "input_sets", where),
+    "input_sets": lambda v, where: _count(v, 2, "input_sets", where, MAX_INPUT_SETS),
 }
 
 

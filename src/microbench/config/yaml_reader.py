@@ -2,7 +2,8 @@
 
 libyaml's parser where PyYAML has it; duplicate keys refused (PyYAML keeps the last silently); the file's
 size, its nesting depth and the number of values it expands to (aliases re-use nodes, so a small file can
-expand to billions) are capped before anything else reads the data; only regular files are read.
+expand to billions) are capped before anything else reads the data; only regular files are read. Top-level
+keys that start with `x-` are the file's own (anchors for `<<:` merge keys) and are dropped.
 """
 
 from __future__ import annotations
@@ -22,12 +23,18 @@ MAX_DEPTH = 64
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class BoundedLoader(_Base):
-    """The safe loader, refusing a mapping that names one key twice."""
+    """The safe loader, refusing a mapping that names one key twice. Merge keys (`<<: *defaults`) work
+    as in YAML 1.1: a key written beside them overrides the merged one, which is not a duplicate."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == MERGE_TAG:
+                continue
             key = self.construct_object(key_node, deep=deep)
             line = key_node.start_mark.line + 1
             if isinstance(key, str) and key in seen:
@@ -107,4 +114,6 @@ def read_yaml(path: str) -> Any:
         _check_expansion(data)
     except UserError as error:
         raise error.with_file(path) from None
+    if isinstance(data, dict):  # `x-` keys hold anchors for merge keys (docker compose's rule)
+        data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
     return data

@@ -101,9 +101,24 @@ def size_problem(op: str, p: Params) -> str | None:
     return None
 
 
+def _shape_text_problem(p: Params) -> str | None:
+    """mesh_shape and sharding_strategy are 'AxBxC' of positive integers (checked before any use)."""
+    for key in ("mesh_shape", "sharding_strategy"):
+        text = str(p.get(key) or "")
+        if text and not all(t.isdigit() and int(t) > 0 for t in text.lower().split("x")):
+            return f"{key} must be positive integers joined by 'x' (like 2x4), got {text[:40]!r}"
+    return None
+
+
 def mesh_problem(op: str, p: Params) -> str | None:
     if COLLECTIVES[op].point_to_point:
+        if min(p["source_id"], p["target_id"]) < 0:
+            return "source_id and target_id are device indices: 0 or more"
         return "source_id and target_id must differ" if p["source_id"] == p["target_id"] else None
+    if problem := _shape_text_problem(p):
+        return problem
+    if p["ici_size"] < 1:
+        return f"ici_size counts devices: 1 or more, got {p['ici_size']}"
     shape = mesh_dims(p)
     if math.prod(shape) != p["ici_size"]:
         return f"mesh_shape {p['mesh_shape']} has {math.prod(shape)} devices, ici_size is {p['ici_size']}"

@@ -1,6 +1,8 @@
 """Ctrl-C that is never lost: the first one raises a flag that the runner checks between cases and the
 timers between iterations; a second one stops at once. Neither leaves a traceback (the session turns
-the resulting KeyboardInterrupt into the resume message).
+the resulting KeyboardInterrupt into the resume message). SIGTERM (a scheduler, `kill`, a job's end) is
+treated as Ctrl-C everywhere, so it too saves what finished and prints the resume command; the exit code
+says which signal it was (130 for SIGINT, 143 for SIGTERM).
 
 A KeyboardInterrupt raised by Python's default handler can land inside a garbage-collector callback
 (JAX installs one), where it is printed as "ignored" and lost; a flag cannot be lost that way. The same
@@ -18,6 +20,13 @@ from contextlib import contextmanager
 from typing import Any
 
 _requested = threading.Event()
+STOPPING = (signal.SIGINT, signal.SIGTERM)
+_received: list[int] = []  # the first stopping signal of this run
+
+
+def exit_code() -> int:
+    """128 + the signal that stopped the run (Ctrl-C where none was recorded)."""
+    return 128 + int(_received[0] if _received else signal.SIGINT)
 
 
 def requested() -> bool:
@@ -30,12 +39,14 @@ def check() -> None:
         raise KeyboardInterrupt
 
 
-def _on_sigint(signum: int, frame: Any) -> None:
+def _on_signal(signum: int, frame: Any) -> None:
     if _requested.is_set():
-        raise KeyboardInterrupt  # the second Ctrl-C: now
+        raise KeyboardInterrupt  # the second Ctrl-C (or SIGTERM): now
+    _received[:] = [signum]
     _requested.set()
+    name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
     print(
-        "\nCtrl-C: stopping at the next iteration; press it again to stop now",
+        f"\n{name}: stopping at the next iteration; press Ctrl-C again to stop now",
         file=sys.stderr,
         flush=True,
     )
@@ -60,14 +71,15 @@ def keep_swallowed() -> None:
 
 @contextmanager
 def handled() -> Iterator[None]:
-    """SIGINT as a flag for the duration of a run (main thread only; elsewhere Python's default). A
-    Ctrl-C kept from before the run stays set, so the run stops before its first case."""
+    """SIGINT and SIGTERM as a flag for the duration of a run (main thread only; elsewhere Python's
+    default). A Ctrl-C kept from before the run stays set, so the run stops before its first case."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, _on_sigint)
+    previous = {sig: signal.signal(sig, _on_signal) for sig in STOPPING}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         _requested.clear()

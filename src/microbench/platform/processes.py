@@ -3,6 +3,8 @@ writes rows. Set once at start-up; a single process is process 0 of 1."""
 
 from __future__ import annotations
 
+import ctypes
+import signal
 import socket
 
 _index, _count = 0, 1
@@ -30,3 +32,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+PR_SET_PDEATHSIG = 1
+LAUNCHED = "MICROBENCH_LAUNCHED"  # set to 1 in the workers of `run --processes N`
+
+
+def die_with_parent() -> None:
+    """Linux: this process is sent SIGTERM when the process that started it dies, so a launcher or a
+    runner killed outright (SIGKILL) leaves no worker behind; elsewhere nothing is done."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    except (OSError, AttributeError, TypeError):
+        pass

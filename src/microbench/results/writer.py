@@ -58,6 +58,7 @@ def _drop_partial_last_line(path: Path) -> None:
 
 def check_writable(path: str, key: str = "csv_path") -> None:
     """Refuse, before anything runs, an output path that cannot be written."""
+    check_path_text(path, key)
     target = Path(path)
     if target.is_dir():
         raise UserError("output path is a directory, expected a file", key=f"{key} '{path}'")
@@ -72,6 +73,33 @@ def check_writable(path: str, key: str = "csv_path") -> None:
         target.exists() and not os.access(target, os.W_OK)
     ):
         raise UserError(f"output location is not writable ('{ancestor}')", key=f"{key} '{path}'")
+
+
+MAX_PATH = 4096  # PATH_MAX on Linux
+
+
+def check_path_text(path: str, key: str) -> None:
+    """A path no system call would take (a NUL inside, longer than PATH_MAX): one line, not an OSError."""
+    if "\0" in path:
+        raise UserError("a path cannot contain a NUL character", key=f"{key} {path!r}")
+    if len(path) > MAX_PATH:
+        raise UserError(f"the path is longer than {MAX_PATH} characters", key=key)
+
+
+def check_directory(path: str, key: str) -> None:
+    """An output folder (traces, dumps, metrics) that can be made and written, checked before the first
+    case: a folder under a file, or where this user cannot write, is refused in one line."""
+    check_path_text(path, key)
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UserError("is a file, expected a folder", key=f"{key} '{path}'")
+    ancestor = target
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UserError(f"cannot create the folder: '{ancestor}' is a file", key=f"{key} '{path}'")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UserError(f"the folder is not writable ('{ancestor}')", key=f"{key} '{path}'")
 
 
 def holder_of(fd: int) -> str:
@@ -89,7 +117,7 @@ def holder_of(fd: int) -> str:
     return "another process"
 
 
-def _open_no_follow(path: Path, key: str, create: bool) -> tuple[int, bool]:
+def _open_no_follow(path: Path, create: bool) -> tuple[int, bool]:
     """The file opened for writing without following a link, and whether this call created it."""
     flags = os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -98,11 +126,16 @@ def _open_no_follow(path: Path, key: str, create: bool) -> tuple[int, bool]:
         if not create:
             raise
     except OSError as error:
-        raise UserError(_why(error, "a symbolic link"), key=f"{key} '{path}'") from None
+        raise UserError(_why(error, "a symbolic link"), key=_named(path)) from None
     try:
         return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
     except FileExistsError:  # another run created it just now: open what is there
-        return _open_no_follow(path, key, create=False)
+        return _open_no_follow(path, create=False)
+
+
+def _named(path: Path) -> str:
+    """The key of an error about one of a results file's two files (the CSV or its twin)."""
+    return f"{'csv_path' if path.suffix != '.jsonl' else 'csv_path .jsonl twin'} '{path}'"
 
 
 def _why(error: OSError, link: str) -> str:
@@ -161,16 +194,17 @@ class ResultFile:
                 "the CSV or move the .jsonl away",
                 key=key,
             )
+
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             for path in (self.csv_path, self.jsonl_path):
-                fd, created = _open_no_follow(path, key, create=True)
+                fd, created = _open_no_follow(path, create=True)
                 self._fds[path] = fd
                 if created:
                     self._created.add(path)
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     raise UserError(
-                        "not a regular file (a FIFO, device or folder)", key=f"{key} '{path}'"
+                        "not a regular file (a FIFO, device or folder)", key=_named(path)
                     )
             try:
                 fcntl.flock(self._fds[self.csv_path], fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -212,6 +246,12 @@ class ResultFile:
                     return
                 f.seek(0)
                 self._read_done(csv.DictReader(f))
+            if self.done and _size(self.jsonl_path) == 0:
+                raise UserError(
+                    f"cannot resume: {self.jsonl_path.name}, the raw samples of the rows in "
+                    f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
+                    key=f"--resume '{self.csv_path}'",
+                )
         except (UnicodeDecodeError, csv.Error) as error:
             raise UserError(
                 f"cannot resume: the file is not a readable CSV ({type(error).__name__})",

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 
 from microbench.errors import UserError
-from microbench.platform.processes import free_port
+from microbench.platform.processes import LAUNCHED, free_port
 
 OWN_OPTIONS = ("--processes",)
 JOIN_OPTIONS = ("--coordinator", "--num-processes", "--process-id", "--multihost")
@@ -49,7 +50,12 @@ def launch_local(argv: Sequence[str], n: int) -> int:
         raise UserError("--processes starts its own job: leave out --coordinator/--process-id")
     command = without(argv, OWN_OPTIONS)
     port = free_port()
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": _import_path()}
+    env = {
+        **os.environ,
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": _import_path(),
+        LAUNCHED: "1",  # each child dies with this launcher (processes.die_with_parent)
+    }
     children = []
     for i in range(n):
         join = [
@@ -67,4 +73,25 @@ def launch_local(argv: Sequence[str], n: int) -> int:
                 stdout=None if i == 0 else subprocess.DEVNULL,
             )
         )
-    return max(child.wait() for child in children)
+    try:
+        return max(child.wait() for child in children)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM here: every worker stops too, then the launcher
+        stop_all(children)
+        raise
+
+
+STOP_GRACE_S = 10.0
+
+
+def stop_all(children: list[subprocess.Popen[bytes]]) -> None:
+    """Each worker asked to stop as at Ctrl-C (it saves nothing itself: process 0 writes), then killed
+    if it has not ended within STOP_GRACE_S (one waiting in a collective for a peer that left)."""
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+    for child in children:
+        try:
+            child.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()

@@ -20,7 +20,7 @@ from microbench.core.types import DeviceInfo, Measurement
 from microbench.errors import CaseFailure, Status
 from microbench.measure import garbage
 from microbench.measure.numerics import relative_error
-from microbench.platform import chatter, interrupt
+from microbench.platform import chatter, interrupt, processes
 from microbench.platform.backends import BACKENDS
 from microbench.platform.environment import apply_process_env, env_flags
 from microbench.platform.gpu_monitor import Monitor
@@ -151,6 +151,7 @@ def _serve(
     """A worker process: its environment set before any framework loads, then cases until told to
     stop (None). Each case: STARTED once its backend is up, then its outcome."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    processes.die_with_parent()  # a runner killed outright leaves no worker holding the device
     apply_process_env(process_env)
     env = {**env, "env_flags": env_flags()}  # what this process's frameworks read
     while (case := conn.recv()) is not None:

@@ -142,6 +142,11 @@ def case_line(row: Row) -> str:
 
 
 def check_options(options: RunOptions) -> None:
+    if options.resume and options.overwrite:
+        raise UserError(
+            "--resume continues the results file and --overwrite replaces it; give one",
+            key="--resume",
+        )
     if options.output and options.output_dir_given:
         raise UserError("--output and --output-dir both place the rows; give one", key="--output")
     if options.resume and processes.count() > 1:  # only process 0 could see what is done: the
@@ -210,7 +215,12 @@ def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
 
 def resume_command(argv: list[str]) -> str:
     """The command that finishes an interrupted sweep, runnable as printed."""
-    head = [sys.executable, argv[0]] if argv and argv[0].endswith(".py") else argv[:1]
+    if argv and os.path.basename(argv[0]) in ("cli.py", "__main__.py"):  # python -m microbench.cli:
+        head = [sys.executable, "-m", "microbench.cli"]  # the file itself shadows stdlib names
+    elif argv and argv[0].endswith(".py"):
+        head = [sys.executable, argv[0]]
+    else:
+        head = argv[:1]
     rest = [a for a in argv[1:] if a != "--resume"]
     return " ".join(shlex.quote(a) for a in [*head, *rest, "--resume"])
 
@@ -222,8 +232,8 @@ def _run_cases(
     peak_overrides: dict[str, object] | None,
     run_id: str,
 ) -> int:
-    done = set().union(*(s.done() for s in sinks))
-    todo = [c for c in cases if c.id not in done]
+    todo = [c for c in cases if not any(s.holds(c) for s in sinks)]
+    done = len(cases) - len(todo)
     if options.resume and len(todo) < len(cases):
         console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
     finished: list[Row] = []
@@ -240,12 +250,12 @@ def _run_cases(
             sink.close(finished, interrupted=True)
         where = sorted({loc for s in sinks for loc in s.locations()})
         print(
-            f"interrupted: {len(done) + len(finished)} finished cases are saved in "
+            f"interrupted: {done + len(finished)} finished cases are saved in "
             f"{', '.join(where)}; to finish the sweep run: {resume_command(sys.argv)}",
             file=sys.stderr,
             flush=True,
         )
-        return 130
+        return interrupt.exit_code()
     except BaseException:
         for sink in sinks:
             sink.close(finished, interrupted=True)

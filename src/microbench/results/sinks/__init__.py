@@ -39,9 +39,9 @@ class Sink:
     def open(self) -> None:
         """Check that the output can be written (one-line UserError otherwise), before any case."""
 
-    def done(self) -> set[str]:
-        """Case ids this output already holds (--resume skips them)."""
-        return set()
+    def holds(self, case: Case) -> bool:
+        """Whether this output already holds the case's row (--resume skips it)."""
+        return False
 
     def row(self, case: Case, row: Row) -> None:
         """A finished case's row, before the next case starts."""

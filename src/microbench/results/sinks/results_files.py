@@ -12,8 +12,9 @@ from microbench.catalogue import get_spec
 from microbench.core.case import Case
 from microbench.results.columns import header
 from microbench.results.records import Row
+from microbench.results.remote import DIR_FIELDS
 from microbench.results.sinks import RunContext, Sink, register_sink
-from microbench.results.writer import ResultFile, check_writable
+from microbench.results.writer import ResultFile, check_directory, check_writable
 
 
 class ResultFiles(Sink):
@@ -30,6 +31,10 @@ class ResultFiles(Sink):
             check_writable(group[0].outputs.csv_path)
             twin = str(Path(group[0].outputs.csv_path).with_suffix(".jsonl"))
             check_writable(twin, key="csv_path's .jsonl twin")
+        for case in self.cases:  # the run's output folders too, before the first case
+            for name in DIR_FIELDS:
+                if folder := getattr(case.outputs, name):
+                    check_directory(folder, name)
         try:
             for group in by_file.values():
                 params: list[str] = []
@@ -50,8 +55,9 @@ class ResultFiles(Sink):
             self.close([], interrupted=True)
             raise
 
-    def done(self) -> set[str]:
-        return {case_id for f in self.files.values() for case_id in f.done}
+    def holds(self, case: Case) -> bool:
+        """In its own file: a case that two benchmarks write to two files is done in each apart."""
+        return case.id in self.files[case.outputs.csv_path].done
 
     def row(self, case: Case, row: Row) -> None:
         self.files[case.outputs.csv_path].append(row)

@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any
 
-from microbench.errors import Status
+from microbench.errors import Status, UserError
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 from microbench.results.sinks.seed_json import scaled
@@ -195,12 +195,15 @@ def write_runner_csvs(rows: list[Row], now: float | None = None) -> list[str]:
     return written
 
 
+DASHBOARD_OP = "torchao_inference"  # the dashboard holds inference records only
+
+
 def to_oss_records(rows: list[Row]) -> list[dict[str, Any]]:
     """Four records per ok inference case, as the CI runner wrote them: compiled times where the case
     was compiled (eager otherwise), peak allocated memory where the device reports it."""
     records = []
     for typed in rows:
-        if typed.status is not Status.OK or typed.identity.op != "torchao_inference":
+        if typed.status is not Status.OK or typed.identity.op != DASHBOARD_OP:
             continue
         row = typed.as_dict()
         when = "compiled" if _compiled(row) else "eager"
@@ -270,6 +273,12 @@ class Dashboard(Sink):
         self.overwrite = overwrite
 
     def open(self) -> None:
+        if not any(c.op == DASHBOARD_OP for c in self.cases):  # refused before anything runs
+            raise UserError(
+                f"the dashboard's records are of torchao inference cases ({DASHBOARD_OP}) and this "
+                "config has none; run it with `microbench run`",
+                key="--output",
+            )
         check_new_file(self.path, "--output", self.overwrite)
 
     def close(self, rows: list[Row], interrupted: bool) -> None:

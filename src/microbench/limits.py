@@ -1,0 +1,14 @@
+"""Ceilings on every count and duration a config or the command line may give: a value past one is a
+typo or a hostile input (a first case that never ends, a sweep that fills memory before it starts),
+refused in one line before anything runs. Each is far above any real use."""
+
+from __future__ import annotations
+
+MAX_ITERATIONS = 10_000_000  # num_runs, warmup, max_runs: ten million timed calls of one case
+MAX_THREADS = 4096  # threads: no host has more cores
+MAX_SECONDS = 7 * 24 * 3600.0  # timeout_s, max_time_s, --timeout: a week
+MAX_SOAK_S = 3600.0  # min_duration_s: an hour of one case is a typo, not a soak
+MAX_CASES = 1_000_000  # max_cases / --max-cases: the cap on a sweep itself has a ceiling
+MAX_INPUT_SETS = 1024  # input_sets
+MAX_PROCESSES = 4096  # --processes, --num-processes, --process-id
+MAX_QUOTED = 100  # characters of a user's value quoted in an error line
