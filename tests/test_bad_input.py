@@ -323,7 +323,10 @@ def test_check_off_as_yaml_writes_it_is_accepted(tmp_path, run_cli):
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["--num-runs", "0"], "error: argument --num-runs: must be an integer from 1 to 10,000,000, got '0'\n"),
+        (
+            ["--num-runs", "0"],
+            "error: argument --num-runs: must be an integer from 1 to 10,000,000, got '0'\n",
+        ),
         (
             ["--num-runs", "true"],
             "error: argument --num-runs: must be an integer from 1 to 10,000,000, got 'true'\n",
@@ -336,8 +339,14 @@ def test_check_off_as_yaml_writes_it_is_accepted(tmp_path, run_cli):
             ["--timeout", "nan"],
             "error: argument --timeout: must be a positive number of seconds up to 604800, got nan\n",
         ),
-        (["--max-cases", "0"], "error: argument --max-cases: must be an integer from 1 to 1,000,000, got '0'\n"),
-        (["--max-dim", "0"], "error: argument --max-dim: must be an integer from 1 to 1,099,511,627,776, got '0'\n"),
+        (
+            ["--max-cases", "0"],
+            "error: argument --max-cases: must be an integer from 1 to 1,000,000, got '0'\n",
+        ),
+        (
+            ["--max-dim", "0"],
+            "error: argument --max-dim: must be an integer from 1 to 1,099,511,627,776, got '0'\n",
+        ),
     ],
 )
 def test_options_are_validated_like_yaml_values(args, expected, tmp_path, monkeypatch, capsys):
@@ -572,6 +581,122 @@ def warm():
     from microbench.measure.timers import timer_names
 
     timer_names()
+
+
+ADD = "benchmarks:\n- benchmark_name: add\n"
+PSUM = "backend: jax\nbenchmarks:\n- benchmark_name: psum\n"
+# issue 28: each of these was accepted, hung, or answered with a traceback or a 200 KB line
+HOSTILE = {
+    "num_runs_1e30": (
+        ADD + "  num_runs: 1000000000000000000000000000000\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].num_runs: Input should be less than or equal to 10000000 "
+        "(got 1000000000000000000000000000000)",
+    ),
+    "warmup_1e30_in_params": (
+        ADD + "  benchmark_params: [{m: 8, n: 8, warmup: 1000000000000000000000000000000}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].warmup: must be an integer from 0 to "
+        "10,000,000, got 1000000000000000000000000000000",
+    ),
+    "max_cases_1e12": (
+        "max_cases: 1000000000000\n" + ADD + "  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: max_cases: Input should be less than or equal to 1000000 (got 1000000000000)",
+    ),
+    "timeout_inf": (
+        ADD + "  timeout_s: .inf\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].timeout_s: Input should be a finite number (got inf)",
+    ),
+    "timeout_1e300_in_params": (
+        ADD + "  benchmark_params: [{m: 8, n: 8, timeout_s: 1.0e+300}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].timeout_s: must be a positive number of "
+        "seconds up to 604800, got 1e+300",
+    ),
+    "threads_1e21": (
+        ADD + "  threads: 1000000000000000000000\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].threads: Input should be less than or equal to 4096 "
+        "(got 1000000000000000000000)",
+    ),
+    "peak_inf": (
+        "peaks: {bf16_tflops: .inf}\n" + ADD + "  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: peaks.bf16_tflops: Input should be a finite number (got inf)",
+    ),
+    "long_value_quoted_short": (
+        ADD + "  benchmark_params: [{m: 8, n: 8, dtype: " + "x" * 200_000 + "}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].dtype: unknown dtype '"
+        + "x" * 79  # the quote is the word's first character: 80 kept
+        + "...(200,002 characters)",
+    ),
+    "nul_in_csv_path": (
+        ADD + '  csv_path: "a\\0b.csv"\n  benchmark_params: [{m: 8, n: 8}]\n',
+        "config.yaml: csv_path 'a\\x00b.csv': a path cannot contain a NUL character",
+    ),
+    "trace_dir_under_a_file": (
+        ADD + "  trace_dir: config.yaml/traces\n  benchmark_params: [{m: 8, n: 8}]\n",
+        "trace_dir 'config.yaml/traces': cannot create the folder: 'config.yaml' is a file",
+    ),
+    "mesh_shape_not_integers": (
+        PSUM + "  benchmark_params: [{matrix_dim: 8, mesh_shape: 'a,b'}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0]: op 'psum': mesh_shape must be positive "
+        "integers joined by 'x' (like 2x4), got 'a,b'",
+    ),
+    "sharding_strategy_not_integers": (
+        PSUM + "  benchmark_params: [{matrix_dim: 8, mesh_shape: 2x1, sharding_strategy: x}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0]: op 'psum': sharding_strategy must be "
+        "positive integers joined by 'x' (like 2x4), got 'x'",
+    ),
+    "mesh_negative": (
+        PSUM + "  benchmark_params: [{matrix_dim: 8, ici_size: -2}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0]: op 'psum': ici_size counts devices: "
+        "1 or more, got -2",
+    ),
+    "source_id_negative": (
+        "backend: jax\nbenchmarks:\n- benchmark_name: send_recv\n"
+        "  benchmark_params: [{num_elements: 128, source_id: -1}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0]: op 'send_recv': source_id and target_id "
+        "are device indices: 0 or more",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_configs_are_one_short_line(name, tmp_path, monkeypatch, run_cli, warm):
+    text, expected = HOSTILE[name]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text(text)
+    code, _, err = run_cli("run", "--config", "config.yaml", "--no-progress")
+    assert (code, err) == (2, f"error: {expected}\n")
+    assert len(err) < 700
+    assert files_under(tmp_path) == [tmp_path / "config.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--num-runs", "1" + "0" * 22], "--num-runs: must be an integer from 1 to 10,000,000"),
+        (["--max-cases", "1000000000000"], "--max-cases: must be an integer from 1 to 1,000,000"),
+        (["--timeout", "inf"], "--timeout: must be a positive number of seconds up to 604800"),
+        (["--resume", "--overwrite"], "--resume continues the results file and --overwrite"),
+    ],
+)
+def test_unbounded_or_contradictory_options_are_refused(args, expected, tmp_path, capsys):
+    from microbench.cli import main
+
+    (tmp_path / "config.yaml").write_text(ADD + "  benchmark_params: [{m: 8, n: 8}]\n")
+    try:
+        code = main(["run", "--config", str(tmp_path / "config.yaml"), *args])
+    except SystemExit as stop:  # argparse's own refusals exit from inside the parser
+        code = stop.code
+    err = capsys.readouterr().err
+    assert code == 2 and expected in err and err.count("\n") == 1
+
+
+def test_yaml_merge_keys_and_x_anchors_are_read(tmp_path, run_cli):
+    (tmp_path / "config.yaml").write_text(
+        "x-shape: &shape {m: 8, n: 8}\n"
+        + ADD
+        + "  benchmark_params: [{<<: *shape, n: 16}, {<<: *shape}]\n"
+    )
+    code, out, err = run_cli("validate", "--config", str(tmp_path / "config.yaml"))
+    assert (code, err) == (0, "") and "2 cases" in out
 
 
 @pytest.mark.parametrize("name", sorted(ONE_LINE))

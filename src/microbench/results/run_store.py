@@ -84,11 +84,17 @@ class Assigned:
     number: int  # 0: not numbered (an explicit -o file or URL outputs)
     record: str | None
     created: bool = False  # this run wrote the record (and removes it if the run never starts)
+    made: tuple[str, ...] = ()  # folders this run created for it, deepest first
 
     def abandon(self) -> None:
         """The run was refused before its first case: leave nothing behind."""
         if self.created and self.record:
             Path(self.record).unlink(missing_ok=True)
+        for folder in self.made:
+            try:
+                os.rmdir(folder)  # only while empty: a file put there since is kept
+            except OSError:
+                break
 
 
 def _claim(path: str, n: int, body: dict[str, Any], take_over: bool = False) -> bool:
@@ -121,6 +127,7 @@ def assign(cases: list[Case], options: RunOptions, config_path: str, run_id: str
     if options.output or any(is_url(p) for p in series):
         return Assigned(cases, 0, None)
     latest = _latest(series)
+    made = _missing_folders(record_path(series[0], 1))
     body = {
         "run_id": run_id,
         "started": timestamp(),
@@ -147,7 +154,17 @@ def assign(cases: list[Case], options: RunOptions, config_path: str, run_id: str
         )
         for c in cases
     ]
-    return Assigned(out, number, record_path(series[0], number), created)
+    return Assigned(out, number, record_path(series[0], number), created, made)
+
+
+def _missing_folders(path: str) -> tuple[str, ...]:
+    """The folders above `path` that do not exist yet, deepest first."""
+    missing = []
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return tuple(missing)
 
 
 def last_two(paths: list[str]) -> tuple[list[str], list[str]] | None:

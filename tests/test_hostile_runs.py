@@ -1,0 +1,154 @@
+"""Issue 28's scenarios that are runs, not single bad values: nothing lost under any spelling, signal or
+fault. Each test failed (lost rows, a traceback, a hang) before the fix it names."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from microbench.platform import interrupt
+from microbench.run import launch
+from microbench.run.session import resume_command
+
+FAULT = "backend: numpy\nnum_runs: 2\nwarmup: 0\nbenchmarks:\n"
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_case_two_benchmarks_ask_for_is_in_both_files(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(
+        FAULT
+        + "- benchmark_name: fault\n  csv_path: one.csv\n  benchmark_params: [{n: 8}]\n"
+        + "- benchmark_name: fault\n  csv_path: two.csv\n  benchmark_params: [{n: 8}, {n: 16}]\n"
+        + "- benchmark_name: fault\n  csv_path: ./two.csv\n  benchmark_params: [{n: 16}]\n"
+    )
+    code, _, _ = run_cli("run", "--config", "c.yaml", "--no-progress")
+    assert code == 0
+    assert [r["n"] for r in rows(Path("one.csv"))] == ["8"]
+    assert sorted(r["n"] for r in rows(Path("two.csv"))) == ["16", "8"]  # ./two.csv is two.csv
+    Path("one.csv").unlink(), Path("one.jsonl").unlink()
+    code, out, err = run_cli("run", "--config", "c.yaml", "--no-progress", "--resume")
+    assert code == 0 and "2 of 3 cases already done" in out + err  # done in two.csv, not in one.csv
+    assert [r["n"] for r in rows(Path("one.csv"))] == ["8"]
+
+
+def test_an_upper_case_csv_suffix_names_a_file(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  csv_path: R.CSV\n  benchmark_params: [{n: 8}]\n"
+    )
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    assert Path("R.CSV").is_file() and len(rows(Path("R.CSV"))) == 1
+
+
+def test_resume_without_the_json_lines_twin_is_refused(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n")
+    assert run_cli("run", "--config", "c.yaml", "-o", "r.csv", "--no-progress")[0] == 0
+    Path("r.jsonl").unlink()
+    code, _, err = run_cli("run", "--config", "c.yaml", "-o", "r.csv", "--resume")
+    assert code == 2 and "r.jsonl, the raw samples of the rows in r.csv, is missing" in err
+    assert not Path("r.jsonl").exists() and len(rows(Path("r.csv"))) == 1
+
+
+def test_dashboard_of_a_config_without_torchao_cases_runs_nothing(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n")
+    code, _, err = run_cli("dashboard", "--config", "c.yaml", "--output", "d.json")
+    assert code == 2 and "this config has none" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+def test_the_resume_command_after_python_m_runs_as_printed():
+    cli = os.path.join(os.path.dirname(sys.modules["microbench.cli"].__file__ or ""), "cli.py")
+    command = resume_command([cli, "run", "--config", "c.yaml"])
+    assert command == f"{sys.executable} -m microbench.cli run --config c.yaml --resume"
+
+
+def test_sigterm_is_ctrl_c_rows_kept_and_the_resume_command_printed(tmp_path):
+    """A sweep whose second case runs for ever, stopped with SIGTERM: the first row is on disk, the
+    exit code is 143, and the resume command is printed; no traceback."""
+    (tmp_path / "c.yaml").write_text(
+        FAULT
+        + "- benchmark_name: fault\n  benchmark_params: [{n: 8}, {n: 9, num_runs: 10000000}]\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "-o", "r.csv"]
+        + ["--no-progress"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "r.csv").exists() or len(rows(tmp_path / "r.csv")) < 1:
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 143
+    assert "SIGTERM: stopping" in err and "--resume" in err and "Traceback" not in err
+    assert len(rows(tmp_path / "r.csv")) == 1
+
+
+def test_the_exit_code_names_the_signal():
+    interrupt._received[:] = [signal.SIGTERM]
+    try:
+        assert interrupt.exit_code() == 143
+    finally:
+        interrupt._received.clear()
+    assert interrupt.exit_code() == 130
+
+
+def test_the_local_launcher_stops_its_workers(monkeypatch):
+    """Ctrl-C or SIGTERM in `run --processes N`: every worker is asked to stop, and killed past the
+    grace period (one that ignores the request, as a worker stuck in a collective would)."""
+    monkeypatch.setattr(launch, "STOP_GRACE_S", 0.5)
+    stubborn = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
+    polite = "import time; time.sleep(60)"
+    children = [subprocess.Popen([sys.executable, "-c", code]) for code in (stubborn, polite)]
+    time.sleep(0.5)
+    launch.stop_all(children)
+    assert all(child.poll() is not None for child in children)
+    assert children[0].returncode == -signal.SIGKILL
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
+    """The runner killed outright (SIGKILL, no finally runs): its worker goes too."""
+    code = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'from microbench.platform import processes; "
+        "processes.die_with_parent(); import time; time.sleep(60)'])\n"
+        "print(child.pid, flush=True); time.sleep(60)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(1.0)  # the child has set its death signal
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    pytest.fail("the worker outlived its parent")
