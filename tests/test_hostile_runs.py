@@ -152,3 +152,79 @@ def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
             return
         time.sleep(0.1)
     pytest.fail("the worker outlived its parent")
+
+
+def test_a_trace_that_cannot_be_written_fails_its_case_only(tmp_path, monkeypatch):
+    """The trace's export fails once (a full disk): that case is an error row, and the next traced case
+    starts a profiler session again instead of 'Profile has already been started'."""
+    import jax
+
+    from microbench.errors import CaseFailure
+    from microbench.jax_backend import timers
+
+    real_stop = jax.profiler.stop_trace
+    calls = {"n": 0}
+
+    def failing_once() -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError(28, "No space left on device")
+        real_stop()
+
+    monkeypatch.setattr(jax.profiler, "stop_trace", failing_once)
+    work = lambda: [float(jax.numpy.ones(4).sum())]  # noqa: E731
+    with pytest.raises(CaseFailure, match="could not write the trace"):
+        timers._profile_to_disk(str(tmp_path / "a"), work)
+    _, wall = timers._profile_to_disk(str(tmp_path / "b"), work)
+    assert wall == [4.0]
+
+
+URL_CONFIG = (
+    FAULT
+    + "- benchmark_name: fault\n  csv_path: memory://bkt/r.csv\n  benchmark_params: [{n: 8}, {n: 16}]\n"
+)
+
+
+def test_url_outputs_keep_their_rows_when_the_copy_fails_and_resume_from_them(
+    tmp_path, monkeypatch, run_cli
+):
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # the staging folder, under the test's
+    (tmp_path / "c.yaml").write_text(URL_CONFIG)
+    real_put = type(fs).put_file
+
+    def broken(*args, **kwargs):
+        raise ConnectionError("network unreachable")
+
+    try:
+        monkeypatch.setattr(type(fs), "put_file", broken)
+        code, out, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--no-progress")
+        assert code == 1 and err.count("error:") == 1
+        err = err.strip().splitlines()[-1]
+        assert "could not copy the results to memory://bkt/r.csv" in err and "kept in" in err
+        staged = err.split("kept in ")[1].strip()
+        assert len(rows(Path(staged))) == 2 and staged in out  # said on screen before the run
+        assert not fs.exists("memory://bkt/r.csv")
+        monkeypatch.setattr(type(fs), "put_file", real_put)
+        code, out, err = run_cli(
+            "run", "--config", str(tmp_path / "c.yaml"), "--no-progress", "--resume"
+        )
+        assert code == 0 and "continuing from the rows a stopped run left" in out
+        assert "2 of 2 cases already done" in out + err
+        with fs.open("memory://bkt/r.csv", "r") as f:
+            assert len(list(csv.DictReader(f))) == 2
+        assert not Path(staged).exists()  # copied, so the staged file is gone
+    finally:
+        if fs.exists("memory://bkt"):
+            fs.rm("memory://bkt", recursive=True)
+
+
+@pytest.mark.parametrize("url", ["http://example.com/r.csv", "ftp://example.com/r.csv"])
+def test_read_only_url_protocols_are_refused(url, tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(
+        FAULT + f"- benchmark_name: fault\n  csv_path: {url}\n  benchmark_params: [{{n: 8}}]\n"
+    )
+    code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--no-progress")
+    assert code == 2 and err.count("\n") == 1 and "cannot be written to" in err

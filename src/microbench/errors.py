@@ -54,6 +54,9 @@ class UserError(Exception):
     """Input the user can fix. The CLI prints str(self) and exits with code 2."""
 
     exit_code = 2
+    word_limit = (
+        MAX_QUOTED  # a user's value is quoted this far; an error naming our own path, further
+    )
 
     def __init__(
         self,
@@ -80,18 +83,19 @@ class UserError(Exception):
         text = f"{where}: {self.message}" if where else self.message
         if self.suggestion:
             text += f" (did you mean '{self.suggestion}'?)"
-        return bounded(text)
+        return bounded(text, self.word_limit)
 
 
-def bounded(text: str) -> str:
-    """One line, always, and a short one: each word past MAX_QUOTED characters is cut (saying how
-    long it was), and the line past MAX_LINE."""
+def bounded(text: str, word_limit: int = MAX_QUOTED) -> str:
+    """One line, always, and a short one: each word past `word_limit` characters is cut (saying how
+    long it was), and the line past MAX_LINE plus the longest word it may keep."""
     words = [
-        w if len(w) <= MAX_QUOTED else f"{w[: MAX_QUOTED - 20]}...({len(w):,} characters)"
+        w if len(w) <= word_limit else f"{w[: word_limit - 20]}...({len(w):,} characters)"
         for w in str(text).split()
     ]
     line = " ".join(words)
-    return line if len(line) <= MAX_LINE else line[: MAX_LINE - 3] + "..."
+    most = MAX_LINE + word_limit - MAX_QUOTED
+    return line if len(line) <= most else line[: most - 3] + "..."
 
 
 class CaseFailure(Exception):

@@ -97,8 +97,25 @@ def _profile_to_disk(trace_dir: str, run: Callable[[], list[float]]) -> tuple[An
     try:
         wall = run()
     finally:
-        jax.profiler.stop_trace()
+        try:
+            jax.profiler.stop_trace()
+        except (
+            Exception
+        ) as error:  # the trace could not be written (a full disk, a vanished folder)
+            _forget_session()
+            raise CaseFailure(
+                Status.ERROR, f"could not write the trace under {trace_dir}: {error}"
+            ) from None
     return xplane.load(xplane.find_xplane(trace_dir)), wall
+
+
+def _forget_session() -> None:
+    """jax.profiler keeps a session whose export failed as started, so every later case would fail
+    with "Profile has already been started": its state is reset (private state, where it exists)."""
+    state = getattr(getattr(jax, "_src", None) and jax._src.profiler, "_profile_state", None)
+    if state is not None and hasattr(state, "reset"):
+        with state.lock:
+            state.reset()
 
 
 def _profile_in_memory(run: Callable[[], list[float]]) -> tuple[Any, list[float]] | None:
