@@ -648,6 +648,23 @@ HOSTILE = {
         "config.yaml: benchmarks[0].benchmark_params[0]: op 'psum': ici_size counts devices: "
         "1 or more, got -2",
     ),
+    "torchao_group_size_zero": (
+        "quantization_config_recipe_names: [int4wo-0]\nmodel_params:\n"
+        "- {matrix_shapes: [{name: custom, shapes: [[64, 64, 64]]}], device: cpu}\n",
+        "config.yaml: quantization_config_recipe_names[0]: recipe 'int4wo-0': group size 0 is not "
+        "one of 32, 64, 128, 256",
+    ),
+    "torchao_bits_nine": (
+        "quantization_config_recipe_names: [uintx-9-64]\nmodel_params:\n"
+        "- {matrix_shapes: [{name: custom, shapes: [[64, 64, 64]]}], device: cpu}\n",
+        "config.yaml: quantization_config_recipe_names[0]: recipe 'uintx-9-64': weight bits must "
+        "be 1..8, got 9",
+    ),
+    "pow2_with_shapes": (
+        "model_params:\n- {matrix_shapes: [{name: pow2, shapes: [[64, 64, 64]]}], device: cpu}\n",
+        "config.yaml: model_params[0].matrix_shapes[0].name: 'shapes' is read by the custom "
+        "generator only; 'pow2' makes its own (use name: custom, or drop shapes)",
+    ),
     "source_id_negative": (
         "backend: jax\nbenchmarks:\n- benchmark_name: send_recv\n"
         "  benchmark_params: [{num_elements: 128, source_id: -1}]\n",

@@ -341,6 +341,9 @@ def _last_two_runs(config: str) -> list[list[str]]:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from microbench.results.writer import check_readable
+
+    check_readable(args.results)  # before the plotting libraries load: a bad path answers at once
     from microbench.results.report import run_report
 
     run_report(args.results, args.output_dir)

@@ -207,4 +207,11 @@ def generate_shapes(spec: dict[str, Any]) -> list[Shape]:
             key="name",
             suggestion=did_you_mean(name, GENERATORS),
         )
+    # a generator makes its own shapes: given ones would be lost silently
+    if spec.get("shapes") and name != "custom":
+        raise UserError(
+            f"'shapes' is read by the custom generator only; '{name}' makes its own (use name: "
+            "custom, or drop shapes)",
+            key="shapes",
+        )
     return GENERATOR_FUNCTIONS[name](name, spec)

@@ -22,6 +22,7 @@ from microbench.ops.torchao import (
     SPARSITY_KINDS,
     check_name,
     is_known_recipe,
+    recipe_problem,
     sparsity_kind,
     sparsity_pairs,
 )
@@ -94,6 +95,11 @@ def _recipes(cfg: TorchaoConfig) -> list[str]:
             check_name(name, is_known_recipe(name), RECIPE_EXAMPLES, "quantization recipe")
         except UserError as error:
             raise _reraise(error, key_path("quantization_config_recipe_names", i)) from None
+        if problem := recipe_problem(name):
+            raise UserError(
+                f"recipe '{name}': {problem}",
+                key=key_path("quantization_config_recipe_names", i),
+            )
     return list(dict.fromkeys(["baseline", *cfg.quantization_config_recipe_names]))
 
 

@@ -72,6 +72,32 @@ def is_known_recipe(name: str) -> bool:
     return recipe_of(name) is not None
 
 
+GROUP_SIZES = (32, 64, 128, 256)  # torchao's int4 / gemlite / uintx group sizes
+# recipe -> (its pattern's group holding weight bits, or None; the one holding the group size; the
+# group sizes torchao takes for it: -1 and 0 both mean per channel)
+RECIPE_NUMBERS: dict[str, tuple[int | None, int, tuple[int, ...]]] = {
+    "int4wo": (None, 1, GROUP_SIZES),
+    "gemlitewo": (1, 2, GROUP_SIZES),
+    "uintx": (1, 2, GROUP_SIZES),
+    "int8_dynamic_activation_intx_weight": (1, 2, (-1, 0, *GROUP_SIZES)),
+}
+
+
+def recipe_problem(name: str) -> str | None:
+    """What is wrong with the numbers a known recipe's name spells (bits, group size), if anything:
+    `int4wo-0` is a name torchao's runner would take and then fail on deep inside a case."""
+    known = recipe_of(name)
+    if known is None or known[0] not in RECIPE_NUMBERS:
+        return None
+    recipe, match = known
+    bits_at, group_at, groups = RECIPE_NUMBERS[recipe]
+    if bits_at is not None and not 1 <= int(match.group(bits_at)) <= 8:
+        return f"weight bits must be 1..8, got {match.group(bits_at)}"
+    if int(match.group(group_at)) not in groups:
+        return f"group size {match.group(group_at)} is not one of {', '.join(map(str, groups))}"
+    return None
+
+
 def sparsity_kind(name: str) -> str | None:
     """The runner's reading of a sparsity name: anything with `semi` or `2:4` is 2:4, `block` is block."""
     if "semi" in name or "2:4" in name:

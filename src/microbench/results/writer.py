@@ -362,7 +362,7 @@ def _read_all(fd: int) -> bytes:
 MAX_CELL = 1 << 24  # a cell may hold a long kernel list or error; 16 MiB is no results file's
 
 
-def _readable(path: str) -> None:
+def check_readable(path: str) -> None:
     """A regular file, or a one-line error: a FIFO or a device would block or never end."""
     try:
         info = os.stat(path)
@@ -377,7 +377,7 @@ def _readable(path: str) -> None:
 def read_records(csv_path: str) -> tuple[list[str], list[dict[str, str]]]:
     """A results CSV's header and rows, in today's column names and units whichever version wrote
     them; anything that is not a results file of this harness is a one-line UserError."""
-    _readable(csv_path)
+    check_readable(csv_path)
     csv.field_size_limit(MAX_CELL)
     try:
         with open(csv_path, newline="", encoding="utf-8-sig") as f:  # a BOM from a spreadsheet
