@@ -342,3 +342,46 @@ def test_compare_json_lists_every_pair_with_its_test(runs, run_cli):
         set(p) == {"case", "baseline_median_s", "candidate_median_s", "ratio", "p_value", "verdict"}
         for p in verdicts.values()
     )
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ([1.0, 2.0, 3.0, 4.0, 5.0], [1.5, 2.5, 3.5, 4.5, 5.5]),  # small, no tie: exact
+        ([1.0, 2.0, 3.0, 4.0, 5.0], [1.0, 2.5, 3.0, 4.5, 5.5]),  # small with ties: asymptotic
+        ([float(i) for i in range(12)], [i + 0.25 for i in range(12)]),  # large: asymptotic
+    ],
+)
+def test_batched_rank_tests_give_what_one_scipy_call_per_pair_gives(a, b):
+    from scipy.stats import mannwhitneyu
+
+    from microbench.results.compare import Pair, rank_tests
+    from microbench.results.records import Identity, Row, Series
+
+    def side(samples):
+        return Row(Identity(op="add"), {}, series=Series(samples_s=samples))
+
+    pairs = [Pair("x", side(a), side(b)), Pair("y", side(b), side(a)), Pair("z", side(a), None)]
+    rank_tests(pairs)
+    for pair in pairs[:2]:
+        alone = mannwhitneyu(pair.a.series.samples_s, pair.b.series.samples_s)
+        assert pair.p_value == pytest.approx(alone.pvalue, rel=1e-12)
+    assert pairs[2].p_value is None
+
+
+def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tmp_path):
+    from microbench.errors import Status
+    from microbench.results.writer import read_rows
+
+    rows = [row(i, 1e-3 + i * 1e-9) for i in range(100_000)]
+    rows[7]["time_median_s"] = "n/a"  # hand-edited: this cell reads as no number, the rest as typed
+    rows[8]["m"] = "big"  # a parameter its kind does not take keeps its text
+    rows[9]["status"] = ""  # no status is no clean number
+    write(tmp_path / "r.csv", rows)
+    read = read_rows(str(tmp_path / "r.csv"))
+    assert len(read) == 100_000
+    assert read[6].params == {"m": 6, "n": 64, "dtype": "bfloat16"}
+    assert read[6].median_s == pytest.approx(1e-3 + 6e-9)
+    assert read[7].median_s is None and read[7].stats.time_p10_s is not None
+    assert read[8].params["m"] == "big"
+    assert read[9].status is Status.ERROR and read[10].status is Status.OK

@@ -8,7 +8,7 @@ from microbench.core.column import doc
 from microbench.platform.hardware import Peaks
 
 
-@dataclass
+@dataclass(slots=True)
 class Derived:
     model_flop: float | None = field(default=None, metadata=doc("the op's FLOP model for one call"))
     model_bytes: float | None = field(
@@ -26,7 +26,7 @@ class Derived:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class Roofline:
     peak_chip: str | None = None
     peak_family: str | None = None

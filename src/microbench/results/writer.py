@@ -4,22 +4,27 @@ Also the atomic JSON writer used for every whole-file output (dashboard records,
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import fcntl
+import gc
 import io
 import json
 import math
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+
 from microbench.errors import UserError
 from microbench.results.columns import IDENTITY, STATS, upgrade
-from microbench.results.records import Row, Series, row_from_record
+from microbench.results.records import Row, RowReader, Series
 
 
 def _cell(value: Any) -> str:
@@ -374,16 +379,16 @@ def check_readable(path: str) -> None:
         raise UserError("not a regular file (a directory, FIFO or device)", file=path)
 
 
-def read_records(csv_path: str) -> tuple[list[str], list[dict[str, str]]]:
-    """A results CSV's header and rows, in today's column names and units whichever version wrote
-    them; anything that is not a results file of this harness is a one-line UserError."""
+def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
+    """A results CSV's header and rows of cells, in today's column names and units whichever version
+    wrote them; anything that is not a results file of this harness is a one-line UserError."""
     check_readable(csv_path)
     csv.field_size_limit(MAX_CELL)
     try:
         with open(csv_path, newline="", encoding="utf-8-sig") as f:  # a BOM from a spreadsheet
             reader = csv.reader(f)
             header = next(reader, [])
-            raw = [dict(zip(header, cells, strict=False)) for cells in reader]
+            rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as error:
         raise UserError(f"cannot read results: {type(error).__name__}", file=csv_path) from None
     except OSError as error:
@@ -397,7 +402,10 @@ def read_records(csv_path: str) -> tuple[list[str], list[dict[str, str]]]:
         raise UserError(
             f"not a results file of this harness (no column {', '.join(missing)})", file=csv_path
         )
-    return names, [upgrade(r) for r in raw]
+    if names != header:  # an earlier vintage: renamed and rescaled row by row
+        upgraded = (upgrade(dict(zip(header, cells, strict=False))) for cells in rows)
+        rows = [[record.get(name, "") for name in names] for record in upgraded]
+    return names, rows
 
 
 REQUIRED = ("case_id", "status", "op", "backend", "time_median_s")
@@ -410,6 +418,16 @@ def param_names(header: Sequence[str]) -> list[str]:
     return list(header[start:end])
 
 
+@dataclass(slots=True)
+class SeriesLine(Series):
+    """What `read_series` decodes of a JSON line: its case and series, the row's copy skipped unread."""
+
+    case_id: str = ""
+
+
+_SERIES_LINE = msgspec.json.Decoder(SeriesLine)
+
+
 def read_series(csv_path: str) -> dict[str, Series]:
     """Each case's raw series from the CSV's .jsonl twin ({} when there is none); a cut or foreign
     line leaves its case without series (compare falls back to percentiles)."""
@@ -417,11 +435,17 @@ def read_series(csv_path: str) -> dict[str, Series]:
     if not jsonl.is_file():
         return {}
     out: dict[str, Series] = {}
-    with open(jsonl, encoding="utf-8", errors="replace") as f:
+    with open(jsonl, "rb") as f:
         for line in f:
             try:
+                decoded = _SERIES_LINE.decode(line)
+                out[decoded.case_id] = decoded
+                continue
+            except msgspec.MsgspecError:  # a foreign value, NaN spelt out, a cut line: the slow way
+                pass
+            try:
                 record = json.loads(line)
-            except ValueError:
+            except ValueError:  # a cut line (a killed run) or not JSON at all
                 continue
             if isinstance(record, dict) and "case_id" in record:
                 out[str(record["case_id"])] = Series.from_json(record)
@@ -430,10 +454,25 @@ def read_series(csv_path: str) -> dict[str, Series]:
 
 def read_rows(csv_path: str, series: bool = False) -> list[Row]:
     """A results file's rows, typed again (`series`: with their raw samples from the JSON lines)."""
-    header, records = read_records(csv_path)
-    params = param_names(header)
-    by_case = read_series(csv_path) if series else {}
-    return [row_from_record(r, params, by_case.get(r.get("case_id", ""))) for r in records]
+    with _collector_paused():
+        header, rows = read_records(csv_path)
+        by_case = read_series(csv_path) if series else {}
+        return RowReader(header, param_names(header)).rows(rows, by_case)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a file's rows are built, and none over them afterwards
+    (frozen: rows hold no cycles, and refcounting still frees them). A collector walking a million
+    row objects again and again took most of a 100k-row compare."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def check_new_file(path: str, key: str, overwrite: bool) -> None:
