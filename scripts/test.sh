@@ -6,7 +6,7 @@
 # (pytest-xdist); each worker is its own process, so JAX and PyTorch state never leaks between them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! .venv/bin/python -c "import microbench, jax, torch, torchao, xprof, xdist" 2>/dev/null \
+if ! .venv/bin/python -c "import microbench, jax, torch, torchao, xprof, xdist, msgspec" 2>/dev/null \
    || [ ! -x .venv/bin/ruff ] || [ ! -x .venv/bin/mypy ]; then
   bash scripts/setup.sh --no-run
 fi
