@@ -12,7 +12,8 @@ from conftest import ROOT
 from microbench import catalogue
 from microbench.catalogue import Param, get_spec
 from microbench.core.options import RunOptions
-from microbench.run.session import plan_from_file, run_config
+from microbench.run.planning import plan_from_file
+from microbench.run.session import run_config
 
 CONFIGS = sorted((ROOT / "Ironwood" / "configs").rglob("*.yaml"))
 

@@ -12,7 +12,7 @@ from microbench.config.loader import parse_config
 from microbench.core.options import RunOptions
 from microbench.errors import UserError
 from microbench.platform.system_presets import IRONWOOD, parse_hardware
-from microbench.run.session import plan_from_file
+from microbench.run.planning import plan_from_file
 
 
 def plan(write_yaml, text, **options):

@@ -8,7 +8,7 @@ import pytest
 
 from microbench.core.samples import Samples
 from microbench.platform.gpu_monitor import Monitor
-from microbench.run.session import plan_from_file
+from microbench.run.planning import plan_from_file
 
 
 def test_decile_drift_compares_the_last_tenth_with_the_first():

@@ -192,7 +192,7 @@ def test_earlier_keys_load_with_one_warning_each(write_yaml, run_cli):
         f"warning: {path}: 'model_params[0].sparsity' is deprecated; use "
         "'sparsity_config_recipe_names'",
     ]
-    from microbench.run.session import plan_from_file
+    from microbench.run.planning import plan_from_file
 
     cases = plan_from_file(str(path))
     assert [(c.params["recipe"], c.params["sparsity"]) for c in cases] == [
@@ -362,7 +362,7 @@ model_params:
 def test_the_runners_historical_spellings_load_as_it_read_them(write_yaml, run_cli):
     """`compile: true/false` beside `compile_mode:` was the switch and the mode; the sparsity key was
     once singular."""
-    from microbench.run.session import plan_from_file
+    from microbench.run.planning import plan_from_file
 
     path = write_yaml(HISTORICAL)
     code, _, err = run_cli("validate", "--config", str(path))

@@ -327,7 +327,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _last_two_runs(config: str) -> list[list[str]]:
     """The files of a config's two latest runs (the run store numbers them), older first."""
     from microbench.results.run_store import last_two
-    from microbench.run.session import plan_from_file
+    from microbench.run.planning import plan_from_file
 
     series = sorted({c.outputs.csv_path for c in plan_from_file(config)})
     found = last_two(series)
@@ -353,7 +353,7 @@ def _report(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from microbench.core.options import RunOptions
     from microbench.run.listing import case_records, print_cases, print_json
-    from microbench.run.session import plan_from_file
+    from microbench.run.planning import plan_from_file
 
     options = RunOptions(max_cases=args.max_cases, max_dim=args.max_dim)
     cases = plan_from_file(args.config, options)
@@ -411,7 +411,7 @@ def _join(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from microbench.run.session import run_config
+    from microbench.run.planning import check_options, load_and_plan
 
     if args.processes:
         return _launch(args)
@@ -420,7 +420,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.run and args.config is not None:
         raise UserError("give --config or --run, not both", key="--run")
     config = args.run or (QUICKSTART if args.config is None else args.config)
-    return run_config(config, _run_options(args))
+    options = _run_options(args)
+    check_options(options)
+    loaded, cases = load_and_plan(config, options)
+    from microbench.run.session import run_planned  # the machinery, once the config is known good
+
+    return run_planned(loaded, cases, options)
 
 
 def _dashboard(args: argparse.Namespace) -> int:

@@ -9,8 +9,6 @@ import io
 import itertools
 import math
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +95,9 @@ def _cell(text: str) -> Any:
 
 
 def _fetch(url: str, where: str) -> str:
+    import urllib.error  # http.client and ssl: only for a config that names a URL
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=URL_TIMEOUT_S) as response:
             data = response.read(MAX_CSV_BYTES + 1)

@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 
@@ -19,8 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from microbench.config.loader import LoadedConfig, load_config, one_off_config
-from microbench.config.planner import plan
+from microbench.config.loader import LoadedConfig
 from microbench.core.case import Case
 from microbench.core.options import RunOptions
 from microbench.errors import UserError
@@ -32,41 +30,16 @@ from microbench.results.console import format_seconds
 from microbench.results.records import Row
 from microbench.results.remote import Staging
 from microbench.results.sinks import RunContext, Sink, open_sinks
+from microbench.run.planning import check_options, load_and_plan
 from microbench.run.runner import (
     GroupedExecution,
     PairTracker,
     execute,
     execute_isolated,
     flag_groups_apply,
-    get_backend,
 )
 
 console = Console(stderr=True, soft_wrap=True)  # a message is one line, never wrapped
-
-
-def load_and_plan(path: str, options: RunOptions) -> tuple[LoadedConfig, list[Case]]:
-    """The config (a file, or a one-off command line) and its cases."""
-    if options.one_off:
-        loaded = one_off_config(options.one_off[0], options.one_off[1:])
-    else:
-        loaded = load_config(path)
-    return loaded, plan(loaded, options, jax_device_count)
-
-
-def jax_device_count() -> int:
-    """Devices JAX sees: what a jax-bench mesh without a shape spans. Where cases run in flag-group
-    workers (a TPU host), this process must not hold the devices, so a child counts them."""
-    if not flag_groups_apply():
-        return get_backend("jax").device_info().count
-    done = subprocess.run(
-        [sys.executable, "-c", "import jax; print(jax.device_count())"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0 or not done.stdout.strip().isdigit():
-        raise UserError(f"cannot count JAX's devices: {done.stderr.strip()[-300:]}")
-    return int(done.stdout.strip())
 
 
 @contextlib.contextmanager
@@ -76,10 +49,6 @@ def closing_worker(grouped: GroupedExecution | None) -> Iterator[None]:
     finally:
         if grouped is not None:
             grouped.close()
-
-
-def plan_from_file(path: str, options: RunOptions | None = None) -> list[Case]:
-    return load_and_plan(path, options or RunOptions())[1]
 
 
 RowHandler = Callable[[Case, Row], None]
@@ -141,23 +110,16 @@ def case_line(row: Row) -> str:
     return f"{row.status.value:<12} {row.identity.label}  {timing}"
 
 
-def check_options(options: RunOptions) -> None:
-    if options.resume and options.overwrite:
-        raise UserError(
-            "--resume continues the results file and --overwrite replaces it; give one",
-            key="--resume",
-        )
-    if options.output and options.output_dir_given:
-        raise UserError("--output and --output-dir both place the rows; give one", key="--output")
-    if options.resume and processes.count() > 1:  # only process 0 could see what is done: the
-        # others would run cases it skips, and wait in their collectives for ever
-        raise UserError("--resume is not available in a many-process job", key="(command line)")
-
-
 def run_config(path: str, options: RunOptions) -> int:
     """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
     check_options(options)
     loaded, cases = load_and_plan(path, options)
+    return run_planned(loaded, cases, options)
+
+
+def run_planned(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -> int:
+    """Run the cases a config planned (`run.planning`): assign the results files, open the sinks,
+    execute every case, copy URL outputs."""
     peaks = getattr(loaded.model, "peaks", None)
     overrides = peaks.model_dump() if peaks else None
     if not processes.primary():  # process 0 of a many-process job writes; the others only take part
