@@ -228,3 +228,24 @@ def test_read_only_url_protocols_are_refused(url, tmp_path, run_cli):
     )
     code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--no-progress")
     assert code == 2 and err.count("\n") == 1 and "cannot be written to" in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_program_imports_is_a_quiet_exit(signum):
+    # the signal lands right after the entry module's first lines, while the CLI is still importing
+    code = (
+        "import os, sys; sys.modules.pop('microbench.cli', None)\n"
+        "import microbench.entry\n"
+        f"os.kill(os.getpid(), {int(signum)})\n"
+        "import time; time.sleep(5)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 128 + signum
+    assert done.stderr == "interrupted\n"
+
+
+def test_python_m_microbench_is_the_command():
+    done = subprocess.run(
+        [sys.executable, "-m", "microbench", "list", "--json"], capture_output=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.startswith(b"[")

@@ -15,7 +15,7 @@ try:
 except ImportError:
     sys.path[:0] = [os.path.join(ROOT, "src"), ROOT]
 
-from microbench.cli import entry  # noqa: E402
+from microbench.entry import entry  # noqa: E402
 
 if __name__ == "__main__":
     entry(["run", *sys.argv[1:]])
