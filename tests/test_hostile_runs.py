@@ -249,3 +249,28 @@ def test_python_m_microbench_is_the_command():
         [sys.executable, "-m", "microbench", "list", "--json"], capture_output=True, timeout=120
     )
     assert done.returncode == 0 and done.stdout.startswith(b"[")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_standard_output_on_a_full_disk_is_one_line_and_the_rows_are_whole(tmp_path):
+    (tmp_path / "c.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}, {n: 9}]\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "microbench", "run", "--config", "c.yaml", "-o", "r.csv"],
+            cwd=tmp_path,
+            env=env,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: cannot write to standard output: No space left on device"
+    )
+    assert len(rows(tmp_path / "r.csv")) == 2
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2

@@ -6,6 +6,7 @@ Example: microbench run   (the CPU quick-start; then: microbench report results/
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -23,7 +24,7 @@ from microbench.limits import (
     MAX_QUOTED,
     MAX_SECONDS,
 )
-from microbench.platform import chatter, interrupt, processes
+from microbench.platform import chatter, interrupt, processes, streams
 
 # Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
 QUICKSTART = str(resources.files("microbench") / "configs" / "quickstart.yaml")
@@ -484,8 +485,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def entry(argv: Sequence[str] | None = None) -> NoReturn:
     """The process entry point: main, then exit. A Ctrl-C that lands after the run has finished (its rows
-    written) would otherwise kill the interpreter during shutdown, with a signal for an exit code."""
-    code = main(argv)
+    written) would otherwise kill the interpreter during shutdown, with a signal for an exit code. A
+    console that refuses writes (a full disk) is one line on stderr where stderr still works, exit 1."""
+    streams.guard_standard_streams()
+    try:
+        code = main(argv)
+    except streams.OutputLost as lost:
+        with contextlib.suppress(streams.OutputLost, OSError):
+            print(f"error: {lost}", file=sys.stderr, flush=True)
+        streams.discard_output()
+        code = 1
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code)
 

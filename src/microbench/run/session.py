@@ -208,8 +208,7 @@ def _run_cases(
     try:
         execute_all(todo, options, hand_on, peak_overrides, run_id)
     except KeyboardInterrupt:
-        for sink in sinks:
-            sink.close(finished, interrupted=True)
+        close_all(sinks, finished, interrupted=True)
         where = sorted({loc for s in sinks for loc in s.locations()})
         print(
             f"interrupted: {done + len(finished)} finished cases are saved in "
@@ -219,13 +218,24 @@ def _run_cases(
         )
         return interrupt.exit_code()
     except BaseException:
-        for sink in sinks:
-            sink.close(finished, interrupted=True)
+        close_all(sinks, finished, interrupted=True)
         raise
-    for sink in sinks:
-        sink.close(finished, interrupted=False)
+    close_all(sinks, finished, interrupted=False)
     report_counts(finished, sinks, options)
     return exit_code(finished)
+
+
+def close_all(sinks: list[Sink], finished: list[Row], interrupted: bool) -> None:
+    """Every sink closed (its files whole) even when one fails, say printing its table to a full
+    disk; the first failure is raised once all are closed."""
+    failure: BaseException | None = None
+    for sink in sinks:
+        try:
+            sink.close(finished, interrupted=interrupted)
+        except BaseException as error:  # noqa: BLE001 - raised below, after the others closed
+            failure = failure or error
+    if failure is not None:
+        raise failure
 
 
 def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> None:

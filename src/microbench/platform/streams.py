@@ -1,0 +1,62 @@
+"""Standard output and error that fail in one line: a full disk or a device that refuses writes
+(`> /dev/full`) ends the program with a sentence, not a traceback. The results files never depend on
+them: every row is on disk before anything about it is printed."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from typing import Any, TextIO
+
+
+class OutputLost(Exception):
+    """A write to standard output or error failed for a reason other than a reader leaving."""
+
+
+class GuardedStream:
+    """A text stream whose failed writes raise OutputLost (a closed pipe stays BrokenPipeError: the
+    reader of `| head` left and nothing is wrong); everything else is the wrapped stream's."""
+
+    def __init__(self, stream: TextIO, name: str) -> None:
+        self._stream = stream
+        self._name = name
+
+    def _guarded(self, action: str, *args: Any) -> Any:
+        try:
+            return getattr(self._stream, action)(*args)
+        except OSError as error:
+            if error.errno == errno.EPIPE:
+                raise
+            raise OutputLost(
+                f"cannot write to standard {self._name}: {error.strerror or error}"
+            ) from None
+
+    def write(self, text: str) -> int:
+        return int(self._guarded("write", text))
+
+    def flush(self) -> None:
+        self._guarded("flush")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_standard_streams() -> None:
+    """Wrap sys.stdout and sys.stderr (once)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, GuardedStream):
+            setattr(sys, name, GuardedStream(stream, {"stdout": "output", "stderr": "error"}[name]))
+
+
+def discard_output() -> None:
+    """After a failed write: what is still buffered, or printed by interpreter shutdown, goes nowhere
+    (a second failure at exit would print 'Exception ignored' lines)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is not None:
+            try:
+                os.dup2(null, stream.fileno())
+            except (OSError, ValueError):
+                pass
