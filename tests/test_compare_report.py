@@ -385,3 +385,25 @@ def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tm
     assert read[7].median_s is None and read[7].stats.time_p10_s is not None
     assert read[8].params["m"] == "big"
     assert read[9].status is Status.ERROR and read[10].status is Status.OK
+
+
+def test_malformed_json_lines_leave_series_readers_can_index(tmp_path):
+    import json
+
+    from microbench.results.writer import read_series
+
+    monitor = [[0.0, 1980.0, 2600.0, 60.0, 300.0], [0.1, 1980.0]]  # the second sample was cut
+    lines = [
+        json.dumps({"case_id": "a", "samples_s": [1e-3, 2e-3], "gpu_monitor": monitor}),
+        json.dumps({"case_id": "b", "kernels": [{"name": "k", "share": "lots"}, {"share": 0.5}]}),
+        json.dumps({"case_id": "c", "samples_s": [1e-3, "x"], "device_samples_s": {"0": [1]}}),
+        '{"case_id": "d", "samples_s": [NaN, 1.0]}',  # what a foreign writer may spell
+        json.dumps({"case_id": "e", "samples_s": [1.0]})[:20],  # a killed run's last line
+    ]
+    (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
+    series = read_series(str(tmp_path / "r.csv"))
+    assert series["a"].gpu_monitor == [monitor[0]] and series["a"].samples_s == [1e-3, 2e-3]
+    assert series["b"].kernels == [{"share": 0.5}]
+    assert series["c"].samples_s == [] and series["c"].device_samples_s == {"0": [1]}
+    assert len(series["d"].samples_s) == 2
+    assert "e" not in series

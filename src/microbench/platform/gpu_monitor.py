@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PERIOD_S = 0.1
+GPU_SAMPLE_FIELDS = ("seconds", "sm_clock_mhz", "memory_clock_mhz", "temperature_c", "power_w")
 
 
 @dataclass
 class Monitor:
-    """A background sampler; `series` rows are (seconds since start, SM MHz, memory MHz, °C, W).
+    """A background sampler; `series` rows are GPU_SAMPLE_FIELDS (seconds since the start).
     Without nvidia-ml-py or an NVIDIA GPU it samples nothing and says so in `note`."""
 
     device_index: int = 0

@@ -24,6 +24,7 @@ from microbench.core.samples import NOISE_THRESHOLD, Samples, median_or_none
 from microbench.core.types import DeviceInfo, Measurement, Timing
 from microbench.errors import Status, UserError
 from microbench.platform.environment import timestamp
+from microbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
 from microbench.platform.hardware import Peaks, lookup, with_overrides
 from microbench.results.roofline import Derived, Roofline, derive
 
@@ -259,11 +260,42 @@ class Series:
             if isinstance(value, (list, dict)):
                 values[f.name] = value
         series = cls(**values)
-        try:
-            series.samples_s = [float(x) for x in series.samples_s]
-        except (TypeError, ValueError):
-            series.samples_s = []
-        return series
+        for name in SAMPLE_LISTS:
+            try:
+                setattr(series, name, [float(x) for x in getattr(series, name)])
+            except (TypeError, ValueError):
+                setattr(series, name, [])
+        return series.checked()
+
+    def checked(self) -> Series:
+        """The series less what a hand-edited or foreign line left malformed, so that readers index
+        it without checks: monitor samples short of the monitor's fields or holding no numbers,
+        kernels that are not records with a numeric share, devices without number lists."""
+        if self.gpu_monitor:
+            self.gpu_monitor = [
+                s
+                for s in self.gpu_monitor
+                if isinstance(s, list) and len(s) >= MONITOR_FIELDS and all(map(_is_number, s))
+            ]
+        if self.kernels:
+            self.kernels = [
+                k for k in self.kernels if isinstance(k, dict) and _is_number(k.get("share", 0))
+            ]
+        if self.device_samples_s:
+            self.device_samples_s = {
+                str(d): v
+                for d, v in self.device_samples_s.items()
+                if isinstance(v, list) and all(map(_is_number, v))
+            }
+        return self
+
+
+SAMPLE_LISTS = ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s")
+MONITOR_FIELDS = len(GPU_SAMPLE_FIELDS)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(slots=True)

@@ -439,7 +439,7 @@ def read_series(csv_path: str) -> dict[str, Series]:
         for line in f:
             try:
                 decoded = _SERIES_LINE.decode(line)
-                out[decoded.case_id] = decoded
+                out[decoded.case_id] = decoded.checked()
                 continue
             except msgspec.MsgspecError:  # a foreign value, NaN spelt out, a cut line: the slow way
                 pass
