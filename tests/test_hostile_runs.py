@@ -4,6 +4,7 @@ fault. Each test failed (lost rows, a traceback, a hang) before the fix it names
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -274,3 +275,73 @@ def test_standard_output_on_a_full_disk_is_one_line_and_the_rows_are_whole(tmp_p
     )
     assert len(rows(tmp_path / "r.csv")) == 2
     assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2
+
+
+def _file_size_limit(limit: int):
+    """A child whose writes past `limit` bytes fail as on a full disk (EFBIG, not a signal)."""
+
+    def apply() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_disk_that_fills_mid_sweep_stops_it_in_one_line_and_resume_finishes(tmp_path):
+    params = ", ".join(f"{{n: {n}}}" for n in range(8, 20))
+    (tmp_path / "c.yaml").write_text(
+        FAULT + f"- benchmark_name: fault\n  benchmark_params: [{params}]\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, "-m", "microbench", "run", "--config", "c.yaml", "-o", "r.csv"]
+    done = subprocess.run(
+        [*command, "--no-progress"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_file_size_limit(12_000),
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        "cannot write results" in done.stderr
+        and "the rows before this case are saved" in done.stderr
+    )
+    saved = rows(tmp_path / "r.csv")
+    assert 0 < len(saved) < 12
+    resumed = subprocess.run(
+        [*command, "--no-progress", "--resume"], cwd=tmp_path, env=env, capture_output=True
+    )
+    assert resumed.returncode == 0
+    ids = [r["case_id"] for r in rows(tmp_path / "r.csv")]
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert len(ids) == len(set(ids)) == 12
+    assert sorted(json.loads(line)["case_id"] for line in lines) == sorted(ids)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+@pytest.mark.parametrize("where", ["/proc/r.csv", "/proc/self/x/r.csv"])
+def test_a_folder_that_refuses_creation_is_one_line_before_any_case(where, run_cli):
+    code, _, err = run_cli("run", "--run", "add", "--m", "8", "--n", "8", "-o", where)
+    assert code == 2
+    assert err.startswith(f"error: csv_path '{where}'") and len(err.splitlines()) == 1
+
+
+def test_a_whole_file_output_that_cannot_be_written_is_one_line_and_keeps_the_old_file(tmp_path):
+    from microbench.results.writer import OutputFailed, write_atomically
+
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(OutputFailed, match="cannot write it"):
+        write_atomically(str(tmp_path / "a_file" / "records.json"), lambda f: f.write("{}"))
+    (tmp_path / "records.json").write_text("old")
+
+    def fails(f) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OutputFailed, match="No space left on device"):
+        write_atomically(str(tmp_path / "records.json"), fails)
+    assert (tmp_path / "records.json").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "records.json"]

@@ -136,6 +136,8 @@ def _open_no_follow(path: Path, create: bool) -> tuple[int, bool]:
         return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
     except FileExistsError:  # another run created it just now: open what is there
         return _open_no_follow(path, create=False)
+    except OSError as error:  # a folder that passes access() and still refuses (/proc, /sys, NFS)
+        raise UserError(f"cannot create it: {error.strerror}", key=_named(path)) from None
 
 
 def _named(path: Path) -> str:
@@ -200,7 +202,10 @@ class ResultFile:
                 key=key,
             )
 
-        self.csv_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.csv_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UserError(f"cannot create its folder: {error.strerror}", key=key) from None
         try:
             for path in (self.csv_path, self.jsonl_path):
                 fd, created = _open_no_follow(path, create=True)
@@ -490,10 +495,14 @@ def check_new_file(path: str, key: str, overwrite: bool) -> None:
 
 def write_atomically(path: str, write: Callable[[IO[str]], None]) -> None:
     """Whole or nothing: written to a temporary name in the same directory, then renamed (with the
-    permissions a new file gets here, not the temporary file's owner-only ones)."""
+    permissions a new file gets here, not the temporary file's owner-only ones). A disk that is full
+    or a folder that refuses is OutputFailed, in one line; the file before it is left as it was."""
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=Path(path).suffix)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=Path(path).suffix)
+    except OSError as error:
+        raise OutputFailed(f"cannot write it: {error.strerror}", file=path) from None
     try:
         with os.fdopen(fd, "w", newline="") as f:
             write(f)
@@ -501,6 +510,9 @@ def write_atomically(path: str, write: Callable[[IO[str]], None]) -> None:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+    except OSError as error:
+        os.unlink(tmp)
+        raise OutputFailed(f"cannot write it: {error.strerror}", file=path) from None
     except BaseException:
         os.unlink(tmp)
         raise
