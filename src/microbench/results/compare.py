@@ -11,6 +11,7 @@ became unsupported in the candidate, so CI can gate on it.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import defaultdict
@@ -24,44 +25,54 @@ from rich.table import Table
 
 from microbench.errors import Status, UserError, did_you_mean
 from microbench.results.console import format_seconds, table_console
-from microbench.results.records import Row
+from microbench.results.records import ALL_GROUPS, Identity, Row, TimeStats
 from microbench.results.writer import read_rows
 
 ALPHA = 0.01  # a difference less significant than this is noise
 MIN_SAMPLES = 5  # per side, for the rank test
 RUN_SETTINGS = frozenset(("num_runs", "warmup"))  # how long a case ran is not what it is
+COMPARED = (Identity, TimeStats)  # what pairing and verdicts read of a row (with params and series)
 FULL_TABLE = 200  # above this many pairs the table shows only the cases that changed
 
 
 IDENTIFYING = ("op", "backend", "implementation")  # CaseKey's identity fields, in its order
 
 
-def _identifying(row: Row, without: tuple[str, ...]) -> tuple[str, str, str, list[tuple[str, str]]]:
-    """What identifies the row's case (its parameters in the file's order), less `without`."""
+def _identifying(row: Row, without: tuple[str, ...]) -> tuple[str, str, str, list[tuple[str, Any]]]:
+    """What identifies the row's case (its typed parameters in the file's order), less `without`."""
     ident = row.identity
+    left_out = _left_out(without)
     params = [
-        (name, str(value))
+        (name, value)
         for name, value in row.params.items()
-        if name not in RUN_SETTINGS and name not in without and value not in (None, "")
+        if value is not None and value != "" and name not in left_out
     ]
+    if not without:
+        return ident.op, ident.backend, ident.implementation or "", params
     op, backend, impl = ("" if n in without else str(getattr(ident, n) or "") for n in IDENTIFYING)
     return op, backend, impl, params
 
 
+@functools.cache
+def _left_out(without: tuple[str, ...]) -> frozenset[str]:
+    return RUN_SETTINGS.union(without)
+
+
 class CaseKey(NamedTuple):
     """What a case is, independent of when and how long it ran (a tuple: hashed and compared at C
-    speed, which a 100k-case comparison needs)."""
+    speed, which a 100k-case comparison needs). Parameters compare as typed values: alpha=1 and
+    alpha=1.0 are one case."""
 
     op: str
     backend: str
     implementation: str
-    params: tuple[tuple[str, str], ...]  # sorted: the same case whatever the column order
+    params: tuple[tuple[str, Any], ...]  # sorted by name: the same case whatever the column order
 
     @classmethod
     def of(cls, row: Row, without: tuple[str, ...] = ()) -> CaseKey:
         """The row's key, leaving out the identity fields or parameters named in `without`."""
         op, backend, impl, params = _identifying(row, without)
-        return cls(op, backend, impl, tuple(sorted(params)))
+        return cls(op, backend, impl, tuple(sorted(params)))  # names are unique: values never compared
 
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
@@ -147,14 +158,16 @@ def rank_tests(pairs: list[Pair]) -> None:
     """Each pair's p-value, one scipy call per batch of pairs with like sample counts (one call per
     pair took 0.8 ms: 80 s for 100k cases). Each pair gets the method scipy's `auto` picks for it
     alone: exact where a side has at most 8 samples and the two have no tie, else asymptotic."""
-    import numpy as np
-    from scipy.stats import mannwhitneyu
-
     batches: dict[tuple[int, int], list[tuple[Pair, list[float], list[float]]]] = defaultdict(list)
     for pair in pairs:
         tested = _tested(pair)
         if tested:
             batches[(len(tested[0]), len(tested[1]))].append((pair, *tested))
+    if not batches:
+        return
+    import numpy as np  # scipy.stats takes a second to import: only where a pair has samples
+    from scipy.stats import mannwhitneyu
+
     for (n_a, n_b), batch in batches.items():
         a = np.array([x for _, x, _ in batch], dtype=float)
         b = np.array([y for _, _, y in batch], dtype=float)
@@ -318,19 +331,19 @@ def _compare(
             raise UserError(
                 "--by compares groups inside one results file; give exactly one file", key="--by"
             )
-        rows = [r for path in sides[0] for r in _rows(path)]
+        rows = [r for path in sides[0] for r in _rows(path, ALL_GROUPS)]  # any column may group
         return pair_groups(rows, by, baseline), (f"{by}={baseline or 'first'}", "other")
     if len(sides) != 2:
         raise UserError(
             "compare needs two results files (baseline, candidate), one file and --by COLUMN, or "
             "none: the last two runs of a config (--config, default the quick-start)"
         )
-    a, b = ([r for path in side for r in _rows(path)] for side in sides)
+    a, b = ([r for path in side for r in _rows(path, COMPARED)] for side in sides)
     return pair_files(a, b), (" + ".join(sides[0]), " + ".join(sides[1]))
 
 
-def _rows(path: str) -> list[Row]:
-    rows = read_rows(path, series=True)
+def _rows(path: str, groups: tuple[type, ...]) -> list[Row]:
+    rows = read_rows(path, series=True, groups=groups)
     if not rows:
         raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
     return rows

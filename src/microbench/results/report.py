@@ -34,6 +34,7 @@ from microbench.results.writer import read_rows  # noqa: E402
 
 MARKERS = ("o", "^", "s", "D", "v", "P", "X")
 COPY_OPS = ("single_device_hbm_copy", "copy", "hbm_bandwidth")  # a measured memory ceiling
+TABLE_ROWS = 1000  # rows in the Markdown and HTML tables; the CSV holds every row
 FLOP_BOUND = 4.0  # FLOP per byte at and above which an op's throughput is reported in TFLOP/s
 
 
@@ -394,15 +395,22 @@ def time_series(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
 
 
 def table(rows: Sequence[Row]) -> pd.DataFrame:
-    """The rows as the report shows them (the columns that say something about these rows)."""
-    columns, grid = cells(rows, COLUMNS)
+    """The rows as the report shows them (the columns that say something about these rows), at most
+    TABLE_ROWS of them: a page of 100k rows is read by nobody and took minutes to write."""
+    columns, grid = cells(rows[:TABLE_ROWS], COLUMNS)
     return pd.DataFrame(grid, columns=[c.title for c in columns])
+
+
+def rows_left_out(rows: Sequence[Row]) -> str:
+    left = len(rows) - TABLE_ROWS
+    return f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all." if left > 0 else ""
 
 
 def markdown(rows: Sequence[Row]) -> str:
     frame = table(rows).map(markdown_safe)
     frame.columns = [markdown_safe(c) for c in frame.columns]
-    return frame.to_markdown(index=False) + "\n"
+    note = rows_left_out(rows)
+    return frame.to_markdown(index=False) + "\n" + (f"\n{note}\n" if note else "")
 
 
 def runs(rows: Sequence[Row]) -> set[str]:
@@ -452,7 +460,7 @@ def html_page(source: str, rows: Sequence[Row], images: dict[str, int]) -> str:
         f"<h1>{html.escape(source)}</h1><ul>{facts}</ul><p>{len(rows)} rows, {ok} ok, {noisy} noisy. "
         "Times are per iteration as each row's timing column defines it; bars span p10-p90; noise is "
         "the IQR as a share of the median.</p>"
-        f"<h2>Charts</h2>{charts}<h2>Rows</h2>{body}</body></html>\n"
+        f"<h2>Charts</h2>{charts}<h2>Rows</h2><p>{rows_left_out(rows)}</p>{body}</body></html>\n"
     )
 
 

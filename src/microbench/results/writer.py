@@ -24,7 +24,7 @@ import msgspec
 
 from microbench.errors import UserError
 from microbench.results.columns import IDENTITY, STATS, upgrade
-from microbench.results.records import Row, RowReader, Series
+from microbench.results.records import ALL_GROUPS, Row, RowReader, Series
 
 
 def _cell(value: Any) -> str:
@@ -457,12 +457,15 @@ def read_series(csv_path: str) -> dict[str, Series]:
     return out
 
 
-def read_rows(csv_path: str, series: bool = False) -> list[Row]:
-    """A results file's rows, typed again (`series`: with their raw samples from the JSON lines)."""
+def read_rows(
+    csv_path: str, series: bool = False, groups: tuple[type, ...] = ALL_GROUPS
+) -> list[Row]:
+    """A results file's rows, typed again (`series`: with their raw samples from the JSON lines;
+    `groups`: the row groups a reader needs, the others left at their defaults)."""
     with _collector_paused():
         header, rows = read_records(csv_path)
         by_case = read_series(csv_path) if series else {}
-        return RowReader(header, param_names(header)).rows(rows, by_case)
+        return RowReader(header, param_names(header)).rows(rows, by_case, groups)
 
 
 @contextlib.contextmanager
