@@ -1,6 +1,9 @@
 """compare: matched cases, noise-aware verdicts, exit codes. report: non-empty PNGs with every row plotted."""
 
 import csv
+import json
+import os
+from pathlib import Path
 
 import matplotlib.image
 import pytest
@@ -407,3 +410,67 @@ def test_malformed_json_lines_leave_series_readers_can_index(tmp_path):
     assert series["c"].samples_s == [] and series["c"].device_samples_s == {"0": [1]}
     assert len(series["d"].samples_s) == 2
     assert "e" not in series
+
+
+def _hostile_candidate(kind, tmp_path):
+    """A candidate results file as issue 28's adversarial run wrote it."""
+    path = tmp_path / "hostile.csv"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev_zero":
+        path = Path("/dev/zero")
+    elif kind == "symlink_loop":
+        os.symlink(tmp_path / "loop2.csv", tmp_path / "loop1.csv")
+        os.symlink(tmp_path / "loop1.csv", tmp_path / "loop2.csv")
+        path = tmp_path / "loop1.csv"
+    elif kind == "duplicate_header":
+        path.write_text("case_id,status,op,backend,time_median_s,op\nc,ok,add,jax,1e-3,add\n")
+    elif kind == "short_rows":
+        path.write_text(",".join(COLUMNS) + "\nadd1,ok,run,2026\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        ("fifo", "not a regular file"),
+        ("dev_zero", "not a regular file"),
+        ("symlink_loop", "b"),
+        ("duplicate_header", "column 'op' appears twice in the header"),
+        ("short_rows", ""),
+    ],
+)
+def test_compare_on_hostile_candidates_answers_without_hanging(kind, message, runs, run_cli):
+    candidate = _hostile_candidate(kind, runs)
+    code, _, err = run_cli("compare", str(runs / "a.csv"), candidate)
+    assert code in (1, 2) and "Traceback" not in err
+    assert message in err or code == 1
+    assert len(err.strip().splitlines()) <= 3
+
+
+def test_compare_reads_a_spreadsheet_saved_csv_and_a_huge_cell(runs, run_cli):
+    text = (runs / "a.csv").read_text()
+    (runs / "bom.csv").write_text("\ufeff" + text, encoding="utf-8")
+    assert run_cli("compare", str(runs / "a.csv"), str(runs / "bom.csv"))[0] == 0
+    write(runs / "huge.csv", [row(1, 1e-3, error="x" * 200_000), row(2, 2e-3), row(3, 3e-3)])
+    assert run_cli("compare", str(runs / "a.csv"), str(runs / "huge.csv"))[0] == 0
+
+
+def test_negative_or_zero_candidate_times_are_no_usable_time_not_faster(runs, run_cli):
+    write(runs / "b.csv", [row(1, -1e-3), row(2, 0.0), row(3, 3e-3)])
+    code, out, _ = run_cli("compare", str(runs / "a.csv"), str(runs / "b.csv"), "--json")
+    verdicts = {p["case"].split()[2]: p["verdict"] for p in json.loads(out)["pairs"]}
+    assert code == 1
+    assert verdicts["m=1"] == verdicts["m=2"] == "no usable time"
+
+
+def test_cells_with_newlines_and_markup_stay_text_in_the_report(tmp_path, run_cli):
+    hostile = "x\n# heading\n[click](http://e.vil) <script>alert(1)</script> [/x] [link=http://e]"
+    rows = [row(m, m * 1e-6, error=hostile, dtype=hostile) for m in (256, 512)]
+    write(tmp_path / "r.csv", rows)
+    code, _, err = run_cli("report", str(tmp_path / "r.csv"), "--output-dir", str(tmp_path / "rep"))
+    assert code == 0, err
+    summary = (tmp_path / "rep" / "summary.md").read_text()
+    assert "\n# heading" not in summary and "[click](" not in summary  # escaped: \\[click\\](
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "<script>" not in page

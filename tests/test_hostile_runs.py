@@ -345,3 +345,20 @@ def test_a_whole_file_output_that_cannot_be_written_is_one_line_and_keeps_the_ol
         write_atomically(str(tmp_path / "records.json"), fails)
     assert (tmp_path / "records.json").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "records.json"]
+
+
+@pytest.mark.parametrize("kind", ["file", "device"])
+def test_seed_json_never_replaces_an_existing_file_or_a_device(kind, tmp_path, run_cli):
+    target = tmp_path / "seed.json" if kind == "file" else Path("/dev/null")
+    if kind == "file":
+        target.write_text("earlier results")
+    code, _, err = run_cli(
+        "run", "--run", "add", "--m", "8", "--n", "8", "-o", str(tmp_path / "r.csv"),
+        "--seed-json", str(target),
+    )  # fmt: skip
+    assert code == 2 and str(target) in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "r.csv").exists()
+    if kind == "file":
+        assert target.read_text() == "earlier results"
+    else:
+        assert target.is_char_device()
