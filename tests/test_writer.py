@@ -174,3 +174,22 @@ def test_resume_with_the_csv_gone_keeps_the_twin(tmp_path):
     with pytest.raises(UserError, match="the CSV is missing but out.jsonl holds rows"):
         ResultFile(str(path), header(["m"], []), "cfg", resume=True)
     assert path.with_suffix(".jsonl").read_text() == twin
+
+
+def test_resume_repairs_the_json_lines_in_place_keeping_every_finished_case(tmp_path):
+    path, twin = tmp_path / "out.csv", tmp_path / "out.jsonl"
+    cols = header(["m"], [])
+    f = ResultFile(str(path), cols, "cfg", resume=False)
+    f.append(_row("a"))
+    f.append(_row("b"))
+    f.close()
+    first, second = twin.read_text().splitlines()
+    # killed between the two writes of a case twice: a duplicate line, an orphan, a torn end
+    twin.write_text(f"{first}\n{first}\n{second}\n" + '{"case_id": "c"}\n{"case_id": "d", "sam')
+    again = ResultFile(str(path), cols, "cfg", resume=True)
+    again.close()
+    assert [json.loads(line)["case_id"] for line in twin.read_text().splitlines()] == ["a", "b"]
+    torn = twin.read_text() + '{"case_id": "e", "sam'  # the usual repair only cuts the end
+    twin.write_text(torn)
+    ResultFile(str(path), cols, "cfg", resume=True).close()
+    assert twin.read_text() == torn[: torn.rindex('{"case_id": "e"')]

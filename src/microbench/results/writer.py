@@ -290,25 +290,28 @@ class ResultFile:
         """Keep one JSON line per finished case: a run killed between its two writes leaves a JSON line
         whose CSV row is missing (the case runs again) or a line twice; the CSV is the record of what
         finished. Rewritten in place, through the file this run holds (never a path a link could
-        redirect)."""
+        redirect), and never emptied first: the usual repair (a torn last line) only cuts the end, and
+        any other overwrites the start before cutting, so a kill or a full disk midway loses no line."""
         fd = self._fds[self.jsonl_path]
         os.lseek(fd, 0, os.SEEK_SET)
-        text = _read_all(fd).decode("utf-8", errors="replace")
-        kept: list[str] = []
+        text = _read_all(fd)
+        kept: list[bytes] = []
         seen: set[str] = set()
         for line in text.splitlines():
             try:
                 case_id = json.loads(line).get("case_id")
-            except (json.JSONDecodeError, AttributeError):
+            except (ValueError, AttributeError):  # cut, not JSON, or not UTF-8
                 continue
             if case_id in self.done and case_id not in seen:
                 seen.add(case_id)
                 kept.append(line)
-        repaired = "".join(f"{line}\n" for line in kept)
-        if repaired != text:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, repaired.encode(), 0)
-            os.fsync(fd)
+        repaired = b"".join(line + b"\n" for line in kept)
+        if repaired == text:
+            return
+        if not text.startswith(repaired):
+            os.pwrite(fd, repaired, 0)  # no longer than what is there: it needs no new space
+        os.ftruncate(fd, len(repaired))
+        os.fsync(fd)
 
     def _open(self) -> None:
         """The first row: the header written (any earlier content replaced: --overwrite)."""
