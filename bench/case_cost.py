@@ -56,7 +56,7 @@ def main() -> int:
     total = time.perf_counter() - t0
     stats = pstats.Stats(profiler)
     stats.sort_stats("cumulative").print_stats(r"microbench|torch_backend", 25)
-    rows = read_rows(os.path.join(work, "add.csv"), series=True)
+    rows = read_rows(os.path.join(work, "add.csv"), series="all")
     print(
         json.dumps(
             {

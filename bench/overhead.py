@@ -92,7 +92,7 @@ def main() -> int:
         profiler.disable()
         profiler.dump_stats(args.profile)
     total = time.perf_counter() - t0
-    rows = read_rows(os.path.join(work, "overhead.csv"), series=True)
+    rows = read_rows(os.path.join(work, "overhead.csv"), series="all")
     per_flush = flush_seconds(args.device)
     by: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for row, wall in zip(rows, durations, strict=True):

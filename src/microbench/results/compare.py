@@ -72,7 +72,9 @@ class CaseKey(NamedTuple):
     def of(cls, row: Row, without: tuple[str, ...] = ()) -> CaseKey:
         """The row's key, leaving out the identity fields or parameters named in `without`."""
         op, backend, impl, params = _identifying(row, without)
-        return cls(op, backend, impl, tuple(sorted(params)))  # names are unique: values never compared
+        return cls(
+            op, backend, impl, tuple(sorted(params))
+        )  # names are unique: values never compared
 
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
@@ -105,12 +107,19 @@ def usable(seconds: float | None) -> bool:
 
 @dataclass
 class Pair:
-    key: str
     a: Row
     b: Row | None  # None: the candidate has no row of this case
+    sides: str = ""  # grouped comparisons: which group against which, after the case
+    without: tuple[str, ...] = ()  # what the label leaves out (the grouping column)
     # Mann-Whitney U (two-sided) on the raw samples where both sides have enough of them: set for a
     # whole comparison at once by `rank_tests`
     p_value: float | None = None
+
+    @property
+    def key(self) -> str:
+        """The case as the table and --json name it (made when shown: most of 100k never are)."""
+        label = case_label(self.a, self.without)
+        return f"{label} [{self.sides}]" if self.sides else label
 
     @property
     def ratio(self) -> float | None:
@@ -211,7 +220,7 @@ def pair_files(a_rows: list[Row], b_rows: list[Row]) -> Comparison:
         {case_label(rows[0]) for rows in (*a_keys.values(), *b_keys.values()) if len(rows) > 1}
     )
     pairs = [
-        Pair(case_label(rows[0]), rows[0], next(iter(b_keys.get(key, [])), None))
+        Pair(rows[0], next(iter(b_keys.get(key, [])), None))
         for key, rows in a_keys.items()  # the baseline's order: the order its cases ran
         if len(rows) == 1 and rows[0].ok and len(b_keys.get(key, [])) <= 1
     ]
@@ -264,7 +273,7 @@ def pair_groups(rows: list[Row], column: str, baseline: str | None) -> Compariso
                 continue
             for row in group:
                 side = f"{value}:{row.identity.implementation}" if len(group) > 1 else value
-                pairs.append(Pair(f"{case_label(b_row, without)} [{side} vs {base}]", b_row, row))
+                pairs.append(Pair(b_row, row, f"{side} vs {base}", without))
     return Comparison(pairs, ambiguous)
 
 
@@ -343,7 +352,7 @@ def _compare(
 
 
 def _rows(path: str, groups: tuple[type, ...]) -> list[Row]:
-    rows = read_rows(path, series=True, groups=groups)
+    rows = read_rows(path, series="samples", groups=groups)
     if not rows:
         raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
     return rows

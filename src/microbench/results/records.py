@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import itertools
 import math
+import operator
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -436,8 +437,8 @@ def _typed(cells: Sequence[str], kind: CellType, blank: Any) -> Sequence[Any]:
         return [blank] * len(cells)
     fast = kind.fast
     try:
-        if all(cells):  # no blanks: map runs at C speed
-            return list(map(fast, cells))
+        if all(cells):  # no blanks: map runs at C speed, and text is already text
+            return list(cells) if fast is str else list(map(fast, cells))
         return [fast(c) if c else blank for c in cells]
     except (ValueError, KeyError):
         careful = kind.careful
@@ -465,6 +466,7 @@ class RowReader:
 
     def __init__(self, header: list[str], param_names: list[str]) -> None:
         self.width = len(header)
+        self._names = header
         self._index = {name: i for i, name in enumerate(header)}
         self._param_names = [n for n in param_names if n in self._index]
 
@@ -516,6 +518,20 @@ class RowReader:
             for e, row in zip(built, zip(*present, strict=True), strict=True)
         ]
 
+    def _columns(self, table: list[list[str]], groups: tuple[type, ...]) -> list[tuple[str, ...]]:
+        """The table's columns, in one pass in memory order (not one pass per column); those of the
+        groups left out are not extracted (empty)."""
+        skipped = {n for cls in ALL_GROUPS if cls not in groups for n, _ in parsers(cls)}
+        skipped -= {n for n, _ in parsers(Identity)}
+        keep = [i for i in range(self.width) if self._names[i] not in skipped]
+        if len(keep) == self.width:
+            return list(zip(*table, strict=False))
+        columns: list[tuple[str, ...]] = [()] * self.width
+        picked = zip(*map(operator.itemgetter(*keep), table), strict=True) if keep else ()
+        for i, column in zip(keep, picked, strict=True):
+            columns[i] = column
+        return columns
+
     def rows(
         self,
         table: list[list[str]],
@@ -530,7 +546,7 @@ class RowReader:
         if not n:
             return []
         padded = [r if len(r) >= width else r + [""] * (width - len(r)) for r in table]
-        columns = list(zip(*padded, strict=False))  # one pass in memory order, not one per column
+        columns = self._columns(padded, groups)
         built = {
             cls: _build(cls, [self._column(columns, name) for name, _ in parsers(cls)], n)
             if cls in groups or cls is Identity

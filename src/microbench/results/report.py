@@ -465,7 +465,7 @@ def html_page(source: str, rows: Sequence[Row], images: dict[str, int]) -> str:
 
 
 def run_report(path: str, out_dir: str) -> dict[str, Any]:
-    rows = read_rows(path, series=True)  # a foreign or broken file is refused before anything
+    rows = read_rows(path, series="all")  # a foreign or broken file is refused before anything
     if not rows:
         raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):

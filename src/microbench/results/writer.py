@@ -16,9 +16,9 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import msgspec
 
@@ -433,21 +433,36 @@ class SeriesLine(Series):
     case_id: str = ""
 
 
-_SERIES_LINE = msgspec.json.Decoder(SeriesLine)
+@dataclass(slots=True)
+class SamplesLine:
+    """A JSON line's case and per-iteration samples only: what compare's rank test needs, decoded in
+    half the time of the whole series."""
+
+    case_id: str = ""
+    samples_s: list[float] = field(default_factory=list)
 
 
-def read_series(csv_path: str) -> dict[str, Series]:
+SeriesPart = Literal["all", "samples"]
+_DECODERS: dict[SeriesPart, msgspec.json.Decoder[Any]] = {
+    "all": msgspec.json.Decoder(SeriesLine),
+    "samples": msgspec.json.Decoder(SamplesLine),
+}
+
+
+def read_series(csv_path: str, part: SeriesPart = "all") -> dict[str, Series]:
     """Each case's raw series from the CSV's .jsonl twin ({} when there is none); a cut or foreign
     line leaves its case without series (compare falls back to percentiles)."""
     jsonl = Path(csv_path).with_suffix(".jsonl")
     if not jsonl.is_file():
         return {}
+    decoder = _DECODERS[part]
     out: dict[str, Series] = {}
     with open(jsonl, "rb") as f:
         for line in f:
             try:
-                decoded = _SERIES_LINE.decode(line)
-                out[decoded.case_id] = decoded.checked()
+                decoded = decoder.decode(line)
+                series = decoded if part == "all" else Series(samples_s=decoded.samples_s)
+                out[decoded.case_id] = series.checked()
                 continue
             except msgspec.MsgspecError:  # a foreign value, NaN spelt out, a cut line: the slow way
                 pass
@@ -461,13 +476,13 @@ def read_series(csv_path: str) -> dict[str, Series]:
 
 
 def read_rows(
-    csv_path: str, series: bool = False, groups: tuple[type, ...] = ALL_GROUPS
+    csv_path: str, series: SeriesPart | None = None, groups: tuple[type, ...] = ALL_GROUPS
 ) -> list[Row]:
-    """A results file's rows, typed again (`series`: with their raw samples from the JSON lines;
-    `groups`: the row groups a reader needs, the others left at their defaults)."""
+    """A results file's rows, typed again (`series`: with their raw series from the JSON lines, all
+    of it or the samples only; `groups`: the row groups a reader needs, the others at defaults)."""
     with _collector_paused():
         header, rows = read_records(csv_path)
-        by_case = read_series(csv_path) if series else {}
+        by_case = read_series(csv_path, series) if series else {}
         return RowReader(header, param_names(header)).rows(rows, by_case, groups)
 
 
