@@ -118,6 +118,13 @@ for l in open('$OUT/collectives_headline.jsonl'):
     python3 -c "import pstats; s = pstats.Stats('$OUT/overhead.prof'); s.sort_stats('tottime').print_stats(15); s.print_callers('builtins.compile')" 2>&1 | cut -c1-160 | tail -45 ;;
   heldout)  # issue 27: held-out shapes, the harness against JAX-profiler and CUPTI kernel times outside it
     rm -rf /tmp/heldout; python3 bench/heldout_check.py --out /tmp/heldout | tee "$OUT/heldout.md"; cp /tmp/heldout/outside.json /tmp/heldout/heldout.csv /tmp/heldout/heldout.jsonl "$OUT/" ;;
+  smoke)  # issue 28: the entry module, typed reading (msgspec), compare and report on this machine
+    timeout 300 python3 -m microbench run --no-progress --run add --m 4096 --n 4096 -o "$OUT/smoke.csv" 2>&1 | tail -2
+    timeout 300 python3 -m microbench run --no-progress --run add --m 4096 --n 4096 -o "$OUT/smoke_b.csv" 2>&1 | tail -1
+    python3 -m microbench compare "$OUT/smoke.csv" "$OUT/smoke_b.csv" --json | python3 -c "import json, sys; print([(p['verdict'], p['p_value']) for p in json.load(sys.stdin)['pairs']])"
+    python3 -m microbench report "$OUT/smoke.csv" --output-dir "$OUT/smoke_report" | tail -2
+    printf 'benchmarks:\n  - name: gemm_generalized\n    num_runz: 3\n' > /tmp/bad.yaml
+    /usr/bin/time -f "bad config answered in %e s" python3 -m microbench run --config /tmp/bad.yaml ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;

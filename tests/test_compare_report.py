@@ -474,3 +474,12 @@ def test_cells_with_newlines_and_markup_stay_text_in_the_report(tmp_path, run_cl
     assert "\n# heading" not in summary and "[click](" not in summary  # escaped: \\[click\\](
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "<script>" not in page
+
+
+def test_an_op_name_with_a_slash_names_no_folder_in_the_report(tmp_path, run_cli):
+    rows = [{**row(m, m * 1e-6), "op": "../evil/op", "case_id": f"c{m}"} for m in (256, 512)]
+    write(tmp_path / "r.csv", rows)
+    code, _, err = run_cli("report", str(tmp_path / "r.csv"), "--output-dir", str(tmp_path / "rep"))
+    assert code == 0, err
+    assert not (tmp_path / "evil").exists()
+    assert all(p.parent == tmp_path / "rep" for p in (tmp_path / "rep").rglob("*"))
