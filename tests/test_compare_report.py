@@ -427,6 +427,8 @@ def _hostile_candidate(kind, tmp_path):
         path.write_text("case_id,status,op,backend,time_median_s,op\nc,ok,add,jax,1e-3,add\n")
     elif kind == "short_rows":
         path.write_text(",".join(COLUMNS) + "\nadd1,ok,run,2026\n")
+    elif kind == "foreign_column_order":
+        path.write_text("time_median_s,case_id,status,op,backend,m\n1e-3,a,ok,add,jax,1\n")
     return str(path)
 
 
@@ -438,6 +440,7 @@ def _hostile_candidate(kind, tmp_path):
         ("symlink_loop", "b"),
         ("duplicate_header", "column 'op' appears twice in the header"),
         ("short_rows", ""),
+        ("foreign_column_order", ""),
     ],
 )
 def test_compare_on_hostile_candidates_answers_without_hanging(kind, message, runs, run_cli):

@@ -474,7 +474,7 @@ class RowReader:
         at = self._index.get(name)
         return None if at is None else columns[at]
 
-    def _params(self, op: str, columns: list[tuple[str, ...]]) -> list[dict[str, Any]]:
+    def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[dict[str, Any]]:
         """The op's parameters typed as its spec types them; a value its kind does not take, or a
         parameter or op this version does not know, keeps its text; an empty cell is no entry."""
         kinds = _param_kinds(op)
@@ -484,7 +484,6 @@ class RowReader:
             _typed(column, PARAM_TYPES.get(kinds.get(name, ""), TEXT), None)
             for name, column in zip(names, texts, strict=True)
         ]
-        n = len(columns[0]) if columns else 0
         out = [dict(zip(names, values, strict=True)) for values in zip(*typed, strict=True)]
         out = out or [{} for _ in range(n)]
         for name, column, values in zip(names, texts, typed, strict=True):
@@ -498,10 +497,9 @@ class RowReader:
                         del params[name]
         return out
 
-    def _extras(self, op: str, columns: list[tuple[str, ...]]) -> list[Any]:
+    def _extras(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[Any]:
         """The op's extras (its spec's `row_extras`), None where a row has no extras cell (a failed
         case) or the op is not one this version knows."""
-        n = len(columns[0]) if columns else 0
         try:
             cls = get_spec(op).row_extras
         except UserError:
@@ -560,7 +558,10 @@ class RowReader:
             by_op.setdefault(identity.op, []).append(k)
         for op, at in by_op.items():
             own = columns if len(by_op) == 1 else list(zip(*(padded[k] for k in at), strict=False))
-            for k, p, e in zip(at, self._params(op, own), self._extras(op, own), strict=True):
+            typed = zip(
+                at, self._params(op, own, len(at)), self._extras(op, own, len(at)), strict=True
+            )
+            for k, p, e in typed:
                 params[k], extras[k] = p, e
         series = series or {}
         return [
