@@ -428,7 +428,7 @@ def _hostile_candidate(kind, tmp_path):
     elif kind == "short_rows":
         path.write_text(",".join(COLUMNS) + "\nadd1,ok,run,2026\n")
     elif kind == "foreign_column_order":
-        path.write_text("time_median_s,case_id,status,op,backend,m\n1e-3,a,ok,add,jax,1\n")
+        path.write_text("host,case_id,status,op,backend,time_median_s\nvm,add1,ok,add,jax,1e-3\n")
     return str(path)
 
 
