@@ -72,9 +72,8 @@ class CaseKey(NamedTuple):
     def of(cls, row: Row, without: tuple[str, ...] = ()) -> CaseKey:
         """The row's key, leaving out the identity fields or parameters named in `without`."""
         op, backend, impl, params = _identifying(row, without)
-        return cls(
-            op, backend, impl, tuple(sorted(params))
-        )  # names are unique: values never compared
+        # sorted by name (names are unique, so values of unlike types are never compared)
+        return cls(op, backend, impl, tuple(sorted(params)))
 
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
