@@ -179,7 +179,11 @@ def _cases_for(
 ) -> list[Case]:
     """The case(s) of one set of fields (one per backend and implementation)."""
     bench, where = ctx.bench, key_path("benchmarks", ctx.index)
-    translated = bench.translate({**fields, "device_count": _lazy_count(fields, request)})
+    try:
+        translated = bench.translate({**fields, "device_count": _lazy_count(fields, request)})
+    except UserError as error:  # a field the translation reads (mesh_shape): name it in full
+        key = key_path(where, error.key) if error.key else where
+        raise UserError(error.message, key=key, suggestion=error.suggestion) from None
     spec = get_spec(bench.op(fields))
     params = spec.resolve(translated, where)
     spec.check_constraints(params, where)

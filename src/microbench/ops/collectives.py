@@ -36,7 +36,7 @@ from microbench.core.case import Case
 from microbench.core.column import doc
 from microbench.core.samples import median_or_none
 from microbench.core.types import Prepared, Timing
-from microbench.errors import CaseFailure, Status, unsupported
+from microbench.errors import CaseFailure, Status, UserError, unsupported
 from microbench.measure.numerics import check_rows, relative_error, tolerance
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
@@ -48,9 +48,19 @@ CHECKED_DEVICES = 8  # devices whose outputs are compared (first, last and sprea
 LINK_GBPS = 100.0  # the reference's per-link figure in its all-to-all peak model
 
 
-def dims(text: str) -> tuple[int, ...]:
-    """'4x4x8' -> (4, 4, 8)."""
-    return tuple(int(t) for t in str(text).lower().split("x"))
+MAX_DIM_DIGITS = 9  # a mesh axis of a billion devices is already no mesh
+
+
+def dims(text: str, key: str = "mesh_shape") -> tuple[int, ...]:
+    """'4x4x8' -> (4, 4, 8); any other text (from either dialect) is a one-line error naming `key`."""
+    parts = str(text).lower().split("x")
+    if not all(t.isascii() and t.isdigit() and 0 < len(t) <= MAX_DIM_DIGITS for t in parts) or (
+        0 in (numbers := tuple(int(t) for t in parts))
+    ):
+        raise UserError(
+            f"must be positive integers joined by 'x' (like 2x4), got {str(text)[:40]!r}", key=key
+        )
+    return numbers
 
 
 # ---- the mesh and its groups (framework-free: the PyTorch twins use the same functions) -----------
@@ -104,9 +114,11 @@ def size_problem(op: str, p: Params) -> str | None:
 def _shape_text_problem(p: Params) -> str | None:
     """mesh_shape and sharding_strategy are 'AxBxC' of positive integers (checked before any use)."""
     for key in ("mesh_shape", "sharding_strategy"):
-        text = str(p.get(key) or "")
-        if text and not all(t.isdigit() and int(t) > 0 for t in text.lower().split("x")):
-            return f"{key} must be positive integers joined by 'x' (like 2x4), got {text[:40]!r}"
+        if p.get(key):
+            try:
+                dims(p[key], key)
+            except UserError as error:
+                return f"{key} {error.message}"
     return None
 
 

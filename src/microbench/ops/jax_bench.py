@@ -461,7 +461,7 @@ def _mesh(f: Fields) -> dict[str, Any]:
     """Our mesh parameters: ici_size is the mesh's device count (all devices when no mesh is given,
     which the dialect fills in before translating)."""
     shape = str(f["mesh_shape"] or "")
-    ici = math.prod(collectives.dims(shape)) if shape else f["device_count"]
+    ici = math.prod(collectives.dims(shape, "mesh_shape")) if shape else f["device_count"]
     return {
         "ici_size": ici,
         "mesh_shape": shape,
