@@ -486,3 +486,23 @@ def test_an_op_name_with_a_slash_names_no_folder_in_the_report(tmp_path, run_cli
     assert code == 0, err
     assert not (tmp_path / "evil").exists()
     assert all(p.parent == tmp_path / "rep" for p in (tmp_path / "rep").rglob("*"))
+
+
+@pytest.mark.parametrize("where", ["", "/proc/self/no/such"])
+def test_a_report_folder_that_cannot_be_made_is_one_line(where, runs, run_cli):
+    code, _, err = run_cli("report", str(runs / "a.csv"), "--output-dir", where)
+    assert code == 2 and err.startswith(f"error: --output-dir '{where}'") and err.count("\n") == 1
+
+
+def test_a_report_that_cannot_be_written_is_one_line_exit_1(runs, run_cli, monkeypatch):
+    import matplotlib.figure
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full)
+    code, _, err = run_cli("report", str(runs / "a.csv"), "--output-dir", str(runs / "rep"))
+    assert code == 1
+    assert err == (
+        f"error: --output-dir '{runs / 'rep'}': cannot write the report: No space left on device\n"
+    )

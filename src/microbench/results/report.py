@@ -30,7 +30,7 @@ from microbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from microbench.results.console import shape_of, significant, value_of, varying  # noqa: E402
 from microbench.results.display import COLUMNS, cells, markdown_safe  # noqa: E402
 from microbench.results.records import Row  # noqa: E402
-from microbench.results.writer import read_rows  # noqa: E402
+from microbench.results.writer import OutputFailed, read_rows  # noqa: E402
 
 MARKERS = ("o", "^", "s", "D", "v", "P", "X")
 COPY_OPS = ("single_device_hbm_copy", "copy", "hbm_bandwidth")  # a measured memory ceiling
@@ -468,9 +468,22 @@ def run_report(path: str, out_dir: str) -> dict[str, Any]:
     rows = read_rows(path, series="all")  # a foreign or broken file is refused before anything
     if not rows:
         raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
+    key = f"--output-dir '{out_dir}'"
+    if not out_dir.strip():
+        raise UserError("names no folder", key=key)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UserError("the report directory is a file", key=f"--output-dir '{out_dir}'")
-    os.makedirs(out_dir, exist_ok=True)
+        raise UserError("the report directory is a file", key=key)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"cannot create it: {error.strerror}", key=key) from None
+    try:
+        return _write_report(path, rows, out_dir)
+    except OSError as error:  # a full disk or a folder that refuses, mid-report
+        raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
+
+
+def _write_report(path: str, rows: list[Row], out_dir: str) -> dict[str, Any]:
     roof = os.path.join(out_dir, "roofline.png")
     counts = {
         roof: roofline(rows, roof),
