@@ -15,5 +15,5 @@ import microbench, torch_backend
 assert microbench.__file__.startswith(__import__("os").getcwd()), microbench.__file__
 print("from the wheel:", microbench.__file__)
 PY
-PYTHONPATH="$work/site" "$PY" -m microbench.cli run --num-runs 2 --no-progress 2>&1 | grep -E " ok, |rows:"
+PYTHONPATH="$work/site" "$PY" -m microbench run --num-runs 2 --no-progress 2>&1 | grep -E " ok, |rows:"
 test -s results/quickstart.csv
