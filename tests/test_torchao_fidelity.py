@@ -122,7 +122,7 @@ def test_the_runners_csv_has_its_columns_and_name(every_recipe):
 
 
 def test_the_runners_csv_never_replaces_a_file(tmp_path):
-    from microbench.results.records import row_from_record
+    from microbench.results.records import RowReader
     from microbench.results.sinks.torchao_runner import write_runner_csvs
 
     row = {
@@ -141,8 +141,8 @@ def test_the_runners_csv_never_replaces_a_file(tmp_path):
         "enable_memory_profiler": False,
     }
     record = {k: str(v) for k, v in row.items()}
-    typed = row_from_record(
-        record,
+    (typed,) = RowReader(
+        list(record),
         [
             "m",
             "k",
@@ -156,7 +156,7 @@ def test_the_runners_csv_never_replaces_a_file(tmp_path):
             "recipe",
             "model_type",
         ],
-    )
+    ).rows([list(record.values())])
     first = write_runner_csvs([typed], now=0)
     second = write_runner_csvs([typed], now=0)
     assert first != second and all(map(lambda p: open(p).read(), first + second))

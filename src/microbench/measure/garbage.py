@@ -74,13 +74,20 @@ COLLECTOR = Collector()
 
 
 @contextmanager
-def paused() -> Iterator[None]:
-    """A timed window: garbage collected before it (as above), the collector off inside it."""
+def collector_off() -> Iterator[None]:
+    """The cyclic collector off inside, and back as it was after."""
     enabled = gc.isenabled()
-    COLLECTOR.before_window()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
             gc.enable()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """A timed window: garbage collected before it (as above), the collector off inside it."""
+    COLLECTOR.before_window()
+    with collector_off():
+        yield

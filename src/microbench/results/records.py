@@ -582,14 +582,6 @@ class RowReader:
         ]
 
 
-def row_from_record(
-    record: dict[str, str], param_names: list[str], series: Series | None = None
-) -> Row:
-    """One row given as a dict of cells (today's column names), typed again."""
-    by_case = {record.get("case_id", ""): series} if series else None
-    return RowReader(list(record), param_names).rows([list(record.values())], by_case)[0]
-
-
 def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> Environment:
     known = {f.name for f in fields(Environment)}
     values = {k: v for k, v in env.items() if k in known}

@@ -4,18 +4,16 @@ Also the atomic JSON writer used for every whole-file output (dashboard records,
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import errno
 import fcntl
-import gc
 import io
 import json
 import math
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -23,6 +21,7 @@ from typing import IO, Any, Literal
 import msgspec
 
 from microbench.errors import UserError
+from microbench.measure.garbage import collector_off
 from microbench.results.columns import IDENTITY, STATS, upgrade
 from microbench.results.records import ALL_GROUPS, Row, RowReader, Series
 
@@ -480,23 +479,12 @@ def read_rows(
 ) -> list[Row]:
     """A results file's rows, typed again (`series`: with their raw series from the JSON lines, all
     of it or the samples only; `groups`: the row groups a reader needs, the others at defaults)."""
-    with _collector_paused():
+    # no cyclic collection while the rows are built (they hold no cycles): a collector walking the
+    # million new row objects again and again doubled the time of a 100k-row read
+    with collector_off():
         header, rows = read_records(csv_path)
         by_case = read_series(csv_path, series) if series else {}
         return RowReader(header, param_names(header)).rows(rows, by_case, groups)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a file's rows are built (they hold no cycles): a collector
-    walking the million new row objects again and again doubled the time of a 100k-row read."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def check_new_file(path: str, key: str, overwrite: bool) -> None:
