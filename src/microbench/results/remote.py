@@ -79,9 +79,8 @@ class Staging:
             return local
         fs = filesystem(url, key)
         os.makedirs(os.path.dirname(local), exist_ok=True, mode=0o700)
-        left = os.path.exists(
-            local
-        )  # a killed run's rows, never copied: newer than the remote file
+        # a killed run's rows, never copied: newer than the remote file
+        left = os.path.exists(local)
         for remote, here in ((url, local), _twin(url, local)):
             self.files[here] = remote
             if not left and _exists(fs, remote, key):
