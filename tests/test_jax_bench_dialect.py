@@ -193,10 +193,6 @@ def test_model_presets_copy_only_the_fields_a_benchmark_has_and_say_so(write_yam
 
 def test_an_unknown_preset_or_key_is_one_line_naming_it_with_a_suggestion(write_yaml, run_cli):
     cases = {
-        "benchmarks:\n- name: rope\n  model: LLM-20B\n": (
-            "benchmarks[0].model: unknown model preset 'LLM-20B'",
-            "did you mean 'LLM-200B'?",
-        ),
         "benchmarks:\n- name: rope\n  seqlen: 8\n": (
             "benchmarks[0].seqlen: unknown key 'seqlen' for rope",
             "did you mean 'seq_len'?",
@@ -341,8 +337,7 @@ def test_the_one_off_command_line_is_typed_and_refuses_unknown_fields(
         "16",
         "--in_dtype",
         "bfloat16",
-        "--transpose_b",
-        "true",
+        "--transpose_b",  # a bare boolean flag is true
         "--alpha",
         "-0.5",
         "--num_runs",
@@ -352,7 +347,7 @@ def test_the_one_off_command_line_is_typed_and_refuses_unknown_fields(
         "--no-progress",
     )
     assert code == 0, err
-    detailed = json.loads((tmp_path / "results" / "detailed.json").read_text())
+    detailed = json.loads((tmp_path / "results" / "gemm_generalized.detailed.json").read_text())
     params = detailed[0]["metadata"]["params"]
     assert (params["m"], params["k"], params["transpose_b"], params["alpha"]) == (
         64,
@@ -366,6 +361,8 @@ def test_the_one_off_command_line_is_typed_and_refuses_unknown_fields(
         2,
         "error: --mm: unknown field 'mm' for gemm_generalized (did you mean 'm'?)\n",
     )
+    code, _, err = run_cli("run", "--run", "gemm_generalized", "--in_dtype", "fp8")
+    assert code == 2 and "dtype 'fp8' is not a jax.numpy name" in err  # upstream's names only
     code, _, err = run_cli("run", "--run", "rope", "--seq_len", "many")
     assert code == 2 and "--seq_len: must be a number, got 'many'" in err
     code, _, err = run_cli("run", "--run", "add", "--m", "8", "--n", "8", "--num_runs", "2")
@@ -397,6 +394,48 @@ def test_warnings_for_peak_tflops_are_printed_once(write_yaml, capsys):
         ),
     )
     assert capsys.readouterr().err.count("read as tflops") == 1
+
+
+def test_what_upstream_ignores_is_ignored_with_a_warning(write_yaml, capsys):
+    cases = plan(
+        write_yaml,
+        """
+        notes: a key upstream never reads
+        hardware: {tflops: 100, hbm_bw: 1000, vendor: acme}
+        benchmarks:
+        - {name: rope, model: LLM-20B, batch: 1, heads: 1, seq_len: 8}
+        - {name: all_gather, matrix_dim: 8, reduce_op: max, mesh_shape: 'a,b'}
+        - {name: device_to_device, data_size_mib: 1, direction: sideways, src_device_index: 0, dst_device_index: 1}
+        """,
+    )
+    err = capsys.readouterr().err
+    assert "notes: not a jax-bench key" in err
+    assert "hardware.vendor: not read" in err
+    assert "unknown model preset 'LLM-20B' (did you mean 'LLM-200B'?)" in err
+    assert "mesh_shape a,b does not fill the 4 devices: one axis of all of them" in err
+    gather = next(c for c in cases if c.op == "all_gather")
+    assert gather.params["mesh_shape"] == "" and dict(gather.origin.fields)["reduce_op"] == "max"
+    d2d = next(c for c in cases if c.op == "device_to_device")
+    assert d2d.params["direction"] == "uni"  # anything but bi is one way, as upstream reads it
+
+
+def test_system_and_hardware_precedence_is_upstream_s(write_yaml, run_cli, tmp_path):
+    from microbench.config.loader import load_config
+    from microbench.config.planner import plan as plan_loaded
+    from microbench.core.options import RunOptions
+
+    def stats(text, hw=None):
+        path = write_yaml(text)
+        (case,) = plan_loaded(load_config(path), RunOptions(hw=hw))
+        return case.origin.hardware
+
+    entry = "benchmarks: [{name: simple_add, size: 128}]\n"
+    assert stats(entry, hw="ironwood").name == "ironwood"  # --hw where nothing names a system
+    assert stats("global: {system: ''}\n" + entry, hw="ironwood") is None  # an empty system wins
+    block = "hardware: {tflops: 1, hbm_bw: 2}\n"
+    assert stats(block + "global: {system: ironwood}\n" + entry).shown == {"tflops": 1, "hbm_bw": 2}
+    own = "benchmarks: [{name: simple_add, size: 128, hardware_stats: {tflops: 5}}]\n"
+    assert stats(block + own).shown == {"tflops": 5}  # an entry's own beats the block
 
 
 def test_list_shows_every_jax_bench_name_with_the_ops_that_run_it(run_cli):

@@ -30,7 +30,13 @@ from microbench.core.types import (
 )
 from microbench.errors import CaseFailure, Status, unsupported
 from microbench.measure.procedure import measure
-from microbench.ops.collectives import COLLECTIVES, devices_needed, extras_for, groups
+from microbench.ops.collectives import (
+    COLLECTIVES,
+    devices_needed,
+    extras_for,
+    groups,
+    lone_group,
+)
 from microbench.platform import processes
 from microbench.platform.backends import BACKENDS
 
@@ -254,6 +260,8 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     headline, the worst check."""
     if not processes.primary():
         raise unsupported("the torch.distributed ranks are started by process 0 of the job")
+    if lone := lone_group(case.op, case.params):
+        raise unsupported(lone)
     world = world_size(case)
     if torch.cuda.is_available() and world > torch.cuda.device_count():
         raise unsupported(f"needs {world} GPUs, {torch.cuda.device_count()} are visible")

@@ -218,6 +218,13 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
         help="jax-bench configs: where traces go where an entry sets xprof_timing and no xprof_dir",
     )
     p.add_argument(
+        "--conditions",
+        choices=("upstream", "strict"),
+        default=None,
+        help="jax-bench configs: upstream (their default: warm caches, every device as jax-bench "
+        "places the work) or strict (cold caches, one device)",
+    )
+    p.add_argument(
         "-o",
         "--output",
         default=None,
@@ -234,7 +241,9 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
     )
     d.add_argument("--config", required=True, help="a torchao-dialect YAML config")
     d.add_argument("--output", required=True, help="the dashboard's JSON records file to write")
-    d.set_defaults(run=None, hw=None, xprof_dir=None)  # `run`-only options, absent here
+    d.set_defaults(
+        run=None, hw=None, xprof_dir=None, conditions=None
+    )  # `run`-only options, absent here
     _add_run_options(d)
 
 
@@ -392,6 +401,7 @@ def _run_options(args: argparse.Namespace) -> Any:
         dashboard=args.output if args.command == "dashboard" else None,
         hw=args.hw,
         xprof_dir=args.xprof_dir,
+        conditions=getattr(args, "conditions", None),
         one_off=(args.run, *args.fields) if args.run else (),
     )
 
@@ -451,21 +461,19 @@ def _quit(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _take_signals() -> None:
     if threading.current_thread() is threading.main_thread():
         for sig in interrupt.STOPPING:  # a run replaces them with a flag while its cases run
             signal.signal(sig, _quit)
         if os.environ.get(processes.LAUNCHED) == "1":  # a worker of `run --processes N`
             processes.die_with_parent()
         interrupt.keep_swallowed()
-    args, fields = build_parser().parse_known_args(argv)
-    if fields and not getattr(args, "run", None):
-        build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
-    args.fields = fields
-    args.argv = list(sys.argv[1:] if argv is None else argv)
-    chatter.route(verbose=bool(getattr(args, "verbose", False)))
+
+
+def serve(command: Callable[[], int]) -> int:
+    """Run one command: bad input is one line and its exit code, a Ctrl-C a quiet exit."""
     try:
-        return COMMANDS[args.command](args)
+        return command()
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
@@ -483,13 +491,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def entry(argv: Sequence[str] | None = None) -> NoReturn:
+def main(argv: Sequence[str] | None = None) -> int:
+    _take_signals()
+    args, fields = build_parser().parse_known_args(argv)
+    if fields and not getattr(args, "run", None):
+        build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
+    args.fields = fields
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    chatter.route(verbose=bool(getattr(args, "verbose", False)))
+    return serve(lambda: COMMANDS[args.command](args))
+
+
+def guarded_main(main_: Callable[[], int]) -> NoReturn:
     """The process entry point: main, then exit. A Ctrl-C that lands after the run has finished (its rows
     written) would otherwise kill the interpreter during shutdown, with a signal for an exit code. A
     console that refuses writes (a full disk) is one line on stderr where stderr still works, exit 1."""
     streams.guard_standard_streams()
     try:
-        code = main(argv)
+        code = main_()
     except streams.OutputLost as lost:
         with contextlib.suppress(streams.OutputLost, OSError):
             print(f"error: {lost}", file=sys.stderr, flush=True)
@@ -497,6 +516,17 @@ def entry(argv: Sequence[str] | None = None) -> NoReturn:
         code = 1
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.exit(code)
+
+
+def entry(argv: Sequence[str] | None = None) -> NoReturn:
+    guarded_main(lambda: main(argv))
+
+
+def command_main(run: Callable[[], int]) -> int:
+    """Another command line's main (the `jax-bench` command): the same signals and error lines."""
+    _take_signals()
+    chatter.route(verbose=False)
+    return serve(run)
 
 
 if __name__ == "__main__":

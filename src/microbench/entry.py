@@ -1,4 +1,5 @@
-"""The program's entry points (the `microbench` command, `python -m microbench`, run_benchmark.py).
+"""The program's entry points (the `microbench` and `jax-bench` commands, `python -m microbench`,
+run_benchmark.py).
 
 A Ctrl-C or SIGTERM that lands while the program is still importing ends it quietly, as one at any
 later moment does: `cli.main` replaces this handler with the run's own as soon as it starts."""
@@ -21,4 +22,12 @@ except ValueError:  # imported outside the main thread (a test): the caller's ha
 
 from microbench.cli import entry  # noqa: E402
 
-__all__ = ["entry"]
+
+def jax_bench() -> None:
+    """The `jax-bench` command (the reference harness's command line)."""
+    from microbench.jax_bench_cli import entry as jax_bench_entry
+
+    jax_bench_entry()
+
+
+__all__ = ["entry", "jax_bench"]

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from microbench.catalogue import Param, get_spec
+from microbench.catalogue import get_spec
 from microbench.config.ironwood import cases_per_implementation
 from microbench.config.jax_bench_inputs import (
     MAX_COMBINATIONS,
@@ -30,18 +30,28 @@ from microbench.config.schema import CaseCap
 from microbench.config.settings import PlanRequest, run_settings
 from microbench.core.case import Case, Origin, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
-from microbench.ops.jax_bench import OURS, V2Benchmark, get_v2, process_env
+from microbench.ops.jax_bench import (
+    OURS,
+    OURS_AS_PARAMS,
+    V2Benchmark,
+    get_v2,
+    process_env,
+    resolve_group,
+)
 from microbench.platform.backends import BACKENDS
 from microbench.platform.system_presets import HardwareStats, parse_hardware, preset
 
 # keys of an entry that are not fields: how it expands
 STRUCTURE = ("name", "sweep", "csv_shapes", "model")
+# this project's keys checked here (the run settings among them are checked as run settings)
+OUR_CHECKS = {p.name: p.validate for p in OURS_AS_PARAMS if p.kind == "choice"}
 
 
 class JaxBenchConfig(BaseModel):
-    """The top level; entries are checked key by key by the planner (their keys depend on `name`)."""
+    """The top level; entries are checked key by key by the planner (their keys depend on `name`).
+    Top-level keys upstream does not read are ignored, as upstream, with a warning."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     global_: dict[str, Any] | None = Field(default=None, alias="global")
     hardware: dict[str, Any] | None = None
@@ -111,37 +121,35 @@ def _layers(
 def _field_values(
     bench: V2Benchmark, given: dict[str, Sourced], max_dim: int | None
 ) -> dict[str, Any]:
-    """Every field (upstream's order), validated, defaulted and --max-dim clamped."""
+    """Every field (upstream's order, then ours), validated, defaulted and --max-dim clamped."""
     out: dict[str, Any] = {}
     for param in bench.all_fields:
         if param.name in given:
-            value = _validated(param, given[param.name])
+            value = param.validate(given[param.name].value, given[param.name].where)
         else:
             value = param.default_value
         out[param.name] = param.clamped(value, max_dim) if max_dim else value
     return out
 
 
-def _validated(param: Param, given: Sourced) -> Any:
-    return param.validate(given.value, given.where)
-
-
 def _hardware(
-    fields: dict[str, Any], top: HardwareStats | None, request: PlanRequest, where: str
+    given: dict[str, Sourced], top: HardwareStats | None, request: PlanRequest, where: str
 ) -> HardwareStats | None:
-    """Upstream's order: a `hardware:` block (or a `hardware_stats` key), else `system`, else --hw."""
-    if fields.get("hardware_stats"):
-        stats, warnings = parse_hardware(
-            fields["hardware_stats"], key_path(where, "hardware_stats")
-        )
+    """Upstream's order: an entry's own `hardware_stats`, else the `hardware:` block, else a
+    `hardware_stats` in `global`; else the `system` the entry or `global` names (even an empty one),
+    else --hw."""
+    stats = given.get("hardware_stats")
+    if stats is not None and (top is None or not stats.where.startswith("global")):
+        parsed, warnings = parse_hardware(stats.value, stats.where)
         request.warnings.extend(warnings)
-        return stats
+        return None if parsed.empty and not parsed.shown else parsed
     if top is not None:
         return top
-    name = fields.get("system") or request.system
+    system = given.get("system")
+    name = system.value if system is not None else request.system
     if not name:
         return None
-    found, warning = preset(name, key_path(where, "system") if fields.get("system") else "--hw")
+    found, warning = preset(str(name), system.where if system is not None else "--hw")
     if warning:
         request.warnings.append(warning)
     return found
@@ -171,24 +179,57 @@ class EntryContext:
     index: int
     bench: V2Benchmark
     hardware: HardwareStats | None
-    base: RunSettings
+
+
+def _conditions(ours: dict[str, Any], request: PlanRequest) -> str:
+    """Whose conditions a case is measured under: --conditions, else the file's, else upstream's."""
+    return request.conditions or ours.get("conditions") or "upstream"
+
+
+def _group(fields: dict[str, Any], request: PlanRequest) -> tuple[dict[str, Any], int]:
+    """A collective's mesh as upstream resolves it over the devices, and its group size N."""
+    devices = request.device_count()
+    group = resolve_group(fields, devices)
+    request.warnings.extend(group.warnings)
+    mesh = {"ici_size": devices, "mesh_shape": group.mesh_shape}
+    return {**mesh, "sharding_strategy": group.strategy}, group.size
+
+
+def _placed(spec_params: tuple[str, ...], placement: dict[str, Any], where: str) -> dict[str, Any]:
+    """Only the placement parameters the op has (a bug, not a config error, otherwise)."""
+    missing = set(placement) - set(spec_params)
+    if missing:
+        raise ValueError(f"{where}: placement {sorted(missing)} unknown to the op")
+    return placement
 
 
 def _cases_for(
-    fields: dict[str, Any], ours: dict[str, Any], ctx: EntryContext, request: PlanRequest
+    fields: dict[str, Any],
+    ours: dict[str, Any],
+    given: dict[str, Sourced],
+    ctx: EntryContext,
+    request: PlanRequest,
 ) -> list[Case]:
     """The case(s) of one set of fields (one per backend and implementation)."""
     bench, where = ctx.bench, key_path("benchmarks", ctx.index)
-    try:
-        translated = bench.translate({**fields, "device_count": _lazy_count(fields, request)})
-    except UserError as error:  # a field the translation reads (mesh_shape): name it in full
-        key = key_path(where, error.key) if error.key else where
-        raise UserError(error.message, key=key, suggestion=error.suggestion) from None
+    translated = bench.translate(fields)
+    group = 1
+    if bench.collective:
+        mesh, group = _group(fields, request)
+        translated.update(mesh)
+    conditions = _conditions(ours, request)
     spec = get_spec(bench.op(fields))
+    if conditions == "upstream":
+        placement = bench.place(fields, request.device_count)
+        translated.update(_placed(spec.param_names, placement, bench.name))
     params = spec.resolve(translated, where)
-    spec.check_constraints(params, where)
+    try:
+        spec.check_constraints(params, where)
+    except UserError as error:  # a field the translation read (mesh_shape): name the entry
+        raise UserError(error.message, key=where, suggestion=error.suggestion) from None
+    base = RunSettings(cache="warm", host_loop=True) if conditions == "upstream" else RunSettings()
     run = run_settings(
-        ctx.base,
+        base,
         {
             "num_runs": fields["num_runs"],
             "warmup": fields["warmup_tries"],
@@ -197,11 +238,11 @@ def _cases_for(
         },
         where,
     )
-    if spec.traits.run_overrides:
+    if spec.traits.run_overrides and conditions == "strict":  # upstream: every call blocked, warm
         run = spec.traits.run_overrides(params).apply(run)
-    stats = _hardware(fields, ctx.hardware, request, where)
+    stats = _hardware(given, ctx.hardware, request, where)
     shown = {**fields, "hardware_stats": stats.as_config() if stats else {}}
-    origin = Origin(bench.name, tuple(shown.items()), stats)
+    origin = Origin(bench.name, tuple(shown.items()), stats, conditions, group)
     outputs = Outputs(
         csv_path=request.default_csv,
         trace_dir=_trace_dir(fields["xprof_dir"], request) if fields["xprof_timing"] else None,
@@ -209,7 +250,7 @@ def _cases_for(
     return cases_per_implementation(
         spec,
         _backends(ours.get("backend"), spec.name, key_path(where, "backend")),
-        ours.get("implementation"),
+        ours.get("implementation") or (bench.implementation if conditions == "upstream" else None),
         where,
         params=params,
         run=run,
@@ -234,11 +275,6 @@ def _trace_dir(path: str, request: PlanRequest) -> str:
     local = os.path.join(LOCAL_TRACE_ROOT, path.lstrip("/"))
     request.warnings.append(f"xprof_dir {path}: traces go to {local} (as jax-bench redirects it)")
     return local
-
-
-def _lazy_count(fields: dict[str, Any], request: PlanRequest) -> int:
-    """The device count, asked for (starting JAX) only where a mesh spans every device."""
-    return request.device_count() if "mesh_shape" in fields and not fields["mesh_shape"] else 0
 
 
 def _backends(value: Any, op: str, where: str) -> list[str]:
@@ -279,7 +315,7 @@ def _expand_entry(
             f"{sweep_where}: {sweep.total:,} combinations; the first {MAX_COMBINATIONS} are run, "
             "as jax-bench does (split the sweep to run the rest)"
         )
-    ctx = EntryContext(index, bench, top, RunSettings())
+    ctx = EntryContext(index, bench, top)
     cases: list[Case] = []
     for layer in _layers(entry, index, bench, request):
         merged = {**shared, **layer}
@@ -289,11 +325,15 @@ def _expand_entry(
                 **{k: Sourced(v, key_path(sweep_where, k)) for k, v in combo.items()},
             }
             fields_given = {k: s for k, s in given.items() if k not in OURS}
-            ours = {k: s.value for k, s in given.items() if k in OURS}
+            ours = {
+                k: OUR_CHECKS[k](s.value, s.where) if k in OUR_CHECKS else s.value
+                for k, s in given.items()
+                if k in OURS
+            }
             fields = _field_values(bench, fields_given, request.max_dim)
             expanded = _pairs(fields, request, where) if bench.every_pair else [fields]
             for one in expanded:
-                cases += _cases_for(one, ours, ctx, request)
+                cases += _cases_for(one, ours, given, ctx, request)
                 if len(cases) > request.max_cases:
                     raise UserError(
                         f"the config expands to more than {request.max_cases} cases; raise the cap "
@@ -303,7 +343,25 @@ def _expand_entry(
     return cases
 
 
+def _numbered_repeats(cases: list[Case]) -> list[Case]:
+    """Under upstream's conditions a case asked for twice runs twice, as jax-bench runs it: each
+    repeat is numbered, so it is a case of its own (its own id, row and summary line)."""
+    seen: dict[str, int] = {}
+    out = []
+    for case in cases:
+        if case.origin is not None and case.origin.conditions == "upstream":
+            n = seen.get(case.id, 0)
+            seen[case.id] = n + 1
+            case = replace(case, occurrence=n) if n else case
+        out.append(case)
+    return out
+
+
 def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
+    for key in cfg.model_extra or {}:
+        request.warnings.append(
+            f"{key}: not a jax-bench key (global, hardware, benchmarks): ignored, as jax-bench does"
+        )
     top = None
     if cfg.hardware:
         top, warnings = parse_hardware(cfg.hardware, "hardware")
@@ -312,4 +370,10 @@ def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
     cases: list[Case] = []
     for i, entry in enumerate(cfg.benchmarks):
         cases += _expand_entry(entry, i, globals_, top, request)
-    return cases
+        if len(cases) > request.max_cases:  # the cap holds across entries too
+            raise UserError(
+                f"the config expands to more than {request.max_cases} cases; raise the cap "
+                "with --max-cases or 'max_cases:' if this is intended",
+                key=key_path("benchmarks", i),
+            )
+    return _numbered_repeats(cases)

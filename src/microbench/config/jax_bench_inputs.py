@@ -186,13 +186,15 @@ def model_fields(
     name: Any, benchmark_fields: tuple[str, ...], entry: dict[str, Any], where: str
 ) -> tuple[dict[str, Any], str]:
     """The preset's values for the fields this benchmark has and the entry lacks, and a note saying
-    which were used (upstream passes all of them and every such entry fails)."""
+    which were used (upstream passes all of them and every such entry fails). An unknown name adds
+    nothing, as upstream, and the note says so."""
     preset = MODEL_PRESETS.get(str(name))
     if preset is None:
-        raise UserError(
-            f"unknown model preset '{name}' (presets: {', '.join(MODEL_PRESETS)})",
-            key=where,
-            suggestion=did_you_mean(str(name), MODEL_PRESETS),
+        close = did_you_mean(str(name), MODEL_PRESETS)
+        hint = f" (did you mean '{close}'?)" if close else ""
+        return {}, (
+            f"{where}: unknown model preset '{name}'{hint}: it sets nothing, as jax-bench ignores it "
+            f"(presets: {', '.join(MODEL_PRESETS)})"
         )
     used = {k: v for k, v in preset.items() if k in benchmark_fields and k not in entry}
     note = (

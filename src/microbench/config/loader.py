@@ -159,7 +159,7 @@ def _typed_value(param: Param | None, text: str, option: str) -> Any:
         if text.lower() not in (*TRUE_WORDS, *FALSE_WORDS):
             raise UserError(f"must be true or false, got {text!r}", key=option)
         return text.lower() in TRUE_WORDS
-    if kind in ("str", "choice", "dtype"):
+    if kind in ("str", "choice", "dtype", "jnp_dtype"):
         return text
     try:
         return yaml.safe_load(text)
@@ -178,11 +178,14 @@ def parse_fields(name: str, args: Sequence[str]) -> dict[str, Any]:
             raise UserError(f"expected --field value, got {arg!r}", key="--run")
         key, eq, value = arg.lstrip("-").partition("=")
         option = f"--{key}"
-        if not eq:
+        key = key.replace("-", "_") if key.replace("-", "_") in known else key
+        bare = i + 1 >= len(args) or args[i + 1].startswith("--")
+        if not eq and bare and key in known and known[key].kind == "bool":
+            value = "true"  # a bare boolean flag is true, as upstream's parser reads it
+        elif not eq:
             if i + 1 >= len(args):
                 raise UserError("needs a value", key=option)
             value, i = args[i + 1], i + 1
-        key = key.replace("-", "_") if key.replace("-", "_") in known else key
         if known and key not in known:
             raise UserError(
                 f"unknown field '{key}' for {name}",

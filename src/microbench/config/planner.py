@@ -97,6 +97,7 @@ def plan(
         config_dir=os.path.dirname(os.path.abspath(loaded.path)),
         system=options.hw,
         xprof_dir=options.xprof_dir,
+        conditions=options.conditions,
         device_count=device_count or (lambda: 1),
     )
     try:

@@ -142,6 +142,7 @@ class PlanRequest:
     config_dir: str = "."  # the config's folder (a relative csv_shapes path is looked up there too)
     system: str | None = None  # --hw: a hardware preset for entries that name none
     xprof_dir: str | None = None  # --xprof_dir: where kept traces go
+    conditions: str | None = None  # --conditions: jax-bench files under upstream's or strict ones
     # devices the run will see (starts JAX: asked only by entries that span every device)
     device_count: Callable[[], int] = lambda: 1
     warnings: list[str] = field(default_factory=list)  # said once planning is done

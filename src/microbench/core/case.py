@@ -48,6 +48,8 @@ class RunSettings:
     # fixed: one input set, every iteration; rotate: input_sets sets cycled through the iterations
     inputs: str = "fixed"
     input_sets: int = 4
+    # jax-bench's columns: the host clock of an untraced, blocked loop, timed besides the device timer
+    host_loop: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,15 @@ class Outputs:
 @dataclass(frozen=True)
 class Origin:
     """A case as the harness whose config named it knows it (the jax-bench dialect): that harness's
-    benchmark name and fields, in its order, and the roofline peaks the config gave. Its outputs in that
-    harness's format are written from this."""
+    benchmark name and fields, in its order (then this project's own fields), the roofline peaks the
+    config gave, the conditions it is measured under and a collective's group size as that harness
+    counts it. Its outputs in that harness's format are written from this."""
 
     benchmark: str
     fields: tuple[tuple[str, Any], ...]
     hardware: HardwareStats | None = None
+    conditions: str = "upstream"
+    group_size: int = 1
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,8 @@ class Case:
     origin: Origin | None = field(default=None, compare=False)
     # environment the case's process must start with (libtpu reads its flags once, at start-up)
     process_env: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # the same case asked for again (a jax-bench file under upstream's conditions runs it again)
+    occurrence: int = 0
 
     @property
     def id(self) -> str:
@@ -95,6 +102,8 @@ class Case:
             ("threads", self.run.threads),
             ("min_duration_s", self.run.min_duration_s or None),
             ("target_precision", self.run.target_precision),
+            ("occurrence", self.occurrence or None),
+            ("host_loop", self.run.host_loop or None),
             *(
                 (("inputs", "rotate"), ("input_sets", self.run.input_sets))
                 if self.run.inputs == "rotate"

@@ -19,6 +19,8 @@ class RunOptions:
     output_path: str | None = None  # the Ironwood reference's --output_path (traces, HLO dumps)
     hw: str | None = None  # jax-bench's --hw: a hardware preset where a config names none
     xprof_dir: str | None = None  # jax-bench's --xprof_dir: where kept traces go
+    conditions: str | None = None  # jax-bench files: upstream's conditions or this project's strict
+    jax_bench_names: bool = False  # the `jax-bench` command: summary.csv / detailed.json by name
     one_off: tuple[str, ...] = ()  # --run NAME --field value ...: (NAME, the field arguments)
     only: tuple[str, ...] = ()  # shell patterns of ops or labels to run
     skip: tuple[str, ...] = ()

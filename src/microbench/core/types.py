@@ -57,6 +57,10 @@ class Timing(SampleStats):
     # slowest device's time per iteration
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
     stop_reason: str = "num_runs"  # why timing stopped: procedure.STOP_REASONS
+    # the timed loop as a whole (warm-up and check excluded, the trace's stop and parse included):
+    # when it began (seconds since the epoch) and how long it took; the procedure sets both
+    loop_started_at: float | None = None
+    loop_s: float | None = None
 
     def _values(self) -> list[float]:
         return self.samples_s

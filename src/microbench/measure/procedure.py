@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from microbench.catalogue import OpSpec
 from microbench.core.case import Case, RunSettings, shape_label
 from microbench.core.types import CheckResult, DeviceInfo, Measurement, Prepared, Timing
 from microbench.errors import CaseFailure, Status
-from microbench.measure.timers import Timer, warm_up
+from microbench.measure import garbage
+from microbench.measure.timers import Timer, wall_clock, warm_up
 from microbench.platform import interrupt
 
 MAX_ROUND = 1000  # iterations one round of a soak times at most (one trace, one parse)
@@ -94,22 +96,33 @@ def next_round(timing: Timing, run: RunSettings, elapsed_s: float) -> int:
 
 
 def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
-    """num_runs iterations (the floor). With min_duration_s or target_precision, time goes on in rounds
-    (each one call of the timer: one trace for a device timer) until `stop_reason` says why not; a soak
-    warms up for at least min(1 s, min_duration_s / 5) first, as jax-bench does."""
-    if not run.min_duration_s and run.target_precision is None:
-        return timer(prepared, run.warmup, run.num_runs)
+    """Warm-up, then num_runs iterations (the floor). With min_duration_s or target_precision, time goes
+    on in rounds (each one call of the timer: one trace for a device timer) until `stop_reason` says
+    why not; a soak warms up for at least min(1 s, min_duration_s / 5) first, as jax-bench does. The
+    timed loop's start and length (post-processing included, warm-up not) are kept on the timing."""
     warm_until = time.perf_counter() + min(1.0, run.min_duration_s / 5)
     warm_up(prepared, run.warmup)
     while time.perf_counter() < warm_until:
         warm_up(prepared, 1)
-    start = time.perf_counter()
+    garbage.COLLECTOR.before_window()  # a full collection, when due, is not the loop's time
+    started_at, start = time.time(), time.perf_counter()
     timing = timer(prepared, 0, run.num_runs)
-    while (reason := stop_reason(timing, run, time.perf_counter() - start)) is None:
-        interrupt.check()
-        timing.extend(timer(prepared, 0, next_round(timing, run, time.perf_counter() - start)))
-    timing.stop_reason = reason
+    if run.min_duration_s or run.target_precision is not None:
+        while (reason := stop_reason(timing, run, time.perf_counter() - start)) is None:
+            interrupt.check()
+            timing.extend(timer(prepared, 0, next_round(timing, run, time.perf_counter() - start)))
+        timing.stop_reason = reason
+    timing.loop_started_at, timing.loop_s = started_at, time.perf_counter() - start
     return timing
+
+
+def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
+    """The host clock around each call of an untraced, blocked loop (jax-bench's measurement), in
+    place of the device timer's wall samples and loop: a profiler's overhead stays out of it."""
+    blocked = replace(run, warmup=0, target_precision=None)
+    host = timed(lambda p, w, n: wall_clock(p, w, n), prepared, blocked)
+    timing.wall_samples_s = host.samples_s
+    timing.loop_started_at, timing.loop_s = host.loop_started_at, host.loop_s
 
 
 def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) -> Measurement:
@@ -120,6 +133,8 @@ def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) ->
     digest = prepared.digest(out)
     del out  # release the checked outputs before timing
     timing = timed(timer, prepared, case.run)
+    if case.run.host_loop and timing.source != "wall_clock":
+        host_clock(timing, prepared, case.run)
     companions = dict(prepared.known_timings)
     for name, companion in prepared.companions.items():
         if name not in companions:

@@ -136,8 +136,14 @@ def mesh_problem(op: str, p: Params) -> str | None:
         return f"mesh_shape {p['mesh_shape']} has {math.prod(shape)} devices, ici_size is {p['ici_size']}"
     if p.get("sharding_strategy") and len(dims(p["sharding_strategy"])) != len(shape):
         return f"sharding_strategy {p['sharding_strategy']} and mesh_shape {p['mesh_shape']} differ in rank"
-    if group_size(op, p) < 2:
-        return "the sharding strategy selects no mesh axis larger than 1: nothing to communicate"
+    return None
+
+
+def lone_group(op: str, p: Params) -> str | None:
+    """Why a case cannot run at all once its mesh exists: a group of one device has nothing to send
+    (an `unsupported` row on both backends; jax-bench times such a no-op and reports 0 GB/s)."""
+    if not COLLECTIVES[op].point_to_point and group_size(op, p) < 2:
+        return "the group is one device (no mesh axis above 1 is chosen): nothing to communicate"
     return None
 
 
@@ -613,6 +619,8 @@ def _mesh(op: str, p: Params) -> Any:
     need = devices_needed(op, p)
     if len(devices) < need:
         raise unsupported(f"needs {need} devices, {len(devices)} are visible")
+    if lone := lone_group(op, p):
+        raise unsupported(lone)
     devices = devices[: math.prod(shape)]
     try:
         from jax.experimental import mesh_utils

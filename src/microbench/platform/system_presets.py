@@ -8,6 +8,7 @@ them is about half (docs/jax_bench.md).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,6 +26,7 @@ class HardwareStats:
     ici: dict[str, Any] = field(default_factory=dict)  # stored, as upstream stores it; never read
     name: str = ""  # a preset's name; empty for a config's own `hardware:` block
     chips: tuple[str, ...] = ()  # device kinds (as JAX names them) whose peaks these are
+    shown: dict[str, Any] = field(default_factory=dict)  # as upstream echoes it (`hardware_stats`)
 
     def describes(self, device_kind: str | None) -> bool:
         """Whether these peaks are this device's: unknown for a config's own block (trusted)."""
@@ -57,10 +59,9 @@ class HardwareStats:
         return y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0)
 
     def as_config(self) -> dict[str, Any]:
-        """The mapping upstream's summary shows as `hardware_stats`."""
-        if self.empty:
-            return {}
-        return {"tflops": self.tflops, "hbm_bw": [list(p) for p in self.hbm_curve], "ici": self.ici}
+        """The mapping upstream's summary shows as `hardware_stats`: a config's block as written, a
+        preset as upstream spells it."""
+        return dict(self.shown)
 
 
 IRONWOOD = HardwareStats(
@@ -72,9 +73,18 @@ IRONWOOD = HardwareStats(
         "int8": 4614.0,
     },
     hbm_curve=((1024, 100.0), (1048576, 2000.0), (104857600, 5000.0), (1073741824, 7380.0)),
-    ici={"peak_bw_gbps": 1200, "bidirectional": True},
+    ici={"peak_bw_gbps": 1200.0, "bidirectional": True},
     name="ironwood",
     chips=("TPU7x", "TPU v7"),
+)
+# upstream's form of a preset: its dtype table, the curve as (bytes, GB/s) tuples, the ICI entry
+IRONWOOD = replace(
+    IRONWOOD,
+    shown={
+        "tflops": dict(IRONWOOD.tflops) if isinstance(IRONWOOD.tflops, dict) else IRONWOOD.tflops,
+        "hbm_bw": [(int(size), gbps) for size, gbps in IRONWOOD.hbm_curve],
+        "ici": dict(IRONWOOD.ici),
+    },
 )
 PRESETS: dict[str, HardwareStats] = {"ironwood": IRONWOOD, "gfc": replace(IRONWOOD, name="gfc")}
 
@@ -94,8 +104,14 @@ def preset(name: str, where: str) -> tuple[HardwareStats | None, str | None]:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise UserError(f"must be a non-negative number, got {value!r}", key=where)
+    """A peak: finite and not negative (NaN and infinity would make every roofline field meaningless)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise UserError(f"must be a finite non-negative number, got {value!r}", key=where)
     return float(value)
 
 
@@ -130,16 +146,17 @@ HARDWARE_KEYS = ("tflops", "hbm_bw", "ici", "peak_tflops")
 
 def parse_hardware(block: Any, where: str) -> tuple[HardwareStats, list[str]]:
     """A `hardware:` mapping, and the warnings it earns. `peak_tflops`, which upstream's own sample
-    configs use and upstream ignores, is read as `tflops`, as the people who wrote it meant."""
+    configs use and upstream ignores, is read as `tflops`, as the people who wrote it meant; any other
+    key upstream does not read is ignored, as upstream, with a warning."""
     if not isinstance(block, dict):
         raise UserError(f"must be a mapping, got {type(block).__name__}", key=where)
     warnings = []
     for key in block:
         if key not in HARDWARE_KEYS:
-            raise UserError(
-                f"unknown key '{key}'",
-                key=key_path(where, str(key)),
-                suggestion=did_you_mean(str(key), HARDWARE_KEYS),
+            close = did_you_mean(str(key), HARDWARE_KEYS)
+            hint = f" (did you mean '{close}'?)" if close else ""
+            warnings.append(
+                f"{key_path(where, str(key))}: not read{hint}: jax-bench reads tflops and hbm_bw"
             )
     tflops_key = "tflops" if "tflops" in block else "peak_tflops"
     if "peak_tflops" in block:
@@ -159,4 +176,5 @@ def parse_hardware(block: Any, where: str) -> tuple[HardwareStats, list[str]]:
         tflops = _number(raw, key_path(where, tflops_key))
     curve = _curve(block["hbm_bw"], key_path(where, "hbm_bw")) if "hbm_bw" in block else ()
     ici = block.get("ici") or {}
-    return HardwareStats(tflops, curve, dict(ici) if isinstance(ici, dict) else {}), warnings
+    ici_read = dict(ici) if isinstance(ici, dict) else {}
+    return HardwareStats(tflops, curve, ici_read, shown=dict(block)), warnings

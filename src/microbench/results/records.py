@@ -135,6 +135,13 @@ class TimingInfo:
         default=None, metadata=doc("host time per blocked iteration")
     )
     compile_s: float | None = None
+    timed_loop_s: float | None = field(
+        default=None,
+        metadata=doc(
+            "wall seconds of the timed iterations with their post-processing (a trace's stop and "
+            "parse); warm-up and the check excluded"
+        ),
+    )
     input_set_count: int | None = field(
         default=None,
         metadata=doc("input sets cycled through the iterations (`inputs: rotate`), each checked"),
@@ -313,6 +320,7 @@ class Row:
     environment: Environment = field(default_factory=Environment)
     series: Series = field(default_factory=Series)
     started: str = ""  # when the case began (the row's timestamp is when it ended); not a column
+    loop_started: float | None = None  # when its timed loop began (epoch seconds); not a column
 
     @property
     def status(self) -> Status:
@@ -706,6 +714,7 @@ def _timing_info(m: Measurement) -> TimingInfo:
         launch_median_s=median_or_none(t.launch_samples_s),
         wall_median_s=median_or_none(t.wall_samples_s),
         compile_s=m.compile_s,
+        timed_loop_s=t.loop_s,
         input_set_count=m.input_sets,
         dominant_kernel=top.name if top else None,
         dominant_kernel_pct=100 * top.share if top else None,
@@ -784,4 +793,5 @@ def success_row(
         extras=m.extras,
         environment=_environment(case, m.device, env),
         series=_series(m.timing),
+        loop_started=m.timing.loop_started_at,
     )

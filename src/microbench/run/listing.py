@@ -63,10 +63,13 @@ class BenchmarkRecord:
     def of(cls, bench: V2Benchmark) -> BenchmarkRecord:
         defaults = {p.name: p.default_value for p in bench.all_fields}
         variants = [defaults] + [
-            {**defaults, p.name: choice} for p in bench.fields for choice in p.choices
+            {**defaults, p.name: choice} for p in bench.all_fields for choice in p.choices
         ]  # a choice field (mode) may pick another op
         ops = list(dict.fromkeys(bench.op(v) for v in variants))
-        fields = [ParamRecord(p.name, p.kind, p.default, list(p.choices)) for p in bench.fields]
+        fields = [
+            ParamRecord(p.name, p.kind, p.default, list(p.choices))
+            for p in (*bench.fields, *bench.ours)
+        ]
         return cls(bench.name, ops, fields, bench.notes)
 
 

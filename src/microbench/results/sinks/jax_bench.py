@@ -1,29 +1,37 @@
-"""The jax-bench harness's outputs for the cases a v2 config named: `summary.csv` and `detailed.json`
-in the output directory, with upstream's columns, order and units (docs/jax_bench.md).
+"""The jax-bench harness's outputs for the cases a v2 config named: its `summary.csv` and
+`detailed.json`, with upstream's columns, order, units and formats first (docs/jax_bench.md), this
+project's device truth after them.
+
+Upstream's columns mean what they mean upstream: p50_ms ... std_ms and KET_ms are its IQR-filtered
+statistics of the host clock around each blocked call (its loop, up to its first 999 samples);
+`xprof_*` (with xprof_timing) are unfiltered statistics of the device span per iteration, and the
+rates then come from xprof_avg_ms, as upstream recomputes them; FLOPs and bytes are upstream's models.
+After them: the conditions, this project's device time per iteration (`device_*_ms`, with its
+`timing_source`), the float64 check, our own models, the backend and the case id.
 
 Unlike upstream's, both files are rewritten whole (atomically) after every case, so a crash loses no
-finished case; they are never replaced by a later run (that run writes `summary.2.csv` and
-`detailed.2.json`, as the run store numbers results files), and `--resume` continues the latest pair.
-Process 0 writes them for the whole job (its rows hold every device's samples). The statistics under
-upstream's names (p50_ms ... std_ms, KET_ms) are upstream's IQR-filtered ones, over this project's
-per-iteration times (device time where the platform gives it: `timing_source` says); `raw_times_ms`
-keeps every sample.
+finished case, and they belong to one run of the run store: beside its results file (`c.csv` ->
+`c.summary.csv`, run 2's `c.2.csv` -> `c.2.summary.csv`). The `jax-bench` command names them as
+upstream does (`<output>/summary.csv`, a later run's `summary.2.csv`). Process 0 writes them for the
+whole job.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
 import json
 import os
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
+from microbench.catalogue import get_spec
 from microbench.core.case import Case, Origin
 from microbench.errors import UserError
-from microbench.ops.jax_bench import V2, Figures
+from microbench.ops.jax_bench import V2, Figures, V2Benchmark
 from microbench.platform import processes
 from microbench.platform.environment import installed
 from microbench.platform.system_presets import HardwareStats
@@ -33,8 +41,9 @@ from microbench.results.sinks import RunContext, Sink, register_sink
 from microbench.results.writer import check_new_file, write_atomically
 
 SUMMARY, DETAILED = "summary.csv", "detailed.json"
-OURS = ["timing_source", "backend", "case_id"]  # this project's columns, last
-DEVICE_TIMERS_PREFIX = ("xprof", "cupti", "cuda_event")  # timing sources that read a device clock
+OURS_KEY = "microbench"  # detailed.json: this project's additions, under one key of their own
+DEVICE_CLOCKS = ("xprof", "cupti", "cuda_event", "cuda_graph")  # timing sources on a device clock
+RECORDED = 999  # upstream records calls 1-999 of its loop
 
 
 @dataclass(frozen=True)
@@ -64,33 +73,34 @@ class UpstreamStats:
         )
 
 
-def _roofline(
-    stats: HardwareStats, metrics: dict[str, Any], fig: Figures, peak_dtype: str, hbm: bool
+def roofline(
+    stats: HardwareStats, metrics: dict[str, Any], fig: Figures, peak_dtype: str
 ) -> dict[str, Any]:
-    """Upstream's roofline fields, from the preset's peaks and the HBM curve at the case's bytes.
-    bw_efficiency only where the traffic is HBM traffic (upstream also compares interconnect and host
-    transfers with the HBM curve)."""
+    """Upstream's roofline fields: the preset's peak for the dtype, the HBM curve at upstream's
+    bytes, the limit from upstream's analytic intensity, and the efficiencies where both sides are
+    positive (bandwidth against the HBM curve whatever the traffic, as upstream compares it)."""
     peak = stats.peak_tflops(peak_dtype)
     bw = stats.bandwidth_at(fig.bytes)
-    intensity = fig.flops / fig.bytes if fig.bytes and fig.flops else 0.0
+    intensity = fig.flops / fig.bytes if fig.bytes else 0.0
     limit = min(peak, intensity * bw / 1000)
     out: dict[str, Any] = {"roofline_tflops_limit": limit, "peak_bw_at_size_gb_s": bw}
     tflops = metrics.get("tflops_per_sec") or 0.0
     if tflops > 0 and limit > 0:
         out["roofline_efficiency"] = 100 * tflops / limit
     gbps = metrics.get("bandwidth_gb_s") or 0.0
-    if hbm and gbps > 0 and bw > 0:
+    if gbps > 0 and bw > 0:
         out["bw_efficiency"] = 100 * gbps / bw
     return out
 
 
-def _device_info(row: Row) -> dict[str, Any]:
+def device_info(row: Row) -> dict[str, Any]:
     env = row.environment
     versions = installed()
+    local = env.device_count
     info: dict[str, Any] = {
         "platform": env.platform,
-        "device_count": env.device_count,
-        "local_device_count": (env.device_count or 0) // max(1, processes.count()),
+        "device_count": (local or 0) * processes.count(),
+        "local_device_count": local,
         "jax_version": versions.get("jax"),
     }
     libtpu = versions.get("libtpu") or versions.get("libtpu-nightly")
@@ -100,101 +110,147 @@ def _device_info(row: Row) -> dict[str, Any]:
     return info
 
 
-def _iso(text: str) -> _dt.datetime | None:
-    try:
-        return _dt.datetime.fromisoformat(text)
-    except (TypeError, ValueError):
-        return None
+def _iso(epoch_s: float) -> str:
+    """UTC, microseconds, as upstream's datetime.now(tz=utc).isoformat() gives it."""
+    return _dt.datetime.fromtimestamp(epoch_s, tz=_dt.timezone.utc).isoformat()
 
 
-def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
-    """One case as upstream's detailed.json holds it, plus this project's case id and timing source."""
-    bench = V2[origin.benchmark]
-    fields = dict(origin.fields)
-    samples_ms = [s * 1e3 for s in row.series.samples_s]
-    up = UpstreamStats.of(samples_ms)
-    fig = Figures(
-        fields,
-        row.derived.model_flop or 0.0,
-        row.derived.model_bytes or 0.0,
-        up.avg_ms / 1e3,
-        row.extras,
-    )
-    own = bench.metrics(fig)
-    throughput = own.get("tflops_per_sec", own.get("bandwidth_gb_s", 0.0))
+def _ms(samples_s: list[float]) -> list[float]:
+    return [s * 1e3 for s in samples_s]
+
+
+def _device_span_ms(row: Row) -> list[float]:
+    """The device's time per iteration as upstream's trace parser measures it (first marked op's
+    start to the last one's end), where this row has a device clock."""
+    if not (row.timing.timing_source or "").startswith(DEVICE_CLOCKS):
+        return []
+    return _ms(row.series.span_samples_s or row.series.samples_s)
+
+
+def _figures(bench: V2Benchmark, fields: dict[str, Any], seconds: float, group: int) -> Figures:
+    return Figures(fields, bench.flops(fields, group), bench.bytes(fields, group), seconds, group)
+
+
+def upstream_metrics(
+    bench: V2Benchmark, origin: Origin, fields: dict[str, Any], host_ms: list[float], row: Row
+) -> dict[str, Any]:
+    """The metrics upstream's run() leaves, in its order (before total_duration_s and actual_runs)."""
+    up = UpstreamStats.of(host_ms)
+    fig = _figures(bench, fields, up.avg_ms / 1e3, origin.group_size)
     metrics: dict[str, Any] = {
         "p50_ms": up.p50_ms,
         "p90_ms": up.p90_ms,
         "avg_ms": up.avg_ms,
         "std_ms": up.std_ms,
-        "throughput": throughput,
-        **own,
+        "throughput": 0.0,
+        **bench.metrics(fig),
     }
-    source = row.timing.timing_source or ""
-    if fields.get("xprof_timing") and source.startswith(DEVICE_TIMERS_PREFIX) and samples_ms:
-        metrics["xprof_avg_ms"] = float(np.mean(samples_ms))
-        metrics["xprof_p50_ms"] = float(np.percentile(samples_ms, 50))
-        metrics["xprof_p90_ms"] = float(np.percentile(samples_ms, 90))
-    if fields.get("use_trace_roofline") and row.derived.compiler_flop is not None:
+    if fields["xprof_timing"]:
+        device = _device_span_ms(row)
+        if device:
+            avg = float(np.mean(device))
+            metrics["xprof_avg_ms"] = avg
+            metrics["xprof_p50_ms"] = float(np.percentile(device, 50))
+            metrics["xprof_p90_ms"] = float(np.percentile(device, 90))
+            fig = _figures(bench, fields, avg / 1e3, origin.group_size)
+            metrics.update(bench.metrics(fig))  # upstream's rates from the device mean
+        else:  # as upstream when its trace holds no marked op
+            metrics.update(xprof_avg_ms=None, xprof_p50_ms=None, xprof_p90_ms=None)
+            metrics["bandwidth_gb_s"] = None
+    if fields["use_trace_roofline"] and row.derived.compiler_flop is not None:
         metrics["trace_flops"] = row.derived.compiler_flop
-        metrics["trace_hbm_bytes"] = row.derived.compiler_bytes
-        if row.derived.compiler_bytes:
-            metrics["intensity"] = row.derived.compiler_flop / row.derived.compiler_bytes
-    if origin.hardware is not None and not origin.hardware.empty:
-        metrics.update(
-            _roofline(origin.hardware, metrics, fig, bench.peak_dtype(fields), bench.hbm_traffic)
-        )
-    start, end = _iso(row.started), _iso(row.identity.timestamp)
-    metrics["total_duration_s"] = (end - start).total_seconds() if start and end else None
-    metrics["actual_runs"] = len(samples_ms)
-    seconds = int(start.timestamp()) if start else 0
+        metrics["trace_hbm_bytes"] = row.derived.compiler_bytes or 0
+        if metrics["trace_hbm_bytes"] > 0:
+            metrics["intensity"] = metrics["trace_flops"] / metrics["trace_hbm_bytes"]
+    if origin.hardware is not None:
+        metrics.update(roofline(origin.hardware, metrics, fig, bench.peak_dtype(fields)))
+    return metrics
+
+
+def _ours(case: Case, origin: Origin, row: Row, bench: V2Benchmark) -> dict[str, Any]:
+    """This project's additions: the conditions, device time, the check, our models, the case."""
+    samples_ms = _ms(row.series.samples_s)
+    spec = get_spec(case.op)
+    own_fields = {p.name: dict(origin.fields).get(p.name) for p in bench.ours}
+    return {
+        **own_fields,
+        "conditions": origin.conditions,
+        "cache": case.run.cache,
+        "used_device_count": getattr(row.extras, "used_device_count", None),
+        "timing_source": row.timing.timing_source,
+        "device_p50_ms": float(np.percentile(samples_ms, 50)) if samples_ms else None,
+        "device_p90_ms": float(np.percentile(samples_ms, 90)) if samples_ms else None,
+        "device_avg_ms": float(np.mean(samples_ms)) if samples_ms else None,
+        "check": row.timing.check,
+        "model_flops": spec.flops(case.params),
+        "model_bytes": spec.bytes(case.params),
+        "backend": f"{case.backend}:{row.identity.implementation}",
+        "run_id": bench.run_id(dict(origin.fields)),
+        "case_id": row.identity.case_id,
+    }
+
+
+def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
+    """One case as upstream's detailed.json holds it, this project's additions under `microbench`."""
+    bench = V2[origin.benchmark]
+    everything = dict(origin.fields)
+    # what ran: --num-runs and the like change the run settings after the config gave its fields
+    everything.update(num_runs=case.run.num_runs, warmup_tries=case.run.warmup)
+    params = {p.name: everything[p.name] for p in bench.upstream_fields}
+    params["hardware_stats"] = everything.get("hardware_stats") or {}
+    host_ms = _ms(row.series.wall_samples_s or row.series.samples_s)
+    metrics = upstream_metrics(bench, origin, everything, host_ms[:RECORDED], row)
+    metrics["total_duration_s"] = row.timing.timed_loop_s
+    metrics["actual_runs"] = len(host_ms)
+    started = row.loop_started or time.time()
+    ended = started + (row.timing.timed_loop_s or 0.0)
     return {
         "metadata": {
             "benchmark_name": bench.class_name,
-            "test_name": f"{bench.class_name}_{seconds}",
-            "start_time": row.started,
-            "end_time": row.identity.timestamp,
-            "params": fields,
-            "device_info": _device_info(row),
-            "run_id": bench.run_id(fields),
-            "case_id": row.identity.case_id,
-            "backend": f"{case.backend}:{row.identity.implementation}",
-            "timing_source": source,
+            "test_name": f"{bench.class_name}_{int(ended)}",
+            "start_time": _iso(started),
+            "end_time": _iso(ended),
+            "params": params,
+            "device_info": device_info(row),
         },
         "metrics": metrics,
-        "raw_times_ms": samples_ms,
+        "raw_times_ms": host_ms[:RECORDED],
+        OURS_KEY: _ours(case, origin, row, bench),
     }
 
 
 def summary_row(entry: dict[str, Any]) -> dict[str, Any]:
-    """A detailed entry as a summary.csv row: params (a metric named like one overwrites it),
-    metrics, device info, then identity and time, then this project's three columns."""
+    """A detailed entry as a summary.csv row, as upstream flattens it (a metric named like a param
+    overwrites it in place), then this project's columns."""
     meta, metrics = entry["metadata"], entry["metrics"]
-    params = {k: (repr(v) if isinstance(v, dict) else v) for k, v in meta["params"].items()}
-    row = {**params, **metrics, **meta["device_info"]}
+    row = {**meta["params"], **metrics, **meta["device_info"]}
     row.update(
         benchmark=meta["benchmark_name"],
         test_name=meta["test_name"],
-        KET_ms=metrics["avg_ms"],
+        KET_ms=metrics.get("avg_ms", 0.0),
+        throughput=metrics.get("tflops_per_sec", metrics.get("bandwidth_gb_s", 0.0)),
         start=meta["start_time"],
-        timing_source=meta["timing_source"],
-        backend=meta["backend"],
-        case_id=meta["case_id"],
     )
-    return row
+    ours = {k: v for k, v in entry.get(OURS_KEY, {}).items() if k not in row}
+    return {**row, **ours}
 
 
 def write_summary(f: IO[str], entries: list[dict[str, Any]]) -> None:
+    """pandas writes it, as upstream's does: the same cells (floats, booleans, None, dicts)."""
+    import pandas as pd
+
     rows = [summary_row(e) for e in entries]
-    columns = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in OURS]
-    columns += OURS  # after upstream's columns, whichever benchmarks the file mixes
-    writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    added = {k for e in entries for k in e.get(OURS_KEY, {})}
+    upstream = list(dict.fromkeys(k for r in rows for k in r if k not in added))
+    ours = list(dict.fromkeys(k for r in rows for k in r if k not in upstream))
+    frame = pd.DataFrame(rows)
+    frame[[*upstream, *ours]].to_csv(f, index=False)
 
 
 def _earlier_entries(path: str) -> list[dict[str, Any]]:
     """The cases a resumed run's detailed.json already holds."""
+    if not os.path.exists(path):
+        return []
     try:
         with open(path, encoding="utf-8") as f:
             entries = json.load(f)
@@ -205,31 +261,23 @@ def _earlier_entries(path: str) -> list[dict[str, Any]]:
     return entries
 
 
+def pair_beside(results_csv: str) -> tuple[str, str]:
+    """A run's pair beside its results file: `c.csv` -> `c.summary.csv`, `c.detailed.json`."""
+    stem = str(Path(results_csv).with_suffix(""))
+    return f"{stem}.{SUMMARY}", f"{stem}.{DETAILED}"
+
+
 class JaxBenchFiles(Sink):
-    def __init__(self, directory: str, resume: bool, overwrite: bool) -> None:
-        self.directory = directory
+    def __init__(self, pair: tuple[str, str], resume: bool, overwrite: bool) -> None:
+        self.summary, self.detailed = pair
         self.resume, self.overwrite = resume, overwrite
         self.entries: list[dict[str, Any]] = []
-        self.number = 1
         self.foreign_presets: set[str] = set()  # presets already said to be another chip's
 
-    def _pair(self, n: int) -> tuple[str, str]:
-        return (
-            numbered(os.path.join(self.directory, SUMMARY), n),
-            numbered(os.path.join(self.directory, DETAILED), n),
-        )
-
     def open(self) -> None:
-        n = 1
-        while any(os.path.lexists(p) for p in self._pair(n)):
-            n += 1
-        if self.overwrite:
-            n = 1
-        elif self.resume and n > 1:
-            n -= 1
-            self.entries = _earlier_entries(self._pair(n)[1])
-        self.number = n
-        for path, key in zip(self._pair(n), ("summary.csv", "detailed.json"), strict=True):
+        if self.resume:
+            self.entries = _earlier_entries(self.detailed)
+        for path, key in ((self.summary, "summary.csv"), (self.detailed, "detailed.json")):
             check_new_file(path, key, overwrite=self.overwrite or self.resume)
 
     def row(self, case: Case, row: Row) -> None:
@@ -237,9 +285,8 @@ class JaxBenchFiles(Sink):
             return
         self._check_preset(case.origin.hardware, row.environment.device_kind)
         self.entries.append(detailed_entry(case, case.origin, row))
-        summary, detailed = self._pair(self.number)
-        write_atomically(detailed, lambda f: json.dump(self.entries, f, indent=2, default=str))
-        write_atomically(summary, lambda f: write_summary(f, self.entries))
+        write_atomically(self.detailed, lambda f: json.dump(self.entries, f, indent=2, default=str))
+        write_atomically(self.summary, lambda f: write_summary(f, self.entries))
 
     def _check_preset(self, stats: HardwareStats | None, device_kind: str | None) -> None:
         """Say once per preset when its peaks are another chip's: the roofline fields then compare
@@ -254,14 +301,34 @@ class JaxBenchFiles(Sink):
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if self.entries:
-            print(f"jax-bench summary: {', '.join(self._pair(self.number))}")
+            print(f"jax-bench summary: {self.summary}, {self.detailed}")
+
+
+def _named_as_upstream(directory: str, resume: bool, overwrite: bool) -> tuple[str, str]:
+    """The `jax-bench` command's pair: `summary.csv` and `detailed.json` in the output folder, or the
+    first number free (a later run never replaces one); --resume and --overwrite take the latest."""
+
+    def pair(n: int) -> tuple[str, str]:
+        return numbered(os.path.join(directory, SUMMARY), n), numbered(
+            os.path.join(directory, DETAILED), n
+        )
+
+    n = 1
+    while any(os.path.lexists(p) for p in pair(n)):
+        n += 1
+    return pair(max(1, n - 1) if resume or overwrite else n)
 
 
 @register_sink("jax_bench", order=30)
 def jax_bench_files(context: RunContext) -> Sink | None:
     """For runs with cases a v2 config (or a one-off --run of a v2 name) asked for."""
-    if not any(c.origin is not None for c in context.cases):
+    named = [c for c in context.cases if c.origin is not None]
+    if not named:
         return None
     options = context.options
-    directory = os.path.dirname(options.output) if options.output else options.output_dir
-    return JaxBenchFiles(directory or ".", options.resume, options.overwrite)
+    if options.jax_bench_names:
+        folder = os.path.dirname(named[0].outputs.csv_path) or "."
+        pair = _named_as_upstream(folder, options.resume, options.overwrite)
+    else:
+        pair = pair_beside(named[0].outputs.csv_path)
+    return JaxBenchFiles(pair, options.resume, options.overwrite)

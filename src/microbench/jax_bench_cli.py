@@ -1,0 +1,94 @@
+"""jax-bench: the reference harness's own command line, run by this project (docs/jax_bench.md).
+
+    jax-bench --config configs/jax_bench/7x/2x2x1/gemm_generalized.yaml --output results
+    jax-bench --run gemm_generalized --m 4096 --in_dtype bfloat16 --transpose_b
+
+Upstream's flags and meanings: exactly one of --config and --run; after --run NAME, NAME's fields as
+--field value (--field=value, a bare boolean flag is true); --output is a folder that receives
+summary.csv and detailed.json (and this project's results files beside them); --hw names a hardware
+preset for entries that name no system; --xprof_dir is where traces go. One flag of this project's:
+--conditions strict measures the file under this project's conditions instead of upstream's. Bad
+input is one line and exit 2, as for `microbench`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from microbench.cli import OneLineParser, command_main, guarded_main
+from microbench.errors import UserError
+from microbench.ops.jax_bench import CONDITIONS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="jax-bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,  # `--m 1024` is a field of --run, never an abbreviation
+    )
+    parser.add_argument("--config", default=None, help="YAML config path")
+    parser.add_argument(
+        "--run", default=None, help="run one registered benchmark (its fields follow)"
+    )
+    parser.add_argument("--output", default="results", help="output directory (default: results)")
+    parser.add_argument("--hw", default=None, help="hardware preset where a config names no system")
+    parser.add_argument(
+        "--xprof_dir", default=None, help="where traces go (default /tmp/tensorboard)"
+    )
+    parser.add_argument(
+        "--conditions",
+        choices=CONDITIONS,
+        default=None,
+        help="upstream (default): as jax-bench measures; strict: cold caches, one device",
+    )
+    return parser
+
+
+def _options(args: argparse.Namespace, fields: list[str]) -> object:
+    from microbench.core.options import RunOptions
+
+    if not args.output:
+        raise UserError("is empty; name an output folder", key="--output")
+    return RunOptions(
+        output_dir=args.output,
+        output_dir_given=True,
+        hw=args.hw,
+        xprof_dir=args.xprof_dir,
+        conditions=args.conditions,
+        jax_bench_names=True,
+        one_off=(args.run, *fields) if args.run else (),
+    )
+
+
+def run(argv: Sequence[str]) -> int:
+    args, rest = build_parser().parse_known_args(argv)
+    if args.config is not None and args.run is not None:
+        raise UserError("--config and --run are mutually exclusive; give one", key="--run")
+    if args.config is None and args.run is None:
+        raise UserError("give --config <yaml> or --run <benchmark_name>", key="(command line)")
+    if args.config is not None and rest:
+        print(f"warning: unexpected arguments ignored: {' '.join(rest)}", file=sys.stderr)
+        rest = []
+    if args.run == "":
+        raise UserError("names no benchmark (see `microbench list --jax-bench`)", key="--run")
+    options = _options(args, rest)
+    from microbench.run.planning import check_options, load_and_plan
+
+    check_options(options)  # type: ignore[arg-type]
+    loaded, cases = load_and_plan(args.run or args.config, options)  # type: ignore[arg-type]
+    from microbench.run.session import run_planned
+
+    return run_planned(loaded, cases, options)  # type: ignore[arg-type]
+
+
+def entry(argv: Sequence[str] | None = None) -> NoReturn:
+    args = list(sys.argv[1:] if argv is None else argv)
+    guarded_main(lambda: command_main(lambda: run(args)))
+
+
+if __name__ == "__main__":
+    entry()
