@@ -104,6 +104,17 @@ for l in open('$OUT/collectives_headline.jsonl'):
     python3 bench/summarize.py "$OUT"/v2/gemm_generalized/*.csv | cut -c1-200
     python3 bench/jax_bench_check.py "$OUT"
     tar czf "$OUT/v2.tgz" -C "$OUT" v2 && rm -rf "$OUT/v2" ;;  # the device tool brings back 8 files
+  v2_conditions)  # issue 34: upstream's GEMM, HBM and host-transfer configs under both conditions
+    for c in 7x/2x2x1/gemm_generalized 7x/2x2x1/hbm_bandwidth 7x/host_device; do
+      for cond in upstream strict; do
+        timeout 240 python3 -m microbench.jax_bench_cli --config configs/jax_bench/$c.yaml --conditions $cond \
+          --output "$OUT/cond/$cond/$(basename $c)" 2>&1 | grep -v Warn | tail -1
+      done
+    done
+    python3 bench/jax_bench_conditions.py "$OUT/cond" | tee "$OUT/conditions.md"
+    tar czf "$OUT/cond.tgz" -C "$OUT" cond && rm -rf "$OUT/cond" ;;
+  v2_beside)  # issue 34: upstream's own package (an ignored checkout in .upstream, carried) beside ours
+    timeout 560 python3 bench/jax_bench_beside.py --upstream .upstream --gpu --rounds 2 | tee "$OUT/beside_gpu.md" ;;
   v2_attention)
     timeout 560 $RUN --config configs/jax_bench/7x/attention_jax_flash.yaml --output-dir "$OUT/v2/attention" 2>&1 | grep -v Warn | tail -2
     python3 bench/summarize.py "$OUT/v2/attention/"*.csv | grep -v "^op |" | cut -c1-220

@@ -50,6 +50,17 @@ CASES: dict[str, list[str]] = {
     "all_to_all": ["--matrix_dim", "64"],
     "reduce_scatter": ["--matrix_dim", "64"],
 }
+# on a GPU: sizes where the device, not the host, sets the time
+GPU_CASES: dict[str, list[str]] = {
+    "gemm_generalized": ["--m", "8192", "--k", "8192", "--n", "8192", "--in_dtype", "bfloat16"],
+    "quantization": ["--m", "8192", "--n", "8192"],
+    "swiglu": ["--batch", "8192", "--dim", "8192"],
+    "rmsnorm": ["--batch", "8192", "--dim", "8192"],
+    "simple_add": ["--size", "16777216"],
+    "hbm_bandwidth": ["--size", "134217728"],
+    "host_to_device": ["--data_size_mib", "256"],
+    "device_to_host": ["--data_size_mib", "256"],
+}
 MODEL_COLUMNS = (
     "total_flops",
     "intensity",
@@ -94,6 +105,8 @@ def compare(name: str, upstream: list, ours: list) -> dict[str, object]:
             statistics.median(float(r[column]) for r in rows) for _, rows in runs
         )
 
+    device = [float(r["device_p50_ms"]) for _, rows in ours for r in rows if r.get("device_p50_ms")]
+
     return {
         "benchmark": name,
         "columns": our_columns[: len(up_columns)] == up_columns,
@@ -103,6 +116,9 @@ def compare(name: str, upstream: list, ours: list) -> dict[str, object]:
         "duration ratio": median_of(ours, "total_duration_s")
         / median_of(upstream, "total_duration_s"),
         "missing": [c for c in up_columns if c not in our_columns],
+        "p50_ms": median_of(upstream, "p50_ms"),
+        "device_p50_ms": statistics.median(device) if device else None,
+        "source": ours[0][1][0].get("timing_source", "") if ours[0][1] else "",
     }
 
 
@@ -170,6 +186,9 @@ def main() -> None:
     )
     parser.add_argument("--devices", type=int, default=4, help="forced CPU devices (default 4)")
     parser.add_argument(
+        "--gpu", action="store_true", help="on the GPUs as they are, with GPU-sized cases"
+    )
+    parser.add_argument(
         "--rounds", type=int, default=3, help="runs of each tool per case, taking turns"
     )
     parser.add_argument("--num-runs", default="50", help="num_runs of every case")
@@ -184,23 +203,29 @@ def main() -> None:
         expansions(args.upstream, args.devices)
         return
     env = dict(os.environ)
-    env.update(
-        JAX_PLATFORMS="cpu",
-        XLA_FLAGS=f"--xla_force_host_platform_device_count={args.devices}",
-        PYTHONPATH=os.path.join(os.path.abspath(args.upstream), "src"),
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.path.join(os.path.abspath(args.upstream), "src"), env.get("PYTHONPATH")) if p
     )
+    cases = GPU_CASES if args.gpu else CASES
+    if not args.gpu:
+        env.update(
+            JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={args.devices}"
+        )
     bindir = os.path.dirname(sys.executable)
     up_command = [sys.executable, "-m", "accelerator_microbenchmarks.main"]
-    our_command = [os.path.join(bindir, "jax-bench")]
-    print(
-        f"# jax-bench beside upstream: {args.devices} forced CPU devices, num_runs {args.num_runs}, {args.rounds} rounds"
+    script = os.path.join(bindir, "jax-bench")
+    our_command = (
+        [script] if os.path.exists(script) else [sys.executable, "-m", "microbench.jax_bench_cli"]
     )
+    where = "the GPUs" if args.gpu else f"{args.devices} forced CPU devices"
+    print(f"# jax-bench beside upstream: {where}, num_runs {args.num_runs}, {args.rounds} rounds")
     print(
-        "| benchmark | columns | models | rows (ours / upstream) | p50 ratio | total_duration_s ratio |"
+        "| benchmark | columns | models | rows (ours / upstream) | p50 ratio | total_duration_s ratio "
+        "| upstream p50_ms | our device p50_ms (source) |"
     )
-    print("|---|---|---|---|---|---|")
-    for name in args.only or CASES:
-        fields = ["--run", name, *CASES[name], "--num_runs", args.num_runs]
+    print("|---|---|---|---|---|---|---|---|")
+    for name in args.only or cases:
+        fields = ["--run", name, *cases[name], "--num_runs", args.num_runs]
         upstream, ours = [], []
         for _ in range(args.rounds):
             with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
@@ -210,7 +235,8 @@ def main() -> None:
         extra = f" (missing: {', '.join(c['missing'])})" if c["missing"] else ""
         print(
             f"| {name} | {'same' if c['columns'] else 'differ' + extra} | {'same' if c['models'] else 'differ'} | "
-            f"{c['rows']} | {c['p50 ratio']:.2f} | {c['duration ratio']:.2f} |",
+            f"{c['rows']} | {c['p50 ratio']:.2f} | {c['duration ratio']:.2f} | {c['p50_ms']:.4g} | "
+            f"{c['device_p50_ms'] or 0:.4g} ({c['source']}) |",
             flush=True,
         )
 
