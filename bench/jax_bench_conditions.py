@@ -16,11 +16,18 @@ import sys
 from pathlib import Path
 
 
-def _rows(path: Path) -> dict[str, dict[str, str]]:
+def _rows(path: Path) -> dict[tuple[str, str, int], dict[str, str]]:
+    """Rows by (benchmark, run id, repeat): a file may mix names and ask for a case twice."""
     if not path.exists():
         return {}
+    out: dict[tuple[str, str, int], dict[str, str]] = {}
     with open(path, newline="") as f:
-        return {r["run_id"]: r for r in csv.DictReader(f)}
+        for r in csv.DictReader(f):
+            n = 0
+            while (r["benchmark"], r["run_id"], n) in out:
+                n += 1
+            out[(r["benchmark"], r["run_id"], n)] = r
+    return out
 
 
 def _number(text: str | None) -> float | None:
@@ -52,8 +59,9 @@ def main(root: Path) -> None:
     for config in configs:
         upstream = _rows(root / "upstream" / config / "summary.csv")
         strict = _rows(root / "strict" / config / "summary.csv")
-        for run_id, u in upstream.items():
-            s = strict.get(run_id, {})
+        for key, u in upstream.items():
+            s = strict.get(key, strict.get((key[0], key[1], 0), {}))
+            run_id = f"{key[0].removesuffix('Benchmark')} {key[1]}" + (" (again)" if key[2] else "")
             ud, sd = _number(u.get("device_p50_ms")), _number(s.get("device_p50_ms"))
             ratio = f"{sd / ud:.3f}" if ud and sd else ""
             print(
