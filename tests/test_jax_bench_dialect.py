@@ -464,3 +464,32 @@ def test_hbm_curve_keys_may_mix_ints_and_strings_and_cns_traces_go_to_tmp(write_
     assert cases[0].origin.hardware.bandwidth_at(1 << 20) == 1000.0
     assert cases[0].outputs.trace_dir == "/tmp/microbenchmarks_tmptrace/cns/xx-d/home/me/traces"
     assert "as jax-bench redirects it" in capsys.readouterr().err
+
+
+def test_the_jax_bench_command_reads_upstream_s_flags(tmp_path, monkeypatch, capsys):
+    from microbench.jax_bench_cli import run
+
+    monkeypatch.chdir(tmp_path)
+
+    def answer(*argv):
+        code = run(list(argv))
+        return code, capsys.readouterr()
+
+    from microbench.cli import serve
+
+    code = serve(lambda: run([]))
+    assert code == 2 and "give --config <yaml> or --run <benchmark_name>" in capsys.readouterr().err
+    code = serve(lambda: run(["--config", "x.yaml", "--run", "simple_add"]))
+    assert code == 2 and "mutually exclusive" in capsys.readouterr().err
+    code, _ = answer("--run", "simple_add", "--size", "256", "--num_runs", "2", "--output", "out")
+    assert code == 0
+    # --output is a folder holding upstream's two files under upstream's names, ours beside them
+    assert (tmp_path / "out" / "summary.csv").is_file() and (
+        tmp_path / "out" / "detailed.json"
+    ).is_file()
+    assert (tmp_path / "out" / "simple_add.csv").is_file()
+    code, printed = answer(
+        "--run", "simple_add", "--size", "256", "--num_runs", "2", "--output", "out"
+    )
+    assert code == 0 and (tmp_path / "out" / "summary.2.csv").is_file()  # never replaced
+    assert "summary.2.csv" in printed.out
