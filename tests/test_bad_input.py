@@ -667,6 +667,42 @@ HOSTILE = {
         "config.yaml: model_params[0].matrix_shapes[0].name: 'shapes' is read by the custom "
         "generator only; 'pow2' makes its own (use name: custom, or drop shapes)",
     ),
+    # issue 35: what was silently accepted or chosen
+    "jax_bench_peak_nan": (
+        "hardware: {tflops: .nan}\nbenchmarks: [{name: simple_add, size: 256}]\n",
+        "config.yaml: hardware.tflops: must be a finite non-negative number, got nan",
+    ),
+    "jax_bench_curve_inf": (
+        "hardware: {hbm_bw: [[1024, .inf]]}\nbenchmarks: [{name: simple_add, size: 256}]\n",
+        "config.yaml: hardware.hbm_bw: must be a finite non-negative number, got inf",
+    ),
+    "sustained_with_precision": (
+        ADD + "  cadence: sustained\n  target_precision: 0.000001\n"
+        "  benchmark_params: [{m: 8, n: 8}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].target_precision: target_precision needs one sample per "
+        "iteration, and cadence: sustained (collectives run sustained) gives one mean per round: use "
+        "cadence: blocked, or drop target_precision",
+    ),
+    "collective_precision": (
+        "benchmarks: [{name: all_reduce, matrix_dim: 8, conditions: strict, target_precision: 0.01}]\n",
+        "config.yaml: benchmarks[0].target_precision: target_precision needs one sample per "
+        "iteration, and cadence: sustained (collectives run sustained) gives one mean per round: use "
+        "cadence: blocked, or drop target_precision",
+    ),
+    "input_sets_without_rotate": (
+        ADD + "  benchmark_params: [{m: 8, n: 8, input_sets: 3}]\n",
+        "config.yaml: benchmarks[0].benchmark_params[0].input_sets: input_sets counts the sets "
+        "`inputs: rotate` cycles through; add inputs: rotate or drop it",
+    ),
+    "jax_bench_cap_across_entries": (
+        "max_cases: 10\nbenchmarks:\n"
+        + "".join(
+            f"- {{name: simple_add, sweep: {{size: [{', '.join(str(256 + k) for k in range(6))}]}}}}\n"
+            for _ in range(2)
+        ),
+        "config.yaml: benchmarks[1]: the config expands to more than 10 cases; raise the cap with "
+        "--max-cases or 'max_cases:' if this is intended",
+    ),
     "source_id_negative": (
         "backend: jax\nbenchmarks:\n- benchmark_name: send_recv\n"
         "  benchmark_params: [{num_elements: 128, source_id: -1}]\n",
@@ -694,6 +730,9 @@ def test_hostile_configs_are_one_short_line(name, tmp_path, monkeypatch, run_cli
         (["--max-cases", "1000000000000"], "--max-cases: must be an integer from 1 to 1,000,000"),
         (["--timeout", "inf"], "--timeout: must be a positive number of seconds up to 604800"),
         (["--resume", "--overwrite"], "--resume continues the results file and --overwrite"),
+        (["--hw", "ironwood"], "--hw: --hw applies to jax-bench configs"),
+        (["--conditions", "strict"], "--conditions: --conditions applies to jax-bench configs"),
+        (["--max-cases", "\u0661\u0660"], "--max-cases: must be an integer from 1 to 1,000,000"),
     ],
 )
 def test_unbounded_or_contradictory_options_are_refused(args, expected, tmp_path, capsys):

@@ -232,11 +232,15 @@ def test_read_only_url_protocols_are_refused(url, tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_while_the_program_imports_is_a_quiet_exit(signum):
-    # the signal lands right after the entry module's first lines, while the CLI is still importing
+@pytest.mark.parametrize(
+    "first", ["microbench.entry", "microbench.cli", "microbench.jax_bench_cli"]
+)
+def test_a_signal_while_the_program_imports_is_a_quiet_exit(signum, first):
+    # the signal lands once the first module an entry point imports has loaded (`python -m
+    # microbench.cli` and the jax-bench command start elsewhere than the console script)
     code = (
         "import os, sys; sys.modules.pop('microbench.cli', None)\n"
-        "import microbench.entry\n"
+        f"import {first}\n"
         f"os.kill(os.getpid(), {int(signum)})\n"
         "import time; time.sleep(5)\n"
     )

@@ -56,7 +56,7 @@ def test_the_dialect_is_recognised_from_the_file_shape(data, dialect):
     ],
 )
 def test_sweep_value_forms_expand_as_upstream_reads_them(value, expected):
-    assert sweep_values(value, "sweep.m") == expected
+    assert sweep_values(value, "sweep.m")[0] == expected
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,10 @@ Example: microbench run   (the CPU quick-start; then: microbench report results/
 
 from __future__ import annotations
 
+import microbench.quiet_start  # noqa: F401  (first: a signal while importing is a quiet exit)
+
+# isort: split
+
 import argparse
 import contextlib
 import os
@@ -40,8 +44,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 def count(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        try:
-            value = int(text[:40])
+        try:  # ASCII digits only, as a config's YAML reads them ('١٠٢٤' is no number there)
+            value = int(text[:40]) if text.isascii() else None
         except ValueError:
             value = None
         if value is None or not low <= value <= high or len(text) > 40:
@@ -428,6 +432,8 @@ def _run(args: argparse.Namespace) -> int:
         return _launch(args)
     _join(args)
 
+    if args.run == "":
+        raise UserError("names no benchmark (see `microbench list`)", key="--run")
     if args.run and args.config is not None:
         raise UserError("give --config or --run, not both", key="--run")
     config = args.run or (QUICKSTART if args.config is None else args.config)
@@ -494,7 +500,7 @@ def serve(command: Callable[[], int]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     _take_signals()
     args, fields = build_parser().parse_known_args(argv)
-    if fields and not getattr(args, "run", None):
+    if fields and getattr(args, "run", None) is None:
         build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
     args.fields = fields
     args.argv = list(sys.argv[1:] if argv is None else argv)

@@ -4,22 +4,7 @@ run_benchmark.py).
 A Ctrl-C or SIGTERM that lands while the program is still importing ends it quietly, as one at any
 later moment does: `cli.main` replaces this handler with the run's own as soon as it starts."""
 
-# the C module: `signal` itself imports enum and more, long enough for a Ctrl-C to land first
-import _signal
-import os
-
-
-def _quit_while_importing(signum: int, frame: object) -> None:
-    os.write(2, b"interrupted\n")
-    os._exit(128 + signum)  # nothing is open or written yet: there is nothing to close
-
-
-try:
-    for _number in (_signal.SIGINT, _signal.SIGTERM):
-        _signal.signal(_number, _quit_while_importing)
-except ValueError:  # imported outside the main thread (a test): the caller's handlers stay
-    pass
-
+import microbench.quiet_start  # noqa: F401  (first: the handler for a signal while importing)
 from microbench.cli import entry  # noqa: E402
 
 

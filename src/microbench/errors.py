@@ -4,6 +4,7 @@ code 2) and a case that cannot produce a clean number (`CaseFailure`, a row with
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from enum import Enum
 
@@ -86,9 +87,22 @@ class UserError(Exception):
         return bounded(text, self.word_limit)
 
 
+# C0 and C1 controls (ESC starts a terminal's escape sequences), DEL, and the bidirectional overrides
+# that make text display in another order than it reads
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """Text from a file or an argument as it may be shown on a terminal: each control character
+    spelt out (`\\x1b`), so none is obeyed (a hyperlink, a cleared screen, reordered text)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
 def bounded(text: str, word_limit: int = MAX_QUOTED) -> str:
-    """One line, always, and a short one: each word past `word_limit` characters is cut (saying how
-    long it was), and the line past MAX_LINE plus the longest word it may keep."""
+    """One line, always, and a short one, with no control character obeyed: each word past
+    `word_limit` characters is cut (saying how long it was), and the line past MAX_LINE plus the
+    longest word it may keep."""
+    text = visible(" ".join(str(text).split()))
     words = [
         w if len(w) <= word_limit else f"{w[: word_limit - 20]}...({len(w):,} characters)"
         for w in str(text).split()

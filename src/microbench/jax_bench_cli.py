@@ -13,13 +13,17 @@ input is one line and exit 2, as for `microbench`.
 
 from __future__ import annotations
 
+import microbench.quiet_start  # noqa: F401  (first: a signal while importing is a quiet exit)
+
+# isort: split
+
 import argparse
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from microbench.cli import OneLineParser, command_main, guarded_main
-from microbench.errors import UserError
+from microbench.errors import UserError, visible
 from microbench.ops.jax_bench import CONDITIONS
 
 
@@ -71,7 +75,7 @@ def run(argv: Sequence[str]) -> int:
     if args.config is None and args.run is None:
         raise UserError("give --config <yaml> or --run <benchmark_name>", key="(command line)")
     if args.config is not None and rest:
-        print(f"warning: unexpected arguments ignored: {' '.join(rest)}", file=sys.stderr)
+        print(visible(f"warning: unexpected arguments ignored: {' '.join(rest)}"), file=sys.stderr)
         rest = []
     if args.run == "":
         raise UserError("names no benchmark (see `microbench list --jax-bench`)", key="--run")

@@ -180,7 +180,7 @@ def write_artifacts(call: Callable[[], Any], case: Case, device: Any) -> dict[st
                 pickle.dump(snapshot, f)
             from torch.cuda._memory_viz import trace_plot
 
-            with open(base + ".html", "w") as f:
+            with open(base + ".html", "w", encoding="utf-8") as f:
                 f.write(trace_plot(snapshot))
             out["memory_profile_path"] = base + ".pickle"
             out["memory_profile_note"] = f"visualisation: {base}.html"

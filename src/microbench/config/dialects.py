@@ -30,6 +30,8 @@ class Dialect:
     # renames keys of the dialect's earlier versions: (upgraded data, one warning per key)
     upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] = lambda data: (data, [])
     looks_like: str = ""  # what a file of this dialect has, for the error when none recognises it
+    # the dialect's own command-line options (PlanRequest fields they set): refused for other files
+    options: tuple[tuple[str, str], ...] = ()
 
 
 DIALECTS: dict[str, Dialect] = {}
@@ -54,6 +56,7 @@ register_dialect(
         jax_bench.recognise,
         jax_bench.plan,
         looks_like="'global:' or 'benchmarks: - name:' (jax-bench dialect)",
+        options=(("--hw", "system"), ("--conditions", "conditions")),
     )
 )
 register_dialect(
@@ -75,6 +78,9 @@ register_dialect(
         looks_like="'model_params' (torchao dialect)",
     )
 )
+
+
+ALL_DIALECT_OPTIONS = {option: field for d in DIALECTS.values() for option, field in d.options}
 
 
 def detect_dialect(data: dict[str, Any]) -> Dialect:

@@ -9,7 +9,13 @@ from typing import Any
 
 from microbench.catalogue import OpSpec, get_spec, implementations
 from microbench.config.schema import Benchmark, IronwoodConfig
-from microbench.config.settings import RUN_KEYS, PlanRequest, pair_key, run_settings
+from microbench.config.settings import (
+    RUN_KEYS,
+    PlanRequest,
+    checked_run,
+    pair_key,
+    run_settings,
+)
 from microbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
 from microbench.core.case import Case, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
@@ -208,6 +214,7 @@ def _cases(entry: Planned, base: RunSettings, request: PlanRequest) -> list[Case
         run = run_settings(bench_run, d, entry.where)
         if spec.traits.run_overrides:  # an op whose parameters set how it is timed
             run = spec.traits.run_overrides(params).apply(run)
+        run = checked_run(run, entry.where)
         requested = d.get("implementation", bench.implementation)
         impl_where = entry.where if "implementation" in d else block
         cases += cases_per_implementation(

@@ -27,7 +27,7 @@ from microbench.config.jax_bench_inputs import (
     read_sweep,
 )
 from microbench.config.schema import CaseCap
-from microbench.config.settings import PlanRequest, run_settings
+from microbench.config.settings import PlanRequest, checked_run, run_settings
 from microbench.core.case import Case, Origin, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.ops.jax_bench import (
@@ -240,6 +240,7 @@ def _cases_for(
     )
     if spec.traits.run_overrides and conditions == "strict":  # upstream: every call blocked, warm
         run = spec.traits.run_overrides(params).apply(run)
+    run = checked_run(run, where)
     stats = _hardware(given, ctx.hardware, request, where)
     shown = {**fields, "hardware_stats": stats.as_config() if stats else {}}
     origin = Origin(bench.name, tuple(shown.items()), stats, conditions, group)
@@ -309,6 +310,7 @@ def _expand_entry(
     _check_keys(((k, s.where) for k, s in shared.items()), bench)
     sweep_where = key_path(where, "sweep") if "sweep" in entry else "global.sweep"
     sweep = read_sweep(entry.get("sweep", globals_.get("sweep")), sweep_where)
+    request.warnings.extend(sweep.warnings)
     _check_keys(((name, key_path(sweep_where, name)) for name, _ in sweep.axes), bench)
     if sweep.total > MAX_COMBINATIONS:
         request.warnings.append(

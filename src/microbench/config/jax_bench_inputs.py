@@ -22,21 +22,26 @@ MAX_CSV_ROWS = 10_000
 URL_TIMEOUT_S = 10.0
 
 
-def sweep_values(value: Any, where: str) -> list[Any]:
-    """One sweep key's values. A list is its elements; a mapping with start and end a range (geometric
-    when `multiplier` is above 1, else arithmetic by `increase_by`, default 1); any other mapping or
-    scalar is one value. A multiplier that is not above 1 (other than exactly 1), a step that is not
-    positive and an empty range are refused: upstream hangs on the first two and silently runs nothing
-    for the third."""
+def sweep_values(value: Any, where: str) -> tuple[list[Any], str | None]:
+    """One sweep key's values, and a warning where upstream silently ignores part of the form. A list
+    is its elements; a mapping with start and end a range (geometric when `multiplier` is above 1, else
+    arithmetic by `increase_by`, default 1); any other mapping or scalar is one value. A multiplier that
+    is not above 1 (other than exactly 1), a step that is not positive and an empty range are refused:
+    upstream hangs on the first two and silently runs nothing for the third."""
     if isinstance(value, list):
         if not value:
             raise UserError("empty list of values: the entry would run nothing", key=where)
-        return value
+        return value, None
     if not (isinstance(value, dict) and "start" in value and "end" in value):
-        return [value]
+        return [value], None
     multiplier = value.get("multiplier")
+    warning = None
     if multiplier is None or (not isinstance(multiplier, bool) and multiplier == 1):
         steps = {"increase_by": value.get("increase_by", 1)}
+        if multiplier is not None and "increase_by" in value:
+            warning = (
+                f"{where}: multiplier 1 and increase_by given: increase_by is used, as upstream"
+            )
     else:
         if (
             isinstance(multiplier, (int, float))
@@ -48,8 +53,12 @@ def sweep_values(value: Any, where: str) -> list[Any]:
                 key=key_path(where, "multiplier"),
             )
         steps = {"multiplier": multiplier}
+        if "increase_by" in value:
+            warning = (
+                f"{where}: multiplier and increase_by given: increase_by is ignored, as upstream"
+            )
     rest = {k: v for k, v in value.items() if k not in ("multiplier", "increase_by")}
-    return expand_range({**rest, **steps}, where)
+    return expand_range({**rest, **steps}, where), warning
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,7 @@ class Sweep:
     """A sweep's axes in YAML order (first slowest) and the combinations upstream would run."""
 
     axes: tuple[tuple[str, list[Any]], ...]
+    warnings: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -76,8 +86,10 @@ def read_sweep(sweep: Any, where: str) -> Sweep:
         raise UserError(
             f"sweep must be a mapping of key to values, got {type(sweep).__name__}", key=where
         )
+    read = [(str(k), *sweep_values(v, key_path(where, str(k)))) for k, v in sweep.items()]
     return Sweep(
-        tuple((str(k), sweep_values(v, key_path(where, str(k)))) for k, v in sweep.items())
+        tuple((name, values) for name, values, _ in read),
+        tuple(warning for _, _, warning in read if warning),
     )
 
 
@@ -117,8 +129,14 @@ def _local(path: str, config_dir: str, where: str) -> str:
         if os.path.isfile(candidate):
             if os.path.getsize(candidate) > MAX_CSV_BYTES:
                 raise UserError(f"{candidate} is larger than {MAX_CSV_BYTES >> 20} MiB", key=where)
-            with open(candidate, encoding="utf-8-sig", newline="") as f:
-                return f.read()
+            try:
+                with open(candidate, encoding="utf-8-sig", newline="") as f:
+                    return f.read()
+            except UnicodeDecodeError as error:
+                raise UserError(
+                    f"{candidate} is not UTF-8 text (byte {error.start}): save it as a UTF-8 CSV",
+                    key=where,
+                ) from None
     looked = " or ".join(dict.fromkeys(os.path.abspath(c) for c in candidates))
     raise UserError(f"no CSV file at {looked}", key=where)
 
@@ -136,6 +154,9 @@ def read_csv_shapes(path: Any, config_dir: str, where: str) -> list[dict[str, An
     header = [h.strip() for h in next(reader, [])]
     if not header or any(not h for h in header):
         raise UserError(f"{path}: the first line must name every column", key=where)
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:
+        raise UserError(f"{path}: column {twice[0]!r} appears twice in the header", key=where)
     rows = []
     for line, cells in enumerate(reader, start=2):
         if not any(c.strip() for c in cells):

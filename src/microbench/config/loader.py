@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from microbench.catalogue import Param
 from microbench.config.dialects import detect_dialect
 from microbench.config.yaml_reader import read_yaml
-from microbench.errors import UserError, did_you_mean, key_path
+from microbench.errors import UserError, did_you_mean, key_path, visible
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def load_config(path: str | Path) -> LoadedConfig:
         raise UserError("--config is empty; name a YAML file")
     loaded = parse_config(read_yaml(path), path)
     for warning in loaded.warnings:
-        print(f"warning: {path}: {warning}", file=sys.stderr)
+        print(visible(f"warning: {path}: {warning}"), file=sys.stderr)
     return loaded
 
 
@@ -149,6 +149,8 @@ def _typed_value(param: Param | None, text: str, option: str) -> Any:
     """A command-line value typed by the parameter it sets (YAML's reading where none is known)."""
     kind = param.kind if param else None
     try:
+        if kind in ("dim", "elements", "mib", "int", "float") and not text.isascii():
+            raise ValueError  # as YAML reads a number: '١٠٢٤' is text there
         if kind in ("dim", "elements", "mib", "int"):
             return int(text)
         if kind == "float":

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from fnmatch import fnmatch
 from pathlib import Path
 
-from microbench.config.dialects import DEFAULT_MAX_CASES, DIALECTS
+from microbench.config.dialects import ALL_DIALECT_OPTIONS, DEFAULT_MAX_CASES, DIALECTS
 from microbench.config.loader import LoadedConfig
 from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
 from microbench.core.options import RunOptions
-from microbench.errors import UserError
+from microbench.errors import UserError, visible
 from microbench.results.remote import DIR_FIELDS, is_url
 from microbench.results.writer import check_path_text
 
@@ -100,12 +100,19 @@ def plan(
         conditions=options.conditions,
         device_count=device_count or (lambda: 1),
     )
+    dialect = DIALECTS[loaded.dialect]
+    for option, field in ALL_DIALECT_OPTIONS.items():  # another dialect's option: said, not ignored
+        if getattr(request, field) and (option, field) not in dialect.options:
+            raise UserError(
+                f"{option} applies to jax-bench configs; {loaded.path} is in the {dialect.name} dialect",
+                key=option,
+            )
     try:
-        cases = DIALECTS[loaded.dialect].plan(model, request)
+        cases = dialect.plan(model, request)
     except UserError as error:
         raise loaded.located(error) from None
     for warning in dict.fromkeys(request.warnings):
-        print(f"warning: {loaded.path}: {warning}", file=sys.stderr)
+        print(visible(f"warning: {loaded.path}: {warning}"), file=sys.stderr)
     if not cases:
         raise UserError(
             "the config expands to zero cases (an empty range or list?)",

@@ -114,7 +114,7 @@ RUN_SETTING_CHECKS = {
     "min_duration_s": lambda v, where: _duration(v, "min_duration_s", where),
     "target_precision": lambda v, where: _fraction(v, "target_precision", where),
     "max_runs": lambda v, where: _count(v, 1, "max_runs", where),
-    "max_time_s": lambda v, where: _duration(v, "max_time_s", where),
+    "max_time_s": lambda v, where: _seconds(v, "max_time_s", where),
     "inputs": lambda v, where: _choice(v, "inputs", where, INPUT_POLICIES),
     "input_sets": lambda v, where: _count(v, 2, "input_sets", where, MAX_INPUT_SETS),
 }
@@ -125,7 +125,26 @@ def run_settings(base: RunSettings, given: dict[str, Any], where: str) -> RunSet
     updates: dict[str, Any] = {
         key: RUN_SETTING_CHECKS[key](given[key], where) for key in RUN_KEYS if key in given
     }
-    return replace(base, **updates)
+    run = replace(base, **updates)
+    if "input_sets" in given and run.inputs != "rotate":
+        raise UserError(
+            "input_sets counts the sets `inputs: rotate` cycles through; add inputs: rotate or drop it",
+            key=key_path(where, "input_sets"),
+        )
+    return run
+
+
+def checked_run(run: RunSettings, where: str) -> RunSettings:
+    """The settings a case ends with (an op's own overrides applied) hold together: a precision target
+    needs independent samples, and sustained iterations give one mean per round (67 samples of 3
+    values would make any interval look tight)."""
+    if run.target_precision is not None and run.cadence == "sustained":
+        raise UserError(
+            "target_precision needs one sample per iteration, and cadence: sustained (collectives "
+            "run sustained) gives one mean per round: use cadence: blocked, or drop target_precision",
+            key=key_path(where, "target_precision"),
+        )
+    return run
 
 
 @dataclass(frozen=True)

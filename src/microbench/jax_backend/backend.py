@@ -252,7 +252,7 @@ class JaxBackend:
         os.makedirs(case.outputs.xla_dump_dir, exist_ok=True)
         stem = os.path.join(case.outputs.xla_dump_dir, safe_name(case.label))
         for suffix, text in ((".stablehlo.txt", stablehlo), (".optimized_hlo.txt", optimized)):
-            with open(stem + suffix, "w") as f:
+            with open(stem + suffix, "w", encoding="utf-8") as f:
                 f.write(text)
 
     def measure(self, case: Case) -> Measurement:

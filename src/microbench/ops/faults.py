@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import signal
@@ -40,9 +41,27 @@ BEHAVIOURS: dict[str, Callable[[Params], Any]] = {
     "raise": _raise,
     "oom": lambda p: allocate_under_cap(p["alloc_gb"], p["memory_cap_gb"]),
     "hang": lambda p: time.sleep(p["seconds"]),
+    "gc_hang": lambda p: _hang_in_gc_callback(p["seconds"]),
     "crash": lambda p: os.kill(os.getpid(), signal.SIGKILL),
     "wrong": lambda p: None,
 }
+
+
+def _hang_in_gc_callback(seconds: float) -> None:
+    """A hang whose time is spent inside a garbage-collection callback, where an exception raised by a
+    signal handler is swallowed (as in JAX's): what an in-process timeout must still stop."""
+
+    def slow(phase: str, info: dict[str, Any]) -> None:
+        time.sleep(0.5)
+
+    gc.callbacks.append(slow)
+    try:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            gc.collect()
+    finally:
+        gc.callbacks.remove(slow)
+
 
 register(
     OpSpec(

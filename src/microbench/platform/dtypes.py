@@ -52,7 +52,8 @@ ALIASES = {
     "e4m3": "float8_e4m3fn",
     "e5m2": "float8_e5m2",
 }
-NAMES = tuple(_TABLE) + tuple(ALIASES)
+CANONICAL = tuple(_TABLE)  # the names jax.numpy and the configs use
+NAMES = CANONICAL + tuple(ALIASES)
 
 
 def dtype(name: str) -> DType:

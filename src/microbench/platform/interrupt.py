@@ -19,6 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+
+class CaseTimeout(Exception):
+    """A case's in-process timeout (run/runner raises it from SIGALRM)."""
+
+
 _requested = threading.Event()
 STOPPING = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []  # the first stopping signal of this run
@@ -56,6 +61,8 @@ def _unraisable(hook: Any) -> Any:
     def keep(unraisable: Any) -> None:
         if issubclass(unraisable.exc_type, (KeyboardInterrupt, SystemExit)):
             _requested.set()  # Ctrl-C raised where Python cannot propagate it: kept as the flag
+            return
+        if issubclass(unraisable.exc_type, CaseTimeout):  # repeated until one lands (run/runner)
             return
         hook(unraisable)
 

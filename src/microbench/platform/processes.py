@@ -36,6 +36,7 @@ def free_port() -> int:
 
 PR_SET_PDEATHSIG = 1
 LAUNCHED = "MICROBENCH_LAUNCHED"  # set to 1 in the workers of `run --processes N`
+LAUNCHED_BY = "MICROBENCH_LAUNCHED_BY"  # the launcher's own command line (JSON), for messages
 
 
 def die_with_parent() -> None:

@@ -33,13 +33,38 @@ class GuardedStream:
             ) from None
 
     def write(self, text: str) -> int:
-        return int(self._guarded("write", text))
+        try:
+            return int(self._guarded("write", text))
+        except UnicodeEncodeError:  # a terminal without UTF-8 (LANG=C): the same text in ASCII
+            return int(self._guarded("write", in_ascii(text, self._stream.encoding or "ascii")))
 
     def flush(self) -> None:
         self._guarded("flush")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+# what the program prints beyond ASCII, as a terminal without UTF-8 shows it
+ASCII_FORMS = str.maketrans(
+    {
+        "µ": "u",
+        "×": "x",
+        "±": "+-",
+        "—": "-",
+        "–": "-",
+        "…": "...",
+        "≤": "<=",
+        "≥": ">=",
+        "√": "sqrt",
+    }
+)
+
+
+def in_ascii(text: str, encoding: str) -> str:
+    """Text a stream of `encoding` can take: our own symbols in their ASCII forms, anything else
+    escaped (`\\u2192`), never an error."""
+    return text.translate(ASCII_FORMS).encode(encoding, "backslashreplace").decode(encoding)
 
 
 def guard_standard_streams() -> None:

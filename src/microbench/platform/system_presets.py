@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from microbench.errors import UserError, did_you_mean, key_path
+from microbench.platform.dtypes import CANONICAL as DTYPE_NAMES
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,14 @@ def parse_hardware(block: Any, where: str) -> tuple[HardwareStats, list[str]]:
     tflops: float | dict[str, float]
     if isinstance(raw, dict):
         tflops = {str(k): _number(v, key_path(where, tflops_key, str(k))) for k, v in raw.items()}
+        for name in tflops:
+            if name not in DTYPE_NAMES:
+                close = did_you_mean(name, DTYPE_NAMES)
+                hint = f" (did you mean '{close}'?)" if close else ""
+                warnings.append(
+                    f"{key_path(where, tflops_key, name)}: not a jax.numpy dtype name{hint}: never "
+                    "looked up (a case's peak is its dtype's, else bfloat16's)"
+                )
     else:
         tflops = _number(raw, key_path(where, tflops_key))
     curve = _curve(block["hbm_bw"], key_path(where, "hbm_bw")) if "hbm_bw" in block else ()

@@ -78,12 +78,12 @@ def markdown() -> str:
 
 def rewrite(readme: Path) -> bool:
     """Replace the README's generated section; True when it changed."""
-    text = readme.read_text()
+    text = readme.read_text(encoding="utf-8")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
     new = head + markdown() + tail
     if new != text:
-        readme.write_text(new)
+        readme.write_text(new, encoding="utf-8")
     return new != text
 
 

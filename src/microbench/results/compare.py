@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NamedTuple
 
-from rich.markup import escape
 from rich.table import Table
 
 from microbench.errors import Status, UserError, did_you_mean
-from microbench.results.console import format_seconds, table_console
+from microbench.results.console import format_seconds, shown, table_console
 from microbench.results.records import ALL_GROUPS, Identity, Row, TimeStats
 from microbench.results.writer import read_rows
 
@@ -286,17 +285,17 @@ def _distinct(group: list[Row], by_implementation: bool) -> bool:
 
 def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> Table:
     table = Table(
-        title=escape(
+        title=shown(
             f"{b_label} vs {a_label} (median time; noise = Mann-Whitney p >= {ALPHA} on the raw "
             "samples, or overlapping p10-p90 ranges where there are none)"
         )
     )
     for col in ("case", a_label, b_label, "ratio", "p", "verdict"):
-        table.add_column(escape(col), justify="left" if col in ("case", "verdict") else "right")
+        table.add_column(shown(col), justify="left" if col in ("case", "verdict") else "right")
     for p in pairs:
         b_median = p.b.median_s if p.b else None
         table.add_row(
-            escape(p.key),
+            shown(p.key),
             format_seconds(p.a.median_s),
             format_seconds(b_median),
             f"{p.ratio:.3f}" if p.ratio else "",

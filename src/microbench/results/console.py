@@ -12,16 +12,23 @@ from dataclasses import fields
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from microbench.catalogue import get_spec
 from microbench.core.case import shape_label
-from microbench.errors import UserError
+from microbench.errors import UserError, visible
 from microbench.results.records import Identity, Row
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
 SIGNIFICANT = 3
 TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 # dimensions a shape label shows: a row's params list them under these names
+
+
+def shown(text: object) -> str:
+    """Any text from a config, a results file or an argument, as a console shows it: never read as
+    markup, no control character obeyed."""
+    return escape(visible(str(text)))
 
 
 def table_console() -> Console:

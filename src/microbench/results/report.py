@@ -30,7 +30,11 @@ from microbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from microbench.results.console import shape_of, significant, value_of, varying  # noqa: E402
 from microbench.results.display import COLUMNS, cells, markdown_safe  # noqa: E402
 from microbench.results.records import Row  # noqa: E402
-from microbench.results.writer import OutputFailed, read_rows  # noqa: E402
+from microbench.results.writer import (  # noqa: E402
+    OutputFailed,
+    read_rows,
+    write_atomically,  # noqa: E402
+)
 
 MARKERS = ("o", "^", "s", "D", "v", "P", "X")
 COPY_OPS = ("single_device_hbm_copy", "copy", "hbm_bandwidth")  # a measured memory ceiling
@@ -135,7 +139,7 @@ def roofline(rows: Sequence[Row], path: str) -> int:
     if points or roofs:
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return len(points)
 
@@ -246,7 +250,7 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         right.set_title(f"{op}: {sweep.metric} over {sweep.axis}")
         fig.tight_layout()
         path = os.path.join(out_dir, f"sweep_{safe_name(op)}.png")
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path, dpi=110)
         plt.close(fig)
         written[path] = sum(len(p) for p in sweep.throughput.values())
     return written
@@ -345,7 +349,7 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         ax.grid(True, axis="x", which="both", alpha=0.3)
         fig.tight_layout()
         path = os.path.join(out_dir, f"speedup_{kind}.png")
-        fig.savefig(path, dpi=110, bbox_inches="tight")  # long case labels stay whole
+        save_figure(fig, path, dpi=110, bbox_inches="tight")  # long case labels stay whole
         plt.close(fig)
         written[path] = len(bars)
     return written
@@ -388,7 +392,7 @@ def time_series(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         fig.tight_layout()
         name = f"series_{safe_name(row.identity.op)}_{safe_name(row.identity.case_id)}.png"
         path = os.path.join(out_dir, name)
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path, dpi=120)
         plt.close(fig)
         written[path] = len(samples)
     return written
@@ -481,6 +485,15 @@ def run_report(path: str, out_dir: str) -> dict[str, Any]:
         return _write_report(path, rows, out_dir)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
+    except OutputFailed as failed:
+        if failed.strerror is None:  # refused for a reason of its own (a planted link): as it says
+            raise
+        raise OutputFailed(f"cannot write the report: {failed.strerror}", key=key) from None
+
+
+def save_figure(fig: Any, path: str, **options: Any) -> None:
+    """A chart written whole, never through a link planted at its path."""
+    write_atomically(path, lambda f: fig.savefig(f, format="png", **options), binary=True)
 
 
 def _write_report(path: str, rows: list[Row], out_dir: str) -> dict[str, Any]:
@@ -492,18 +505,17 @@ def _write_report(path: str, rows: list[Row], out_dir: str) -> dict[str, Any]:
         **time_series(rows, out_dir),
     }
     summary = os.path.join(out_dir, "summary.md")
-    with open(summary, "w") as f:
-        f.write(
-            f"# Results: {markdown_safe(path)}\n\n"
-            + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
-            + "\n"
-            + markdown(rows)
-            + "\n## Charts\n\n"
-            + "".join(f"- {os.path.basename(p)}: {n} points\n" for p, n in counts.items())
-        )
+    text = (
+        f"# Results: {markdown_safe(path)}\n\n"
+        + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
+        + "\n"
+        + markdown(rows)
+        + "\n## Charts\n\n"
+        + "".join(f"- {os.path.basename(p)}: {n} points\n" for p, n in counts.items())
+    )
+    write_atomically(summary, lambda f: f.write(text))
     page = os.path.join(out_dir, "report.html")
-    with open(page, "w") as f:
-        f.write(html_page(path, rows, counts))
+    write_atomically(page, lambda f: f.write(html_page(path, rows, counts)))
     for p, n in counts.items():
         print(f"{p}: {n} points")
     print(summary)

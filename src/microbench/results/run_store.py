@@ -63,7 +63,7 @@ def _latest(paths: list[str]) -> int:
 def _alive(record: Path) -> bool:
     """Whether the run that wrote this record may still be running (so its number is taken)."""
     try:
-        claimed = json.loads(record.read_text())
+        claimed = json.loads(record.read_text(encoding="utf-8"))
         pid, host = int(claimed["pid"]), claimed["host"]
     except (OSError, ValueError, KeyError, TypeError):
         return True  # unreadable: leave it alone
@@ -116,7 +116,7 @@ def _claim(path: str, n: int, body: dict[str, Any], take_over: bool = False) -> 
             return False
         write_atomically(target, lambda f: print(text, file=f, end=""))
         return True
-    with os.fdopen(fd, "w") as f:
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     return True
 

@@ -154,6 +154,13 @@ class OutputFailed(UserError):
     """The run cannot write what it measured (a full disk, a vanished folder): it stops, in one line."""
 
     exit_code = 1
+    strerror: str | None = None  # the system's reason, where a refused write gave one
+
+
+def _refused(error: OSError, path: str) -> OutputFailed:
+    failed = OutputFailed(f"cannot write it: {error.strerror}", file=path)
+    failed.strerror = error.strerror
+    return failed
 
 
 class ResultFile:
@@ -250,7 +257,7 @@ class ResultFile:
         _drop_partial_last_line(self.csv_path)
         _drop_partial_last_line(self.jsonl_path)
         try:
-            with open(self.csv_path, newline="") as f:
+            with open(self.csv_path, newline="", encoding="utf-8") as f:
                 if not f.readline():  # empty, or cut inside its header: nothing was finished
                     return
                 f.seek(0)
@@ -334,6 +341,12 @@ class ResultFile:
                 key=f"csv_path '{path}'",
             ) from None
         self._written = True
+        if not _still_at(fd, path):  # rows written to a file nobody can find are lost rows
+            raise OutputFailed(
+                "the results file was removed or replaced while this run wrote it, so its rows are "
+                "not on disk under this name; rerun (with -o to a folder nothing cleans)",
+                key=f"csv_path '{path}'",
+            )
 
     @staticmethod
     def _line(values: Iterable[str]) -> str:
@@ -354,6 +367,16 @@ class ResultFile:
         self._write(self.jsonl_path, blob)
         self._write(self.csv_path, line)
         self.done.add(record["case_id"])
+
+
+def _still_at(fd: int, path: Path) -> bool:
+    """Whether the file this run writes through `fd` is still the one at `path`."""
+    held = os.fstat(fd)
+    try:
+        there = path.lstat()
+    except OSError:
+        return False
+    return held.st_nlink > 0 and (there.st_ino, there.st_dev) == (held.st_ino, held.st_dev)
 
 
 def _size(path: Path) -> int:
@@ -403,6 +426,13 @@ def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
     if len(set(header)) != len(header):
         twice = sorted({c for c in header if header.count(c) > 1})
         raise UserError(f"column {twice[0]!r} appears twice in the header", file=csv_path)
+    torn = next((i for i, cells in enumerate(rows) if len(cells) != len(header)), None)
+    if torn is not None:  # a cut copy or a hand edit: its cells would land in the wrong columns
+        raise UserError(
+            f"line {torn + 2} has {len(rows[torn])} cells under {len(header)} columns: "
+            "not a whole results file",
+            file=csv_path,
+        )
     names = list(upgrade(dict.fromkeys(header, "")))
     missing = [c for c in REQUIRED if c not in names]
     if header and missing:
@@ -500,18 +530,24 @@ def check_new_file(path: str, key: str, overwrite: bool) -> None:
         )
 
 
-def write_atomically(path: str, write: Callable[[IO[str]], None]) -> None:
+def write_atomically(path: str, write: Callable[[IO[Any]], object], binary: bool = False) -> None:
     """Whole or nothing: written to a temporary name in the same directory, then renamed (with the
-    permissions a new file gets here, not the temporary file's owner-only ones). A disk that is full
-    or a folder that refuses is OutputFailed, in one line; the file before it is left as it was."""
+    permissions a new file gets here, not the temporary file's owner-only ones). A link planted at the
+    path is refused, never written through nor replaced. A disk that is full or a folder that refuses
+    is OutputFailed, in one line; the file before it is left as it was."""
+    if os.path.islink(path):
+        raise OutputFailed(
+            "is a symbolic link: refused (an output is never written through one)", file=path
+        )
     directory = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=Path(path).suffix)
     except OSError as error:
-        raise OutputFailed(f"cannot write it: {error.strerror}", file=path) from None
+        raise _refused(error, path) from None
     try:
-        with os.fdopen(fd, "w", newline="") as f:
+        opened = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="", encoding="utf-8")
+        with opened as f:
             write(f)
         umask = os.umask(0)
         os.umask(umask)
@@ -519,7 +555,7 @@ def write_atomically(path: str, write: Callable[[IO[str]], None]) -> None:
         os.replace(tmp, path)
     except OSError as error:
         os.unlink(tmp)
-        raise OutputFailed(f"cannot write it: {error.strerror}", file=path) from None
+        raise _refused(error, path) from None
     except BaseException:
         os.unlink(tmp)
         raise

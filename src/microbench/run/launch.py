@@ -5,6 +5,7 @@ machine. Each is a CPU-only JAX process (gloo collectives between them) running 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from microbench.errors import UserError
-from microbench.platform.processes import LAUNCHED, free_port
+from microbench.platform.processes import LAUNCHED, LAUNCHED_BY, free_port
 
 OWN_OPTIONS = ("--processes",)
 JOIN_OPTIONS = ("--coordinator", "--num-processes", "--process-id", "--multihost")
@@ -55,6 +56,7 @@ def launch_local(argv: Sequence[str], n: int) -> int:
         "JAX_PLATFORMS": "cpu",
         "PYTHONPATH": _import_path(),
         LAUNCHED: "1",  # each child dies with this launcher (processes.die_with_parent)
+        LAUNCHED_BY: json.dumps([sys.argv[0], *argv]),  # what the user typed: the resume command's
     }
     children = []
     for i in range(n):
@@ -75,7 +77,9 @@ def launch_local(argv: Sequence[str], n: int) -> int:
         )
     try:
         return max(child.wait() for child in children)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM here: every worker stops too, then the launcher
+    except (
+        BaseException
+    ):  # Ctrl-C or SIGTERM (an exit) here: every worker stops too, then the launcher
         stop_all(children)
         raise
 

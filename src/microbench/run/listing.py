@@ -9,13 +9,12 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from microbench.catalogue import OpSpec, all_specs, get_spec
 from microbench.core.case import Case
 from microbench.ops.jax_bench import V2, V2Benchmark
-from microbench.results.console import table_console
+from microbench.results.console import shown, table_console
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ def print_ops() -> None:
         table.add_column(col)
     for r in op_records():
         params = ", ".join(p.shown for p in r.params)
-        table.add_row(r.op, r.suite, ", ".join(r.backends), escape(params), escape(r.doc))
+        table.add_row(r.op, r.suite, ", ".join(r.backends), shown(params), shown(r.doc))
     table_console().print(table)
 
 
@@ -142,7 +141,7 @@ def print_benchmarks() -> None:
         table.add_column(col)
     for r in benchmark_records():
         fields = ", ".join(p.shown for p in r.fields)
-        table.add_row(r.name, ", ".join(r.ops), escape(fields), escape(r.notes))
+        table.add_row(r.name, ", ".join(r.ops), shown(fields), shown(r.notes))
     table_console().print(table)
 
 
@@ -180,11 +179,11 @@ def print_cases(cases: list[Case]) -> None:
     for c, params in zip(cases, varying_params(cases), strict=True):
         table.add_row(
             c.id,
-            escape(c.op),
+            shown(c.op),
             c.backend,
-            escape(c.implementation or ""),
+            shown(c.implementation or ""),
             get_spec(c.op).shape(c.params, named=True),
-            escape(params),
+            shown(params),
             str(c.run.num_runs),
             f"{c.run.timer} / {c.run.cache} / {c.run.cadence}",
         )

@@ -6,6 +6,7 @@ import importlib.util
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,20 +18,17 @@ import numpy as np
 from microbench.catalogue import get_spec
 from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement
-from microbench.errors import CaseFailure, Status
+from microbench.errors import CaseFailure, Status, visible
 from microbench.measure import garbage
 from microbench.measure.numerics import relative_error
 from microbench.platform import chatter, interrupt, processes
 from microbench.platform.backends import BACKENDS
 from microbench.platform.environment import apply_process_env, env_flags
 from microbench.platform.gpu_monitor import Monitor
+from microbench.platform.interrupt import CaseTimeout
 from microbench.results.records import Row, failure_row, success_row
 
 OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
-
-
-class CaseTimeout(Exception):
-    pass
 
 
 class Backend(Protocol):
@@ -73,9 +71,28 @@ def _is_oom(error: BaseException) -> bool:
     return isinstance(error, MemoryError) or any(marker in text for marker in OOM_MARKERS)
 
 
+STUCK_GRACE_S = 10.0  # past its timeout, a case that Python cannot interrupt ends the run
+
+
+def _stuck(label: str, seconds: float) -> None:
+    """A case still running STUCK_GRACE_S after its timeout is in code no signal reaches (native code,
+    or a garbage-collection callback that swallows the timeout every time it lands): the run ends here,
+    in one line; every finished case's row is already on disk."""
+    message = (
+        f"error: case {label} did not stop within {STUCK_GRACE_S:g} s of its {seconds:g} s timeout "
+        "(stuck where Python cannot interrupt it); the rows of the cases before it are saved; "
+        "--isolate times each case in a process of its own, which can be ended\n"
+    )
+    os.write(2, visible(message.rstrip("\n")).encode() + b"\n")
+    os._exit(1)
+
+
 @contextmanager
-def _alarm(seconds: float | None) -> Iterator[None]:
-    """Best-effort timeout in-process (interrupts Python code; --isolate also ends native hangs)."""
+def _alarm(seconds: float | None, label: str = "") -> Iterator[None]:
+    """The in-process timeout: a CaseTimeout raised in the case's Python code, again every 50 ms until
+    it stops the case (one that lands in a garbage-collector callback, which JAX installs, is swallowed
+    by Python; the next lands elsewhere), and, where no signal can reach the case, a watchdog that ends
+    the run STUCK_GRACE_S later (--isolate also ends such cases and goes on)."""
     if not seconds or not hasattr(signal, "SIGALRM"):
         yield
         return
@@ -84,13 +101,15 @@ def _alarm(seconds: float | None) -> Iterator[None]:
         raise CaseTimeout()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    # repeated every 50 ms until the case ends: a timeout raised inside a garbage-collector callback
-    # (JAX installs one) is reported "ignored" by Python, and the next one stops the case
     signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+    watchdog = threading.Timer(seconds + STUCK_GRACE_S, _stuck, (label, seconds))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        watchdog.cancel()
         signal.signal(signal.SIGALRM, previous)
 
 
@@ -115,7 +134,7 @@ def execute(
         backend = get_backend(case.backend)
         device = backend.device_info()
         with (
-            _alarm(timeout_s),
+            _alarm(timeout_s, case.label),
             Monitor(case.params.get("device", 0), spec.traits.monitor_gpu) as monitor,
         ):
             m = backend.measure(case)

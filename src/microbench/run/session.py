@@ -9,24 +9,24 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from microbench.config.loader import LoadedConfig
 from microbench.core.case import Case
 from microbench.core.options import RunOptions
-from microbench.errors import UserError
+from microbench.errors import UserError, visible
 from microbench.platform import interrupt, processes
 from microbench.platform.backends import run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
 from microbench.results import run_store
-from microbench.results.console import format_seconds
+from microbench.results.console import format_seconds, shown
 from microbench.results.records import Row
 from microbench.results.remote import Staging
 from microbench.results.sinks import RunContext, Sink, open_sinks
@@ -85,7 +85,7 @@ def execute_all(
         task = bar.add_task("cases", total=len(todo))
         for case in todo:
             interrupt.check()
-            bar.update(task, description=escape(case.label))
+            bar.update(task, description=shown(case.label))
             started = timestamp()
             row, digest = run(
                 case, run_id, env, peak_overrides, case.run.timeout_s or options.timeout_s
@@ -96,7 +96,7 @@ def execute_all(
                 on_row(case, row)
             finished.append(row)
             if options.verbosity > 0:
-                bar.console.print(escape(case_line(row)))
+                bar.console.print(shown(case_line(row)))
             bar.advance(task)
     return finished
 
@@ -176,7 +176,11 @@ def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
 
 
 def resume_command(argv: list[str]) -> str:
-    """The command that finishes an interrupted sweep, runnable as printed."""
+    """The command that finishes an interrupted sweep, runnable as printed: the one the user typed (a
+    worker of `run --processes N` names its launcher's)."""
+    launched_by = os.environ.get(processes.LAUNCHED_BY)
+    if launched_by:
+        argv = json.loads(launched_by)
     if argv and os.path.basename(argv[0]) in ("cli.py", "__main__.py"):  # python -m microbench.cli:
         head = [sys.executable, "-m", "microbench.cli"]  # the file itself shadows stdlib names
     elif argv and argv[0].endswith(".py"):
@@ -209,10 +213,15 @@ def _run_cases(
         execute_all(todo, options, hand_on, peak_overrides, run_id)
     except KeyboardInterrupt:
         close_all(sinks, finished, interrupted=True)
-        where = sorted({loc for s in sinks for loc in s.locations()})
+        where = sorted({loc for s in sinks for loc in s.locations() if os.path.exists(loc)})
+        saved = done + len(finished)
+        kept = (
+            f"{saved} finished cases are saved in {', '.join(where)}"
+            if saved and where
+            else ("no case had finished: nothing was saved")
+        )
         print(
-            f"interrupted: {done + len(finished)} finished cases are saved in "
-            f"{', '.join(where)}; to finish the sweep run: {resume_command(sys.argv)}",
+            visible(f"interrupted: {kept}; to finish the sweep run: {resume_command(sys.argv)}"),
             file=sys.stderr,
             flush=True,
         )
@@ -242,7 +251,7 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
     if options.verbosity >= 0:
         for location in sorted({loc for s in sinks for loc in s.locations()}):
             twin = os.path.splitext(location)[0] + ".jsonl"
-            console.print(escape(f"rows: {location}  (raw samples: {twin})"))
+            console.print(shown(f"rows: {location}  (raw samples: {twin})"))
     failed = [r for r in rows if r.status.failed]
     unsupported = sum(not r.ok and not r.status.failed for r in rows)
     if failed:
@@ -254,7 +263,7 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
     )
     if exit_code(rows) == NOTHING_MEASURED:
         console.print(
-            escape(
+            shown(
                 f"nothing was measured: all {len(rows)} cases are unsupported here "
                 f"(first: {rows[0].identity.label}: {rows[0].identity.error})"
             )

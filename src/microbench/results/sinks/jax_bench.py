@@ -18,6 +18,7 @@ whole job.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -268,15 +269,20 @@ def pair_beside(results_csv: str) -> tuple[str, str]:
 
 
 class JaxBenchFiles(Sink):
-    def __init__(self, pair: tuple[str, str], resume: bool, overwrite: bool) -> None:
+    def __init__(
+        self, pair: tuple[str, str], resume: bool, overwrite: bool, claimed: bool = False
+    ) -> None:
         self.summary, self.detailed = pair
         self.resume, self.overwrite = resume, overwrite
+        self.claimed = claimed  # created empty, exclusively, for this run (the upstream names)
         self.entries: list[dict[str, Any]] = []
         self.foreign_presets: set[str] = set()  # presets already said to be another chip's
 
     def open(self) -> None:
         if self.resume:
             self.entries = _earlier_entries(self.detailed)
+        if self.claimed:
+            return
         for path, key in ((self.summary, "summary.csv"), (self.detailed, "detailed.json")):
             check_new_file(path, key, overwrite=self.overwrite or self.resume)
 
@@ -302,21 +308,42 @@ class JaxBenchFiles(Sink):
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if self.entries:
             print(f"jax-bench summary: {self.summary}, {self.detailed}")
+        elif self.claimed:  # nothing measured: the names go back
+            for path in (self.summary, self.detailed):
+                with contextlib.suppress(OSError):
+                    if os.lstat(path).st_size == 0:
+                        os.unlink(path)
 
 
-def _named_as_upstream(directory: str, resume: bool, overwrite: bool) -> tuple[str, str]:
+def _claim_upstream_names(directory: str, resume: bool, overwrite: bool) -> tuple[str, str]:
     """The `jax-bench` command's pair: `summary.csv` and `detailed.json` in the output folder, or the
-    first number free (a later run never replaces one); --resume and --overwrite take the latest."""
+    first number free, created empty and exclusively, so two runs started at once never share one
+    (a later run never replaces one); --resume and --overwrite take the latest pair."""
 
     def pair(n: int) -> tuple[str, str]:
-        return numbered(os.path.join(directory, SUMMARY), n), numbered(
-            os.path.join(directory, DETAILED), n
-        )
+        summary = numbered(os.path.join(directory, SUMMARY), n)
+        return summary, numbered(os.path.join(directory, DETAILED), n)
 
     n = 1
     while any(os.path.lexists(p) for p in pair(n)):
         n += 1
-    return pair(max(1, n - 1) if resume or overwrite else n)
+    if resume or overwrite:
+        return pair(max(1, n - 1))
+    os.makedirs(directory or ".", exist_ok=True)
+    while True:
+        summary, detailed = pair(n)
+        try:
+            os.close(os.open(summary, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
+        except FileExistsError:
+            n += 1
+            continue
+        try:
+            os.close(os.open(detailed, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
+        except FileExistsError:
+            os.unlink(summary)
+            n += 1
+            continue
+        return summary, detailed
 
 
 @register_sink("jax_bench", order=30)
@@ -326,9 +353,15 @@ def jax_bench_files(context: RunContext) -> Sink | None:
     if not named:
         return None
     options = context.options
-    if options.jax_bench_names:
-        folder = os.path.dirname(named[0].outputs.csv_path) or "."
-        pair = _named_as_upstream(folder, options.resume, options.overwrite)
-    else:
-        pair = pair_beside(named[0].outputs.csv_path)
-    return JaxBenchFiles(pair, options.resume, options.overwrite)
+    if not options.jax_bench_names:
+        return JaxBenchFiles(
+            pair_beside(named[0].outputs.csv_path), options.resume, options.overwrite
+        )
+    folder = os.path.dirname(named[0].outputs.csv_path) or "."
+    try:
+        pair = _claim_upstream_names(folder, options.resume, options.overwrite)
+    except OSError as error:
+        raise UserError(
+            f"cannot write in it: {error.strerror}", key=f"--output '{folder}'"
+        ) from None
+    return JaxBenchFiles(pair, options.resume, options.overwrite, claimed=not options.resume)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import os
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from microbench.results.console import table_console
+from microbench.results.console import shown, table_console
 from microbench.results.display import CONSOLE, Column, cells
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
@@ -33,7 +32,7 @@ def _table(columns: list[Column], grid: list[list[str]]) -> Table:
             overflow="fold",
         )
     for line in grid:
-        table.add_row(*(escape(cell) for cell in line))
+        table.add_row(*(shown(cell) for cell in line))
     return table
 
 
@@ -109,7 +108,7 @@ class Summary(Sink):
                 )
             for line, style in ((cpu_note(rows), None), (noisy_warning(rows), "yellow")):
                 if line:
-                    STDERR.print(escape(line), style=style, soft_wrap=True)
+                    STDERR.print(shown(line), style=style, soft_wrap=True)
 
 
 @register_sink("summary", order=100)

@@ -18,7 +18,7 @@ from microbench.core.case import Case
 from microbench.core.samples import Samples
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
-from microbench.results.writer import check_writable
+from microbench.results.writer import OutputFailed, check_writable
 
 REPORT = "metrics_report.jsonl"
 PERCENTILES = (10, 50, 90, 95, 99)
@@ -89,7 +89,12 @@ def metrics_record(row: Row, started: str, ended: str) -> dict[str, Any]:
 def append_record(directory: str, record: dict[str, Any]) -> None:
     """Append one line and make it durable before the next case starts."""
     os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, REPORT), "a") as f:
+    path = os.path.join(directory, REPORT)
+    try:  # never through a link planted at its name
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    except OSError as error:
+        raise OutputFailed(f"cannot append to it: {error.strerror}", file=path) from None
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
         f.write(json.dumps(record, sort_keys=True) + "\n")
         f.flush()
         os.fsync(f.fileno())
