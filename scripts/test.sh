@@ -2,6 +2,8 @@
 # The README's test command: lint, format check, type check, then the whole CPU test suite.
 #   scripts/test.sh           everything (what CI runs)
 #   scripts/test.sh --fast    the fast tier only (no lint or types, no tests marked slow): the edit-test loop
+#   scripts/test.sh --stress [--fast]   the same under artificial load (two busy processes per core,
+#                             as a shared CI runner or a laptop doing other work): run before a release
 # Extra arguments go to pytest. Installs into .venv first when it is missing. Tests run on every core
 # (pytest-xdist); each worker is its own process, so JAX and PyTorch state never leaks between them.
 set -euo pipefail
@@ -9,6 +11,17 @@ cd "$(dirname "$0")/.."
 if ! .venv/bin/python -c "import microbench, jax, torch, torchao, xprof, xdist, msgspec" 2>/dev/null \
    || [ ! -x .venv/bin/ruff ] || [ ! -x .venv/bin/mypy ]; then
   bash scripts/setup.sh --no-run
+fi
+if [ "${1:-}" = "--stress" ]; then
+  shift
+  hogs=()
+  for _ in $(seq $((2 * $(nproc)))); do
+    nice -n 5 .venv/bin/python -c "while True: pass" & hogs+=($!)
+  done
+  trap 'kill "${hogs[@]}" 2>/dev/null' EXIT
+  echo "stress: ${#hogs[@]} busy processes on $(nproc) cores" >&2
+  bash "$0" "$@"
+  exit $?
 fi
 if [ "${1:-}" = "--fast" ]; then
   shift

@@ -372,6 +372,7 @@ def test_batched_rank_tests_give_what_one_scipy_call_per_pair_gives(a, b):
     assert pairs[2].p_value is None
 
 
+@pytest.mark.slow  # 100k rows
 def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tmp_path):
     from microbench.errors import Status
     from microbench.results.writer import read_rows

@@ -56,6 +56,7 @@ def results(tmp_path_factory):
     return fusion, elementwise, json.loads((root / "seed.json").read_text())
 
 
+@pytest.mark.slow  # the module's fixture runs every pattern and operation
 def test_every_fusion_pattern_runs_matches_and_counts_kernels(results):
     fusion, _, _ = results
     assert len(fusion) == 3 * 2 + 3 + 3 * 2
@@ -78,6 +79,7 @@ def test_every_fusion_pattern_runs_matches_and_counts_kernels(results):
     assert {r["fused_impl"] for r in sdpa} == {"sdpa:flash_attention"}
 
 
+@pytest.mark.slow  # the module's fixture runs every pattern and operation
 def test_every_elementwise_operation_runs_or_says_why(results):
     _, rows, _ = results
     by = {(r["operation"], r["implementation"], r["dtype"]): r for r in rows}
@@ -96,6 +98,7 @@ def test_every_elementwise_operation_runs_or_says_why(results):
     )
 
 
+@pytest.mark.slow  # the module's fixture runs every pattern and operation
 def test_seed_json_format(results):
     rows, ew_rows, seed = results
     fusion = [r for r in seed if "fusion_pattern" in r]

@@ -63,6 +63,7 @@ def every_recipe(tmp_path_factory):
     return root, rows
 
 
+@pytest.mark.slow  # the module's fixture runs every recipe
 def test_every_recipe_name_is_planned_and_is_ok_or_says_why_not(every_recipe):
     _, rows = every_recipe
     dense = {r["recipe"]: r for r in rows if r["sparsity"] == "none"}
@@ -79,6 +80,7 @@ def test_every_recipe_name_is_planned_and_is_ok_or_says_why_not(every_recipe):
     assert "torch.float32" not in dense["int8_dynamic_activation_intx_weight-4-32-asym"]["error"]
 
 
+@pytest.mark.slow  # the module's fixture runs every recipe
 def test_sparse_pairs_on_a_cpu_are_unsupported_rows_with_the_reason(every_recipe):
     _, rows = every_recipe
     sparse = {(r["recipe"], r["sparsity"]): r for r in rows if r["sparsity"] != "none"}
@@ -94,6 +96,7 @@ def test_sparse_pairs_on_a_cpu_are_unsupported_rows_with_the_reason(every_recipe
     assert "no 2:4 layout" in sparse["int8dq", "semi-sparse"]["error"]
 
 
+@pytest.mark.slow  # the module's fixture runs every recipe
 def test_torchao_rows_carry_a_kernel_breakdown_on_a_cpu(every_recipe):
     _, rows = every_recipe
     int8dq = next(r for r in rows if r["recipe"] == "int8dq" and r["sparsity"] == "none")
@@ -104,6 +107,7 @@ def test_torchao_rows_carry_a_kernel_breakdown_on_a_cpu(every_recipe):
     assert re.fullmatch(r"(\S+ x[\d.]+ \d+%; ){2}\S+ x[\d.]+ \d+%", int8dq["top_kernels"])
 
 
+@pytest.mark.slow  # the module's fixture runs every recipe
 def test_the_runners_csv_has_its_columns_and_name(every_recipe):
     from microbench.results.sinks.torchao_runner import INFERENCE_COLUMNS
 
