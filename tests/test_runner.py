@@ -90,7 +90,9 @@ def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
     )
     t0 = time.monotonic()
     assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 1
-    assert time.monotonic() - t0 < 300  # the hang would last an hour: ended by the timeout, at any load
+    assert (
+        time.monotonic() - t0 < 300
+    )  # the hang would last an hour: ended by the timeout, at any load
     assert [r["status"] for r in rows(tmp_path / "out.csv")] == ["timeout", "ok"]
 
 

@@ -24,13 +24,21 @@ from rich.table import Table
 
 from microbench.errors import Status, UserError, did_you_mean
 from microbench.results.console import format_seconds, shown, table_console
-from microbench.results.records import ALL_GROUPS, Identity, Row, TimeStats
+from microbench.results.records import (
+    ALL_GROUPS,
+    Conditions,
+    Identity,
+    Row,
+    TimeStats,
+    TimingInfo,
+)
 from microbench.results.writer import read_rows
 
 ALPHA = 0.01  # a difference less significant than this is noise
 MIN_SAMPLES = 5  # per side, for the rank test
 RUN_SETTINGS = frozenset(("num_runs", "warmup"))  # how long a case ran is not what it is
-COMPARED = (Identity, TimeStats)  # what pairing and verdicts read of a row (with params and series)
+# what pairing and verdicts read of a row (with params and series)
+COMPARED = (Identity, TimeStats, Conditions, TimingInfo)
 FULL_TABLE = 200  # above this many pairs the table shows only the cases that changed
 
 
@@ -87,6 +95,7 @@ class Verdict(str, Enum):
     FASTER = "faster"
     WITHIN = "within threshold"
     NOISE = "noise"
+    INCONCLUSIVE = "inconclusive (noisy)"
     MISSING = "missing in candidate"
     FAILED = "failed in candidate"
     UNSUPPORTED = "newly unsupported"
@@ -96,7 +105,7 @@ class Verdict(str, Enum):
     @property
     def fails(self) -> bool:
         """What makes a comparison exit 1: the candidate lost ground or lost the case."""
-        return self not in (Verdict.FASTER, Verdict.WITHIN, Verdict.NOISE)
+        return self not in (Verdict.FASTER, Verdict.WITHIN, Verdict.NOISE, Verdict.INCONCLUSIVE)
 
 
 def usable(seconds: float | None) -> bool:
@@ -144,6 +153,8 @@ class Pair:
         ratio = self.ratio
         if ratio is None:
             return Verdict.NO_TIME
+        if self.a.doubt or self.b.doubt:
+            return Verdict.INCONCLUSIVE
         p = self.p_value
         if (p is not None and p >= ALPHA) or (p is None and self._overlap()):
             return Verdict.NOISE
@@ -305,6 +316,43 @@ def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> T
     return table
 
 
+def _cell(row: Row, base: Row | None) -> str:
+    """A pivot cell: the median, its ratio to the baseline's, `?` where either cannot carry a
+    verdict (noisy or a loaded host); a row without a time says why."""
+    if not row.ok or not usable(row.median_s):
+        return row.status.value
+    text = format_seconds(row.median_s)
+    if base is not None and usable(base.median_s):
+        text += f" ({row.median_s / base.median_s:.2f}x)"  # type: ignore[operator]
+    doubtful = row.doubt or (base is not None and base.doubt)
+    return text + (" ?" if doubtful else "")
+
+
+def pivot(comparison: Comparison, by: str, baseline: str) -> Table:
+    """`compare --by`: the cases down, each group across (the baseline first), times and ratios to
+    the baseline: a comparison of frameworks or implementations, not a regression gate."""
+    sides: list[str] = [baseline]
+    cases: dict[str, dict[str, str]] = {}
+    for p in comparison.pairs:
+        assert p.b is not None
+        side = p.sides.split(" vs ")[0]
+        sides += [side] if side not in sides else []
+        cells = cases.setdefault(case_label(p.a, p.without), {baseline: _cell(p.a, None)})
+        cells[side] = _cell(p.b, p.a)
+    table = Table(
+        title=shown(
+            f"median time by {by}, ratio to {baseline} in brackets (?: noisy, or taken on a loaded "
+            "host: no verdict)"
+        )
+    )
+    table.add_column("case", justify="left")
+    for side in sides:
+        table.add_column(shown(side), justify="right")
+    for label, cells in cases.items():
+        table.add_row(shown(label), *(cells.get(side, "") for side in sides))
+    return table
+
+
 def as_records(comparison: Comparison, threshold: float) -> dict[str, Any]:
     """`compare --json`: every matched case with both medians, the ratio, the test's p and the verdict."""
     lost = (Verdict.MISSING, Verdict.FAILED, Verdict.UNSUPPORTED, Verdict.NO_TIME)
@@ -339,7 +387,9 @@ def _compare(
                 "--by compares groups inside one results file; give exactly one file", key="--by"
             )
         rows = [r for path in sides[0] for r in _rows(path, ALL_GROUPS)]  # any column may group
-        return pair_groups(rows, by, baseline), (f"{by}={baseline or 'first'}", "other")
+        comparison = pair_groups(rows, by, baseline)
+        first = comparison.pairs[0].sides.split(" vs ")[1] if comparison.pairs else "first"
+        return comparison, (baseline or first, "other")
     if len(sides) != 2:
         raise UserError(
             "compare needs two results files (baseline, candidate), one file and --by COLUMN, or "
@@ -373,6 +423,17 @@ def run_compare(
             "no case matches between the two sides (different ops, parameters or backends?)",
             file=" vs ".join(" + ".join(side) for side in sides),
         )
+    if by:  # a comparison of groups is a table to read, not a gate: exit 0
+        if as_json:
+            records = as_records(comparison, threshold)
+            for record in records["pairs"]:
+                record.pop("verdict")
+            print(json.dumps(records, indent=2))
+            return 0
+        table_console().print(pivot(comparison, by, labels[0]))
+        for key in comparison.ambiguous:
+            print(f"ambiguous: several rows of one case on one side, not compared: {key}")
+        return 0
     failing = comparison.failing(threshold)
     code = 1 if failing or comparison.ambiguous else 0
     if as_json:

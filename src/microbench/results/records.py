@@ -12,6 +12,7 @@ import functools
 import itertools
 import math
 import operator
+import os
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -78,6 +79,13 @@ class Conditions:
     )
     max_time_s: float | None = field(
         default=None, metadata=doc("adaptive stopping's ceiling on timing seconds")
+    )
+    host_load_ratio: float | None = field(
+        default=None,
+        metadata=doc(
+            "the host's 1-minute load average over its cores as the case ended: above 1, more work "
+            "wanted the CPUs than they had, and host-clock times say so"
+        ),
     )
 
 
@@ -306,6 +314,9 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+LOADED = 1.0  # host load per core above which a host-clock time measures the load as much as the op
+
+
 @dataclass(slots=True)
 class Row:
     identity: Identity
@@ -333,6 +344,17 @@ class Row:
     @property
     def median_s(self) -> float | None:
         return self.stats.time_median_s
+
+    @property
+    def doubt(self) -> str | None:
+        """Why this row's time cannot carry a verdict: its samples spread too widely, or it is a
+        host-clock time taken while the host was busier than its cores."""
+        if self.stats.noisy:
+            return "noisy"
+        load = self.conditions.host_load_ratio
+        if load is not None and load > LOADED and self.timing.timing_source == "wall_clock":
+            return "loaded host"
+        return None
 
     def get(self, name: str) -> Any:
         """A parameter or an extras field by name, None where the row has neither (a sweep's axis)."""
@@ -604,6 +626,14 @@ def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> 
     return Environment(**values, config_id=case.config_id)
 
 
+def host_load() -> float | None:
+    """The 1-minute load average per core (None where the system does not say)."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        return None
+
+
 def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) -> Conditions:
     """`measured`: the device info was read while the case ran, so its thread count is what it had;
     a failed case's row says what it asked for, or the framework's default."""
@@ -621,6 +651,7 @@ def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) ->
         target_precision_ratio=case.run.target_precision,
         max_run_count=case.run.max_runs if adaptive else None,
         max_time_s=case.run.max_time_s if adaptive else None,
+        host_load_ratio=host_load() if measured else None,
     )
 
 

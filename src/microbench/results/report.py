@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import matplotlib
 
@@ -256,7 +256,10 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     return written
 
 
-Bar = tuple[str, float]  # label, speedup
+class Bar(NamedTuple):
+    label: str
+    value: float  # the speedup
+    doubtful: bool = False  # a side is noisy or was timed on a loaded host
 
 
 def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
@@ -286,7 +289,7 @@ def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
     if pairs:
         labels = _labels([t for t, _ in pairs], ("op",))
         charts["jax_over_torch"] = [
-            (label, float(t.median_s) / float(j.median_s))  # type: ignore[arg-type]
+            Bar(label, float(t.median_s) / float(j.median_s), bool(t.doubt or j.doubt))  # type: ignore[arg-type]
             for label, (t, j) in zip(labels, pairs, strict=True)
         ]
     ratios: dict[str, list[tuple[Row, float]]] = defaultdict(list)
@@ -299,7 +302,9 @@ def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
         if found:
             first = getattr(type(found[0][0].extras), "LABEL_ORDER", ())
             labels = _labels([r for r, _ in found], first)
-            charts[kind] = [(label, v) for label, (_, v) in zip(labels, found, strict=True)]
+            charts[kind] = [
+                Bar(label, v, bool(r.doubt)) for label, (r, v) in zip(labels, found, strict=True)
+            ]
     return charts
 
 
@@ -325,18 +330,35 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     written: dict[str, int] = {}
     for kind, bars in speedups(rows).items():
         fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
-        values = [b[1] for b in bars]
-        ax.barh(  # from the break-even line to the value: faster cases grow right, slower left
-            range(len(bars)),
-            [v - 1 for v in values],
-            left=1,
-            color=[sns.color_palette()[2] if v >= 1 else sns.color_palette()[3] for v in values],
+        values = [b.value for b in bars]
+        palette = sns.color_palette()
+        drawn = (
+            ax.barh(  # from the break-even line to the value: faster cases grow right, slower left
+                range(len(bars)),
+                [v - 1 for v in values],
+                left=1,
+                color=[
+                    "lightgrey" if b.doubtful else palette[2] if b.value >= 1 else palette[3]
+                    for b in bars
+                ],
+            )
         )
-        for i, v in enumerate(values):
-            ax.text(v, i, f" {v:.2f}× ", va="center", ha="left" if v >= 1 else "right", fontsize=6)
+        for patch, bar in zip(drawn, bars, strict=True):
+            if bar.doubtful:  # noisy or taken on a loaded host: drawn, never read as a verdict
+                patch.set_hatch("//")
+        for i, b in enumerate(bars):
+            mark = " ?" if b.doubtful else ""
+            ax.text(
+                b.value,
+                i,
+                f" {b.value:.2f}×{mark} ",
+                va="center",
+                ha="left" if b.value >= 1 else "right",
+                fontsize=6,
+            )
         span = max(max(values), 1 / min(values), 1.1) * 1.6
         ax.set_xlim(1 / span, span)
-        ax.set_yticks(range(len(bars)), [b[0] for b in bars], fontsize=7)
+        ax.set_yticks(range(len(bars)), [b.label for b in bars], fontsize=7)
         ax.invert_yaxis()
         ax.axvline(1.0, color="black", lw=0.8)
         ax.set_xscale("log")
@@ -345,7 +367,12 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.tick_params(axis="x", labelsize=7)
         ax.set_xlabel("speedup (log scale; right of the line is faster)")
-        ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows), fontsize=9)
+        doubt = (
+            "\ngrey, hatched, ?: noisy or taken on a loaded host, no verdict"
+            if any(b.doubtful for b in bars)
+            else ""
+        )
+        ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows) + doubt, fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
         fig.tight_layout()
         path = os.path.join(out_dir, f"speedup_{kind}.png")
