@@ -11,6 +11,7 @@ import microbench.quiet_start  # noqa: F401  (first: a signal while importing is
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -222,6 +223,19 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
         help="jax-bench configs: where traces go where an entry sets xprof_timing and no xprof_dir",
     )
     p.add_argument(
+        "--backend",
+        default=None,
+        metavar="NAMES",
+        help="run every benchmark on these backends (jax, torch; comma-separated), whatever the "
+        "config says",
+    )
+    p.add_argument(
+        "--name",
+        default=None,
+        metavar="LABEL",
+        help="a label for this run in the run store (microbench runs; compare LABEL OTHER)",
+    )
+    p.add_argument(
         "--conditions",
         choices=("upstream", "strict"),
         default=None,
@@ -275,10 +289,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "files",
         nargs="*",
-        help="baseline.csv candidate.csv; one file with --by; none: the last two runs of --config",
+        help="baseline candidate: results files, or runs of --config by number or --name; one "
+        "file with --by; none: the last two runs of --config",
     )
     c.add_argument(
-        "--config", default=None, help="whose last two runs to compare (default: the quick-start)"
+        "--config",
+        default=None,
+        help="whose runs numbers and names refer to (default: the quick-start)",
     )
     c.add_argument(
         "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
@@ -288,6 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
     )
     c.add_argument("--json", action="store_true", help="machine-readable output")
+    rs = _command(
+        sub,
+        "runs",
+        "list a config's stored runs: number, name, when, commit, host, rows",
+        "microbench runs --config configs/quickstart.yaml; then: microbench compare 1 baseline",
+    )
+    rs.add_argument("--config", default=None, help="whose runs (default: the quick-start)")
+    rs.add_argument("--json", action="store_true", help="machine-readable output")
     r = _command(
         sub,
         "report",
@@ -330,28 +355,99 @@ def _list(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from microbench.results.compare import run_compare
 
-    if args.files and args.config:
-        raise UserError("give results files or --config, not both", key="--config")
-    sides = [[f] for f in args.files] or _last_two_runs(args.config or QUICKSTART)
+    config = args.config or QUICKSTART
+    named = [_side(ref, config) for ref in args.files]
+    sides = [files for files, _ in named]
+    selected = len(named) == 2 and named[1][1]  # a candidate run of a selection: its cases only
+    if not sides:
+        sides, selected = _last_two_runs(config)
     if args.by and not args.files:
         sides = sides[-1:]  # groups of the latest run
-    return run_compare(sides, args.by, args.baseline, args.threshold, args.json)
+    return run_compare(sides, args.by, args.baseline, args.threshold, args.json, selected)
 
 
-def _last_two_runs(config: str) -> list[list[str]]:
-    """The files of a config's two latest runs (the run store numbers them), older first."""
-    from microbench.results.run_store import last_two
+def _series(config: str) -> list[str]:
+    """The results files a config's runs are numbered after."""
     from microbench.run.planning import plan_from_file
 
-    series = sorted({c.outputs.csv_path for c in plan_from_file(config)})
-    found = last_two(series)
+    return sorted({c.outputs.csv_path for c in plan_from_file(config)})
+
+
+def _side(ref: str, config: str) -> tuple[list[str], bool]:
+    """A results file, or a stored run of the config by its number or --name; and whether it is a
+    run of a selection of the config's cases."""
+    if os.path.exists(ref) or ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref:
+        return [ref], False
+    from microbench.results.run_store import find_run, stored_runs
+
+    series = _series(config)
+    found = find_run(series, ref)
     if found is None:
+        known = ", ".join(
+            f"{r.number}" + (f" '{r.name}'" if r.name else "") for r in stored_runs(series)
+        )
         raise UserError(
-            f"fewer than two runs of this config in {', '.join(series)}; run it again, or name "
-            "two results files",
+            f"names no results file and no run of {config} (its runs: {known or 'none yet'})",
+            key=f"compare '{ref}'",
+        )
+    return list(found.files), found.selected
+
+
+def _last_two_runs(config: str) -> tuple[list[list[str]], bool]:
+    """The files of a config's two latest runs (the run store numbers them), older first, and whether
+    the latest ran a selection of the cases (--only/--skip): compare then keeps to its cases, so a
+    filtered run never reads as the loss of the cases it left out."""
+    from microbench.results.run_store import stored_runs
+
+    runs = stored_runs(_series(config))
+    if len(runs) < 2:
+        raise UserError(
+            "fewer than two runs of this config; run it again, or name two results files or runs",
             file=config,
         )
-    return list(found)
+    older, newer = runs[-2:]
+    if newer.selected:
+        print(
+            f"run {newer.number} ran a selection of the cases ({newer.selection}): compared with run "
+            f"{older.number} on its cases only",
+            file=sys.stderr,
+        )
+    return [list(older.files), list(newer.files)], newer.selected
+
+
+def _runs(args: argparse.Namespace) -> int:
+    """The stored runs of a config: number, label, when, commit, host, rows, selection."""
+    from dataclasses import asdict
+
+    from rich.table import Table
+
+    from microbench.results.console import shown, table_console
+    from microbench.results.run_store import stored_runs
+
+    config = args.config or QUICKSTART
+    runs = stored_runs(_series(config))
+    if args.json:
+        print(json.dumps([asdict(r) for r in runs], indent=2))
+        return 0
+    if not runs:
+        print(f"no stored run of {config} yet")
+        return 0
+    table = Table(title=shown(f"runs of {config}"))
+    for column in ("run", "name", "started", "commit", "host", "rows", "selection", "files"):
+        table.add_column(column)
+    for r in runs:
+        table.add_row(
+            str(r.number),
+            shown(r.name or ""),
+            shown(r.started or ""),
+            shown((r.commit or "")[:10]),
+            shown(r.host or ""),
+            str(r.rows),
+            shown(r.selection or ""),
+            shown(", ".join(r.files)),
+        )
+    table_console().print(table)
+    return 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -406,6 +502,10 @@ def _run_options(args: argparse.Namespace) -> Any:
         hw=args.hw,
         xprof_dir=args.xprof_dir,
         conditions=getattr(args, "conditions", None),
+        name=getattr(args, "name", None),
+        backend=tuple(b for b in (getattr(args, "backend", None) or "").split(",") if b)
+        if not args.run
+        else (),
         one_off=(args.run, *args.fields) if args.run else (),
     )
 
@@ -451,6 +551,7 @@ def _dashboard(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "runs": _runs,
     "run": _run,
     "dashboard": _dashboard,
     "list": _list,
@@ -502,6 +603,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, fields = build_parser().parse_known_args(argv)
     if fields and getattr(args, "run", None) is None:
         build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
+    if getattr(args, "run", None) and getattr(args, "backend", None):  # a field of the one-off
+        fields = [*fields, "--backend", args.backend]
     args.fields = fields
     args.argv = list(sys.argv[1:] if argv is None else argv)
     chatter.route(verbose=bool(getattr(args, "verbose", False)))

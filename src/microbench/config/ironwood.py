@@ -118,6 +118,7 @@ class Planned:
     dicts: list[dict[str, Any]]  # as written, run settings and implementation included
     resolved: list[dict[str, Any]]  # the op's parameters, checked and defaulted
     backends: list[str]
+    implementation: str | list[str] | None = None  # the block's, else the config's
 
 
 CASE_KEYS = (*RUN_KEYS, "implementation")  # keys of a parameter entry that are not op parameters
@@ -175,7 +176,8 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
             raise UserError(
                 error.message, key=key_path(where, "benchmark_name"), suggestion=error.suggestion
             ) from None
-        backends = _backends(bench.backend or cfg.backend, spec, key_path(where, "backend"))
+        chosen = request.backend or bench.backend or cfg.backend  # --backend wins
+        backends = _backends(chosen, spec, key_path(where, "backend"))
         for entry_where, entry, is_sweep in _entries(bench, where):
             swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
             total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends) * swept
@@ -188,7 +190,10 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
             dicts, resolved = _expand(
                 spec, bench, entry, is_sweep, entry_where, where, request.max_dim
             )
-            planned.append(Planned(i, bench, spec, entry_where, dicts, resolved, backends))
+            implementation = bench.implementation or cfg.implementation
+            planned.append(
+                Planned(i, bench, spec, entry_where, dicts, resolved, backends, implementation)
+            )
     return planned
 
 
@@ -215,7 +220,7 @@ def _cases(entry: Planned, base: RunSettings, request: PlanRequest) -> list[Case
         if spec.traits.run_overrides:  # an op whose parameters set how it is timed
             run = spec.traits.run_overrides(params).apply(run)
         run = checked_run(run, entry.where)
-        requested = d.get("implementation", bench.implementation)
+        requested = d.get("implementation", entry.implementation)
         impl_where = entry.where if "implementation" in d else block
         cases += cases_per_implementation(
             spec,

@@ -250,7 +250,7 @@ def _cases_for(
     )
     return cases_per_implementation(
         spec,
-        _backends(ours.get("backend"), spec.name, key_path(where, "backend")),
+        _backends(request.backend or ours.get("backend"), spec.name, key_path(where, "backend")),
         ours.get("implementation") or (bench.implementation if conditions == "upstream" else None),
         where,
         params=params,

@@ -98,6 +98,7 @@ def plan(
         system=options.hw,
         xprof_dir=options.xprof_dir,
         conditions=options.conditions,
+        backend=list(options.backend) if options.backend else None,
         device_count=device_count or (lambda: 1),
     )
     dialect = DIALECTS[loaded.dialect]

@@ -100,6 +100,7 @@ class IronwoodConfig(_Strict):
     max_time_s: Seconds | None = None
     inputs: Literal["fixed", "rotate"] | None = None
     input_sets: InputSets | None = None
+    implementation: str | list[str] | None = None  # each benchmark's, where it names none
 
 
 class MatrixShapes(_Strict):

@@ -162,6 +162,7 @@ class PlanRequest:
     system: str | None = None  # --hw: a hardware preset for entries that name none
     xprof_dir: str | None = None  # --xprof_dir: where kept traces go
     conditions: str | None = None  # --conditions: jax-bench files under upstream's or strict ones
+    backend: list[str] | None = None  # --backend: every benchmark on these backends
     # devices the run will see (starts JAX: asked only by entries that span every device)
     device_count: Callable[[], int] = lambda: 1
     warnings: list[str] = field(default_factory=list)  # said once planning is done

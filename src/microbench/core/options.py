@@ -20,6 +20,8 @@ class RunOptions:
     hw: str | None = None  # jax-bench's --hw: a hardware preset where a config names none
     xprof_dir: str | None = None  # jax-bench's --xprof_dir: where kept traces go
     conditions: str | None = None  # jax-bench files: upstream's conditions or this project's strict
+    backend: tuple[str, ...] = ()  # --backend: every benchmark on these backends
+    name: str | None = None  # --name: the run's label in the run store (`microbench runs`, compare)
     jax_bench_names: bool = False  # the `jax-bench` command: summary.csv / detailed.json by name
     one_off: tuple[str, ...] = ()  # --run NAME --field value ...: (NAME, the field arguments)
     only: tuple[str, ...] = ()  # shell patterns of ops or labels to run

@@ -412,12 +412,16 @@ def run_compare(
     baseline: str | None,
     threshold: float,
     as_json: bool = False,
+    candidate_cases_only: bool = False,
 ) -> int:
-    """0: every matched case within the threshold or noise; 1: a candidate case regressed, went
-    missing, failed or became ambiguous; 2 (UserError): nothing to compare."""
+    """0: every matched case within the threshold, noise or inconclusive; 1: a candidate case
+    regressed, went missing, failed or became ambiguous; 2 (UserError): nothing to compare.
+    `candidate_cases_only`: the candidate ran a selection, so a case it left out is not missing."""
     if not math.isfinite(threshold) or threshold < 0:
         raise UserError(f"must be a finite number >= 0, got {threshold}", key="--threshold")
     comparison, labels = _compare(sides, by, baseline)
+    if candidate_cases_only:
+        comparison.pairs = [p for p in comparison.pairs if p.b is not None]
     if all(p.b is None for p in comparison.pairs) and not comparison.ambiguous:
         raise UserError(
             "no case matches between the two sides (different ops, parameters or backends?)",

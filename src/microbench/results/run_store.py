@@ -130,9 +130,14 @@ def assign(cases: list[Case], options: RunOptions, config_path: str, run_id: str
     made = _missing_folders(record_path(series[0], 1))
     body = {
         "run_id": run_id,
+        "name": options.name,
         "started": timestamp(),
         "config": os.path.abspath(config_path),
         "config_id": cases[0].config_id if cases else "",
+        # a run of some of the config's cases (--only/--skip): compare then keeps to its cases
+        "selection": {"only": list(options.only), "skip": list(options.skip)}
+        if options.only or options.skip
+        else None,
         "environment": run_environment(),
     }
     if options.resume or options.overwrite:
@@ -165,6 +170,73 @@ def _missing_folders(path: str) -> tuple[str, ...]:
         missing.append(folder)
         folder = os.path.dirname(folder)
     return tuple(missing)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run of a series, as its record and files tell it."""
+
+    number: int
+    files: tuple[str, ...]  # its results files that hold rows
+    name: str | None = None
+    started: str | None = None
+    config: str | None = None
+    commit: str | None = None
+    host: str | None = None
+    selection: dict[str, Any] | None = None
+    rows: int = 0
+
+    @property
+    def selected(self) -> bool:
+        return bool(self.selection)
+
+
+def _record(path: str, n: int) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(record_path(path, n)).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _rows_in(path: str) -> int:
+    try:
+        with open(path, "rb") as f:
+            return max(0, sum(1 for _ in f) - 1)
+    except OSError:
+        return 0
+
+
+def stored_runs(paths: list[str]) -> list[StoredRun]:
+    """Every run of these series that left rows, oldest first."""
+    numbers = sorted({n for p in paths for n in runs_of(p)})
+    out = []
+    for n in numbers:
+        files = tuple(f for p in paths if (f := runs_of(p).get(n)))
+        record = _record(paths[0], n)
+        env = record.get("environment") if isinstance(record.get("environment"), dict) else {}
+        out.append(
+            StoredRun(
+                n,
+                files,
+                record.get("name"),
+                record.get("started"),
+                record.get("config"),
+                (env or {}).get("git_commit"),
+                record.get("host"),
+                record.get("selection"),
+                sum(_rows_in(f) for f in files),
+            )
+        )
+    return out
+
+
+def find_run(paths: list[str], ref: str) -> StoredRun | None:
+    """A run by its number or its --name (the latest of that name)."""
+    runs = stored_runs(paths)
+    if ref.isascii() and ref.isdigit():
+        return next((r for r in runs if r.number == int(ref)), None)
+    return next((r for r in reversed(runs) if r.name == ref), None)
 
 
 def last_two(paths: list[str]) -> tuple[list[str], list[str]] | None:

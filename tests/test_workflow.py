@@ -1,0 +1,80 @@
+"""The everyday workflow (issue 36): runs named and listed, compared by number or name, a filtered run
+compared on its own cases, --backend over a config, a config-wide implementation."""
+
+import csv
+import json
+
+import pytest
+
+CONFIG = (
+    "backend: [jax, torch]\nnum_runs: 3\nbenchmarks:\n- benchmark_name: add\n"
+    "  benchmark_params: [{m: 8, n: 8}, {m: 16, n: 8}]\n"
+)
+
+
+@pytest.fixture
+def three_runs(tmp_path, monkeypatch, run_cli):
+    """Run 1 named 'base', run 2 unnamed, run 3 of a selection named 'jaxonly'."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(CONFIG)
+    assert run_cli("run", "--config", "c.yaml", "--name", "base", "-q")[0] == 0
+    assert run_cli("run", "--config", "c.yaml", "-q")[0] == 0
+    assert (
+        run_cli("run", "--config", "c.yaml", "--skip", "*torch*", "--name", "jaxonly", "-q")[0] == 0
+    )
+    return tmp_path
+
+
+def test_runs_are_listed_with_their_names_and_selections(three_runs, run_cli):
+    code, out, _ = run_cli("runs", "--config", "c.yaml", "--json")
+    runs = json.loads(out)
+    assert code == 0 and [(r["number"], r["name"]) for r in runs] == [
+        (1, "base"),
+        (2, None),
+        (3, "jaxonly"),
+    ]
+    assert (
+        runs[2]["selection"] == {"only": [], "skip": ["*torch*"]} and runs[0]["selection"] is None
+    )
+    assert [r["rows"] for r in runs] == [6, 6, 2]  # jax, torch eager and compiled, two shapes
+    code, out, _ = run_cli("runs", "--config", "c.yaml")
+    assert code == 0 and "jaxonly" in out
+
+
+def test_compare_takes_run_numbers_and_names(three_runs, run_cli):
+    code, out, _ = run_cli("compare", "base", "2", "--config", "c.yaml", "--json")
+    assert code in (0, 1) and len(json.loads(out)["pairs"]) == 6
+    code, _, err = run_cli("compare", "base", "nightly", "--config", "c.yaml")
+    assert code == 2 and "its runs: 1 'base', 2, 3 'jaxonly'" in err
+
+
+def test_a_filtered_run_is_compared_on_its_own_cases(three_runs, run_cli):
+    # with no files: the latest run (a selection) against the one before, on its two cases only
+    code, out, _ = run_cli("compare", "--config", "c.yaml", "--json")
+    record = json.loads(out)
+    assert len(record["pairs"]) == 2 and record["failed_in_candidate"] == []
+    assert all("missing" not in p["verdict"] for p in record["pairs"])
+    code, out, _ = run_cli("compare", "base", "jaxonly", "--config", "c.yaml", "--json")
+    assert len(json.loads(out)["pairs"]) == 2
+
+
+def test_backend_on_the_command_line_runs_a_config_on_it(tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(CONFIG)
+    out = tmp_path / "o.csv"
+    assert (
+        run_cli(
+            "run", "--config", str(tmp_path / "c.yaml"), "--backend", "jax", "-o", str(out), "-q"
+        )[0]
+        == 0
+    )
+    with open(out) as f:
+        assert {r["backend"] for r in csv.DictReader(f)} == {"jax"}
+
+
+def test_a_top_level_implementation_applies_to_every_benchmark(tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(
+        "implementation: eager\nbackend: torch\nbenchmarks:\n- benchmark_name: add\n"
+        "  benchmark_params: [{m: 8, n: 8}]\n"
+    )
+    code, out, _ = run_cli("validate", "--config", str(tmp_path / "c.yaml"), "--json")
+    assert code == 0 and [c["implementation"] for c in json.loads(out)] == ["eager"]
