@@ -492,4 +492,4 @@ def test_the_jax_bench_command_reads_upstream_s_flags(tmp_path, monkeypatch, cap
         "--run", "simple_add", "--size", "256", "--num_runs", "2", "--output", "out"
     )
     assert code == 0 and (tmp_path / "out" / "summary.2.csv").is_file()  # never replaced
-    assert "summary.2.csv" in printed.out
+    assert "summary.2.csv" in printed.err

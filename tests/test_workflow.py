@@ -78,3 +78,94 @@ def test_a_top_level_implementation_applies_to_every_benchmark(tmp_path, run_cli
     )
     code, out, _ = run_cli("validate", "--config", str(tmp_path / "c.yaml"), "--json")
     assert code == 0 and [c["implementation"] for c in json.loads(out)] == ["eager"]
+
+
+def test_run_shows_chosen_columns_sorted_in_a_chosen_format(tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(CONFIG)
+    out = tmp_path / "o.csv"
+    code, text, _ = run_cli(
+        "run",
+        "--config",
+        str(tmp_path / "c.yaml"),
+        "-o",
+        str(out),
+        "--columns",
+        "median,min,mean,std",
+        "--sort=-median",
+        "--format",
+        "csv",
+    )
+    assert code == 0
+    lines = list(csv.reader(text.splitlines()))
+    assert lines[0] == ["op", "backend", "params", "status", "median", "min", "mean", "std"] or (
+        lines[0] == ["op", "backend", "status", "median", "min", "mean", "std"]  # params all alike
+    )
+    code, text, _ = run_cli(
+        "run",
+        "--config",
+        str(tmp_path / "c.yaml"),
+        "-o",
+        str(tmp_path / "p.csv"),
+        "--columns",
+        "median,samples",
+        "--sort",
+        "median",
+        "--format",
+        "json",
+    )
+    records = json.loads(text)
+    medians = [r["median"] for r in records]
+    assert medians == sorted(medians) and all(r["samples"] == 3 for r in records)
+    code, text, _ = run_cli(
+        "run",
+        "--config",
+        str(tmp_path / "c.yaml"),
+        "-o",
+        str(tmp_path / "m.csv"),
+        "--format",
+        "markdown",
+    )
+    assert text.splitlines()[0].startswith("| op | backend |")
+    code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--columns", "medain")
+    assert code == 2 and "unknown column 'medain'" in err and "(did you mean 'median'?)" in err
+
+
+def test_compare_and_report_take_folders_and_patterns(tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(CONFIG)
+    for side in ("before", "after"):
+        assert (
+            run_cli(
+                "run",
+                "--config",
+                str(tmp_path / "c.yaml"),
+                "--output-dir",
+                str(tmp_path / side),
+                "-q",
+            )[0]
+            == 0
+        )
+    code, text, _ = run_cli("compare", str(tmp_path / "before"), str(tmp_path / "after"), "--json")
+    assert len(json.loads(text)["pairs"]) == 6  # every results file of each folder
+    code, text, _ = run_cli(
+        "compare",
+        str(tmp_path / "before" / "*.csv"),
+        str(tmp_path / "after"),
+        "--format",
+        "csv",
+        "--sort",
+        "ratio",
+    )
+    assert code in (0, 1) and text.splitlines()[0].startswith("case,")
+    code, _, err = run_cli(
+        "report",
+        str(tmp_path / "*" / "c.csv"),
+        "--output-dir",
+        str(tmp_path / "R"),
+        "--columns",
+        "median,samples",
+    )
+    assert code == 0, err
+    page = (tmp_path / "R" / "summary.md").read_text()
+    assert "2 results files" in page and "samples" in page
+    code, _, err = run_cli("report", str(tmp_path / "R"), "--output-dir", str(tmp_path / "R2"))
+    assert code == 2 and "holds no results file of this harness" in err

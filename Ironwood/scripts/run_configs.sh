@@ -10,7 +10,17 @@ PY=python3
 if [ -n "${LIBTPU_FLAGS:-}" ] && ls /dev/accel* /dev/vfio/[0-9]* >/dev/null 2>&1; then
   export LIBTPU_INIT_ARGS="${LIBTPU_INIT_ARGS:-} $LIBTPU_FLAGS"
 fi
+mkdir -p "results/ironwood/$group"
+started=$(mktemp "results/ironwood/$group/.started.XXXXXX")  # what this run writes is newer
+trap 'rm -f "$started"' EXIT
 for config in $names; do
   echo "== $group/$config"
   "$PY" Ironwood/src/run_benchmark.py --config="Ironwood/configs/$group/$config.yaml" "$@"
 done
+# one overview of this run's files (a table and a page beside the per-config ones)
+written=$(find "results/ironwood/$group" -maxdepth 1 -name '*.csv' -newer "$started" | sort)
+if [ -n "$written" ]; then
+  echo "== overview: results/ironwood/$group/overview (summary.md, report.html)"
+  # shellcheck disable=SC2086  # one argument per file
+  "$PY" -m microbench report $written --output-dir "results/ironwood/$group/overview" --sort op
+fi

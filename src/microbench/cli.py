@@ -171,8 +171,34 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_view_options(p: argparse.ArgumentParser, formats: bool = True) -> None:
+    """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
+    p.add_argument(
+        "--columns",
+        default=None,
+        metavar="A,B,...",
+        help="the table's columns after what tells rows apart (median, min, mean, std, p10, p90, "
+        "max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, kernels, shape, spread)",
+    )
+    p.add_argument(
+        "--sort",
+        default=None,
+        metavar="COLUMN",
+        help="order rows by a column (--sort=-COLUMN: descending)",
+    )
+    if formats:
+        p.add_argument(
+            "--format",
+            dest="output_format",
+            choices=("table", "csv", "json", "markdown"),
+            default="table",
+            help="the table to standard output as a table (default), CSV, JSON or Markdown",
+        )
+
+
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     for add in (
+        _add_view_options,
         _add_output_options,
         _add_selection_options,
         _add_execution_options,
@@ -304,7 +330,20 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
     )
-    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument("--json", action="store_true", help="machine-readable output (--format json)")
+    c.add_argument(
+        "--sort",
+        default=None,
+        metavar="KEY",
+        help="order cases by case, ratio, p or verdict (--sort=-KEY: descending)",
+    )
+    c.add_argument(
+        "--format",
+        dest="output_format",
+        choices=("table", "csv", "json", "markdown"),
+        default="table",
+        help="the comparison to standard output as a table (default), CSV, JSON or Markdown",
+    )
     rs = _command(
         sub,
         "runs",
@@ -319,8 +358,14 @@ def build_parser() -> argparse.ArgumentParser:
         "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
         "microbench report results/quickstart.csv --output-dir report",
     )
-    r.add_argument("results", help="a results CSV (its .jsonl twin is read for the raw samples)")
+    r.add_argument(
+        "results",
+        nargs="+",
+        help="results CSVs (their .jsonl twins are read for the raw samples), folders of them or "
+        "shell patterns: several make one overview",
+    )
     r.add_argument("--output-dir", default="report", help="where the charts and pages go")
+    _add_view_options(r, formats=False)
     v = _command(
         sub,
         "validate",
@@ -363,7 +408,16 @@ def _compare(args: argparse.Namespace) -> int:
         sides, selected = _last_two_runs(config)
     if args.by and not args.files:
         sides = sides[-1:]  # groups of the latest run
-    return run_compare(sides, args.by, args.baseline, args.threshold, args.json, selected)
+    return run_compare(
+        sides,
+        args.by,
+        args.baseline,
+        args.threshold,
+        args.json or args.output_format == "json",
+        selected,
+        sort=args.sort,
+        output_format=args.output_format,
+    )
 
 
 def _series(config: str) -> list[str]:
@@ -377,7 +431,9 @@ def _side(ref: str, config: str) -> tuple[list[str], bool]:
     """A results file, or a stored run of the config by its number or --name; and whether it is a
     run of a selection of the config's cases."""
     if os.path.exists(ref) or ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref:
-        return [ref], False
+        from microbench.results.writer import expand_results
+
+        return expand_results([ref], "compare"), False  # a folder or pattern: a run's files
     from microbench.results.run_store import find_run, stored_runs
 
     series = _series(config)
@@ -451,13 +507,20 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from microbench.results.writer import check_readable
+    from microbench.results.writer import check_readable, expand_results
 
-    check_readable(args.results)  # before the plotting libraries load: a bad path answers at once
+    paths = expand_results(args.results, "report")
+    for path in paths:  # before the plotting libraries load: a bad path answers at once
+        check_readable(path)
     from microbench.results.report import run_report
 
-    run_report(args.results, args.output_dir)
+    run_report(paths, args.output_dir, _listed(args.columns), args.sort)
     return 0
+
+
+def _listed(text: str | None) -> tuple[str, ...]:
+    """`--columns a,b,c` as names."""
+    return tuple(name.strip() for name in (text or "").split(",") if name.strip())
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -503,6 +566,9 @@ def _run_options(args: argparse.Namespace) -> Any:
         xprof_dir=args.xprof_dir,
         conditions=getattr(args, "conditions", None),
         name=getattr(args, "name", None),
+        columns=_listed(args.columns),
+        sort=args.sort,
+        output_format=args.output_format,
         backend=tuple(b for b in (getattr(args, "backend", None) or "").split(",") if b)
         if not args.run
         else (),

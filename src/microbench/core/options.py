@@ -20,6 +20,9 @@ class RunOptions:
     hw: str | None = None  # jax-bench's --hw: a hardware preset where a config names none
     xprof_dir: str | None = None  # jax-bench's --xprof_dir: where kept traces go
     conditions: str | None = None  # jax-bench files: upstream's conditions or this project's strict
+    columns: tuple[str, ...] = ()  # --columns: the summary's columns (results/display keys)
+    sort: str | None = None  # --sort: the summary's order (a column key, `-key` descending)
+    output_format: str = "table"  # --format: the summary as a table, csv, json or markdown
     backend: tuple[str, ...] = ()  # --backend: every benchmark on these backends
     name: str | None = None  # --name: the run's label in the run store (`microbench runs`, compare)
     jax_bench_names: bool = False  # the `jax-bench` command: summary.csv / detailed.json by name

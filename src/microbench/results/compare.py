@@ -11,11 +11,13 @@ became unsupported in the candidate, so CI can gate on it.
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NamedTuple
@@ -24,6 +26,7 @@ from rich.table import Table
 
 from microbench.errors import Status, UserError, did_you_mean
 from microbench.results.console import format_seconds, shown, table_console
+from microbench.results.display import markdown_safe
 from microbench.results.records import (
     ALL_GROUPS,
     Conditions,
@@ -353,6 +356,53 @@ def pivot(comparison: Comparison, by: str, baseline: str) -> Table:
     return table
 
 
+PAIR_KEYS: dict[str, Callable[[Pair, float], Any]] = {
+    "case": lambda p, t: p.key,
+    "ratio": lambda p, t: p.ratio,
+    "p": lambda p, t: p.p_value,
+    "verdict": lambda p, t: p.verdict(t).value,
+}
+
+
+def sorted_pairs(pairs: list[Pair], sort: str | None, threshold: float) -> list[Pair]:
+    """`--sort KEY` (`-KEY` descending): by case, ratio, p or verdict; pairs without one go last."""
+    if not sort:
+        return pairs
+    name = sort.removeprefix("-")
+    if name not in PAIR_KEYS:
+        raise UserError(
+            f"compare sorts by {', '.join(PAIR_KEYS)}, not '{name}'",
+            key="--sort",
+            suggestion=did_you_mean(name, PAIR_KEYS),
+        )
+    value = PAIR_KEYS[name]
+    known = [p for p in pairs if value(p, threshold) is not None]
+    rest = [p for p in pairs if value(p, threshold) is None]
+    return sorted(known, key=lambda p: value(p, threshold), reverse=sort.startswith("-")) + rest
+
+
+def pairs_as_text(pairs: list[Pair], threshold: float, labels: tuple[str, str], fmt: str) -> str:
+    """The comparison as CSV or a Markdown table (`--format`)."""
+    head = ["case", labels[0], labels[1], "ratio", "p", "verdict"]
+    lines = [
+        [
+            p.key,
+            format_seconds(p.a.median_s),
+            format_seconds(p.b.median_s if p.b else None),
+            f"{p.ratio:.3f}" if p.ratio else "",
+            "" if p.p_value is None else f"{p.p_value:.2g}",
+            p.verdict(threshold).value,
+        ]
+        for p in pairs
+    ]
+    if fmt == "csv":
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows([head, *lines])
+        return buffer.getvalue()
+    rows = [head, ["---"] * len(head), *lines]
+    return "".join("| " + " | ".join(markdown_safe(x) for x in r) + " |\n" for r in rows)
+
+
 def as_records(comparison: Comparison, threshold: float) -> dict[str, Any]:
     """`compare --json`: every matched case with both medians, the ratio, the test's p and the verdict."""
     lost = (Verdict.MISSING, Verdict.FAILED, Verdict.UNSUPPORTED, Verdict.NO_TIME)
@@ -413,6 +463,8 @@ def run_compare(
     threshold: float,
     as_json: bool = False,
     candidate_cases_only: bool = False,
+    sort: str | None = None,
+    output_format: str = "table",
 ) -> int:
     """0: every matched case within the threshold, noise or inconclusive; 1: a candidate case
     regressed, went missing, failed or became ambiguous; 2 (UserError): nothing to compare.
@@ -422,6 +474,7 @@ def run_compare(
     comparison, labels = _compare(sides, by, baseline)
     if candidate_cases_only:
         comparison.pairs = [p for p in comparison.pairs if p.b is not None]
+    comparison.pairs = sorted_pairs(comparison.pairs, sort, threshold)
     if all(p.b is None for p in comparison.pairs) and not comparison.ambiguous:
         raise UserError(
             "no case matches between the two sides (different ops, parameters or backends?)",
@@ -451,7 +504,9 @@ def run_compare(
             f"showing {len(shown)} of {len(changed)} changed cases; "
             f"{len(comparison.pairs) - len(changed)} unchanged (compare --json lists every case)"
         )
-    if shown:
+    if shown and output_format in ("csv", "markdown"):
+        print(pairs_as_text(shown, threshold, labels, output_format), end="")
+    elif shown:
         table_console().print(render(shown, threshold, *labels))
     for key in comparison.ambiguous:
         print(f"ambiguous: several rows of one case on one side, not compared: {key}")

@@ -7,10 +7,15 @@ keeps a cell from breaking out of its Markdown table.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from microbench.errors import UserError, did_you_mean
 from microbench.results.console import (
     distinguishing,
     format_pct,
@@ -76,48 +81,175 @@ def backend(row: Row) -> str:
 
 @dataclass(frozen=True)
 class Column:
+    key: str  # what --columns and --sort call it
     title: str
     cell: Cell
     numeric: bool = False
     always: bool = False  # shown even when empty: what a row is
+    value: Callable[[Row], Any] | None = (
+        None  # what --sort orders by and JSON holds (else the text)
+    )
+    default: bool = True  # in the tables unless --columns says otherwise
+
+
+def _time(name: str) -> Callable[[Row], Any]:
+    return lambda r: getattr(r.stats, name)
+
+
+def _seconds(name: str) -> Column:
+    title = name.removeprefix("time_").removesuffix("_s")
+    return Column(
+        title,
+        title,
+        lambda r, p: format_seconds(getattr(r.stats, name)),
+        numeric=True,
+        value=_time(name),
+        default=False,
+    )
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("op", lambda r, p: r.identity.op, always=True),
-    Column("backend", lambda r, p: backend(r), always=True),
-    Column("shape", lambda r, p: shape_of(r)),
-    Column("params", lambda r, p: p),
-    Column("status", lambda r, p: status(r), always=True),
-    Column("median", lambda r, p: format_seconds(r.median_s), numeric=True),
-    Column("p10 – p90", lambda r, p: spread(r), numeric=True),
-    Column("noise", lambda r, p: noise(r), numeric=True),
-    Column("TFLOP/s", lambda r, p: significant(r.derived.tflop_per_s), numeric=True),
-    Column("GB/s", lambda r, p: significant(r.derived.gb_per_s), numeric=True),
-    Column("% peak", lambda r, p: format_pct(peak_pct(r)), numeric=True),
+    Column("op", "op", lambda r, p: r.identity.op, always=True),
+    Column("backend", "backend", lambda r, p: backend(r), always=True),
+    Column("shape", "shape", lambda r, p: shape_of(r)),
+    Column("params", "params", lambda r, p: p),
+    Column("status", "status", lambda r, p: status(r), always=True),
     Column(
+        "median",
+        "median",
+        lambda r, p: format_seconds(r.median_s),
+        numeric=True,
+        value=_time("time_median_s"),
+    ),
+    *(_seconds(name) for name in ("time_min_s", "time_mean_s", "time_std_s")),
+    *(_seconds(name) for name in ("time_p10_s", "time_p90_s", "time_max_s")),
+    Column("spread", "p10 – p90", lambda r, p: spread(r), numeric=True),
+    Column(
+        "samples",
+        "samples",
+        lambda r, p: str(r.stats.sample_count or ""),
+        numeric=True,
+        value=_time("sample_count"),
+        default=False,
+    ),
+    Column(
+        "noise",
+        "noise",
+        lambda r, p: noise(r),
+        numeric=True,
+        value=_time("iqr_over_median_ratio"),
+    ),
+    Column(
+        "tflops",
+        "TFLOP/s",
+        lambda r, p: significant(r.derived.tflop_per_s),
+        numeric=True,
+        value=lambda r: r.derived.tflop_per_s,
+    ),
+    Column(
+        "gbps",
+        "GB/s",
+        lambda r, p: significant(r.derived.gb_per_s),
+        numeric=True,
+        value=lambda r: r.derived.gb_per_s,
+    ),
+    Column("peak", "% peak", lambda r, p: format_pct(peak_pct(r)), numeric=True, value=peak_pct),
+    Column(
+        "speedup",
         "speedup",
         lambda r, p: significant(getattr(r.extras, "speedup", None)),
         numeric=True,
+        value=lambda r: getattr(r.extras, "speedup", None),
     ),
     Column(
+        "sqnr",
         "SQNR dB",
         lambda r, p: significant(getattr(r.extras, "quality_db", None)),
         numeric=True,
+        value=lambda r: getattr(r.extras, "quality_db", None),
     ),
-    Column("timing", lambda r, p: r.timing.timing_source or ""),
-    Column("top kernels", lambda r, p: top_kernels(r)),
+    Column("timing", "timing", lambda r, p: r.timing.timing_source or ""),
+    Column("kernels", "top kernels", lambda r, p: top_kernels(r)),
 )
-CONSOLE = tuple(c for c in COLUMNS if c.title not in ("p10 – p90", "top kernels"))
+BY_KEY = {c.key: c for c in COLUMNS}
+REPORT = tuple(c for c in COLUMNS if c.default)
+CONSOLE = tuple(c for c in REPORT if c.key not in ("spread", "kernels"))
+WHAT = ("op", "backend", "params")  # what tells rows apart: first in any chosen set
+
+
+def choose(keys: Sequence[str], defaults: Sequence[Column]) -> tuple[Column, ...]:
+    """`--columns a,b,c`: those columns after what tells rows apart and their status (the defaults
+    where none are given); an unknown name is a one-line error naming the choices."""
+    if not keys:
+        return tuple(defaults)
+    for key in keys:
+        if key not in BY_KEY:
+            raise UserError(
+                f"unknown column '{key}' (columns: {', '.join(BY_KEY)})",
+                key="--columns",
+                suggestion=did_you_mean(key, BY_KEY),
+            )
+    head = [k for k in (*WHAT, "status") if k not in keys]
+    return tuple(BY_KEY[k] for k in dict.fromkeys([*head, *keys]))
+
+
+def sort_rows(rows: Sequence[Row], key: str | None) -> list[Row]:
+    """`--sort NAME` (`-NAME`: descending) by a column's value; rows without one go last."""
+    if not key:
+        return list(rows)
+    name = key.removeprefix("-")
+    if name not in BY_KEY:
+        raise UserError(
+            f"unknown column '{name}' (columns: {', '.join(BY_KEY)})",
+            key="--sort",
+            suggestion=did_you_mean(name, BY_KEY),
+        )
+    column = BY_KEY[name]
+    params = distinguishing(rows)
+
+    def value(pair: tuple[Row, str]) -> Any:
+        row, p = pair
+        return column.value(row) if column.value else column.cell(row, p)
+
+    known = [(r, p) for r, p in zip(rows, params, strict=True) if value((r, p)) not in (None, "")]
+    unknown = [r for r, p in zip(rows, params, strict=True) if value((r, p)) in (None, "")]
+    known.sort(key=value, reverse=key.startswith("-"))
+    return [r for r, _ in known] + unknown
 
 
 def cells(
-    rows: Sequence[Row], columns: Sequence[Column] = COLUMNS
+    rows: Sequence[Row], columns: Sequence[Column] = REPORT
 ) -> tuple[list[Column], list[list[str]]]:
     """The columns that say something about these rows, and each row's cells in them."""
     params = distinguishing(rows)
     grid = [[c.cell(r, p) for c in columns] for r, p in zip(rows, params, strict=True)]
     kept = [i for i, c in enumerate(columns) if c.always or any(line[i] for line in grid)]
     return [columns[i] for i in kept], [[line[i] for i in kept] for line in grid]
+
+
+FORMATS = ("table", "csv", "json", "markdown")
+
+
+def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
+    """The rows in a machine- or page-readable format (`--format csv|json|markdown`)."""
+    params = distinguishing(rows)
+    if fmt == "json":
+        records = [
+            {c.key: (c.value(r) if c.value else c.cell(r, p)) for c in columns}
+            for r, p in zip(rows, params, strict=True)
+        ]
+        return json.dumps(records, indent=2, default=str) + "\n"
+    chosen, grid = cells(rows, columns)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow([c.title for c in chosen])
+        writer.writerows(grid)
+        return buffer.getvalue()
+    head = "| " + " | ".join(markdown_safe(c.title) for c in chosen) + " |\n"
+    rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
+    body = "".join("| " + " | ".join(markdown_safe(x) for x in line) + " |\n" for line in grid)
+    return head + rule + body
 
 
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")

@@ -28,7 +28,14 @@ from microbench.catalogue import get_spec  # noqa: E402
 from microbench.errors import UserError  # noqa: E402
 from microbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from microbench.results.console import shape_of, significant, value_of, varying  # noqa: E402
-from microbench.results.display import COLUMNS, cells, markdown_safe  # noqa: E402
+from microbench.results.display import (  # noqa: E402
+    REPORT,
+    Column,
+    cells,
+    choose,
+    markdown_safe,
+    sort_rows,
+)
 from microbench.results.records import Row  # noqa: E402
 from microbench.results.writer import (  # noqa: E402
     OutputFailed,
@@ -425,10 +432,10 @@ def time_series(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     return written
 
 
-def table(rows: Sequence[Row]) -> pd.DataFrame:
-    """The rows as the report shows them (the columns that say something about these rows), at most
-    TABLE_ROWS of them: a page of 100k rows is read by nobody and took minutes to write."""
-    columns, grid = cells(rows[:TABLE_ROWS], COLUMNS)
+def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFrame:
+    """The rows as the report shows them (the chosen columns that say something about these rows),
+    at most TABLE_ROWS of them: a page of 100k rows is read by nobody and took minutes to write."""
+    columns, grid = cells(rows[:TABLE_ROWS], chosen)
     return pd.DataFrame(grid, columns=[c.title for c in columns])
 
 
@@ -437,8 +444,8 @@ def rows_left_out(rows: Sequence[Row]) -> str:
     return f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all." if left > 0 else ""
 
 
-def markdown(rows: Sequence[Row]) -> str:
-    frame = table(rows).map(markdown_safe)
+def markdown(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> str:
+    frame = table(rows, chosen).map(markdown_safe)
     frame.columns = [markdown_safe(c) for c in frame.columns]
     note = rows_left_out(rows)
     return frame.to_markdown(index=False) + "\n" + (f"\n{note}\n" if note else "")
@@ -470,7 +477,9 @@ def environment_lines(rows: Sequence[Row]) -> list[str]:
     return [f"{name}: {'; '.join(sorted(values))}" for name, values in facts if values]
 
 
-def html_page(source: str, rows: Sequence[Row], images: dict[str, int]) -> str:
+def html_page(
+    source: str, rows: Sequence[Row], images: dict[str, int], chosen: Sequence[Column] = REPORT
+) -> str:
     """One self-contained page: the environment, every chart inlined (base64 PNG), the table of rows."""
     charts = "".join(
         f"<figure><img alt='{html.escape(os.path.basename(path))}' src='data:image/png;base64,"
@@ -481,7 +490,7 @@ def html_page(source: str, rows: Sequence[Row], images: dict[str, int]) -> str:
     ok = sum(r.ok for r in rows)
     noisy = sum(bool(r.stats.noisy) for r in rows)
     facts = "".join(f"<li>{html.escape(line)}</li>" for line in environment_lines(rows))
-    body = table(rows).to_html(index=False, escape=True, border=0, classes="rows")
+    body = table(rows, chosen).to_html(index=False, escape=True, border=0, classes="rows")
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>microbench report: {html.escape(source)}</title><style>"
@@ -495,10 +504,24 @@ def html_page(source: str, rows: Sequence[Row], images: dict[str, int]) -> str:
     )
 
 
-def run_report(path: str, out_dir: str) -> dict[str, Any]:
-    rows = read_rows(path, series="all")  # a foreign or broken file is refused before anything
-    if not rows:
-        raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
+def run_report(
+    paths: Sequence[str],
+    out_dir: str,
+    columns: Sequence[str] = (),
+    sort: str | None = None,
+) -> dict[str, Any]:
+    """One report of every row of `paths` (a run's files, or several runs: an overview)."""
+    chosen = choose(columns, REPORT)
+    rows: list[Row] = []
+    for path in paths:  # a foreign or broken file is refused before anything
+        found = read_rows(path, series="all")
+        if not found:
+            raise UserError(
+                "no rows: not a results file of this harness, or an empty run", file=path
+            )
+        rows += found
+    rows = sort_rows(rows, sort)
+    path = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
     key = f"--output-dir '{out_dir}'"
     if not out_dir.strip():
         raise UserError("names no folder", key=key)
@@ -509,7 +532,7 @@ def run_report(path: str, out_dir: str) -> dict[str, Any]:
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        return _write_report(path, rows, out_dir)
+        return _write_report(path, rows, out_dir, chosen)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -523,7 +546,9 @@ def save_figure(fig: Any, path: str, **options: Any) -> None:
     write_atomically(path, lambda f: fig.savefig(f, format="png", **options), binary=True)
 
 
-def _write_report(path: str, rows: list[Row], out_dir: str) -> dict[str, Any]:
+def _write_report(
+    path: str, rows: list[Row], out_dir: str, chosen: Sequence[Column] = REPORT
+) -> dict[str, Any]:
     roof = os.path.join(out_dir, "roofline.png")
     counts = {
         roof: roofline(rows, roof),
@@ -536,13 +561,13 @@ def _write_report(path: str, rows: list[Row], out_dir: str) -> dict[str, Any]:
         f"# Results: {markdown_safe(path)}\n\n"
         + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
         + "\n"
-        + markdown(rows)
+        + markdown(rows, chosen)
         + "\n## Charts\n\n"
         + "".join(f"- {os.path.basename(p)}: {n} points\n" for p, n in counts.items())
     )
     write_atomically(summary, lambda f: f.write(text))
     page = os.path.join(out_dir, "report.html")
-    write_atomically(page, lambda f: f.write(html_page(path, rows, counts)))
+    write_atomically(page, lambda f: f.write(html_page(path, rows, counts, chosen)))
     for p, n in counts.items():
         print(f"{p}: {n} points")
     print(summary)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import errno
 import fcntl
+import glob
 import io
 import json
 import math
@@ -446,6 +447,36 @@ def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
 
 
 REQUIRED = ("case_id", "status", "op", "backend", "time_median_s")
+
+
+def _is_results_file(path: Path) -> bool:
+    """A regular CSV whose header has this harness's required columns (a jax-bench summary.csv or a
+    torchao runner CSV beside it is not one)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            header = next(csv.reader([f.readline()]), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    return all(c in header for c in REQUIRED)
+
+
+def expand_results(refs: Sequence[str], key: str) -> list[str]:
+    """Results files from what a command line names: files, folders (every results CSV in them) and
+    shell patterns (`runs/*/r.csv`). A folder or pattern that holds none is a one-line error."""
+    found: list[str] = []
+    for ref in refs:
+        if os.path.isdir(ref):
+            candidates = sorted(Path(ref).glob("*.csv"))
+        elif any(c in ref for c in "*?["):
+            candidates = sorted(Path(p) for p in glob.glob(ref, recursive=True))
+        else:
+            found.append(ref)
+            continue
+        matched = [str(p) for p in candidates if p.is_file() and _is_results_file(p)]
+        if not matched:
+            raise UserError("holds no results file of this harness", key=f"{key} '{ref}'")
+        found.extend(matched)
+    return list(dict.fromkeys(found))
 
 
 def param_names(header: Sequence[str]) -> list[str]:

@@ -22,6 +22,7 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,12 +303,13 @@ class JaxBenchFiles(Sink):
         self.foreign_presets.add(stats.name)
         print(
             f"warning: system '{stats.name}' gives {', '.join(stats.chips)} peaks; this run is on "
-            f"{device_kind}: summary.csv's roofline fields compare it with that chip, not its own peaks"
+            f"{device_kind}: summary.csv's roofline fields compare it with that chip, not its own peaks",
+            file=sys.stderr,
         )
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if self.entries:
-            print(f"jax-bench summary: {self.summary}, {self.detailed}")
+            print(f"jax-bench summary: {self.summary}, {self.detailed}", file=sys.stderr)
         elif self.claimed:  # nothing measured: the names go back
             for path in (self.summary, self.detailed):
                 with contextlib.suppress(OSError):

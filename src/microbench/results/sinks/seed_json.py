@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from microbench.ops.elementwise import ElementwiseExtras
@@ -107,7 +108,7 @@ class SeedJson(Sink):
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if not interrupted:
             write_json_atomically(self.path, to_seed_records(rows))
-            print(f"seed-format JSON: {self.path}")
+            print(f"seed-format JSON: {self.path}", file=sys.stderr)
 
 
 @register_sink("seed_json", order=20)

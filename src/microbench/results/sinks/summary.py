@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from microbench.results.console import shown, table_console
-from microbench.results.display import CONSOLE, Column, cells
+from microbench.results.display import CONSOLE, Column, as_text, cells, choose, sort_rows
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 
@@ -21,14 +21,15 @@ STDERR = Console(stderr=True, soft_wrap=True)
 DROP_ORDER = ("timing", "% peak", "GB/s", "TFLOP/s", "SQNR dB", "noise", "speedup")
 
 
-def _table(columns: list[Column], grid: list[list[str]]) -> Table:
+def _table(columns: list[Column], grid: list[list[str]], whole: bool = True) -> Table:
+    """`whole`: what tells rows apart is never folded (off only when nothing else fits)."""
     table = Table(title="results", show_lines=False)
     for i, col in enumerate(columns):
         widest = max((len(line[i]) for line in grid), default=0)
         table.add_column(
             col.title,
             justify="right" if col.numeric else "left",
-            min_width=max(widest, len(col.title)) if col.title in WHAT else None,
+            min_width=max(widest, len(col.title)) if whole and col.title in WHAT else None,
             overflow="fold",
         )
     for line in grid:
@@ -36,10 +37,12 @@ def _table(columns: list[Column], grid: list[list[str]]) -> Table:
     return table
 
 
-def summary_table(rows: list[Row], width: int | None = None) -> tuple[Table, list[str]]:
+def summary_table(
+    rows: list[Row], width: int | None = None, chosen: tuple[Column, ...] = CONSOLE
+) -> tuple[Table, list[str]]:
     """The rows' table, and the columns left out so that it fits `width` (what a row is, its status
-    and its median are never left out, and never cut)."""
-    columns, grid = cells(rows, CONSOLE)
+    and its median are never left out; the parameters fold only when nothing else makes it fit)."""
+    columns, grid = cells(rows, chosen)
     dropped: list[str] = []
     table = _table(columns, grid)
     measuring = Console(width=10_000)  # the table's own widths, not the terminal's
@@ -54,6 +57,8 @@ def summary_table(rows: list[Row], width: int | None = None) -> tuple[Table, lis
             )
             dropped.append(title)
             table = _table(columns, grid)
+    if width is not None and measuring.measure(table).minimum > width:
+        table = _table(columns, grid, whole=False)  # long parameters fold: the row stays in view
     return table, dropped
 
 
@@ -97,11 +102,21 @@ def noisy_warning(rows: list[Row]) -> str | None:
 
 
 class Summary(Sink):
+    def __init__(self, columns: tuple[str, ...], sort: str | None, output_format: str) -> None:
+        self.chosen = choose(columns, CONSOLE)  # a bad name is refused before any case runs
+        self.sort, self.format = sort, output_format
+        sort_rows([], sort)
+
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if rows and not interrupted:
-            console = table_console()
-            table, dropped = summary_table(rows, console.width)
-            console.print(table)
+            rows = sort_rows(rows, self.sort)
+            dropped: list[str] = []
+            if self.format != "table":  # for a program or a page: stdout holds nothing else
+                print(as_text(rows, self.chosen, self.format), end="")
+            else:
+                console = table_console()
+                table, dropped = summary_table(rows, console.width, self.chosen)
+                console.print(table)
             if dropped:
                 STDERR.print(
                     f"left out to fit the terminal: {', '.join(dropped)} (every column is in the CSV)"
@@ -113,4 +128,7 @@ class Summary(Sink):
 
 @register_sink("summary", order=100)
 def summary(context: RunContext) -> Sink | None:
-    return Summary() if context.options.verbosity >= 0 else None
+    options = context.options
+    if options.verbosity < 0 and options.output_format == "table":
+        return None
+    return Summary(options.columns, options.sort, options.output_format)

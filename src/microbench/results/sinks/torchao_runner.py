@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -255,7 +256,7 @@ class RunnerCsv(Sink):
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if not interrupted:
             for path in write_runner_csvs(rows):
-                print(f"torchao runner CSV: {path}")
+                print(f"torchao runner CSV: {path}", file=sys.stderr)
 
 
 @register_sink("torchao_csv", order=30)
@@ -288,7 +289,7 @@ class Dashboard(Sink):
         paths = sorted({c.outputs.csv_path for c in self.cases})
         found = [r for path in paths for r in read_rows(path) if r.identity.case_id in ids]
         write_json_atomically(self.path, to_oss_records(found))
-        print(f"dashboard records: {self.path}")
+        print(f"dashboard records: {self.path}", file=sys.stderr)
 
 
 @register_sink("dashboard", order=40)
