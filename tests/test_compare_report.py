@@ -158,7 +158,8 @@ def test_compare_never_gives_a_false_green(tmp_path, run_cli):
     assert code == 2 and "empty.csv: no rows" in err
     code, _, err = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "foreign.csv"))
     assert code == 2 and "not a results file of this harness" in err
-    assert run_cli("compare", str(tmp_path), str(tmp_path / "a.csv"))[0] == 2
+    (tmp_path / "none").mkdir()  # a folder is a run's files (issue 36): one holding none is refused
+    assert run_cli("compare", str(tmp_path / "none"), str(tmp_path / "a.csv"))[0] == 2
     code, _, err = run_cli(
         "compare", str(tmp_path / "a.csv"), str(tmp_path / "a.csv"), "--threshold", "nan"
     )

@@ -81,100 +81,83 @@ def backend(row: Row) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    key: str  # what --columns and --sort call it
-    title: str
+    key: str  # what --columns and --sort call it (and the heading, unless `title` says otherwise)
     cell: Cell
     numeric: bool = False
-    always: bool = False  # shown even when empty: what a row is
+    always: bool = False  # shown even when empty, and first in any chosen set: what a row is
+    identifies: bool = False  # tells rows apart: first in any chosen set, never cut or folded first
     value: Callable[[Row], Any] | None = (
         None  # what --sort orders by and JSON holds (else the text)
     )
     default: bool = True  # in the tables unless --columns says otherwise
+    title: str = ""
+
+    @property
+    def heading(self) -> str:
+        return self.title or self.key
 
 
-def _time(name: str) -> Callable[[Row], Any]:
-    return lambda r: getattr(r.stats, name)
-
-
-def _seconds(name: str) -> Column:
-    title = name.removeprefix("time_").removesuffix("_s")
-    return Column(
-        title,
-        title,
-        lambda r, p: format_seconds(getattr(r.stats, name)),
-        numeric=True,
-        value=_time(name),
-        default=False,
-    )
+def _stat(key: str, get: Callable[[Row], float | None]) -> Column:
+    """A statistic of the headline samples, shown on request (--columns)."""
+    return Column(key, lambda r, p: format_seconds(get(r)), True, value=get, default=False)
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("op", "op", lambda r, p: r.identity.op, always=True),
-    Column("backend", "backend", lambda r, p: backend(r), always=True),
-    Column("shape", "shape", lambda r, p: shape_of(r)),
-    Column("params", "params", lambda r, p: p),
-    Column("status", "status", lambda r, p: status(r), always=True),
+    Column("op", lambda r, p: r.identity.op, always=True, identifies=True),
+    Column("backend", lambda r, p: backend(r), always=True, identifies=True),
+    Column("shape", lambda r, p: shape_of(r)),
+    Column("params", lambda r, p: p, identifies=True),
+    Column("status", lambda r, p: status(r), always=True),
+    Column("median", lambda r, p: format_seconds(r.median_s), True, value=lambda r: r.median_s),
+    _stat("min", lambda r: r.stats.time_min_s),
+    _stat("mean", lambda r: r.stats.time_mean_s),
+    _stat("std", lambda r: r.stats.time_std_s),
+    _stat("p10", lambda r: r.stats.time_p10_s),
+    _stat("p90", lambda r: r.stats.time_p90_s),
+    _stat("max", lambda r: r.stats.time_max_s),
+    Column("spread", lambda r, p: spread(r), True, title="p10 – p90"),
     Column(
-        "median",
-        "median",
-        lambda r, p: format_seconds(r.median_s),
-        numeric=True,
-        value=_time("time_median_s"),
-    ),
-    *(_seconds(name) for name in ("time_min_s", "time_mean_s", "time_std_s")),
-    *(_seconds(name) for name in ("time_p10_s", "time_p90_s", "time_max_s")),
-    Column("spread", "p10 – p90", lambda r, p: spread(r), numeric=True),
-    Column(
-        "samples",
         "samples",
         lambda r, p: str(r.stats.sample_count or ""),
-        numeric=True,
-        value=_time("sample_count"),
+        True,
+        value=lambda r: r.stats.sample_count,
         default=False,
     ),
-    Column(
-        "noise",
-        "noise",
-        lambda r, p: noise(r),
-        numeric=True,
-        value=_time("iqr_over_median_ratio"),
-    ),
+    Column("noise", lambda r, p: noise(r), True, value=lambda r: r.stats.iqr_over_median_ratio),
     Column(
         "tflops",
-        "TFLOP/s",
         lambda r, p: significant(r.derived.tflop_per_s),
-        numeric=True,
+        True,
         value=lambda r: r.derived.tflop_per_s,
+        title="TFLOP/s",
     ),
     Column(
         "gbps",
-        "GB/s",
         lambda r, p: significant(r.derived.gb_per_s),
-        numeric=True,
+        True,
         value=lambda r: r.derived.gb_per_s,
+        title="GB/s",
     ),
-    Column("peak", "% peak", lambda r, p: format_pct(peak_pct(r)), numeric=True, value=peak_pct),
+    Column("peak", lambda r, p: format_pct(peak_pct(r)), True, value=peak_pct, title="% peak"),
     Column(
         "speedup",
-        "speedup",
         lambda r, p: significant(getattr(r.extras, "speedup", None)),
-        numeric=True,
+        True,
         value=lambda r: getattr(r.extras, "speedup", None),
     ),
     Column(
         "sqnr",
-        "SQNR dB",
         lambda r, p: significant(getattr(r.extras, "quality_db", None)),
-        numeric=True,
+        True,
         value=lambda r: getattr(r.extras, "quality_db", None),
+        title="SQNR dB",
     ),
-    Column("timing", "timing", lambda r, p: r.timing.timing_source or ""),
-    Column("kernels", "top kernels", lambda r, p: top_kernels(r)),
+    Column("timing", lambda r, p: r.timing.timing_source or ""),
+    Column("kernels", lambda r, p: top_kernels(r), title="top kernels"),
 )
 BY_KEY = {c.key: c for c in COLUMNS}
 REPORT = tuple(c for c in COLUMNS if c.default)
 CONSOLE = tuple(c for c in REPORT if c.key not in ("spread", "kernels"))
-WHAT = ("op", "backend", "params")  # what tells rows apart: first in any chosen set
 
 
 def choose(keys: Sequence[str], defaults: Sequence[Column]) -> tuple[Column, ...]:
@@ -189,7 +172,7 @@ def choose(keys: Sequence[str], defaults: Sequence[Column]) -> tuple[Column, ...
                 key="--columns",
                 suggestion=did_you_mean(key, BY_KEY),
             )
-    head = [k for k in (*WHAT, "status") if k not in keys]
+    head = [c.key for c in COLUMNS if (c.always or c.identifies) and c.key not in keys]
     return tuple(BY_KEY[k] for k in dict.fromkeys([*head, *keys]))
 
 
@@ -243,10 +226,10 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([c.title for c in chosen])
+        writer.writerow([c.heading for c in chosen])
         writer.writerows(grid)
         return buffer.getvalue()
-    head = "| " + " | ".join(markdown_safe(c.title) for c in chosen) + " |\n"
+    head = "| " + " | ".join(markdown_safe(c.heading) for c in chosen) + " |\n"
     rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
     body = "".join("| " + " | ".join(markdown_safe(x) for x in line) + " |\n" for line in grid)
     return head + rule + body

@@ -436,7 +436,7 @@ def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFram
     """The rows as the report shows them (the chosen columns that say something about these rows),
     at most TABLE_ROWS of them: a page of 100k rows is read by nobody and took minutes to write."""
     columns, grid = cells(rows[:TABLE_ROWS], chosen)
-    return pd.DataFrame(grid, columns=[c.title for c in columns])
+    return pd.DataFrame(grid, columns=[c.heading for c in columns])
 
 
 def rows_left_out(rows: Sequence[Row]) -> str:

@@ -13,12 +13,11 @@ from microbench.results.display import CONSOLE, Column, as_text, cells, choose, 
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 
-WHAT = frozenset(("op", "backend", "params"))  # what tells rows apart is never cut
 STDERR = Console(stderr=True, soft_wrap=True)
 
 
 # dropped in this order when the table is wider than the terminal (every column is in the CSV)
-DROP_ORDER = ("timing", "% peak", "GB/s", "TFLOP/s", "SQNR dB", "noise", "speedup")
+DROP_ORDER = ("timing", "peak", "gbps", "tflops", "sqnr", "noise", "speedup")
 
 
 def _table(columns: list[Column], grid: list[list[str]], whole: bool = True) -> Table:
@@ -27,9 +26,9 @@ def _table(columns: list[Column], grid: list[list[str]], whole: bool = True) -> 
     for i, col in enumerate(columns):
         widest = max((len(line[i]) for line in grid), default=0)
         table.add_column(
-            col.title,
+            col.heading,
             justify="right" if col.numeric else "left",
-            min_width=max(widest, len(col.title)) if whole and col.title in WHAT else None,
+            min_width=max(widest, len(col.heading)) if whole and col.identifies else None,
             overflow="fold",
         )
     for line in grid:
@@ -46,16 +45,16 @@ def summary_table(
     dropped: list[str] = []
     table = _table(columns, grid)
     measuring = Console(width=10_000)  # the table's own widths, not the terminal's
-    for title in DROP_ORDER:
+    for key in DROP_ORDER:
         if width is None or measuring.measure(table).minimum <= width:
             break
-        if title in [c.title for c in columns]:
-            i = [c.title for c in columns].index(title)
+        if key in [c.key for c in columns]:
+            i = [c.key for c in columns].index(key)
+            dropped.append(columns[i].heading)
             columns, grid = (
                 columns[:i] + columns[i + 1 :],
                 [line[:i] + line[i + 1 :] for line in grid],
             )
-            dropped.append(title)
             table = _table(columns, grid)
     if width is not None and measuring.measure(table).minimum > width:
         table = _table(columns, grid, whole=False)  # long parameters fold: the row stays in view
