@@ -16,7 +16,7 @@ if [ "${1:-}" = "--stress" ]; then
   shift
   hogs=()
   for _ in $(seq $((2 * $(nproc)))); do
-    nice -n 5 .venv/bin/python -c "while True: pass" & hogs+=($!)
+    .venv/bin/python -c "while True: pass" & hogs+=($!)
   done
   trap 'kill "${hogs[@]}" 2>/dev/null' EXIT
   echo "stress: ${#hogs[@]} busy processes on $(nproc) cores" >&2

@@ -191,6 +191,7 @@ def test_each_jax_implementation_runs_under_its_own_name(op, name, tmp_path):
     assert m.implementation == name and m.check.text == "passed"
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_a_compiled_torch_op_reports_its_compilation_apart_from_its_samples(tmp_path):
     c = dataclasses.replace(case("add", "torch", tmp_path), implementation="compile")
     m = torch_backend().measure(c)

@@ -169,6 +169,7 @@ benchmarks:
 """
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_every_collective_on_eight_host_devices_matches_numpy(write_yaml, tmp_path):
     path = write_yaml(ALL.format(backend="jax", n=8, half=4, last=7))
     done = _run(

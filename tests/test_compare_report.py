@@ -166,6 +166,7 @@ def test_compare_never_gives_a_false_green(tmp_path, run_cli):
     assert code == 2 and "--threshold" in err
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_a_two_backend_sweep_is_one_series_per_backend_and_implementation(
     tmp_path, write_yaml, run_cli
 ):
@@ -223,6 +224,7 @@ def test_verdicts_come_from_a_rank_test_on_the_raw_samples(tmp_path, run_cli):
     assert "noise" in lines["add jax m=2 n=64 dtype=bfloat16"]
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, run_cli):
     """A two-backend sweep with pairing: both panels, a speedup bar per paired case, the roofline's
     backends told apart, and every chart inlined in report.html."""

@@ -77,6 +77,7 @@ def test_the_resume_command_after_python_m_runs_as_printed():
     assert command == f"{sys.executable} -m microbench.cli run --config c.yaml --resume"
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_sigterm_is_ctrl_c_rows_kept_and_the_resume_command_printed(tmp_path):
     """A sweep whose second case runs for ever, stopped with SIGTERM: the first row is on disk, the
     exit code is 143, and the resume command is printed; no traceback."""
@@ -114,6 +115,7 @@ def test_the_exit_code_names_the_signal():
     assert interrupt.exit_code() == 130
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_the_local_launcher_stops_its_workers(monkeypatch):
     """Ctrl-C or SIGTERM in `run --processes N`: every worker is asked to stop, and killed past the
     grace period (one that ignores the request, as a worker stuck in a collective would)."""
@@ -127,6 +129,7 @@ def test_the_local_launcher_stops_its_workers(monkeypatch):
     assert children[0].returncode == -signal.SIGKILL
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
     """The runner killed outright (SIGKILL, no finally runs): its worker goes too."""
@@ -293,6 +296,7 @@ def _file_size_limit(limit: int):
     return apply
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_a_disk_that_fills_mid_sweep_stops_it_in_one_line_and_resume_finishes(tmp_path):
     params = ", ".join(f"{{n: {n}}}" for n in range(8, 20))
     (tmp_path / "c.yaml").write_text(

@@ -51,6 +51,7 @@ def by(rows, recipe, model):
     return row
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 @pytest.mark.parametrize("model", ["linear", "ln_linear_gelu", "transformer_block"])
 def test_int8_recipes_quantize_run_and_keep_a_good_sqnr(suite_rows, model):
     rows, _ = suite_rows
@@ -131,6 +132,7 @@ def test_a_recipe_that_leaves_weights_unquantized_is_unsupported(tmp_path, monke
     assert rows[1]["error"] == "quantize_ with int8wo left the weights unquantized on cpu"
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_compile_time_has_its_own_column_and_samples_are_compiled_calls(
     tmp_path, monkeypatch, run_cli
 ):
@@ -161,6 +163,7 @@ def test_compile_time_has_its_own_column_and_samples_are_compiled_calls(
         ("tutorial_test_my_model.yml", False),
     ],
 )
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_seed_yaml_runs_on_cpu_at_reduced_shapes(name, any_ok, tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     code, _, err = run_cli(

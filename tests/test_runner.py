@@ -33,6 +33,7 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_failures_become_rows_and_the_sweep_continues(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(FAULTS)
@@ -82,6 +83,7 @@ def test_one_sample_per_iteration_and_raw_samples_in_jsonl(tmp_path, monkeypatch
     assert record["timing_source"] == "wall_clock"
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(

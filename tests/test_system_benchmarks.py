@@ -56,6 +56,7 @@ def test_without_a_gpu_the_monitor_samples_nothing_and_says_why():
     assert monitor.note.startswith("no GPU monitor")
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_a_throttling_run_keeps_its_series_and_report_charts_it(tmp_path, write_yaml, run_cli):
     path = write_yaml(
         f"""
@@ -98,6 +99,7 @@ def test_host_device_runs_both_directions_when_the_config_names_neither(write_ya
     ]
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_host_device_rows_carry_decimal_and_binary_bandwidth(tmp_path, write_yaml, run_cli):
     path = write_yaml(
         f"""

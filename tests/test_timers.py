@@ -166,6 +166,7 @@ def test_no_garbage_collection_runs_inside_a_timed_window():
     assert gc.isenabled()  # switched back on after the window
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_the_collector_freezes_the_heap_once_and_frees_everything_after_a_failure(monkeypatch):
     import gc
 

@@ -272,6 +272,7 @@ model_params:
 """
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_training_mode_plans_baseline_and_each_granularity_and_is_unsupported_on_a_cpu(
     tmp_path, run_cli
 ):

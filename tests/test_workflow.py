@@ -25,6 +25,7 @@ def three_runs(tmp_path, monkeypatch, run_cli):
     return tmp_path
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_runs_are_listed_with_their_names_and_selections(three_runs, run_cli):
     code, out, _ = run_cli("runs", "--config", "c.yaml", "--json")
     runs = json.loads(out)
@@ -41,6 +42,7 @@ def test_runs_are_listed_with_their_names_and_selections(three_runs, run_cli):
     assert code == 0 and "jaxonly" in out
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_compare_takes_run_numbers_and_names(three_runs, run_cli):
     code, out, _ = run_cli("compare", "base", "2", "--config", "c.yaml", "--json")
     assert code in (0, 1) and len(json.loads(out)["pairs"]) == 6
@@ -48,6 +50,7 @@ def test_compare_takes_run_numbers_and_names(three_runs, run_cli):
     assert code == 2 and "its runs: 1 'base', 2, 3 'jaxonly'" in err
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_a_filtered_run_is_compared_on_its_own_cases(three_runs, run_cli):
     # with no files: the latest run (a selection) against the one before, on its two cases only
     code, out, _ = run_cli("compare", "--config", "c.yaml", "--json")
@@ -130,6 +133,7 @@ def test_run_shows_chosen_columns_sorted_in_a_chosen_format(tmp_path, run_cli):
     assert code == 2 and "unknown column 'medain'" in err and "(did you mean 'median'?)" in err
 
 
+@pytest.mark.slow  # over a second: the full suite runs it
 def test_compare_and_report_take_folders_and_patterns(tmp_path, run_cli):
     (tmp_path / "c.yaml").write_text(CONFIG)
     for side in ("before", "after"):
