@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from microbench import catalogue
+from microbench import catalogue, registrations
 from microbench.catalogue import OpSpec, Param, array_implementation
 from microbench.core.types import DeviceInfo, Prepared, Timing
 from microbench.measure import procedure, timers
@@ -16,22 +16,13 @@ from microbench.measure.numerics import digest_rows
 from microbench.ops.common import PlacementExtras, register_compute
 from microbench.platform import backends
 from microbench.results import sinks
-from microbench.run import runner
 
 
 @pytest.fixture
 def scoped():
-    """Whatever a test registers is gone afterwards (the registries are restored in place)."""
-    saved = [
-        (table, dict(table)) for table in (timers._TIMERS, backends.BACKENDS, runner._backend_cache)
-    ]
-    try:
-        with catalogue.CATALOGUE.scoped(), sinks.scoped_sinks():
-            yield
-    finally:
-        for table, contents in saved:
-            table.clear()
-            table.update(contents)
+    """Whatever a test registers is gone afterwards (the program's own scope for registrations)."""
+    with registrations.scoped():
+        yield
 
 
 def rows(path):
@@ -140,7 +131,6 @@ def test_an_op_with_a_jax_and_a_pytorch_twin_is_one_registration_each(
 ):
     from torch_backend import arrays
 
-    monkeypatch.setattr(arrays, "BUILDERS", dict(arrays.BUILDERS))
     register_compute(  # a compute op: its parameters plus placement and seed
         OpSpec(
             name="probe_triple",

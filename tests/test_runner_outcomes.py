@@ -38,17 +38,14 @@ class Scripted:
 
 @pytest.fixture
 def fake_backend():
-    saved = dict(backends.BACKENDS), dict(runner._backend_cache)
+    from microbench import registrations
+
     instance = Scripted()
-    backends.register_backend(
-        backends.BackendInfo("fake", 9, lambda: instance, "microbench.ops", "numpy")
-    )
-    try:
+    with registrations.scoped():
+        backends.register_backend(
+            backends.BackendInfo("fake", 9, lambda: instance, "microbench.ops", "numpy")
+        )
         yield instance
-    finally:
-        for table, contents in zip((backends.BACKENDS, runner._backend_cache), saved, strict=True):
-            table.clear()
-            table.update(contents)
 
 
 def case():

@@ -101,12 +101,14 @@ def test_a_timer_serves_only_its_backends():
     assert callable(timers.get_timer("numpy", "wall", case))
 
 
-def test_a_timer_name_or_an_auto_claim_is_registered_once(monkeypatch):
-    monkeypatch.setattr(timers, "_TIMERS", dict(timers.registered_timers()))
-    with pytest.raises(ValueError, match="registered twice"):
-        timers.register_timer("wall")(lambda case: None)
-    with pytest.raises(ValueError, match="already auto"):
-        timers.register_timer("other", auto_on=(("jax", "gpu"),))(lambda case: None)
+def test_a_timer_name_or_an_auto_claim_is_registered_once():
+    from microbench import registrations
+
+    with registrations.scoped():
+        with pytest.raises(ValueError, match="registered twice"):
+            timers.register_timer("wall")(lambda case: None)
+        with pytest.raises(ValueError, match="already auto"):
+            timers.register_timer("other", auto_on=(("jax", "gpu"),))(lambda case: None)
 
 
 def test_the_host_flush_rewrites_twice_the_last_level_cache():

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpSpec, Params, get_spec, implementation
+from microbench.catalogue import OpSpec, Params, get_spec, implementation, implementations
 from microbench.core.case import Case
 from microbench.core.types import Prepared
 from microbench.errors import unsupported
@@ -88,9 +89,25 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
     )
 
 
-def array_op(build: Callable[[Params, Any], tuple[Fn, str]]) -> Callable[[Any, Case], Prepared]:
-    """Wrap a compute op's builder (params, device) -> (fn, implementation label) as a torch implementation."""
-    return lambda backend, case: prepare_arrays(case, build)
+Builder = Callable[[Params, Any], tuple[Fn, str]]  # (params, device) -> (fn, implementation label)
+
+
+@dataclass(frozen=True)
+class ArrayOp:
+    """A compute op's torch implementation made from its builder, which it keeps: what a reader that
+    wants the function itself (a test tracing the compiled twin) asks the catalogue for."""
+
+    build: Builder
+
+    def __call__(self, backend: Any, case: Case) -> Prepared:
+        return prepare_arrays(case, self.build)
+
+
+def array_builder(op: str, implementation: str = "eager") -> Builder | None:
+    """The builder behind an op's torch implementation, where it is an array op."""
+    impl = implementations(op, "torch").get(implementation)
+    made = getattr(impl, "build", None)
+    return made.build if isinstance(made, ArrayOp) else None
 
 
 def compiled(
@@ -114,13 +131,7 @@ def vjp(f: Callable[..., Any], primals: tuple[Any, ...], cotangent: Any) -> tupl
         return tuple(pullback(cotangent))
 
 
-BUILDERS: dict[str, Callable[[Params, Any], tuple[Fn, str]]] = {}  # op -> builder, for tests
-
-
-def register_array_op(
-    ops: str | tuple[str, ...], build: Callable[[Params, Any], tuple[Fn, str]]
-) -> None:
+def register_array_op(ops: str | tuple[str, ...], build: Builder) -> None:
     """Register a compute op's PyTorch twins: `eager` and `compile` (torch.compile of the same function)."""
-    BUILDERS.update(dict.fromkeys([ops] if isinstance(ops, str) else ops, build))
-    implementation(ops, "torch", "eager")(array_op(build))
-    implementation(ops, "torch", "compile")(array_op(compiled(build)))
+    implementation(ops, "torch", "eager")(ArrayOp(build))
+    implementation(ops, "torch", "compile")(ArrayOp(compiled(build)))
