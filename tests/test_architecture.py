@@ -3,6 +3,7 @@
 import ast
 import csv
 import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -407,3 +408,68 @@ def test_a_fresh_catalogue_holds_only_what_is_registered_into_it():
     fresh.add_implementation(catalogue.ArrayImplementation("only", "jax", "jit", lambda p: None))
     assert fresh.all_specs() == {"only": spec} and fresh.backends_of("only") == ("jax",)
     assert "only" not in catalogue.all_specs()  # the process's catalogue is untouched
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+DOCUMENTED_PACKAGES = ("platform", "core", "measure", "results", "config", "run", "jax_backend")
+
+
+def _layer_rows() -> list[list[str]]:
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    layers = page.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    return [line.split("|")[1:-1] for line in layers.splitlines() if line.startswith("| `")]
+
+
+def test_the_architecture_page_lists_every_module_in_its_layer():
+    """docs/architecture.md stays true: each package's modules are the ones its row names, and the
+    top row names every top-level module."""
+    rows = {cells[0].strip(): cells[1] for cells in _layer_rows()}
+    src = ROOT / "src" / "microbench"
+    for package in DOCUMENTED_PACKAGES:
+        row = next(text for head, text in rows.items() if f"`{package}/`" in head)
+        named = set(re.findall(r"`([a-z_]+)(?:\.py)?`", row))
+        actual = {p.stem for p in (src / package).glob("*.py") if p.stem != "__init__"}
+        assert actual <= named, (package, sorted(actual - named))
+    sinks = {p.stem for p in (src / "results" / "sinks").glob("*.py") if p.stem != "__init__"}
+    assert sinks <= set(re.findall(r"`([a-z_]+)`", rows["`results/`"]))
+    top = next(head for head in rows if "`cli.py`" in head)
+    named_top = set(re.findall(r"`([a-z_]+)\.py`", top))
+    actual_top = {p.stem for p in src.glob("*.py") if p.stem != "__init__"}
+    listed_elsewhere = {h.strip("` ") for head in rows for h in re.findall(r"`[a-z_]+\.py`", head)}
+    assert actual_top <= named_top | {n.removesuffix(".py") for n in listed_elsewhere}
+    for head in rows:  # every file the page names exists
+        for name in re.findall(r"`([a-z_/]+\.py)`", head):
+            assert (src / name).exists() or (ROOT / name).exists(), name
+
+
+def test_every_registration_and_sink_method_the_page_names_exists():
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    points = page.split("## Extension points", 1)[1].split("\n## ", 1)[0]
+    import microbench.catalogue
+    import microbench.config.dialects
+    import microbench.measure.timers
+    import microbench.ops.common
+    import microbench.ops.jax_bench
+    import microbench.platform.backends
+    import microbench.platform.system_presets
+    import microbench.results.sinks
+    import torch_backend.arrays
+
+    modules = (
+        microbench.catalogue,
+        microbench.config.dialects,
+        microbench.measure.timers,
+        microbench.ops.common,
+        microbench.ops.jax_bench,
+        microbench.platform.backends,
+        microbench.platform.system_presets,
+        microbench.results.sinks,
+        torch_backend.arrays,
+    )
+    for name in set(
+        re.findall(r"`@?((?:register|array_implementation|implementation)\w*)\(", points)
+    ):
+        assert any(hasattr(m, name) for m in modules), name
+    sink_row = next(line for line in points.splitlines() if line.startswith("| an output format"))
+    methods = re.findall(r"`(\w+)`", sink_row.split("a `Sink` (", 1)[1].split(")", 1)[0])
+    assert methods and all(hasattr(microbench.results.sinks.Sink, m) for m in methods), methods
