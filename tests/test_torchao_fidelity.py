@@ -7,9 +7,9 @@ import re
 import pytest
 
 from microbench.errors import CaseFailure
-from microbench.ops.torchao import RECIPE_EXAMPLES, RECIPES, sparsity_pairs, weight_bits
+from microbench.ops.torchao import recipe_examples, recipes, sparsity_pairs, weight_bits
 
-ALL_RECIPES = CONFIG_RECIPES = [r for r in RECIPE_EXAMPLES if r != "baseline"]
+ALL_RECIPES = CONFIG_RECIPES = [r for r in recipe_examples() if r != "baseline"]
 
 
 def test_sparsity_pairs_are_the_runners_set():
@@ -344,11 +344,38 @@ def test_a_wrong_gradient_fails_the_check_and_is_named():
         check_step(reference, step.output, tuple(broken))
 
 
-def test_recipe_patterns_and_makers_agree():
-    from torch_backend.recipes import MAKERS
+def test_every_recipe_is_one_declaration_with_its_maker_and_names():
+    declared = recipes()
+    assert all(r.make is not None for name, r in declared.items() if name != "baseline")
+    assert all(re.fullmatch(r.full_pattern, n) for r in declared.values() for n in r.names)
 
-    assert set(MAKERS) == set(RECIPES) - {"baseline"}
-    assert all(any(re.fullmatch(p, name) for p in RECIPES.values()) for name in RECIPE_EXAMPLES)
+
+def test_a_recipe_added_in_a_test_is_one_registration(tmp_path, run_cli):
+    """Its name checks, its weight bits, its 2:4 pairing and its maker come from one record."""
+    from microbench import registrations
+    from microbench.ops.torchao import Recipe, register_recipe
+
+    with registrations.scoped():
+        register_recipe(
+            Recipe(
+                "probe3",
+                r"probe3-(\d+)",
+                ("probe3-64",),
+                bits=lambda m, hp: 3,
+                group=lambda m: int(m.group(1)),
+                group_at=1,
+                with_2_4=True,
+            )
+        )
+        assert weight_bits("probe3-64", 16) == 3 + 32 / 64
+        assert ("probe3-64", "semi-sparse") in sparsity_pairs(["probe3-64"], ["semi-sparse"])
+        (tmp_path / "c.yaml").write_text(
+            "quantization_config_recipe_names: [probe3-63]\nmodel_params:\n"
+            "- {matrix_shapes: [{name: custom, shapes: [[8, 64, 64]]}], device: cpu}\n"
+        )
+        code, _, err = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
+        assert code == 2 and "group size 63 is not one of 32, 64, 128, 256" in err
+    assert "probe3" not in recipes()  # gone with its scope
 
 
 HISTORICAL = """

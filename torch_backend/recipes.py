@@ -1,8 +1,12 @@
-"""Recipe and sparsity names of the torchao suite mapped onto the installed torchao's configs.
+"""The torchao suite's recipes, each declared once (`register_recipe(Recipe(...))`: its names, its
+weights' cost, its peak, its 2:4 pairing, and how the installed torchao builds it), and its sparsity
+configs.
 
-Names are those of torchao's runner and its earlier versions (microbench.ops.torchao.RECIPES). Where
-the installed torchao no longer has a recipe's config, layout or kernel, or this device cannot run it,
-the maker raises `unsupported` with the reason: a row never silently measures something else.
+Names are those of torchao's runner and its earlier versions. Where the installed torchao no longer has
+a recipe's config, layout or kernel, or this device cannot run it, the maker raises `unsupported` with
+the reason: a row never silently measures something else. PyTorch is reached through
+`platform.frameworks`, so declaring the recipes (at discovery, when a config is checked) imports
+nothing heavy.
 """
 
 from __future__ import annotations
@@ -14,10 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-import torch
-
 from microbench.errors import unsupported
-from microbench.ops.torchao import RECIPES, recipe_of, sparsity_kind
+from microbench.ops.torchao import GROUP_SIZES, Recipe, recipe_of, register_recipe, sparsity_kind
+from microbench.platform.frameworks import torch
 
 
 @dataclass(frozen=True)
@@ -169,62 +172,159 @@ def _uintx(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 MARLIN = "Marlin layouts (int4 weight-only in the 2:4 MarlinSparseLayout)"
 
-# one maker per recipe of microbench.ops.torchao.RECIPES (baseline has none)
-MAKERS: dict[str, Callable[[Any, re.Match[str], Target], Any]] = {
-    "int8wo": _int8wo,
-    "int8dq": _int8dq,
-    "int8dq_prefill_wo_decode": _int8dq_prefill,
-    "int8_dynamic_activation_intx_weight": _intx,
-    "float8wo": _float8wo,
-    "float8dq": _float8dq("PerTensor"),
-    "float8dq-tensor": _float8dq("PerTensor"),
-    "float8dq-row": _float8dq("PerRow"),
-    "int4wo": _int4,
-    "gemlitewo": _gemlite,
-    "marlin": _gone(MARLIN),
-    "marlin-qqq": _gone("Marlin layouts (MarlinQQQLayout)"),
-    "int8adq-int4w-symm": _gone(
-        "the CUTLASS int4-packed layout for int8 activation + int4 weight (its prototype "
-        "Int8DynamicActivationInt4WeightConfig is a grouped, asymmetric CPU kernel)"
+
+def _plain_2_4(tq: Any, target: Target) -> Any:
+    from torchao.sparsity.sparse_api import SemiSparseWeightConfig
+
+    needs_sm(dataclasses.replace(target, recipe="2:4 sparsity"), (8, 0), "2:4 sparse tensor cores")
+    return SemiSparseWeightConfig()
+
+
+def _float8_row_2_4(tq: Any, target: Target) -> Any:
+    from torchao.quantization.quantize_.workflows.float8.float8_packing_format import (
+        Float8PackingFormat,
+    )
+
+    with_2_4 = dataclasses.replace(target, recipe="float8dq-row with 2:4 sparsity")
+    needs_sm(with_2_4, (9, 0), "CUTLASS fp8 2:4 kernels (sm90a)")
+    return tq.Float8DynamicActivationFloat8WeightConfig(
+        granularity=tq.PerRow(), packing_format=Float8PackingFormat.SPARSE_2D_DATA_2D_METADATA
+    )
+
+
+def _no_2_4(why: str) -> Callable[[Any, Target], Any]:
+    def refuse(tq: Any, target: Target) -> Any:
+        raise unsupported(f"torchao {_version()}{why}")
+
+    return refuse
+
+
+ROCM_ONLY_2_4 = _no_2_4(
+    "'s per-tensor fp8 2:4 layout (sparse_1d_data_1d_metadata) runs on hipSPARSELt only (ROCm); "
+    "use float8dq-row for CUDA"
+)
+INT8_NO_2_4 = _no_2_4(
+    "'s Int8DynamicActivationInt8WeightConfig has no 2:4 layout (SemiSparseLayout left with its "
+    "version 1)"
+)
+
+
+def _group_of(at: int, per_channel_below: int = 1) -> Callable[[re.Match[str]], int | None]:
+    """A group size read from the name's group `at` (per channel, no group scales, below 1)."""
+    return lambda m: int(m.group(at)) if int(m.group(at)) >= per_channel_below else None
+
+
+def _bits_of(at: int) -> Callable[[re.Match[str], int], float]:
+    return lambda m, hp: int(m.group(at))
+
+
+for _recipe in (
+    Recipe("baseline", bits=lambda m, hp: hp, with_2_4=True, make_2_4=_plain_2_4),
+    Recipe("int8wo", make=_int8wo),
+    Recipe("int8dq", peak="int8", with_2_4=True, make=_int8dq, make_2_4=INT8_NO_2_4),
+    Recipe(
+        "int8dq_prefill_wo_decode",
+        peak="int8",
+        with_2_4=True,
+        make=_int8dq_prefill,
+        make_2_4=INT8_NO_2_4,
     ),
-    "fp6": _fp6,
-    "uintx": _uintx,
-}
-assert set(MAKERS) == set(RECIPES) - {"baseline"}, "every recipe name needs a maker"
+    Recipe(
+        "int8_dynamic_activation_intx_weight",
+        r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+)(?:-(.*))?",
+        ("int8_dynamic_activation_intx_weight-4-32-asym",),
+        bits=_bits_of(1),
+        group=_group_of(2),
+        bits_at=1,
+        group_at=2,
+        groups=(-1, 0, *GROUP_SIZES),  # -1 and 0 both mean per channel
+        make=_intx,
+    ),
+    Recipe("float8wo", make=_float8wo),
+    Recipe(
+        "float8dq",
+        peak="fp8",
+        with_2_4=True,
+        make=_float8dq("PerTensor"),
+        make_2_4=ROCM_ONLY_2_4,
+    ),
+    Recipe(
+        "float8dq-tensor",
+        peak="fp8",
+        with_2_4=True,
+        make=_float8dq("PerTensor"),
+        make_2_4=ROCM_ONLY_2_4,
+    ),
+    Recipe(
+        "float8dq-row",
+        peak="fp8",
+        with_2_4=True,
+        make=_float8dq("PerRow"),
+        make_2_4=_float8_row_2_4,
+    ),
+    Recipe(
+        "int4wo",
+        r"int4wo-(\d+)(-hqq)?",
+        ("int4wo-128", "int4wo-128-hqq"),
+        bits=lambda m, hp: 4,
+        group=_group_of(1),
+        group_at=1,
+        make=_int4,
+    ),
+    Recipe(
+        "gemlitewo",
+        r"gemlitewo-(4|8)-(\d+)",
+        ("gemlitewo-4-64",),
+        bits=_bits_of(1),
+        group=_group_of(2),
+        bits_at=1,
+        group_at=2,
+        make=_gemlite,
+    ),
+    Recipe(
+        "marlin",
+        bits=lambda m, hp: 4,
+        with_2_4=True,
+        make=_gone(MARLIN),
+        make_2_4=_no_2_4(f" no longer has {MARLIN}"),
+    ),
+    Recipe(
+        "marlin-qqq",
+        bits=lambda m, hp: 4,
+        with_2_4=True,
+        make=_gone("Marlin layouts (MarlinQQQLayout)"),
+        make_2_4=_no_2_4(f" no longer has {MARLIN}"),
+    ),
+    Recipe(
+        "int8adq-int4w-symm",
+        bits=lambda m, hp: 4,
+        make=_gone(
+            "the CUTLASS int4-packed layout for int8 activation + int4 weight (its prototype "
+            "Int8DynamicActivationInt4WeightConfig is a grouped, asymmetric CPU kernel)"
+        ),
+    ),
+    Recipe("fp6", bits=lambda m, hp: 6, make=_fp6),
+    Recipe(
+        "uintx",
+        r"uintx-(\d+)-(\d+)(-hqq)?",
+        ("uintx-4-64",),
+        bits=_bits_of(1),
+        group=_group_of(2),
+        bits_at=1,
+        group_at=2,
+        make=_uintx,
+    ),
+):
+    register_recipe(_recipe)
 
 
 def _semi_sparse(tq: Any, target: Target) -> Any:
-    """The 2:4 config of a recipe: plain 2:4 for baseline, a 2:4 layout of the quantized recipes."""
-    from torchao.sparsity.sparse_api import SemiSparseWeightConfig
-
-    if target.recipe == "baseline":
-        needs_sm(
-            dataclasses.replace(target, recipe="2:4 sparsity"), (8, 0), "2:4 sparse tensor cores"
-        )
-        return SemiSparseWeightConfig()
-    if target.recipe == "float8dq-row":
-        from torchao.quantization.quantize_.workflows.float8.float8_packing_format import (
-            Float8PackingFormat,
-        )
-
-        with_2_4 = dataclasses.replace(target, recipe="float8dq-row with 2:4 sparsity")
-        needs_sm(with_2_4, (9, 0), "CUTLASS fp8 2:4 kernels (sm90a)")
-        return tq.Float8DynamicActivationFloat8WeightConfig(
-            granularity=tq.PerRow(), packing_format=Float8PackingFormat.SPARSE_2D_DATA_2D_METADATA
-        )
-    if target.recipe in ("float8dq", "float8dq-tensor"):
-        raise unsupported(
-            f"torchao {_version()}'s per-tensor fp8 2:4 layout (sparse_1d_data_1d_metadata) runs on "
-            "hipSPARSELt only (ROCm); use float8dq-row for CUDA"
-        )
-    if target.recipe.startswith("int8dq"):
-        raise unsupported(
-            f"torchao {_version()}'s Int8DynamicActivationInt8WeightConfig has no 2:4 layout "
-            "(SemiSparseLayout left with its version 1)"
-        )
-    if target.recipe.startswith("marlin"):
-        raise unsupported(f"torchao {_version()} no longer has {MARLIN}")
-    raise unsupported(f"torchao {_version()} has no 2:4 layout for {target.recipe}")
+    """The 2:4 config of a recipe (plain 2:4 for baseline): each recipe declares its own."""
+    known = recipe_of(target.recipe)
+    make = known[0].make_2_4 if known else None
+    if make is None:
+        raise unsupported(f"torchao {_version()} has no 2:4 layout for {target.recipe}")
+    return make(tq, target)
 
 
 def _block_sparse(tq: Any, target: Target) -> Any:
@@ -257,9 +357,9 @@ def torchao_config(target: Target, sparsity: str = "none") -> Any | None:
     if kind is not None:
         return SPARSE_MAKERS[kind](tq, target)
     known = recipe_of(target.recipe)
-    if known is not None:
-        recipe, match = known
-        return MAKERS[recipe](tq, match, target)
+    make = known[0].make if known else None
+    if known is not None and make is not None:
+        return make(tq, known[1], target)
     raise unsupported(
         f"quantization recipe '{target.recipe}' is not known to this harness (torch_backend/recipes.py)"
     )

@@ -1,6 +1,6 @@
 """Every registry of the program, and one way to make registrations that do not outlive a block:
 `with scoped(): ...` (a test adding a timer, a backend, a sink, a dialect, an op and its twins, a
-jax-bench name, a parameter kind or a roofline preset, and running it end to end). Whatever is
+jax-bench name, a torchao recipe, a parameter kind or a roofline preset, and running it end to end). Whatever is
 registered inside is gone afterwards, and whatever was there is as it was."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from microbench import catalogue
 from microbench.config import dialects
 from microbench.measure import timers
-from microbench.ops import jax_bench
+from microbench.ops import jax_bench, torchao
 from microbench.platform import backends, system_presets
 from microbench.results import sinks
 from microbench.run import runner
@@ -28,6 +28,7 @@ def _tables() -> tuple[dict[Any, Any], ...]:
         jax_bench.V2,
         catalogue.PARAM_KINDS,
         system_presets.PRESETS,
+        torchao.RECIPES,
         runner._backend_cache,  # a registered backend's loaded instance goes with it
     )
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch_backend.recipes  # noqa: F401  (declares the recipes: their names are checked at planning)
 from microbench.catalogue import implementation
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing

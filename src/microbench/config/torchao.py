@@ -18,10 +18,10 @@ from microbench.core.case import Case, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.ops.torchao import (
     MODEL_TYPES,
-    RECIPE_EXAMPLES,
     SPARSITY_KINDS,
     check_name,
     is_known_recipe,
+    recipe_examples,
     recipe_problem,
     sparsity_kind,
     sparsity_pairs,
@@ -92,7 +92,7 @@ def _reraise(error: UserError, key: str) -> UserError:
 def _recipes(cfg: TorchaoConfig) -> list[str]:
     for i, name in enumerate(cfg.quantization_config_recipe_names):
         try:
-            check_name(name, is_known_recipe(name), RECIPE_EXAMPLES, "quantization recipe")
+            check_name(name, is_known_recipe(name), recipe_examples(), "quantization recipe")
         except UserError as error:
             raise _reraise(error, key_path("quantization_config_recipe_names", i)) from None
         if problem := recipe_problem(name):

@@ -7,8 +7,9 @@ Recipe names follow torchao's benchmark runner. FLOP and byte models are per mod
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from microbench.catalogue import OpSpec, Param, Params, Traits, register
 from microbench.core.column import doc
@@ -17,52 +18,85 @@ from microbench.platform.dtypes import dtype
 
 ACTIVATIONS = ("sigmoid", "relu", "leakyrelu", "relu6", "gelu", "silu", "hardswish")
 MODEL_TYPES = ("linear", *(f"ln_linear_{a}" for a in ACTIVATIONS), "transformer_block")
-# Every recipe of torchao's runner and of its earlier versions: its name -> the full-match pattern of
-# the names a config may give it (the parameterised ones carry bits and group sizes). The torch backend
-# maps each onto the installed torchao (torch_backend/recipes.py), or says why it cannot.
-RECIPES: dict[str, str] = {
-    "baseline": "baseline",
-    "int8wo": "int8wo",
-    "int8dq": "int8dq",
-    "int8dq_prefill_wo_decode": "int8dq_prefill_wo_decode",
-    "int8_dynamic_activation_intx_weight": (
-        r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+)(?:-(.*))?"
-    ),
-    "float8wo": "float8wo",
-    "float8dq": "float8dq",
-    "float8dq-tensor": "float8dq-tensor",
-    "float8dq-row": "float8dq-row",
-    "int4wo": r"int4wo-(\d+)(-hqq)?",
-    "gemlitewo": r"gemlitewo-(4|8)-(\d+)",
-    "marlin": "marlin",
-    "marlin-qqq": "marlin-qqq",
-    "int8adq-int4w-symm": "int8adq-int4w-symm",
-    "fp6": "fp6",
-    "uintx": r"uintx-(\d+)-(\d+)(-hqq)?",
-}
-RECIPE_EXAMPLES = (
-    *(name for name, pattern in RECIPES.items() if name == pattern),
-    "int8_dynamic_activation_intx_weight-4-32-asym",
-    "int4wo-128",
-    "int4wo-128-hqq",
-    "gemlitewo-4-64",
-    "uintx-4-64",
-)
-# 2:4 pairs with baseline and these recipe families; block sparsity with baseline only
-SEMI_SPARSE_PARTNERS = ("int8dq", "float8dq", "marlin")
-SPARSITY_KINDS = ("semi-sparse", "block")
-TRAINING_GRANULARITIES = ("tensorwise", "rowwise")
-BLOCK_DENSITY = 0.1  # block-sparse weights keep 10% of their 64x64 blocks (90% sparsity)
-COMPILE_MODES = ("off", "default", "max-autotune")
-DEVICES = ("cuda", "cpu", "mps", "xpu")
-HEAD_DIM = 128  # attention heads of transformer_block are k / 128 wide-128 heads (flash/efficient SDPA sizes)
-MLP_RATIO = 4
+Match = re.Match[str]
+GROUP_SIZES = (32, 64, 128, 256)  # torchao's int4 / gemlite / uintx group sizes
 
 
-def recipe_of(name: str) -> tuple[str, re.Match[str]] | None:
+def _eight_bits(match: Match, high_precision_bits: int) -> float:
+    return 8
+
+
+def _per_channel(match: Match) -> int | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One quantization recipe of torchao's runner (or of its earlier versions), declared once: the
+    names a config may give it, what its weights cost, the peak its matmuls run at, whether the runner
+    pairs it with 2:4 sparsity, and how the installed torchao builds it (`make`, `make_2_4`; the torch
+    backend declares each recipe, with them, in torch_backend/recipes.py)."""
+
+    name: str
+    pattern: str = (
+        ""  # the full-match pattern of the names a config may give it (default: the name)
+    )
+    examples: tuple[str, ...] = ()  # names it takes, spelt out (a parameterised recipe's)
+    bits: Callable[[Match, int], float] = _eight_bits  # stored bits per weight (name, hp bits)
+    group: Callable[[Match], int | None] = _per_channel  # elements per scale and zero point
+    bits_at: int | None = None  # the pattern's group holding the weight bits (checked 1..8)
+    group_at: int | None = None  # the pattern's group holding the group size (checked in `groups`)
+    groups: tuple[int, ...] = GROUP_SIZES
+    peak: str | None = None  # the peak its matmuls run at (None: the high-precision dtype's)
+    with_2_4: bool = False  # the runner pairs it with 2:4 sparsity
+    make: Callable[..., Any] | None = None  # (torchao.quantization, match, target) -> its config
+    make_2_4: Callable[..., Any] | None = None  # (torchao.quantization, target) -> its 2:4 config
+
+    @property
+    def full_pattern(self) -> str:
+        return self.pattern or re.escape(self.name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What a typo is measured against."""
+        return self.examples or (self.name,)
+
+    def problem(self, match: Match) -> str | None:
+        """What is wrong with the numbers a name spells (`int4wo-0`, `uintx-9-64`), if anything."""
+        if self.bits_at is not None and not 1 <= int(match.group(self.bits_at)) <= 8:
+            return f"weight bits must be 1..8, got {match.group(self.bits_at)}"
+        if self.group_at is not None and int(match.group(self.group_at)) not in self.groups:
+            groups = ", ".join(map(str, self.groups))
+            return f"group size {match.group(self.group_at)} is not one of {groups}"
+        return None
+
+
+RECIPES: dict[str, Recipe] = {}
+
+
+def register_recipe(recipe: Recipe) -> Recipe:
+    if recipe.name in RECIPES:
+        raise ValueError(f"torchao recipe {recipe.name!r} registered twice")
+    RECIPES[recipe.name] = recipe
+    return recipe
+
+
+def recipes() -> dict[str, Recipe]:
+    """Every declared recipe (the torch backend's module declares them: discovered first)."""
+    from microbench.catalogue import CATALOGUE
+
+    CATALOGUE.discover()
+    return RECIPES
+
+
+def recipe_examples() -> tuple[str, ...]:
+    return tuple(name for recipe in recipes().values() for name in recipe.names)
+
+
+def recipe_of(name: str) -> tuple[Recipe, Match] | None:
     """The recipe a config's name spells, with its parameters (bits, group size), if any."""
-    for recipe, pattern in RECIPES.items():
-        match = re.fullmatch(pattern, name)
+    for recipe in recipes().values():
+        match = re.fullmatch(recipe.full_pattern, name)
         if match:
             return recipe, match
     return None
@@ -72,30 +106,20 @@ def is_known_recipe(name: str) -> bool:
     return recipe_of(name) is not None
 
 
-GROUP_SIZES = (32, 64, 128, 256)  # torchao's int4 / gemlite / uintx group sizes
-# recipe -> (its pattern's group holding weight bits, or None; the one holding the group size; the
-# group sizes torchao takes for it: -1 and 0 both mean per channel)
-RECIPE_NUMBERS: dict[str, tuple[int | None, int, tuple[int, ...]]] = {
-    "int4wo": (None, 1, GROUP_SIZES),
-    "gemlitewo": (1, 2, GROUP_SIZES),
-    "uintx": (1, 2, GROUP_SIZES),
-    "int8_dynamic_activation_intx_weight": (1, 2, (-1, 0, *GROUP_SIZES)),
-}
-
-
 def recipe_problem(name: str) -> str | None:
-    """What is wrong with the numbers a known recipe's name spells (bits, group size), if anything:
-    `int4wo-0` is a name torchao's runner would take and then fail on deep inside a case."""
+    """What is wrong with the numbers a known recipe's name spells, if anything: `int4wo-0` is a name
+    torchao's runner would take and then fail on deep inside a case."""
     known = recipe_of(name)
-    if known is None or known[0] not in RECIPE_NUMBERS:
-        return None
-    recipe, match = known
-    bits_at, group_at, groups = RECIPE_NUMBERS[recipe]
-    if bits_at is not None and not 1 <= int(match.group(bits_at)) <= 8:
-        return f"weight bits must be 1..8, got {match.group(bits_at)}"
-    if int(match.group(group_at)) not in groups:
-        return f"group size {match.group(group_at)} is not one of {', '.join(map(str, groups))}"
-    return None
+    return known[0].problem(known[1]) if known else None
+
+
+SPARSITY_KINDS = ("semi-sparse", "block")
+TRAINING_GRANULARITIES = ("tensorwise", "rowwise")
+BLOCK_DENSITY = 0.1  # block-sparse weights keep 10% of their 64x64 blocks (90% sparsity)
+COMPILE_MODES = ("off", "default", "max-autotune")
+DEVICES = ("cuda", "cpu", "mps", "xpu")
+HEAD_DIM = 128  # attention heads of transformer_block are k / 128 wide-128 heads (flash/efficient SDPA sizes)
+MLP_RATIO = 4
 
 
 def sparsity_kind(name: str) -> str | None:
@@ -111,8 +135,8 @@ def sparsity_pairs(recipes: list[str], sparsities: list[str]) -> list[tuple[str,
     for sparsity in sparsities:
         kind = sparsity_kind(sparsity)
         partners = ["baseline"]
-        if kind == "semi-sparse":
-            partners += [r for r in recipes if any(f in r for f in SEMI_SPARSE_PARTNERS)]
+        if kind == "semi-sparse":  # 2:4 pairs with baseline and the recipes that say so
+            partners += [r for r in recipes if (known := recipe_of(r)) and known[0].with_2_4]
         pairs += [(recipe, sparsity) for recipe in partners]
     return list(dict.fromkeys(pairs))
 
@@ -128,33 +152,17 @@ def check_name(name: str, known: bool, examples: tuple[str, ...], what: str) -> 
     return name
 
 
-# (pattern, storage bits, group size or None): recipes whose weights are not 8-bit
-_LOW_BIT = (
-    (r"int4wo-(\d+)(-hqq)?", lambda m: 4, lambda m: int(m.group(1))),
-    (r"(gemlitewo|uintx)-(\d+)-(\d+)(-hqq)?", lambda m: int(m.group(2)), lambda m: int(m.group(3))),
-    (
-        r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+).*",
-        lambda m: int(m.group(1)),
-        lambda m: int(m.group(2)) if int(m.group(2)) > 0 else None,
-    ),
-    (r"marlin.*|int8adq-int4w.*", lambda m: 4, lambda m: None),
-    (r"fp6", lambda m: 6, lambda m: None),
-)
-
-
 def weight_bits(recipe: str, hp_bits: int, sparsity: str = "none") -> float:
     """Stored bits per dense weight element: group scales and zero points, 2:4 values and their
     2-bit indices, or the kept blocks of a block-sparse weight."""
     bits: float = 8
-    if recipe == "baseline":
-        bits = hp_bits
-    for pattern, bits_of, group_of in _LOW_BIT:
-        match = re.fullmatch(pattern, recipe)
-        if match:
-            group = group_of(match)
-            bits = bits_of(match) + (
-                2 * 16 / group if group else 0
-            )  # 16-bit scale + zero per group
+    known = recipe_of(recipe)
+    if known is not None:
+        declared, match = known
+        group = declared.group(match)
+        bits = declared.bits(match, hp_bits) + (
+            2 * 16 / group if group else 0
+        )  # 16-bit scale, zero
     kind = sparsity_kind(sparsity)
     if kind == "semi-sparse":
         return bits / 2 + 1
@@ -172,8 +180,6 @@ MODEL_FLOPS = {
     "linear": lambda m, k, n: 2.0 * m * k * n,
     "transformer_block": lambda m, k, n: 24.0 * m * k * k + 4.0 * m * m * k,
 }
-# the peak a recipe's matmuls run at, by recipe-name prefix
-RECIPE_PEAKS = (("int8dq", "int8"), ("float8dq", "fp8"))
 
 
 def model_flops(p: Params) -> float:
@@ -181,9 +187,9 @@ def model_flops(p: Params) -> float:
 
 
 def recipe_peak(p: Params) -> str:
-    for prefix, family in RECIPE_PEAKS:
-        if p["recipe"].startswith(prefix):
-            return family
+    known = recipe_of(p["recipe"])
+    if known is not None and known[0].peak:
+        return known[0].peak
     return dtype(p["high_precision_dtype"]).peak_family
 
 
