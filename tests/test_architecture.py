@@ -450,6 +450,7 @@ def test_every_registration_and_sink_method_the_page_names_exists():
     import microbench.measure.timers
     import microbench.ops.common
     import microbench.ops.jax_bench
+    import microbench.ops.torchao
     import microbench.platform.backends
     import microbench.platform.system_presets
     import microbench.results.sinks
@@ -461,6 +462,7 @@ def test_every_registration_and_sink_method_the_page_names_exists():
         microbench.measure.timers,
         microbench.ops.common,
         microbench.ops.jax_bench,
+        microbench.ops.torchao,
         microbench.platform.backends,
         microbench.platform.system_presets,
         microbench.results.sinks,
