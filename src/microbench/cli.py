@@ -171,21 +171,23 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_view_options(p: argparse.ArgumentParser, formats: bool = True) -> None:
+def _add_view_options(
+    p: argparse.ArgumentParser,
+    columns: bool = True,
+    formats: bool = True,
+    sort_help: str = "order rows by a column (--sort=-COLUMN: descending)",
+) -> None:
     """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
-    p.add_argument(
-        "--columns",
-        default=None,
-        metavar="A,B,...",
-        help="the table's columns after what tells rows apart (median, min, mean, std, p10, p90, "
-        "max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, kernels, shape, spread)",
-    )
-    p.add_argument(
-        "--sort",
-        default=None,
-        metavar="COLUMN",
-        help="order rows by a column (--sort=-COLUMN: descending)",
-    )
+    if columns:
+        p.add_argument(
+            "--columns",
+            default=None,
+            metavar="A,B,...",
+            help="the table's columns after what tells rows apart (median, min, mean, std, p10, "
+            "p90, max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, kernels, shape, "
+            "spread)",
+        )
+    p.add_argument("--sort", default=None, metavar="KEY", help=sort_help)
     if formats:
         p.add_argument(
             "--format",
@@ -331,18 +333,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
     )
     c.add_argument("--json", action="store_true", help="machine-readable output (--format json)")
-    c.add_argument(
-        "--sort",
-        default=None,
-        metavar="KEY",
-        help="order cases by case, ratio, p or verdict (--sort=-KEY: descending)",
-    )
-    c.add_argument(
-        "--format",
-        dest="output_format",
-        choices=("table", "csv", "json", "markdown"),
-        default="table",
-        help="the comparison to standard output as a table (default), CSV, JSON or Markdown",
+    _add_view_options(
+        c,
+        columns=False,
+        sort_help="order cases by case, ratio, p or verdict (--sort=-KEY: descending)",
     )
     rs = _command(
         sub,

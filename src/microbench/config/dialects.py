@@ -17,6 +17,7 @@ from microbench.config.schema import IronwoodConfig, TorchaoConfig
 from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
 from microbench.errors import UserError
+from microbench.registry import register_once
 
 DEFAULT_MAX_CASES = 5000
 
@@ -38,10 +39,7 @@ DIALECTS: dict[str, Dialect] = {}
 
 
 def register_dialect(dialect: Dialect) -> Dialect:
-    if dialect.name in DIALECTS:
-        raise ValueError(f"dialect {dialect.name!r} registered twice")
-    DIALECTS[dialect.name] = dialect
-    return dialect
+    return register_once(DIALECTS, dialect.name, dialect, "dialect")
 
 
 def has_any(*keys: str) -> Callable[[dict[str, Any]], bool]:

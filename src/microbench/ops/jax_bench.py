@@ -23,6 +23,7 @@ from microbench.catalogue import Param
 from microbench.errors import UserError, did_you_mean
 from microbench.ops import collectives
 from microbench.platform.dtypes import dtype
+from microbench.registry import register_once
 
 Fields = Mapping[str, Any]  # one case's fields, upstream's names, defaults filled in
 
@@ -203,10 +204,7 @@ V2: dict[str, V2Benchmark] = {}
 
 
 def register_v2(benchmark: V2Benchmark) -> V2Benchmark:
-    if benchmark.name in V2:
-        raise ValueError(f"jax-bench benchmark {benchmark.name!r} registered twice")
-    V2[benchmark.name] = benchmark
-    return benchmark
+    return register_once(V2, benchmark.name, benchmark, "jax-bench benchmark")
 
 
 def get_v2(name: str, where: str) -> V2Benchmark:

@@ -15,6 +15,7 @@ from microbench.catalogue import OpSpec, Param, Params, Traits, register
 from microbench.core.column import doc
 from microbench.errors import UserError, did_you_mean
 from microbench.platform.dtypes import dtype
+from microbench.registry import register_once
 
 ACTIVATIONS = ("sigmoid", "relu", "leakyrelu", "relu6", "gelu", "silu", "hardswish")
 MODEL_TYPES = ("linear", *(f"ln_linear_{a}" for a in ACTIVATIONS), "transformer_block")
@@ -75,10 +76,7 @@ RECIPES: dict[str, Recipe] = {}
 
 
 def register_recipe(recipe: Recipe) -> Recipe:
-    if recipe.name in RECIPES:
-        raise ValueError(f"torchao recipe {recipe.name!r} registered twice")
-    RECIPES[recipe.name] = recipe
-    return recipe
+    return register_once(RECIPES, recipe.name, recipe, "torchao recipe")
 
 
 def recipes() -> dict[str, Recipe]:

@@ -11,6 +11,8 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from microbench.registry import register_once
+
 
 @dataclass(frozen=True)
 class BackendInfo:
@@ -36,10 +38,7 @@ BACKENDS: dict[str, BackendInfo] = {}
 
 
 def register_backend(info: BackendInfo) -> BackendInfo:
-    if info.name in BACKENDS:
-        raise ValueError(f"backend {info.name!r} registered twice")
-    BACKENDS[info.name] = info
-    return info
+    return register_once(BACKENDS, info.name, info, "backend")
 
 
 # Once PyTorch's profiler (Kineto) has held CUPTI in a process, JAX's profiler gets no GPU events there,

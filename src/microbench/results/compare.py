@@ -26,7 +26,7 @@ from rich.table import Table
 
 from microbench.errors import Status, UserError, did_you_mean
 from microbench.results.console import format_seconds, shown, table_console
-from microbench.results.display import markdown_safe
+from microbench.results.display import markdown_safe, ordered
 from microbench.results.records import (
     ALL_GROUPS,
     Conditions,
@@ -365,20 +365,14 @@ PAIR_KEYS: dict[str, Callable[[Pair, float], Any]] = {
 
 
 def sorted_pairs(pairs: list[Pair], sort: str | None, threshold: float) -> list[Pair]:
-    """`--sort KEY` (`-KEY` descending): by case, ratio, p or verdict; pairs without one go last."""
-    if not sort:
-        return pairs
-    name = sort.removeprefix("-")
-    if name not in PAIR_KEYS:
-        raise UserError(
-            f"compare sorts by {', '.join(PAIR_KEYS)}, not '{name}'",
-            key="--sort",
-            suggestion=did_you_mean(name, PAIR_KEYS),
-        )
-    value = PAIR_KEYS[name]
-    known = [p for p in pairs if value(p, threshold) is not None]
-    rest = [p for p in pairs if value(p, threshold) is None]
-    return sorted(known, key=lambda p: value(p, threshold), reverse=sort.startswith("-")) + rest
+    """`--sort KEY` (`--sort=-KEY`: descending) by case, ratio, p or verdict."""
+    return ordered(
+        pairs, sort, {k: functools.partial(_at, v, threshold) for k, v in PAIR_KEYS.items()}
+    )
+
+
+def _at(value: Callable[[Pair, float], Any], threshold: float, pair: Pair) -> Any:
+    return value(pair, threshold)
 
 
 def pairs_as_text(pairs: list[Pair], threshold: float, labels: tuple[str, str], fmt: str) -> str:

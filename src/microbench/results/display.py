@@ -11,9 +11,9 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from microbench.errors import UserError, did_you_mean
 from microbench.results.console import (
@@ -176,28 +176,39 @@ def choose(keys: Sequence[str], defaults: Sequence[Column]) -> tuple[Column, ...
     return tuple(BY_KEY[k] for k in dict.fromkeys([*head, *keys]))
 
 
+T = TypeVar("T")
+
+
+def ordered(
+    items: Sequence[T], sort: str | None, values: Mapping[str, Callable[[T], Any]]
+) -> list[T]:
+    """`--sort NAME` (`--sort=-NAME`: descending) by one of `values`; items without one go last, in
+    their order. An unknown name is a one-line error naming the choices."""
+    if not sort:
+        return list(items)
+    name = sort.removeprefix("-")
+    if name not in values:
+        raise UserError(
+            f"unknown sort key '{name}' (keys: {', '.join(values)})",
+            key="--sort",
+            suggestion=did_you_mean(name, values),
+        )
+    value = values[name]
+    known = [item for item in items if value(item) not in (None, "")]
+    rest = [item for item in items if value(item) in (None, "")]
+    return sorted(known, key=value, reverse=sort.startswith("-")) + rest
+
+
 def sort_rows(rows: Sequence[Row], key: str | None) -> list[Row]:
-    """`--sort NAME` (`-NAME`: descending) by a column's value; rows without one go last."""
+    """Rows in a column's order (its value, or its text where it has none)."""
     if not key:
         return list(rows)
-    name = key.removeprefix("-")
-    if name not in BY_KEY:
-        raise UserError(
-            f"unknown column '{name}' (columns: {', '.join(BY_KEY)})",
-            key="--sort",
-            suggestion=did_you_mean(name, BY_KEY),
-        )
-    column = BY_KEY[name]
-    params = distinguishing(rows)
+    labels = dict(zip(map(id, rows), distinguishing(rows), strict=True))
 
-    def value(pair: tuple[Row, str]) -> Any:
-        row, p = pair
-        return column.value(row) if column.value else column.cell(row, p)
+    def by(column: Column) -> Callable[[Row], Any]:
+        return column.value or (lambda r: column.cell(r, labels[id(r)]))
 
-    known = [(r, p) for r, p in zip(rows, params, strict=True) if value((r, p)) not in (None, "")]
-    unknown = [r for r, p in zip(rows, params, strict=True) if value((r, p)) in (None, "")]
-    known.sort(key=value, reverse=key.startswith("-"))
-    return [r for r, _ in known] + unknown
+    return ordered(rows, key, {c.key: by(c) for c in COLUMNS})
 
 
 def cells(
