@@ -806,3 +806,51 @@ def test_the_readme_csv_table_is_the_generated_one():
     text = (ROOT / "README.md").read_text()
     section = text[text.index(START) : text.index(END) + len(END)]
     assert section == markdown(), "run: python -m microbench.results.column_docs --write README.md"
+
+
+def test_the_readme_settings_table_is_the_generated_one():
+    """The README's run settings are what their one declaration generates."""
+    from conftest import ROOT
+
+    from microbench.results.column_docs import SETTINGS_END, SETTINGS_START, settings_markdown
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index(SETTINGS_START) : text.index(SETTINGS_END) + len(SETTINGS_END)]
+    assert section == settings_markdown(), (
+        "run: python -m microbench.results.column_docs --write README.md"
+    )
+
+
+def test_every_run_setting_is_declared_once_and_everything_else_follows():
+    """The schemas, the checks, the one-off command line, the jax-bench keys and the README's table
+    all come from RunSettings' declarations: each setting is in every one of them."""
+    from microbench.config.loader import one_off_params
+    from microbench.config.schema import Benchmark, IronwoodConfig
+    from microbench.config.settings import RUN_KEYS
+    from microbench.core.case import declared_settings
+    from microbench.ops.jax_bench import OURS
+    from microbench.results.column_docs import settings_markdown
+
+    names = [f.name for f in declared_settings()]
+    assert list(RUN_KEYS) == names
+    assert set(names) <= set(Benchmark.model_fields) and set(names) <= set(
+        IronwoodConfig.model_fields
+    )
+    assert set(names) <= {p.name for p in one_off_params("add")}
+    assert set(names) - {"num_runs", "warmup", "min_duration_s"} <= set(OURS)  # upstream has those
+    assert all(f"| `{name}` |" in settings_markdown() for name in names)
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [("num_runs", 0), ("threads", 5000), ("max_time_s", -1), ("cache", "tepid"), ("input_sets", 1)],
+)
+def test_a_run_setting_is_checked_by_its_rule_wherever_it_is_given(key, value, tmp_path, run_cli):
+    """Top level (the schema) and a parameter entry (the planner's checks) refuse the same values."""
+    for text in (
+        f"{key}: {value!r}\n" + ADD + "  benchmark_params: [{m: 8, n: 8}]\n",
+        ADD + f"  benchmark_params: [{{m: 8, n: 8, {key}: {value!r}}}]\n",
+    ):
+        (tmp_path / "c.yaml").write_text(text)
+        code, _, err = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
+        assert code == 2 and key in err and err.count("\n") == 1, (text, err)

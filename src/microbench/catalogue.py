@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from microbench.core.case import Case, RunSettings
+from microbench.core.case import Case, RunSettings, declared_settings
 from microbench.core.types import Prepared
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.platform.backends import BACKENDS, run_order
@@ -159,6 +159,34 @@ class Param:
     @property
     def default_value(self) -> Any:
         return lookup_dtype(self.default).name if self.kind.endswith("dtype") else self.default
+
+
+# the parameter kind a run setting's rule reads as on a command line (core/case.py declares them)
+SETTING_KINDS = {
+    "count": "int",
+    "seconds": "float",
+    "duration": "float",
+    "fraction": "float",
+    "choice": "choice",
+    "check": "choice",
+    "timer": "str",
+}
+
+
+def run_setting_params(leave_out: Iterable[str] = ()) -> tuple[Param, ...]:
+    """The run settings as parameters of a one-off command line or a dialect's keys, from their one
+    declaration (default, rule and doc)."""
+    return tuple(
+        Param(
+            f.name,
+            SETTING_KINDS[f.metadata["rule"].kind],
+            f.default,
+            f.metadata["rule"].choices,
+            f.metadata["doc"],
+        )
+        for f in declared_settings()
+        if f.name not in leave_out
+    )
 
 
 class Headline(str, Enum):

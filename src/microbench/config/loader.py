@@ -204,8 +204,7 @@ def parse_fields(name: str, args: Sequence[str]) -> dict[str, Any]:
 def one_off_params(name: str) -> tuple[Param, ...]:
     """What `--run NAME` takes: a jax-bench benchmark's fields, or one of our ops' parameters and
     run settings."""
-    from microbench.catalogue import all_specs
-    from microbench.config.settings import RUN_KEYS
+    from microbench.catalogue import all_specs, run_setting_params
     from microbench.ops.jax_bench import OURS_AS_PARAMS, V2
 
     if name in V2:
@@ -217,14 +216,8 @@ def one_off_params(name: str) -> tuple[Param, ...]:
             key="--run",
             suggestion=did_you_mean(name, [*V2, *specs]),
         )
-    ours = tuple(p for p in OURS_AS_PARAMS if p.name in (*RUN_KEYS, "backend", "implementation"))
-    return (
-        *specs[name].params,
-        *ours,
-        Param("warmup", "int", 3),
-        Param("num_runs", "int", 20),
-        Param("min_duration_s", "float", 0.0),
-    )
+    chosen = tuple(p for p in OURS_AS_PARAMS if p.name in ("backend", "implementation"))
+    return (*specs[name].params, *chosen, *run_setting_params())
 
 
 def one_off_config(name: str, args: Sequence[str]) -> LoadedConfig:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, create_model, field_validator
 
+from microbench.core.case import Rule, declared_settings
 from microbench.limits import (
     MAX_CASES,
-    MAX_INPUT_SETS,
     MAX_ITERATIONS,
-    MAX_SECONDS,
-    MAX_THREADS,
 )
 
 # counts are integers, never booleans (YAML `true` would otherwise be read as 1)
@@ -20,15 +19,51 @@ NonNegativeInt = Annotated[int, Strict(), Field(ge=0)]
 # bounded settings (core/limits): a count or duration past its ceiling is refused at load
 Iterations = Annotated[int, Strict(), Field(gt=0, le=MAX_ITERATIONS)]
 Warmup = Annotated[int, Strict(), Field(ge=0, le=MAX_ITERATIONS)]
-Threads = Annotated[int, Strict(), Field(gt=0, le=MAX_THREADS)]
 CaseCap = Annotated[int, Strict(), Field(gt=0, le=MAX_CASES)]
-InputSets = Annotated[int, Strict(), Field(ge=2, le=MAX_INPUT_SETS)]
-Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 Peak = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _count(rule: Rule) -> Any:
+    low, high = int(rule.low), int(rule.high)
+    bound = Field(gt=0, le=high) if low == 1 else Field(ge=low, le=high)
+    return Annotated[int, Strict(), bound]
+
+
+# How a run setting's rule (core/case.py) types its YAML field: the constraints pydantic checks at load
+SCHEMA_TYPES: dict[str, Callable[[Rule], Any]] = {
+    "count": _count,
+    "seconds": lambda r: Annotated[float, Field(gt=0, le=r.high, allow_inf_nan=False)],
+    "duration": lambda r: Annotated[float, Field(ge=0, le=r.high, allow_inf_nan=False)],
+    "fraction": lambda r: Annotated[float, Field(gt=r.low, lt=r.high)],
+    "choice": lambda r: Literal[r.choices],
+    "check": lambda r: Literal[r.choices],
+    "timer": lambda r: str,  # a registered timer or auto: checked against the registry when planned
+}
+
+
+def _off(cls: type, value: Any) -> Any:
+    return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+
+
+# Every run setting as an optional field (a config gives some, per config or per benchmark), generated
+# from their one declaration
+_RUN_SETTING_VALIDATORS: dict[str, Any] = {
+    "_off": field_validator("check", mode="before")(classmethod(_off))
+}
+_RUN_SETTING_FIELDS: dict[str, Any] = {
+    f.name: (SCHEMA_TYPES[f.metadata["rule"].kind](f.metadata["rule"]) | None, None)
+    for f in declared_settings()
+}
+RunSettingFields: type[_Strict] = create_model(
+    "RunSettingFields",
+    __base__=_Strict,
+    __validators__=_RUN_SETTING_VALIDATORS,
+    **_RUN_SETTING_FIELDS,
+)
 
 
 class PeakOverrides(_Strict):
@@ -41,21 +76,15 @@ class PeakOverrides(_Strict):
     hbm_gbps: Peak | None = None
 
 
-CheckMode = Literal["strict", "flag", "off"]
-TimerName = str  # a registered timer or auto: checked against the timer registry when planned
-CachePolicy = Literal["cold", "warm"]
-Cadence = Literal["blocked", "sustained"]
 Granularity = Literal["tensorwise", "rowwise"]
 
 
-class Benchmark(_Strict):
+class Benchmark(RunSettingFields):  # type: ignore[valid-type,misc]
     """One entry of the Ironwood dialect's ``benchmarks:`` list."""
 
     benchmark_name: str
     benchmark_params: list[dict[str, Any]] | None = None
     benchmark_sweep_params: list[dict[str, Any]] | None = None
-    num_runs: Iterations | None = None
-    warmup: Warmup | None = None
     warmup_tries: Warmup | None = None  # the reference's spelling of warmup (it ignored it)
     topology: str | None = None  # injected into params that lack it (all-to-all's bandwidth model)
     backend: str | list[str] | None = None
@@ -63,43 +92,15 @@ class Benchmark(_Strict):
     trace_dir: str | None = None
     xla_dump_dir: str | None = None
     xlml_metrics_dir: str | None = None  # metrics_report.jsonl, one {metrics, dimensions} per case
-    timeout_s: Seconds | None = None
-    check: CheckMode | None = None
-    timer: TimerName | None = None
-    cache: CachePolicy | None = None
-    cadence: Cadence | None = None
-    threads: Threads | None = None
-    target_precision: float | None = Field(default=None, gt=0, lt=1)
-    max_runs: Iterations | None = None
-    max_time_s: Seconds | None = None
-    inputs: Literal["fixed", "rotate"] | None = None
-    input_sets: InputSets | None = None
     implementation: str | list[str] | None = None
     description: str | None = None
 
-    @field_validator("check", mode="before")
-    @classmethod
-    def _off(cls, value: Any) -> Any:
-        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
 
-
-class IronwoodConfig(_Strict):
+class IronwoodConfig(RunSettingFields):  # type: ignore[valid-type,misc]
     benchmarks: list[Benchmark] = Field(min_length=1)
     peaks: PeakOverrides | None = None
     max_cases: CaseCap | None = None
-    num_runs: Iterations | None = None
-    warmup: Warmup | None = None
     backend: str | list[str] | None = None
-    timeout_s: Seconds | None = None
-    timer: TimerName | None = None
-    cache: CachePolicy | None = None
-    cadence: Cadence | None = None
-    threads: Threads | None = None
-    target_precision: float | None = Field(default=None, gt=0, lt=1)
-    max_runs: Iterations | None = None
-    max_time_s: Seconds | None = None
-    inputs: Literal["fixed", "rotate"] | None = None
-    input_sets: InputSets | None = None
     implementation: str | list[str] | None = None  # each benchmark's, where it names none
 
 

@@ -8,33 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from microbench.core.case import CACHE_POLICIES, CADENCES, CHECK_MODES, INPUT_POLICIES, RunSettings
+from microbench.core.case import CHECK_MODES, Rule, RunSettings, declared_settings
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.limits import (
-    MAX_INPUT_SETS,
     MAX_ITERATIONS,
     MAX_SECONDS,
     MAX_SOAK_S,
-    MAX_THREADS,
 )
 from microbench.measure.timers import timer_names
-
-RUN_KEYS = (
-    "num_runs",
-    "warmup",
-    "timeout_s",
-    "check",
-    "timer",
-    "cache",
-    "cadence",
-    "threads",
-    "min_duration_s",
-    "target_precision",
-    "max_runs",
-    "max_time_s",
-    "inputs",
-    "input_sets",
-)
 
 
 def _count(value: Any, low: int, key: str, where: str, high: int = MAX_ITERATIONS) -> int:
@@ -45,27 +26,23 @@ def _count(value: Any, low: int, key: str, where: str, high: int = MAX_ITERATION
     return value
 
 
-def _seconds(value: Any, key: str, where: str) -> float:
+def _seconds(value: Any, key: str, where: str, high: float = MAX_SECONDS) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
-        or not 0 < value <= MAX_SECONDS  # NaN and infinity fail this too
+        or not 0 < value <= high  # NaN and infinity fail this too
     ):
         raise UserError(
-            f"must be a positive number of seconds up to {MAX_SECONDS:g}, got {value!r}",
+            f"must be a positive number of seconds up to {high:g}, got {value!r}",
             key=key_path(where, key),
         )
     return float(value)
 
 
-def _duration(value: Any, key: str, where: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not 0 <= value <= MAX_SOAK_S
-    ):
+def _duration(value: Any, key: str, where: str, high: float = MAX_SOAK_S) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
         raise UserError(
-            f"must be a number of seconds from 0 to {MAX_SOAK_S:g}, got {value!r}",
+            f"must be a number of seconds from 0 to {high:g}, got {value!r}",
             key=key_path(where, key),
         )
     return float(value)
@@ -101,29 +78,35 @@ def _check_mode(value: Any, key: str, where: str) -> str:
     return str(value)
 
 
-# How each run setting found among a case's keys is checked.
-RUN_SETTING_CHECKS = {
-    "num_runs": lambda v, where: _count(v, 1, "num_runs", where),
-    "warmup": lambda v, where: _count(v, 0, "warmup", where),
-    "timeout_s": lambda v, where: _seconds(v, "timeout_s", where),
-    "check": lambda v, where: _check_mode(v, "check", where),
-    "timer": lambda v, where: _choice(v, "timer", where, timer_names()),
-    "cache": lambda v, where: _choice(v, "cache", where, CACHE_POLICIES),
-    "cadence": lambda v, where: _choice(v, "cadence", where, CADENCES),
-    "threads": lambda v, where: _count(v, 1, "threads", where, MAX_THREADS),
-    "min_duration_s": lambda v, where: _duration(v, "min_duration_s", where),
-    "target_precision": lambda v, where: _fraction(v, "target_precision", where),
-    "max_runs": lambda v, where: _count(v, 1, "max_runs", where),
-    "max_time_s": lambda v, where: _seconds(v, "max_time_s", where),
-    "inputs": lambda v, where: _choice(v, "inputs", where, INPUT_POLICIES),
-    "input_sets": lambda v, where: _count(v, 2, "input_sets", where, MAX_INPUT_SETS),
+def _choices(rule: Rule) -> tuple[str, ...]:
+    return timer_names() if rule.kind == "timer" else rule.choices
+
+
+# How a rule's kind checks a value (key: the setting's name, where: the key path above it).
+CHECKS: dict[str, Callable[[Rule, Any, str, str], Any]] = {
+    "count": lambda r, v, key, where: _count(v, int(r.low), key, where, int(r.high)),
+    "seconds": lambda r, v, key, where: _seconds(v, key, where, r.high),
+    "duration": lambda r, v, key, where: _duration(v, key, where, r.high),
+    "fraction": lambda r, v, key, where: _fraction(v, key, where),
+    "choice": lambda r, v, key, where: _choice(v, key, where, _choices(r)),
+    "timer": lambda r, v, key, where: _choice(v, key, where, _choices(r)),
+    "check": lambda r, v, key, where: _check_mode(v, key, where),
 }
+# every run setting a config may give, in declaration order (core/case.py declares them)
+RUN_KEYS = tuple(f.name for f in declared_settings())
+RULES: dict[str, Rule] = {f.name: f.metadata["rule"] for f in declared_settings()}
+
+
+def check_setting(key: str, value: Any, where: str) -> Any:
+    """A run setting's value as its rule takes it, or a one-line error naming the key."""
+    rule = RULES[key]
+    return CHECKS[rule.kind](rule, value, key, where)
 
 
 def run_settings(base: RunSettings, given: dict[str, Any], where: str) -> RunSettings:
     """`base` updated with whichever run settings `given` holds."""
     updates: dict[str, Any] = {
-        key: RUN_SETTING_CHECKS[key](given[key], where) for key in RUN_KEYS if key in given
+        key: check_setting(key, given[key], where) for key in RUN_KEYS if key in given
     }
     run = replace(base, **updates)
     if "input_sets" in given and run.inputs != "rotate":

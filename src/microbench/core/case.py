@@ -5,9 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from microbench.limits import (
+    MAX_INPUT_SETS,
+    MAX_ITERATIONS,
+    MAX_SECONDS,
+    MAX_SOAK_S,
+    MAX_THREADS,
+)
 from microbench.platform.system_presets import HardwareStats
 
 CHECK_MODES = ("strict", "flag", "off")
@@ -26,30 +33,97 @@ def shape_label(
 
 
 @dataclass(frozen=True)
+class Rule:
+    """What values a run setting takes, declared with it: config/settings.py checks a config's value
+    against it (one line naming the key), config/schema.py types the YAML schemas' fields from it."""
+
+    kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, check, timer
+    low: float = 0
+    high: float = 0
+    choices: tuple[str, ...] = ()
+
+
+def setting(default: Any, doc: str, rule: Rule) -> Any:
+    """A run setting: its default, the README's line for it, its rule."""
+    return field(default=default, metadata={"doc": doc, "rule": rule})
+
+
+@dataclass(frozen=True)
 class RunSettings:
-    num_runs: int = 20
-    warmup: int = 3
-    timeout_s: float | None = None
-    check: str = "strict"  # strict: a wrong result is not timed; flag: timed but flagged; off
-    timer: str = "auto"  # a registered timer; auto picks per backend and platform (docs/method.md)
-    cache: str = "cold"  # cold: L2 (or the CPU's last-level cache) flushed before every iteration
-    cadence: str = (
-        "blocked"  # blocked: each iteration waits for its outputs; sustained: back to back
+    """How a case is timed. Each field a config may set is declared here once (`setting`): the YAML
+    schemas, the checks, the one-off command line's fields, the jax-bench dialect's keys and the
+    README's table are made from these declarations."""
+
+    num_runs: int = setting(
+        20,
+        "timed iterations, at least (the floor of a soak or a precision target)",
+        Rule("count", 1, MAX_ITERATIONS),
     )
-    threads: int | None = None  # CPU threads for the framework's host ops (None: its default)
-    # keep timing until this long has passed, num_runs or not (a power or thermal soak); warm-up then
-    # lasts at least min(1 s, min_duration_s / 5), as in the jax-bench harness
-    min_duration_s: float = 0.0
-    # adaptive stopping: past num_runs (the floor), time in rounds until the median's 95% confidence
-    # interval is within +-target_precision of it, or max_runs iterations or max_time_s of timing
-    target_precision: float | None = None
-    max_runs: int = 10_000
-    max_time_s: float = 10.0
-    # fixed: one input set, every iteration; rotate: input_sets sets cycled through the iterations
-    inputs: str = "fixed"
-    input_sets: int = 4
+    warmup: int = setting(3, "untimed calls first", Rule("count", 0, MAX_ITERATIONS))
+    timeout_s: float | None = setting(
+        None,
+        "stop a case after this long (a row with status timeout)",
+        Rule("seconds", 0, MAX_SECONDS),
+    )
+    check: str = setting(
+        "strict",
+        "strict: a wrong result is not timed; flag: timed but flagged; off",
+        Rule("check", choices=CHECK_MODES),
+    )
+    timer: str = setting(
+        "auto", "a registered timer; auto picks per backend and platform", Rule("timer")
+    )
+    cache: str = setting(
+        "cold",
+        "cold: L2 (or the CPU's last-level cache) flushed before every iteration; warm",
+        Rule("choice", choices=CACHE_POLICIES),
+    )
+    cadence: str = setting(
+        "blocked",
+        "blocked: each iteration waits for its outputs; sustained: back to back",
+        Rule("choice", choices=CADENCES),
+    )
+    threads: int | None = setting(
+        None,
+        "CPU threads for the framework's host ops (default: its own)",
+        Rule("count", 1, MAX_THREADS),
+    )
+    min_duration_s: float = setting(
+        0.0,
+        "keep timing until this long has passed (a power or thermal soak); warm-up then lasts at "
+        "least min(1 s, min_duration_s / 5)",
+        Rule("duration", 0, MAX_SOAK_S),
+    )
+    target_precision: float | None = setting(
+        None,
+        "past num_runs, time in rounds until the median's 95% confidence interval is within +-this "
+        "fraction of it",
+        Rule("fraction", 0, 1),
+    )
+    max_runs: int = setting(
+        10_000,
+        "with target_precision: at most this many iterations",
+        Rule("count", 1, MAX_ITERATIONS),
+    )
+    max_time_s: float = setting(
+        10.0, "with target_precision: at most this long timing", Rule("seconds", 0, MAX_SECONDS)
+    )
+    inputs: str = setting(
+        "fixed",
+        "fixed: one input set every iteration; rotate: input_sets sets cycled through them",
+        Rule("choice", choices=INPUT_POLICIES),
+    )
+    input_sets: int = setting(
+        4, "with inputs: rotate, how many sets", Rule("count", 2, MAX_INPUT_SETS)
+    )
     # jax-bench's columns: the host clock of an untraced, blocked loop, timed besides the device timer
+    # (set by the jax-bench dialect under upstream's conditions, not by a config)
     host_loop: bool = False
+
+
+def declared_settings() -> tuple[Any, ...]:
+    """The run settings a config may give, in declaration order (dataclass fields with a rule)."""
+    return tuple(f for f in fields(RunSettings) if "rule" in f.metadata)
 
 
 @dataclass(frozen=True)

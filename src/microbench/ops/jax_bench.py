@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Param
+from microbench.catalogue import Param, run_setting_params
 from microbench.errors import UserError, did_you_mean
 from microbench.ops import collectives
 from microbench.platform.dtypes import dtype
@@ -45,7 +45,8 @@ BASE_FIELDS = (
 # Under whose conditions a jax-bench file is measured (the `conditions` key, `--conditions`).
 CONDITIONS = ("upstream", "strict")
 
-# This project's keys, allowed in a v2 entry (and on a one-off command line) beside upstream's fields.
+# This project's keys, allowed in a v2 entry (and on a one-off command line) beside upstream's fields:
+# the conditions, the backends and implementations, and every run setting upstream has no name for
 OURS_AS_PARAMS = (
     Param(
         "conditions",
@@ -56,17 +57,8 @@ OURS_AS_PARAMS = (
     ),
     Param("backend", "str", "jax", doc="jax, torch (a list in YAML): the PyTorch twin too"),
     Param("implementation", "str", None, doc="one of the op's registered implementations"),
-    Param("timeout_s", "float", None, doc="stop a case after this long"),
-    Param("check", "str", "strict", doc="strict, flag or off: the float64 check"),
-    Param("timer", "str", "auto", doc="a registered timer; auto: device time where there is one"),
-    Param("cache", "str", None, doc="cold: caches flushed before each iteration; warm"),
-    Param("cadence", "str", "blocked", doc="blocked or sustained"),
-    Param("threads", "int", None, doc="host threads of PyTorch's CPU ops"),
-    Param("target_precision", "float", None, doc="time until the median is known within +-this"),
-    Param("max_runs", "int", 10_000, doc="with target_precision: at most this many iterations"),
-    Param("max_time_s", "float", 10.0, doc="with target_precision: at most this long timing"),
-    Param("inputs", "str", "fixed", doc="rotate: input_sets sets cycled through the iterations"),
-    Param("input_sets", "int", 4, doc="with inputs: rotate, how many sets"),
+    # upstream's own fields say num_runs, warmup_tries and min_duration_s
+    *run_setting_params(leave_out=("num_runs", "warmup", "min_duration_s")),
 )
 OURS = tuple(p.name for p in OURS_AS_PARAMS)
 

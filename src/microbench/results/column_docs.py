@@ -1,8 +1,9 @@
-"""The README's CSV column reference, generated from the row classes (each field's name and the note it
-declares with `core.column.column`) so it cannot fall behind them.
+"""The README's generated references: the CSV columns (from the row classes: each field's name and the
+note it declares with `core.column.doc`) and the run settings (from their one declaration,
+`core.case.RunSettings`), so neither can fall behind the code.
 
-`python -m microbench.results.column_docs --write` rewrites the README's section between its markers;
-a test fails when the README and this output differ.
+`python -m microbench.results.column_docs --write README.md` rewrites both sections between their
+markers; a test fails when the README and this output differ.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from dataclasses import fields
 from pathlib import Path
 
 from microbench.catalogue import all_specs
+from microbench.core.case import Rule, declared_settings
 from microbench.core.column import doc_of
 from microbench.results.columns import UNIT_SUFFIXES
 from microbench.results.records import BODY_GROUPS, HEAD_GROUPS, TAIL_GROUPS
 
 START, END = "<!-- columns: generated -->", "<!-- columns: end -->"
+SETTINGS_START, SETTINGS_END = "<!-- settings: generated -->", "<!-- settings: end -->"
 
 BLOCKS = {
     "Identity": "identity",
@@ -76,12 +79,47 @@ def markdown() -> str:
     return "\n".join(lines)
 
 
+def _allowed(rule: Rule) -> str:
+    """What values a rule takes, as a person reads them."""
+    if rule.choices:
+        return " \\| ".join(f"`{c}`" for c in rule.choices)
+    ranges = {
+        "count": f"integer {rule.low:g} to {rule.high:,.0f}",
+        "seconds": f"seconds, above 0, up to {rule.high:g}",
+        "duration": f"seconds, 0 to {rule.high:g}",
+        "fraction": "a fraction between 0 and 1",
+        "timer": "`auto` or a registered timer",
+    }
+    return ranges[rule.kind]
+
+
+def settings_markdown() -> str:
+    """The run settings a config gives (per config, per benchmark or per parameter entry)."""
+    lines = [
+        SETTINGS_START,
+        "| setting | default | takes | what it does |",
+        "|---|---|---|---|",
+        *(
+            f"| `{f.name}` | {'' if f.default is None else f'`{f.default}`'} | "
+            f"{_allowed(f.metadata['rule'])} | {f.metadata['doc']} |"
+            for f in declared_settings()
+        ),
+        SETTINGS_END,
+    ]
+    return "\n".join(lines)
+
+
+def _replaced(text: str, start: str, end: str, section: str) -> str:
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return head + section + tail
+
+
 def rewrite(readme: Path) -> bool:
-    """Replace the README's generated section; True when it changed."""
+    """Replace the README's generated sections; True when they changed."""
     text = readme.read_text(encoding="utf-8")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    new = head + markdown() + tail
+    new = _replaced(text, START, END, markdown())
+    new = _replaced(new, SETTINGS_START, SETTINGS_END, settings_markdown())
     if new != text:
         readme.write_text(new, encoding="utf-8")
     return new != text
