@@ -115,6 +115,10 @@ for l in open('$OUT/collectives_headline.jsonl'):
     tar czf "$OUT/cond.tgz" -C "$OUT" cond && rm -rf "$OUT/cond" ;;
   v2_beside)  # issue 34: upstream's own package (an ignored checkout in .upstream, carried) beside ours
     timeout 560 python3 bench/jax_bench_beside.py --upstream .upstream --gpu --rounds 2 | tee "$OUT/beside_gpu.md" ;;
+  adaptive)  # issue 39: adaptive sampling per backend and implementation, start to first row
+    python3 -c "import compileall, sys; compileall.compile_path(quiet=1)" >/dev/null 2>&1  # cached bytecode
+    python3 -m compileall -q src torch_backend >/dev/null 2>&1
+    timeout 560 python3 bench/adaptive_speed.py | tee "$OUT/adaptive.md" ;;
   v2_attention)
     timeout 560 $RUN --config configs/jax_bench/7x/attention_jax_flash.yaml --output-dir "$OUT/v2/attention" 2>&1 | grep -v Warn | tail -2
     python3 bench/summarize.py "$OUT/v2/attention/"*.csv | grep -v "^op |" | cut -c1-220
