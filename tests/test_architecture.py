@@ -48,6 +48,36 @@ def test_discovering_the_catalogue_imports_no_framework():
     assert out.stdout.strip() == "[] True", out.stderr
 
 
+COMPILER_STACK = ("torch._dynamo", "torch._inductor", "sympy", "torch.distributed.fsdp")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("backend", "must_not_import"),
+    [
+        (["--backend", "torch", "--implementation", "eager"], ("jax", *COMPILER_STACK)),
+        (["--backend", "jax"], ("torch",)),
+    ],
+    ids=["torch-eager", "jax"],
+)
+def test_a_run_imports_only_what_its_cases_need(tmp_path, backend, must_not_import):
+    """Importing the compiler stack cost a GPU machine's eager runs 5 s (torch.profiler pulls it in)."""
+    argv = ["microbench", "run", "--run", "add", "--m", "64", "--n", "64", *backend]
+    argv += ["--output-dir", str(tmp_path), "-q", "--no-progress"]
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: print('LOADED', [m for m in {must_not_import!r} if m in sys.modules]))\n"
+        f"sys.argv = {argv!r}\n"
+        "from microbench.entry import entry\nentry()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    assert list(tmp_path.glob("*.csv")), out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "LOADED []"
+
+
 def test_a_duplicate_op_or_implementation_is_refused():
     spec = get_spec("add")
     with pytest.raises(ValueError, match="op 'add' registered twice"):

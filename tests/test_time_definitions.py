@@ -228,8 +228,9 @@ def test_a_pytorch_case_times_on_its_own_gpu(monkeypatch):
     monkeypatch.setattr(
         torch.cuda, "synchronize", lambda device=None: flushed.append(("sync", device))
     )
-    monkeypatch.setattr(timing, "L2Flush", lambda device: lambda: flushed.append(("flush", device)))
-    monkeypatch.setattr(timing, "kernel_breakdown", lambda prepared: [])
+    monkeypatch.setattr(
+        timing, "_l2_flush", lambda device: lambda: flushed.append(("flush", torch.device(device)))
+    )
     gpu1 = torch.device("cuda", 1)
     prepared = Prepared(call=lambda: None, sync=lambda out: None, device=gpu1)
     result = timing._timer(timing.cuda_events)(case)(prepared, 0, 2)

@@ -193,28 +193,31 @@ def test_the_collector_freezes_the_heap_once_and_frees_everything_after_a_failur
 class SyntheticTimer:
     """Samples of known noise around 1 ms, on a fake clock that each sample advances."""
 
-    def __init__(self, relative_noise: float, clock: list[float], seed: int = 0):
+    def __init__(self, relative_noise: float, clock: list[float], seed: int = 0, session_s=0.0):
         import numpy as np
 
         self.rng = np.random.default_rng(seed)
         self.noise, self.clock, self.calls = relative_noise, clock, []
+        self.session_s = (
+            session_s  # what each call costs beside its samples (a trace's start and stop)
+        )
 
     def __call__(self, prepared, warmup, n):
         from microbench.core.types import Timing
 
         self.calls.append(n)
         samples = list(1e-3 * (1 + self.noise * self.rng.standard_normal(n)).clip(0.1))
-        self.clock[0] += sum(samples)
+        self.clock[0] += sum(samples) + self.session_s
         return Timing(samples_s=samples, source="synthetic")
 
 
-def adaptive(monkeypatch, noise, **settings):
+def adaptive(monkeypatch, noise, timer=None, **settings):
     from microbench.core.case import RunSettings
     from microbench.measure import procedure
 
     clock = [0.0]
     monkeypatch.setattr(procedure.time, "perf_counter", lambda: clock[0])
-    timer = SyntheticTimer(noise, clock)
+    timer = timer(clock) if timer else SyntheticTimer(noise, clock)
     run = RunSettings(num_runs=10, warmup=0, **settings)
 
     def warm_call():  # a warm-up iteration takes 1 ms of the fake clock too
@@ -239,6 +242,86 @@ def test_adaptive_stopping_respects_its_iteration_and_time_ceilings_and_says_whi
     assert timing.precision_ratio > 0.0001  # not reached, and the row says so rather than failing
     timing, _, elapsed = adaptive(monkeypatch, noise=0.5, target_precision=0.0001, max_time_s=0.2)
     assert timing.stop_reason == "max_time" and 0.2 <= elapsed < 0.2 + 0.01  # at most a round over
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_adaptive_case_takes_few_profiler_sessions_whatever_it_needs(monkeypatch, seed):
+    """Each round is one profiler session (its start, stop and parse cost beside the iterations): the
+    pilot, then rounds sized for the target with a margin, so a case ends after two to four."""
+    for noise in (0.01, 0.03, 0.05):  # 5%: ~3 800 samples for ±0.2%
+        timing, timer, _ = adaptive(
+            monkeypatch,
+            noise,
+            timer=lambda clock: SyntheticTimer(noise, clock, seed, session_s=0.015),
+            target_precision=0.002,
+            max_runs=100_000,
+            max_time_s=600,
+        )
+        assert timing.stop_reason == "precision"
+        assert len(timer.calls) <= 4, (noise, timer.calls)
+
+
+def test_only_the_timed_rounds_count_against_max_time(monkeypatch):
+    """The timer is made (a GPU timer's profiler and flush buffer ready) before the case's clock starts:
+    a 5 s start-up leaves its max_time_s whole, and a timer's kernel breakdown follows the loop once."""
+    from microbench.core.types import Kernel
+
+    breakdowns = []
+
+    def made_after_a_slow_start_up(clock):
+        clock[0] += 5.0  # what starting CUPTI and importing a profiler cost the first case
+        synthetic = SyntheticTimer(0.01, clock)  # ~150 samples of 1 ms for the target
+        return timers.Described(
+            synthetic, lambda p: breakdowns.append(p) or [Kernel("k", 1, 1e-3, 1)]
+        )
+
+    timing, timer, _ = adaptive(
+        monkeypatch, 0.01, timer=made_after_a_slow_start_up, target_precision=0.002, max_time_s=4
+    )
+    assert timing.stop_reason == "precision" and timing.loop_s < 1
+    assert len(timer.timer.calls) > 1 and len(breakdowns) == 1 and timing.kernels[0].name == "k"
+
+
+def test_a_torch_gpu_timer_is_ready_before_it_is_returned(monkeypatch):
+    """backend.timer readies the profiler and the flush buffer when it makes the timer: `measure` gets
+    it before its clock starts."""
+    torch = pytest.importorskip("torch")
+    from microbench.core.case import Case, Outputs, RunSettings
+    from torch_backend import backend, profiling, timing
+
+    order = []
+    monkeypatch.setattr(profiling, "warm", lambda device: order.append(("warm", str(device))))
+    monkeypatch.setattr(timing, "_l2_flush", lambda device: order.append(("flush", device)))
+    monkeypatch.setattr(backend, "get_timer", lambda *a: lambda p, w, n: order.append("round"))
+    case = Case(
+        op="add",
+        backend="torch",
+        params={"m": 4, "n": 4},
+        run=RunSettings(cache="cold"),
+        outputs=Outputs(csv_path="x.csv"),
+        benchmark="b",
+    )
+    backend.TorchBackend().timer(case, torch.device("cuda", 0))
+    assert order == [("warm", "cuda:0"), ("flush", "cuda:0")]
+
+
+def test_the_jax_flush_is_made_with_the_timer_not_in_a_round(monkeypatch):
+    pytest.importorskip("jax")
+    from microbench.core.case import Case, Outputs, RunSettings
+    from microbench.jax_backend import timers as jax_timers
+
+    made = []
+    monkeypatch.setattr(jax_timers, "flusher", lambda case: made.append(case) or (lambda: None))
+    case = Case(
+        op="add",
+        backend="jax",
+        params={"m": 4, "n": 4},
+        run=RunSettings(cache="cold"),
+        outputs=Outputs(csv_path="x.csv"),
+        benchmark="b",
+    )
+    jax_timers.xprof_timer(case)
+    assert made == [case]
 
 
 def test_without_a_target_timing_is_num_runs_and_a_soak_comes_before_the_target(monkeypatch):

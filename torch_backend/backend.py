@@ -17,7 +17,7 @@ from microbench.core.types import DeviceInfo, Measurement
 from microbench.measure.procedure import measure
 from microbench.measure.timers import Timer, get_timer, timer_name
 from microbench.platform.environment import cpu_name
-from torch_backend.timing import with_host_ops
+from torch_backend.timing import ready, with_host_ops
 
 
 def default_device() -> torch.device:
@@ -70,9 +70,13 @@ class TorchBackend:
         )
 
     def timer(self, case: Case, device: torch.device) -> Timer:
+        """The case's timer, made (with what it needs: `ready`) before the case's clock starts."""
         platform_name = "gpu" if device.type == "cuda" else "cpu"
         timer = get_timer(self.name, timer_name(self.name, platform_name, case.run.timer), case)
-        return timer if device.type == "cuda" else with_host_ops(timer)
+        if device.type != "cuda":
+            return with_host_ops(timer)
+        ready(case, device)
+        return timer
 
     def measure(self, case: Case) -> Measurement:
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:  # a process per device

@@ -1,4 +1,4 @@
-"""How many kernels one call launches, counted with torch.profiler.
+"""How many kernels one call launches, counted with the profiler.
 
 CUDA: device kernel events per call. CPU: top-level operator calls per call (a compiled region counts
 as one), the closest CPU analogue of a launch.
@@ -10,20 +10,18 @@ from collections.abc import Callable
 from typing import Any
 
 from microbench.platform.frameworks import torch
+from torch_backend import profiling
 
 SKIP = ("ProfilerStep", "[memory]", "cudaDeviceSynchronize", "cudaStreamSynchronize")
 
 
 def count_kernels(fn: Callable[[], Any], device: Any, calls: int = 3) -> float:
-    from torch.profiler import ProfilerActivity, profile
-
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-    with profile(activities=activities) as prof, torch.no_grad():
+    with profiling.recording(device) as prof, torch.no_grad():
         for _ in range(calls):
             fn()
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-    events = prof.events()
+    events = prof.function_events
     if device.type == "cuda":
         kernels = [
             e for e in events if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA

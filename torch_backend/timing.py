@@ -11,12 +11,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import os
-import sys
+import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from microbench.core.case import Case
@@ -29,6 +26,7 @@ from microbench.measure.attribution import (
     breakdown,
 )
 from microbench.measure.timers import (
+    Described,
     Timer,
     gc_paused,
     host_flush,
@@ -38,6 +36,7 @@ from microbench.measure.timers import (
 )
 from microbench.platform import interrupt
 from microbench.platform.frameworks import torch
+from torch_backend import profiling
 
 ITERATION = "mb::iteration"
 ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device timeline
@@ -54,6 +53,8 @@ def l2_flush_buffer(device: Any) -> Any:
 
 
 class L2Flush:
+    """One per device for the process (`flusher`): made before the first case's clock starts."""
+
     def __init__(self, device: Any) -> None:
         self.device = device
         self.buffer = l2_flush_buffer(device)
@@ -67,10 +68,22 @@ class L2Flush:
         self.buffer.zero_()
 
 
+@functools.cache
+def _l2_flush(device: str) -> L2Flush:
+    return L2Flush(torch.device(device))
+
+
 def flusher(case: Case, device: Any) -> Callable[[], None]:
     if device.type != "cuda":
         return host_flush(case)
-    return L2Flush(device) if case.run.cache == "cold" else no_flush
+    return _l2_flush(str(device)) if case.run.cache == "cold" else no_flush
+
+
+def ready(case: Case, device: Any) -> None:
+    """What the case's GPU timer needs (the profiler started, the flush buffer), made before its clock
+    starts: the first case of a process used to pay the profiler's start-up out of its max_time_s."""
+    profiling.warm(device)
+    flusher(case, device)
 
 
 def _device(prepared: Prepared) -> Any:
@@ -132,18 +145,12 @@ def cuda_events(
     with torch.cuda.device(_device(prepared)):
         warm_up(prepared, warmup)
         samples, wall = _event_loop(prepared, n, flush, sustained=sustained)
-        kernels = kernel_breakdown(prepared)
     return Timing(
         samples_s=samples,
         source="cuda_events",
         wall_samples_s=wall,
         launch_samples_s=list(samples),
-        kernels=kernels,
     )
-
-
-def profiler_events(prof: Any) -> list[Any]:
-    return list(prof.profiler.kineto_results.events())
 
 
 def _annotation(e: Any) -> bool:
@@ -199,14 +206,14 @@ def profiled_iterations(
     prepared: Prepared, n: int, flush: Callable[[], None], sustained: bool = False
 ) -> tuple[list[IterationKernels], list[float], list[float]]:
     """n iterations under the profiler: each one's kernels, and the launch-inclusive and wall times."""
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.autograd.profiler import record_function
 
     device = _device(prepared)
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    with profiling.recording(device) as prof:
         launch, wall = _event_loop(
             prepared, n, flush, lambda: record_function(ITERATION), sustained=sustained
         )
-    events = windows_and_kernels(profiler_events(prof), device.index or 0)
+    events = windows_and_kernels(profiling.raw_events(prof), device.index or 0)
     return attribute(*events, executed_inside=not sustained), launch, wall
 
 
@@ -258,39 +265,22 @@ def cuda_graph(
         samples, wall = _event_loop(replay, n, flush, sustained=sustained)
         samples = [s / GRAPH_UNROLL for s in samples]
         del captured
-        kernels = kernel_breakdown(prepared)
-    return Timing(samples_s=samples, source="cuda_graph", wall_samples_s=wall, kernels=kernels)
+    return Timing(samples_s=samples, source="cuda_graph", wall_samples_s=wall)
 
 
 def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
     """Kernel names, launches per iteration and shares from a short profiled pass (after timing)."""
     try:
-        return breakdown(profiled_iterations(prepared, iterations, no_flush)[0])
+        with torch.cuda.device(_device(prepared)):
+            return breakdown(profiled_iterations(prepared, iterations, no_flush)[0])
     except Exception:  # a breakdown is a help, never a reason to lose the row
         return []
 
 
-@contextlib.contextmanager
-def native_stderr_silenced() -> Iterator[None]:
-    """Kineto logs `profiler_start`/`profiler_stop` lines from C++ on every profiled pass (torch 2.13);
-    a breakdown pass should not fill the user's terminal with them."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
 def host_op_breakdown(prepared: Prepared, iterations: int = 3) -> list[Kernel]:
     """On a CPU the ATen ops are the kernels: each op's calls per iteration and share of self time."""
-    from torch.profiler import ProfilerActivity, profile
-
     try:
-        with native_stderr_silenced(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        with profiling.recording(torch.device("cpu")) as prof:
             for _ in range(iterations):
                 prepared.sync(prepared.call())
         ops = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
@@ -311,27 +301,23 @@ def host_op_breakdown(prepared: Prepared, iterations: int = 3) -> list[Kernel]:
 
 def with_host_ops(timer: Timer) -> Timer:
     """A host timer whose rows also name the ops that took the time (device timers name kernels)."""
-
-    def timed(prepared: Prepared, warmup: int, n: int) -> Timing:
-        timing = timer(prepared, warmup, n)
-        if timing.kernels:
-            return timing
-        return dataclasses.replace(timing, kernels=host_op_breakdown(prepared))
-
-    return timed
+    return Described(timer, host_op_breakdown)
 
 
-def _timer(fn: Callable[..., Timing]) -> Callable[[Case], Timer]:
+def _timer(fn: Callable[..., Timing], traced: bool = False) -> Callable[[Case], Timer]:
+    """A registered timer from one of the loops above; one that is not `traced` names its kernels in a
+    short profiled pass after the timed loop."""
+
     def factory(case: Case) -> Timer:
         def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
             sustained = case.run.cadence == "sustained"
             return fn(prepared, warmup, n, flusher(case, _device(prepared)), sustained)
 
-        return timer
+        return timer if traced else Described(timer, kernel_breakdown)
 
     return factory
 
 
-register_timer("cupti", ("torch",), auto_on=(("torch", "gpu"),))(_timer(cupti))
+register_timer("cupti", ("torch",), auto_on=(("torch", "gpu"),))(_timer(cupti, traced=True))
 register_timer("cuda_graph", ("torch",))(_timer(cuda_graph))
 register_timer("cuda_events", ("torch",))(_timer(cuda_events))

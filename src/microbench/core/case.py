@@ -106,7 +106,10 @@ class RunSettings:
         Rule("count", 1, MAX_ITERATIONS),
     )
     max_time_s: float = setting(
-        10.0, "with target_precision: at most this long timing", Rule("seconds", 0, MAX_SECONDS)
+        10.0,
+        "with target_precision: no round starts after this much timing wall (the rounds' iterations, "
+        "cache flushes and trace reading; not warm-up, compile or the profiler's start-up)",
+        Rule("seconds", 0, MAX_SECONDS),
     )
     inputs: str = setting(
         "fixed",

@@ -10,11 +10,17 @@ from microbench.core.case import Case, RunSettings, shape_label
 from microbench.core.types import CheckResult, DeviceInfo, Measurement, Prepared, Timing
 from microbench.errors import CaseFailure, Status
 from microbench.measure import garbage
-from microbench.measure.timers import Timer, wall_clock, warm_up
+from microbench.measure.timers import Described, Timer, wall_clock, warm_up
 from microbench.platform import interrupt
 
-MAX_ROUND = 1000  # iterations one round of a soak times at most (one trace, one parse)
+MAX_ROUND = (
+    10_000  # iterations one round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
+)
 MAX_SOAK_SAMPLES = 100_000  # a soak of tiny kernels stops recording here (and stops)
+# a round sized for the precision target asks this much more than the 1/sqrt(n) estimate: each round
+# is a profiler session (start, stop, parse: ~15 ms of JAX's on an H100 beside its iterations), and
+# an estimate that just misses cost a third round
+ROUND_MARGIN = 1.2
 
 
 def check_fits(spec: OpSpec, case: Case, capacity_bytes: float | None) -> None:
@@ -79,13 +85,14 @@ def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | Non
 
 def next_round(timing: Timing, run: RunSettings, elapsed_s: float) -> int:
     """Iterations for the next round: what fills the rest of a soak, or what the precision target
-    needs if the interval narrows as 1/sqrt(n) (at least a quarter more), within the ceilings."""
+    needs if the interval narrows as 1/sqrt(n), with ROUND_MARGIN (at least a quarter more), within
+    the ceilings."""
     per_iteration = elapsed_s / timing.count
     if elapsed_s < run.min_duration_s:
         wanted = int((run.min_duration_s - elapsed_s) / per_iteration) + 1
     else:
         reached, target = timing.precision_ratio, run.target_precision or 1.0
-        grow = (reached / target) ** 2 if reached else 2.0
+        grow = (reached / target) ** 2 * ROUND_MARGIN if reached else 2.0
         wanted = max(int(timing.count * (grow - 1)) + 1, timing.count // 4)
         wanted = min(
             wanted,
@@ -99,7 +106,8 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     """Warm-up, then num_runs iterations (the floor). With min_duration_s or target_precision, time goes
     on in rounds (each one call of the timer: one trace for a device timer) until `stop_reason` says
     why not; a soak warms up for at least min(1 s, min_duration_s / 5) first, as jax-bench does. The
-    timed loop's start and length (post-processing included, warm-up not) are kept on the timing."""
+    timed loop's start and length (post-processing included, warm-up not) are kept on the timing; a
+    `Described` timer's kernel breakdown follows, outside it."""
     warm_until = time.perf_counter() + min(1.0, run.min_duration_s / 5)
     warm_up(prepared, run.warmup)
     while time.perf_counter() < warm_until:
@@ -113,6 +121,8 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
             timing.extend(timer(prepared, 0, next_round(timing, run, time.perf_counter() - start)))
         timing.stop_reason = reason
     timing.loop_started_at, timing.loop_s = started_at, time.perf_counter() - start
+    if isinstance(timer, Described) and not timing.kernels:
+        timing.kernels = timer.breakdown(prepared)
     return timing
 
 

@@ -20,13 +20,27 @@ import numpy as np
 
 from microbench.catalogue import CATALOGUE
 from microbench.core.case import Case
-from microbench.core.types import Prepared, Timing
+from microbench.core.types import Kernel, Prepared, Timing
 from microbench.errors import unsupported
 from microbench.measure import garbage
 from microbench.platform import interrupt
 
 Timer = Callable[[Prepared, int, int], Timing]  # (prepared, warmup, iterations) -> samples
 TimerFactory = Callable[[Case], Timer]
+
+
+@dataclass(frozen=True)
+class Described:
+    """A timer whose samples name no kernels, and the separate pass that names them: run once after
+    the timed loop (`procedure.timed`), never inside a round, where it cost every round a profiled pass."""
+
+    timer: Timer
+    breakdown: Callable[[Prepared], list[Kernel]]
+
+    def __call__(self, prepared: Prepared, warmup: int, n: int) -> Timing:
+        return self.timer(prepared, warmup, n)
+
+
 AUTO = "auto"
 FALLBACK = "wall"  # what `auto` means where no timer claims the (backend, platform)
 

@@ -1,0 +1,70 @@
+"""One way into PyTorch's profiler (Kineto; CUPTI on a GPU) for every timer, breakdown and count.
+
+`torch.profiler.profile` asks `hasattr(torch, "_inductor")` as it starts, which imports the compiler
+stack (dynamo, inductor, sympy: ~900 modules, 5 s on a GPU machine whose packages had no cached
+bytecode) into runs that compile nothing, and charged it to the first case's timing. The autograd
+profiler beneath it records the same Kineto events without that. The first session of a process also
+starts CUPTI: `warm` pays for it once, before any case's clock starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from microbench.platform.frameworks import torch
+
+
+@contextlib.contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Kineto logs `profiler_start`/`profiler_stop` lines from C++ at every session (torch 2.13); they
+    are not the user's business."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def recording(device: Any) -> Iterator[Any]:
+    """A Kineto session: host operators always, the GPU's kernels on a CUDA device. The profile it
+    yields has `kineto_results` (raw events) and `key_averages()`/`function_events` after the block."""
+    from torch.autograd import profiler
+
+    on_gpu = device.type == "cuda"
+    prof = profiler.profile(use_cpu=True, use_device="cuda" if on_gpu else None, use_kineto=True)
+    with native_stderr_silenced():
+        prof.__enter__()
+    try:
+        yield prof
+    finally:
+        with native_stderr_silenced():
+            prof.__exit__(None, None, None)
+
+
+def raw_events(prof: Any) -> list[Any]:
+    """Kineto's events, unprocessed: reading them skips the profiler's Python event tree."""
+    return list(prof.kineto_results.events())
+
+
+@functools.cache
+def _warmed(device: str) -> None:
+    dev = torch.device(device)
+    with recording(dev) as prof:
+        x = torch.ones(8, device=dev)
+        (x + 1).sum().item()
+    raw_events(prof)
+
+
+def warm(device: Any) -> None:
+    """Start the profiler (and CUPTI) once per process and device, outside any case's timing."""
+    _warmed(str(device))
