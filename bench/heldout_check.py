@@ -132,7 +132,7 @@ def outside(iters: int, work: str) -> tuple[dict[str, float], dict[str, Any]]:
     import torch
 
     from microbench.catalogue import ArrayImplementation, implementation_of
-    from torch_backend.arrays import BUILDERS
+    from torch_backend.arrays import array_builder
     from torch_backend.tensors import to_torch
 
     found: dict[str, float] = {}
@@ -148,7 +148,9 @@ def outside(iters: int, work: str) -> tuple[dict[str, float], dict[str, Any]]:
     device = torch.device("cuda", 0)
     for op, given in CASES:
         params, host = inputs(op, given)
-        fn, label = BUILDERS[op](params, device)
+        build = array_builder(op)
+        assert build is not None, f"{op} has no eager array builder"
+        fn, label = build(params, device)
         tensors = [to_torch(a, device) for a in host]
         key = f"{op}|{shape_of(given)}|torch|{label}"
         found[key], kernels[key] = torch_kernel_us(fn, tensors, iters)

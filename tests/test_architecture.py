@@ -505,3 +505,25 @@ def test_every_registration_and_sink_method_the_page_names_exists():
     sink_row = next(line for line in points.splitlines() if line.startswith("| an output format"))
     methods = re.findall(r"`(\w+)`", sink_row.split("a `Sink` (", 1)[1].split(")", 1)[0])
     assert methods and all(hasattr(microbench.results.sinks.Sink, m) for m in methods), methods
+
+
+@pytest.mark.slow
+def test_every_name_a_bench_script_imports_from_the_project_exists():
+    """bench/ runs on the GPU machine only: a renamed registry broke a script there unseen."""
+    import importlib
+
+    missing = []
+    for script in sorted((ROOT / "bench").glob("*.py")):
+        for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            if node.module.split(".")[0] not in ("microbench", "torch_backend"):
+                continue
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                if not hasattr(module, alias.name):
+                    try:
+                        importlib.import_module(f"{node.module}.{alias.name}")
+                    except ImportError:
+                        missing.append(f"{script.name}: {node.module}.{alias.name}")
+    assert not missing
