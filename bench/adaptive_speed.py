@@ -8,7 +8,9 @@ and compiled, each in a fresh process (so the first case of a process is the one
 - the samples, the precision reached and why timing stopped, for targets of +-0.5% and +-0.2%;
 - the timing wall (`timed_loop_s`: the timed loop with its trace's stop and parse) and samples per
   second of it;
-- the process's start to its first row on disk, and its whole wall.
+- the process's start to its first row on disk, and its whole wall;
+- per variant, the marginal cost of a case: a run of MARGINAL_CASES identical add cases (seeds 0..n-1,
+  +-0.2%) against the one-case run, (wall of n - wall of 1) / (n - 1).
 """
 
 from __future__ import annotations
@@ -43,6 +45,45 @@ VARIANTS = {
     "torch eager": ["--backend", "torch", "--implementation", "eager"],
     "torch compile": ["--backend", "torch", "--implementation", "compile"],
 }
+
+
+MARGINAL_CASES = 5
+SWEEP = """backend: [{backend}]
+{implementation}target_precision: 0.002
+max_time_s: {max_time}
+num_runs: 20
+benchmarks:
+- benchmark_name: add
+  csv_path: {csv}
+  benchmark_sweep_params:
+  - {{m: 2048, n: 4096, dtype: bfloat16, seed: {seeds}}}
+"""
+
+
+def process_wall(variant: list[str], cases: int, max_time: float) -> float:
+    """Wall of one fresh process running `cases` identical add cases."""
+    options = dict(zip(variant[::2], variant[1::2], strict=True))
+    implementation = options.get("--implementation")
+    with tempfile.TemporaryDirectory() as folder:
+        config = os.path.join(folder, "sweep.yaml")
+        with open(config, "w") as f:
+            f.write(
+                SWEEP.format(
+                    backend=options["--backend"],
+                    implementation=f"implementation: {implementation}\n" if implementation else "",
+                    max_time=max_time,
+                    csv=os.path.join(folder, "r.csv"),
+                    seeds=list(range(cases)),
+                )
+            )
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "microbench.cli", "run", "--config", config, "-q"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        return time.perf_counter() - start
 
 
 def one(case: list[str], variant: list[str], target: float, max_time: float) -> dict[str, str]:
@@ -118,6 +159,13 @@ def main() -> None:
                     f"| {row['first_row_s']} | {row['process_s']} |",
                     flush=True,
                 )
+    print(f"\n| backend | one case s | {MARGINAL_CASES} cases s | marginal s per case |")
+    print("|---|---|---|---|")
+    for label, variant in VARIANTS.items():
+        single = process_wall(variant, 1, args.max_time)
+        several = process_wall(variant, MARGINAL_CASES, args.max_time)
+        marginal = (several - single) / (MARGINAL_CASES - 1)
+        print(f"| {label} | {single:.2f} | {several:.2f} | {marginal:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

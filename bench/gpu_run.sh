@@ -116,8 +116,11 @@ for l in open('$OUT/collectives_headline.jsonl'):
   v2_beside)  # issue 34: upstream's own package (an ignored checkout in .upstream, carried) beside ours
     timeout 560 python3 bench/jax_bench_beside.py --upstream .upstream --gpu --rounds 2 | tee "$OUT/beside_gpu.md" ;;
   adaptive)  # issue 39: adaptive sampling per backend and implementation, start to first row
-    python3 -c "import compileall, sys; compileall.compile_path(quiet=1)" >/dev/null 2>&1  # cached bytecode
-    python3 -m compileall -q src torch_backend >/dev/null 2>&1
+    # cached bytecode, as on a machine that has imported its packages before (this one ships without:
+    # compile_path alone compiles no package below site-packages' top level)
+    python3 -m compileall -q -j 0 src torch_backend $(python3 -c "import site; print(*site.getsitepackages())") /tmp/site >/dev/null 2>&1
+    python3 -c "import torch, os; print('torch bytecode cached:', os.path.isdir(os.path.join(os.path.dirname(torch.__file__), '__pycache__')), 'PYTHONDONTWRITEBYTECODE', os.environ.get('PYTHONDONTWRITEBYTECODE'))"
+    for i in 1 2; do /usr/bin/time -f "import torch: %e s" python3 -c "import torch"; /usr/bin/time -f "import jax: %e s" python3 -c "import jax"; done
     timeout 560 python3 bench/adaptive_speed.py | tee "$OUT/adaptive.md" ;;
   sessions)  # issue 39: one profiler session's start, stop and parse beside its loop
     timeout 300 python3 bench/trace_overhead.py 2>&1 | grep -v "^USDT\|Warning" | tee "$OUT/sessions.txt" ;;
