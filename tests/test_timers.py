@@ -48,12 +48,23 @@ def test_blocked_wall_clock_takes_one_sample_per_iteration_after_its_warm_up():
     assert timing.wall_samples_s == timing.samples_s == timing.launch_samples_s
 
 
-def test_the_cache_flush_runs_before_every_iteration_and_outside_its_window():
+def test_the_cache_flush_runs_before_every_iteration_outside_its_window_and_is_costed(monkeypatch):
+    """On a fake clock (a flush takes 1 s, a call 1 ms): no flush in any sample, and the row's
+    `flush_s` is the flushes' own wall."""
+    clock = [0.0]
+    monkeypatch.setattr(timers.time, "perf_counter", lambda: clock[0])
     fake = Fake()
-    flush = SlowFlush(fake, seconds=0.02)
-    timing = timers.wall_clock(fake.prepared(), warmup=0, n=4, flush=flush)
-    assert flush.count == 4 and fake.events == ["flush", "call", "sync"] * 4
-    assert timing.max_s < 0.01  # the 20 ms flush is not in any sample
+
+    def tick(seconds, event):
+        clock[0] += seconds
+        fake.events.append(event)
+
+    fake.call = lambda: tick(1e-3, "call")
+    cold = timers.Metered(lambda: tick(1.0, "flush"))
+    timing = timers.wall_clock(fake.prepared(), warmup=0, n=4, flush=cold)
+    assert fake.events == ["flush", "call", "sync"] * 4
+    assert timing.samples_s == pytest.approx([1e-3] * 4)
+    assert timing.flush_s == pytest.approx(4.0)
 
 
 def test_sustained_cadence_queues_the_calls_and_waits_once():
@@ -208,7 +219,7 @@ class SyntheticTimer:
         self.calls.append(n)
         samples = list(1e-3 * (1 + self.noise * self.rng.standard_normal(n)).clip(0.1))
         self.clock[0] += sum(samples) + self.session_s
-        return Timing(samples_s=samples, source="synthetic")
+        return Timing(samples_s=samples, source="synthetic", session_s=self.session_s)
 
 
 def adaptive(monkeypatch, noise, timer=None, **settings):
@@ -259,6 +270,24 @@ def test_an_adaptive_case_takes_few_profiler_sessions_whatever_it_needs(monkeypa
         )
         assert timing.stop_reason == "precision"
         assert len(timer.calls) <= 4, (noise, timer.calls)
+
+
+def test_a_round_outlasts_the_profiler_session_it_pays_for(monkeypatch):
+    """A 200 ms session beside 1 ms samples: the round after the pilot takes at least 200 samples
+    (more samples in a paid-for session are cheap), where the target alone asked for fewer."""
+    from microbench.measure import procedure
+
+    def rounds(session_s):
+        return adaptive(
+            monkeypatch,
+            0.02,
+            timer=lambda clock: SyntheticTimer(0.02, clock, session_s=session_s),
+            target_precision=0.005,
+            max_time_s=600,
+        )[1].calls
+
+    assert rounds(0.0)[1] < 150
+    assert rounds(0.2)[1] >= 200 * procedure.SESSION_SHARE - 1
 
 
 def test_only_the_timed_rounds_count_against_max_time(monkeypatch):

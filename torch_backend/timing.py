@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from microbench.core.case import Case
@@ -27,6 +28,7 @@ from microbench.measure.attribution import (
 )
 from microbench.measure.timers import (
     Described,
+    Metered,
     Timer,
     gc_paused,
     host_flush,
@@ -202,19 +204,34 @@ def windows_and_kernels(
     return windows, launches, kernels
 
 
+@dataclass
+class Profiled:
+    """One profiled loop: its iterations' kernels, launch-inclusive and wall times, session cost."""
+
+    iterations: list[IterationKernels]
+    launch: list[float]
+    wall: list[float]
+    session_s: float
+
+
 def profiled_iterations(
     prepared: Prepared, n: int, flush: Callable[[], None], sustained: bool = False
-) -> tuple[list[IterationKernels], list[float], list[float]]:
-    """n iterations under the profiler: each one's kernels, and the launch-inclusive and wall times."""
+) -> Profiled:
+    """n iterations under the profiler: each one's kernels, their launch-inclusive and wall times, and
+    the session's own cost (start, stop, parse)."""
     from torch.autograd.profiler import record_function
 
     device = _device(prepared)
+    session_start = time.perf_counter()
     with profiling.recording(device) as prof:
+        loop_start = time.perf_counter()
         launch, wall = _event_loop(
             prepared, n, flush, lambda: record_function(ITERATION), sustained=sustained
         )
+        loop_s = time.perf_counter() - loop_start
     events = windows_and_kernels(profiling.raw_events(prof), device.index or 0)
-    return attribute(*events, executed_inside=not sustained), launch, wall
+    iterations = attribute(*events, executed_inside=not sustained)
+    return Profiled(iterations, launch, wall, time.perf_counter() - session_start - loop_s)
 
 
 def cupti(
@@ -227,14 +244,15 @@ def cupti(
     """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
     with torch.cuda.device(_device(prepared)):
         warm_up(prepared, warmup)
-        iterations, launch, wall = profiled_iterations(prepared, n, flush, sustained)
+        run = profiled_iterations(prepared, n, flush, sustained)
     return Timing(
-        samples_s=[it.total_ns * 1e-9 for it in iterations],
+        samples_s=[it.total_ns * 1e-9 for it in run.iterations],
         source="cupti",
-        wall_samples_s=wall,
-        span_samples_s=[it.span_ns * 1e-9 for it in iterations],
-        launch_samples_s=launch,
-        kernels=breakdown(iterations),
+        wall_samples_s=run.wall,
+        span_samples_s=[it.span_ns * 1e-9 for it in run.iterations],
+        launch_samples_s=run.launch,
+        kernels=breakdown(run.iterations),
+        session_s=run.session_s,
     )
 
 
@@ -272,7 +290,7 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
     """Kernel names, launches per iteration and shares from a short profiled pass (after timing)."""
     try:
         with torch.cuda.device(_device(prepared)):
-            return breakdown(profiled_iterations(prepared, iterations, no_flush)[0])
+            return breakdown(profiled_iterations(prepared, iterations, no_flush).iterations)
     except Exception:  # a breakdown is a help, never a reason to lose the row
         return []
 
@@ -311,7 +329,10 @@ def _timer(fn: Callable[..., Timing], traced: bool = False) -> Callable[[Case], 
     def factory(case: Case) -> Timer:
         def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
             sustained = case.run.cadence == "sustained"
-            return fn(prepared, warmup, n, flusher(case, _device(prepared)), sustained)
+            flush = Metered(flusher(case, _device(prepared)))
+            timing: Timing = fn(prepared, warmup, n, flush, sustained)
+            timing.flush_s = flush.seconds
+            return timing
 
         return timer if traced else Described(timer, kernel_breakdown)
 

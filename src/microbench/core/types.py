@@ -61,6 +61,10 @@ class Timing(SampleStats):
     # when it began (seconds since the epoch) and how long it took; the procedure sets both
     loop_started_at: float | None = None
     loop_s: float | None = None
+    # host wall spent on cache flushes between blocked iterations (outside the samples), and on the
+    # profiler's sessions (start, stop, parse) around the iterations; both inside loop_s
+    flush_s: float = 0.0
+    session_s: float = 0.0
 
     def _values(self) -> list[float]:
         return self.samples_s
@@ -72,6 +76,8 @@ class Timing(SampleStats):
             getattr(self, name).extend(getattr(later, name))
         for device, samples in later.device_samples_s.items():
             self.device_samples_s.setdefault(device, []).extend(samples)
+        self.flush_s += later.flush_s
+        self.session_s += later.session_s
         self.kernels = later.kernels or self.kernels
         self.trace_path = later.trace_path or self.trace_path
 

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from microbench.errors import CaseFailure, Status
 from microbench.jax_backend import distributed, xplane
 from microbench.measure.timers import (
     HostFlush,
+    Metered,
     Timer,
     no_flush,
     register_timer,
@@ -142,9 +144,16 @@ def traced_samples(
     keep = case.outputs.trace_dir
     trace_dir = os.path.join(keep, safe_name(case.label)) if keep else None
 
-    def run() -> list[float]:
-        return timed_iterations(prepared, n, flush, sustained=case.run.cadence == "sustained")
+    metered, loop_s = Metered(flush), 0.0
 
+    def run() -> list[float]:
+        nonlocal loop_s
+        t0 = time.perf_counter()
+        wall = timed_iterations(prepared, n, metered, sustained=case.run.cadence == "sustained")
+        loop_s = time.perf_counter() - t0
+        return wall
+
+    session_start = time.perf_counter()
     try:
         profiled = None if trace_dir else _profile_in_memory(run)
         if profiled is None:
@@ -156,10 +165,21 @@ def traced_samples(
                     shutil.rmtree(scratch, ignore_errors=True)
         profile, wall = profiled
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:
-            return _slowest_device(case, profile, n, wall, trace_dir)
-        platform, iters = xplane.iterations(profile, module_name(case), n)
+            timing = _slowest_device(case, profile, n, wall, trace_dir)
+        else:
+            timing = _per_iteration(case, profile, n, wall, trace_dir)
     except xplane.TraceError as error:
         raise CaseFailure(Status.ERROR, f"device time unavailable: {error}") from None
+    timing.flush_s = metered.seconds
+    timing.session_s = time.perf_counter() - session_start - loop_s
+    return timing
+
+
+def _per_iteration(
+    case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
+) -> Timing:
+    """Each iteration's device time: its kernels (GPU) or module execution (TPU) in the trace."""
+    platform, iters = xplane.iterations(profile, module_name(case), n)
     return Timing(
         samples_s=[i.total_ns * 1e-9 for i in iters],
         source=f"xprof_{platform}",
@@ -216,6 +236,8 @@ def traced_wall_timer(case: Case) -> Timer:
             launch_samples_s=traced.wall_samples_s,
             kernels=traced.kernels,
             trace_path=traced.trace_path,
+            flush_s=traced.flush_s,
+            session_s=traced.session_s,
         )
 
     return timer

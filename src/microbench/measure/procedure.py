@@ -21,6 +21,9 @@ MAX_SOAK_SAMPLES = 100_000  # a soak of tiny kernels stops recording here (and s
 # is a profiler session (start, stop, parse: ~15 ms of JAX's on an H100 beside its iterations), and
 # an estimate that just misses cost a third round
 ROUND_MARGIN = 1.2
+# ...and its iterations last at least this many times its session's cost: once a session is paid for,
+# more samples in it are cheap, and the session is then at most half of the round's wall
+SESSION_SHARE = 1.0
 
 
 def check_fits(spec: OpSpec, case: Case, capacity_bytes: float | None) -> None:
@@ -83,17 +86,25 @@ def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | Non
     return None
 
 
-def next_round(timing: Timing, run: RunSettings, elapsed_s: float) -> int:
+def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: float = 0.0) -> int:
     """Iterations for the next round: what fills the rest of a soak, or what the precision target
-    needs if the interval narrows as 1/sqrt(n), with ROUND_MARGIN (at least a quarter more), within
-    the ceilings."""
+    needs if the interval narrows as 1/sqrt(n), with ROUND_MARGIN (at least a quarter more) and
+    enough iterations to outlast the last round's profiler session (`session_s`, SESSION_SHARE),
+    within the ceilings."""
     per_iteration = elapsed_s / timing.count
     if elapsed_s < run.min_duration_s:
         wanted = int((run.min_duration_s - elapsed_s) / per_iteration) + 1
     else:
         reached, target = timing.precision_ratio, run.target_precision or 1.0
         grow = (reached / target) ** 2 * ROUND_MARGIN if reached else 2.0
-        wanted = max(int(timing.count * (grow - 1)) + 1, timing.count // 4)
+        looping = (
+            max(elapsed_s - timing.session_s, 1e-9) / timing.count
+        )  # a session's cost left out
+        wanted = max(
+            int(timing.count * (grow - 1)) + 1,
+            timing.count // 4,
+            int(SESSION_SHARE * session_s / looping),
+        )
         wanted = min(
             wanted,
             run.max_runs - timing.count,
@@ -114,11 +125,13 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
         warm_up(prepared, 1)
     garbage.COLLECTOR.before_window()  # a full collection, when due, is not the loop's time
     started_at, start = time.time(), time.perf_counter()
-    timing = timer(prepared, 0, run.num_runs)
+    timing = last = timer(prepared, 0, run.num_runs)
     if run.min_duration_s or run.target_precision is not None:
         while (reason := stop_reason(timing, run, time.perf_counter() - start)) is None:
             interrupt.check()
-            timing.extend(timer(prepared, 0, next_round(timing, run, time.perf_counter() - start)))
+            elapsed = time.perf_counter() - start
+            last = timer(prepared, 0, next_round(timing, run, elapsed, last.session_s))
+            timing.extend(last)
         timing.stop_reason = reason
     timing.loop_started_at, timing.loop_s = started_at, time.perf_counter() - start
     if isinstance(timer, Described) and not timing.kernels:

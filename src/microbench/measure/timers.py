@@ -133,6 +133,22 @@ def no_flush() -> None:
     """cache: warm: nothing between iterations."""
 
 
+class Metered:
+    """A flush that keeps the host wall it took (blocked cadence: each flush waits for the device), so
+    a row reports the flushes' cost apart from the kernels they keep cold (`flush_s`). A sustained
+    loop's queued flushes (`enqueue`) cost the host nothing to measure: their time is the device's."""
+
+    def __init__(self, flush: Callable[[], None]) -> None:
+        self.flush, self.seconds = flush, 0.0
+        if hasattr(flush, "enqueue"):
+            self.enqueue = flush.enqueue
+
+    def __call__(self) -> None:
+        t0 = time.perf_counter()
+        self.flush()
+        self.seconds += time.perf_counter() - t0
+
+
 gc_paused = garbage.paused  # a timed window: see measure/garbage.py
 
 
@@ -188,12 +204,14 @@ def wall_clock(
 ) -> Timing:
     """Wall clock around blocked calls: the right timer on a CPU (launch-inclusive by nature)."""
     warm_up(prepared, warmup)
-    samples = timed_iterations(prepared, n, flush, sustained)
+    metered = Metered(flush)
+    samples = timed_iterations(prepared, n, metered, sustained)
     return Timing(
         samples_s=samples,
         source="wall_clock",
         wall_samples_s=list(samples),
         launch_samples_s=list(samples),
+        flush_s=metered.seconds,
     )
 
 

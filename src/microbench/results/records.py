@@ -150,6 +150,19 @@ class TimingInfo:
             "parse); warm-up and the check excluded"
         ),
     )
+    flush_s: float | None = field(
+        default=None,
+        metadata=doc(
+            "wall seconds of the cache flushes between blocked iterations (`cache: cold`), inside "
+            "`timed_loop_s` and outside every sample"
+        ),
+    )
+    profiler_session_s: float | None = field(
+        default=None,
+        metadata=doc(
+            "wall seconds of the profiler's sessions (start, stop, parse), inside `timed_loop_s`"
+        ),
+    )
     input_set_count: int | None = field(
         default=None,
         metadata=doc("input sets cycled through the iterations (`inputs: rotate`), each checked"),
@@ -746,6 +759,8 @@ def _timing_info(m: Measurement) -> TimingInfo:
         wall_median_s=median_or_none(t.wall_samples_s),
         compile_s=m.compile_s,
         timed_loop_s=t.loop_s,
+        flush_s=t.flush_s or None,
+        profiler_session_s=t.session_s or None,
         input_set_count=m.input_sets,
         dominant_kernel=top.name if top else None,
         dominant_kernel_pct=100 * top.share if top else None,
