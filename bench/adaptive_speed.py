@@ -6,8 +6,8 @@ one-off run takes to its first row. Not a test; run on the GPU machine (`bash be
 For a ~20 us kernel (add 2048x4096 bf16, cold) and a ~200 us GEMM (bf16 4096^3), on JAX, PyTorch eager
 and compiled, each in a fresh process (so the first case of a process is the one measured):
 - the samples, the precision reached and why timing stopped, for targets of +-0.5% and +-0.2%;
-- the timing wall (`timed_loop_s`: the timed loop with its trace's stop and parse) and samples per
-  second of it;
+- the timing wall (`timed_loop_s`: the timed loop with its trace's stop and parse), the flushes' and
+  the profiler sessions' share of it (`flush_s`, `profiler_session_s`), and samples per second of it;
 - the process's start to its first row on disk, and its whole wall;
 - per variant, the marginal cost of a case: a run of MARGINAL_CASES identical add cases (seeds 0..n-1,
   +-0.2%) against the one-case run, (wall of n - wall of 1) / (n - 1).
@@ -135,10 +135,10 @@ def main() -> None:
     parser.add_argument("--max-time", type=float, default=4.0, help="max_time_s of every case")
     args = parser.parse_args()
     print(
-        "| case | backend | target | samples | reached | stop | timing wall s | samples/s "
-        "| median us | first row s | process s |"
+        "| case | backend | target | samples | reached | stop | timing wall s | of it flush s "
+        "| of it profiler s | samples/s | median us | first row s | process s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, case in CASES.items():
         if args.quick and name != "add 2048x4096":
             continue
@@ -147,15 +147,18 @@ def main() -> None:
                 row = one(case, variant, target, args.max_time)
                 if "_failure" in row or row.get("status") != "ok":
                     why = row.get("_failure") or row.get("error")
-                    print(f"| {name} | {label} | {target:.1%} | not measured: {why} |||||||||")
+                    print(f"| {name} | {label} | {target:.1%} | not measured: {why} |||||||||||")
                     continue
                 loop = float(row.get("timed_loop_s") or "nan")
                 samples = int(row.get("sample_count") or 0)
                 median = float(row.get("time_median_s") or "nan") * 1e6
                 reached = float(row.get("median_precision_ratio") or "nan")
+                flush = float(row.get("flush_s") or 0.0)
+                session = float(row.get("profiler_session_s") or 0.0)
                 print(
                     f"| {name} | {label} | ±{target:.1%} | {samples} | ±{reached:.2%} "
-                    f"| {row.get('stop_reason')} | {loop:.2f} | {samples / loop:.0f} | {median:.1f} "
+                    f"| {row.get('stop_reason')} | {loop:.3f} | {flush:.3f} | {session:.3f} "
+                    f"| {samples / loop:.0f} | {median:.1f} "
                     f"| {row['first_row_s']} | {row['process_s']} |",
                     flush=True,
                 )
