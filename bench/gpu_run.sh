@@ -123,7 +123,7 @@ for l in open('$OUT/collectives_headline.jsonl'):
     for i in 1 2; do /usr/bin/time -f "import torch: %e s" python3 -c "import torch"; /usr/bin/time -f "import jax: %e s" python3 -c "import jax"; done
     timeout 560 python3 bench/adaptive_speed.py | tee "$OUT/adaptive.md" ;;
   sessions)  # issue 39: one profiler session's start, stop and parse beside its loop
-    timeout 300 python3 bench/trace_overhead.py 2>&1 | grep -v "^USDT\|Warning" | tee "$OUT/sessions.txt" ;;
+    timeout 300 python3 bench/trace_overhead.py ${SESSIONS:-jax torch} 2>&1 | grep -v "^USDT\|Warning" | tee "$OUT/sessions.txt" ;;
   v2_attention)
     timeout 560 $RUN --config configs/jax_bench/7x/attention_jax_flash.yaml --output-dir "$OUT/v2/attention" 2>&1 | grep -v Warn | tail -2
     python3 bench/summarize.py "$OUT/v2/attention/"*.csv | grep -v "^op |" | cut -c1-220

@@ -25,7 +25,9 @@ def phases(label: str, run: Callable[[int], dict[str, float]]) -> None:
         print(f"{label}: {kind} session, n={n}: {spent}", flush=True)
 
 
-def jax_sessions() -> None:
+def jax_sessions(host_tracer_level: int | None = None, flush: bool = False) -> None:
+    """The timers' options, or those with another host tracer level; with the cold-cache flush (the
+    timers' DeviceFlush) before each iteration, as a cold case runs."""
     import jax
     import jax.numpy as jnp
     from jax._src.lib import _profiler
@@ -38,12 +40,17 @@ def jax_sessions() -> None:
     add = jax.jit(mb_add)  # its module, jit_mb_add, tags its kernels in the trace
     a = jnp.ones((2048, 4096), jnp.bfloat16)
     add(a, a).block_until_ready()
+    options = timers.profile_options()
+    if host_tracer_level is not None:
+        options.host_tracer_level = host_tracer_level
+    cold = timers.device_flush(jax.devices()[0]) if flush else timers.no_flush
 
     def run(n: int) -> dict[str, float]:
         t0 = time.perf_counter()
-        session = _profiler.ProfilerSession(timers.profile_options())
+        session = _profiler.ProfilerSession(options)
         t1 = time.perf_counter()
         for _ in range(n):
+            cold()
             add(a, a).block_until_ready()
         t2 = time.perf_counter()
         serialized = session.stop()
@@ -54,7 +61,8 @@ def jax_sessions() -> None:
         assert len(iterations) == n
         return {"start": t1 - t0, "loop": t2 - t1, "stop": t3 - t2, "parse": t4 - t3}
 
-    phases(f"jax {jax.__version__} {jax.devices()[0].device_kind}", run)
+    label = f"host_tracer_level {options.host_tracer_level}, flush {flush}"
+    phases(f"jax {jax.__version__} {jax.devices()[0].device_kind} ({label})", run)
 
 
 def torch_sessions() -> None:
@@ -89,7 +97,19 @@ def torch_sessions() -> None:
     phases(f"torch {torch.__version__} {torch.cuda.get_device_name()}", run)
 
 
+def jax_levels() -> None:
+    """What the JAX host tracer and the flush add per iteration (the timers keep level 2)."""
+    for level in (2, 1, 0):
+        for flush in (False, True):
+            jax_sessions(level, flush)
+
+
+RUNS: dict[str, Callable[[], None]] = {
+    "jax": jax_sessions,
+    "torch": torch_sessions,
+    "jax-levels": jax_levels,
+}
+
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["jax", "torch"]
-    for framework in chosen:
-        {"jax": jax_sessions, "torch": torch_sessions}[framework]()
+    for framework in sys.argv[1:] or ["jax", "torch"]:
+        RUNS[framework]()
