@@ -159,3 +159,59 @@ def test_an_op_with_a_jax_and_a_pytorch_twin_is_one_registration_each(
     assert {jax_row["check"], torch_row["check"]} == {"passed"}
     assert torch_row["paired_with"] == jax_row["case_id"]
     assert float(jax_row["model_flop"]) == 64
+
+
+def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, run_cli, tmp_path):
+    """A typed op declares its parameters once, as a frozen dataclass: the spec's parameter list, the
+    config's checks, `list`, the CSV's columns and their typed read-back all come from it, and the
+    op's models read attributes."""
+    from dataclasses import FrozenInstanceError, dataclass
+
+    from microbench.catalogue import get_spec, param
+    from microbench.errors import UserError
+    from microbench.ops.common import Placed
+    from microbench.results.writer import read_rows
+
+    @dataclass(frozen=True)
+    class ProbeParams(Placed):
+        m: int = param("dim", doc="rows")
+        buffer_mib: int = param("mib", 1, doc="a size in MiB: read back as a number")
+        scale: float = param("float", 3.0)
+
+    register_compute(
+        OpSpec(
+            name="probe_scale",
+            suite="compute",
+            doc="y = scale x",
+            typed=ProbeParams,
+            flops=lambda p: float(p.m),
+            bytes=lambda p: 8.0 * p.m,
+            peak_dtype=lambda p: "fp32",
+            make_inputs=lambda p, rng: {"x": rng.standard_normal((p.m, 1), dtype=np.float32)},
+            reference=lambda x, p, rows: {"out": p.scale * x["x"][rows].astype(np.float64)},
+            output_rows=lambda p: p.m,
+        )
+    )
+    spec = get_spec("probe_scale")
+    assert [q.name for q in spec.params][:3] == ["m", "buffer_mib", "scale"]
+    assert spec.param("m").required and spec.param("buffer_mib").doc.startswith("a size")
+    resolved = spec.resolve({"m": 64}, "probe")
+    assert isinstance(resolved, ProbeParams) and resolved.m == 64 and resolved["scale"] == 3.0
+    with pytest.raises(FrozenInstanceError):
+        resolved.m = 1  # type: ignore[misc]
+    with pytest.raises(UserError, match="unknown parameter 'mm'"):
+        spec.resolve({"mm": 64}, "probe")
+
+    array_implementation("probe_scale", "jax", "jit")(lambda p: lambda x: {"out": p.scale * x})
+    path = write_yaml(
+        f"benchmarks:\n- benchmark_name: probe_scale\n  backend: [jax]\n  num_runs: 2\n"
+        f"  csv_path: {tmp_path}/o.csv\n  benchmark_params: [{{m: 64, buffer_mib: 2}}]\n"
+    )
+    code, listed, err = run_cli("list", "--json")
+    assert code == 0 and "buffer_mib" in listed, err
+    code, _, err = run_cli("run", "--config", str(path), "--no-progress")
+    assert code == 0, err
+    (row,) = rows(tmp_path / "o.csv")
+    assert row["check"] == "passed" and row["buffer_mib"] == "2" and float(row["scale"]) == 3.0
+    (typed,) = read_rows(tmp_path / "o.csv")
+    assert typed.params["buffer_mib"] == 2 and typed.params["scale"] == 3.0

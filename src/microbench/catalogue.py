@@ -15,9 +15,9 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -35,6 +35,7 @@ ArrayFn = Callable[
 ArrayBuild = Callable[[Params], ArrayFn]
 PreparedBuild = Callable[[Any, Case], Prepared]  # (the backend object, the case) -> ready to time
 F = TypeVar("F", bound=Callable[..., Any])
+P = TypeVar("P", bound=Mapping[str, Any])
 
 MAX_DIM = 1 << 22  # a single dimension beyond 4M elements is a typo, not a benchmark
 MAX_ELEMENTS = 1 << 40  # a flat element count (4 TiB of bytes) beyond any device's memory
@@ -111,6 +112,7 @@ class ParamKind:
 
     validate: Callable[[Param, Any, str], Any]
     clamp: Callable[[int], int] | None = None  # D -> the cap; None: not a problem size
+    python_type: type = str  # what a value is (a choice's: its choices'), as a row reads it back
 
     @property
     def sizes_problem(self) -> bool:
@@ -118,19 +120,19 @@ class ParamKind:
 
 
 PARAM_KINDS: dict[str, ParamKind] = {
-    "dim": ParamKind(_dim, lambda d: d),  # one dimension: at most D
-    "elements": ParamKind(_elements, lambda d: d * d),  # a flat element count: at most D*D
+    "dim": ParamKind(_dim, lambda d: d, int),  # one dimension: at most D
+    "elements": ParamKind(_elements, lambda d: d * d, int),  # a flat element count: at most D*D
     "mib": ParamKind(
-        _dim, lambda d: max(1, d * d * 4 >> 20)
+        _dim, lambda d: max(1, d * d * 4 >> 20), int
     ),  # MiB: D*D fp32 values, at least 1 MiB
     "dtype": ParamKind(_dtype),
     "jnp_dtype": ParamKind(_named_dtype),  # the jax-bench dialect's: full names only
     "choice": ParamKind(_choice),
-    "int": ParamKind(_typed(int, "an integer")),
-    "float": ParamKind(_typed((int, float), "a number", float)),
-    "bool": ParamKind(_typed(bool, "true or false")),
+    "int": ParamKind(_typed(int, "an integer"), python_type=int),
+    "float": ParamKind(_typed((int, float), "a number", float), python_type=float),
+    "bool": ParamKind(_typed(bool, "true or false"), python_type=bool),
     "str": ParamKind(_typed(str, "a string")),
-    "mapping": ParamKind(_typed(dict, "a mapping")),
+    "mapping": ParamKind(_typed(dict, "a mapping"), python_type=dict),
 }
 
 
@@ -159,6 +161,72 @@ class Param:
     @property
     def default_value(self) -> Any:
         return lookup_dtype(self.default).name if self.kind.endswith("dtype") else self.default
+
+    @property
+    def python_type(self) -> type:
+        """What its values are: its kind's type, or for a choice the one type of its choices."""
+        kinds = {type(c) for c in self.choices}
+        return (
+            kinds.pop()
+            if self.kind == "choice" and len(kinds) == 1
+            else PARAM_KINDS[self.kind].python_type
+        )
+
+
+class OpParams(Mapping[str, Any]):
+    """The base of an op's frozen parameter dataclass, whose fields are declared with `param`: models,
+    inputs, references and framework twins read `p.m`, checked by the type checker. It is also a
+    read-only mapping, for the readers that treat every op alike (labels, rows, sweeps)."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.names():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(p.name for p in cls.declared())
+
+    @classmethod
+    def declared(cls) -> tuple[Param, ...]:
+        """The op's parameters, each named by its field (what `OpSpec.params` holds): the class's own
+        first, then those it inherits (an op's dimensions before the placement every compute op has)."""
+        by_name = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
+        own_first = dict.fromkeys(
+            name
+            for c in cls.__mro__
+            for name in vars(c).get("__annotations__", {})
+            if name in by_name
+        )
+        return tuple(replace(by_name[n].metadata["param"], name=n) for n in own_first)
+
+
+def params_of(case: Case, kind: type[P]) -> P:
+    """A case's parameters as its op's declared dataclass (what a framework twin reads)."""
+    if not isinstance(case.params, kind):
+        raise TypeError(
+            f"case {case.op}: parameters {type(case.params).__name__}, not {kind.__name__}"
+        )
+    return case.params
+
+
+def param(
+    kind: str,
+    default: Any = None,
+    choices: Iterable[Any] = (),
+    doc: str = "",
+    aliases: tuple[str, ...] = (),
+    each: tuple[Any, ...] = (),
+) -> Any:
+    """One field of an op's parameter dataclass: its kind (PARAM_KINDS), default, choices and doc."""
+    declared = Param("", kind, default, tuple(choices), doc, aliases, each)
+    return field(default=default, metadata={"param": declared})
 
 
 # the parameter kind a run setting's rule reads as on a command line (core/case.py declares them)
@@ -228,23 +296,33 @@ class Traits:
 
 
 @dataclass(frozen=True)
-class OpSpec:
-    """What an op is, independent of the framework that runs it."""
+class OpSpec(Generic[P]):
+    """What an op is, independent of the framework that runs it. An op declares its parameters as an
+    `OpParams` dataclass (`typed`; `params` is then derived from it) or, not yet converted, as a tuple
+    of `Param`s read by name."""
 
     name: str
     suite: str
     doc: str
-    params: tuple[Param, ...]
-    flops: Callable[[Params], float]
-    bytes: Callable[[Params], float]
-    peak_dtype: Callable[[Params], str] = lambda p: "bf16"
-    make_inputs: Callable[[Params, np.random.Generator], Arrays] | None = None
-    reference: Callable[[Arrays, Params, np.ndarray], Arrays] | None = None
-    output_rows: Callable[[Params], int] | None = None
-    tolerance_floor: Callable[[Params], float] = lambda p: 0.0
-    constraint: Callable[[Params], str | None] = lambda p: None  # why params cannot run, if so
+    flops: Callable[[P], float]
+    bytes: Callable[[P], float]
+    params: tuple[Param, ...] = ()
+    typed: type[P] | None = None
+    peak_dtype: Callable[[P], str] = lambda p: "bf16"
+    make_inputs: Callable[[P, np.random.Generator], Arrays] | None = None
+    reference: Callable[[Arrays, P, np.ndarray], Arrays] | None = None
+    output_rows: Callable[[P], int] | None = None
+    tolerance_floor: Callable[[P], float] = lambda p: 0.0
+    constraint: Callable[[P], str | None] = lambda p: None  # why params cannot run, if so
     row_extras: type | None = None  # the dataclass of the suite's columns this op's rows carry
     traits: Traits = Traits()
+
+    def __post_init__(self) -> None:
+        if self.typed is not None:
+            declared = self.typed.declared()  # type: ignore[attr-defined]
+            if self.params and self.params != declared:
+                raise ValueError(f"op {self.name}: parameters declared twice (params and typed)")
+            object.__setattr__(self, "params", declared)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -252,8 +330,12 @@ class OpSpec:
                 return p
         raise KeyError(name)
 
+    def made(self, values: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The op's parameters of these (checked) values: its typed dataclass where it declares one."""
+        return self.typed(**values) if self.typed else dict(values)
+
     def check_constraints(self, params: Params, where: str) -> None:
-        problem = self.constraint(params)
+        problem = self.constraint(params)  # type: ignore[arg-type]
         if problem:
             raise UserError(f"op '{self.name}': {problem}", key=where)
 
@@ -278,8 +360,9 @@ class OpSpec:
 
     def resolve(
         self, given: Mapping[str, Any], where: str, also_known: Iterable[str] = ()
-    ) -> dict[str, Any]:
-        """Check names and values against the parameters and fill in defaults."""
+    ) -> Mapping[str, Any]:
+        """Check names and values against the parameters and fill in defaults: the op's typed
+        parameters where it declares them."""
         canonical = {alias: p.name for p in self.params for alias in p.aliases}
         named: dict[str, Any] = {}
         spelled: dict[str, str] = {}  # errors name the key as the config wrote it
@@ -308,7 +391,7 @@ class OpSpec:
                 raise UserError(f"op '{self.name}' needs parameter '{param.name}'", key=where)
             else:
                 resolved[param.name] = param.default_value
-        return resolved
+        return self.made(resolved)
 
 
 @dataclass(frozen=True)

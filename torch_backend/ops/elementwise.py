@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import implementation
+from microbench.catalogue import implementation, params_of
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE
-from microbench.ops.elementwise import ElementwiseExtras, elements
+from microbench.ops.elementwise import ElementwiseExtras, ElementwiseParams, elements
 from microbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.tensors import relative_error, torch_dtype
@@ -31,86 +31,86 @@ EAGER: dict[str, Callable[..., Any]] = {
 CUDA_ACTIVATION_CODES = {"gelu": 0, "gelu_tanh": 1, "silu": 2}
 
 
-def make_inputs(p: dict[str, Any], device: Any) -> list[Any]:
-    dt = torch_dtype(p["dtype"])
-    g = torch.Generator(device="cpu").manual_seed(p["seed"])
-    shape = (p["batch"], p["seq"], p["hidden"])
+def make_inputs(p: ElementwiseParams, device: Any) -> list[Any]:
+    dt = torch_dtype(p.dtype)
+    g = torch.Generator(device="cpu").manual_seed(p.seed)
+    shape = (p.batch, p.seq, p.hidden)
 
     def randn(*s: int) -> Any:
         return torch.randn(*s, generator=g).to(device=device, dtype=dt)
 
-    rows = p["batch"] * p["seq"]
+    rows = p.batch * p.seq
     inputs: dict[str, Callable[[], list[Any]]] = {  # per operation; the activations take x alone
         "layernorm": lambda: [
             randn(*shape),
-            1 + 0.1 * randn(p["hidden"]),
-            0.1 * randn(p["hidden"]),
+            1 + 0.1 * randn(p.hidden),
+            0.1 * randn(p.hidden),
         ],
         "mse_loss": lambda: [randn(*shape), randn(*shape)],
         "cross_entropy": lambda: [
-            randn(rows, p["hidden"]),
-            torch.randint(0, p["hidden"], (rows,), generator=g).to(device),
+            randn(rows, p.hidden),
+            torch.randint(0, p.hidden, (rows,), generator=g).to(device),
         ],
     }
-    return inputs.get(p["operation"], lambda: [randn(*shape)])()
+    return inputs.get(p.operation, lambda: [randn(*shape)])()
 
 
-def _eager(p: dict[str, Any], device: Any) -> Callable[..., Any]:
-    return EAGER[p["operation"]]
+def _eager(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
+    return EAGER[p.operation]
 
 
-def _compiled(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+def _compiled(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
     torch._dynamo.reset()
-    return torch.compile(EAGER[p["operation"]])
+    return torch.compile(EAGER[p.operation])
 
 
-def _triton(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+def _triton(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
     if device.type != "cuda":
         raise unsupported("the Triton kernels need a CUDA GPU")
     try:
         from torch_backend.kernels import triton_kernels as tk
     except ImportError as error:
         raise unsupported(f"Triton is not installed ({error})") from None
-    op = p["operation"]
+    op = p.operation
     return tk.layernorm if op == "layernorm" else (lambda x: tk.activation(x, op))
 
 
-def _cuda(p: dict[str, Any], device: Any) -> Callable[..., Any]:
+def _cuda(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
     from torch_backend.kernels import cuda_kernels
 
     ext = cuda_kernels.extension()
-    if p["operation"] == "layernorm":
+    if p.operation == "layernorm":
         return lambda x, w, b: ext.layernorm(x, w, b, 1e-5)
-    code = CUDA_ACTIVATION_CODES[p["operation"]]
+    code = CUDA_ACTIVATION_CODES[p.operation]
     return lambda x: ext.activation(x, code)
 
 
 KERNELS_FOR = ("layernorm", *CUDA_ACTIVATION_CODES)  # what the project's own kernels cover
 
 
-def kernel(make: Callable[[dict[str, Any], Any], Callable[..., Any]], name: str) -> Any:
+def kernel(make: Callable[[ElementwiseParams, Any], Callable[..., Any]], name: str) -> Any:
     """One of the project's kernels, for the operations it covers."""
 
-    def build(p: dict[str, Any], device: Any) -> Callable[..., Any]:
-        if p["operation"] not in KERNELS_FOR:
-            raise unsupported(f"this project has no {name} kernel for {p['operation']}")
+    def build(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
+        if p.operation not in KERNELS_FOR:
+            raise unsupported(f"this project has no {name} kernel for {p.operation}")
         return make(p, device)
 
     return build
 
 
-def reference(p: dict[str, Any], inputs: list[Any]) -> Any:
+def reference(p: ElementwiseParams, inputs: list[Any]) -> Any:
     """The eager PyTorch result computed in fp32 from the same (rounded) inputs."""
     upcast = [t.float() if t.is_floating_point() else t for t in inputs]
-    return EAGER[p["operation"]](*upcast)
+    return EAGER[p.operation](*upcast)
 
 
 def prepared(
-    name: str, make: Callable[[dict[str, Any], Any], Callable[..., Any]], case: Case
+    name: str, make: Callable[[ElementwiseParams, Any], Callable[..., Any]], case: Case
 ) -> Prepared:
     """One operation by one implementation, checked against eager PyTorch in fp32."""
-    p = case.params
-    device = resolve_device(p["device"])
+    p = params_of(case, ElementwiseParams)
+    device = resolve_device(p.device)
     inputs = make_inputs(p, device)
     fn = make(p, device)
 
@@ -118,14 +118,13 @@ def prepared(
         with torch.no_grad():
             return fn(*inputs)
 
-    tol = 2 * TOLERANCE[p["dtype"]]
+    tol = 2 * TOLERANCE[p.dtype]
 
     def check(out: Any) -> float:
         err = relative_error(out, reference(p, inputs))
         if not err <= tol:
             raise wrong_result(
-                f"{name} {p['operation']} differs from PyTorch: "
-                f"relative error {err:.3g} > {tol:.3g}"
+                f"{name} {p.operation} differs from PyTorch: relative error {err:.3g} > {tol:.3g}"
             )
         return err
 
@@ -155,7 +154,7 @@ IMPLEMENTATIONS = {
 }
 
 
-def _register(name: str, make: Callable[[dict[str, Any], Any], Callable[..., Any]]) -> None:
+def _register(name: str, make: Callable[[ElementwiseParams, Any], Callable[..., Any]]) -> None:
     implementation("elementwise", "torch", name)(lambda backend, case: prepared(name, make, case))
 
 

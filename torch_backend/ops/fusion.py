@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import OpSpec, get_spec, implementation
+from microbench.catalogue import OpSpec, Params, get_spec, implementation
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported, wrong_result
@@ -53,7 +53,7 @@ LINEAR = {
 
 
 def _linear(
-    p: dict[str, Any], randn: Callable[..., Any], device: Any, dtype: Any
+    p: Params, randn: Callable[..., Any], device: Any, dtype: Any
 ) -> tuple[Fn, Fn, str, tuple]:
     x, w, b = randn(p["m"], p["k"]), randn(p["n"], p["k"]) / math.sqrt(p["k"]), randn(p["n"])
     act, fused, name = LINEAR[p["pattern"]]
@@ -67,7 +67,7 @@ def _linear(
 
 
 def _conv(
-    p: dict[str, Any], randn: Callable[..., Any], device: Any, dtype: Any
+    p: Params, randn: Callable[..., Any], device: Any, dtype: Any
 ) -> tuple[Fn, Fn, str, tuple]:
     F = torch.nn.functional
     c_in, c_out, r = p["in_channels"], p["out_channels"], p["kernel"]
@@ -111,7 +111,7 @@ def _sdpa_backend(device: Any, dtype: Any) -> Any:
 
 
 def _attention(
-    p: dict[str, Any], randn: Callable[..., Any], device: Any, dtype: Any
+    p: Params, randn: Callable[..., Any], device: Any, dtype: Any
 ) -> tuple[Fn, Fn, str, tuple]:
     shape = (p["batch"], p["heads"], p["seq"], p["head_dim"])
     q, k, v = randn(*shape), randn(*shape), randn(*shape)
@@ -151,7 +151,7 @@ def _attention(
 FAMILIES = {"fusion_linear": _linear, "fusion_conv": _conv, "fusion_attention": _attention}
 
 
-def _inputs_and_fns(spec: OpSpec, p: dict[str, Any], device: Any) -> tuple[Fn, Fn, str, tuple]:
+def _inputs_and_fns(spec: OpSpec, p: Params, device: Any) -> tuple[Fn, Fn, str, tuple]:
     dtype = torch_dtype(p["dtype"])
     g = torch.Generator(device="cpu").manual_seed(p["seed"])
 
@@ -171,7 +171,7 @@ def _no_grad(fn: Fn) -> Fn:
 
 def fusion_extras(
     spec: Any,
-    p: dict[str, Any],
+    p: Params,
     fns: tuple[Callable[[], Any], Callable[[], Any]],
     fused_impl: str,
     shape: tuple[int, ...],

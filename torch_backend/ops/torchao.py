@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch_backend.recipes  # noqa: F401  (declares the recipes: their names are checked at planning)
-from microbench.catalogue import implementation
+from microbench.catalogue import Params, implementation
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import CaseFailure, unsupported, wrong_result
@@ -72,7 +72,7 @@ def _forward(fn: Any, x: Any) -> Callable[[], Any]:
     return call
 
 
-def build_model(p: dict[str, Any], device: Any, dtype: Any) -> tuple[Any, Any]:
+def build_model(p: Params, device: Any, dtype: Any) -> tuple[Any, Any]:
     from torch_backend.models import (
         create_model,
     )  # nn.Module subclasses: importing them loads torch
@@ -226,9 +226,7 @@ def prune(module: Any, sparsity: str) -> float:
     return kept / total
 
 
-def _transformed(
-    p: dict[str, Any], config: Any, device: Any, dtype: Any
-) -> tuple[Model, Any, float]:
+def _transformed(p: Params, config: Any, device: Any, dtype: Any) -> tuple[Model, Any, float]:
     """The model after the recipe and sparsity, the output it must reproduce (the dense model's, or
     the pruned dense model's for a sparse case) and the weights' density."""
     from torchao.quantization import quantize_

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from microbench.catalogue import implementation
+from microbench.catalogue import Params, implementation
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import CaseFailure, unsupported, wrong_result
@@ -39,7 +39,7 @@ from torch_backend.tensors import torch_dtype
 FP8_DIVISOR = 16  # torch._scaled_mm needs every GEMM dimension divisible by 16
 
 
-def float8_training_config(p: dict[str, Any], emulate: bool = False) -> Any:
+def float8_training_config(p: Params, emulate: bool = False) -> Any:
     """torchao.float8's config for the case's granularity and accumulation (`emulate`: CPU tests)."""
     from torchao.float8 import Float8LinearConfig
     from torchao.float8.config import Float8GemmConfig
@@ -133,7 +133,7 @@ class Baseline:
 _baselines: dict[tuple[Any, ...], Baseline] = {}
 
 
-def _inputs(p: dict[str, Any], device: Any, dtype: Any) -> tuple[Any, Any, Any]:
+def _inputs(p: Params, device: Any, dtype: Any) -> tuple[Any, Any, Any]:
     module, x = build_model(p, device, dtype)
     x.requires_grad_(True)
     with torch.no_grad():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,12 +100,14 @@ def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _clamp(spec: OpSpec, params: dict[str, Any], max_dim: int | None) -> dict[str, Any]:
+def _clamp(spec: OpSpec, params: Mapping[str, Any], max_dim: int | None) -> Mapping[str, Any]:
     """--max-dim: every problem size within its kind's cap (catalogue.PARAM_KINDS)."""
     if not max_dim:
         return params
     by_name = {p.name: p for p in spec.params}
-    return {k: by_name[k].clamped(v, max_dim) if k in by_name else v for k, v in params.items()}
+    return spec.made(
+        {k: by_name[k].clamped(v, max_dim) if k in by_name else v for k, v in params.items()}
+    )
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ class Planned:
     spec: OpSpec
     where: str
     dicts: list[dict[str, Any]]  # as written, run settings and implementation included
-    resolved: list[dict[str, Any]]  # the op's parameters, checked and defaulted
+    resolved: list[Mapping[str, Any]]  # the op's parameters, checked and defaulted
     backends: list[str]
     implementation: str | list[str] | None = None  # the block's, else the config's
 
@@ -145,7 +148,7 @@ def _expand(
     where: str,
     block: str,
     max_dim: int | None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[Mapping[str, Any]]]:
     """An entry's dicts (sweep expanded, reference spellings read) and its resolved parameters."""
     dicts = expand_sweep(entry, where) if is_sweep else [resolve_same_as(entry, where)]
     dicts = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -151,6 +151,6 @@ class PlanRequest:
     warnings: list[str] = field(default_factory=list)  # said once planning is done
 
 
-def pair_key(op: str, params: dict[str, Any]) -> str:
+def pair_key(op: str, params: Mapping[str, Any]) -> str:
     """What the same op on the same inputs shares across backends: their outputs are compared."""
-    return hashlib.sha1(json.dumps([op, params], sort_keys=True).encode()).hexdigest()[:12]
+    return hashlib.sha1(json.dumps([op, dict(params)], sort_keys=True).encode()).hexdigest()[:12]

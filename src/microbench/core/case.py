@@ -155,7 +155,9 @@ class Origin:
 class Case:
     op: str
     backend: str
-    params: dict[str, Any]
+    params: Mapping[
+        str, Any
+    ]  # the op's typed parameters (catalogue.OpParams) or, unconverted, a dict
     run: RunSettings
     outputs: Outputs
     benchmark: str

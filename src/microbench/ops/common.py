@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpSpec, Param, Params
+from microbench.catalogue import OpParams, OpSpec, Param, Params, param
 from microbench.catalogue import register as register_spec
 from microbench.measure.numerics import FP8_GEMM_FLOOR
 from microbench.platform.dtypes import DType, dtype
@@ -24,18 +24,24 @@ K = Param("k", "dim", doc="contraction")
 N = Param("n", "dim", doc="columns of output")
 MN = (Param("m", "dim"), Param("n", "dim"))
 LAYOUT = Param("layout", "choice", "kn", ("kn", "nk"), "B stored as (K,N) or (N,K)")
-# Every compute op also takes where to run and which inputs to draw.
-PLACEMENT = (
-    Param(
-        "sharding",
+
+
+@dataclass(frozen=True)
+class Placed(OpParams):
+    """Every compute op also takes where to run and which inputs to draw: a typed compute op's
+    parameters derive from this."""
+
+    sharding: str = param(
         "choice",
         "none",
         ("none", "replicated", "split_m"),
         "one device, replicated over all local devices, or A split along M",
-    ),
-    Param("device", "int", 0, doc="local device index when sharding is none"),
-    Param("seed", "int", 0, doc="input random seed"),
-)
+    )
+    device: int = param("int", 0, doc="local device index when sharding is none")
+    seed: int = param("int", 0, doc="input random seed")
+
+
+PLACEMENT = Placed.declared()  # what an op not yet typed appends to its parameters
 
 
 @dataclass
@@ -47,10 +53,12 @@ class PlacementExtras:
 
 
 def register_compute(spec: OpSpec) -> OpSpec:
-    """Register a compute-suite op: its own parameters plus placement and seed."""
-    return register_spec(
-        replace(spec, suite="compute", params=spec.params + PLACEMENT, row_extras=PlacementExtras)
-    )
+    """Register a compute-suite op: its own parameters plus placement and seed (a typed op's dataclass
+    derives from `Placed`)."""
+    if spec.typed is not None and not issubclass(spec.typed, Placed):
+        raise TypeError(f"op {spec.name}: a compute op's parameters derive from Placed")
+    params = spec.params if spec.typed is not None else spec.params + PLACEMENT
+    return register_spec(replace(spec, suite="compute", params=params, row_extras=PlacementExtras))
 
 
 INTEGER_SPREAD = 16.0  # integer inputs: normals times this, rounded (mostly nonzero, no overflow)

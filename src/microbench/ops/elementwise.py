@@ -6,9 +6,10 @@ losses read a target and write one scalar). FLOPs are per-element op counts, doc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from microbench.catalogue import OpSpec, Param, Params, Traits, register
+from microbench.catalogue import OpParams, OpSpec, Traits, param, register
 from microbench.platform.dtypes import dtype
 
 OPERATIONS = ("layernorm", "gelu", "gelu_tanh", "silu", "mse_loss", "cross_entropy")
@@ -22,17 +23,29 @@ OPS_PER_ELEMENT = {
 }
 
 
-def elements(p: Params) -> int:
-    return p["batch"] * p["seq"] * p["hidden"]
+@dataclass(frozen=True)
+class ElementwiseParams(OpParams):
+    operation: str = param("choice", "layernorm", OPERATIONS)
+    batch: int = param("dim", 32)
+    seq: int = param("dim", 512)
+    hidden: int = param("dim", 768)
+    dtype: str = param("dtype", "bfloat16", ("float32", "bfloat16", "float16"))
+    device: str = param("choice", "cuda", ("cuda", "cpu"))
+    seed: int = param("int", 0)
+
+
+def elements(p: ElementwiseParams) -> int:
+    return p.batch * p.seq * p.hidden
 
 
 # bytes beyond reading the input once, by operation: (writes of the output, extra reads)
-def _extra_bytes(p: Params, n: int, s: float, rows: int) -> float:
-    return EXTRA_BYTES[p["operation"]](p, n, s, rows)
+def _extra_bytes(p: ElementwiseParams, n: int, s: float, rows: int) -> float:
+    return EXTRA_BYTES[p.operation](p, n, s, rows)
 
 
-EXTRA_BYTES = {
-    "layernorm": lambda p, n, s, rows: n * s + 2 * p["hidden"] * s,  # output, weight and bias
+ExtraBytes = Callable[[ElementwiseParams, int, float, int], float]
+EXTRA_BYTES: dict[str, ExtraBytes] = {
+    "layernorm": lambda p, n, s, rows: n * s + 2 * p.hidden * s,  # output, weight and bias
     "gelu": lambda p, n, s, rows: n * s,
     "gelu_tanh": lambda p, n, s, rows: n * s,
     "silu": lambda p, n, s, rows: n * s,
@@ -41,9 +54,9 @@ EXTRA_BYTES = {
 }
 
 
-def elementwise_bytes(p: Params) -> float:
-    s, n = dtype(p["dtype"]).nbytes, elements(p)
-    return n * s + _extra_bytes(p, n, s, p["batch"] * p["seq"])
+def elementwise_bytes(p: ElementwiseParams) -> float:
+    s, n = dtype(p.dtype).nbytes, elements(p)
+    return n * s + _extra_bytes(p, n, s, p.batch * p.seq)
 
 
 @dataclass
@@ -61,18 +74,10 @@ register(
         name="elementwise",
         suite="elementwise",
         doc="LayerNorm / GELU / SiLU / MSE / cross-entropy by implementation",
-        params=(
-            Param("operation", "choice", "layernorm", OPERATIONS),
-            Param("batch", "dim", 32),
-            Param("seq", "dim", 512),
-            Param("hidden", "dim", 768),
-            Param("dtype", "dtype", "bfloat16", ("float32", "bfloat16", "float16")),
-            Param("device", "choice", "cuda", ("cuda", "cpu")),
-            Param("seed", "int", 0),
-        ),
-        flops=lambda p: float(OPS_PER_ELEMENT[p["operation"]] * elements(p)),
+        typed=ElementwiseParams,
+        flops=lambda p: float(OPS_PER_ELEMENT[p.operation] * elements(p)),
         bytes=elementwise_bytes,
-        peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+        peak_dtype=lambda p: dtype(p.dtype).peak_family,
         row_extras=ElementwiseExtras,
         traits=Traits(default_implementations=("eager",)),
     )

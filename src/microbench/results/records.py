@@ -457,18 +457,10 @@ def parsers(cls: type) -> tuple[tuple[str, CellType], ...]:
     return tuple((f.name, _cell_type(hints[f.name])) for f in fields(cls))
 
 
-PARAM_TYPES: dict[str, CellType] = {
-    "dim": CELL_TYPES[int],
-    "elements": CELL_TYPES[int],
-    "int": CELL_TYPES[int],
-    "float": CELL_TYPES[float],
-    "bool": CELL_TYPES[bool],
-}
-
-
-def _param_kinds(op: str) -> dict[str, str]:
+def _param_types(op: str) -> dict[str, CellType]:
+    """How each parameter of an op reads back, from its declaration (catalogue.Param.python_type)."""
     try:
-        return {p.name: p.kind for p in get_spec(op).params}
+        return {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in get_spec(op).params}
     except UserError:
         return {}
 
@@ -520,11 +512,11 @@ class RowReader:
     def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[dict[str, Any]]:
         """The op's parameters typed as its spec types them; a value its kind does not take, or a
         parameter or op this version does not know, keeps its text; an empty cell is no entry."""
-        kinds = _param_kinds(op)
+        types = _param_types(op)
         names = self._param_names
         texts = [columns[self._index[name]] for name in names]
         typed = [
-            _typed(column, PARAM_TYPES.get(kinds.get(name, ""), TEXT), None)
+            _typed(column, types.get(name, TEXT), None)
             for name, column in zip(names, texts, strict=True)
         ]
         out = [dict(zip(names, values, strict=True)) for values in zip(*typed, strict=True)]
