@@ -89,7 +89,7 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
     )
 
 
-Builder = Callable[[Params, Any], tuple[Fn, str]]  # (params, device) -> (fn, implementation label)
+Builder = Callable[[Any, Any], tuple[Fn, str]]  # (the op's parameters, device) -> (fn, its label)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -32,7 +32,7 @@ Arrays = dict[str, np.ndarray]
 ArrayFn = Callable[
     ..., dict[str, Any]
 ]  # the op's input arrays in make_inputs order -> named outputs
-ArrayBuild = Callable[[Params], ArrayFn]
+ArrayBuild = Callable[[Any], ArrayFn]  # the op's parameters (its OpParams, or a mapping) -> fn
 PreparedBuild = Callable[[Any, Case], Prepared]  # (the backend object, the case) -> ready to time
 F = TypeVar("F", bound=Callable[..., Any])
 P = TypeVar("P", bound=Mapping[str, Any])
@@ -178,6 +178,8 @@ class OpParams(Mapping[str, Any]):
     inputs, references and framework twins read `p.m`, checked by the type checker. It is also a
     read-only mapping, for the readers that treat every op alike (labels, rows, sweeps)."""
 
+    trailing: ClassVar[bool] = False  # its fields come after those of the classes derived from it
+
     def __getitem__(self, key: str) -> Any:
         if key not in self.names():
             raise KeyError(key)
@@ -195,16 +197,16 @@ class OpParams(Mapping[str, Any]):
 
     @classmethod
     def declared(cls) -> tuple[Param, ...]:
-        """The op's parameters, each named by its field (what `OpSpec.params` holds): the class's own
-        first, then those it inherits (an op's dimensions before the placement every compute op has)."""
-        by_name = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
-        own_first = dict.fromkeys(
+        """The op's parameters, each named by its field (what `OpSpec.params` holds), in field order,
+        a `trailing` class's last (the placement every compute op has, after its own)."""
+        trailing = {
             name
             for c in cls.__mro__
+            if vars(c).get("trailing")
             for name in vars(c).get("__annotations__", {})
-            if name in by_name
-        )
-        return tuple(replace(by_name[n].metadata["param"], name=n) for n in own_first)
+        }
+        ordered = sorted(fields(cls), key=lambda f: f.name in trailing)  # type: ignore[arg-type]
+        return tuple(replace(f.metadata["param"], name=f.name) for f in ordered)
 
 
 def params_of(case: Case, kind: type[P]) -> P:
@@ -277,7 +279,7 @@ class RunOverride:
         return replace(run, cache=self.cache or run.cache, cadence=self.cadence or run.cadence)
 
 
-RunOverrides = Callable[[Params], RunOverride]
+RunOverrides = Callable[[Any], RunOverride]  # the op's parameters -> what they fix
 
 
 @dataclass(frozen=True)

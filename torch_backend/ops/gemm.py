@@ -7,12 +7,11 @@ explicit fallback (upcast to fp32, matmul, same scaling), labelled `fp32_fallbac
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from microbench.catalogue import Params
 from microbench.errors import unsupported
 from microbench.ops.common import TINY
-from microbench.ops.gemm import gemm_in_dtype, gemm_out_dtype
+from microbench.ops.gemm import GemmParams, GeneralizedParams
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.tensors import torch_dtype
@@ -37,9 +36,9 @@ def quantize(
     return (cast(scaled) if cast else scaled.to(torch.float8_e4m3fn)), scale
 
 
-def b_kn(b: Any, p: Params) -> Any:
+def b_kn(b: Any, p: GemmParams) -> Any:
     """B as a (K,N) operand; for (N,K) storage this is a free, column-major view."""
-    return b if p["layout"] == "kn" else b.t()
+    return b if p.layout == "kn" else b.t()
 
 
 class Gemms:
@@ -82,38 +81,38 @@ class Gemms:
         return torch.mm(a, b).to(out_dtype)
 
 
-Builder = Callable[[Params, Gemms], Fn]
+P = TypeVar("P", GemmParams, GeneralizedParams)
 
 
 def gemm_op(
-    build: Builder, fp8_inputs: Callable[[Params], bool]
-) -> Callable[[Params, Any], tuple[Fn, str]]:
+    build: Callable[[P, Gemms], Fn], fp8_inputs: Callable[[P], bool]
+) -> Callable[[P, Any], tuple[Fn, str]]:
     """An array op whose implementation label names the GEMM kernel when it is an fp8 GEMM."""
 
-    def make(p: Params, device: Any) -> tuple[Fn, str]:
+    def make(p: P, device: Any) -> tuple[Fn, str]:
         g = Gemms(device)
         return build(p, g), g.label if fp8_inputs(p) else "eager"
 
     return make
 
 
-def _plain(p: Params, g: Gemms) -> Fn:
-    odt = torch_dtype(gemm_out_dtype(p).name)
+def _plain(p: GemmParams, g: Gemms) -> Fn:
+    odt = torch_dtype(p.output_dtype.name)
     return lambda a, b: {"out": g.mm(a, b_kn(b, p), odt)}
 
 
-def _scaled(p: Params, g: Gemms) -> Fn:
+def _scaled(p: GemmParams, g: Gemms) -> Fn:
     return lambda a, b, sa, sb: {"out": g.fp8_mm(a, b_kn(b, p), sa, sb, torch.bfloat16)}
 
 
-def _accum(p: Params, g: Gemms) -> Fn:
+def _accum(p: GemmParams, g: Gemms) -> Fn:
     return lambda a, b, sa, sb, acc: {
         "out": acc.add_(g.fp8_mm(a, b_kn(b, p), sa, sb, torch.float32))
     }
 
 
-def _fp8_in(p: Params) -> bool:
-    return gemm_in_dtype(p).peak_family == "fp8"
+def _fp8_in(p: GemmParams) -> bool:
+    return p.input_dtype.peak_family == "fp8"
 
 
 register_array_op(
@@ -124,18 +123,17 @@ register_array_op("gemm", gemm_op(_scaled, lambda p: True))
 register_array_op("gemm_accum", gemm_op(_accum, lambda p: True))
 
 
-def _generalized(p: Params, g: Gemms) -> Fn:
+def _generalized(p: GeneralizedParams, g: Gemms) -> Fn:
     """gemm_generalized: the GEMM accumulated in fp32 (int32 for int8), then alpha, beta C and the
     scales in fp32, rounded once to out_dtype; a transposed fp8 A is laid out row-major first
     (torch._scaled_mm takes no other), which is part of what a transposed operand costs."""
-    odt = torch_dtype(p["out_dtype"])
-    plain = p["alpha"] == 1 and p["beta"] == 0 and not p["use_scaling_factors"]
+    odt = torch_dtype(p.out_dtype)
 
     def operands(a: Any, b: Any) -> tuple[Any, Any]:
-        a_ = a.t() if p["transpose_a"] else a
+        a_ = a.t() if p.transpose_a else a
         if is_fp8(a_) and a_.stride(1) != 1:
             a_ = a_.contiguous()
-        return a_, b.t() if p["transpose_b"] else b
+        return a_, b.t() if p.transpose_b else b
 
     def product(a: Any, b: Any, out_dtype: Any) -> Any:
         if a.dtype == torch.int8:  # exact in fp32 for these magnitudes; _int_mm only on CUDA
@@ -146,15 +144,15 @@ def _generalized(p: Params, g: Gemms) -> Fn:
 
     def fn(a: Any, b: Any, *rest: Any) -> dict[str, Any]:
         a_, b_ = operands(a, b)
-        if plain:
+        if p.plain:
             return {"out": product(a_, b_, odt)}
         out = product(a_, b_, torch.float32)
         args = list(rest)
-        if p["alpha"] != 1:
-            out = out * p["alpha"]
-        if p["beta"] != 0:
-            out = out + p["beta"] * args.pop(0).float()
-        if p["use_scaling_factors"]:
+        if p.alpha != 1:
+            out = out * p.alpha
+        if p.beta != 0:
+            out = out + p.beta * args.pop(0).float()
+        if p.use_scaling_factors:
             s0, s1 = args
             out = out * s0 * s1
         return {"out": out.to(odt)}
@@ -162,8 +160,8 @@ def _generalized(p: Params, g: Gemms) -> Fn:
     return fn
 
 
-def _generalized_fp8(p: Params) -> bool:
-    return p["in_dtype"].startswith("float8")
+def _generalized_fp8(p: GeneralizedParams) -> bool:
+    return p.in_dtype.startswith("float8")
 
 
 register_array_op("gemm_generalized", gemm_op(_generalized, _generalized_fp8))

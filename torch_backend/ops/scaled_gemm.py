@@ -17,8 +17,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import Params
 from microbench.ops.common import FP8, TINY
+from microbench.ops.gemm import GemmParams
 from microbench.ops.scaled_gemm import RECIPES, STATIC_SCALE, Block, Scaling, block_dims
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
@@ -46,10 +46,10 @@ def block_quantize(x: Any, block: Block, s: Scaling) -> tuple[Any, Any]:
     return q.reshape(rows * br, cols * bc).to(torch.float8_e4m3fn), scale
 
 
-def quantize_b(b: Any, p: Params, s: Scaling) -> tuple[Any, Any]:
+def quantize_b(b: Any, p: GemmParams, s: Scaling) -> tuple[Any, Any]:
     """B as (K,N) e4m3 and its scales. Stored (N,K), it is quantized as stored and handed over as a
     column-major view, the layout the fp8 GEMMs want, so no transposing copy is made."""
-    if p["layout"] == "kn":
+    if p.layout == "kn":
         return block_quantize(b, s.b_block, s)
     q, scale = block_quantize(b, (s.b_block[1], s.b_block[0]), s)
     return q.t(), scale.t()
@@ -128,28 +128,28 @@ def _dequant(dtype: Any) -> Callable[..., Any]:
     return run
 
 
-def kernel(s: Scaling, p: Params, device: Any) -> tuple[Callable[..., Any], str]:
+def kernel(s: Scaling, p: GemmParams, device: Any) -> tuple[Callable[..., Any], str]:
     """The GEMM on quantized operands for this device and shape, and its label."""
     if not s.k_block:
         g = Gemms(device)
         return _scaled(s, g), g.label
     if s.pow2:
-        if _mx_kernel(device, p["m"], p["k"], p["n"]):
+        if _mx_kernel(device, p.m, p.k, p.n):
             return _mx, "scaled_mm:mx"
         return _dequant(torch.bfloat16), "bf16_dequant_fallback"
-    if _blockwise_kernel(device, p["k"], p["n"]):
+    if _blockwise_kernel(device, p.k, p.n):
         return _blockwise, "scaled_mm:blockwise"
     return _dequant(torch.float32), "fp32_dequant_fallback"
 
 
-def builder(s: Scaling) -> Callable[[Params, Any], tuple[Fn, str]]:
-    def build(p: Params, device: Any) -> tuple[Fn, str]:
+def builder(s: Scaling) -> Callable[[GemmParams, Any], tuple[Fn, str]]:
+    def build(p: GemmParams, device: Any) -> tuple[Fn, str]:
         gemm, label = kernel(s, p, device)
 
         def fn(a: Any, b: Any) -> dict[str, Any]:
             qa, sa = block_quantize(a, s.a_block, s)
             qb, sb = quantize_b(b, p, s)
-            return {"out": gemm(qa, sa, qb, sb)[:, : p["n"]]}
+            return {"out": gemm(qa, sa, qb, sb)[:, : p.n]}
 
         return fn, label
 

@@ -19,18 +19,15 @@ BF16 = dtype("bfloat16")
 F32 = dtype("float32")
 TINY = float(np.finfo(np.float32).tiny)  # absmax floor so an all-zero row gets a finite scale
 
-M = Param("m", "dim", doc="rows of A / output")
-K = Param("k", "dim", doc="contraction")
-N = Param("n", "dim", doc="columns of output")
 MN = (Param("m", "dim"), Param("n", "dim"))
-LAYOUT = Param("layout", "choice", "kn", ("kn", "nk"), "B stored as (K,N) or (N,K)")
 
 
 @dataclass(frozen=True)
 class Placed(OpParams):
     """Every compute op also takes where to run and which inputs to draw: a typed compute op's
-    parameters derive from this."""
+    parameters derive from this, after their own."""
 
+    trailing = True
     sharding: str = param(
         "choice",
         "none",
@@ -42,6 +39,15 @@ class Placed(OpParams):
 
 
 PLACEMENT = Placed.declared()  # what an op not yet typed appends to its parameters
+
+
+@dataclass(frozen=True)
+class Matmul(Placed):
+    """A matrix product's size: A (m, k) times B (k, n)."""
+
+    m: int = param("dim", doc="rows of A / output")
+    k: int = param("dim", doc="contraction")
+    n: int = param("dim", doc="columns of output")
 
 
 @dataclass

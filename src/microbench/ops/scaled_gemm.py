@@ -17,23 +17,18 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Params, array_implementation
+from microbench.catalogue import Arrays, OpSpec, array_implementation
 from microbench.ops.common import (
     BF16,
     FP8,
-    LAYOUT,
     TINY,
-    K,
-    M,
-    N,
     f64,
     fp8_floor_if,
     matmul_f32,
     normal,
     register_compute,
-    rows_m,
 )
-from microbench.ops.gemm import b_as_kn, b_shape, gemm_bytes, gemm_flops
+from microbench.ops.gemm import GemmParams, b_as_kn, b_shape, gemm_bytes, gemm_flops, rows_of
 from microbench.platform.frameworks import jax
 
 STATIC_SCALE = 0.5  # the reference's calibration "fixed, -224, 224": 224 / 448
@@ -58,13 +53,13 @@ class Scaling:
         """Elements of K one scale covers (0: all of K)."""
         return self.a_block[1]
 
-    def k_blocks(self, p: Params) -> int:
-        return math.ceil(p["k"] / self.k_block) if self.k_block else 1
+    def k_blocks(self, p: GemmParams) -> int:
+        return math.ceil(p.k / self.k_block) if self.k_block else 1
 
-    def scale_count(self, p: Params) -> int:
-        return grid((p["m"], p["k"]), self.a_block) + grid((p["k"], p["n"]), self.b_block)
+    def scale_count(self, p: GemmParams) -> int:
+        return grid((p.m, p.k), self.a_block) + grid((p.k, p.n), self.b_block)
 
-    def flops(self, p: Params) -> float:
+    def flops(self, p: GemmParams) -> float:
         """The GEMM, quantizing A and B (|x| into a max and a division per element when dynamic, a
         division when static), each k-block's partial sums scaled by two factors, a division per
         dynamic scale. docs/ops.md."""
@@ -72,22 +67,22 @@ class Scaling:
         scales = 0 if self.static else self.scale_count(p)
         return (
             gemm_flops(p)
-            + per_element * (p["m"] * p["k"] + p["k"] * p["n"])
-            + 2.0 * p["m"] * p["n"] * self.k_blocks(p)
+            + per_element * (p.m * p.k + p.k * p.n)
+            + 2.0 * p.m * p.n * self.k_blocks(p)
             + scales
         )
 
-    def bytes(self, p: Params) -> float:
-        fp32_round_trip = 2 * 4.0 * p["m"] * p["n"] if self.separate_dequant else 0.0
+    def bytes(self, p: GemmParams) -> float:
+        fp32_round_trip = 2 * 4.0 * p.m * p.n if self.separate_dequant else 0.0
         return gemm_bytes(p, BF16, BF16) + fp32_round_trip
 
-    def reference(self, x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    def reference(self, x: Arrays, p: GemmParams, rows: np.ndarray) -> Arrays:
         # A's scales never span rows, so only the checked rows are quantized; B is done once per input
         a = dequantized(f64(x["a"][rows]), self.a_block, self)
         return {"out": a @ self._dequantized_b(x["b"], p)}
 
-    def _dequantized_b(self, b: np.ndarray, p: Params) -> np.ndarray:
-        key = (id(b), self, p["layout"])
+    def _dequantized_b(self, b: np.ndarray, p: GemmParams) -> np.ndarray:
+        key = (id(b), self, p.layout)
         cached = _B_CACHE.get(key)
         if cached is not None and cached[0]() is b:
             return cached[1]
@@ -101,16 +96,16 @@ class Scaling:
             name=name,
             suite="compute",
             doc=doc,
-            params=(M, K, N, LAYOUT),
+            typed=GemmParams,
             flops=self.flops,
             bytes=self.bytes,
             peak_dtype=lambda p: "fp8",
             make_inputs=lambda p, rng: {
-                "a": normal(rng, (p["m"], p["k"]), BF16),
+                "a": normal(rng, (p.m, p.k), BF16),
                 "b": normal(rng, b_shape(p), BF16),
             },
             reference=self.reference,
-            output_rows=rows_m,
+            output_rows=rows_of,
             tolerance_floor=lambda p: fp8_floor_if(True),
         )
 
@@ -243,13 +238,13 @@ JAX_KERNELS: dict[str, Callable[..., Any]] = {
 }
 
 
-def jax_builder(s: Scaling, kernel: str) -> Callable[[Params], Callable[..., dict[str, Any]]]:
-    def build(p: Params) -> Callable[..., dict[str, Any]]:
+def jax_builder(s: Scaling, kernel: str) -> Callable[[GemmParams], Callable[..., dict[str, Any]]]:
+    def build(p: GemmParams) -> Callable[..., dict[str, Any]]:
         def fn(a: Any, b: Any) -> dict[str, Any]:
             qa, sa = jax_block_quantize(a, s.a_block, s)
-            qb, sb = jax_block_quantize(b if p["layout"] == "kn" else b.T, s.b_block, s)
+            qb, sb = jax_block_quantize(b if p.layout == "kn" else b.T, s.b_block, s)
             out = JAX_KERNELS[kernel](s, qa, sa, qb, sb)
-            return {"out": out[:, : p["n"]].astype(jax.numpy.bfloat16)}
+            return {"out": out[:, : p.n].astype(jax.numpy.bfloat16)}
 
         return fn
 

@@ -17,11 +17,11 @@ along the run. The output is bf16 (the reference cast it to the input dtype, fp8
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from microbench.catalogue import Param, RunOverride, Traits, array_implementation
-from microbench.ops.common import LAYOUT, K, M, N, register_compute
-from microbench.ops.gemm import DTYPE_GEMM, GEMM_DTYPES, jax_gemm
+from microbench.catalogue import RunOverride, Traits, array_implementation, param
+from microbench.ops.common import register_compute
+from microbench.ops.gemm import DTYPE_GEMM, GEMM_DTYPES, DtypeGemmParams, jax_gemm
 
 STRATEGIES: dict[str, RunOverride] = {
     "data_gen_once_block_every_iter": RunOverride(cadence="blocked", cache="warm"),
@@ -30,26 +30,26 @@ STRATEGIES: dict[str, RunOverride] = {
     "data_gen_once_noblock_stressed_no_sharding": RunOverride(cadence="sustained", cache="warm"),
 }
 
+
+@dataclass(frozen=True)
+class ThrottlingParams(DtypeGemmParams):
+    dtype: str = param("dtype", "float8", GEMM_DTYPES, "input dtype of A and B")
+    gap_strategy: str = param(
+        "choice",
+        "data_gen_once_block_every_iter",
+        tuple(STRATEGIES),
+        "what separates consecutive GEMMs (module docstring)",
+    )
+
+
 register_compute(  # gemm_multiple_run's GEMM, models and reference, timed over a long run
     replace(
         DTYPE_GEMM,
         name="gemm_throttling",
         doc="O_bf16 = A x B repeated for a long run; the gap strategy sets what separates the GEMMs",
-        params=(
-            M,
-            K,
-            N,
-            Param("dtype", "dtype", "float8", GEMM_DTYPES, "input dtype of A and B"),
-            Param(
-                "gap_strategy",
-                "choice",
-                "data_gen_once_block_every_iter",
-                tuple(STRATEGIES),
-                "what separates consecutive GEMMs (module docstring)",
-            ),
-            LAYOUT,
-        ),
-        traits=Traits(run_overrides=lambda p: STRATEGIES[p["gap_strategy"]], monitor_gpu=True),
+        params=(),
+        typed=ThrottlingParams,
+        traits=Traits(run_overrides=lambda p: STRATEGIES[p.gap_strategy], monitor_gpu=True),
     )
 )
 array_implementation("gemm_throttling", "jax", "jit")(jax_gemm)
