@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from microbench.catalogue import Params
 from microbench.errors import unsupported
+from microbench.ops.attention import AttentionParams
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op, vjp
 from torch_backend.tensors import torch_dtype
@@ -17,10 +17,10 @@ from torch_backend.tensors import torch_dtype
 PREFERENCE = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 
 
-def sdpa(p: Params, backend: Any) -> Any:
+def sdpa(p: AttentionParams, backend: Any) -> Any:
     """(B, S, H, D) tensors in, (B, Sq, Hq, Dv) out; SDPA works on (B, H, S, D) views of them."""
     f, attention = torch.nn.functional, torch.nn.attention
-    scale = 1.0 / math.sqrt(p["qk_head_dim"])
+    scale = 1.0 / math.sqrt(p.qk_head_dim)
 
     def attend(q: Any, k: Any, v: Any) -> Any:
         with attention.sdpa_kernel(backend):
@@ -28,23 +28,23 @@ def sdpa(p: Params, backend: Any) -> Any:
                 q.transpose(1, 2),
                 k.transpose(1, 2),
                 v.transpose(1, 2),
-                is_causal=p["causal"],
+                is_causal=p.causal,
                 scale=scale,
-                enable_gqa=p["q_heads"] != p["kv_heads"],
+                enable_gqa=p.q_heads != p.kv_heads,
             )
         return out.transpose(1, 2)
 
     return attend
 
 
-def choose_backend(p: Params, device: Any) -> tuple[Any, str]:
+def choose_backend(p: AttentionParams, device: Any) -> tuple[Any, str]:
     """The first SDPA backend that runs this case's heads, head dims, dtype and mask on `device`
     (probed on a short sequence)."""
-    dt, seq = torch_dtype(p["dtype"]), min(p["q_seq_len"], 128)
+    dt, seq = torch_dtype(p.dtype), min(p.q_seq_len, 128)
     probe = {
-        "q": (1, seq, p["q_heads"], p["qk_head_dim"]),
-        "k": (1, seq, p["kv_heads"], p["qk_head_dim"]),
-        "v": (1, seq, p["kv_heads"], p["v_head_dim"]),
+        "q": (1, seq, p.q_heads, p.qk_head_dim),
+        "k": (1, seq, p.kv_heads, p.qk_head_dim),
+        "v": (1, seq, p.kv_heads, p.v_head_dim),
     }
     tensors = [torch.randn(shape, dtype=dt, device=device) for shape in probe.values()]
     for name in PREFERENCE:
@@ -60,11 +60,11 @@ def choose_backend(p: Params, device: Any) -> tuple[Any, str]:
     raise unsupported("no SDPA backend runs this case")
 
 
-def _attention(p: Params, device: Any) -> tuple[Fn, str]:
+def _attention(p: AttentionParams, device: Any) -> tuple[Fn, str]:
     backend, label = choose_backend(p, device)
     attend = sdpa(p, backend)
-    b, sq, skv = p["batch_size"], p["q_seq_len"], p["kv_seq_len"]
-    if p["mode"] == "fwd":
+    b, sq, skv = p.batch_size, p.q_seq_len, p.kv_seq_len
+    if p.mode == "fwd":
         return (lambda q, k, v: {"out": attend(q, k, v).reshape(b * sq, -1)}), f"sdpa:{label}"
 
     def step(q: Any, k: Any, v: Any, do: Any) -> dict[str, Any]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import Params
-from microbench.ops.memory import STREAM_SCALAR
+from microbench.ops.memory import STREAM_SCALAR, CopyParams, StreamParams
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 
 
-def _copy(p: Params, device: Any) -> tuple[Fn, str]:
+def _copy(p: CopyParams, device: Any) -> tuple[Fn, str]:
     return (lambda x: {"out": x.clone()}), "eager"
 
 
@@ -27,8 +26,8 @@ STREAM_TORCH: dict[str, Callable[..., Any]] = {
 }
 
 
-def _stream(p: Params, device: Any) -> tuple[Fn, str]:
-    kernel = STREAM_TORCH[p["op_type"]]
+def _stream(p: StreamParams, device: Any) -> tuple[Fn, str]:
+    kernel = STREAM_TORCH[p.op_type]
     return (lambda *arrays: {"out": kernel(STREAM_SCALAR, *arrays)}), "eager"
 
 

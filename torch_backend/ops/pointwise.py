@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import Params
-from microbench.ops.pointwise import FLAT_OPS, OPS
+from microbench.ops.pointwise import FLAT_OPS, OPS, PointwiseParams
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.tensors import torch_dtype
@@ -24,9 +23,9 @@ MATH: dict[str, Callable[..., Any]] = {
 }
 
 
-def builder(math: Callable[..., Any]) -> Callable[[Params, Any], tuple[Fn, str]]:
-    def build(p: Params, device: Any) -> tuple[Fn, str]:
-        out = torch_dtype(p["dtype"])
+def builder(math: Callable[..., Any]) -> Callable[[PointwiseParams, Any], tuple[Fn, str]]:
+    def build(p: PointwiseParams, device: Any) -> tuple[Fn, str]:
+        out = torch_dtype(p.dtype)
         if out.itemsize > 1:
             return (lambda *xs: {"out": math(*xs)}), "eager"
         return (lambda *xs: {"out": math(*(x.float() for x in xs)).to(out)}), "eager"

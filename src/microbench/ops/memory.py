@@ -9,18 +9,26 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
-from microbench.ops.common import f64, normal, register_compute
+from microbench.catalogue import Arrays, OpSpec, array_implementation, param
+from microbench.ops.common import Placed, f64, normal, register_compute
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
 
 PATTERN = 1 << 20  # distinct values drawn; larger arrays repeat them (a copy cannot tell)
 
 
-def copy_inputs(p: Params, rng: np.random.Generator) -> Arrays:
-    dt = dtype(p["dtype"])
-    values = normal(rng, (min(PATTERN, p["num_elements"]),), dt)
-    return {"x": np.resize(values, p["num_elements"])}
+@dataclass(frozen=True)
+class CopyParams(Placed):
+    """A flat array copied once."""
+
+    num_elements: int = param("elements", doc="elements of X")
+    dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16", "float8"))
+
+
+def copy_inputs(p: CopyParams, rng: np.random.Generator) -> Arrays:
+    dt = dtype(p.dtype)
+    values = normal(rng, (min(PATTERN, p.num_elements),), dt)
+    return {"x": np.resize(values, p.num_elements)}
 
 
 register_compute(
@@ -28,22 +36,19 @@ register_compute(
         name="single_device_hbm_copy",
         suite="compute",
         doc="Y = copy(X) into a new buffer, X a flat array: read once, written once",
-        params=(
-            Param("num_elements", "elements", doc="elements of X"),
-            Param("dtype", "dtype", "bfloat16", ("bfloat16", "float32", "float16", "float8")),
-        ),
+        typed=CopyParams,
         flops=lambda p: 0.0,
-        bytes=lambda p: 2.0 * p["num_elements"] * dtype(p["dtype"]).nbytes,
-        peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+        bytes=lambda p: 2.0 * p.num_elements * dtype(p.dtype).nbytes,
+        peak_dtype=lambda p: dtype(p.dtype).peak_family,
         make_inputs=copy_inputs,
         reference=lambda x, p, rows: {"out": x["x"][rows]},
-        output_rows=lambda p: int(p["num_elements"]),
+        output_rows=lambda p: int(p.num_elements),
     )
 )
 
 
 @array_implementation("single_device_hbm_copy", "jax", "jit")
-def jax_copy(p: Params) -> Callable[..., dict[str, Any]]:
+def jax_copy(p: CopyParams) -> Callable[..., dict[str, Any]]:
     return lambda x: {"out": x.copy()}
 
 
@@ -69,19 +74,26 @@ STREAM: dict[str, Stream] = {
 }
 
 
-def stream_inputs(p: Params, rng: np.random.Generator) -> Arrays:
-    dt = dtype(p["dtype"])
-    values = normal(rng, (min(PATTERN, p["size"]), STREAM[p["op_type"]].reads), dt)
-    return {
-        name: np.resize(values[:, i], p["size"]) for i, name in enumerate("xy"[: values.shape[1]])
-    }
+@dataclass(frozen=True)
+class StreamParams(Placed):
+    """One STREAM kernel over flat arrays."""
+
+    op_type: str = param("choice", "copy", tuple(STREAM), "y=x, y=s*x, z=x+y, z=x+s*y")
+    size: int = param("elements", 1 << 27, doc="elements per array (not bytes)")
+    dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
 
 
-def stream_reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
-    kernel = STREAM[p["op_type"]]
+def stream_inputs(p: StreamParams, rng: np.random.Generator) -> Arrays:
+    dt = dtype(p.dtype)
+    values = normal(rng, (min(PATTERN, p.size), STREAM[p.op_type].reads), dt)
+    return {name: np.resize(values[:, i], p.size) for i, name in enumerate("xy"[: values.shape[1]])}
+
+
+def stream_reference(x: Arrays, p: StreamParams, rows: np.ndarray) -> Arrays:
+    kernel = STREAM[p.op_type]
     args = [f64(x[name][rows]) for name in "xy"[: kernel.reads]]
     out = kernel.math(STREAM_SCALAR, *args)
-    return {"out": out.astype(dtype(p["dtype"]).numpy)}
+    return {"out": out.astype(dtype(p.dtype).numpy)}
 
 
 register_compute(
@@ -89,25 +101,19 @@ register_compute(
         name="hbm_bandwidth",
         suite="compute",
         doc="a STREAM kernel over flat arrays of `size` elements: copy, scale, add or triad",
-        params=(
-            Param("op_type", "choice", "copy", tuple(STREAM), "y=x, y=s*x, z=x+y, z=x+s*y"),
-            Param("size", "elements", 1 << 27, doc="elements per array (not bytes)"),
-            Param("dtype", "dtype", "bfloat16", ("bfloat16", "float32", "float16")),
-        ),
-        flops=lambda p: float(STREAM[p["op_type"]].flops_per_element * p["size"]),
-        bytes=lambda p: float(
-            (STREAM[p["op_type"]].reads + 1) * p["size"] * dtype(p["dtype"]).nbytes
-        ),
-        peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+        typed=StreamParams,
+        flops=lambda p: float(STREAM[p.op_type].flops_per_element * p.size),
+        bytes=lambda p: float((STREAM[p.op_type].reads + 1) * p.size * dtype(p.dtype).nbytes),
+        peak_dtype=lambda p: dtype(p.dtype).peak_family,
         make_inputs=stream_inputs,
         reference=stream_reference,
-        output_rows=lambda p: int(p["size"]),
+        output_rows=lambda p: int(p.size),
     )
 )
 
 
 @array_implementation("hbm_bandwidth", "jax", "jit")
-def jax_stream(p: Params) -> Callable[..., dict[str, Any]]:
-    kernel, jnp = STREAM[p["op_type"]], jax.numpy
-    scalar = jnp.dtype(dtype(p["dtype"]).numpy).type(STREAM_SCALAR)
+def jax_stream(p: StreamParams) -> Callable[..., dict[str, Any]]:
+    kernel, jnp = STREAM[p.op_type], jax.numpy
+    scalar = jnp.dtype(dtype(p.dtype).numpy).type(STREAM_SCALAR)
     return lambda *arrays: {"out": kernel.math(scalar, *arrays)}

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
-from microbench.ops.common import MN, f64, normal, register_compute
+from microbench.catalogue import Arrays, OpSpec, array_implementation, param
+from microbench.ops.common import Placed, f64, normal, register_compute
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
 
@@ -26,37 +26,71 @@ NAMES = "xyz"
 
 
 @dataclass(frozen=True)
+class PointwiseParams(Placed):
+    """The tensors' shape and dtype (each op below declares which shapes and dtypes it takes)."""
+
+    dtype: str = param("dtype", "bfloat16", TRAINING_DTYPES)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class MatrixParams(PointwiseParams):
+    m: int = param("dim")
+    n: int = param("dim")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.m, self.n)
+
+
+@dataclass(frozen=True)
+class InferenceParams(MatrixParams):
+    dtype: str = param("dtype", "bfloat16", INFERENCE_DTYPES)
+
+
+@dataclass(frozen=True)
+class FlatParams(PointwiseParams):
+    """The jax-bench harness's simple_add: one flat array of `size` elements."""
+
+    size: int = param("elements", 1 << 20)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.size,)
+
+
+@dataclass(frozen=True)
 class Pointwise:
     doc: str
-    inputs: int  # (m, n) tensors read; one is written
+    inputs: int  # tensors read; one is written
     flops_per_element: int  # docs/ops.md counts them
     reference: Callable[..., np.ndarray]  # float64 math
     jax: Callable[..., Any]  # fp32 math on JAX arrays
 
-    def spec(self, name: str, dtypes: tuple[str, ...], flat: bool = False) -> OpSpec:
-        """The op over (m, n) tensors, or over 1-D tensors of `size` elements (`flat`: the jax-bench
-        harness's simple_add)."""
-        shape = (lambda p: (p["size"],)) if flat else (lambda p: (p["m"], p["n"]))
-        dims = (Param("size", "elements", 1 << 20),) if flat else MN
+    def spec(self, name: str, typed: type[PointwiseParams]) -> OpSpec[Any]:
+        """The op over tensors of the parameters' shape."""
 
-        def inputs(p: Params, rng: np.random.Generator) -> Arrays:
-            return {NAMES[i]: normal(rng, shape(p), dtype(p["dtype"])) for i in range(self.inputs)}
+        def inputs(p: PointwiseParams, rng: np.random.Generator) -> Arrays:
+            return {NAMES[i]: normal(rng, p.shape, dtype(p.dtype)) for i in range(self.inputs)}
 
-        def reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+        def reference(x: Arrays, p: PointwiseParams, rows: np.ndarray) -> Arrays:
             out = self.reference(*(f64(x[NAMES[i]][rows]) for i in range(self.inputs)))
-            return {"out": out.astype(dtype(p["dtype"]).numpy)}
+            return {"out": out.astype(dtype(p.dtype).numpy)}
 
         return OpSpec(
             name=name,
             suite="compute",
             doc=self.doc,
-            params=(*dims, Param("dtype", "dtype", "bfloat16", dtypes)),
-            flops=lambda p: float(self.flops_per_element * math.prod(shape(p))),
-            bytes=lambda p: (self.inputs + 1.0) * math.prod(shape(p)) * dtype(p["dtype"]).nbytes,
-            peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+            typed=typed,
+            flops=lambda p: float(self.flops_per_element * math.prod(p.shape)),
+            bytes=lambda p: (self.inputs + 1.0) * math.prod(p.shape) * dtype(p.dtype).nbytes,
+            peak_dtype=lambda p: dtype(p.dtype).peak_family,
             make_inputs=inputs,
             reference=reference,
-            output_rows=lambda p: shape(p)[0],
+            output_rows=lambda p: p.shape[0],
         )
 
 
@@ -65,9 +99,9 @@ def _sigmoid64(x: np.ndarray) -> np.ndarray:
 
 
 ADD = Pointwise("Z = X + Y", 2, 1, lambda x, y: x + y, lambda x, y: x + y)
-OPS: dict[str, tuple[Pointwise, tuple[str, ...]]] = {
-    "add": (ADD, TRAINING_DTYPES),
-    "inference_add": (ADD, INFERENCE_DTYPES),
+OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
+    "add": (ADD, MatrixParams),
+    "inference_add": (ADD, InferenceParams),
     "inference_silu_mul": (
         Pointwise(
             "Z = silu(X) * Y = X * sigmoid(X) * Y",
@@ -76,27 +110,27 @@ OPS: dict[str, tuple[Pointwise, tuple[str, ...]]] = {
             lambda x, y: x * _sigmoid64(x) * y,
             lambda x, y: x * jax.nn.sigmoid(x) * y,
         ),
-        INFERENCE_DTYPES,
+        InferenceParams,
     ),
     "inference_sigmoid": (
         Pointwise("Z = sigmoid(X)", 1, 3, _sigmoid64, lambda x: jax.nn.sigmoid(x)),
-        INFERENCE_DTYPES,
+        InferenceParams,
     ),
 }
 
 
-def jax_builder(op: Pointwise) -> Callable[[Params], Callable[..., dict[str, Any]]]:
-    def build(p: Params) -> Callable[..., dict[str, Any]]:
-        f32, out = jax.numpy.float32, dtype(p["dtype"]).numpy
+def jax_builder(op: Pointwise) -> Callable[[PointwiseParams], Callable[..., dict[str, Any]]]:
+    def build(p: PointwiseParams) -> Callable[..., dict[str, Any]]:
+        f32, out = jax.numpy.float32, dtype(p.dtype).numpy
         return lambda *xs: {"out": op.jax(*(x.astype(f32) for x in xs)).astype(out)}
 
     return build
 
 
-for _name, (_op, _dtypes) in OPS.items():
-    register_compute(_op.spec(_name, _dtypes))
+for _name, (_op, _typed) in OPS.items():
+    register_compute(_op.spec(_name, _typed))
     array_implementation(_name, "jax", "jit")(jax_builder(_op))
 # the jax-bench harness's add: one flat array of `size` elements, the same math and implementations
 FLAT_OPS = {"simple_add": "add"}
-register_compute(ADD.spec("simple_add", TRAINING_DTYPES, flat=True))
+register_compute(ADD.spec("simple_add", FlatParams))
 array_implementation("simple_add", "jax", "jit")(jax_builder(ADD))
