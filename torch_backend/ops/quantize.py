@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.catalogue import Params
 from microbench.errors import unsupported
-from microbench.ops.quantize import VARIANTS, Variant
+from microbench.ops.quantize import VARIANTS, QuantizeParams, StaticQuantizeParams, Variant
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
@@ -31,17 +30,17 @@ def fp4_packed(x32: Any) -> Any:
 
 
 def builder(v: Variant) -> Any:
-    def build(p: Params, device: Any) -> tuple[Fn, str]:
-        name = dtype(p["qdtype"]).name
-        rows_len = p["m"] if v.transpose else p["n"]
+    def build(p: QuantizeParams, device: Any) -> tuple[Fn, str]:
+        name = dtype(p.qdtype).name
+        rows_len = p.m if v.transpose else p.n
         if name == FP4 and rows_len % 2:
             raise unsupported("packed fp4 needs an even row length")
         limit = dtype(name).max
         qdtype = None if name == FP4 else torch_dtype(name)
         cast = fp4_packed if qdtype is None else (lambda t: t.to(qdtype))
         label = "torchao_fp4_pack" if name == FP4 else "eager"
-        if v.static:
-            scale = float(torch.tensor(p["scale"], dtype=torch.float32))
+        if isinstance(p, StaticQuantizeParams):
+            scale = float(torch.tensor(p.scale, dtype=torch.float32))
             return lambda x: {
                 "q": cast(
                     ((x.t() if v.transpose else x).float() / scale).clamp(-limit, limit)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.catalogue import Params
-from microbench.ops.rope import rotate
+from microbench.ops.rope import RopeParams, rotate
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 
 
-def _rope(p: Params, device: Any) -> tuple[Fn, str]:
+def _rope(p: RopeParams, device: Any) -> tuple[Fn, str]:
     def fn(x: Any, f: Any) -> dict[str, Any]:
         out = rotate(x, f, lambda parts, dim: torch.stack(parts, dim))
-        return {"out": out.reshape(-1, p["head_dim"])}  # rows of head_dim, a free view
+        return {"out": out.reshape(-1, p.head_dim)}  # rows of head_dim, a free view
 
     return fn, "eager"
 

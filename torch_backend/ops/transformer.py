@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.catalogue import Params
 from microbench.errors import unsupported
-from microbench.ops.transformer import EPS, devices_for
+from microbench.ops.transformer import EPS, TransformerParams, devices_for
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 
 
-def _layer(p: Params, device: Any) -> tuple[Fn, str]:
+def _layer(p: TransformerParams, device: Any) -> tuple[Fn, str]:
     if devices_for(p) > 1:
         raise unsupported("the PyTorch twin runs on one device (tp = cp = 1)")
 

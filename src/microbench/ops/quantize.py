@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
+from microbench.catalogue import Arrays, OpSpec, array_implementation, param
 from microbench.ops.common import (
     BF16,
-    MN,
+    Placed,
     f64,
     jax_quantize,
     jnp_dtype,
@@ -27,15 +27,27 @@ from microbench.ops.common import (
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
 
-QDTYPE = Param(
-    "qdtype",
-    "dtype",
-    "float8",
-    ("float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"),
-    "quantized dtype",
-    aliases=("quant_dtype",),
-)
-STATIC_SCALE = Param("scale", "float", 0.5, doc="fixed dequantization scale")
+
+@dataclass(frozen=True)
+class QuantizeParams(Placed):
+    """X (m, n) in bf16 and the dtype it is quantized to."""
+
+    m: int = param("dim")
+    n: int = param("dim")
+    qdtype: str = param(
+        "dtype",
+        "float8",
+        ("float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"),
+        "quantized dtype",
+        aliases=("quant_dtype",),
+    )
+
+
+@dataclass(frozen=True)
+class StaticQuantizeParams(QuantizeParams):
+    """...with a fixed scale instead of each row's absmax."""
+
+    scale: float = param("float", 0.5, doc="fixed dequantization scale")
 
 
 def saturate(x: np.ndarray, qdt_name: str) -> np.ndarray:
@@ -50,31 +62,31 @@ class Variant:
     transpose: bool
     static: bool
 
-    def rows(self, p: Params) -> int:
+    def rows(self, p: QuantizeParams) -> int:
         """Rows of the output, and the count of dynamic scales."""
-        return int(p["n"] if self.transpose else p["m"])
+        return int(p.n if self.transpose else p.m)
 
     def source(self, x: np.ndarray) -> np.ndarray:
         return x.T if self.transpose else x
 
-    def reference(self, x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    def reference(self, x: Arrays, p: QuantizeParams, rows: np.ndarray) -> Arrays:
         src = self.source(x["x"])[rows]
-        qdt = dtype(p["qdtype"])
-        if self.static:
-            scaled = f64(src) / np.float64(np.float32(p["scale"]))
+        qdt = dtype(p.qdtype)
+        if isinstance(p, StaticQuantizeParams):
+            scaled = f64(src) / np.float64(np.float32(p.scale))
             return {"q": saturate(scaled, qdt.name).astype(qdt.numpy)}
         q, scale = quantize_rows(src, qdt)
         return {"q": q, "scale": scale}
 
-    def flops(self, p: Params) -> float:
+    def flops(self, p: QuantizeParams) -> float:
         if self.static:
-            return float(p["m"] * p["n"])  # one multiply per element
-        return 2.0 * p["m"] * p["n"] + self.rows(
+            return float(p.m * p.n)  # one multiply per element
+        return 2.0 * p.m * p.n + self.rows(
             p
         )  # |x| into the row max and the scaling; a division per scale
 
-    def bytes(self, p: Params) -> float:
-        moved = p["m"] * p["n"] * (BF16.nbytes + dtype(p["qdtype"]).nbytes)
+    def bytes(self, p: QuantizeParams) -> float:
+        moved = p.m * p.n * (BF16.nbytes + dtype(p.qdtype).nbytes)
         return moved + (4.0 if self.static else 4.0 * self.rows(p))
 
     def spec(self, name: str) -> OpSpec:
@@ -88,21 +100,21 @@ class Variant:
             name=name,
             suite="compute",
             doc=doc,
-            params=(*MN, QDTYPE, STATIC_SCALE) if self.static else (*MN, QDTYPE),
+            typed=StaticQuantizeParams if self.static else QuantizeParams,
             flops=self.flops,
             bytes=self.bytes,
             peak_dtype=lambda p: "bf16",
-            make_inputs=lambda p, rng: {"x": normal(rng, (p["m"], p["n"]), BF16)},
+            make_inputs=lambda p, rng: {"x": normal(rng, (p.m, p.n), BF16)},
             reference=self.reference,
             output_rows=self.rows,
         )
 
 
-def jax_builder(v: Variant) -> Callable[[Params], Callable[..., dict[str, Any]]]:
-    def build(p: Params) -> Callable[..., dict[str, Any]]:
-        qdt = jnp_dtype(p["qdtype"])
-        if v.static:
-            scale, limit = np.float32(p["scale"]), float(dtype(p["qdtype"]).max)
+def jax_builder(v: Variant) -> Callable[[QuantizeParams], Callable[..., dict[str, Any]]]:
+    def build(p: QuantizeParams) -> Callable[..., dict[str, Any]]:
+        qdt = jnp_dtype(p.qdtype)
+        if isinstance(p, StaticQuantizeParams):
+            scale, limit = np.float32(p.scale), float(dtype(p.qdtype).max)
             return lambda x: {
                 "q": jax.numpy.clip(
                     (x.T if v.transpose else x).astype(np.float32) / scale, -limit, limit
