@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import Params
-from microbench.ops.layers import EPS, LAYERS
+from microbench.ops.layers import EPS, LAYERS, LayerParams
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op, vjp
@@ -28,12 +27,12 @@ def rmsnorm(x: Any, gamma: Any, out: Any) -> Any:
     return (x32 * torch.rsqrt(x32.pow(2).mean(dim=1, keepdim=True) + EPS) * gamma).to(out)
 
 
-def _rms_fwd(p: Params) -> Fn:
-    out = torch_dtype(dtype(p.get("dtype", "bfloat16")).name)
+def _rms_fwd(p: LayerParams) -> Fn:
+    out = torch_dtype(dtype(p.dtype).name)
     return lambda x, gamma: {"out": rmsnorm(x, gamma, out)}
 
 
-BODIES: dict[str, Callable[[Params], Fn]] = {
+BODIES: dict[str, Callable[[LayerParams], Fn]] = {
     "swiglu_fwd": lambda p: lambda x: {"out": swiglu(x)},
     "swiglu_bwd": lambda p: lambda x, dy: {"out": vjp(swiglu, (x,), dy)[0]},
     "rmsnorm_fwd": _rms_fwd,
@@ -45,7 +44,7 @@ BODIES: dict[str, Callable[[Params], Fn]] = {
 }
 
 
-def builder(body: Callable[[Params], Fn]) -> Callable[[Params, Any], tuple[Fn, str]]:
+def builder(body: Callable[[LayerParams], Fn]) -> Callable[[LayerParams, Any], tuple[Fn, str]]:
     return lambda p, device: (body(p), "eager")
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, array_implementation
-from microbench.ops.common import BF16, MN, f64, normal, register_compute, rows_m
+from microbench.catalogue import Arrays, OpSpec, array_implementation, param
+from microbench.ops.common import BF16, Placed, f64, normal, register_compute
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
 
@@ -25,8 +25,30 @@ EPS = 1e-6
 GAMMA_BYTES = 4  # fp32 per column
 
 
-def _dt(p: Params) -> Any:
-    return dtype(p.get("dtype", "bfloat16"))
+@dataclass(frozen=True)
+class LayerParams(Placed):
+    """X (m, n), in bf16 unless the op declares a dtype."""
+
+    m: int = param("dim")
+    n: int = param("dim")
+
+    @property
+    def dtype(self) -> str:
+        return "bfloat16"
+
+
+@dataclass(frozen=True)
+class InferenceNormParams(LayerParams):
+    dtype: str = param("dtype", "bfloat16", ("bfloat16", "float8_e4m3fn"))
+
+
+@dataclass(frozen=True)
+class SigmoidBwdParams(LayerParams):
+    dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
+
+
+def _dt(p: LayerParams) -> Any:
+    return dtype(p.dtype)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -69,8 +91,8 @@ def jax_rmsnorm(x: Any, gamma: Any, out_dtype: Any) -> Any:
     return (x32 * r * gamma).astype(out_dtype)
 
 
-def _even_n(p: Params) -> str | None:
-    return None if p["n"] % 2 == 0 else f"n must be even to split X in two halves, got {p['n']}"
+def _even_n(p: LayerParams) -> str | None:
+    return None if p.n % 2 == 0 else f"n must be even to split X in two halves, got {p.n}"
 
 
 @dataclass(frozen=True)
@@ -78,55 +100,52 @@ class Layer:
     """One op: its tensors, models, float64 math and JAX body."""
 
     doc: str
-    flops: Callable[[Params], float]
-    bytes: Callable[[Params], float]
-    inputs: Callable[[Params, np.random.Generator], Arrays]
-    reference: Callable[[Arrays, Params], np.ndarray]  # on the rows given, as float64
-    jax: Callable[[Params], Callable[..., Any]]
-    dtypes: tuple[str, ...] = ("bfloat16",)
-    constraint: Callable[[Params], str | None] = lambda p: None
+    flops: Callable[[LayerParams], float]
+    bytes: Callable[[LayerParams], float]
+    inputs: Callable[[LayerParams, np.random.Generator], Arrays]
+    reference: Callable[[Arrays, LayerParams], np.ndarray]  # on the rows given, as float64
+    jax: Callable[[LayerParams], Callable[..., Any]]
+    typed: type[LayerParams] = LayerParams
+    constraint: Callable[[LayerParams], str | None] = lambda p: None
 
-    def spec(self, name: str) -> OpSpec:
-        def reference(x: Arrays, p: Params, rows: np.ndarray) -> Arrays:
+    def spec(self, name: str) -> OpSpec[Any]:
+        def reference(x: Arrays, p: LayerParams, rows: np.ndarray) -> Arrays:
             picked = {k: f64(v[rows]) if v.ndim == 2 else f64(v) for k, v in x.items()}
             return {"out": np.asarray(self.reference(picked, p)).astype(_dt(p).numpy)}
 
-        params = MN + (
-            (Param("dtype", "dtype", "bfloat16", self.dtypes),) if len(self.dtypes) > 1 else ()
-        )
         return OpSpec(
             name=name,
             suite="compute",
             doc=self.doc,
-            params=params,
+            typed=self.typed,
             flops=self.flops,
             bytes=self.bytes,
             peak_dtype=lambda p: "bf16",
             make_inputs=self.inputs,
             reference=reference,
-            output_rows=rows_m,
+            output_rows=lambda p: p.m,
             constraint=self.constraint,
         )
 
 
-def _x(p: Params, rng: np.random.Generator) -> np.ndarray:
-    return normal(rng, (p["m"], p["n"]), _dt(p))
+def _x(p: LayerParams, rng: np.random.Generator) -> np.ndarray:
+    return normal(rng, (p.m, p.n), _dt(p))
 
 
-def _gamma(p: Params, rng: np.random.Generator) -> np.ndarray:
-    return np.asarray(rng.uniform(0.5, 1.5, p["n"]), dtype=np.float32)
+def _gamma(p: LayerParams, rng: np.random.Generator) -> np.ndarray:
+    return np.asarray(rng.uniform(0.5, 1.5, p.n), dtype=np.float32)
 
 
-def _half(p: Params) -> float:
-    return p["m"] * p["n"] / 2
+def _half(p: LayerParams) -> float:
+    return p.m * p.n / 2
 
 
-def _rms_fwd(p: Params) -> Callable[..., Any]:
-    out = dtype(p.get("dtype", "bfloat16")).numpy
+def _rms_fwd(p: LayerParams) -> Callable[..., Any]:
+    out = _dt(p).numpy
     return lambda x, gamma: {"out": jax_rmsnorm(x, gamma, out)}
 
 
-def _rms_bwd(p: Params) -> Callable[..., Any]:
+def _rms_bwd(p: LayerParams) -> Callable[..., Any]:
     def fn(x: Any, gamma: Any, dy: Any) -> dict[str, Any]:
         _, pullback = jax.vjp(lambda x: jax_rmsnorm(x, gamma, x.dtype), x)
         return {"out": pullback(dy)[0]}
@@ -134,7 +153,7 @@ def _rms_bwd(p: Params) -> Callable[..., Any]:
     return fn
 
 
-def _swiglu_bwd(p: Params) -> Callable[..., Any]:
+def _swiglu_bwd(p: LayerParams) -> Callable[..., Any]:
     def fn(x: Any, dy: Any) -> dict[str, Any]:
         _, pullback = jax.vjp(jax_swiglu, x)
         return {"out": pullback(dy)[0]}
@@ -144,8 +163,8 @@ def _swiglu_bwd(p: Params) -> Callable[..., Any]:
 
 RMSNORM_FWD = Layer(
     doc="Y = X / rms(X) * gamma over each row (eps 1e-6), fp32 math",
-    flops=lambda p: 4.0 * p["m"] * p["n"] + 3.0 * p["m"],  # x^2, sum, two multiplies; 3 per row
-    bytes=lambda p: 2.0 * p["m"] * p["n"] * _dt(p).nbytes + GAMMA_BYTES * p["n"],
+    flops=lambda p: 4.0 * p.m * p.n + 3.0 * p.m,  # x^2, sum, two multiplies; 3 per row
+    bytes=lambda p: 2.0 * p.m * p.n * _dt(p).nbytes + GAMMA_BYTES * p.n,
     inputs=lambda p, rng: {"x": _x(p, rng), "gamma": _gamma(p, rng)},
     reference=lambda x, p: rmsnorm64(x["x"], x["gamma"]),
     jax=_rms_fwd,
@@ -154,7 +173,7 @@ LAYERS: dict[str, Layer] = {
     "swiglu_fwd": Layer(
         doc="Y = silu(A) * B, A and B the two halves of X's columns",
         flops=lambda p: 5 * _half(p),  # sigmoid (exp, add, divide), two multiplies per output
-        bytes=lambda p: (p["m"] * p["n"] + _half(p)) * BF16.nbytes,  # read X, write Y (n/2)
+        bytes=lambda p: (p.m * p.n + _half(p)) * BF16.nbytes,  # read X, write Y (n/2)
         inputs=lambda p, rng: {"x": _x(p, rng)},
         reference=lambda x, p: swiglu64(x["x"]),
         jax=lambda p: lambda x: {"out": jax_swiglu(x)},
@@ -163,10 +182,10 @@ LAYERS: dict[str, Layer] = {
     "swiglu_bwd": Layer(
         doc="dX of SwiGLU from X and dY (the VJP w.r.t. X)",
         flops=lambda p: 11 * _half(p),  # docs/ops.md counts the 11 per output pair
-        bytes=lambda p: (2 * p["m"] * p["n"] + _half(p)) * BF16.nbytes,  # X, dY (n/2) in; dX out
+        bytes=lambda p: (2 * p.m * p.n + _half(p)) * BF16.nbytes,  # X, dY (n/2) in; dX out
         inputs=lambda p, rng: {
             "x": _x(p, rng),
-            "dy": normal(rng, (p["m"], p["n"] // 2), BF16),
+            "dy": normal(rng, (p.m, p.n // 2), BF16),
         },
         reference=lambda x, p: swiglu_grad64(x["x"], x["dy"]),
         jax=_swiglu_bwd,
@@ -175,26 +194,26 @@ LAYERS: dict[str, Layer] = {
     "rmsnorm_fwd": RMSNORM_FWD,
     "rmsnorm_bwd": Layer(
         doc="dX of RMSNorm from X and dY (the VJP w.r.t. X; gamma held constant)",
-        flops=lambda p: 8.0 * p["m"] * p["n"] + 7.0 * p["m"],  # docs/ops.md
-        bytes=lambda p: 3.0 * p["m"] * p["n"] * BF16.nbytes + GAMMA_BYTES * p["n"],
+        flops=lambda p: 8.0 * p.m * p.n + 7.0 * p.m,  # docs/ops.md
+        bytes=lambda p: 3.0 * p.m * p.n * BF16.nbytes + GAMMA_BYTES * p.n,
         inputs=lambda p, rng: {
             "x": _x(p, rng),
             "gamma": _gamma(p, rng),
-            "dy": normal(rng, (p["m"], p["n"]), BF16),
+            "dy": normal(rng, (p.m, p.n), BF16),
         },
         reference=lambda x, p: rmsnorm_grad64(x["x"], x["gamma"], x["dy"]),
         jax=_rms_bwd,
     ),
-    "inference_rmsnorm": replace(RMSNORM_FWD, dtypes=("bfloat16", "float8_e4m3fn")),
+    "inference_rmsnorm": replace(RMSNORM_FWD, typed=InferenceNormParams),
     # the backward of inference_sigmoid (the jax-bench sample cop.yaml runs sigmoid with mode: bwd)
     "sigmoid_bwd": Layer(
         doc="dX of sigmoid from X and dY: dY * s * (1 - s), s = sigmoid(X) recomputed",
-        flops=lambda p: 6.0 * p["m"] * p["n"],  # sigmoid (exp, add, divide), 1 - s, two multiplies
-        bytes=lambda p: 3.0 * p["m"] * p["n"] * _dt(p).nbytes,  # X, dY in; dX out
-        inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p["m"], p["n"]), _dt(p))},
+        flops=lambda p: 6.0 * p.m * p.n,  # sigmoid (exp, add, divide), 1 - s, two multiplies
+        bytes=lambda p: 3.0 * p.m * p.n * _dt(p).nbytes,  # X, dY in; dX out
+        inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p.m, p.n), _dt(p))},
         reference=lambda x, p: x["dy"] * _sigmoid(x["x"]) * (1 - _sigmoid(x["x"])),
         jax=lambda p: lambda x, dy: {"out": jax.vjp(jax_sigmoid, x)[1](dy)[0]},
-        dtypes=("bfloat16", "float32", "float16"),
+        typed=SigmoidBwdParams,
     ),
 }
 
