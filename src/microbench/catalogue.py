@@ -196,6 +196,10 @@ class OpParams(Mapping[str, Any]):
         return tuple(p.name for p in cls.declared())
 
     @classmethod
+    def declared_param(cls, name: str) -> Param:
+        return next(p for p in cls.declared() if p.name == name)
+
+    @classmethod
     def declared(cls) -> tuple[Param, ...]:
         """The op's parameters, each named by its field (what `OpSpec.params` holds), in field order,
         a `trailing` class's last (the placement every compute op has, after its own)."""

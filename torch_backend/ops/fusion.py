@@ -11,12 +11,19 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import OpSpec, Params, get_spec, implementation
+from microbench.catalogue import OpSpec, get_spec, implementation, params_of
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE
-from microbench.ops.fusion import FusionExtras, unfused_bytes
+from microbench.ops.fusion import (
+    AttentionFusionParams,
+    ConvFusionParams,
+    FusionExtras,
+    FusionParams,
+    LinearFusionParams,
+    unfused_bytes,
+)
 from microbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.kernel_count import count_kernels
@@ -53,29 +60,29 @@ LINEAR = {
 
 
 def _linear(
-    p: Params, randn: Callable[..., Any], device: Any, dtype: Any
+    p: LinearFusionParams, randn: Callable[..., Any], device: Any, dtype: Any
 ) -> tuple[Fn, Fn, str, tuple]:
-    x, w, b = randn(p["m"], p["k"]), randn(p["n"], p["k"]) / math.sqrt(p["k"]), randn(p["n"])
-    act, fused, name = LINEAR[p["pattern"]]
+    x, w, b = randn(p.m, p.k), randn(p.n, p.k) / math.sqrt(p.k), randn(p.n)
+    act, fused, name = LINEAR[p.pattern]
 
     def unfused() -> Any:
         y = x @ w.t()
         y = y + b
         return act(y)
 
-    return unfused, lambda: fused(b, x, w.t()), name, (p["m"], p["k"], p["n"])
+    return unfused, lambda: fused(b, x, w.t()), name, (p.m, p.k, p.n)
 
 
 def _conv(
-    p: Params, randn: Callable[..., Any], device: Any, dtype: Any
+    p: ConvFusionParams, randn: Callable[..., Any], device: Any, dtype: Any
 ) -> tuple[Fn, Fn, str, tuple]:
     F = torch.nn.functional
-    c_in, c_out, r = p["in_channels"], p["out_channels"], p["kernel"]
-    x = randn(p["batch"], c_in, p["size"], p["size"])
+    c_in, c_out, r = p.in_channels, p.out_channels, p.kernel
+    x = randn(p.batch, c_in, p.size, p.size)
     w, b = randn(c_out, c_in, r, r) / math.sqrt(c_in * r * r), randn(c_out)
     mean, var = 0.1 * randn(c_out), 1 + 0.1 * randn(c_out).abs()
     gamma, beta, eps, pad = 1 + 0.1 * randn(c_out), 0.1 * randn(c_out), 1e-5, r // 2
-    has_bn, has_relu = p["pattern"] != "conv_relu", p["pattern"] != "conv_bn"
+    has_bn, has_relu = p.pattern != "conv_relu", p.pattern != "conv_bn"
 
     def unfused() -> Any:
         y = F.conv2d(x, w, b, padding=pad)
@@ -111,11 +118,11 @@ def _sdpa_backend(device: Any, dtype: Any) -> Any:
 
 
 def _attention(
-    p: Params, randn: Callable[..., Any], device: Any, dtype: Any
+    p: AttentionFusionParams, randn: Callable[..., Any], device: Any, dtype: Any
 ) -> tuple[Fn, Fn, str, tuple]:
-    shape = (p["batch"], p["heads"], p["seq"], p["head_dim"])
+    shape = (p.batch, p.heads, p.seq, p.head_dim)
     q, k, v = randn(*shape), randn(*shape), randn(*shape)
-    scale = 1.0 / math.sqrt(p["head_dim"])
+    scale = 1.0 / math.sqrt(p.head_dim)
 
     def scores_softmax() -> Any:
         s = q @ k.transpose(-2, -1)
@@ -145,15 +152,20 @@ def _attention(
         return (lambda: scores_softmax() @ v), fused, f"sdpa:{backend.name.lower()}"
 
     patterns = {"qk": qk, "qk_softmax": qk_softmax, "attention": attention}
-    return (*patterns[p["pattern"]](), shape)
+    return (*patterns[p.pattern](), shape)
 
 
-FAMILIES = {"fusion_linear": _linear, "fusion_conv": _conv, "fusion_attention": _attention}
+# each family's builder reads its own parameter class (the op's declared one)
+FAMILIES: dict[str, Callable[..., tuple[Fn, Fn, str, tuple]]] = {
+    "fusion_linear": _linear,
+    "fusion_conv": _conv,
+    "fusion_attention": _attention,
+}
 
 
-def _inputs_and_fns(spec: OpSpec, p: Params, device: Any) -> tuple[Fn, Fn, str, tuple]:
-    dtype = torch_dtype(p["dtype"])
-    g = torch.Generator(device="cpu").manual_seed(p["seed"])
+def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> tuple[Fn, Fn, str, tuple]:
+    dtype = torch_dtype(p.dtype)
+    g = torch.Generator(device="cpu").manual_seed(p.seed)
 
     def randn(*shape: int) -> Any:
         return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
@@ -171,7 +183,7 @@ def _no_grad(fn: Fn) -> Fn:
 
 def fusion_extras(
     spec: Any,
-    p: Params,
+    p: FusionParams,
     fns: tuple[Callable[[], Any], Callable[[], Any]],
     fused_impl: str,
     shape: tuple[int, ...],
@@ -190,7 +202,7 @@ def fusion_extras(
         else f"not fused: {k_fused:g} kernels, as many as unfused ({k_unfused:g})"
     )
     return FusionExtras(
-        fusion_pattern=SEED_NAMES[p["pattern"]],
+        fusion_pattern=SEED_NAMES[p.pattern],
         input_shape="x".join(map(str, shape)),
         unfused_latency_s=mu,
         fused_latency_s=mf,
@@ -212,8 +224,8 @@ def fusion_extras(
 @implementation(tuple(FAMILIES), "torch", "fused")
 def prepare_fusion(backend: Any, case: Case) -> Prepared:
     """The fused version is the op; the unfused chain is its companion and its reference."""
-    spec, p = get_spec(case.op), case.params
-    device = resolve_device(p["device"])
+    spec, p = get_spec(case.op), params_of(case, FusionParams)
+    device = resolve_device(p.device)
     unfused_fn, fused_fn, fused_impl, shape = _inputs_and_fns(spec, p, device)
     unfused, fused = _no_grad(unfused_fn), _no_grad(fused_fn)
     try:
@@ -223,7 +235,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
         raise unsupported(
             f"{fused_impl} cannot run here: {str(error).splitlines()[0][:200]}"
         ) from None
-    tol = 2 * TOLERANCE[p["dtype"]]
+    tol = 2 * TOLERANCE[p.dtype]
 
     def check(got: Any) -> float:
         err = relative_error(got, expected)

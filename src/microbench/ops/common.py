@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpParams, OpSpec, Param, Params, param
+from microbench.catalogue import OpParams, OpSpec, Param, param
 from microbench.catalogue import register as register_spec
 from microbench.measure.numerics import FP8_GEMM_FLOOR
 from microbench.platform.dtypes import DType, dtype
@@ -81,10 +81,6 @@ def normal(rng: np.random.Generator, shape: tuple[int, ...], dt: DType) -> np.nd
 
 def f64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
-
-
-def rows_m(p: Params) -> int:
-    return int(p["m"])
 
 
 def quantize_rows(x: np.ndarray, qdt: DType) -> tuple[np.ndarray, np.ndarray]:

@@ -8,23 +8,61 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
-from microbench.catalogue import OpSpec, Param, Params, register
+from microbench.catalogue import OpParams, OpSpec, param, register
 from microbench.core.column import doc
 from microbench.platform.dtypes import dtype
 
 FUSION_DTYPES = ("float32", "bfloat16", "float16")
-DTYPE = Param("dtype", "dtype", "float32", FUSION_DTYPES)
-DEVICE = Param("device", "choice", "cuda", ("cuda", "cpu"))
-SEED = Param("seed", "int", 0)
 LINEAR_PATTERNS = ("linear_bias", "linear_bias_relu", "linear_bias_gelu")
 CONV_PATTERNS = ("conv_relu", "conv_bn", "conv_bn_relu")
 ATTENTION_PATTERNS = ("qk", "qk_softmax", "attention")
 
 
-def _s(p: Params) -> float:
-    return dtype(p["dtype"]).nbytes
+@dataclass(frozen=True)
+class FusionParams(OpParams):
+    """What every fusion pattern takes after its pattern and sizes."""
+
+    trailing = True
+    dtype: str = param("dtype", "float32", FUSION_DTYPES)
+    device: str = param("choice", "cuda", ("cuda", "cpu"))
+    seed: int = param("int", 0)
+
+    @property
+    def pattern(self) -> str:  # each family declares its patterns
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class LinearFusionParams(FusionParams):
+    pattern: str = param("choice", LINEAR_PATTERNS[0], LINEAR_PATTERNS)
+    m: int = param("dim", 512)
+    k: int = param("dim", 1024)
+    n: int = param("dim", 1024)
+
+
+@dataclass(frozen=True)
+class ConvFusionParams(FusionParams):
+    pattern: str = param("choice", CONV_PATTERNS[0], CONV_PATTERNS)
+    batch: int = param("dim", 4)
+    in_channels: int = param("dim", 128)
+    out_channels: int = param("dim", 128)
+    size: int = param("dim", 28)
+    kernel: int = param("dim", 3)
+
+
+@dataclass(frozen=True)
+class AttentionFusionParams(FusionParams):
+    pattern: str = param("choice", ATTENTION_PATTERNS[0], ATTENTION_PATTERNS)
+    batch: int = param("dim", 4)
+    heads: int = param("dim", 8)
+    seq: int = param("dim", 256)
+    head_dim: int = param("dim", 64)
+
+
+def _s(p: FusionParams) -> float:
+    return dtype(p.dtype).nbytes
 
 
 # -- linear: X (m,k) @ W^T (k,n) + b (n) [-> activation] ---------------------------------------------
@@ -34,46 +72,46 @@ def _s(p: Params) -> float:
 LINEAR_PASSES = {"linear_bias": 1, "linear_bias_relu": 2, "linear_bias_gelu": 2}
 
 
-def linear_flops(p: Params) -> float:
-    m, k, n = p["m"], p["k"], p["n"]
-    return 2.0 * m * k * n + LINEAR_PASSES[p["pattern"]] * m * n
+def linear_flops(p: LinearFusionParams) -> float:
+    m, k, n = p.m, p.k, p.n
+    return 2.0 * m * k * n + LINEAR_PASSES[p.pattern] * m * n
 
 
-def linear_bytes(p: Params, fused: bool) -> float:
-    m, k, n, s = p["m"], p["k"], p["n"], _s(p)
+def linear_bytes(p: LinearFusionParams, fused: bool) -> float:
+    m, k, n, s = p.m, p.k, p.n, _s(p)
     once = (m * k + n * k + n + m * n) * s  # inputs, bias and the output, once each
     return (
-        once if fused else once + LINEAR_PASSES[p["pattern"]] * 2 * m * n * s
+        once if fused else once + LINEAR_PASSES[p.pattern] * 2 * m * n * s
     )  # each pass re-reads, re-writes Y
 
 
 # -- conv: X (b,c,h,w) * W (o,c,r,r), same padding, stride 1 [-> BN] [-> ReLU] ----------------------
 
 
-def conv_out(p: Params) -> float:
-    return p["batch"] * p["out_channels"] * p["size"] * p["size"]
+def conv_out(p: ConvFusionParams) -> float:
+    return p.batch * p.out_channels * p.size * p.size
 
 
 # the stages after the conv: (batch norm, ReLU)
 CONV_STAGES = {"conv_relu": (False, True), "conv_bn": (True, False), "conv_bn_relu": (True, True)}
 
 
-def conv_flops(p: Params) -> float:
-    macs = conv_out(p) * p["in_channels"] * p["kernel"] ** 2
-    has_bn, has_relu = CONV_STAGES[p["pattern"]]
+def conv_flops(p: ConvFusionParams) -> float:
+    macs = conv_out(p) * p.in_channels * p.kernel**2
+    has_bn, has_relu = CONV_STAGES[p.pattern]
     return 2.0 * macs + (2 * has_bn + has_relu) * conv_out(p)  # bn: mul+add per output, relu: 1
 
 
-def conv_bytes(p: Params, fused: bool) -> float:
+def conv_bytes(p: ConvFusionParams, fused: bool) -> float:
     s, out = _s(p), conv_out(p)
-    x = p["batch"] * p["in_channels"] * p["size"] ** 2
-    w = p["out_channels"] * p["in_channels"] * p["kernel"] ** 2
-    has_bn, has_relu = CONV_STAGES[p["pattern"]]
+    x = p.batch * p.in_channels * p.size**2
+    w = p.out_channels * p.in_channels * p.kernel**2
+    has_bn, has_relu = CONV_STAGES[p.pattern]
     if fused:  # BN folded into the conv's weights and bias; ReLU applied as the output is written
-        return (x + w + out + (p["out_channels"] if has_bn else 0)) * s
+        return (x + w + out + (p.out_channels if has_bn else 0)) * s
     total = (x + w + out) * s
     if has_bn:
-        total += (2 * out + 4 * p["out_channels"]) * s  # read y and the 4 BN vectors, write y
+        total += (2 * out + 4 * p.out_channels) * s  # read y and the 4 BN vectors, write y
     if has_relu:
         total += 2 * out * s
     return total
@@ -91,17 +129,15 @@ ATTENTION_MODEL = {
 }
 
 
-def attention_flops(p: Params) -> float:
-    b, h, s, d = p["batch"], p["heads"], p["seq"], p["head_dim"]
+def attention_flops(p: AttentionFusionParams) -> float:
+    b, h, s, d = p.batch, p.heads, p.seq, p.head_dim
     softmax = 5.0 * b * h * s * s  # scale, max, subtract, exp, normalise
-    return 2.0 * b * h * s * s * d + ATTENTION_MODEL[p["pattern"]][0](
-        softmax, 2.0 * b * h * s * s * d
-    )
+    return 2.0 * b * h * s * s * d + ATTENTION_MODEL[p.pattern][0](softmax, 2.0 * b * h * s * s * d)
 
 
-def attention_bytes(p: Params, fused: bool) -> float:
-    b, h, s, d, sz = p["batch"], p["heads"], p["seq"], p["head_dim"], _s(p)
-    fused_bytes, unfused_bytes = ATTENTION_MODEL[p["pattern"]][1](
+def attention_bytes(p: AttentionFusionParams, fused: bool) -> float:
+    b, h, s, d, sz = p.batch, p.heads, p.seq, p.head_dim, _s(p)
+    fused_bytes, unfused_bytes = ATTENTION_MODEL[p.pattern][1](
         b * h * s * d * sz, b * h * s * s * sz
     )
     return fused_bytes if fused else unfused_bytes
@@ -136,64 +172,37 @@ class FusionExtras:
 
 
 # op -> the unfused pattern's bytes: each intermediate written by one kernel and read by the next
-UNFUSED_BYTES: dict[str, Callable[[Params], float]] = {}
+UNFUSED_BYTES: dict[str, Callable[[Any], float]] = {}
 
 
-def unfused_bytes(op: str, p: Params) -> float:
+def unfused_bytes(op: str, p: FusionParams) -> float:
     return UNFUSED_BYTES[op](p)
+
+
+F = TypeVar("F", bound=FusionParams)
 
 
 def _spec(
     name: str,
-    patterns: tuple[str, ...],
-    dims: tuple[Param, ...],
-    flops: Callable[[Params], float],
-    nbytes: Callable[[Params, bool], float],
-) -> OpSpec:
+    typed: type[F],
+    flops: Callable[[F], float],
+    nbytes: Callable[[F, bool], float],
+) -> OpSpec[F]:
     UNFUSED_BYTES[name] = lambda p: nbytes(p, False)
     return register(
         OpSpec(
             name=name,
             suite="fusion",
-            doc=f"unfused vs fused {', '.join(patterns)}",
-            params=(Param("pattern", "choice", patterns[0], patterns), *dims, DTYPE, DEVICE, SEED),
+            doc=f"unfused vs fused {', '.join(typed.declared_param('pattern').choices)}",
+            typed=typed,
             flops=flops,
             bytes=lambda p: nbytes(p, True),
-            peak_dtype=lambda p: dtype(p["dtype"]).peak_family,
+            peak_dtype=lambda p: dtype(p.dtype).peak_family,
             row_extras=FusionExtras,
         )
     )
 
 
-_spec(
-    "fusion_linear",
-    LINEAR_PATTERNS,
-    (Param("m", "dim", 512), Param("k", "dim", 1024), Param("n", "dim", 1024)),
-    linear_flops,
-    linear_bytes,
-)
-_spec(
-    "fusion_conv",
-    CONV_PATTERNS,
-    (
-        Param("batch", "dim", 4),
-        Param("in_channels", "dim", 128),
-        Param("out_channels", "dim", 128),
-        Param("size", "dim", 28),
-        Param("kernel", "dim", 3),
-    ),
-    conv_flops,
-    conv_bytes,
-)
-_spec(
-    "fusion_attention",
-    ATTENTION_PATTERNS,
-    (
-        Param("batch", "dim", 4),
-        Param("heads", "dim", 8),
-        Param("seq", "dim", 256),
-        Param("head_dim", "dim", 64),
-    ),
-    attention_flops,
-    attention_bytes,
-)
+_spec("fusion_linear", LinearFusionParams, linear_flops, linear_bytes)
+_spec("fusion_conv", ConvFusionParams, conv_flops, conv_bytes)
+_spec("fusion_attention", AttentionFusionParams, attention_flops, attention_bytes)
