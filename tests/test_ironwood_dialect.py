@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 from microbench import catalogue
-from microbench.catalogue import Param, get_spec
+from microbench.catalogue import get_spec
 from microbench.core.options import RunOptions
 from microbench.run.planning import plan_from_file
 from microbench.run.session import run_config
@@ -63,8 +63,16 @@ def test_warmup_and_warmup_tries_together_are_one_error(write_yaml, run_cli):
 
 
 def test_block_topology_goes_into_params_that_lack_it(write_yaml):
-    add = get_spec("add")
-    probe = replace(add, name="probe", params=(*add.params, Param("topology", "str", "1x1")))
+    from dataclasses import dataclass
+
+    from microbench.catalogue import param
+    from microbench.ops.pointwise import MatrixParams
+
+    @dataclass(frozen=True)
+    class WithTopology(MatrixParams):
+        topology: str = param("str", "1x1")
+
+    probe = replace(get_spec("add"), name="probe", params=(), typed=WithTopology)
     with catalogue.CATALOGUE.scoped() as scope:
         scope.register(probe)
         for impl in catalogue.implementations("add", "jax").values():

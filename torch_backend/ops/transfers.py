@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import implementation
+from microbench.catalogue import implementation, params_of
 from microbench.core.case import Case
 from microbench.core.types import Prepared
 from microbench.errors import unsupported
 from microbench.measure.numerics import check_outputs, digest_rows
-from microbench.ops.transfers import SPEC, finish, make_inputs
+from microbench.ops.transfers import SPEC, TransferParams, finish, make_inputs
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import compute_device
 from torch_backend.devices import synchronizer
@@ -22,14 +22,14 @@ from torch_backend.tensors import to_numpy, to_torch
 
 @implementation("host_device", "torch", "copy")
 def torch_transfer(backend: Any, case: Case) -> Prepared:
-    p = case.params
+    p = params_of(case, TransferParams)
     device = compute_device(case)
-    pinned = p["host_memory"] == "pinned"
+    pinned = p.host_memory == "pinned"
     if pinned and device.type != "cuda":
         raise unsupported("pinned host memory needs a CUDA device")
-    host = make_inputs(p, np.random.default_rng(p.get("seed", 0)))
+    host = make_inputs(p, np.random.default_rng(p.seed))
     cpu = to_torch(host["x"], torch.device("cpu"))
-    if p["direction"] == "h2d":
+    if p.direction == "h2d":
         source = cpu.pin_memory() if pinned else cpu
 
         def call() -> Any:
@@ -50,7 +50,7 @@ def torch_transfer(backend: Any, case: Case) -> Prepared:
         sync=lambda out: sync(out),
         check=lambda out: check_outputs(SPEC, p, host, lambda n, r: fetch(out, n, r)),
         digest=lambda out: digest_rows(SPEC, p, host, lambda n, r: fetch(out, n, r)),
-        implementation=f"copy:{p['host_memory']}",
+        implementation=f"copy:{p.host_memory}",
         device=device,
         finish=finish(p),
     )

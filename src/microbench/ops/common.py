@@ -23,9 +23,18 @@ MN = (Param("m", "dim"), Param("n", "dim"))
 
 
 @dataclass(frozen=True)
-class Placed(OpParams):
-    """Every compute op also takes where to run and which inputs to draw: a typed compute op's
-    parameters derive from this, after their own."""
+class OnDevice(OpParams):
+    """An op run on one local device, on inputs drawn from a seed: after the op's own parameters."""
+
+    trailing = True
+    device: int = param("int", 0, doc="local device index when sharding is none")
+    seed: int = param("int", 0, doc="input random seed")
+
+
+@dataclass(frozen=True)
+class Placed(OnDevice):
+    """Every compute op also takes where to run (one device, or spread over all) and which inputs to
+    draw: a typed compute op's parameters derive from this, after their own."""
 
     trailing = True
     sharding: str = param(
@@ -34,8 +43,6 @@ class Placed(OpParams):
         ("none", "replicated", "split_m"),
         "one device, replicated over all local devices, or A split along M",
     )
-    device: int = param("int", 0, doc="local device index when sharding is none")
-    seed: int = param("int", 0, doc="input random seed")
 
 
 PLACEMENT = Placed.declared()  # what an op not yet typed appends to its parameters

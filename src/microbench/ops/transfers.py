@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Arrays, OpSpec, Param, Params, Traits, implementation, register
+from microbench.catalogue import Arrays, OpSpec, Traits, implementation, param, params_of, register
 from microbench.core.case import Case
 from microbench.core.column import doc
 from microbench.core.types import Prepared, Timing
 from microbench.errors import unsupported
 from microbench.measure.numerics import check_outputs, digest_rows
-from microbench.ops.common import PLACEMENT, normal
+from microbench.ops.common import OnDevice, normal
 from microbench.platform.dtypes import dtype
 from microbench.platform.frameworks import jax
 
@@ -40,65 +40,69 @@ class TransferExtras:
     gib_per_s: float | None = field(metadata=doc("binary, beside the decimal `gb_per_s`"))
 
 
-def elements(p: Params) -> int:
-    return p["data_size_mib"] * MIB // 4
+@dataclass(frozen=True)
+class TransferParams(OnDevice):
+    """One copy's size, direction and host memory, on one device (sharding does not apply)."""
+
+    data_size_mib: int = param("mib", doc="MiB per transfer")
+    direction: str = param("choice", "h2d", ("h2d", "d2h"), each=("h2d", "d2h"))
+    host_memory: str = param("choice", "pageable", ("pageable", "pinned"))
 
 
-def make_inputs(p: Params, rng: np.random.Generator) -> Arrays:
+def elements(p: TransferParams) -> int:
+    return p.data_size_mib * MIB // 4
+
+
+def make_inputs(p: TransferParams, rng: np.random.Generator) -> Arrays:
     """fp32 (N/128, 128) values, as the reference draws them (a 1 MiB pattern repeated)."""
     n = elements(p)
     pattern = normal(rng, (min(n, MIB // 4),), F32)
     return {"x": np.resize(pattern, n).reshape(-1, 128)}
 
 
-def gib_per_s(timing: Timing, p: Params) -> float | None:
+def gib_per_s(timing: Timing, p: TransferParams) -> float | None:
     if not timing.samples_s:
         return None
     median = timing.median_s
-    return p["data_size_mib"] / 1024 / median if median > 0 else None
+    return p.data_size_mib / 1024 / median if median > 0 else None
 
 
 SPEC = OpSpec(
     name="host_device",
     suite="compute",
     doc="one host-to-device or device-to-host copy of data_size_mib MiB of fp32",
-    params=(
-        Param("data_size_mib", "mib", doc="MiB per transfer"),
-        Param("direction", "choice", "h2d", ("h2d", "d2h"), each=("h2d", "d2h")),
-        Param("host_memory", "choice", "pageable", ("pageable", "pinned")),
-        *PLACEMENT[1:],  # device and seed (one device: sharding does not apply)
-    ),
+    typed=TransferParams,
     flops=lambda p: 0.0,
-    bytes=lambda p: float(p["data_size_mib"] * MIB),
+    bytes=lambda p: float(p.data_size_mib * MIB),
     peak_dtype=lambda p: "fp32",
     make_inputs=make_inputs,
     reference=lambda x, p, rows: {"out": x["x"][rows]},
     output_rows=lambda p: elements(p) // 128,
     row_extras=TransferExtras,
     traits=Traits(auto_timer={"jax": "wall"}),  # JAX records no XLA module for a transfer
-    constraint=lambda p: None if p["data_size_mib"] * MIB % 512 == 0 else "whole MiB only",
+    constraint=lambda p: None if p.data_size_mib * MIB % 512 == 0 else "whole MiB only",
 )
 register(SPEC)
 
 
-def finish(p: Params) -> Any:
+def finish(p: TransferParams) -> Any:
     return lambda timing, companions: TransferExtras(
-        p["direction"], p["host_memory"], gib_per_s(timing, p)
+        p.direction, p.host_memory, gib_per_s(timing, p)
     )
 
 
 @implementation("host_device", "jax", "device_put")
 def jax_transfer(backend: Any, case: Case) -> Prepared:
-    p = case.params
-    host = make_inputs(p, np.random.default_rng(p.get("seed", 0)))
+    p = params_of(case, TransferParams)
+    host = make_inputs(p, np.random.default_rng(p.seed))
     devices = jax.local_devices()
-    if p.get("device", 0) >= len(devices):
-        raise unsupported(f"device {p['device']} requested but only {len(devices)} exist")
-    device = devices[p.get("device", 0)]
+    if p.device >= len(devices):
+        raise unsupported(f"device {p.device} requested but only {len(devices)} exist")
+    device = devices[p.device]
     kinds = {m.kind for m in device.addressable_memories()}
     sharding = jax.sharding.SingleDeviceSharding
     on_device = sharding(device, memory_kind="device")
-    if p["host_memory"] == "pinned":
+    if p.host_memory == "pinned":
         if "pinned_host" not in kinds:
             raise unsupported(f"{device.platform} devices here have no pinned host memory")
         on_host: Any = sharding(device, memory_kind="pinned_host")
@@ -106,8 +110,8 @@ def jax_transfer(backend: Any, case: Case) -> Prepared:
         on_host = sharding(device, memory_kind="unpinned_host")
     else:  # GPUs: pageable memory is the host platform's (a numpy array, the CPU device's buffers)
         on_host = jax.devices("cpu")[0]
-    if p["direction"] == "h2d":
-        pageable = p["host_memory"] == "pageable"
+    if p.direction == "h2d":
+        pageable = p.host_memory == "pageable"
         source, target = (host["x"] if pageable else jax.device_put(host["x"], on_host)), on_device
     else:
         source, target = jax.device_put(host["x"], on_device), on_host
@@ -124,6 +128,6 @@ def jax_transfer(backend: Any, case: Case) -> Prepared:
         sync=jax.block_until_ready,
         check=lambda out: check_outputs(SPEC, p, host, lambda n, r: fetch(out, n, r)),
         digest=lambda out: digest_rows(SPEC, p, host, lambda n, r: fetch(out, n, r)),
-        implementation=f"device_put:{p['host_memory']}",
+        implementation=f"device_put:{p.host_memory}",
         finish=finish(p),
     )
