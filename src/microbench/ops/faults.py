@@ -8,11 +8,12 @@ import resource
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpSpec, Param, Params, Traits, array_implementation, register
+from microbench.catalogue import OpParams, OpSpec, Traits, array_implementation, param, register
 
 
 def allocate_under_cap(gib: float, cap_gib: float) -> np.ndarray:
@@ -31,17 +32,17 @@ def allocate_under_cap(gib: float, cap_gib: float) -> np.ndarray:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def _raise(p: Params) -> None:
+def _raise(p: FaultParams) -> None:
     raise RuntimeError("injected failure")
 
 
 # What each mode does before the (otherwise correct) result is returned.
-BEHAVIOURS: dict[str, Callable[[Params], Any]] = {
+BEHAVIOURS: dict[str, Callable[[FaultParams], Any]] = {
     "ok": lambda p: None,
     "raise": _raise,
-    "oom": lambda p: allocate_under_cap(p["alloc_gb"], p["memory_cap_gb"]),
-    "hang": lambda p: time.sleep(p["seconds"]),
-    "gc_hang": lambda p: _hang_in_gc_callback(p["seconds"]),
+    "oom": lambda p: allocate_under_cap(p.alloc_gb, p.memory_cap_gb),
+    "hang": lambda p: time.sleep(p.seconds),
+    "gc_hang": lambda p: _hang_in_gc_callback(p.seconds),
     "crash": lambda p: os.kill(os.getpid(), signal.SIGKILL),
     "wrong": lambda p: None,
 }
@@ -63,36 +64,39 @@ def _hang_in_gc_callback(seconds: float) -> None:
         gc.callbacks.remove(slow)
 
 
+@dataclass(frozen=True)
+class FaultParams(OpParams):
+    """What the fault op is told to do, and its size."""
+
+    mode: str = param("choice", "ok", tuple(BEHAVIOURS))
+    n: int = param("dim", 64)
+    alloc_gb: float = param("float", 1024.0)
+    memory_cap_gb: float = param("float", 1.0, doc="address-space cap while allocating (oom mode)")
+    seconds: float = param("float", 3600.0)
+    seed: int = param("int", 0)
+
+
 register(
     OpSpec(
         name="fault",
         suite="faults",
         doc="host op that behaves as told: ok, raise, oom, hang, crash (kills its process) or wrong (bad output)",
-        params=(
-            Param("mode", "choice", "ok", tuple(BEHAVIOURS)),
-            Param("n", "dim", 64),
-            Param("alloc_gb", "float", 1024.0),
-            Param(
-                "memory_cap_gb", "float", 1.0, doc="address-space cap while allocating (oom mode)"
-            ),
-            Param("seconds", "float", 3600.0),
-            Param("seed", "int", 0),
-        ),
-        flops=lambda p: float(p["n"]),
-        bytes=lambda p: 16.0 * p["n"],
+        typed=FaultParams,
+        flops=lambda p: float(p.n),
+        bytes=lambda p: 16.0 * p.n,
         peak_dtype=lambda p: "fp32",
-        make_inputs=lambda p, rng: {"x": rng.standard_normal((p["n"], 1), dtype=np.float32)},
+        make_inputs=lambda p, rng: {"x": rng.standard_normal((p.n, 1), dtype=np.float32)},
         reference=lambda x, p, rows: {"out": x["x"][rows].astype(np.float64) * 2},
-        output_rows=lambda p: p["n"],
+        output_rows=lambda p: p.n,
         traits=Traits(internal=True),
     )
 )
 
 
 @array_implementation("fault", "numpy", "numpy")
-def numpy_fault(p: Params) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
-    behave = BEHAVIOURS[p["mode"]]
-    factor = 3 if p["mode"] == "wrong" else 2
+def numpy_fault(p: FaultParams) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+    behave = BEHAVIOURS[p.mode]
+    factor = 3 if p.mode == "wrong" else 2
 
     def call(x: np.ndarray) -> dict[str, np.ndarray]:
         behave(p)
