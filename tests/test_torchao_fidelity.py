@@ -308,7 +308,9 @@ def _tiny_steps(model_type, granularity):
         make_step,
     )
 
-    p = dict(
+    from microbench.ops.torchao import TorchaoTrainingParams
+
+    p = TorchaoTrainingParams(
         model_type=model_type,
         m=32,
         k=128,

@@ -18,12 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch_backend.recipes  # noqa: F401  (declares the recipes: their names are checked at planning)
-from microbench.catalogue import Params, implementation
+from microbench.catalogue import implementation, params_of
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import CaseFailure, unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE, relative_error
-from microbench.ops.torchao import BLOCK_DENSITY, TorchaoExtras, sparsity_kind
+from microbench.ops.torchao import (
+    BLOCK_DENSITY,
+    TorchaoExtras,
+    TorchaoInferenceParams,
+    TorchaoModelParams,
+    sparsity_kind,
+)
 from microbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.tensors import torch_dtype
@@ -72,14 +78,14 @@ def _forward(fn: Any, x: Any) -> Callable[[], Any]:
     return call
 
 
-def build_model(p: Params, device: Any, dtype: Any) -> tuple[Any, Any]:
+def build_model(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any]:
     from torch_backend.models import (
         create_model,
     )  # nn.Module subclasses: importing them loads torch
 
     torch.manual_seed(0)
-    model = create_model(p["model_type"], p["k"], p["n"]).to(device=device, dtype=dtype).eval()
-    x = torch.randn(p["m"], p["k"], device=device, dtype=dtype)
+    model = create_model(p.model_type, p.k, p.n).to(device=device, dtype=dtype).eval()
+    x = torch.randn(p.m, p.k, device=device, dtype=dtype)
     return model, x
 
 
@@ -119,22 +125,22 @@ def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> float:
 
 
 def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
-    p = case.params
+    p = params_of(case, TorchaoModelParams)
     key = (
-        p["model_type"],
-        p["m"],
-        p["k"],
-        p["n"],
-        p["high_precision_dtype"],
-        p["compile_mode"],
+        p.model_type,
+        p.m,
+        p.k,
+        p.n,
+        p.high_precision_dtype,
+        p.compile_mode,
         str(device),
         case.run.num_runs,
         case.run.warmup,
     )
     if key not in _baselines:
         module, x = build_model(p, device, dtype)
-        model = _ready(module, x, p["compile_mode"], device)
-        err = baseline_error(module, x, model.output, p["model_type"])
+        model = _ready(module, x, p.compile_mode, device)
+        err = baseline_error(module, x, model.output, p.model_type)
         tol = (
             TOLERANCE[str(model.output.dtype).removeprefix("torch.")] * 2
         )  # two roundings: norm + linear
@@ -151,13 +157,13 @@ def sqnr_db(reference: Any, other: Any) -> float:
 
 def write_artifacts(call: Callable[[], Any], case: Case, device: Any) -> dict[str, Any]:
     """The profiler trace and CUDA memory snapshot a case asks for, of three calls."""
-    p, out = case.params, {}
+    p, out = params_of(case, TorchaoModelParams), {}
     stem = case.label
-    if p["enable_profiler"]:
+    if p.enable_profiler:
         from torch.profiler import ProfilerActivity, profile
 
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-        path = os.path.join(p["output_dir"], "profiler", f"{stem}.json")
+        path = os.path.join(p.output_dir, "profiler", f"{stem}.json")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with profile(activities=acts) as prof:
             for _ in range(3):
@@ -165,11 +171,11 @@ def write_artifacts(call: Callable[[], Any], case: Case, device: Any) -> dict[st
             synchronizer(device)()
         prof.export_chrome_trace(path)
         out["profiler_trace_path"] = path
-    if p["enable_memory_profiler"]:
+    if p.enable_memory_profiler:
         if device.type != "cuda":
             out["memory_profile_note"] = "skipped: CUDA memory snapshots need a CUDA device"
         else:
-            base = os.path.join(p["output_dir"], "memory_profiler", stem)
+            base = os.path.join(p.output_dir, "memory_profiler", stem)
             os.makedirs(os.path.dirname(base), exist_ok=True)
             torch.cuda.memory._record_memory_history(max_entries=100000)
             for _ in range(3):
@@ -226,7 +232,9 @@ def prune(module: Any, sparsity: str) -> float:
     return kept / total
 
 
-def _transformed(p: Params, config: Any, device: Any, dtype: Any) -> tuple[Model, Any, float]:
+def _transformed(
+    p: TorchaoInferenceParams, config: Any, device: Any, dtype: Any
+) -> tuple[Model, Any, float]:
     """The model after the recipe and sparsity, the output it must reproduce (the dense model's, or
     the pruned dense model's for a sparse case) and the weights' density."""
     from torchao.quantization import quantize_
@@ -236,8 +244,8 @@ def _transformed(p: Params, config: Any, device: Any, dtype: Any) -> tuple[Model
     module, x = build_model(p, device, dtype)
     density, reference = 1.0, None
     try:
-        if p["sparsity"] != "none":
-            density = prune(module, p["sparsity"])
+        if p.sparsity != "none":
+            density = prune(module, p.sparsity)
             with torch.no_grad():
                 reference = module(x)
         quantize_(module, config)
@@ -246,21 +254,21 @@ def _transformed(p: Params, config: Any, device: Any, dtype: Any) -> tuple[Model
     except CaseFailure:
         raise
     except Exception as error:  # a kernel or layout this device/torchao lacks
-        what = "+".join(n for n in (p["recipe"], p["sparsity"]) if n not in ("baseline", "none"))
+        what = "+".join(n for n in (p.recipe, p.sparsity) if n not in ("baseline", "none"))
         raise unsupported(
             f"{what} failed on {device.type}: {str(error).splitlines()[0][:200]}"
         ) from None
     linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
-    if p["recipe"] != "baseline" and not all(is_quantized(m.weight) for m in linears):
+    if p.recipe != "baseline" and not all(is_quantized(m.weight) for m in linears):
         raise unsupported(
             f"quantize_ with {p['recipe']} left the weights unquantized on {device.type}"
         )
-    if p["sparsity"] != "none" and not all(is_sparse(m.weight) for m in linears):
+    if p.sparsity != "none" and not all(is_sparse(m.weight) for m in linears):
         kinds = sorted({type(m.weight).__name__ for m in linears})
         raise unsupported(
             f"{p['sparsity']} left dense weights ({', '.join(kinds)}) on {device.type}"
         )
-    return _ready(module, x, p["compile_mode"], device), reference, density
+    return _ready(module, x, p.compile_mode, device), reference, density
 
 
 @dataclass
@@ -305,7 +313,7 @@ class Sides:
         return None if math.isnan(base.check_err) else base.check_err
 
     def finish(self, primary: Timing, timings: dict[str, Timing]) -> TorchaoExtras:
-        p, base, quant = self.case.params, self.base, self.quant
+        p, base, quant = params_of(self.case, TorchaoInferenceParams), self.base, self.quant
         q_compiled = primary if quant.compiled else None
         own_eager = "quantized_eager" if self.transformed else "baseline_eager"
         q_eager = timings[own_eager] if quant.compiled else primary
@@ -318,13 +326,13 @@ class Sides:
         )
         if base.peak_memory_bytes is None:
             base.peak_memory_bytes = peak_memory_bytes(base.model.primary, self.device)
-        done = (("quantized", p["recipe"] != "baseline"), ("sparse", self.density < 1))
-        mode = p["compile_mode"]
+        done = (("quantized", p.recipe != "baseline"), ("sparse", self.density < 1))
+        mode = p.compile_mode
         return TorchaoExtras(
-            shape_name=p["shape_name"],
-            model_type=p["model_type"],
-            recipe=p["recipe"],
-            sparsity=p["sparsity"],
+            shape_name=p.shape_name,
+            model_type=p.model_type,
+            recipe=p.recipe,
+            sparsity=p.sparsity,
             recipe_status="+".join(w for w, applied in done if applied) or "baseline",
             compile_mode=mode,
             torch_compile_mode=mode,
@@ -353,11 +361,11 @@ class Sides:
 def prepare_torchao(backend: Any, case: Case) -> Prepared:
     from torch_backend.recipes import Target, torchao_config
 
-    p = case.params
-    device = resolve_device(p["device"])
-    dtype = torch_dtype(p["high_precision_dtype"])
-    target = Target(p["recipe"], device, p["k"], p["n"], dtype)
-    config = torchao_config(target, p["sparsity"])  # unsupported recipes stop here
+    p = params_of(case, TorchaoInferenceParams)
+    device = resolve_device(p.device)
+    dtype = torch_dtype(p.high_precision_dtype)
+    target = Target(p.recipe, device, p.k, p.n, dtype)
+    config = torchao_config(target, p.sparsity)  # unsupported recipes stop here
     base = _baseline(case, device, dtype)
     quant, reference, density = base.model, base.model.output, 1.0
     if config is not None:

@@ -17,12 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from microbench.catalogue import Params, implementation
+from microbench.catalogue import implementation, params_of
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing
 from microbench.errors import CaseFailure, unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE
-from microbench.ops.torchao import TorchaoTrainingExtras
+from microbench.ops.torchao import (
+    TorchaoModelParams,
+    TorchaoTrainingExtras,
+    TorchaoTrainingParams,
+)
 from microbench.platform.frameworks import torch
 from torch_backend.devices import resolve_device, synchronizer
 from torch_backend.ops.torchao import (
@@ -39,16 +43,16 @@ from torch_backend.tensors import torch_dtype
 FP8_DIVISOR = 16  # torch._scaled_mm needs every GEMM dimension divisible by 16
 
 
-def float8_training_config(p: Params, emulate: bool = False) -> Any:
+def float8_training_config(p: TorchaoTrainingParams, emulate: bool = False) -> Any:
     """torchao.float8's config for the case's granularity and accumulation (`emulate`: CPU tests)."""
     from torchao.float8 import Float8LinearConfig
     from torchao.float8.config import Float8GemmConfig
 
-    config = Float8LinearConfig.from_recipe_name(p["scaling_granularity"])
+    config = Float8LinearConfig.from_recipe_name(p.scaling_granularity)
     # use_fast_accum is the output GEMM's setting; the gradients' GEMMs keep torchao's choice
     return dataclasses.replace(
         config,
-        gemm_config_output=Float8GemmConfig(use_fast_accum=p["use_fast_accum"]),
+        gemm_config_output=Float8GemmConfig(use_fast_accum=p.use_fast_accum),
         emulate=emulate,
     )
 
@@ -133,7 +137,7 @@ class Baseline:
 _baselines: dict[tuple[Any, ...], Baseline] = {}
 
 
-def _inputs(p: Params, device: Any, dtype: Any) -> tuple[Any, Any, Any]:
+def _inputs(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any, Any]:
     module, x = build_model(p, device, dtype)
     x.requires_grad_(True)
     with torch.no_grad():
@@ -144,13 +148,13 @@ def _inputs(p: Params, device: Any, dtype: Any) -> tuple[Any, Any, Any]:
 
 
 def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
-    p = case.params
+    p = params_of(case, TorchaoTrainingParams)
     keys = ("model_type", "m", "k", "n", "high_precision_dtype", "compile_mode")
     key = (*(p[k] for k in keys), str(device), case.run.num_runs, case.run.warmup)
     if key not in _baselines:
         module, x, grad_out = _inputs(p, device, dtype)
-        step = make_step(module, x, grad_out, p["compile_mode"], device)
-        err = baseline_error(module, x.detach(), step.output, p["model_type"])
+        step = make_step(module, x, grad_out, p.compile_mode, device)
+        err = baseline_error(module, x.detach(), step.output, p.model_type)
         tol = TOLERANCE[str(step.output.dtype).removeprefix("torch.")] * 2
         _baselines.clear()  # one baseline alive at a time
         _baselines[key] = Baseline(step, err, tol)
@@ -158,19 +162,19 @@ def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
 
 
 def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
-    p = case.params
-    if p["scaling_granularity"] == "none":
+    p = params_of(case, TorchaoTrainingParams)
+    if p.scaling_granularity == "none":
         raise unsupported("float8 training needs scaling_granularity tensorwise or rowwise")
     from torch_backend.recipes import Target, needs_sm  # imports torch: not at discovery
 
-    target = Target("float8 training", device, p["k"], p["n"], dtype)
+    target = Target("float8 training", device, p.k, p.n, dtype)
     needs_sm(target, (8, 9), "fp8 tensor cores")
-    if any(d % FP8_DIVISOR for d in (p["m"], p["k"], p["n"])):
+    if any(d % FP8_DIVISOR for d in (p.m, p.k, p.n)):
         raise unsupported(f"float8 GEMMs need m, k, n divisible by {FP8_DIVISOR}")
     module, x, grad_out = _inputs(p, device, dtype)
     try:
         convert(module, float8_training_config(p))
-        return make_step(module, x, grad_out, p["compile_mode"], device)
+        return make_step(module, x, grad_out, p.compile_mode, device)
     except CaseFailure:
         raise
     except Exception as error:  # a kernel this device or torch lacks
@@ -180,10 +184,10 @@ def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
 
 @implementation("torchao_training", "torch", "torchao")
 def prepare_training(backend: Any, case: Case) -> Prepared:
-    p = case.params
-    device = resolve_device(p["device"])
-    dtype = torch_dtype(p["high_precision_dtype"])
-    float8 = p["recipe"] == "float8"
+    p = params_of(case, TorchaoTrainingParams)
+    device = resolve_device(p.device)
+    dtype = torch_dtype(p.high_precision_dtype)
+    float8 = p.recipe == "float8"
     step = _float8_step(case, device, dtype) if float8 else None  # unsupported stops here
     base = _baseline(case, device, dtype)
     timed = step or base.step
@@ -223,7 +227,7 @@ def prepare_training(backend: Any, case: Case) -> Prepared:
         sync=sync,
         check=check,
         compile_s=timed.compile_s,
-        implementation="compiled" if p["compile_mode"] != "off" else "eager",
+        implementation="compiled" if p.compile_mode != "off" else "eager",
         device=device,
         companions=companions,
         known_timings={"baseline": base.timing} if base.timing else {},

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from microbench.catalogue import OpSpec, Param, Params, Traits, register
+from microbench.catalogue import OpParams, OpSpec, Traits, param, register
 from microbench.core.column import doc
 from microbench.errors import UserError, did_you_mean
 from microbench.platform.dtypes import dtype
@@ -180,22 +180,46 @@ MODEL_FLOPS = {
 }
 
 
-def model_flops(p: Params) -> float:
-    return MODEL_FLOPS.get(p["model_type"], _layer_flops)(p["m"], p["k"], p["n"])
+@dataclass(frozen=True)
+class TorchaoModelParams(OpParams):
+    """The model a recipe is applied to, and how the case runs it (after the recipe's own fields)."""
+
+    trailing = True
+    model_type: str = param("str", "linear")
+    shape_name: str = param("str", "custom")
+    m: int = param("dim")
+    k: int = param("dim")
+    n: int = param("dim")
+    high_precision_dtype: str = param("dtype", "bfloat16", ("bfloat16", "float16", "float32"))
+    compile_mode: str = param("choice", "off", COMPILE_MODES)
+    device: str = param("choice", "cuda", DEVICES)
+    enable_profiler: bool = param("bool", False)
+    enable_memory_profiler: bool = param("bool", False)
+    output_dir: str = param("str", "results/torchao")
 
 
-def recipe_peak(p: Params) -> str:
-    known = recipe_of(p["recipe"])
+@dataclass(frozen=True)
+class TorchaoInferenceParams(TorchaoModelParams):
+    recipe: str = param("str", "baseline")
+    sparsity: str = param("str", "none")
+
+
+def model_flops(p: TorchaoModelParams) -> float:
+    return MODEL_FLOPS.get(p.model_type, _layer_flops)(p.m, p.k, p.n)
+
+
+def recipe_peak(p: TorchaoInferenceParams) -> str:
+    known = recipe_of(p.recipe)
     if known is not None and known[0].peak:
         return known[0].peak
-    return dtype(p["high_precision_dtype"]).peak_family
+    return dtype(p.high_precision_dtype).peak_family
 
 
-def model_bytes(p: Params) -> float:
-    m, k, n = p["m"], p["k"], p["n"]
-    hp = dtype(p["high_precision_dtype"]).nbytes
-    wbytes = weight_bits(p["recipe"], int(hp * 8), p["sparsity"]) / 8
-    if p["model_type"] == "transformer_block":
+def model_bytes(p: TorchaoModelParams, recipe: str, sparsity: str) -> float:
+    m, k, n = p.m, p.k, p.n
+    hp = dtype(p.high_precision_dtype).nbytes
+    wbytes = weight_bits(recipe, int(hp * 8), sparsity) / 8
+    if p.model_type == "transformer_block":
         return 2 * m * k * hp + 12 * k * k * wbytes
     return (m * k + m * n) * hp + k * n * wbytes
 
@@ -255,32 +279,14 @@ class TorchaoExtras:
     LABEL_ORDER: ClassVar[tuple[str, ...]] = ("shape_name", "m", "k", "n", "model_type", "recipe")
 
 
-MODEL_PARAMS = (
-    Param("model_type", "str", "linear"),
-    Param("shape_name", "str", "custom"),
-    Param("m", "dim"),
-    Param("k", "dim"),
-    Param("n", "dim"),
-    Param("high_precision_dtype", "dtype", "bfloat16", ("bfloat16", "float16", "float32")),
-    Param("compile_mode", "choice", "off", COMPILE_MODES),
-    Param("device", "choice", "cuda", DEVICES),
-    Param("enable_profiler", "bool", False),
-    Param("enable_memory_profiler", "bool", False),
-    Param("output_dir", "str", "results/torchao"),
-)
-
 register(
     OpSpec(
         name="torchao_inference",
         suite="quantization",
         doc="a model (linear, ln_linear_<act>, transformer_block) before and after a torchao recipe",
-        params=(
-            Param("recipe", "str", "baseline"),
-            Param("sparsity", "str", "none"),
-            *MODEL_PARAMS,
-        ),
+        typed=TorchaoInferenceParams,
         flops=model_flops,
-        bytes=model_bytes,
+        bytes=lambda p: model_bytes(p, p.recipe, p.sparsity),
         peak_dtype=recipe_peak,
         row_extras=TorchaoExtras,
         traits=Traits(compiler_options=True),  # recipes set inductor options
@@ -291,19 +297,27 @@ register(
 TRAINING_FLOP_FACTOR = 3
 
 
-def training_flops(p: Params) -> float:
-    return TRAINING_FLOP_FACTOR * MODEL_FLOPS.get(p["model_type"], _layer_flops)(
-        p["m"], p["k"], p["n"]
-    )
+@dataclass(frozen=True)
+class TorchaoTrainingParams(TorchaoModelParams):
+    recipe: str = param("choice", "baseline", ("baseline", "float8"))
+    scaling_granularity: str = param("choice", "none", ("none", *TRAINING_GRANULARITIES))
+    scaling_type_input: str = param("choice", "dynamic", ("dynamic",))
+    scaling_type_weight: str = param("choice", "dynamic", ("dynamic",))
+    scaling_type_grad_output: str = param("choice", "dynamic", ("dynamic",))
+    use_fast_accum: bool = param("bool", True)
 
 
-def training_bytes(p: Params) -> float:
+def training_flops(p: TorchaoTrainingParams) -> float:
+    return TRAINING_FLOP_FACTOR * model_flops(p)
+
+
+def training_bytes(p: TorchaoTrainingParams) -> float:
     """Each of the three passes reads and writes about what the high-precision forward does."""
-    return TRAINING_FLOP_FACTOR * model_bytes({**p, "recipe": "baseline", "sparsity": "none"})
+    return TRAINING_FLOP_FACTOR * model_bytes(p, "baseline", "none")
 
 
-def training_peak(p: Params) -> str:
-    return "fp8" if p["recipe"] == "float8" else dtype(p["high_precision_dtype"]).peak_family
+def training_peak(p: TorchaoTrainingParams) -> str:
+    return "fp8" if p.recipe == "float8" else dtype(p.high_precision_dtype).peak_family
 
 
 @dataclass
@@ -336,15 +350,7 @@ register(
         name="torchao_training",
         suite="quantization",
         doc="forward + backward of a model in high precision and with torchao.float8 training",
-        params=(
-            Param("recipe", "choice", "baseline", ("baseline", "float8")),
-            Param("scaling_granularity", "choice", "none", ("none", *TRAINING_GRANULARITIES)),
-            Param("scaling_type_input", "choice", "dynamic", ("dynamic",)),
-            Param("scaling_type_weight", "choice", "dynamic", ("dynamic",)),
-            Param("scaling_type_grad_output", "choice", "dynamic", ("dynamic",)),
-            Param("use_fast_accum", "bool", True),
-            *MODEL_PARAMS,
-        ),
+        typed=TorchaoTrainingParams,
         flops=training_flops,
         bytes=training_bytes,
         peak_dtype=training_peak,
