@@ -3,6 +3,7 @@ one-line reason, never an exception that stops the sweep."""
 
 import pytest
 
+from microbench.catalogue import get_spec
 from microbench.core.case import Case, Outputs, RunSettings
 from microbench.core.types import CheckResult, DeviceInfo, Measurement, Timing
 from microbench.errors import CaseFailure, Status
@@ -50,7 +51,8 @@ def fake_backend():
 
 def case():
     run = RunSettings(num_runs=3, warmup=0)
-    return Case("fault", "fake", {"mode": "ok", "n": 8}, run, Outputs(csv_path="x.csv"), "fault")
+    params = get_spec("fault").resolve({"mode": "ok", "n": 8}, "test")
+    return Case("fault", "fake", params, run, Outputs(csv_path="x.csv"), "fault")
 
 
 @pytest.mark.parametrize(

@@ -301,14 +301,13 @@ def test_training_mode_plans_baseline_and_each_granularity_and_is_unsupported_on
 def _tiny_steps(model_type, granularity):
     import torch
 
+    from microbench.ops.torchao import TorchaoTrainingParams
     from torch_backend.ops.torchao_training import (
         _inputs,
         convert,
         float8_training_config,
         make_step,
     )
-
-    from microbench.ops.torchao import TorchaoTrainingParams
 
     p = TorchaoTrainingParams(
         model_type=model_type,

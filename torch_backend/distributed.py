@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from microbench.catalogue import PreparedImplementation, implementation_of
+from microbench.catalogue import PreparedImplementation, implementation_of, params_of
 from microbench.core.case import Case
 from microbench.core.types import (
     CheckResult,
@@ -32,6 +32,7 @@ from microbench.errors import CaseFailure, Status, unsupported
 from microbench.measure.procedure import measure
 from microbench.ops.collectives import (
     COLLECTIVES,
+    CollectiveParams,
     devices_needed,
     extras_for,
     groups,
@@ -61,7 +62,7 @@ def device_for(rank: int) -> torch.device:
 
 def world_size(case: Case) -> int:
     """Ranks a case needs: its mesh, or every local GPU for send/recv (as the reference's local mesh)."""
-    need = devices_needed(case.op, case.params)
+    need = devices_needed(case.op, params_of(case, CollectiveParams))
     if COLLECTIVES[case.op].point_to_point:
         return max(need, torch.cuda.device_count()) if torch.cuda.is_available() else need
     return need
@@ -116,7 +117,7 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     rank = dist.get_rank()
     prepared: Prepared | None = None
     failure: tuple[Status, str] | None = None
-    if not any(rank in group for group in groups(case.op, case.params)):
+    if not any(rank in group for group in groups(case.op, params_of(case, CollectiveParams))):
         # a bystander (send/recv between two other ranks) builds nothing; every rank agrees below
         return (
             Outcome(rank)
@@ -260,7 +261,7 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     headline, the worst check."""
     if not processes.primary():
         raise unsupported("the torch.distributed ranks are started by process 0 of the job")
-    if lone := lone_group(case.op, case.params):
+    if lone := lone_group(case.op, params_of(case, CollectiveParams)):
         raise unsupported(lone)
     world = world_size(case)
     if torch.cuda.is_available() and world > torch.cuda.device_count():
@@ -295,5 +296,7 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
         check=check,
         implementation=f"torch.distributed:{dist.get_backend() if dist.is_initialized() else ''}",
         # one device per rank: each its own chip, and each rank its own process
-        extras=extras_for(case.op, case.params, merged, list(range(world)), processes=world),
+        extras=extras_for(
+            case.op, params_of(case, CollectiveParams), merged, list(range(world)), processes=world
+        ),
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Params, implementation
+from microbench.catalogue import implementation, params_of
 from microbench.core.case import Case
 from microbench.core.types import Prepared
 from microbench.errors import unsupported
@@ -25,7 +25,7 @@ from torch_backend.tensors import to_torch
 
 def _calls(
     op: str,
-    p: Params,
+    p: spec.CollectiveParams,
     x: Any,
     out: Any,
     group: Any,
@@ -61,7 +61,9 @@ def _calls(
     return table[op]
 
 
-def _exchange(x: Any, out: Any, mine: list[int], member: int, p: Params, group: Any) -> Any:
+def _exchange(
+    x: Any, out: Any, mine: list[int], member: int, p: spec.CollectiveParams, group: Any
+) -> Any:
     """Member 0 sends to member 1; bi: both send and receive at once."""
     dist = torch.distributed
     ops = []
@@ -92,7 +94,7 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
     """This rank's tensors and call (every rank that takes part; the ranks see to bystanders)."""
     from torch_backend.distributed import agreed_check, device_for, process_group
 
-    op, p = case.op, case.params
+    op, p = case.op, params_of(case, spec.CollectiveParams)
     rank = torch.distributed.get_rank()
     members = spec.groups(op, p)
     (mine,) = [g for g in members if rank in g]
@@ -108,7 +110,7 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
         if c.in_place
         else torch.zeros((c.out_rows(n, r), spec.row_len(p)), dtype=x.dtype, device=device)
     )
-    reduction, reduction_name = _reduction(p.get("reduce_op", "sum"), out, r, group)
+    reduction, reduction_name = _reduction(p.reduce_op or "sum", out, r, group)
     call = _calls(op, p, x, out, group, mine, member, reduction)
     how = {"all_reduce": reduction_name}.get(op, op)
 

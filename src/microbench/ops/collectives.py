@@ -23,13 +23,14 @@ import numpy as np
 
 from microbench.catalogue import (
     Headline,
+    OpParams,
     OpSpec,
-    Param,
-    Params,
     RunOverride,
     Traits,
     get_spec,
     implementation,
+    param,
+    params_of,
     register,
 )
 from microbench.core.case import Case
@@ -63,83 +64,186 @@ def dims(text: str, key: str = "mesh_shape") -> tuple[int, ...]:
     return numbers
 
 
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class CollectiveParams(OpParams):
+    """What the framework-free code below reads of any collective: each kind (the classes that follow)
+    declares the fields it takes, and a field it lacks reads as the default here."""
+
+    trailing = True
+    seed: int = param("int", 0, doc="input pattern seed")
+
+    @property
+    def dtype(self) -> str:
+        raise NotImplementedError  # every kind declares its dtype
+
+    @property
+    def ici_size(self) -> int:
+        return 0
+
+    @property
+    def mesh_shape(self) -> str:
+        return ""
+
+    @property
+    def sharding_strategy(self) -> str:
+        return ""
+
+    @property
+    def topology(self) -> str:
+        return ""
+
+    @property
+    def matrix_dim(self) -> int:
+        return 0
+
+    @property
+    def num_elements(self) -> int:
+        return 0
+
+    @property
+    def data_size_mib(self) -> int:
+        return 0
+
+    @property
+    def direction(self) -> str:
+        return "uni"
+
+    @property
+    def reduce_op(self) -> str | None:
+        """The reduction an all_reduce names; None: psum's sum of every member's rows."""
+        return None
+
+    @property
+    def source_id(self) -> int:
+        return 0
+
+    @property
+    def target_id(self) -> int:
+        return 1
+
+
+@dataclass(frozen=True)
+class GroupedParams(CollectiveParams):
+    """A collective over groups of a device mesh, on blocks of matrix_dim tiles or num_elements."""
+
+    matrix_dim: int = param(
+        "dim", 0, doc="rows of 8x128 in one device's block (or give num_elements)"
+    )
+    num_elements: int = param(
+        "elements", 0, doc="elements in one device's block, a multiple of 128"
+    )
+    ici_size: int = param("int", 2, doc="devices in the mesh (the first ici_size devices)")
+    mesh_shape: str = param("str", "", doc="'AxBxC', product = ici_size (default: one axis)")
+    sharding_strategy: str = param("str", "", doc="'axbxc': axes with an entry > 1 form the groups")
+    op_dimension: int = param("int", 0, doc="1/2/3-D collective: metadata, as in the reference")
+    topology: str = param("str", "", doc="TPU slice, e.g. 2x2x1: all-to-all's theoretical peak")
+    dtype: str = param("dtype", "float32", DTYPES)
+
+
+@dataclass(frozen=True)
+class AllReduceParams(GroupedParams):
+    reduce_op: str = param("choice", "sum", ("sum", "mean", "max", "min"), "the reduction")
+
+
+@dataclass(frozen=True)
+class DeviceToDeviceParams(CollectiveParams):
+    data_size_mib: int = param("mib", 1024, doc="MiB each sender sends")
+    direction: str = param("choice", "uni", ("uni", "bi"), "bi: both send at once")
+    source_id: int = param("int", 0, doc="sender's index among all devices")
+    target_id: int = param("int", 1, doc="receiver's index among all devices")
+    dtype: str = param("dtype", "bfloat16", DTYPES)
+
+
+@dataclass(frozen=True)
+class SendRecvParams(CollectiveParams):
+    num_elements: int = param("elements", doc="elements sent")
+    source_id: int = param("int", 0, doc="sender's position on the local-device mesh")
+    target_id: int = param("int", 1, aliases=("target_id_list",), doc="receiver's position")
+    dtype: str = param("dtype", "float32", DTYPES)
+
+
 # ---- the mesh and its groups (framework-free: the PyTorch twins use the same functions) -----------
 
 
-def mesh_dims(p: Params) -> tuple[int, ...]:
-    return dims(p["mesh_shape"]) if p.get("mesh_shape") else (p["ici_size"],)
+def mesh_dims(p: CollectiveParams) -> tuple[int, ...]:
+    return dims(p.mesh_shape) if p.mesh_shape else (p.ici_size,)
 
 
-def group_axes(p: Params) -> tuple[int, ...]:
+def group_axes(p: CollectiveParams) -> tuple[int, ...]:
     """Mesh axes the collective runs over: those whose sharding_strategy entry is above 1 (only > 1
     matters, as in the reference); no strategy means every axis."""
-    if not p.get("sharding_strategy"):
+    if not p.sharding_strategy:
         return tuple(range(len(mesh_dims(p))))
-    return tuple(i for i, v in enumerate(dims(p["sharding_strategy"])) if v > 1)
+    return tuple(i for i, v in enumerate(dims(p.sharding_strategy)) if v > 1)
 
 
-def groups(op: str, p: Params) -> list[list[int]]:
+def groups(op: str, p: CollectiveParams) -> list[list[int]]:
     """Mesh positions (row-major) of every group, members in the order JAX numbers them."""
     if COLLECTIVES[op].point_to_point:  # one pair on the 1-D mesh
-        return [[p["source_id"], p["target_id"]]]
+        return [[p.source_id, p.target_id]]
     shape, axes = mesh_dims(p), group_axes(p)
     positions = np.arange(math.prod(shape)).reshape(shape)
     rest = [a for a in range(len(shape)) if a not in axes]
     return positions.transpose(rest + list(axes)).reshape(-1, group_size(op, p)).tolist()
 
 
-def group_size(op: str, p: Params) -> int:
+def group_size(op: str, p: CollectiveParams) -> int:
     if COLLECTIVES[op].point_to_point:
         return 2
     shape = mesh_dims(p)
     return math.prod(shape[a] for a in group_axes(p))
 
 
-def devices_needed(op: str, p: Params) -> int:
+def devices_needed(op: str, p: CollectiveParams) -> int:
     if COLLECTIVES[op].point_to_point:
-        return max(p["source_id"], p["target_id"]) + 1
+        return max(p.source_id, p.target_id) + 1
     return math.prod(mesh_dims(p))
 
 
-def size_problem(op: str, p: Params) -> str | None:
+def size_problem(op: str, p: CollectiveParams) -> str | None:
     """A block is sized by matrix_dim (rows of 8x128) or num_elements (rows of 128), not both."""
-    given = [k for k in ("matrix_dim", "num_elements") if p.get(k)]
+    given = [k for k in ("matrix_dim", "num_elements") if getattr(p, k)]
     if len(given) != 1 and not COLLECTIVES[op].point_to_point:
         return "give matrix_dim or num_elements (one of them)"
-    if p.get("num_elements") and p["num_elements"] % LANE:
+    if p.num_elements and p.num_elements % LANE:
         return f"num_elements must be a multiple of {LANE}"
     return None
 
 
-def _shape_text_problem(p: Params) -> str | None:
+def _shape_text_problem(p: CollectiveParams) -> str | None:
     """mesh_shape and sharding_strategy are 'AxBxC' of positive integers (checked before any use)."""
     for key in ("mesh_shape", "sharding_strategy"):
-        if p.get(key):
+        if text := getattr(p, key):
             try:
-                dims(p[key], key)
+                dims(text, key)
             except UserError as error:
                 return f"{key} {error.message}"
     return None
 
 
-def mesh_problem(op: str, p: Params) -> str | None:
+def mesh_problem(op: str, p: CollectiveParams) -> str | None:
     if COLLECTIVES[op].point_to_point:
-        if min(p["source_id"], p["target_id"]) < 0:
+        if min(p.source_id, p.target_id) < 0:
             return "source_id and target_id are device indices: 0 or more"
-        return "source_id and target_id must differ" if p["source_id"] == p["target_id"] else None
+        return "source_id and target_id must differ" if p.source_id == p.target_id else None
     if problem := _shape_text_problem(p):
         return problem
-    if p["ici_size"] < 1:
-        return f"ici_size counts devices: 1 or more, got {p['ici_size']}"
+    if p.ici_size < 1:
+        return f"ici_size counts devices: 1 or more, got {p.ici_size}"
     shape = mesh_dims(p)
-    if math.prod(shape) != p["ici_size"]:
-        return f"mesh_shape {p['mesh_shape']} has {math.prod(shape)} devices, ici_size is {p['ici_size']}"
-    if p.get("sharding_strategy") and len(dims(p["sharding_strategy"])) != len(shape):
-        return f"sharding_strategy {p['sharding_strategy']} and mesh_shape {p['mesh_shape']} differ in rank"
+    if math.prod(shape) != p.ici_size:
+        return f"mesh_shape {p.mesh_shape} has {math.prod(shape)} devices, ici_size is {p.ici_size}"
+    if p.sharding_strategy and len(dims(p.sharding_strategy)) != len(shape):
+        return (
+            f"sharding_strategy {p.sharding_strategy} and mesh_shape {p.mesh_shape} differ in rank"
+        )
     return None
 
 
-def lone_group(op: str, p: Params) -> str | None:
+def lone_group(op: str, p: CollectiveParams) -> str | None:
     """Why a case cannot run at all once its mesh exists: a group of one device has nothing to send
     (an `unsupported` row on both backends; jax-bench times such a no-op and reports 0 GB/s)."""
     if not COLLECTIVES[op].point_to_point and group_size(op, p) < 2:
@@ -161,7 +265,7 @@ class Collective:
     message_rows: Callable[[int, int], int]  # nccl-tests' "size" per rank, in rows
     # the reference's factor on E*P*b*tf (of r); None: a permute, which moves its block once
     reference_traffic: Callable[[int], float] | None
-    sources: Callable[[int, int, int, np.ndarray, Params], list[Source]]
+    sources: Callable[[int, int, int, np.ndarray, CollectiveParams], list[Source]]
     """(member, group size, rows of one block, output rows, params) -> where those rows come from."""
     # sustained: iterations queued back to back, as nccl-tests runs them (`run_overrides` below)
     cadence: str = "sustained"
@@ -177,11 +281,11 @@ Source = tuple[int, np.ndarray | slice, np.ndarray]
 EVERY = slice(None)
 
 
-def _gathered(i: int, r: int, n: int, out: np.ndarray, p: Params) -> list[Source]:
+def _gathered(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> list[Source]:
     return [(j, out // n == j, out[out // n == j] % n) for j in np.unique(out // n)]
 
 
-def _exchanged(i: int, r: int, n: int, out: np.ndarray, p: Params) -> list[Source]:
+def _exchanged(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> list[Source]:
     chunk = n // r  # output chunk j of member i is input chunk i of member j
     return [
         (j, out // chunk == j, i * chunk + out[out // chunk == j] % chunk)
@@ -274,7 +378,7 @@ COLLECTIVES: dict[str, Collective] = {
         _one,
         _same,
         None,
-        lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i == 1 or p["direction"] == "bi" else [],
+        lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i == 1 or p.direction == "bi" else [],
         point_to_point=True,
     ),
 }
@@ -291,54 +395,56 @@ REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
-def directions(p: Params) -> int:
+def directions(p: CollectiveParams) -> int:
     """Transfers a point-to-point case makes at once: 2 for a bidirectional pair."""
-    return 2 if p.get("direction") == "bi" else 1
+    return 2 if p.direction == "bi" else 1
 
 
-def row_len(p: Params) -> int:
+def row_len(p: CollectiveParams) -> int:
     """Elements in one row of a block: the reference's 8x128 tile when sized by matrix_dim."""
-    return TILE if p.get("matrix_dim") else LANE
+    return TILE if p.matrix_dim else LANE
 
 
-def block_rows(p: Params) -> int:
+def block_rows(p: CollectiveParams) -> int:
     """Rows in one device's block: matrix_dim, or num_elements / 128, or data_size_mib MiB of rows."""
-    if p.get("matrix_dim"):
-        return int(p["matrix_dim"])
-    if p.get("data_size_mib"):
-        return int(p["data_size_mib"] * 2**20 // (LANE * dtype(p["dtype"]).nbytes))
-    return int(p["num_elements"] // LANE)
+    if p.matrix_dim:
+        return int(p.matrix_dim)
+    if p.data_size_mib:
+        return int(p.data_size_mib * 2**20 // (LANE * dtype(p.dtype).nbytes))
+    return int(p.num_elements // LANE)
 
 
-def row_bytes(p: Params) -> int:
-    return int(row_len(p) * dtype(p["dtype"]).nbytes)
+def row_bytes(p: CollectiveParams) -> int:
+    return int(row_len(p) * dtype(p.dtype).nbytes)
 
 
-def message_bytes(op: str, p: Params) -> float:
+def message_bytes(op: str, p: CollectiveParams) -> float:
     """nccl-tests' size: the per-rank buffer (all-reduce, all-to-all, permute), the whole gathered or
     scattered buffer (all-gather, reduce-scatter)."""
     rows = COLLECTIVES[op].message_rows(block_rows(p), group_size(op, p))
     return float(rows * row_bytes(p) * directions(p))
 
 
-def block(p: Params, position: int, rows: np.ndarray) -> np.ndarray:
+def block(p: CollectiveParams, position: int, rows: np.ndarray) -> np.ndarray:
     """Rows of the input held by mesh position `position`: a fixed pattern plus the position."""
     width = row_len(p)
-    pattern = np.random.default_rng(p.get("seed", 0)).standard_normal(PATTERN, dtype=np.float32)
+    pattern = np.random.default_rng(p.seed).standard_normal(PATTERN, dtype=np.float32)
     if len(rows) and rows[0] == 0 and np.array_equal(rows, np.arange(len(rows))):  # a whole block
         values = np.resize(pattern, (len(rows), width))  # at copy speed: 1 GiB in well under 1 s
     else:
         values = pattern[(rows[:, None] * width + np.arange(width)[None, :]) % PATTERN]
     values += np.float32(position)
-    return values.astype(dtype(p["dtype"]).numpy, copy=False)
+    return values.astype(dtype(p.dtype).numpy, copy=False)
 
 
-def expected(op: str, p: Params, member: int, group: Sequence[int], rows: np.ndarray) -> np.ndarray:
+def expected(
+    op: str, p: CollectiveParams, member: int, group: Sequence[int], rows: np.ndarray
+) -> np.ndarray:
     """Float64 rows of the output of `member` (its index in `group`)."""
     sources = COLLECTIVES[op].sources(member, len(group), block_rows(p), rows, p)
-    if "reduce_op" in p:  # every member contributes all rows: combined by the reduction
+    if p.reduce_op is not None:  # every member contributes all rows: combined by the reduction
         blocks = [block(p, group[j], np.asarray(src)).astype(np.float64) for j, _, src in sources]
-        return REDUCTIONS[p["reduce_op"]](np.stack(blocks), axis=0)
+        return REDUCTIONS[p.reduce_op](np.stack(blocks), axis=0)
     total = np.zeros((len(rows), row_len(p)), np.float64)
     for j, where, src in sources:
         total[where] += block(p, group[j], np.asarray(src)).astype(np.float64)
@@ -409,7 +515,7 @@ class CollectiveExtras:
 
 
 def extras_for(
-    op: str, p: Params, timing: Timing, chips: Sequence[Any], processes: int
+    op: str, p: CollectiveParams, timing: Timing, chips: Sequence[Any], processes: int
 ) -> CollectiveExtras:
     """The row's extras from the merged timing (headline: slowest device per iteration)."""
     c, group = COLLECTIVES[op], groups(op, p)[0]
@@ -426,11 +532,7 @@ def extras_for(
     size = message_bytes(op, p)
     algbw = size / t / 1e9 if t else None
     achieved = transferred / t / 1e9 if t else None
-    theo = (
-        a2a_peak_gbps(p["topology"], participating, r)
-        if c.topology_peak and p.get("topology")
-        else None
-    )
+    theo = a2a_peak_gbps(p.topology, participating, r) if c.topology_peak and p.topology else None
     medians = {name: median_or_none(s) for name, s in timing.device_samples_s.items() if s}
     return CollectiveExtras(
         op_type=c.op_type,
@@ -455,7 +557,7 @@ def extras_for(
 
 
 def check_member(
-    op: str, p: Params, position: int, fetch: Callable[[np.ndarray], np.ndarray]
+    op: str, p: CollectiveParams, position: int, fetch: Callable[[np.ndarray], np.ndarray]
 ) -> float:
     """Compare one device's output with the float64 reference; the relative error, or raise."""
     for members in groups(op, p):
@@ -470,7 +572,7 @@ def check_member(
     want = expected(op, p, member, group, rows)
     got = fetch(rows)
     err = relative_error(got.reshape(want.shape), want)
-    tol = tolerance(dtype(p["dtype"]).name)
+    tol = tolerance(dtype(p.dtype).name)
     if not err <= tol:
         raise CaseFailure(
             Status.WRONG_RESULT,
@@ -486,25 +588,14 @@ def checked_positions(n: int) -> list[int]:
 
 # ---- specs -------------------------------------------------------------------------------------
 
-DTYPES = ("float32", "bfloat16", "float16")
-MESH = (
-    Param("ici_size", "int", 2, doc="devices in the mesh (the first ici_size devices)"),
-    Param("mesh_shape", "str", "", doc="'AxBxC', product = ici_size (default: one axis)"),
-    Param("sharding_strategy", "str", "", doc="'axbxc': axes with an entry > 1 form the groups"),
-    Param("op_dimension", "int", 0, doc="1/2/3-D collective: metadata, as in the reference"),
-    Param("topology", "str", "", doc="TPU slice, e.g. 2x2x1: all-to-all's theoretical peak"),
-    Param("dtype", "dtype", "float32", DTYPES),
-    Param("seed", "int", 0, doc="input pattern seed"),
-)
 
-
-def _spec(name: str, doc: str, params: tuple[Param, ...]) -> OpSpec:
+def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
     return register(
         OpSpec(
             name=name,
             suite="collectives",
             doc=doc,
-            params=params,
+            typed=typed,
             flops=lambda p: 0.0,
             bytes=lambda p: message_bytes(
                 name, p
@@ -530,11 +621,6 @@ def _spec(name: str, doc: str, params: tuple[Param, ...]) -> OpSpec:
     )
 
 
-GROUPED = (
-    Param("matrix_dim", "dim", 0, doc="rows of 8x128 in one device's block (or give num_elements)"),
-    Param("num_elements", "elements", 0, doc="elements in one device's block, a multiple of 128"),
-    *MESH,
-)
 for _name, _doc in (
     ("psum", "all-reduce (sum) of each device's (matrix_dim, 8, 128) block over its group"),
     ("all_gather", "all-gather: each device ends with its group's blocks, concatenated in order"),
@@ -542,34 +628,21 @@ for _name, _doc in (
     ("all_to_all", "all-to-all: chunk i of every member's block goes to member i"),
     ("ppermute", "ring shift over the group: member i sends its block to member i+1"),
 ):
-    _spec(_name, _doc, GROUPED)
+    _spec(_name, _doc, GroupedParams)
 _spec(
     "all_reduce",
     "all-reduce of each device's (matrix_dim, 8, 128) block over its group: sum, mean, max or min",
-    (*GROUPED, Param("reduce_op", "choice", "sum", tuple(REDUCTIONS), "the reduction")),
+    AllReduceParams,
 )
 _spec(
     "device_to_device",
     "one device's data_size_mib MiB sent to another (uni) or exchanged (bi) over the interconnect",
-    (
-        Param("data_size_mib", "mib", 1024, doc="MiB each sender sends"),
-        Param("direction", "choice", "uni", ("uni", "bi"), "bi: both send at once"),
-        Param("source_id", "int", 0, doc="sender's index among all devices"),
-        Param("target_id", "int", 1, doc="receiver's index among all devices"),
-        Param("dtype", "dtype", "bfloat16", DTYPES),
-        Param("seed", "int", 0, doc="input pattern seed"),
-    ),
+    DeviceToDeviceParams,
 )
 _spec(
     "send_recv",
     "one device's block sent to another on the 1-D mesh of local devices; the rest idle",
-    (
-        Param("num_elements", "elements", doc="elements sent"),
-        Param("source_id", "int", 0, doc="sender's position on the local-device mesh"),
-        Param("target_id", "int", 1, aliases=("target_id_list",), doc="receiver's position"),
-        Param("dtype", "dtype", "float32", DTYPES),
-        Param("seed", "int", 0, doc="input pattern seed"),
-    ),
+    SendRecvParams,
 )
 
 
@@ -582,26 +655,26 @@ def chip_of(device: Any) -> Any:
     return (device.process_index, tuple(coords)) if coords is not None else device.id
 
 
-def _collective_body(op: str, p: Params, axes: tuple[str, ...]) -> Callable[[Any], Any]:
+def _collective_body(op: str, p: CollectiveParams, axes: tuple[str, ...]) -> Callable[[Any], Any]:
     lax, r = jax.lax, group_size(op, p)
     name = axes if len(axes) > 1 else axes[0]
     reductions = {"sum": lax.psum, "mean": lax.pmean, "max": lax.pmax, "min": lax.pmin}
-    reduce = reductions[p.get("reduce_op", "sum")]
+    reduce = reductions[p.reduce_op or "sum"]
     bodies: dict[str, Callable[[Any], Any]] = {
         "psum": lambda x: lax.psum(x, name),
         "all_gather": lambda x: lax.all_gather(x, name, axis=0, tiled=True),
         "psum_scatter": lambda x: lax.psum_scatter(x, name, scatter_dimension=0, tiled=True),
         "all_to_all": lambda x: lax.all_to_all(x, name, 0, 0, tiled=True),
         "ppermute": lambda x: lax.ppermute(x, name, [(i, (i + 1) % r) for i in range(r)]),
-        "send_recv": lambda x: lax.ppermute(x, name, [(p["source_id"], p["target_id"])]),
+        "send_recv": lambda x: lax.ppermute(x, name, [(p.source_id, p.target_id)]),
         "device_to_device": lambda x: lax.ppermute(x, name, _pairs(p)),
         "all_reduce": lambda x: reduce(x, name),
     }
     return bodies[op]
 
 
-def _pairs(p: Params) -> list[tuple[int, int]]:
-    there = (p["source_id"], p["target_id"])
+def _pairs(p: CollectiveParams) -> list[tuple[int, int]]:
+    there = (p.source_id, p.target_id)
     return [there, there[::-1]] if directions(p) == 2 else [there]
 
 
@@ -609,7 +682,7 @@ def _shard_map() -> Any:
     return getattr(jax, "shard_map", None) or jax.experimental.shard_map.shard_map
 
 
-def _mesh(op: str, p: Params) -> Any:
+def _mesh(op: str, p: CollectiveParams) -> Any:
     c = COLLECTIVES[op]
     if c.point_to_point:  # every (local, for the reference's send/recv) device on one axis
         devices = jax.local_devices() if c.local_mesh else jax.devices()
@@ -631,7 +704,7 @@ def _mesh(op: str, p: Params) -> Any:
     return jax.sharding.Mesh(grid, tuple(f"d_{i}" for i in range(len(shape))))
 
 
-def _blocks(op: str, p: Params, mesh: Any) -> Any:
+def _blocks(op: str, p: CollectiveParams, mesh: Any) -> Any:
     """The input: each device's block made on the device that holds it (dim 0 split over the mesh)."""
     spec = jax.sharding.PartitionSpec(tuple(mesh.axis_names))
     rows_in = COLLECTIVES[op].in_rows(block_rows(p), group_size(op, p))
@@ -645,7 +718,7 @@ def _blocks(op: str, p: Params, mesh: Any) -> Any:
     return jax.make_array_from_callback((devices * rows_in, row_len(p)), sharding, shard)
 
 
-def _checker(op: str, p: Params, mesh: Any) -> Callable[[Any], float]:
+def _checker(op: str, p: CollectiveParams, mesh: Any) -> Callable[[Any], float]:
     """Each checked device's output against the float64 reference; the worst relative error."""
     flat = list(mesh.devices.flat)
     position_of = {d: i for i, d in enumerate(flat)}
@@ -667,7 +740,7 @@ def _checker(op: str, p: Params, mesh: Any) -> Callable[[Any], float]:
 @implementation(tuple(COLLECTIVES), "jax", "shard_map")
 def jax_collective(backend: Any, case: Case) -> Prepared:
     """jit(shard_map(collective)) over the case's mesh; each device's block made where it lives."""
-    op, p = case.op, case.params
+    op, p = case.op, params_of(case, CollectiveParams)
     c = COLLECTIVES[op]
     mesh = _mesh(op, p)
     names = mesh.axis_names
