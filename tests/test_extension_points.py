@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from microbench import catalogue, registrations
-from microbench.catalogue import OpSpec, Param, array_implementation
+from microbench.catalogue import OpSpec, array_implementation
 from microbench.core.types import DeviceInfo, Prepared, Timing
 from microbench.measure import procedure, timers
 from microbench.measure.numerics import digest_rows
@@ -129,20 +129,28 @@ def test_an_output_sink_is_one_registration(scoped, write_yaml, run_cli, tmp_pat
 def test_an_op_with_a_jax_and_a_pytorch_twin_is_one_registration_each(
     scoped, write_yaml, run_cli, tmp_path, monkeypatch
 ):
+    from dataclasses import dataclass
+
+    from microbench.catalogue import param
+    from microbench.ops.common import Placed
     from torch_backend import arrays
+
+    @dataclass(frozen=True)
+    class Rows(Placed):
+        m: int = param("dim")
 
     register_compute(  # a compute op: its parameters plus placement and seed
         OpSpec(
             name="probe_triple",
             suite="compute",
             doc="y = 3x",
-            params=(Param("m", "dim"),),
-            flops=lambda p: float(p["m"]),
-            bytes=lambda p: 8.0 * p["m"],
+            typed=Rows,
+            flops=lambda p: float(p.m),
+            bytes=lambda p: 8.0 * p.m,
             peak_dtype=lambda p: "fp32",
-            make_inputs=lambda p, rng: {"x": rng.standard_normal((p["m"], 1), dtype=np.float32)},
+            make_inputs=lambda p, rng: {"x": rng.standard_normal((p.m, 1), dtype=np.float32)},
             reference=lambda x, p, rows: {"out": 3 * x["x"][rows].astype(np.float64)},
-            output_rows=lambda p: p["m"],
+            output_rows=lambda p: p.m,
         )
     )
     array_implementation("probe_triple", "jax", "jit")(lambda p: lambda x: {"out": 3 * x})

@@ -72,7 +72,7 @@ def test_block_topology_goes_into_params_that_lack_it(write_yaml):
     class WithTopology(MatrixParams):
         topology: str = param("str", "1x1")
 
-    probe = replace(get_spec("add"), name="probe", params=(), typed=WithTopology)
+    probe = replace(get_spec("add"), name="probe", typed=WithTopology)
     with catalogue.CATALOGUE.scoped() as scope:
         scope.register(probe)
         for impl in catalogue.implementations("add", "jax").values():

@@ -11,6 +11,7 @@ framework. `CATALOGUE` is the process's catalogue; a test can build a fresh `Cat
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -35,7 +36,7 @@ ArrayFn = Callable[
 ArrayBuild = Callable[[Any], ArrayFn]  # the op's parameters (its OpParams, or a mapping) -> fn
 PreparedBuild = Callable[[Any, Case], Prepared]  # (the backend object, the case) -> ready to time
 F = TypeVar("F", bound=Callable[..., Any])
-P = TypeVar("P", bound=Mapping[str, Any])
+P = TypeVar("P", bound="OpParams")
 
 MAX_DIM = 1 << 22  # a single dimension beyond 4M elements is a typo, not a benchmark
 MAX_ELEMENTS = 1 << 40  # a flat element count (4 TiB of bytes) beyond any device's memory
@@ -203,14 +204,19 @@ class OpParams(Mapping[str, Any]):
     def declared(cls) -> tuple[Param, ...]:
         """The op's parameters, each named by its field (what `OpSpec.params` holds), in field order,
         a `trailing` class's last (the placement every compute op has, after its own)."""
-        trailing = {
-            name
-            for c in cls.__mro__
-            if vars(c).get("trailing")
-            for name in vars(c).get("__annotations__", {})
-        }
-        ordered = sorted(fields(cls), key=lambda f: f.name in trailing)  # type: ignore[arg-type]
-        return tuple(replace(f.metadata["param"], name=f.name) for f in ordered)
+        return _declared(cls)
+
+
+@functools.cache
+def _declared(cls: type[OpParams]) -> tuple[Param, ...]:
+    trailing = {
+        name
+        for c in cls.__mro__
+        if vars(c).get("trailing")
+        for name in vars(c).get("__annotations__", {})
+    }
+    ordered = sorted(fields(cls), key=lambda f: f.name in trailing)  # type: ignore[arg-type]
+    return tuple(replace(f.metadata["param"], name=f.name) for f in ordered)
 
 
 def params_of(case: Case, kind: type[P]) -> P:
@@ -303,17 +309,16 @@ class Traits:
 
 @dataclass(frozen=True)
 class OpSpec(Generic[P]):
-    """What an op is, independent of the framework that runs it. An op declares its parameters as an
-    `OpParams` dataclass (`typed`; `params` is then derived from it) or, not yet converted, as a tuple
-    of `Param`s read by name."""
+    """What an op is, independent of the framework that runs it. Its parameters are one `OpParams`
+    dataclass (`typed`): the parameter list every reader uses (`params`) is derived from it, and its
+    models, inputs and references take an instance of it."""
 
     name: str
     suite: str
     doc: str
+    typed: type[P]
     flops: Callable[[P], float]
     bytes: Callable[[P], float]
-    params: tuple[Param, ...] = ()
-    typed: type[P] | None = None
     peak_dtype: Callable[[P], str] = lambda p: "bf16"
     make_inputs: Callable[[P, np.random.Generator], Arrays] | None = None
     reference: Callable[[Arrays, P, np.ndarray], Arrays] | None = None
@@ -323,12 +328,9 @@ class OpSpec(Generic[P]):
     row_extras: type | None = None  # the dataclass of the suite's columns this op's rows carry
     traits: Traits = Traits()
 
-    def __post_init__(self) -> None:
-        if self.typed is not None:
-            declared = self.typed.declared()  # type: ignore[attr-defined]
-            if self.params and self.params != declared:
-                raise ValueError(f"op {self.name}: parameters declared twice (params and typed)")
-            object.__setattr__(self, "params", declared)
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.typed.declared()
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -336,9 +338,9 @@ class OpSpec(Generic[P]):
                 return p
         raise KeyError(name)
 
-    def made(self, values: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The op's parameters of these (checked) values: its typed dataclass where it declares one."""
-        return self.typed(**values) if self.typed else dict(values)
+    def made(self, values: Mapping[str, Any]) -> P:
+        """The op's parameters of these (checked) values."""
+        return self.typed(**values)
 
     def check_constraints(self, params: Params, where: str) -> None:
         problem = self.constraint(params)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpParams, OpSpec, Param, param
+from microbench.catalogue import OpParams, OpSpec, param
 from microbench.catalogue import register as register_spec
 from microbench.measure.numerics import FP8_GEMM_FLOOR
 from microbench.platform.dtypes import DType, dtype
@@ -18,8 +18,6 @@ FP8 = dtype("float8_e4m3fn")
 BF16 = dtype("bfloat16")
 F32 = dtype("float32")
 TINY = float(np.finfo(np.float32).tiny)  # absmax floor so an all-zero row gets a finite scale
-
-MN = (Param("m", "dim"), Param("n", "dim"))
 
 
 @dataclass(frozen=True)
@@ -45,9 +43,6 @@ class Placed(OnDevice):
     )
 
 
-PLACEMENT = Placed.declared()  # what an op not yet typed appends to its parameters
-
-
 @dataclass(frozen=True)
 class Matmul(Placed):
     """A matrix product's size: A (m, k) times B (k, n)."""
@@ -66,12 +61,10 @@ class PlacementExtras:
 
 
 def register_compute(spec: OpSpec) -> OpSpec:
-    """Register a compute-suite op: its own parameters plus placement and seed (a typed op's dataclass
-    derives from `Placed`)."""
-    if spec.typed is not None and not issubclass(spec.typed, Placed):
+    """Register a compute-suite op, whose parameters derive from `Placed` (placement and seed)."""
+    if not issubclass(spec.typed, Placed):
         raise TypeError(f"op {spec.name}: a compute op's parameters derive from Placed")
-    params = spec.params if spec.typed is not None else spec.params + PLACEMENT
-    return register_spec(replace(spec, suite="compute", params=params, row_extras=PlacementExtras))
+    return register_spec(replace(spec, suite="compute", row_extras=PlacementExtras))
 
 
 INTEGER_SPREAD = 16.0  # integer inputs: normals times this, rounded (mostly nonzero, no overflow)

@@ -47,7 +47,6 @@ register_compute(  # gemm_multiple_run's GEMM, models and reference, timed over 
         DTYPE_GEMM,
         name="gemm_throttling",
         doc="O_bf16 = A x B repeated for a long run; the gap strategy sets what separates the GEMMs",
-        params=(),
         typed=ThrottlingParams,
         traits=Traits(run_overrides=lambda p: STRATEGIES[p.gap_strategy], monitor_gpu=True),
     )
