@@ -12,7 +12,15 @@ import sys
 import time
 from typing import Any
 
+from microbench.catalogue import get_spec
 from microbench.errors import Status, UserError
+from microbench.ops.torchao import (
+    TorchaoExtras,
+    TorchaoInferenceParams,
+    TorchaoModelParams,
+    TorchaoTrainingExtras,
+    TorchaoTrainingParams,
+)
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 from microbench.results.sinks.seed_json import scaled
@@ -84,75 +92,95 @@ def _cell(value: Any) -> Any:
     return f"{value:.6g}" if isinstance(value, float) else value
 
 
-def _ms(row: dict[str, Any], column: str) -> float | None:
-    return scaled(row.get(column), 1e3)  # the runner's milliseconds
+def _ms(seconds: float | None) -> float | None:
+    return scaled(seconds, 1e3)  # the runner's milliseconds
 
 
-def _mb(row: dict[str, Any], column: str) -> float | None:
-    return scaled(row.get(column), 2**-20)  # the runner's MB: torch's memory counters over 2**20
+def _mb(nbytes: int | None) -> float | None:
+    return scaled(nbytes, 2**-20)  # the runner's MB: torch's memory counters over 2**20
 
 
-def _compiled(row: dict[str, Any]) -> bool:
-    return row.get("compile_mode") not in (None, "", "off")
+def _params(row: Row) -> TorchaoModelParams:
+    """The row's parameters as its op declares them (a row read back from a file included)."""
+    params = get_spec(row.identity.op).resolve(row.params, "torchao row")
+    assert isinstance(params, TorchaoModelParams)
+    return params
 
 
-def _mode(row: dict[str, Any]) -> str:
+def _compiled(p: TorchaoModelParams) -> bool:
+    return p.compile_mode not in ("", "off")
+
+
+def _mode(p: TorchaoModelParams) -> str:
     """The runner's spelling of the compile setting ("false" when the model ran eagerly)."""
-    return str(row["compile_mode"]) if _compiled(row) else "false"
+    return p.compile_mode if _compiled(p) else "false"
 
 
-def _name(row: dict[str, Any]) -> str:
-    compiled = "_compile" if _compiled(row) else ""
-    return f"benchmark_{row['recipe']}_{row['model_type']}_m{row['m']}_k{row['k']}_n{row['n']}{compiled}"
+def _name(p: TorchaoModelParams, recipe: str) -> str:
+    compiled = "_compile" if _compiled(p) else ""
+    return f"benchmark_{recipe}_{p.model_type}_m{p.m}_k{p.k}_n{p.n}{compiled}"
 
 
-def _visualization(row: dict[str, Any]) -> str:
-    note = str(row.get("memory_profile_note") or "")
+def _case(p: TorchaoModelParams, recipe: str) -> dict[str, Any]:
+    """The runner's columns naming the case (CASE_COLUMNS, its name and quantization)."""
+    return {
+        "name": _name(p, recipe),
+        "quantization": recipe,
+        "m": p.m,
+        "k": p.k,
+        "n": p.n,
+        "high_precision_dtype": f"torch.{p.high_precision_dtype}",
+        "torch_compile_mode": _mode(p),
+        "device": p.device,
+        "model_type": p.model_type,
+        "output_dir": p.output_dir,
+    }
+
+
+def _visualization(x: TorchaoExtras | None) -> str:
+    note = (x.memory_profile_note if x else None) or ""
     return note.removeprefix("visualisation: ") if note.startswith("visualisation: ") else ""
 
 
-def inference_line(row: dict[str, Any]) -> dict[str, Any]:
-    peak = _mb(row, "quantized_peak_memory_bytes")
+def inference_line(row: Row) -> dict[str, Any]:
+    p = _params(row)
+    assert isinstance(p, TorchaoInferenceParams)
+    x = row.extras if isinstance(row.extras, TorchaoExtras) else None
+    peak = _mb(x.quantized_peak_memory_bytes) if x else None
     return {
-        "name": _name(row),
-        "quantization": row["recipe"],
-        "sparsity": "" if row.get("sparsity") in (None, "none") else row["sparsity"],
-        "m": row["m"],
-        "k": row["k"],
-        "n": row["n"],
-        "high_precision_dtype": f"torch.{row['high_precision_dtype']}",
-        "torch_compile_mode": _mode(row),
-        "device": row["device"],
-        "model_type": row["model_type"],
-        "output_dir": row["output_dir"],
-        "enable_profiler": row["enable_profiler"],
-        "enable_memory_profiler": row["enable_memory_profiler"],
-        "baseline_model_eager_inference_time_in_ms": _ms(row, "baseline_eager_s"),
-        "quantized_model_eager_inference_time_in_ms": _ms(row, "quantized_eager_s"),
-        "baseline_model_compiled_inference_time_in_ms": _ms(row, "baseline_compiled_s"),
-        "quantized_model_compiled_inference_time_in_ms": _ms(row, "quantized_compiled_s"),
-        "eager speedup on baseline": row.get("eager_speedup_ratio"),
-        "compile speedup on baseline": row.get("compiled_speedup_ratio"),
-        "eager vs compile speedup": row.get("compiled_over_eager_speedup_ratio"),
-        "profiler_json_path": row.get("profiler_trace_path"),
-        "memory_profile_path": row.get("memory_profile_path"),
-        "memory_visualization_path": _visualization(row),
+        **_case(p, p.recipe),
+        "sparsity": "" if p.sparsity == "none" else p.sparsity,
+        "enable_profiler": p.enable_profiler,
+        "enable_memory_profiler": p.enable_memory_profiler,
+        "baseline_model_eager_inference_time_in_ms": _ms(x.baseline_eager_s if x else None),
+        "quantized_model_eager_inference_time_in_ms": _ms(x.quantized_eager_s if x else None),
+        "baseline_model_compiled_inference_time_in_ms": _ms(x.baseline_compiled_s if x else None),
+        "quantized_model_compiled_inference_time_in_ms": _ms(x.quantized_compiled_s if x else None),
+        "eager speedup on baseline": x.eager_speedup_ratio if x else None,
+        "compile speedup on baseline": x.compiled_speedup_ratio if x else None,
+        "eager vs compile speedup": x.compiled_over_eager_speedup_ratio if x else None,
+        "profiler_json_path": x.profiler_trace_path if x else None,
+        "memory_profile_path": x.memory_profile_path if x else None,
+        "memory_visualization_path": _visualization(x),
         "memory_stats": json.dumps({"max_memory_allocated_mb": peak}) if peak is not None else "",
     }
 
 
-def training_line(row: dict[str, Any]) -> dict[str, Any]:
-    tflops = row.get("tflop_per_s")
+def training_line(row: Row) -> dict[str, Any]:
+    p = _params(row)
+    assert isinstance(p, TorchaoTrainingParams)
+    x = row.extras if isinstance(row.extras, TorchaoTrainingExtras) else None
     return {
-        **{c: row.get(c) for c in TRAINING_COLUMNS if c in row},
-        "name": _name(row),
-        "quantization": row["recipe"],
-        "high_precision_dtype": f"torch.{row['high_precision_dtype']}",
-        "torch_compile_mode": _mode(row),
-        "baseline_model_fwd_bwd_time_in_ms": _ms(row, "baseline_s"),
-        "float8_model_fwd_bwd_time_in_ms": _ms(row, "float8_s"),
-        "speedup on baseline": row.get("speedup_ratio"),
-        "tops": tflops,
+        **_case(p, p.recipe),
+        "scaling_granularity": p.scaling_granularity,
+        "scaling_type_input": p.scaling_type_input,
+        "scaling_type_weight": p.scaling_type_weight,
+        "scaling_type_grad_output": p.scaling_type_grad_output,
+        "use_fast_accum": p.use_fast_accum,
+        "baseline_model_fwd_bwd_time_in_ms": _ms(x.baseline_s if x else None),
+        "float8_model_fwd_bwd_time_in_ms": _ms(x.float8_s if x else None),
+        "speedup on baseline": x.speedup_ratio if x else None,
+        "tops": row.derived.tflop_per_s,
     }
 
 
@@ -175,12 +203,11 @@ def unused_path(path: str) -> str:
 def write_runner_csvs(rows: list[Row], now: float | None = None) -> list[str]:
     """The ok torchao rows as the runner's `<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv`."""
     stamp = time.strftime("%d%m%Y_%H%M%S", time.localtime(now))
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for typed in rows:
-        mode = MODES.get(typed.identity.op)
-        if mode and typed.ok:
-            row = typed.as_dict()
-            groups.setdefault((str(row["output_dir"]), mode), []).append(row)
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        mode = MODES.get(row.identity.op)
+        if mode and row.ok:
+            groups.setdefault((_params(row).output_dir, mode), []).append(row)
     written = []
     for (output_dir, mode), group in groups.items():
         columns, line = LINES[mode]
@@ -203,24 +230,28 @@ def to_oss_records(rows: list[Row]) -> list[dict[str, Any]]:
     """Four records per ok inference case, as the CI runner wrote them: compiled times where the case
     was compiled (eager otherwise), peak allocated memory where the device reports it."""
     records = []
-    for typed in rows:
-        if typed.status is not Status.OK or typed.identity.op != DASHBOARD_OP:
+    for row in rows:
+        if row.status is not Status.OK or row.identity.op != DASHBOARD_OP:
             continue
-        row = typed.as_dict()
-        when = "compiled" if _compiled(row) else "eager"
+        p = _params(row)
+        assert isinstance(p, TorchaoInferenceParams)
+        x = row.extras
+        if not isinstance(x, TorchaoExtras):  # no figures: no records
+            continue
+        compiled = _compiled(p)
         values = (
-            row.get(f"{when}_speedup_ratio"),
-            _ms(row, f"baseline_{when}_s"),
-            _ms(row, f"quantized_{when}_s"),
-            _mb(row, "quantized_peak_memory_bytes"),
+            x.compiled_speedup_ratio if compiled else x.eager_speedup_ratio,
+            _ms(x.baseline_compiled_s if compiled else x.baseline_eager_s),
+            _ms(x.quantized_compiled_s if compiled else x.quantized_eager_s),
+            _mb(x.quantized_peak_memory_bytes),
         )
         extra: dict[str, Any] = {
-            "device": row.get("device"),
-            "arch": row.get("device_kind"),
-            "torch_compile_mode": _mode(row),
+            "device": p.device,
+            "arch": row.environment.device_kind,
+            "torch_compile_mode": _mode(p),
         }
-        if row.get("sparsity") not in (None, "", "none"):
-            extra["sparsity"] = row["sparsity"]
+        if p.sparsity != "none":
+            extra["sparsity"] = p.sparsity
         for (metric, unit), value in zip(METRICS, values, strict=True):
             if value is None:
                 continue
@@ -229,11 +260,11 @@ def to_oss_records(rows: list[Row]) -> list[dict[str, Any]]:
                     "benchmark": {
                         "name": "micro-benchmark api",
                         "mode": "inference",
-                        "dtype": row["recipe"],
+                        "dtype": p.recipe,
                         "extra_info": dict(extra),
                     },
                     "model": {
-                        "name": f"{row['recipe']}-{row['m']}-{row['k']}-{row['n']}",
+                        "name": f"{p.recipe}-{p.m}-{p.k}-{p.n}",
                         "type": "micro-benchmark custom layer",
                         "origins": ["torchao"],
                     },
