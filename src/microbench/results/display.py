@@ -23,7 +23,7 @@ from microbench.results.console import (
     shape_of,
     significant,
 )
-from microbench.results.records import Row
+from microbench.results.records import Row, quality_db, speedup
 
 Cell = Callable[[Row, str], str]  # (row, the parameters that tell it apart) -> text
 
@@ -41,10 +41,7 @@ def readable_kernel(name: str) -> str:
 def top_kernels(row: Row) -> str:
     kernels = row.series.kernels
     if kernels:
-        return "; ".join(
-            f"{readable_kernel(str(k.get('name', '')))} {100 * float(k.get('share', 0)):.0f}%"
-            for k in kernels[:3]
-        )
+        return "; ".join(f"{readable_kernel(k.name)} {100 * k.share:.0f}%" for k in kernels[:3])
     return readable_kernel(row.timing.top_kernels or row.timing.dominant_kernel or "")
 
 
@@ -141,15 +138,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("peak", lambda r, p: format_pct(peak_pct(r)), True, value=peak_pct, title="% peak"),
     Column(
         "speedup",
-        lambda r, p: significant(getattr(r.extras, "speedup", None)),
+        lambda r, p: significant(speedup(r)),
         True,
-        value=lambda r: getattr(r.extras, "speedup", None),
+        value=speedup,
     ),
     Column(
         "sqnr",
-        lambda r, p: significant(getattr(r.extras, "quality_db", None)),
+        lambda r, p: significant(quality_db(r)),
         True,
-        value=lambda r: getattr(r.extras, "quality_db", None),
+        value=quality_db,
         title="SQNR dB",
     ),
     Column("timing", lambda r, p: r.timing.timing_source or ""),

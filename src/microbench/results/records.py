@@ -17,13 +17,13 @@ import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from microbench.catalogue import OpSpec, get_spec
 from microbench.core.case import Case
 from microbench.core.column import doc
 from microbench.core.samples import NOISE_THRESHOLD, Samples, median_or_none
-from microbench.core.types import DeviceInfo, Measurement, Timing
+from microbench.core.types import DeviceInfo, Kernel, Measurement, Timing
 from microbench.errors import Status, UserError
 from microbench.platform.environment import timestamp
 from microbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
@@ -268,7 +268,7 @@ class Series:
     wall_samples_s: list[float] = field(default_factory=list)
     span_samples_s: list[float] = field(default_factory=list)
     launch_samples_s: list[float] = field(default_factory=list)
-    kernels: list[dict[str, Any]] = field(default_factory=list)
+    kernels: list[Kernel] = field(default_factory=list)
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
     gpu_monitor: list[list[float]] = field(default_factory=list)
 
@@ -278,7 +278,10 @@ class Series:
 
     def as_json(self) -> dict[str, Any]:
         """The series a row has (an empty one is left out, as a failed case has none)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+        if self.kernels:
+            out["kernels"] = [k.as_dict() for k in self.kernels]
+        return out
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Series:
@@ -288,6 +291,7 @@ class Series:
             value = record.get(f.name)
             if isinstance(value, (list, dict)):
                 values[f.name] = value
+        values["kernels"] = _kernels(values.get("kernels", []))
         series = cls(**values)
         for name in SAMPLE_LISTS:
             try:
@@ -299,16 +303,12 @@ class Series:
     def checked(self) -> Series:
         """The series less what a hand-edited or foreign line left malformed, so that readers index
         it without checks: monitor samples short of the monitor's fields or holding no numbers,
-        kernels that are not records with a numeric share, devices without number lists."""
+        devices without number lists (kernels that are not records with numbers: `_kernels`)."""
         if self.gpu_monitor:
             self.gpu_monitor = [
                 s
                 for s in self.gpu_monitor
                 if isinstance(s, list) and len(s) >= MONITOR_FIELDS and all(map(_is_number, s))
-            ]
-        if self.kernels:
-            self.kernels = [
-                k for k in self.kernels if isinstance(k, dict) and _is_number(k.get("share", 0))
             ]
         if self.device_samples_s:
             self.device_samples_s = {
@@ -317,6 +317,18 @@ class Series:
                 if isinstance(v, list) and all(map(_is_number, v))
             }
         return self
+
+
+def _kernels(records: Any) -> list[Kernel]:
+    """A JSON line's kernel records, typed; one that is not a record of a name and numbers is left out."""
+    kernels = []
+    for k in records if isinstance(records, list) else []:
+        numbers = (
+            [k.get(n, 0) for n in ("per_iter", "mean_s", "share")] if isinstance(k, dict) else []
+        )
+        if numbers and all(map(_is_number, numbers)):
+            kernels.append(Kernel(str(k.get("name", "")), *map(float, numbers)))
+    return kernels
 
 
 SAMPLE_LISTS = ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s")
@@ -330,6 +342,66 @@ def _is_number(value: Any) -> bool:
 LOADED = 1.0  # host load per core above which a host-clock time measures the load as much as the op
 
 
+class Extras(Protocol):
+    """A suite's columns beyond the core ones: an instance of the dataclass its op declares
+    (`OpSpec.row_extras`). What a reader may ask of any of them is one of the protocols below."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+@runtime_checkable
+class Compared(Protocol):
+    """Extras of a suite that times a version against a reference (a recipe, a fused pattern)."""
+
+    @property
+    def speedup(self) -> float | None: ...
+
+
+@runtime_checkable
+class Graded(Protocol):
+    """Extras that say how far a version's numbers moved from the reference's (SQNR)."""
+
+    @property
+    def quality_db(self) -> float | None: ...
+
+
+@runtime_checkable
+class Variants(Protocol):
+    """Extras of rows that are variants of one case (torchao recipes): which, and the reference."""
+
+    @property
+    def variant(self) -> str: ...
+
+    @property
+    def is_reference(self) -> bool: ...
+
+
+@runtime_checkable
+class Labelled(Protocol):
+    """Extras whose fields name a row first in a chart's labels (in this order)."""
+
+    LABEL_ORDER: ClassVar[tuple[str, ...]]
+
+
+@runtime_checkable
+class Spread(Protocol):
+    """Extras of an op run on several devices at once."""
+
+    used_device_count: int
+
+
+def speedup(row: Row) -> float | None:
+    return row.extras.speedup if isinstance(row.extras, Compared) else None
+
+
+def quality_db(row: Row) -> float | None:
+    return row.extras.quality_db if isinstance(row.extras, Graded) else None
+
+
+def used_devices(row: Row) -> int | None:
+    return row.extras.used_device_count if isinstance(row.extras, Spread) else None
+
+
 @dataclass(slots=True)
 class Row:
     identity: Identity
@@ -340,7 +412,7 @@ class Row:
     derived: Derived = field(default_factory=Derived)
     roofline: Roofline = field(default_factory=Roofline)
     pairing: Pairing = field(default_factory=Pairing)
-    extras: Any = None
+    extras: Extras | None = None
     environment: Environment = field(default_factory=Environment)
     series: Series = field(default_factory=Series)
     started: str = ""  # when the case began (the row's timestamp is when it ended); not a column
@@ -772,7 +844,7 @@ def _series(t: Timing) -> Series:
         wall_samples_s=list(t.wall_samples_s),
         span_samples_s=list(t.span_samples_s),
         launch_samples_s=list(t.launch_samples_s),
-        kernels=[k.as_dict() for k in t.kernels],
+        kernels=list(t.kernels),
         device_samples_s=dict(t.device_samples_s),
     )
 

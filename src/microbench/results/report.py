@@ -36,7 +36,7 @@ from microbench.results.display import (  # noqa: E402
     markdown_safe,
     sort_rows,
 )
-from microbench.results.records import Row  # noqa: E402
+from microbench.results.records import Labelled, Row, Variants, speedup  # noqa: E402
 from microbench.results.writer import (  # noqa: E402
     OutputFailed,
     read_rows,
@@ -69,7 +69,7 @@ def flop_bound(row: Row) -> bool:
 def series_label(row: Row) -> str:
     """What a roofline point's colour stands for: the op, and its variant where its rows say one
     (a torchao recipe)."""
-    variant = getattr(row.extras, "variant", None)
+    variant = row.extras.variant if isinstance(row.extras, Variants) else None
     return f"{row.identity.op} {variant}" if variant else row.identity.op
 
 
@@ -301,13 +301,14 @@ def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
         ]
     ratios: dict[str, list[tuple[Row, float]]] = defaultdict(list)
     for r in ok:
-        value = getattr(r.extras, "speedup", None)
-        if value and not getattr(r.extras, "is_reference", False):
+        value = speedup(r)
+        if value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
             ratios[r.identity.suite].append((r, float(value)))
     for kind, suite in (("recipe_over_baseline", "quantization"), ("fused_over_unfused", "fusion")):
         found = ratios.get(suite, [])
         if found:
-            first = getattr(type(found[0][0].extras), "LABEL_ORDER", ())
+            extras = found[0][0].extras
+            first = extras.LABEL_ORDER if isinstance(extras, Labelled) else ()
             labels = _labels([r for r, _ in found], first)
             charts[kind] = [
                 Bar(label, v, bool(r.doubt)) for label, (r, v) in zip(labels, found, strict=True)

@@ -37,7 +37,7 @@ from microbench.ops.jax_bench import V2, Figures, V2Benchmark
 from microbench.platform import processes
 from microbench.platform.environment import installed
 from microbench.platform.system_presets import HardwareStats
-from microbench.results.records import Row
+from microbench.results.records import Row, used_devices
 from microbench.results.run_store import numbered
 from microbench.results.sinks import RunContext, Sink, register_sink
 from microbench.results.writer import check_new_file, write_atomically
@@ -178,7 +178,7 @@ def _ours(case: Case, origin: Origin, row: Row, bench: V2Benchmark) -> dict[str,
         **own_fields,
         "conditions": origin.conditions,
         "cache": case.run.cache,
-        "used_device_count": getattr(row.extras, "used_device_count", None),
+        "used_device_count": used_devices(row),
         "timing_source": row.timing.timing_source,
         "device_p50_ms": float(np.percentile(samples_ms, 50)) if samples_ms else None,
         "device_p90_ms": float(np.percentile(samples_ms, 90)) if samples_ms else None,

@@ -16,7 +16,7 @@ import numpy as np
 
 from microbench.core.case import Case
 from microbench.core.samples import Samples
-from microbench.results.records import Row
+from microbench.results.records import Row, used_devices
 from microbench.results.sinks import RunContext, Sink, register_sink
 from microbench.results.writer import OutputFailed, check_writable
 
@@ -43,7 +43,7 @@ def statistics(name: str, values: list[float]) -> dict[str, float]:
 def metrics_record(row: Row, started: str, ended: str) -> dict[str, Any]:
     """The reference's record for one ok row: FLOP metrics where the op has FLOPs, byte metrics where
     it moves bytes, MFU only where the peak is known."""
-    devices = int(getattr(row.extras, "used_device_count", None) or 1)
+    devices = used_devices(row) or 1
     step_ms = [s * 1e3 for s in row.series.samples_s]
     metrics = statistics("step_time_ms", step_ms)
     dims: dict[str, Any] = {}
