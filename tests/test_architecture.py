@@ -481,6 +481,7 @@ def test_every_registration_and_sink_method_the_page_names_exists():
     import microbench.ops.common
     import microbench.ops.jax_bench
     import microbench.ops.torchao
+    import microbench.ops.tpums
     import microbench.platform.backends
     import microbench.platform.system_presets
     import microbench.results.sinks
@@ -493,6 +494,7 @@ def test_every_registration_and_sink_method_the_page_names_exists():
         microbench.ops.common,
         microbench.ops.jax_bench,
         microbench.ops.torchao,
+        microbench.ops.tpums,
         microbench.platform.backends,
         microbench.platform.system_presets,
         microbench.results.sinks,

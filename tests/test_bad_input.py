@@ -28,8 +28,9 @@ CASES = {
     "empty_file": ("", "config.yaml: (top level): the top level must be a mapping, got NoneType"),
     "no_dialect": (
         "foo: 1\n",
-        "config.yaml: (top level): not a benchmark config: expected 'global:' or 'benchmarks: - "
-        "name:' (jax-bench dialect), 'benchmarks: - benchmark_name:' (Ironwood dialect), "
+        "config.yaml: (top level): not a benchmark config: expected 'benchmark: {name: ...}' "
+        "(TPUMS dialect), 'global:' or 'benchmarks: - name:' (jax-bench dialect), "
+        "'benchmarks: - benchmark_name:' (Ironwood dialect), "
         "'model_params' (torchao dialect); found foo",
     ),
     "benchmarks_not_list": (

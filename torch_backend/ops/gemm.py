@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from microbench.errors import unsupported
 from microbench.ops.common import TINY
-from microbench.ops.gemm import GemmParams, GeneralizedParams
+from microbench.ops.gemm import NO_GEMM, GemmParams, GeneralizedParams
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.tensors import torch_dtype
@@ -127,6 +127,8 @@ def _generalized(p: GeneralizedParams, g: Gemms) -> Fn:
     """gemm_generalized: the GEMM accumulated in fp32 (int32 for int8), then alpha, beta C and the
     scales in fp32, rounded once to out_dtype; a transposed fp8 A is laid out row-major first
     (torch._scaled_mm takes no other), which is part of what a transposed operand costs."""
+    if p.in_dtype in NO_GEMM:
+        raise unsupported(NO_GEMM[p.in_dtype])
     odt = torch_dtype(p.out_dtype)
 
     def operands(a: Any, b: Any) -> tuple[Any, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from microbench.config import ironwood, jax_bench, torchao
+from microbench.config import ironwood, jax_bench, torchao, tpums
 from microbench.config.schema import IronwoodConfig, TorchaoConfig
 from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
@@ -46,7 +46,18 @@ def has_any(*keys: str) -> Callable[[dict[str, Any]], bool]:
     return lambda data: any(key in data for key in keys)
 
 
-# the jax-bench dialect first: its files have a `benchmarks:` list too
+# TPUMS first: a stage-A file may have `hardware:` beside its `benchmark:`, as jax-bench files do
+register_dialect(
+    Dialect(
+        "tpums",
+        tpums.TpumsConfig,
+        tpums.recognise,
+        tpums.plan,
+        looks_like="'benchmark: {name: ...}' (TPUMS dialect)",
+        options=(("--xprof_dir", "xprof_dir"),),
+    )
+)
+# then jax-bench: its files have a `benchmarks:` list too
 register_dialect(
     Dialect(
         "jax_bench",

@@ -1,0 +1,346 @@
+"""The TPUMS dialect: one `benchmark:` mapping per file (docs/tpums.md).
+
+The newest form ("stage B") holds `name`, `xprof_timing`, `xprof_device_mode`, `model_preset`,
+`params` (the baseline), `cases` or `cases_from_csv`, and `sweep` (keys disjoint from the others);
+each case is the preset, overlaid by params, then by the case (or CSV row), then expanded over the
+sweep's Cartesian product, capped at 1000 combinations per case. The earlier form ("stage A") keeps
+the fields flat in `benchmark:` beside `sweep:`, `csv_shapes:` and `model:`, other top-level keys being
+global values: a jax-bench entry under another name. Both are checked here key by key (errors name the
+TPUMS key) and then planned by the jax-bench dialect under the benchmark's jax-bench name
+(ops/tpums.py), so conditions, ops, models and columns are the jax-bench ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from microbench.config import jax_bench
+from microbench.config.jax_bench_inputs import (
+    MAX_COMBINATIONS,
+    MODEL_PRESETS,
+    read_csv_shapes,
+    read_sweep,
+)
+from microbench.config.settings import PlanRequest
+from microbench.core.case import Case
+from microbench.errors import UserError, did_you_mean, key_path
+from microbench.ops.jax_bench import OURS
+from microbench.ops.tpums import BASE_NAMES, Tpums, get_tpums
+
+RESERVED = ("name", "model_preset", "params", "cases", "cases_from_csv", "sweep")
+STAGE_B = (*RESERVED, "xprof_timing", "xprof_device_mode")
+DEVICE_MODES = ("first_device", "max_device")
+TOP = "benchmark"
+
+
+class TpumsConfig(BaseModel):
+    """The top level: `benchmark:` (checked by the planner, its keys depend on its name); stage-A
+    files may add global keys beside it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    benchmark: dict[str, Any]
+
+
+def recognise(data: dict[str, Any]) -> bool:
+    return TOP in data and "benchmarks" not in data
+
+
+def is_stage_b(bench: dict[str, Any]) -> bool:
+    """The newest form: nothing in `benchmark:` but its structure keys."""
+    return set(bench) <= set(STAGE_B)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A value and the TPUMS key that gave it."""
+
+    value: Any
+    where: str
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UserError(f"must be a mapping, got {type(value).__name__}", key=where)
+    return {str(k): v for k, v in value.items()}
+
+
+def _known(entry: Tpums) -> dict[str, str]:
+    """Every key a case may give, to its canonical field name (aliases included)."""
+    known = {p.name: p.name for p in entry.fields}
+    known.update({a: p.name for p in entry.fields for a in p.aliases})
+    known.update({name: name for name in (*BASE_NAMES, *OURS)})
+    return known
+
+
+def _canonical(entry: Tpums, given: dict[str, Given]) -> dict[str, Given]:
+    known, out = _known(entry), {}
+    for key, value in given.items():
+        if key not in known:
+            raise UserError(
+                f"unknown key '{key}' for {entry.name}",
+                key=value.where,
+                suggestion=did_you_mean(key, known),
+            )
+        name = known[key]
+        if name in out:
+            raise UserError(f"'{name}' is given twice (as '{key}' too)", key=value.where)
+        out[name] = value
+    return out
+
+
+Layer = tuple[str, dict[str, Given]]  # where a case was given, and its values
+
+
+def _cases(bench: dict[str, Any], request: PlanRequest) -> list[Layer]:
+    """The cases before the sweep: each the params overlaid by a case or CSV row."""
+    if "cases" in bench and "cases_from_csv" in bench:
+        raise UserError("cases and cases_from_csv exclude each other; give one", key=TOP)
+    params_where = key_path(TOP, "params")
+    params = _mapping(bench.get("params"), params_where)
+    if reserved := sorted(set(params) & set(RESERVED)):
+        raise UserError(f"{', '.join(reserved)} cannot be a parameter", key=params_where)
+    base = {k: Given(v, key_path(params_where, k)) for k, v in params.items()}
+    if "cases_from_csv" in bench:
+        where = key_path(TOP, "cases_from_csv")
+        rows = read_csv_shapes(bench["cases_from_csv"], request.config_dir, where)
+        return [
+            (
+                f"{where} row {i + 1}",
+                {
+                    **base,
+                    **{k: Given(v, f"{where} row {i + 1} column {k}") for k, v in row.items()},
+                },
+            )
+            for i, row in enumerate(rows)
+        ]
+    if "cases" not in bench:
+        return [(params_where, base)]
+    where = key_path(TOP, "cases")
+    cases = bench["cases"]
+    if not isinstance(cases, list) or not cases:
+        raise UserError("must be a non-empty list of mappings", key=where)
+    out: list[Layer] = []
+    for i, case in enumerate(cases):
+        at = key_path(where, i)
+        out.append(
+            (at, {**base, **{k: Given(v, key_path(at, k)) for k, v in _mapping(case, at).items()}})
+        )
+    return out
+
+
+def _preset(bench: dict[str, Any], entry: Tpums) -> dict[str, Given]:
+    """The model preset's values for the fields this benchmark has (an unknown preset is an error,
+    as TPUMS made it)."""
+    if "model_preset" not in bench:
+        return {}
+    where, name = key_path(TOP, "model_preset"), bench["model_preset"]
+    preset = MODEL_PRESETS.get(str(name))
+    if preset is None:
+        raise UserError(
+            f"unknown model preset {name!r} (presets: {', '.join(MODEL_PRESETS)})",
+            key=where,
+            suggestion=did_you_mean(str(name), MODEL_PRESETS),
+        )
+    fields = {p.name for p in entry.fields}
+    return {k: Given(v, where) for k, v in preset.items() if k in fields}
+
+
+def _swept(bench: dict[str, Any], cases: list[Layer], request: PlanRequest) -> Iterator[Layer]:
+    """Each case over the sweep's product (first key slowest), at most 1000 combinations per case."""
+    if "sweep" not in bench:
+        yield from cases
+        return
+    where = key_path(TOP, "sweep")
+    if not isinstance(bench["sweep"], dict) or not bench["sweep"]:
+        raise UserError("must be a non-empty mapping of key to values", key=where)
+    sweep = read_sweep(bench["sweep"], where)
+    request.warnings.extend(sweep.warnings)
+    names = [name for name, _ in sweep.axes]
+    for block, keys in (
+        ("the structure keys", set(RESERVED)),
+        ("benchmark.params", set(_mapping(bench.get("params"), "params"))),
+        (
+            "the cases",
+            {k for _, case in cases for k, g in case.items() if ".params." not in g.where},
+        ),
+    ):
+        if clash := [n for n in names if n in keys]:
+            raise UserError(
+                f"{', '.join(clash)}: a sweep key may not also be in {block}",
+                key=key_path(where, clash[0]),
+            )
+    if sweep.total > MAX_COMBINATIONS:
+        request.warnings.append(
+            f"{where}: {sweep.total:,} combinations per case; the first {MAX_COMBINATIONS} are "
+            "run, as TPUMS does"
+        )
+    for at, case in cases:
+        for combo in itertools.islice(sweep.combinations(), MAX_COMBINATIONS):
+            yield at, {**case, **{k: Given(v, key_path(where, k)) for k, v in combo.items()}}
+
+
+# what only a DCN (multi-slice) collective sets: refused, so that no ICI number is read as a DCN one
+DCN_ONLY = ("input_layout", "batch_size", "sync_between_runs", "ring_factor")
+
+
+def _not_dcn(values: dict[str, Any], where: dict[str, str]) -> None:
+    dcn = [k for k in DCN_ONLY if values.get(k) not in (None, "default")]
+    if "dcn" in str(values.get("mesh_axes") or "").split(","):
+        dcn.insert(0, "mesh_axes")
+    if dcn:
+        raise UserError(
+            "DCN collectives (a mesh axis across slices) are not implemented here yet; this "
+            "project will not time an ICI collective in their place",
+            key=where.get(dcn[0], TOP),
+        )
+
+
+def _checked(entry: Tpums, given: dict[str, Given]) -> dict[str, Any]:
+    """The case's values, each checked against its field (errors name the TPUMS key)."""
+    fields = {p.name: p for p in entry.fields}
+    values = {
+        name: fields[name].validate(g.value, g.where) if name in fields else g.value
+        for name, g in given.items()
+    }
+    _not_dcn(values, {name: g.where for name, g in given.items()})
+    return values
+
+
+def _flag(
+    bench: dict[str, Any], key: str, choices: tuple[Any, ...], where: str | None = None
+) -> Any:
+    value = bench.get(key)
+    if value is not None and value not in choices:
+        raise UserError(
+            f"must be one of {', '.join(map(str, choices))}, got {value!r}",
+            key=where or key_path(TOP, key),
+        )
+    return value
+
+
+# what TPUMS files write for a dtype jax.numpy spells otherwise (upstream fails on the case)
+MEANT_DTYPES = {"float4": "float4_e2m1fn"}
+
+
+def _meant(value: Any, dtype_keys: set[str], path: str, said: list[str]) -> Any:
+    """The file with each dtype value its authors meant (`float4` is jax.numpy's float4_e2m1fn)."""
+    if isinstance(value, dict):
+        return {k: _meant(v, dtype_keys, key_path(path, str(k)), said) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_meant(v, dtype_keys, path, said) for v in value]
+    if path.rpartition(".")[2] in dtype_keys and isinstance(value, str) and value in MEANT_DTYPES:
+        said.append(f"{path}: {value} read as {MEANT_DTYPES[value]}, the jax.numpy name")
+        return MEANT_DTYPES[value]
+    return value
+
+
+def _entries_b(
+    bench: dict[str, Any], entry: Tpums, request: PlanRequest
+) -> list[tuple[dict[str, Any], str]]:
+    """(jax-bench entry, where its case came from) per case of a stage-B file."""
+    xprof = _flag(bench, "xprof_timing", (True, False))
+    if _flag(bench, "xprof_device_mode", DEVICE_MODES) == "max_device":
+        request.warnings.append(
+            f"{TOP}.xprof_device_mode: the headline is already the slowest device where an op spans "
+            "several; for one-device ops it has no effect here"
+        )
+    preset = _preset(bench, entry)
+    out: list[tuple[dict[str, Any], str]] = []
+    for where, case in _swept(bench, _cases(bench, request), request):
+        if "xprof_timing" in case:  # a case's own: the first case's applies to the file, as TPUMS
+            flag = case.pop("xprof_timing")
+            xprof = flag.value if xprof is None and not out else xprof
+            _flag({"xprof_timing": flag.value}, "xprof_timing", (True, False), flag.where)
+        given = _canonical(entry, {**preset, **case})
+        fields = entry.to_v2(_checked(entry, given))
+        for name, param in ((p.name, p) for p in entry.fields):
+            if name not in given and name in entry.defaults:  # TPUMS's own default
+                fields[entry.renamed.get(name, name)] = param.default_value
+        if xprof is not None:
+            fields["xprof_timing"] = xprof
+        if request.xprof_dir:
+            fields["xprof_dir"] = request.xprof_dir
+        out.append(({"name": entry.v2, **fields}, where))
+    return out
+
+
+def _entry_a(data: dict[str, Any], entry: Tpums) -> dict[str, Any]:
+    """A stage-A file as a jax-bench file: the benchmark an entry, the other top-level keys global."""
+    bench = dict(data[TOP])
+    bench["name"] = entry.v2
+    for alias, name in entry.aliases.items():
+        if alias in bench:
+            bench[name] = bench.pop(alias)
+    renamed: dict[str, Any] = {str(entry.renamed.get(k, k)): v for k, v in bench.items()}
+    for name, default in entry.defaults.items():
+        renamed.setdefault(entry.renamed.get(name, name), default)
+    inert = {p.name for p in entry.inert}
+    return {k: v for k, v in renamed.items() if k not in inert}
+
+
+def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
+    data = {TOP: cfg.benchmark, **(cfg.model_extra or {})}
+    bench = cfg.benchmark
+    if "name" not in bench or not bench["name"]:
+        raise UserError("required key is missing", key=key_path(TOP, "name"))
+    entry = get_tpums(bench["name"], key_path(TOP, "name"))
+    said: list[str] = []
+    dtype_keys = {p.name for p in entry.fields if p.kind.endswith("dtype")}
+    bench = _meant(bench, dtype_keys, TOP, said)
+    data[TOP] = bench
+    request.warnings.extend(dict.fromkeys(said))
+    if not is_stage_b(bench):
+        _not_dcn(bench, {k: key_path(TOP, k) for k in bench})
+        top = {k: v for k, v in data.items() if k != TOP}
+        hardware = top.pop("hardware", None)
+        converted = {"global": top, "benchmarks": [_entry_a(data, entry)]}
+        if hardware is not None:
+            converted["hardware"] = hardware
+        return _planned(converted, request, TOP)
+    if extra := [k for k in data if k != TOP]:
+        raise UserError(
+            "not a TPUMS key: one `benchmark:` mapping per file (baseline parameters belong under "
+            "benchmark.params)",
+            key=extra[0],
+        )
+    cases: list[Case] = []
+    for converted, where in _entries_b(bench, entry, request):
+        cases += _planned({"benchmarks": [converted]}, request, where)
+        if len(cases) > request.max_cases:
+            raise UserError(
+                f"the config expands to more than {request.max_cases} cases; raise the cap with "
+                "--max-cases if this is intended",
+                key=TOP,
+            )
+    return cases
+
+
+def _planned(converted: dict[str, Any], request: PlanRequest, where: str) -> list[Case]:
+    """The jax-bench dialect's cases; its errors re-keyed to where the TPUMS file gave the case."""
+    before = len(request.warnings)
+    try:
+        cases = jax_bench.plan(jax_bench.JaxBenchConfig.model_validate(converted), request)
+        request.warnings[before:] = [_located(w, where) for w in request.warnings[before:]]
+        return cases
+    except UserError as error:
+        inner = (error.key or "").removeprefix("benchmarks[0]").lstrip(".")
+        if where == TOP and inner.startswith("global."):  # a stage-A top-level key
+            error.key = inner.removeprefix("global.")
+        else:
+            error.key = key_path(where, inner) if inner and where == TOP else where
+        raise
+
+
+def _located(warning: str, where: str) -> str:
+    """A jax-bench warning about the converted file, naming the TPUMS key instead."""
+    if warning.startswith("global."):
+        return warning.removeprefix("global.")
+    return warning.replace("benchmarks[0]", TOP if where == TOP else where)

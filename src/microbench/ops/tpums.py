@@ -1,0 +1,132 @@
+"""The reference's third generation (TPUMS) names, each on the jax-bench benchmark that runs it here.
+
+TPUMS renamed jax-bench's benchmarks (`gemm_generalized` -> `gemm`, `hbm_bandwidth` -> `hbm`), moved
+some defaults and fields (gemm's `in_dtype` is bfloat16; hbm's `size` is `num_elements`) and added
+fields this project does not act on yet (the DCN layout). A `Tpums` entry says which jax-bench entry
+(ops/jax_bench.py) a name runs on and how its fields differ; every field is otherwise that entry's
+declaration, so models, translation to our ops and upstream's conditions are the jax-bench ones.
+../shared/reference/UPSTREAM_TPUMS.md sections 3 and 10 are the source of every fact here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from microbench.catalogue import Param
+from microbench.errors import UserError, did_you_mean
+from microbench.ops.jax_bench import BASE_FIELDS, V2, V2Benchmark
+from microbench.registry import register_once
+
+Tier = Literal["production", "experimental", "alias"]
+
+
+@dataclass(frozen=True)
+class Tpums:
+    name: str
+    v2: str  # the jax-bench benchmark it runs on
+    tier: Tier = "production"
+    renamed: dict[str, str] = field(default_factory=dict)  # TPUMS field -> the jax-bench field
+    # TPUMS spellings accepted for one of its fields (hbm's `size`, the older name of num_elements)
+    aliases: dict[str, str] = field(default_factory=dict)
+    defaults: dict[str, object] = field(default_factory=dict)  # TPUMS's default where it moved
+    # TPUMS fields accepted and recorded, with no effect here yet (and why)
+    inert: tuple[Param, ...] = ()
+
+    @property
+    def bench(self) -> V2Benchmark:
+        return V2[self.v2]
+
+    @property
+    def fields(self) -> tuple[Param, ...]:
+        """Its fields in TPUMS's names and defaults: the jax-bench entry's (no xprof or roofline
+        fields: TPUMS sets those per run), then the inert ones."""
+        back = {v: k for k, v in self.renamed.items()}
+        out = []
+        for p in self.bench.all_fields:
+            if p.name in RUN_LEVEL:
+                continue
+            name = back.get(p.name, p.name)
+            aliases = tuple(a for a, target in self.aliases.items() if target == name)
+            default = self.defaults.get(name, p.default)
+            out.append(replace(p, name=name, default=default, aliases=p.aliases + aliases))
+        return (*out, *self.inert)
+
+    def to_v2(self, fields: dict[str, object]) -> dict[str, object]:
+        """Checked TPUMS fields as the jax-bench entry's (renamed; inert ones left out)."""
+        inert = {p.name for p in self.inert}
+        return {self.renamed.get(k, k): v for k, v in fields.items() if k not in inert}
+
+
+# jax-bench fields that are run-level in TPUMS (`xprof_timing` in the file, the rest gone)
+RUN_LEVEL = ("xprof_timing", "xprof_dir", "system", "use_trace_roofline", "hardware_stats")
+BASE_NAMES = tuple(p.name for p in BASE_FIELDS if p.name not in RUN_LEVEL)
+
+TPUMS: dict[str, Tpums] = {}
+
+
+def register_tpums(entry: Tpums) -> Tpums:
+    if entry.v2 not in V2:
+        raise ValueError(f"TPUMS {entry.name}: no jax-bench benchmark {entry.v2}")
+    return register_once(TPUMS, entry.name, entry, "TPUMS benchmark")
+
+
+def listed(tiers: tuple[Tier, ...] = ("production",)) -> list[str]:
+    return [name for name, entry in TPUMS.items() if entry.tier in tiers]
+
+
+def get_tpums(name: object, where: str) -> Tpums:
+    if not isinstance(name, str) or name not in TPUMS:
+        raise UserError(
+            f"unknown benchmark {name!r} (TPUMS names: {', '.join(listed())})",
+            key=where,
+            suggestion=did_you_mean(str(name), TPUMS),
+        )
+    return TPUMS[name]
+
+
+COLLECTIVE_INERT = (
+    Param("mesh_axes", "str", None, doc="axis names, e.g. dcn,ici: recorded (DCN meshes: not yet)"),
+    Param("input_layout", "str", "default", doc="default or dcn_1d: recorded (not yet)"),
+    Param("xla_dump_dir", "str", None, doc="where upstream reads its replica groups: unused"),
+    Param("ring_factor", "float", None, doc="DCN bus factor override: recorded (not yet)"),
+    Param("device_placement", "str", None, doc="e.g. id_sorted: recorded"),
+    Param("batch_size", "int", None, doc="DCN: collectives per timed step: recorded (not yet)"),
+    Param("sync_between_runs", "bool", None, doc="DCN: a barrier between runs: recorded (not yet)"),
+)
+GEMM_MOVED: dict[str, object] = {
+    "in_dtype": "bfloat16"
+}  # TPUMS's gemm defaults to bf16 (jax-bench's: fp8)
+
+for _entry in (
+    Tpums("gemm", "gemm_generalized", defaults=GEMM_MOVED),
+    Tpums(
+        "hbm",
+        "hbm_bandwidth",
+        renamed={"num_elements": "size"},
+        aliases={"size": "num_elements"},
+    ),
+    Tpums("host_to_device", "host_to_device"),
+    Tpums("device_to_host", "device_to_host"),
+    Tpums("device_to_device", "device_to_device"),
+    Tpums("all_gather", "all_gather", inert=COLLECTIVE_INERT),
+    Tpums("all_reduce", "all_reduce", inert=COLLECTIVE_INERT),
+    Tpums("all_to_all", "all_to_all", inert=COLLECTIVE_INERT),
+    Tpums("reduce_scatter", "reduce_scatter", "experimental", inert=COLLECTIVE_INERT),
+    Tpums("attention_flashed", "attention_flashed", "experimental"),
+    Tpums("transformer_layer_moe", "transformer_layer_moe", "experimental"),
+    *(
+        Tpums(name, name, "experimental")
+        for name in ("rmsnorm", "swiglu", "sigmoid", "simple_add", "quantization", "rope")
+    ),
+    # the earlier names, still used by shipped files
+    Tpums("gemm_generalized", "gemm_generalized", "alias", defaults=GEMM_MOVED),
+    Tpums(
+        "hbm_bandwidth",
+        "hbm_bandwidth",
+        "alias",
+        renamed={"num_elements": "size"},
+        aliases={"size": "num_elements"},
+    ),
+):
+    register_tpums(_entry)
