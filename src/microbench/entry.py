@@ -1,4 +1,4 @@
-"""The program's entry points (the `microbench` and `jax-bench` commands, `python -m microbench`,
+"""The program's entry points (the `microbench`, `jax-bench` and `tpums` commands, `python -m microbench`,
 run_benchmark.py).
 
 A Ctrl-C or SIGTERM that lands while the program is still importing ends it quietly, as one at any
@@ -15,4 +15,11 @@ def jax_bench() -> None:
     jax_bench_entry()
 
 
-__all__ = ["entry", "jax_bench"]
+def tpums() -> None:
+    """The `tpums` command (the reference's third-generation command line)."""
+    from microbench.tpums_cli import entry as tpums_entry
+
+    tpums_entry()
+
+
+__all__ = ["entry", "jax_bench", "tpums"]

@@ -34,7 +34,11 @@ class LoadedConfig:
         """The error attributed to the file, or for a command line to the option that caused it."""
         if not self.command_line:
             return error.with_file(self.path)
-        key = re.sub(r"^benchmarks\[0\](\.benchmark_params\[0\])?\.?", "", error.key or "")
+        key = re.sub(
+            r"^(benchmarks\[0\](\.benchmark_params\[0\])?|benchmark\.(params|sweep))\.?",
+            "",
+            error.key or "",
+        )
         error.key = f"--{key}" if key and not key.startswith("-") else (key or "--run")
         return error
 
@@ -145,7 +149,7 @@ TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
 
 
-def _typed_value(param: Param | None, text: str, option: str) -> Any:
+def typed_value(param: Param | None, text: str, option: str) -> Any:
     """A command-line value typed by the parameter it sets (YAML's reading where none is known)."""
     kind = param.kind if param else None
     try:
@@ -196,7 +200,7 @@ def parse_fields(name: str, args: Sequence[str]) -> dict[str, Any]:
             )
         if key in fields:
             raise UserError("given twice", key=option)
-        fields[key] = _typed_value(known.get(key), value, option)
+        fields[key] = typed_value(known.get(key), value, option)
         i += 1
     return fields
 

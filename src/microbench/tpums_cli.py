@@ -1,0 +1,235 @@
+"""tpums: the reference's third-generation command line, run by this project (docs/tpums.md).
+
+    tpums platform describe
+    tpums benchmark list [--experimental] [--aliases]
+    tpums benchmark run gemm --m 4096 8192 --in_dtype bfloat16 [--xprof_timing]
+    tpums benchmark run-config configs/tpums/tpu7x/2x2x1/gemm.yaml --output_dir results
+
+`run` takes each of the benchmark's fields as --field (one-letter fields as -f too); several values
+are a Cartesian sweep (at most 1000 combinations); booleans are true or false. Both `run` and
+`run-config` take --output_dir (summary.csv, detailed.json and this project's results files),
+--xprof_dir and --xla_flags_file_path. Bad input is one line and exit 2, as for `microbench`.
+"""
+
+from __future__ import annotations
+
+import microbench.quiet_start  # noqa: F401  (first: a signal while importing is a quiet exit)
+
+# isort: split
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from microbench.cli import OneLineParser, command_main, guarded_main
+from microbench.errors import UserError
+
+MAX_COMBINATIONS = 1000
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output_dir", default="results", help="where results go (results)")
+    parser.add_argument("--xprof_dir", default=None, help="where kept traces go")
+    parser.add_argument(
+        "--xla_flags_file_path",
+        default=None,
+        help="a YAML of per-benchmark TPU flags replacing the packaged set (TPU only)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="tpums",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    groups = parser.add_subparsers(dest="group", required=True)
+    plat = groups.add_parser("platform", help="the machine, as JSON")
+    plat.add_subparsers(dest="command", required=True).add_parser("describe")
+    bench = groups.add_parser("benchmark", help="list, run or run a config")
+    commands = bench.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="production benchmark names, as JSON")
+    listing.add_argument("--experimental", action="store_true", help="the hidden ones too")
+    listing.add_argument("--aliases", action="store_true", help="the earlier names too")
+    run = commands.add_parser("run", help="one benchmark; its fields as --field v1 [v2 ...]")
+    run.add_argument("name")
+    run.add_argument("--xprof_timing", action="store_true", help="trace the timed loop")
+    _common(run)
+    config = commands.add_parser("run-config", help="a TPUMS YAML file")
+    config.add_argument("file")
+    _common(config)
+    return parser
+
+
+def describe() -> dict[str, Any]:
+    """TPUMS's platform fields (a TPU's type and topology where the devices say them), and the device
+    kind and platform on any other machine (TPUMS itself refuses one)."""
+    from microbench.platform.frameworks import jax
+
+    devices = jax.devices()
+    first = devices[0]
+    kind = str(getattr(first, "device_kind", ""))
+    bounds = getattr(first, "coords", None) and [
+        max(getattr(d, "coords", (0,))[i] for d in devices) + 1 for i in range(len(first.coords))
+    ]
+    versions: dict[str, str | None] = {}
+    for package in ("jax", "jaxlib", "libtpu"):
+        try:
+            from importlib.metadata import version
+
+            versions[f"{package}_version"] = version(package)
+        except Exception:
+            versions[f"{package}_version"] = None
+    return {
+        "tpu_type": kind.lower().replace("tpu ", "") if first.platform == "tpu" else None,
+        "topology": "x".join(map(str, bounds)) if bounds else None,
+        "total_devices": len(devices),
+        "local_devices": jax.local_device_count(),
+        "process_count": jax.process_count(),
+        "process_index": jax.process_index(),
+        "python_version": platform.python_version(),
+        **versions,
+        "platform": first.platform,
+        "device_kind": kind,
+    }
+
+
+def field_values(name: str, args: Sequence[str]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """`--field v1 [v2 ...]` of benchmark `name`: single values and swept ones, typed by its fields."""
+    from microbench.config.loader import typed_value
+    from microbench.ops.tpums import BASE_NAMES, TPUMS, get_tpums
+
+    entry = get_tpums(name, "benchmark run")
+    if entry.tier == "alias":
+        current = next(n for n, e in TPUMS.items() if e.v2 == entry.v2 and e.tier != "alias")
+        raise UserError(f"is an earlier name: run {current!r}", key=name)
+    params = {p.name: p for p in entry.fields}
+    short = {n[0]: n for n in (*params, *BASE_NAMES) if len(n) == 1}
+    values: dict[str, list[Any]] = {}
+    key = None
+    for arg in args:
+        if arg.startswith("-") and not _number(arg):
+            key = arg.lstrip("-").replace("-", "_")
+            key = short.get(key, key) if arg.count("-", 0, 2) == 1 else key
+            if key not in params and key not in BASE_NAMES:
+                from microbench.errors import did_you_mean
+
+                raise UserError(
+                    f"unknown field '{key}' for {name}",
+                    key=arg,
+                    suggestion=did_you_mean(key, (*params, *BASE_NAMES)),
+                )
+            if key in values:
+                raise UserError("given twice", key=arg)
+            values[key] = []
+            continue
+        if key is None:
+            raise UserError(f"expected --field value, got {arg!r}", key="benchmark run")
+        values[key].append(typed_value(params.get(key), arg, f"--{key}"))
+    if empty := [k for k, v in values.items() if not v]:
+        raise UserError("needs a value", key=f"--{empty[0]}")
+    if math.prod(len(v) for v in values.values()) > MAX_COMBINATIONS:
+        raise UserError(
+            f"{math.prod(len(v) for v in values.values()):,} combinations; at most "
+            f"{MAX_COMBINATIONS} in one invocation",
+            key="benchmark run",
+        )
+    single = {k: v[0] for k, v in values.items() if len(v) == 1}
+    return single, {k: v for k, v in values.items() if len(v) > 1}
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _flags_file(path: str | None) -> None:
+    """--xla_flags_file_path: a YAML mapping of benchmark to flags (a list, or flags and env)."""
+    if path is None:
+        return
+    from microbench.config.yaml_reader import read_yaml
+
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise UserError("must be a YAML mapping of benchmark name to flags", key=path)
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from microbench.core.options import RunOptions
+
+    if not args.output_dir:
+        raise UserError("is empty; name an output folder", key="--output_dir")
+    return RunOptions(
+        output_dir=args.output_dir,
+        output_dir_given=True,
+        xprof_dir=args.xprof_dir,
+        jax_bench_names=True,
+    )
+
+
+def run(argv: Sequence[str]) -> int:
+    args, rest = build_parser().parse_known_args(argv)
+    if args.group == "platform":
+        print(json.dumps(describe(), indent=2))
+        return 0
+    if args.command == "list":
+        from microbench.ops.tpums import listed
+
+        tiers = ("production", *(("experimental",) if args.experimental else ()))
+        names = listed((*tiers, *(("alias",) if args.aliases else ())))
+        print(json.dumps([{"task": name} for name in names], indent=2))
+        return 0
+    _flags_file(args.xla_flags_file_path)
+    options = _options(args)
+    from microbench.config.loader import load_config
+    from microbench.run.planning import check_options
+
+    check_options(options)
+    if args.command == "run-config":
+        if rest:
+            raise UserError(f"unexpected arguments: {' '.join(rest)}", key="run-config")
+        loaded = load_config(args.file)
+    else:
+        loaded = _command_line(args.name, rest, args.xprof_timing)
+    from microbench.config.planner import plan
+    from microbench.run.planning import jax_device_count
+    from microbench.run.session import run_planned
+
+    cases = plan(loaded, options, jax_device_count)
+    return run_planned(loaded, cases, options)
+
+
+def _command_line(name: str, rest: Sequence[str], xprof: bool) -> Any:
+    """`benchmark run NAME --field ...` as a TPUMS file of one benchmark: single values its params,
+    several its sweep."""
+    from microbench.config.dialects import DIALECTS
+    from microbench.config.loader import LoadedConfig
+
+    single, swept = field_values(name, rest)
+    bench: dict[str, Any] = {"name": name, "params": single}
+    if xprof:
+        bench["xprof_timing"] = True
+    if swept:
+        bench["sweep"] = swept
+    data = {"benchmark": bench}
+    model = DIALECTS["tpums"].schema.model_validate(data)
+    return LoadedConfig(name, "tpums", model, data, command_line=True)
+
+
+def entry(argv: Sequence[str] | None = None) -> NoReturn:
+    args = list(sys.argv[1:] if argv is None else argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    guarded_main(lambda: command_main(lambda: run(args)))
+
+
+if __name__ == "__main__":
+    entry()

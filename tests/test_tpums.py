@@ -1,0 +1,269 @@
+"""The TPUMS dialect and command line: upstream's schema rules, expansion and precedence, the renamed
+benchmarks and fields, refusals in one line naming the key, and upstream's shipped files run on CPU."""
+
+import csv
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from microbench.config.loader import load_config
+from microbench.config.planner import plan
+from microbench.core.options import RunOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = sorted((ROOT / "configs" / "tpums").rglob("*.yaml"))
+
+
+def cases(write_yaml, text, **options):
+    path = write_yaml(textwrap.dedent(text))
+    loaded = load_config(str(path))
+    return plan(loaded, RunOptions(**options), lambda: 4)
+
+
+def fields(case):
+    return dict(case.origin.fields)
+
+
+def refused(write_yaml, run_cli, text):
+    path = write_yaml(textwrap.dedent(text))
+    code, _, err = run_cli("validate", "--config", str(path))
+    assert code == 2 and err.count("\n") == 1, err
+    return err
+
+
+def test_cases_overlay_params_and_the_sweep_multiplies_each_case(write_yaml):
+    planned = cases(
+        write_yaml,
+        """
+        benchmark:
+          name: gemm
+          xprof_timing: true
+          params: {num_runs: 3, out_dtype: bfloat16, m: 64}
+          cases:
+            - {k: 32, n: 32}
+            - {k: 64, n: 16, m: 128}
+          sweep:
+            transpose_b: [false, true]
+        """,
+    )
+    got = [(f["m"], f["k"], f["n"], f["transpose_b"]) for f in map(fields, planned)]
+    assert got == [
+        (64, 32, 32, False),
+        (64, 32, 32, True),
+        (128, 64, 16, False),  # the case beats params
+        (128, 64, 16, True),
+    ]
+    assert {c.op for c in planned} == {"gemm_generalized"} and all(
+        f["xprof_timing"] is True and f["num_runs"] == 3 for f in map(fields, planned)
+    )
+
+
+def test_tpums_defaults_and_names_where_they_moved(write_yaml):
+    (gemm,) = cases(write_yaml, "benchmark: {name: gemm, params: {m: 8, k: 8, n: 8}}")
+    assert fields(gemm)["in_dtype"] == "bfloat16"  # TPUMS's default (jax-bench's is fp8)
+    by_new, by_old = (
+        cases(write_yaml, f"benchmark: {{name: hbm, params: {{{key}: 4096}}}}")
+        for key in ("num_elements", "size")
+    )
+    assert fields(by_new[0])["size"] == fields(by_old[0])["size"] == 4096
+
+
+def test_the_first_case_says_whether_the_file_is_traced(write_yaml):
+    planned = cases(
+        write_yaml,
+        """
+        benchmark:
+          name: all_gather
+          params: {xprof_timing: true, mesh_shape: 2x2, sharding_strategy: 2x2}
+          sweep: {matrix_dim: [8, 16]}
+        """,
+    )
+    assert len(planned) == 2 and all(fields(c)["xprof_timing"] is True for c in planned)
+
+
+def test_a_preset_lays_under_params(write_yaml):
+    (case,) = cases(
+        write_yaml,
+        "benchmark: {name: transformer_layer_moe, model_preset: LLM-36B, params: {mslen: 64}}",
+    )
+    assert fields(case)["model_dim"] == 7168 and fields(case)["mslen"] == 64
+
+
+def test_a_sweep_of_more_than_1000_keeps_the_first_1000_per_case_and_says_so(write_yaml):
+    text = """
+        benchmark:
+          name: gemm
+          cases: [{k: 8}, {k: 16}]
+          sweep: {m: {start: 1, end: 40}, n: {start: 1, end: 40}}
+        """
+    planned = cases(write_yaml, text, max_cases=5000)
+    assert len(planned) == 2000  # 1600 combinations a case, the first 1000 of each
+    first = [(f["k"], f["m"], f["n"]) for f in map(fields, planned)]
+    assert first[:2] == [(8, 1, 1), (8, 1, 2)] and first[999] == (8, 25, 40)
+    assert first[1000] == (16, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "text, key, message",
+    [
+        ("global: {}\nbenchmark: {name: gemm, params: {}}\n", "global", "not a TPUMS key"),
+        ("benchmark: {params: {m: 8}}\n", "benchmark.name", "required key is missing"),
+        ("benchmark: {name: gemm2}\n", "benchmark.name", "unknown benchmark 'gemm2'"),
+        (
+            "benchmark: {name: gemm, cases: [{m: 8}], cases_from_csv: x.csv}\n",
+            "benchmark",
+            "exclude each other",
+        ),
+        ("benchmark: {name: gemm, params: {sweep: 1}}\n", "benchmark.params", "cannot be a"),
+        ("benchmark: {name: gemm, model_preset: LLM-7B}\n", "benchmark.model_preset", "unknown"),
+        ("benchmark: {name: gemm, sweep: {}}\n", "benchmark.sweep", "non-empty mapping"),
+        (
+            "benchmark: {name: gemm, params: {m: 8}, sweep: {m: [8, 16]}}\n",
+            "benchmark.sweep.m",
+            "may not also be in benchmark.params",
+        ),
+        (
+            "benchmark: {name: gemm, cases: [{m: 8}], sweep: {m: [8, 16]}}\n",
+            "benchmark.sweep.m",
+            "may not also be in the cases",
+        ),
+        ("benchmark: {name: gemm, params: {mm: 8}}\n", "benchmark.params.mm", "unknown key"),
+        ("benchmark: {name: gemm, cases: [{m: 0}]}\n", "benchmark.cases[0].m", "positive"),
+        (
+            "benchmark: {name: gemm, sweep: {m: {start: 64, end: 8, multiplier: 2}}}\n",
+            "benchmark.sweep.m",
+            "",
+        ),
+        (
+            "benchmark: {name: gemm, xprof_device_mode: all}\n",
+            "benchmark.xprof_device_mode",
+            "one of",
+        ),
+        (
+            "benchmark: {name: all_reduce, mesh_axes: 'dcn,ici', mesh_shape: 2x2}\n",
+            "benchmark.mesh_axes",
+            "DCN collectives",
+        ),
+    ],
+)
+def test_a_bad_file_is_one_line_naming_the_key(write_yaml, run_cli, text, key, message):
+    err = refused(write_yaml, run_cli, text)
+    assert f": {key}" in err and message in err
+
+
+def test_a_stage_a_file_is_a_jax_bench_entry_with_its_global_keys(write_yaml):
+    planned = cases(
+        write_yaml,
+        """
+        system: ironwood
+        benchmark:
+          name: hbm_bandwidth
+          num_runs: 2
+          dtype: bfloat16
+          sweep: {size: [1024, 2048]}
+        """,
+    )
+    assert [fields(c)["size"] for c in planned] == [1024, 2048]
+    assert all(fields(c)["system"] == "ironwood" for c in planned)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT / "configs")))
+def test_every_shipped_tpums_file_plans(path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # upstream's relative paths (configs/shapes/...) are the repository's
+    assert plan(load_config(str(path)), RunOptions(), lambda: 4)
+
+
+SMALL = ["tpu7x/2x2x1/gemm.yaml", "tpu7x/2x2x1/hbm.yaml", "v6e/2x2/all_reduce.yaml"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SMALL)
+def test_upstream_files_run_on_cpu_with_only_ok_or_unsupported_rows(name, tmp_path, run_cli):
+    code, _, err = run_cli(
+        "run",
+        "--config",
+        str(ROOT / "configs" / "tpums" / name),
+        "--max-dim",
+        "64",
+        "--num-runs",
+        "2",
+        "--output-dir",
+        str(tmp_path),
+        "--no-progress",
+    )
+    rows = [r for p in tmp_path.glob("*.csv") for r in csv.DictReader(open(p))]  # noqa: SIM115
+    rows = [r for r in rows if "status" in r]
+    assert code == 0, err
+    assert rows and {r["status"] for r in rows} <= {"ok", "unsupported"}
+    assert all(r["check"] == "passed" for r in rows if r["status"] == "ok")
+
+
+def tpums(*args):
+    from microbench import tpums_cli
+
+    return tpums_cli.run(list(args))
+
+
+def test_list_shows_production_names_and_the_rest_on_request(capsys):
+    assert tpums("benchmark", "list") == 0
+    names = [t["task"] for t in json.loads(capsys.readouterr().out)]
+    assert names == [
+        "gemm",
+        "hbm",
+        "host_to_device",
+        "device_to_host",
+        "device_to_device",
+        "all_gather",
+        "all_reduce",
+        "all_to_all",
+    ]
+    tpums("benchmark", "list", "--experimental", "--aliases")
+    more = [t["task"] for t in json.loads(capsys.readouterr().out)]
+    assert {"reduce_scatter", "attention_flashed", "hbm_bandwidth"} <= set(more)
+
+
+def test_run_sweeps_several_values_and_writes_upstreams_files(tmp_path, capsys):
+    code = tpums(
+        "benchmark",
+        "run",
+        "gemm",
+        "-m",
+        "32",
+        "64",
+        "--k",
+        "32",
+        "--n",
+        "32",
+        "--transpose_b",
+        "true",
+        "--num_runs",
+        "2",
+        "--output_dir",
+        str(tmp_path),
+    )
+    assert code == 0
+    summary = list(csv.DictReader(open(tmp_path / "summary.csv")))  # noqa: SIM115
+    assert [(r["m"], r["transpose_b"]) for r in summary] == [("32", "True"), ("64", "True")]
+    assert (tmp_path / "detailed.json").exists()
+
+
+@pytest.mark.parametrize(
+    "args, key",
+    [
+        (("gemm", "--mm", "4"), "--mm"),
+        (("gemm", "--transpose_a", "maybe"), "--transpose_a"),
+        (("gemm", "--m"), "--m"),
+        (("gemm", "--m", "0"), "--m"),
+        (("gemm", "--m", *map(str, range(1, 33)), "--n", *map(str, range(1, 33))), "benchmark run"),
+        (("hbm_bandwidth",), "hbm_bandwidth"),
+    ],
+)
+def test_a_bad_command_line_is_one_line_naming_the_flag(args, key, tmp_path):
+    from microbench.errors import UserError
+
+    with pytest.raises(UserError) as error:
+        tpums("benchmark", "run", *args, "--output_dir", str(tmp_path))
+    assert error.value.key == key
+    assert not list(tmp_path.iterdir())
