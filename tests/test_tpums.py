@@ -246,6 +246,8 @@ def test_run_sweeps_several_values_and_writes_upstreams_files(tmp_path, capsys):
     assert code == 0
     summary = list(csv.DictReader(open(tmp_path / "summary.csv")))  # noqa: SIM115
     assert [(r["m"], r["transpose_b"]) for r in summary] == [("32", "True"), ("64", "True")]
+    assert {"wall_clock_p50_ms", "wall_clock_tflops_per_device", "total_flops"} <= set(summary[0])
+    assert not {"KET_ms", "throughput", "p50_ms", "xprof_timing"} & set(summary[0])
     assert (tmp_path / "detailed.json").exists()
 
 
@@ -267,3 +269,53 @@ def test_a_bad_command_line_is_one_line_naming_the_flag(args, key, tmp_path):
         tpums("benchmark", "run", *args, "--output_dir", str(tmp_path))
     assert error.value.key == key
     assert not list(tmp_path.iterdir())
+
+
+def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
+    """gemm 1024^3 bf16 at 1 ms (wall) and 0.5 ms (xprof) on a tpu7x device: 2.147 TFLOP per call,
+    so 2.147 / 4.295 TFLOP/s per device and twice that per chip (two devices a chip); its intensity
+    (2.147e9 FLOP over 6 MiB) puts the limit at the bf16 peak, 1153.5; no peaks on a GPU."""
+    from microbench.core.case import Origin
+    from microbench.ops.jax_bench import V2, Figures
+    from microbench.results.tpums_metrics import tpums_metrics
+
+    bench = V2["gemm_generalized"]
+    f = {
+        "m": 1024, "k": 1024, "n": 1024, "in_dtype": "bfloat16", "out_dtype": "bfloat16",
+        "use_scaling_factors": False, "alpha": 1.0, "beta": 0.0, "dtype": "bfloat16",
+    }  # fmt: skip
+    flops, nbytes = 2 * 1024**3, 3 * 1024 * 1024 * 2
+    figures = {d: Figures(f, flops, nbytes, s) for d, s in (("wall_clock", 1e-3), ("xprof", 5e-4))}
+    domains = {"wall_clock": (1.0, 1.2, 1.0, 0.1), "xprof": (0.5, 0.6, 0.5, 0.01)}
+    origin = Origin("gemm_generalized", (), generation="tpums", generation_name="gemm")
+    m = tpums_metrics(bench, origin, f, domains, figures, "TPU7x")
+    assert m["wall_clock_p50_ms"] == 1.0 and m["xprof_std_ms"] == 0.01
+    assert m["wall_clock_tflops_per_device"] == pytest.approx(flops / 1e-3 / 1e12)
+    assert m["xprof_tflops_per_chip"] == pytest.approx(2 * flops / 5e-4 / 1e12)
+    assert m["roofline_tflops_limit_per_device"] == 1153.5
+    assert m["peak_hbm_bw_per_device_gb_s"] == 3690.0
+    assert m["xprof_compute_roofline_efficiency_pct"] == pytest.approx(
+        100 * flops / 5e-4 / 1e12 / 1153.5
+    )
+    assert "throughput" not in m and "KET_ms" not in m
+    gpu = tpums_metrics(bench, origin, f, domains, figures, "NVIDIA H100 80GB HBM3")
+    assert gpu["wall_clock_tflops_per_chip"] == gpu["wall_clock_tflops_per_device"]
+    assert not any("roofline" in k or k.startswith("peak_") for k in gpu)
+
+
+def test_hbm_rows_take_bandwidth_per_device_and_the_memory_roofline():
+    from microbench.core.case import Origin
+    from microbench.ops.jax_bench import V2, Figures
+    from microbench.results.tpums_metrics import tpums_metrics
+
+    bench = V2["hbm_bandwidth"]
+    f = {"op_type": "copy", "size": 2**20, "dtype": "bfloat16", "device_id": 0}
+    nbytes = 2 * 2**20 * 2  # read and write, bf16
+    figures = {"wall_clock": Figures(f, 2**20, nbytes, 1e-6)}
+    origin = Origin("hbm_bandwidth", (), generation="tpums", generation_name="hbm")
+    m = tpums_metrics(bench, origin, f, {"wall_clock": (1e-3,) * 4}, figures, "TPU v6e")
+    assert m["wall_clock_bandwidth_per_device_gb_s"] == pytest.approx(nbytes / 1e-6 / 1e9)
+    assert m["wall_clock_memory_roofline_efficiency_pct"] == pytest.approx(
+        100 * nbytes / 1e-6 / 1e9 / 1638.4
+    )
+    assert m["total_bytes_mib"] == pytest.approx(nbytes / 2**20)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -287,6 +287,17 @@ def _entry_a(data: dict[str, Any], entry: Tpums) -> dict[str, Any]:
 
 
 def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
+    """The file's cases, each carrying its TPUMS name so its summary.csv takes TPUMS's columns."""
+    name = cfg.benchmark.get("name")
+    return [
+        replace(c, origin=replace(c.origin, generation="tpums", generation_name=name))
+        if c.origin is not None
+        else c
+        for c in _plan(cfg, request)
+    ]
+
+
+def _plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
     data = {TOP: cfg.benchmark, **(cfg.model_extra or {})}
     bench = cfg.benchmark
     if "name" not in bench or not bench["name"]:

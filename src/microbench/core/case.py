@@ -149,6 +149,9 @@ class Origin:
     hardware: HardwareStats | None = None
     conditions: str = "upstream"
     group_size: int = 1
+    # which generation's columns its summary.csv takes: "jax-bench", or "tpums" with that name
+    generation: str = "jax-bench"
+    generation_name: str | None = None
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,15 @@ from microbench.registry import register_once
 Tier = Literal["production", "experimental", "alias"]
 
 
+Roofline = Literal["none", "compute", "memory_hbm"]
+
+
 @dataclass(frozen=True)
 class Tpums:
     name: str
     v2: str  # the jax-bench benchmark it runs on
     tier: Tier = "production"
+    roofline: Roofline = "none"  # which roofline fields its rows carry
     renamed: dict[str, str] = field(default_factory=dict)  # TPUMS field -> the jax-bench field
     # TPUMS spellings accepted for one of its fields (hbm's `size`, the older name of num_elements)
     aliases: dict[str, str] = field(default_factory=dict)
@@ -52,10 +56,73 @@ class Tpums:
             out.append(replace(p, name=name, default=default, aliases=p.aliases + aliases))
         return (*out, *self.inert)
 
+    def from_v2(self, fields: dict[str, object]) -> dict[str, object]:
+        """A case's jax-bench fields in TPUMS's names, less the run-level ones."""
+        back = {v: k for k, v in self.renamed.items()}
+        return {back.get(k, k): v for k, v in fields.items() if k not in RUN_LEVEL}
+
     def to_v2(self, fields: dict[str, object]) -> dict[str, object]:
         """Checked TPUMS fields as the jax-bench entry's (renamed; inert ones left out)."""
         inert = {p.name for p in self.inert}
         return {self.renamed.get(k, k): v for k, v in fields.items() if k not in inert}
+
+
+@dataclass(frozen=True)
+class ChipSpec:
+    """TPUMS's per-device peaks (src/specs/*.py): TFLOP/s by dtype (a dtype absent uses bfloat16's;
+    None: no compute roofline), the chip's HBM bandwidth, and devices (TensorCores) per chip."""
+
+    devices_per_chip: int
+    tflops: dict[str, float | None]
+    hbm_gb_s_per_chip: float
+
+    def peak_tflops(self, dtype_name: str) -> float | None:
+        return self.tflops.get(dtype_name, self.tflops["bfloat16"])
+
+    @property
+    def hbm_gb_s_per_device(self) -> float:
+        return self.hbm_gb_s_per_chip / self.devices_per_chip
+
+
+SPECS = {
+    "tpu7x": ChipSpec(
+        2,
+        {
+            "bfloat16": 1153.5,
+            "float32": 576.75,
+            "float8_e4m3fn": 2307.0,
+            "float8_e5m2": 2307.0,
+            "int8": 1153.5,
+            "float4_e2m1fn": None,
+        },
+        7380.0,
+    ),
+    "v6e": ChipSpec(
+        1,
+        {
+            "bfloat16": 918.0,
+            "float32": 459.0,
+            "float8_e4m3fn": 918.0,
+            "float8_e5m2": 918.0,
+            "int8": 1836.0,
+            "int4": 3672.0,
+            "float4_e2m1fn": None,
+        },
+        1638.4,
+    ),
+}
+SPEC_KINDS = {
+    "tpu7x": "tpu7x",
+    "tpu v7x": "tpu7x",
+    "v6e": "v6e",
+    "tpu v6e": "v6e",
+    "tpu v6 lite": "v6e",
+}
+
+
+def chip_spec(device_kind: str | None) -> ChipSpec | None:
+    """The spec of a TPU by its device kind; None on any other device (its peaks are left blank)."""
+    return SPECS.get(SPEC_KINDS.get(str(device_kind or "").lower(), ""))
 
 
 # jax-bench fields that are run-level in TPUMS (`xprof_timing` in the file, the rest gone)
@@ -99,12 +166,13 @@ GEMM_MOVED: dict[str, object] = {
 }  # TPUMS's gemm defaults to bf16 (jax-bench's: fp8)
 
 for _entry in (
-    Tpums("gemm", "gemm_generalized", defaults=GEMM_MOVED),
+    Tpums("gemm", "gemm_generalized", defaults=GEMM_MOVED, roofline="compute"),
     Tpums(
         "hbm",
         "hbm_bandwidth",
         renamed={"num_elements": "size"},
         aliases={"size": "num_elements"},
+        roofline="memory_hbm",
     ),
     Tpums("host_to_device", "host_to_device"),
     Tpums("device_to_host", "device_to_host"),
@@ -120,13 +188,14 @@ for _entry in (
         for name in ("rmsnorm", "swiglu", "sigmoid", "simple_add", "quantization", "rope")
     ),
     # the earlier names, still used by shipped files
-    Tpums("gemm_generalized", "gemm_generalized", "alias", defaults=GEMM_MOVED),
+    Tpums("gemm_generalized", "gemm_generalized", "alias", defaults=GEMM_MOVED, roofline="compute"),
     Tpums(
         "hbm_bandwidth",
         "hbm_bandwidth",
         "alias",
         renamed={"num_elements": "size"},
         aliases={"size": "num_elements"},
+        roofline="memory_hbm",
     ),
 ):
     register_tpums(_entry)

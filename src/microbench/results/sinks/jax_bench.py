@@ -34,12 +34,14 @@ from microbench.catalogue import get_spec
 from microbench.core.case import Case, Origin
 from microbench.errors import UserError
 from microbench.ops.jax_bench import V2, Figures, V2Benchmark
+from microbench.ops.tpums import TPUMS
 from microbench.platform import processes
 from microbench.platform.environment import installed
 from microbench.platform.system_presets import HardwareStats
 from microbench.results.records import Row, used_devices
 from microbench.results.run_store import numbered
 from microbench.results.sinks import RunContext, Sink, register_sink
+from microbench.results.tpums_metrics import tpums_metrics
 from microbench.results.writer import check_new_file, write_atomically
 
 SUMMARY, DETAILED = "summary.csv", "detailed.json"
@@ -169,6 +171,21 @@ def upstream_metrics(
     return metrics
 
 
+def tpums(
+    bench: V2Benchmark, origin: Origin, fields: dict[str, Any], host_ms: list[float], row: Row
+) -> dict[str, Any]:
+    """TPUMS's metrics (results/tpums_metrics.py): both timing domains with its filter, its rates
+    from each domain's mean."""
+    domains, figures = {}, {}
+    device = _device_span_ms(row) if fields["xprof_timing"] else []
+    for domain, samples in (("wall_clock", host_ms), ("xprof", device)):
+        if samples:
+            up = UpstreamStats.of(samples)
+            domains[domain] = (up.p50_ms, up.p90_ms, up.avg_ms, up.std_ms)
+            figures[domain] = _figures(bench, fields, up.avg_ms / 1e3, origin.group_size)
+    return tpums_metrics(bench, origin, fields, domains, figures, row.environment.device_kind)
+
+
 def _ours(case: Case, origin: Origin, row: Row, bench: V2Benchmark) -> dict[str, Any]:
     """This project's additions: the conditions, device time, the check, our models, the case."""
     samples_ms = _ms(row.series.samples_s)
@@ -176,6 +193,7 @@ def _ours(case: Case, origin: Origin, row: Row, bench: V2Benchmark) -> dict[str,
     own_fields = {p.name: dict(origin.fields).get(p.name) for p in bench.ours}
     return {
         **own_fields,
+        "generation": origin.generation,
         "conditions": origin.conditions,
         "cache": case.run.cache,
         "used_device_count": used_devices(row),
@@ -201,7 +219,11 @@ def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
     params = {p.name: everything[p.name] for p in bench.upstream_fields}
     params["hardware_stats"] = everything.get("hardware_stats") or {}
     host_ms = _ms(row.series.wall_samples_s or row.series.samples_s)
-    metrics = upstream_metrics(bench, origin, everything, host_ms[:RECORDED], row)
+    if origin.generation == "tpums":
+        params = TPUMS[origin.generation_name or bench.name].from_v2(params)
+        metrics = tpums(bench, origin, everything, host_ms[:RECORDED], row)
+    else:
+        metrics = upstream_metrics(bench, origin, everything, host_ms[:RECORDED], row)
     metrics["total_duration_s"] = row.timing.timed_loop_s
     metrics["actual_runs"] = len(host_ms)
     started = row.loop_started or time.time()
@@ -226,13 +248,13 @@ def summary_row(entry: dict[str, Any]) -> dict[str, Any]:
     overwrites it in place), then this project's columns."""
     meta, metrics = entry["metadata"], entry["metrics"]
     row = {**meta["params"], **metrics, **meta["device_info"]}
-    row.update(
-        benchmark=meta["benchmark_name"],
-        test_name=meta["test_name"],
-        KET_ms=metrics.get("avg_ms", 0.0),
-        throughput=metrics.get("tflops_per_sec", metrics.get("bandwidth_gb_s", 0.0)),
-        start=meta["start_time"],
-    )
+    row.update(benchmark=meta["benchmark_name"], test_name=meta["test_name"])
+    if entry.get(OURS_KEY, {}).get("generation") != "tpums":  # TPUMS dropped these two
+        row.update(
+            KET_ms=metrics.get("avg_ms", 0.0),
+            throughput=metrics.get("tflops_per_sec", metrics.get("bandwidth_gb_s", 0.0)),
+        )
+    row["start"] = meta["start_time"]
     ours = {k: v for k, v in entry.get(OURS_KEY, {}).items() if k not in row}
     return {**row, **ours}
 
