@@ -302,10 +302,16 @@ def build_parser() -> argparse.ArgumentParser:
     _run_parser(sub)
     lst = _command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
-    lst.add_argument(
+    names = lst.add_mutually_exclusive_group()
+    names.add_argument(
         "--jax-bench",
         action="store_true",
         help="the jax-bench (v2) names instead: the op each runs, its fields, its departures",
+    )
+    names.add_argument(
+        "--tpums",
+        action="store_true",
+        help="the TPUMS names instead: tier, the jax-bench name each runs as, fields, departures",
     )
     c = _command(
         sub,
@@ -386,6 +392,8 @@ def _list(args: argparse.Namespace) -> int:
 
     if args.jax_bench:
         listing.print_json(listing.benchmark_records()) if args.json else listing.print_benchmarks()
+    elif args.tpums:
+        listing.print_json(listing.tpums_records()) if args.json else listing.print_tpums()
     else:
         listing.print_json(listing.op_records()) if args.json else listing.print_ops()
     return 0

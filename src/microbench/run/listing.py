@@ -13,7 +13,8 @@ from rich.table import Table
 
 from microbench.catalogue import OpSpec, all_specs, get_spec
 from microbench.core.case import Case
-from microbench.ops.jax_bench import V2, V2Benchmark
+from microbench.ops.jax_bench import BASE_FIELDS, V2, V2Benchmark
+from microbench.ops.tpums import TPUMS, Tpums
 from microbench.results.console import shown, table_console
 
 
@@ -70,6 +71,42 @@ class BenchmarkRecord:
             for p in (*bench.fields, *bench.ours)
         ]
         return cls(bench.name, ops, fields, bench.notes)
+
+
+@dataclass(frozen=True)
+class TpumsRecord:
+    """A TPUMS name: its tier, the jax-bench name it runs on (the map from the earlier generation),
+    its fields in TPUMS's names and defaults, and that entry's departures."""
+
+    name: str
+    tier: str
+    runs_as: str
+    fields: list[ParamRecord]
+    notes: str
+
+    @classmethod
+    def of(cls, entry: Tpums) -> TpumsRecord:
+        own = {p.name for p in BASE_FIELDS}
+        fields = [
+            ParamRecord(p.name, p.kind, p.default, list(p.choices), list(p.aliases))
+            for p in entry.fields
+            if p.name not in own
+        ]
+        return cls(entry.name, entry.tier, entry.v2, fields, entry.bench.notes)
+
+
+def tpums_records() -> list[TpumsRecord]:
+    return [TpumsRecord.of(entry) for entry in TPUMS.values()]
+
+
+def print_tpums() -> None:
+    table = Table(title="TPUMS names, beside the common fields (warmup_tries, num_runs, ...)")
+    for col in ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream"):
+        table.add_column(col)
+    for r in tpums_records():
+        fields = ", ".join(p.shown for p in r.fields)
+        table.add_row(r.name, r.tier, r.runs_as, shown(fields), shown(r.notes))
+    table_console().print(table)
 
 
 def benchmark_records() -> list[BenchmarkRecord]:
