@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import subprocess
 
 from conftest import ROOT
@@ -138,7 +139,9 @@ def test_quiet_prints_only_the_count_and_verbose_a_line_per_case(tmp_path, write
     assert code == 0 and out == "" and err.strip() == "2 ok, 0 failed, 0 unsupported"
     code, out, err = run_cli("run", "--config", str(path), "-v", "--overwrite", "--no-progress")
     lines = [line for line in (out + err).splitlines() if line.startswith("ok ")]
-    assert code == 0 and len(lines) == 2 and all("µs wall_clock" in line for line in lines)
+    # a time in whatever unit it reads (a loaded machine stretches a µs add to ms), then its timer
+    assert code == 0 and len(lines) == 2
+    assert all(re.search(r"\d (ns|µs|ms|s) wall_clock", line) for line in lines)
     import pytest
 
     with pytest.raises(SystemExit) as info:  # the parser's one-line error, exit 2
