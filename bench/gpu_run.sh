@@ -124,6 +124,13 @@ for l in open('$OUT/collectives_headline.jsonl'):
     timeout 560 python3 bench/adaptive_speed.py | tee "$OUT/adaptive.md" ;;
   sessions)  # issue 39: one profiler session's start, stop and parse beside its loop
     timeout 300 python3 bench/trace_overhead.py ${SESSIONS:-jax torch} 2>&1 | grep -v "^USDT\|Warning" | tee "$OUT/sessions.txt" ;;
+  tpums)  # issue 38: upstream's tpu7x gemm and hbm TPUMS files, unchanged, through the tpums command
+    for c in tpu7x/2x2x1/gemm tpu7x/2x2x1/hbm; do
+      timeout 280 python3 -m microbench.tpums_cli benchmark run-config configs/tpums/$c.yaml \
+        --output_dir "$OUT/tpums/$(basename $c)" 2>&1 | grep -v Warn | tail -2
+    done
+    python3 bench/tpums_table.py "$OUT"/tpums/*/summary.csv | tee "$OUT/tpums.md"
+    tar czf "$OUT/tpums.tgz" -C "$OUT" tpums && rm -rf "$OUT/tpums" ;;
   v2_attention)
     timeout 560 $RUN --config configs/jax_bench/7x/attention_jax_flash.yaml --output-dir "$OUT/v2/attention" 2>&1 | grep -v Warn | tail -2
     python3 bench/summarize.py "$OUT/v2/attention/"*.csv | grep -v "^op |" | cut -c1-220
