@@ -3,6 +3,7 @@ backend, an output sink, an op with a JAX and a PyTorch implementation) and runs
 the CLI, touching no other file."""
 
 import csv
+import json
 from typing import Any
 
 import numpy as np
@@ -223,3 +224,53 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
     assert row["check"] == "passed" and row["buffer_mib"] == "2" and float(row["scale"]) == 3.0
     (typed,) = read_rows(tmp_path / "o.csv")
     assert typed.params["buffer_mib"] == 2 and typed.params["scale"] == 3.0
+
+
+ADDED_SETTING = r"""
+import dataclasses, json, sys
+from microbench.core import case
+from microbench.core.case import Rule, setting
+
+# the one declaration a new run setting needs, made before anything reads the declarations
+case.RunSettings = dataclasses.make_dataclass(
+    "RunSettings",
+    [("probe_gap_s", float, setting(0.0, "seconds between probes", Rule("duration", 0, 60)))],
+    bases=(case.RunSettings,),
+    frozen=True,
+)
+from microbench.cli import main
+from microbench.config import schema, settings
+from microbench.config.loader import one_off_params
+from microbench.ops.jax_bench import OURS
+from microbench.results.column_docs import settings_markdown
+
+seen = {
+    "schema": "probe_gap_s" in schema.Benchmark.model_fields,
+    "top_level": "probe_gap_s" in schema.IronwoodConfig.model_fields,
+    "checks": "probe_gap_s" in settings.RUN_KEYS,
+    "command_line": "probe_gap_s" in {p.name for p in one_off_params("add")},
+    "jax_bench": "probe_gap_s" in OURS,
+    "readme": "| `probe_gap_s` |" in settings_markdown(),
+}
+print(json.dumps(seen))
+sys.exit(main(["validate", "--config", sys.argv[1]]))
+"""
+
+
+def test_a_run_setting_is_one_declaration(tmp_path):
+    """A setting declared once (a field of RunSettings with its default, doc and rule) is in the
+    YAML schemas, the checks, the one-off command line, the jax-bench keys and the README's table,
+    and a value outside its rule is refused by name."""
+    import subprocess
+    import sys
+
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "probe_gap_s: 100\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", ADDED_SETTING, str(config)], capture_output=True, text=True
+    )
+    seen = json.loads(done.stdout.splitlines()[0])
+    assert all(seen.values()), seen
+    assert done.returncode == 2 and "probe_gap_s" in done.stderr, done.stderr
