@@ -699,6 +699,16 @@ def entry(argv: Sequence[str] | None = None) -> NoReturn:
     guarded_main(lambda: main(argv))
 
 
+def upstream_options(folder: str, flag: str, **more: Any) -> Any:
+    """A reference command line's options (jax-bench's, TPUMS's): rows, summary.csv and
+    detailed.json in `folder`, named as upstream names them."""
+    from microbench.core.options import RunOptions
+
+    if not folder:
+        raise UserError("is empty; name an output folder", key=flag)
+    return RunOptions(output_dir=folder, output_dir_given=True, jax_bench_names=True, **more)
+
+
 def command_main(run: Callable[[], int]) -> int:
     """Another command line's main (the `jax-bench` command): the same signals and error lines."""
     _take_signals()

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from microbench.cli import OneLineParser, command_main, guarded_main
+from microbench.cli import OneLineParser, command_main, guarded_main, upstream_options
 from microbench.errors import UserError, visible
 from microbench.ops.jax_bench import CONDITIONS
 
@@ -53,17 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace, fields: list[str]) -> object:
-    from microbench.core.options import RunOptions
-
-    if not args.output:
-        raise UserError("is empty; name an output folder", key="--output")
-    return RunOptions(
-        output_dir=args.output,
-        output_dir_given=True,
+    return upstream_options(
+        args.output,
+        "--output",
         hw=args.hw,
         xprof_dir=args.xprof_dir,
         conditions=args.conditions,
-        jax_bench_names=True,
         one_off=(args.run, *fields) if args.run else (),
     )
 

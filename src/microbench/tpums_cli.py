@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from microbench.cli import OneLineParser, command_main, guarded_main
+from microbench.cli import OneLineParser, command_main, guarded_main, upstream_options
 from microbench.errors import UserError
 
 MAX_COMBINATIONS = 1000
@@ -163,19 +163,6 @@ def _flags_file(path: str | None) -> None:
         raise UserError("must be a YAML mapping of benchmark name to flags", key=path)
 
 
-def _options(args: argparse.Namespace) -> Any:
-    from microbench.core.options import RunOptions
-
-    if not args.output_dir:
-        raise UserError("is empty; name an output folder", key="--output_dir")
-    return RunOptions(
-        output_dir=args.output_dir,
-        output_dir_given=True,
-        xprof_dir=args.xprof_dir,
-        jax_bench_names=True,
-    )
-
-
 def run(argv: Sequence[str]) -> int:
     args, rest = build_parser().parse_known_args(argv)
     if args.group == "platform":
@@ -189,7 +176,7 @@ def run(argv: Sequence[str]) -> int:
         print(json.dumps([{"task": name} for name in names], indent=2))
         return 0
     _flags_file(args.xla_flags_file_path)
-    options = _options(args)
+    options = upstream_options(args.output_dir, "--output_dir", xprof_dir=args.xprof_dir)
     from microbench.config.loader import load_config
     from microbench.run.planning import check_options
 

@@ -100,12 +100,24 @@ def tpums_records() -> list[TpumsRecord]:
 
 
 def print_tpums() -> None:
-    table = Table(title="TPUMS names, beside the common fields (warmup_tries, num_runs, ...)")
-    for col in ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream"):
+    print_table(
+        "TPUMS names, beside the common fields (warmup_tries, num_runs, ...)",
+        ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream"),
+        [(r.name, r.tier, r.runs_as, _shown(r.fields), r.notes) for r in tpums_records()],
+    )
+
+
+def _shown(params: list[ParamRecord]) -> str:
+    return ", ".join(p.shown for p in params)
+
+
+def print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """A listing as a table, every cell made safe to print."""
+    table = Table(title=title)
+    for col in columns:
         table.add_column(col)
-    for r in tpums_records():
-        fields = ", ".join(p.shown for p in r.fields)
-        table.add_row(r.name, r.tier, r.runs_as, shown(fields), shown(r.notes))
+    for row in rows:
+        table.add_row(*map(shown, row))
     table_console().print(table)
 
 
@@ -161,25 +173,19 @@ def print_json(records: list[Any]) -> None:
 
 
 def print_ops() -> None:
-    table = Table(title="ops")
-    for col in ("op", "suite", "backends", "parameters (default)", "what"):
-        table.add_column(col)
-    for r in op_records():
-        params = ", ".join(p.shown for p in r.params)
-        table.add_row(r.op, r.suite, ", ".join(r.backends), shown(params), shown(r.doc))
-    table_console().print(table)
+    print_table(
+        "ops",
+        ("op", "suite", "backends", "parameters (default)", "what"),
+        [(r.op, r.suite, ", ".join(r.backends), _shown(r.params), r.doc) for r in op_records()],
+    )
 
 
 def print_benchmarks() -> None:
-    table = Table(
-        title="jax-bench (v2) names, beside the common fields (warmup_tries, num_runs, ...)"
+    print_table(
+        "jax-bench (v2) names, beside the common fields (warmup_tries, num_runs, ...)",
+        ("name", "runs op", "fields (default)", "departs from upstream"),
+        [(r.name, ", ".join(r.ops), _shown(r.fields), r.notes) for r in benchmark_records()],
     )
-    for col in ("name", "runs op", "fields (default)", "departs from upstream"):
-        table.add_column(col)
-    for r in benchmark_records():
-        fields = ", ".join(p.shown for p in r.fields)
-        table.add_row(r.name, ", ".join(r.ops), shown(fields), shown(r.notes))
-    table_console().print(table)
 
 
 def varying_params(cases: list[Case]) -> list[str]:
