@@ -319,3 +319,34 @@ def test_hbm_rows_take_bandwidth_per_device_and_the_memory_roofline():
         100 * nbytes / 1e-6 / 1e9 / 1638.4
     )
     assert m["total_bytes_mib"] == pytest.approx(nbytes / 2**20)
+
+
+@pytest.mark.parametrize("op_type", ["read_only", "write_only", "read", "write"])
+def test_hbms_read_and_write_kernels_move_each_element_once_and_are_checked(op_type, tmp_path):
+    code = tpums(
+        "benchmark",
+        "run",
+        "hbm",
+        "--op_type",
+        op_type,
+        "--num_elements",
+        "4096",
+        "--num_runs",
+        "2",
+        "--output_dir",
+        str(tmp_path),
+    )
+    (row,) = csv.DictReader(open(tmp_path / "summary.csv"))  # noqa: SIM115
+    assert code == 0 and row["check"] == "passed"
+    assert float(row["total_bytes_mib"]) == pytest.approx(4096 * 2 / 2**20)  # one bf16 array
+    assert float(row["model_bytes"]) == 4096 * 2  # ours agrees: read once, or written once
+
+
+@pytest.mark.parametrize("op_type", ["read_only", "write_only"])
+def test_the_pytorch_twin_runs_them_too(op_type, tmp_path, run_cli):
+    out = tmp_path / "o.csv"
+    args = ("--run", "hbm_bandwidth", "--op_type", op_type, "--size", "4096")
+    code, _, err = run_cli("run", *args, "--backend", "torch", "-o", str(out), "--no-progress")
+    rows = list(csv.DictReader(open(out)))  # noqa: SIM115  (eager and compiled)
+    assert code == 0 and {r["implementation"] for r in rows} == {"eager", "compile"}, err
+    assert all(r["status"] == "ok" and r["check"] == "passed" for r in rows)

@@ -8,6 +8,7 @@ from typing import Any
 from microbench.ops.memory import STREAM_SCALAR, CopyParams, StreamParams
 from microbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
+from torch_backend.tensors import torch_dtype
 
 
 def _copy(p: CopyParams, device: Any) -> tuple[Fn, str]:
@@ -23,10 +24,16 @@ STREAM_TORCH: dict[str, Callable[..., Any]] = {
     "scale": lambda s, x: torch.mul(x, s),
     "add": lambda s, x, y: torch.add(x, y),
     "triad": lambda s, x, y: torch.add(x, y, alpha=s),
+    "read_only": lambda s, x: torch.amax(x).reshape(1),
 }
 
 
 def _stream(p: StreamParams, device: Any) -> tuple[Fn, str]:
+    if p.op_type == "write_only":  # nothing read: the scalar written to every element
+        dt = torch_dtype(p.dtype)
+        return (
+            lambda: {"out": torch.full((p.size,), STREAM_SCALAR, dtype=dt, device=device)}
+        ), "eager"
     kernel = STREAM_TORCH[p.op_type]
     return (lambda *arrays: {"out": kernel(STREAM_SCALAR, *arrays)}), "eager"
 

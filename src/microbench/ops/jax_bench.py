@@ -505,11 +505,24 @@ register_v2(
 # ---- memory and transfers ---------------------------------------------------------------------------
 
 # STREAM kernels: (arrays read + written, FLOPs per element); copy computes x + 1 upstream
-STREAM = {"copy": (2, 1), "scale": (2, 1), "add": (3, 1), "triad": (3, 2)}
+STREAM = {
+    "copy": (2, 1),
+    "scale": (2, 1),
+    "add": (3, 1),
+    "triad": (3, 2),
+    "read_only": (1, 1),  # TPUMS's two (its `read` and `write` are the same kernels)
+    "write_only": (1, 0),
+}
+OP_TYPES = {"read": "read_only", "write": "write_only"}  # TPUMS's short names
 
 
 def _stream(f: Fields) -> tuple[int, int]:
-    return STREAM.get(str(f["op_type"]).lower(), (0, 0))
+    return STREAM.get(_op_type(f), (0, 0))
+
+
+def _op_type(f: Fields) -> str:
+    name = str(f["op_type"]).lower()
+    return OP_TYPES.get(name, name)
 
 
 register_v2(
@@ -524,7 +537,7 @@ register_v2(
         ),
         _fixed("hbm_bandwidth"),
         lambda f: {
-            "op_type": str(f["op_type"]).lower(),
+            "op_type": _op_type(f),
             "size": f["size"],
             "dtype": f["dtype"],
             "device": f["device_id"],

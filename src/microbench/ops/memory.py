@@ -59,11 +59,14 @@ STREAM_SCALAR = 3.0  # STREAM's own scalar; upstream drew one at random per case
 
 @dataclass(frozen=True)
 class Stream:
-    """One STREAM kernel: how many arrays it reads, its FLOPs per element, its math."""
+    """One STREAM kernel: how many arrays it reads and writes, its FLOPs per element, its math (on
+    framework arrays or float64 numpy, with the scalar). A kernel that reads nothing writes the scalar
+    everywhere; one that writes nothing reduces its input to one value."""
 
     reads: int
     flops_per_element: int
-    math: Callable[..., Any]  # on framework arrays or float64 numpy, with the scalar
+    math: Callable[..., Any]
+    writes: int = 1
 
 
 STREAM: dict[str, Stream] = {
@@ -71,6 +74,10 @@ STREAM: dict[str, Stream] = {
     "scale": Stream(1, 1, lambda s, x: s * x),
     "add": Stream(2, 1, lambda s, x, y: x + y),
     "triad": Stream(2, 2, lambda s, x, y: x + s * y),
+    # TPUMS's: every element read once (upstream reduces with any(X); the max is checkable), and
+    # every element written once with the scalar (upstream's fill)
+    "read_only": Stream(1, 1, lambda s, x: x.max().reshape(1), writes=0),
+    "write_only": Stream(0, 0, lambda s: s),
 }
 
 
@@ -78,7 +85,7 @@ STREAM: dict[str, Stream] = {
 class StreamParams(Placed):
     """One STREAM kernel over flat arrays."""
 
-    op_type: str = param("choice", "copy", tuple(STREAM), "y=x, y=s*x, z=x+y, z=x+s*y")
+    op_type: str = param("choice", "copy", tuple(STREAM), "y=x, y=s*x, z=x+y, z=x+s*y, max(x), y=s")
     size: int = param("elements", 1 << 27, doc="elements per array (not bytes)")
     dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
 
@@ -91,23 +98,33 @@ def stream_inputs(p: StreamParams, rng: np.random.Generator) -> Arrays:
 
 def stream_reference(x: Arrays, p: StreamParams, rows: np.ndarray) -> Arrays:
     kernel = STREAM[p.op_type]
-    args = [f64(x[name][rows]) for name in "xy"[: kernel.reads]]
-    out = kernel.math(STREAM_SCALAR, *args)
+    if not kernel.reads:
+        out = np.full(len(rows), STREAM_SCALAR)
+    elif not kernel.writes:  # a reduction: of the whole array, whichever rows are checked
+        out = kernel.math(STREAM_SCALAR, f64(x["x"]))[rows]
+    else:
+        out = kernel.math(STREAM_SCALAR, *(f64(x[name][rows]) for name in "xy"[: kernel.reads]))
     return {"out": out.astype(dtype(p.dtype).numpy)}
+
+
+def stream_bytes(p: StreamParams) -> float:
+    kernel = STREAM[p.op_type]
+    return float((kernel.reads + kernel.writes) * p.size * dtype(p.dtype).nbytes)
 
 
 register_compute(
     OpSpec(
         name="hbm_bandwidth",
         suite="compute",
-        doc="a STREAM kernel over flat arrays of `size` elements: copy, scale, add or triad",
+        doc="a STREAM kernel over flat arrays of `size` elements: copy, scale, add, triad, "
+        "read_only or write_only",
         typed=StreamParams,
         flops=lambda p: float(STREAM[p.op_type].flops_per_element * p.size),
-        bytes=lambda p: float((STREAM[p.op_type].reads + 1) * p.size * dtype(p.dtype).nbytes),
+        bytes=stream_bytes,
         peak_dtype=lambda p: dtype(p.dtype).peak_family,
         make_inputs=stream_inputs,
         reference=stream_reference,
-        output_rows=lambda p: int(p.size),
+        output_rows=lambda p: int(p.size) if STREAM[p.op_type].writes else 1,
     )
 )
 
@@ -116,4 +133,6 @@ register_compute(
 def jax_stream(p: StreamParams) -> Callable[..., dict[str, Any]]:
     kernel, jnp = STREAM[p.op_type], jax.numpy
     scalar = jnp.dtype(dtype(p.dtype).numpy).type(STREAM_SCALAR)
+    if not kernel.reads:
+        return lambda: {"out": jnp.full((p.size,), scalar)}
     return lambda *arrays: {"out": kernel.math(scalar, *arrays)}
