@@ -13,7 +13,7 @@ from microbench.config.planner import plan
 from microbench.core.options import RunOptions
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = sorted((ROOT / "configs" / "tpums").rglob("*.yaml"))
+SHIPPED = sorted(p for p in (ROOT / "configs" / "tpums").rglob("*.yaml") if "suite" not in p.name)
 
 
 def cases(write_yaml, text, **options):
@@ -350,3 +350,38 @@ def test_the_pytorch_twin_runs_them_too(op_type, tmp_path, run_cli):
     rows = list(csv.DictReader(open(out)))  # noqa: SIM115  (eager and compiled)
     assert code == 0 and {r["implementation"] for r in rows} == {"eager", "compile"}, err
     assert all(r["status"] == "ok" and r["check"] == "passed" for r in rows)
+
+
+def test_a_suite_runs_its_configs_in_turn_and_writes_one_report(tmp_path, write_yaml, monkeypatch):
+    """Each config into its own folder, then consolidated_report.md/.html with a table per config;
+    a bad config anywhere in the list stops the suite before anything runs."""
+    for name, body in (
+        ("gemm", "benchmark: {name: gemm, params: {m: 32, k: 32, n: 32, num_runs: 2}}\n"),
+        ("hbm", "benchmark: {name: hbm, params: {num_elements: 4096, num_runs: 2}}\n"),
+    ):
+        (tmp_path / f"{name}.yaml").write_text(body)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("suite_name: tiny\ndescription: two configs\nconfigs: [gemm.yaml, hbm.yaml]\n")
+    out = tmp_path / "out"
+    assert tpums("suite", "run", str(suite), "--output_dir", str(out)) == 0
+    assert (out / "gemm" / "summary.csv").exists() and (out / "hbm" / "summary.csv").exists()
+    report = (out / "consolidated_report.md").read_text()
+    assert report.startswith("# tiny") and "wall_clock_p50_ms" in report and "## " in report
+    assert "<table" in (out / "consolidated_report.html").read_text()
+
+    from microbench.errors import UserError
+
+    suite.write_text("suite_name: bad\nconfigs: [gemm.yaml, nosuch.yaml]\n")
+    with pytest.raises(UserError, match="config file not found"):
+        tpums("suite", "run", str(suite), "--output_dir", str(tmp_path / "never"))
+    assert not (tmp_path / "never").exists()
+
+
+def test_the_shipped_suite_plans_every_config(monkeypatch):
+    from microbench.tpums_suite import read_suite
+
+    monkeypatch.chdir(ROOT)
+    suite = read_suite("configs/tpums/canonical_suite.yaml")
+    assert suite.name == "canonical_7x_default"
+    for config in suite.configs:
+        assert plan(load_config(config), RunOptions(), lambda: 4), config

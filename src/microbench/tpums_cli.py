@@ -4,6 +4,7 @@
     tpums benchmark list [--experimental] [--aliases]
     tpums benchmark run gemm --m 4096 8192 --in_dtype bfloat16 [--xprof_timing]
     tpums benchmark run-config configs/tpums/tpu7x/2x2x1/gemm.yaml --output_dir results
+    tpums suite run configs/tpums/canonical_suite.yaml --output_dir nightly
 
 `run` takes each of the benchmark's fields as --field (one-letter fields as -f too); several values
 are a Cartesian sweep (at most 1000 combinations); booleans are true or false. Both `run` and
@@ -64,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     config = commands.add_parser("run-config", help="a TPUMS YAML file")
     config.add_argument("file")
     _common(config)
+    suite = groups.add_parser("suite", help="a suite file's configs in turn, one report")
+    run_suite = suite.add_subparsers(dest="command", required=True).add_parser(
+        "run", help="suite_name, description, configs: each run, then consolidated_report.md/.html"
+    )
+    run_suite.add_argument("file")
+    run_suite.add_argument("--output_dir", default="results", help="where results go (results)")
+    run_suite.add_argument("--xprof_dir", default=None, help="where kept traces go")
     return parser
 
 
@@ -168,6 +176,12 @@ def run(argv: Sequence[str]) -> int:
     if args.group == "platform":
         print(json.dumps(describe(), indent=2))
         return 0
+    if args.group == "suite":
+        from microbench.tpums_suite import run_suite
+
+        if rest:
+            raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
+        return run_suite(args.file, args.output_dir, args.xprof_dir)
     if args.command == "list":
         from microbench.ops.tpums import listed
 

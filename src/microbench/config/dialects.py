@@ -96,6 +96,11 @@ def detect_dialect(data: dict[str, Any]) -> Dialect:
     for dialect in DIALECTS.values():
         if dialect.recognise(data):
             return dialect
+    if "suite_name" in data and "configs" in data:
+        raise UserError(
+            "a TPUMS suite file (its configs run in turn): run it with `tpums suite run FILE`",
+            key="(top level)",
+        )
     keys = ", ".join(map(str, data)) or "nothing"
     expected = ", ".join(d.looks_like for d in DIALECTS.values())
     raise UserError(
