@@ -385,3 +385,42 @@ def test_the_shipped_suite_plans_every_config(monkeypatch):
     assert suite.name == "canonical_7x_default"
     for config in suite.configs:
         assert plan(load_config(config), RunOptions(), lambda: 4), config
+
+
+def test_collective_bytes_per_chip_follow_tpums_replica_groups_by_hand():
+    """all_reduce of 1024 tiles of bf16 (S = 2 MiB a device): a group of even ids is parallel (P = R-1,
+    C = 2): 2 S (3/4) 2 = 3 S; one of consecutive ids non-parallel (P = R-2, C = 1): 2 S (2/4) = S."""
+    from microbench.results.tpums_metrics import collective, replica_groups
+
+    s = 1024 * 8 * 128 * 2
+    assert replica_groups([0, 2, 4, 6]) == ("parallel", 3, 2)
+    assert replica_groups([0, 1, 2, 3]) == ("non-parallel", 2, 1)
+    parallel = collective("all_reduce", s, [0, 2, 4, 6], {"xprof": 1e-3})
+    assert parallel["data_transferred_bytes"] == 3 * s
+    assert parallel["xprof_bandwidth_per_chip_gb_s"] == pytest.approx(3 * s / 1e-3 / 1e9)
+    assert collective("all_reduce", s, [0, 1, 2, 3], {})["data_transferred_bytes"] == s
+    assert collective("all_gather", s, [0, 1, 2, 3], {})["data_transferred_bytes"] == 2 * s
+    assert collective("all_gather", s, [0], {"xprof": 1e-3})["xprof_bandwidth_per_chip_gb_s"] == 0
+
+
+def test_a_collective_row_carries_its_replica_group(tmp_path):
+    code = tpums(
+        "benchmark",
+        "run",
+        "all_gather",
+        "--mesh_shape",
+        "2x2",
+        "--sharding_strategy",
+        "2x1",
+        "--matrix_dim",
+        "8",
+        "--num_runs",
+        "2",
+        "--output_dir",
+        str(tmp_path),
+    )
+    (row,) = csv.DictReader(open(tmp_path / "summary.csv"))  # noqa: SIM115
+    assert code == 0 and row["replica_group_rank"] == "2"
+    # the groups run down the mesh's first axis, {0, 2} and {1, 3}: the first is all even ids
+    assert row["replica_group_type"] == "parallel"
+    assert float(row["data_transferred_bytes"]) == 8 * 1024 * 2 * 1 * 2  # S P C

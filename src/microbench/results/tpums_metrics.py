@@ -78,6 +78,43 @@ def _roofline(
     return out
 
 
+# TPUMS's per-chip bytes of one step, of S (one device's block), the group's rank R, the devices that
+# cross chip links P and the chip factor C (its benchmarks/collectives.py, UPSTREAM_TPUMS.md 3.6)
+CHIP_BYTES = {
+    "all_reduce": lambda s, r, p, c: 2 * s * p / r * c,
+    "all_gather": lambda s, r, p, c: s * p * c,
+    "all_to_all": lambda s, r, p, c: s * p / r * c,
+    "reduce_scatter": lambda s, r, p, c: s * p / r * c,
+}
+
+
+def replica_groups(group: list[int]) -> tuple[str, int, int]:
+    """(type, P, C) as TPUMS classifies a group from its ids: all even is `parallel` (the sibling
+    core's group runs beside it: P = R - 1, C = 2), else `non-parallel` (P = R - 2, C = 1)."""
+    rank = len(group)
+    if all(d % 2 == 0 for d in group):
+        return "parallel", max(rank - 1, 1), 2
+    return "non-parallel", max(rank - 2, 1), 1
+
+
+def collective(
+    name: str, block_bytes: float, group: list[int], seconds: dict[str, float]
+) -> dict[str, Any]:
+    """A collective's TPUMS columns: its group's classification, the bytes a chip moves a step and
+    GB/s per chip in each domain (0 for a group of one, as TPUMS reports it)."""
+    kind, links, factor = replica_groups(group)
+    rank = len(group)
+    moved = CHIP_BYTES[name](block_bytes, rank, links, factor)
+    out: dict[str, Any] = {
+        "replica_group_rank": rank,
+        "replica_group_type": kind,
+        "data_transferred_bytes": moved,
+    }
+    for domain, s in seconds.items():
+        out[f"{domain}_bandwidth_per_chip_gb_s"] = moved / (s * 1e9) if rank > 1 and s else 0.0
+    return out
+
+
 def tpums_metrics(
     bench: V2Benchmark,
     origin: Origin,
@@ -85,8 +122,10 @@ def tpums_metrics(
     domains: dict[str, tuple[float, float, float, float]],
     figures: dict[str, Figures],
     device_kind: str | None,
+    group: list[int] | None = None,
 ) -> dict[str, Any]:
-    """`domains`: each timing domain's (p50, p90, avg, std) in ms; `figures`: its models at its avg."""
+    """`domains`: each timing domain's (p50, p90, avg, std) in ms; `figures`: its models at its avg;
+    `group`: a collective's first replica group (device ids)."""
     name = origin.generation_name or bench.name
     spec = chip_spec(device_kind)
     per_chip = spec.devices_per_chip if spec else 1
@@ -96,8 +135,18 @@ def tpums_metrics(
     rates: dict[str, Any] = {}
     for domain, fig in figures.items():
         rates.update(_rates(domain, bench.metrics(fig), bench.collective, per_chip))
-    out.update(rates)
     first = next(iter(figures.values()))
+    if bench.collective and group is not None and bench.name in CHIP_BYTES:
+        seconds = {d: stats[2] / 1e3 for d, stats in domains.items()}
+        rates.update(collective(bench.name, _block_bytes(bench.name, fields), group, seconds))
+    out.update(rates)
     out.update(_plain(bench.metrics(first)))
     out.update(_roofline(name, first, bench.peak_dtype(fields), device_kind, rates))
     return out
+
+
+def _block_bytes(name: str, fields: dict[str, Any]) -> float:
+    """S: one device's block (reduce-scatter: its output chunk, matrix_dim x 256)."""
+    from microbench.ops.jax_bench import block_bytes, scatter_chunk_bytes
+
+    return scatter_chunk_bytes(fields) if name == "reduce_scatter" else block_bytes(fields)

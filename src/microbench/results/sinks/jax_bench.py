@@ -30,9 +30,10 @@ from typing import IO, Any
 
 import numpy as np
 
-from microbench.catalogue import get_spec
+from microbench.catalogue import get_spec, params_of
 from microbench.core.case import Case, Origin
 from microbench.errors import UserError
+from microbench.ops import collectives
 from microbench.ops.jax_bench import V2, Figures, V2Benchmark
 from microbench.ops.tpums import TPUMS
 from microbench.platform import processes
@@ -172,10 +173,20 @@ def upstream_metrics(
 
 
 def tpums(
-    bench: V2Benchmark, origin: Origin, fields: dict[str, Any], host_ms: list[float], row: Row
+    case: Case,
+    bench: V2Benchmark,
+    origin: Origin,
+    fields: dict[str, Any],
+    host_ms: list[float],
+    row: Row,
 ) -> dict[str, Any]:
     """TPUMS's metrics (results/tpums_metrics.py): both timing domains with its filter, its rates
-    from each domain's mean."""
+    from each domain's mean, a collective's per-chip bytes from its first group."""
+    group = (
+        collectives.groups(case.op, params_of(case, collectives.CollectiveParams))[0]
+        if bench.collective
+        else None
+    )
     domains, figures = {}, {}
     device = _device_span_ms(row) if fields["xprof_timing"] else []
     for domain, samples in (("wall_clock", host_ms), ("xprof", device)):
@@ -183,7 +194,8 @@ def tpums(
             up = UpstreamStats.of(samples)
             domains[domain] = (up.p50_ms, up.p90_ms, up.avg_ms, up.std_ms)
             figures[domain] = _figures(bench, fields, up.avg_ms / 1e3, origin.group_size)
-    return tpums_metrics(bench, origin, fields, domains, figures, row.environment.device_kind)
+    device_kind = row.environment.device_kind
+    return tpums_metrics(bench, origin, fields, domains, figures, device_kind, group)
 
 
 def _ours(case: Case, origin: Origin, row: Row, bench: V2Benchmark) -> dict[str, Any]:
@@ -221,7 +233,7 @@ def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
     host_ms = _ms(row.series.wall_samples_s or row.series.samples_s)
     if origin.generation == "tpums":
         params = TPUMS[origin.generation_name or bench.name].from_v2(params)
-        metrics = tpums(bench, origin, everything, host_ms[:RECORDED], row)
+        metrics = tpums(case, bench, origin, everything, host_ms[:RECORDED], row)
     else:
         metrics = upstream_metrics(bench, origin, everything, host_ms[:RECORDED], row)
     metrics["total_duration_s"] = row.timing.timed_loop_s
