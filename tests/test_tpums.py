@@ -424,3 +424,28 @@ def test_a_collective_row_carries_its_replica_group(tmp_path):
     # the groups run down the mesh's first axis, {0, 2} and {1, 3}: the first is all even ids
     assert row["replica_group_type"] == "parallel"
     assert float(row["data_transferred_bytes"]) == 8 * 1024 * 2 * 1 * 2  # S P C
+
+
+def test_a_flags_file_replaces_the_packaged_tpu_flags(write_yaml, tmp_path):
+    """Both forms upstream's op_flags.yaml used; a benchmark the file leaves out gets none."""
+    from microbench.config.tpums import flag_sets, with_flags
+    from microbench.errors import UserError
+
+    flags = tmp_path / "flags.yaml"
+    flags.write_text(
+        "gemm: ['--xla_tpu_dvfs_p_state=5', '--a=1']\n"
+        "host_to_device: {flags: ['--b=2'], env: {TPU_PREMAPPED_BUFFER_SIZE: 64}}\n"
+    )
+    sets = flag_sets(str(flags))
+    (gemm,) = with_flags(cases(write_yaml, "benchmark: {name: gemm}"), sets)
+    assert dict(gemm.process_env) == {"LIBTPU_INIT_ARGS": "--xla_tpu_dvfs_p_state=5 --a=1"}
+    (h2d,) = with_flags(cases(write_yaml, "benchmark: {name: host_to_device}"), sets)
+    assert dict(h2d.process_env) == {
+        "LIBTPU_INIT_ARGS": "--b=2",
+        "TPU_PREMAPPED_BUFFER_SIZE": "64",
+    }
+    (hbm,) = with_flags(cases(write_yaml, "benchmark: {name: hbm}"), sets)
+    assert hbm.process_env == ()
+    flags.write_text("gemm: {flags: ['--a'], extra: 1}\n")
+    with pytest.raises(UserError, match="extra: an entry holds flags and env only"):
+        flag_sets(str(flags))

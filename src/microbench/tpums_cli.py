@@ -160,17 +160,6 @@ def _number(text: str) -> bool:
     return True
 
 
-def _flags_file(path: str | None) -> None:
-    """--xla_flags_file_path: a YAML mapping of benchmark to flags (a list, or flags and env)."""
-    if path is None:
-        return
-    from microbench.config.yaml_reader import read_yaml
-
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise UserError("must be a YAML mapping of benchmark name to flags", key=path)
-
-
 def run(argv: Sequence[str]) -> int:
     args, rest = build_parser().parse_known_args(argv)
     if args.group == "platform":
@@ -189,7 +178,9 @@ def run(argv: Sequence[str]) -> int:
         names = listed((*tiers, *(("alias",) if args.aliases else ())))
         print(json.dumps([{"task": name} for name in names], indent=2))
         return 0
-    _flags_file(args.xla_flags_file_path)
+    from microbench.config.tpums import flag_sets, with_flags
+
+    flags = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
     options = upstream_options(args.output_dir, "--output_dir", xprof_dir=args.xprof_dir)
     from microbench.config.loader import load_config
     from microbench.run.planning import check_options
@@ -206,7 +197,7 @@ def run(argv: Sequence[str]) -> int:
     from microbench.run.session import run_planned
 
     cases = plan(loaded, options, jax_device_count)
-    return run_planned(loaded, cases, options)
+    return run_planned(loaded, with_flags(cases, flags) if flags is not None else cases, options)
 
 
 def _command_line(name: str, rest: Sequence[str], xprof: bool) -> Any:

@@ -29,7 +29,7 @@ from microbench.config.jax_bench_inputs import (
 from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
 from microbench.errors import UserError, did_you_mean, key_path
-from microbench.ops.jax_bench import OURS
+from microbench.ops.jax_bench import OURS, FlagSet
 from microbench.ops.tpums import BASE_NAMES, Tpums, get_tpums
 
 RESERVED = ("name", "model_preset", "params", "cases", "cases_from_csv", "sweep")
@@ -355,3 +355,40 @@ def _located(warning: str, where: str) -> str:
     if warning.startswith("global."):
         return warning.removeprefix("global.")
     return warning.replace("benchmarks[0]", TOP if where == TOP else where)
+
+
+def flag_sets(path: str) -> dict[str, FlagSet]:
+    """--xla_flags_file_path: per benchmark name, a list of flags or `{flags: [...], env: {...}}`
+    (both forms upstream's op_flags.yaml has used), replacing the packaged sets."""
+    from microbench.config.yaml_reader import read_yaml
+
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise UserError("must be a YAML mapping of benchmark name to flags", key=path)
+    out = {}
+    for name, entry in data.items():
+        where = f"{path}: {name}"
+        if isinstance(entry, dict):
+            if extra := sorted(set(entry) - {"flags", "env"}):
+                raise UserError(f"{extra[0]}: an entry holds flags and env only", key=where)
+            flags, env = entry.get("flags") or [], entry.get("env") or {}
+        else:
+            flags, env = entry, {}
+        if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+            raise UserError("flags must be a list of strings", key=where)
+        if not isinstance(env, dict):
+            raise UserError("env must be a mapping", key=where)
+        out[str(name)] = FlagSet(tuple(flags), {str(k): str(v) for k, v in env.items()})
+    return out
+
+
+def with_flags(cases: list[Case], sets: dict[str, FlagSet]) -> list[Case]:
+    """Each case's TPU flags from the file (by its TPUMS name, else its jax-bench one); none where
+    the file names neither, as upstream passes none."""
+    out = []
+    for case in cases:
+        origin = case.origin
+        names = (origin.generation_name, origin.benchmark) if origin else ()
+        chosen = next((sets[n] for n in names if n in sets), None)
+        out.append(replace(case, process_env=chosen.process_env() if chosen else ()))
+    return out
