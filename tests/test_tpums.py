@@ -449,3 +449,9 @@ def test_a_flags_file_replaces_the_packaged_tpu_flags(write_yaml, tmp_path):
     flags.write_text("gemm: {flags: ['--a'], extra: 1}\n")
     with pytest.raises(UserError, match="extra: an entry holds flags and env only"):
         flag_sets(str(flags))
+
+
+def test_run_help_lists_the_benchmarks_fields(capsys):
+    assert tpums("benchmark", "run", "hbm", "--help") == 0
+    out = capsys.readouterr().out
+    assert "--num_elements ELEMENTS (default 134217728)" in out and "--op_type" in out

@@ -58,8 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="production benchmark names, as JSON")
     listing.add_argument("--experimental", action="store_true", help="the hidden ones too")
     listing.add_argument("--aliases", action="store_true", help="the earlier names too")
-    run = commands.add_parser("run", help="one benchmark; its fields as --field v1 [v2 ...]")
+    run = commands.add_parser(
+        "run", help="one benchmark; its fields as --field v1 [v2 ...]", add_help=False
+    )
     run.add_argument("name")
+    run.add_argument("-h", "--help", action="store_true", help="the benchmark's fields")
     run.add_argument("--xprof_timing", action="store_true", help="trace the timed loop")
     _common(run)
     config = commands.add_parser("run-config", help="a TPUMS YAML file")
@@ -152,6 +155,20 @@ def field_values(name: str, args: Sequence[str]) -> tuple[dict[str, Any], dict[s
     return single, {k: v for k, v in values.items() if len(v) > 1}
 
 
+def field_help(name: str) -> str:
+    """`benchmark run NAME --help`: its fields, each with its kind, default and doc."""
+    from microbench.ops.tpums import get_tpums
+
+    entry = get_tpums(name, "benchmark run")
+    lines = [f"usage: tpums benchmark run {name} [--field v1 [v2 ...]] ...", "", "fields:"]
+    for p in entry.fields:
+        flag = f"-{p.name}, --{p.name}" if len(p.name) == 1 else f"--{p.name}"
+        choices = f" {{{','.join(map(str, p.choices))}}}" if p.choices else ""
+        doc = f"  {p.doc}" if p.doc else ""
+        lines.append(f"  {flag} {p.kind.upper()}{choices} (default {p.default}){doc}")
+    return "\n".join(lines)
+
+
 def _number(text: str) -> bool:
     try:
         float(text)
@@ -177,6 +194,9 @@ def run(argv: Sequence[str]) -> int:
         tiers = ("production", *(("experimental",) if args.experimental else ()))
         names = listed((*tiers, *(("alias",) if args.aliases else ())))
         print(json.dumps([{"task": name} for name in names], indent=2))
+        return 0
+    if args.command == "run" and args.help:
+        print(field_help(args.name))
         return 0
     from microbench.config.tpums import flag_sets, with_flags
 
