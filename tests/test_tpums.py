@@ -455,3 +455,75 @@ def test_run_help_lists_the_benchmarks_fields(capsys):
     assert tpums("benchmark", "run", "hbm", "--help") == 0
     out = capsys.readouterr().out
     assert "--num_elements ELEMENTS (default 134217728)" in out and "--op_type" in out
+
+
+def test_a_soak_runs_in_tpums_phases_on_a_fake_clock(monkeypatch):
+    """Warm-up, one traced window, untraced chunks until min_duration_s, one traced worst window:
+    the timer (a trace) is called twice whatever the duration, the chunks never traced."""
+    from microbench.core.case import RunSettings
+    from microbench.core.types import Prepared, Timing
+    from microbench.measure import procedure, timers
+
+    clock = [0.0]
+    monkeypatch.setattr(procedure.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(timers.time, "perf_counter", lambda: clock[0])
+    calls = []
+
+    def call():
+        clock[0] += 1e-3 * (1 + len(calls) / 100)  # each call a little slower: the chip heats
+        calls.append("call")
+        return object()
+
+    traced = []
+
+    def timer(prepared, warmup, n):
+        traced.append(n)
+        samples = [prepared.call() and 1e-3 * (1 + len(calls) / 100) for _ in range(n)]
+        return Timing(samples_s=samples, source="synthetic")
+
+    run = RunSettings(num_runs=3, warmup=2, min_duration_s=0.05, soak_chunk=5)
+    timing = procedure.soak_phases(timer, Prepared(call=call, sync=lambda out: None), run)
+    assert traced == [5, 5] and timing.count == 5 and timing.stop_reason == "min_duration"
+    chunks = timing.soak.chunks_s
+    assert len(chunks) >= 5 and chunks[-1] > chunks[0]  # the soak lasted 50 ms, and slowed
+    assert timing.soak.baseline_s[0] < timing.samples_s[0]  # the worst window came last
+
+
+def test_soak_columns_by_hand():
+    from microbench.results.tpums_metrics import soaked
+
+    got = soaked({"wall_clock": (2.0, 2.5), "xprof": (0.0, 1.0)})
+    assert got == {
+        "wall_clock_initial_p50_ms": 2.0,
+        "wall_clock_sustained_p50_ms": 2.5,
+        "wall_clock_slowdown_ratio": 1.25,
+        "xprof_initial_p50_ms": 0.0,
+        "xprof_sustained_p50_ms": 1.0,
+        "xprof_slowdown_ratio": 1.0,  # TPUMS: 1.0 where the initial is not above 0
+    }
+
+
+@pytest.mark.parametrize(
+    "params, key",
+    [("{min_duration_s: 1.0, m: 64, k: 64, n: 64}", "benchmark"), ("{m: 64}", "params")],
+)
+def test_a_soak_needs_its_traced_windows_and_a_duration(write_yaml, run_cli, params, key):
+    xprof = "false" if key == "benchmark" else "true"
+    err = refused(
+        write_yaml,
+        run_cli,
+        f"benchmark: {{name: gemm_throttling, xprof_timing: {xprof}, params: {params}}}\n",
+    )
+    assert "soak" in err
+
+
+def test_the_sample_soak_runs_shortened_with_tpums_columns(tmp_path):
+    config = tmp_path / "soak.yaml"
+    config.write_text(
+        "benchmark:\n  name: gemm_throttling\n  xprof_timing: true\n  xprof_device_mode: max_device\n"
+        "  params: {warmup_tries: 2, min_duration_s: 0.2, m: 64, k: 64, n: 64, samples_per_run: 5}\n"
+    )
+    assert tpums("benchmark", "run-config", str(config), "--output_dir", str(tmp_path / "o")) == 0
+    (row,) = csv.DictReader(open(tmp_path / "o" / "summary.csv"))  # noqa: SIM115
+    assert row["samples_per_run"] == "5" and float(row["wall_clock_slowdown_ratio"]) > 0
+    assert {"wall_clock_initial_p50_ms", "wall_clock_sustained_p50_ms"} <= set(row)

@@ -127,6 +127,12 @@ def checked_run(run: RunSettings, where: str) -> RunSettings:
             "run sustained) gives one mean per round: use cadence: blocked, or drop target_precision",
             key=key_path(where, "target_precision"),
         )
+    if run.soak_chunk and (not run.min_duration_s or run.target_precision is not None):
+        raise UserError(
+            "a soak in phases lasts min_duration_s (above 0), whatever the precision: give "
+            "min_duration_s, and no target_precision",
+            key=key_path(where, "soak_chunk"),
+        )
     return run
 
 

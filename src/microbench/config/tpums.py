@@ -264,12 +264,23 @@ def _entries_b(
         for name, param in ((p.name, p) for p in entry.fields):
             if name not in given and name in entry.defaults:  # TPUMS's own default
                 fields[entry.renamed.get(name, name)] = param.default_value
+        if entry.soak:
+            _soaks(xprof, fields, where)
         if xprof is not None:
             fields["xprof_timing"] = xprof
         if request.xprof_dir:
             fields["xprof_dir"] = request.xprof_dir
         out.append(({"name": entry.v2, **fields}, where))
     return out
+
+
+def _soaks(xprof: Any, fields: dict[str, Any], where: str) -> None:
+    """TPUMS's soak needs its traced windows and a duration (its executor refuses otherwise)."""
+    if xprof is not True:
+        raise UserError("a soak's windows are traced: set xprof_timing: true", key=TOP)
+    if not fields.get("min_duration_s"):
+        raise UserError("a soak lasts min_duration_s: give it (above 0)", key=where)
+    fields.setdefault("soak_chunk", 25)
 
 
 def _entry_a(data: dict[str, Any], entry: Tpums) -> dict[str, Any]:

@@ -119,6 +119,12 @@ class RunSettings:
     input_sets: int = setting(
         4, "with inputs: rotate, how many sets", Rule("count", 2, MAX_INPUT_SETS)
     )
+    soak_chunk: int | None = setting(
+        None,
+        "with min_duration_s: TPUMS's soak in phases: a traced window of this many iterations, "
+        "untraced chunks of it until min_duration_s has passed, a traced worst window",
+        Rule("count", 1, MAX_ITERATIONS),
+    )
     # jax-bench's columns: the host clock of an untraced, blocked loop, timed besides the device timer
     # (set by the jax-bench dialect under upstream's conditions, not by a config)
     host_loop: bool = False

@@ -37,6 +37,15 @@ class Kernel:
         }
 
 
+@dataclass(frozen=True)
+class SoakPhases:
+    """TPUMS's soak beside its worst window (the timing's own samples): the traced baseline window's
+    samples right after warm-up, and each untraced chunk's wall per iteration, in order."""
+
+    baseline_s: list[float]
+    chunks_s: list[float]
+
+
 @dataclass
 class Timing(SampleStats):
     """A timer's result; its statistics (`median_s`, `iqr_ratio`, `meets_confidence`, ...) are those
@@ -65,6 +74,7 @@ class Timing(SampleStats):
     # profiler's sessions (start, stop, parse) around the iterations; both inside loop_s
     flush_s: float = 0.0
     session_s: float = 0.0
+    soak: SoakPhases | None = None  # a soak in phases (soak_chunk): its baseline and chunks
 
     def _values(self) -> list[float]:
         return self.samples_s

@@ -7,10 +7,17 @@ from dataclasses import replace
 
 from microbench.catalogue import OpSpec
 from microbench.core.case import Case, RunSettings, shape_label
-from microbench.core.types import CheckResult, DeviceInfo, Measurement, Prepared, Timing
+from microbench.core.types import (
+    CheckResult,
+    DeviceInfo,
+    Measurement,
+    Prepared,
+    SoakPhases,
+    Timing,
+)
 from microbench.errors import CaseFailure, Status
 from microbench.measure import garbage
-from microbench.measure.timers import Described, Timer, wall_clock, warm_up
+from microbench.measure.timers import Described, Timer, timed_iterations, wall_clock, warm_up
 from microbench.platform import interrupt
 
 MAX_ROUND = (
@@ -139,6 +146,30 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     return timing
 
 
+def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
+    """TPUMS's soak (soak_chunk = n): warm-up, a traced window of n iterations, untraced chunks of n
+    (queued back to back, one wait each) until min_duration_s has passed, then a traced worst window
+    of n, whose samples are the timing's; the baseline and each chunk's wall per iteration ride
+    along (`Timing.soak`). Nothing traced runs during the soak itself, as upstream's executor."""
+    n = run.soak_chunk or run.num_runs
+    warm_up(prepared, run.warmup)
+    garbage.COLLECTOR.before_window()
+    started_at, start = time.time(), time.perf_counter()
+    baseline = timer(prepared, 0, n)
+    chunks: list[float] = []
+    soaking = time.perf_counter()
+    while not chunks or time.perf_counter() - soaking < run.min_duration_s:
+        interrupt.check()
+        chunks.append(timed_iterations(prepared, n, sustained=True)[0])
+    worst = timer(prepared, 0, n)
+    worst.soak = SoakPhases(baseline.samples_s, chunks)
+    worst.stop_reason = "min_duration"
+    worst.loop_started_at, worst.loop_s = started_at, time.perf_counter() - start
+    if isinstance(timer, Described) and not worst.kernels:
+        worst.kernels = timer.breakdown(prepared)
+    return worst
+
+
 def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
     """The host clock around each call of an untraced, blocked loop (jax-bench's measurement), in
     place of the device timer's wall samples and loop: a profiler's overhead stays out of it."""
@@ -155,9 +186,12 @@ def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) ->
     check = run_check(case.run.check, prepared, out)
     digest = prepared.digest(out)
     del out  # release the checked outputs before timing
-    timing = timed(timer, prepared, case.run)
-    if case.run.host_loop and timing.source != "wall_clock":
-        host_clock(timing, prepared, case.run)
+    if case.run.soak_chunk:
+        timing = soak_phases(timer, prepared, case.run)
+    else:
+        timing = timed(timer, prepared, case.run)
+        if case.run.host_loop and timing.source != "wall_clock":
+            host_clock(timing, prepared, case.run)
     companions = dict(prepared.known_timings)
     for name, companion in prepared.companions.items():
         if name not in companions:

@@ -30,6 +30,7 @@ class Tpums:
     v2: str  # the jax-bench benchmark it runs on
     tier: Tier = "production"
     roofline: Roofline = "none"  # which roofline fields its rows carry
+    soak: bool = False  # timed as TPUMS's soak in phases (samples_per_run: the run's soak_chunk)
     renamed: dict[str, str] = field(default_factory=dict)  # TPUMS field -> the jax-bench field
     # TPUMS spellings accepted for one of its fields (hbm's `size`, the older name of num_elements)
     aliases: dict[str, str] = field(default_factory=dict)
@@ -54,7 +55,7 @@ class Tpums:
             aliases = tuple(a for a, target in self.aliases.items() if target == name)
             default = self.defaults.get(name, p.default)
             out.append(replace(p, name=name, default=default, aliases=p.aliases + aliases))
-        return (*out, *self.inert)
+        return (*out, *((SAMPLES_PER_RUN,) if self.soak else ()), *self.inert)
 
     def from_v2(self, fields: dict[str, object]) -> dict[str, object]:
         """A case's jax-bench fields in TPUMS's names, less the run-level ones."""
@@ -64,7 +65,8 @@ class Tpums:
     def to_v2(self, fields: dict[str, object]) -> dict[str, object]:
         """Checked TPUMS fields as the jax-bench entry's (renamed; inert ones left out)."""
         inert = {p.name for p in self.inert}
-        return {self.renamed.get(k, k): v for k, v in fields.items() if k not in inert}
+        renamed = {**self.renamed, SAMPLES_PER_RUN.name: "soak_chunk"}
+        return {renamed.get(k, k): v for k, v in fields.items() if k not in inert}
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,10 @@ def chip_spec(device_kind: str | None) -> ChipSpec | None:
     return SPECS.get(SPEC_KINDS.get(str(device_kind or "").lower(), ""))
 
 
+SAMPLES_PER_RUN = Param(
+    "samples_per_run", "int", 25, doc="iterations per traced window and per untraced soak chunk"
+)
+
 # jax-bench fields that are run-level in TPUMS (`xprof_timing` in the file, the rest gone)
 RUN_LEVEL = ("xprof_timing", "xprof_dir", "system", "use_trace_roofline", "hardware_stats")
 BASE_NAMES = tuple(p.name for p in BASE_FIELDS if p.name not in RUN_LEVEL)
@@ -181,6 +187,14 @@ for _entry in (
     Tpums("all_reduce", "all_reduce", inert=COLLECTIVE_INERT),
     Tpums("all_to_all", "all_to_all", inert=COLLECTIVE_INERT),
     Tpums("reduce_scatter", "reduce_scatter", "experimental", inert=COLLECTIVE_INERT),
+    Tpums(
+        "gemm_throttling",
+        "gemm_generalized",
+        "experimental",
+        defaults=GEMM_MOVED,
+        roofline="compute",
+        soak=True,
+    ),
     Tpums("attention_flashed", "attention_flashed", "experimental"),
     Tpums("transformer_layer_moe", "transformer_layer_moe", "experimental"),
     *(

@@ -150,6 +150,19 @@ class TimingInfo:
             "parse); warm-up and the check excluded"
         ),
     )
+    soak_baseline_median_s: float | None = field(
+        default=None,
+        metadata=doc("a soak in phases (`soak_chunk`): the traced window right after warm-up"),
+    )
+    soak_first_chunk_s: float | None = field(
+        default=None, metadata=doc("its first untraced chunk's wall per iteration")
+    )
+    soak_last_chunk_s: float | None = field(
+        default=None,
+        metadata=doc(
+            "its last untraced chunk's (the row's samples are the worst window's, after it)"
+        ),
+    )
     flush_s: float | None = field(
         default=None,
         metadata=doc(
@@ -823,6 +836,9 @@ def _timing_info(m: Measurement) -> TimingInfo:
         wall_median_s=median_or_none(t.wall_samples_s),
         compile_s=m.compile_s,
         timed_loop_s=t.loop_s,
+        soak_baseline_median_s=median_or_none(t.soak.baseline_s) if t.soak else None,
+        soak_first_chunk_s=t.soak.chunks_s[0] if t.soak else None,
+        soak_last_chunk_s=t.soak.chunks_s[-1] if t.soak else None,
         flush_s=t.flush_s or None,
         profiler_session_s=t.session_s or None,
         input_set_count=m.input_sets,

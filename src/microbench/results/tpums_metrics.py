@@ -123,9 +123,11 @@ def tpums_metrics(
     figures: dict[str, Figures],
     device_kind: str | None,
     group: list[int] | None = None,
+    soak: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     """`domains`: each timing domain's (p50, p90, avg, std) in ms; `figures`: its models at its avg;
-    `group`: a collective's first replica group (device ids)."""
+    `group`: a collective's first replica group (device ids); `soak`: a soak's initial and sustained
+    ms per domain."""
     name = origin.generation_name or bench.name
     spec = chip_spec(device_kind)
     per_chip = spec.devices_per_chip if spec else 1
@@ -140,8 +142,21 @@ def tpums_metrics(
         seconds = {d: stats[2] / 1e3 for d, stats in domains.items()}
         rates.update(collective(bench.name, _block_bytes(bench.name, fields), group, seconds))
     out.update(rates)
+    out.update(soaked(soak or {}))
     out.update(_plain(bench.metrics(first)))
     out.update(_roofline(name, first, bench.peak_dtype(fields), device_kind, rates))
+    return out
+
+
+def soaked(phases: dict[str, tuple[float, float]]) -> dict[str, Any]:
+    """A soak's columns as TPUMS's sample config names them: per domain the initial and sustained
+    p50 (wall clock: the first and last untraced chunks; xprof: the baseline and worst windows) and
+    sustained over initial (1.0 where initial is not above 0, as TPUMS)."""
+    out: dict[str, Any] = {}
+    for domain, (initial, sustained) in phases.items():
+        out[f"{domain}_initial_p50_ms"] = initial
+        out[f"{domain}_sustained_p50_ms"] = sustained
+        out[f"{domain}_slowdown_ratio"] = sustained / initial if initial > 0 else 1.0
     return out
 
 

@@ -195,7 +195,20 @@ def tpums(
             domains[domain] = (up.p50_ms, up.p90_ms, up.avg_ms, up.std_ms)
             figures[domain] = _figures(bench, fields, up.avg_ms / 1e3, origin.group_size)
     device_kind = row.environment.device_kind
-    return tpums_metrics(bench, origin, fields, domains, figures, device_kind, group)
+    return tpums_metrics(bench, origin, fields, domains, figures, device_kind, group, _soak(row))
+
+
+def _soak(row: Row) -> dict[str, tuple[float, float]] | None:
+    """A soak row's initial and sustained ms: the first and last untraced chunks on the host clock,
+    the baseline and worst windows on the device's (where it has one)."""
+    t = row.timing
+    if t.soak_first_chunk_s is None or t.soak_last_chunk_s is None:
+        return None
+    phases = {"wall_clock": (t.soak_first_chunk_s * 1e3, t.soak_last_chunk_s * 1e3)}
+    worst = _device_span_ms(row)
+    if worst and t.soak_baseline_median_s is not None:
+        phases["xprof"] = (t.soak_baseline_median_s * 1e3, float(np.percentile(worst, 50)))
+    return phases
 
 
 def _ours(case: Case, origin: Origin, row: Row, bench: V2Benchmark) -> dict[str, Any]:
@@ -232,7 +245,10 @@ def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
     params["hardware_stats"] = everything.get("hardware_stats") or {}
     host_ms = _ms(row.series.wall_samples_s or row.series.samples_s)
     if origin.generation == "tpums":
-        params = TPUMS[origin.generation_name or bench.name].from_v2(params)
+        entry = TPUMS[origin.generation_name or bench.name]
+        params = entry.from_v2(params)
+        if entry.soak:
+            params["samples_per_run"] = case.run.soak_chunk
         metrics = tpums(case, bench, origin, everything, host_ms[:RECORDED], row)
     else:
         metrics = upstream_metrics(bench, origin, everything, host_ms[:RECORDED], row)
