@@ -10,6 +10,13 @@ import sys
 
 FIELDS = ("m", "k", "n", "in_dtype", "num_elements", "op_type", "dtype")
 METRICS = (
+    "samples_per_run",
+    "wall_clock_initial_p50_ms",
+    "wall_clock_sustained_p50_ms",
+    "wall_clock_slowdown_ratio",
+    "xprof_initial_p50_ms",
+    "xprof_sustained_p50_ms",
+    "xprof_slowdown_ratio",
     "wall_clock_p50_ms",
     "xprof_p50_ms",
     "wall_clock_tflops_per_device",
