@@ -44,6 +44,7 @@ class SoakPhases:
 
     baseline_s: list[float]
     chunks_s: list[float]
+    baseline_telemetry: dict[str, Any] | None = None  # the device's firmware, before the soak
 
 
 @dataclass
@@ -75,6 +76,8 @@ class Timing(SampleStats):
     flush_s: float = 0.0
     session_s: float = 0.0
     soak: SoakPhases | None = None  # a soak in phases (soak_chunk): its baseline and chunks
+    # a TPU's firmware telemetry over the traced window (jax_backend/telemetry.py); None elsewhere
+    telemetry: dict[str, Any] | None = None
 
     def _values(self) -> list[float]:
         return self.samples_s

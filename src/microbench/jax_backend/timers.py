@@ -20,7 +20,7 @@ from microbench.catalogue import Headline, get_spec
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing, slowest_per_iteration
 from microbench.errors import CaseFailure, Status
-from microbench.jax_backend import distributed, xplane
+from microbench.jax_backend import distributed, telemetry, xplane
 from microbench.measure.timers import (
     HostFlush,
     Metered,
@@ -87,7 +87,18 @@ def flusher(case: Case) -> Callable[[], None]:
     )
 
 
-def profile_options(host_events: bool = True) -> Any:
+# the TPU firmware's thermal, power-level and throttle events and its power trace, as TPUMS asks for
+# them around a soak (advanced_configuration, per the JAX profiler's documentation)
+FIRMWARE_EVENTS = {
+    "tpu_e2e_enable_fw_thermal_event": True,
+    "tpu_e2e_enable_fw_power_level_event": True,
+    "tpu_e2e_enable_fw_throttle_event": True,
+    "tpu_power_trace_level": 1,
+    "tpu_perf_counters": False,
+}
+
+
+def profile_options(host_events: bool = True, firmware: bool = False) -> Any:
     """Device activity and host events, without tracing every Python call (which costs time per case).
     Without host events where only the device's are read (a GPU trace nobody keeps): a session's
     stop cost ~110 µs per iteration with them and ~18 µs without on an H100 (bench/trace_overhead.py)."""
@@ -95,12 +106,16 @@ def profile_options(host_events: bool = True) -> Any:
     options.python_tracer_level = 0
     if not host_events:
         options.host_tracer_level = 0
+    if firmware and hasattr(options, "advanced_configuration"):
+        options.advanced_configuration = dict(FIRMWARE_EVENTS)
     return options
 
 
-def _profile_to_disk(trace_dir: str, run: Callable[[], list[float]]) -> tuple[Any, list[float]]:
+def _profile_to_disk(
+    trace_dir: str, run: Callable[[], list[float]], firmware: bool = False
+) -> tuple[Any, list[float]]:
     """The xprof layout users open (trace_dir kept): start_trace/stop_trace, then read the xplane back."""
-    jax.profiler.start_trace(trace_dir, profiler_options=profile_options())
+    jax.profiler.start_trace(trace_dir, profiler_options=profile_options(firmware=firmware))
     try:
         wall = run()
     finally:
@@ -125,14 +140,18 @@ def _forget_session() -> None:
             state.reset()
 
 
-def _profile_in_memory(run: Callable[[], list[float]]) -> tuple[Any, list[float]] | None:
+def _profile_in_memory(
+    run: Callable[[], list[float]], firmware: bool = False
+) -> tuple[Any, list[float]] | None:
     """The same profiler session, its XSpace kept in memory: no files, no trace-viewer conversion (the
     per-case cost when nobody keeps the trace). None where this JAX has no such session."""
     try:
         from jax._src.lib import _profiler  # not public API: fall back to start_trace without it
 
         # a CPU's iterations are host events; a TPU keeps them until shown unneeded there
-        session = _profiler.ProfilerSession(profile_options(jax.default_backend() != "gpu"))
+        session = _profiler.ProfilerSession(
+            profile_options(jax.default_backend() != "gpu", firmware)
+        )
     except Exception:
         return None
     try:
@@ -160,12 +179,13 @@ def traced_samples(
         return wall
 
     session_start = time.perf_counter()
+    firmware = bool(case.run.soak_chunk) and jax.default_backend() == "tpu"  # a soak's windows
     try:
-        profiled = None if trace_dir else _profile_in_memory(run)
+        profiled = None if trace_dir else _profile_in_memory(run, firmware)
         if profiled is None:
             scratch = trace_dir or tempfile.mkdtemp(prefix="mb_trace_")
             try:
-                profiled = _profile_to_disk(scratch, run)
+                profiled = _profile_to_disk(scratch, run, firmware)
             finally:
                 if not trace_dir:
                     shutil.rmtree(scratch, ignore_errors=True)
@@ -178,6 +198,8 @@ def traced_samples(
         raise CaseFailure(Status.ERROR, f"device time unavailable: {error}") from None
     timing.flush_s = metered.seconds
     timing.session_s = time.perf_counter() - session_start - loop_s
+    if jax.default_backend() == "tpu":  # the firmware's temperatures, throttling, power, p-states
+        timing.telemetry = telemetry.aggregate(telemetry.per_device(profile.planes))
     return timing
 
 

@@ -162,7 +162,7 @@ def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
         interrupt.check()
         chunks.append(timed_iterations(prepared, n, sustained=True)[0])
     worst = timer(prepared, 0, n)
-    worst.soak = SoakPhases(baseline.samples_s, chunks)
+    worst.soak = SoakPhases(baseline.samples_s, chunks, baseline.telemetry)
     worst.stop_reason = "min_duration"
     worst.loop_started_at, worst.loop_s = started_at, time.perf_counter() - start
     if isinstance(timer, Described) and not worst.kernels:

@@ -284,6 +284,8 @@ class Series:
     kernels: list[Kernel] = field(default_factory=list)
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
     gpu_monitor: list[list[float]] = field(default_factory=list)
+    # a TPU's firmware figures over the traced window (TPUMS's names; `_pre_soaking`: before a soak)
+    telemetry: dict[str, Any] = field(default_factory=dict)
 
     @property
     def samples(self) -> Samples | None:
@@ -862,7 +864,18 @@ def _series(t: Timing) -> Series:
         launch_samples_s=list(t.launch_samples_s),
         kernels=list(t.kernels),
         device_samples_s=dict(t.device_samples_s),
+        telemetry=_telemetry(t),
     )
+
+
+def _telemetry(t: Timing) -> dict[str, Any]:
+    """The telemetry of the timed window, and a soak's peak temperatures before it (as TPUMS)."""
+    out = dict(t.telemetry or {})
+    before = t.soak.baseline_telemetry if t.soak else None
+    if out and before:
+        for key in ("hbm_peak_temp_c", "peak_temp_c"):
+            out[f"{key}_pre_soaking"] = before.get(key)
+    return out
 
 
 def _models_and_roofline(

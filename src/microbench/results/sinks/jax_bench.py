@@ -250,6 +250,7 @@ def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
         if entry.soak:
             params["samples_per_run"] = case.run.soak_chunk
         metrics = tpums(case, bench, origin, everything, host_ms[:RECORDED], row)
+        metrics.update(row.series.telemetry)  # a TPU's firmware figures, under TPUMS's names
     else:
         metrics = upstream_metrics(bench, origin, everything, host_ms[:RECORDED], row)
     metrics["total_duration_s"] = row.timing.timed_loop_s

@@ -1,0 +1,111 @@
+"""TPU firmware telemetry read from synthetic device planes (the shapes jax.profiler.ProfileData
+gives: planes with stats and lines of events), by hand: peaks, throttle shares and means over the
+XLA Ops window, power, p-states, and the aggregate over devices."""
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from microbench.jax_backend import telemetry
+
+
+@dataclass
+class Ev:
+    name: str
+    start_ns: float
+    duration_ns: float
+    stats: list = field(default_factory=list)
+
+
+@dataclass
+class Line:
+    name: str
+    events: list
+
+
+@dataclass
+class Plane:
+    name: str
+    lines: list
+    stats: list = field(default_factory=list)
+
+
+def value(v):
+    return [("performance_counter_id", 7), ("value", v)]  # the counter id is not the value
+
+
+def device(n, throttle_at=50.0, temp=80.0):
+    """An XLA Ops window of 0..100 ns; HBM throttled (5%) over 50..100; core power 100 W then
+    200 W; p-state 7 before the window, 7 then 5 inside it."""
+    return Plane(
+        f"/device:TPU:{n}",
+        [
+            Line("XLA Ops", [Ev("fusion", 0, 60), Ev("fusion.1", 60, 40)]),
+            Line(
+                "Firmware",
+                [
+                    Ev("HBM FW Throttle(%) 3", 0, throttle_at, value(0.0)),
+                    Ev("HBM FW Throttle(%) 3", throttle_at, 100 - throttle_at, value(5.0)),
+                    Ev("VDD Core FW Power Meter PL1(W)", 0, 50, value(100.0)),
+                    Ev("VDD Core FW Power Meter PL1(W)", 50, 50, value(200.0)),
+                    Ev("HBM FW Power Meter PL1(W)", 0, 100, value(30.0)),
+                    Ev("P State", -20, 20, value(7)),
+                    Ev("P State", 10, 40, value(7)),
+                    Ev("P State", 50, 50, value(5)),
+                    Ev("Compute Die FW Max Temperature(C)", 0, 1, value(temp)),
+                    Ev("something else", 0, 1, value(1.0)),
+                ],
+            ),
+        ],
+        stats=[("HBM FW Max Temperature(C)", 70.0)],
+    )
+
+
+def test_one_devices_figures_by_hand():
+    (got,) = telemetry.per_device([device(0), Plane("/host:CPU", [])]).values()
+    assert got["hbm_throttle_time_pct"] == pytest.approx(50.0)
+    assert got["hbm_throttle_mean_pct"] == pytest.approx(2.5)
+    assert got["vdd_core_power_mean_w"] == pytest.approx(150.0)
+    assert got["total_power_mean_w"] == pytest.approx(180.0)
+    assert (got["pstate_min"], got["pstate_max"], got["pstate_changes"]) == (5.0, 7.0, 1)
+    assert got["peak_temp_c"] == 80.0 and got["hbm_peak_temp_c"] == 70.0
+    assert got["peak_temp_source"] == "compute_die"
+    assert got["vdd_core_throttle_time_pct"] is None  # no such series: blank, never 0
+
+
+def test_devices_aggregate_by_their_worst():
+    devices = telemetry.per_device([device(0, throttle_at=50.0), device(1, 20.0, temp=85.0)])
+    got = telemetry.aggregate(devices)
+    assert got["hbm_throttle_time_pct"] == pytest.approx(80.0)  # device 1 throttled 80%
+    assert got["peak_temp_c"] == 85.0 and got["pstate_min"] == 5.0
+    assert set(got) == set(telemetry.KEYS)
+
+
+def test_no_tpu_planes_give_blank_figures():
+    got = telemetry.aggregate(telemetry.per_device([Plane("/device:GPU:0", [])]))
+    assert all(v is None for v in got.values())
+
+
+def test_a_soak_row_carries_the_worst_windows_telemetry_and_the_peaks_before_it():
+    from microbench.core.types import SoakPhases, Timing
+    from microbench.results.records import Series, _telemetry
+
+    before = {"peak_temp_c": 60.0, "hbm_peak_temp_c": 55.0, "pstate_min": 7}
+    t = Timing(samples_s=[1.0], source="xprof_tpu", telemetry={"peak_temp_c": 85.0})
+    t.soak = SoakPhases([1.0], [1.0], before)
+    got = _telemetry(t)
+    assert got == {
+        "peak_temp_c": 85.0,
+        "peak_temp_c_pre_soaking": 60.0,
+        "hbm_peak_temp_c_pre_soaking": 55.0,
+    }
+    assert Series.from_json({"telemetry": got}).telemetry == got  # kept in the JSON lines
+    assert _telemetry(Timing(samples_s=[1.0], source="xprof_gpu")) == {}  # no TPU: nothing
+
+
+def test_a_soaks_traces_ask_for_the_firmwares_events():
+    from microbench.jax_backend.timers import FIRMWARE_EVENTS, profile_options
+
+    options = profile_options(firmware=True)
+    assert dict(options.advanced_configuration) == FIRMWARE_EVENTS
+    assert not dict(getattr(profile_options(), "advanced_configuration", {}) or {})
