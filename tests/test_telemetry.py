@@ -109,3 +109,16 @@ def test_a_soaks_traces_ask_for_the_firmwares_events():
     options = profile_options(firmware=True)
     assert dict(options.advanced_configuration) == FIRMWARE_EVENTS
     assert not dict(getattr(profile_options(), "advanced_configuration", {}) or {})
+
+
+def test_a_gpu_soak_fills_the_columns_nvml_has_an_equivalent_for():
+    from microbench.results.tpums_metrics import nvml_telemetry
+
+    samples = [[0.0, 1980, 2619, 40.0, 300.0], [1.0, 1755, 2619, 62.0, 700.0]]
+    assert nvml_telemetry(samples) == {
+        "peak_temp_c": 62.0,
+        "peak_temp_source": "gpu_die",
+        "total_power_mean_w": 500.0,
+        "peak_temp_c_pre_soaking": 40.0,
+    }
+    assert nvml_telemetry([]) == {}

@@ -15,6 +15,7 @@ from typing import Any
 from microbench.core.case import Origin
 from microbench.ops.jax_bench import Figures, V2Benchmark
 from microbench.ops.tpums import TPUMS, chip_spec
+from microbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
 
 MIB_PER_MB = 1e6 / 2**20
 # jax-bench's size columns (MB) as TPUMS names them (MiB)
@@ -165,3 +166,19 @@ def _block_bytes(name: str, fields: dict[str, Any]) -> float:
     from microbench.ops.jax_bench import block_bytes, scatter_chunk_bytes
 
     return scatter_chunk_bytes(fields) if name == "reduce_scatter" else block_bytes(fields)
+
+
+def nvml_telemetry(samples: list[list[float]]) -> dict[str, Any]:
+    """TPUMS's telemetry columns a GPU has an equivalent for, from NVML samples taken along the case
+    (platform/gpu_monitor.py: seconds, SM and memory clocks, temperature, power): the peak die
+    temperature (the first sample's as the pre-soak one) and the mean power; the others blank."""
+    if not samples:
+        return {}
+    fields = dict(zip(GPU_SAMPLE_FIELDS, zip(*samples, strict=True), strict=True))
+    temperatures, power = fields["temperature_c"], fields["power_w"]
+    return {
+        "peak_temp_c": max(temperatures),
+        "peak_temp_source": "gpu_die",
+        "total_power_mean_w": sum(power) / len(power),
+        "peak_temp_c_pre_soaking": temperatures[0],
+    }

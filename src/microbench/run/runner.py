@@ -135,7 +135,10 @@ def execute(
         device = backend.device_info()
         with (
             _alarm(timeout_s, case.label),
-            Monitor(case.params.get("device", 0), spec.traits.monitor_gpu) as monitor,
+            # a soak (or an op that asks) samples the GPU's clocks, temperature and power along it
+            Monitor(
+                case.params.get("device", 0), spec.traits.monitor_gpu or bool(case.run.soak_chunk)
+            ) as monitor,
         ):
             m = backend.measure(case)
         row = success_row(case, spec, m, run_id, env, peaks)

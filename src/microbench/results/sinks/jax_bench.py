@@ -42,7 +42,7 @@ from microbench.platform.system_presets import HardwareStats
 from microbench.results.records import Row, used_devices
 from microbench.results.run_store import numbered
 from microbench.results.sinks import RunContext, Sink, register_sink
-from microbench.results.tpums_metrics import tpums_metrics
+from microbench.results.tpums_metrics import nvml_telemetry, tpums_metrics
 from microbench.results.writer import check_new_file, write_atomically
 
 SUMMARY, DETAILED = "summary.csv", "detailed.json"
@@ -250,7 +250,8 @@ def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
         if entry.soak:
             params["samples_per_run"] = case.run.soak_chunk
         metrics = tpums(case, bench, origin, everything, host_ms[:RECORDED], row)
-        metrics.update(row.series.telemetry)  # a TPU's firmware figures, under TPUMS's names
+        # a TPU's firmware figures under TPUMS's names; on a GPU, the NVML samples' equivalents
+        metrics.update(row.series.telemetry or nvml_telemetry(row.series.gpu_monitor))
     else:
         metrics = upstream_metrics(bench, origin, everything, host_ms[:RECORDED], row)
     metrics["total_duration_s"] = row.timing.timed_loop_s
