@@ -247,7 +247,7 @@ def test_run_sweeps_several_values_and_writes_upstreams_files(tmp_path, capsys):
     summary = list(csv.DictReader(open(tmp_path / "summary.csv")))  # noqa: SIM115
     assert [(r["m"], r["transpose_b"]) for r in summary] == [("32", "True"), ("64", "True")]
     assert {"wall_clock_p50_ms", "wall_clock_tflops_per_device", "total_flops"} <= set(summary[0])
-    assert not {"KET_ms", "throughput", "p50_ms", "xprof_timing"} & set(summary[0])
+    assert not {"KET_ms", "throughput", "p50_ms", "xprof_timing", "dtype"} & set(summary[0])
     assert (tmp_path / "detailed.json").exists()
 
 

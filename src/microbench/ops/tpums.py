@@ -37,6 +37,7 @@ class Tpums:
     defaults: dict[str, object] = field(default_factory=dict)  # TPUMS's default where it moved
     # TPUMS fields accepted and recorded, with no effect here yet (and why)
     inert: tuple[Param, ...] = ()
+    dropped: tuple[str, ...] = ()  # jax-bench fields TPUMS's config does not have
 
     @property
     def bench(self) -> V2Benchmark:
@@ -49,7 +50,7 @@ class Tpums:
         back = {v: k for k, v in self.renamed.items()}
         out = []
         for p in self.bench.all_fields:
-            if p.name in RUN_LEVEL:
+            if p.name in RUN_LEVEL or p.name in self.dropped:
                 continue
             name = back.get(p.name, p.name)
             aliases = tuple(a for a, target in self.aliases.items() if target == name)
@@ -60,7 +61,8 @@ class Tpums:
     def from_v2(self, fields: dict[str, object]) -> dict[str, object]:
         """A case's jax-bench fields in TPUMS's names, less the run-level ones."""
         back = {v: k for k, v in self.renamed.items()}
-        return {back.get(k, k): v for k, v in fields.items() if k not in RUN_LEVEL}
+        gone = (*RUN_LEVEL, *self.dropped)
+        return {back.get(k, k): v for k, v in fields.items() if k not in gone}
 
     def to_v2(self, fields: dict[str, object]) -> dict[str, object]:
         """Checked TPUMS fields as the jax-bench entry's (renamed; inert ones left out)."""
@@ -167,12 +169,13 @@ COLLECTIVE_INERT = (
     Param("batch_size", "int", None, doc="DCN: collectives per timed step: recorded (not yet)"),
     Param("sync_between_runs", "bool", None, doc="DCN: a barrier between runs: recorded (not yet)"),
 )
-GEMM_MOVED: dict[str, object] = {
-    "in_dtype": "bfloat16"
-}  # TPUMS's gemm defaults to bf16 (jax-bench's: fp8)
+# TPUMS's gemm defaults to bf16 (jax-bench's: fp8), and its configs have no dtype beside in_dtype and
+# out_dtype
+GEMM_MOVED: dict[str, object] = {"in_dtype": "bfloat16"}
+NO_DTYPE = ("dtype",)
 
 for _entry in (
-    Tpums("gemm", "gemm_generalized", defaults=GEMM_MOVED, roofline="compute"),
+    Tpums("gemm", "gemm_generalized", defaults=GEMM_MOVED, roofline="compute", dropped=NO_DTYPE),
     Tpums(
         "hbm",
         "hbm_bandwidth",
@@ -194,6 +197,7 @@ for _entry in (
         defaults=GEMM_MOVED,
         roofline="compute",
         soak=True,
+        dropped=NO_DTYPE,
     ),
     Tpums("attention_flashed", "attention_flashed", "experimental"),
     Tpums("transformer_layer_moe", "transformer_layer_moe", "experimental"),
@@ -202,7 +206,14 @@ for _entry in (
         for name in ("rmsnorm", "swiglu", "sigmoid", "simple_add", "quantization", "rope")
     ),
     # the earlier names, still used by shipped files
-    Tpums("gemm_generalized", "gemm_generalized", "alias", defaults=GEMM_MOVED, roofline="compute"),
+    Tpums(
+        "gemm_generalized",
+        "gemm_generalized",
+        "alias",
+        defaults=GEMM_MOVED,
+        roofline="compute",
+        dropped=NO_DTYPE,
+    ),
     Tpums(
         "hbm_bandwidth",
         "hbm_bandwidth",
