@@ -122,3 +122,31 @@ def test_a_gpu_soak_fills_the_columns_nvml_has_an_equivalent_for():
         "peak_temp_c_pre_soaking": 40.0,
     }
     assert nvml_telemetry([]) == {}
+
+
+def test_real_profile_data_planes_are_read_the_same_way():
+    """jax.profiler.ProfileData from a text proto: plane statistics, event statistics by their
+    metadata names, a performance counter id passed over for the value."""
+    from jax.profiler import ProfileData
+
+    profile = ProfileData.from_text_proto("""
+planes {
+  id: 1 name: "/device:TPU:0"
+  lines { id: 1 name: "XLA Ops" timestamp_ns: 0
+    events { metadata_id: 3 offset_ps: 0 duration_ps: 100000 } }
+  lines { id: 2 name: "Firmware" timestamp_ns: 0
+    events { metadata_id: 1 offset_ps: 0 duration_ps: 50000
+      stats { metadata_id: 2 int64_value: 7 } stats { metadata_id: 1 double_value: 0.0 } }
+    events { metadata_id: 1 offset_ps: 50000 duration_ps: 50000
+      stats { metadata_id: 1 double_value: 5.0 } } }
+  stats { metadata_id: 3 double_value: 71.5 }
+  event_metadata { key: 1 value { id: 1 name: "HBM FW Throttle(%) 2" } }
+  event_metadata { key: 3 value { id: 3 name: "fusion" } }
+  stat_metadata { key: 1 value { id: 1 name: "value" } }
+  stat_metadata { key: 2 value { id: 2 name: "performance_counter_id" } }
+  stat_metadata { key: 3 value { id: 3 name: "HBM FW Max Temperature(C)" } }
+}""")
+    (got,) = telemetry.per_device(profile.planes).values()
+    assert got["hbm_peak_temp_c"] == 71.5 and got["peak_temp_source"] == "hbm"
+    assert got["hbm_throttle_time_pct"] == pytest.approx(50.0)
+    assert got["hbm_throttle_mean_pct"] == pytest.approx(2.5)
