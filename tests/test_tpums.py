@@ -527,3 +527,13 @@ def test_the_sample_soak_runs_shortened_with_tpums_columns(tmp_path):
     (row,) = csv.DictReader(open(tmp_path / "o" / "summary.csv"))  # noqa: SIM115
     assert row["samples_per_run"] == "5" and float(row["wall_clock_slowdown_ratio"]) > 0
     assert {"wall_clock_initial_p50_ms", "wall_clock_sustained_p50_ms"} <= set(row)
+
+
+def test_xprof_device_mode_reaches_the_cases_run_settings(write_yaml):
+    (case,) = cases(
+        write_yaml,
+        "benchmark: {name: gemm, xprof_device_mode: max_device, params: {m: 8, k: 8, n: 8}}",
+    )
+    assert case.run.xprof_device_mode == "max_device"
+    (default,) = cases(write_yaml, "benchmark: {name: gemm, params: {m: 8, k: 8, n: 8}}")
+    assert default.run.xprof_device_mode == "first_device"

@@ -156,3 +156,27 @@ def test_per_device_reads_every_tpu_plane():
     # a chip that ran the module must show every run
     with pytest.raises(xplane.TraceError, match="expected 3"):
         xplane.per_device(ProfileData.from_text_proto(two), "jit_mb_quantization", 3)
+
+
+def two_chip_trace(slow: int) -> ProfileData:
+    """Two TPU planes running the module twice each; chip `slow` takes 3x as long."""
+    planes = []
+    for chip in (0, 1):
+        d = 3 if chip == slow else 1
+        planes.append(f"""
+planes {{
+  id: {chip + 1} name: "/device:TPU:{chip}"
+  lines {{ id: 1 name: "XLA Modules" timestamp_ns: 0
+    events {{ metadata_id: 1 offset_ps: 0 duration_ps: {d * 1000000} }}
+    events {{ metadata_id: 1 offset_ps: 20000000 duration_ps: {d * 1000000} }} }}
+  event_metadata {{ key: 1 value {{ id: 1 name: "jit_mb_gemm(1)" }} }}
+}}""")
+    return ProfileData.from_text_proto("".join(planes))
+
+
+@pytest.mark.parametrize("slow", [0, 1])
+def test_max_device_reads_the_slowest_chip_and_first_device_the_first(slow):
+    first = xplane.iterations(two_chip_trace(slow), "jit_mb_gemm", 2, "first_device")[1]
+    worst = xplane.iterations(two_chip_trace(slow), "jit_mb_gemm", 2, "max_device")[1]
+    assert [i.total_ns for i in first] == [3000.0 if slow == 0 else 1000.0] * 2
+    assert [i.total_ns for i in worst] == [3000.0] * 2

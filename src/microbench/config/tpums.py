@@ -27,14 +27,13 @@ from microbench.config.jax_bench_inputs import (
     read_sweep,
 )
 from microbench.config.settings import PlanRequest
-from microbench.core.case import Case
+from microbench.core.case import DEVICE_MODES, Case
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.ops.jax_bench import OURS, FlagSet
 from microbench.ops.tpums import BASE_NAMES, Tpums, get_tpums
 
 RESERVED = ("name", "model_preset", "params", "cases", "cases_from_csv", "sweep")
 STAGE_B = (*RESERVED, "xprof_timing", "xprof_device_mode")
-DEVICE_MODES = ("first_device", "max_device")
 TOP = "benchmark"
 
 
@@ -247,11 +246,7 @@ def _entries_b(
 ) -> list[tuple[dict[str, Any], str]]:
     """(jax-bench entry, where its case came from) per case of a stage-B file."""
     xprof = _flag(bench, "xprof_timing", (True, False))
-    if _flag(bench, "xprof_device_mode", DEVICE_MODES) == "max_device":
-        request.warnings.append(
-            f"{TOP}.xprof_device_mode: the headline is already the slowest device where an op spans "
-            "several; for one-device ops it has no effect here"
-        )
+    device_mode = _flag(bench, "xprof_device_mode", DEVICE_MODES)
     preset = _preset(bench, entry)
     out: list[tuple[dict[str, Any], str]] = []
     for where, case in _swept(bench, _cases(bench, request), request):
@@ -268,6 +263,8 @@ def _entries_b(
             _soaks(xprof, fields, where)
         if xprof is not None:
             fields["xprof_timing"] = xprof
+        if device_mode is not None:
+            fields["xprof_device_mode"] = device_mode
         if request.xprof_dir:
             fields["xprof_dir"] = request.xprof_dir
         out.append(({"name": entry.v2, **fields}, where))

@@ -20,6 +20,7 @@ from microbench.platform.system_presets import HardwareStats
 CHECK_MODES = ("strict", "flag", "off")
 CACHE_POLICIES = ("cold", "warm")
 CADENCES = ("blocked", "sustained")
+DEVICE_MODES = ("first_device", "max_device")
 INPUT_POLICIES = ("fixed", "rotate")
 SHAPE_KEYS = ("m", "k", "n")
 
@@ -118,6 +119,12 @@ class RunSettings:
     )
     input_sets: int = setting(
         4, "with inputs: rotate, how many sets", Rule("count", 2, MAX_INPUT_SETS)
+    )
+    xprof_device_mode: str = setting(
+        "first_device",
+        "the device plane a one-device op's trace is read from: first_device, or max_device (the "
+        "one with the highest median: TPUMS's xprof_device_mode)",
+        Rule("choice", choices=DEVICE_MODES),
     )
     soak_chunk: int | None = setting(
         None,

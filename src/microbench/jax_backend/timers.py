@@ -207,7 +207,7 @@ def _per_iteration(
     case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
 ) -> Timing:
     """Each iteration's device time: its kernels (GPU) or module execution (TPU) in the trace."""
-    platform, iters = xplane.iterations(profile, module_name(case), n)
+    platform, iters = xplane.iterations(profile, module_name(case), n, case.run.xprof_device_mode)
     return Timing(
         samples_s=[i.total_ns * 1e-9 for i in iters],
         source=f"xprof_{platform}",
