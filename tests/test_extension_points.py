@@ -274,3 +274,16 @@ def test_a_run_setting_is_one_declaration(tmp_path):
     seen = json.loads(done.stdout.splitlines()[0])
     assert all(seen.values()), seen
     assert done.returncode == 2 and "probe_gap_s" in done.stderr, done.stderr
+
+
+def test_a_cases_id_is_its_parameters_values_not_their_class():
+    """Typing an op's parameters changed no case id: --resume still finds earlier runs' cases."""
+    from microbench.catalogue import get_spec
+    from microbench.core.case import Case, Outputs, RunSettings
+
+    typed = get_spec("add").resolve({"m": 8, "n": 8}, "test")
+    ids = {
+        Case("add", "jax", params, RunSettings(), Outputs("x.csv"), "add").id
+        for params in (typed, dict(typed))
+    }
+    assert len(ids) == 1

@@ -213,7 +213,7 @@ class Case:
         ident = {
             "op": self.op,
             "backend": self.backend,
-            "params": self.params,
+            "params": dict(self.params),  # by value: the typed class does not enter the id
             "num_runs": self.run.num_runs,
             "warmup": self.run.warmup,
             **{k: v for k, v in optional if v not in (None, "auto")},
