@@ -55,6 +55,8 @@ def _calls(
         "send_recv": lambda: (
             dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
         ),
+        "ppermute_uni": lambda: _pair(x, out, mine, member, group, both=False),
+        "ppermute_bidi": lambda: _pair(x, out, mine, member, group, both=True),
         "device_to_device": lambda: _exchange(x, out, mine, member, p, group),
         "all_reduce": reduction,
     }
@@ -72,6 +74,17 @@ def _exchange(
     if member == 1 or spec.directions(p) == 2:
         ops.append(dist.P2POp(dist.irecv, out, mine[1 - member], group))
     return [request.wait() for request in dist.batch_isend_irecv(ops)]
+
+
+def _pair(x: Any, out: Any, mine: list[int], member: int, group: Any, both: bool) -> Any:
+    """Members 0 and 1 of the group: 0 sends to 1 (and, both, 1 to 0); the rest take no part."""
+    dist = torch.distributed
+    ops = []
+    if member == 0 or (both and member == 1):
+        ops.append(dist.P2POp(dist.isend, x, mine[1 - member], group))
+    if member == 1 or (both and member == 0):
+        ops.append(dist.P2POp(dist.irecv, out, mine[1 - member], group))
+    return [request.wait() for request in dist.batch_isend_irecv(ops)] if ops else None
 
 
 def _reduction(reduce_op: str, out: Any, r: int, group: Any) -> tuple[Callable[[], Any], str]:

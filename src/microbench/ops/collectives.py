@@ -359,6 +359,28 @@ COLLECTIVES: dict[str, Collective] = {
         # iteration that the profiler records (PyTorch 2.11), so only their run time places them
         cadence="blocked",
     ),
+    # TPUMS's ppermute over each group (the DCN slices): member 0 sends to member 1 (uni), or members
+    # 0 and 1 exchange (bidi); the others take no part and end with zeros
+    "ppermute_uni": Collective(
+        "PERMUTE",
+        _same,
+        _same,
+        _one,
+        _same,
+        None,
+        lambda i, r, n, out, p: [(0, EVERY, out)] if i == 1 else [],
+        cadence="blocked",
+    ),
+    "ppermute_bidi": Collective(
+        "PERMUTE",
+        _same,
+        _same,
+        _one,
+        lambda rows, r: 2 * rows,
+        None,
+        lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i < 2 else [],
+        cadence="blocked",
+    ),
     "send_recv": Collective(  # member 0 (source) sends to member 1 (target); only it receives
         "SEND_RECV",
         _same,
@@ -627,6 +649,8 @@ for _name, _doc in (
     ("psum_scatter", "reduce-scatter: (r*matrix_dim, 8*128) summed, each member keeps its 1/r"),
     ("all_to_all", "all-to-all: chunk i of every member's block goes to member i"),
     ("ppermute", "ring shift over the group: member i sends its block to member i+1"),
+    ("ppermute_uni", "member 0 of each group sends its block to member 1 (TPUMS's, DCN's)"),
+    ("ppermute_bidi", "members 0 and 1 of each group exchange their blocks (TPUMS's, DCN's)"),
 ):
     _spec(_name, _doc, GroupedParams)
 _spec(
@@ -666,6 +690,8 @@ def _collective_body(op: str, p: CollectiveParams, axes: tuple[str, ...]) -> Cal
         "psum_scatter": lambda x: lax.psum_scatter(x, name, scatter_dimension=0, tiled=True),
         "all_to_all": lambda x: lax.all_to_all(x, name, 0, 0, tiled=True),
         "ppermute": lambda x: lax.ppermute(x, name, [(i, (i + 1) % r) for i in range(r)]),
+        "ppermute_uni": lambda x: lax.ppermute(x, name, [(0, 1)]),
+        "ppermute_bidi": lambda x: lax.ppermute(x, name, [(0, 1), (1, 0)]),
         "send_recv": lambda x: lax.ppermute(x, name, [(p.source_id, p.target_id)]),
         "device_to_device": lambda x: lax.ppermute(x, name, _pairs(p)),
         "all_reduce": lambda x: reduce(x, name),
