@@ -374,6 +374,7 @@ COLUMN_HOMES = (
     "results/writer.py",
     "results/run_store.py",  # the run record, a JSON format of its own
     "results/sinks/",
+    "results/tpums_metrics.py",  # TPUMS's summary.csv names (an upstream format, as the sinks')
 )
 
 

@@ -3,6 +3,7 @@ benchmarks and fields, refusals in one line naming the key, and upstream's shipp
 
 import csv
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -140,11 +141,6 @@ def test_a_sweep_of_more_than_1000_keeps_the_first_1000_per_case_and_says_so(wri
             "benchmark: {name: gemm, xprof_device_mode: all}\n",
             "benchmark.xprof_device_mode",
             "one of",
-        ),
-        (
-            "benchmark: {name: all_reduce, mesh_axes: 'dcn,ici', mesh_shape: 2x2}\n",
-            "benchmark.mesh_axes",
-            "DCN collectives",
         ),
     ],
 )
@@ -537,3 +533,59 @@ def test_xprof_device_mode_reaches_the_cases_run_settings(write_yaml):
     assert case.run.xprof_device_mode == "max_device"
     (default,) = cases(write_yaml, "benchmark: {name: gemm, params: {m: 8, k: 8, n: 8}}")
     assert default.run.xprof_device_mode == "first_device"
+
+
+def test_a_dcn_mesh_groups_along_its_dcn_axis_and_never_falls_back():
+    from microbench.ops.jax_bench import block_elements, resolve_group
+
+    f = {"mesh_shape": "2x8", "sharding_strategy": None, "mesh_axes": "dcn,ici"}
+    group = resolve_group(f, devices=8)  # a mesh the devices cannot fill: kept, not one axis
+    assert (group.mesh_shape, group.strategy, group.size) == ("2x8", "2x1", 2)
+    assert block_elements({**f, "matrix_dim": 8192, "input_layout": "dcn_1d"}) == 8192**2 // 2
+
+
+def test_dcn_columns_by_hand():
+    """all_reduce over 2 slices of 8: shard = 8192^2 bf16 / 2 = 64 MiB; ring 2(2-1)/2 = 1; at 10 ms
+    a device moves 64 MiB * 8 / 10 ms = 53.7 Gb/s, a host 8x that, 53.7% of 800 Gb/s at ring 1."""
+    from microbench.results.tpums_metrics import dcn
+
+    f = {
+        "mesh_shape": "2x8", "mesh_axes": "dcn,ici", "input_layout": "dcn_1d",
+        "matrix_dim": 8192, "dtype": "bfloat16", "ring_factor": None,
+    }  # fmt: skip
+    shard = 8192**2 * 2 / 2
+    got = dcn("all_reduce", f, {"xprof": 0.01})
+    assert got["ring_factor"] == 1.0 and got["participants_per_slice"] == 8
+    assert got["algorithm_bytes"] == shard * 8
+    assert got["xprof_per_device_algo_gbps"] == pytest.approx(shard * 8 / 0.01 / 1e9)
+    assert got["xprof_duplex_utilization_pct"] == pytest.approx(shard * 8 * 8 / 0.01 / 1e9 / 8)
+    bidi = dcn("ppermute", {**f, "direction": "bidi", "ring_factor": None}, {})
+    assert bidi["ring_factor"] == 2.0
+    assert dcn("ppermute", {**f, "direction": "uni", "ring_factor": 3}, {})["ring_factor"] == 3.0
+
+
+@pytest.mark.slow
+def test_dcn_permutes_and_all_reduce_on_two_processes_of_four_devices(tmp_path, write_yaml):
+    """Upstream's DCN files, the mesh made 2x4 (two processes of four forced CPU devices): the dcn
+    axis spans the processes; every row checked, TPUMS's DCN columns written."""
+    import subprocess
+    import sys
+
+    for name in ("ppermute_uni", "ppermute_bidi", "all_reduce"):
+        text = (ROOT / "configs" / "tpums" / "dcn" / f"7x_2x2x1_{name}.yaml").read_text()
+        text = text.replace('mesh_shape: "2x8"', 'mesh_shape: "2x4"')
+        text = text.replace("[8192, 16384, 24576, 32768]", "[64]")
+        (tmp_path / f"{name}.yaml").write_text(text)
+        done = subprocess.run(
+            [sys.executable, "-m", "microbench.cli", "run", "--config", f"{name}.yaml"]
+            + ["--output-dir", "out", "-q", "--processes", "2"],
+            cwd=tmp_path,
+            env={**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        (row,) = csv.DictReader(open(tmp_path / "out" / f"{name}.summary.csv"))  # noqa: SIM115
+        assert row["check"] == "passed" and row["participants_per_slice"] == "4"
+        assert float(row["wall_clock_host_bus_gbps"]) > 0

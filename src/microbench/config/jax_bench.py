@@ -11,6 +11,7 @@ silently.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -191,7 +192,10 @@ def _group(fields: dict[str, Any], request: PlanRequest) -> tuple[dict[str, Any]
     devices = request.device_count()
     group = resolve_group(fields, devices)
     request.warnings.extend(group.warnings)
-    mesh = {"ici_size": devices, "mesh_shape": group.mesh_shape}
+    # the mesh's own device count (a DCN mesh the devices cannot fill: an unsupported row, not a
+    # fallback; any other mesh fills them or is one axis of all)
+    size = math.prod(int(d) for d in group.mesh_shape.split("x")) if group.mesh_shape else devices
+    mesh = {"ici_size": size, "mesh_shape": group.mesh_shape}
     return {**mesh, "sharding_strategy": group.strategy}, group.size
 
 
@@ -303,7 +307,7 @@ def _expand_entry(
         raise UserError(f"an entry must be a mapping, got {type(entry).__name__}", key=where)
     if "name" not in entry:
         raise UserError("required key is missing", key=key_path(where, "name"))
-    bench = get_v2(entry["name"], key_path(where, "name"))
+    bench = get_v2(entry["name"], key_path(where, "name"), request.tpums)
     shared = {k: Sourced(v, key_path("global", k)) for k, v in globals_.items() if k != "sweep"}
     if request.xprof_dir:  # --xprof_dir: where neither the entry nor global says
         shared.setdefault("xprof_dir", Sourced(request.xprof_dir, "--xprof_dir"))

@@ -211,7 +211,7 @@ def one_off_params(name: str) -> tuple[Param, ...]:
     from microbench.catalogue import all_specs, run_setting_params
     from microbench.ops.jax_bench import OURS_AS_PARAMS, V2
 
-    if name in V2:
+    if name in V2 and not V2[name].tpums_only:
         return (*V2[name].all_fields, *OURS_AS_PARAMS)
     specs = all_specs()
     if name not in specs:
@@ -229,7 +229,7 @@ def one_off_config(name: str, args: Sequence[str]) -> LoadedConfig:
     from microbench.ops.jax_bench import V2
 
     fields = parse_fields(name, args)
-    if name in V2:
+    if name in V2 and not V2[name].tpums_only:
         data: dict[str, Any] = {"benchmarks": [{"name": name, **fields}]}
     else:  # an Ironwood block: backend is the block's, the rest its one parameter entry
         block = {k: fields.pop(k) for k in ("backend",) if k in fields}

@@ -155,6 +155,7 @@ class PlanRequest:
     # devices the run will see (starts JAX: asked only by entries that span every device)
     device_count: Callable[[], int] = lambda: 1
     warnings: list[str] = field(default_factory=list)  # said once planning is done
+    tpums: bool = False  # planning a TPUMS file: TPUMS's own benchmark names are known too
 
 
 def pair_key(op: str, params: Mapping[str, Any]) -> str:

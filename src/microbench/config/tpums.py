@@ -186,31 +186,24 @@ def _swept(bench: dict[str, Any], cases: list[Layer], request: PlanRequest) -> I
             yield at, {**case, **{k: Given(v, key_path(where, k)) for k, v in combo.items()}}
 
 
-# what only a DCN (multi-slice) collective sets: refused, so that no ICI number is read as a DCN one
-DCN_ONLY = ("input_layout", "batch_size", "sync_between_runs", "ring_factor")
-
-
-def _not_dcn(values: dict[str, Any], where: dict[str, str]) -> None:
-    dcn = [k for k in DCN_ONLY if values.get(k) not in (None, "default")]
-    if "dcn" in str(values.get("mesh_axes") or "").split(","):
-        dcn.insert(0, "mesh_axes")
-    if dcn:
-        raise UserError(
-            "DCN collectives (a mesh axis across slices) are not implemented here yet; this "
-            "project will not time an ICI collective in their place",
-            key=where.get(dcn[0], TOP),
+def _dcn_note(values: dict[str, Any], where: str, request: PlanRequest) -> None:
+    """A DCN file's batching is recorded, not applied: each timed step here is one collective."""
+    if values.get("batch_size") not in (None, 1) or values.get("sync_between_runs"):
+        note = (
+            f"{where}: batch_size and sync_between_runs are recorded; each timed step here is one "
+            "collective (upstream's batching is not applied)"
         )
+        if note not in request.warnings:
+            request.warnings.append(note)
 
 
 def _checked(entry: Tpums, given: dict[str, Given]) -> dict[str, Any]:
     """The case's values, each checked against its field (errors name the TPUMS key)."""
     fields = {p.name: p for p in entry.fields}
-    values = {
+    return {
         name: fields[name].validate(g.value, g.where) if name in fields else g.value
         for name, g in given.items()
     }
-    _not_dcn(values, {name: g.where for name, g in given.items()})
-    return values
 
 
 def _flag(
@@ -255,7 +248,9 @@ def _entries_b(
             xprof = flag.value if xprof is None and not out else xprof
             _flag({"xprof_timing": flag.value}, "xprof_timing", (True, False), flag.where)
         given = _canonical(entry, {**preset, **case})
-        fields = entry.to_v2(_checked(entry, given))
+        checked = _checked(entry, given)
+        _dcn_note(checked, TOP, request)
+        fields = entry.to_v2(checked)
         for name, param in ((p.name, p) for p in entry.fields):
             if name not in given and name in entry.defaults:  # TPUMS's own default
                 fields[entry.renamed.get(name, name)] = param.default_value
@@ -317,7 +312,7 @@ def _plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
     data[TOP] = bench
     request.warnings.extend(dict.fromkeys(said))
     if not is_stage_b(bench):
-        _not_dcn(bench, {k: key_path(TOP, k) for k in bench})
+        _dcn_note(bench, TOP, request)
         top = {k: v for k, v in data.items() if k != TOP}
         hardware = top.pop("hardware", None)
         converted = {"global": top, "benchmarks": [_entry_a(data, entry)]}
@@ -346,7 +341,8 @@ def _planned(converted: dict[str, Any], request: PlanRequest, where: str) -> lis
     """The jax-bench dialect's cases; its errors re-keyed to where the TPUMS file gave the case."""
     before = len(request.warnings)
     try:
-        cases = jax_bench.plan(jax_bench.JaxBenchConfig.model_validate(converted), request)
+        model = jax_bench.JaxBenchConfig.model_validate(converted)
+        cases = jax_bench.plan(model, replace(request, tpums=True))  # the same warnings list
         request.warnings[before:] = [_located(w, where) for w in request.warnings[before:]]
         return cases
     except UserError as error:

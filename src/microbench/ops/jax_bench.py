@@ -178,6 +178,7 @@ class V2Benchmark:
     notes: str = ""  # how it departs from upstream, for docs and `list`
     every_pair: bool = False  # no pair given: one case per ordered pair of devices (upstream's D2D)
     collective: bool = False  # a mesh and a group over the devices (upstream's N)
+    tpums_only: bool = False  # TPUMS's name, not jax-bench's: planned for TPUMS files only
 
     @property
     def upstream_fields(self) -> tuple[Param, ...]:
@@ -199,12 +200,17 @@ def register_v2(benchmark: V2Benchmark) -> V2Benchmark:
     return register_once(V2, benchmark.name, benchmark, "jax-bench benchmark")
 
 
-def get_v2(name: str, where: str) -> V2Benchmark:
-    if name not in V2:
+def jax_bench_names() -> list[str]:
+    return [name for name, bench in V2.items() if not bench.tpums_only]
+
+
+def get_v2(name: str, where: str, tpums: bool = False) -> V2Benchmark:
+    """A jax-bench name's entry (with `tpums`, TPUMS's own ones too)."""
+    if name not in V2 or (V2[name].tpums_only and not tpums):
         raise UserError(
-            f"unknown benchmark '{name}' (jax-bench names: {', '.join(V2)})",
+            f"unknown benchmark '{name}' (jax-bench names: {', '.join(jax_bench_names())})",
             key=where,
-            suggestion=did_you_mean(str(name), V2),
+            suggestion=did_you_mean(str(name), jax_bench_names()),
         )
     return V2[name]
 
@@ -618,8 +624,54 @@ COLLECTIVE_FIELDS = (
 )
 
 
+# this project's collective fields (TPUMS's DCN layout: a mesh axis named dcn spans slices, hosts)
+COLLECTIVE_OURS = (
+    Param("mesh_axes", "str", None, doc="the mesh axes' names, e.g. dcn,ici: dcn spans slices"),
+    Param(
+        "input_layout",
+        "str",
+        "default",
+        doc="dcn_1d: a (matrix_dim, matrix_dim) input split over dcn",
+    ),
+    Param("ring_factor", "float", None, doc="DCN bus factor (default: the collective's own)"),
+    Param("batch_size", "int", None, doc="DCN: recorded; each timed step is one collective here"),
+    Param("sync_between_runs", "bool", None, doc="DCN: recorded"),
+)
+
+
+def dcn_axis(f: Fields) -> int | None:
+    """The mesh axis named dcn (TPUMS's mesh_axes), or None for an ICI-only mesh."""
+    axes = [a.strip() for a in str(f.get("mesh_axes") or "").split(",")]
+    return axes.index("dcn") if "dcn" in axes else None
+
+
+def dcn_slices(f: Fields) -> int:
+    """Slices along the dcn axis (1 without one)."""
+    axis, shape = dcn_axis(f), _ints(f.get("mesh_shape"))
+    return shape[axis] if axis is not None and shape and axis < len(shape) else 1
+
+
+def dcn_participants(f: Fields) -> int:
+    """Devices of one slice: the mesh's devices over its dcn slices."""
+    shape = _ints(f.get("mesh_shape")) or [1]
+    return math.prod(shape) // dcn_slices(f)
+
+
+def block_elements(f: Fields) -> int:
+    """One device's block: matrix_dim tiles of 8x128, or (dcn_1d) matrix_dim^2 over the slices."""
+    if f.get("input_layout") == "dcn_1d":
+        return int(f["matrix_dim"]) ** 2 // dcn_slices(f)
+    return int(f["matrix_dim"]) * collectives.TILE
+
+
 def block_bytes(f: Fields) -> float:
-    return float(f["matrix_dim"] * collectives.TILE * itemsize(f["dtype"]))
+    return float(block_elements(f) * itemsize(f["dtype"]))
+
+
+def _sized(f: Fields) -> dict[str, Any]:
+    if f.get("input_layout") == "dcn_1d":
+        return {"num_elements": block_elements(f)}
+    return {"matrix_dim": f["matrix_dim"]}
 
 
 def scatter_chunk_bytes(f: Fields) -> float:
@@ -629,29 +681,34 @@ def scatter_chunk_bytes(f: Fields) -> float:
 def _collective(
     name: str,
     class_name: str,
-    op: str,
+    op: str | Callable[[Fields], str],
     moved: Model,
-    sized: Callable[[Fields], dict[str, Any]] = lambda f: {"matrix_dim": f["matrix_dim"]},
+    sized: Callable[[Fields], dict[str, Any]] = _sized,
     size_key: str = "shard_size_mb",
     size: Callable[[Fields], float] = block_bytes,
     run_id: Callable[[Fields], str] = lambda f: f"dim_{f['matrix_dim']}",
     flags: str | None = None,
     extra: Callable[[Fields], dict[str, Any]] = lambda f: {},
+    fields: tuple[Param, ...] = (),
+    notes: str = "the group is upstream's (a mesh the devices cannot fill: one axis of all)",
+    tpums_only: bool = False,
 ) -> None:
     register_v2(
         V2Benchmark(
             name,
             class_name,
-            COLLECTIVE_FIELDS,
-            _fixed(op),
+            (*COLLECTIVE_FIELDS, *fields),
+            op if callable(op) else _fixed(op),
             lambda f: {"dtype": f["dtype"], "seed": f["seed"], **sized(f), **extra(f)},
             run_id,
             lambda f, n: 0.0,
             moved,
             collective_metrics(size_key, size),
+            ours=COLLECTIVE_OURS,
             flags=flags or name,
             collective=True,
-            notes="the group is upstream's (a mesh the devices cannot fill: one axis of all)",
+            notes=notes,
+            tpums_only=tpums_only,
         )
     )
 
@@ -684,6 +741,20 @@ _collective(
 )
 
 
+# TPUMS's permute (jax-bench has none): uni, member 0 to member 1 of each group; bidi, both ways
+_collective(
+    "ppermute",
+    "PPermuteBenchmark",
+    lambda f: "ppermute_bidi" if f["direction"] == "bidi" else "ppermute_uni",
+    lambda f, n: block_bytes(f) * (2 if f["direction"] == "bidi" else 1),
+    run_id=lambda f: f"dim_{f['matrix_dim']}_dir_{f['direction']}",
+    flags="all_to_all",
+    fields=(Param("direction", "choice", "uni", ("uni", "bidi"), "bidi: both ways at once"),),
+    notes="TPUMS's, not jax-bench's; with mesh_axes dcn,ici it permutes across the slices",
+    tpums_only=True,
+)
+
+
 @dataclass(frozen=True)
 class Group:
     """A collective's mesh and group as upstream resolves them: the mesh_shape's grid when it fills
@@ -706,6 +777,14 @@ def _ints(text: Any) -> list[int] | None:
 def resolve_group(f: Fields, devices: int) -> Group:
     shape_text, strategy_text = f["mesh_shape"], f["sharding_strategy"]
     shape = _ints(shape_text) if shape_text is not None else None
+    axis = dcn_axis(f)
+    if axis is not None:  # DCN: the mesh as given, the group along dcn, never a fallback
+        if shape is None or axis >= len(shape):
+            raise UserError(
+                f"mesh_axes names {axis + 1} axes or more; mesh_shape is {shape_text!r}"
+            )
+        along = "x".join(str(d) if i == axis else "1" for i, d in enumerate(shape))
+        return Group("x".join(map(str, shape)), along, shape[axis])
     warnings: list[str] = []
     if shape_text is not None and (shape is None or math.prod(shape) != devices or min(shape) < 1):
         warnings.append(

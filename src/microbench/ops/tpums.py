@@ -161,13 +161,8 @@ def get_tpums(name: object, where: str) -> Tpums:
 
 
 COLLECTIVE_INERT = (
-    Param("mesh_axes", "str", None, doc="axis names, e.g. dcn,ici: recorded (DCN meshes: not yet)"),
-    Param("input_layout", "str", "default", doc="default or dcn_1d: recorded (not yet)"),
     Param("xla_dump_dir", "str", None, doc="where upstream reads its replica groups: unused"),
-    Param("ring_factor", "float", None, doc="DCN bus factor override: recorded (not yet)"),
     Param("device_placement", "str", None, doc="e.g. id_sorted: recorded"),
-    Param("batch_size", "int", None, doc="DCN: collectives per timed step: recorded (not yet)"),
-    Param("sync_between_runs", "bool", None, doc="DCN: a barrier between runs: recorded (not yet)"),
 )
 # TPUMS's gemm defaults to bf16 (jax-bench's: fp8), and its configs have no dtype beside in_dtype and
 # out_dtype
@@ -199,6 +194,9 @@ for _entry in (
         soak=True,
         dropped=NO_DTYPE,
     ),
+    Tpums("ppermute", "ppermute", "experimental", inert=COLLECTIVE_INERT),
+    Tpums("ppermute_uni", "ppermute", "experimental", defaults={"direction": "uni"}),
+    Tpums("ppermute_bidi", "ppermute", "experimental", defaults={"direction": "bidi"}),
     Tpums("attention_flashed", "attention_flashed", "experimental"),
     Tpums("transformer_layer_moe", "transformer_layer_moe", "experimental"),
     *(

@@ -13,7 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from microbench.core.case import Origin
-from microbench.ops.jax_bench import Figures, V2Benchmark
+from microbench.ops.jax_bench import (
+    Figures,
+    V2Benchmark,
+    block_bytes,
+    dcn_axis,
+    dcn_participants,
+    dcn_slices,
+    scatter_chunk_bytes,
+)
 from microbench.ops.tpums import TPUMS, chip_spec
 from microbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
 
@@ -139,13 +147,45 @@ def tpums_metrics(
     for domain, fig in figures.items():
         rates.update(_rates(domain, bench.metrics(fig), bench.collective, per_chip))
     first = next(iter(figures.values()))
+    seconds = {d: stats[2] / 1e3 for d, stats in domains.items()}
     if bench.collective and group is not None and bench.name in CHIP_BYTES:
-        seconds = {d: stats[2] / 1e3 for d, stats in domains.items()}
         rates.update(collective(bench.name, _block_bytes(bench.name, fields), group, seconds))
+    if bench.collective and dcn_axis(fields) is not None:
+        rates.update(dcn(bench.name, fields, seconds))
     out.update(rates)
     out.update(soaked(soak or {}))
     out.update(_plain(bench.metrics(first)))
     out.update(_roofline(name, first, bench.peak_dtype(fields), device_kind, rates))
+    return out
+
+
+DUPLEX_GBPS = 800.0  # TPUMS's DCN line rate: two 400 Gb/s NICs
+
+
+def dcn(name: str, fields: dict[str, Any], seconds: dict[str, float]) -> dict[str, Any]:
+    """A DCN collective's columns, in Gbit/s as TPUMS writes them: one device's shard over the time
+    (`per_device_algo`), times the devices of a slice (`host_algo`), times the ring factor (the given
+    one, else all-reduce's 2(n-1)/n over n slices, a two-way permute's 2, else 1: `host_bus`), and
+    that over the 800 Gb/s line (`duplex_utilization_pct`)."""
+    slices, participants = dcn_slices(fields), dcn_participants(fields)
+    default = {"all_reduce": 2 * (slices - 1) / slices}.get(name, 1.0)
+    if name == "ppermute":
+        default = 2.0 if fields.get("direction") == "bidi" else 1.0
+    ring = float(fields.get("ring_factor") or default)
+    shard = block_bytes(fields)
+    out: dict[str, Any] = {
+        "algorithm_bytes": shard * ring * participants,
+        "ring_factor": ring,
+        "participants_per_slice": participants,
+    }
+    for domain, s in seconds.items():
+        per_device = shard * 8 / (s * 1e9) if s else 0.0
+        out[f"{domain}_per_device_algo_gbps"] = per_device
+        out[f"{domain}_host_algo_gbps"] = per_device * participants
+        out[f"{domain}_host_bus_gbps"] = per_device * participants * ring
+        out[f"{domain}_duplex_utilization_pct"] = (
+            per_device * participants * ring / DUPLEX_GBPS * 100
+        )
     return out
 
 
@@ -163,8 +203,6 @@ def soaked(phases: dict[str, tuple[float, float]]) -> dict[str, Any]:
 
 def _block_bytes(name: str, fields: dict[str, Any]) -> float:
     """S: one device's block (reduce-scatter: its output chunk, matrix_dim x 256)."""
-    from microbench.ops.jax_bench import block_bytes, scatter_chunk_bytes
-
     return scatter_chunk_bytes(fields) if name == "reduce_scatter" else block_bytes(fields)
 
 

@@ -122,7 +122,7 @@ def print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]
 
 
 def benchmark_records() -> list[BenchmarkRecord]:
-    return [BenchmarkRecord.of(b) for b in V2.values()]
+    return [BenchmarkRecord.of(b) for b in V2.values() if not b.tpums_only]
 
 
 def op_records() -> list[OpRecord]:
