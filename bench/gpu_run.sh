@@ -135,6 +135,13 @@ for l in open('$OUT/collectives_headline.jsonl'):
       --output_dir "$OUT/tpums/soak" 2>&1 | grep -v Warn | tail -2
     python3 bench/tpums_table.py "$OUT"/tpums/*/summary.csv | tee "$OUT/tpums.md"
     tar czf "$OUT/tpums.tgz" -C "$OUT" tpums && rm -rf "$OUT/tpums" ;;
+  dcn)  # issue 38: upstream's DCN files on two GPUs, one process each (the dcn axis spans them)
+    for name in ppermute_uni ppermute_bidi all_reduce; do
+      sed 's/mesh_shape: "2x8"/mesh_shape: "2x1"/; s/\[8192, 16384, 24576, 32768\]/[8192, 16384, 32768]/' \
+        configs/tpums/dcn/7x_2x2x1_$name.yaml > /tmp/dcn_$name.yaml
+      timeout 280 $RUN --config /tmp/dcn_$name.yaml --output-dir "$OUT/dcn" --processes 2 2>&1 | grep -v "Warn\|Gloo" | tail -2
+    done
+    python3 bench/tpums_table.py "$OUT"/dcn/*.summary.csv | tee "$OUT/dcn.md" ;;
   v2_attention)
     timeout 560 $RUN --config configs/jax_bench/7x/attention_jax_flash.yaml --output-dir "$OUT/v2/attention" 2>&1 | grep -v Warn | tail -2
     python3 bench/summarize.py "$OUT/v2/attention/"*.csv | grep -v "^op |" | cut -c1-220

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import sys
 
-FIELDS = ("m", "k", "n", "in_dtype", "num_elements", "op_type", "dtype")
+FIELDS = ("m", "k", "n", "in_dtype", "num_elements", "op_type", "dtype", "matrix_dim", "direction")
 METRICS = (
     "samples_per_run",
     "wall_clock_initial_p50_ms",
@@ -23,6 +23,11 @@ METRICS = (
     "xprof_tflops_per_device",
     "xprof_bandwidth_per_device_gb_s",
     "total_bytes_mib",
+    "participants_per_slice",
+    "ring_factor",
+    "xprof_per_device_algo_gbps",
+    "xprof_host_bus_gbps",
+    "xprof_duplex_utilization_pct",
     "check",
     "timing_source",
 )
