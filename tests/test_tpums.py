@@ -589,3 +589,31 @@ def test_dcn_permutes_and_all_reduce_on_two_processes_of_four_devices(tmp_path, 
         (row,) = csv.DictReader(open(tmp_path / "out" / f"{name}.summary.csv"))  # noqa: SIM115
         assert row["check"] == "passed" and row["participants_per_slice"] == "4"
         assert float(row["wall_clock_host_bus_gbps"]) > 0
+
+
+def test_device_to_device_prints_tpums_matrix():
+    """Rows are sources, columns destinations; a pair that did not run is `-`, the diagonal `X`."""
+    from microbench.results.tpums_metrics import d2d_matrices
+
+    def entry(src, dst, gbps):
+        return {
+            "metadata": {
+                "benchmark_name": "DeviceToDeviceBenchmark",
+                "params": {"dtype": "float32", "direction": "uni", "data_size_mib": 256},
+            },
+            "metrics": {
+                "src_device_index": src,
+                "dst_device_index": dst,
+                "wall_clock_bandwidth_per_device_gb_s": gbps,
+            },
+        }
+
+    (matrix,) = d2d_matrices([entry(0, 1, 12.345), entry(1, 0, 10.0), entry(2, 0, 9.5)])
+    lines = matrix.splitlines()
+    assert lines[0] == (
+        "Device-to-Device Bandwidth Matrix (Wall Clock GB/s) "
+        "[dtype=float32, direction=uni, data_size_mib=256]"
+    )
+    assert lines[3].split() == ["D0", "X", "12.35", "-"]
+    assert lines[5].split() == ["D2", "9.50", "-", "X"]
+    assert d2d_matrices([]) == []

@@ -220,3 +220,48 @@ def nvml_telemetry(samples: list[list[float]]) -> dict[str, Any]:
         "total_power_mean_w": sum(power) / len(power),
         "peak_temp_c_pre_soaking": temperatures[0],
     }
+
+
+D2D = "DeviceToDeviceBenchmark"
+DOMAIN_TITLES = {"wall_clock": "Wall Clock", "xprof": "Xprof"}
+
+
+def d2d_matrices(entries: list[dict[str, Any]]) -> list[str]:
+    """TPUMS's console matrices of a device_to_device run: per (dtype, direction, data_size_mib) and
+    timing domain, GB/s from each source (rows) to each destination (columns), `-` where no pair ran
+    and `X` on the diagonal."""
+    from tabulate import tabulate
+
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for entry in entries:
+        if entry["metadata"]["benchmark_name"] == D2D:
+            params = entry["metadata"]["params"]
+            key = (params.get("dtype"), params.get("direction"), params.get("data_size_mib"))
+            groups.setdefault(key, []).append(entry["metrics"])
+    out = []
+    for (dt, direction, mib), metrics in groups.items():
+        n = 1 + max(max(m["src_device_index"], m["dst_device_index"]) for m in metrics)
+        for domain, title in DOMAIN_TITLES.items():
+            rate = f"{domain}_bandwidth_per_device_gb_s"
+            cells = {
+                (m["src_device_index"], m["dst_device_index"]): m[rate]
+                for m in metrics
+                if m.get(rate) is not None
+            }
+            if not cells:
+                continue
+            rows = [
+                [f"D{i}"]
+                + [
+                    "X" if i == j else f"{cells[(i, j)]:.2f}" if (i, j) in cells else "-"
+                    for j in range(n)
+                ]
+                for i in range(n)
+            ]
+            heading = (
+                f"Device-to-Device Bandwidth Matrix ({title} GB/s) "
+                f"[dtype={dt}, direction={direction}, data_size_mib={mib}]"
+            )
+            table = tabulate(rows, headers=["", *(f"D{j}" for j in range(n))], stralign="right")
+            out.append(f"{heading}\n{table}")
+    return out

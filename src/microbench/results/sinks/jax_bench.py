@@ -32,7 +32,7 @@ import numpy as np
 
 from microbench.catalogue import get_spec, params_of
 from microbench.core.case import Case, Origin
-from microbench.errors import UserError
+from microbench.errors import UserError, visible
 from microbench.ops import collectives
 from microbench.ops.jax_bench import V2, Figures, V2Benchmark
 from microbench.ops.tpums import TPUMS
@@ -42,7 +42,7 @@ from microbench.platform.system_presets import HardwareStats
 from microbench.results.records import Row, used_devices
 from microbench.results.run_store import numbered
 from microbench.results.sinks import RunContext, Sink, register_sink
-from microbench.results.tpums_metrics import nvml_telemetry, tpums_metrics
+from microbench.results.tpums_metrics import d2d_matrices, nvml_telemetry, tpums_metrics
 from microbench.results.writer import check_new_file, write_atomically
 
 SUMMARY, DETAILED = "summary.csv", "detailed.json"
@@ -361,6 +361,8 @@ class JaxBenchFiles(Sink):
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if self.entries:
+            for matrix in d2d_matrices(self.entries):  # TPUMS's device-to-device console matrices
+                print("\n" + "\n".join(visible(line) for line in matrix.splitlines()))
             print(f"jax-bench summary: {self.summary}, {self.detailed}", file=sys.stderr)
         elif self.claimed:  # nothing measured: the names go back
             for path in (self.summary, self.detailed):
