@@ -30,7 +30,7 @@ from microbench.config.settings import PlanRequest
 from microbench.core.case import DEVICE_MODES, Case
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.ops.jax_bench import OURS, FlagSet
-from microbench.ops.tpums import BASE_NAMES, Tpums, get_tpums
+from microbench.ops.tpums import BASE_NAMES, SAMPLES_PER_RUN, Tpums, get_tpums
 
 RESERVED = ("name", "model_preset", "params", "cases", "cases_from_csv", "sweep")
 STAGE_B = (*RESERVED, "xprof_timing", "xprof_device_mode")
@@ -250,10 +250,7 @@ def _entries_b(
         given = _canonical(entry, {**preset, **case})
         checked = _checked(entry, given)
         _dcn_note(checked, TOP, request)
-        fields = entry.to_v2(checked)
-        for name, param in ((p.name, p) for p in entry.fields):
-            if name not in given and name in entry.defaults:  # TPUMS's own default
-                fields[entry.renamed.get(name, name)] = param.default_value
+        fields = entry.to_v2({**entry.moved, **checked})
         if entry.soak:
             _soaks(xprof, fields, where)
         if xprof is not None:
@@ -272,21 +269,16 @@ def _soaks(xprof: Any, fields: dict[str, Any], where: str) -> None:
         raise UserError("a soak's windows are traced: set xprof_timing: true", key=TOP)
     if not fields.get("min_duration_s"):
         raise UserError("a soak lasts min_duration_s: give it (above 0)", key=where)
-    fields.setdefault("soak_chunk", 25)
+    fields.setdefault("soak_chunk", SAMPLES_PER_RUN.default)
 
 
 def _entry_a(data: dict[str, Any], entry: Tpums) -> dict[str, Any]:
     """A stage-A file as a jax-bench file: the benchmark an entry, the other top-level keys global."""
     bench = dict(data[TOP])
-    bench["name"] = entry.v2
     for alias, name in entry.aliases.items():
         if alias in bench:
             bench[name] = bench.pop(alias)
-    renamed: dict[str, Any] = {str(entry.renamed.get(k, k)): v for k, v in bench.items()}
-    for name, default in entry.defaults.items():
-        renamed.setdefault(entry.renamed.get(name, name), default)
-    inert = {p.name for p in entry.inert}
-    return {k: v for k, v in renamed.items() if k not in inert}
+    return {**entry.to_v2({**entry.moved, **bench}), "name": entry.v2}
 
 
 def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:

@@ -64,6 +64,11 @@ class Tpums:
         gone = (*RUN_LEVEL, *self.dropped)
         return {back.get(k, k): v for k, v in fields.items() if k not in gone}
 
+    @property
+    def moved(self) -> dict[str, object]:
+        """TPUMS's own defaults where they moved from jax-bench's, as checked values (in its names)."""
+        return {p.name: p.default_value for p in self.fields if p.name in self.defaults}
+
     def to_v2(self, fields: dict[str, object]) -> dict[str, object]:
         """Checked TPUMS fields as the jax-bench entry's (renamed; inert ones left out)."""
         inert = {p.name for p in self.inert}
