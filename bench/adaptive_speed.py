@@ -86,8 +86,15 @@ def process_wall(variant: list[str], cases: int, max_time: float) -> float:
         return time.perf_counter() - start
 
 
-def one(case: list[str], variant: list[str], target: float, max_time: float) -> dict[str, str]:
-    """One fresh process: start to first row, its wall, and the row."""
+def one(
+    case: list[str],
+    variant: list[str],
+    target: float,
+    max_time: float,
+    env: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """One fresh process (with `env` added to its environment): start to first row, its wall, and
+    the row."""
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "r.csv")
         command = [
@@ -109,7 +116,11 @@ def one(case: list[str], variant: list[str], target: float, max_time: float) -> 
         ]
         start = time.perf_counter()
         proc = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
         )
         first_row = None
         while proc.poll() is None:
@@ -129,11 +140,45 @@ def one(case: list[str], variant: list[str], target: float, max_time: float) -> 
         return row
 
 
+def startup(max_time: float) -> None:
+    """Start to first row of a one-off compiled add, its compile caches (Inductor's, Triton's) empty
+    and then filled by the run before, with Inductor's compile workers and without them."""
+    print("| compile caches | compile workers | first row s | of it compile s | process s |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as kept:
+        for workers in ("default", "1"):
+            threads = {} if workers == "default" else {"TORCHINDUCTOR_COMPILE_THREADS": workers}
+            for state in ("empty", "filled"):
+                with tempfile.TemporaryDirectory() as fresh:
+                    caches = fresh if state == "empty" else os.path.join(kept, workers)
+                    env = {
+                        "TORCHINDUCTOR_CACHE_DIR": os.path.join(caches, "inductor"),
+                        "TRITON_CACHE_DIR": os.path.join(caches, "triton"),
+                        **threads,
+                    }
+                    if state == "filled":  # the run that fills them
+                        one(CASES["add 2048x4096"], VARIANTS["torch compile"], 0.002, max_time, env)
+                    row = one(
+                        CASES["add 2048x4096"], VARIANTS["torch compile"], 0.002, max_time, env
+                    )
+                print(
+                    f"| {state} | {workers} | {row.get('first_row_s')} | {row.get('compile_s')} "
+                    f"| {row.get('process_s')} |",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the 20 us kernel only")
     parser.add_argument("--max-time", type=float, default=4.0, help="max_time_s of every case")
+    parser.add_argument(
+        "--startup", action="store_true", help="only the compiled case's start to first row"
+    )
     args = parser.parse_args()
+    if args.startup:
+        startup(args.max_time)
+        return
     print(
         "| case | backend | target | samples | reached | stop | timing wall s | of it flush s "
         "| of it profiler s | samples/s | median us | first row s | process s |"

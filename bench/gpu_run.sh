@@ -122,6 +122,13 @@ for l in open('$OUT/collectives_headline.jsonl'):
     python3 -c "import torch, os; print('torch bytecode cached:', os.path.isdir(os.path.join(os.path.dirname(torch.__file__), '__pycache__')), 'PYTHONDONTWRITEBYTECODE', os.environ.get('PYTHONDONTWRITEBYTECODE'))"
     for i in 1 2; do /usr/bin/time -f "import torch: %e s" python3 -c "import torch"; /usr/bin/time -f "import jax: %e s" python3 -c "import jax"; done
     timeout 560 python3 bench/adaptive_speed.py | tee "$OUT/adaptive.md" ;;
+  startup)  # issue 39: a one-off compiled case's start to first row, and where its seconds go
+    timeout 300 python3 bench/adaptive_speed.py --startup | tee "$OUT/startup.md"
+    rm -rf /tmp/sc; TORCHINDUCTOR_CACHE_DIR=/tmp/sc/i TRITON_CACHE_DIR=/tmp/sc/t timeout 120 python3 -m cProfile -o /tmp/compile.prof \
+      -m microbench.cli run --run add --m 2048 --n 4096 --dtype bfloat16 --backend torch --implementation compile \
+      --target_precision 0.002 --num_runs 20 -o /tmp/sc.csv -q --no-progress
+    python3 -c "import pstats; pstats.Stats('/tmp/compile.prof').sort_stats('cumulative').print_stats(60)" > "$OUT/compile_profile.txt"
+    grep -A70 "cumulative" "$OUT/compile_profile.txt" | cut -c1-160 | head -75 ;;
   sessions)  # issue 39: one profiler session's start, stop and parse beside its loop
     timeout 300 python3 bench/trace_overhead.py ${SESSIONS:-jax torch} 2>&1 | grep -v "^USDT\|Warning" | tee "$OUT/sessions.txt" ;;
   tpums)  # issue 38: upstream's tpu7x gemm and hbm TPUMS files, unchanged, through the tpums command

@@ -229,7 +229,7 @@ def adaptive(monkeypatch, noise, timer=None, **settings):
     clock = [0.0]
     monkeypatch.setattr(procedure.time, "perf_counter", lambda: clock[0])
     timer = timer(clock) if timer else SyntheticTimer(noise, clock)
-    run = RunSettings(num_runs=10, warmup=0, **settings)
+    run = RunSettings(num_runs=10, warmup=settings.pop("warmup", 0), **settings)
 
     def warm_call():  # a warm-up iteration takes 1 ms of the fake clock too
         clock[0] += 1e-3
@@ -290,6 +290,28 @@ def test_a_round_outlasts_the_profiler_session_it_pays_for(monkeypatch):
     assert rounds(0.2)[1] >= 200 * procedure.SESSION_SHARE - 1
 
 
+def test_a_pilot_outlasts_the_session_its_timer_pays_per_round(monkeypatch):
+    """A timer that pays a 15 ms profiler session per round (its warm-up's session said so before the
+    first) gets a pilot of at least 15 ms of 1 ms calls, not num_runs (10): a pilot that alone reaches
+    the target then spends at most half its wall in the session, so the case runs 1 000 samples per
+    second of its wall or near it; a timer with no sessions keeps num_runs."""
+    from microbench.measure.timers import Sessioned
+
+    for target in (0.05, 0.002):
+        timing, timer, elapsed = adaptive(
+            monkeypatch,
+            0.01,
+            timer=lambda clock: Sessioned(SyntheticTimer(0.01, clock, session_s=0.015), 0.015),
+            target_precision=target,
+            max_time_s=600,
+            warmup=10,
+        )
+        assert timer.timer.calls[0] >= 15 and timing.stop_reason == "precision"
+        assert timing.count / (elapsed - 0.010) >= 450  # the warm-up's 10 ms is not the loop's
+    timing, timer, _ = adaptive(monkeypatch, 0.01, target_precision=0.05, max_time_s=600, warmup=10)
+    assert timer.calls[0] == 10
+
+
 def test_only_the_timed_rounds_count_against_max_time(monkeypatch):
     """The timer is made (a GPU timer's profiler and flush buffer ready) before the case's clock starts:
     a 5 s start-up leaves its max_time_s whole, and a timer's kernel breakdown follows the loop once."""
@@ -334,7 +356,7 @@ def test_a_torch_gpu_timer_is_ready_before_it_is_returned(monkeypatch):
     assert order == [("warm", "cuda:0"), ("flush", "cuda:0")]
 
 
-def test_the_jax_flush_is_made_with_the_timer_not_in_a_round(monkeypatch):
+def test_the_jax_flush_and_profiler_are_made_with_the_timer_not_in_a_round(monkeypatch):
     pytest.importorskip("jax")
     from microbench.core.case import Case, Outputs, RunSettings
     from microbench.jax_backend import timers as jax_timers
@@ -349,8 +371,11 @@ def test_the_jax_flush_is_made_with_the_timer_not_in_a_round(monkeypatch):
         outputs=Outputs(csv_path="x.csv"),
         benchmark="b",
     )
-    jax_timers.xprof_timer(case)
+    timer = jax_timers.xprof_timer(case)
     assert made == [case]
+    # the profiler started with the timer too (a session paid for before the clock), and its cost
+    # known to size the pilot
+    assert isinstance(timer, timers.Sessioned) and timer.session_s > 0
 
 
 def test_without_a_target_timing_is_num_runs_and_a_soak_comes_before_the_target(monkeypatch):

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import os
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -57,14 +58,25 @@ def raw_events(prof: Any) -> list[Any]:
 
 
 @functools.cache
-def _warmed(device: str) -> None:
+def _warmed(device: str) -> float:
     dev = torch.device(device)
-    with recording(dev) as prof:
-        x = torch.ones(8, device=dev)
-        (x + 1).sum().item()
-    raw_events(prof)
+    cost = 0.0
+    for _ in range(2):  # the first session starts CUPTI; the second costs what every later one will
+        start = time.perf_counter()
+        with recording(dev) as prof:
+            x = torch.ones(8, device=dev)
+            (x + 1).sum().item()
+        raw_events(prof)
+        cost = time.perf_counter() - start
+    return cost
 
 
-def warm(device: Any) -> None:
-    """Start the profiler (and CUPTI) once per process and device, outside any case's timing."""
-    _warmed(str(device))
+def warm(device: Any) -> float:
+    """Start the profiler (and CUPTI) once per process and device, outside any case's timing; what a
+    session (start, stop, read) costs from then on."""
+    return _warmed(str(device))
+
+
+def session_cost() -> float:
+    """What a profiler session costs on the current GPU (its warm-up, paid once): sizes a pilot."""
+    return warm(torch.device("cuda", torch.cuda.current_device()))

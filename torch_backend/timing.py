@@ -29,6 +29,7 @@ from microbench.measure.attribution import (
 from microbench.measure.timers import (
     Described,
     Metered,
+    Sessioned,
     Timer,
     gc_paused,
     host_flush,
@@ -334,7 +335,11 @@ def _timer(fn: Callable[..., Timing], traced: bool = False) -> Callable[[Case], 
             timing.flush_s = flush.seconds
             return timing
 
-        return timer if traced else Described(timer, kernel_breakdown)
+        return (
+            Sessioned(timer, profiling.session_cost())
+            if traced
+            else Described(timer, kernel_breakdown)
+        )
 
     return factory
 

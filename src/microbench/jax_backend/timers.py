@@ -24,6 +24,7 @@ from microbench.jax_backend import distributed, telemetry, xplane
 from microbench.measure.timers import (
     HostFlush,
     Metered,
+    Sessioned,
     Timer,
     no_flush,
     register_timer,
@@ -161,6 +162,38 @@ def _profile_in_memory(
     return jax.profiler.ProfileData.from_serialized_xspace(serialized), wall
 
 
+def profiled(
+    run: Callable[[], list[float]], trace_dir: str | None, firmware: bool = False
+) -> tuple[Any, list[float]]:
+    """`run` inside one profiler session: in memory, or written under trace_dir when it is kept (or
+    where this JAX has no in-memory session); the profile and what `run` returned."""
+    in_memory = None if trace_dir else _profile_in_memory(run, firmware)
+    if in_memory is not None:
+        return in_memory
+    scratch = trace_dir or tempfile.mkdtemp(prefix="mb_trace_")
+    try:
+        return _profile_to_disk(scratch, run, firmware)
+    finally:
+        if not trace_dir:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+@functools.cache
+def session_cost() -> float:
+    """The profiler started before any case's clock (a GPU's CUPTI, the first session's set-up: the
+    first case paid them), and what a session costs from then on: the start, stop and read of a
+    second one around a trivial call. Sizes an adaptive case's pilot (`procedure.pilot_size`)."""
+    probe, x = jax.jit(lambda v: v + 1), jax.numpy.ones(8)
+    jax.block_until_ready(probe(x))
+    cost = 0.0
+    for _ in range(2):
+        start = time.perf_counter()
+        profile, _ = profiled(lambda: [float(jax.block_until_ready(probe(x))[0])], None)
+        list(profile.planes)
+        cost = time.perf_counter() - start
+    return cost
+
+
 def traced_samples(
     case: Case, flush: Callable[[], None], prepared: Prepared, warmup: int, n: int
 ) -> Timing:
@@ -181,15 +214,7 @@ def traced_samples(
     session_start = time.perf_counter()
     firmware = bool(case.run.soak_chunk) and jax.default_backend() == "tpu"  # a soak's windows
     try:
-        profiled = None if trace_dir else _profile_in_memory(run, firmware)
-        if profiled is None:
-            scratch = trace_dir or tempfile.mkdtemp(prefix="mb_trace_")
-            try:
-                profiled = _profile_to_disk(scratch, run, firmware)
-            finally:
-                if not trace_dir:
-                    shutil.rmtree(scratch, ignore_errors=True)
-        profile, wall = profiled
+        profile, wall = profiled(run, trace_dir, firmware)
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:
             timing = _slowest_device(case, profile, n, wall, trace_dir)
         else:
@@ -247,7 +272,10 @@ def xprof_timer(case: Case) -> Timer:
     flush is made (allocated, compiled) here, before the case's clock starts: it cost the first case
     0.24 s of its budget on an H100."""
     flush = flusher(case)
-    return lambda prepared, warmup, n: traced_samples(case, flush, prepared, warmup, n)
+    return Sessioned(
+        lambda prepared, warmup, n: traced_samples(case, flush, prepared, warmup, n),
+        session_cost(),
+    )
 
 
 @register_timer("traced_wall", ("jax",))
@@ -268,4 +296,4 @@ def traced_wall_timer(case: Case) -> Timer:
             session_s=traced.session_s,
         )
 
-    return timer
+    return Sessioned(timer, session_cost())

@@ -17,7 +17,14 @@ from microbench.core.types import (
 )
 from microbench.errors import CaseFailure, Status
 from microbench.measure import garbage
-from microbench.measure.timers import Described, Timer, timed_iterations, wall_clock, warm_up
+from microbench.measure.timers import (
+    Described,
+    Sessioned,
+    Timer,
+    timed_iterations,
+    wall_clock,
+    warm_up,
+)
 from microbench.platform import interrupt
 
 MAX_ROUND = (
@@ -120,19 +127,33 @@ def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: fl
     return max(1, min(MAX_ROUND, wanted, MAX_SOAK_SAMPLES - timing.count))
 
 
+def pilot_size(run: RunSettings, per_call_s: float | None, session_s: float) -> int:
+    """The first round: num_runs; under a precision target, on a timer that pays a profiler session
+    per round (`session_s`), enough iterations to outlast it (SESSION_SHARE), from the warm-up's wall
+    per call: 20 samples of a 20 µs add spent ~25 ms of an H100's wall in their session and under
+    1 ms in the op. Within max_runs, MAX_ROUND and half of max_time_s."""
+    if run.target_precision is None or not per_call_s or not session_s:
+        return run.num_runs
+    wanted = int(SESSION_SHARE * session_s / per_call_s) + 1
+    ceiling = min(run.max_runs, MAX_ROUND, int(run.max_time_s / 2 / per_call_s) + 1)
+    return max(run.num_runs, min(wanted, ceiling))
+
+
 def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
-    """Warm-up, then num_runs iterations (the floor). With min_duration_s or target_precision, time goes
-    on in rounds (each one call of the timer: one trace for a device timer) until `stop_reason` says
-    why not; a soak warms up for at least min(1 s, min_duration_s / 5) first, as jax-bench does. The
-    timed loop's start and length (post-processing included, warm-up not) are kept on the timing; a
-    `Described` timer's kernel breakdown follows, outside it."""
+    """Warm-up, then num_runs iterations (the floor; under a precision target, a pilot sized to its
+    session: `pilot_size`). With min_duration_s or target_precision, time goes on in rounds (each one
+    call of the timer: one trace for a device timer) until `stop_reason` says why not; a soak warms
+    up for at least min(1 s, min_duration_s / 5) first, as jax-bench does. The timed loop's start and
+    length (post-processing included, warm-up not) are kept on the timing; a `Described` timer's
+    kernel breakdown follows, outside it."""
     warm_until = time.perf_counter() + min(1.0, run.min_duration_s / 5)
-    warm_up(prepared, run.warmup)
+    per_call = warm_up(prepared, run.warmup)
     while time.perf_counter() < warm_until:
         warm_up(prepared, 1)
     garbage.COLLECTOR.before_window()  # a full collection, when due, is not the loop's time
+    session = timer.session_s if isinstance(timer, Sessioned) else 0.0
     started_at, start = time.time(), time.perf_counter()
-    timing = last = timer(prepared, 0, run.num_runs)
+    timing = last = timer(prepared, 0, pilot_size(run, per_call, session))
     if run.min_duration_s or run.target_precision is not None:
         while (reason := stop_reason(timing, run, time.perf_counter() - start)) is None:
             interrupt.check()

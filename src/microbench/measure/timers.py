@@ -41,6 +41,21 @@ class Described:
         return self.timer(prepared, warmup, n)
 
 
+@dataclass
+class Sessioned:
+    """A timer whose every call is one profiler session (start, stop, parse: milliseconds beside its
+    iterations), with what a session costs: the profiler's warm-up session's before the first round,
+    the latest round's after. An adaptive case's pilot is sized to outlast it (`procedure.pilot_size`)."""
+
+    timer: Timer
+    session_s: float
+
+    def __call__(self, prepared: Prepared, warmup: int, n: int) -> Timing:
+        timing = self.timer(prepared, warmup, n)
+        self.session_s = timing.session_s or self.session_s
+        return timing
+
+
 AUTO = "auto"
 FALLBACK = "wall"  # what `auto` means where no timer claims the (backend, platform)
 
@@ -152,12 +167,15 @@ class Metered:
 gc_paused = garbage.paused  # a timed window: see measure/garbage.py
 
 
-def warm_up(prepared: Prepared, warmup: int) -> None:
+def warm_up(prepared: Prepared, warmup: int) -> float | None:
+    """`warmup` blocked calls; the host wall of one (None without any), which sizes a pilot."""
+    t0 = time.perf_counter()
     for _ in range(warmup):
         interrupt.check()
         out = prepared.call()
         prepared.sync(out)
         del out
+    return (time.perf_counter() - t0) / warmup if warmup else None
 
 
 def timed_iterations(
