@@ -122,6 +122,22 @@ for l in open('$OUT/collectives_headline.jsonl'):
     python3 -c "import torch, os; print('torch bytecode cached:', os.path.isdir(os.path.join(os.path.dirname(torch.__file__), '__pycache__')), 'PYTHONDONTWRITEBYTECODE', os.environ.get('PYTHONDONTWRITEBYTECODE'))"
     for i in 1 2; do /usr/bin/time -f "import torch: %e s" python3 -c "import torch"; /usr/bin/time -f "import jax: %e s" python3 -c "import jax"; done
     timeout 560 python3 bench/adaptive_speed.py | tee "$OUT/adaptive.md" ;;
+  costs)  # issue 39: what a profiler session costs once started, and the compiler stack's import
+    python3 -c "
+import time; t = time.perf_counter()
+import torch; a = time.perf_counter()
+import torch._dynamo, torch._inductor.compile_fx; b = time.perf_counter()
+print(f'import torch {a - t:.2f} s, then dynamo + inductor {b - a:.2f} s')
+from torch_backend import profiling
+s = time.perf_counter(); c = profiling.warm(torch.device('cuda', 0))
+print(f'torch profiler warm-up {time.perf_counter() - s:.3f} s, a session after it {c * 1e3:.1f} ms')
+" 2>&1 | grep -v Warn | tee "$OUT/costs.txt"
+    python3 -c "
+import time
+from microbench.jax_backend import timers
+s = time.perf_counter(); c = timers.session_cost()
+print(f'jax profiler warm-up {time.perf_counter() - s:.3f} s, a session after it {c * 1e3:.1f} ms')
+" 2>&1 | grep -v Warn | tee -a "$OUT/costs.txt" ;;
   startup)  # issue 39: a one-off compiled case's start to first row, and where its seconds go
     timeout 300 python3 bench/adaptive_speed.py --startup | tee "$OUT/startup.md"
     rm -rf /tmp/sc; TORCHINDUCTOR_CACHE_DIR=/tmp/sc/i TRITON_CACHE_DIR=/tmp/sc/t timeout 120 python3 -m cProfile -o /tmp/compile.prof \

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,7 +14,7 @@ from microbench.catalogue import Headline, PreparedImplementation, get_spec, imp
 from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement
 from microbench.measure.procedure import measure
-from microbench.measure.timers import Timer, get_timer, timer_name
+from microbench.measure.timers import Timer, get_timer, keep_busy, timer_name
 from microbench.platform.environment import cpu_name
 from torch_backend.timing import ready, with_host_ops
 
@@ -24,15 +23,16 @@ def default_device() -> torch.device:
     return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
 
 
-def warm_gpu(seconds: float = 0.3) -> None:
-    """Bring an idle GPU to its working clocks before the first sample (seen on an H200: the first case of
-    a run was ~15% slow with clocks still ramping from idle)."""
+def warm_gpu() -> None:
+    """Bring an idle GPU to its working clocks before the first sample (`keep_busy`)."""
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
+
+    def burst() -> None:
         for _ in range(10):
             a @ a
         torch.cuda.synchronize()
+
+    keep_busy(burst)
 
 
 class TorchBackend:

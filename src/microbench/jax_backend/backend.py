@@ -42,10 +42,7 @@ from microbench.jax_backend.timers import module_name, safe_name
 from microbench.measure.inputs import Rotation, check_every_set, host_sets
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits, measure
-from microbench.measure.timers import (
-    get_timer,
-    timer_name,
-)
+from microbench.measure.timers import get_timer, keep_busy, timer_name
 from microbench.ops.common import PlacementExtras
 
 EXOTIC_DTYPES = {"float4_e2m1fn", "float8_e5m2", "float8_e4m3fn"}
@@ -104,6 +101,17 @@ def start_client() -> int:
     return wanted
 
 
+def warm_gpu() -> None:
+    """Bring an idle GPU to its working clocks before the first sample (`keep_busy`)."""
+    a = jax.numpy.ones((4096, 4096), jax.numpy.bfloat16)
+    square = jax.jit(lambda x: x @ x)
+
+    def burst() -> None:
+        jax.block_until_ready([square(a) for _ in range(10)])
+
+    keep_busy(burst)
+
+
 class JaxBackend:
     name = "jax"
 
@@ -112,6 +120,8 @@ class JaxBackend:
         # before JAX initialises its GPU client, which happens at the first device query below.
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         self.cpu_threads = start_client()
+        if jax.default_backend() == "gpu":
+            warm_gpu()
 
     def device_info(self) -> DeviceInfo:
         devices = jax.local_devices()

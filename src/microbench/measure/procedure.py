@@ -35,6 +35,10 @@ MAX_SOAK_SAMPLES = 100_000  # a soak of tiny kernels stops recording here (and s
 # is a profiler session (start, stop, parse: ~15 ms of JAX's on an H100 beside its iterations), and
 # an estimate that just misses cost a third round
 ROUND_MARGIN = 1.2
+# ...but at most this many times the samples so far: the estimate comes from a noisy interval (a
+# pilot that caught a slow burst asked for four times what the target needed: 1 757 samples and
+# 1.16 s where ~400 sufficed, PyTorch compiled, H100), and one more session costs less than that
+MAX_GROWTH = 4
 # ...and its iterations last at least this many times its session's cost: once a session is paid for,
 # more samples in it are cheap, and the session is then at most half of the round's wall
 SESSION_SHARE = 1.0
@@ -102,9 +106,9 @@ def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | Non
 
 def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: float = 0.0) -> int:
     """Iterations for the next round: what fills the rest of a soak, or what the precision target
-    needs if the interval narrows as 1/sqrt(n), with ROUND_MARGIN (at least a quarter more) and
-    enough iterations to outlast the last round's profiler session (`session_s`, SESSION_SHARE),
-    within the ceilings."""
+    needs if the interval narrows as 1/sqrt(n), with ROUND_MARGIN (at least a quarter more, at most
+    MAX_GROWTH times the samples so far) and enough iterations to outlast the last round's profiler
+    session (`session_s`, SESSION_SHARE), within the ceilings."""
     per_iteration = elapsed_s / timing.count
     if elapsed_s < run.min_duration_s:
         wanted = int((run.min_duration_s - elapsed_s) / per_iteration) + 1
@@ -115,7 +119,7 @@ def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: fl
             max(elapsed_s - timing.session_s, 1e-9) / timing.count
         )  # a session's cost left out
         wanted = max(
-            int(timing.count * (grow - 1)) + 1,
+            min(int(timing.count * (grow - 1)) + 1, MAX_GROWTH * timing.count),
             timing.count // 4,
             int(SESSION_SHARE * session_s / looping),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -164,18 +165,33 @@ class Metered:
         self.seconds += time.perf_counter() - t0
 
 
+CLOCK_RAMP_S = 0.3  # busy time that brings an idle GPU to its working clocks
+
+
+def keep_busy(burst: Callable[[], None], seconds: float = CLOCK_RAMP_S) -> None:
+    """Repeat `burst` (some work, waited for) for `seconds`, once per process before any case: an idle
+    GPU's first case ran ~15% slow on an H200 with its clocks still ramping, and its warm-up calls,
+    which size an adaptive pilot, ran five times slower on an H100 (345 MHz idle)."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        burst()
+
+
 gc_paused = garbage.paused  # a timed window: see measure/garbage.py
 
 
 def warm_up(prepared: Prepared, warmup: int) -> float | None:
-    """`warmup` blocked calls; the host wall of one (None without any), which sizes a pilot."""
-    t0 = time.perf_counter()
+    """`warmup` blocked calls; the median host wall of one (None without any), which sizes a pilot
+    (a median: the first call after the check can be slow, and one slow call made a pilot too short)."""
+    walls = []
     for _ in range(warmup):
         interrupt.check()
+        t0 = time.perf_counter()
         out = prepared.call()
         prepared.sync(out)
+        walls.append(time.perf_counter() - t0)
         del out
-    return (time.perf_counter() - t0) / warmup if warmup else None
+    return statistics.median(walls) if walls else None
 
 
 def timed_iterations(
