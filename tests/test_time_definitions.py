@@ -98,6 +98,24 @@ def test_an_iteration_without_kernels_or_overlapping_windows_is_an_error():
         attribute([(0, 100), (50, 300)], [Launch(1, 10)], [k("a", 10, 5, 1)])
 
 
+def test_a_real_pytorch_session_is_read_into_one_window_per_iteration():
+    """The kineto reader on this PyTorch's own events (a CPU session: windows and host ops, no kernels):
+    each ITERATION range is a window, in order, and no host op is taken for a kernel."""
+    torch = pytest.importorskip("torch")
+    from torch.autograd.profiler import record_function
+
+    from torch_backend import profiling, timing
+
+    x = torch.ones(8)
+    with profiling.recording(torch.device("cpu")) as prof:
+        for _ in range(5):
+            with record_function(timing.ITERATION):
+                x = x + 1
+    windows, launches, kernels = timing.windows_and_kernels(profiling.raw_events(prof), 0)
+    assert len(windows) == 5 and windows == sorted(windows) and kernels == [] == launches
+    assert all(start < end for start, end in windows)
+
+
 CONDITIONS = """
 threads: 1
 benchmarks:
