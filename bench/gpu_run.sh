@@ -136,7 +136,13 @@ print(f'torch profiler warm-up {time.perf_counter() - s:.3f} s, a session after 
 import time
 from microbench.jax_backend import timers
 s = time.perf_counter(); c = timers.session_cost()
-print(f'jax profiler warm-up {time.perf_counter() - s:.3f} s, a session after it {c * 1e3:.1f} ms')
+print(f'jax profiler warm-up {time.perf_counter() - s:.3f} s, a session after it {c * 1e3:.1f} ms (mean)')
+import jax
+probe, x = jax.jit(timers._probe), jax.numpy.ones(8)
+each = []
+for _ in range(10):
+    s = time.perf_counter(); timers.profiled(lambda: [float(probe(x)[0])], None); each.append(time.perf_counter() - s)
+print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
 " 2>&1 | grep -v Warn | tee -a "$OUT/costs.txt" ;;
   startup)  # issue 39: a one-off compiled case's start to first row, and where its seconds go
     timeout 300 python3 bench/adaptive_speed.py --startup | tee "$OUT/startup.md"

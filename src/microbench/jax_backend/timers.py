@@ -11,6 +11,7 @@ import functools
 import os
 import re
 import shutil
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -178,6 +179,11 @@ def profiled(
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+# later sessions timed: one GPU session's stop cost 1-22 ms on an H100, so one alone sized some pilots
+# at 20 iterations and others at 100
+SESSION_PROBES = 3
+
+
 def _probe(v: Any) -> Any:
     return v + 1
 
@@ -185,21 +191,21 @@ def _probe(v: Any) -> Any:
 @functools.cache
 def session_cost() -> float:
     """The profiler started before any case's clock (a GPU's CUPTI, the first session's set-up: the
-    first case paid them), and what a round's session costs from then on: a second session's start,
-    stop and read of a one-call loop, its iteration found as a round's are. Sizes an adaptive case's
-    pilot (`procedure.pilot_size`)."""
+    first case paid them), and what a round's session costs from then on: the mean start, stop and
+    read of SESSION_PROBES later sessions of a one-call loop, its iteration found as a round's are.
+    Sizes an adaptive case's pilot (`procedure.pilot_size`)."""
     probe, x = jax.jit(_probe), jax.numpy.ones(8)
     jax.block_until_ready(probe(x))
-    cost = 0.0
-    for _ in range(2):
+    costs = []
+    for _ in range(1 + SESSION_PROBES):
         start = time.perf_counter()
         profile, _ = profiled(lambda: [float(jax.block_until_ready(probe(x))[0])], None)
         try:
             xplane.iterations(profile, "jit__probe", 1)
         except xplane.TraceError:  # the cost is what is wanted; a probe's kernel may be fused away
             pass
-        cost = time.perf_counter() - start
-    return cost
+        costs.append(time.perf_counter() - start)
+    return statistics.mean(costs[1:])
 
 
 def traced_samples(
