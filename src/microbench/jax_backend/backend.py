@@ -106,8 +106,10 @@ def warm_gpu() -> None:
     a = jax.numpy.ones((4096, 4096), jax.numpy.bfloat16)
     square = jax.jit(lambda x: x @ x)
 
-    def burst() -> None:
-        jax.block_until_ready([square(a) for _ in range(10)])
+    def burst() -> None:  # one product kept at a time: JAX's pool keeps what it once held
+        for _ in range(10):
+            product = square(a)
+        jax.block_until_ready(product)
 
     keep_busy(burst)
 
