@@ -561,3 +561,22 @@ def test_speedup_bars_of_noisy_rows_are_marked_doubtful():
     rows = [made("j", "jax", 1e-3), made("t", "torch", 2e-3, noisy=True, paired="j")]
     (bar,) = speedups(rows)["jax_over_torch"]
     assert bar.value == pytest.approx(2.0) and bar.doubtful
+
+
+def test_the_summary_notes_warm_rows_whose_working_set_is_about_the_l2s_size(tmp_path):
+    from microbench.results.sinks.summary import l2_edge_note
+    from microbench.results.writer import read_rows
+
+    write(
+        tmp_path / "r.csv",
+        [
+            row(1, 1e-5, cache="warm", working_set_over_l2_ratio=0.96),
+            row(2, 1e-5, cache="cold", working_set_over_l2_ratio=0.96),
+            row(3, 1e-5, cache="warm", working_set_over_l2_ratio=0.1),
+        ],
+    )
+    rows = read_rows(str(tmp_path / "r.csv"))
+    note = l2_edge_note(rows)
+    assert note is not None and note.startswith("note: 1 warm-cache rows")
+    assert "cache: cold" in note
+    assert l2_edge_note(rows[1:]) is None

@@ -200,6 +200,23 @@ def test_roofline_derivation():
     assert roof.compute_of_peak_pct == pytest.approx(100 * 500 / 989.4)
 
 
+def test_a_warm_working_set_about_the_l2s_size_is_at_its_edge():
+    """add 2048x4096 bf16 moves 3 x 16 MiB: 0.96 of an H100's 50 MiB L2; only warm rows are at its
+    edge (a cold one is flushed each iteration), and an unknown L2 leaves the ratio blank."""
+    from microbench.platform.hardware import lookup
+    from microbench.results.roofline import at_l2_edge
+
+    assert lookup("NVIDIA H100 80GB HBM3").l2_mib == 50
+    add = get_spec("add").bytes(params("add", m=2048, n=4096, dtype="bfloat16"))
+    assert add == 3 * 16 * 2**20
+    _, roof = derive(0.0, add, 17e-6, lookup("NVIDIA H100 80GB HBM3"), "bf16")
+    assert roof.working_set_over_l2_ratio == pytest.approx(0.96)
+    assert at_l2_edge("warm", roof.working_set_over_l2_ratio)
+    assert not at_l2_edge("cold", roof.working_set_over_l2_ratio)
+    assert not at_l2_edge("warm", 4 * roof.working_set_over_l2_ratio)  # 192 MiB: from HBM anyway
+    assert derive(0.0, add, 17e-6, Peaks("unknown"), "bf16")[1].working_set_over_l2_ratio is None
+
+
 def test_unknown_peaks_stay_blank():
     d, roof = derive(2e12, 1e9, 0.004, Peaks("unknown"), "bf16")
     assert d.tflop_per_s == pytest.approx(500)

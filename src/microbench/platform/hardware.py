@@ -1,4 +1,5 @@
-"""Per-chip peak rates (dense, no sparsity). Unknown figures stay None and their columns blank."""
+"""Per-chip peak rates (dense, no sparsity) and last-level cache. Unknown figures stay None and their
+columns blank."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class Peaks:
     int8_tflops: float | None = None
     fp32_tflops: float | None = None
     hbm_gbps: float | None = None
+    l2_mib: float | None = None  # the device's L2, beside which a warm-cache time is read
 
     def tflops(self, family: str) -> float | None:
         return getattr(self, f"{family}_tflops", None)
@@ -34,7 +36,8 @@ _TABLE: list[tuple[str, Peaks]] = [
     # cloud.google.com/tpu/docs/tpu7x and the Ironwood launch post (2025-04): 4614 TFLOP/s fp8,
     # 2307 TFLOP/s bf16, 7370 GB/s HBM per chip
     (r"^TPU ?7x|Ironwood", Peaks("tpu7x", bf16_tflops=2307, fp8_tflops=4614, hbm_gbps=7370)),
-    # NVIDIA A100 datasheet (SXM4 80GB): 312 bf16/fp16, 624 int8, 19.5 fp32 (non-tensor), 2039 GB/s
+    # NVIDIA A100 datasheet (SXM4 80GB): 312 bf16/fp16, 624 int8, 19.5 fp32 (non-tensor), 2039 GB/s;
+    # 40 MiB L2 (the A100 whitepaper; cudaDeviceProp.l2CacheSize 41943040)
     (
         r"A100.*80GB",
         Peaks(
@@ -44,9 +47,11 @@ _TABLE: list[tuple[str, Peaks]] = [
             int8_tflops=624,
             fp32_tflops=19.5,
             hbm_gbps=2039,
+            l2_mib=40,
         ),
     ),
-    # NVIDIA H100 datasheet (SXM5): 989.4 bf16/fp16, 1978.9 fp8/int8, 66.9 fp32, 3350 GB/s (dense)
+    # NVIDIA H100 datasheet (SXM5): 989.4 bf16/fp16, 1978.9 fp8/int8, 66.9 fp32, 3350 GB/s (dense);
+    # 50 MiB L2 (the H100 whitepaper; PyTorch's L2_cache_size 52428800 on the H100 used here)
     (
         r"H100(?!.*(PCIe|NVL))",
         Peaks(
@@ -57,9 +62,10 @@ _TABLE: list[tuple[str, Peaks]] = [
             int8_tflops=1978.9,
             fp32_tflops=66.9,
             hbm_gbps=3350,
+            l2_mib=50,
         ),
     ),
-    # NVIDIA H200 datasheet (SXM): the H100's math rates, 4800 GB/s HBM3e
+    # NVIDIA H200 datasheet (SXM): the H100's math rates and die (50 MiB L2), 4800 GB/s HBM3e
     (
         r"H200(?!.*NVL)",
         Peaks(
@@ -70,6 +76,7 @@ _TABLE: list[tuple[str, Peaks]] = [
             int8_tflops=1978.9,
             fp32_tflops=66.9,
             hbm_gbps=4800,
+            l2_mib=50,
         ),
     ),
     # NVIDIA HGX B200 datasheet: 2250 bf16/fp16, 4500 fp8/int8 dense (half the sparse figures), 8000 GB/s

@@ -41,6 +41,13 @@ class Roofline:
     roofline_attained_pct: float | None = field(
         default=None, metadata=doc("`roofline_bound_s` over the median")
     )
+    working_set_over_l2_ratio: float | None = field(
+        default=None,
+        metadata=doc(
+            "the byte model over the device's L2: near 1 (L2_EDGE), a `cache: warm` time depends "
+            "on which bytes the L2 keeps between iterations, and so on the process's history"
+        ),
+    )
 
 
 def derive(
@@ -78,5 +85,18 @@ def derive(
         roofline_bound_s=bound_s,
         roofline_bound_by=bound_by,
         roofline_attained_pct=100 * bound_s / seconds if bound_s and seconds > 0 else None,
+        working_set_over_l2_ratio=nbytes / (peaks.l2_mib * 2**20)
+        if peaks.l2_mib and nbytes
+        else None,
     )
     return derived, roofline
+
+
+# a working set within these multiples of the L2 is at its edge: the H100's 48 MiB add 2048x4096 read
+# 16.58-17.26 µs under `cache: warm` as unrelated start-up work changed (docs/results_gpu.md, issue 39)
+L2_EDGE = (0.75, 1.5)
+
+
+def at_l2_edge(cache: str | None, ratio: float | None) -> bool:
+    """A warm-cache time whose working set is about the L2's size: it varies with the process."""
+    return cache == "warm" and ratio is not None and L2_EDGE[0] <= ratio <= L2_EDGE[1]

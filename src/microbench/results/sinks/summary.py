@@ -11,6 +11,7 @@ from rich.table import Table
 from microbench.results.console import shown, table_console
 from microbench.results.display import CONSOLE, Column, as_text, cells, choose, sort_rows
 from microbench.results.records import Row
+from microbench.results.roofline import L2_EDGE, at_l2_edge
 from microbench.results.sinks import RunContext, Sink, register_sink
 
 STDERR = Console(stderr=True, soft_wrap=True)
@@ -100,6 +101,23 @@ def noisy_warning(rows: list[Row]) -> str | None:
     )
 
 
+def l2_edge_note(rows: list[Row]) -> str | None:
+    """Warm-cache rows whose working set is about the L2's size: their times move with the process."""
+    edge = [
+        r
+        for r in rows
+        if r.ok and at_l2_edge(r.conditions.cache, r.roofline.working_set_over_l2_ratio)
+    ]
+    if not edge:
+        return None
+    return (
+        f"note: {len(edge)} warm-cache rows have a working set of {L2_EDGE[0]:g}-{L2_EDGE[1]:g}x the "
+        "L2 (`working_set_over_l2_ratio`): how much of it the L2 keeps between iterations, and so "
+        "the time, can change by a few percent with what the process ran before; `cache: cold` "
+        "gives a time that does not"
+    )
+
+
 class Summary(Sink):
     def __init__(self, columns: tuple[str, ...], sort: str | None, output_format: str) -> None:
         self.chosen = choose(columns, CONSOLE)  # a bad name is refused before any case runs
@@ -120,7 +138,12 @@ class Summary(Sink):
                 STDERR.print(
                     f"left out to fit the terminal: {', '.join(dropped)} (every column is in the CSV)"
                 )
-            for line, style in ((cpu_note(rows), None), (noisy_warning(rows), "yellow")):
+            notes = (
+                (cpu_note(rows), None),
+                (l2_edge_note(rows), None),
+                (noisy_warning(rows), "yellow"),
+            )
+            for line, style in notes:
                 if line:
                     STDERR.print(shown(line), style=style, soft_wrap=True)
 
