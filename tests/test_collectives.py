@@ -244,3 +244,25 @@ def test_torch_distributed_twins_on_gloo(write_yaml, tmp_path):
         assert r["implementation"] == "torch.distributed:gloo"
         assert r["timing_source"].endswith("_slowest_rank")
     assert rows[0]["group_device_count"] == "2" and float(rows[0]["busbw_gb_per_s"]) > 0
+
+
+@pytest.mark.slow
+def test_a_soaked_collective_runs_its_rounds_alike_on_every_rank(write_yaml, tmp_path):
+    """A soak's rounds end by each rank's own clock; the ranks agree on each (`Prepared.agree`), so
+    none is left waiting in a collective the others stopped calling (without it, this run hung).
+    Two JAX processes on CPU cannot run this: their XLA CPU collectives stall at 40 sustained calls
+    queued back to back, soak or not, so only `Prepared.agree`'s unit test covers JAX's rounds."""
+    path = write_yaml(
+        """
+        benchmarks:
+        - benchmark_name: psum
+          backend: torch
+          min_duration_s: 0.5
+          benchmark_sweep_params: [{matrix_dim: 8, ici_size: 2}]
+        """
+    )
+    done = _run(["run", "--config", str(path), "--output-dir", "out", "-q"], {}, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = _rows(tmp_path / "out" / "config.csv")
+    assert row["status"] == "ok" and row["stop_reason"] == "min_duration", row
+    assert float(row["timed_loop_s"]) >= 0.5

@@ -432,3 +432,29 @@ def test_an_idle_gpu_is_kept_busy_for_its_clock_ramp_before_any_case(monkeypatch
 
     timers.keep_busy(burst)
     assert len(bursts) == 5 and clock[0] >= timers.CLOCK_RAMP_S
+
+
+def test_processes_that_run_iterations_together_agree_on_every_round(monkeypatch):
+    """A collective's members must call it equally often: the pilot's size, whether to go on and each
+    round's size are the largest any member asks (`Prepared.agree`). Here another member asks a pilot
+    of 30 and three more rounds of 40 after this one has met its target."""
+    from microbench.core.case import RunSettings
+    from microbench.measure import procedure
+
+    clock = [0.0]
+    monkeypatch.setattr(procedure.time, "perf_counter", lambda: clock[0])
+    asked: list[float] = []
+    # warm up longer?, the pilot, then (go on?, round size) pairs
+    theirs = [0, 30, 1, 40, 1, 40, 1, 40] + [0] * 10
+
+    def agree(mine):
+        asked.append(float(mine))
+        return max(float(mine), theirs[len(asked) - 1])
+
+    timer = SyntheticTimer(0.01, clock)
+    op = Prepared(call=object, sync=lambda out: None, agree=agree)
+    run = RunSettings(num_runs=10, warmup=0, target_precision=0.05, max_time_s=600)
+    timing = procedure.timed(timer, op, run)
+    assert timer.calls == [30, 40, 40, 40] and timing.count == 150
+    assert asked[1] == 10 and asked[2::2][:4] == [0.0] * 4  # this one would have stopped
+    assert timing.stop_reason == "precision"

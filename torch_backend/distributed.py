@@ -89,8 +89,17 @@ def _agree(ok: bool, group: Any = None) -> bool:
     return bool(flag.item())
 
 
+def _largest(value: float, group: Any = None) -> float:
+    """The largest of the group's values (`Prepared.agree`: each round's size, whether to go on)."""
+    held = torch.tensor([value], dtype=torch.float64, device=device_for(dist.get_rank()))
+    dist.all_reduce(held, op=dist.ReduceOp.MAX, group=group)
+    return float(held.item())
+
+
 def agreed_check(prepared: Prepared, group: Any) -> Prepared:
-    """The rank's check, then agreement within its group: a wrong result stops every member."""
+    """The rank's check, then agreement within its group: a wrong result stops every member; and
+    the group's timing decisions made together (`Prepared.agree`)."""
+    prepared = replace(prepared, agree=lambda value: _largest(value, group))
     check = prepared.check
     if check is None:
         return prepared

@@ -117,6 +117,10 @@ def _no_digest(out: Any) -> dict[str, np.ndarray]:
     return {}
 
 
+def _alone(value: float) -> float:
+    return value
+
+
 @dataclass
 class Prepared:
     """A ready-to-call op with its inputs in place, and how to check it.
@@ -144,6 +148,10 @@ class Prepared:
     )  # companions measured by an earlier case
     finish: Callable[[Timing, dict[str, Timing]], Any] | None = None
     input_sets: int = 1  # input sets cycled through the iterations (inputs: rotate), each checked
+    # the largest of a value over every process whose iterations run together with these (the members
+    # of a collective): each round's size and whether to go on are agreed, so none waits forever in a
+    # collective the others stopped calling; alone, the value itself
+    agree: Callable[[float], float] = _alone
 
 
 @dataclass(frozen=True)

@@ -272,8 +272,9 @@ class JaxBackend:
         impl = get_implementation(case.op, self.name, case.implementation)
         if isinstance(impl, PreparedImplementation):  # not one jitted function: it prepares itself
             prepared = impl.build(self, case)
-            if spec.traits.headline is Headline.SLOWEST_DEVICE:
-                prepared = replace(prepared, check=checked_everywhere(prepared.check))
+            if spec.traits.headline is Headline.SLOWEST_DEVICE:  # its iterations span processes
+                agree = distributed.gather_max if jax.process_count() > 1 else prepared.agree
+                prepared = replace(prepared, check=checked_everywhere(prepared.check), agree=agree)
         else:
             prepared = self.prepare(case, spec, impl)
         own = spec.traits.auto_timer.get(self.name)  # e.g. transfers: no XLA module for xprof

@@ -150,20 +150,24 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     up for at least min(1 s, min_duration_s / 5) first, as jax-bench does. The timed loop's start and
     length (post-processing included, warm-up not) are kept on the timing; a `Described` timer's
     kernel breakdown follows, outside it."""
+    agree = prepared.agree
     warm_until = time.perf_counter() + min(1.0, run.min_duration_s / 5)
     per_call = warm_up(prepared, run.warmup)
-    while time.perf_counter() < warm_until:
+    while agree(time.perf_counter() < warm_until):
         warm_up(prepared, 1)
     garbage.COLLECTOR.before_window()  # a full collection, when due, is not the loop's time
     session = timer.session_s if isinstance(timer, Sessioned) else 0.0
     started_at, start = time.time(), time.perf_counter()
-    timing = last = timer(prepared, 0, pilot_size(run, per_call, session))
+    timing = last = timer(prepared, 0, int(agree(pilot_size(run, per_call, session))))
     if run.min_duration_s or run.target_precision is not None:
-        while (reason := stop_reason(timing, run, time.perf_counter() - start)) is None:
+        # on while any process that runs these iterations with this one would go on
+        while agree((reason := stop_reason(timing, run, time.perf_counter() - start)) is None):
             interrupt.check()
             elapsed = time.perf_counter() - start
-            last = timer(prepared, 0, next_round(timing, run, elapsed, last.session_s))
+            wanted = next_round(timing, run, elapsed, last.session_s)
+            last = timer(prepared, 0, int(agree(wanted)))
             timing.extend(last)
+        assert reason is not None  # every process has stopped, this one too
         timing.stop_reason = reason
     timing.loop_started_at, timing.loop_s = started_at, time.perf_counter() - start
     if isinstance(timer, Described) and not timing.kernels:
@@ -183,7 +187,7 @@ def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     baseline = timer(prepared, 0, n)
     chunks: list[float] = []
     soaking = time.perf_counter()
-    while not chunks or time.perf_counter() - soaking < run.min_duration_s:
+    while prepared.agree(not chunks or time.perf_counter() - soaking < run.min_duration_s):
         interrupt.check()
         chunks.append(timed_iterations(prepared, n, sustained=True)[0])
     worst = timer(prepared, 0, n)
