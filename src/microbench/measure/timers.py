@@ -169,8 +169,8 @@ CLOCK_RAMP_S = 0.3  # busy time that brings an idle GPU to its working clocks
 
 def keep_busy(burst: Callable[[], None], seconds: float = CLOCK_RAMP_S) -> None:
     """Repeat `burst` (some work, waited for) for `seconds`, once per process before any case: an idle
-    GPU's first case ran ~15% slow on an H200 with its clocks still ramping, and its warm-up calls,
-    which size an adaptive pilot, ran five times slower on an H100 (345 MHz idle)."""
+    GPU's first case ran ~15% slow on an H200 with its clocks still ramping (an idle H100 read
+    345 MHz), in its samples and in the warm-up calls that size an adaptive pilot."""
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
         burst()
