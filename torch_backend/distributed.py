@@ -82,18 +82,16 @@ def process_group(members: list[list[int]], mine: list[int]) -> Any:
     return _GROUPS[tuple(mine)]
 
 
-def _agree(ok: bool, group: Any = None) -> bool:
-    """True on every rank of the group when it is true on all of them."""
-    flag = torch.tensor([1 if ok else 0], dtype=torch.int32, device=device_for(dist.get_rank()))
-    dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=group)
-    return bool(flag.item())
-
-
 def _largest(value: float, group: Any = None) -> float:
     """The largest of the group's values (`Prepared.agree`: each round's size, whether to go on)."""
     held = torch.tensor([value], dtype=torch.float64, device=device_for(dist.get_rank()))
     dist.all_reduce(held, op=dist.ReduceOp.MAX, group=group)
     return float(held.item())
+
+
+def _agree(ok: bool, group: Any = None) -> bool:
+    """True on every rank of the group when it is true on all of them (no rank says it is not)."""
+    return _largest(float(not ok), group) == 0.0
 
 
 def agreed_check(prepared: Prepared, group: Any) -> Prepared:
