@@ -266,3 +266,19 @@ def test_a_soaked_collective_runs_its_rounds_alike_on_every_rank(write_yaml, tmp
     (row,) = _rows(tmp_path / "out" / "config.csv")
     assert row["status"] == "ok" and row["stop_reason"] == "min_duration", row
     assert float(row["timed_loop_s"]) >= 0.5
+
+
+def test_a_torch_rank_agrees_only_when_no_rank_says_no():
+    """`_agree` (builds, checks) and `_largest` (timing decisions) are one reduction: on a group of
+    one, agreement is the rank's own answer and the largest value its own."""
+    code = (
+        "import torch.distributed as dist\n"
+        "from torch_backend import distributed as d\n"
+        "dist.init_process_group('gloo', init_method='tcp://127.0.0.1:0', rank=0, world_size=1)\n"
+        "print(d._agree(True), d._agree(False), d._largest(3.5), d._largest(True))\n"
+        "dist.destroy_process_group()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "False", "3.5", "1.0"]
