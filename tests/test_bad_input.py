@@ -100,7 +100,7 @@ CASES = {
     ),
     "num_runs_zero": (
         "benchmarks:\n- benchmark_name: add\n  num_runs: 0\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].num_runs: Input should be greater than 0 (got 0)",
+        "config.yaml: benchmarks[0].num_runs: must be an integer from 1 to 10,000,000, got 0",
     ),
     "num_runs_in_params_wrong": (
         "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, num_runs: many}]\n",
@@ -375,7 +375,7 @@ def test_report_on_a_foreign_file_writes_nothing(tmp_path, monkeypatch, run_cli)
 STRICT = {
     "bool_is_not_a_count": (
         "benchmarks:\n- benchmark_name: add\n  num_runs: true\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].num_runs: Input should be a valid integer (got True)",
+        "config.yaml: benchmarks[0].num_runs: must be an integer from 1 to 10,000,000, got True",
     ),
     "empty_backend_list": (
         "backend: []\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n",
@@ -424,31 +424,31 @@ MORE = {
     ),
     "bad_cache": (
         "benchmarks:\n- benchmark_name: add\n  cache: cool\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].cache: Input should be 'cold' or 'warm' (got 'cool')",
+        "config.yaml: benchmarks[0].cache: must be one of cold, warm, got 'cool' (did you mean 'cold'?)",
     ),
     "bad_cadence": (
         "benchmarks:\n- benchmark_name: add\n  cadence: burst\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].cadence: Input should be 'blocked' or 'sustained' (got 'burst')",
+        "config.yaml: benchmarks[0].cadence: must be one of blocked, sustained, got 'burst'",
     ),
     "threads_zero": (
         "benchmarks:\n- benchmark_name: add\n  threads: 0\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].threads: Input should be greater than 0 (got 0)",
+        "config.yaml: benchmarks[0].threads: must be an integer from 1 to 4,096, got 0",
     ),
     "threads_bool": (
         "threads: true\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: threads: Input should be a valid integer (got True)",
+        "config.yaml: threads: must be an integer from 1 to 4,096, got True",
     ),
     "warmup_negative": (
         "benchmarks:\n- benchmark_name: add\n  warmup: -1\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].warmup: Input should be greater than or equal to 0 (got -1)",
+        "config.yaml: benchmarks[0].warmup: must be an integer from 0 to 10,000,000, got -1",
     ),
     "timeout_negative": (
         "benchmarks:\n- benchmark_name: add\n  timeout_s: -5\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].timeout_s: Input should be greater than 0 (got -5)",
+        "config.yaml: benchmarks[0].timeout_s: must be a positive number of seconds up to 604800, got -5",
     ),
     "check_bad": (
         "benchmarks:\n- benchmark_name: add\n  check: strictly\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].check: Input should be 'strict', 'flag' or 'off' (got 'strictly')",
+        "config.yaml: benchmarks[0].check: must be strict, flag or off, got 'strictly' (did you mean 'strict'?)",
     ),
     "check_in_params_bad": (
         "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, check: maybe}]\n",
@@ -594,8 +594,8 @@ PSUM = "backend: jax\nbenchmarks:\n- benchmark_name: psum\n"
 HOSTILE = {
     "num_runs_1e30": (
         ADD + "  num_runs: 1000000000000000000000000000000\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].num_runs: Input should be less than or equal to 10000000 "
-        "(got 1000000000000000000000000000000)",
+        "config.yaml: benchmarks[0].num_runs: must be an integer from 1 to 10,000,000, "
+        "got 1000000000000000000000000000000",
     ),
     "warmup_1e30_in_params": (
         ADD + "  benchmark_params: [{m: 8, n: 8, warmup: 1000000000000000000000000000000}]\n",
@@ -608,7 +608,7 @@ HOSTILE = {
     ),
     "timeout_inf": (
         ADD + "  timeout_s: .inf\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].timeout_s: Input should be a finite number (got inf)",
+        "config.yaml: benchmarks[0].timeout_s: must be a positive number of seconds up to 604800, got inf",
     ),
     "timeout_1e300_in_params": (
         ADD + "  benchmark_params: [{m: 8, n: 8, timeout_s: 1.0e+300}]\n",
@@ -617,8 +617,8 @@ HOSTILE = {
     ),
     "threads_1e21": (
         ADD + "  threads: 1000000000000000000000\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].threads: Input should be less than or equal to 4096 "
-        "(got 1000000000000000000000)",
+        "config.yaml: benchmarks[0].threads: must be an integer from 1 to 4,096, "
+        "got 1000000000000000000000",
     ),
     "peak_inf": (
         "peaks: {bf16_tflops: .inf}\n" + ADD + "  benchmark_params: [{m: 8, n: 8}]\n",
@@ -851,11 +851,22 @@ def test_every_run_setting_is_declared_once_and_everything_else_follows():
     [("num_runs", 0), ("threads", 5000), ("max_time_s", -1), ("cache", "tepid"), ("input_sets", 1)],
 )
 def test_a_run_setting_is_checked_by_its_rule_wherever_it_is_given(key, value, tmp_path, run_cli):
-    """Top level (the schema) and a parameter entry (the planner's checks) refuse the same values."""
-    for text in (
-        f"{key}: {value!r}\n" + ADD + "  benchmark_params: [{m: 8, n: 8}]\n",
-        ADD + f"  benchmark_params: [{{m: 8, n: 8, {key}: {value!r}}}]\n",
-    ):
+    """One validator: at the top level, in a block, in a parameter entry and in a jax-bench file's
+    `global:` or entry, one mistake reads as one message, at the key that gave it."""
+    places = {
+        "": f"{key}: {value!r}\n" + ADD + "  benchmark_params: [{m: 8, n: 8}]\n",
+        "benchmarks[0].": ADD + f"  {key}: {value!r}\n  benchmark_params: [{{m: 8, n: 8}}]\n",
+        "benchmarks[0].benchmark_params[0].": ADD
+        + f"  benchmark_params: [{{m: 8, n: 8, {key}: {value!r}}}]\n",
+        "global.": f"global: {{{key}: {value!r}}}\nbenchmarks: [{{name: simple_add, size: 8}}]\n",
+        "benchmarks[0]..": f"benchmarks: [{{name: simple_add, size: 8, {key}: {value!r}}}]\n",
+    }
+    messages = set()
+    for where, text in places.items():
         (tmp_path / "c.yaml").write_text(text)
         code, _, err = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
-        assert code == 2 and key in err and err.count("\n") == 1, (text, err)
+        assert code == 2 and err.count("\n") == 1, (text, err)
+        located = f"c.yaml: {where.replace('..', '.')}{key}: "
+        assert located in err, (located, err)
+        messages.add(err.split(located, 1)[1])
+    assert len(messages) == 1, messages

@@ -120,7 +120,7 @@ def test_max_dim_clamps_matrix_dim_and_num_elements(write_yaml, run_cli):
     cases = cases["cases"] if isinstance(cases, dict) else cases
     assert cases[0]["params"]["matrix_dim"] == 64
     assert cases[1]["params"]["num_elements"] == 64 * 64
-    assert cases[1]["num_runs"] == 7  # n_repeats is send_recv's num_runs
+    assert cases[1]["settings"]["num_runs"] == 7  # n_repeats is send_recv's num_runs
 
 
 def _run(args, env_extra, tmp_path, timeout=240):

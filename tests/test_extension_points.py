@@ -234,16 +234,26 @@ from microbench.core.case import Rule, setting
 # the one declaration a new run setting needs, made before anything reads the declarations
 case.RunSettings = dataclasses.make_dataclass(
     "RunSettings",
-    [("probe_gap_s", float, setting(0.0, "seconds between probes", Rule("duration", 0, 60)))],
+    [(
+        "probe_gap_s",
+        float,
+        setting(0.0, "seconds between probes", Rule("duration", 0, 60), column="probe_gap_s"),
+    )],
     bases=(case.RunSettings,),
     frozen=True,
 )
 from microbench.cli import main
 from microbench.config import schema, settings
+from microbench.config.jax_bench import JaxBenchConfig
 from microbench.config.loader import one_off_params
 from microbench.ops.jax_bench import OURS
 from microbench.results.column_docs import settings_markdown
+from microbench.results.columns import header
+from microbench.results.records import Conditions, condition_values, Row
 
+plain = case.Case("add", "jax", {"m": 8}, case.RunSettings(), case.Outputs("x.csv"), "add")
+gapped = dataclasses.replace(plain, run=dataclasses.replace(plain.run, probe_gap_s=0.5))
+row = Row(identity=None, params={}, conditions=Conditions(probe_gap_s=0.5))
 seen = {
     "schema": "probe_gap_s" in schema.Benchmark.model_fields,
     "top_level": "probe_gap_s" in schema.IronwoodConfig.model_fields,
@@ -251,6 +261,12 @@ seen = {
     "command_line": "probe_gap_s" in {p.name for p in one_off_params("add")},
     "jax_bench": "probe_gap_s" in OURS,
     "readme": "| `probe_gap_s` |" in settings_markdown(),
+    "id_changes": plain.id != gapped.id,
+    "id_of_the_default_kept": plain.id == case.Case(
+        "add", "jax", {"m": 8}, case.RunSettings(probe_gap_s=0.0), case.Outputs("x.csv"), "add"
+    ).id,
+    "row_column": "probe_gap_s" in header(["m"]),
+    "compared": ("probe_gap_s", 0.5) in condition_values(row),
 }
 print(json.dumps(seen))
 sys.exit(main(["validate", "--config", sys.argv[1]]))
@@ -258,9 +274,10 @@ sys.exit(main(["validate", "--config", sys.argv[1]]))
 
 
 def test_a_run_setting_is_one_declaration(tmp_path):
-    """A setting declared once (a field of RunSettings with its default, doc and rule) is in the
-    YAML schemas, the checks, the one-off command line, the jax-bench keys and the README's table,
-    and a value outside its rule is refused by name."""
+    """A setting declared once (a field of RunSettings with its default, doc, rule and column) is in
+    the YAML schemas, the checks, the one-off command line, the jax-bench keys, the README's table,
+    a case's id (only when it differs from its default), the row's columns and what compare pairs
+    rows on; a value outside its rule is refused by name."""
     import subprocess
     import sys
 

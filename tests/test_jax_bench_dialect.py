@@ -493,3 +493,25 @@ def test_the_jax_bench_command_reads_upstream_s_flags(tmp_path, monkeypatch, cap
     )
     assert code == 0 and (tmp_path / "out" / "summary.2.csv").is_file()  # never replaced
     assert "summary.2.csv" in printed.err
+
+
+def test_jax_bench_run_with_xprof_dir_leaves_a_trace_xprof_opens(tmp_path, monkeypatch, capsys):
+    """`--xprof_dir` under `--run` traces into that folder (upstream ignores it there); xprof's own
+    converter reads the session the row names."""
+    import csv
+
+    from xprof.convert import raw_to_tool_data
+
+    from microbench.jax_bench_cli import run
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["--run", "simple_add", "--size", "1024", "--num_runs", "2", "--xprof_dir", "tr"]
+    assert run([*argv, "--output", "o1"]) == 0
+    sessions = sorted((tmp_path / "tr").rglob("*.xplane.pb"))
+    assert sessions, capsys.readouterr().err
+    data, content_type = raw_to_tool_data.xspace_to_tool_data(
+        [str(sessions[0])], "trace_viewer", {}
+    )
+    assert content_type == "application/json" and "traceEvents" in str(data)
+    (row,) = csv.DictReader(open(tmp_path / "o1" / "simple_add.csv"))
+    assert row["trace_path"] and str(tmp_path / "tr") in os.path.abspath(row["trace_path"])

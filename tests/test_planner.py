@@ -1,7 +1,10 @@
 """The planner: command-line overrides go through it, a case named twice runs once, op traits set
 defaults, and the same op on the same inputs pairs across backends."""
 
+import json
+
 import pytest
+from conftest import ROOT
 
 from microbench.config.loader import load_config
 from microbench.config.planner import plan
@@ -68,3 +71,56 @@ def test_top_level_run_settings_are_checked_against_the_timer_registry(write_yam
             "timer: cuptii\nbenchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n",
         )
     assert info.value.suggestion == "cupti"
+
+
+FOUR_ENTRIES = """
+benchmarks:
+- benchmark_name: gemm_simple_with_dtype
+  xprof_device_mode: first_device
+  benchmark_params: [{m: 16, k: 16, n: 16}]
+- benchmark_name: gemm_simple_with_dtype
+  xprof_device_mode: max_device
+  benchmark_params: [{m: 16, k: 16, n: 16}]
+- benchmark_name: gemm_simple_with_dtype
+  min_duration_s: 0.1
+  soak_chunk: 2
+  benchmark_params: [{m: 16, k: 16, n: 16}]
+- benchmark_name: gemm_simple_with_dtype
+  min_duration_s: 0.1
+  soak_chunk: 3
+  benchmark_params: [{m: 16, k: 16, n: 16}]
+"""
+
+
+def test_entries_that_differ_only_in_a_run_setting_are_four_cases(write_yaml, run_cli):
+    """A case's id comes from every declared run setting that differs from its default, so entries
+    differing only in xprof_device_mode or soak_chunk are not merged; the listing tells them apart."""
+    path = write_yaml(FOUR_ENTRIES)
+    code, out, err = run_cli("validate", "--config", str(path))
+    assert code == 0 and out.strip().endswith(": 4 cases"), err
+    code, out, _ = run_cli("validate", "--config", str(path), "--json")
+    ids = {c["case_id"] for c in json.loads(out)}
+    assert len(ids) == 4
+    code, out, _ = run_cli("validate", "--config", str(path), "--list")
+    assert "xprof_device_mode=max_device" in out and "soak_chunk=3" in out
+
+
+def test_cases_that_max_dim_makes_equal_run_once_and_the_run_says_how_many(run_cli):
+    """sample.yaml's 11 HBM sizes and 4 GEMM points are one case each at --max-dim 256; a point
+    the file names twice (m=k=n=2048 in the sweep and again alone) is still run twice, as jax-bench
+    runs it, and the listing says which is the repeat."""
+    sample = str(ROOT / "configs" / "jax_bench" / "sample_configs" / "sample.yaml")
+    code, out, err = run_cli("validate", "--config", sample, "--max-dim", "256", "--json")
+    cases = json.loads(out)
+    assert code == 0 and len({c["case_id"] for c in cases}) == len(cases)
+    ops = [c["op"] for c in cases]
+    assert ops.count("hbm_bandwidth") == 1 and ops.count("gemm_generalized") == 2
+    (note,) = [line for line in err.splitlines() if line.startswith("note:")]
+    assert note == (
+        f"note: {30 - len(cases)} of 30 cases are the same as another after --max-dim 256 and run "
+        f"once ({len(cases)} distinct)"
+    )
+    code, out, _ = run_cli("validate", "--config", sample, "--max-dim", "256", "--list")
+    assert "repeat_count=1" in out
+    code, _, err = run_cli("validate", "--config", sample)
+    assert "note:" not in err  # nothing collapses without --max-dim

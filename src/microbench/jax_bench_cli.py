@@ -52,6 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _traced(fields: list[str], xprof_dir: str | None) -> list[str]:
+    """Under --run, --xprof_dir asks for a trace in that folder: xprof_timing is on unless the fields
+    turn it off (upstream ignores --xprof_dir under --run, so it could never trace there)."""
+    named = {f.lstrip("-").split("=", 1)[0].replace("-", "_") for f in fields if f.startswith("-")}
+    return (
+        [*fields, "--xprof_timing", "true"] if xprof_dir and "xprof_timing" not in named else fields
+    )
+
+
 def _options(args: argparse.Namespace, fields: list[str]) -> object:
     return upstream_options(
         args.output,
@@ -59,7 +68,7 @@ def _options(args: argparse.Namespace, fields: list[str]) -> object:
         hw=args.hw,
         xprof_dir=args.xprof_dir,
         conditions=args.conditions,
-        one_off=(args.run, *fields) if args.run else (),
+        one_off=(args.run, *_traced(fields, args.xprof_dir)) if args.run else (),
     )
 
 

@@ -34,6 +34,11 @@ class Dialect:
     # the dialect's own command-line options (PlanRequest fields they set): refused for other files
     options: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def title(self) -> str:
+        """The dialect as its users spell it (jax-bench)."""
+        return self.name.replace("_", "-")
+
 
 DIALECTS: dict[str, Dialect] = {}
 
@@ -65,7 +70,7 @@ register_dialect(
         jax_bench.recognise,
         jax_bench.plan,
         looks_like="'global:' or 'benchmarks: - name:' (jax-bench dialect)",
-        options=(("--hw", "system"), ("--conditions", "conditions")),
+        options=(("--hw", "system"), ("--xprof_dir", "xprof_dir"), ("--conditions", "conditions")),
     )
 )
 register_dialect(

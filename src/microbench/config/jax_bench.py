@@ -28,7 +28,13 @@ from microbench.config.jax_bench_inputs import (
     read_sweep,
 )
 from microbench.config.schema import CaseCap
-from microbench.config.settings import PlanRequest, checked_run, run_settings
+from microbench.config.settings import (
+    RUN_KEYS,
+    PlanRequest,
+    check_setting,
+    checked_run,
+    run_settings,
+)
 from microbench.core.case import Case, Origin, Outputs, RunSettings
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.ops.jax_bench import (
@@ -77,6 +83,13 @@ class Sourced:
 
     value: Any
     where: str
+
+
+def _ours(key: str, given: Sourced) -> Any:
+    """One of this project's keys, checked where it was given (a run setting by its rule)."""
+    if key in RUN_KEYS:
+        return check_setting(key, given.value, "", at=given.where)
+    return OUR_CHECKS[key](given.value, given.where) if key in OUR_CHECKS else given.value
 
 
 def _known(bench: V2Benchmark) -> tuple[str, ...]:
@@ -232,12 +245,18 @@ def _cases_for(
     except UserError as error:  # a field the translation read (mesh_shape): name the entry
         raise UserError(error.message, key=where, suggestion=error.suggestion) from None
     base = RunSettings(cache="warm", host_loop=True) if conditions == "upstream" else RunSettings()
+    upstream = {
+        "num_runs": "num_runs",
+        "warmup": "warmup_tries",
+        "min_duration_s": "min_duration_s",
+    }
+    for setting, name in upstream.items():  # an error names the key that gave the value
+        if name in given:
+            check_setting(setting, fields[name], "", at=given[name].where)
     run = run_settings(
         base,
         {
-            "num_runs": fields["num_runs"],
-            "warmup": fields["warmup_tries"],
-            "min_duration_s": fields["min_duration_s"],
+            **{setting: fields[name] for setting, name in upstream.items()},
             **{k: v for k, v in ours.items() if k not in ("backend", "implementation")},
         },
         where,
@@ -301,7 +320,9 @@ def _expand_entry(
     globals_: dict[str, Any],
     top: HardwareStats | None,
     request: PlanRequest,
-) -> list[Case]:
+) -> list[tuple[str, Case]]:
+    """The entry's cases, each with what was asked for before --max-dim clamped it (a repeat is
+    a point asked for twice, not two points that clamping made equal)."""
     where = key_path("benchmarks", index)
     if not isinstance(entry, dict):
         raise UserError(f"an entry must be a mapping, got {type(entry).__name__}", key=where)
@@ -322,7 +343,7 @@ def _expand_entry(
             "as jax-bench does (split the sweep to run the rest)"
         )
     ctx = EntryContext(index, bench, top)
-    cases: list[Case] = []
+    cases: list[tuple[str, Case]] = []
     for layer in _layers(entry, index, bench, request):
         merged = {**shared, **layer}
         for combo in sweep.combinations() if sweep.axes else iter([{}]):
@@ -331,15 +352,12 @@ def _expand_entry(
                 **{k: Sourced(v, key_path(sweep_where, k)) for k, v in combo.items()},
             }
             fields_given = {k: s for k, s in given.items() if k not in OURS}
-            ours = {
-                k: OUR_CHECKS[k](s.value, s.where) if k in OUR_CHECKS else s.value
-                for k, s in given.items()
-                if k in OURS
-            }
+            ours = {k: _ours(k, s) for k, s in given.items() if k in OURS}
             fields = _field_values(bench, fields_given, request.max_dim)
+            asked = repr(_field_values(bench, fields_given, None)) if request.max_dim else ""
             expanded = _pairs(fields, request, where) if bench.every_pair else [fields]
             for one in expanded:
-                cases += _cases_for(one, ours, given, ctx, request)
+                cases += [(asked, c) for c in _cases_for(one, ours, given, ctx, request)]
                 if len(cases) > request.max_cases:
                     raise UserError(
                         f"the config expands to more than {request.max_cases} cases; raise the cap "
@@ -349,15 +367,16 @@ def _expand_entry(
     return cases
 
 
-def _numbered_repeats(cases: list[Case]) -> list[Case]:
+def _numbered_repeats(cases: list[tuple[str, Case]]) -> list[Case]:
     """Under upstream's conditions a case asked for twice runs twice, as jax-bench runs it: each
-    repeat is numbered, so it is a case of its own (its own id, row and summary line)."""
-    seen: dict[str, int] = {}
+    repeat is numbered, so it is a case of its own (its own id, row and summary line). Points that
+    only --max-dim made equal are not repeats: they stay one case, which runs once."""
+    seen: dict[tuple[str, str], int] = {}
     out = []
-    for case in cases:
+    for asked, case in cases:
         if case.origin is not None and case.origin.conditions == "upstream":
-            n = seen.get(case.id, 0)
-            seen[case.id] = n + 1
+            n = seen.get((case.id, asked), 0)
+            seen[case.id, asked] = n + 1
             case = replace(case, occurrence=n) if n else case
         out.append(case)
     return out
@@ -373,7 +392,7 @@ def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
         top, warnings = parse_hardware(cfg.hardware, "hardware")
         request.warnings.extend(warnings)
     globals_ = cfg.global_ or {}
-    cases: list[Case] = []
+    cases: list[tuple[str, Case]] = []
     for i, entry in enumerate(cfg.benchmarks):
         cases += _expand_entry(entry, i, globals_, top, request)
         if len(cases) > request.max_cases:  # the cap holds across entries too

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from microbench.catalogue import Param
 from microbench.config.dialects import detect_dialect
+from microbench.config.schema import RULE_ERROR
 from microbench.config.yaml_reader import read_yaml
 from microbench.errors import UserError, did_you_mean, key_path, visible
 
@@ -105,6 +106,9 @@ def _translate(error: ValidationError, model: type[BaseModel], path: str) -> Use
         )
     if first["type"] == "missing":
         return UserError("required key is missing", file=path, key=where)
+    if first["type"] == RULE_ERROR:
+        found = first["ctx"]
+        return UserError(found["message"], file=path, key=where, suggestion=found["suggestion"])
     message = first["msg"]
     given = repr(first.get("input"))
     if len(given) <= 60:

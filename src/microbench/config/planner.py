@@ -104,8 +104,10 @@ def plan(
     dialect = DIALECTS[loaded.dialect]
     for option, field in ALL_DIALECT_OPTIONS.items():  # another dialect's option: said, not ignored
         if getattr(request, field) and (option, field) not in dialect.options:
+            takers = [d.title for d in DIALECTS.values() if (option, field) in d.options]
             raise UserError(
-                f"{option} applies to jax-bench configs; {loaded.path} is in the {dialect.name} dialect",
+                f"{option} applies to {' and '.join(takers)} configs; {loaded.path} is in the "
+                f"{dialect.title} dialect",
                 key=option,
             )
     try:
@@ -121,11 +123,19 @@ def plan(
             key="(top level)",
         )
     cases = _overridden(cases, options, loaded.path)
+    # a case named twice (two entries, one point; or two points --max-dim made one) runs once per
+    # output it goes to: each file has its rows
     unique: dict[tuple[str, tuple[str, ...]], Case] = {}
-    for (
-        case
-    ) in cases:  # a case named twice (two entries, one point) runs once per output it goes to:
-        unique.setdefault(
-            (case.id, _destinations(case, loaded.path)), case
-        )  # each file has its rows
+    for case in cases:
+        unique.setdefault((case.id, _destinations(case, loaded.path)), case)
+    if len(unique) < len(cases):
+        print(_collapsed(len(cases), len(unique), options.max_dim), file=sys.stderr)
     return select(list(unique.values()), options.only, options.skip, loaded.path)
+
+
+def _collapsed(planned: int, distinct: int, max_dim: int | None) -> str:
+    why = f"after --max-dim {max_dim} " if max_dim else ""
+    return (
+        f"note: {planned - distinct} of {planned} cases are the same as another {why}and run once "
+        f"({distinct} distinct)"
+    )

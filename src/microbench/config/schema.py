@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, create_model, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    create_model,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
-from microbench.core.case import Rule, declared_settings
+from microbench.config.settings import check_setting
+from microbench.core.case import declared_settings
+from microbench.errors import UserError
 from microbench.limits import (
     MAX_CASES,
     MAX_ITERATIONS,
@@ -23,46 +33,36 @@ CaseCap = Annotated[int, Strict(), Field(gt=0, le=MAX_CASES)]
 Peak = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
+RULE_ERROR = "run_setting"  # a run setting's rule refused the value: its message is the whole error
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _count(rule: Rule) -> Any:
-    low, high = int(rule.low), int(rule.high)
-    bound = Field(gt=0, le=high) if low == 1 else Field(ge=low, le=high)
-    return Annotated[int, Strict(), bound]
+def _checked_by_its_rule(name: str) -> Any:
+    """A run setting's YAML field: any value, checked by the same rule and with the same message as
+    wherever else the setting is given (config/settings.py), so one mistake reads one way."""
 
+    def check(value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return check_setting(name, value, "")
+        except UserError as error:
+            found = {"message": error.message, "suggestion": error.suggestion}
+            raise PydanticCustomError(RULE_ERROR, "{message}", found) from None
 
-# How a run setting's rule (core/case.py) types its YAML field: the constraints pydantic checks at load
-SCHEMA_TYPES: dict[str, Callable[[Rule], Any]] = {
-    "count": _count,
-    "seconds": lambda r: Annotated[float, Field(gt=0, le=r.high, allow_inf_nan=False)],
-    "duration": lambda r: Annotated[float, Field(ge=0, le=r.high, allow_inf_nan=False)],
-    "fraction": lambda r: Annotated[float, Field(gt=r.low, lt=r.high)],
-    "choice": lambda r: Literal[r.choices],
-    "check": lambda r: Literal[r.choices],
-    "timer": lambda r: str,  # a registered timer or auto: checked against the registry when planned
-}
-
-
-def _off(cls: type, value: Any) -> Any:
-    return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+    return Annotated[Any, BeforeValidator(check)]
 
 
 # Every run setting as an optional field (a config gives some, per config or per benchmark), generated
 # from their one declaration
-_RUN_SETTING_VALIDATORS: dict[str, Any] = {
-    "_off": field_validator("check", mode="before")(classmethod(_off))
-}
 _RUN_SETTING_FIELDS: dict[str, Any] = {
-    f.name: (SCHEMA_TYPES[f.metadata["rule"].kind](f.metadata["rule"]) | None, None)
-    for f in declared_settings()
+    f.name: (_checked_by_its_rule(f.name), None) for f in declared_settings()
 }
 RunSettingFields: type[_Strict] = create_model(
-    "RunSettingFields",
-    __base__=_Strict,
-    __validators__=_RUN_SETTING_VALIDATORS,
-    **_RUN_SETTING_FIELDS,
+    "RunSettingFields", __base__=_Strict, **_RUN_SETTING_FIELDS
 )
 
 

@@ -97,10 +97,16 @@ RUN_KEYS = tuple(f.name for f in declared_settings())
 RULES: dict[str, Rule] = {f.name: f.metadata["rule"] for f in declared_settings()}
 
 
-def check_setting(key: str, value: Any, where: str) -> Any:
-    """A run setting's value as its rule takes it, or a one-line error naming the key."""
+def check_setting(key: str, value: Any, where: str, at: str | None = None) -> Any:
+    """A run setting's value as its rule takes it, or a one-line error naming the key (`at`: the
+    key path that gave the value, where it is not `where.key`)."""
     rule = RULES[key]
-    return CHECKS[rule.kind](rule, value, key, where)
+    try:
+        return CHECKS[rule.kind](rule, value, key, where)
+    except UserError as error:
+        if at is not None:
+            error.key = at
+        raise
 
 
 def run_settings(base: RunSettings, given: dict[str, Any], where: str) -> RunSettings:

@@ -44,9 +44,28 @@ class Rule:
     choices: tuple[str, ...] = ()
 
 
-def setting(default: Any, doc: str, rule: Rule) -> Any:
-    """A run setting: its default, the README's line for it, its rule."""
-    return field(default=default, metadata={"doc": doc, "rule": rule})
+# How a run setting enters a case's id (`Case.id`): "changed" when it differs from its default;
+# "always"; "never" (it changes what is done with the samples, not what is measured); or the name
+# of the setting whose presence in the id brings this one in with it.
+IN_ID_ALWAYS = "always"
+IN_ID_CHANGED = "changed"
+IN_ID_NEVER = "never"
+OWN_POLICIES = (IN_ID_ALWAYS, IN_ID_CHANGED, IN_ID_NEVER)
+
+
+def setting(
+    default: Any,
+    doc: str,
+    rule: Rule,
+    in_id: str = IN_ID_CHANGED,
+    column: str | None = None,
+    compared: bool = True,
+) -> Any:
+    """A run setting: its default, the README's line for it, its rule, how it enters a case's id,
+    the row's condition column that records it (results/records.Conditions) and whether `compare`
+    pairs only rows that agree on it (False: it bounds how long a case ran, not what it measured)."""
+    meta = {"doc": doc, "rule": rule, "in_id": in_id, "column": column, "compared": compared}
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -59,78 +78,107 @@ class RunSettings:
         20,
         "timed iterations, at least (the floor of a soak or a precision target)",
         Rule("count", 1, MAX_ITERATIONS),
+        IN_ID_ALWAYS,
+        compared=False,
     )
-    warmup: int = setting(3, "untimed calls first", Rule("count", 0, MAX_ITERATIONS))
+    warmup: int = setting(
+        3, "untimed calls first", Rule("count", 0, MAX_ITERATIONS), IN_ID_ALWAYS, compared=False
+    )
     timeout_s: float | None = setting(
         None,
         "stop a case after this long (a row with status timeout)",
         Rule("seconds", 0, MAX_SECONDS),
+        IN_ID_NEVER,
+        compared=False,
     )
     check: str = setting(
         "strict",
         "strict: a wrong result is not timed; flag: timed but flagged; off",
         Rule("check", choices=CHECK_MODES),
+        IN_ID_NEVER,
+        compared=False,
     )
     timer: str = setting(
-        "auto", "a registered timer; auto picks per backend and platform", Rule("timer")
+        "auto",
+        "a registered timer; auto picks per backend and platform",
+        Rule("timer"),
+        column="timer",
     )
     cache: str = setting(
         "cold",
         "cold: L2 (or the CPU's last-level cache) flushed before every iteration; warm",
         Rule("choice", choices=CACHE_POLICIES),
+        IN_ID_ALWAYS,
+        column="cache",
     )
     cadence: str = setting(
         "blocked",
         "blocked: each iteration waits for its outputs; sustained: back to back",
         Rule("choice", choices=CADENCES),
+        column="cadence",
     )
     threads: int | None = setting(
         None,
         "CPU threads for the framework's host ops (default: its own)",
         Rule("count", 1, MAX_THREADS),
+        column="thread_count",
     )
     min_duration_s: float = setting(
         0.0,
         "keep timing until this long has passed (a power or thermal soak); warm-up then lasts at "
         "least min(1 s, min_duration_s / 5)",
         Rule("duration", 0, MAX_SOAK_S),
+        column="min_duration_s",
     )
     target_precision: float | None = setting(
         None,
         "past num_runs, time in rounds until the median's 95% confidence interval is within +-this "
         "fraction of it",
         Rule("fraction", 0, 1),
+        column="target_precision_ratio",
     )
     max_runs: int = setting(
         10_000,
         "with target_precision: at most this many iterations",
         Rule("count", 1, MAX_ITERATIONS),
+        "target_precision",
+        column="max_run_count",
+        compared=False,
     )
     max_time_s: float = setting(
         10.0,
         "with target_precision: no round starts after this much timing wall (the rounds' iterations, "
         "cache flushes and trace reading; not warm-up, compile or the profiler's start-up)",
         Rule("seconds", 0, MAX_SECONDS),
+        "target_precision",
+        column="max_time_s",
+        compared=False,
     )
     inputs: str = setting(
         "fixed",
         "fixed: one input set every iteration; rotate: input_sets sets cycled through them",
         Rule("choice", choices=INPUT_POLICIES),
+        column="inputs",
     )
     input_sets: int = setting(
-        4, "with inputs: rotate, how many sets", Rule("count", 2, MAX_INPUT_SETS)
+        4,
+        "with inputs: rotate, how many sets",
+        Rule("count", 2, MAX_INPUT_SETS),
+        "inputs",  # the row's input_set_count is what the timer cycled through
     )
     xprof_device_mode: str = setting(
         "first_device",
         "the device plane a one-device op's trace is read from: first_device, or max_device (the "
         "one with the highest median: TPUMS's xprof_device_mode)",
         Rule("choice", choices=DEVICE_MODES),
+        column="xprof_device_mode",
     )
     soak_chunk: int | None = setting(
         None,
         "with min_duration_s: TPUMS's soak in phases: a traced window of this many iterations, "
         "untraced chunks of it until min_duration_s has passed, a traced worst window",
         Rule("count", 1, MAX_ITERATIONS),
+        column="soak_chunk_count",
     )
     # jax-bench's columns: the host clock of an untraced, blocked loop, timed besides the device timer
     # (set by the jax-bench dialect under upstream's conditions, not by a config)
@@ -140,6 +188,24 @@ class RunSettings:
 def declared_settings() -> tuple[Any, ...]:
     """The run settings a config may give, in declaration order (dataclass fields with a rule)."""
     return tuple(f for f in fields(RunSettings) if "rule" in f.metadata)
+
+
+def identifying_settings(run: RunSettings) -> dict[str, Any]:
+    """The run settings that make a case what it is, by their declarations' `in_id`: each one that
+    differs from its default, those declared `always`, and those that come with another in the id.
+    Every field of RunSettings takes part, so a new setting can never be left out of the id."""
+    chosen: dict[str, Any] = {}
+    declared = fields(RunSettings)
+    for f in declared:
+        how = f.metadata.get("in_id", IN_ID_CHANGED)
+        value = getattr(run, f.name)
+        if how == IN_ID_ALWAYS or (how == IN_ID_CHANGED and value != f.default):
+            chosen[f.name] = value
+    for f in declared:  # settings that come with another (input_sets with inputs: rotate)
+        how = f.metadata.get("in_id", IN_ID_CHANGED)
+        if how not in OWN_POLICIES and how in chosen:
+            chosen[f.name] = getattr(run, f.name)
+    return {k: v for k, v in chosen.items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -189,37 +255,22 @@ class Case:
     @property
     def id(self) -> str:
         """Stable across runs: the op, backend, parameters and run settings, nothing else."""
-        optional = (
-            ("implementation", self.implementation),
-            ("timer", self.run.timer),
-            ("cache", self.run.cache),
-            ("cadence", None if self.run.cadence == "blocked" else self.run.cadence),
-            ("threads", self.run.threads),
-            ("min_duration_s", self.run.min_duration_s or None),
-            ("target_precision", self.run.target_precision),
-            ("occurrence", self.occurrence or None),
-            ("host_loop", self.run.host_loop or None),
-            *(
-                (("inputs", "rotate"), ("input_sets", self.run.input_sets))
-                if self.run.inputs == "rotate"
-                else ()
-            ),
-            *(
-                (("max_runs", self.run.max_runs), ("max_time_s", self.run.max_time_s))
-                if self.run.target_precision is not None
-                else ()
-            ),
-        )
+        own = (("implementation", self.implementation), ("occurrence", self.occurrence))
         ident = {
             "op": self.op,
             "backend": self.backend,
             "params": dict(self.params),  # by value: the typed class does not enter the id
-            "num_runs": self.run.num_runs,
-            "warmup": self.run.warmup,
-            **{k: v for k, v in optional if v not in (None, "auto")},
+            **identifying_settings(self.run),
+            **{k: v for k, v in own if v},
         }
         blob = json.dumps(ident, sort_keys=True, default=str).encode()
         return hashlib.sha1(blob).hexdigest()[:12]
+
+    def distinctions(self) -> dict[str, Any]:
+        """What makes this case differ from another of its op: its parameters, the run settings in
+        its id, and its repeat (a case a jax-bench file asks for again)."""
+        repeat = {"repeat_count": self.occurrence} if self.occurrence else {}
+        return {**dict(self.params), **identifying_settings(self.run), **repeat}
 
     @property
     def label(self) -> str:

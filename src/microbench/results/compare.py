@@ -34,6 +34,7 @@ from microbench.results.records import (
     Row,
     TimeStats,
     TimingInfo,
+    condition_values,
 )
 from microbench.results.writer import read_rows
 
@@ -77,13 +78,16 @@ class CaseKey(NamedTuple):
     backend: str
     implementation: str
     params: tuple[tuple[str, Any], ...]  # sorted by name: the same case whatever the column order
+    # the run settings declared `compared` (cache, cadence, ...): a cold-cache row is never paired
+    # with a warm one
+    settings: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def of(cls, row: Row, without: tuple[str, ...] = ()) -> CaseKey:
         """The row's key, leaving out the identity fields or parameters named in `without`."""
         op, backend, impl, params = _identifying(row, without)
         # sorted by name (names are unique, so values of unlike types are never compared)
-        return cls(op, backend, impl, tuple(sorted(params)))
+        return cls(op, backend, impl, tuple(sorted(params)), condition_values(row))
 
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:

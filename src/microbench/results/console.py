@@ -17,7 +17,7 @@ from rich.markup import escape
 from microbench.catalogue import get_spec
 from microbench.core.case import shape_label
 from microbench.errors import UserError, visible
-from microbench.results.records import Identity, Row
+from microbench.results.records import Identity, Row, setting_columns
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
 SIGNIFICANT = 3
@@ -79,6 +79,10 @@ def value_of(row: Row, name: str) -> Any:
     return getattr(row.identity, name) if name in IDENTIFYING else row.get(name)
 
 
+def _shown_value(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
 def shape_of(row: Row) -> str:
     """The row's shape from its op's dimensions (the m/k/n label for an op this version lacks)."""
     try:
@@ -88,9 +92,9 @@ def shape_of(row: Row) -> str:
 
 
 def distinguishing(rows: Sequence[Row]) -> list[str]:
-    """Per row, `key=value` for the parameters that differ between rows of the same op, backend and
-    shape: what tells two otherwise identical table lines apart (the implementation is shown with the
-    backend)."""
+    """Per row, `key=value` for the parameters and run settings that differ between rows of the same
+    op, backend and shape: what tells two otherwise identical table lines apart (the implementation
+    is shown with the backend)."""
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
         groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
@@ -103,7 +107,11 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
             names = [p.name for p in spec.params if p.name not in spec.dimensions]
         except UserError:  # a row of an op this version no longer has: compare what it does have
             names = sorted({k for i in members for k in rows[i].params})
-        keys = varying([rows[i] for i in members], names)
+        # then the run settings the rows record (two rows of one op and shape, one cold-cache)
+        keys = varying(
+            [rows[i] for i in members],
+            [*names, *setting_columns(compared_only=True), "repeat_count"],
+        )
         for i in members:
-            out[i] = " ".join(f"{k}={value_of(rows[i], k)}" for k in keys)
+            out[i] = " ".join(f"{k}={_shown_value(value_of(rows[i], k))}" for k in keys)
     return out

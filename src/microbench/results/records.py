@@ -20,7 +20,13 @@ from enum import Enum
 from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from microbench.catalogue import OpSpec, get_spec
-from microbench.core.case import Case
+from microbench.core.case import (
+    OWN_POLICIES,
+    Case,
+    RunSettings,
+    declared_settings,
+    identifying_settings,
+)
 from microbench.core.column import doc
 from microbench.core.samples import NOISE_THRESHOLD, Samples, median_or_none
 from microbench.core.types import DeviceInfo, Kernel, Measurement, Timing
@@ -48,38 +54,66 @@ class Identity:
     backend: str = ""
     implementation: str | None = None
     label: str = ""
+    repeat_count: int | None = field(
+        default=None,
+        metadata=doc(
+            "how many times the file asked for this case before (a jax-bench file under upstream's "
+            "conditions runs each ask); blank the first time"
+        ),
+    )
 
 
+# a run setting's rule kind -> the Python type its condition column holds
+RULE_TYPES: dict[str, type] = {
+    "count": int,
+    "seconds": float,
+    "duration": float,
+    "fraction": float,
+    "choice": str,
+    "check": str,
+    "timer": str,
+}
+
+
+@functools.cache
+def setting_columns(compared_only: bool = False) -> dict[str, Any]:
+    """Each run setting that a row records, by its Conditions column: the setting's declaration."""
+    return {
+        f.metadata["column"]: f
+        for f in declared_settings()
+        if f.metadata["column"] and (f.metadata["compared"] or not compared_only)
+    }
+
+
+T = typing.TypeVar("T")
+
+
+def with_setting_columns(cls: type[T]) -> type[T]:
+    """The class with a column first for each run setting that declares one (core/case.py), in the
+    settings' order, typed by its rule and documented by its declaration: a new setting is a new
+    column with no other edit."""
+    columns = [
+        (
+            column,
+            RULE_TYPES[declared.metadata["rule"].kind] | None,
+            field(default=None, metadata=doc(declared.metadata["doc"])),
+        )
+        for column, declared in setting_columns().items()
+    ]
+    own = [(f.name, f.type, f) for f in fields(cls)]  # type: ignore[arg-type]
+    made = dataclasses.make_dataclass(
+        cls.__name__, [*columns, *own], slots=True, namespace={"__doc__": cls.__doc__}
+    )
+    made.__module__ = cls.__module__
+    return typing.cast(type[T], made)
+
+
+@with_setting_columns
 @dataclass(slots=True)
 class Conditions:
-    """What the time means and what it ran under: every row, failed or not, says so."""
+    """What the time means and what it ran under: every row, failed or not, says so. Each run setting
+    that declares a `column` is a field here (`with_setting_columns`), read as an attribute."""
 
-    timer: str | None = field(
-        default=None, metadata=doc("as asked for; `timing_source` says what ran")
-    )
-    cache: str | None = field(
-        default=None, metadata=doc("`cold`: caches flushed before every iteration; `warm`: not")
-    )
-    cadence: str | None = field(
-        default=None,
-        metadata=doc("`blocked`: each iteration waits for its outputs; `sustained`: back to back"),
-    )
-    thread_count: int | None = field(
-        default=None, metadata=doc("host threads of the framework's CPU ops")
-    )
-    min_duration_s: float | None = field(
-        default=None, metadata=doc("timed for at least this long (a soak), however many runs")
-    )
-    target_precision_ratio: float | None = field(
-        default=None,
-        metadata=doc("adaptive stopping: timed until the median is known within +- this fraction"),
-    )
-    max_run_count: int | None = field(
-        default=None, metadata=doc("adaptive stopping's ceiling on iterations")
-    )
-    max_time_s: float | None = field(
-        default=None, metadata=doc("adaptive stopping's ceiling on timing seconds")
-    )
     host_load_ratio: float | None = field(
         default=None,
         metadata=doc(
@@ -87,6 +121,30 @@ class Conditions:
             "wanted the CPUs than they had, and host-clock times say so"
         ),
     )
+
+    def __getattr__(self, name: str) -> Any:  # the generated columns, for the type checker
+        raise AttributeError(name)
+
+
+def recorded_setting(run: RunSettings, declared: Any) -> Any:
+    """A setting as its row records it: blank where its declaration says it comes with another that
+    is not in the case's id (max_runs without a precision target), or where it is off (a falsy
+    default, such as no soak)."""
+    value = getattr(run, declared.name)
+    depends = declared.metadata["in_id"]
+    if depends not in OWN_POLICIES and depends not in identifying_settings(run):
+        return None
+    return None if value == declared.default and not declared.default else value
+
+
+def condition_values(row: Row) -> tuple[tuple[str, Any], ...]:
+    """What `compare` pairs rows on besides the op and its parameters: the compared settings, a value
+    at its default read as blank (a file written before a column existed agrees with the default)."""
+    out = []
+    for column, declared in setting_columns(compared_only=True).items():
+        value = getattr(row.conditions, column)
+        out.append((column, None if value in (None, "", declared.default) else value))
+    return tuple(out)
 
 
 @dataclass(slots=True)
@@ -457,9 +515,12 @@ class Row:
         return None
 
     def get(self, name: str) -> Any:
-        """A parameter or an extras field by name, None where the row has neither (a sweep's axis)."""
+        """A parameter, an extras field or a run setting's condition column by name, None where the
+        row has none of them (a sweep's axis)."""
         if name in self.params:
             return self.params[name]
+        if name in setting_columns():
+            return getattr(self.conditions, name)
         return getattr(self.extras, name, None)
 
     def as_dict(self) -> dict[str, Any]:
@@ -733,18 +794,12 @@ def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) ->
         threads = device.threads if device is not None and device.threads else case.run.threads
     else:
         threads = case.run.threads
-    adaptive = case.run.target_precision is not None
-    return Conditions(
-        timer=case.run.timer,
-        cache=case.run.cache,
-        cadence=case.run.cadence,
-        thread_count=threads,
-        min_duration_s=case.run.min_duration_s or None,
-        target_precision_ratio=case.run.target_precision,
-        max_run_count=case.run.max_runs if adaptive else None,
-        max_time_s=case.run.max_time_s if adaptive else None,
-        host_load_ratio=host_load() if measured else None,
-    )
+    settings = {
+        column: recorded_setting(case.run, declared)
+        for column, declared in setting_columns().items()
+    }
+    settings["thread_count"] = threads
+    return Conditions(**settings, host_load_ratio=host_load() if measured else None)
 
 
 TOP_KERNELS = 3
@@ -775,6 +830,7 @@ def _identity(
         backend=case.backend,
         implementation=implementation,
         label=case.label,
+        repeat_count=case.occurrence or None,
     )
 
 

@@ -480,8 +480,9 @@ def expand_results(refs: Sequence[str], key: str) -> list[str]:
 
 
 def param_names(header: Sequence[str]) -> list[str]:
-    """The parameter columns: the writer puts them between the identity and statistics blocks."""
-    start = len(IDENTITY)
+    """The parameter columns: the writer puts them between the identity and statistics blocks (a file
+    written before an identity column existed lacks it)."""
+    start = 1 + max((i for i, name in enumerate(header) if name in IDENTITY), default=-1)
     end = header.index(STATS[0]) if STATS[0] in header else len(header)
     return list(header[start:end])
 

@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from microbench.catalogue import OpSpec, all_specs, get_spec
-from microbench.core.case import Case
+from microbench.core.case import Case, declared_settings
 from microbench.ops.jax_bench import BASE_FIELDS, V2, V2Benchmark
 from microbench.ops.tpums import TPUMS, Tpums
 from microbench.results.console import shown, table_console
@@ -132,22 +132,21 @@ def op_records() -> list[OpRecord]:
 
 @dataclass(frozen=True)
 class CaseRecord:
+    """A planned case as `validate --json` prints it: what it is, every run setting (by its
+    declaration) and where its rows go."""
+
     case_id: str
     label: str
     op: str
     backend: str
     implementation: str | None
     params: dict[str, Any]
-    num_runs: int
-    warmup: int
-    timer: str
-    cache: str
-    cadence: str
+    settings: dict[str, Any]
+    repeat_count: int
     csv_path: str
 
     @classmethod
     def of(cls, c: Case) -> CaseRecord:
-        run = c.run
         return cls(
             c.id,
             c.label,
@@ -155,11 +154,8 @@ class CaseRecord:
             c.backend,
             c.implementation,
             dict(c.params),
-            run.num_runs,
-            run.warmup,
-            run.timer,
-            run.cache,
-            run.cadence,
+            {f.name: getattr(c.run, f.name) for f in declared_settings()},
+            c.occurrence,
             c.outputs.csv_path,
         )
 
@@ -189,20 +185,22 @@ def print_benchmarks() -> None:
 
 
 def varying_params(cases: list[Case]) -> list[str]:
-    """Per case, the parameters beyond its shape whose values differ between the cases of its op:
-    what tells a bf16 GEMM case from an fp8 one."""
-    by_op: dict[str, list[Case]] = {}
-    for c in cases:
-        by_op.setdefault(c.op, []).append(c)
-    differing = {
-        op: [k for k in group[0].params if len({str(c.params.get(k)) for c in group}) > 1]
-        for op, group in by_op.items()
-    }
+    """Per case, what beyond its shape differs between the cases of its op (parameters, the run
+    settings in its id, a repeat): what tells a bf16 GEMM case from an fp8 one, or a cold-cache one
+    from a warm one."""
+    what = [c.distinctions() for c in cases]
+    by_op: dict[str, list[int]] = {}
+    for i, c in enumerate(cases):
+        by_op.setdefault(c.op, []).append(i)
+    differing: dict[str, list[str]] = {}
+    for op, members in by_op.items():
+        keys = dict.fromkeys(k for i in members for k in what[i])
+        dims = get_spec(op).dimensions
+        differing[op] = [
+            k for k in keys if k not in dims and len({str(what[i].get(k)) for i in members}) > 1
+        ]
     return [
-        " ".join(
-            f"{k}={c.params[k]}" for k in differing[c.op] if k not in get_spec(c.op).dimensions
-        )
-        for c in cases
+        " ".join(f"{k}={what[i].get(k, '-')}" for k in differing[c.op]) for i, c in enumerate(cases)
     ]
 
 
