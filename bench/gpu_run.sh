@@ -107,7 +107,7 @@ for l in open('$OUT/collectives_headline.jsonl'):
   v2_conditions)  # issue 34: upstream's GEMM, HBM and host-transfer configs under both conditions
     for c in 7x/2x2x1/gemm_generalized 7x/2x2x1/hbm_bandwidth 7x/host_device; do
       for cond in upstream strict; do
-        timeout 240 python3 -m microbench.jax_bench_cli --config configs/jax_bench/$c.yaml --conditions $cond \
+        timeout 240 python3 -m microbench jax-bench --config configs/jax_bench/$c.yaml --conditions $cond \
           --output "$OUT/cond/$cond/$(basename $c)" 2>&1 | grep -v Warn | tail -1
       done
     done
@@ -155,12 +155,12 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     timeout 300 python3 bench/trace_overhead.py ${SESSIONS:-jax torch} 2>&1 | grep -v "^USDT\|Warning" | tee "$OUT/sessions.txt" ;;
   tpums)  # issue 38: upstream's tpu7x gemm and hbm TPUMS files, unchanged, through the tpums command
     for c in tpu7x/2x2x1/gemm tpu7x/2x2x1/hbm; do
-      timeout 280 python3 -m microbench.tpums_cli benchmark run-config configs/tpums/$c.yaml \
+      timeout 280 python3 -m microbench tpums benchmark run-config configs/tpums/$c.yaml \
         --output_dir "$OUT/tpums/$(basename $c)" 2>&1 | grep -v Warn | tail -2
     done
     # the sample soak, shortened from 120 s to 20 s of untraced chunks (everything else as shipped)
     sed 's/min_duration_s: 120.0/min_duration_s: 20.0/' configs/tpums/sample/gemm_throttling.yaml > /tmp/soak20.yaml
-    timeout 200 python3 -m microbench.tpums_cli benchmark run-config /tmp/soak20.yaml \
+    timeout 200 python3 -m microbench tpums benchmark run-config /tmp/soak20.yaml \
       --output_dir "$OUT/tpums/soak" 2>&1 | grep -v Warn | tail -2
     python3 bench/tpums_table.py "$OUT"/tpums/*/summary.csv | tee "$OUT/tpums.md"
     tar czf "$OUT/tpums.tgz" -C "$OUT" tpums && rm -rf "$OUT/tpums" ;;

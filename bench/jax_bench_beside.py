@@ -131,7 +131,7 @@ def expansions(upstream: str, devices: int) -> None:
     from microbench.config.loader import load_config
     from microbench.config.planner import plan
     from microbench.core.options import RunOptions
-    from microbench.ops.jax_bench import V2
+    from microbench.dialects.jax_bench.benchmarks import V2
 
     root = os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "jax_bench"
@@ -215,7 +215,9 @@ def main() -> None:
     up_command = [sys.executable, "-m", "accelerator_microbenchmarks.main"]
     script = os.path.join(bindir, "jax-bench")
     our_command = (
-        [script] if os.path.exists(script) else [sys.executable, "-m", "microbench.jax_bench_cli"]
+        [script]
+        if os.path.exists(script)
+        else [sys.executable, "-m", "microbench.dialects.jax_bench.cli"]
     )
     where = "the GPUs" if args.gpu else f"{args.devices} forced CPU devices"
     print(f"# jax-bench beside upstream: {where}, num_runs {args.num_runs}, {args.rounds} rounds")

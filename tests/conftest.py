@@ -38,3 +38,15 @@ def run_cli(capsys):
 
 def files_under(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file())
+
+
+def run_options(**given):
+    """RunOptions of these fields, the rest of `given` as the declared flags of that name (`hw`,
+    `output_path`, ...)."""
+    import dataclasses
+
+    from microbench.core.options import RunOptions
+
+    core = {f.name for f in dataclasses.fields(RunOptions)}
+    options = RunOptions(**{k: v for k, v in given.items() if k in core})
+    return options.with_flags(**{k: v for k, v in given.items() if k not in core})

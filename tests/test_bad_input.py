@@ -783,8 +783,11 @@ def test_every_schema_key_is_in_the_readme_yaml_reference():
     import re
 
     from conftest import ROOT
+    from pydantic import BaseModel
 
     from microbench.config import schema
+    from microbench.dialects.ironwood import schema as ironwood
+    from microbench.dialects.torchao import schema as torchao
 
     text = (ROOT / "README.md").read_text()
     reference = text[text.index("## YAML reference") : text.index("## CSV columns")]
@@ -792,11 +795,12 @@ def test_every_schema_key_is_in_the_readme_yaml_reference():
         re.findall(r"([a-z_0-9]+):", reference)  # keys of the YAML examples
     )
     models = [
-        getattr(schema, name)
-        for name in dir(schema)
-        if isinstance(getattr(schema, name), type)
-        and issubclass(getattr(schema, name), schema.BaseModel)
-        and getattr(schema, name).__module__ == schema.__name__
+        getattr(module, name)
+        for module in (schema, ironwood, torchao)
+        for name in dir(module)
+        if isinstance(getattr(module, name), type)
+        and issubclass(getattr(module, name), BaseModel)
+        and getattr(module, name).__module__ == module.__name__
     ]
     keys = {k for m in models for k in [*m.model_fields, *getattr(m, "EARLIER_KEYS", ())]}
     assert keys - documented == set()
@@ -830,10 +834,10 @@ def test_every_run_setting_is_declared_once_and_everything_else_follows():
     """The schemas, the checks, the one-off command line, the jax-bench keys and the README's table
     all come from RunSettings' declarations: each setting is in every one of them."""
     from microbench.config.loader import one_off_params
-    from microbench.config.schema import Benchmark, IronwoodConfig
     from microbench.config.settings import RUN_KEYS
     from microbench.core.case import declared_settings
-    from microbench.ops.jax_bench import OURS
+    from microbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
+    from microbench.dialects.jax_bench.benchmarks import OURS
     from microbench.results.column_docs import settings_markdown
 
     names = [f.name for f in declared_settings()]

@@ -243,10 +243,11 @@ case.RunSettings = dataclasses.make_dataclass(
     frozen=True,
 )
 from microbench.cli import main
-from microbench.config import schema, settings
-from microbench.config.jax_bench import JaxBenchConfig
+from microbench.config import settings
+from microbench.dialects.ironwood import schema
+from microbench.dialects.jax_bench.plan import JaxBenchConfig
 from microbench.config.loader import one_off_params
-from microbench.ops.jax_bench import OURS
+from microbench.dialects.jax_bench.benchmarks import OURS
 from microbench.results.column_docs import settings_markdown
 from microbench.results.columns import header
 from microbench.results.records import Conditions, condition_values, Row

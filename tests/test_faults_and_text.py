@@ -49,7 +49,7 @@ def test_concurrent_runs_of_one_jax_bench_config_keep_each_run_s_summary(tmp_pat
             [
                 sys.executable,
                 "-m",
-                "microbench.jax_bench_cli",
+                "microbench.dialects.jax_bench.cli",
                 "--config",
                 "c.yaml",
                 "--output",
@@ -194,7 +194,7 @@ def test_report_never_writes_through_a_planted_link(name, one_run, tmp_path, run
 
 
 def test_an_xlml_record_is_never_appended_through_a_link(tmp_path):
-    from microbench.results.sinks.xlml import REPORT, append_record
+    from microbench.dialects.ironwood.xlml import REPORT, append_record
     from microbench.results.writer import OutputFailed
 
     victim = tmp_path / "victim.txt"

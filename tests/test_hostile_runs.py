@@ -235,9 +235,7 @@ def test_read_only_url_protocols_are_refused(url, tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-@pytest.mark.parametrize(
-    "first", ["microbench.entry", "microbench.cli", "microbench.jax_bench_cli"]
-)
+@pytest.mark.parametrize("first", ["microbench.entry", "microbench.cli", "microbench.__main__"])
 def test_a_signal_while_the_program_imports_is_a_quiet_exit(signum, first):
     # the signal lands once the first module an entry point imports has loaded (`python -m
     # microbench.cli` and the jax-bench command start elsewhere than the console script)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import fsspec
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_options
 
 from microbench import catalogue
 from microbench.catalogue import get_spec
@@ -20,7 +20,7 @@ CONFIGS = sorted((ROOT / "Ironwood" / "configs").rglob("*.yaml"))
 
 
 def plan(write_yaml, text, **options):
-    return plan_from_file(str(write_yaml(text)), RunOptions(**options))
+    return plan_from_file(str(write_yaml(text)), run_options(**options))
 
 
 def test_value_types_decide_and_block_num_runs_fills_params_that_lack_it(write_yaml):

@@ -6,17 +6,18 @@ import os
 import textwrap
 
 import pytest
+from conftest import run_options
 
-from microbench.config.jax_bench_inputs import MAX_COMBINATIONS, read_sweep, sweep_values
 from microbench.config.loader import parse_config
 from microbench.core.options import RunOptions
+from microbench.dialects.jax_bench.inputs import MAX_COMBINATIONS, read_sweep, sweep_values
 from microbench.errors import UserError
 from microbench.platform.system_presets import IRONWOOD, parse_hardware
 from microbench.run.planning import plan_from_file
 
 
 def plan(write_yaml, text, **options):
-    return plan_from_file(str(write_yaml(text)), RunOptions(**options))
+    return plan_from_file(str(write_yaml(text)), run_options(**options))
 
 
 def fields(case):
@@ -422,11 +423,10 @@ def test_what_upstream_ignores_is_ignored_with_a_warning(write_yaml, capsys):
 def test_system_and_hardware_precedence_is_upstream_s(write_yaml, run_cli, tmp_path):
     from microbench.config.loader import load_config
     from microbench.config.planner import plan as plan_loaded
-    from microbench.core.options import RunOptions
 
     def stats(text, hw=None):
         path = write_yaml(text)
-        (case,) = plan_loaded(load_config(path), RunOptions(hw=hw))
+        (case,) = plan_loaded(load_config(path), run_options(hw=hw))
         return case.origin.hardware
 
     entry = "benchmarks: [{name: simple_add, size: 128}]\n"
@@ -467,7 +467,7 @@ def test_hbm_curve_keys_may_mix_ints_and_strings_and_cns_traces_go_to_tmp(write_
 
 
 def test_the_jax_bench_command_reads_upstream_s_flags(tmp_path, monkeypatch, capsys):
-    from microbench.jax_bench_cli import run
+    from microbench.dialects.jax_bench.cli import run
 
     monkeypatch.chdir(tmp_path)
 
@@ -502,7 +502,7 @@ def test_jax_bench_run_with_xprof_dir_leaves_a_trace_xprof_opens(tmp_path, monke
 
     from xprof.convert import raw_to_tool_data
 
-    from microbench.jax_bench_cli import run
+    from microbench.dialects.jax_bench.cli import run
 
     monkeypatch.chdir(tmp_path)
     argv = ["--run", "simple_add", "--size", "1024", "--num_runs", "2", "--xprof_dir", "tr"]

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from microbench.catalogue import get_spec
+from microbench.dialects.jax_bench.benchmarks import V2, Figures
+from microbench.dialects.jax_bench.outputs import JaxBenchFiles, UpstreamStats, roofline
 from microbench.ops import collectives
-from microbench.ops.jax_bench import V2, Figures
 from microbench.platform.system_presets import HardwareStats
-from microbench.results.sinks.jax_bench import JaxBenchFiles, UpstreamStats, roofline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -221,7 +221,7 @@ def test_upstream_metrics_by_hand():
 def test_a_collective_group_is_resolved_as_upstream_resolves_it(
     mesh, strategy, devices, expected, warned
 ):
-    from microbench.ops.jax_bench import resolve_group
+    from microbench.dialects.jax_bench.benchmarks import resolve_group
 
     group = resolve_group({"mesh_shape": mesh, "sharding_strategy": strategy}, devices)
     assert (group.mesh_shape, group.strategy, group.size) == expected
@@ -292,7 +292,7 @@ def every_benchmark_summarised(tmp_path_factory):
     script = "; ".join(
         [
             "import sys",
-            "from microbench.jax_bench_cli import run",
+            "from microbench.dialects.jax_bench.cli import run",
             *(
                 f"assert run({['--run', n, *a, '--num_runs', '3', '--warmup_tries', '1', '--output', str(root / n)]}) == 0"
                 for n, a in CASES.items()

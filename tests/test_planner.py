@@ -4,16 +4,15 @@ defaults, and the same op on the same inputs pairs across backends."""
 import json
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_options
 
 from microbench.config.loader import load_config
 from microbench.config.planner import plan
-from microbench.core.options import RunOptions
 from microbench.errors import UserError
 
 
 def cases_of(write_yaml, text, **options):
-    return plan(load_config(str(write_yaml(text))), RunOptions(**options))
+    return plan(load_config(str(write_yaml(text))), run_options(**options))
 
 
 SWEEP = """

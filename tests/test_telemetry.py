@@ -112,7 +112,7 @@ def test_a_soaks_traces_ask_for_the_firmwares_events():
 
 
 def test_a_gpu_soak_fills_the_columns_nvml_has_an_equivalent_for():
-    from microbench.results.tpums_metrics import nvml_telemetry
+    from microbench.dialects.tpums.metrics import nvml_telemetry
 
     samples = [[0.0, 1980, 2619, 40.0, 300.0], [1.0, 1755, 2619, 62.0, 700.0]]
     assert nvml_telemetry(samples) == {

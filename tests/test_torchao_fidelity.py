@@ -109,7 +109,7 @@ def test_torchao_rows_carry_a_kernel_breakdown_on_a_cpu(every_recipe):
 
 @pytest.mark.slow  # the module's fixture runs every recipe
 def test_the_runners_csv_has_its_columns_and_name(every_recipe):
-    from microbench.results.sinks.torchao_runner import INFERENCE_COLUMNS
+    from microbench.dialects.torchao.runner import INFERENCE_COLUMNS
 
     root, rows = every_recipe
     (path,) = (root / "out" / "inference").iterdir()
@@ -128,8 +128,8 @@ def test_the_runners_csv_has_its_columns_and_name(every_recipe):
 
 
 def test_the_runners_csv_never_replaces_a_file(tmp_path):
+    from microbench.dialects.torchao.runner import write_runner_csvs
     from microbench.results.records import RowReader
-    from microbench.results.sinks.torchao_runner import write_runner_csvs
 
     row = {
         "op": "torchao_inference",

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import run_options
 
 from microbench.config.loader import load_config
 from microbench.config.planner import plan
@@ -20,7 +21,7 @@ SHIPPED = sorted(p for p in (ROOT / "configs" / "tpums").rglob("*.yaml") if "sui
 def cases(write_yaml, text, **options):
     path = write_yaml(textwrap.dedent(text))
     loaded = load_config(str(path))
-    return plan(loaded, RunOptions(**options), lambda: 4)
+    return plan(loaded, run_options(**options), lambda: 4)
 
 
 def fields(case):
@@ -197,7 +198,7 @@ def test_upstream_files_run_on_cpu_with_only_ok_or_unsupported_rows(name, tmp_pa
 
 
 def tpums(*args):
-    from microbench import tpums_cli
+    from microbench.dialects.tpums import cli as tpums_cli
 
     return tpums_cli.run(list(args))
 
@@ -272,8 +273,8 @@ def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
     so 2.147 / 4.295 TFLOP/s per device and twice that per chip (two devices a chip); its intensity
     (2.147e9 FLOP over 6 MiB) puts the limit at the bf16 peak, 1153.5; no peaks on a GPU."""
     from microbench.core.case import Origin
-    from microbench.ops.jax_bench import V2, Figures
-    from microbench.results.tpums_metrics import tpums_metrics
+    from microbench.dialects.jax_bench.benchmarks import V2, Figures
+    from microbench.dialects.tpums.metrics import tpums_metrics
 
     bench = V2["gemm_generalized"]
     f = {
@@ -301,8 +302,8 @@ def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
 
 def test_hbm_rows_take_bandwidth_per_device_and_the_memory_roofline():
     from microbench.core.case import Origin
-    from microbench.ops.jax_bench import V2, Figures
-    from microbench.results.tpums_metrics import tpums_metrics
+    from microbench.dialects.jax_bench.benchmarks import V2, Figures
+    from microbench.dialects.tpums.metrics import tpums_metrics
 
     bench = V2["hbm_bandwidth"]
     f = {"op_type": "copy", "size": 2**20, "dtype": "bfloat16", "device_id": 0}
@@ -374,7 +375,7 @@ def test_a_suite_runs_its_configs_in_turn_and_writes_one_report(tmp_path, write_
 
 
 def test_the_shipped_suite_plans_every_config(monkeypatch):
-    from microbench.tpums_suite import read_suite
+    from microbench.dialects.tpums.suite import read_suite
 
     monkeypatch.chdir(ROOT)
     suite = read_suite("configs/tpums/canonical_suite.yaml")
@@ -386,7 +387,7 @@ def test_the_shipped_suite_plans_every_config(monkeypatch):
 def test_collective_bytes_per_chip_follow_tpums_replica_groups_by_hand():
     """all_reduce of 1024 tiles of bf16 (S = 2 MiB a device): a group of even ids is parallel (P = R-1,
     C = 2): 2 S (3/4) 2 = 3 S; one of consecutive ids non-parallel (P = R-2, C = 1): 2 S (2/4) = S."""
-    from microbench.results.tpums_metrics import collective, replica_groups
+    from microbench.dialects.tpums.metrics import collective, replica_groups
 
     s = 1024 * 8 * 128 * 2
     assert replica_groups([0, 2, 4, 6]) == ("parallel", 3, 2)
@@ -424,7 +425,7 @@ def test_a_collective_row_carries_its_replica_group(tmp_path):
 
 def test_a_flags_file_replaces_the_packaged_tpu_flags(write_yaml, tmp_path):
     """Both forms upstream's op_flags.yaml used; a benchmark the file leaves out gets none."""
-    from microbench.config.tpums import flag_sets, with_flags
+    from microbench.dialects.tpums.plan import flag_sets, with_flags
     from microbench.errors import UserError
 
     flags = tmp_path / "flags.yaml"
@@ -486,7 +487,7 @@ def test_a_soak_runs_in_tpums_phases_on_a_fake_clock(monkeypatch):
 
 
 def test_soak_columns_by_hand():
-    from microbench.results.tpums_metrics import soaked
+    from microbench.dialects.tpums.metrics import soaked
 
     got = soaked({"wall_clock": (2.0, 2.5), "xprof": (0.0, 1.0)})
     assert got == {
@@ -536,7 +537,7 @@ def test_xprof_device_mode_reaches_the_cases_run_settings(write_yaml):
 
 
 def test_a_dcn_mesh_groups_along_its_dcn_axis_and_never_falls_back():
-    from microbench.ops.jax_bench import block_elements, resolve_group
+    from microbench.dialects.jax_bench.benchmarks import block_elements, resolve_group
 
     f = {"mesh_shape": "2x8", "sharding_strategy": None, "mesh_axes": "dcn,ici"}
     group = resolve_group(f, devices=8)  # a mesh the devices cannot fill: kept, not one axis
@@ -547,7 +548,7 @@ def test_a_dcn_mesh_groups_along_its_dcn_axis_and_never_falls_back():
 def test_dcn_columns_by_hand():
     """all_reduce over 2 slices of 8: shard = 8192^2 bf16 / 2 = 64 MiB; ring 2(2-1)/2 = 1; at 10 ms
     a device moves 64 MiB * 8 / 10 ms = 53.7 Gb/s, a host 8x that, 53.7% of 800 Gb/s at ring 1."""
-    from microbench.results.tpums_metrics import dcn
+    from microbench.dialects.tpums.metrics import dcn
 
     f = {
         "mesh_shape": "2x8", "mesh_axes": "dcn,ici", "input_layout": "dcn_1d",
@@ -593,7 +594,7 @@ def test_dcn_permutes_and_all_reduce_on_two_processes_of_four_devices(tmp_path, 
 
 def test_device_to_device_prints_tpums_matrix():
     """Rows are sources, columns destinations; a pair that did not run is `-`, the diagonal `X`."""
-    from microbench.results.tpums_metrics import d2d_matrices
+    from microbench.dialects.tpums.metrics import d2d_matrices
 
     def entry(src, dst, gbps):
         return {

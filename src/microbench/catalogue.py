@@ -253,6 +253,20 @@ SETTING_KINDS = {
 }
 
 
+def case_choice_params(default_backend: str | None = None) -> tuple[Param, ...]:
+    """What a one-off command line or a dialect's entry may choose besides the op's parameters: the
+    backends and the implementation."""
+    return (
+        Param(
+            "backend",
+            "str",
+            default_backend,
+            doc="jax, torch (a list in YAML): the PyTorch twin too",
+        ),
+        Param("implementation", "str", None, doc="one of the op's registered implementations"),
+    )
+
+
 def run_setting_params(leave_out: Iterable[str] = ()) -> tuple[Param, ...]:
     """The run settings as parameters of a one-off command line or a dialect's keys, from their one
     declaration (default, rule and doc)."""

@@ -1,5 +1,6 @@
-"""The program's entry points (the `microbench`, `jax-bench` and `tpums` commands, `python -m microbench`,
-run_benchmark.py).
+"""The program's entry points: the `microbench` command (`python -m microbench`, run_benchmark.py),
+and each dialect's own command line under its name (`jax-bench`, `tpums`: the console script's name
+picks the dialect's `Command`; `microbench jax-bench ...` is the same).
 
 A Ctrl-C or SIGTERM that lands while the program is still importing ends it quietly, as one at any
 later moment does: `cli.main` replaces this handler with the run's own as soon as it starts."""
@@ -8,18 +9,12 @@ import microbench.quiet_start  # noqa: F401  (first: the handler for a signal wh
 from microbench.cli import entry  # noqa: E402
 
 
-def jax_bench() -> None:
-    """The `jax-bench` command (the reference harness's command line)."""
-    from microbench.jax_bench_cli import entry as jax_bench_entry
+def dialect_command() -> None:
+    """A console script named after a dialect's command line runs it: `microbench NAME ARGS`."""
+    import os
+    import sys
 
-    jax_bench_entry()
-
-
-def tpums() -> None:
-    """The `tpums` command (the reference's third-generation command line)."""
-    from microbench.tpums_cli import entry as tpums_entry
-
-    tpums_entry()
+    entry([os.path.basename(sys.argv[0]), *sys.argv[1:]])
 
 
-__all__ = ["entry", "jax_bench", "tpums"]
+__all__ = ["dialect_command", "entry"]

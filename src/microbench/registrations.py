@@ -12,7 +12,7 @@ from typing import Any
 from microbench import catalogue
 from microbench.config import dialects
 from microbench.measure import timers
-from microbench.ops import jax_bench, torchao
+from microbench.ops import torchao
 from microbench.platform import backends, system_presets
 from microbench.results import sinks
 from microbench.run import runner
@@ -21,11 +21,12 @@ from microbench.run import runner
 def _tables() -> tuple[dict[Any, Any], ...]:
     """The registries that are plain tables (the catalogue and the sinks have their own scopes)."""
     timers.registered_timers()  # discovered first: a scope never hides a module registering late
+    owned = tuple(table for d in dialects.dialects() for table in d.registries)
     return (
         timers._TIMERS,
         backends.BACKENDS,
         dialects.DIALECTS,
-        jax_bench.V2,
+        *owned,
         catalogue.PARAM_KINDS,
         system_presets.PRESETS,
         torchao.RECIPES,

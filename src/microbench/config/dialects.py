@@ -1,25 +1,73 @@
-"""The config dialects: how each is recognised, its schema, and its planner (beside its schema).
+"""The config dialects' registry: what each dialect is to the rest of the program, declared once by
+its own package under `microbench/dialects/` (found by `microbench.plugins`, never listed here).
 
-A dialect is one `register_dialect(...)`; the loader asks each in registration order whether a file
-is written in it, and the planner hands the validated model to that dialect's `plan`.
+A dialect says how its files are recognised, validated (`schema`) and planned into cases, and what it
+brings besides: the `microbench run` flags it reads, its output modules, its own command line, its
+`microbench list --NAME` table and the names `run --run NAME` may give. Dialects are asked in `order`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from microbench.config import ironwood, jax_bench, torchao, tpums
-from microbench.config.schema import IronwoodConfig, TorchaoConfig
+from microbench.catalogue import Param
 from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
+from microbench.core.flags import Flag
 from microbench.errors import UserError
+from microbench.plugins import SINK_MODULES, discover_dialects
 from microbench.registry import register_once
 
 DEFAULT_MAX_CASES = 5000
+
+
+@dataclass(frozen=True)
+class Command:
+    """A dialect's own command line (`jax-bench`, `tpums`): `microbench NAME ARGS` and the console
+    script of that name run `main(ARGS) -> exit code` of `module`."""
+
+    name: str
+    module: str
+    summary: str
+
+    def main(self, argv: Sequence[str]) -> int:
+        return int(importlib.import_module(self.module).main(list(argv)))
+
+
+@dataclass(frozen=True)
+class Listing:
+    """`microbench list --OPTION`: the dialect's benchmark names as records (`--json`) or a table."""
+
+    option: str
+    help: str
+    records: Callable[[], list[Any]]
+    show: Callable[[], None]
+
+
+@dataclass(frozen=True)
+class OneOff:
+    """`run --run NAME --field value`: whether the dialect knows NAME (its fields, or None), and the
+    config data of one entry made of the fields given."""
+
+    fields: Callable[[str], tuple[Param, ...] | None]
+    data: Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RunAlias:
+    """A `microbench` subcommand that is `run --config FILE` with one of the dialect's flags made
+    required under another spelling (`microbench dashboard --config F --output R`)."""
+
+    name: str
+    summary: str
+    example: str
+    flag: Flag[Any]
+    option: str
 
 
 @dataclass(frozen=True)
@@ -28,11 +76,21 @@ class Dialect:
     schema: type[BaseModel]
     recognise: Callable[[dict[str, Any]], bool]  # is this file written in the dialect?
     plan: Callable[[Any, PlanRequest], list[Case]]
+    order: int  # asked in this order whether a file is theirs
     # renames keys of the dialect's earlier versions: (upgraded data, one warning per key)
     upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] = lambda data: (data, [])
     looks_like: str = ""  # what a file of this dialect has, for the error when none recognises it
-    # the dialect's own command-line options (PlanRequest fields they set): refused for other files
-    options: tuple[tuple[str, str], ...] = ()
+    flags: tuple[Flag[Any], ...] = ()  # `microbench run` flags it reads: refused for other files
+    sinks: tuple[str, ...] = ()  # modules of the output formats it brings
+    command: Command | None = None
+    listing: Listing | None = None
+    one_off: OneOff | None = None
+    aliases: tuple[RunAlias, ...] = ()
+    registries: tuple[
+        dict[Any, Any], ...
+    ] = ()  # its own name tables (scoped by tests with the rest)
+    # a file of the dialect's family that is not a config (a suite file): the line that says so
+    explains: Callable[[dict[str, Any]], str | None] = lambda data: None
 
     @property
     def title(self) -> str:
@@ -44,70 +102,40 @@ DIALECTS: dict[str, Dialect] = {}
 
 
 def register_dialect(dialect: Dialect) -> Dialect:
+    SINK_MODULES.extend(m for m in dialect.sinks if m not in SINK_MODULES)
     return register_once(DIALECTS, dialect.name, dialect, "dialect")
 
 
-def has_any(*keys: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda data: any(key in data for key in keys)
+def dialects() -> list[Dialect]:
+    """Every registered dialect, in the order files are matched against them."""
+    discover_dialects()
+    return sorted(DIALECTS.values(), key=lambda d: d.order)
 
 
-# TPUMS first: a stage-A file may have `hardware:` beside its `benchmark:`, as jax-bench files do
-register_dialect(
-    Dialect(
-        "tpums",
-        tpums.TpumsConfig,
-        tpums.recognise,
-        tpums.plan,
-        looks_like="'benchmark: {name: ...}' (TPUMS dialect)",
-        options=(("--xprof_dir", "xprof_dir"),),
-    )
-)
-# then jax-bench: its files have a `benchmarks:` list too
-register_dialect(
-    Dialect(
-        "jax_bench",
-        jax_bench.JaxBenchConfig,
-        jax_bench.recognise,
-        jax_bench.plan,
-        looks_like="'global:' or 'benchmarks: - name:' (jax-bench dialect)",
-        options=(("--hw", "system"), ("--xprof_dir", "xprof_dir"), ("--conditions", "conditions")),
-    )
-)
-register_dialect(
-    Dialect(
-        "ironwood",
-        IronwoodConfig,
-        has_any("benchmarks"),
-        ironwood.plan,
-        looks_like="'benchmarks: - benchmark_name:' (Ironwood dialect)",
-    )
-)
-register_dialect(
-    Dialect(
-        "torchao",
-        TorchaoConfig,
-        has_any("model_params", "quantization_config_recipe_names", "quantizations"),
-        torchao.plan,
-        torchao.upgrade_earlier_keys,
-        looks_like="'model_params' (torchao dialect)",
-    )
-)
+def dialect_flags() -> list[Flag[Any]]:
+    """Every flag some dialect owns, once each, in dialect order."""
+    seen: dict[str, Flag[Any]] = {}
+    for dialect in dialects():
+        for flag in dialect.flags:
+            seen.setdefault(flag.dest, flag)
+    return list(seen.values())
 
 
-ALL_DIALECT_OPTIONS = {option: field for d in DIALECTS.values() for option, field in d.options}
+def get_dialect(name: str) -> Dialect:
+    discover_dialects()
+    return DIALECTS[name]
 
 
 def detect_dialect(data: dict[str, Any]) -> Dialect:
-    for dialect in DIALECTS.values():
+    known = dialects()
+    for dialect in known:
         if dialect.recognise(data):
             return dialect
-    if "suite_name" in data and "configs" in data:
-        raise UserError(
-            "a TPUMS suite file (its configs run in turn): run it with `tpums suite run FILE`",
-            key="(top level)",
-        )
+    for dialect in known:
+        if said := dialect.explains(data):
+            raise UserError(said, key="(top level)")
     keys = ", ".join(map(str, data)) or "nothing"
-    expected = ", ".join(d.looks_like for d in DIALECTS.values())
+    expected = ", ".join(d.looks_like for d in known)
     raise UserError(
         f"not a benchmark config: expected {expected}; found {keys}",
         key="(top level)",

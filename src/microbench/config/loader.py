@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from microbench.catalogue import Param
-from microbench.config.dialects import detect_dialect
+from microbench.config.dialects import detect_dialect, dialects
 from microbench.config.schema import RULE_ERROR
 from microbench.config.yaml_reader import read_yaml
 from microbench.errors import UserError, did_you_mean, key_path, visible
@@ -210,34 +210,34 @@ def parse_fields(name: str, args: Sequence[str]) -> dict[str, Any]:
 
 
 def one_off_params(name: str) -> tuple[Param, ...]:
-    """What `--run NAME` takes: a jax-bench benchmark's fields, or one of our ops' parameters and
-    run settings."""
-    from microbench.catalogue import all_specs, run_setting_params
-    from microbench.ops.jax_bench import OURS_AS_PARAMS, V2
+    """What `--run NAME` takes: the fields of the first dialect (in order) that knows NAME."""
+    for dialect in dialects():
+        if dialect.one_off is not None and (found := dialect.one_off.fields(name)) is not None:
+            return found
+    known = [n for d in dialects() if d.one_off for n in _names(d)]
+    raise UserError(
+        f"unknown benchmark '{name}' (see `microbench list`)",
+        key="--run",
+        suggestion=did_you_mean(name, known),
+    )
 
-    if name in V2 and not V2[name].tpums_only:
-        return (*V2[name].all_fields, *OURS_AS_PARAMS)
-    specs = all_specs()
-    if name not in specs:
-        raise UserError(
-            f"unknown benchmark '{name}' (see `microbench list`)",
-            key="--run",
-            suggestion=did_you_mean(name, [*V2, *specs]),
-        )
-    chosen = tuple(p for p in OURS_AS_PARAMS if p.name in ("backend", "implementation"))
-    return (*specs[name].params, *chosen, *run_setting_params())
+
+def _names(dialect: Any) -> list[str]:
+    """The names a dialect's one-off form may be asked for: its listing's, else the ops'."""
+    from microbench.catalogue import all_specs
+
+    if dialect.listing is not None:
+        return [r.name for r in dialect.listing.records()]
+    return list(all_specs())
 
 
 def one_off_config(name: str, args: Sequence[str]) -> LoadedConfig:
-    """A config of one entry from `run --run NAME --field value ...` (no file, no sweep)."""
-    from microbench.ops.jax_bench import V2
-
+    """A config of one entry from `run --run NAME --field value ...` (no file, no sweep), in the
+    dialect of the first that knows NAME."""
     fields = parse_fields(name, args)
-    if name in V2 and not V2[name].tpums_only:
-        data: dict[str, Any] = {"benchmarks": [{"name": name, **fields}]}
-    else:  # an Ironwood block: backend is the block's, the rest its one parameter entry
-        block = {k: fields.pop(k) for k in ("backend",) if k in fields}
-        data = {"benchmarks": [{"benchmark_name": name, **block, "benchmark_params": [fields]}]}
+    owner = next(d for d in dialects() if d.one_off and d.one_off.fields(name) is not None)
+    assert owner.one_off is not None
+    data = owner.one_off.data(name, fields)
     try:
         dialect = detect_dialect(data)
         model = dialect.schema.model_validate(data)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from fnmatch import fnmatch
 from pathlib import Path
 
-from microbench.config.dialects import ALL_DIALECT_OPTIONS, DEFAULT_MAX_CASES, DIALECTS
+from microbench.config.dialects import DEFAULT_MAX_CASES, dialect_flags, dialects, get_dialect
 from microbench.config.loader import LoadedConfig
 from microbench.config.settings import PlanRequest
 from microbench.core.case import Case
@@ -93,22 +93,19 @@ def plan(
         default_csv=default_csv(loaded.path, options.output_dir),
         max_cases=options.max_cases or getattr(model, "max_cases", None) or DEFAULT_MAX_CASES,
         max_dim=options.max_dim,
-        output_path=options.output_path,
         config_dir=os.path.dirname(os.path.abspath(loaded.path)),
-        system=options.hw,
-        xprof_dir=options.xprof_dir,
-        conditions=options.conditions,
         backend=list(options.backend) if options.backend else None,
         device_count=device_count or (lambda: 1),
+        flags=options.flags,
     )
-    dialect = DIALECTS[loaded.dialect]
-    for option, field in ALL_DIALECT_OPTIONS.items():  # another dialect's option: said, not ignored
-        if getattr(request, field) and (option, field) not in dialect.options:
-            takers = [d.title for d in DIALECTS.values() if (option, field) in d.options]
+    dialect = get_dialect(loaded.dialect)
+    for flag in dialect_flags():  # another dialect's flag: said, not ignored
+        if options.flag(flag) and flag not in dialect.flags:
+            takers = [d.title for d in dialects() if flag in d.flags]
             raise UserError(
-                f"{option} applies to {' and '.join(takers)} configs; {loaded.path} is in the "
-                f"{dialect.title} dialect",
-                key=option,
+                f"{flag.option} applies to {' and '.join(takers)} configs; {loaded.path} is in "
+                f"the {dialect.title} dialect",
+                key=flag.option,
             )
     try:
         cases = dialect.plan(model, request)

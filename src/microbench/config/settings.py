@@ -6,9 +6,10 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from microbench.core.case import CHECK_MODES, Rule, RunSettings, declared_settings
+from microbench.core.flags import Flag, FlagValues
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.limits import (
     MAX_ITERATIONS,
@@ -16,6 +17,8 @@ from microbench.limits import (
     MAX_SOAK_S,
 )
 from microbench.measure.timers import timer_names
+
+T = TypeVar("T")
 
 
 def _count(value: Any, low: int, key: str, where: str, high: int = MAX_ITERATIONS) -> int:
@@ -152,16 +155,15 @@ class PlanRequest:
     max_dim: int | None = (
         None  # every dimension clamped to this (cases equal after clamping merged)
     )
-    output_path: str | None = None  # the reference's --output_path: trace and HLO dirs under it
     config_dir: str = "."  # the config's folder (a relative csv_shapes path is looked up there too)
-    system: str | None = None  # --hw: a hardware preset for entries that name none
-    xprof_dir: str | None = None  # --xprof_dir: where kept traces go
-    conditions: str | None = None  # --conditions: jax-bench files under upstream's or strict ones
     backend: list[str] | None = None  # --backend: every benchmark on these backends
     # devices the run will see (starts JAX: asked only by entries that span every device)
     device_count: Callable[[], int] = lambda: 1
     warnings: list[str] = field(default_factory=list)  # said once planning is done
-    tpums: bool = False  # planning a TPUMS file: TPUMS's own benchmark names are known too
+    flags: FlagValues = field(default_factory=FlagValues)  # the dialects' own flags, as given
+
+    def flag(self, flag: Flag[T]) -> T:
+        return self.flags.get_flag(flag)
 
 
 def pair_key(op: str, params: Mapping[str, Any]) -> str:

@@ -3,7 +3,12 @@ and every output sink read it, instead of keyword arguments threaded through cal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from microbench.core.flags import Flag, FlagValues
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -16,16 +21,11 @@ class RunOptions:
     max_cases: int | None = None
     max_dim: int | None = None  # every dimension clamped to this
     num_runs: int | None = None  # every case's num_runs
-    output_path: str | None = None  # the Ironwood reference's --output_path (traces, HLO dumps)
-    hw: str | None = None  # jax-bench's --hw: a hardware preset where a config names none
-    xprof_dir: str | None = None  # jax-bench's --xprof_dir: where kept traces go
-    conditions: str | None = None  # jax-bench files: upstream's conditions or this project's strict
     columns: tuple[str, ...] = ()  # --columns: the summary's columns (results/display keys)
     sort: str | None = None  # --sort: the summary's order (a column key, `-key` descending)
     output_format: str = "table"  # --format: the summary as a table, csv, json or markdown
     backend: tuple[str, ...] = ()  # --backend: every benchmark on these backends
     name: str | None = None  # --name: the run's label in the run store (`microbench runs`, compare)
-    jax_bench_names: bool = False  # the `jax-bench` command: summary.csv / detailed.json by name
     one_off: tuple[str, ...] = ()  # --run NAME --field value ...: (NAME, the field arguments)
     only: tuple[str, ...] = ()  # shell patterns of ops or labels to run
     skip: tuple[str, ...] = ()
@@ -33,6 +33,15 @@ class RunOptions:
     timeout_s: float | None = None
     progress: bool = True
     verbosity: int = 0  # -1 quiet, 0 normal, 1 a line per case
-    seed_json: str | None = None  # fusion/elementwise rows in the seeds' JSON format
-    torchao_csv: bool = False  # torchao rows as torchao's runner wrote them
-    dashboard: str | None = None  # torchao rows as the CI dashboard's records
+    # the flags dialects and output formats declare (core/flags.py), by name
+    flags: FlagValues = field(default_factory=FlagValues)
+
+    def flag(self, flag: Flag[T]) -> T:
+        """A declared flag's value for this run (its default where not given)."""
+        return self.flags.get_flag(flag)
+
+    def with_flags(self, **values: Any) -> RunOptions:
+        """The same options with these flags set (a command line of a dialect's own)."""
+        import dataclasses
+
+        return dataclasses.replace(self, flags=FlagValues({**self.flags, **values}))

@@ -17,7 +17,7 @@ from rich.markup import escape
 from microbench.catalogue import get_spec
 from microbench.core.case import shape_label
 from microbench.errors import UserError, visible
-from microbench.results.records import Identity, Row, setting_columns
+from microbench.results.records import DISTINCTION_COLUMNS, Identity, Row, setting_columns
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
 SIGNIFICANT = 3
@@ -110,7 +110,7 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
         # then the run settings the rows record (two rows of one op and shape, one cold-cache)
         keys = varying(
             [rows[i] for i in members],
-            [*names, *setting_columns(compared_only=True), "repeat_count"],
+            [*names, *setting_columns(compared_only=True), *DISTINCTION_COLUMNS],
         )
         for i in members:
             out[i] = " ".join(f"{k}={_shown_value(value_of(rows[i], k))}" for k in keys)

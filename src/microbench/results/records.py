@@ -108,6 +108,10 @@ def with_setting_columns(cls: type[T]) -> type[T]:
     return typing.cast(type[T], made)
 
 
+# identity columns that tell apart two rows of one op, parameters and settings (a repeated ask)
+DISTINCTION_COLUMNS = ("repeat_count",)
+
+
 @with_setting_columns
 @dataclass(slots=True)
 class Conditions:

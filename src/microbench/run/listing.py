@@ -1,4 +1,5 @@
-"""`microbench list` and `validate --list`: the op catalogue and a config's cases, as tables or JSON.
+"""`microbench list` and `validate --list`: the op catalogue and a config's cases, as tables or JSON
+(a dialect's own names are listed by its package, with the helpers here).
 
 Both are typed records (`OpRecord`, `CaseRecord`): the JSON is their fields, the tables show the same.
 """
@@ -13,8 +14,6 @@ from rich.table import Table
 
 from microbench.catalogue import OpSpec, all_specs, get_spec
 from microbench.core.case import Case, declared_settings
-from microbench.ops.jax_bench import BASE_FIELDS, V2, V2Benchmark
-from microbench.ops.tpums import TPUMS, Tpums
 from microbench.results.console import shown, table_console
 
 
@@ -50,64 +49,7 @@ class OpRecord:
         return cls(spec.name, spec.suite, list(spec.backends), spec.doc, params)
 
 
-@dataclass(frozen=True)
-class BenchmarkRecord:
-    """A jax-bench (v2) name: the op(s) that run it, its own fields and how it departs from upstream."""
-
-    name: str
-    ops: list[str]
-    fields: list[ParamRecord]
-    notes: str
-
-    @classmethod
-    def of(cls, bench: V2Benchmark) -> BenchmarkRecord:
-        defaults = {p.name: p.default_value for p in bench.all_fields}
-        variants = [defaults] + [
-            {**defaults, p.name: choice} for p in bench.all_fields for choice in p.choices
-        ]  # a choice field (mode) may pick another op
-        ops = list(dict.fromkeys(bench.op(v) for v in variants))
-        fields = [
-            ParamRecord(p.name, p.kind, p.default, list(p.choices))
-            for p in (*bench.fields, *bench.ours)
-        ]
-        return cls(bench.name, ops, fields, bench.notes)
-
-
-@dataclass(frozen=True)
-class TpumsRecord:
-    """A TPUMS name: its tier, the jax-bench name it runs on (the map from the earlier generation),
-    its fields in TPUMS's names and defaults, and that entry's departures."""
-
-    name: str
-    tier: str
-    runs_as: str
-    fields: list[ParamRecord]
-    notes: str
-
-    @classmethod
-    def of(cls, entry: Tpums) -> TpumsRecord:
-        own = {p.name for p in BASE_FIELDS}
-        fields = [
-            ParamRecord(p.name, p.kind, p.default, list(p.choices), list(p.aliases))
-            for p in entry.fields
-            if p.name not in own
-        ]
-        return cls(entry.name, entry.tier, entry.v2, fields, entry.bench.notes)
-
-
-def tpums_records() -> list[TpumsRecord]:
-    return [TpumsRecord.of(entry) for entry in TPUMS.values()]
-
-
-def print_tpums() -> None:
-    print_table(
-        "TPUMS names, beside the common fields (warmup_tries, num_runs, ...)",
-        ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream"),
-        [(r.name, r.tier, r.runs_as, _shown(r.fields), r.notes) for r in tpums_records()],
-    )
-
-
-def _shown(params: list[ParamRecord]) -> str:
+def shown_params(params: list[ParamRecord]) -> str:
     return ", ".join(p.shown for p in params)
 
 
@@ -119,10 +61,6 @@ def print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]
     for row in rows:
         table.add_row(*map(shown, row))
     table_console().print(table)
-
-
-def benchmark_records() -> list[BenchmarkRecord]:
-    return [BenchmarkRecord.of(b) for b in V2.values() if not b.tpums_only]
 
 
 def op_records() -> list[OpRecord]:
@@ -172,15 +110,10 @@ def print_ops() -> None:
     print_table(
         "ops",
         ("op", "suite", "backends", "parameters (default)", "what"),
-        [(r.op, r.suite, ", ".join(r.backends), _shown(r.params), r.doc) for r in op_records()],
-    )
-
-
-def print_benchmarks() -> None:
-    print_table(
-        "jax-bench (v2) names, beside the common fields (warmup_tries, num_runs, ...)",
-        ("name", "runs op", "fields (default)", "departs from upstream"),
-        [(r.name, ", ".join(r.ops), _shown(r.fields), r.notes) for r in benchmark_records()],
+        [
+            (r.op, r.suite, ", ".join(r.backends), shown_params(r.params), r.doc)
+            for r in op_records()
+        ],
     )
 
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from microbench.core.case import Case
+from microbench.core.flags import Flag
 from microbench.core.options import RunOptions
+from microbench.plugins import import_sink_modules
 from microbench.results.records import Row
 
 
@@ -62,29 +64,39 @@ class SinkInfo:
     name: str
     order: int  # opened, fed and closed in this order: the durable rows first, the console last
     factory: SinkFactory
+    flags: tuple[Flag[Any], ...] = ()  # the command-line flags that ask for it
 
 
 _SINKS: dict[str, SinkInfo] = {}
 _discovered = False
 
 
-def register_sink(name: str, order: int = 50) -> Callable[[SinkFactory], SinkFactory]:
+def register_sink(
+    name: str, order: int = 50, flags: tuple[Flag[Any], ...] = ()
+) -> Callable[[SinkFactory], SinkFactory]:
     def decorate(factory: SinkFactory) -> SinkFactory:
         if name in _SINKS:
             raise ValueError(f"sink {name!r} registered twice")
-        _SINKS[name] = SinkInfo(name, order, factory)
+        _SINKS[name] = SinkInfo(name, order, factory, flags)
         return factory
 
     return decorate
 
 
 def registered_sinks() -> list[SinkInfo]:
+    """Every output format: this package's modules, then those the dialects bring."""
     global _discovered
     if not _discovered:
         _discovered = True
         for module in pkgutil.iter_modules(__path__, __name__ + "."):
             importlib.import_module(module.name)
+        import_sink_modules()
     return sorted(_SINKS.values(), key=lambda s: s.order)
+
+
+def sink_flags() -> list[Flag[Any]]:
+    """The flags every output format declares, in its order."""
+    return [flag for info in registered_sinks() for flag in info.flags]
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from microbench.core.flags import Flag
 from microbench.ops.elementwise import ElementwiseExtras
 from microbench.ops.fusion import FusionExtras
 from microbench.results.records import Row
@@ -111,7 +112,12 @@ class SeedJson(Sink):
             print(f"seed-format JSON: {self.path}", file=sys.stderr)
 
 
-@register_sink("seed_json", order=20)
+SEED_JSON: Flag[str | None] = Flag(
+    "--seed-json", "also write fusion/elementwise rows in the seeds' JSON format", None
+)
+
+
+@register_sink("seed_json", order=20, flags=(SEED_JSON,))
 def seed_json(context: RunContext) -> Sink | None:
-    options = context.options
-    return SeedJson(options.seed_json, options.overwrite) if options.seed_json else None
+    path = context.options.flag(SEED_JSON)
+    return SeedJson(path, context.options.overwrite) if path else None

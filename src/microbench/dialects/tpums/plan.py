@@ -19,18 +19,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from microbench.config import jax_bench
-from microbench.config.jax_bench_inputs import (
+from microbench.config.settings import PlanRequest
+from microbench.core.case import DEVICE_MODES, Case
+from microbench.dialects.jax_bench import plan as jax_bench
+from microbench.dialects.jax_bench.benchmarks import OURS, FlagSet
+from microbench.dialects.jax_bench.flags import XPROF_DIR
+from microbench.dialects.jax_bench.inputs import (
     MAX_COMBINATIONS,
     MODEL_PRESETS,
     read_csv_shapes,
     read_sweep,
 )
-from microbench.config.settings import PlanRequest
-from microbench.core.case import DEVICE_MODES, Case
+from microbench.dialects.tpums.names import BASE_NAMES, SAMPLES_PER_RUN, Tpums, get_tpums
 from microbench.errors import UserError, did_you_mean, key_path
-from microbench.ops.jax_bench import OURS, FlagSet
-from microbench.ops.tpums import BASE_NAMES, SAMPLES_PER_RUN, Tpums, get_tpums
 
 RESERVED = ("name", "model_preset", "params", "cases", "cases_from_csv", "sweep")
 STAGE_B = (*RESERVED, "xprof_timing", "xprof_device_mode")
@@ -257,8 +258,8 @@ def _entries_b(
             fields["xprof_timing"] = xprof
         if device_mode is not None:
             fields["xprof_device_mode"] = device_mode
-        if request.xprof_dir:
-            fields["xprof_dir"] = request.xprof_dir
+        if request.flag(XPROF_DIR):
+            fields["xprof_dir"] = request.flag(XPROF_DIR)
         out.append(({"name": entry.v2, **fields}, where))
     return out
 
@@ -334,7 +335,7 @@ def _planned(converted: dict[str, Any], request: PlanRequest, where: str) -> lis
     before = len(request.warnings)
     try:
         model = jax_bench.JaxBenchConfig.model_validate(converted)
-        cases = jax_bench.plan(model, replace(request, tpums=True))  # the same warnings list
+        cases = jax_bench.plan_entries(model, request, hidden=True)  # the same warnings list
         request.warnings[before:] = [_located(w, where) for w in request.warnings[before:]]
         return cases
     except UserError as error:

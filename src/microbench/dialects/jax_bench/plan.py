@@ -20,13 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from microbench.catalogue import get_spec
-from microbench.config.ironwood import cases_per_implementation
-from microbench.config.jax_bench_inputs import (
-    MAX_COMBINATIONS,
-    model_fields,
-    read_csv_shapes,
-    read_sweep,
-)
+from microbench.config.cases import cases_per_implementation
 from microbench.config.schema import CaseCap
 from microbench.config.settings import (
     RUN_KEYS,
@@ -36,8 +30,7 @@ from microbench.config.settings import (
     run_settings,
 )
 from microbench.core.case import Case, Origin, Outputs, RunSettings
-from microbench.errors import UserError, did_you_mean, key_path
-from microbench.ops.jax_bench import (
+from microbench.dialects.jax_bench.benchmarks import (
     OURS,
     OURS_AS_PARAMS,
     V2Benchmark,
@@ -45,6 +38,14 @@ from microbench.ops.jax_bench import (
     process_env,
     resolve_group,
 )
+from microbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
+from microbench.dialects.jax_bench.inputs import (
+    MAX_COMBINATIONS,
+    model_fields,
+    read_csv_shapes,
+    read_sweep,
+)
+from microbench.errors import UserError, did_you_mean, key_path
 from microbench.platform.backends import BACKENDS
 from microbench.platform.system_presets import HardwareStats, parse_hardware, preset
 
@@ -160,7 +161,7 @@ def _hardware(
     if top is not None:
         return top
     system = given.get("system")
-    name = system.value if system is not None else request.system
+    name = system.value if system is not None else request.flag(HW)
     if not name:
         return None
     found, warning = preset(str(name), system.where if system is not None else "--hw")
@@ -197,7 +198,7 @@ class EntryContext:
 
 def _conditions(ours: dict[str, Any], request: PlanRequest) -> str:
     """Whose conditions a case is measured under: --conditions, else the file's, else upstream's."""
-    return request.conditions or ours.get("conditions") or "upstream"
+    return request.flag(CONDITIONS) or ours.get("conditions") or "upstream"
 
 
 def _group(fields: dict[str, Any], request: PlanRequest) -> tuple[dict[str, Any], int]:
@@ -320,6 +321,7 @@ def _expand_entry(
     globals_: dict[str, Any],
     top: HardwareStats | None,
     request: PlanRequest,
+    hidden: bool,
 ) -> list[tuple[str, Case]]:
     """The entry's cases, each with what was asked for before --max-dim clamped it (a repeat is
     a point asked for twice, not two points that clamping made equal)."""
@@ -328,10 +330,10 @@ def _expand_entry(
         raise UserError(f"an entry must be a mapping, got {type(entry).__name__}", key=where)
     if "name" not in entry:
         raise UserError("required key is missing", key=key_path(where, "name"))
-    bench = get_v2(entry["name"], key_path(where, "name"), request.tpums)
+    bench = get_v2(entry["name"], key_path(where, "name"), hidden)
     shared = {k: Sourced(v, key_path("global", k)) for k, v in globals_.items() if k != "sweep"}
-    if request.xprof_dir:  # --xprof_dir: where neither the entry nor global says
-        shared.setdefault("xprof_dir", Sourced(request.xprof_dir, "--xprof_dir"))
+    if request.flag(XPROF_DIR):  # --xprof_dir: where neither the entry nor global says
+        shared.setdefault("xprof_dir", Sourced(request.flag(XPROF_DIR), "--xprof_dir"))
     _check_keys(((k, s.where) for k, s in shared.items()), bench)
     sweep_where = key_path(where, "sweep") if "sweep" in entry else "global.sweep"
     sweep = read_sweep(entry.get("sweep", globals_.get("sweep")), sweep_where)
@@ -383,6 +385,12 @@ def _numbered_repeats(cases: list[tuple[str, Case]]) -> list[Case]:
 
 
 def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
+    return plan_entries(cfg, request)
+
+
+def plan_entries(cfg: JaxBenchConfig, request: PlanRequest, hidden: bool = False) -> list[Case]:
+    """The cases of a jax-bench file; `hidden`: names a later generation adds (planned through this
+    one) are known too."""
     for key in cfg.model_extra or {}:
         request.warnings.append(
             f"{key}: not a jax-bench key (global, hardware, benchmarks): ignored, as jax-bench does"
@@ -394,7 +402,7 @@ def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
     globals_ = cfg.global_ or {}
     cases: list[tuple[str, Case]] = []
     for i, entry in enumerate(cfg.benchmarks):
-        cases += _expand_entry(entry, i, globals_, top, request)
+        cases += _expand_entry(entry, i, globals_, top, request, hidden)
         if len(cases) > request.max_cases:  # the cap holds across entries too
             raise UserError(
                 f"the config expands to more than {request.max_cases} cases; raise the cap "

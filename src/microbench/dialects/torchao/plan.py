@@ -11,10 +11,10 @@ import os
 from typing import Any
 
 from microbench.catalogue import get_spec
-from microbench.config.schema import Float8TrainingKeys, ModelParams, TorchaoConfig
 from microbench.config.settings import PlanRequest
 from microbench.config.shapes import Shape, generate_shapes
 from microbench.core.case import Case, Outputs, RunSettings
+from microbench.dialects.torchao.schema import Float8TrainingKeys, ModelParams, TorchaoConfig
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.ops.torchao import (
     MODEL_TYPES,

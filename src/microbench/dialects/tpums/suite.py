@@ -75,8 +75,9 @@ def _stem(path: str, taken: set[str]) -> str:
 
 
 def run_suite(path: str, output_dir: str, xprof_dir: str | None) -> int:
-    from microbench.cli import upstream_options
     from microbench.config.planner import plan
+    from microbench.dialects.jax_bench.cli import upstream_options
+    from microbench.dialects.jax_bench.flags import XPROF_DIR
     from microbench.run.planning import jax_device_count
     from microbench.run.session import run_planned
 
@@ -86,7 +87,7 @@ def run_suite(path: str, output_dir: str, xprof_dir: str | None) -> int:
     for i, config in enumerate(suite.configs):
         located = _located(config, path, i)
         folder = os.path.join(output_dir, _stem(located, taken))
-        options = upstream_options(folder, "--output_dir", xprof_dir=xprof_dir)
+        options = upstream_options(folder, "--output_dir", **{XPROF_DIR.dest: xprof_dir})
         loaded = load_config(located)
         try:
             cases = plan(loaded, options, jax_device_count)

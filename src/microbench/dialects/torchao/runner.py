@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from microbench.catalogue import get_spec
+from microbench.core.flags import Flag
 from microbench.errors import Status, UserError
 from microbench.ops.torchao import (
     TorchaoExtras,
@@ -290,9 +291,26 @@ class RunnerCsv(Sink):
                 print(f"torchao runner CSV: {path}", file=sys.stderr)
 
 
-@register_sink("torchao_csv", order=30)
+TORCHAO_CSV: Flag[bool] = Flag(
+    "--torchao-csv",
+    "also write torchao rows as torchao's runner did: "
+    "<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv",
+    False,
+    switch=True,
+    commands=("run", "dashboard"),
+)
+# `microbench dashboard --output FILE` (the torchao dialect's shorthand) or `run --dashboard FILE`
+DASHBOARD: Flag[str | None] = Flag(
+    "--dashboard",
+    "also write the PyTorch OSS benchmark dashboard's JSON records of the torchao cases here",
+    None,
+    metavar="FILE",
+)
+
+
+@register_sink("torchao_csv", order=30, flags=(TORCHAO_CSV,))
 def runner_csv(context: RunContext) -> Sink | None:
-    return RunnerCsv() if context.options.torchao_csv else None
+    return RunnerCsv() if context.options.flag(TORCHAO_CSV) else None
 
 
 class Dashboard(Sink):
@@ -323,7 +341,7 @@ class Dashboard(Sink):
         print(f"dashboard records: {self.path}", file=sys.stderr)
 
 
-@register_sink("dashboard", order=40)
+@register_sink("dashboard", order=40, flags=(DASHBOARD,))
 def dashboard(context: RunContext) -> Sink | None:
-    path = context.options.dashboard
+    path = context.options.flag(DASHBOARD)
     return Dashboard(path, context.cases, context.options.overwrite) if path else None

@@ -14,10 +14,6 @@ are a Cartesian sweep (at most 1000 combinations); booleans are true or false. B
 
 from __future__ import annotations
 
-import microbench.quiet_start  # noqa: F401  (first: a signal while importing is a quiet exit)
-
-# isort: split
-
 import argparse
 import json
 import math
@@ -27,15 +23,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from microbench.cli import OneLineParser, command_main, guarded_main, upstream_options
+from microbench.dialects.jax_bench.cli import upstream_options
+from microbench.dialects.jax_bench.flags import XPROF_DIR
 from microbench.errors import UserError
+from microbench.run.command_line import OneLineParser, command_main, guarded_main
 
 MAX_COMBINATIONS = 1000
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output_dir", default="results", help="where results go (results)")
-    parser.add_argument("--xprof_dir", default=None, help="where kept traces go")
+    XPROF_DIR.add_to(parser)
     parser.add_argument(
         "--xla_flags_file_path",
         default=None,
@@ -74,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run_suite.add_argument("file")
     run_suite.add_argument("--output_dir", default="results", help="where results go (results)")
-    run_suite.add_argument("--xprof_dir", default=None, help="where kept traces go")
+    XPROF_DIR.add_to(run_suite)
     return parser
 
 
@@ -114,7 +112,7 @@ def describe() -> dict[str, Any]:
 def field_values(name: str, args: Sequence[str]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """`--field v1 [v2 ...]` of benchmark `name`: single values and swept ones, typed by its fields."""
     from microbench.config.loader import typed_value
-    from microbench.ops.tpums import BASE_NAMES, TPUMS, get_tpums
+    from microbench.dialects.tpums.names import BASE_NAMES, TPUMS, get_tpums
 
     entry = get_tpums(name, "benchmark run")
     if entry.tier == "alias":
@@ -157,7 +155,7 @@ def field_values(name: str, args: Sequence[str]) -> tuple[dict[str, Any], dict[s
 
 def field_help(name: str) -> str:
     """`benchmark run NAME --help`: its fields, each with its kind, default and doc."""
-    from microbench.ops.tpums import get_tpums
+    from microbench.dialects.tpums.names import get_tpums
 
     entry = get_tpums(name, "benchmark run")
     lines = [f"usage: tpums benchmark run {name} [--field v1 [v2 ...]] ...", "", "fields:"]
@@ -183,13 +181,13 @@ def run(argv: Sequence[str]) -> int:
         print(json.dumps(describe(), indent=2))
         return 0
     if args.group == "suite":
-        from microbench.tpums_suite import run_suite
+        from microbench.dialects.tpums.suite import run_suite
 
         if rest:
             raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
         return run_suite(args.file, args.output_dir, args.xprof_dir)
     if args.command == "list":
-        from microbench.ops.tpums import listed
+        from microbench.dialects.tpums.names import listed
 
         tiers = ("production", *(("experimental",) if args.experimental else ()))
         names = listed((*tiers, *(("alias",) if args.aliases else ())))
@@ -198,10 +196,10 @@ def run(argv: Sequence[str]) -> int:
     if args.command == "run" and args.help:
         print(field_help(args.name))
         return 0
-    from microbench.config.tpums import flag_sets, with_flags
+    from microbench.dialects.tpums.plan import flag_sets, with_flags
 
     flags = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
-    options = upstream_options(args.output_dir, "--output_dir", xprof_dir=args.xprof_dir)
+    options = upstream_options(args.output_dir, "--output_dir", **{XPROF_DIR.dest: args.xprof_dir})
     from microbench.config.loader import load_config
     from microbench.run.planning import check_options
 
@@ -223,7 +221,7 @@ def run(argv: Sequence[str]) -> int:
 def _command_line(name: str, rest: Sequence[str], xprof: bool) -> Any:
     """`benchmark run NAME --field ...` as a TPUMS file of one benchmark: single values its params,
     several its sweep."""
-    from microbench.config.dialects import DIALECTS
+    from microbench.config.dialects import get_dialect
     from microbench.config.loader import LoadedConfig
 
     single, swept = field_values(name, rest)
@@ -233,14 +231,19 @@ def _command_line(name: str, rest: Sequence[str], xprof: bool) -> Any:
     if swept:
         bench["sweep"] = swept
     data = {"benchmark": bench}
-    model = DIALECTS["tpums"].schema.model_validate(data)
+    model = get_dialect("tpums").schema.model_validate(data)
     return LoadedConfig(name, "tpums", model, data, command_line=True)
+
+
+def main(argv: Sequence[str]) -> int:
+    """`tpums ARGS` (also `microbench tpums ARGS`): its exit code."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    return command_main(lambda: run(argv))
 
 
 def entry(argv: Sequence[str] | None = None) -> NoReturn:
     args = list(sys.argv[1:] if argv is None else argv)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    guarded_main(lambda: command_main(lambda: run(args)))
+    guarded_main(lambda: main(args))
 
 
 if __name__ == "__main__":

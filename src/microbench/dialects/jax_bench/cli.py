@@ -13,18 +13,26 @@ input is one line and exit 2, as for `microbench`.
 
 from __future__ import annotations
 
-import microbench.quiet_start  # noqa: F401  (first: a signal while importing is a quiet exit)
-
-# isort: split
-
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from microbench.cli import OneLineParser, command_main, guarded_main, upstream_options
+from microbench.core.options import RunOptions
+from microbench.dialects.jax_bench.flags import CONDITIONS, HW, UPSTREAM_FILES, XPROF_DIR
 from microbench.errors import UserError, visible
-from microbench.ops.jax_bench import CONDITIONS
+from microbench.run.command_line import OneLineParser, command_main, guarded_main
+
+OWN_FLAGS = (HW, XPROF_DIR, CONDITIONS)
+
+
+def upstream_options(folder: str, option: str, **flags: Any) -> RunOptions:
+    """A reference command line's options (jax-bench's, TPUMS's): rows, summary.csv and
+    detailed.json in `folder`, named as upstream names them; `flags` by their dest."""
+    if not folder:
+        raise UserError("is empty; name an output folder", key=option)
+    options = RunOptions(output_dir=folder, output_dir_given=True)
+    return options.with_flags(**{UPSTREAM_FILES.dest: True, **flags})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,16 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--run", default=None, help="run one registered benchmark (its fields follow)"
     )
     parser.add_argument("--output", default="results", help="output directory (default: results)")
-    parser.add_argument("--hw", default=None, help="hardware preset where a config names no system")
-    parser.add_argument(
-        "--xprof_dir", default=None, help="where traces go (default /tmp/tensorboard)"
-    )
-    parser.add_argument(
-        "--conditions",
-        choices=CONDITIONS,
-        default=None,
-        help="upstream (default): as jax-bench measures; strict: cold caches, one device",
-    )
+    for flag in OWN_FLAGS:
+        flag.add_to(parser)
     return parser
 
 
@@ -61,14 +61,15 @@ def _traced(fields: list[str], xprof_dir: str | None) -> list[str]:
     )
 
 
-def _options(args: argparse.Namespace, fields: list[str]) -> object:
-    return upstream_options(
-        args.output,
-        "--output",
-        hw=args.hw,
-        xprof_dir=args.xprof_dir,
-        conditions=args.conditions,
-        one_off=(args.run, *_traced(fields, args.xprof_dir)) if args.run else (),
+def _options(args: argparse.Namespace, fields: list[str]) -> RunOptions:
+    flags = {f.dest: getattr(args, f.dest) for f in OWN_FLAGS}
+    options = upstream_options(args.output, "--output", **flags)
+    if not args.run:
+        return options
+    import dataclasses
+
+    return dataclasses.replace(
+        options, one_off=(args.run, *_traced(fields, options.flag(XPROF_DIR)))
     )
 
 
@@ -86,16 +87,21 @@ def run(argv: Sequence[str]) -> int:
     options = _options(args, rest)
     from microbench.run.planning import check_options, load_and_plan
 
-    check_options(options)  # type: ignore[arg-type]
-    loaded, cases = load_and_plan(args.run or args.config, options)  # type: ignore[arg-type]
+    check_options(options)
+    loaded, cases = load_and_plan(args.run or args.config, options)
     from microbench.run.session import run_planned
 
-    return run_planned(loaded, cases, options)  # type: ignore[arg-type]
+    return run_planned(loaded, cases, options)
+
+
+def main(argv: Sequence[str]) -> int:
+    """`jax-bench ARGS` (also `microbench jax-bench ARGS`): its exit code."""
+    return command_main(lambda: run(argv))
 
 
 def entry(argv: Sequence[str] | None = None) -> NoReturn:
     args = list(sys.argv[1:] if argv is None else argv)
-    guarded_main(lambda: command_main(lambda: run(args)))
+    guarded_main(lambda: main(args))
 
 
 if __name__ == "__main__":

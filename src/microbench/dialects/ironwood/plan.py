@@ -8,19 +8,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from microbench.catalogue import OpSpec, get_spec, implementations
-from microbench.config.schema import Benchmark, IronwoodConfig
+from microbench.catalogue import OpSpec, get_spec
+from microbench.config.cases import cases_per_implementation
 from microbench.config.settings import (
     RUN_KEYS,
     PlanRequest,
     checked_run,
-    pair_key,
     run_settings,
 )
 from microbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
 from microbench.core.case import Case, Outputs, RunSettings
+from microbench.core.flags import Flag
+from microbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.platform.backends import BACKENDS
+
+OUTPUT_PATH: Flag[str | None] = Flag(
+    "--output_path",
+    "as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
+    None,
+    aliases=("--output-path",),
+    commands=("run", "dashboard"),
+)
 
 
 def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[str]:
@@ -202,7 +211,9 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
 
 def _outputs(bench: Benchmark, request: PlanRequest) -> Outputs:
     under = (  # the reference's --output_path moves traces and HLO dumps under it
-        os.path.join(request.output_path, bench.benchmark_name) if request.output_path else None
+        os.path.join(request.flag(OUTPUT_PATH) or "", bench.benchmark_name)
+        if request.flag(OUTPUT_PATH)
+        else None
     )
     return Outputs(
         csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, request.default_csv),
@@ -242,52 +253,6 @@ def _cases(entry: Planned, base: RunSettings, request: PlanRequest) -> list[Case
 def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
     base = run_settings(RunSettings(), cfg.model_dump(exclude_none=True), "")
     return [case for entry in _plan_entries(cfg, request) for case in _cases(entry, base, request)]
-
-
-def implementations_to_run(
-    spec: OpSpec, backend: str, requested: str | list[str] | None, where: str
-) -> list[str | None]:
-    """The requested implementations of the op on the backend, or else its default ones (all of them
-    unless the op names its defaults)."""
-    registered = list(implementations(spec.name, backend))
-    if requested is None:
-        defaults = [n for n in spec.traits.default_implementations if n in registered]
-        return list(defaults or registered)
-    names = [requested] if isinstance(requested, str) else list(requested)
-    chosen = [n for n in names if n in registered]
-    if chosen:
-        return list(chosen)
-    if (
-        len(registered) == 1
-    ):  # one way to run it (JAX's jit): the names were another backend's twins
-        return list(registered)
-    raise UserError(
-        f"op '{spec.name}' has no {backend} implementation '{names[0]}' (registered: {', '.join(registered)})",
-        key=key_path(where, "implementation"),
-        suggestion=did_you_mean(names[0], registered),
-    )
-
-
-def cases_per_implementation(
-    spec: OpSpec,
-    backends: list[str],
-    requested: str | list[str] | None,
-    where: str,
-    **fields: Any,
-) -> list[Case]:
-    """One case of the op per backend and implementation to run there (`implementations_to_run`),
-    sharing the other fields (params, run, outputs, ...); paired across backends by its params."""
-    return [
-        Case(
-            op=spec.name,
-            backend=backend,
-            implementation=impl,
-            pair_key=pair_key(spec.name, fields["params"]),
-            **fields,
-        )
-        for backend in backends
-        for impl in implementations_to_run(spec, backend, requested, where)
-    ]
 
 
 def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:

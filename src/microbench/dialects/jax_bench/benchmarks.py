@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import Param, run_setting_params
+from microbench.catalogue import Param, case_choice_params, run_setting_params
+from microbench.dialects.jax_bench.flags import CONDITIONS_CHOICES
 from microbench.errors import UserError, did_you_mean
 from microbench.ops import collectives
 from microbench.platform.dtypes import dtype
@@ -42,8 +43,6 @@ BASE_FIELDS = (
     Param("dtype", "jnp_dtype", "bfloat16", doc="what it sets differs per benchmark"),
 )
 
-# Under whose conditions a jax-bench file is measured (the `conditions` key, `--conditions`).
-CONDITIONS = ("upstream", "strict")
 
 # This project's keys, allowed in a v2 entry (and on a one-off command line) beside upstream's fields:
 # the conditions, the backends and implementations, and every run setting upstream has no name for
@@ -52,11 +51,10 @@ OURS_AS_PARAMS = (
         "conditions",
         "choice",
         "upstream",
-        CONDITIONS,
+        CONDITIONS_CHOICES,
         "upstream: warm caches, all local devices as jax-bench places the work; strict: cold, one",
     ),
-    Param("backend", "str", "jax", doc="jax, torch (a list in YAML): the PyTorch twin too"),
-    Param("implementation", "str", None, doc="one of the op's registered implementations"),
+    *case_choice_params("jax"),
     # upstream's own fields say num_runs, warmup_tries and min_duration_s
     *run_setting_params(leave_out=("num_runs", "warmup", "min_duration_s")),
 )

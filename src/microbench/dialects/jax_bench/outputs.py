@@ -32,17 +32,18 @@ import numpy as np
 
 from microbench.catalogue import get_spec, params_of
 from microbench.core.case import Case, Origin
+from microbench.dialects.jax_bench.benchmarks import V2, Figures, V2Benchmark
+from microbench.dialects.jax_bench.flags import UPSTREAM_FILES
+from microbench.dialects.tpums.metrics import d2d_matrices, nvml_telemetry, tpums_metrics
+from microbench.dialects.tpums.names import TPUMS
 from microbench.errors import UserError, visible
 from microbench.ops import collectives
-from microbench.ops.jax_bench import V2, Figures, V2Benchmark
-from microbench.ops.tpums import TPUMS
 from microbench.platform import processes
 from microbench.platform.environment import installed
 from microbench.platform.system_presets import HardwareStats
 from microbench.results.records import Row, used_devices
 from microbench.results.run_store import numbered
 from microbench.results.sinks import RunContext, Sink, register_sink
-from microbench.results.tpums_metrics import d2d_matrices, nvml_telemetry, tpums_metrics
 from microbench.results.writer import check_new_file, write_atomically
 
 SUMMARY, DETAILED = "summary.csv", "detailed.json"
@@ -409,7 +410,7 @@ def jax_bench_files(context: RunContext) -> Sink | None:
     if not named:
         return None
     options = context.options
-    if not options.jax_bench_names:
+    if not options.flag(UPSTREAM_FILES):
         return JaxBenchFiles(
             pair_beside(named[0].outputs.csv_path), options.resume, options.overwrite
         )

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from microbench.catalogue import Param
+from microbench.dialects.jax_bench.benchmarks import BASE_FIELDS, V2, V2Benchmark
 from microbench.errors import UserError, did_you_mean
-from microbench.ops.jax_bench import BASE_FIELDS, V2, V2Benchmark
 from microbench.registry import register_once
 
 Tier = Literal["production", "experimental", "alias"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from microbench.core.case import Origin
-from microbench.ops.jax_bench import (
+from microbench.dialects.jax_bench.benchmarks import (
     Figures,
     V2Benchmark,
     block_bytes,
@@ -22,7 +22,7 @@ from microbench.ops.jax_bench import (
     dcn_slices,
     scatter_chunk_bytes,
 )
-from microbench.ops.tpums import TPUMS, chip_spec
+from microbench.dialects.tpums.names import TPUMS, chip_spec
 from microbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
 
 MIB_PER_MB = 1e6 / 2**20

@@ -1,0 +1,70 @@
+"""A command-line flag that a dialect or an output format owns, declared once as typed data: the
+`microbench` command line (and a dialect's own) is assembled from these declarations, the run carries
+their values by name, and the owner reads its own back typed (`RunOptions.flag(FLAG)`). Core declares
+none of them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Flag(Generic[T]):
+    option: str  # "--hw"
+    help: str
+    default: T
+    aliases: tuple[str, ...] = ()  # other spellings ("--xprof-dir")
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    switch: bool = False  # a flag without a value (store_true)
+    parse: Callable[[str], Any] | None = None  # the value's type (argparse's `type`)
+    # the `microbench` subcommands that take it; () for one only its owner's own command line sets
+    commands: tuple[str, ...] = ("run",)
+
+    @property
+    def dest(self) -> str:
+        return self.option.lstrip("-").replace("-", "_")
+
+    def add_to(self, parser: Any) -> None:
+        """The flag as an argparse option of `parser`."""
+        if self.switch:
+            parser.add_argument(
+                self.option, *self.aliases, dest=self.dest, action="store_true", help=self.help
+            )
+            return
+        parser.add_argument(
+            self.option,
+            *self.aliases,
+            dest=self.dest,
+            default=None,
+            choices=self.choices,
+            metavar=self.metavar,
+            type=self.parse,
+            help=self.help,
+        )
+
+
+class FlagValues(Mapping[str, Any]):
+    """The declared flags' values of one run, by `dest`; a flag not given reads as its default."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values = {k: v for k, v in (values or {}).items() if v not in (None, False)}
+
+    def get_flag(self, flag: Flag[T]) -> T:
+        return self._values.get(flag.dest, flag.default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"FlagValues({self._values!r})"

@@ -1,0 +1,63 @@
+"""The jax-bench (v2) dialect: the reference's second generation (`global:`, `hardware:`,
+`benchmarks: - name:` with `sweep:`, `csv_shapes:` and `model:`), its sixteen benchmark names and
+their fields (`benchmarks`), its planner (`plan`, `inputs`), its summary.csv / detailed.json
+(`outputs`), its flags (`flags`), its command line (`cli`: `jax-bench`) and its listing (`listing`).
+Everything here is registered below; nothing outside this folder names it (docs/jax_bench.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from microbench.catalogue import Param
+from microbench.config.dialects import Command, Dialect, Listing, OneOff, register_dialect
+from microbench.dialects.jax_bench import plan
+from microbench.dialects.jax_bench.benchmarks import OURS_AS_PARAMS, V2
+from microbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
+
+
+def _one_off_fields(name: str) -> tuple[Param, ...] | None:
+    bench = V2.get(name)
+    return None if bench is None or bench.tpums_only else (*bench.all_fields, *OURS_AS_PARAMS)
+
+
+def _one_off_data(name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    return {"benchmarks": [{"name": name, **fields}]}
+
+
+def _records() -> list[Any]:
+    from microbench.dialects.jax_bench.listing import benchmark_records
+
+    return list(benchmark_records())
+
+
+def _show() -> None:
+    from microbench.dialects.jax_bench.listing import print_benchmarks
+
+    print_benchmarks()
+
+
+register_dialect(
+    Dialect(
+        "jax_bench",
+        plan.JaxBenchConfig,
+        plan.recognise,
+        plan.plan,
+        order=20,  # after TPUMS: its stage-A files have `hardware:` too
+        looks_like="'global:' or 'benchmarks: - name:' (jax-bench dialect)",
+        flags=(HW, XPROF_DIR, CONDITIONS),
+        sinks=("microbench.dialects.jax_bench.outputs",),
+        command=Command(
+            "jax-bench",
+            "microbench.dialects.jax_bench.cli",
+            "the reference's jax-bench command line (--config FILE, or --run NAME --field value)",
+        ),
+        listing=Listing(
+            "--jax-bench",
+            "the jax-bench (v2) names instead: the op each runs, its fields, its departures",
+            _records,
+            _show,
+        ),
+        one_off=OneOff(_one_off_fields, _one_off_data),
+        registries=(V2,),
+    )
+)

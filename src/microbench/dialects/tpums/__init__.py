@@ -1,0 +1,57 @@
+"""The TPUMS dialect: the reference's third generation (`benchmark:` with `params`, `cases` or
+`cases_from_csv`, `sweep`; stage A and stage B files), its names over jax-bench's (`names`), its
+planner (`plan`, through the jax-bench dialect), its metric names and console matrices (`metrics`),
+its command line (`cli`: `tpums`, with `suite`) and its listing (`listing`) (docs/tpums.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from microbench.config.dialects import Command, Dialect, Listing, register_dialect
+from microbench.dialects.jax_bench.flags import XPROF_DIR
+from microbench.dialects.tpums import plan
+from microbench.dialects.tpums.names import TPUMS
+
+
+def _records() -> list[Any]:
+    from microbench.dialects.tpums.listing import tpums_records
+
+    return list(tpums_records())
+
+
+def _show() -> None:
+    from microbench.dialects.tpums.listing import print_tpums
+
+    print_tpums()
+
+
+def _suite_file(data: dict[str, Any]) -> str | None:
+    if "suite_name" in data and "configs" in data:
+        return "a TPUMS suite file (its configs run in turn): run it with `tpums suite run FILE`"
+    return None
+
+
+register_dialect(
+    Dialect(
+        "tpums",
+        plan.TpumsConfig,
+        plan.recognise,
+        plan.plan,
+        order=10,  # first: a stage-A file may have `hardware:` beside its `benchmark:`
+        looks_like="'benchmark: {name: ...}' (TPUMS dialect)",
+        flags=(XPROF_DIR,),
+        command=Command(
+            "tpums",
+            "microbench.dialects.tpums.cli",
+            "the reference's TPUMS command line (platform, benchmark list/run/run-config, suite)",
+        ),
+        listing=Listing(
+            "--tpums",
+            "the TPUMS names instead: tier, the jax-bench name each runs as, fields, departures",
+            _records,
+            _show,
+        ),
+        explains=_suite_file,
+        registries=(TPUMS,),
+    )
+)
