@@ -41,7 +41,8 @@ class Command:
 
 @dataclass(frozen=True)
 class Listing:
-    """`microbench list --OPTION`: the dialect's benchmark names as records (`--json`) or a table."""
+    """`microbench list --OPTION`: the dialect's benchmark names as records (dataclasses with a
+    `name`: `--json` prints their fields) or as a table (`show`)."""
 
     option: str
     help: str

@@ -100,7 +100,7 @@ def plan(
     )
     dialect = get_dialect(loaded.dialect)
     for flag in dialect_flags():  # another dialect's flag: said, not ignored
-        if options.flag(flag) and flag not in dialect.flags:
+        if flag.dest in options.flags and flag not in dialect.flags:
             takers = [d.title for d in dialects() if flag in d.flags]
             raise UserError(
                 f"{flag.option} applies to {' and '.join(takers)} configs; {loaded.path} is in "

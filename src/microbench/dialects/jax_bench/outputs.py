@@ -24,23 +24,22 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from microbench.catalogue import get_spec, params_of
+from microbench.catalogue import get_spec
 from microbench.core.case import Case, Origin
 from microbench.dialects.jax_bench.benchmarks import V2, Figures, V2Benchmark
 from microbench.dialects.jax_bench.flags import UPSTREAM_FILES
-from microbench.dialects.tpums.metrics import d2d_matrices, nvml_telemetry, tpums_metrics
-from microbench.dialects.tpums.names import TPUMS
 from microbench.errors import UserError, visible
-from microbench.ops import collectives
 from microbench.platform import processes
 from microbench.platform.environment import installed
 from microbench.platform.system_presets import HardwareStats
+from microbench.registry import register_once
 from microbench.results.records import Row, used_devices
 from microbench.results.run_store import numbered
 from microbench.results.sinks import RunContext, Sink, register_sink
@@ -50,6 +49,28 @@ SUMMARY, DETAILED = "summary.csv", "detailed.json"
 OURS_KEY = "microbench"  # detailed.json: this project's additions, under one key of their own
 DEVICE_CLOCKS = ("xprof", "cupti", "cuda_event", "cuda_graph")  # timing sources on a device clock
 RECORDED = 999  # upstream records calls 1-999 of its loop
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A generation of the reference whose cases this dialect plans (Origin.generation): how its
+    detailed.json names the case's fields and computes its metrics, whether its summary keeps the
+    KET_ms and throughput columns, and any tables it prints at the end. A later generation (TPUMS)
+    registers its own from its folder."""
+
+    name: str
+    params: Callable[[Case, Origin, dict[str, Any]], dict[str, Any]]
+    # (case, its benchmark, origin, every field, host times in ms, row) -> metrics
+    metrics: Callable[[Case, V2Benchmark, Origin, dict[str, Any], list[float], Row], dict[str, Any]]
+    ket_and_throughput: bool = True
+    console: Callable[[list[dict[str, Any]]], list[str]] = lambda entries: []
+
+
+GENERATIONS: dict[str, Generation] = {}
+
+
+def register_generation(generation: Generation) -> Generation:
+    return register_once(GENERATIONS, generation.name, generation, "generation")
 
 
 @dataclass(frozen=True)
@@ -125,7 +146,7 @@ def _ms(samples_s: list[float]) -> list[float]:
     return [s * 1e3 for s in samples_s]
 
 
-def _device_span_ms(row: Row) -> list[float]:
+def device_span_ms(row: Row) -> list[float]:
     """The device's time per iteration as upstream's trace parser measures it (first marked op's
     start to the last one's end), where this row has a device clock."""
     if not (row.timing.timing_source or "").startswith(DEVICE_CLOCKS):
@@ -133,7 +154,7 @@ def _device_span_ms(row: Row) -> list[float]:
     return _ms(row.series.span_samples_s or row.series.samples_s)
 
 
-def _figures(bench: V2Benchmark, fields: dict[str, Any], seconds: float, group: int) -> Figures:
+def figures_of(bench: V2Benchmark, fields: dict[str, Any], seconds: float, group: int) -> Figures:
     return Figures(fields, bench.flops(fields, group), bench.bytes(fields, group), seconds, group)
 
 
@@ -142,7 +163,7 @@ def upstream_metrics(
 ) -> dict[str, Any]:
     """The metrics upstream's run() leaves, in its order (before total_duration_s and actual_runs)."""
     up = UpstreamStats.of(host_ms)
-    fig = _figures(bench, fields, up.avg_ms / 1e3, origin.group_size)
+    fig = figures_of(bench, fields, up.avg_ms / 1e3, origin.group_size)
     metrics: dict[str, Any] = {
         "p50_ms": up.p50_ms,
         "p90_ms": up.p90_ms,
@@ -152,13 +173,13 @@ def upstream_metrics(
         **bench.metrics(fig),
     }
     if fields["xprof_timing"]:
-        device = _device_span_ms(row)
+        device = device_span_ms(row)
         if device:
             avg = float(np.mean(device))
             metrics["xprof_avg_ms"] = avg
             metrics["xprof_p50_ms"] = float(np.percentile(device, 50))
             metrics["xprof_p90_ms"] = float(np.percentile(device, 90))
-            fig = _figures(bench, fields, avg / 1e3, origin.group_size)
+            fig = figures_of(bench, fields, avg / 1e3, origin.group_size)
             metrics.update(bench.metrics(fig))  # upstream's rates from the device mean
         else:  # as upstream when its trace holds no marked op
             metrics.update(xprof_avg_ms=None, xprof_p50_ms=None, xprof_p90_ms=None)
@@ -171,45 +192,6 @@ def upstream_metrics(
     if origin.hardware is not None:
         metrics.update(roofline(origin.hardware, metrics, fig, bench.peak_dtype(fields)))
     return metrics
-
-
-def tpums(
-    case: Case,
-    bench: V2Benchmark,
-    origin: Origin,
-    fields: dict[str, Any],
-    host_ms: list[float],
-    row: Row,
-) -> dict[str, Any]:
-    """TPUMS's metrics (results/tpums_metrics.py): both timing domains with its filter, its rates
-    from each domain's mean, a collective's per-chip bytes from its first group."""
-    group = (
-        collectives.groups(case.op, params_of(case, collectives.CollectiveParams))[0]
-        if bench.collective
-        else None
-    )
-    domains, figures = {}, {}
-    device = _device_span_ms(row) if fields["xprof_timing"] else []
-    for domain, samples in (("wall_clock", host_ms), ("xprof", device)):
-        if samples:
-            up = UpstreamStats.of(samples)
-            domains[domain] = (up.p50_ms, up.p90_ms, up.avg_ms, up.std_ms)
-            figures[domain] = _figures(bench, fields, up.avg_ms / 1e3, origin.group_size)
-    device_kind = row.environment.device_kind
-    return tpums_metrics(bench, origin, fields, domains, figures, device_kind, group, _soak(row))
-
-
-def _soak(row: Row) -> dict[str, tuple[float, float]] | None:
-    """A soak row's initial and sustained ms: the first and last untraced chunks on the host clock,
-    the baseline and worst windows on the device's (where it has one)."""
-    t = row.timing
-    if t.soak_first_chunk_s is None or t.soak_last_chunk_s is None:
-        return None
-    phases = {"wall_clock": (t.soak_first_chunk_s * 1e3, t.soak_last_chunk_s * 1e3)}
-    worst = _device_span_ms(row)
-    if worst and t.soak_baseline_median_s is not None:
-        phases["xprof"] = (t.soak_baseline_median_s * 1e3, float(np.percentile(worst, 50)))
-    return phases
 
 
 def _ours(case: Case, origin: Origin, row: Row, bench: V2Benchmark) -> dict[str, Any]:
@@ -245,16 +227,9 @@ def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
     params = {p.name: everything[p.name] for p in bench.upstream_fields}
     params["hardware_stats"] = everything.get("hardware_stats") or {}
     host_ms = _ms(row.series.wall_samples_s or row.series.samples_s)
-    if origin.generation == "tpums":
-        entry = TPUMS[origin.generation_name or bench.name]
-        params = entry.from_v2(params)
-        if entry.soak:
-            params["samples_per_run"] = case.run.soak_chunk
-        metrics = tpums(case, bench, origin, everything, host_ms[:RECORDED], row)
-        # a TPU's firmware figures under TPUMS's names; on a GPU, the NVML samples' equivalents
-        metrics.update(row.series.telemetry or nvml_telemetry(row.series.gpu_monitor))
-    else:
-        metrics = upstream_metrics(bench, origin, everything, host_ms[:RECORDED], row)
+    generation = GENERATIONS[origin.generation]
+    params = generation.params(case, origin, params)
+    metrics = generation.metrics(case, bench, origin, everything, host_ms[:RECORDED], row)
     metrics["total_duration_s"] = row.timing.timed_loop_s
     metrics["actual_runs"] = len(host_ms)
     started = row.loop_started or time.time()
@@ -274,13 +249,23 @@ def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
     }
 
 
+register_generation(
+    Generation(
+        "jax-bench",
+        lambda case, origin, params: params,
+        lambda case, *rest: upstream_metrics(*rest),
+    )
+)
+
+
 def summary_row(entry: dict[str, Any]) -> dict[str, Any]:
     """A detailed entry as a summary.csv row, as upstream flattens it (a metric named like a param
     overwrites it in place), then this project's columns."""
     meta, metrics = entry["metadata"], entry["metrics"]
     row = {**meta["params"], **metrics, **meta["device_info"]}
     row.update(benchmark=meta["benchmark_name"], test_name=meta["test_name"])
-    if entry.get(OURS_KEY, {}).get("generation") != "tpums":  # TPUMS dropped these two
+    generation = GENERATIONS.get(entry.get(OURS_KEY, {}).get("generation", ""))
+    if generation is None or generation.ket_and_throughput:  # a later generation dropped these
         row.update(
             KET_ms=metrics.get("avg_ms", 0.0),
             throughput=metrics.get("tflops_per_sec", metrics.get("bandwidth_gb_s", 0.0)),
@@ -362,8 +347,9 @@ class JaxBenchFiles(Sink):
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if self.entries:
-            for matrix in d2d_matrices(self.entries):  # TPUMS's device-to-device console matrices
-                print("\n" + "\n".join(visible(line) for line in matrix.splitlines()))
+            for generation in GENERATIONS.values():  # a generation's console tables (TPUMS's D2D)
+                for table in generation.console(self.entries):
+                    print("\n" + "\n".join(visible(line) for line in table.splitlines()))
             print(f"jax-bench summary: {self.summary}, {self.detailed}", file=sys.stderr)
         elif self.claimed:  # nothing measured: the names go back
             for path in (self.summary, self.detailed):

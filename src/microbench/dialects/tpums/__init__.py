@@ -40,6 +40,7 @@ register_dialect(
         order=10,  # first: a stage-A file may have `hardware:` beside its `benchmark:`
         looks_like="'benchmark: {name: ...}' (TPUMS dialect)",
         flags=(XPROF_DIR,),
+        sinks=("microbench.dialects.tpums.outputs",),  # its generation of jax-bench's files
         command=Command(
             "tpums",
             "microbench.dialects.tpums.cli",
