@@ -28,7 +28,6 @@ OUTPUT_PATH: Flag[str | None] = Flag(
     "as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
     None,
     aliases=("--output-path",),
-    commands=("run", "dashboard"),
 )
 
 

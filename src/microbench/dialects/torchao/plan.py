@@ -201,9 +201,17 @@ def _run_settings(cfg: TorchaoConfig, mp: ModelParams, where: str) -> RunSetting
     return RunSettings(num_runs=runs, warmup=3 if mp.warmup is None else mp.warmup)
 
 
+def _output_dir(cfg: TorchaoConfig, request: PlanRequest) -> str:
+    """The config's `output_dir` where it names one, else `torchao/` in the run's output folder
+    (--output-dir; `results/torchao` by default, the runner's own default)."""
+    if "output_dir" in cfg.model_fields_set:
+        return cfg.output_dir
+    return os.path.join(os.path.dirname(request.default_csv) or ".", "torchao")
+
+
 def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
     spec = get_spec(MODE_OPS[cfg.benchmark_mode])
-    csv_path = os.path.join(cfg.output_dir, "results.csv")
+    csv_path = os.path.join(_output_dir(cfg, request), "results.csv")
     cases: list[Case] = []
     for i, mp in enumerate(cfg.model_params):
         where = key_path("model_params", i)
@@ -233,7 +241,7 @@ def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
                     "device": mp.device,
                     "enable_profiler": mp.enable_profiler,
                     "enable_memory_profiler": mp.enable_memory_profiler,
-                    "output_dir": cfg.output_dir,
+                    "output_dir": _output_dir(cfg, request),
                 }
                 cases.append(
                     Case(
