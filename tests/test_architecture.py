@@ -158,7 +158,7 @@ def test_columns_come_from_the_typed_row_and_undeclared_extras_fail():
     from microbench.ops.common import PlacementExtras
     from microbench.ops.fusion import FusionExtras
     from microbench.results.columns import header
-    from microbench.results.records import check_extras
+    from microbench.results.row_builder import check_extras
 
     cols = header(["m"], [PlacementExtras, FusionExtras])
     assert {"used_device_count", "sharding", "fusion_verdict", "speedup_ratio"} <= set(cols)
@@ -369,6 +369,8 @@ def test_no_package_imports_one_above_it():
 
 COLUMN_HOMES = (
     "results/records.py",
+    "results/row_builder.py",
+    "results/row_reader.py",
     "results/roofline.py",
     "results/columns.py",
     "results/column_docs.py",

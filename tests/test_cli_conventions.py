@@ -251,7 +251,7 @@ def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path
         "time_median_s,samples,gbps,threads\nc1,r,t,ok,,compute,add,add,jax,jit,l,64,64,1e-06,10,250.5,2\n"
     )
     (row,) = read_rows(str(path))
-    assert row.params == {"m": 64, "n": 64} and row.stats.sample_count == 10
+    assert (row.params.m, row.params.n) == (64, 64) and row.stats.sample_count == 10
     assert row.derived.gb_per_s == 250.5 and row.conditions.thread_count == 2
 
 

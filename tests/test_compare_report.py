@@ -51,9 +51,9 @@ def test_a_real_regression_fails_and_a_change_inside_the_noise_is_noise(runs, ru
     code, out, _ = run_cli("compare", str(runs / "a.csv"), str(runs / "b.csv"))
     assert code == 1
     lines = {line.split("│")[1].strip(): line for line in out.splitlines() if "│ add" in line}
-    assert "slower" in lines["add jax m=1 n=64 dtype=bfloat16"]
-    assert "noise" in lines["add jax m=2 n=64 dtype=bfloat16"]
-    assert "noise" in lines["add jax m=3 n=64 dtype=bfloat16"]  # +10% but inside a 20% spread
+    assert "slower" in lines["add jax m=1 n=64"]
+    assert "noise" in lines["add jax m=2 n=64"]
+    assert "noise" in lines["add jax m=3 n=64"]  # +10% but inside a 20% spread
     assert "regression: 1 of 3 matched cases are slower by more than 5%" in out
 
 
@@ -219,9 +219,9 @@ def test_verdicts_come_from_a_rank_test_on_the_raw_samples(tmp_path, run_cli):
                 f.write(json.dumps({"case_id": r["case_id"], "samples_s": list(s)}) + "\n")
     code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
     lines = {line.split("│")[1].strip(): line for line in out.splitlines() if "│ add" in line}
-    assert code == 1 and "slower" in lines["add jax m=1 n=64 dtype=bfloat16"]
+    assert code == 1 and "slower" in lines["add jax m=1 n=64"]
     # the two wide sides' p10-p90 would not overlap at spread 0, but their samples are one distribution
-    assert "noise" in lines["add jax m=2 n=64 dtype=bfloat16"]
+    assert "noise" in lines["add jax m=2 n=64"]
 
 
 @pytest.mark.slow  # over a second: the full suite runs it
@@ -392,10 +392,19 @@ def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tm
     write(tmp_path / "r.csv", rows)
     read = read_rows(str(tmp_path / "r.csv"))
     assert len(read) == 100_000
-    assert read[6].params == {"m": 6, "n": 64, "dtype": "bfloat16"}
+    # typed as the op declares its parameters, the defaults where the file has no column
+    assert type(read[6].params).__name__ == "MatrixParams"
+    assert dict(read[6].params) == {
+        "device": 0,
+        "seed": 0,
+        "sharding": "none",
+        "dtype": "bfloat16",
+        "m": 6,
+        "n": 64,
+    }
     assert read[6].median_s == pytest.approx(1e-3 + 6e-9)
     assert read[7].median_s is None and read[7].stats.time_p10_s is not None
-    assert read[8].params["m"] == "big"
+    assert read[8].params["m"] == "big" and isinstance(read[8].params, dict)  # kept as read
     assert read[9].status is Status.ERROR and read[10].status is Status.OK
 
 

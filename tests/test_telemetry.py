@@ -88,7 +88,8 @@ def test_no_tpu_planes_give_blank_figures():
 
 def test_a_soak_row_carries_the_worst_windows_telemetry_and_the_peaks_before_it():
     from microbench.core.types import SoakPhases, Timing
-    from microbench.results.records import Series, _telemetry
+    from microbench.results.records import Series
+    from microbench.results.row_builder import _telemetry
 
     before = {"peak_temp_c": 60.0, "hbm_peak_temp_c": 55.0, "pstate_min": 7}
     t = Timing(samples_s=[1.0], source="xprof_tpu", telemetry={"peak_temp_c": 85.0})

@@ -129,7 +129,7 @@ def test_the_runners_csv_has_its_columns_and_name(every_recipe):
 
 def test_the_runners_csv_never_replaces_a_file(tmp_path):
     from microbench.dialects.torchao.runner import write_runner_csvs
-    from microbench.results.records import RowReader
+    from microbench.results.row_reader import RowReader
 
     row = {
         "op": "torchao_inference",

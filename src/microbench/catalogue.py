@@ -182,7 +182,7 @@ class OpParams(Mapping[str, Any]):
     trailing: ClassVar[bool] = False  # its fields come after those of the classes derived from it
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self.names():
+        if key not in _name_set(type(self)):
             raise KeyError(key)
         return getattr(self, key)
 
@@ -194,7 +194,7 @@ class OpParams(Mapping[str, Any]):
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        return tuple(p.name for p in cls.declared())
+        return _names(cls)
 
     @classmethod
     def declared_param(cls, name: str) -> Param:
@@ -205,6 +205,16 @@ class OpParams(Mapping[str, Any]):
         """The op's parameters, each named by its field (what `OpSpec.params` holds), in field order,
         a `trailing` class's last (the placement every compute op has, after its own)."""
         return _declared(cls)
+
+
+@functools.cache
+def _names(cls: type[OpParams]) -> tuple[str, ...]:
+    return tuple(p.name for p in cls.declared())
+
+
+@functools.cache
+def _name_set(cls: type[OpParams]) -> frozenset[str]:
+    return frozenset(_names(cls))
 
 
 @functools.cache

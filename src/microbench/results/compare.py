@@ -17,13 +17,14 @@ import io
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NamedTuple
 
 from rich.table import Table
 
+from microbench.catalogue import OpParams, get_spec
 from microbench.errors import Status, UserError, did_you_mean
 from microbench.results.console import format_seconds, shown, table_console
 from microbench.results.display import markdown_safe, ordered
@@ -91,10 +92,22 @@ class CaseKey(NamedTuple):
 
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
-    """The case as a line of the table: op, backend:implementation, parameters in the file's order."""
+    """The case as a line of the table: op, backend:implementation, its dimensions and the parameters
+    that differ from their declared defaults, in the op's order."""
     op, backend, impl, params = _identifying(row, without)
     head = " ".join(x for x in (op, backend + (f":{impl}" if impl else "")) if x)
-    return " ".join([head, *(f"{k}={v}" for k, v in params)])
+    shown = _worth_showing(row.identity.op, row.params)
+    return " ".join([head, *(f"{k}={v}" for k, v in params if k in shown)])
+
+
+def _worth_showing(op: str, params: Mapping[str, Any]) -> set[str]:
+    """The parameters a label names: every one of a row read as a dict (an op this version does not
+    know), else the op's dimensions and those away from their defaults."""
+    if not isinstance(params, OpParams):
+        return set(params)
+    spec = get_spec(op)
+    defaults = {p.name: p.default_value for p in spec.params}
+    return {k for k, v in params.items() if k in spec.dimensions or v != defaults.get(k)}
 
 
 class Verdict(str, Enum):

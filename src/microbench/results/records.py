@@ -1,40 +1,34 @@
-"""Typed rows: what one case leaves in the results, from measurement to writer.
+"""Typed rows: what one case leaves in the results, from measurement to writer (the row's schema; a
+row is made from a measurement in `row_builder` and read back from a file in `row_reader`).
 
-A row is a few typed groups plus the op's parameters and the op's declared extras (a dataclass named by
-its spec's `row_extras`). The CSV columns are generated from these classes (`results.columns`), so a value
-that no class declares cannot reach a file, and a suite that hands back undeclared extras fails loudly.
+A row is a few typed groups plus the op's typed parameters and the op's declared extras (a dataclass
+named by its spec's `row_extras`). The CSV columns are generated from these classes
+(`results.columns`), so a value that no class declares cannot reach a file, and a suite that hands back
+undeclared extras fails loudly.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
-import math
-import operator
-import os
 import typing
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from enum import Enum
-from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from microbench.catalogue import OpSpec, get_spec
 from microbench.core.case import (
     OWN_POLICIES,
-    Case,
     RunSettings,
     declared_settings,
     identifying_settings,
 )
 from microbench.core.column import doc
-from microbench.core.samples import NOISE_THRESHOLD, Samples, median_or_none
-from microbench.core.types import DeviceInfo, Kernel, Measurement, Timing
-from microbench.errors import Status, UserError
-from microbench.platform.environment import timestamp
+from microbench.core.samples import NOISE_THRESHOLD, Samples
+from microbench.core.types import Kernel
+from microbench.errors import Status
 from microbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
-from microbench.platform.hardware import Peaks, lookup, with_overrides
-from microbench.results.roofline import Derived, Roofline, derive
+from microbench.results.roofline import Derived, Roofline
 
 
 @dataclass(slots=True)
@@ -482,7 +476,7 @@ def used_devices(row: Row) -> int | None:
 @dataclass(slots=True)
 class Row:
     identity: Identity
-    params: dict[str, Any]
+    params: Mapping[str, Any]  # the op's OpParams; a dict only for an op this version does not know
     stats: TimeStats = field(default_factory=TimeStats)
     conditions: Conditions = field(default_factory=Conditions)
     timing: TimingInfo = field(default_factory=TimingInfo)
@@ -532,7 +526,7 @@ class Row:
         flat: dict[str, Any] = {}
         for part in (
             self.identity,
-            self.params,
+            dict(self.params),  # the typed parameters by name (a Mapping)
             self.stats,
             self.conditions,
             self.timing,
@@ -552,445 +546,3 @@ class Row:
             for key, value in values.items():
                 flat.setdefault(key, value.value if isinstance(value, Enum) else value)
         return flat
-
-
-# ---- reading rows back: cells to typed values ------------------------------------------------------
-
-
-_BOOLS = {"true": True, "false": False, "True": True, "False": False}
-_STATUSES = {s.value: s for s in Status}  # a dict: Enum() costs 20 µs a cell
-
-
-def _number(kind: type) -> Callable[[str], Any]:
-    def parse(text: str) -> Any:
-        try:
-            value = float(text)
-        except ValueError:
-            return None  # a hand-edited or foreign cell is no number, never a traceback
-        if kind is int:
-            return int(value) if math.isfinite(value) and value.is_integer() else None
-        return value
-
-    return parse
-
-
-def _status(text: str) -> Status:
-    return _STATUSES.get(text, Status.ERROR)  # one this version does not know gave no clean number
-
-
-class CellType(NamedTuple):
-    """How a cell of one field type reads back (the writer's `_cell` in reverse). `fast` takes every
-    cell this writer writes and raises ValueError or KeyError on anything else; `careful` takes any
-    text, a foreign or hand-edited cell reading as None; `blank` is what an empty cell means where
-    the field's default would not do."""
-
-    fast: Callable[[str], Any]
-    careful: Callable[[str], Any]
-    blank: Any = None
-
-
-TEXT = CellType(str, str)
-CELL_TYPES: dict[type, CellType] = {
-    Status: CellType(_STATUSES.__getitem__, _status, Status.ERROR),  # no status is no clean number
-    bool: CellType(_BOOLS.__getitem__, _BOOLS.get),
-    int: CellType(int, _number(int)),
-    float: CellType(float, _number(float)),
-}
-
-
-def _cell_type(annotation: Any) -> CellType:
-    kinds = set(typing.get_args(annotation)) or {annotation}
-    return next((CELL_TYPES[k] for k in CELL_TYPES if k in kinds), TEXT)  # bool before int
-
-
-@functools.cache
-def parsers(cls: type) -> tuple[tuple[str, CellType], ...]:
-    hints = typing.get_type_hints(cls)
-    return tuple((f.name, _cell_type(hints[f.name])) for f in fields(cls))
-
-
-def _param_types(op: str) -> dict[str, CellType]:
-    """How each parameter of an op reads back, from its declaration (catalogue.Param.python_type)."""
-    try:
-        return {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in get_spec(op).params}
-    except UserError:
-        return {}
-
-
-def _typed(cells: Sequence[str], kind: CellType, blank: Any) -> Sequence[Any]:
-    """One column typed: the fast way for a whole column this writer wrote, the careful way cell by
-    cell where one is foreign (a cell no type takes is None); an empty cell is `blank`."""
-    if not any(cells):
-        return [blank] * len(cells)
-    fast = kind.fast
-    try:
-        if all(cells):  # no blanks: map runs at C speed, and text is already text
-            return list(cells) if fast is str else list(map(fast, cells))
-        return [fast(c) if c else blank for c in cells]
-    except (ValueError, KeyError):
-        careful = kind.careful
-        return [careful(c) if c else blank for c in cells]
-
-
-def _build(cls: type, columns: list[Sequence[str] | None], n: int) -> list[Any]:
-    """n instances of a row group from its fields' columns (None: a column the file lacks, read as
-    empty cells: the field's default, or None)."""
-    values: list[Iterable[Any]] = []
-    for f, (_, kind), cells in zip(fields(cls), parsers(cls), columns, strict=True):
-        default = None if f.default is dataclasses.MISSING else f.default
-        blank = default if kind.blank is None else kind.blank
-        values.append(itertools.repeat(blank, n) if cells is None else _typed(cells, kind, blank))
-    return (
-        [cls(*args) for args in zip(*values, strict=True)] if values else [cls() for _ in range(n)]
-    )
-
-
-class RowReader:
-    """How the rows of one file become typed rows, a column at a time: each column is typed in one
-    pass and each group built from its columns, so 100k rows read in seconds, not minutes. The op's
-    parameters (typed as its spec types them; text where the op or the kind is unknown) and extras
-    are read per op."""
-
-    def __init__(self, header: list[str], param_names: list[str]) -> None:
-        self.width = len(header)
-        self._names = header
-        self._index = {name: i for i, name in enumerate(header)}
-        self._param_names = [n for n in param_names if n in self._index]
-
-    def _column(self, columns: list[tuple[str, ...]], name: str) -> Sequence[str] | None:
-        at = self._index.get(name)
-        return None if at is None else columns[at]
-
-    def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[dict[str, Any]]:
-        """The op's parameters typed as its spec types them; a value its kind does not take, or a
-        parameter or op this version does not know, keeps its text; an empty cell is no entry."""
-        types = _param_types(op)
-        names = self._param_names
-        texts = [columns[self._index[name]] for name in names]
-        typed = [
-            _typed(column, types.get(name, TEXT), None)
-            for name, column in zip(names, texts, strict=True)
-        ]
-        out = [dict(zip(names, values, strict=True)) for values in zip(*typed, strict=True)]
-        out = out or [{} for _ in range(n)]
-        for name, column, values in zip(names, texts, typed, strict=True):
-            if None not in values:
-                continue
-            for params, text, value in zip(out, column, values, strict=True):
-                if value is None:  # empty: no entry; a value its kind does not take: its text
-                    if text:
-                        params[name] = text
-                    else:
-                        del params[name]
-        return out
-
-    def _extras(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[Any]:
-        """The op's extras (its spec's `row_extras`), None where a row has no extras cell (a failed
-        case) or the op is not one this version knows."""
-        try:
-            cls = get_spec(op).row_extras
-        except UserError:
-            cls = None
-        if cls is None:
-            return [None] * n
-        own = [self._column(columns, name) for name, _ in parsers(cls)]
-        present = [c for c in own if c is not None]
-        if not present:
-            return [None] * n
-        built = _build(cls, own, n)
-        return [
-            e if any(row) else None
-            for e, row in zip(built, zip(*present, strict=True), strict=True)
-        ]
-
-    def _columns(self, table: list[list[str]], groups: tuple[type, ...]) -> list[tuple[str, ...]]:
-        """The table's columns, in one pass in memory order (not one pass per column); those of the
-        groups left out are not extracted (empty)."""
-        skipped = {n for cls in ALL_GROUPS if cls not in groups for n, _ in parsers(cls)}
-        skipped -= {n for n, _ in parsers(Identity)}
-        keep = [i for i in range(self.width) if self._names[i] not in skipped]
-        if len(keep) == self.width:
-            return list(zip(*table, strict=False))
-        columns: list[tuple[str, ...]] = [()] * self.width
-        picked = zip(*map(operator.itemgetter(*keep), table), strict=True) if keep else ()
-        for i, column in zip(keep, picked, strict=True):
-            columns[i] = column
-        return columns
-
-    def rows(
-        self,
-        table: list[list[str]],
-        series: dict[str, Series] | None = None,
-        groups: tuple[type, ...] = ALL_GROUPS,
-    ) -> list[Row]:
-        """Every row of cells (a short row reads as empty cells at its end), typed again, with its
-        case's raw series where `series` has them. A reader that needs only some groups names them:
-        the others are left at their defaults, their columns never typed (compare reads 39 of a
-        hundred columns)."""
-        n, width = len(table), self.width
-        if not n:
-            return []
-        padded = [r if len(r) >= width else r + [""] * (width - len(r)) for r in table]
-        columns = self._columns(padded, groups)
-        built = {
-            cls: _build(cls, [self._column(columns, name) for name, _ in parsers(cls)], n)
-            if cls in groups or cls is Identity
-            else [cls() for _ in range(n)]
-            for cls in ALL_GROUPS
-        }
-        params: list[dict[str, Any]] = [{} for _ in range(n)]
-        extras: list[Any] = [None] * n
-        by_op: dict[str, list[int]] = {}
-        for k, identity in enumerate(built[Identity]):
-            by_op.setdefault(identity.op, []).append(k)
-        for op, at in by_op.items():
-            own = columns if len(by_op) == 1 else list(zip(*(padded[k] for k in at), strict=False))
-            typed = zip(
-                at, self._params(op, own, len(at)), self._extras(op, own, len(at)), strict=True
-            )
-            for k, p, e in typed:
-                params[k], extras[k] = p, e
-        series = series or {}
-        return [
-            Row(
-                identity=identity,
-                params=params[k],
-                stats=built[TimeStats][k],
-                conditions=built[Conditions][k],
-                timing=built[TimingInfo][k],
-                derived=built[Derived][k],
-                roofline=built[Roofline][k],
-                pairing=built[Pairing][k],
-                extras=extras[k],
-                environment=built[Environment][k],
-                series=series.get(identity.case_id) or Series(),
-            )
-            for k, identity in enumerate(built[Identity])
-        ]
-
-
-def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> Environment:
-    known = {f.name for f in fields(Environment)}
-    values = {k: v for k, v in env.items() if k in known}
-    if device is not None:
-        values.update(
-            device_kind=device.kind,
-            device_count=device.count,
-            platform=device.platform,
-            framework=device.framework,
-            framework_version=device.framework_version,
-        )
-    return Environment(**values, config_id=case.config_id)
-
-
-def host_load() -> float | None:
-    """The 1-minute load average per core (None where the system does not say)."""
-    try:
-        return os.getloadavg()[0] / (os.cpu_count() or 1)
-    except OSError:
-        return None
-
-
-def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) -> Conditions:
-    """`measured`: the device info was read while the case ran, so its thread count is what it had;
-    a failed case's row says what it asked for, or the framework's default."""
-    if measured or case.run.threads is None:
-        threads = device.threads if device is not None and device.threads else case.run.threads
-    else:
-        threads = case.run.threads
-    settings = {
-        column: recorded_setting(case.run, declared)
-        for column, declared in setting_columns().items()
-    }
-    settings["thread_count"] = threads
-    return Conditions(**settings, host_load_ratio=host_load() if measured else None)
-
-
-TOP_KERNELS = 3
-KERNEL_NAME_CHARS = 60
-
-
-def top_kernels(kernels: list[Any]) -> str | None:
-    """The largest kernels in one cell, so a slow row says where its time went."""
-    if not kernels:
-        return None
-    return "; ".join(
-        f"{k.name[:KERNEL_NAME_CHARS]} x{k.per_iter:g} {k.share:.0%}" for k in kernels[:TOP_KERNELS]
-    )
-
-
-def _identity(
-    case: Case, spec: OpSpec, status: Status, error: str, run_id: str, implementation: str | None
-) -> Identity:
-    return Identity(
-        case_id=case.id,
-        run_id=run_id,
-        timestamp=timestamp(),
-        status=status,
-        error=error,
-        suite=spec.suite,
-        benchmark=case.benchmark,
-        op=case.op,
-        backend=case.backend,
-        implementation=implementation,
-        label=case.label,
-        repeat_count=case.occurrence or None,
-    )
-
-
-def failure_row(
-    case: Case,
-    spec: OpSpec,
-    status: Status,
-    reason: str,
-    run_id: str,
-    env: dict[str, Any],
-    device: DeviceInfo | None = None,
-) -> Row:
-    return Row(
-        identity=_identity(case, spec, status, reason, run_id, case.implementation),
-        params=dict(case.params),
-        conditions=_conditions(case, device, measured=False),
-        environment=_environment(case, device, env),
-    )
-
-
-def check_extras(spec: OpSpec, extras: Any) -> None:
-    """A suite may only report what its op declares (spec.row_extras): anything else is a bug, not a drop."""
-    declared = spec.row_extras
-    if declared is None and extras is None:
-        return
-    if declared is None or not (dataclasses.is_dataclass(extras) and isinstance(extras, declared)):
-        want = declared.__name__ if declared else "no extras"
-        raise TypeError(
-            f"op {spec.name!r} declares {want} but its measurement returned {type(extras).__name__}"
-        )
-
-
-def _time_stats(t: Timing) -> TimeStats:
-    drift = t.drift
-    return TimeStats(
-        time_median_s=t.median_s,
-        time_mean_s=t.mean_s,
-        time_min_s=t.min_s,
-        time_max_s=t.max_s,
-        time_p10_s=t.p10_s,
-        time_p90_s=t.p90_s,
-        time_std_s=t.std_s,
-        sample_count=t.count,
-        iqr_over_median_ratio=t.iqr_ratio,
-        noisy=t.noisy,
-        decile_drift_ratio=drift.ratio,
-        decile_sample_count=drift.per_tenth,
-        throttled=drift.throttled,
-        median_precision_ratio=t.precision_ratio,
-        stop_reason=t.stop_reason,
-    )
-
-
-def _timing_info(m: Measurement) -> TimingInfo:
-    t = m.timing
-    top = t.kernels[0] if t.kernels else None
-    return TimingInfo(
-        timing_source=t.source,
-        device_span_median_s=median_or_none(t.span_samples_s),
-        launch_median_s=median_or_none(t.launch_samples_s),
-        wall_median_s=median_or_none(t.wall_samples_s),
-        compile_s=m.compile_s,
-        timed_loop_s=t.loop_s,
-        soak_baseline_median_s=median_or_none(t.soak.baseline_s) if t.soak else None,
-        soak_first_chunk_s=t.soak.chunks_s[0] if t.soak else None,
-        soak_last_chunk_s=t.soak.chunks_s[-1] if t.soak else None,
-        flush_s=t.flush_s or None,
-        profiler_session_s=t.session_s or None,
-        input_set_count=m.input_sets,
-        dominant_kernel=top.name if top else None,
-        dominant_kernel_pct=100 * top.share if top else None,
-        dominant_kernel_s=top.mean_s * top.per_iter if top else None,
-        kernels_per_iter=sum(k.per_iter for k in t.kernels) if t.kernels else None,
-        top_kernels=top_kernels(t.kernels),
-        max_rel_error_ratio=m.check.max_rel_error_ratio,
-        check=m.check.text,
-        check_mode=m.check.mode,
-        trace_path=t.trace_path,
-    )
-
-
-def _series(t: Timing) -> Series:
-    return Series(
-        samples_s=list(t.samples_s),
-        wall_samples_s=list(t.wall_samples_s),
-        span_samples_s=list(t.span_samples_s),
-        launch_samples_s=list(t.launch_samples_s),
-        kernels=list(t.kernels),
-        device_samples_s=dict(t.device_samples_s),
-        telemetry=_telemetry(t),
-    )
-
-
-def _telemetry(t: Timing) -> dict[str, Any]:
-    """The telemetry of the timed window, and a soak's peak temperatures before it (as TPUMS)."""
-    out = dict(t.telemetry or {})
-    before = t.soak.baseline_telemetry if t.soak else None
-    if out and before:
-        for key in ("hbm_peak_temp_c", "peak_temp_c"):
-            out[f"{key}_pre_soaking"] = before.get(key)
-    return out
-
-
-def _models_and_roofline(
-    case: Case, spec: OpSpec, m: Measurement, peak_overrides: dict[str, Any] | None
-) -> tuple[Derived, Roofline]:
-    """Throughput from the op's models and the roofline, for the devices the op ran on."""
-    used_device_count = int(getattr(m.extras, "used_device_count", 1) or 1)
-    flops, nbytes = spec.flops(case.params), spec.bytes(case.params)
-    if getattr(m.extras, "sharding", None) == "replicated":  # every device does the whole op
-        flops, nbytes = flops * used_device_count, nbytes * used_device_count
-    peaks = with_overrides(lookup(m.device.kind), peak_overrides)
-    if not spec.traits.roofline:  # interconnect traffic: HBM and FLOP peaks do not bound it
-        peaks = Peaks(chip=peaks.chip)
-    if used_device_count > 1:  # the table is per chip
-        peaks = replace(
-            peaks,
-            **{
-                f.name: getattr(peaks, f.name) * used_device_count
-                for f in fields(peaks)
-                if isinstance(getattr(peaks, f.name), (int, float))
-            },
-        )
-    derived, roofline = derive(
-        flops, nbytes, m.timing.median_s, peaks, spec.peak_dtype(case.params)
-    )
-    tflops = derived.tflop_per_s
-    derived.per_device_tflop_per_s = tflops / used_device_count if tflops else None
-    if m.compiler is not None:
-        derived.compiler_flop, derived.compiler_bytes = m.compiler.flops, m.compiler.bytes
-    return derived, roofline
-
-
-def success_row(
-    case: Case,
-    spec: OpSpec,
-    m: Measurement,
-    run_id: str,
-    env: dict[str, Any],
-    peak_overrides: dict[str, Any] | None,
-) -> Row:
-    """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines."""
-    check_extras(spec, m.extras)
-    derived, roofline = _models_and_roofline(case, spec, m, peak_overrides)
-    status = Status.WRONG_RESULT if m.check.flagged else Status.OK
-    error = m.check.text if m.check.flagged else ""
-    return Row(
-        identity=_identity(case, spec, status, error, run_id, m.implementation),
-        params=dict(case.params),
-        stats=_time_stats(m.timing),
-        conditions=_conditions(case, m.device),
-        timing=_timing_info(m),
-        derived=derived,
-        roofline=roofline,
-        extras=m.extras,
-        environment=_environment(case, m.device, env),
-        series=_series(m.timing),
-        loop_started=m.timing.loop_started_at,
-    )

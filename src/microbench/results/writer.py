@@ -24,7 +24,8 @@ import msgspec
 from microbench.errors import UserError
 from microbench.measure.garbage import collector_off
 from microbench.results.columns import IDENTITY, STATS, upgrade
-from microbench.results.records import ALL_GROUPS, Row, RowReader, Series
+from microbench.results.records import ALL_GROUPS, Row, Series
+from microbench.results.row_reader import RowReader
 
 
 def _cell(value: Any) -> str:

@@ -26,7 +26,8 @@ from microbench.platform.backends import BACKENDS
 from microbench.platform.environment import apply_process_env, env_flags
 from microbench.platform.gpu_monitor import Monitor
 from microbench.platform.interrupt import CaseTimeout
-from microbench.results.records import Row, failure_row, success_row
+from microbench.results.records import Row
+from microbench.results.row_builder import failure_row, success_row
 
 OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
 
