@@ -19,7 +19,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from microbench.errors import unsupported
-from microbench.ops.torchao import GROUP_SIZES, Recipe, recipe_of, register_recipe, sparsity_kind
+from microbench.ops.torchao import (
+    BASELINE,
+    GROUP_SIZES,
+    Recipe,
+    recipe_of,
+    register_recipe,
+    sparsity_kind,
+)
 from microbench.platform.frameworks import torch
 
 
@@ -347,7 +354,7 @@ SPARSE_MAKERS: dict[str, Callable[[Any, Target], Any]] = {
 def torchao_config(target: Target, sparsity: str = "none") -> Any | None:
     """The torchao config for a recipe and sparsity (None: the plain baseline), or an `unsupported`
     CaseFailure saying why there is none here."""
-    if target.recipe == "baseline" and sparsity == "none":
+    if target.recipe == BASELINE and sparsity == "none":
         return None
     try:
         import torchao.quantization as tq

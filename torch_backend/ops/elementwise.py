@@ -72,17 +72,15 @@ def _triton(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
     except ImportError as error:
         raise unsupported(f"Triton is not installed ({error})") from None
     op = p.operation
-    return tk.layernorm if op == "layernorm" else (lambda x: tk.activation(x, op))
+    return {"layernorm": tk.layernorm}.get(op, lambda x: tk.activation(x, op))
 
 
 def _cuda(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
     from torch_backend.kernels import cuda_kernels
 
     ext = cuda_kernels.extension()
-    if p.operation == "layernorm":
-        return lambda x, w, b: ext.layernorm(x, w, b, 1e-5)
-    code = CUDA_ACTIVATION_CODES[p.operation]
-    return lambda x: ext.activation(x, code)
+    own: dict[str, Callable[..., Any]] = {"layernorm": lambda x, w, b: ext.layernorm(x, w, b, 1e-5)}
+    return own.get(p.operation) or (lambda x: ext.activation(x, CUDA_ACTIVATION_CODES[p.operation]))
 
 
 KERNELS_FOR = ("layernorm", *CUDA_ACTIVATION_CODES)  # what the project's own kernels cover

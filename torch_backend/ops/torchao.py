@@ -24,6 +24,7 @@ from microbench.core.types import Prepared, Timing
 from microbench.errors import CaseFailure, unsupported, wrong_result
 from microbench.measure.numerics import TOLERANCE, relative_error
 from microbench.ops.torchao import (
+    BASELINE,
     BLOCK_DENSITY,
     TorchaoExtras,
     TorchaoInferenceParams,
@@ -254,12 +255,12 @@ def _transformed(
     except CaseFailure:
         raise
     except Exception as error:  # a kernel or layout this device/torchao lacks
-        what = "+".join(n for n in (p.recipe, p.sparsity) if n not in ("baseline", "none"))
+        what = "+".join(n for n in (p.recipe, p.sparsity) if n not in (BASELINE, "none"))
         raise unsupported(
             f"{what} failed on {device.type}: {str(error).splitlines()[0][:200]}"
         ) from None
     linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
-    if p.recipe != "baseline" and not all(is_quantized(m.weight) for m in linears):
+    if p.recipe != BASELINE and not all(is_quantized(m.weight) for m in linears):
         raise unsupported(
             f"quantize_ with {p['recipe']} left the weights unquantized on {device.type}"
         )
@@ -326,7 +327,7 @@ class Sides:
         )
         if base.peak_memory_bytes is None:
             base.peak_memory_bytes = peak_memory_bytes(base.model.primary, self.device)
-        done = (("quantized", p.recipe != "baseline"), ("sparse", self.density < 1))
+        done = (("quantized", p.recipe != BASELINE), ("sparse", self.density < 1))
         mode = p.compile_mode
         return TorchaoExtras(
             shape_name=p.shape_name,

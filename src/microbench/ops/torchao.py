@@ -31,6 +31,9 @@ def _per_channel(match: Match) -> int | None:
     return None
 
 
+BASELINE = "baseline"  # the unquantized recipe every other one is measured against
+
+
 @dataclass(frozen=True)
 class Recipe:
     """One quantization recipe of torchao's runner (or of its earlier versions), declared once: the
@@ -200,7 +203,7 @@ class TorchaoModelParams(OpParams):
 
 @dataclass(frozen=True)
 class TorchaoInferenceParams(TorchaoModelParams):
-    recipe: str = param("str", "baseline")
+    recipe: str = param("str", BASELINE)
     sparsity: str = param("str", "none")
 
 
@@ -274,7 +277,7 @@ class TorchaoExtras:
     @property
     def is_reference(self) -> bool:
         """The dense baseline every recipe's speedup is taken against."""
-        return self.recipe == "baseline" and self.sparsity in ("", "none")
+        return self.recipe == BASELINE and self.sparsity in ("", "none")
 
     LABEL_ORDER: ClassVar[tuple[str, ...]] = ("shape_name", "m", "k", "n", "model_type", "recipe")
 

@@ -50,27 +50,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     groups = parser.add_subparsers(dest="group", required=True)
     plat = groups.add_parser("platform", help="the machine, as JSON")
-    plat.add_subparsers(dest="command", required=True).add_parser("describe")
+    plat.add_subparsers(dest="command", required=True).add_parser("describe").set_defaults(
+        handler=_describe
+    )
     bench = groups.add_parser("benchmark", help="list, run or run a config")
     commands = bench.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="production benchmark names, as JSON")
     listing.add_argument("--experimental", action="store_true", help="the hidden ones too")
     listing.add_argument("--aliases", action="store_true", help="the earlier names too")
+    listing.set_defaults(handler=_list)
     run = commands.add_parser(
         "run", help="one benchmark; its fields as --field v1 [v2 ...]", add_help=False
     )
     run.add_argument("name")
     run.add_argument("-h", "--help", action="store_true", help="the benchmark's fields")
     run.add_argument("--xprof_timing", action="store_true", help="trace the timed loop")
+    run.set_defaults(handler=_run_one)
     _common(run)
     config = commands.add_parser("run-config", help="a TPUMS YAML file")
     config.add_argument("file")
+    config.set_defaults(handler=_run_config)
     _common(config)
     suite = groups.add_parser("suite", help="a suite file's configs in turn, one report")
     run_suite = suite.add_subparsers(dest="command", required=True).add_parser(
         "run", help="suite_name, description, configs: each run, then consolidated_report.md/.html"
     )
     run_suite.add_argument("file")
+    run_suite.set_defaults(handler=_suite)
     run_suite.add_argument("--output_dir", default="results", help="where results go (results)")
     XPROF_DIR.add_to(run_suite)
     return parser
@@ -115,8 +121,8 @@ def field_values(name: str, args: Sequence[str]) -> tuple[dict[str, Any], dict[s
     from microbench.dialects.tpums.names import BASE_NAMES, TPUMS, get_tpums
 
     entry = get_tpums(name, "benchmark run")
-    if entry.tier == "alias":
-        current = next(n for n, e in TPUMS.items() if e.v2 == entry.v2 and e.tier != "alias")
+    if entry.is_alias:
+        current = next(n for n, e in TPUMS.items() if e.v2 == entry.v2 and not e.is_alias)
         raise UserError(f"is an earlier name: run {current!r}", key=name)
     params = {p.name: p for p in entry.fields}
     short = {n[0]: n for n in (*params, *BASE_NAMES) if len(n) == 1}
@@ -177,43 +183,56 @@ def _number(text: str) -> bool:
 
 def run(argv: Sequence[str]) -> int:
     args, rest = build_parser().parse_known_args(argv)
-    if args.group == "platform":
-        print(json.dumps(describe(), indent=2))
-        return 0
-    if args.group == "suite":
-        from microbench.dialects.tpums.suite import run_suite
+    return int(args.handler(args, rest))
 
-        if rest:
-            raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
-        return run_suite(args.file, args.output_dir, args.xprof_dir)
-    if args.command == "list":
-        from microbench.dialects.tpums.names import listed
 
-        tiers = ("production", *(("experimental",) if args.experimental else ()))
-        names = listed((*tiers, *(("alias",) if args.aliases else ())))
-        print(json.dumps([{"task": name} for name in names], indent=2))
-        return 0
-    if args.command == "run" and args.help:
+def _describe(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    print(json.dumps(describe(), indent=2))
+    return 0
+
+
+def _suite(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from microbench.dialects.tpums.suite import run_suite
+
+    if rest:
+        raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
+    return run_suite(args.file, args.output_dir, args.xprof_dir)
+
+
+def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from microbench.dialects.tpums.names import listed
+
+    tiers = ("production", *(("experimental",) if args.experimental else ()))
+    names = listed((*tiers, *(("alias",) if args.aliases else ())))
+    print(json.dumps([{"task": name} for name in names], indent=2))
+    return 0
+
+
+def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    if args.help:
         print(field_help(args.name))
         return 0
+    return _execute(args, _command_line(args.name, rest, args.xprof_timing))
+
+
+def _run_config(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from microbench.config.loader import load_config
+
+    if rest:
+        raise UserError(f"unexpected arguments: {' '.join(rest)}", key="run-config")
+    return _execute(args, load_config(args.file))
+
+
+def _execute(args: argparse.Namespace, loaded: Any) -> int:
+    """A loaded TPUMS config run into --output_dir, with --xla_flags_file_path's flag sets."""
+    from microbench.config.planner import plan
     from microbench.dialects.tpums.plan import flag_sets, with_flags
+    from microbench.run.planning import check_options, jax_device_count
+    from microbench.run.session import run_planned
 
     flags = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
     options = upstream_options(args.output_dir, "--output_dir", **{XPROF_DIR.dest: args.xprof_dir})
-    from microbench.config.loader import load_config
-    from microbench.run.planning import check_options
-
     check_options(options)
-    if args.command == "run-config":
-        if rest:
-            raise UserError(f"unexpected arguments: {' '.join(rest)}", key="run-config")
-        loaded = load_config(args.file)
-    else:
-        loaded = _command_line(args.name, rest, args.xprof_timing)
-    from microbench.config.planner import plan
-    from microbench.run.planning import jax_device_count
-    from microbench.run.session import run_planned
-
     cases = plan(loaded, options, jax_device_count)
     return run_planned(loaded, with_flags(cases, flags) if flags is not None else cases, options)
 

@@ -10,6 +10,7 @@ case's benchmark runs on (ops/jax_bench.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from microbench.core.case import Origin
@@ -162,15 +163,22 @@ def tpums_metrics(
 DUPLEX_GBPS = 800.0  # TPUMS's DCN line rate: two 400 Gb/s NICs
 
 
+# a DCN collective's ring factor where the config gives none, by its name (fields, slices) -> factor
+RING_FACTORS: dict[str, Callable[[dict[str, Any], int], float]] = {
+    "all_reduce": lambda f, n: 2 * (n - 1) / n,
+    "ppermute": lambda f, n: 2.0 if f.get("direction") == "bidi" else 1.0,
+}
+# S, one device's block, where it is not its whole input: reduce-scatter's output chunk
+BLOCKS: dict[str, Callable[[dict[str, Any]], float]] = {"reduce_scatter": scatter_chunk_bytes}
+
+
 def dcn(name: str, fields: dict[str, Any], seconds: dict[str, float]) -> dict[str, Any]:
     """A DCN collective's columns, in Gbit/s as TPUMS writes them: one device's shard over the time
     (`per_device_algo`), times the devices of a slice (`host_algo`), times the ring factor (the given
     one, else all-reduce's 2(n-1)/n over n slices, a two-way permute's 2, else 1: `host_bus`), and
     that over the 800 Gb/s line (`duplex_utilization_pct`)."""
     slices, participants = dcn_slices(fields), dcn_participants(fields)
-    default = {"all_reduce": 2 * (slices - 1) / slices}.get(name, 1.0)
-    if name == "ppermute":
-        default = 2.0 if fields.get("direction") == "bidi" else 1.0
+    default = RING_FACTORS.get(name, lambda f, n: 1.0)(fields, slices)
     ring = float(fields.get("ring_factor") or default)
     shard = block_bytes(fields)
     out: dict[str, Any] = {
@@ -203,7 +211,7 @@ def soaked(phases: dict[str, tuple[float, float]]) -> dict[str, Any]:
 
 def _block_bytes(name: str, fields: dict[str, Any]) -> float:
     """S: one device's block (reduce-scatter: its output chunk, matrix_dim x 256)."""
-    return scatter_chunk_bytes(fields) if name == "reduce_scatter" else block_bytes(fields)
+    return BLOCKS.get(name, block_bytes)(fields)
 
 
 def nvml_telemetry(samples: list[list[float]]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from microbench.errors import UserError, did_you_mean
 from microbench.registry import register_once
 
 Tier = Literal["production", "experimental", "alias"]
+ALIAS: Tier = "alias"  # an earlier name of another entry
 
 
 Roofline = Literal["none", "compute", "memory_hbm"]
@@ -38,6 +39,11 @@ class Tpums:
     # TPUMS fields accepted and recorded, with no effect here yet (and why)
     inert: tuple[Param, ...] = ()
     dropped: tuple[str, ...] = ()  # jax-bench fields TPUMS's config does not have
+
+    @property
+    def is_alias(self) -> bool:
+        """An earlier name of another entry (listed with --aliases, refused by `benchmark run`)."""
+        return self.tier == ALIAS
 
     @property
     def bench(self) -> V2Benchmark:
