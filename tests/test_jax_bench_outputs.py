@@ -221,7 +221,7 @@ def test_upstream_metrics_by_hand():
 def test_a_collective_group_is_resolved_as_upstream_resolves_it(
     mesh, strategy, devices, expected, warned
 ):
-    from microbench.dialects.jax_bench.benchmarks import resolve_group
+    from microbench.dialects.jax_bench.collective import resolve_group
 
     group = resolve_group({"mesh_shape": mesh, "sharding_strategy": strategy}, devices)
     assert (group.mesh_shape, group.strategy, group.size) == expected

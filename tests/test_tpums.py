@@ -537,7 +537,7 @@ def test_xprof_device_mode_reaches_the_cases_run_settings(write_yaml):
 
 
 def test_a_dcn_mesh_groups_along_its_dcn_axis_and_never_falls_back():
-    from microbench.dialects.jax_bench.benchmarks import block_elements, resolve_group
+    from microbench.dialects.jax_bench.collective import block_elements, resolve_group
 
     f = {"mesh_shape": "2x8", "sharding_strategy": None, "mesh_axes": "dcn,ici"}
     group = resolve_group(f, devices=8)  # a mesh the devices cannot fill: kept, not one axis

@@ -10,7 +10,7 @@ from typing import Any
 
 from microbench.catalogue import Param
 from microbench.config.dialects import Command, Dialect, Listing, OneOff, register_dialect
-from microbench.dialects.jax_bench import plan
+from microbench.dialects.jax_bench import collective, compute, memory, plan  # noqa: F401 (they register)
 from microbench.dialects.jax_bench.benchmarks import OURS_AS_PARAMS, V2
 from microbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
 

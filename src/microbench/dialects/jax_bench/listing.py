@@ -27,7 +27,7 @@ class BenchmarkRecord:
         ops = list(dict.fromkeys(bench.op(v) for v in variants))
         fields = [
             ParamRecord(p.name, p.kind, p.default, list(p.choices))
-            for p in (*bench.fields, *bench.ours)
+            for p in (*bench.own_fields, *bench.ours)
         ]
         return cls(bench.name, ops, fields, bench.notes)
 

@@ -30,14 +30,8 @@ from microbench.config.settings import (
     run_settings,
 )
 from microbench.core.case import Case, Origin, Outputs, RunSettings
-from microbench.dialects.jax_bench.benchmarks import (
-    OURS,
-    OURS_AS_PARAMS,
-    V2Benchmark,
-    get_v2,
-    process_env,
-    resolve_group,
-)
+from microbench.dialects.jax_bench.benchmarks import OURS, OURS_AS_PARAMS, V2Benchmark, get_v2
+from microbench.dialects.jax_bench.collective import resolve_group
 from microbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
 from microbench.dialects.jax_bench.inputs import (
     MAX_COMBINATIONS,
@@ -45,6 +39,7 @@ from microbench.dialects.jax_bench.inputs import (
     read_csv_shapes,
     read_sweep,
 )
+from microbench.dialects.jax_bench.tpu_flags import process_env
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.platform.backends import BACKENDS
 from microbench.platform.system_presets import HardwareStats, parse_hardware, preset

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from microbench.core.case import Origin
-from microbench.dialects.jax_bench.benchmarks import (
-    Figures,
-    V2Benchmark,
+from microbench.dialects.jax_bench.benchmarks import Figures, V2Benchmark
+from microbench.dialects.jax_bench.collective import (
     block_bytes,
     dcn_axis,
     dcn_participants,

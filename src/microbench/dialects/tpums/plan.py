@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from microbench.config.settings import PlanRequest
 from microbench.core.case import DEVICE_MODES, Case
 from microbench.dialects.jax_bench import plan as jax_bench
-from microbench.dialects.jax_bench.benchmarks import OURS, FlagSet
+from microbench.dialects.jax_bench.benchmarks import OURS
 from microbench.dialects.jax_bench.flags import XPROF_DIR
 from microbench.dialects.jax_bench.inputs import (
     MAX_COMBINATIONS,
@@ -30,6 +30,7 @@ from microbench.dialects.jax_bench.inputs import (
     read_csv_shapes,
     read_sweep,
 )
+from microbench.dialects.jax_bench.tpu_flags import FlagSet
 from microbench.dialects.tpums.names import BASE_NAMES, SAMPLES_PER_RUN, Tpums, get_tpums
 from microbench.errors import UserError, did_you_mean, key_path
 
