@@ -23,7 +23,7 @@ def main() -> int:
     parser.add_argument("--backend", default="jax")
     args = parser.parse_args()
     from microbench.core.options import RunOptions
-    from microbench.results.writer import read_rows
+    from microbench.results.reading import read_rows
     from microbench.run import runner, session
 
     durations: list[float] = []

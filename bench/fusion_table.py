@@ -3,7 +3,7 @@
 import sys
 
 from microbench.ops.fusion import FusionExtras
-from microbench.results.writer import read_rows
+from microbench.results.reading import read_rows
 
 
 def f(v, d=3, scale=1.0):

@@ -188,7 +188,7 @@ def verdict(harness: list[float], other: list[float]) -> str:
 def harness_round(folder: str, iters: int) -> dict[str, tuple[float, str]]:
     """One `microbench run` of every case: key -> (µs, timing source)."""
     from microbench.catalogue import get_spec
-    from microbench.results.writer import read_rows
+    from microbench.results.reading import read_rows
 
     os.makedirs(folder, exist_ok=True)
     csv, config = os.path.join(folder, "heldout.csv"), os.path.join(folder, "heldout.yaml")

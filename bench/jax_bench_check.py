@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 from microbench.errors import UserError
+from microbench.results.reading import read_rows
 from microbench.results.records import Row
-from microbench.results.writer import read_rows
 
 GIB_ELEMENTS = 1 << 29  # bf16 elements in 1 GiB: hbm_bandwidth's `size` counts elements
 

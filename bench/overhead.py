@@ -66,7 +66,7 @@ def main() -> int:
     if args.device == "cpu":
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
     from microbench.core.options import RunOptions
-    from microbench.results.writer import read_rows
+    from microbench.results.reading import read_rows
     from microbench.run import runner, session
 
     durations: list[float] = []

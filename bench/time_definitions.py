@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from microbench.results.writer import read_rows
+from microbench.results.reading import read_rows
 
 ADD_BLOCKS = """
 - benchmark_name: add

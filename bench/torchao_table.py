@@ -3,8 +3,8 @@
 import sys
 
 from microbench.ops.torchao import TorchaoExtras, TorchaoTrainingExtras
+from microbench.results.reading import read_rows
 from microbench.results.records import Row
-from microbench.results.writer import read_rows
 
 
 def cell(value, digits=3):

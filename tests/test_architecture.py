@@ -382,6 +382,7 @@ COLUMN_HOMES = (
     "results/columns.py",
     "results/column_docs.py",
     "results/writer.py",
+    "results/reading.py",
     "results/run_store.py",  # the run record, a JSON format of its own
     "results/sinks/",
     "results/tpums_metrics.py",  # TPUMS's summary.csv names (an upstream format, as the sinks')
@@ -551,3 +552,29 @@ def test_every_name_a_bench_script_imports_from_the_project_exists():
                     except ImportError:
                         missing.append(f"{script.name}: {node.module}.{alias.name}")
     assert not missing
+
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 60
+
+
+def test_modules_and_functions_stay_small():
+    """No module over 600 lines and no function over 60: a module holds one concept, a function one
+    step (tables are data and sit at module level, where this does not count them)."""
+    files = [
+        *(p for pkg in PACKAGES for p in pkg.rglob("*.py")),
+        *(ROOT / "Ironwood").rglob("*.py"),
+    ]
+    long_modules = [
+        f"{p.relative_to(ROOT)}: {n}"
+        for p in files
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    long_functions = [
+        f"{p.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1})"
+        for p in files
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert long_modules == [] and long_functions == [], (long_modules, long_functions)

@@ -215,7 +215,7 @@ def test_every_numeric_column_ends_in_its_unit():
 def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path):
     """compare, report and bench/ read old result files: renamed columns, values converted."""
     from microbench.results.columns import upgrade
-    from microbench.results.writer import read_rows
+    from microbench.results.reading import read_rows
 
     old = {
         "case_id": "c1",

@@ -14,6 +14,7 @@ from conftest import ROOT
 from microbench.catalogue import get_spec
 from microbench.core.types import Timing, slowest_per_iteration
 from microbench.errors import CaseFailure
+from microbench.ops import collective_model as cm
 from microbench.ops import collectives as c
 
 
@@ -23,13 +24,13 @@ def params(op, **given):
 
 def test_groups_follow_the_mesh_axes_the_strategy_selects():
     p = params("psum", matrix_dim=8, ici_size=8, mesh_shape="2x4", sharding_strategy="1x4")
-    assert c.groups("psum", p) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert cm.groups("psum", p) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     p = params("psum", matrix_dim=8, ici_size=8, mesh_shape="2x4", sharding_strategy="2x1")
-    assert c.groups("psum", p) == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert cm.groups("psum", p) == [[0, 4], [1, 5], [2, 6], [3, 7]]
     # only > 1 matters, as in the reference: "1x1x4" on 4x4x8 is the whole last axis (8)
     p = params("psum", matrix_dim=8, ici_size=128, mesh_shape="4x4x8", sharding_strategy="1x1x4")
-    assert c.group_size("psum", p) == 8 and len(c.groups("psum", p)) == 16
-    assert c.groups(
+    assert cm.group_size("psum", p) == 8 and len(cm.groups("psum", p)) == 16
+    assert cm.groups(
         "send_recv", params("send_recv", num_elements=1024, source_id=0, target_id=3)
     ) == [[0, 3]]
 
@@ -48,10 +49,10 @@ def test_bandwidth_follows_nccl_tests_and_the_reference_by_hand():
     gather = c.extras_for("all_gather", p, timing, [0, 1, 2, 3], 1)
     assert gather.message_bytes == 4 * 16384 and gather.bus_factor_ratio == pytest.approx(0.75)
     scatter = params("psum_scatter", matrix_dim=4, ici_size=4)
-    assert c.message_bytes("psum_scatter", scatter) == 4 * 16384  # input: r blocks
-    assert c.COLLECTIVES["ppermute"].bus_factor(4) == 1.0
+    assert cm.message_bytes("psum_scatter", scatter) == 4 * 16384  # input: r blocks
+    assert cm.COLLECTIVES["ppermute"].bus_factor(4) == 1.0
     small = params("all_to_all", num_elements=256, ici_size=2)  # 1 KiB of fp32: 2 rows of 128
-    assert c.block_rows(small) == 2 and c.message_bytes("all_to_all", small) == 1024
+    assert cm.block_rows(small) == 2 and cm.message_bytes("all_to_all", small) == 1024
 
 
 def test_two_cores_per_chip_follow_the_reference_traffic_model():
@@ -73,31 +74,32 @@ def test_references_gather_in_order_and_exchange_chunks():
     group = [0, 1]
     rows = np.arange(4)
     # member 1's output: chunk 0 from member 0's chunk 1 (rows 2,3), chunk 1 its own chunk 1
-    want = np.concatenate([c.block(p, 0, np.array([2, 3])), c.block(p, 1, np.array([2, 3]))])
-    np.testing.assert_array_equal(c.expected("all_to_all", p, 1, group, rows), want)
+    want = np.concatenate([cm.block(p, 0, np.array([2, 3])), cm.block(p, 1, np.array([2, 3]))])
+    np.testing.assert_array_equal(cm.expected("all_to_all", p, 1, group, rows), want)
     g = params("all_gather", matrix_dim=2, ici_size=2)
-    got = c.expected("all_gather", g, 0, group, np.arange(4))
+    got = cm.expected("all_gather", g, 0, group, np.arange(4))
     np.testing.assert_array_equal(
-        got, np.concatenate([c.block(g, 0, np.arange(2)), c.block(g, 1, np.arange(2))])
+        got, np.concatenate([cm.block(g, 0, np.arange(2)), cm.block(g, 1, np.arange(2))])
     )
     ring = params("ppermute", matrix_dim=2, ici_size=4)
     np.testing.assert_array_equal(
-        c.expected("ppermute", ring, 0, [0, 1, 2, 3], np.arange(2)), c.block(ring, 3, np.arange(2))
+        cm.expected("ppermute", ring, 0, [0, 1, 2, 3], np.arange(2)),
+        cm.block(ring, 3, np.arange(2)),
     )
     s = params("psum", matrix_dim=2, ici_size=2)
     np.testing.assert_allclose(
-        c.expected("psum", s, 0, group, np.arange(2)),
-        c.block(s, 0, np.arange(2)).astype(float) + c.block(s, 1, np.arange(2)),
+        cm.expected("psum", s, 0, group, np.arange(2)),
+        cm.block(s, 0, np.arange(2)).astype(float) + cm.block(s, 1, np.arange(2)),
     )
 
 
 def test_a_wrong_output_is_caught():
     p = params("all_gather", matrix_dim=2, ici_size=2)
-    swapped = np.concatenate([c.block(p, 1, np.arange(2)), c.block(p, 0, np.arange(2))])
+    swapped = np.concatenate([cm.block(p, 1, np.arange(2)), cm.block(p, 0, np.arange(2))])
     with pytest.raises(CaseFailure, match="differs"):
-        c.check_member("all_gather", p, 0, lambda rows: swapped[rows])
-    right = c.expected("all_gather", p, 0, [0, 1], np.arange(4))
-    assert c.check_member("all_gather", p, 0, lambda rows: right[rows]) == 0.0
+        cm.check_member("all_gather", p, 0, lambda rows: swapped[rows])
+    right = cm.expected("all_gather", p, 0, [0, 1], np.arange(4))
+    assert cm.check_member("all_gather", p, 0, lambda rows: right[rows]) == 0.0
 
 
 def test_slowest_device_per_iteration():

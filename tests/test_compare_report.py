@@ -171,8 +171,8 @@ def test_a_two_backend_sweep_is_one_series_per_backend_and_implementation(
     tmp_path, write_yaml, run_cli
 ):
     """Tied dimensions (n: SAME_AS_m) share the axis; JAX and each PyTorch twin are their own line."""
+    from microbench.results.reading import read_rows
     from microbench.results.report import sweep_series
-    from microbench.results.writer import read_rows
 
     path = write_yaml(
         f"""
@@ -228,8 +228,8 @@ def test_verdicts_come_from_a_rank_test_on_the_raw_samples(tmp_path, run_cli):
 def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, run_cli):
     """A two-backend sweep with pairing: both panels, a speedup bar per paired case, the roofline's
     backends told apart, and every chart inlined in report.html."""
+    from microbench.results.reading import read_rows
     from microbench.results.report import speedups, sweep_series
-    from microbench.results.writer import read_rows
 
     rows = []
     for m in (256, 512, 1024):
@@ -383,7 +383,7 @@ def test_batched_rank_tests_give_what_one_scipy_call_per_pair_gives(a, b):
 @pytest.mark.slow  # 100k rows
 def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tmp_path):
     from microbench.errors import Status
-    from microbench.results.writer import read_rows
+    from microbench.results.reading import read_rows
 
     rows = [row(i, 1e-3 + i * 1e-9) for i in range(100_000)]
     rows[7]["time_median_s"] = "n/a"  # hand-edited: this cell reads as no number, the rest as typed
@@ -411,7 +411,7 @@ def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tm
 def test_malformed_json_lines_leave_series_readers_can_index(tmp_path):
     import json
 
-    from microbench.results.writer import read_series
+    from microbench.results.reading import read_series
 
     monitor = [[0.0, 1980.0, 2600.0, 60.0, 300.0], [0.1, 1980.0]]  # the second sample was cut
     lines = [
@@ -573,8 +573,8 @@ def test_speedup_bars_of_noisy_rows_are_marked_doubtful():
 
 
 def test_the_summary_notes_warm_rows_whose_working_set_is_about_the_l2s_size(tmp_path):
+    from microbench.results.reading import read_rows
     from microbench.results.sinks.summary import l2_edge_note
-    from microbench.results.writer import read_rows
 
     write(
         tmp_path / "r.csv",

@@ -179,7 +179,7 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
     from microbench.catalogue import get_spec, param
     from microbench.errors import UserError
     from microbench.ops.common import Placed
-    from microbench.results.writer import read_rows
+    from microbench.results.reading import read_rows
 
     @dataclass(frozen=True)
     class ProbeParams(Placed):

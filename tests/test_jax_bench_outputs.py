@@ -18,7 +18,7 @@ import pytest
 from microbench.catalogue import get_spec
 from microbench.dialects.jax_bench.benchmarks import V2, Figures
 from microbench.dialects.jax_bench.outputs import JaxBenchFiles, UpstreamStats, roofline
-from microbench.ops import collectives
+from microbench.ops import collective_model as collectives
 from microbench.platform.system_presets import HardwareStats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

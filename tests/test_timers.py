@@ -398,7 +398,7 @@ def test_a_config_asks_for_a_precision_and_each_row_says_how_it_stopped(
     )
     code, _, err = run_cli("run", "--config", str(path), "-o", str(out), "--no-progress")
     assert code == 0, err
-    from microbench.results.writer import read_rows
+    from microbench.results.reading import read_rows
 
     rows = read_rows(str(out))
     assert {r.stats.stop_reason for r in rows} <= {"precision", "max_time", "max_runs"}

@@ -18,7 +18,7 @@ from microbench.catalogue import implementation, params_of
 from microbench.core.case import Case
 from microbench.core.types import Prepared
 from microbench.errors import unsupported
-from microbench.ops import collectives as spec
+from microbench.ops import collective_model as spec
 from microbench.platform.frameworks import torch
 from torch_backend.tensors import to_torch
 

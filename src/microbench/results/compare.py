@@ -28,6 +28,7 @@ from microbench.catalogue import OpParams, get_spec
 from microbench.errors import Status, UserError, did_you_mean
 from microbench.results.console import format_seconds, shown, table_console
 from microbench.results.display import markdown_safe, ordered
+from microbench.results.reading import read_rows
 from microbench.results.records import (
     ALL_GROUPS,
     Conditions,
@@ -37,7 +38,6 @@ from microbench.results.records import (
     TimingInfo,
     condition_values,
 )
-from microbench.results.writer import read_rows
 
 ALPHA = 0.01  # a difference less significant than this is noise
 MIN_SAMPLES = 5  # per side, for the rank test
@@ -492,21 +492,36 @@ def run_compare(
             file=" vs ".join(" + ".join(side) for side in sides),
         )
     if by:  # a comparison of groups is a table to read, not a gate: exit 0
-        if as_json:
-            records = as_records(comparison, threshold)
-            for record in records["pairs"]:
-                record.pop("verdict")
-            print(json.dumps(records, indent=2))
-            return 0
-        table_console().print(pivot(comparison, by, labels[0]))
-        for key in comparison.ambiguous:
-            print(f"ambiguous: several rows of one case on one side, not compared: {key}")
+        _show_groups(comparison, by, labels[0], threshold, as_json)
         return 0
     failing = comparison.failing(threshold)
     code = 1 if failing or comparison.ambiguous else 0
     if as_json:
         print(json.dumps(as_records(comparison, threshold), indent=2))
         return code
+    _show_pairs(comparison, threshold, labels, output_format)
+    _say_regressions(failing, len(comparison.pairs), threshold)
+    return code
+
+
+def _show_groups(
+    comparison: Comparison, by: str, baseline: str, threshold: float, as_json: bool
+) -> None:
+    if as_json:
+        records = as_records(comparison, threshold)
+        for record in records["pairs"]:
+            record.pop("verdict")
+        print(json.dumps(records, indent=2))
+        return
+    table_console().print(pivot(comparison, by, baseline))
+    for key in comparison.ambiguous:
+        print(f"ambiguous: several rows of one case on one side, not compared: {key}")
+
+
+def _show_pairs(
+    comparison: Comparison, threshold: float, labels: tuple[str, str], output_format: str
+) -> None:
+    """The pairs as a table (or CSV, Markdown): the changed ones only above a table's worth."""
     shown = comparison.pairs
     if len(shown) > FULL_TABLE:  # the changed cases, and at most a table's worth of them
         changed = [p for p in shown if p.verdict(threshold) not in (Verdict.WITHIN, Verdict.NOISE)]
@@ -521,15 +536,16 @@ def run_compare(
         table_console().print(render(shown, threshold, *labels))
     for key in comparison.ambiguous:
         print(f"ambiguous: several rows of one case on one side, not compared: {key}")
+
+
+def _say_regressions(failing: list[Pair], matched: int, threshold: float) -> None:
     counts: dict[Verdict, int] = defaultdict(int)
     for p in failing:
         counts[p.verdict(threshold)] += 1
     for verdict, n in counts.items():
         if verdict is Verdict.SLOWER:
             print(
-                f"regression: {n} of {len(comparison.pairs)} matched cases are slower by more "
-                f"than {threshold:.0%}"
+                f"regression: {n} of {matched} matched cases are slower by more than {threshold:.0%}"
             )
         else:
-            print(f"regression: {n} of {len(comparison.pairs)} cases {verdict.value}")
-    return code
+            print(f"regression: {n} of {matched} cases {verdict.value}")

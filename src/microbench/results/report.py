@@ -36,12 +36,9 @@ from microbench.results.display import (  # noqa: E402
     markdown_safe,
     sort_rows,
 )
+from microbench.results.reading import read_rows  # noqa: E402
 from microbench.results.records import Labelled, Row, Variants, speedup  # noqa: E402
-from microbench.results.writer import (  # noqa: E402
-    OutputFailed,
-    read_rows,
-    write_atomically,  # noqa: E402
-)
+from microbench.results.writer import OutputFailed, write_atomically  # noqa: E402
 
 MARKERS = ("o", "^", "s", "D", "v", "P", "X")
 COPY_OPS = ("single_device_hbm_copy", "copy", "hbm_bandwidth")  # a measured memory ceiling

@@ -54,7 +54,7 @@ def _side(ref: str, config: str) -> tuple[list[str], bool]:
     """A results file, or a stored run of the config by its number or --name; and whether it is a
     run of a selection of the config's cases."""
     if os.path.exists(ref) or ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref:
-        from microbench.results.writer import expand_results
+        from microbench.results.reading import expand_results
 
         return expand_results([ref], "compare"), False  # a folder or pattern: a run's files
     from microbench.results.run_store import find_run, stored_runs
@@ -130,7 +130,7 @@ def runs(args: argparse.Namespace) -> int:
 
 
 def report(args: argparse.Namespace) -> int:
-    from microbench.results.writer import check_readable, expand_results
+    from microbench.results.reading import check_readable, expand_results
 
     paths = expand_results(args.results, "report")
     for path in paths:  # before the plotting libraries load: a bad path answers at once

@@ -22,7 +22,7 @@ from microbench.dialects.jax_bench.benchmarks import (
     register_v2,
 )
 from microbench.errors import UserError
-from microbench.ops import collectives
+from microbench.ops import collective_model as collectives
 
 
 @dataclass(frozen=True)

@@ -216,6 +216,37 @@ def _placed(spec_params: tuple[str, ...], placement: dict[str, Any], where: str)
     return placement
 
 
+# jax-bench's own names for three run settings
+UPSTREAM_SETTINGS = {
+    "num_runs": "num_runs",
+    "warmup": "warmup_tries",
+    "min_duration_s": "min_duration_s",
+}
+
+
+def _run_settings(
+    fields: dict[str, Any],
+    ours: dict[str, Any],
+    given: dict[str, Sourced],
+    conditions: str,
+    where: str,
+) -> RunSettings:
+    """The case's run settings: upstream's conditions (warm, the host loop timed too) or strict ones,
+    upstream's three fields and ours, each checked where it was given."""
+    base = RunSettings(cache="warm", host_loop=True) if conditions == "upstream" else RunSettings()
+    for setting, name in UPSTREAM_SETTINGS.items():  # an error names the key that gave the value
+        if name in given:
+            check_setting(setting, fields[name], "", at=given[name].where)
+    return run_settings(
+        base,
+        {
+            **{setting: fields[name] for setting, name in UPSTREAM_SETTINGS.items()},
+            **{k: v for k, v in ours.items() if k not in ("backend", "implementation")},
+        },
+        where,
+    )
+
+
 def _cases_for(
     fields: dict[str, Any],
     ours: dict[str, Any],
@@ -240,23 +271,7 @@ def _cases_for(
         spec.check_constraints(params, where)
     except UserError as error:  # a field the translation read (mesh_shape): name the entry
         raise UserError(error.message, key=where, suggestion=error.suggestion) from None
-    base = RunSettings(cache="warm", host_loop=True) if conditions == "upstream" else RunSettings()
-    upstream = {
-        "num_runs": "num_runs",
-        "warmup": "warmup_tries",
-        "min_duration_s": "min_duration_s",
-    }
-    for setting, name in upstream.items():  # an error names the key that gave the value
-        if name in given:
-            check_setting(setting, fields[name], "", at=given[name].where)
-    run = run_settings(
-        base,
-        {
-            **{setting: fields[name] for setting, name in upstream.items()},
-            **{k: v for k, v in ours.items() if k not in ("backend", "implementation")},
-        },
-        where,
-    )
+    run = _run_settings(fields, ours, given, conditions, where)
     if spec.traits.run_overrides and conditions == "strict":  # upstream: every call blocked, warm
         run = spec.traits.run_overrides(params).apply(run)
     run = checked_run(run, where)

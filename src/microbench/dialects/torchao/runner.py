@@ -22,15 +22,11 @@ from microbench.ops.torchao import (
     TorchaoTrainingExtras,
     TorchaoTrainingParams,
 )
+from microbench.results.reading import read_rows
 from microbench.results.records import Row
 from microbench.results.sinks import RunContext, Sink, register_sink
 from microbench.results.sinks.seed_json import scaled
-from microbench.results.writer import (
-    check_new_file,
-    read_rows,
-    write_atomically,
-    write_json_atomically,
-)
+from microbench.results.writer import check_new_file, write_atomically, write_json_atomically
 
 # what a case is, in the runner's names and order; both CSVs carry it
 CASE_COLUMNS = (

@@ -20,7 +20,7 @@ from microbench.dialects.jax_bench.outputs import (
 )
 from microbench.dialects.tpums.metrics import d2d_matrices, nvml_telemetry, tpums_metrics
 from microbench.dialects.tpums.names import TPUMS
-from microbench.ops import collectives
+from microbench.ops import collective_model as collectives
 from microbench.results.records import Row
 
 
