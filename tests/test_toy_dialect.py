@@ -74,3 +74,15 @@ def test_a_dialect_in_its_own_folder_is_seen_everywhere(toy):
     assert done.returncode == 0
     done = microbench("run", "--config", "add.yaml", "--toy-scale", "2")
     assert done.returncode == 2 and "--toy-scale applies to toy configs" in done.stderr
+
+
+def test_each_dialects_doc_page_holds_its_generated_names_table():
+    """docs/jax_bench.md and docs/tpums.md hold the registry's table `list --NAME` prints (run
+    `python -m microbench.run.dialect_docs --write` after changing a benchmark)."""
+    from microbench.run import dialect_docs
+
+    documented = dialect_docs.documented()
+    assert {d.name for d in documented} >= {"jax_bench", "tpums"}
+    for dialect in documented:
+        page = (ROOT / dialect.listing.doc_page).read_text(encoding="utf-8")
+        assert dialect_docs.section(dialect) in page, dialect.listing.doc_page

@@ -365,7 +365,8 @@ def _list(args: argparse.Namespace) -> int:
             if args.json:
                 listing.print_json(dialect.listing.records())
             else:
-                dialect.listing.show()
+                found = dialect.listing
+                listing.print_table(found.title, found.columns, found.rows())
             return 0
     listing.print_json(listing.op_records()) if args.json else listing.print_ops()
     return 0

@@ -42,12 +42,19 @@ class Command:
 @dataclass(frozen=True)
 class Listing:
     """`microbench list --OPTION`: the dialect's benchmark names as records (dataclasses with a
-    `name`: `--json` prints their fields) or as a table (`show`)."""
+    `name`: `--json` prints their fields), or as a table of `columns`, each record's `cells`: on the
+    console, and in the dialect's doc page (`doc_page`, between its markers; tested to be current)."""
 
     option: str
     help: str
     records: Callable[[], list[Any]]
-    show: Callable[[], None]
+    title: str
+    columns: tuple[str, ...]
+    cells: Callable[[Any], tuple[str, ...]]
+    doc_page: str = ""  # from the repository root: docs/<dialect>.md
+
+    def rows(self) -> list[tuple[str, ...]]:
+        return [self.cells(r) for r in self.records()]
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,6 @@ def _records() -> list[Any]:
     return [ToyRecord(name, what) for name, what in BENCHMARKS.items()]
 
 
-def _show() -> None:
-    for name, what in BENCHMARKS.items():
-        print(f"{name}: {what}")
-
-
 register_dialect(
     Dialect(
         "toy",
@@ -71,7 +66,14 @@ register_dialect(
         flags=(SCALE,),
         sinks=("toy_dialect.output",),
         command=Command("toy", "toy_dialect.cli", "the toy dialect's own command line"),
-        listing=Listing("--toy", "the toy dialect's benchmarks instead", _records, _show),
+        listing=Listing(
+            "--toy",
+            "the toy dialect's benchmarks instead",
+            _records,
+            "toy benchmarks",
+            ("name", "what"),
+            lambda r: (r.name, r.what),
+        ),
         one_off=OneOff(
             lambda name: get_spec("fault").params if name in BENCHMARKS else None,
             lambda name, fields: {"toy": [fields]},

@@ -6,13 +6,18 @@ Everything here is registered below; nothing outside this folder names it (docs/
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from microbench.catalogue import Param
 from microbench.config.dialects import Command, Dialect, Listing, OneOff, register_dialect
-from microbench.dialects.jax_bench import collective, compute, memory, plan  # noqa: F401 (they register)
+from microbench.dialects.jax_bench import listing, plan
 from microbench.dialects.jax_bench.benchmarks import OURS_AS_PARAMS, V2
 from microbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
+
+# the benchmark families register their names, in upstream's order (compute, memory, collectives)
+for _family in ("compute", "memory", "collective"):
+    importlib.import_module(f"{__name__}.{_family}")
 
 
 def _one_off_fields(name: str) -> tuple[Param, ...] | None:
@@ -22,18 +27,6 @@ def _one_off_fields(name: str) -> tuple[Param, ...] | None:
 
 def _one_off_data(name: str, fields: dict[str, Any]) -> dict[str, Any]:
     return {"benchmarks": [{"name": name, **fields}]}
-
-
-def _records() -> list[Any]:
-    from microbench.dialects.jax_bench.listing import benchmark_records
-
-    return list(benchmark_records())
-
-
-def _show() -> None:
-    from microbench.dialects.jax_bench.listing import print_benchmarks
-
-    print_benchmarks()
 
 
 register_dialect(
@@ -54,8 +47,11 @@ register_dialect(
         listing=Listing(
             "--jax-bench",
             "the jax-bench (v2) names instead: the op each runs, its fields, its departures",
-            _records,
-            _show,
+            listing.benchmark_records,
+            "jax-bench (v2) names, beside the common fields (warmup_tries, num_runs, ...)",
+            listing.COLUMNS,
+            listing.cells,
+            "docs/jax_bench.md",
         ),
         one_off=OneOff(_one_off_fields, _one_off_data),
         registries=(V2,),

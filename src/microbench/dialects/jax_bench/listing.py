@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from microbench.dialects.jax_bench.benchmarks import V2, V2Benchmark
-from microbench.run.listing import ParamRecord, print_table, shown_params
+from microbench.run.listing import ParamRecord, shown_params
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,8 @@ def benchmark_records() -> list[BenchmarkRecord]:
     return [BenchmarkRecord.of(b) for b in V2.values() if not b.tpums_only]
 
 
-def print_benchmarks() -> None:
-    print_table(
-        "jax-bench (v2) names, beside the common fields (warmup_tries, num_runs, ...)",
-        ("name", "runs op", "fields (default)", "departs from upstream"),
-        [(r.name, ", ".join(r.ops), shown_params(r.fields), r.notes) for r in benchmark_records()],
-    )
+COLUMNS = ("name", "runs op", "fields (default)", "departs from upstream")
+
+
+def cells(r: BenchmarkRecord) -> tuple[str, ...]:
+    return (r.name, ", ".join(r.ops), shown_params(r.fields), r.notes)

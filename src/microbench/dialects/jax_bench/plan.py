@@ -31,7 +31,6 @@ from microbench.config.settings import (
 )
 from microbench.core.case import Case, Origin, Outputs, RunSettings
 from microbench.dialects.jax_bench.benchmarks import OURS, OURS_AS_PARAMS, V2Benchmark, get_v2
-from microbench.dialects.jax_bench.collective import resolve_group
 from microbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
 from microbench.dialects.jax_bench.inputs import (
     MAX_COMBINATIONS,
@@ -198,6 +197,8 @@ def _conditions(ours: dict[str, Any], request: PlanRequest) -> str:
 
 def _group(fields: dict[str, Any], request: PlanRequest) -> tuple[dict[str, Any], int]:
     """A collective's mesh as upstream resolves it over the devices, and its group size N."""
+    from microbench.dialects.jax_bench.collective import resolve_group  # registered after compute
+
     devices = request.device_count()
     group = resolve_group(fields, devices)
     request.warnings.extend(group.warnings)

@@ -9,20 +9,8 @@ from typing import Any
 
 from microbench.config.dialects import Command, Dialect, Listing, register_dialect
 from microbench.dialects.jax_bench.flags import XPROF_DIR
-from microbench.dialects.tpums import plan
+from microbench.dialects.tpums import listing, plan
 from microbench.dialects.tpums.names import TPUMS
-
-
-def _records() -> list[Any]:
-    from microbench.dialects.tpums.listing import tpums_records
-
-    return list(tpums_records())
-
-
-def _show() -> None:
-    from microbench.dialects.tpums.listing import print_tpums
-
-    print_tpums()
 
 
 def _suite_file(data: dict[str, Any]) -> str | None:
@@ -49,8 +37,11 @@ register_dialect(
         listing=Listing(
             "--tpums",
             "the TPUMS names instead: tier, the jax-bench name each runs as, fields, departures",
-            _records,
-            _show,
+            listing.tpums_records,
+            "TPUMS names, beside the common fields (warmup_tries, num_runs, ...)",
+            listing.COLUMNS,
+            listing.cells,
+            "docs/tpums.md",
         ),
         explains=_suite_file,
         registries=(TPUMS,),

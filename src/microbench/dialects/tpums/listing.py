@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from microbench.dialects.jax_bench.benchmarks import BASE_FIELDS
 from microbench.dialects.tpums.names import TPUMS, Tpums
-from microbench.run.listing import ParamRecord, print_table, shown_params
+from microbench.run.listing import ParamRecord, shown_params
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,8 @@ def tpums_records() -> list[TpumsRecord]:
     return [TpumsRecord.of(entry) for entry in TPUMS.values()]
 
 
-def print_tpums() -> None:
-    print_table(
-        "TPUMS names, beside the common fields (warmup_tries, num_runs, ...)",
-        ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream"),
-        [(r.name, r.tier, r.runs_as, shown_params(r.fields), r.notes) for r in tpums_records()],
-    )
+COLUMNS = ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream")
+
+
+def cells(r: TpumsRecord) -> tuple[str, ...]:
+    return (r.name, r.tier, r.runs_as, shown_params(r.fields), r.notes)
