@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from microbench.core.options import RunOptions
 from microbench.dialects.jax_bench.flags import CONDITIONS, HW, UPSTREAM_FILES, XPROF_DIR
 from microbench.errors import UserError, visible
-from microbench.run.command_line import OneLineParser, command_main, guarded_main
+from microbench.run.command_line import OneLineParser, command_main
 
 OWN_FLAGS = (HW, XPROF_DIR, CONDITIONS)
 
@@ -97,12 +97,3 @@ def run(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str]) -> int:
     """`jax-bench ARGS` (also `microbench jax-bench ARGS`): its exit code."""
     return command_main(lambda: run(argv))
-
-
-def entry(argv: Sequence[str] | None = None) -> NoReturn:
-    args = list(sys.argv[1:] if argv is None else argv)
-    guarded_main(lambda: main(args))
-
-
-if __name__ == "__main__":
-    entry()

@@ -3,7 +3,7 @@ with `sweep:`, `csv_shapes:` and `model:`; and its one-off form (`run --run NAME
 
 Each entry expands as upstream's does (docs/jax_bench.md): model preset, then CSV rows, then laid over
 `global`, then the sweep; precedence sweep > CSV cell > entry > preset > global > the field's default.
-Each resulting set of fields becomes one case of the op the benchmark table (ops/jax_bench.py) names,
+Each resulting set of fields becomes one case of the op the benchmark table (benchmarks.py and its families) names,
 carrying the fields as its `Origin` so the summary sink writes upstream's columns. Unlike upstream, a
 file may name several benchmarks, bad keys and values are one-line errors, and nothing is dropped
 silently.

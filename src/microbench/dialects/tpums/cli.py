@@ -19,14 +19,13 @@ import json
 import math
 import os
 import platform
-import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from microbench.dialects.jax_bench.cli import upstream_options
 from microbench.dialects.jax_bench.flags import XPROF_DIR
 from microbench.errors import UserError
-from microbench.run.command_line import OneLineParser, command_main, guarded_main
+from microbench.run.command_line import OneLineParser, command_main
 
 MAX_COMBINATIONS = 1000
 
@@ -258,12 +257,3 @@ def main(argv: Sequence[str]) -> int:
     """`tpums ARGS` (also `microbench tpums ARGS`): its exit code."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     return command_main(lambda: run(argv))
-
-
-def entry(argv: Sequence[str] | None = None) -> NoReturn:
-    args = list(sys.argv[1:] if argv is None else argv)
-    guarded_main(lambda: main(args))
-
-
-if __name__ == "__main__":
-    entry()

@@ -5,7 +5,7 @@ span per iteration, with xprof timing); each has p50/p90/avg/std in ms after TPU
 and its rates from its avg: TFLOP/s per device and per chip (gemm), GB/s per device (memory and
 transfers) or per chip (collectives). The roofline fields come from TPUMS's spec tables of tpu7x and
 v6e only: on any other device they are left out, never guessed. The models are the jax-bench ones the
-case's benchmark runs on (ops/jax_bench.py).
+case's benchmark runs on (dialects/jax_bench).
 """
 
 from __future__ import annotations

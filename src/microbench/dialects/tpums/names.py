@@ -3,7 +3,7 @@
 TPUMS renamed jax-bench's benchmarks (`gemm_generalized` -> `gemm`, `hbm_bandwidth` -> `hbm`), moved
 some defaults and fields (gemm's `in_dtype` is bfloat16; hbm's `size` is `num_elements`) and added
 fields this project does not act on yet (the DCN layout). A `Tpums` entry says which jax-bench entry
-(ops/jax_bench.py) a name runs on and how its fields differ; every field is otherwise that entry's
+(dialects/jax_bench) a name runs on and how its fields differ; every field is otherwise that entry's
 declaration, so models, translation to our ops and upstream's conditions are the jax-bench ones.
 ../shared/reference/UPSTREAM_TPUMS.md sections 3 and 10 are the source of every fact here.
 """

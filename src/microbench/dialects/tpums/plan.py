@@ -7,7 +7,7 @@ sweep's Cartesian product, capped at 1000 combinations per case. The earlier for
 the fields flat in `benchmark:` beside `sweep:`, `csv_shapes:` and `model:`, other top-level keys being
 global values: a jax-bench entry under another name. Both are checked here key by key (errors name the
 TPUMS key) and then planned by the jax-bench dialect under the benchmark's jax-bench name
-(ops/tpums.py), so conditions, ops, models and columns are the jax-bench ones.
+(names.py), so conditions, ops, models and columns are the jax-bench ones.
 """
 
 from __future__ import annotations
