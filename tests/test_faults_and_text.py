@@ -49,7 +49,8 @@ def test_concurrent_runs_of_one_jax_bench_config_keep_each_run_s_summary(tmp_pat
             [
                 sys.executable,
                 "-m",
-                "microbench.dialects.jax_bench.cli",
+                "microbench",
+                "jax-bench",
                 "--config",
                 "c.yaml",
                 "--output",
