@@ -338,7 +338,7 @@ def _validate_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="microbench", description=__doc__)
+    parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"microbench {__version__}")
     sub = parser.add_subparsers(
         dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
