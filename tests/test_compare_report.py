@@ -201,7 +201,8 @@ def test_a_two_backend_sweep_is_one_series_per_backend_and_implementation(
 
 
 def test_verdicts_come_from_a_rank_test_on_the_raw_samples(tmp_path, run_cli):
-    """Medians 10% apart: a regression when the samples are tight, noise when they scatter."""
+    """Medians 10% apart: a regression when the samples are tight; inconclusive when they scatter so
+    widely that the ratio's 95% interval straddles the threshold (one distribution on both sides)."""
     import json
 
     import numpy as np
@@ -221,7 +222,7 @@ def test_verdicts_come_from_a_rank_test_on_the_raw_samples(tmp_path, run_cli):
     lines = {line.split("│")[1].strip(): line for line in out.splitlines() if "│ add" in line}
     assert code == 1 and "slower" in lines["add jax m=1 n=64"]
     # the two wide sides' p10-p90 would not overlap at spread 0, but their samples are one distribution
-    assert "noise" in lines["add jax m=2 n=64"]
+    assert "inconclusive" in lines["add jax m=2 n=64"]
 
 
 @pytest.mark.slow  # over a second: the full suite runs it
@@ -350,7 +351,17 @@ def test_compare_json_lists_every_pair_with_its_test(runs, run_cli):
     assert len(record["pairs"]) == 3
     assert {p["verdict"] for p in record["pairs"]} >= {"slower"}
     assert all(
-        set(p) == {"case", "baseline_median_s", "candidate_median_s", "ratio", "p_value", "verdict"}
+        set(p)
+        == {
+            "case",
+            "baseline_median_s",
+            "candidate_median_s",
+            "ratio",
+            "ratio_low",
+            "ratio_high",
+            "p_value",
+            "verdict",
+        }
         for p in verdicts.values()
     )
 
@@ -589,3 +600,45 @@ def test_the_summary_notes_warm_rows_whose_working_set_is_about_the_l2s_size(tmp
     assert note is not None and note.startswith("note: 1 warm-cache rows")
     assert "cache: cold" in note
     assert l2_edge_note(rows[1:]) is None
+
+
+def _sampled(tmp_path, name, samples, doubt=False):
+    """A results file of one case with these raw samples (a noisy or loaded-host row if `doubt`)."""
+    import json
+
+    import numpy as np
+
+    median = float(np.median(samples))
+    extra = (
+        {"noisy": "True", "host_load_ratio": 6.0, "timing_source": "wall_clock"} if doubt else {}
+    )
+    r = {**row(1, median, spread=0.5), "case_id": "c1", **extra}
+    write(tmp_path / f"{name}.csv", [r])
+    with open(tmp_path / f"{name}.jsonl", "w") as f:
+        f.write(json.dumps({"case_id": "c1", "samples_s": list(map(float, samples))}) + "\n")
+    return str(tmp_path / f"{name}.csv")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_gate_fails_a_ten_times_slowdown_however_noisy_and_passes_an_a_a_run(
+    tmp_path, run_cli, seed
+):
+    """Issue 45: an 11x slowdown with p = 1e-6 between two noisy, loaded-host rows was 'inconclusive'
+    and exit 0. Now the verdict comes from the ratio's 95% interval: wholly beyond the threshold is
+    slower (exit 1) whatever the noise; an A/A pair of the same noisy distribution straddles or
+    stays inside it and passes (exit 0)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    base = 1e-3 * rng.lognormal(0, 0.4, 40)
+    slow = 11e-3 * rng.lognormal(0, 0.4, 40)
+    again = 1e-3 * rng.lognormal(0, 0.4, 40)
+    a = _sampled(tmp_path, "a", base, doubt=True)
+    code, out, _ = run_cli("compare", a, _sampled(tmp_path, "b", slow, doubt=True))
+    assert code == 1 and "slower" in out, out
+    code, out, _ = run_cli("compare", a, _sampled(tmp_path, "c", again, doubt=True), "--json")
+    import json
+
+    (pair,) = json.loads(out)["pairs"]
+    assert code == 0 and pair["verdict"] in ("inconclusive (noisy)", "noise", "within threshold")
+    assert pair["ratio_low"] < pair["ratio"] < pair["ratio_high"]

@@ -5,6 +5,7 @@ import csv
 import json
 
 import pytest
+from conftest import ROOT
 
 CONFIG = (
     "backend: [jax, torch]\nnum_runs: 3\nbenchmarks:\n- benchmark_name: add\n"
@@ -173,3 +174,34 @@ def test_compare_and_report_take_folders_and_patterns(tmp_path, run_cli):
     assert "2 results files" in page and "samples" in page
     code, _, err = run_cli("report", str(tmp_path / "R"), "--output-dir", str(tmp_path / "R2"))
     assert code == 2 and "holds no results file of this harness" in err
+
+
+@pytest.mark.slow  # several runs
+def test_runs_are_found_as_users_name_them_across_configs(tmp_path, monkeypatch, run_cli):
+    """Issue 45: a label given with one config resolves without repeating it; `runs` lists every
+    stored run under the results folder with its commit; a one-off `--run` is its own series, never
+    mistaken for a config of the same name."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  backend: numpy\n  num_runs: 6\n  warmup: 0\n"
+        "  benchmark_params: [{n: 8}]\n"
+    )
+    (tmp_path / "fault.yaml").write_text((tmp_path / "w.yaml").read_text())
+    assert run_cli("run", "--config", "w.yaml", "--name", "base", "-q")[0] == 0
+    assert run_cli("run", "--config", "w.yaml", "--name", "new", "-q")[0] == 0
+    code, out, err = run_cli("compare", "base", "new", "--json")
+    assert code in (0, 1) and len(json.loads(out)["pairs"]) == 1, err
+    code, out, _ = run_cli("compare")  # the last two runs of what ran last
+    assert code in (0, 1) and "fault" in out
+    # a one-off of the op named like the second config: its own run, not one of fault.yaml's
+    assert run_cli("run", "--config", "fault.yaml", "-q")[0] == 0
+    assert run_cli("run", "--run", "fault", "--n", "8", "--backend", "numpy", "-q")[0] == 0
+    code, out, _ = run_cli("runs", "--config", "fault.yaml", "--json")
+    assert [r["one_off"] for r in json.loads(out)] == [None]
+    code, out, _ = run_cli("runs", "--json")
+    listed = json.loads(out)
+    assert [r["name"] for r in listed][:2] == ["base", "new"] and len(listed) == 4
+    assert any(r["one_off"] and r["one_off"].startswith("fault") for r in listed)
+    assert all(r["commit"] for r in listed) or not (ROOT / ".git").exists()
+    code, out, _ = run_cli("runs")
+    assert code == 0 and "base" in out and "--run fault" in out

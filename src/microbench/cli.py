@@ -274,7 +274,13 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--config",
         default=None,
-        help="whose runs numbers and names refer to (default: the quick-start)",
+        help="whose runs numbers and names refer to (default: every run under --results-dir; a "
+        "number is of the latest run's series)",
+    )
+    c.add_argument(
+        "--results-dir",
+        default="results",
+        help="where stored runs are looked for without --config (default: results)",
     )
     c.add_argument(
         "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
@@ -295,10 +301,16 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
     rs = _command(
         sub,
         "runs",
-        "list a config's stored runs: number, name, when, commit, host, rows",
-        "microbench runs --config configs/quickstart.yaml; then: microbench compare 1 baseline",
+        "list the stored runs (every one under results/, or a config's): number, name, what ran, "
+        "when, commit, host, rows",
+        "microbench runs; then: microbench compare baseline candidate",
     )
-    rs.add_argument("--config", default=None, help="whose runs (default: the quick-start)")
+    rs.add_argument(
+        "--config", default=None, help="whose runs (default: every run under --results-dir)"
+    )
+    rs.add_argument(
+        "--results-dir", default="results", help="where stored runs are found (default: results)"
+    )
     rs.add_argument("--json", action="store_true", help="machine-readable output")
     r = _command(
         sub,

@@ -42,6 +42,33 @@ def half_binomial_ppf(q: float, n: int) -> int:
     return max(0, math.ceil(n / 2 + z * math.sqrt(n) / 2 - 0.5))
 
 
+def median_ranks(n: int, confidence: float) -> int | None:
+    """The 0-based rank of the lower end of a distribution-free confidence interval of the median of
+    n samples (the upper end is rank n - 1 - it), or None when n is too small for one."""
+    if n < MIN_CI_SAMPLES:
+        return None
+    low = half_binomial_ppf((1 - confidence) / 2, n)
+    return max(0, min(low, (n - 1) // 2))
+
+
+def ratio_intervals(
+    a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE
+) -> np.ndarray | None:
+    """For rows of samples a (pairs x n_a) and b (pairs x n_b): each pair's confidence interval of
+    median(b) / median(a), as [low, high] per row, distribution-free and conservative: each median's
+    own interval at 1 - (1 - confidence) / 2 (Bonferroni), the ratio's the quotient of their ends.
+    None when a side has too few samples for such an interval."""
+    each = 1 - (1 - confidence) / 2
+    ra, rb = median_ranks(a.shape[1], each), median_ranks(b.shape[1], each)
+    if ra is None or rb is None:
+        return None
+    sa, sb = np.sort(a, axis=1), np.sort(b, axis=1)
+    a_lo, a_hi = sa[:, ra], sa[:, a.shape[1] - 1 - ra]
+    b_lo, b_hi = sb[:, rb], sb[:, b.shape[1] - 1 - rb]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.stack([b_lo / a_hi, b_hi / a_lo], axis=1)
+
+
 class SampleStats:
     """Statistics of per-iteration times in seconds. A subclass says where its values are."""
 
@@ -105,10 +132,9 @@ class SampleStats:
         binomial(n, 1/2) puts outside the interval), or None when there are too few samples."""
         x = np.sort(self._array())
         n = x.size
-        if n < MIN_CI_SAMPLES:
+        low = median_ranks(n, confidence)
+        if low is None:
             return None
-        low = half_binomial_ppf((1 - confidence) / 2, n)  # 0-based rank of the lower bound
-        low = max(0, min(low, (n - 1) // 2))
         return float(x[low]), float(x[n - 1 - low])
 
     @property

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from rich.table import Table
 
 from microbench.catalogue import OpParams, get_spec
+from microbench.core.samples import ratio_intervals
 from microbench.errors import Status, UserError, did_you_mean
 from microbench.results.console import format_seconds, shown, table_console
 from microbench.results.display import markdown_safe, ordered
@@ -138,9 +139,10 @@ class Pair:
     b: Row | None  # None: the candidate has no row of this case
     sides: str = ""  # grouped comparisons: which group against which, after the case
     without: tuple[str, ...] = ()  # what the label leaves out (the grouping column)
-    # Mann-Whitney U (two-sided) on the raw samples where both sides have enough of them: set for a
-    # whole comparison at once by `rank_tests`
+    # Mann-Whitney U (two-sided) on the raw samples where both sides have enough of them, and the
+    # 95% confidence interval of the ratio of medians: set for a whole comparison by `rank_tests`
     p_value: float | None = None
+    interval: tuple[float, float] | None = None
 
     @property
     def key(self) -> str:
@@ -164,6 +166,10 @@ class Pair:
         return b_lo <= a_hi and a_lo <= b_hi
 
     def verdict(self, threshold: float) -> Verdict:
+        """From the raw samples where both sides have them: slower or faster when the whole 95%
+        interval of the ratio of medians is beyond the threshold, however noisy the rows; within
+        (or noise, where the rank test sees no difference) when it lies inside; inconclusive only
+        when it straddles a threshold. Without samples, from the medians and p10-p90 ranges."""
         if self.b is None:
             return Verdict.MISSING
         if self.b.status is Status.UNSUPPORTED:
@@ -173,16 +179,31 @@ class Pair:
         ratio = self.ratio
         if ratio is None:
             return Verdict.NO_TIME
+        if self.interval is not None:
+            return self._by_interval(threshold, *self.interval)
         if self.a.doubt or self.b.doubt:
             return Verdict.INCONCLUSIVE
-        p = self.p_value
-        if (p is not None and p >= ALPHA) or (p is None and self._overlap()):
+        if self._overlap():
             return Verdict.NOISE
-        if ratio > 1 + threshold:
+        return _beyond(ratio, threshold) or Verdict.WITHIN
+
+    def _by_interval(self, threshold: float, low: float, high: float) -> Verdict:
+        if low > 1 + threshold:
             return Verdict.SLOWER
-        if ratio < 1 - threshold:
+        if high < 1 - threshold:
             return Verdict.FASTER
-        return Verdict.WITHIN
+        if low < 1 - threshold or high > 1 + threshold:
+            return Verdict.INCONCLUSIVE
+        significant = self.p_value is not None and self.p_value < ALPHA
+        return Verdict.WITHIN if significant else Verdict.NOISE
+
+
+def _beyond(ratio: float, threshold: float) -> Verdict | None:
+    if ratio > 1 + threshold:
+        return Verdict.SLOWER
+    if ratio < 1 - threshold:
+        return Verdict.FASTER
+    return None
 
 
 def _tested(pair: Pair) -> tuple[list[float], list[float]] | None:
@@ -219,8 +240,11 @@ def rank_tests(pairs: list[Pair]) -> None:
                     a[chosen], b[chosen], alternative="two-sided", axis=1, method=method
                 )
                 p[chosen] = test.pvalue
-        for (pair, _, _), value in zip(batch, p.tolist(), strict=True):
+        intervals = ratio_intervals(a, b)
+        for k, ((pair, _, _), value) in enumerate(zip(batch, p.tolist(), strict=True)):
             pair.p_value = value if math.isfinite(value) else None  # all tied: no test
+            if intervals is not None and np.isfinite(intervals[k]).all():
+                pair.interval = (float(intervals[k, 0]), float(intervals[k, 1]))
 
 
 @dataclass
@@ -317,11 +341,12 @@ def _distinct(group: list[Row], by_implementation: bool) -> bool:
 def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> Table:
     table = Table(
         title=shown(
-            f"{b_label} vs {a_label} (median time; noise = Mann-Whitney p >= {ALPHA} on the raw "
-            "samples, or overlapping p10-p90 ranges where there are none)"
+            f"{b_label} vs {a_label} (median time; verdicts from the 95% interval of the ratio of "
+            f"medians on the raw samples, noise = Mann-Whitney p >= {ALPHA} inside the threshold; "
+            "overlapping p10-p90 ranges where there are no samples)"
         )
     )
-    for col in ("case", a_label, b_label, "ratio", "p", "verdict"):
+    for col in ("case", a_label, b_label, "ratio", "95% interval", "p", "verdict"):
         table.add_column(shown(col), justify="left" if col in ("case", "verdict") else "right")
     for p in pairs:
         b_median = p.b.median_s if p.b else None
@@ -330,6 +355,7 @@ def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> T
             format_seconds(p.a.median_s),
             format_seconds(b_median),
             f"{p.ratio:.3f}" if p.ratio else "",
+            f"{p.interval[0]:.3f} - {p.interval[1]:.3f}" if p.interval else "",
             "" if p.p_value is None else f"{p.p_value:.2g}",
             p.verdict(threshold).value,
         )
@@ -426,6 +452,8 @@ def as_records(comparison: Comparison, threshold: float) -> dict[str, Any]:
                 "baseline_median_s": p.a.median_s,
                 "candidate_median_s": p.b.median_s if p.b else None,
                 "ratio": p.ratio,
+                "ratio_low": p.interval[0] if p.interval else None,
+                "ratio_high": p.interval[1] if p.interval else None,
                 "p_value": p.p_value,
                 "verdict": p.verdict(threshold).value,
             }

@@ -121,8 +121,15 @@ def _claim(path: str, n: int, body: dict[str, Any], take_over: bool = False) -> 
     return True
 
 
-def assign(cases: list[Case], options: RunOptions, config_path: str, run_id: str) -> Assigned:
-    """The cases with their results files numbered for this run (see the module's docstring)."""
+def assign(
+    cases: list[Case],
+    options: RunOptions,
+    config_path: str,
+    run_id: str,
+    command_line: bool = False,
+) -> Assigned:
+    """The cases with their results files numbered for this run (see the module's docstring). A run
+    of `run --run NAME` (`command_line`) records its command, not a config: it is its own series."""
     series = sorted({c.outputs.csv_path for c in cases})
     if options.output or any(is_url(p) for p in series):
         return Assigned(cases, 0, None)
@@ -132,7 +139,8 @@ def assign(cases: list[Case], options: RunOptions, config_path: str, run_id: str
         "run_id": run_id,
         "name": options.name,
         "started": timestamp(),
-        "config": os.path.abspath(config_path),
+        "config": None if command_line else os.path.abspath(config_path),
+        "one_off": " ".join(options.one_off) if command_line else None,
         "config_id": cases[0].config_id if cases else "",
         # a run of some of the config's cases (--only/--skip): compare then keeps to its cases
         "selection": {"only": list(options.only), "skip": list(options.skip)}
@@ -185,15 +193,34 @@ class StoredRun:
     host: str | None = None
     selection: dict[str, Any] | None = None
     rows: int = 0
+    one_off: str | None = None  # `run --run NAME --field value`: the command, in place of a config
 
     @property
     def selected(self) -> bool:
         return bool(self.selection)
 
+    @property
+    def series(self) -> str:
+        """The series it is a run of: its first file, as run 1 names it."""
+        if not self.files:
+            return ""
+        path = Path(self.files[0])
+        match = NUMBERED.match(path.stem)
+        return str(path.with_name(match["stem"] + path.suffix)) if match else str(path)
+
+    @property
+    def source(self) -> str:
+        """What ran: the config, or the one-off command."""
+        return self.config or (f"--run {self.one_off}" if self.one_off else "")
+
 
 def _record(path: str, n: int) -> dict[str, Any]:
+    return _read_record(Path(record_path(path, n)))
+
+
+def _read_record(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(Path(record_path(path, n)).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -207,43 +234,70 @@ def _rows_in(path: str) -> int:
         return 0
 
 
-def stored_runs(paths: list[str]) -> list[StoredRun]:
-    """Every run of these series that left rows, oldest first."""
+def _commit(record: dict[str, Any]) -> str | None:
+    """The commit the run's record holds (`environment.git.commit`; `git_commit` before that)."""
+    env = record.get("environment")
+    if not isinstance(env, dict):
+        return None
+    git = env.get("git")
+    found = git.get("commit") if isinstance(git, dict) else env.get("git_commit")
+    return found if isinstance(found, str) else None
+
+
+def _text(record: dict[str, Any], key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _stored(n: int, files: tuple[str, ...], record: dict[str, Any]) -> StoredRun:
+    selection = record.get("selection")
+    return StoredRun(
+        n,
+        files,
+        _text(record, "name"),
+        _text(record, "started"),
+        _text(record, "config"),
+        _commit(record),
+        _text(record, "host"),
+        selection if isinstance(selection, dict) else None,
+        sum(_rows_in(f) for f in files),
+        _text(record, "one_off"),
+    )
+
+
+def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
+    """Every run of these series that left rows, oldest first (`config`: only the runs of that
+    config, not one-off runs filed under the same name)."""
     numbers = sorted({n for p in paths for n in runs_of(p)})
     out = []
     for n in numbers:
         files = tuple(f for p in paths if (f := runs_of(p).get(n)))
-        record = _record(paths[0], n)
-        env = record.get("environment") if isinstance(record.get("environment"), dict) else {}
-        out.append(
-            StoredRun(
-                n,
-                files,
-                record.get("name"),
-                record.get("started"),
-                record.get("config"),
-                (env or {}).get("git_commit"),
-                record.get("host"),
-                record.get("selection"),
-                sum(_rows_in(f) for f in files),
-            )
-        )
+        run = _stored(n, files, _record(paths[0], n))
+        if config is None or run.config in (None, os.path.abspath(config)) and not run.one_off:
+            out.append(run)
     return out
 
 
-def find_run(paths: list[str], ref: str) -> StoredRun | None:
+def runs_under(folder: str) -> list[StoredRun]:
+    """Every stored run whose record lies under `folder` (any config or one-off), oldest first."""
+    found = []
+    for record in Path(folder).rglob(f"*{RECORD}"):
+        if not record.is_file():
+            continue
+        data = _read_record(record)
+        files = data.get("files")
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            continue
+        held = tuple(f for f in files if Path(f).is_file())
+        if held:
+            stem = record.name[: -len(RECORD)]
+            match = NUMBERED.match(stem)
+            found.append(_stored(int(match["n"]) if match else 1, held, data))
+    return sorted(found, key=lambda r: (r.started or "", r.number))
+
+
+def find_run(runs: list[StoredRun], ref: str) -> StoredRun | None:
     """A run by its number or its --name (the latest of that name)."""
-    runs = stored_runs(paths)
     if ref.isascii() and ref.isdigit():
         return next((r for r in runs if r.number == int(ref)), None)
     return next((r for r in reversed(runs) if r.name == ref), None)
-
-
-def last_two(paths: list[str]) -> tuple[list[str], list[str]] | None:
-    """The files of the two latest runs of these series that both left rows (older first)."""
-    numbers = sorted({n for p in paths for n in runs_of(p)})
-    if len(numbers) < 2:
-        return None
-    older, newer = numbers[-2:]
-    files = [(runs_of(p).get(older), runs_of(p).get(newer)) for p in paths]
-    return [a for a, _ in files if a], [b for _, b in files if b]

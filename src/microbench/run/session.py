@@ -128,7 +128,8 @@ def run_planned(loaded: LoadedConfig, cases: list[Case], options: RunOptions) ->
     if options.output_dir_given:
         warn_overridden_output_dir(cases, options.output_dir)
     run_id = new_run_id()
-    assigned = run_store.assign(cases, options, loaded.path, run_id)  # a new run never replaces one
+    # a new run never replaces one
+    assigned = run_store.assign(cases, options, loaded.path, run_id, loaded.command_line)
     staging = Staging()
     try:
         cases = staging.stage(assigned.cases)

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from importlib import resources
+from typing import Any
 
 from microbench.errors import UserError
 
@@ -23,12 +24,12 @@ def listed(text: str | None) -> tuple[str, ...]:
 def compare(args: argparse.Namespace) -> int:
     from microbench.results.compare import run_compare
 
-    config = args.config or QUICKSTART
-    named = [_side(ref, config) for ref in args.files]
+    view = _view(args)
+    named = [_side(ref, view, args) for ref in args.files]
     sides = [files for files, _ in named]
     selected = len(named) == 2 and named[1][1]  # a candidate run of a selection: its cases only
     if not sides:
-        sides, selected = _last_two_runs(config)
+        sides, selected = _last_two_runs(view, args)
     if args.by and not args.files:
         sides = sides[-1:]  # groups of the latest run
     return run_compare(
@@ -50,39 +51,54 @@ def _series(config: str) -> list[str]:
     return sorted({c.outputs.csv_path for c in plan_from_file(config)})
 
 
-def _side(ref: str, config: str) -> tuple[list[str], bool]:
-    """A results file, or a stored run of the config by its number or --name; and whether it is a
-    run of a selection of the config's cases."""
+def _view(args: argparse.Namespace) -> list[Any]:
+    """The stored runs a command's references mean: the config's (--config), else every run under
+    the results folder (any config or one-off), oldest first."""
+    from microbench.results.run_store import runs_under, stored_runs
+
+    if args.config:
+        return stored_runs(_series(args.config), args.config)
+    return runs_under(args.results_dir)
+
+
+def _latest_series(view: list[Any]) -> list[Any]:
+    """The runs of the latest run's series (what the user ran last), oldest first."""
+    last = view[-1]
+    return [r for r in view if r.series == last.series and r.source == last.source]
+
+
+def _side(ref: str, view: list[Any], args: argparse.Namespace) -> tuple[list[str], bool]:
+    """A results file, or a stored run by its --name (anywhere in the view) or its number (of the
+    config's series, else of the latest run's); and whether it is a run of a selection of cases."""
     if os.path.exists(ref) or ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref:
         from microbench.results.reading import expand_results
 
         return expand_results([ref], "compare"), False  # a folder or pattern: a run's files
-    from microbench.results.run_store import find_run, stored_runs
+    from microbench.results.run_store import find_run
 
-    series = _series(config)
-    found = find_run(series, ref)
+    numbered = ref.isascii() and ref.isdigit()
+    found = find_run(_latest_series(view) if numbered and view else view, ref)
     if found is None:
-        known = ", ".join(
-            f"{r.number}" + (f" '{r.name}'" if r.name else "") for r in stored_runs(series)
-        )
+        where = args.config or f"the runs under {args.results_dir}"
+        shown = _latest_series(view)[-20:] if view else []
+        known = ", ".join(f"{r.number}" + (f" '{r.name}'" if r.name else "") for r in shown)
         raise UserError(
-            f"names no results file and no run of {config} (its runs: {known or 'none yet'})",
+            f"names no results file and no run of {where} (its runs: {known or 'none yet'}; "
+            "`microbench runs` lists every one)",
             key=f"compare '{ref}'",
         )
     return list(found.files), found.selected
 
 
-def _last_two_runs(config: str) -> tuple[list[list[str]], bool]:
-    """The files of a config's two latest runs (the run store numbers them), older first, and whether
-    the latest ran a selection of the cases (--only/--skip): compare then keeps to its cases, so a
-    filtered run never reads as the loss of the cases it left out."""
-    from microbench.results.run_store import stored_runs
-
-    runs = stored_runs(_series(config))
+def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
+    """The files of the two latest runs of a series (the config's, else the latest run's), older
+    first, and whether the latest ran a selection of the cases (--only/--skip): compare then keeps
+    to its cases, so a filtered run never reads as the loss of the cases it left out."""
+    runs = _latest_series(view) if view else []
     if len(runs) < 2:
         raise UserError(
-            "fewer than two runs of this config; run it again, or name two results files or runs",
-            file=config,
+            "fewer than two runs to compare; run it again, or name two results files or runs",
+            file=args.config or args.results_dir,
         )
     older, newer = runs[-2:]
     if newer.selected:
@@ -95,29 +111,31 @@ def _last_two_runs(config: str) -> tuple[list[list[str]], bool]:
 
 
 def runs(args: argparse.Namespace) -> int:
-    """The stored runs of a config: number, label, when, commit, host, rows, selection."""
+    """The stored runs (a config's, or every one under the results folder): number, label, what ran,
+    when, commit, host, rows, selection, files."""
     from dataclasses import asdict
 
     from rich.table import Table
 
     from microbench.results.console import shown, table_console
-    from microbench.results.run_store import stored_runs
 
-    config = args.config or QUICKSTART
-    runs = stored_runs(_series(config))
+    runs = _view(args)
     if args.json:
         print(json.dumps([asdict(r) for r in runs], indent=2))
         return 0
+    where = args.config or args.results_dir
     if not runs:
-        print(f"no stored run of {config} yet")
+        print(f"no stored run of {where} yet")
         return 0
-    table = Table(title=shown(f"runs of {config}"))
-    for column in ("run", "name", "started", "commit", "host", "rows", "selection", "files"):
+    table = Table(title=shown(f"runs of {where}"))
+    columns = ("run", "name", "config or one-off", "started", "commit", "host", "rows", "selection")
+    for column in (*columns, "files"):
         table.add_column(column)
     for r in runs:
         table.add_row(
             str(r.number),
             shown(r.name or ""),
+            shown(r.source),
             shown(r.started or ""),
             shown((r.commit or "")[:10]),
             shown(r.host or ""),
