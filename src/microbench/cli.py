@@ -261,15 +261,15 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c = _command(
         sub,
         "compare",
-        "compare two results files, groups of one file (--by), or a config's last two runs",
-        "microbench compare (the quick-start's last two runs); microbench compare a.csv b.csv; "
+        "compare two results files or stored runs, groups of one file (--by), or the last two runs",
+        "microbench compare (the last two runs of what ran last); microbench compare a.csv b.csv; "
         "microbench compare run.csv --by backend",
     )
     c.add_argument(
         "files",
         nargs="*",
         help="baseline candidate: results files, or runs of --config by number or --name; one "
-        "file with --by; none: the last two runs of --config",
+        "file with --by; none: the last two runs of what ran last (or of --config)",
     )
     c.add_argument(
         "--config",
