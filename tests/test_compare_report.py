@@ -642,3 +642,50 @@ def test_the_gate_fails_a_ten_times_slowdown_however_noisy_and_passes_an_a_a_run
     (pair,) = json.loads(out)["pairs"]
     assert code == 0 and pair["verdict"] in ("inconclusive (noisy)", "noise", "within threshold")
     assert pair["ratio_low"] < pair["ratio"] < pair["ratio_high"]
+
+
+def test_a_report_over_several_sources_keeps_them_apart(tmp_path, run_cli):
+    """Issue 45: two runs in one report: a source column in every table, one sweep series per source
+    (never a line through both), and no per-case sample charts for plain cases unless asked."""
+    import json
+
+    from microbench.results.reading import read_rows
+    from microbench.results.report import label_sources, sweep_series
+
+    paths = []
+    for name, scale in (("before", 1.0), ("after", 2.0)):
+        rows = [
+            {
+                **row(m, m * 1e-6 * scale, gb_per_s=m / scale),
+                "run_id": f"{name}run",
+                "case_id": f"{name}{m}",
+            }
+            for m in (256, 512, 1024)
+        ]
+        path = tmp_path / f"{name}.csv"
+        write(path, rows)
+        with open(tmp_path / f"{name}.jsonl", "w") as f:
+            for r in rows:
+                f.write(
+                    json.dumps({"case_id": r["case_id"], "samples_s": [r["time_median_s"]] * 64})
+                    + "\n"
+                )
+        paths.append(str(path))
+    read = [(p, read_rows(p, series="all")) for p in paths]
+    label_sources(read)
+    assert {r.source for _, rows in read for r in rows} == {"before.csv", "after.csv"}
+    series = sweep_series([r for _, rows in read for r in rows])["add"]
+    assert sorted(series.latency) == ["source=after.csv", "source=before.csv"]
+    assert all(len(points) == 3 for points in series.latency.values())
+
+    code, out, _ = run_cli("report", *paths, "--output-dir", str(tmp_path / "rep"))
+    summary = (tmp_path / "rep" / "summary.md").read_text()
+    assert (
+        code == 0 and "| source" in summary and "before.csv" in summary and "after.csv" in summary
+    )
+    assert not list((tmp_path / "rep").glob("series_*.png"))  # 64 samples, but no soak
+    code, _, _ = run_cli(
+        "report", paths[0], "--output-dir", str(tmp_path / "one"), "--sample-charts"
+    )
+    assert code == 0 and len(list((tmp_path / "one").glob("series_*.png"))) == 3
+    assert "| source" not in (tmp_path / "one" / "summary.md").read_text()

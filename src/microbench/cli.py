@@ -325,6 +325,11 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
         "shell patterns: several make one overview",
     )
     r.add_argument("--output-dir", default="report", help="where the charts and pages go")
+    r.add_argument(
+        "--sample-charts",
+        action="store_true",
+        help="each case's samples over its run (by default only soaks and GPU-monitored cases)",
+    )
     _add_view_options(r, formats=False)
 
 
@@ -486,9 +491,14 @@ def _own_command_line(name: str) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     take_signals()
-    argv = list(sys.argv[1:] if argv is None else argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    # discovering the dialects imports their modules: a signal meanwhile is a quiet exit, too
+    return serve(lambda: _dispatch(given))
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv and (own := _own_command_line(argv[0])) is not None:
-        return own.main(argv[1:])  # its own parser reads every argument
+        return int(own.main(argv[1:]))  # its own parser reads every argument
     args, fields = build_parser().parse_known_args(argv)
     if fields and getattr(args, "run", None) is None:
         build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
@@ -497,7 +507,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.fields = fields
     args.argv = argv
     chatter.route(verbose=bool(getattr(args, "verbose", False)))
-    return serve(lambda: COMMANDS.get(args.command, _run)(args))  # else a dialect's alias of run
+    return COMMANDS.get(args.command, _run)(args)  # else a dialect's alias of run
 
 
 def entry(argv: Sequence[str] | None = None) -> NoReturn:

@@ -73,9 +73,12 @@ def varying(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
 
 
 IDENTIFYING = frozenset(f.name for f in fields(Identity))  # read from the identity, not the params
+SOURCE = "source"  # which run or file a row of a report over several came from (not a column)
 
 
 def value_of(row: Row, name: str) -> Any:
+    if name == SOURCE:
+        return row.source
     return getattr(row.identity, name) if name in IDENTIFYING else row.get(name)
 
 

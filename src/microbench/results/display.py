@@ -100,6 +100,8 @@ def _stat(key: str, get: Callable[[Row], float | None]) -> Column:
 
 
 COLUMNS: tuple[Column, ...] = (
+    # several runs or files in one table: which one (empty, so left out, for a single source)
+    Column("source", lambda r, p: r.source, identifies=True),
     Column("op", lambda r, p: r.identity.op, always=True, identifies=True),
     Column("backend", lambda r, p: backend(r), always=True, identifies=True),
     Column("shape", lambda r, p: shape_of(r)),

@@ -488,6 +488,7 @@ class Row:
     series: Series = field(default_factory=Series)
     started: str = ""  # when the case began (the row's timestamp is when it ended); not a column
     loop_started: float | None = None  # when its timed loop began (epoch seconds); not a column
+    source: str = ""  # a report over several runs or files: which it came from; not a column
 
     @property
     def status(self) -> Status:

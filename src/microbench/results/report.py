@@ -10,24 +10,20 @@ from __future__ import annotations
 import base64
 import html
 import os
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import pandas as pd
 import seaborn as sns  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from microbench.catalogue import get_spec  # noqa: E402
 from microbench.errors import UserError  # noqa: E402
 from microbench.platform.backends import BACKENDS, run_order  # noqa: E402
-from microbench.results.console import shape_of, significant, value_of, varying  # noqa: E402
+from microbench.results.charts import plt, safe_name, save_figure, time_series  # noqa: E402
+from microbench.results.console import value_of, varying  # noqa: E402
 from microbench.results.display import (  # noqa: E402
     REPORT,
     Column,
@@ -50,11 +46,6 @@ def marker(backend: str) -> str:
     """One marker shape per backend, in the backend registry's order."""
     names = sorted(BACKENDS, key=run_order)
     return MARKERS[names.index(backend) % len(MARKERS)] if backend in names else MARKERS[-1]
-
-
-def safe_name(text: str) -> str:
-    """A file name from an op name (which a foreign file could fill with anything)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)[:80] or "op"
 
 
 def flop_bound(row: Row) -> bool:
@@ -186,7 +177,7 @@ def _sweep(op: str, mine: list[Row]) -> Sweep | None:
             per_axis[name][str(r.params.get(axis))].add(str(value))
     tied = {name for name, by in per_axis.items() if all(len(v) == 1 for v in by.values())}
     names = [n for n in ("implementation", *values) if n != axis and n not in tied]
-    split = varying(mine, ["backend", *names]) if len(mine) > 1 else []
+    split = varying(mine, ["source", "backend", *names]) if len(mine) > 1 else []
     lines: dict[str, list[Point]] = defaultdict(list)
     times: dict[str, list[Point]] = defaultdict(list)
     for r in mine:
@@ -387,49 +378,6 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     return written
 
 
-def time_series(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
-    """Per long-run case (ops that monitor the GPU, gemm_throttling): each iteration's time over the
-    run and the SM clock sampled along it, from the results' JSON lines."""
-    written: dict[str, int] = {}
-    for row in rows:
-        samples = row.series.samples_s
-        if not row.ok or not samples or row.stats.decile_sample_count in (None, 0):
-            continue
-        if row.timing.sm_clock_first_mhz is None and row.stats.throttled is None:
-            continue
-        clocks = row.series.gpu_monitor
-        fig, axes = plt.subplots(
-            2 if clocks else 1, 1, figsize=(9, 7 if clocks else 4.5), squeeze=False
-        )
-        ax = axes[0][0]
-        ax.plot([s * 1e3 for s in samples], lw=0.8)
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("ms per iteration")
-        if clocks:  # the monitor spans the whole case (inputs, compile, check, warm-up, timed run)
-            bottom = axes[1][0]
-            bottom.plot([c[0] for c in clocks], [c[1] for c in clocks], "r", lw=0.8)
-            bottom.set_xlabel("seconds since the case started (the timed run is at the end)")
-            bottom.set_ylabel("SM clock (MHz)", color="r")
-            power = bottom.twinx()
-            power.plot([c[0] for c in clocks], [c[4] for c in clocks], "k", lw=0.5, alpha=0.5)
-            power.set_ylabel("power (W)")
-            bottom.grid(True, alpha=0.3)
-        ax.set_title(
-            f"{row.identity.op} {row.params.get('gap_strategy', '')} {shape_of(row)} "
-            f"{row.params.get('dtype', '')}: last/first tenth "
-            f"{significant(row.stats.decile_drift_ratio)}, throttled {row.stats.throttled}",
-            fontsize=9,
-        )
-        ax.grid(True, alpha=0.3)
-        fig.tight_layout()
-        name = f"series_{safe_name(row.identity.op)}_{safe_name(row.identity.case_id)}.png"
-        path = os.path.join(out_dir, name)
-        save_figure(fig, path, dpi=120)
-        plt.close(fig)
-        written[path] = len(samples)
-    return written
-
-
 def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFrame:
     """The rows as the report shows them (the chosen columns that say something about these rows),
     at most TABLE_ROWS of them: a page of 100k rows is read by nobody and took minutes to write."""
@@ -502,23 +450,46 @@ def html_page(
     )
 
 
+def label_sources(read: Sequence[tuple[str, Sequence[Row]]]) -> None:
+    """Rows of several runs or files say which they came from (the run's label where the run store
+    has one, else the file's name, else its path; a run id where one file holds several runs): every
+    table gains a source column and every chart one series per source. One run of one file: none."""
+    if len(read) < 2 and len({r.identity.run_id for _, rows in read for r in rows}) < 2:
+        return
+    from microbench.results.run_store import runs_under
+
+    labels: dict[str, str] = {}
+    for folder in {os.path.dirname(os.path.abspath(path)) for path, _ in read}:
+        for run in runs_under(folder):
+            labels.update((os.path.abspath(f), run.name or os.path.basename(f)) for f in run.files)
+    names = {path: labels.get(os.path.abspath(path), os.path.basename(path)) for path, _ in read}
+    if len(set(names.values())) < len(names):  # two files of one name: their paths
+        names = {path: path for path, _ in read}
+    for path, rows in read:
+        several = len({r.identity.run_id for r in rows}) > 1
+        for r in rows:
+            r.source = f"{names[path]} {r.identity.run_id[:8]}" if several else names[path]
+
+
 def run_report(
     paths: Sequence[str],
     out_dir: str,
     columns: Sequence[str] = (),
     sort: str | None = None,
+    sample_charts: bool = False,
 ) -> dict[str, Any]:
     """One report of every row of `paths` (a run's files, or several runs: an overview)."""
     chosen = choose(columns, REPORT)
-    rows: list[Row] = []
+    read: list[tuple[str, list[Row]]] = []
     for path in paths:  # a foreign or broken file is refused before anything
         found = read_rows(path, series="all")
         if not found:
             raise UserError(
                 "no rows: not a results file of this harness, or an empty run", file=path
             )
-        rows += found
-    rows = sort_rows(rows, sort)
+        read.append((path, found))
+    label_sources(read)
+    rows = sort_rows([r for _, found in read for r in found], sort)
     path = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
     key = f"--output-dir '{out_dir}'"
     if not out_dir.strip():
@@ -530,7 +501,7 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        return _write_report(path, rows, out_dir, chosen)
+        return _write_report(path, rows, out_dir, chosen, sample_charts)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -539,20 +510,19 @@ def run_report(
         raise OutputFailed(f"cannot write the report: {failed.strerror}", key=key) from None
 
 
-def save_figure(fig: Any, path: str, **options: Any) -> None:
-    """A chart written whole, never through a link planted at its path."""
-    write_atomically(path, lambda f: fig.savefig(f, format="png", **options), binary=True)
-
-
 def _write_report(
-    path: str, rows: list[Row], out_dir: str, chosen: Sequence[Column] = REPORT
+    path: str,
+    rows: list[Row],
+    out_dir: str,
+    chosen: Sequence[Column] = REPORT,
+    sample_charts: bool = False,
 ) -> dict[str, Any]:
     roof = os.path.join(out_dir, "roofline.png")
     counts = {
         roof: roofline(rows, roof),
         **sweeps(rows, out_dir),
         **speedup_charts(rows, out_dir),
-        **time_series(rows, out_dir),
+        **time_series(rows, out_dir, sample_charts),
     }
     summary = os.path.join(out_dir, "summary.md")
     text = (

@@ -155,5 +155,5 @@ def report(args: argparse.Namespace) -> int:
         check_readable(path)
     from microbench.results.report import run_report
 
-    run_report(paths, args.output_dir, listed(args.columns), args.sort)
+    run_report(paths, args.output_dir, listed(args.columns), args.sort, args.sample_charts)
     return 0
