@@ -39,13 +39,14 @@ def test_the_catalogue_is_complete_whatever_was_imported_first(first_import):
 
 
 def test_discovering_the_catalogue_imports_no_framework():
+    """Listing ops or refusing a config never imports JAX or PyTorch (how long that takes is a speed
+    figure for bench/, not a test: load stretches it)."""
     code = (
-        "import sys, time\nt = time.perf_counter()\nfrom microbench.catalogue import all_specs\nall_specs()\n"
-        "loaded = [m for m in ('jax', 'torch') if m in sys.modules]\n"
-        "print(loaded, time.perf_counter() - t < 1.0)"
+        "import sys\nfrom microbench.catalogue import all_specs\nall_specs()\n"
+        "print([m for m in ('jax', 'torch') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "[] True", out.stderr
+    assert out.stdout.strip() == "[]", out.stderr
 
 
 COMPILER_STACK = ("torch._dynamo", "torch._inductor", "sympy", "torch.distributed.fsdp")

@@ -204,3 +204,24 @@ def test_a_recipes_inductor_settings_do_not_leak_into_the_next_case(tmp_path, mo
     ]  # int8wo sets coordinate_descent_tuning globally
     after = inductor_config.get_config_copy()
     assert {k for k in before if before[k] != after[k]} == set()
+
+
+def test_the_memory_page_loads_nothing_from_the_network():
+    """Issue 45: PyTorch's memory page imports its script from a CDN; ours inlines its chart."""
+    from torch_backend.memory_page import page, usage
+
+    snapshot = {
+        "device_traces": [
+            [
+                {"action": "alloc", "addr": 1, "size": 4 << 20},
+                {"action": "alloc", "addr": 2, "size": 2 << 20},
+                {"action": "free_completed", "addr": 1, "size": 4 << 20},
+                {"action": "alloc", "addr": 3, "size": 1 << 20},
+            ]
+        ]
+    }
+    over, peak, blocks = usage(snapshot)
+    assert over == [4 << 20, 6 << 20, 2 << 20, 3 << 20] and peak == 6 << 20
+    assert blocks == [(1, 4 << 20), (2, 2 << 20)]
+    text = page(snapshot, "linear-int8wo")
+    assert "http" not in text and "<script" not in text and "data:image/png;base64," in text

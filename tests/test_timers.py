@@ -142,9 +142,9 @@ def test_a_soak_times_rounds_until_min_duration_has_passed_after_a_longer_warm_u
     timing = timed(timers.wall_clock, fake.prepared(), run)
     elapsed = time.perf_counter() - start
     assert elapsed >= 0.3 + 0.06  # warm-up of min(1, 0.3 / 5) s, then 0.3 s of timing
-    # past num_runs because min_duration_s had not passed (the samples' sum depends on the machine's
-    # load: the loop's wall includes the harness between calls, so it is not asserted)
-    assert timing.count > 2 and timing.stop_reason == "min_duration"
+    # it stopped for the duration, not the count (past num_runs where the machine is not so loaded
+    # that two calls outlast 0.3 s: the count depends on load, so only its floor is asserted)
+    assert timing.count >= 2 and timing.stop_reason == "min_duration"
     assert fake.events.count("call") > timing.count  # the warm-up calls were not recorded
 
 

@@ -16,7 +16,7 @@ from microbench.core.types import DeviceInfo, Measurement
 from microbench.measure.procedure import measure
 from microbench.measure.timers import Timer, get_timer, keep_busy, timer_name
 from microbench.platform.environment import cpu_name
-from torch_backend.timing import ready, with_host_ops
+from torch_backend.timing import ready, traced_wall, with_host_ops
 
 
 def default_device() -> torch.device:
@@ -72,7 +72,10 @@ class TorchBackend:
     def timer(self, case: Case, device: torch.device) -> Timer:
         """The case's timer, made (with what it needs: `ready`) before the case's clock starts."""
         platform_name = "gpu" if device.type == "cuda" else "cpu"
-        timer = get_timer(self.name, timer_name(self.name, platform_name, case.run.timer), case)
+        name = timer_name(self.name, platform_name, case.run.timer)
+        if device.type != "cuda" and name == "wall" and case.outputs.trace_dir:
+            return with_host_ops(traced_wall(case))  # no device clock: keep the trace asked for
+        timer = get_timer(self.name, name, case)
         if device.type != "cuda":
             return with_host_ops(timer)
         ready(case, device)

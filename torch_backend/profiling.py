@@ -52,6 +52,25 @@ def recording(device: Any) -> Iterator[Any]:
             prof.__exit__(None, None, None)
 
 
+def keep(prof: Any, session_dir: str | None) -> None:
+    """A finished session as a Kineto (Chrome) trace, `<session_dir>/<host>.pt.trace.json`: what
+    Perfetto, chrome://tracing and TensorBoard's PyTorch profiler open; nothing where none is kept."""
+    if session_dir is None:
+        return
+    import socket
+
+    from microbench.errors import CaseFailure, Status
+
+    try:
+        os.makedirs(session_dir, exist_ok=True)
+        host = "".join(c if c.isalnum() or c in "-_." else "_" for c in socket.gethostname())
+        prof.export_chrome_trace(os.path.join(session_dir, f"{host}.pt.trace.json"))
+    except OSError as error:
+        raise CaseFailure(
+            Status.ERROR, f"could not write the trace under {session_dir}: {error.strerror}"
+        ) from None
+
+
 def raw_events(prof: Any) -> list[Any]:
     """Kineto's events, unprocessed: reading them skips the profiler's Python event tree."""
     return list(prof.kineto_results.events())

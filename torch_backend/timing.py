@@ -11,9 +11,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,8 @@ from microbench.measure.timers import (
     host_flush,
     no_flush,
     register_timer,
+    timed_iterations,
+    trace_session_dir,
     warm_up,
 )
 from microbench.platform import interrupt
@@ -97,6 +100,32 @@ def _device(prepared: Prepared) -> Any:
     )
 
 
+def _named(label: str | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
+    """Each iteration's context: the case's name as an NVTX range (what Nsight Systems and Compute
+    show), inside `window` where one is given (the profiler's iteration range)."""
+
+    nvtx = label if label and _nvtx_works() else None
+
+    @contextlib.contextmanager
+    def both() -> Iterator[None]:
+        with window() if window else contextlib.nullcontext():
+            with torch.cuda.nvtx.range(nvtx) if nvtx else contextlib.nullcontext():
+                yield
+
+    return both
+
+
+@functools.cache
+def _nvtx_works() -> bool:
+    """NVTX ranges exist only in a CUDA build of PyTorch."""
+    try:
+        torch.cuda.nvtx.range_push("mb::probe")
+        torch.cuda.nvtx.range_pop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _event_loop(
     prepared: Prepared,
     n: int,
@@ -143,17 +172,53 @@ def cuda_events(
     n: int,
     flush: Callable[[], None] = no_flush,
     sustained: bool = False,
+    case: Case | None = None,
 ) -> Timing:
     """Launch-inclusive time of each iteration between two CUDA events."""
     with torch.cuda.device(_device(prepared)):
         warm_up(prepared, warmup)
-        samples, wall = _event_loop(prepared, n, flush, sustained=sustained)
+        samples, wall = _event_loop(prepared, n, flush, _named(_label(case)), sustained=sustained)
     return Timing(
         samples_s=samples,
         source="cuda_events",
         wall_samples_s=wall,
         launch_samples_s=list(samples),
     )
+
+
+def _label(case: Case | None) -> str | None:
+    """The name an iteration's NVTX range and trace step carry: the case's label."""
+    return case.label if case is not None else None
+
+
+def traced_wall(case: Case) -> Timer:
+    """A CPU has no device clock: the timed loop's wall times, with the loop kept as a Kineto trace
+    (each iteration a range named after the case) where the case keeps traces."""
+    from torch.autograd.profiler import record_function
+
+    def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
+        warm_up(prepared, warmup)
+        device = prepared.device if prepared.device is not None else torch.device("cpu")
+        flush = Metered(flusher(case, device))
+        with profiling.recording(device) as prof:
+            wall = timed_iterations(
+                prepared,
+                n,
+                flush,
+                case.run.cadence == "sustained",
+                lambda i: record_function(case.label),
+            )
+        session = trace_session_dir(case)
+        profiling.keep(prof, session)
+        return Timing(
+            samples_s=wall,
+            source="wall_clock",
+            wall_samples_s=wall,
+            flush_s=flush.seconds,
+            trace_path=session,
+        )
+
+    return timer
 
 
 def _annotation(e: Any) -> bool:
@@ -223,20 +288,26 @@ class Profiled:
 
 
 def profiled_iterations(
-    prepared: Prepared, n: int, flush: Callable[[], None], sustained: bool = False
+    prepared: Prepared,
+    n: int,
+    flush: Callable[[], None],
+    sustained: bool = False,
+    case: Case | None = None,
 ) -> Profiled:
     """n iterations under the profiler: each one's kernels, their launch-inclusive and wall times, and
-    the session's own cost (start, stop, parse)."""
+    the session's own cost (start, stop, parse); the session kept as a Kineto trace where the case
+    keeps traces."""
     from torch.autograd.profiler import record_function
 
     device = _device(prepared)
+    window = _named(_label(case), lambda: record_function(ITERATION))
     session_start = time.perf_counter()
     with profiling.recording(device) as prof:
         loop_start = time.perf_counter()
-        launch, wall = _event_loop(
-            prepared, n, flush, lambda: record_function(ITERATION), sustained=sustained
-        )
+        launch, wall = _event_loop(prepared, n, flush, window, sustained=sustained)
         loop_s = time.perf_counter() - loop_start
+    if case is not None:
+        profiling.keep(prof, trace_session_dir(case))
     events = windows_and_kernels(profiling.raw_events(prof), device.index or 0)
     iterations = attribute(*events, executed_inside=not sustained)
     return Profiled(iterations, launch, wall, time.perf_counter() - session_start - loop_s)
@@ -248,11 +319,12 @@ def cupti(
     n: int,
     flush: Callable[[], None] = no_flush,
     sustained: bool = False,
+    case: Case | None = None,
 ) -> Timing:
     """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
     with torch.cuda.device(_device(prepared)):
         warm_up(prepared, warmup)
-        run = profiled_iterations(prepared, n, flush, sustained)
+        run = profiled_iterations(prepared, n, flush, sustained, case)
     return Timing(
         samples_s=[it.total_ns * 1e-9 for it in run.iterations],
         source="cupti",
@@ -261,6 +333,7 @@ def cupti(
         launch_samples_s=run.launch,
         kernels=breakdown(run.iterations),
         session_s=run.session_s,
+        trace_path=trace_session_dir(case) if case is not None else None,
     )
 
 
@@ -270,6 +343,7 @@ def cuda_graph(
     n: int,
     flush: Callable[[], None] = no_flush,
     sustained: bool = False,
+    case: Case | None = None,
 ) -> Timing:
     """Replays of one captured iteration, events around each replay."""
     device = _device(prepared)
@@ -288,7 +362,7 @@ def cuda_graph(
         ):  # GRAPH_UNROLL iterations per replay: the replay's own launch amortised
             captured = [prepared.call() for _ in range(GRAPH_UNROLL)]
         replay = Prepared(call=lambda: graph.replay(), sync=prepared.sync, device=device)
-        samples, wall = _event_loop(replay, n, flush, sustained=sustained)
+        samples, wall = _event_loop(replay, n, flush, _named(_label(case)), sustained=sustained)
         samples = [s / GRAPH_UNROLL for s in samples]
         del captured
     return Timing(samples_s=samples, source="cuda_graph", wall_samples_s=wall)
@@ -338,7 +412,7 @@ def _timer(fn: Callable[..., Timing], traced: bool = False) -> Callable[[Case], 
         def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
             sustained = case.run.cadence == "sustained"
             flush = Metered(flusher(case, _device(prepared)))
-            timing: Timing = fn(prepared, warmup, n, flush, sustained)
+            timing: Timing = fn(prepared, warmup, n, flush, sustained, case)
             timing.flush_s = flush.seconds
             return timing
 

@@ -333,6 +333,23 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
     _add_view_options(r, formats=False)
 
 
+def _traces_parser(sub: argparse._SubParsersAction) -> None:
+    t = _command(
+        sub,
+        "traces",
+        "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
+        "microbench traces tr --port 8791",
+    )
+    t.add_argument("logdir", help="the traces folder (a config's trace_dir, --xprof_dir)")
+    t.add_argument("--port", type=count(1, 65535), default=8791, help="its port (default 8791)")
+
+
+def _traces(args: argparse.Namespace) -> int:
+    from microbench.run.trace_viewer import serve
+
+    return serve(args.logdir, args.port)
+
+
 def _validate_parser(sub: argparse._SubParsersAction) -> None:
     v = _command(
         sub,
@@ -367,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
         _compare_parser,
         _store_parsers,
         _validate_parser,
+        _traces_parser,
         _dialect_parsers,
     ):
         add(sub)
@@ -479,6 +497,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compare": store_commands.compare,
     "report": store_commands.report,
     "validate": _validate,
+    "traces": _traces,
 }
 
 

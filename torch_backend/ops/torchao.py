@@ -186,10 +186,10 @@ def write_artifacts(call: Callable[[], Any], case: Case, device: Any) -> dict[st
             torch.cuda.memory._record_memory_history(enabled=None)
             with open(base + ".pickle", "wb") as f:
                 pickle.dump(snapshot, f)
-            from torch.cuda._memory_viz import trace_plot
+            from torch_backend.memory_page import page
 
             with open(base + ".html", "w", encoding="utf-8") as f:
-                f.write(trace_plot(snapshot))
+                f.write(page(snapshot, stem))  # offline: PyTorch's own loads a script from a CDN
             out["memory_profile_path"] = base + ".pickle"
             out["memory_profile_note"] = f"visualisation: {base}.html"
     return out

@@ -212,6 +212,9 @@ def identifying_settings(run: RunSettings) -> dict[str, Any]:
 class Outputs:
     csv_path: str
     trace_dir: str | None = None
+    # the profiler session's name under the case's trace folder: one per case and run (the session
+    # names it when the run starts; a case's later rounds replace its earlier ones)
+    trace_session: str | None = None
     xla_dump_dir: str | None = None
     xlml_metrics_dir: str | None = None
 

@@ -11,10 +11,12 @@ import functools
 import os
 import re
 import shutil
+import socket
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from microbench.catalogue import Headline, get_spec
@@ -30,6 +32,7 @@ from microbench.measure.timers import (
     no_flush,
     register_timer,
     timed_iterations,
+    trace_session_dir,
     warm_up,
 )
 from microbench.platform.frameworks import jax
@@ -143,40 +146,59 @@ def _forget_session() -> None:
 
 
 def _profile_in_memory(
-    run: Callable[[], list[float]], firmware: bool = False
-) -> tuple[Any, list[float]] | None:
-    """The same profiler session, its XSpace kept in memory: no files, no trace-viewer conversion (the
-    per-case cost when nobody keeps the trace). None where this JAX has no such session."""
+    run: Callable[[], list[float]], firmware: bool = False, host_events: bool = False
+) -> tuple[tuple[Any, bytes], list[float]] | None:
+    """The same profiler session, its XSpace kept in memory: no trace-viewer conversion (the per-case
+    cost when nobody keeps the trace). None where this JAX has no such session."""
     try:
         from jax._src.lib import _profiler  # not public API: fall back to start_trace without it
 
-        # a CPU's iterations are host events; a TPU keeps them until shown unneeded there
-        session = _profiler.ProfilerSession(
-            profile_options(jax.default_backend() != "gpu", firmware)
-        )
+        # a CPU's iterations are host events; a TPU keeps them until shown unneeded there; a kept
+        # trace keeps them for its step markers
+        host = host_events or jax.default_backend() != "gpu"
+        session = _profiler.ProfilerSession(profile_options(host, firmware))
     except Exception:
         return None
     try:
         wall = run()
     finally:
         serialized = session.stop()
-    return jax.profiler.ProfileData.from_serialized_xspace(serialized), wall
+    return (jax.profiler.ProfileData.from_serialized_xspace(serialized), serialized), wall
 
 
 def profiled(
-    run: Callable[[], list[float]], trace_dir: str | None, firmware: bool = False
+    run: Callable[[], list[float]], session_dir: str | None, firmware: bool = False
 ) -> tuple[Any, list[float]]:
-    """`run` inside one profiler session: in memory, or written under trace_dir when it is kept (or
-    where this JAX has no in-memory session); the profile and what `run` returned."""
-    in_memory = None if trace_dir else _profile_in_memory(run, firmware)
-    if in_memory is not None:
-        return in_memory
-    scratch = trace_dir or tempfile.mkdtemp(prefix="mb_trace_")
-    try:
-        return _profile_to_disk(scratch, run, firmware)
-    finally:
-        if not trace_dir:
+    """`run` inside one profiler session, kept in memory; where a trace is kept, its XSpace is written
+    as `<session_dir>/<host>.xplane.pb` (what xprof and TensorBoard open; a later round of the same
+    case and run replaces it). Where this JAX has no in-memory session, start_trace writes it."""
+    in_memory = _profile_in_memory(run, firmware, host_events=session_dir is not None)
+    if in_memory is None:
+        scratch = tempfile.mkdtemp(prefix="mb_trace_")
+        try:
+            profile, wall = _profile_to_disk(scratch, run, firmware)
+            serialized = Path(xplane.find_xplane(scratch)).read_bytes()
+        finally:
             shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        (profile, serialized), wall = in_memory
+    if session_dir is not None:
+        _keep(serialized, session_dir)
+    return profile, wall
+
+
+def _keep(serialized: bytes, session_dir: str) -> None:
+    """The session's XSpace in its folder, whole (never through a link planted there)."""
+    from microbench.results.writer import write_atomically
+
+    try:
+        os.makedirs(session_dir, exist_ok=True)
+        path = os.path.join(session_dir, f"{safe_name(socket.gethostname())}.xplane.pb")
+        write_atomically(path, lambda f: f.write(serialized), binary=True)
+    except OSError as error:
+        raise CaseFailure(
+            Status.ERROR, f"could not write the trace under {session_dir}: {error.strerror}"
+        ) from None
 
 
 SESSION_PROBES = 3  # later sessions timed (an H100's: 16-18 ms each)
@@ -211,15 +233,15 @@ def traced_samples(
 ) -> Timing:
     """Time n iterations under jax.profiler and read each iteration's device time from the trace."""
     warm_up(prepared, warmup)
-    keep = case.outputs.trace_dir
-    trace_dir = os.path.join(keep, safe_name(case.label)) if keep else None
-
+    trace_dir = trace_session_dir(case)
     metered, loop_s = Metered(flush), 0.0
+    step = _steps(case) if trace_dir else None  # a kept trace marks each iteration as a step
 
     def run() -> list[float]:
         nonlocal loop_s
         t0 = time.perf_counter()
-        wall = timed_iterations(prepared, n, metered, sustained=case.run.cadence == "sustained")
+        sustained = case.run.cadence == "sustained"
+        wall = timed_iterations(prepared, n, metered, sustained, step)
         loop_s = time.perf_counter() - t0
         return wall
 
@@ -238,6 +260,12 @@ def traced_samples(
     if jax.default_backend() == "tpu":  # the firmware's temperatures, throttling, power, p-states
         timing.telemetry = telemetry.aggregate(telemetry.per_device(profile.planes))
     return timing
+
+
+def _steps(case: Case) -> Callable[[int], Any]:
+    """Each timed iteration as a step named after the case: xprof's step view and trace viewer."""
+    name = case.label
+    return lambda i: jax.profiler.StepTraceAnnotation(name, step_num=i)
 
 
 def _per_iteration(

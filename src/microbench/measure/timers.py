@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import functools
 import glob
+import os
+import re
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,36 +198,65 @@ def warm_up(prepared: Prepared, warmup: int) -> float | None:
     return min(walls, default=None)
 
 
+# what the trace folder of a case names besides its op, id and shape: the parameters that make two
+# cases of one op and shape differ most often
+TRACE_NAMED = ("dtype", "in_dtype", "out_dtype", "layout", "recipe", "sparsity", "mode", "op_type")
+TRACE_NAME_CHARS = 96
+
+
+def trace_session_dir(case: Case) -> str | None:
+    """Where a kept trace of the case goes: `<trace_dir>/<op>-<id>-<shape>-<dtype, layout, recipe,
+    ...>/plugins/profile/<session>/` (the layout xprof and TensorBoard list), None where none is kept.
+    The id comes right after the op, so a list that cuts long names still tells cases apart."""
+    outputs = case.outputs
+    if not outputs.trace_dir:
+        return None
+    shape = CATALOGUE.get_spec(case.op).shape(case.params)
+    named = [str(case.params[k]) for k in TRACE_NAMED if case.params.get(k) not in (None, "")]
+    label = "-".join(x for x in (case.op, case.id[:8], shape, *named, case.implementation) if x)
+    folder = re.sub(r"[^A-Za-z0-9_.=-]+", "_", label)[:TRACE_NAME_CHARS]
+    session = outputs.trace_session or time.strftime("%Y_%m_%d_%H_%M_%S")
+    return os.path.join(outputs.trace_dir, folder, "plugins", "profile", session)
+
+
 def timed_iterations(
-    prepared: Prepared, n: int, flush: Callable[[], None] = no_flush, sustained: bool = False
+    prepared: Prepared,
+    n: int,
+    flush: Callable[[], None] = no_flush,
+    sustained: bool = False,
+    step: Callable[[int], AbstractContextManager[Any]] | None = None,
 ) -> list[float]:
     """Host wall time of n calls, `flush` run before each outside the clock; outputs released after the
     clock stops. Blocked: each call waits for its outputs. Sustained: the calls (and flushes, queued with
     their `enqueue` where they have one) go back to back and the loop waits once; each sample is then
-    the loop's mean."""
+    the loop's mean. `step`: each iteration inside a context of its number (a kept trace's step
+    marker, which xprof shows as the iteration)."""
+    marked = step or (lambda i: nullcontext())
     if sustained:
         queue_flush = getattr(flush, "enqueue", flush)
         with gc_paused():
             t0 = time.perf_counter()
-            for _ in range(n):
+            for i in range(n):
                 interrupt.check()
                 queue_flush()
                 # only the last output is kept: the frameworks free a buffer after the work that uses
                 # it, and keeping all n made the allocator grow on every iteration (idling the GPU)
-                last = prepared.call()
+                with marked(i):
+                    last = prepared.call()
             prepared.sync(last)  # one device queue: the last finished means all finished
             mean = (time.perf_counter() - t0) / n
         del last
         return [mean] * n
     samples: list[float] = []
     with gc_paused():
-        for _ in range(n):
+        for i in range(n):
             interrupt.check()
             flush()
-            t0 = time.perf_counter()
-            out: Any = prepared.call()
-            prepared.sync(out)
-            t1 = time.perf_counter()
+            with marked(i):
+                t0 = time.perf_counter()
+                out: Any = prepared.call()
+                prepared.sync(out)
+                t1 = time.perf_counter()
             del out
             samples.append(t1 - t0)
     return samples

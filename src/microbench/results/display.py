@@ -104,7 +104,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("source", lambda r, p: r.source, identifies=True),
     Column("op", lambda r, p: r.identity.op, always=True, identifies=True),
     Column("backend", lambda r, p: backend(r), always=True, identifies=True),
-    Column("shape", lambda r, p: shape_of(r)),
+    Column("shape", lambda r, p: shape_of(r), identifies=True),
     Column("params", lambda r, p: p, identifies=True),
     Column("status", lambda r, p: status(r), always=True),
     Column("median", lambda r, p: format_seconds(r.median_s), True, value=lambda r: r.median_s),

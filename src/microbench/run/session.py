@@ -13,7 +13,9 @@ import json
 import os
 import shlex
 import sys
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -132,7 +134,7 @@ def run_planned(loaded: LoadedConfig, cases: list[Case], options: RunOptions) ->
     assigned = run_store.assign(cases, options, loaded.path, run_id, loaded.command_line)
     staging = Staging()
     try:
-        cases = staging.stage(assigned.cases)
+        cases = _traced_as(staging.stage(assigned.cases), run_id)
     except UserError as error:
         assigned.abandon()
         raise error.with_file(loaded.path) from None
@@ -154,8 +156,36 @@ def run_planned(loaded: LoadedConfig, cases: list[Case], options: RunOptions) ->
         with interrupt.handled():
             return _run_cases(cases, sinks, options, overrides, run_id)
     finally:
+        if options.verbosity >= 0:
+            say_where_traces_went(cases)
         for url in staging.upload():
             console.print(f"copied to {url}")
+
+
+def _traced_as(cases: list[Case], run_id: str) -> list[Case]:
+    """Cases that keep traces name this run's profiler session: one per case and run, named by when
+    the run started (sortable) and its id."""
+    session = f"{time.strftime('%Y_%m_%d_%H_%M_%S')}_{run_id[-6:]}"
+    return [
+        dataclasses.replace(c, outputs=dataclasses.replace(c.outputs, trace_session=session))
+        if c.outputs.trace_dir
+        else c
+        for c in cases
+    ]
+
+
+def say_where_traces_went(cases: list[Case]) -> None:
+    """Where the run's traces are, and the command that opens them on this machine only."""
+    roots = sorted({c.outputs.trace_dir for c in cases if c.outputs.trace_dir})
+    for root in (r for r in roots if os.path.isdir(r)):
+        found = {p.suffix for p in Path(root).rglob("*") if p.suffix in (".pb", ".json")}
+        how = []
+        if ".pb" in found:  # JAX's XSpace
+            how.append(f"microbench traces {shlex.quote(root)} (xprof on 127.0.0.1:8791)")
+        if ".json" in found:  # PyTorch's Kineto trace
+            how.append("its .pt.trace.json files in Perfetto or chrome://tracing")
+        if how:
+            print(f"traces: {root} (a folder per case); open {' or '.join(how)}", file=sys.stderr)
 
 
 def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
