@@ -101,10 +101,15 @@ def test_run_shows_chosen_columns_sorted_in_a_chosen_format(tmp_path, run_cli):
     )
     assert code == 0
     lines = list(csv.reader(text.splitlines()))
-    # what tells rows apart comes first, the shape included, then the columns asked for
-    assert lines[0] == ["op", "backend", "shape", "status", "median", "min", "mean", "std"] or (
-        lines[0] == ["op", "backend", "shape", "params", "status", "median", "min", "mean", "std"]
+    # what tells rows apart comes first, the shape included, then the columns asked for, named with
+    # their unit and holding numbers (seconds), as the results files do (issue 45)
+    asked = ["time_median_s", "time_min_s", "time_mean_s", "time_std_s"]
+    assert lines[0] in (
+        ["op", "backend", "shape", "status", *asked],
+        ["op", "backend", "shape", "params", "status", *asked],
     )
+    medians = [float(line[lines[0].index("time_median_s")]) for line in lines[1:]]
+    assert medians == sorted(medians, reverse=True) and all(0 < m < 10 for m in medians)
     code, text, _ = run_cli(
         "run",
         "--config",
@@ -119,8 +124,8 @@ def test_run_shows_chosen_columns_sorted_in_a_chosen_format(tmp_path, run_cli):
         "json",
     )
     records = json.loads(text)
-    medians = [r["median"] for r in records]
-    assert medians == sorted(medians) and all(r["samples"] == 3 for r in records)
+    medians = [r["time_median_s"] for r in records]
+    assert medians == sorted(medians) and all(r["sample_count"] == 3 for r in records)
     code, text, _ = run_cli(
         "run",
         "--config",

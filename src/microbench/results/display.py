@@ -88,15 +88,29 @@ class Column:
     )
     default: bool = True  # in the tables unless --columns says otherwise
     title: str = ""
+    field: str = (
+        ""  # its name in CSV and JSON output: a number's ends in its unit (`time_median_s`)
+    )
 
     @property
     def heading(self) -> str:
         return self.title or self.key
 
+    @property
+    def machine_name(self) -> str:
+        return self.field or self.key
+
 
 def _stat(key: str, get: Callable[[Row], float | None]) -> Column:
     """A statistic of the headline samples, shown on request (--columns)."""
-    return Column(key, lambda r, p: format_seconds(get(r)), True, value=get, default=False)
+    return Column(
+        key,
+        lambda r, p: format_seconds(get(r)),
+        True,
+        value=get,
+        default=False,
+        field=f"time_{key}_s",
+    )
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -107,28 +121,42 @@ COLUMNS: tuple[Column, ...] = (
     Column("shape", lambda r, p: shape_of(r), identifies=True),
     Column("params", lambda r, p: p, identifies=True),
     Column("status", lambda r, p: status(r), always=True),
-    Column("median", lambda r, p: format_seconds(r.median_s), True, value=lambda r: r.median_s),
+    Column(
+        "median",
+        lambda r, p: format_seconds(r.median_s),
+        True,
+        value=lambda r: r.median_s,
+        field="time_median_s",
+    ),
     _stat("min", lambda r: r.stats.time_min_s),
     _stat("mean", lambda r: r.stats.time_mean_s),
     _stat("std", lambda r: r.stats.time_std_s),
     _stat("p10", lambda r: r.stats.time_p10_s),
     _stat("p90", lambda r: r.stats.time_p90_s),
     _stat("max", lambda r: r.stats.time_max_s),
-    Column("spread", lambda r, p: spread(r), True, title="p10 – p90"),
+    Column("spread", lambda r, p: spread(r), True, title="p10 – p90", field="p10_to_p90"),
     Column(
         "samples",
         lambda r, p: str(r.stats.sample_count or ""),
         True,
         value=lambda r: r.stats.sample_count,
         default=False,
+        field="sample_count",
     ),
-    Column("noise", lambda r, p: noise(r), True, value=lambda r: r.stats.iqr_over_median_ratio),
+    Column(
+        "noise",
+        lambda r, p: noise(r),
+        True,
+        value=lambda r: r.stats.iqr_over_median_ratio,
+        field="iqr_over_median_ratio",
+    ),
     Column(
         "tflops",
         lambda r, p: significant(r.derived.tflop_per_s),
         True,
         value=lambda r: r.derived.tflop_per_s,
         title="TFLOP/s",
+        field="tflop_per_s",
     ),
     Column(
         "gbps",
@@ -136,13 +164,22 @@ COLUMNS: tuple[Column, ...] = (
         True,
         value=lambda r: r.derived.gb_per_s,
         title="GB/s",
+        field="gb_per_s",
     ),
-    Column("peak", lambda r, p: format_pct(peak_pct(r)), True, value=peak_pct, title="% peak"),
+    Column(
+        "peak",
+        lambda r, p: format_pct(peak_pct(r)),
+        True,
+        value=peak_pct,
+        title="% peak",
+        field="of_peak_pct",
+    ),
     Column(
         "speedup",
         lambda r, p: significant(speedup(r)),
         True,
         value=speedup,
+        field="speedup_ratio",
     ),
     Column(
         "sqnr",
@@ -150,6 +187,7 @@ COLUMNS: tuple[Column, ...] = (
         True,
         value=quality_db,
         title="SQNR dB",
+        field="sqnr_db",
     ),
     Column("timing", lambda r, p: r.timing.timing_source or ""),
     Column("kernels", lambda r, p: top_kernels(r), title="top kernels"),
@@ -224,20 +262,22 @@ FORMATS = ("table", "csv", "json", "markdown")
 
 
 def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
-    """The rows in a machine- or page-readable format (`--format csv|json|markdown`)."""
+    """The rows in a machine- or page-readable format (`--format csv|json|markdown`): CSV and JSON
+    hold numbers (seconds, ratios, percent) under names ending in their unit, as the results files
+    do; Markdown holds the table's display cells."""
     params = distinguishing(rows)
-    if fmt == "json":
+    chosen, grid = cells(rows, columns)
+    if fmt in ("json", "csv"):
         records = [
-            {c.key: (c.value(r) if c.value else c.cell(r, p)) for c in columns}
+            {c.machine_name: c.value(r) if c.value else c.cell(r, p) for c in chosen}
             for r, p in zip(rows, params, strict=True)
         ]
-        return json.dumps(records, indent=2, default=str) + "\n"
-    chosen, grid = cells(rows, columns)
-    if fmt == "csv":
+        if fmt == "json":
+            return json.dumps(records, indent=2, default=str) + "\n"
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([c.heading for c in chosen])
-        writer.writerows(grid)
+        writer = csv.DictWriter(buffer, [c.machine_name for c in chosen], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
         return buffer.getvalue()
     head = "| " + " | ".join(markdown_safe(c.heading) for c in chosen) + " |\n"
     rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
