@@ -2,7 +2,7 @@
 # The README's test command: lint, format check, type check, then the whole CPU test suite.
 #   scripts/test.sh           everything (what CI runs)
 #   scripts/test.sh --fast    the fast tier only (no lint or types, no tests marked slow): the edit-test loop
-#   scripts/test.sh --stress [--fast]   the same under artificial load (two busy processes per core,
+#   scripts/test.sh --stress [--fast]   the same under artificial load (four busy processes per core,
 #                             as a shared CI runner or a laptop doing other work): run before a release
 # Extra arguments go to pytest. Installs into .venv first when it is missing. Tests run on every core
 # (pytest-xdist); each worker is its own process, so JAX and PyTorch state never leaks between them.
@@ -17,7 +17,7 @@ fi
 if [ "${1:-}" = "--stress" ]; then
   shift
   hogs=()
-  for _ in $(seq $((2 * $(nproc)))); do
+  for _ in $(seq $((4 * $(nproc)))); do
     .venv/bin/python -c "while True: pass" & hogs+=($!)
   done
   trap 'kill "${hogs[@]}" 2>/dev/null' EXIT

@@ -384,6 +384,7 @@ COLUMN_HOMES = (
     "results/column_docs.py",
     "results/writer.py",
     "results/reading.py",
+    "results/display.py",  # a table column's machine name is the row's column it shows
     "results/run_store.py",  # the run record, a JSON format of its own
     "results/sinks/",
     "results/tpums_metrics.py",  # TPUMS's summary.csv names (an upstream format, as the sinks')

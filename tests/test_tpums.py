@@ -349,7 +349,9 @@ def test_the_pytorch_twin_runs_them_too(op_type, tmp_path, run_cli):
     assert all(r["status"] == "ok" and r["check"] == "passed" for r in rows)
 
 
-def test_a_suite_runs_its_configs_in_turn_and_writes_one_report(tmp_path, write_yaml, monkeypatch):
+def test_a_suite_runs_its_configs_in_turn_and_writes_one_report(
+    tmp_path, write_yaml, monkeypatch, capsys
+):
     """Each config into its own folder, then consolidated_report.md/.html with a table per config;
     a bad config anywhere in the list stops the suite before anything runs."""
     for name, body in (
@@ -361,6 +363,8 @@ def test_a_suite_runs_its_configs_in_turn_and_writes_one_report(tmp_path, write_
     suite.write_text("suite_name: tiny\ndescription: two configs\nconfigs: [gemm.yaml, hbm.yaml]\n")
     out = tmp_path / "out"
     assert tpums("suite", "run", str(suite), "--output_dir", str(out)) == 0
+    said = capsys.readouterr().err  # the run says where the report went
+    assert f"consolidated report: {out / 'consolidated_report.md'}" in said
     assert (out / "gemm" / "summary.csv").exists() and (out / "hbm" / "summary.csv").exists()
     report = (out / "consolidated_report.md").read_text()
     assert report.startswith("# tiny") and "wall_clock_p50_ms" in report and "## " in report

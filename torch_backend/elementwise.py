@@ -93,7 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--device", default=None)
     parser.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16", "float16"))
-    parser.add_argument("--output", default="benchmark_results.json")
+    parser.add_argument(
+        "--output",
+        default="benchmark_results.json",
+        help="the JSON results (this folder's by default)",
+    )
     args = parser.parse_args(argv)
     results = run_comprehensive_benchmark(
         quick=args.quick, device=args.device, dtype=args.dtype, output_file=args.output
@@ -108,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['operation']:<16} {r['implementation']:<14} {r['batch_size']}x{r['sequence_length']}x"
             f"{r['tensor_dimension']}: {status}"
         )
+    print(f"results: {args.output}", file=sys.stderr)  # the seed's default file, in this folder
     return 0
 
 

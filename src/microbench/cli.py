@@ -87,7 +87,13 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only errors and the final count (no bar, no tables)",
     )
-    talk.add_argument("-v", "--verbose", action="store_true", help="a line per case as it finishes")
+    talk.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="a line per case as it finishes, and the frameworks' warnings (-vv: all they log)",
+    )
 
 
 def _add_process_options(p: argparse.ArgumentParser) -> None:
@@ -442,7 +448,7 @@ def _run_options(args: argparse.Namespace) -> Any:
         isolate=args.isolate,
         timeout_s=args.timeout,
         progress=not (args.no_progress or args.quiet),
-        verbosity=-1 if args.quiet else 1 if args.verbose else 0,
+        verbosity=-1 if args.quiet else min(args.verbose, 2),
         only=tuple(args.only),
         skip=tuple(args.skip),
         name=args.name,
@@ -525,7 +531,7 @@ def _dispatch(argv: list[str]) -> int:
         fields = [*fields, "--backend", args.backend]
     args.fields = fields
     args.argv = argv
-    chatter.route(verbose=bool(getattr(args, "verbose", False)))
+    chatter.route(int(getattr(args, "verbose", 0) or 0))
     return COMMANDS.get(args.command, _run)(args)  # else a dialect's alias of run
 
 

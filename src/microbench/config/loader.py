@@ -235,6 +235,9 @@ def one_off_config(name: str, args: Sequence[str]) -> LoadedConfig:
     """A config of one entry from `run --run NAME --field value ...` (no file, no sweep), in the
     dialect of the first that knows NAME."""
     fields = parse_fields(name, args)
+    backend = fields.get("backend")
+    if isinstance(backend, str) and "," in backend:  # `--backend jax,torch`, as `run` documents it
+        fields["backend"] = [b.strip() for b in backend.split(",") if b.strip()]
     owner = next(d for d in dialects() if d.one_off and d.one_off.fields(name) is not None)
     assert owner.one_off is not None
     data = owner.one_off.data(name, fields)

@@ -32,7 +32,7 @@ class RunOptions:
     isolate: bool = False  # each case in its own process
     timeout_s: float | None = None
     progress: bool = True
-    verbosity: int = 0  # -1 quiet, 0 normal, 1 a line per case
+    verbosity: int = 0  # -1 quiet, 0 normal, 1 a line per case (-v), 2 the frameworks' logs too
     # the flags dialects and output formats declare (core/flags.py), by name
     flags: FlagValues = field(default_factory=FlagValues)
 

@@ -22,6 +22,7 @@ class BackendInfo:
     implementations: str  # package whose modules register this backend's op implementations
     requires: str  # the module whose presence makes the backend available
     timers: str | None = None  # module registering the backend's own timers (found by discovery)
+    install: str = ""  # what installs it where it is missing (the distribution's extra)
 
     @property
     def available(self) -> bool:
@@ -51,6 +52,7 @@ register_backend(
         "microbench.ops",
         "jax",
         "microbench.jax_backend.timers",
+        "pip install 'microbench[jax]' (a GPU: 'microbench[gpu]', a TPU: 'microbench[tpu]')",
     )
 )
 register_backend(
@@ -64,6 +66,7 @@ register_backend(
         "torch_backend.ops",
         "torch",
         "torch_backend.timing",
+        "pip install 'microbench[torch]'",
     )
 )
 

@@ -111,5 +111,5 @@ def guarded_main(main_: Callable[[], int]) -> NoReturn:
 def command_main(run: Callable[[], int]) -> int:
     """Another command line's main (the `jax-bench` command): the same signals and error lines."""
     take_signals()
-    chatter.route(verbose=False)
+    chatter.route(0)
     return serve(run)

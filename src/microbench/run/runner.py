@@ -51,8 +51,9 @@ def get_backend(name: str) -> Backend:
             _backend_cache[name] = cast(Backend, BACKENDS[name].load())
             chatter.settle()  # the framework just installed its own log handlers
         except ImportError as error:
+            hint = f" (install it: {BACKENDS[name].install})" if BACKENDS[name].install else ""
             raise CaseFailure(
-                Status.UNSUPPORTED, f"the {name} backend cannot load: {error}"
+                Status.UNSUPPORTED, f"the {name} backend cannot load: {error}{hint}"
             ) from None
     return _backend_cache[name]
 

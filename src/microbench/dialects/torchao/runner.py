@@ -243,7 +243,8 @@ def to_oss_records(rows: list[Row]) -> list[dict[str, Any]]:
             _mb(x.quantized_peak_memory_bytes),
         )
         extra: dict[str, Any] = {
-            "device": p.device,
+            # where it ran: a config's cuda falls back to the CPU on a machine without one
+            "device": "cpu" if row.environment.platform == "cpu" else p.device,
             "arch": row.environment.device_kind,
             "torch_compile_mode": _mode(p),
         }
@@ -261,7 +262,7 @@ def to_oss_records(rows: list[Row]) -> list[dict[str, Any]]:
                         "extra_info": dict(extra),
                     },
                     "model": {
-                        "name": f"{p.recipe}-{p.m}-{p.k}-{p.n}",
+                        "name": f"{p.m}-{p.k}-{p.n}",  # the tutorial's M-K-N (the recipe: dtype)
                         "type": "micro-benchmark custom layer",
                         "origins": ["torchao"],
                     },

@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run", help="one benchmark; its fields as --field v1 [v2 ...]", add_help=False
     )
-    run.add_argument("name")
+    run.add_argument("name", nargs="?", help="the benchmark (tpums benchmark list names them)")
     run.add_argument("-h", "--help", action="store_true", help="the benchmark's fields")
     run.add_argument("--xprof_timing", action="store_true", help="trace the timed loop")
     run.set_defaults(handler=_run_one)
@@ -208,9 +208,17 @@ def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 
 def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    if args.help and not args.name:  # `benchmark run --help`: how to call it, and the names
+        from microbench.dialects.tpums.names import listed
+
+        print("usage: tpums benchmark run NAME [--field v1 [v2 ...]] ... (NAME --help: its fields)")
+        print("names: " + ", ".join(listed(("production", "experimental"))))
+        return 0
     if args.help:
         print(field_help(args.name))
         return 0
+    if not args.name:
+        raise UserError("names no benchmark (tpums benchmark list names them)", key="benchmark run")
     return _execute(args, _command_line(args.name, rest, args.xprof_timing))
 
 

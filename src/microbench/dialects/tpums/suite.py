@@ -10,6 +10,7 @@ A config that measured nothing is said so in the report, not left out.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,10 @@ def run_suite(path: str, output_dir: str, xprof_dir: str | None) -> int:
             raise loaded.located(error) from None
         planned.append((folder, loaded, cases, options))
     codes = [run_planned(loaded, cases, options) for _, loaded, cases, options in planned]
-    write_report(suite, [(folder, loaded.path) for folder, loaded, _, _ in planned], output_dir)
+    paths = write_report(
+        suite, [(folder, loaded.path) for folder, loaded, _, _ in planned], output_dir
+    )
+    print(f"consolidated report: {', '.join(paths)}", file=sys.stderr)
     return max(codes, default=0)
 
 
