@@ -97,6 +97,17 @@ def _choice(param: Param, value: Any, where: str) -> Any:
     return value
 
 
+def _enum(param: Param, value: Any, where: str) -> Any:
+    """A canonical value only, as TPUMS's enum fields take them (no other casing)."""
+    if value not in param.choices:
+        raise UserError(
+            f"Invalid {param.name} '{value}'. Must be one of {list(param.choices)}.",
+            key=where,
+            suggestion=did_you_mean(str(value), map(str, param.choices)),
+        )
+    return value
+
+
 def _typed(kind: type | tuple[type, ...], what: str, convert: Callable[[Any], Any] = lambda v: v):
     def check(param: Param, value: Any, where: str) -> Any:
         if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
@@ -129,6 +140,7 @@ PARAM_KINDS: dict[str, ParamKind] = {
     "dtype": ParamKind(_dtype),
     "jnp_dtype": ParamKind(_named_dtype),  # the jax-bench dialect's: full names only
     "choice": ParamKind(_choice),
+    "enum": ParamKind(_enum),  # a choice in TPUMS's words: canonical values only
     "int": ParamKind(_typed(int, "an integer"), python_type=int),
     "float": ParamKind(_typed((int, float), "a number", float), python_type=float),
     "bool": ParamKind(_typed(bool, "true or false"), python_type=bool),
@@ -146,12 +158,16 @@ class Param:
     doc: str = ""
     aliases: tuple[str, ...] = ()  # the Ironwood reference's spellings of it
     each: tuple[Any, ...] = ()  # swept over these values when a config leaves the parameter out
+    minimum: float | None = None  # the least value, where a dialect states one (TPUMS's `min`)
 
     @property
     def required(self) -> bool:
         return self.default is None and PARAM_KINDS[self.kind].sizes_problem
 
     def validate(self, value: Any, where: str) -> Any:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if self.minimum is not None and number and value < self.minimum:
+            raise UserError(f"{self.name} must be >= {self.minimum}, got {value}", key=where)
         return PARAM_KINDS[self.kind].validate(self, value, where)
 
     def clamped(self, value: Any, max_dim: int) -> Any:
@@ -321,6 +337,9 @@ class Traits:
     """How an op is run and reported beyond its math, as named facts (tritonbench's operator attributes)."""
 
     headline: Headline = Headline.ONE_DEVICE
+    # of a many-device op, the global id of the one device whose time is the headline (a transfer's
+    # receiver) instead of the slowest; every device's time is kept beside it
+    timed_device: Callable[[Any], int] | None = None
     roofline: bool = True  # False: interconnect traffic, which the HBM and FLOP peaks do not bound
     auto_timer: Mapping[str, str] = field(default_factory=dict)  # backend -> what `auto` means here
     run_overrides: RunOverrides | None = None  # run settings its parameters fix (cadence, cache)

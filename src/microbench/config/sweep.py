@@ -56,7 +56,7 @@ def expand_range(spec: dict[str, Any], where: str) -> list[int | float]:
         if not math.isfinite(number):
             raise UserError(f"must be a finite number, got {number}", key=f"{where}.{key}")
     if start > end:
-        raise UserError(f"range is empty: start {start} > end {end}", key=where)
+        raise UserError(f"range is empty: start ({start}) > end ({end})", key=where)
     values: list[int | float] = []
     value = start
     while value <= end:

@@ -57,6 +57,23 @@ def gather_devices(local: dict[str, list[float]]) -> dict[str, list[float]]:
     return gathered
 
 
+def device_key(global_id: int, per_device: dict[str, list[float]]) -> str:
+    """The key `gather_devices` gives the device of this global id ('GPU:1', 'p1/TPU:0')."""
+    import jax
+
+    from microbench.jax_backend.xplane import TraceError
+
+    device = jax.devices()[global_id]
+    local = [d.id for d in jax.devices() if d.process_index == device.process_index].index(
+        device.id
+    )
+    prefix = f"p{device.process_index}/" if jax.process_count() > 1 else ""
+    found = [k for k in per_device if k.startswith(prefix) and k.rsplit(":", 1)[-1] == str(local)]
+    if not found:
+        raise TraceError(f"device {global_id} has no events of the case in the trace")
+    return found[0]
+
+
 def gather_max(value: float) -> float:
     """The largest of every process's value (e.g. the worst check error)."""
     import jax

@@ -289,15 +289,22 @@ def _per_iteration(
 def _slowest_device(
     case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
 ) -> Timing:
-    """Every device's time per iteration (all processes'), the slowest device's as the headline."""
+    """Every device's time per iteration (all processes'); the headline is the slowest device's per
+    iteration, or the one device the op names (a transfer's receiver)."""
     per_device = distributed.gather_devices(xplane.per_device(profile, module_name(case), n))
     try:  # the kernels of the first device that has them, for the breakdown columns
         kernels = xplane.breakdown(xplane.iterations(profile, module_name(case), n)[1])
     except xplane.TraceError:
         kernels = []
+    chosen = get_spec(case.op).traits.timed_device
+    if chosen is not None:
+        device = distributed.device_key(chosen(case.params), per_device)
+        samples, whose = per_device[device], f"device_{device}"
+    else:
+        samples, whose = slowest_per_iteration(per_device), "slowest_device"
     return Timing(
-        samples_s=slowest_per_iteration(per_device),
-        source=f"xprof_{jax.default_backend()}_slowest_device",
+        samples_s=samples,
+        source=f"xprof_{jax.default_backend()}_{whose}",
         wall_samples_s=wall,
         launch_samples_s=list(wall),
         trace_path=trace_dir,

@@ -249,6 +249,9 @@ class Collective:
     cadence: str = "sustained"
     point_to_point: bool = False  # one (source_id, target_id) pair on a 1-D mesh
     local_mesh: bool = False  # a point-to-point pair numbered among this process's devices only
+    # the headline is the receiver's time alone (TPUMS times a device-to-device copy on its
+    # destination's trace), not the slowest device's
+    timed_on_receiver: bool = False
     in_place: bool = False  # the input is donated: each result feeds the next iteration
     must_split: bool = False  # each member's block splits into one chunk per member
     topology_peak: bool = False  # the reference gives a theoretical peak from the TPU topology
@@ -380,6 +383,7 @@ COLLECTIVES: dict[str, Collective] = {
         None,
         lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i == 1 or p.direction == "bi" else [],
         point_to_point=True,
+        timed_on_receiver=True,
     ),
 }
 # all-reduce with any of the four reductions (the jax-bench harness's all_reduce): psum's machinery,

@@ -187,6 +187,9 @@ def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
             constraint=lambda p: mesh_problem(name, p) or size_problem(name, p),
             traits=Traits(
                 headline=Headline.SLOWEST_DEVICE,
+                timed_device=(lambda p: p.target_id)
+                if COLLECTIVES[name].timed_on_receiver
+                else None,
                 roofline=False,
                 auto_timer={
                     "jax": "xprof"

@@ -71,7 +71,8 @@ def op_records() -> list[OpRecord]:
 @dataclass(frozen=True)
 class CaseRecord:
     """A planned case as `validate --json` prints it: what it is, every run setting (by its
-    declaration) and where its rows go."""
+    declaration), where its rows go, and for a jax-bench or TPUMS file the benchmark and its fields
+    in that file's names (what the file expanded to)."""
 
     case_id: str
     label: str
@@ -82,9 +83,17 @@ class CaseRecord:
     settings: dict[str, Any]
     repeat_count: int
     csv_path: str
+    benchmark: str | None = None
+    fields: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, c: Case) -> CaseRecord:
+        benchmark, fields = None, None
+        if c.origin is not None:  # a reference dialect's case: its own names
+            from microbench.dialects.jax_bench.outputs import given_fields
+
+            benchmark = c.origin.generation_name or c.origin.benchmark
+            fields = given_fields(c)
         return cls(
             c.id,
             c.label,
@@ -95,6 +104,8 @@ class CaseRecord:
             {f.name: getattr(c.run, f.name) for f in declared_settings()},
             c.occurrence,
             c.outputs.csv_path,
+            benchmark,
+            fields,
         )
 
 

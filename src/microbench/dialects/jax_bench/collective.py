@@ -34,8 +34,8 @@ class CollectiveFields(UpstreamFields):
         "str", None, doc="'axbxc': axes with an entry > 1 form the groups"
     )
     matrix_dim: int = param("dim", 1024, doc="rows of 8x128 in one device's block")
-    dtype: str = param("jnp_dtype", "bfloat16")
-    seed: int = param("int", 0)
+    dtype: str = param("jnp_dtype", "bfloat16", doc="the exchanged blocks' dtype")
+    seed: int = param("int", 0, doc="PRNG seed of the blocks")
     reduce_op: str = param("str", "sum", doc="all_reduce: sum, mean, max or min (any case)")
     # this project's (TPUMS's DCN layout: a mesh axis named dcn spans slices, hosts)
     mesh_axes: str | None = ours_param(

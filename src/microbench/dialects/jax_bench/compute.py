@@ -27,17 +27,19 @@ from microbench.ops.gemm import GeneralizedParams
 
 @dataclass(frozen=True)
 class GemmFields(UpstreamFields):
-    m: int = param("dim", 1024)
-    k: int = param("dim", 1024)
-    n: int = param("dim", 1024)
-    in_dtype: str = param("jnp_dtype", "float8_e4m3fn")
-    out_dtype: str = param("jnp_dtype", "bfloat16")
-    seed: int = param("int", 0)
-    use_scaling_factors: bool = param("bool", False)
-    transpose_a: bool = param("bool", False)
-    transpose_b: bool = param("bool", False)
-    alpha: float = param("float", 1.0)
-    beta: float = param("float", 0.0)
+    m: int = param("dim", 1024, doc="rows of A and of the output")
+    k: int = param("dim", 1024, doc="the contracted dimension: columns of A, rows of B")
+    n: int = param("dim", 1024, doc="columns of B and of the output")
+    in_dtype: str = param("jnp_dtype", "float8_e4m3fn", doc="the operands' dtype (its peak)")
+    out_dtype: str = param("jnp_dtype", "bfloat16", doc="the result's dtype")
+    seed: int = param("int", 0, doc="PRNG seed of the random operands")
+    use_scaling_factors: bool = param(
+        "bool", False, doc="scale the result by row and column factors (fp8 recipes)"
+    )
+    transpose_a: bool = param("bool", False, doc="A is stored K x M")
+    transpose_b: bool = param("bool", False, doc="B is stored N x K")
+    alpha: float = param("float", 1.0, doc="the product is multiplied by this")
+    beta: float = param("float", 0.0, doc="times C added to the product (0: no C)")
 
 
 def gemm_flops(f: GemmFields, n: int = 1) -> float:
@@ -82,8 +84,8 @@ register_v2(
 
 @dataclass(frozen=True)
 class QuantizationFields(UpstreamFields):
-    m: int = param("dim", 4096)
-    n: int = param("dim", 4096)
+    m: int = param("dim", 4096, doc="rows of the tensor quantized")
+    n: int = param("dim", 4096, doc="columns of the tensor quantized")
 
 
 register_v2(
@@ -108,8 +110,8 @@ MODE_DOC = "ours: bwd times the backward (cop.yaml)"
 
 @dataclass(frozen=True)
 class LayerFields(UpstreamFields):
-    dim: int = param("dim", 4096)
-    batch: int = param("dim", 1024)
+    dim: int = param("dim", 4096, doc="hidden size: the normalised axis")
+    batch: int = param("dim", 1024, doc="rows (tokens)")
     mode: str = ours_param("choice", "fwd", ("fwd", "bwd"), MODE_DOC)
 
 
@@ -161,8 +163,8 @@ _layer(
 
 @dataclass(frozen=True)
 class SigmoidFields(UpstreamFields):
-    batch: int = param("dim", 1024)
-    dim: int = param("dim", 4096)
+    batch: int = param("dim", 1024, doc="rows (tokens)")
+    dim: int = param("dim", 4096, doc="hidden size")
     mode: str = ours_param("choice", "fwd", ("fwd", "bwd"), MODE_DOC)
 
 
@@ -185,10 +187,10 @@ register_v2(
 
 @dataclass(frozen=True)
 class RopeFields(UpstreamFields):
-    seq_len: int = param("dim", 1024)
-    head_dim: int = param("dim", 128)
-    batch: int = param("dim", 32)
-    heads: int = param("dim", 32)
+    seq_len: int = param("dim", 1024, doc="positions rotated")
+    head_dim: int = param("dim", 128, doc="features per head (rotated in pairs)")
+    batch: int = param("dim", 32, doc="sequences")
+    heads: int = param("dim", 32, doc="attention heads")
 
 
 def _rope_pairs(f: RopeFields) -> int:
@@ -219,7 +221,7 @@ register_v2(
 
 @dataclass(frozen=True)
 class AddFields(UpstreamFields):
-    size: int = param("elements", 1048576)
+    size: int = param("elements", 1048576, doc="elements of each operand")
 
 
 def _elements(f: AddFields) -> int:
@@ -244,13 +246,15 @@ register_v2(
 
 @dataclass(frozen=True)
 class AttentionFields(UpstreamFields):
-    mode: str = param("choice", "fwd", ("fwd", "bwd"))
-    causal: bool = param("bool", True)
-    batch: int = param("dim", 1)
-    seq_len: int = param("dim", 8192)
-    num_q_heads: int = param("dim", 56)
-    num_kv_heads: int = param("dim", 56)
-    head_dim: int = param("dim", 128)
+    mode: str = param(
+        "choice", "fwd", ("fwd", "bwd"), doc="fwd: the forward pass; bwd: the gradients"
+    )
+    causal: bool = param("bool", True, doc="mask future positions")
+    batch: int = param("dim", 1, doc="sequences")
+    seq_len: int = param("dim", 8192, doc="query and key positions")
+    num_q_heads: int = param("dim", 56, doc="query heads")
+    num_kv_heads: int = param("dim", 56, doc="key and value heads (fewer: grouped queries)")
+    head_dim: int = param("dim", 128, doc="features per head")
 
 
 def attention_flops(f: AttentionFields, n: int = 1) -> float:
@@ -305,8 +309,8 @@ register_v2(
 
 @dataclass(frozen=True)
 class MoeFields(UpstreamFields):
-    model_dim: int = param("dim", 7168)
-    mslen: int = param("dim", 1024)
+    model_dim: int = param("dim", 7168, doc="the model's hidden size")
+    mslen: int = param("dim", 1024, doc="tokens in the layer's batch")
     tp: int = ours_param("int", 1, doc="ours: tensor parallel over tp devices")
     etp: int = ours_param("int", 1, doc="ours: expert tensor parallel (the layer has no experts)")
     cp: int = ours_param("int", 1, doc="ours: context parallel over cp devices")

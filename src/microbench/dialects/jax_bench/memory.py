@@ -34,8 +34,8 @@ OP_TYPES = {"read": "read_only", "write": "write_only"}  # TPUMS's short names
 class HbmFields(UpstreamFields):
     op_type: str = param("str", "copy", doc="copy, scale, add or triad (any case)")
     size: int = param("elements", 134217728, doc="elements per array, not bytes")
-    dtype: str = param("jnp_dtype", "bfloat16")
-    device_id: int = param("int", 0)
+    dtype: str = param("jnp_dtype", "bfloat16", doc="the arrays' dtype")
+    device_id: int = param("int", 0, doc="the device the arrays live on")
 
     @property
     def kernel(self) -> str:
@@ -76,7 +76,7 @@ register_v2(
 
 @dataclass(frozen=True)
 class HostFields(UpstreamFields):
-    data_size_mib: int = param("mib", 64)
+    data_size_mib: int = param("mib", 64, doc="MiB moved per transfer")
 
 
 def host_metrics(f: Figures) -> dict[str, Any]:
@@ -109,9 +109,9 @@ _host("device_to_host", "DeviceToHostBenchmark", "d2h")
 
 @dataclass(frozen=True)
 class D2dFields(UpstreamFields):
-    data_size_mib: int = param("mib", 1024)
+    data_size_mib: int = param("mib", 1024, doc="MiB moved per transfer")
     direction: str = param("str", "uni", doc="bi: both ways at once; anything else: one way")
-    seed: int = param("int", 0)
+    seed: int = param("int", 0, doc="PRNG seed of the data sent")
     # upstream's per-pair config adds these; here a config may give them (one pair)
     src_device_index: int = param("int", -1, doc="the sender (left out: every ordered pair)")
     dst_device_index: int = param("int", -1, doc="the receiver")

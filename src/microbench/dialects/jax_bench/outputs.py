@@ -64,6 +64,9 @@ class Generation:
     metrics: Callable[[Case, V2Benchmark, Origin, dict[str, Any], list[float], Row], dict[str, Any]]
     ket_and_throughput: bool = True
     console: Callable[[list[dict[str, Any]]], list[str]] = lambda entries: []
+    # metadata it adds to each entry (TPUMS: the XLA and libtpu flags the case ran with); summary.csv
+    # flattens it after the device's fields
+    metadata: Callable[[Case], dict[str, Any]] = lambda case: {}
 
 
 GENERATIONS: dict[str, Generation] = {}
@@ -202,6 +205,7 @@ def _ours(case: Case, origin: Origin, row: Row, bench: V2Benchmark) -> dict[str,
     return {
         **own_fields,
         "generation": origin.generation,
+        **({"name_given": origin.generation_name} if origin.generation_name else {}),
         "conditions": origin.conditions,
         "cache": case.run.cache,
         "used_device_count": used_devices(row),
@@ -242,6 +246,7 @@ def detailed_entry(case: Case, origin: Origin, row: Row) -> dict[str, Any]:
             "end_time": _iso(ended),
             "params": params,
             "device_info": device_info(row),
+            **generation.metadata(case),
         },
         "metrics": metrics,
         "raw_times_ms": host_ms[:RECORDED],
@@ -258,11 +263,24 @@ register_generation(
 )
 
 
+def given_fields(case: Case) -> dict[str, Any]:
+    """The case's fields in its generation's names (`validate --json`'s view of a file)."""
+    origin = case.origin
+    assert origin is not None
+    fields = {k: v for k, v in origin.fields if k != "hardware_stats"}
+    return GENERATIONS[origin.generation].params(case, origin, fields)
+
+
+# metadata summary.csv holds under other names, or not at all
+NOT_FLATTENED = ("benchmark_name", "test_name", "start_time", "end_time", "params", "device_info")
+
+
 def summary_row(entry: dict[str, Any]) -> dict[str, Any]:
     """A detailed entry as a summary.csv row, as upstream flattens it (a metric named like a param
     overwrites it in place), then this project's columns."""
     meta, metrics = entry["metadata"], entry["metrics"]
     row = {**meta["params"], **metrics, **meta["device_info"]}
+    row.update({k: v for k, v in meta.items() if k not in NOT_FLATTENED})
     row.update(benchmark=meta["benchmark_name"], test_name=meta["test_name"])
     generation = GENERATIONS.get(entry.get(OURS_KEY, {}).get("generation", ""))
     if generation is None or generation.ket_and_throughput:  # a later generation dropped these

@@ -19,12 +19,15 @@ import json
 import math
 import os
 import platform
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from microbench.catalogue import Param
+from microbench.core.case import DEVICE_MODES
 from microbench.dialects.jax_bench.cli import upstream_options
 from microbench.dialects.jax_bench.flags import XPROF_DIR
-from microbench.errors import UserError
+from microbench.errors import UserError, visible
 from microbench.run.command_line import OneLineParser, command_main
 
 MAX_COMBINATIONS = 1000
@@ -63,13 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("name", nargs="?", help="the benchmark (tpums benchmark list names them)")
     run.add_argument("-h", "--help", action="store_true", help="the benchmark's fields")
-    run.add_argument("--xprof_timing", action="store_true", help="trace the timed loop")
     run.set_defaults(handler=_run_one)
-    _common(run)
     config = commands.add_parser("run-config", help="a TPUMS YAML file")
     config.add_argument("file")
     config.set_defaults(handler=_run_config)
     _common(config)
+    config.add_argument(
+        "--xprof_timing",
+        action="store_true",
+        help="ignored, as TPUMS ignores it here: the file's xprof_timing decides",
+    )
     suite = groups.add_parser("suite", help="a suite file's configs in turn, one report")
     run_suite = suite.add_subparsers(dest="command", required=True).add_parser(
         "run", help="suite_name, description, configs: each run, then consolidated_report.md/.html"
@@ -114,40 +120,87 @@ def describe() -> dict[str, Any]:
     }
 
 
-def field_values(name: str, args: Sequence[str]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    """`--field v1 [v2 ...]` of benchmark `name`: single values and swept ones, typed by its fields."""
-    from microbench.config.loader import typed_value
-    from microbench.dialects.tpums.names import BASE_NAMES, TPUMS, get_tpums
+def _boolean(text: str) -> bool:
+    """TPUMS's boolean on the command line: true or false, any case; nothing else."""
+    if text.lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"must be true or false, got {text!r}")
+    return text.lower() == "true"
+
+
+def _typed(param: Param) -> Callable[[str], Any]:
+    """How argparse reads one value of `param`: as its kind's Python type (a bool: true/false; an
+    enum: one of its canonical values, in TPUMS's words)."""
+    if param.kind == "bool":
+        return _boolean
+    if param.kind == "enum":
+
+        def canonical(text: str) -> str:
+            try:
+                return str(param.validate(text, param.name))
+            except UserError as error:
+                raise argparse.ArgumentTypeError(error.message) from None
+
+        return canonical
+    kind = param.python_type
+    return kind if kind in (int, float) else str
+
+
+def benchmark_parser(name: str) -> argparse.ArgumentParser:
+    """`tpums benchmark run NAME`'s own parser, from the benchmark's field declarations: each field
+    --field v1 [v2 ...] (one-letter ones as -f too) in a group titled after TPUMS's Config, then the
+    run's options."""
+    from microbench.dialects.tpums.names import get_tpums
+
+    entry = get_tpums(name, "benchmark run")
+    parser = OneLineParser(prog=f"tpums benchmark run {name}", allow_abbrev=False)
+    group = parser.add_argument_group(f"{entry.config_name} parameters")
+    for p in entry.fields:
+        flags = (f"-{p.name}", f"--{p.name}") if len(p.name) == 1 else (f"--{p.name}",)
+        group.add_argument(
+            *flags,
+            dest=f"field_{p.name}",
+            nargs="+",
+            type=_typed(p),
+            metavar=_metavar(p),
+            help=f"{p.doc or p.name} (default: {p.default})",
+        )
+    run = parser.add_argument_group("run options")
+    run.add_argument("--xprof_timing", action="store_true", help="trace the timed loop")
+    run.add_argument(
+        "--xprof_device_mode",
+        choices=DEVICE_MODES,
+        default=None,
+        help="which device's trace times the case (max_device: the slowest)",
+    )
+    _common(run)
+    return parser
+
+
+def _metavar(param: Param) -> str:
+    if param.kind == "bool":
+        return "{true,false}"
+    return "{" + ",".join(map(str, param.choices)) + "}" if param.choices else param.name.upper()
+
+
+def field_values(
+    name: str, args: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, list[Any]], argparse.Namespace]:
+    """`--field v1 [v2 ...]` of benchmark `name`: single values and swept ones in the benchmark's
+    field order (the sweep's product runs in that order, as TPUMS's), and the run's options.
+    Arguments it does not know are left, as TPUMS leaves them, and said."""
+    from microbench.dialects.tpums.names import TPUMS, get_tpums
 
     entry = get_tpums(name, "benchmark run")
     if entry.is_alias:
         current = next(n for n, e in TPUMS.items() if e.v2 == entry.v2 and not e.is_alias)
         raise UserError(f"is an earlier name: run {current!r}", key=name)
-    params = {p.name: p for p in entry.fields}
-    short = {n[0]: n for n in (*params, *BASE_NAMES) if len(n) == 1}
-    values: dict[str, list[Any]] = {}
-    key = None
-    for arg in args:
-        if arg.startswith("-") and not _number(arg):
-            key = arg.lstrip("-").replace("-", "_")
-            key = short.get(key, key) if arg.count("-", 0, 2) == 1 else key
-            if key not in params and key not in BASE_NAMES:
-                from microbench.errors import did_you_mean
-
-                raise UserError(
-                    f"unknown field '{key}' for {name}",
-                    key=arg,
-                    suggestion=did_you_mean(key, (*params, *BASE_NAMES)),
-                )
-            if key in values:
-                raise UserError("given twice", key=arg)
-            values[key] = []
-            continue
-        if key is None:
-            raise UserError(f"expected --field value, got {arg!r}", key="benchmark run")
-        values[key].append(typed_value(params.get(key), arg, f"--{key}"))
-    if empty := [k for k, v in values.items() if not v]:
-        raise UserError("needs a value", key=f"--{empty[0]}")
+    options, unknown = benchmark_parser(name).parse_known_args(args)
+    _said_ignored(unknown, f"benchmark run {name}")
+    values = {
+        p.name: getattr(options, f"field_{p.name}")
+        for p in entry.fields
+        if getattr(options, f"field_{p.name}") is not None
+    }
     if math.prod(len(v) for v in values.values()) > MAX_COMBINATIONS:
         raise UserError(
             f"{math.prod(len(v) for v in values.values()):,} combinations; at most "
@@ -155,29 +208,16 @@ def field_values(name: str, args: Sequence[str]) -> tuple[dict[str, Any], dict[s
             key="benchmark run",
         )
     single = {k: v[0] for k, v in values.items() if len(v) == 1}
-    return single, {k: v for k, v in values.items() if len(v) > 1}
+    return single, {k: v for k, v in values.items() if len(v) > 1}, options
 
 
-def field_help(name: str) -> str:
-    """`benchmark run NAME --help`: its fields, each with its kind, default and doc."""
-    from microbench.dialects.tpums.names import get_tpums
-
-    entry = get_tpums(name, "benchmark run")
-    lines = [f"usage: tpums benchmark run {name} [--field v1 [v2 ...]] ...", "", "fields:"]
-    for p in entry.fields:
-        flag = f"-{p.name}, --{p.name}" if len(p.name) == 1 else f"--{p.name}"
-        choices = f" {{{','.join(map(str, p.choices))}}}" if p.choices else ""
-        doc = f"  {p.doc}" if p.doc else ""
-        lines.append(f"  {flag} {p.kind.upper()}{choices} (default {p.default}){doc}")
-    return "\n".join(lines)
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+def _said_ignored(unknown: Sequence[str], command: str) -> None:
+    """TPUMS ignores arguments it does not know (a launcher's own flags); so does this, aloud."""
+    if unknown:
+        print(
+            visible(f"warning: tpums {command}: ignored (not its options): {' '.join(unknown)}"),
+            file=sys.stderr,
+        )
 
 
 def run(argv: Sequence[str]) -> int:
@@ -186,7 +226,12 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _describe(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    print(json.dumps(describe(), indent=2))
+    try:
+        described = describe()
+    except RuntimeError as error:  # a runtime that cannot start: said on one line, as TPUMS
+        print(visible(f"Error: {error}"), file=sys.stderr)
+        return 1
+    print(json.dumps(described, indent=2))
     return 0
 
 
@@ -212,22 +257,28 @@ def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
         from microbench.dialects.tpums.names import listed
 
         print("usage: tpums benchmark run NAME [--field v1 [v2 ...]] ... (NAME --help: its fields)")
-        print("names: " + ", ".join(listed(("production", "experimental"))))
-        return 0
-    if args.help:
-        print(field_help(args.name))
+        print("\nSupported Tasks:")
+        for tier in ("production", "experimental"):
+            print(f"  {tier}: " + ", ".join(listed((tier,))))
         return 0
     if not args.name:
         raise UserError("names no benchmark (tpums benchmark list names them)", key="benchmark run")
-    return _execute(args, _command_line(args.name, rest, args.xprof_timing))
+    if args.help:
+        benchmark_parser(args.name).print_help()
+        return 0
+    single, swept, options = field_values(args.name, rest)
+    return _execute(options, _command_line(args.name, single, swept, options))
 
 
 def _run_config(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from microbench.config.loader import load_config
+    from microbench.dialects.tpums.plan import MISSING
 
-    if rest:
-        raise UserError(f"unexpected arguments: {' '.join(rest)}", key="run-config")
-    return _execute(args, load_config(args.file))
+    _said_ignored([*rest, *(["--xprof_timing"] if args.xprof_timing else [])], "run-config")
+    loaded = load_config(args.file)
+    if loaded.dialect != "tpums":
+        raise UserError(MISSING, file=args.file, key="(top level)")
+    return _execute(args, loaded)
 
 
 def _execute(args: argparse.Namespace, loaded: Any) -> int:
@@ -244,16 +295,19 @@ def _execute(args: argparse.Namespace, loaded: Any) -> int:
     return run_planned(loaded, with_flags(cases, flags) if flags is not None else cases, options)
 
 
-def _command_line(name: str, rest: Sequence[str], xprof: bool) -> Any:
+def _command_line(
+    name: str, single: dict[str, Any], swept: dict[str, list[Any]], options: argparse.Namespace
+) -> Any:
     """`benchmark run NAME --field ...` as a TPUMS file of one benchmark: single values its params,
-    several its sweep."""
+    several its sweep (in field order)."""
     from microbench.config.dialects import get_dialect
     from microbench.config.loader import LoadedConfig
 
-    single, swept = field_values(name, rest)
     bench: dict[str, Any] = {"name": name, "params": single}
-    if xprof:
+    if options.xprof_timing:
         bench["xprof_timing"] = True
+    if options.xprof_device_mode:
+        bench["xprof_device_mode"] = options.xprof_device_mode
     if swept:
         bench["sweep"] = swept
     data = {"benchmark": bench}

@@ -2,8 +2,9 @@
 
 The domains are `wall_clock` (the host clock around each blocked call, always) and `xprof` (the device
 span per iteration, with xprof timing); each has p50/p90/avg/std in ms after TPUMS's 1.5 IQR filter,
-and its rates from its avg: TFLOP/s per device and per chip (gemm), GB/s per device (memory and
-transfers) or per chip (collectives). The roofline fields come from TPUMS's spec tables of tpu7x and
+and its rates from its p50: TFLOP/s per device and per chip (gemm), GB/s per device (memory and
+transfers) and per chip (devices per chip times per device, except for the transfers that opt out;
+a collective's from the bytes a chip moves). The roofline fields come from TPUMS's spec tables of tpu7x and
 v6e only: on any other device they are left out, never guessed. The models are the jax-bench ones the
 case's benchmark runs on (dialects/jax_bench).
 """
@@ -22,7 +23,7 @@ from microbench.dialects.jax_bench.collective import (
     dcn_slices,
     scatter_chunk_bytes,
 )
-from microbench.dialects.tpums.names import TPUMS, chip_spec
+from microbench.dialects.tpums.names import TPUMS, Tpums, chip_spec
 from microbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
 
 MIB_PER_MB = 1e6 / 2**20
@@ -35,14 +36,27 @@ SIZES = {
 LATENCY = ("p50_ms", "p90_ms", "avg_ms", "std_ms")
 
 
-def _rates(domain: str, metrics: dict[str, Any], collective: bool, per_chip: int) -> dict[str, Any]:
+def _rates(domain: str, metrics: dict[str, Any], entry: Tpums, per_chip: int) -> dict[str, Any]:
+    """One domain's rates; per chip is per device times the devices of a chip (TPUMS's
+    derive_chip_metrics), bandwidth only where the benchmark derives it."""
     out: dict[str, Any] = {}
     if "tflops_per_sec" in metrics:
         out[f"{domain}_tflops_per_device"] = metrics["tflops_per_sec"]
         out[f"{domain}_tflops_per_chip"] = metrics["tflops_per_sec"] * per_chip
-    if metrics.get("bandwidth_gb_s") is not None:
-        scope = "chip" if collective else "device"
-        out[f"{domain}_bandwidth_per_{scope}_gb_s"] = metrics["bandwidth_gb_s"]
+    if metrics.get("bandwidth_gb_s") is not None and not entry.bench.collective:
+        out[f"{domain}_bandwidth_per_device_gb_s"] = metrics["bandwidth_gb_s"]
+        if entry.chip_bandwidth:
+            out[f"{domain}_bandwidth_per_chip_gb_s"] = metrics["bandwidth_gb_s"] * per_chip
+    return out
+
+
+def unmeasured_device(metrics: dict[str, Any]) -> dict[str, Any]:
+    """With xprof timing on and no device time: the xprof latencies, and each rate the wall clock
+    has, present and empty (TPUMS's None), never the wall clock's under the device's name."""
+    out: dict[str, Any] = {f"xprof_{key}": None for key in LATENCY}
+    for key in metrics:
+        if key.startswith("wall_clock_") and ("_tflops_per_" in key or "_bandwidth_per_" in key):
+            out[key.replace("wall_clock_", "xprof_", 1)] = None
     return out
 
 
@@ -97,21 +111,22 @@ CHIP_BYTES = {
 }
 
 
-def replica_groups(group: list[int]) -> tuple[str, int, int]:
-    """(type, P, C) as TPUMS classifies a group from its ids: all even is `parallel` (the sibling
-    core's group runs beside it: P = R - 1, C = 2), else `non-parallel` (P = R - 2, C = 1)."""
+def replica_groups(group: list[int], per_chip: int) -> tuple[str, int, int]:
+    """(type, P, C) as TPUMS classifies a group from its ids and the devices a chip holds (D): on a
+    chip of several devices, every id a multiple of D is `parallel` (the sibling cores' groups run
+    beside it: P = R - 1, C = D), else `non-parallel` (P = R - D, C = 1)."""
     rank = len(group)
-    if all(d % 2 == 0 for d in group):
-        return "parallel", max(rank - 1, 1), 2
-    return "non-parallel", max(rank - 2, 1), 1
+    if per_chip > 1 and group and all(d % per_chip == 0 for d in group):
+        return "parallel", max(rank - 1, 1), per_chip
+    return "non-parallel", max(rank - per_chip, 1), 1
 
 
 def collective(
-    name: str, block_bytes: float, group: list[int], seconds: dict[str, float]
+    name: str, block_bytes: float, group: list[int], seconds: dict[str, float], per_chip: int
 ) -> dict[str, Any]:
     """A collective's TPUMS columns: its group's classification, the bytes a chip moves a step and
     GB/s per chip in each domain (0 for a group of one, as TPUMS reports it)."""
-    kind, links, factor = replica_groups(group)
+    kind, links, factor = replica_groups(group, per_chip)
     rank = len(group)
     moved = CHIP_BYTES[name](block_bytes, rank, links, factor)
     out: dict[str, Any] = {
@@ -136,7 +151,7 @@ def tpums_metrics(
 ) -> dict[str, Any]:
     """`domains`: each timing domain's (p50, p90, avg, std) in ms; `figures`: its models at its avg;
     `group`: a collective's first replica group (device ids); `soak`: a soak's initial and sustained
-    ms per domain."""
+    ms per domain. Rates are at each domain's p50, as TPUMS computes them."""
     name = origin.generation_name or bench.name
     spec = chip_spec(device_kind)
     per_chip = spec.devices_per_chip if spec else 1
@@ -144,12 +159,14 @@ def tpums_metrics(
     for domain, stats in domains.items():
         out.update({f"{domain}_{key}": value for key, value in zip(LATENCY, stats, strict=True)})
     rates: dict[str, Any] = {}
+    entry = TPUMS[name]
     for domain, fig in figures.items():
-        rates.update(_rates(domain, bench.metrics(fig), bench.collective, per_chip))
+        rates.update(_rates(domain, bench.metrics(fig), entry, per_chip))
     first = next(iter(figures.values()))
-    seconds = {d: stats[2] / 1e3 for d, stats in domains.items()}
+    seconds = {d: stats[0] / 1e3 for d, stats in domains.items()}
     if bench.collective and group is not None and bench.name in CHIP_BYTES:
-        rates.update(collective(bench.name, _block_bytes(bench.name, fields), group, seconds))
+        block = _block_bytes(bench.name, fields)
+        rates.update(collective(bench.name, block, group, seconds, per_chip))
     if bench.collective and dcn_axis(fields) is not None:
         rates.update(dcn(bench.name, fields, seconds))
     out.update(rates)
@@ -227,48 +244,3 @@ def nvml_telemetry(samples: list[list[float]]) -> dict[str, Any]:
         "total_power_mean_w": sum(power) / len(power),
         "peak_temp_c_pre_soaking": temperatures[0],
     }
-
-
-D2D = "DeviceToDeviceBenchmark"
-DOMAIN_TITLES = {"wall_clock": "Wall Clock", "xprof": "Xprof"}
-
-
-def d2d_matrices(entries: list[dict[str, Any]]) -> list[str]:
-    """TPUMS's console matrices of a device_to_device run: per (dtype, direction, data_size_mib) and
-    timing domain, GB/s from each source (rows) to each destination (columns), `-` where no pair ran
-    and `X` on the diagonal."""
-    from tabulate import tabulate
-
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for entry in entries:
-        if entry["metadata"]["benchmark_name"] == D2D:
-            params = entry["metadata"]["params"]
-            key = (params.get("dtype"), params.get("direction"), params.get("data_size_mib"))
-            groups.setdefault(key, []).append(entry["metrics"])
-    out = []
-    for (dt, direction, mib), metrics in groups.items():
-        n = 1 + max(max(m["src_device_index"], m["dst_device_index"]) for m in metrics)
-        for domain, title in DOMAIN_TITLES.items():
-            rate = f"{domain}_bandwidth_per_device_gb_s"
-            cells = {
-                (m["src_device_index"], m["dst_device_index"]): m[rate]
-                for m in metrics
-                if m.get(rate) is not None
-            }
-            if not cells:
-                continue
-            rows = [
-                [f"D{i}"]
-                + [
-                    "X" if i == j else f"{cells[(i, j)]:.2f}" if (i, j) in cells else "-"
-                    for j in range(n)
-                ]
-                for i in range(n)
-            ]
-            heading = (
-                f"Device-to-Device Bandwidth Matrix ({title} GB/s) "
-                f"[dtype={dt}, direction={direction}, data_size_mib={mib}]"
-            )
-            table = tabulate(rows, headers=["", *(f"D{j}" for j in range(n))], stralign="right")
-            out.append(f"{heading}\n{table}")
-    return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from microbench.catalogue import Param
+from microbench.catalogue import PARAM_KINDS, Param
 from microbench.dialects.jax_bench.benchmarks import BASE_FIELDS, V2, V2Benchmark
 from microbench.errors import UserError, did_you_mean
 from microbench.registry import register_once
@@ -23,6 +23,33 @@ ALIAS: Tier = "alias"  # an earlier name of another entry
 
 
 Roofline = Literal["none", "compute", "memory_hbm"]
+Rate = Literal["tflops", "bandwidth"]  # what a row's console table reports per domain
+
+# TPUMS's enum fields: canonical lowercase values only, in files and on the command line (any other
+# spelling is refused with its "Invalid <field> '<value>'" text); an entry adds its own (d2d's direction)
+ENUMS: dict[str, tuple[str, ...]] = {
+    "reduce_op": ("sum", "mean", "max", "min"),
+    "op_type": ("copy", "scale", "add", "triad", "read", "write"),
+    "mode": ("fwd", "bwd"),
+}
+# TPUMS's stated least values where they are not a problem size's 1 (its field metadata `min`)
+MINIMUMS: dict[str, float] = {
+    "warmup_tries": 0,
+    "num_runs": 0,
+    "min_duration_s": 0.0,
+    "seed": 0,
+    "samples_per_run": 1,
+}
+# fields a console table leaves out: how the case is run, not what it measures
+UNSHOWN = ("warmup_tries", "num_runs", "min_duration_s", "seed", "samples_per_run")
+
+
+def tpums_field(param: Param, enums: dict[str, tuple[str, ...]]) -> Param:
+    """A field with TPUMS's rules: its enum values, and its least value (a size's is 1)."""
+    if param.name in enums:
+        param = replace(param, kind="enum", choices=enums[param.name])
+    sized = PARAM_KINDS[param.kind].sizes_problem
+    return replace(param, minimum=MINIMUMS.get(param.name, 1 if sized else None))
 
 
 @dataclass(frozen=True)
@@ -39,6 +66,29 @@ class Tpums:
     # TPUMS fields accepted and recorded, with no effect here yet (and why)
     inert: tuple[Param, ...] = ()
     dropped: tuple[str, ...] = ()  # jax-bench fields TPUMS's config does not have
+    # per-chip bandwidth derived from per-device (TPUMS's derive_chip_bandwidth; transfers opt out)
+    chip_bandwidth: bool = True
+    config: str = ""  # TPUMS's Config class (its help group's title); else from the class name
+    rate: Rate = "bandwidth"
+    size_column: str | None = None  # the console table's size or work column, after the fields
+    enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    device_matrix: bool = False  # its console report adds the source-by-destination GB/s matrix
+
+    @property
+    def config_name(self) -> str:
+        return self.config or self.bench.class_name.removesuffix("Benchmark") + "Params"
+
+    @property
+    def report_columns(self) -> tuple[tuple[str, str], ...]:
+        """The console table (TPUMS's REPORT_SCHEMA): the fields that say what was measured, the
+        size column, then each domain's p50 and rate (per chip where the benchmark has one)."""
+        inert = {p.name for p in self.inert}
+        shown = [(p.name, "str") for p in self.fields if p.name not in (*UNSHOWN, *inert)]
+        size = [(self.size_column, "2f")] if self.size_column else []
+        scope = "per_chip" if self.chip_bandwidth or self.rate == "tflops" else "per_device"
+        rate = f"tflops_{scope}" if self.rate == "tflops" else f"bandwidth_{scope}_gb_s"
+        timed = [(f"{d}_{c}", f) for d in DOMAINS for c, f in (("p50_ms", "4f"), (rate, "2f"))]
+        return (*shown, *size, *timed)
 
     @property
     def is_alias(self) -> bool:
@@ -62,7 +112,9 @@ class Tpums:
             aliases = tuple(a for a, target in self.aliases.items() if target == name)
             default = self.defaults.get(name, p.default)
             out.append(replace(p, name=name, default=default, aliases=p.aliases + aliases))
-        return (*out, *((SAMPLES_PER_RUN,) if self.soak else ()), *self.inert)
+        enums = {**ENUMS, **self.enums}
+        every = (*out, *((SAMPLES_PER_RUN,) if self.soak else ()), *self.inert)
+        return tuple(tpums_field(p, enums) for p in every)
 
     def from_v2(self, fields: dict[str, object]) -> dict[str, object]:
         """A case's jax-bench fields in TPUMS's names, less the run-level ones."""
@@ -140,6 +192,7 @@ def chip_spec(device_kind: str | None) -> ChipSpec | None:
     return SPECS.get(SPEC_KINDS.get(str(device_kind or "").lower(), ""))
 
 
+DOMAINS = ("wall_clock", "xprof")  # TPUMS's timing domains, in its column order
 SAMPLES_PER_RUN = Param(
     "samples_per_run", "int", 25, doc="iterations per traced window and per untraced soak chunk"
 )
@@ -180,56 +233,55 @@ COLLECTIVE_INERT = (
 GEMM_MOVED: dict[str, object] = {"in_dtype": "bfloat16"}
 NO_DTYPE = ("dtype",)
 
+GEMM = {"defaults": GEMM_MOVED, "roofline": "compute", "dropped": NO_DTYPE, "rate": "tflops"}
+HBM = {"renamed": {"num_elements": "size"}, "aliases": {"size": "num_elements"}}
+COLLECTIVE = {"inert": COLLECTIVE_INERT, "size_column": "shard_size_mib"}
+TRANSFER = {"chip_bandwidth": False, "config": "HostDeviceParams"}
+
 for _entry in (
-    Tpums("gemm", "gemm_generalized", defaults=GEMM_MOVED, roofline="compute", dropped=NO_DTYPE),
+    Tpums("gemm", "gemm_generalized", config="GemmParams", size_column="total_flops", **GEMM),
     Tpums(
         "hbm",
         "hbm_bandwidth",
-        renamed={"num_elements": "size"},
-        aliases={"size": "num_elements"},
         roofline="memory_hbm",
+        config="HBMBandwidthParams",
+        size_column="total_bytes_mib",
+        **HBM,
     ),
-    Tpums("host_to_device", "host_to_device"),
-    Tpums("device_to_host", "device_to_host"),
-    Tpums("device_to_device", "device_to_device"),
-    Tpums("all_gather", "all_gather", inert=COLLECTIVE_INERT),
-    Tpums("all_reduce", "all_reduce", inert=COLLECTIVE_INERT),
-    Tpums("all_to_all", "all_to_all", inert=COLLECTIVE_INERT),
-    Tpums("reduce_scatter", "reduce_scatter", "experimental", inert=COLLECTIVE_INERT),
+    Tpums("host_to_device", "host_to_device", **TRANSFER),
+    Tpums("device_to_host", "device_to_host", **TRANSFER),
+    Tpums(
+        "device_to_device",
+        "device_to_device",
+        chip_bandwidth=False,
+        config="DeviceToDeviceParams",
+        enums={"direction": ("uni", "bi")},
+        device_matrix=True,
+    ),
+    Tpums("all_gather", "all_gather", config="CollectivesParams", **COLLECTIVE),
+    Tpums("all_reduce", "all_reduce", config="AllReduceParams", **COLLECTIVE),
+    Tpums("all_to_all", "all_to_all", config="CollectivesParams", **COLLECTIVE),
+    Tpums("reduce_scatter", "reduce_scatter", "experimental", **COLLECTIVE),
     Tpums(
         "gemm_throttling",
         "gemm_generalized",
         "experimental",
-        defaults=GEMM_MOVED,
-        roofline="compute",
         soak=True,
-        dropped=NO_DTYPE,
+        config="GemmThrottlingParams",
+        size_column="total_flops",
+        **GEMM,
     ),
-    Tpums("ppermute", "ppermute", "experimental", inert=COLLECTIVE_INERT),
+    Tpums("ppermute", "ppermute", "experimental", **COLLECTIVE),
     Tpums("ppermute_uni", "ppermute", "experimental", defaults={"direction": "uni"}),
     Tpums("ppermute_bidi", "ppermute", "experimental", defaults={"direction": "bidi"}),
-    Tpums("attention_flashed", "attention_flashed", "experimental"),
-    Tpums("transformer_layer_moe", "transformer_layer_moe", "experimental"),
+    Tpums("attention_flashed", "attention_flashed", "experimental", rate="tflops"),
+    Tpums("transformer_layer_moe", "transformer_layer_moe", "experimental", rate="tflops"),
     *(
         Tpums(name, name, "experimental")
         for name in ("rmsnorm", "swiglu", "sigmoid", "simple_add", "quantization", "rope")
     ),
     # the earlier names, still used by shipped files
-    Tpums(
-        "gemm_generalized",
-        "gemm_generalized",
-        "alias",
-        defaults=GEMM_MOVED,
-        roofline="compute",
-        dropped=NO_DTYPE,
-    ),
-    Tpums(
-        "hbm_bandwidth",
-        "hbm_bandwidth",
-        "alias",
-        renamed={"num_elements": "size"},
-        aliases={"size": "num_elements"},
-        roofline="memory_hbm",
-    ),
+    Tpums("gemm_generalized", "gemm_generalized", "alias", config="GemmParams", **GEMM),
+    Tpums("hbm_bandwidth", "hbm_bandwidth", "alias", roofline="memory_hbm", **HBM),
 ):
     register_tpums(_entry)

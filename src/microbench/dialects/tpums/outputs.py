@@ -4,6 +4,7 @@ its device-to-device console matrices, registered as a `Generation` of those fil
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,13 @@ from microbench.dialects.jax_bench.outputs import (
     figures_of,
     register_generation,
 )
-from microbench.dialects.tpums.metrics import d2d_matrices, nvml_telemetry, tpums_metrics
+from microbench.dialects.tpums.metrics import (
+    nvml_telemetry,
+    tpums_metrics,
+    unmeasured_device,
+)
 from microbench.dialects.tpums.names import TPUMS
+from microbench.dialects.tpums.report import console_report
 from microbench.ops import collective_model as collectives
 from microbench.results.records import Row
 
@@ -57,7 +63,8 @@ def _domains(
     row: Row,
 ) -> dict[str, Any]:
     """TPUMS's metrics (metrics.py): both timing domains with its filter, its rates
-    from each domain's mean, a collective's per-chip bytes from its first group."""
+    from each domain's p50, a collective's per-chip bytes from its first group; with xprof timing
+    and no device clock, the xprof latencies and rates are there and empty, as TPUMS leaves them."""
     group = (
         collectives.groups(case.op, params_of(case, collectives.CollectiveParams))[0]
         if bench.collective
@@ -69,9 +76,12 @@ def _domains(
         if samples:
             up = UpstreamStats.of(samples)
             domains[domain] = (up.p50_ms, up.p90_ms, up.avg_ms, up.std_ms)
-            figures[domain] = figures_of(bench, fields, up.avg_ms / 1e3, origin.group_size)
+            figures[domain] = figures_of(bench, fields, up.p50_ms / 1e3, origin.group_size)
     device_kind = row.environment.device_kind
-    return tpums_metrics(bench, origin, fields, domains, figures, device_kind, group, _soak(row))
+    metrics = tpums_metrics(bench, origin, fields, domains, figures, device_kind, group, _soak(row))
+    if fields["xprof_timing"] and not device:
+        metrics.update(unmeasured_device(metrics))
+    return metrics
 
 
 def _soak(row: Row) -> dict[str, tuple[float, float]] | None:
@@ -87,4 +97,14 @@ def _soak(row: Row) -> dict[str, tuple[float, float]] | None:
     return phases
 
 
-register_generation(Generation("tpums", _params, _metrics, False, d2d_matrices))
+def _flags(case: Case) -> dict[str, Any]:
+    """The XLA and libtpu flags the case ran with (its process's, or the environment's), as TPUMS
+    records them; empty where none were set."""
+    env = {**os.environ, **dict(case.process_env)}
+    return {
+        "xla_flags": env.get("XLA_FLAGS", ""),
+        "libtpu_init_args": env.get("LIBTPU_INIT_ARGS", ""),
+    }
+
+
+register_generation(Generation("tpums", _params, _metrics, False, console_report, _flags))

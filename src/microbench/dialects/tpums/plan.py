@@ -45,16 +45,14 @@ class TpumsConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    benchmark: dict[str, Any]
+    benchmark: Any
+
+
+MISSING = "must define a 'benchmark:' mapping (name, params, cases or cases_from_csv, sweep)"
 
 
 def recognise(data: dict[str, Any]) -> bool:
     return TOP in data and "benchmarks" not in data
-
-
-def is_stage_b(bench: dict[str, Any]) -> bool:
-    """The newest form: nothing in `benchmark:` but its structure keys."""
-    return set(bench) <= set(STAGE_B)
 
 
 @dataclass(frozen=True)
@@ -65,12 +63,26 @@ class Given:
     where: str
 
 
-def _mapping(value: Any, where: str) -> dict[str, Any]:
+def _mapping(value: Any, where: str, name: object = None) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise UserError(f"must be a mapping, got {type(value).__name__}", key=where)
+        raise UserError(
+            f"Expected '{where.rpartition('.')[2]}' in benchmark '{name}' to be a dict, got "
+            f"{type(value).__name__}",
+            key=where,
+        )
     return {str(k): v for k, v in value.items()}
+
+
+def _reserved(given: dict[str, Any], where: str) -> None:
+    """TPUMS's structure keys (and xprof_timing, a file-level switch) cannot be a case's value."""
+    if reserved := [k for k in given if k in (*RESERVED, "xprof_timing")]:
+        raise UserError(
+            f"{', '.join(reserved)}: reserved key(s) cannot be given here (they belong directly "
+            "under benchmark:)",
+            key=key_path(where, reserved[0]),
+        )
 
 
 def _known(entry: Tpums) -> dict[str, str]:
@@ -102,12 +114,12 @@ Layer = tuple[str, dict[str, Given]]  # where a case was given, and its values
 
 def _cases(bench: dict[str, Any], request: PlanRequest) -> list[Layer]:
     """The cases before the sweep: each the params overlaid by a case or CSV row."""
+    name = bench.get("name")
     if "cases" in bench and "cases_from_csv" in bench:
-        raise UserError("cases and cases_from_csv exclude each other; give one", key=TOP)
+        raise UserError("cannot specify both 'cases' and 'cases_from_csv'", key=TOP)
     params_where = key_path(TOP, "params")
-    params = _mapping(bench.get("params"), params_where)
-    if reserved := sorted(set(params) & set(RESERVED)):
-        raise UserError(f"{', '.join(reserved)} cannot be a parameter", key=params_where)
+    params = _mapping(bench.get("params"), params_where, name)
+    _reserved(params, params_where)
     base = {k: Given(v, key_path(params_where, k)) for k, v in params.items()}
     if "cases_from_csv" in bench:
         where = key_path(TOP, "cases_from_csv")
@@ -124,15 +136,30 @@ def _cases(bench: dict[str, Any], request: PlanRequest) -> list[Layer]:
         ]
     if "cases" not in bench:
         return [(params_where, base)]
-    where = key_path(TOP, "cases")
-    cases = bench["cases"]
+    return _listed_cases(bench, base, TOP)
+
+
+def _listed_cases(bench: dict[str, Any], base: dict[str, Given], top: str) -> list[Layer]:
+    """`cases:`, a list of mappings, each over `base` (params; a stage-A file's flat fields)."""
+    where, cases, name = key_path(top, "cases"), bench["cases"], bench.get("name")
     if not isinstance(cases, list) or not cases:
-        raise UserError("must be a non-empty list of mappings", key=where)
+        raise UserError(
+            f"Expected 'cases' in benchmark '{name}' to be a list (non-empty) of mappings, got "
+            f"{type(cases).__name__}",
+            key=where,
+        )
     out: list[Layer] = []
     for i, case in enumerate(cases):
         at = key_path(where, i)
+        if not isinstance(case, dict):
+            raise UserError(
+                f"Expected each item of 'cases' in benchmark '{name}' to be a dict, got "
+                f"{type(case).__name__}",
+                key=at,
+            )
+        _reserved(case, at)
         out.append(
-            (at, {**base, **{k: Given(v, key_path(at, k)) for k, v in _mapping(case, at).items()}})
+            (at, {**base, **{str(k): Given(v, key_path(at, str(k))) for k, v in case.items()}})
         )
     return out
 
@@ -146,7 +173,7 @@ def _preset(bench: dict[str, Any], entry: Tpums) -> dict[str, Given]:
     preset = MODEL_PRESETS.get(str(name))
     if preset is None:
         raise UserError(
-            f"unknown model preset {name!r} (presets: {', '.join(MODEL_PRESETS)})",
+            f"Unknown model preset '{name}' (presets: {', '.join(MODEL_PRESETS)})",
             key=where,
             suggestion=did_you_mean(str(name), MODEL_PRESETS),
         )
@@ -161,21 +188,26 @@ def _swept(bench: dict[str, Any], cases: list[Layer], request: PlanRequest) -> I
         return
     where = key_path(TOP, "sweep")
     if not isinstance(bench["sweep"], dict) or not bench["sweep"]:
-        raise UserError("must be a non-empty mapping of key to values", key=where)
+        raise UserError(
+            f"Expected 'sweep' in benchmark '{bench.get('name')}' to be a non-empty dict",
+            key=where,
+        )
+    _reserved(bench["sweep"], where)
     sweep = read_sweep(bench["sweep"], where)
     request.warnings.extend(sweep.warnings)
     names = [name for name, _ in sweep.axes]
+    case_block = "cases_from_csv" if "cases_from_csv" in bench else "cases"
     for block, keys in (
-        ("the structure keys", set(RESERVED)),
-        ("benchmark.params", set(_mapping(bench.get("params"), "params"))),
+        ("params", set(_mapping(bench.get("params"), "params"))),
         (
-            "the cases",
+            case_block,
             {k for _, case in cases for k, g in case.items() if ".params." not in g.where},
         ),
     ):
         if clash := [n for n in names if n in keys]:
             raise UserError(
-                f"{', '.join(clash)}: a sweep key may not also be in {block}",
+                f"sweep key(s) {', '.join(clash)} collide with keys in '{block}' (a key is given "
+                "in one place)",
                 key=key_path(where, clash[0]),
             )
     if sweep.total > MAX_COMBINATIONS:
@@ -208,14 +240,11 @@ def _checked(entry: Tpums, given: dict[str, Given]) -> dict[str, Any]:
     }
 
 
-def _flag(
-    bench: dict[str, Any], key: str, choices: tuple[Any, ...], where: str | None = None
-) -> Any:
+def _flag(bench: dict[str, Any], key: str, choices: tuple[Any, ...]) -> Any:
     value = bench.get(key)
     if value is not None and value not in choices:
         raise UserError(
-            f"must be one of {', '.join(map(str, choices))}, got {value!r}",
-            key=where or key_path(TOP, key),
+            f"must be one of {', '.join(map(str, choices))}, got {value!r}", key=key_path(TOP, key)
         )
     return value
 
@@ -240,17 +269,19 @@ def _entries_b(
     bench: dict[str, Any], entry: Tpums, request: PlanRequest
 ) -> list[tuple[dict[str, Any], str]]:
     """(jax-bench entry, where its case came from) per case of a stage-B file."""
-    xprof = _flag(bench, "xprof_timing", (True, False))
+    xprof = bench.get("xprof_timing")
+    if xprof is not None and not isinstance(xprof, bool):
+        raise UserError(
+            f"Expected 'xprof_timing' in benchmark '{entry.name}' to be a bool (true or false), "
+            f"got {xprof!r}",
+            key=key_path(TOP, "xprof_timing"),
+        )
     device_mode = _flag(bench, "xprof_device_mode", DEVICE_MODES)
     preset = _preset(bench, entry)
     out: list[tuple[dict[str, Any], str]] = []
     for where, case in _swept(bench, _cases(bench, request), request):
-        if "xprof_timing" in case:  # a case's own: the first case's applies to the file, as TPUMS
-            flag = case.pop("xprof_timing")
-            xprof = flag.value if xprof is None and not out else xprof
-            _flag({"xprof_timing": flag.value}, "xprof_timing", (True, False), flag.where)
         given = _canonical(entry, {**preset, **case})
-        checked = _checked(entry, given)
+        checked = _runs_at_least_one(_checked(entry, given), where, request)
         _dcn_note(checked, TOP, request)
         fields = entry.to_v2({**entry.moved, **checked})
         if entry.soak:
@@ -265,6 +296,18 @@ def _entries_b(
     return out
 
 
+def _runs_at_least_one(checked: dict[str, Any], where: str, request: PlanRequest) -> dict[str, Any]:
+    """TPUMS allows num_runs 0 (min_duration_s alone then decides how long it times); a row here is
+    never made of no samples, so at least one call is timed."""
+    if checked.get("num_runs") != 0:
+        return checked
+    if not checked.get("min_duration_s"):
+        note = f"{where}: num_runs 0 and no min_duration_s: TPUMS times nothing; one call is timed here"
+        if note not in request.warnings:
+            request.warnings.append(note)
+    return {**checked, "num_runs": 1}
+
+
 def _soaks(xprof: Any, fields: dict[str, Any], where: str) -> None:
     """TPUMS's soak needs its traced windows and a duration (its executor refuses otherwise)."""
     if xprof is not True:
@@ -274,29 +317,70 @@ def _soaks(xprof: Any, fields: dict[str, Any], where: str) -> None:
     fields.setdefault("soak_chunk", SAMPLES_PER_RUN.default)
 
 
-def _entry_a(data: dict[str, Any], entry: Tpums) -> dict[str, Any]:
-    """A stage-A file as a jax-bench file: the benchmark an entry, the other top-level keys global."""
+def _entries_a(data: dict[str, Any], entry: Tpums) -> list[tuple[dict[str, Any], str]]:
+    """A stage-A file as jax-bench files, one per case (its flat fields overlaid by each item of a
+    `cases:` list, where it has one): the benchmark an entry, the other top-level keys global."""
     bench = dict(data[TOP])
     for alias, name in entry.aliases.items():
         if alias in bench:
             bench[name] = bench.pop(alias)
-    return {**entry.to_v2({**entry.moved, **bench}), "name": entry.v2}
+    flat = {k: v for k, v in bench.items() if k != "cases"}
+    layers = (
+        [
+            (where, {k: g.value for k, g in case.items()})
+            for where, case in _listed_cases(bench, {}, TOP)
+        ]
+        if "cases" in bench
+        else [(TOP, {})]
+    )
+    top = {k: v for k, v in data.items() if k != TOP}
+    hardware = top.pop("hardware", None)
+    out = []
+    for where, case in layers:
+        fields = {**entry.to_v2({**entry.moved, **flat, **case}), "name": entry.v2}
+        converted = {"global": top, "benchmarks": [fields]}
+        if hardware is not None:
+            converted["hardware"] = hardware
+        out.append((converted, where))
+    return out
+
+
+def _stage_b(data: dict[str, Any]) -> bool:
+    """Which form a file is in. The newest (B) keeps only structure keys in `benchmark:`; a field
+    directly there is the earlier form (A) where the file shows that form's marks (a global key
+    beside `benchmark:`, or a sweep or cases list beside the flat fields), else the mistake TPUMS's
+    newest loader names."""
+    bench = data[TOP]
+    flat = [k for k in bench if k not in STAGE_B]
+    if not flat:
+        return True
+    marked = any(k != TOP for k in data) or "sweep" in bench or "cases" in bench
+    if marked and not {"params", "cases_from_csv", "model_preset"} & set(bench):
+        return False
+    raise UserError(
+        f"Unrecognized key(s) in 'benchmark' mapping: {', '.join(flat)}. Baseline execution "
+        "parameters should be placed under 'params:'",
+        key=key_path(TOP, flat[0]),
+    )
 
 
 def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
     """The file's cases, each carrying its TPUMS name so its summary.csv takes TPUMS's columns."""
+    cases = _plan(cfg, request)
     name = cfg.benchmark.get("name")
     return [
         replace(c, origin=replace(c.origin, generation="tpums", generation_name=name))
         if c.origin is not None
         else c
-        for c in _plan(cfg, request)
+        for c in cases
     ]
 
 
 def _plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
     data = {TOP: cfg.benchmark, **(cfg.model_extra or {})}
     bench = cfg.benchmark
+    if not isinstance(bench, dict):
+        raise UserError(MISSING, key=TOP)
     if "name" not in bench or not bench["name"]:
         raise UserError("required key is missing", key=key_path(TOP, "name"))
     entry = get_tpums(bench["name"], key_path(TOP, "name"))
@@ -305,23 +389,24 @@ def _plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
     bench = _meant(bench, dtype_keys, TOP, said)
     data[TOP] = bench
     request.warnings.extend(dict.fromkeys(said))
-    if not is_stage_b(bench):
+    if entry.tier == "experimental":
+        request.warnings.append(f"[WARNING] Running experimental benchmark '{entry.name}'")
+    if _stage_b(data):
+        if extra := [k for k in data if k != TOP]:
+            raise UserError(
+                "not a TPUMS key: one `benchmark:` mapping per file (baseline parameters belong "
+                "under benchmark.params)",
+                key=extra[0],
+            )
+        converted_cases = [
+            ({"benchmarks": [fields]}, where) for fields, where in _entries_b(bench, entry, request)
+        ]
+    else:
         _dcn_note(bench, TOP, request)
-        top = {k: v for k, v in data.items() if k != TOP}
-        hardware = top.pop("hardware", None)
-        converted = {"global": top, "benchmarks": [_entry_a(data, entry)]}
-        if hardware is not None:
-            converted["hardware"] = hardware
-        return _planned(converted, request, TOP)
-    if extra := [k for k in data if k != TOP]:
-        raise UserError(
-            "not a TPUMS key: one `benchmark:` mapping per file (baseline parameters belong under "
-            "benchmark.params)",
-            key=extra[0],
-        )
+        converted_cases = _entries_a(data, entry)
     cases: list[Case] = []
-    for converted, where in _entries_b(bench, entry, request):
-        cases += _planned({"benchmarks": [converted]}, request, where)
+    for converted, where in converted_cases:
+        cases += _planned(converted, request, where)
         if len(cases) > request.max_cases:
             raise UserError(
                 f"the config expands to more than {request.max_cases} cases; raise the cap with "
@@ -341,7 +426,7 @@ def _planned(converted: dict[str, Any], request: PlanRequest, where: str) -> lis
         return cases
     except UserError as error:
         inner = (error.key or "").removeprefix("benchmarks[0]").lstrip(".")
-        if where == TOP and inner.startswith("global."):  # a stage-A top-level key
+        if inner.startswith("global."):  # a stage-A top-level key
             error.key = inner.removeprefix("global.")
         else:
             error.key = key_path(where, inner) if inner and where == TOP else where
