@@ -397,9 +397,7 @@ def test_every_option_of_jax_bench_and_tpums_has_a_row():
         ("benchmark", "list"),
         ("suite", "run"),
     ):
-        missing = set(_tpums_options(path)) - {
-            k[-1] for k in TPUMS_ROWS if k[:2] == path
-        }
+        missing = set(_tpums_options(path)) - {k[-1] for k in TPUMS_ROWS if k[:2] == path}
         assert not missing, (path, missing)
 
 

@@ -119,8 +119,16 @@ def test_a_sweep_of_more_than_1000_keeps_the_first_1000_per_case_and_says_so(wri
             "benchmark",
             "cannot specify both 'cases' and 'cases_from_csv'",
         ),
-        ("benchmark: {name: gemm, params: {sweep: 1}}\n", "benchmark.params.sweep", "reserved key(s)"),
-        ("benchmark: {name: gemm, model_preset: LLM-7B}\n", "benchmark.model_preset", "Unknown model preset 'LLM-7B'"),
+        (
+            "benchmark: {name: gemm, params: {sweep: 1}}\n",
+            "benchmark.params.sweep",
+            "reserved key(s)",
+        ),
+        (
+            "benchmark: {name: gemm, model_preset: LLM-7B}\n",
+            "benchmark.model_preset",
+            "Unknown model preset 'LLM-7B'",
+        ),
         ("benchmark: {name: gemm, sweep: {}}\n", "benchmark.sweep", "to be a non-empty dict"),
         (
             "benchmark: {name: gemm, params: {m: 8}, sweep: {m: [8, 16]}}\n",
@@ -133,7 +141,11 @@ def test_a_sweep_of_more_than_1000_keeps_the_first_1000_per_case_and_says_so(wri
             "collide with keys in 'cases'",
         ),
         ("benchmark: {name: gemm, params: {mm: 8}}\n", "benchmark.params.mm", "unknown key"),
-        ("benchmark: {name: gemm, cases: [{m: 0}]}\n", "benchmark.cases[0].m", "m must be >= 1, got 0"),
+        (
+            "benchmark: {name: gemm, cases: [{m: 0}]}\n",
+            "benchmark.cases[0].m",
+            "m must be >= 1, got 0",
+        ),
         (
             "benchmark: {name: gemm, sweep: {m: {start: 64, end: 8, multiplier: 2}}}\n",
             "benchmark.sweep.m",
@@ -603,5 +615,3 @@ def test_dcn_permutes_and_all_reduce_on_two_processes_of_four_devices(tmp_path, 
         (row,) = csv.DictReader(open(tmp_path / "out" / f"{name}.summary.csv"))  # noqa: SIM115
         assert row["check"] == "passed" and row["participants_per_slice"] == "4"
         assert float(row["wall_clock_host_bus_gbps"]) > 0
-
-

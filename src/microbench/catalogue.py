@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from microbench.core.case import Case, RunSettings, declared_settings
+from microbench.core.param_kinds import PARAM_KINDS
 from microbench.core.types import Prepared
 from microbench.errors import UserError, did_you_mean, key_path
 from microbench.platform.backends import BACKENDS, run_order
@@ -37,116 +38,6 @@ ArrayBuild = Callable[[Any], ArrayFn]  # the op's parameters (its OpParams, or a
 PreparedBuild = Callable[[Any, Case], Prepared]  # (the backend object, the case) -> ready to time
 F = TypeVar("F", bound=Callable[..., Any])
 P = TypeVar("P", bound="OpParams")
-
-MAX_DIM = 1 << 22  # a single dimension beyond 4M elements is a typo, not a benchmark
-MAX_ELEMENTS = 1 << 40  # a flat element count (4 TiB of bytes) beyond any device's memory
-
-
-def _dim(param: Param, value: Any, where: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"must be a positive integer, got {value!r}", key=where)
-    if value <= 0:
-        raise UserError(f"must be positive, got {value}", key=where)
-    if value > MAX_DIM:
-        raise UserError(f"{value} is absurdly large for one dimension (limit {MAX_DIM})", key=where)
-    return value
-
-
-def _elements(param: Param, value: Any, where: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise UserError(f"must be a positive integer, got {value!r}", key=where)
-    if value > MAX_ELEMENTS:
-        raise UserError(f"{value} elements is beyond any device (limit 2^40)", key=where)
-    return value
-
-
-def _dtype(param: Param, value: Any, where: str) -> Any:
-    try:
-        canonical = lookup_dtype(value).name
-    except UserError as error:
-        raise UserError(error.message, key=where, suggestion=error.suggestion) from None
-    allowed = {lookup_dtype(c).name for c in param.choices} if param.choices else None
-    if allowed and canonical not in allowed:
-        raise UserError(
-            f"dtype '{value}' is not supported by this op (choose from {', '.join(param.choices)})",
-            key=where,
-        )
-    return canonical
-
-
-def _named_dtype(param: Param, value: Any, where: str) -> Any:
-    """A dtype spelt as jax.numpy spells it (`bfloat16`, `float8_e4m3fn`): the jax-bench harness
-    looks the name up on jax.numpy, so its configs never hold the short aliases."""
-    canonical = _dtype(param, value, where)
-    if value != canonical:
-        raise UserError(
-            f"dtype '{value}' is not a jax.numpy name (jax-bench reads '{canonical}')",
-            key=where,
-            suggestion=canonical,
-        )
-    return canonical
-
-
-def _choice(param: Param, value: Any, where: str) -> Any:
-    if value not in param.choices:
-        raise UserError(
-            f"'{value}' is not one of {', '.join(map(str, param.choices))}",
-            key=where,
-            suggestion=did_you_mean(str(value), map(str, param.choices)),
-        )
-    return value
-
-
-def _enum(param: Param, value: Any, where: str) -> Any:
-    """A canonical value only, as TPUMS's enum fields take them (no other casing)."""
-    if value not in param.choices:
-        raise UserError(
-            f"Invalid {param.name} '{value}'. Must be one of {list(param.choices)}.",
-            key=where,
-            suggestion=did_you_mean(str(value), map(str, param.choices)),
-        )
-    return value
-
-
-def _typed(kind: type | tuple[type, ...], what: str, convert: Callable[[Any], Any] = lambda v: v):
-    def check(param: Param, value: Any, where: str) -> Any:
-        if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
-            raise UserError(f"must be {what}, got {value!r}", key=where)
-        return convert(value)
-
-    return check
-
-
-@dataclass(frozen=True)
-class ParamKind:
-    """What a parameter's kind means: how a value is checked and normalised, and, for the kinds that
-    size a problem, the largest value `--max-dim D` lets through (a stock config on a laptop)."""
-
-    validate: Callable[[Param, Any, str], Any]
-    clamp: Callable[[int], int] | None = None  # D -> the cap; None: not a problem size
-    python_type: type = str  # what a value is (a choice's: its choices'), as a row reads it back
-
-    @property
-    def sizes_problem(self) -> bool:
-        return self.clamp is not None
-
-
-PARAM_KINDS: dict[str, ParamKind] = {
-    "dim": ParamKind(_dim, lambda d: d, int),  # one dimension: at most D
-    "elements": ParamKind(_elements, lambda d: d * d, int),  # a flat element count: at most D*D
-    "mib": ParamKind(
-        _dim, lambda d: max(1, d * d * 4 >> 20), int
-    ),  # MiB: D*D fp32 values, at least 1 MiB
-    "dtype": ParamKind(_dtype),
-    "jnp_dtype": ParamKind(_named_dtype),  # the jax-bench dialect's: full names only
-    "choice": ParamKind(_choice),
-    "enum": ParamKind(_enum),  # a choice in TPUMS's words: canonical values only
-    "int": ParamKind(_typed(int, "an integer"), python_type=int),
-    "float": ParamKind(_typed((int, float), "a number", float), python_type=float),
-    "bool": ParamKind(_typed(bool, "true or false"), python_type=bool),
-    "str": ParamKind(_typed(str, "a string")),
-    "mapping": ParamKind(_typed(dict, "a mapping"), python_type=dict),
-}
 
 
 @dataclass(frozen=True)

@@ -414,14 +414,15 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from microbench.config.dialects import get_dialect
     from microbench.core.options import RunOptions
     from microbench.run.listing import case_records, print_cases, print_json
-    from microbench.run.planning import plan_from_file
+    from microbench.run.planning import load_and_plan
 
     options = RunOptions(max_cases=args.max_cases, max_dim=args.max_dim)
-    cases = plan_from_file(args.config, options)
+    loaded, cases = load_and_plan(args.config, options)
     if args.json:
-        print_json(case_records(cases))
+        print_json(case_records(cases, get_dialect(loaded.dialect).case_fields))
     elif args.list:
         print_cases(cases)
     else:

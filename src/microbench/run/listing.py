@@ -7,6 +7,7 @@ Both are typed records (`OpRecord`, `CaseRecord`): the JSON is their fields, the
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -87,13 +88,12 @@ class CaseRecord:
     fields: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, c: Case) -> CaseRecord:
+    def of(cls, c: Case, own: Callable[[Case], dict[str, Any]] | None = None) -> CaseRecord:
+        """`own`: the case's fields in its dialect's names, where the dialect has its own."""
         benchmark, fields = None, None
-        if c.origin is not None:  # a reference dialect's case: its own names
-            from microbench.dialects.jax_bench.outputs import given_fields
-
+        if c.origin is not None and own is not None:  # a reference dialect's case
             benchmark = c.origin.generation_name or c.origin.benchmark
-            fields = given_fields(c)
+            fields = own(c)
         return cls(
             c.id,
             c.label,
@@ -109,8 +109,10 @@ class CaseRecord:
         )
 
 
-def case_records(cases: list[Case]) -> list[CaseRecord]:
-    return [CaseRecord.of(c) for c in cases]
+def case_records(
+    cases: list[Case], own: Callable[[Case], dict[str, Any]] | None = None
+) -> list[CaseRecord]:
+    return [CaseRecord.of(c, own) for c in cases]
 
 
 def print_json(records: list[Any]) -> None:

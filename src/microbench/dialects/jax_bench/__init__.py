@@ -25,6 +25,13 @@ def _one_off_fields(name: str) -> tuple[Param, ...] | None:
     return None if bench is None or bench.tpums_only else (*bench.all_fields, *OURS_AS_PARAMS)
 
 
+def case_fields(case: Any) -> dict[str, Any]:
+    """A planned case's fields in its generation's names (the outputs module knows them)."""
+    from microbench.dialects.jax_bench.outputs import given_fields
+
+    return given_fields(case)
+
+
 def _one_off_data(name: str, fields: dict[str, Any]) -> dict[str, Any]:
     return {"benchmarks": [{"name": name, **fields}]}
 
@@ -55,5 +62,6 @@ register_dialect(
         ),
         one_off=OneOff(_one_off_fields, _one_off_data),
         registries=(V2,),
+        case_fields=case_fields,
     )
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import importlib
 import json
 import os
 import sys
@@ -267,6 +268,11 @@ def given_fields(case: Case) -> dict[str, Any]:
     """The case's fields in its generation's names (`validate --json`'s view of a file)."""
     origin = case.origin
     assert origin is not None
+    if origin.generation not in GENERATIONS:  # a later generation registers from its sinks
+        from microbench.config.dialects import get_dialect
+
+        for module in get_dialect(origin.generation).sinks:
+            importlib.import_module(module)
     fields = {k: v for k, v in origin.fields if k != "hardware_stats"}
     return GENERATIONS[origin.generation].params(case, origin, fields)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from microbench.config.dialects import Command, Dialect, Listing, register_dialect
+from microbench.dialects.jax_bench import case_fields
 from microbench.dialects.jax_bench.flags import XPROF_DIR
 from microbench.dialects.tpums import listing, plan
 from microbench.dialects.tpums.names import TPUMS
@@ -45,5 +46,6 @@ register_dialect(
         ),
         explains=_suite_file,
         registries=(TPUMS,),
+        case_fields=case_fields,
     )
 )

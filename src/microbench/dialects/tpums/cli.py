@@ -6,10 +6,13 @@
     tpums benchmark run-config configs/tpums/tpu7x/2x2x1/gemm.yaml --output_dir results
     tpums suite run configs/tpums/canonical_suite.yaml --output_dir nightly
 
-`run` takes each of the benchmark's fields as --field (one-letter fields as -f too); several values
-are a Cartesian sweep (at most 1000 combinations); booleans are true or false. Both `run` and
-`run-config` take --output_dir (summary.csv, detailed.json and this project's results files),
---xprof_dir and --xla_flags_file_path. Bad input is one line and exit 2, as for `microbench`.
+`run` takes each of the benchmark's fields as --field v1 [v2 ...] (one-letter fields as -f too), from a
+parser built on the field declarations (`benchmark_parser`): several values are a Cartesian sweep run
+in the benchmark's field order (at most 1000 combinations); booleans are true or false; enum fields
+take their canonical values. `run` and `run-config` take --output_dir (summary.csv, detailed.json and
+this project's results files), --xprof_dir and --xla_flags_file_path; arguments they do not know are
+passed over with a warning, as TPUMS passes them over. Bad input is one line and exit 2, as for
+`microbench`.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from microbench.run.command_line import OneLineParser, command_main
 MAX_COMBINATIONS = 1000
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     parser.add_argument("--output_dir", default="results", help="where results go (results)")
     XPROF_DIR.add_to(parser)
     parser.add_argument(
@@ -272,13 +275,13 @@ def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 def _run_config(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from microbench.config.loader import load_config
+    from microbench.config.yaml_reader import read_yaml
     from microbench.dialects.tpums.plan import MISSING
 
     _said_ignored([*rest, *(["--xprof_timing"] if args.xprof_timing else [])], "run-config")
-    loaded = load_config(args.file)
-    if loaded.dialect != "tpums":
+    if not isinstance(data := read_yaml(args.file), dict) or "benchmark" not in data:
         raise UserError(MISSING, file=args.file, key="(top level)")
-    return _execute(args, loaded)
+    return _execute(args, load_config(args.file))
 
 
 def _execute(args: argparse.Namespace, loaded: Any) -> int:

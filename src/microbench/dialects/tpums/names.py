@@ -11,7 +11,7 @@ declaration, so models, translation to our ops and upstream's conditions are the
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from microbench.catalogue import PARAM_KINDS, Param
 from microbench.dialects.jax_bench.benchmarks import BASE_FIELDS, V2, V2Benchmark
@@ -20,6 +20,7 @@ from microbench.registry import register_once
 
 Tier = Literal["production", "experimental", "alias"]
 ALIAS: Tier = "alias"  # an earlier name of another entry
+EXPERIMENTAL: Tier = "experimental"  # listed with --experimental; its runs say so
 
 
 Roofline = Literal["none", "compute", "memory_hbm"]
@@ -89,6 +90,10 @@ class Tpums:
         rate = f"tflops_{scope}" if self.rate == "tflops" else f"bandwidth_{scope}_gb_s"
         timed = [(f"{d}_{c}", f) for d in DOMAINS for c, f in (("p50_ms", "4f"), (rate, "2f"))]
         return (*shown, *size, *timed)
+
+    @property
+    def is_experimental(self) -> bool:
+        return self.tier == EXPERIMENTAL
 
     @property
     def is_alias(self) -> bool:
@@ -233,23 +238,52 @@ COLLECTIVE_INERT = (
 GEMM_MOVED: dict[str, object] = {"in_dtype": "bfloat16"}
 NO_DTYPE = ("dtype",)
 
-GEMM = {"defaults": GEMM_MOVED, "roofline": "compute", "dropped": NO_DTYPE, "rate": "tflops"}
-HBM = {"renamed": {"num_elements": "size"}, "aliases": {"size": "num_elements"}}
-COLLECTIVE = {"inert": COLLECTIVE_INERT, "size_column": "shard_size_mib"}
-TRANSFER = {"chip_bandwidth": False, "config": "HostDeviceParams"}
 
-for _entry in (
-    Tpums("gemm", "gemm_generalized", config="GemmParams", size_column="total_flops", **GEMM),
-    Tpums(
-        "hbm",
+def _gemm(name: str, tier: Tier = "production", **more: Any) -> Tpums:
+    """A GEMM name: TPUMS's bf16 default, compute roofline, TFLOP/s and FLOPs in its table."""
+    return Tpums(
+        name,
+        "gemm_generalized",
+        tier,
+        defaults=GEMM_MOVED,
+        roofline="compute",
+        dropped=NO_DTYPE,
+        rate="tflops",
+        config=more.pop("config", "GemmParams"),
+        size_column="total_flops",
+        **more,
+    )
+
+
+def _hbm(name: str, tier: Tier = "production") -> Tpums:
+    return Tpums(
+        name,
         "hbm_bandwidth",
+        tier,
+        renamed={"num_elements": "size"},
+        aliases={"size": "num_elements"},
         roofline="memory_hbm",
         config="HBMBandwidthParams",
         size_column="total_bytes_mib",
-        **HBM,
-    ),
-    Tpums("host_to_device", "host_to_device", **TRANSFER),
-    Tpums("device_to_host", "device_to_host", **TRANSFER),
+    )
+
+
+def _collective(name: str, v2: str, tier: Tier = "production", config: str = "") -> Tpums:
+    return Tpums(
+        name, v2, tier, inert=COLLECTIVE_INERT, size_column="shard_size_mib", config=config
+    )
+
+
+def _transfer(name: str) -> Tpums:
+    """Host-device copies: GB/s per device only (TPUMS derives no per-chip figure for them)."""
+    return Tpums(name, name, chip_bandwidth=False, config="HostDeviceParams")
+
+
+for _entry in (
+    _gemm("gemm"),
+    _hbm("hbm"),
+    _transfer("host_to_device"),
+    _transfer("device_to_host"),
     Tpums(
         "device_to_device",
         "device_to_device",
@@ -258,20 +292,12 @@ for _entry in (
         enums={"direction": ("uni", "bi")},
         device_matrix=True,
     ),
-    Tpums("all_gather", "all_gather", config="CollectivesParams", **COLLECTIVE),
-    Tpums("all_reduce", "all_reduce", config="AllReduceParams", **COLLECTIVE),
-    Tpums("all_to_all", "all_to_all", config="CollectivesParams", **COLLECTIVE),
-    Tpums("reduce_scatter", "reduce_scatter", "experimental", **COLLECTIVE),
-    Tpums(
-        "gemm_throttling",
-        "gemm_generalized",
-        "experimental",
-        soak=True,
-        config="GemmThrottlingParams",
-        size_column="total_flops",
-        **GEMM,
-    ),
-    Tpums("ppermute", "ppermute", "experimental", **COLLECTIVE),
+    _collective("all_gather", "all_gather", config="CollectivesParams"),
+    _collective("all_reduce", "all_reduce", config="AllReduceParams"),
+    _collective("all_to_all", "all_to_all", config="CollectivesParams"),
+    _collective("reduce_scatter", "reduce_scatter", "experimental"),
+    _gemm("gemm_throttling", "experimental", soak=True, config="GemmThrottlingParams"),
+    _collective("ppermute", "ppermute", "experimental"),
     Tpums("ppermute_uni", "ppermute", "experimental", defaults={"direction": "uni"}),
     Tpums("ppermute_bidi", "ppermute", "experimental", defaults={"direction": "bidi"}),
     Tpums("attention_flashed", "attention_flashed", "experimental", rate="tflops"),
@@ -281,7 +307,7 @@ for _entry in (
         for name in ("rmsnorm", "swiglu", "sigmoid", "simple_add", "quantization", "rope")
     ),
     # the earlier names, still used by shipped files
-    Tpums("gemm_generalized", "gemm_generalized", "alias", config="GemmParams", **GEMM),
-    Tpums("hbm_bandwidth", "hbm_bandwidth", "alias", roofline="memory_hbm", **HBM),
+    _gemm("gemm_generalized", "alias"),
+    _hbm("hbm_bandwidth", "alias"),
 ):
     register_tpums(_entry)

@@ -389,7 +389,7 @@ def _plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
     bench = _meant(bench, dtype_keys, TOP, said)
     data[TOP] = bench
     request.warnings.extend(dict.fromkeys(said))
-    if entry.tier == "experimental":
+    if entry.is_experimental:
         request.warnings.append(f"[WARNING] Running experimental benchmark '{entry.name}'")
     if _stage_b(data):
         if extra := [k for k in data if k != TOP]:
