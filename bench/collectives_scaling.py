@@ -1,6 +1,7 @@
 """Collectives scaling: every collective, JAX and torch.distributed, on sub-meshes of one host's GPUs.
 
-    python bench/collectives_scaling.py config N OUT.yaml    # the config for N GPUs (1 KiB .. 1 GiB)
+    python bench/collectives_scaling.py config N OUT.yaml [OP ...] [--from-kib K]
+                        # the config for N GPUs (1 KiB .. 1 GiB; only OPs, only from K KiB, if given)
     python bench/collectives_scaling.py table OUT.md CHART.png RESULTS.csv...
 
 `table` writes bus bandwidth (GB/s) against message size per op, one column per GPU count and backend,
@@ -24,8 +25,8 @@ OPS = ("psum", "all_gather", "psum_scatter", "all_to_all", "ppermute")
 HEADLINE_BYTES = 128 << 20
 
 
-def config(n: int) -> dict:
-    elements = [k * 1024 // 4 for k in SIZES_KIB]  # fp32
+def config(n: int, ops: tuple[str, ...] = OPS, from_kib: int = 1) -> dict:
+    elements = [k * 1024 // 4 for k in SIZES_KIB if k >= from_kib]  # fp32
     blocks = [
         {
             "benchmark_name": op,
@@ -34,8 +35,10 @@ def config(n: int) -> dict:
                 {"num_elements_list": elements, "ici_size": n, "dtype": "float32"}
             ],
         }
-        for op in OPS
+        for op in ops
     ]
+    if "send_recv" not in ops and ops != OPS:
+        return {"num_runs": 20, "warmup": 3, "benchmarks": blocks}
     blocks.append(
         {
             "benchmark_name": "send_recv",
@@ -138,7 +141,10 @@ def _chart(path: str, series: dict[tuple[str, str], dict[float, float]]) -> None
 
 if __name__ == "__main__":
     if sys.argv[1] == "config":
+        rest = sys.argv[4:]
+        from_kib = int(rest[rest.index("--from-kib") + 1]) if "--from-kib" in rest else 1
+        ops = tuple(a for a in rest if not a.startswith("--") and not a.isdigit()) or OPS
         with open(sys.argv[3], "w") as f:
-            yaml.safe_dump(config(int(sys.argv[2])), f, sort_keys=False)
+            yaml.safe_dump(config(int(sys.argv[2]), ops, from_kib), f, sort_keys=False)
     else:
         table(sys.argv[2], sys.argv[3], sys.argv[4:])

@@ -164,6 +164,30 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
       --output_dir "$OUT/tpums/soak" 2>&1 | grep -v Warn | tail -2
     python3 bench/tpums_table.py "$OUT"/tpums/*/summary.csv | tee "$OUT/tpums.md"
     tar czf "$OUT/tpums.tgz" -C "$OUT" tpums && rm -rf "$OUT/tpums" ;;
+  anchor2|anchor4|anchor8)  # issue 52: nccl-tests-style all-reduce, one process per GPU
+    timeout 200 python3 bench/nccl_anchor.py "${p#anchor}" 2>&1 | grep -v Warn | tee "$OUT/anchor_${p#anchor}.md" ;;
+  psum2|psum4|psum8)  # issue 52: the harness's all-reduce (JAX and torch.distributed) from 1 MiB, beside the anchor
+    n=${p#psum}
+    python3 bench/collectives_scaling.py config "$n" "/tmp/psum_${n}gpu.yaml" psum --from-kib 1024
+    timeout 400 $RUN --config "/tmp/psum_${n}gpu.yaml" --output-dir "$OUT" 2>&1 | grep -v Warning | tail -3 ;;
+  coord2|coord4|coord8)  # issues 51/52: the DCN files, one process per GPU joined by the coordinator form
+    n=${p#coord}
+    for name in ppermute_uni ppermute_bidi all_reduce; do
+      sed "s/mesh_shape: \"2x8\"/mesh_shape: \"${n}x1\"/; s/\[8192, 16384, 24576, 32768\]/[8192, 32768]/" \
+        configs/tpums/dcn/7x_2x2x1_$name.yaml > /tmp/dcn_$name.yaml
+      for i in $(seq 0 $((n - 1))); do
+        CUDA_VISIBLE_DEVICES=$i timeout 280 $RUN --config /tmp/dcn_$name.yaml --output-dir "$OUT/coord$n" \
+          --coordinator 127.0.0.1:12$((n))77 --num-processes "$n" --process-id "$i" > "/tmp/coord_${name}_$i.log" 2>&1 &
+      done
+      wait
+      tail -3 "/tmp/coord_${name}_0.log"; grep -c "UNAVAILABLE\|CANCELLED" /tmp/coord_${name}_*.log
+    done
+    python3 bench/tpums_table.py "$OUT"/coord$n/*.summary.csv | tee "$OUT/coord$n.md" ;;
+  host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/simple_parsing*.whl .whl/docstring_parser*.whl 2>/dev/null
+    CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/host_overhead.py --upstream .upstream --rounds 5 2>&1 | grep -v Warn | tee "$OUT/host_overhead.md"
+    CUDA_VISIBLE_DEVICES=0 timeout 380 python3 bench/jax_bench_beside.py --upstream .upstream --gpu --rounds 3 \
+      --only quantization gemm_generalized hbm_bandwidth simple_add | tee "$OUT/beside46.md" ;;
   dcn)  # issue 38: upstream's DCN files on two GPUs, one process each (the dcn axis spans them)
     for name in ppermute_uni ppermute_bidi all_reduce; do
       sed 's/mesh_shape: "2x8"/mesh_shape: "2x1"/; s/\[8192, 16384, 24576, 32768\]/[8192, 16384, 32768]/' \
