@@ -185,7 +185,8 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     python3 bench/tpums_table.py "$OUT"/coord$n/*.summary.csv | tee "$OUT/coord$n.md" ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/simple_parsing*.whl .whl/docstring_parser*.whl 2>/dev/null
-    CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/host_overhead.py --upstream .upstream --rounds 5 2>&1 | grep -v Warn | tee "$OUT/host_overhead.md"
+    CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/host_overhead.py --upstream .upstream --rounds 5 2>&1 | grep -v Warn | tee "$OUT/host_overhead.md" ;;
+  beside46)  # issue 46: upstream's package and ours, the same one-off cases, taking turns, on GPU 0
     CUDA_VISIBLE_DEVICES=0 timeout 380 python3 bench/jax_bench_beside.py --upstream .upstream --gpu --rounds 3 \
       --only quantization gemm_generalized hbm_bandwidth simple_add | tee "$OUT/beside46.md" ;;
   dcn)  # issue 38: upstream's DCN files on two GPUs, one process each (the dcn axis spans them)

@@ -211,14 +211,8 @@ def main() -> None:
         env.update(
             JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={args.devices}"
         )
-    bindir = os.path.dirname(sys.executable)
     up_command = [sys.executable, "-m", "accelerator_microbenchmarks.main"]
-    script = os.path.join(bindir, "jax-bench")
-    our_command = (
-        [script]
-        if os.path.exists(script)
-        else [sys.executable, "-m", "microbench.dialects.jax_bench.cli"]
-    )
+    our_command = [sys.executable, "-m", "microbench", "jax-bench"]  # installed or not
     where = "the GPUs" if args.gpu else f"{args.devices} forced CPU devices"
     print(f"# jax-bench beside upstream: {where}, num_runs {args.num_runs}, {args.rounds} rounds")
     print(
