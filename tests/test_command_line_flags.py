@@ -64,9 +64,9 @@ def caught(tmp_path, monkeypatch, capsys):
 
     def planned(loaded, cases, options):
         seen.append(Seen(list(cases), options, loaded))
-        return 0
+        return session.RunOutcome(0)
 
-    monkeypatch.setattr(session, "run_planned", planned)
+    monkeypatch.setattr(session, "run_and_tell", planned)
     import microbench.jax_backend.distributed as distributed
     import microbench.run.launch as launch
 
@@ -145,6 +145,9 @@ SHARED: dict[str, tuple[str | None, Callable[[Seen], bool]]] = {
     "processes": ("2", lambda s: s.launched == 2),
     TORCHAO_CSV.dest: (None, lambda s: s.options.flag(TORCHAO_CSV)),
 }
+
+
+RUN_FILES = {dest: SHARED[dest][1] for dest in ("resume", "overwrite")}
 
 
 def _shared(*before: str) -> dict[str, Row]:
@@ -251,6 +254,7 @@ JAX_BENCH_ROWS: dict[str, Row] = {
     CONDITIONS.dest: Row(
         ("--config", "jb.yaml", "{}"), "strict", lambda s: s.cases[0].origin.conditions == "strict"
     ),
+    **{dest: Row(("--config", "jb.yaml", "{}"), None, holds) for dest, holds in RUN_FILES.items()},
 }
 TPUMS_ROWS: dict[tuple[str, ...], Row] = {
     ("benchmark", "run", "xprof_timing"): Row(
@@ -320,6 +324,16 @@ TPUMS_ROWS: dict[tuple[str, ...], Row] = {
     ("suite", "run", "xprof_dir"): Row(
         ("suite", "run", "suite.yaml", "{}"), "tr", lambda s: s.options.flag(XPROF_DIR) == "tr"
     ),
+    # one stop/resume contract: each command that runs takes --resume and --overwrite
+    **{
+        (*command[:2], dest): Row((*command, "{}"), None, holds)
+        for command in (
+            ("benchmark", "run", "gemm", "--m", "16"),
+            ("benchmark", "run-config", "tp.yaml"),
+            ("suite", "run", "suite.yaml"),
+        )
+        for dest, holds in RUN_FILES.items()
+    },
 }
 
 

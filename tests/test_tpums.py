@@ -383,7 +383,7 @@ def test_a_suite_runs_its_configs_in_turn_and_writes_one_report(
     assert f"consolidated report: {out / 'consolidated_report.md'}" in said
     assert (out / "gemm" / "summary.csv").exists() and (out / "hbm" / "summary.csv").exists()
     report = (out / "consolidated_report.md").read_text()
-    assert report.startswith("# tiny") and "wall_clock_p50_ms" in report and "## " in report
+    assert report.startswith("# tiny") and "wall\\_clock\\_p50\\_ms" in report and "## " in report
     assert "<table" in (out / "consolidated_report.html").read_text()
 
     from microbench.errors import UserError

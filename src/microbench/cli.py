@@ -25,6 +25,7 @@ from microbench.platform import chatter
 from microbench.run import store_commands
 from microbench.run.command_line import (
     OneLineParser,
+    add_run_files,
     count,
     guarded_main,
     seconds,
@@ -41,8 +42,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="where rows go when the config names no csv_path (default: results)",
     )
-    p.add_argument("--resume", action="store_true", help="skip cases already in the output files")
-    p.add_argument("--overwrite", action="store_true", help="replace existing results files")
+    add_run_files(p)
 
 
 def _add_selection_options(p: argparse.ArgumentParser) -> None:

@@ -36,9 +36,9 @@ from microbench.core.types import (
     Measurement,
     Prepared,
 )
-from microbench.errors import CaseFailure, Status, unsupported
+from microbench.errors import CaseFailure, Status, safe_stem, unsupported
 from microbench.jax_backend import distributed
-from microbench.jax_backend.timers import module_name, safe_name
+from microbench.jax_backend.timers import module_name
 from microbench.measure.inputs import Rotation, check_every_set, host_sets
 from microbench.measure.numerics import check_outputs, digest_rows
 from microbench.measure.procedure import check_fits, measure
@@ -262,7 +262,7 @@ class JaxBackend:
         if not case.outputs.xla_dump_dir:
             return
         os.makedirs(case.outputs.xla_dump_dir, exist_ok=True)
-        stem = os.path.join(case.outputs.xla_dump_dir, safe_name(case.label))
+        stem = os.path.join(case.outputs.xla_dump_dir, safe_stem(case.label))
         for suffix, text in ((".stablehlo.txt", stablehlo), (".optimized_hlo.txt", optimized)):
             with open(stem + suffix, "w", encoding="utf-8") as f:
                 f.write(text)

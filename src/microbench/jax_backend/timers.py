@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shutil
 import socket
 import statistics
@@ -22,7 +21,7 @@ from typing import Any
 from microbench.catalogue import Headline, get_spec
 from microbench.core.case import Case
 from microbench.core.types import Prepared, Timing, slowest_per_iteration
-from microbench.errors import CaseFailure, Status
+from microbench.errors import CaseFailure, Status, safe_stem
 from microbench.jax_backend import distributed, telemetry, xplane
 from microbench.measure.timers import (
     HostFlush,
@@ -36,10 +35,6 @@ from microbench.measure.timers import (
     warm_up,
 )
 from microbench.platform.frameworks import jax
-
-
-def safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
 def module_name(case: Case) -> str:
@@ -193,7 +188,7 @@ def _keep(serialized: bytes, session_dir: str) -> None:
 
     try:
         os.makedirs(session_dir, exist_ok=True)
-        path = os.path.join(session_dir, f"{safe_name(socket.gethostname())}.xplane.pb")
+        path = os.path.join(session_dir, f"{safe_stem(socket.gethostname())}.xplane.pb")
         write_atomically(path, lambda f: f.write(serialized), binary=True)
     except OSError as error:
         raise CaseFailure(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import glob
 import os
-import re
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -24,7 +23,7 @@ import numpy as np
 from microbench.catalogue import CATALOGUE
 from microbench.core.case import Case
 from microbench.core.types import Kernel, Prepared, Timing
-from microbench.errors import unsupported
+from microbench.errors import safe_stem, unsupported
 from microbench.measure import garbage
 from microbench.platform import interrupt
 
@@ -214,7 +213,7 @@ def trace_session_dir(case: Case) -> str | None:
     shape = CATALOGUE.get_spec(case.op).shape(case.params)
     named = [str(case.params[k]) for k in TRACE_NAMED if case.params.get(k) not in (None, "")]
     label = "-".join(x for x in (case.op, case.id[:8], shape, *named, case.implementation) if x)
-    folder = re.sub(r"[^A-Za-z0-9_.=-]+", "_", label)[:TRACE_NAME_CHARS]
+    folder = safe_stem(label, TRACE_NAME_CHARS)
     session = outputs.trace_session or time.strftime("%Y_%m_%d_%H_%M_%S")
     return os.path.join(outputs.trace_dir, folder, "plugins", "profile", session)
 

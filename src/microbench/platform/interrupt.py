@@ -34,6 +34,11 @@ def exit_code() -> int:
     return 128 + int(_received[0] if _received else signal.SIGINT)
 
 
+def stopped_by_signal(code: int) -> bool:
+    """Whether a run's exit code says a Ctrl-C or SIGTERM stopped it (128 + the signal)."""
+    return code > 128
+
+
 def requested() -> bool:
     return _requested.is_set()
 

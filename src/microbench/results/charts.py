@@ -6,7 +6,6 @@ clock and power along it): drawn for soaks and GPU-monitored cases, or every cas
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,15 +15,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from microbench.catalogue import get_spec  # noqa: E402
-from microbench.errors import UserError  # noqa: E402
+from microbench.errors import UserError, safe_stem  # noqa: E402
 from microbench.results.console import shape_of, significant  # noqa: E402
 from microbench.results.records import Row  # noqa: E402
 from microbench.results.writer import write_atomically  # noqa: E402
-
-
-def safe_name(text: str) -> str:
-    """A file name from an op name (which a foreign file could fill with anything)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)[:80] or "op"
 
 
 def save_figure(fig: Any, path: str, **options: Any) -> None:
@@ -77,7 +71,7 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
         )
         ax.grid(True, alpha=0.3)
         fig.tight_layout()
-        name = f"series_{safe_name(row.identity.op)}_{safe_name(row.identity.case_id)}.png"
+        name = f"series_{safe_stem(row.identity.op)}_{safe_stem(row.identity.case_id)}.png"
         path = os.path.join(out_dir, name)
         save_figure(fig, path, dpi=120)
         plt.close(fig)

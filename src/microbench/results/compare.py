@@ -26,7 +26,7 @@ from rich.table import Table
 
 from microbench.catalogue import OpParams, get_spec
 from microbench.core.samples import ratio_intervals
-from microbench.errors import Status, UserError, did_you_mean
+from microbench.errors import Status, UserError, did_you_mean, visible
 from microbench.results.console import format_seconds, shown, table_console
 from microbench.results.display import markdown_safe, ordered
 from microbench.results.reading import read_rows
@@ -434,7 +434,9 @@ def pairs_as_text(pairs: list[Pair], threshold: float, labels: tuple[str, str], 
     ]
     if fmt == "csv":
         buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerows([head, *lines])
+        csv.writer(buffer, lineterminator="\n").writerows(
+            [[visible(x) for x in line] for line in (head, *lines)]
+        )
         return buffer.getvalue()
     rows = [head, ["---"] * len(head), *lines]
     return "".join("| " + " | ".join(markdown_safe(x) for x in r) + " |\n" for r in rows)
@@ -543,7 +545,7 @@ def _show_groups(
         return
     table_console().print(pivot(comparison, by, baseline))
     for key in comparison.ambiguous:
-        print(f"ambiguous: several rows of one case on one side, not compared: {key}")
+        print(visible(f"ambiguous: several rows of one case on one side, not compared: {key}"))
 
 
 def _show_pairs(
@@ -563,7 +565,7 @@ def _show_pairs(
     elif shown:
         table_console().print(render(shown, threshold, *labels))
     for key in comparison.ambiguous:
-        print(f"ambiguous: several rows of one case on one side, not compared: {key}")
+        print(visible(f"ambiguous: several rows of one case on one side, not compared: {key}"))
 
 
 def _say_regressions(failing: list[Pair], matched: int, threshold: float) -> None:

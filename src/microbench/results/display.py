@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from microbench.errors import UserError, did_you_mean
+from microbench.errors import UserError, did_you_mean, visible
 from microbench.results.console import (
     distinguishing,
     format_pct,
@@ -277,7 +277,10 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, [c.machine_name for c in chosen], lineterminator="\n")
         writer.writeheader()
-        writer.writerows(records)
+        writer.writerows(
+            {k: visible(v) if isinstance(v, str) else v for k, v in record.items()}
+            for record in records
+        )
         return buffer.getvalue()
     head = "| " + " | ".join(markdown_safe(c.heading) for c in chosen) + " |\n"
     rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
@@ -290,4 +293,4 @@ MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 def markdown_safe(text: str) -> str:
     """A cell that stays one cell: one line, Markdown and HTML characters escaped."""
-    return MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return MARKDOWN_SPECIAL.sub(r"\\\1", visible(" ".join(str(text).split())))

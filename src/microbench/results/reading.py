@@ -94,7 +94,7 @@ def expand_results(refs: Sequence[str], key: str) -> list[str]:
     for ref in refs:
         if os.path.isdir(ref):
             candidates = sorted(Path(ref).glob("*.csv"))
-        elif any(c in ref for c in "*?["):
+        elif any(c in ref for c in "*?[") and not os.path.lexists(ref):  # a name is never a pattern
             candidates = sorted(Path(p) for p in glob.glob(ref, recursive=True))
         else:
             found.append(ref)

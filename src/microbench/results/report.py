@@ -20,9 +20,9 @@ import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from microbench.catalogue import get_spec  # noqa: E402
-from microbench.errors import UserError  # noqa: E402
+from microbench.errors import UserError, safe_stem  # noqa: E402
 from microbench.platform.backends import BACKENDS, run_order  # noqa: E402
-from microbench.results.charts import plt, safe_name, save_figure, time_series  # noqa: E402
+from microbench.results.charts import plt, save_figure, time_series  # noqa: E402
 from microbench.results.console import value_of, varying  # noqa: E402
 from microbench.results.display import (  # noqa: E402
     REPORT,
@@ -244,7 +244,7 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         left.set_title(f"{op}: latency over {sweep.axis} (bars: p10-p90)")
         right.set_title(f"{op}: {sweep.metric} over {sweep.axis}")
         fig.tight_layout()
-        path = os.path.join(out_dir, f"sweep_{safe_name(op)}.png")
+        path = os.path.join(out_dir, f"sweep_{safe_stem(op)}.png")
         save_figure(fig, path, dpi=110)
         plt.close(fig)
         written[path] = sum(len(p) for p in sweep.throughput.values())

@@ -11,11 +11,39 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NoReturn
 
+from microbench.core.flags import Flag
 from microbench.errors import UserError
 from microbench.limits import MAX_QUOTED, MAX_SECONDS
 from microbench.platform import chatter, interrupt, processes, streams
+
+# What happens to a run's earlier files: one stop/resume contract, taken by every command line that runs
+# (`microbench run`, `jax-bench`, `tpums benchmark run/run-config`, `tpums suite run`).
+RESUME: Flag[bool] = Flag(
+    "--resume", "skip cases already in the output files (finish an interrupted run)", False,
+    switch=True,
+)  # fmt: skip
+OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
+RUN_FILES = (RESUME, OVERWRITE)
+
+
+def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    for flag in RUN_FILES:
+        flag.add_to(parser)
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """--resume and --overwrite as given (RunOptions' fields of the same names)."""
+
+    resume: bool = False
+    overwrite: bool = False
+
+
+def run_files(args: argparse.Namespace) -> RunFiles:
+    return RunFiles(**{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES})
 
 
 class OneLineParser(argparse.ArgumentParser):

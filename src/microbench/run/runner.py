@@ -99,20 +99,29 @@ def _alarm(seconds: float | None, label: str = "") -> Iterator[None]:
         yield
         return
 
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise CaseTimeout()
+    armed = [True]  # the alarm belongs to this case: once it ends, a late tick raises nowhere
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+    def on_alarm(signum: int, frame: Any) -> None:
+        # never inside this function's own frame: its clean-up must run to the end
+        if armed[0] and (frame is None or frame.f_code is not _ALARM_CODE):
+            raise CaseTimeout()
+
     watchdog = threading.Timer(seconds + STUCK_GRACE_S, _stuck, (label, seconds))
     watchdog.daemon = True
-    watchdog.start()
-    try:
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:  # armed inside: a first tick that comes at once still finds the clean-up below
+        watchdog.start()
+        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
         yield
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         watchdog.cancel()
+        time.sleep(0)  # a tick already delivered runs its (now disarmed) handler here
         signal.signal(signal.SIGALRM, previous)
+
+
+_ALARM_CODE = _alarm.__wrapped__.__code__  # type: ignore[attr-defined]
 
 
 def _shape(case: Case) -> str:

@@ -119,14 +119,25 @@ def run_config(path: str, options: RunOptions) -> int:
     return run_planned(loaded, cases, options)
 
 
+@dataclasses.dataclass(frozen=True)
+class RunOutcome:
+    code: int  # the process exit code
+    cases: tuple[Case, ...] = ()  # as they ran: their results files assigned (a suite reads them)
+
+
 def run_planned(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -> int:
-    """Run the cases a config planned (`run.planning`): assign the results files, open the sinks,
-    execute every case, copy URL outputs."""
+    """Run the cases a config planned (`run.planning`); the process exit code."""
+    return run_and_tell(loaded, cases, options).code
+
+
+def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -> RunOutcome:
+    """Run the cases a config planned: assign the results files, open the sinks, execute every case,
+    copy URL outputs."""
     peaks = getattr(loaded.model, "peaks", None)
     overrides = peaks.model_dump() if peaks else None
     if not processes.primary():  # process 0 of a many-process job writes; the others only take part
         quiet = dataclasses.replace(options, progress=False)
-        return exit_code(execute_all(cases, quiet, None, overrides))
+        return RunOutcome(exit_code(execute_all(cases, quiet, None, overrides)))
     if options.output_dir_given:
         warn_overridden_output_dir(cases, options.output_dir)
     run_id = new_run_id()
@@ -154,7 +165,7 @@ def run_planned(loaded: LoadedConfig, cases: list[Case], options: RunOptions) ->
         if assigned.number > 1 and options.verbosity >= 0:
             console.print(f"run {assigned.number} of this config (earlier runs are kept)")
         with interrupt.handled():
-            return _run_cases(cases, sinks, options, overrides, run_id)
+            return RunOutcome(_run_cases(cases, sinks, options, overrides, run_id), tuple(cases))
     finally:
         if options.verbosity >= 0:
             say_where_traces_went(cases)
@@ -206,14 +217,27 @@ def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
         )
 
 
+def _module_of(script: str) -> str | None:
+    """`python -m NAME`'s NAME for a file inside a package (its folders hold __init__.py)."""
+    path = Path(script).resolve()
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts).removesuffix(".__main__") if len(parts) > 1 else None
+
+
 def resume_command(argv: list[str]) -> str:
     """The command that finishes an interrupted sweep, runnable as printed: the one the user typed (a
-    worker of `run --processes N` names its launcher's)."""
+    worker of `run --processes N` names its launcher's). A package's file is named as a module: run
+    as a script, its folder would shadow the standard library's names."""
     launched_by = os.environ.get(processes.LAUNCHED_BY)
     if launched_by:
         argv = json.loads(launched_by)
-    if argv and os.path.basename(argv[0]) in ("cli.py", "__main__.py"):  # python -m microbench.cli:
-        head = [sys.executable, "-m", "microbench.cli"]  # the file itself shadows stdlib names
+    module = _module_of(argv[0]) if argv and argv[0].endswith(".py") else None
+    if module:
+        head = [sys.executable, "-m", module]
     elif argv and argv[0].endswith(".py"):
         head = [sys.executable, argv[0]]
     else:
@@ -231,6 +255,8 @@ def _run_cases(
 ) -> int:
     todo = [c for c in cases if not any(s.holds(c) for s in sinks)]
     done = len(cases) - len(todo)
+    pending = {id(c) for c in todo}
+    restore([c for c in cases if id(c) not in pending], sinks)
     if options.resume and len(todo) < len(cases):
         console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
     finished: list[Row] = []
@@ -263,6 +289,17 @@ def _run_cases(
     close_all(sinks, finished, interrupted=False)
     report_counts(finished, sinks, options)
     return exit_code(finished)
+
+
+def restore(done: list[Case], sinks: list[Sink]) -> None:
+    """The rows' files are the record of what finished: an output written after them that lacks a
+    finished case (the run was killed between the two writes) is handed the stored row."""
+    for case in done:
+        lacking = [s for s in sinks if s.restores and not s.holds(case)]
+        stored = next((r for s in sinks if lacking and (r := s.stored(case))), None)
+        for sink in lacking:
+            if stored is not None:
+                sink.row(case, stored)
 
 
 def close_all(sinks: list[Sink], finished: list[Row], interrupted: bool) -> None:

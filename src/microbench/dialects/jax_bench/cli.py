@@ -14,6 +14,7 @@ input is one line and exit 2, as for `microbench`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -21,17 +22,29 @@ from typing import Any
 from microbench.core.options import RunOptions
 from microbench.dialects.jax_bench.flags import CONDITIONS, HW, UPSTREAM_FILES, XPROF_DIR
 from microbench.errors import UserError, visible
-from microbench.run.command_line import OneLineParser, command_main
+from microbench.run.command_line import (
+    OneLineParser,
+    RunFiles,
+    add_run_files,
+    command_main,
+    run_files,
+)
 
 OWN_FLAGS = (HW, XPROF_DIR, CONDITIONS)
 
 
-def upstream_options(folder: str, option: str, **flags: Any) -> RunOptions:
+def upstream_options(
+    folder: str, option: str, files: RunFiles | None = None, **flags: Any
+) -> RunOptions:
     """A reference command line's options (jax-bench's, TPUMS's): rows, summary.csv and
-    detailed.json in `folder`, named as upstream names them; `flags` by their dest."""
+    detailed.json in `folder`, named as upstream names them; `files`: --resume/--overwrite;
+    `flags` by their dest."""
     if not folder:
         raise UserError("is empty; name an output folder", key=option)
-    options = RunOptions(output_dir=folder, output_dir_given=True)
+    files = files or RunFiles()
+    options = RunOptions(
+        output_dir=folder, output_dir_given=True, resume=files.resume, overwrite=files.overwrite
+    )
     return options.with_flags(**{UPSTREAM_FILES.dest: True, **flags})
 
 
@@ -49,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", default="results", help="output directory (default: results)")
     for flag in OWN_FLAGS:
         flag.add_to(parser)
+    add_run_files(parser)
     return parser
 
 
@@ -63,11 +77,9 @@ def _traced(fields: list[str], xprof_dir: str | None) -> list[str]:
 
 def _options(args: argparse.Namespace, fields: list[str]) -> RunOptions:
     flags = {f.dest: getattr(args, f.dest) for f in OWN_FLAGS}
-    options = upstream_options(args.output, "--output", **flags)
+    options = upstream_options(args.output, "--output", run_files(args), **flags)
     if not args.run:
         return options
-    import dataclasses
-
     return dataclasses.replace(
         options, one_off=(args.run, *_traced(fields, options.flag(XPROF_DIR)))
     )

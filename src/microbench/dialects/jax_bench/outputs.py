@@ -332,6 +332,8 @@ def pair_beside(results_csv: str) -> tuple[str, str]:
 
 
 class JaxBenchFiles(Sink):
+    restores = True  # the pair is rewritten after the rows: a kill between them is mended on resume
+
     def __init__(
         self, pair: tuple[str, str], resume: bool, overwrite: bool, claimed: bool = False
     ) -> None:
@@ -348,6 +350,9 @@ class JaxBenchFiles(Sink):
             return
         for path, key in ((self.summary, "summary.csv"), (self.detailed, "detailed.json")):
             check_new_file(path, key, overwrite=self.overwrite or self.resume)
+
+    def holds(self, case: Case) -> bool:
+        return any(e.get(OURS_KEY, {}).get("case_id") == case.id for e in self.entries)
 
     def row(self, case: Case, row: Row) -> None:
         if case.origin is None or not row.ok:
@@ -374,7 +379,7 @@ class JaxBenchFiles(Sink):
             for generation in GENERATIONS.values():  # a generation's console tables (TPUMS's D2D)
                 for table in generation.console(self.entries):
                     print("\n" + "\n".join(visible(line) for line in table.splitlines()))
-            print(f"jax-bench summary: {self.summary}, {self.detailed}", file=sys.stderr)
+            print(visible(f"jax-bench summary: {self.summary}, {self.detailed}"), file=sys.stderr)
         elif self.claimed:  # nothing measured: the names go back
             for path in (self.summary, self.detailed):
                 with contextlib.suppress(OSError):

@@ -31,7 +31,7 @@ from microbench.core.case import DEVICE_MODES
 from microbench.dialects.jax_bench.cli import upstream_options
 from microbench.dialects.jax_bench.flags import XPROF_DIR
 from microbench.errors import UserError, visible
-from microbench.run.command_line import OneLineParser, command_main
+from microbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
 MAX_COMBINATIONS = 1000
 
@@ -44,6 +44,7 @@ def _common(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
         default=None,
         help="a YAML of per-benchmark TPU flags replacing the packaged set (TPU only)",
     )
+    add_run_files(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_suite.set_defaults(handler=_suite)
     run_suite.add_argument("--output_dir", default="results", help="where results go (results)")
     XPROF_DIR.add_to(run_suite)
+    add_run_files(run_suite)
     return parser
 
 
@@ -243,7 +245,7 @@ def _suite(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
     if rest:
         raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
-    return run_suite(args.file, args.output_dir, args.xprof_dir)
+    return run_suite(args.file, args.output_dir, run_files(args), args.xprof_dir)
 
 
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
@@ -292,7 +294,9 @@ def _execute(args: argparse.Namespace, loaded: Any) -> int:
     from microbench.run.session import run_planned
 
     flags = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
-    options = upstream_options(args.output_dir, "--output_dir", **{XPROF_DIR.dest: args.xprof_dir})
+    options = upstream_options(
+        args.output_dir, "--output_dir", run_files(args), **{XPROF_DIR.dest: args.xprof_dir}
+    )
     check_options(options)
     cases = plan(loaded, options, jax_device_count)
     return run_planned(loaded, with_flags(cases, flags) if flags is not None else cases, options)

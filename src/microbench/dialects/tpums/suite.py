@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from microbench.config.loader import LoadedConfig, load_config
 from microbench.core.case import Case
-from microbench.errors import UserError, key_path
+from microbench.errors import UserError, key_path, safe_stem, visible
+from microbench.run.command_line import RunFiles
 
 KEYS = ("suite_name", "description", "configs")
 # what a consolidated table shows of a summary.csv, where present: the case, then TPUMS's figures
@@ -64,9 +66,12 @@ def _located(config: str, suite_path: str, index: int) -> str:
 
 
 def _stem(path: str, taken: set[str]) -> str:
-    """The config's folder in the suite's output: its path below configs/, made unique."""
+    """The config's folder in the suite's output: its path below configs/, made unique, and a safe
+    name whatever the file is called (`...yaml` does not climb out of --output_dir)."""
     parts = Path(path).with_suffix("").parts
-    name = "_".join(parts[parts.index("configs") + 1 :] if "configs" in parts else parts[-1:])
+    name = safe_stem(
+        "_".join(parts[parts.index("configs") + 1 :] if "configs" in parts else parts[-1:])
+    )
     stem, n = name, 1
     while stem in taken:
         n += 1
@@ -75,60 +80,141 @@ def _stem(path: str, taken: set[str]) -> str:
     return stem
 
 
-def run_suite(path: str, output_dir: str, xprof_dir: str | None) -> int:
+@dataclass(frozen=True)
+class Planned:
+    folder: str
+    loaded: LoadedConfig
+    cases: list[Case]
+    options: Any
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One config of this suite run, as the report tells it."""
+
+    config: str
+    table: Any  # a pandas DataFrame, or None where nothing was measured
+    said: str = ""  # why there is no table (the config's one-line error)
+
+
+def _plan(
+    suite: Suite, path: str, output_dir: str, files: RunFiles, xprof_dir: str | None
+) -> list[Planned]:
+    """Every config planned before any runs: a bad one stops the suite in one line, nothing measured."""
     from microbench.config.planner import plan
     from microbench.dialects.jax_bench.cli import upstream_options
     from microbench.dialects.jax_bench.flags import XPROF_DIR
-    from microbench.run.planning import jax_device_count
-    from microbench.run.session import run_planned
+    from microbench.run.planning import check_options, jax_device_count
 
-    suite = read_suite(path)
-    planned: list[tuple[str, LoadedConfig, list[Case], Any]] = []
+    planned: list[Planned] = []
     taken: set[str] = set()
     for i, config in enumerate(suite.configs):
         located = _located(config, path, i)
         folder = os.path.join(output_dir, _stem(located, taken))
-        options = upstream_options(folder, "--output_dir", **{XPROF_DIR.dest: xprof_dir})
+        options = upstream_options(folder, "--output_dir", files, **{XPROF_DIR.dest: xprof_dir})
+        check_options(options)
         loaded = load_config(located)
         try:
             cases = plan(loaded, options, jax_device_count)
         except UserError as error:
             raise loaded.located(error) from None
-        planned.append((folder, loaded, cases, options))
-    codes = [run_planned(loaded, cases, options) for _, loaded, cases, options in planned]
-    paths = write_report(
-        suite, [(folder, loaded.path) for folder, loaded, _, _ in planned], output_dir
-    )
-    print(f"consolidated report: {', '.join(paths)}", file=sys.stderr)
+        planned.append(Planned(folder, loaded, cases, options))
+    return planned
+
+
+def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None) -> int:
+    """Each config in turn; a config that cannot write is said in the report and the suite goes on;
+    a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
+    from microbench.platform.interrupt import stopped_by_signal
+    from microbench.run.session import run_and_tell
+
+    suite = read_suite(path)
+    codes: list[int] = []
+    ran: list[Ran] = []
+    for entry in _plan(suite, path, output_dir, files, xprof_dir):
+        before = set(_summaries(entry.folder))
+        try:
+            outcome = run_and_tell(entry.loaded, entry.cases, entry.options)
+        except UserError as error:
+            print(visible(f"error: {error}"), file=sys.stderr)
+            codes.append(error.exit_code)
+            ran.append(Ran(entry.loaded.path, None, str(error)))
+            continue
+        codes.append(outcome.code)
+        if stopped_by_signal(outcome.code):
+            return outcome.code
+        summary = _this_runs_summary(entry.folder, before, files.resume)
+        ran.append(Ran(entry.loaded.path, _table(summary, outcome.cases)))
+    paths = write_report(suite, ran, output_dir)
+    print(visible(f"consolidated report: {', '.join(paths)}"), file=sys.stderr)
     return max(codes, default=0)
 
 
-def _table(folder: str) -> Any:
+def _summaries(folder: str) -> list[Path]:
+    return sorted(Path(folder).glob("summary*.csv")) if os.path.isdir(folder) else []
+
+
+def _this_runs_summary(folder: str, before: set[Path], resumed: bool) -> Path | None:
+    """The summary.csv this run wrote: a new one, or on --resume the latest, which it continued."""
+    after = _summaries(folder)
+    new = [p for p in after if p not in before] or (after if resumed else [])
+    return max(new, key=lambda p: p.stat().st_mtime_ns, default=None)
+
+
+def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
+    """What the report shows of one config: this run's summary.csv (the figures, and every field
+    that varies between its rows), else this run's rows (a config of another layout)."""
     import pandas as pd
 
-    summaries = sorted(Path(folder).glob("summary*.csv"))
-    if not summaries:
+    if summary is not None:
+        frame = pd.read_csv(summary)
+        fields = {k for c in cases if c.origin for k, _ in c.origin.fields}
+        varying = [
+            c for c in frame.columns
+            if c in fields and c not in SHOWN and frame[c].astype(str).nunique() > 1
+        ]  # fmt: skip
+        return frame[[*varying, *(c for c in SHOWN if c in frame.columns)]]
+    from microbench.results.reading import read_rows
+
+    ids = {c.id for c in cases}
+    rows = [
+        r for path in sorted({c.outputs.csv_path for c in cases}) if os.path.isfile(path)
+        for r in read_rows(path) if r.identity.case_id in ids and r.ok
+    ]  # fmt: skip
+    if not rows:
         return None
-    frame = pd.concat([pd.read_csv(p) for p in summaries], ignore_index=True)
-    return frame[[c for c in SHOWN if c in frame.columns]]
+    return pd.DataFrame(
+        {
+            "case": [r.identity.label for r in rows],
+            "p50_ms": [(r.median_s or 0.0) * 1e3 for r in rows],
+            "timing_source": [r.timing.timing_source for r in rows],
+            "check": [r.timing.check for r in rows],
+        }
+    )
 
 
-def write_report(suite: Suite, runs: list[tuple[str, str]], output_dir: str) -> tuple[str, str]:
-    """consolidated_report.md and .html: the suite, then each config's summary table."""
+def write_report(suite: Suite, ran: list[Ran], output_dir: str) -> tuple[str, str]:
+    """consolidated_report.md and .html: the suite, then each config's table of this run. Every text
+    a file carries is escaped for where it goes (a Markdown cell, HTML)."""
+    from microbench.results.display import markdown_safe
     from microbench.results.writer import write_atomically
 
-    md = [f"# {suite.name}", "", suite.description, ""]
+    md = [f"# {markdown_safe(suite.name)}", "", markdown_safe(suite.description), ""]
     html = [f"<h1>{_escape(suite.name)}</h1>", f"<p>{_escape(suite.description)}</p>"]
-    for folder, config in runs:
-        table = _table(folder)
-        md += [f"## {config}", ""]
-        html.append(f"<h2>{_escape(config)}</h2>")
-        if table is None or table.empty:
-            md += ["No case of this config measured anything (see its rows for why).", ""]
-            html.append("<p>No case of this config measured anything.</p>")
+    for config in ran:
+        md += [f"## {markdown_safe(config.config)}", ""]
+        html.append(f"<h2>{_escape(config.config)}</h2>")
+        if config.table is None or config.table.empty:
+            why = config.said or "No case of this config measured anything (see its rows for why)."
+            md += [markdown_safe(why), ""]
+            html.append(f"<p>{_escape(why)}</p>")
             continue
-        md += [table.to_markdown(index=False, floatfmt=".4g"), ""]
-        html.append(table.to_html(index=False, float_format=lambda v: f"{v:.4g}", escape=True))
+        md += [_escaped(config.table, markdown_safe).to_markdown(index=False, floatfmt=".4g"), ""]
+        html.append(
+            _escaped(config.table, visible).to_html(
+                index=False, float_format=lambda v: f"{v:.4g}", escape=True
+            )
+        )
     paths = (
         os.path.join(output_dir, "consolidated_report.md"),
         os.path.join(output_dir, "consolidated_report.html"),
@@ -136,6 +222,15 @@ def write_report(suite: Suite, runs: list[tuple[str, str]], output_dir: str) -> 
     for path, text in zip(paths, ("\n".join(md), "\n".join(html)), strict=True):
         write_atomically(path, _writer(text))
     return paths
+
+
+def _escaped(frame: Any, escape: Callable[[str], str]) -> Any:
+    """The table with every text (heading or cell) passed through `escape`; numbers stay numbers."""
+    import pandas as pd
+
+    return frame.rename(columns=lambda c: escape(str(c))).map(
+        lambda v: v if pd.api.types.is_number(v) else escape(str(v))
+    )
 
 
 def _writer(text: str) -> Any:
@@ -148,4 +243,4 @@ def _writer(text: str) -> Any:
 def _escape(text: str) -> str:
     import html
 
-    return html.escape(text)
+    return html.escape(visible(text))

@@ -14,7 +14,7 @@ import pkgutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from microbench.core.case import Case
 from microbench.core.flags import Flag
@@ -38,12 +38,20 @@ class RunContext:
 class Sink:
     """One output format. Every method is optional: a whole-file format writes in `close`."""
 
+    # rebuilt on resume: a finished case this output lacks (a kill between its write and the rows')
+    # is handed its stored row before the run goes on
+    restores: ClassVar[bool] = False
+
     def open(self) -> None:
         """Check that the output can be written (one-line UserError otherwise), before any case."""
 
     def holds(self, case: Case) -> bool:
         """Whether this output already holds the case's row (--resume skips it)."""
         return False
+
+    def stored(self, case: Case) -> Row | None:
+        """The row this output holds for a finished case, read back (the rows' own files give it)."""
+        return None
 
     def row(self, case: Case, row: Row) -> None:
         """A finished case's row, before the next case starts."""

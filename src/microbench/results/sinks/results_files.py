@@ -11,6 +11,7 @@ from pathlib import Path
 from microbench.catalogue import get_spec
 from microbench.core.case import Case
 from microbench.results.columns import header
+from microbench.results.reading import read_rows
 from microbench.results.records import Row
 from microbench.results.remote import DIR_FIELDS
 from microbench.results.sinks import RunContext, Sink, register_sink
@@ -22,6 +23,7 @@ class ResultFiles(Sink):
         self.cases = context.cases
         self.options = context.options
         self.files: dict[str, ResultFile] = {}  # a case's csv_path as written -> its file
+        self.read_back: dict[str, dict[str, Row]] = {}  # a file's finished rows by case, once read
 
     def open(self) -> None:
         by_file: dict[str, list[Case]] = defaultdict(list)
@@ -58,6 +60,13 @@ class ResultFiles(Sink):
     def holds(self, case: Case) -> bool:
         """In its own file: a case that two benchmarks write to two files is done in each apart."""
         return case.id in self.files[case.outputs.csv_path].done
+
+    def stored(self, case: Case) -> Row | None:
+        path = case.outputs.csv_path
+        if path not in self.read_back:
+            rows = read_rows(path, series="all") if self.holds(case) else []
+            self.read_back[path] = {r.identity.case_id: r for r in rows}
+        return self.read_back[path].get(case.id)
 
     def row(self, case: Case, row: Row) -> None:
         self.files[case.outputs.csv_path].append(row)

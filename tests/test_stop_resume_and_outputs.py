@@ -1,0 +1,220 @@
+"""Issue 47's classes, each through its command line: nothing lost on resume, one stop/resume contract
+for every command line, alarms owned by their case, a suite report of this run only, and names and
+texts from files that stay where they belong. Each test failed before the fix it names."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from microbench.cli import main
+
+FAULT = "backend: numpy\nnum_runs: 2\nwarmup: 0\nbenchmarks:\n"
+SIMPLE_ADD = (
+    "global: {num_runs: 2, warmup_tries: 0}\nbenchmarks:\n"
+    "- {name: simple_add, size: 256}\n- {name: simple_add, size: 512}\n"
+)
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "JAX_PLATFORMS": "cpu"}
+
+
+def test_resume_gives_the_pair_back_a_case_a_kill_left_in_the_rows_only(tmp_path, capsys):
+    """A kill between the rows and the pair leaves a finished case out of summary.csv and
+    detailed.json; --resume (now taken by jax-bench, into the same pair) hands it its stored row."""
+    config = tmp_path / "c.yaml"
+    config.write_text(SIMPLE_ADD)
+    out = tmp_path / "out"
+    assert main(["jax-bench", "--config", str(config), "--output", str(out)]) == 0
+    detailed = json.loads((out / "detailed.json").read_text())
+    assert len(detailed) == 2
+    (out / "detailed.json").write_text(json.dumps(detailed[:1]))
+    lines = (out / "summary.csv").read_text().splitlines()
+    (out / "summary.csv").write_text("\n".join(lines[:2]) + "\n")
+    capsys.readouterr()
+
+    assert main(["jax-bench", "--config", str(config), "--output", str(out), "--resume"]) == 0
+    assert "2 of 2 cases already done" in capsys.readouterr().err
+    again = json.loads((out / "detailed.json").read_text())
+    assert [e["microbench"]["case_id"] for e in again] == [
+        e["microbench"]["case_id"] for e in detailed
+    ]
+    assert len(rows(out / "summary.csv")) == 2 and not (out / "summary.2.csv").exists()
+    assert (
+        again[1]["raw_times_ms"] == detailed[1]["raw_times_ms"]
+    )  # the stored samples, not new ones
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["jax-bench", "--config", "c.yaml", "--resume"],
+        ["tpums", "benchmark", "run-config", "t.yaml", "--resume"],
+        ["tpums", "benchmark", "run", "gemm", "--m", "16", "--resume"],
+        ["tpums", "suite", "run", "s.yaml", "--resume"],
+    ],
+)
+def test_every_command_line_takes_resume_and_overwrite(command, tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(SIMPLE_ADD)
+    Path("t.yaml").write_text(
+        "benchmark: {name: gemm, params: {m: 16, k: 16, n: 16, num_runs: 2}}\n"
+    )
+    Path("s.yaml").write_text("suite_name: s\nconfigs: [t.yaml]\n")
+    code, _, err = run_cli(*command)
+    assert code == 0 and "unexpected" not in err and "ignored" not in err, err
+    code, _, err = run_cli(*command)  # the second time: all done
+    assert code == 0 and "already done" in err, err
+    code, _, err = run_cli(*command, "--overwrite")
+    assert code == 2 and "give one" in err
+
+
+def _wait_for_rows(path: Path, proc: subprocess.Popen[str], n: int = 1) -> None:
+    deadline = time.monotonic() + 120
+    while not path.exists() or len(rows(path)) < n:
+        assert time.monotonic() < deadline and proc.poll() is None, (
+            proc.stderr and proc.stderr.read()
+        )
+        time.sleep(0.1)
+
+
+@pytest.mark.slow  # real processes and a signal
+def test_sigterm_stops_the_suite_and_its_printed_command_finishes_it(tmp_path):
+    """The first config's second case is running when SIGTERM comes: the suite stops there (exit
+    143, the next config never starts); the command it prints, run as printed, finishes the suite."""
+    (tmp_path / "f.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  csv_path: out/f/r.csv\n  benchmark_params:\n"
+        "  - {n: 8}\n  - {n: 9, mode: hang, seconds: 1.5}\n"
+    )
+    (tmp_path / "g.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 7}]\n"
+    )
+    (tmp_path / "s.yaml").write_text("suite_name: s\nconfigs: [f.yaml, g.yaml]\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "microbench", "tpums", "suite", "run", "s.yaml", "--output_dir", "out"],
+        cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    _wait_for_rows(tmp_path / "out" / "f" / "r.csv", proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert not (tmp_path / "out" / "g").exists() and "Traceback" not in err
+    printed = err.rsplit("to finish the sweep run: ", 1)[1].splitlines()[0]
+    assert printed.startswith(f"{sys.executable} -m microbench tpums suite run s.yaml")
+    done = subprocess.run(
+        shlex.split(printed), cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 of 2 cases already done" in done.stderr
+    assert len(rows(tmp_path / "out" / "f" / "r.csv")) == 2
+    assert (tmp_path / "out" / "consolidated_report.md").exists()
+
+
+@pytest.mark.slow  # a real process: a stray SIGALRM would kill it
+def test_a_tiny_timeout_never_outlives_its_case(tmp_path):
+    """A timeout of a few microseconds on every case of a sweep: each case gets its own row (ok or
+    timeout), the process survives to the end, and no later case carries another's alarm."""
+    sizes = ", ".join(str(8 + i) for i in range(40))
+    (tmp_path / "c.yaml").write_text(
+        "backend: numpy\nnum_runs: 3\nwarmup: 0\ntimeout_s: 0.00002\nbenchmarks:\n"
+        f"- benchmark_name: fault\n  benchmark_sweep_params: [{{n: [{sizes}]}}]\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "microbench", "run", "--config", "c.yaml", "-o", "r.csv"],
+        cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    found = rows(tmp_path / "r.csv")
+    assert len(found) == 40
+    assert {r["status"] for r in found} <= {"ok", "timeout"}
+
+
+def test_a_suite_entry_named_dots_stays_inside_the_output_folder(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    Path("...yaml").write_text(
+        "benchmark: {name: gemm, params: {m: 16, k: 16, n: 16, num_runs: 2}}\n"
+    )
+    Path("s.yaml").write_text("suite_name: s\nconfigs: ['...yaml']\n")
+    code, _, err = run_cli("tpums", "suite", "run", "s.yaml", "--output_dir", "deep/out")
+    assert code == 0, err
+    inside = {p.relative_to(tmp_path).parts[:2] for p in tmp_path.rglob("*.csv")}
+    assert inside == {("deep", "out")}
+
+
+def test_the_report_shows_this_runs_rows_only_and_escapes_every_cell(
+    tmp_path, monkeypatch, run_cli
+):
+    """A rerun's report shows the rerun's rows (not the first run's too), the field that tells its
+    rows apart, an Ironwood-layout config's rows, and file text as text (no new table row, no HTML)."""
+    monkeypatch.chdir(tmp_path)
+    Path("h.yaml").write_text(
+        "benchmark: {name: hbm, params: {num_runs: 2}, sweep: {num_elements: [1024, 2048]}}\n"
+    )
+    Path("f.yaml").write_text(FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n")
+    Path("s.yaml").write_text(
+        "suite_name: '<b>s</b>'\ndescription: 'a | b\\x1b[2J'\nconfigs: [h.yaml, f.yaml]\n"
+    )
+    for _ in range(2):
+        assert run_cli("tpums", "suite", "run", "s.yaml", "--output_dir", "o")[0] == 0
+    report = Path("o/consolidated_report.md").read_text()
+    table = report.split("## h.yaml", 1)[1].split("##", 1)[0]
+    assert len([line for line in table.splitlines() if line.startswith("|")]) == 2 + 2
+    assert "num\\_elements" in table and "1024" in table and "2048" in table
+    assert "No case" not in report.split("## f.yaml", 1)[1]  # the Ironwood layout's row is shown
+    assert "a \\| b" in report and "\x1b" not in report
+    html = Path("o/consolidated_report.html").read_text()
+    assert "<b>" not in html and "&lt;b&gt;" in html and "\x1b" not in html
+
+
+def test_an_unwritable_config_folder_is_said_in_the_report_and_the_suite_goes_on(
+    tmp_path, monkeypatch, run_cli
+):
+    monkeypatch.chdir(tmp_path)
+    Path("a.yaml").write_text(FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n")
+    Path("b.yaml").write_text(FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 9}]\n")
+    Path("s.yaml").write_text("suite_name: s\nconfigs: [a.yaml, b.yaml]\n")
+    Path("o").mkdir()
+    Path("o/a").write_text("a file where the folder goes")
+    code, _, err = run_cli("tpums", "suite", "run", "s.yaml", "--output_dir", "o")
+    assert code == 2 and "error:" in err
+    report = Path("o/consolidated_report.md").read_text()
+    assert "## a.yaml" in report and "## b.yaml" in report
+    assert len(rows(next(Path("o/b").glob("*.csv")))) == 1
+
+
+def test_terminal_escapes_from_a_file_never_reach_the_terminal(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n")
+    for name in ("a", "b"):  # a file written elsewhere, its label carrying a terminal escape
+        assert run_cli("run", "--config", "c.yaml", "-o", f"{name}.csv", "--no-progress")[0] == 0
+        text = Path(f"{name}.csv").read_text()
+        Path(f"{name}.csv").write_text(text.replace(",numpy,numpy,", ",numpy,num\x1b[2Jpy,"))
+    for fmt in ("csv", "markdown"):
+        code, out, err = run_cli("compare", "a.csv", "b.csv", "--format", fmt)
+        assert "\x1b" not in out + err and "\\x1b" in out, (fmt, out)
+
+
+def test_a_quoted_file_name_is_never_globbed_again(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    for n, name in ((8, "r1.csv"), (16, "r[1].csv")):
+        Path("c.yaml").write_text(
+            FAULT + f"- benchmark_name: fault\n  benchmark_params: [{{n: {n}}}]\n"
+        )
+        assert run_cli("run", "--config", "c.yaml", "-o", name, "--no-progress")[0] == 0
+    code, out, err = run_cli("compare", "r[1].csv", "r[1].csv", "--format", "csv")
+    assert code == 0 and "n=16" in out and "n=8" not in out, out + err  # r[1].csv, not r1.csv
