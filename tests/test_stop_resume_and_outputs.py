@@ -218,3 +218,134 @@ def test_a_quoted_file_name_is_never_globbed_again(tmp_path, monkeypatch, run_cl
         assert run_cli("run", "--config", "c.yaml", "-o", name, "--no-progress")[0] == 0
     code, out, err = run_cli("compare", "r[1].csv", "r[1].csv", "--format", "csv")
     assert code == 0 and "n=16" in out and "n=8" not in out, out + err  # r[1].csv, not r1.csv
+
+
+@pytest.mark.parametrize(
+    ("params", "key", "says"),
+    [
+        ("{mesh_shape: '2x1', mesh_axes: 'dcn,ici', ring_factor: -1}", "ring_factor", "above 0"),
+        ("{mesh_shape: '2x1', mesh_axes: 'dcn,ici', ring_factor: .nan}", "ring_factor", "finite"),
+        ("{mesh_shape: '2x1', mesh_axes: 'dcn,ici', input_layout: foo}", "input_layout", "dcn_1d"),
+        ("{mesh_shape: '2x1', mesh_axes: 'dcn,dcn'}", "mesh_axes", "distinct"),
+        ("{mesh_shape: '2x1', mesh_axes: 'dcn,ici,x'}", "params", "one name per axis"),
+        ("{mesh_shape: '0x1', mesh_axes: 'dcn,ici'}", "params", "1 or more"),
+    ],
+)
+def test_dcn_values_the_fields_cannot_take_are_refused(params, key, says, tmp_path, run_cli):
+    path = tmp_path / "d.yaml"
+    path.write_text(f"benchmark: {{name: all_reduce, params: {params}}}\n")
+    code, _, err = run_cli("validate", "--config", str(path))
+    assert code == 2 and f".{key}" in err and says in err and len(err.splitlines()) == 1, err
+
+
+def test_a_null_case_is_refused_not_run_as_defaults(tmp_path, run_cli):
+    path = tmp_path / "n.yaml"
+    path.write_text("benchmark: {name: gemm, params: {num_runs: 2}, cases: [{m: 16}, null]}\n")
+    code, _, err = run_cli("validate", "--config", str(path))
+    assert code == 2 and "benchmark.cases[1]" in err
+
+
+def _stored(tmp_path: Path, run_cli, n: int) -> None:
+    Path("c.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  csv_path: results/r.csv\n  benchmark_params: [{n: 8}]\n"
+    )
+    for _ in range(n):
+        assert run_cli("run", "--config", "c.yaml", "--no-progress", "-q")[0] == 0
+
+
+@pytest.mark.slow  # a real process: a FIFO must not hang it
+def test_hostile_run_records_are_passed_over(tmp_path, monkeypatch, run_cli):
+    """Wrong types, nesting past any limit, a link to /dev/zero, a FIFO: each record is read as no
+    record (its run listed by its files, or not at all), never a traceback or a hang."""
+    monkeypatch.chdir(tmp_path)
+    _stored(tmp_path, run_cli, 4)
+    Path("results/r.run.json").write_text('{"name": 3, "files": "r.csv", "selection": []}')
+    Path("results/r.2.run.json").write_text('{"selection": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    Path("results/r.3.run.json").unlink()
+    Path("results/r.3.run.json").symlink_to("/dev/zero")
+    Path("results/r.4.run.json").unlink()
+    os.mkfifo("results/r.4.run.json")
+    for args in (
+        ["runs"],
+        ["runs", "--config", "c.yaml"],
+        ["compare", "--config", "c.yaml", "1", "4"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "microbench", *args],
+            cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+
+
+def test_the_run_store_lists_each_series_once(tmp_path, monkeypatch, run_cli):
+    """Listing a config's runs reads each folder once, not once per run (2 000 runs took 40 s)."""
+    from microbench.results import run_store
+
+    monkeypatch.chdir(tmp_path)
+    _stored(tmp_path, run_cli, 5)
+    listed: list[str] = []
+    real = run_store.runs_of
+    monkeypatch.setattr(run_store, "runs_of", lambda p: listed.append(p) or real(p))
+    code, out, _ = run_cli("runs", "--config", "c.yaml")
+    assert code == 0 and len(listed) == 1 and "5" in out
+
+
+def test_report_takes_any_value_and_any_file_name(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    _stored(tmp_path, run_cli, 1)
+    with open("results/r.csv", newline="") as f:
+        good = list(csv.DictReader(f))[0]
+    odd = {
+        "nan": {"time_median_s": "nan"},
+        "inf": {"time_median_s": "inf", "time_max_s": "inf"},
+        "big": {"time_median_s": "1e308", "time_mean_s": "1e308", "time_p90_s": "1e308"},
+        "outside": {"time_median_s": "0.5", "time_p10_s": "0.6", "time_p90_s": "0.7"},
+    }
+    Path("h").mkdir()
+    for name, cells in odd.items():
+        with open(f"h/{name}.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, list(good))
+            writer.writeheader()
+            writer.writerow({**good, **cells})
+    os.link("results/r.csv", os.fsdecode(b"h/caf\xe9.csv"))
+    code, _, err = run_cli("report", "h", "--output-dir", "rep")
+    assert code == 0, err
+    assert "\\udce9" in Path("rep/report.html").read_text()  # the name spelt out, not dropped
+
+
+@pytest.mark.parametrize("label", ["12", "a/b", "best.csv", "x\x1by", " "])
+def test_a_label_that_could_not_be_named_afterwards_is_refused(label, tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n"
+    )
+    code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--name", label)
+    assert code == 2 and "--name" in err and not list(tmp_path.glob("results/*"))
+
+
+@pytest.mark.slow  # shell scripts and several runs
+def test_the_ironwood_scripts_go_past_a_failed_config_and_name_files_with_spaces(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    for part in ("Ironwood/scripts/run_configs.sh", "Ironwood/src/run_benchmark.py"):
+        (tmp_path / part).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / part).write_text((root / part).read_text())
+    (tmp_path / ".venv/bin").mkdir(parents=True)
+    (tmp_path / ".venv/bin/python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (tmp_path / ".venv/bin/python").chmod(0o755)
+    group = tmp_path / "Ironwood/configs/g"
+    group.mkdir(parents=True)
+    csv_at = "results/ironwood/g/{} rows.csv"
+    (group / "bad.yaml").write_text(
+        FAULT + f"- benchmark_name: fault\n  csv_path: '{csv_at.format('bad')}'\n"
+        "  benchmark_params: [{mode: raise}]\n"
+    )
+    (group / "good.yaml").write_text(
+        FAULT + f"- benchmark_name: fault\n  csv_path: '{csv_at.format('good')}'\n"
+        "  benchmark_params: [{n: 8}]\n"
+    )
+    done = subprocess.run(
+        ["sh", "Ironwood/scripts/run_configs.sh", "g", "bad good", "--no-progress"],
+        cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert len(rows(tmp_path / csv_at.format("good"))) == 1  # the group went on
+    assert (tmp_path / "results/ironwood/g/overview/summary.md").is_file(), done.stderr

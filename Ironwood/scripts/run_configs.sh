@@ -2,7 +2,9 @@
 # Shared by the run_*_benchmark.sh scripts: run Ironwood/configs/<group>/<name>.yaml for each name, in order.
 # Usage: run_configs.sh <group> "<name> <name> ..." [options for every run, e.g. --resume or --max-dim 64]
 # LIBTPU_FLAGS, when set, is passed to libtpu as LIBTPU_INIT_ARGS for these runs only, and only on a TPU host.
-set -e
+# A config with a failed case does not stop the group (its rows say why; the exit code is the worst
+# one); a Ctrl-C or SIGTERM does.
+set -u
 group=$1; names=$2; shift 2
 cd "$(dirname "$0")/../.."
 PY=python3
@@ -13,14 +15,20 @@ fi
 mkdir -p "results/ironwood/$group"
 started=$(mktemp "results/ironwood/$group/.started.XXXXXX")  # what this run writes is newer
 trap 'rm -f "$started"' EXIT
+status=0
 for config in $names; do
   echo "== $group/$config"
-  "$PY" Ironwood/src/run_benchmark.py --config="Ironwood/configs/$group/$config.yaml" "$@"
+  code=0
+  "$PY" Ironwood/src/run_benchmark.py --config="Ironwood/configs/$group/$config.yaml" "$@" || code=$?
+  [ "$code" -gt 128 ] && exit "$code"  # stopped by a signal: the run printed how to resume
+  [ "$code" -gt "$status" ] && status=$code
 done
-# one overview of this run's files (a table and a page beside the per-config ones)
-written=$(find "results/ironwood/$group" -maxdepth 1 -name '*.csv' -newer "$started" | sort)
-if [ -n "$written" ]; then
-  echo "== overview: results/ironwood/$group/overview (summary.md, report.html)"
-  # shellcheck disable=SC2086  # one argument per file
-  "$PY" -m microbench report $written --output-dir "results/ironwood/$group/overview" --sort op
+# one overview of this run's files (a table and a page beside the per-config ones); find hands the
+# names over as they are, spaces and all
+overview="results/ironwood/$group/overview"
+if [ -n "$(find "results/ironwood/$group" -maxdepth 1 -name '*.csv' -newer "$started" | head -n 1)" ]; then
+  echo "== overview: $overview (summary.md, report.html)"
+  find "results/ironwood/$group" -maxdepth 1 -name '*.csv' -newer "$started" \
+    -exec "$PY" -m microbench report --output-dir "$overview" --sort op {} + || status=1
 fi
+exit "$status"

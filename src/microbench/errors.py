@@ -89,7 +89,8 @@ class UserError(Exception):
 
 # C0 and C1 controls (ESC starts a terminal's escape sequences), DEL, and the bidirectional overrides
 # that make text display in another order than it reads
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# control and bidirectional characters, and the lone surrogates a file name that is not UTF-8 decodes to
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def visible(text: str) -> str:

@@ -4,6 +4,7 @@ only, in its words), or a plain typed value. `Param` (catalogue) names its kind;
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -101,6 +102,33 @@ def _typed(kind: type | tuple[type, ...], what: str, convert: Callable[[Any], An
     return check
 
 
+def _number(param: Param, value: Any, where: str) -> float:
+    """A finite number (`.nan` and `.inf` are YAML numbers that no field can take)."""
+    number = float(_typed((int, float), "a number")(param, value, where))
+    if not math.isfinite(number):
+        raise UserError(f"must be a finite number, got {value!r}", key=where)
+    return number
+
+
+def _positive(param: Param, value: Any, where: str) -> float:
+    number = _number(param, value, where)
+    if number <= 0:
+        raise UserError(f"must be a number above 0, got {value!r}", key=where)
+    return number
+
+
+def _names(param: Param, value: Any, where: str) -> str:
+    """Names joined by commas (a mesh's axes: `dcn,ici`): each a word, none twice."""
+    names = [
+        n.strip() for n in _typed(str, "names joined by commas")(param, value, where).split(",")
+    ]
+    if not all(n.isidentifier() for n in names) or len(set(names)) < len(names):
+        raise UserError(
+            f"must be distinct names joined by commas (like dcn,ici), got {value!r}", key=where
+        )
+    return ",".join(names)
+
+
 @dataclass(frozen=True)
 class ParamKind:
     """What a parameter's kind means: how a value is checked and normalised, and, for the kinds that
@@ -126,7 +154,9 @@ PARAM_KINDS: dict[str, ParamKind] = {
     "choice": ParamKind(_choice),
     "enum": ParamKind(_enum),  # a choice in TPUMS's words: canonical values only
     "int": ParamKind(_typed(int, "an integer"), python_type=int),
-    "float": ParamKind(_typed((int, float), "a number", float), python_type=float),
+    "float": ParamKind(_number, python_type=float),
+    "positive": ParamKind(_positive, python_type=float),  # a finite number above 0
+    "names": ParamKind(_names),
     "bool": ParamKind(_typed(bool, "true or false"), python_type=bool),
     "str": ParamKind(_typed(str, "a string")),
     "mapping": ParamKind(_typed(dict, "a mapping"), python_type=dict),

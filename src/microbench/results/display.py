@@ -8,6 +8,7 @@ keeps a cell from breaking out of its Markdown table.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -289,6 +290,11 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
 
 
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def html_safe(text: str) -> str:
+    """Text from a file as HTML text: no markup, no control character obeyed."""
+    return html.escape(visible(str(text)))
 
 
 def markdown_safe(text: str) -> str:

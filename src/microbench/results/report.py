@@ -8,7 +8,6 @@ text from the results file is escaped where it lands (HTML, Markdown). The work 
 from __future__ import annotations
 
 import base64
-import html
 import os
 from collections import defaultdict
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from microbench.results.display import (  # noqa: E402
     Column,
     cells,
     choose,
+    html_safe,
     markdown_safe,
     sort_rows,
 )
@@ -428,22 +428,24 @@ def html_page(
 ) -> str:
     """One self-contained page: the environment, every chart inlined (base64 PNG), the table of rows."""
     charts = "".join(
-        f"<figure><img alt='{html.escape(os.path.basename(path))}' src='data:image/png;base64,"
+        f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
         f"{base64.b64encode(open(path, 'rb').read()).decode()}'><figcaption>"
-        f"{html.escape(os.path.basename(path))}: {count} points</figcaption></figure>\n"
+        f"{html_safe(os.path.basename(path))}: {count} points</figcaption></figure>\n"
         for path, count in images.items()
     )
     ok = sum(r.ok for r in rows)
     noisy = sum(bool(r.stats.noisy) for r in rows)
-    facts = "".join(f"<li>{html.escape(line)}</li>" for line in environment_lines(rows))
-    body = table(rows, chosen).to_html(index=False, escape=True, border=0, classes="rows")
+    facts = "".join(f"<li>{html_safe(line)}</li>" for line in environment_lines(rows))
+    frame = table(rows, chosen).map(html_safe)
+    frame.columns = [html_safe(c) for c in frame.columns]
+    body = frame.to_html(index=False, escape=False, border=0, classes="rows")
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>microbench report: {html.escape(source)}</title><style>"
+        f"<title>microbench report: {html_safe(source)}</title><style>"
         "body{font-family:sans-serif;margin:1.5em}img{max-width:100%}figure{margin:1em 0}"
         "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}"
         "</style></head><body>"
-        f"<h1>{html.escape(source)}</h1><ul>{facts}</ul><p>{len(rows)} rows, {ok} ok, {noisy} noisy. "
+        f"<h1>{html_safe(source)}</h1><ul>{facts}</ul><p>{len(rows)} rows, {ok} ok, {noisy} noisy. "
         "Times are per iteration as each row's timing column defines it; bars span p10-p90; noise is "
         "the IQR as a share of the median.</p>"
         f"<h2>Charts</h2>{charts}<h2>Rows</h2><p>{rows_left_out(rows)}</p>{body}</body></html>\n"

@@ -16,9 +16,12 @@ import json
 import os
 import re
 import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from microbench.core.case import Case
 from microbench.core.options import RunOptions
@@ -62,11 +65,10 @@ def _latest(paths: list[str]) -> int:
 
 def _alive(record: Path) -> bool:
     """Whether the run that wrote this record may still be running (so its number is taken)."""
-    try:
-        claimed = json.loads(record.read_text(encoding="utf-8"))
-        pid, host = int(claimed["pid"]), claimed["host"]
-    except (OSError, ValueError, KeyError, TypeError):
+    claimed = read_record(record)
+    if claimed is None or claimed.pid is None:
         return True  # unreadable: leave it alone
+    pid, host = claimed.pid, claimed.host
     if host != socket.gethostname():
         return True
     try:
@@ -214,16 +216,60 @@ class StoredRun:
         return self.config or (f"--run {self.one_off}" if self.one_off else "")
 
 
-def _record(path: str, n: int) -> dict[str, Any]:
-    return _read_record(Path(record_path(path, n)))
+class _Git(msgspec.Struct):
+    commit: str | None = None
 
 
-def _read_record(path: Path) -> dict[str, Any]:
+class _Environment(msgspec.Struct):
+    git: _Git | None = None
+    git_commit: str | None = None  # an earlier record's spelling
+
+
+class RunRecord(msgspec.Struct):
+    """What a run's record is read for, typed: a field of another type makes the record unreadable."""
+
+    name: str | None = None
+    started: str | None = None
+    config: str | None = None
+    one_off: str | None = None
+    host: str | None = None
+    pid: int | None = None
+    selection: dict[str, Any] | None = None
+    files: list[str] | None = None
+    environment: _Environment | None = None
+
+    @property
+    def commit(self) -> str | None:
+        env = self.environment
+        if env is None:
+            return None
+        return (env.git.commit if env.git else None) or env.git_commit
+
+
+MAX_RECORD_BYTES = 1 << 20  # a record is a few kB; anything larger was not written by a run
+_DECODE_RECORD = msgspec.json.Decoder(RunRecord)
+
+
+def read_record(path: Path | str) -> RunRecord | None:
+    """A run's record, or None where it cannot be one: not a regular file (a FIFO, a link to a
+    device is never read), larger than MAX_RECORD_BYTES, not JSON, nested past any limit, or of
+    other types."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORD_BYTES:
+            return None
+        try:
+            return _DECODE_RECORD.decode(f.read(MAX_RECORD_BYTES + 1))
+        except (OSError, msgspec.MsgspecError, RecursionError):
+            return None
+
+
+def _record(path: str, n: int) -> RunRecord:
+    return read_record(record_path(path, n)) or RunRecord()
 
 
 def _rows_in(path: str) -> int:
@@ -234,44 +280,28 @@ def _rows_in(path: str) -> int:
         return 0
 
 
-def _commit(record: dict[str, Any]) -> str | None:
-    """The commit the run's record holds (`environment.git.commit`; `git_commit` before that)."""
-    env = record.get("environment")
-    if not isinstance(env, dict):
-        return None
-    git = env.get("git")
-    found = git.get("commit") if isinstance(git, dict) else env.get("git_commit")
-    return found if isinstance(found, str) else None
-
-
-def _text(record: dict[str, Any], key: str) -> str | None:
-    value = record.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _stored(n: int, files: tuple[str, ...], record: dict[str, Any]) -> StoredRun:
-    selection = record.get("selection")
+def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
     return StoredRun(
         n,
         files,
-        _text(record, "name"),
-        _text(record, "started"),
-        _text(record, "config"),
-        _commit(record),
-        _text(record, "host"),
-        selection if isinstance(selection, dict) else None,
+        record.name,
+        record.started,
+        record.config,
+        record.commit,
+        record.host,
+        record.selection,
         sum(_rows_in(f) for f in files),
-        _text(record, "one_off"),
+        record.one_off,
     )
 
 
 def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
     """Every run of these series that left rows, oldest first (`config`: only the runs of that
     config, not one-off runs filed under the same name)."""
-    numbers = sorted({n for p in paths for n in runs_of(p)})
+    series = [runs_of(p) for p in paths]  # each folder listed once: the work grows with the runs
     out = []
-    for n in numbers:
-        files = tuple(f for p in paths if (f := runs_of(p).get(n)))
+    for n in sorted({n for runs in series for n in runs}):
+        files = tuple(f for runs in series if (f := runs.get(n)))
         run = _stored(n, files, _record(paths[0], n))
         if config is None or run.config in (None, os.path.abspath(config)) and not run.one_off:
             out.append(run)
@@ -282,13 +312,10 @@ def runs_under(folder: str) -> list[StoredRun]:
     """Every stored run whose record lies under `folder` (any config or one-off), oldest first."""
     found = []
     for record in Path(folder).rglob(f"*{RECORD}"):
-        if not record.is_file():
+        data = read_record(record)
+        if data is None or not data.files:
             continue
-        data = _read_record(record)
-        files = data.get("files")
-        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-            continue
-        held = tuple(f for f in files if Path(f).is_file())
+        held = tuple(f for f in data.files if Path(f).is_file())
         if held:
             stem = record.name[: -len(RECORD)]
             match = NUMBERED.match(stem)

@@ -4,14 +4,16 @@ of the second that importing the runner, the sinks and the console would add."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 from microbench.config.loader import LoadedConfig, load_config, one_off_config
 from microbench.config.planner import plan
 from microbench.core.case import Case
 from microbench.core.options import RunOptions
-from microbench.errors import UserError
+from microbench.errors import UserError, visible
 from microbench.platform import processes
 
 
@@ -23,9 +25,30 @@ def check_options(options: RunOptions) -> None:
         )
     if options.output and options.output_dir_given:
         raise UserError("--output and --output-dir both place the rows; give one", key="--output")
+    if options.name is not None:
+        check_label(options.name)
     if options.resume and processes.count() > 1:  # only process 0 could see what is done: the
         # others would run cases it skips, and wait in their collectives for ever
         raise UserError("--resume is not available in a many-process job", key="(command line)")
+
+
+# why a --name could not be named afterwards: `compare LABEL` reads digits as a run number and a
+# path-like name as a file
+LABEL_RULES: tuple[tuple[Callable[[str], bool], str], ...] = (
+    (lambda s: not s.strip(), "is empty"),
+    (str.isdigit, "looks like a run number"),
+    (
+        lambda s: "/" in s or os.sep in s or s.lower().endswith((".csv", ".jsonl")),
+        "looks like a file (a path separator or a results file's suffix)",
+    ),
+    (lambda s: visible(s) != s, "holds a control character"),
+)
+
+
+def check_label(label: str) -> None:
+    for broken, why in LABEL_RULES:
+        if broken(label):
+            raise UserError(f"{why}; give a label compare and runs can name", key="--name")
 
 
 def load_and_plan(path: str, options: RunOptions) -> tuple[LoadedConfig, list[Case]]:

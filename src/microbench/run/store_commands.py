@@ -110,6 +110,9 @@ def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list
     return [list(older.files), list(newer.files)], newer.selected
 
 
+TABLE_RUNS = 100
+
+
 def runs(args: argparse.Namespace) -> int:
     """The stored runs (a config's, or every one under the results folder): number, label, what ran,
     when, commit, host, rows, selection, files."""
@@ -127,6 +130,9 @@ def runs(args: argparse.Namespace) -> int:
     if not runs:
         print(f"no stored run of {where} yet")
         return 0
+    if len(runs) > TABLE_RUNS:  # a table of thousands is read by no one (and takes seconds to draw)
+        print(f"the latest {TABLE_RUNS} of {len(runs)} runs (runs --json lists every one)")
+        runs = runs[-TABLE_RUNS:]
     table = Table(title=shown(f"runs of {where}"))
     columns = ("run", "name", "config or one-off", "started", "commit", "host", "rows", "selection")
     for column in (*columns, "files"):

@@ -39,13 +39,16 @@ class CollectiveFields(UpstreamFields):
     reduce_op: str = param("str", "sum", doc="all_reduce: sum, mean, max or min (any case)")
     # this project's (TPUMS's DCN layout: a mesh axis named dcn spans slices, hosts)
     mesh_axes: str | None = ours_param(
-        "str", None, doc="the mesh axes' names, e.g. dcn,ici: dcn spans slices"
+        "names", None, doc="the mesh axes' names, one per mesh_shape axis, e.g. dcn,ici"
     )
     input_layout: str = ours_param(
-        "str", "default", doc="dcn_1d: a (matrix_dim, matrix_dim) input split over dcn"
+        "choice",
+        "default",
+        ("default", "dcn_1d"),
+        doc="dcn_1d: a (matrix_dim, matrix_dim) input split over dcn",
     )
     ring_factor: float | None = ours_param(
-        "float", None, doc="DCN bus factor (default: the collective's own)"
+        "positive", None, doc="DCN bus factor (default: the collective's own)"
     )
     batch_size: int | None = ours_param(
         "int", None, doc="DCN: recorded; each timed step is one collective here"
@@ -229,8 +232,14 @@ def _dcn_group(f: Fields, axis: int) -> Group:
     """DCN: the mesh as given, the group along dcn, never a fallback."""
     shape_text = f["mesh_shape"]
     shape = _ints(shape_text) if shape_text is not None else None
-    if shape is None or axis >= len(shape):
-        raise UserError(f"mesh_axes names {axis + 1} axes or more; mesh_shape is {shape_text!r}")
+    names = str(f["mesh_axes"]).split(",")
+    if shape is None or len(names) != len(shape):
+        raise UserError(
+            f"mesh_axes names {len(names)} axes; mesh_shape {shape_text!r} has "
+            f"{len(shape) if shape else 'no'} axes: give one name per axis"
+        )
+    if min(shape) < 1:
+        raise UserError(f"mesh_shape {shape_text!r} has an axis of {min(shape)}: each is 1 or more")
     along = "x".join(str(d) if i == axis else "1" for i, d in enumerate(shape))
     return Group("x".join(map(str, shape)), along, shape[axis])
 

@@ -196,18 +196,18 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
 def write_report(suite: Suite, ran: list[Ran], output_dir: str) -> tuple[str, str]:
     """consolidated_report.md and .html: the suite, then each config's table of this run. Every text
     a file carries is escaped for where it goes (a Markdown cell, HTML)."""
-    from microbench.results.display import markdown_safe
+    from microbench.results.display import html_safe, markdown_safe
     from microbench.results.writer import write_atomically
 
     md = [f"# {markdown_safe(suite.name)}", "", markdown_safe(suite.description), ""]
-    html = [f"<h1>{_escape(suite.name)}</h1>", f"<p>{_escape(suite.description)}</p>"]
+    html = [f"<h1>{html_safe(suite.name)}</h1>", f"<p>{html_safe(suite.description)}</p>"]
     for config in ran:
         md += [f"## {markdown_safe(config.config)}", ""]
-        html.append(f"<h2>{_escape(config.config)}</h2>")
+        html.append(f"<h2>{html_safe(config.config)}</h2>")
         if config.table is None or config.table.empty:
             why = config.said or "No case of this config measured anything (see its rows for why)."
             md += [markdown_safe(why), ""]
-            html.append(f"<p>{_escape(why)}</p>")
+            html.append(f"<p>{html_safe(why)}</p>")
             continue
         md += [_escaped(config.table, markdown_safe).to_markdown(index=False, floatfmt=".4g"), ""]
         html.append(
@@ -238,9 +238,3 @@ def _writer(text: str) -> Any:
         f.write(text + "\n")
 
     return write
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(visible(text))
