@@ -183,6 +183,8 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
       tail -3 "/tmp/coord_${name}_0.log"; grep -c "UNAVAILABLE\|CANCELLED" /tmp/coord_${name}_*.log
     done
     python3 bench/tpums_table.py "$OUT"/coord$n/*.summary.csv | tee "$OUT/coord$n.md" ;;
+  library48)  # issue 48: bench() beside do_bench, do_bench_cudagraph, blocked_autorange, CUDA events, a host clock
+    timeout 500 python3 bench/library_vs_peers.py --out "$OUT/library48.json" 2>&1 | grep -v Warning | tee "$OUT/library48.md" ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/simple_parsing*.whl .whl/docstring_parser*.whl 2>/dev/null
     CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/host_overhead.py --upstream .upstream --rounds 5 2>&1 | grep -v Warn | tee "$OUT/host_overhead.md" ;;

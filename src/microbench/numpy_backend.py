@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from microbench.catalogue import ArrayImplementation, get_spec, implementation_of
+from microbench.catalogue import (
+    ArrayImplementation,
+    PreparedImplementation,
+    get_implementation,
+    get_spec,
+)
 from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement, Prepared
 from microbench.measure.numerics import check_outputs
@@ -26,15 +31,21 @@ class NumpyBackend:
         )
 
     def measure(self, case: Case) -> Measurement:
+        impl = get_implementation(case.op, self.name, case.implementation)
+        if isinstance(impl, PreparedImplementation):  # it prepares itself (a bench() callable)
+            prepared = impl.build(self, case)
+        else:
+            prepared = self.prepare(case, impl)
+        return measure(case, prepared, get_timer(self.name, "wall", case), self.device_info())
+
+    def prepare(self, case: Case, impl: ArrayImplementation) -> Prepared:
         spec = get_spec(case.op)
         assert spec.make_inputs is not None
         host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
-        impl = implementation_of(ArrayImplementation, case.op, self.name, case.implementation)
         fn = impl.build(case.params)
-        prepared = Prepared(
+        return Prepared(
             call=lambda: fn(*host.values()),
             sync=lambda out: None,
             check=lambda out: check_outputs(spec, case.params, host, lambda n, rows: out[n][rows]),
             implementation=impl.name,
         )
-        return measure(case, prepared, get_timer(self.name, "wall", case), self.device_info())

@@ -1,0 +1,41 @@
+"""A PyTorch callable given to `microbench.bench()` (see microbench/ops/callables.py): called as it is,
+eager or compiled, on the device its first tensor lives on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from microbench.catalogue import implementation
+from microbench.core.case import Case
+from microbench.core.types import Prepared
+from microbench.ops.callables import OP, call_of, checker, cycling
+from microbench.platform.frameworks import torch
+
+
+def _device(args: tuple[Any, ...]) -> Any:
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if tensors:
+        return tensors[0].device
+    return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
+
+
+@implementation(OP, "torch", "eager")
+def torch_callable(backend: Any, case: Case) -> Prepared:
+    call = call_of(case)
+    device = _device(call.arg_sets[0])
+
+    def run(args: tuple[Any, ...]) -> Any:
+        return call.fn(*args)
+
+    def sync(out: Any) -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    return Prepared(
+        call=cycling(call, run),
+        sync=sync,
+        check=checker(call, run),
+        implementation="eager",
+        device=device,
+        input_sets=len(call.arg_sets),
+    )
