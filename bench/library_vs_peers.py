@@ -113,6 +113,29 @@ def torch_cases() -> list[tuple[str, Callable[..., Any], list[Any]]]:
     ]
 
 
+def rounds(
+    name: str, truth: Callable[[], float], peers: Timed, fn: Any, args: list[Any], n: int = 3
+) -> dict[str, Any]:
+    """The truth and bench() taking turns, `n` rounds: a GPU's clock drifts between moments (a large
+    GEMM's by several percent as it heats), so each side is its median over the rounds, and the
+    truth's spread across them says how far apart two moments can be."""
+    truths, mine, spent = [], [], []
+    for _ in range(n):
+        truths.append(truth())
+        us, s = ours(fn, *args)
+        mine.append(us)
+        spent.append(s)
+    middle = statistics.median(truths)
+    return {
+        "kernel": name,
+        "truth_us": middle,
+        "truth_spread": (max(truths) - min(truths)) / middle,
+        "peers_us": peers,
+        "bench_us": statistics.median(mine),
+        "bench_timing_s": statistics.median(spent),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=None)
@@ -120,33 +143,17 @@ def main() -> None:
     import jax
 
     results: list[dict[str, Any]] = []
-    for name, fn, args in jax_cases():
+
+    def jax_truth(fn: Any, args: list[Any]) -> float:
         with tempfile.TemporaryDirectory() as where:
-            truth, _ = jax_kernel_us(fn, args, ITERS, where)
+            return jax_kernel_us(fn, args, ITERS, where)[0]
+
+    for name, fn, args in jax_cases():
         peers = {"host_clock_blocked": host_clock(lambda: fn(*args), jax.block_until_ready)}
-        mine, spent = ours(fn, *args)
-        results.append(
-            {
-                "kernel": name,
-                "truth_us": truth,
-                "peers_us": peers,
-                "bench_us": mine,
-                "bench_timing_s": spent,
-            }
-        )
+        results.append(rounds(name, lambda: jax_truth(fn, args), peers, fn, args))
     for name, fn, args in torch_cases():
-        truth, _ = torch_kernel_us(fn, args, ITERS)
         peers = torch_peers(lambda fn=fn, args=args: fn(*args))
-        mine, spent = ours(fn, *args)
-        results.append(
-            {
-                "kernel": name,
-                "truth_us": truth,
-                "peers_us": peers,
-                "bench_us": mine,
-                "bench_timing_s": spent,
-            }
-        )
+        results.append(rounds(name, lambda: torch_kernel_us(fn, args, ITERS)[0], peers, fn, args))
     names = [
         "do_bench",
         "do_bench_cudagraph",
@@ -154,13 +161,13 @@ def main() -> None:
         "cuda_events",
         "host_clock_blocked",
     ]
-    print("| kernel | truth | " + " | ".join(names) + " | bench() |")
+    print("| kernel | truth (spread, 3 rounds) | " + " | ".join(names) + " | bench() |")
     print("|---|---|" + "---|" * (len(names) + 1))
     for r in results:
         dev = lambda us: f"{(us / r['truth_us'] - 1) * 100:+.1f}%"  # noqa: E731
         cells = [dev(r["peers_us"][n]) if n in r["peers_us"] else "—" for n in names]
         print(
-            f"| {r['kernel']} | {r['truth_us']:.1f} µs | "
+            f"| {r['kernel']} | {r['truth_us']:.1f} µs ({r['truth_spread']:.1%}) | "
             + " | ".join(cells)
             + f" | {dev(r['bench_us'])} ({r['bench_timing_s']:.3f} s of timing) |"
         )
