@@ -184,7 +184,12 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     done
     python3 bench/tpums_table.py "$OUT"/coord$n/*.summary.csv | tee "$OUT/coord$n.md" ;;
   library48)  # issue 48: bench() beside do_bench, do_bench_cudagraph, blocked_autorange, CUDA events, a host clock
-    timeout 500 python3 bench/library_vs_peers.py --out "$OUT/library48.json" 2>&1 | grep -v Warning | tee "$OUT/library48.md" ;;
+    timeout 500 python3 bench/library_vs_peers.py --out "$OUT/library48.json" 2>&1 | grep -v Warning | tee "$OUT/library48.md"
+    mkdir -p /tmp/plug && printf '%s\n' 'import torch' 'def test_gemm(microbench):' \
+      '    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)' \
+      '    r = microbench(torch.matmul, a, a, flops=2 * 4096**3, cache="warm")' \
+      '    print(r); assert r.ok and r.time_definition == "cupti"' > /tmp/plug/test_gpu.py
+    (cd /tmp/plug && python3 -m pytest -q -s -p microbench.pytest_plugin test_gpu.py 2>&1 | tail -15) | tee "$OUT/plugin48.txt" ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/simple_parsing*.whl .whl/docstring_parser*.whl 2>/dev/null
     CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/host_overhead.py --upstream .upstream --rounds 5 2>&1 | grep -v Warn | tee "$OUT/host_overhead.md" ;;
