@@ -190,6 +190,12 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
       '    r = microbench(torch.matmul, a, a, flops=2 * 4096**3, cache="warm")' \
       '    print(r); assert r.ok and r.time_definition == "cupti"' > /tmp/plug/test_gpu.py
     (cd /tmp/plug && python3 -m pytest -q -s -p microbench.pytest_plugin test_gpu.py 2>&1 | tail -15) | tee "$OUT/plugin48.txt" ;;
+  today49)  # issue 49: torchao 0.18's recipes on the llama shapes and a transformer block, eager and compiled
+    timeout 540 $RUN --config configs/gpu/torchao_today.yaml -o "$OUT/today49.csv" ${RESUME49:-} 2>&1 | grep -v Warning | tail -5
+    python3 bench/torchao_table.py "$OUT/today49.csv" 2>&1 | tee "$OUT/today49.md" | tail -60 ;;
+  training49)  # issue 49: float8 training's rowwise beside blockwise and MXFP8
+    timeout 400 $RUN --config configs/gpu/torchao_training_today.yaml -o "$OUT/training49.csv" 2>&1 | grep -v Warning | tail -5
+    python3 bench/torchao_table.py "$OUT/training49.csv" 2>&1 | tee "$OUT/training49.md" | tail -20 ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/simple_parsing*.whl .whl/docstring_parser*.whl 2>/dev/null
     CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/host_overhead.py --upstream .upstream --rounds 5 2>&1 | grep -v Warn | tee "$OUT/host_overhead.md" ;;

@@ -135,3 +135,5 @@ def test_the_pytest_plugin_stores_prints_and_gates(tmp_path):
     slower = _pytest(tmp_path, "--microbench-compare=1", slow=0.01)  # 0.01 s against ~20 µs
     assert slower.returncode == 1 and "conclusive regression" in slower.stdout, slower.stdout
     assert (tmp_path / ".microbench/tests.3.csv").is_file()
+    elsewhere = _pytest(tmp_path, "--microbench-save", "m/x.csv")
+    assert elsewhere.returncode == 0 and (tmp_path / "m/x.csv").is_file()

@@ -39,6 +39,7 @@ class Target:
     k: int
     n: int
     dtype: torch.dtype
+    model_type: str = "linear"
 
 
 def _version() -> str:
@@ -64,11 +65,32 @@ def needs_sm(target: Target, sm: tuple[int, int], what: str) -> None:
         )
 
 
-def _gone(what: str) -> Callable[..., Any]:
+@dataclass(frozen=True)
+class Removal:
+    """What torchao removed, where (the pull request that deleted it, and when it merged) and what
+    took its place, as a row of a removed recipe says it."""
+
+    what: str
+    removed_by: str = ""  # "pytorch/ao#3520 (merged 2025-12)"
+    replaced_by: str = "nothing in torchao"
+
+    def said(self) -> str:
+        where = f"; removed by {self.removed_by}" if self.removed_by else ""
+        return (
+            f"torchao {_version()} no longer has {self.what}{where}; replaced by {self.replaced_by}"
+        )
+
+
+def _gone(removal: Removal) -> Callable[..., Any]:
     def refuse(tq: Any, match: re.Match[str], target: Target) -> Any:
-        raise unsupported(f"torchao {_version()} no longer has {what}")
+        raise unsupported(removal.said())
 
     return refuse
+
+
+def needs_package(target: Target, module: str, install: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise unsupported(f"{target.recipe} needs the {module} package ({install}), not installed")
 
 
 def _has_field(config: type, name: str) -> bool:
@@ -122,18 +144,26 @@ def _float8dq(granularity: str) -> Callable[..., Any]:
     return make
 
 
+INT4_PACKINGS = ("tile_packed_to_4d", "plain", "preshuffled", "plain_int32")
+MSLK = "pip install mslk: torchao's int4 and fp8 x int4 CUDA kernels"
+
+
 def _int4(tq: Any, match: re.Match[str], target: Target) -> Any:
-    group = int(match.group(1))
+    """int4 weight-only in one of torchao's packings (tile_packed_to_4d, the tinygemm layout, unless
+    the name says another: plain and preshuffled run mslk's kernels)."""
+    group, packing = int(match.group(1)), match.group(3) or INT4_PACKINGS[0]
     if target.device.type != "cuda":
         raise unsupported(
             f"torchao {_version()} has no int4 weight-only packing for {target.device.type} "
-            "(tile_packed_to_4d needs CUDA)"
+            f"({packing} needs CUDA)"
         )
+    if packing in ("plain", "preshuffled"):
+        needs_package(target, "mslk", MSLK)
     if target.k % group:
         raise unsupported(f"in features k={target.k} are not divisible by group size {group}")
     return tq.Int4WeightOnlyConfig(
         group_size=group,
-        int4_packing_format="tile_packed_to_4d",
+        int4_packing_format=packing,
         int4_choose_qparams_algorithm="hqq" if match.group(2) else "tinygemm",
     )
 
@@ -147,12 +177,16 @@ def _gemlite(tq: Any, match: re.Match[str], target: Target) -> Any:
     return UIntxWeightOnlyConfig(group_size=group if bits == 4 else None, bit_width=bits)
 
 
+FP6 = Removal(
+    "FPx weight-only (FPXWeightOnlyConfig, its fp6_llm kernels)",
+    "pytorch/ao#3520 (merged 2025-12; absent from 0.16 on)",
+)
+
+
 def _fp6(tq: Any, match: re.Match[str], target: Target) -> Any:
     config = getattr(tq, "FPXWeightOnlyConfig", None)
     if config is None:
-        raise unsupported(
-            f"torchao {_version()} no longer has FPx weight-only (FPXWeightOnlyConfig)"
-        )
+        raise unsupported(FP6.said())
     return config(3, 2)
 
 
@@ -178,6 +212,11 @@ def _uintx(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 
 MARLIN = "Marlin layouts (int4 weight-only in the 2:4 MarlinSparseLayout)"
+MARLIN_GONE = Removal(MARLIN, replaced_by="int4wo (Int4WeightOnlyConfig) without sparsity")
+MARLIN_QQQ_GONE = Removal(
+    "Marlin QQQ (MarlinQQQLayout, its kernel)",
+    "pytorch/ao#3612 (merged 2026-01; absent from 0.16 on)",
+)
 
 
 def _plain_2_4(tq: Any, target: Target) -> Any:
@@ -211,8 +250,9 @@ ROCM_ONLY_2_4 = _no_2_4(
     "use float8dq-row for CUDA"
 )
 INT8_NO_2_4 = _no_2_4(
-    "'s Int8DynamicActivationInt8WeightConfig has no 2:4 layout (SemiSparseLayout left with its "
-    "version 1)"
+    "'s Int8DynamicActivationInt8WeightConfig has no 2:4 layout: SemiSparseLayout was removed by "
+    "pytorch/ao#4148 (merged 2026-03, absent from 0.17 on); replaced by float8dq-row with 2:4 "
+    "(Float8DynamicActivationFloat8WeightConfig, packing_format SPARSE_2D_DATA_2D_METADATA)"
 )
 
 
@@ -226,11 +266,37 @@ def _bits_of(at: int) -> Callable[[re.Match[str], int], float]:
 
 
 for _recipe in (
-    Recipe("baseline", bits=lambda m, hp: hp, with_2_4=True, make_2_4=_plain_2_4),
-    Recipe("int8wo", make=_int8wo),
-    Recipe("int8dq", peak="int8", with_2_4=True, make=_int8dq, make_2_4=INT8_NO_2_4),
+    Recipe(
+        "baseline",
+        config="the high-precision model (no config)",
+        needs="any device",
+        doc="what every recipe is measured against",
+        bits=lambda m, hp: hp,
+        with_2_4=True,
+        make_2_4=_plain_2_4,
+    ),
+    Recipe(
+        "int8wo",
+        config="Int8WeightOnlyConfig()",
+        needs="any device",
+        doc="int8 weights, high-precision activations",
+        make=_int8wo,
+    ),
+    Recipe(
+        "int8dq",
+        config="Int8DynamicActivationInt8WeightConfig()",
+        needs="any device",
+        doc="int8 weights and dynamically quantized int8 activations",
+        peak="int8",
+        with_2_4=True,
+        make=_int8dq,
+        make_2_4=INT8_NO_2_4,
+    ),
     Recipe(
         "int8dq_prefill_wo_decode",
+        config="Int8DynamicActivationInt8WeightConfig(weight_only_decode=True)",
+        needs="a torchao that has weight_only_decode",
+        doc="int8dq for prefill, weight-only for decode",
         peak="int8",
         with_2_4=True,
         make=_int8dq_prefill,
@@ -245,11 +311,23 @@ for _recipe in (
         bits_at=1,
         group_at=2,
         groups=(-1, 0, *GROUP_SIZES),  # -1 and 0 both mean per channel
+        config="Int8DynamicActivationIntxWeightConfig(opaque_torchao_auto)",
+        needs="high_precision_dtype float32 (CPU kernels)",
+        doc="1-8-bit grouped weights, int8 activations, packed CPU kernels",
         make=_intx,
     ),
-    Recipe("float8wo", make=_float8wo),
+    Recipe(
+        "float8wo",
+        config="Float8WeightOnlyConfig()",
+        needs="CUDA SM 8.9+",
+        doc="fp8 weights, high-precision activations",
+        make=_float8wo,
+    ),
     Recipe(
         "float8dq",
+        config="Float8DynamicActivationFloat8WeightConfig(PerTensor())",
+        needs="CUDA SM 8.9+",
+        doc="fp8 weights and activations, one scale per tensor",
         peak="fp8",
         with_2_4=True,
         make=_float8dq("PerTensor"),
@@ -257,6 +335,9 @@ for _recipe in (
     ),
     Recipe(
         "float8dq-tensor",
+        config="Float8DynamicActivationFloat8WeightConfig(PerTensor())",
+        needs="CUDA SM 8.9+",
+        doc="the same as float8dq",
         peak="fp8",
         with_2_4=True,
         make=_float8dq("PerTensor"),
@@ -264,6 +345,9 @@ for _recipe in (
     ),
     Recipe(
         "float8dq-row",
+        config="Float8DynamicActivationFloat8WeightConfig(PerRow())",
+        needs="CUDA SM 8.9+",
+        doc="fp8 weights and activations, one scale per row",
         peak="fp8",
         with_2_4=True,
         make=_float8dq("PerRow"),
@@ -271,11 +355,14 @@ for _recipe in (
     ),
     Recipe(
         "int4wo",
-        r"int4wo-(\d+)(-hqq)?",
-        ("int4wo-128", "int4wo-128-hqq"),
+        r"int4wo-(\d+)(-hqq)?(?:-(plain|preshuffled|plain_int32|tile_packed_to_4d))?",
+        ("int4wo-128", "int4wo-128-hqq", "int4wo-128-plain", "int4wo-128-preshuffled"),
         bits=lambda m, hp: 4,
         group=_group_of(1),
         group_at=1,
+        config="Int4WeightOnlyConfig(group_size, int4_packing_format)",
+        needs="CUDA; plain and preshuffled: the mslk package",
+        doc="int4 grouped weights (tinygemm or HQQ parameters) in the named packing",
         make=_int4,
     ),
     Recipe(
@@ -286,31 +373,53 @@ for _recipe in (
         group=_group_of(2),
         bits_at=1,
         group_at=2,
+        config="prototype UIntxWeightOnlyConfig(bit_width, group_size)",
+        needs="the gemlite package",
+        doc="4- or 8-bit weights on gemlite kernels",
         make=_gemlite,
     ),
     Recipe(
         "marlin",
+        config="none: removed",
+        needs="-",
+        doc="int4 weights in the 2:4 Marlin layout (removed)",
         bits=lambda m, hp: 4,
         with_2_4=True,
-        make=_gone(MARLIN),
+        make=_gone(MARLIN_GONE),
         make_2_4=_no_2_4(f" no longer has {MARLIN}"),
     ),
     Recipe(
         "marlin-qqq",
+        config="none: removed",
+        needs="-",
+        doc="Marlin QQQ (removed)",
         bits=lambda m, hp: 4,
         with_2_4=True,
-        make=_gone("Marlin layouts (MarlinQQQLayout)"),
+        make=_gone(MARLIN_QQQ_GONE),
         make_2_4=_no_2_4(f" no longer has {MARLIN}"),
     ),
     Recipe(
         "int8adq-int4w-symm",
+        config="none: removed",
+        needs="-",
+        doc="int8 activations, int4 CUTLASS weights (removed)",
         bits=lambda m, hp: 4,
         make=_gone(
-            "the CUTLASS int4-packed layout for int8 activation + int4 weight (its prototype "
-            "Int8DynamicActivationInt4WeightConfig is a grouped, asymmetric CPU kernel)"
+            Removal(
+                "the CUTLASS int4-packed layout for int8 activation + int4 weight",
+                replaced_by="its prototype Int8DynamicActivationInt4WeightConfig, a grouped, "
+                "asymmetric CPU kernel",
+            )
         ),
     ),
-    Recipe("fp6", bits=lambda m, hp: 6, make=_fp6),
+    Recipe(
+        "fp6",
+        config="none: removed (FPXWeightOnlyConfig)",
+        needs="-",
+        doc="fp6 weights (removed)",
+        bits=lambda m, hp: 6,
+        make=_fp6,
+    ),
     Recipe(
         "uintx",
         r"uintx-(\d+)-(\d+)(-hqq)?",
@@ -319,6 +428,9 @@ for _recipe in (
         group=_group_of(2),
         bits_at=1,
         group_at=2,
+        config="IntxWeightOnlyConfig(ASYMMETRIC, PerGroup)",
+        needs="k a multiple of the group",
+        doc="b-bit asymmetric grouped weights",
         make=_uintx,
     ),
 ):
@@ -335,7 +447,15 @@ def _semi_sparse(tq: Any, target: Target) -> Any:
 
 
 def _block_sparse(tq: Any, target: Target) -> Any:
-    from torchao.sparsity.sparse_api import BlockSparseWeightConfig
+    try:
+        from torchao.sparsity.sparse_api import BlockSparseWeightConfig
+    except ImportError:
+        raise unsupported(
+            Removal(
+                "block sparsity (BlockSparseWeightConfig, BlockSparseLayout)",
+                "pytorch/ao#4143 (merged 2026-03, absent from 0.17 on)",
+            ).said()
+        ) from None
 
     if target.device.type != "cuda":
         raise unsupported(
@@ -394,3 +514,6 @@ def tensor_bytes(t: torch.Tensor) -> int:
 
 def weight_bytes(model: torch.nn.Module) -> int:
     return sum(tensor_bytes(p) for p in model.parameters())
+
+
+from torch_backend import recipes_today  # noqa: E402,F401  (torchao's current recipes: registered here)

@@ -365,7 +365,7 @@ def prepare_torchao(backend: Any, case: Case) -> Prepared:
     p = params_of(case, TorchaoInferenceParams)
     device = resolve_device(p.device)
     dtype = torch_dtype(p.high_precision_dtype)
-    target = Target(p.recipe, device, p.k, p.n, dtype)
+    target = Target(p.recipe, device, p.k, p.n, dtype, p.model_type)
     config = torchao_config(target, p.sparsity)  # unsupported recipes stop here
     base = _baseline(case, device, dtype)
     quant, reference, density = base.model, base.model.output, 1.0

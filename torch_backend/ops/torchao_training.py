@@ -73,6 +73,46 @@ def convert(module: Any, config: Any) -> Any:
     return module
 
 
+def _blockwise(module: Any, p: TorchaoTrainingParams, target: Any) -> None:
+    """torchao's prototype blockwise fp8 training (1x128 activations, 128x128 weights, Triton)."""
+    from torchao.prototype.blockwise_fp8_training.linear import Float8BlockwiseLinearConfig
+    from torchao.quantization import quantize_
+
+    from torch_backend.recipes import needs_sm
+
+    needs_sm(target, (9, 0), "the blockwise fp8 Triton kernels (sm90)")
+    if any(d % 128 for d in (p.k, p.n)):
+        raise unsupported("blockwise fp8 training needs k and n multiples of 128")
+    quantize_(module, Float8BlockwiseLinearConfig())
+
+
+def _mxfp8(kernel: str) -> Callable[[Any, TorchaoTrainingParams, Any], None]:
+    """torchao's prototype MXFP8 training of linear layers (SM 10.0+, or emulated anywhere)."""
+
+    def apply(module: Any, p: TorchaoTrainingParams, target: Any) -> None:
+        from torchao.prototype.moe_training.config import MXFP8TrainingOpConfig
+        from torchao.quantization import quantize_
+        from torchao.quantization.quantize_.common import KernelPreference
+
+        from torch_backend.recipes import needs_sm
+
+        if kernel == "auto":
+            needs_sm(target, (10, 0), "Blackwell-class MX tensor cores")
+        quantize_(module, MXFP8TrainingOpConfig(kernel_preference=KernelPreference(kernel)))
+
+    return apply
+
+
+# each scaling of float8 training, and how a model takes it
+TRAINING_CONVERSIONS: dict[str, Callable[[Any, TorchaoTrainingParams, Any], None]] = {
+    "tensorwise": lambda module, p, target: convert(module, float8_training_config(p)),
+    "rowwise": lambda module, p, target: convert(module, float8_training_config(p)),
+    "blockwise": _blockwise,
+    "mxfp8": _mxfp8("auto"),
+    "mxfp8-emulated": _mxfp8("emulated"),
+}
+
+
 @dataclass
 class Step:
     """A model's training step, ready to time, and what its first run produced."""
@@ -164,16 +204,19 @@ def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
 def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
     p = params_of(case, TorchaoTrainingParams)
     if p.scaling_granularity == "none":
-        raise unsupported("float8 training needs scaling_granularity tensorwise or rowwise")
+        raise unsupported(
+            f"float8 training needs a scaling_granularity: {', '.join(TRAINING_CONVERSIONS)}"
+        )
     from torch_backend.recipes import Target, needs_sm  # imports torch: not at discovery
 
-    target = Target("float8 training", device, p.k, p.n, dtype)
-    needs_sm(target, (8, 9), "fp8 tensor cores")
+    target = Target(f"float8 {p.scaling_granularity} training", device, p.k, p.n, dtype)
+    if not p.scaling_granularity.endswith("emulated"):
+        needs_sm(target, (8, 9), "fp8 tensor cores")
     if any(d % FP8_DIVISOR for d in (p.m, p.k, p.n)):
         raise unsupported(f"float8 GEMMs need m, k, n divisible by {FP8_DIVISOR}")
     module, x, grad_out = _inputs(p, device, dtype)
     try:
-        convert(module, float8_training_config(p))
+        TRAINING_CONVERSIONS[p.scaling_granularity](module, p, target)
         return make_step(module, x, grad_out, p.compile_mode, device)
     except CaseFailure:
         raise

@@ -52,7 +52,13 @@ class Recipe:
     group_at: int | None = None  # the pattern's group holding the group size (checked in `groups`)
     groups: tuple[int, ...] = GROUP_SIZES
     peak: str | None = None  # the peak its matmuls run at (None: the high-precision dtype's)
+    scale_bits: int = (
+        32  # bits of scale (and zero point) stored per group: 2x16, MX's and NVFP4's 8
+    )
     with_2_4: bool = False  # the runner pairs it with 2:4 sparsity
+    config: str = ""  # the torchao config it builds (docs/torchao_recipes.md)
+    needs: str = ""  # the hardware or package it needs, as its maker checks it
+    doc: str = ""  # what it measures
     make: Callable[..., Any] | None = None  # (torchao.quantization, match, target) -> its config
     make_2_4: Callable[..., Any] | None = None  # (torchao.quantization, target) -> its 2:4 config
 
@@ -91,12 +97,40 @@ def recipes() -> dict[str, Recipe]:
 
 
 def recipe_examples() -> tuple[str, ...]:
-    return tuple(name for recipe in recipes().values() for name in recipe.names)
+    return (*(name for recipe in recipes().values() for name in recipe.names), *ALIASES)
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A name torchao's own benchmarks give a recipe (its perf script's model-level names)."""
+
+    name: str
+    runs_as: str  # the recipe name here, parameters spelt out
+    note: str = ""
+
+
+ALIASES: dict[str, Alias] = {}
+
+
+def register_alias(alias: Alias) -> Alias:
+    return register_once(ALIASES, alias.name, alias, "torchao recipe alias")
+
+
+def alias_note(name: str) -> str | None:
+    """What a config is told when it names a recipe by torchao's perf-script name."""
+    alias = ALIASES.get(name)
+    if alias is None:
+        return None
+    return f"'{name}' is torchao's perf-script name; it runs as {alias.runs_as}" + (
+        f" ({alias.note})" if alias.note else ""
+    )
 
 
 def recipe_of(name: str) -> tuple[Recipe, Match] | None:
     """The recipe a config's name spells, with its parameters (bits, group size), if any."""
-    for recipe in recipes().values():
+    recipes()
+    name = ALIASES[name].runs_as if name in ALIASES else name
+    for recipe in RECIPES.values():
         match = re.fullmatch(recipe.full_pattern, name)
         if match:
             return recipe, match
@@ -115,7 +149,8 @@ def recipe_problem(name: str) -> str | None:
 
 
 SPARSITY_KINDS = ("semi-sparse", "block")
-TRAINING_GRANULARITIES = ("tensorwise", "rowwise")
+# float8 training's scalings: torchao.float8's recipes, and the prototypes (blockwise, MX) beside them
+TRAINING_GRANULARITIES = ("tensorwise", "rowwise", "blockwise", "mxfp8", "mxfp8-emulated")
 BLOCK_DENSITY = 0.1  # block-sparse weights keep 10% of their 64x64 blocks (90% sparsity)
 COMPILE_MODES = ("off", "default", "max-autotune")
 DEVICES = ("cuda", "cpu", "mps", "xpu")
@@ -161,9 +196,7 @@ def weight_bits(recipe: str, hp_bits: int, sparsity: str = "none") -> float:
     if known is not None:
         declared, match = known
         group = declared.group(match)
-        bits = declared.bits(match, hp_bits) + (
-            2 * 16 / group if group else 0
-        )  # 16-bit scale, zero
+        bits = declared.bits(match, hp_bits) + (declared.scale_bits / group if group else 0)
     kind = sparsity_kind(sparsity)
     if kind == "semi-sparse":
         return bits / 2 + 1

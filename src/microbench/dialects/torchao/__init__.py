@@ -4,8 +4,8 @@ its outputs (`runner`: the runner's CSV and the CI dashboard's records, `microbe
 
 from __future__ import annotations
 
-from microbench.config.dialects import Dialect, RunAlias, register_dialect
-from microbench.dialects.torchao import plan, schema
+from microbench.config.dialects import Dialect, Listing, RunAlias, register_dialect
+from microbench.dialects.torchao import listing, plan, schema
 from microbench.dialects.torchao.runner import DASHBOARD
 
 register_dialect(
@@ -20,6 +20,15 @@ register_dialect(
         upgrade=plan.upgrade_earlier_keys,
         looks_like="'model_params' (torchao dialect)",
         sinks=("microbench.dialects.torchao.runner",),
+        listing=Listing(
+            "--torchao",
+            "the torchao quantization recipes: names, torchao config, needs, what each measures",
+            listing.recipe_records,
+            "torchao recipes",
+            listing.COLUMNS,
+            listing.cells,
+            doc_page="docs/torchao_recipes.md",
+        ),
         aliases=(
             RunAlias(
                 "dashboard",

@@ -8,6 +8,7 @@ runner's earlier versions are upgraded, with a warning, before validation.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from microbench.catalogue import get_spec
@@ -15,10 +16,11 @@ from microbench.config.settings import PlanRequest
 from microbench.config.shapes import Shape, generate_shapes
 from microbench.core.case import Case, Outputs, RunSettings
 from microbench.dialects.torchao.schema import Float8TrainingKeys, ModelParams, TorchaoConfig
-from microbench.errors import UserError, did_you_mean, key_path
+from microbench.errors import UserError, did_you_mean, key_path, visible
 from microbench.ops.torchao import (
     MODEL_TYPES,
     SPARSITY_KINDS,
+    alias_note,
     check_name,
     is_known_recipe,
     recipe_examples,
@@ -89,6 +91,9 @@ def _reraise(error: UserError, key: str) -> UserError:
     return UserError(error.message, key=key, suggestion=error.suggestion)
 
 
+_NOTED: set[str] = set()
+
+
 def _recipes(cfg: TorchaoConfig) -> list[str]:
     for i, name in enumerate(cfg.quantization_config_recipe_names):
         try:
@@ -100,6 +105,10 @@ def _recipes(cfg: TorchaoConfig) -> list[str]:
                 f"recipe '{name}': {problem}",
                 key=key_path("quantization_config_recipe_names", i),
             )
+        if (note := alias_note(name)) and name not in _NOTED:
+            _NOTED.add(name)  # once a process: a config is planned more than once
+            where = key_path("quantization_config_recipe_names", i)
+            print(visible(f"note: {where}: {note}"), file=sys.stderr)
     return list(dict.fromkeys(["baseline", *cfg.quantization_config_recipe_names]))
 
 

@@ -16,7 +16,8 @@ from microbench.config.schema import (
     run_setting_check,
 )
 
-Granularity = Literal["tensorwise", "rowwise"]
+# TRAINING_GRANULARITIES as a type (a test keeps the two equal)
+Granularity = Literal["tensorwise", "rowwise", "blockwise", "mxfp8", "mxfp8-emulated"]
 
 
 class MatrixShapes(Closed):

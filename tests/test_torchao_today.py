@@ -1,0 +1,141 @@
+"""torchao as it is today (issue 49), on this CPU: every recipe its own benchmarks lead with resolves,
+runs where the CPU can (emulated MX, NVFP4 weight-only, static int8 and fp8) with its SQNR checked, and
+is an `unsupported` row naming what it needs elsewhere; torchao's perf-script names are aliases; removed
+recipes say what removed them and what replaced them."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from microbench.ops.torchao import ALIASES, alias_note, recipe_of, recipes, weight_bits
+
+TODAY = (
+    "mxfp8", "mxfp8-emulated", "mxfp4", "mxfp4-emulated", "nvfp4", "nvfp4wo", "float8dq-block",
+    "float8dq-block-triton", "float8dq-block-torch", "int4wo-fp8a", "int4wo-fp8a-plain",
+    "float8-static", "int8-static", "int4wo-128-plain", "int4wo-128-preshuffled",
+    "int4wo-128-plain_int32",
+)  # fmt: skip
+# on this CPU: what runs (with a usable SQNR), and why each other one cannot
+RUNS_HERE = ("mxfp8-emulated", "mxfp4-emulated", "nvfp4wo", "float8-static", "int8-static")
+NEEDS = {
+    "mxfp8": "SM 10.0+",
+    "mxfp4": "SM 10.0+",
+    "nvfp4": "SM 10.0+",
+    "float8dq-block": "SM 8.9+",
+    "float8dq-block-triton": "SM 8.9+",
+    "int4wo-fp8a": "SM 9.0+",
+    "int4wo-128-plain": "needs CUDA",
+}
+
+
+@pytest.mark.parametrize("name", TODAY)
+def test_each_recipe_resolves_with_its_declaration(name):
+    known = recipe_of(name)
+    assert known is not None and known[0].problem(known[1]) is None
+    declared = known[0]
+    assert declared.config and declared.needs and declared.doc  # the docs table's cells
+
+
+def test_the_schemas_granularities_are_the_declared_ones():
+    from typing import get_args
+
+    from microbench.dialects.torchao.schema import Granularity
+    from microbench.ops.torchao import TRAINING_GRANULARITIES
+
+    assert get_args(Granularity) == TRAINING_GRANULARITIES
+
+
+def test_mx_and_nvfp4_weights_cost_their_element_bits_and_8_bit_scales():
+    assert weight_bits("mxfp8", 16) == pytest.approx(8 + 8 / 32)
+    assert weight_bits("mxfp4", 16) == pytest.approx(4 + 8 / 32)
+    assert weight_bits("nvfp4", 16) == pytest.approx(4 + 8 / 16)
+    assert weight_bits("int4wo-128", 16) == pytest.approx(4 + 32 / 128)  # scale and zero, 16 bits
+
+
+def test_torchaos_perf_script_names_are_aliases_with_a_note():
+    assert set(ALIASES) == {
+        "float8_rowwise", "int8_rowwise", "int8_rowwise_weight_only",
+        "int4_groupwise_weight_float8_rowwise_activation", "int4_groupwise_hqq_weight_only",
+    }  # fmt: skip
+    for alias in ALIASES.values():
+        (declared, match), (runs_as, its) = recipe_of(alias.name), recipe_of(alias.runs_as)
+        assert declared is runs_as and match.groups() == its.groups()
+    assert "runs as float8dq-row" in (alias_note("float8_rowwise") or "")
+    assert {"mxfp8", "nvfp4"} <= set(recipes())  # torchao's names that are ours too
+
+
+CONFIG = """
+quantization_config_recipe_names: [{names}]
+output_dir: {out}
+model_params:
+  - matrix_shapes: [{{name: custom, shapes: [[64, 256, 256]]}}]
+    model_type: linear
+    device: cpu
+    num_runs: 3
+"""
+
+
+@pytest.fixture(scope="module")
+def today_rows(tmp_path_factory):
+    from microbench.cli import main
+
+    root = tmp_path_factory.mktemp("today")
+    names = ", ".join([*TODAY, "float8_rowwise", "fp6", "marlin-qqq"])
+    (root / "c.yaml").write_text(CONFIG.format(names=names, out=root / "out"))
+    assert main(["run", "--config", str(root / "c.yaml"), "--no-progress", "-q"]) == 0
+    with open(root / "out" / "results.csv", newline="") as f:
+        return {r["recipe"]: r for r in csv.DictReader(f)}
+
+
+@pytest.mark.slow  # a model per recipe
+@pytest.mark.parametrize("name", RUNS_HERE)
+def test_recipes_the_cpu_can_run_are_measured_and_checked(today_rows, name):
+    row = today_rows[name]
+    assert row["status"] == "ok", row["error"]
+    assert row["recipe_status"] == "quantized" and float(row["sqnr_db"]) > 10
+    assert int(row["quantized_weight_bytes"]) < int(row["baseline_weight_bytes"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "needs"), NEEDS.items())
+def test_recipes_the_cpu_cannot_run_say_what_they_need(today_rows, name, needs):
+    row = today_rows[name]
+    assert row["status"] == "unsupported" and needs in row["error"], row["error"]
+
+
+@pytest.mark.slow
+def test_an_alias_runs_its_recipe_and_removed_recipes_say_by_what(today_rows):
+    assert "SM 8.9+" in today_rows["float8_rowwise"]["error"]  # float8dq-row's own gate
+    fp6 = today_rows["fp6"]["error"]
+    assert "no longer has" in fp6 and "pytorch/ao#3520" in fp6 and "replaced by" in fp6
+    assert "pytorch/ao#3612" in today_rows["marlin-qqq"]["error"]
+
+
+def test_an_alias_is_noted_when_a_config_names_it(tmp_path, run_cli):
+    path = tmp_path / "a.yaml"
+    path.write_text(CONFIG.format(names="int8_rowwise", out=tmp_path / "o"))
+    code, _, err = run_cli("validate", "--config", str(path))
+    assert code == 0 and "runs as int8dq" in err
+
+
+@pytest.mark.slow  # a model and its training step
+@pytest.mark.parametrize(("granularity", "ok"), [("mxfp8-emulated", True), ("blockwise", False)])
+def test_the_training_suite_takes_the_mx_and_blockwise_recipes(granularity, ok, tmp_path, run_cli):
+    text = (
+        f"benchmark_mode: training\nscaling_granularity: {granularity}\n"
+        f"output_dir: {tmp_path / 'o'}\nmodel_params:\n"
+        "  - matrix_shapes: [{name: custom, shapes: [[64, 128, 128]]}]\n"
+        "    model_type: linear\n    device: cpu\n    num_runs: 3\n"
+    )
+    (tmp_path / "t.yaml").write_text(text)
+    code, _, err = run_cli("run", "--config", str(tmp_path / "t.yaml"), "--no-progress", "-q")
+    with open(next(Path(tmp_path / "o").glob("*.csv")), newline="") as f:
+        rows = {r["recipe"]: r for r in csv.DictReader(f)}
+    row = rows["float8"]
+    if ok:
+        assert row["status"] == "ok", row["error"]
+    else:
+        assert row["status"] == "unsupported" and "needs a CUDA GPU" in row["error"], row["error"]

@@ -1,0 +1,256 @@
+"""The recipes torchao's own benchmarks lead with today (torchao 0.18: `benchmarks/quantization/`,
+`benchmarks/float8/bench_matmul.py`), each declared once as a `Recipe`, and the model-level names of
+torchao's perf script as aliases of them.
+
+Each maker states what it needs before torchao is asked: MX and NVFP4 dynamic quantization run on
+Blackwell-class tensor cores (SM 10.0+), blockwise and static float8 on fp8 tensor cores (SM 8.9+), the
+fp8 x int4 and the plain / preshuffled int4 packings on mslk's kernels. Where torchao offers an emulated
+path it is a recipe of its own (`mxfp8-emulated`), so a row says it was emulated by its name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from microbench.errors import unsupported
+from microbench.ops.torchao import Alias, Recipe, register_alias, register_recipe
+from microbench.platform.frameworks import torch
+from torch_backend.recipes import MSLK, Target, needs_package, needs_sm
+
+BLACKWELL = ((10, 0), "Blackwell-class MX/NVFP4 tensor cores")
+FP8_CORES = ((8, 9), "fp8 tensor cores")
+BLOCK = 128  # blockwise float8: activations in 1x128 blocks, weights in 128x128
+
+
+def _kernel(name: str) -> Any:
+    from torchao.quantization.quantize_.common import KernelPreference
+
+    return KernelPreference(name)
+
+
+def _mx(element: str, emulated: bool) -> Any:
+    """MX dynamic quantization of activations and weights, one 8-bit scale per 32 elements."""
+
+    def make(tq: Any, match: re.Match[str], target: Target) -> Any:
+        from torchao.prototype.mx_formats import MXDynamicActivationMXWeightConfig
+
+        if not emulated:
+            needs_sm(target, *BLACKWELL)
+        dtype = getattr(torch, element)
+        return MXDynamicActivationMXWeightConfig(
+            activation_dtype=dtype,
+            weight_dtype=dtype,
+            kernel_preference=_kernel("emulated" if emulated else "auto"),
+        )
+
+    return make
+
+
+def _nvfp4(tq: Any, match: re.Match[str], target: Target) -> Any:
+    from torchao.prototype.mx_formats import NVFP4DynamicActivationNVFP4WeightConfig
+
+    needs_sm(target, *BLACKWELL)
+    return NVFP4DynamicActivationNVFP4WeightConfig()
+
+
+def _nvfp4wo(tq: Any, match: re.Match[str], target: Target) -> Any:
+    from torchao.prototype.mx_formats import NVFP4WeightOnlyConfig
+
+    return NVFP4WeightOnlyConfig()
+
+
+def _float8_block(kernel: str) -> Any:
+    def make(tq: Any, match: re.Match[str], target: Target) -> Any:
+        from torchao.quantization.granularity import PerBlock
+
+        needs_sm(target, *FP8_CORES)
+        if target.k % BLOCK or target.n % BLOCK:
+            raise unsupported(
+                f"{target.recipe} quantizes in {BLOCK}-wide blocks: k={target.k} and n={target.n} "
+                f"must be multiples of {BLOCK}"
+            )
+        return tq.Float8DynamicActivationFloat8WeightConfig(
+            granularity=[PerBlock([1, BLOCK]), PerBlock([BLOCK, BLOCK])],
+            kernel_preference=_kernel(kernel),
+        )
+
+    return make
+
+
+def _int4_fp8(tq: Any, match: re.Match[str], target: Target) -> Any:
+    needs_sm(target, (9, 0), "fp8 x int4 kernels (sm90)")
+    needs_package(target, "mslk", MSLK)
+    return tq.Float8DynamicActivationInt4WeightConfig(
+        int4_packing_format=match.group(1) or "preshuffled"
+    )
+
+
+def _calibrated_scale(target: Target, largest: float) -> Any:
+    """A static activation scale, calibrated as a user would: the largest magnitude of a calibration
+    batch drawn as the model's inputs are (standard normal), over the format's largest value."""
+    if target.model_type != "linear":
+        raise unsupported(
+            f"{target.recipe}'s one activation scale is calibrated on the model's input; the inner "
+            f"activations of a {target.model_type} differ (run it on model_type: linear)"
+        )
+    generator = torch.Generator(device=target.device).manual_seed(0)
+    batch = torch.randn(
+        1024, target.k, generator=generator, device=target.device, dtype=target.dtype
+    )
+    return (batch.abs().amax().float() / largest).reshape(1, 1)
+
+
+def _float8_static(tq: Any, match: re.Match[str], target: Target) -> Any:
+    if target.device.type == "cuda":
+        needs_sm(target, *FP8_CORES)
+    return tq.Float8StaticActivationFloat8WeightConfig(
+        act_quant_scale=_calibrated_scale(target, torch.finfo(torch.float8_e4m3fn).max),
+        granularity=tq.PerTensor(),
+    )
+
+
+def _int8_static(tq: Any, match: re.Match[str], target: Target) -> Any:
+    return tq.Int8StaticActivationInt8WeightConfig(
+        act_quant_scale=_calibrated_scale(target, 127.0), granularity=tq.PerTensor()
+    )
+
+
+def _element_bits(bits: int) -> Any:
+    return lambda m, hp: bits
+
+
+def _per(group: int) -> Any:
+    return lambda m: group
+
+
+for _recipe in (
+    Recipe(
+        "mxfp8",
+        bits=_element_bits(8),
+        group=_per(32),
+        scale_bits=8,
+        peak="fp8",
+        make=_mx("float8_e4m3fn", emulated=False),
+        config="MXDynamicActivationMXWeightConfig(float8_e4m3fn)",
+        needs="CUDA SM 10.0+",
+        doc="fp8 activations and weights, an 8-bit scale per 32 elements",
+    ),
+    Recipe(
+        "mxfp8-emulated",
+        bits=_element_bits(8),
+        group=_per(32),
+        scale_bits=8,
+        make=_mx("float8_e4m3fn", emulated=True),
+        config="MXDynamicActivationMXWeightConfig(float8_e4m3fn, kernel_preference=EMULATED)",
+        needs="any device",
+        doc="mxfp8's numerics in high precision: its accuracy, not its speed",
+    ),
+    Recipe(
+        "mxfp4",
+        bits=_element_bits(4),
+        group=_per(32),
+        scale_bits=8,
+        peak="fp4",
+        make=_mx("float4_e2m1fn_x2", emulated=False),
+        config="MXDynamicActivationMXWeightConfig(float4_e2m1fn_x2)",
+        needs="CUDA SM 10.0+",
+        doc="fp4 activations and weights, an 8-bit scale per 32 elements",
+    ),
+    Recipe(
+        "mxfp4-emulated",
+        bits=_element_bits(4),
+        group=_per(32),
+        scale_bits=8,
+        make=_mx("float4_e2m1fn_x2", emulated=True),
+        config="MXDynamicActivationMXWeightConfig(float4_e2m1fn_x2, kernel_preference=EMULATED)",
+        needs="any device",
+        doc="mxfp4's numerics in high precision: its accuracy, not its speed",
+    ),
+    Recipe(
+        "nvfp4",
+        bits=_element_bits(4),
+        group=_per(16),
+        scale_bits=8,
+        peak="fp4",
+        make=_nvfp4,
+        config="NVFP4DynamicActivationNVFP4WeightConfig()",
+        needs="CUDA SM 10.0+",
+        doc="fp4 activations and weights, an fp8 scale per 16 elements and one per tensor",
+    ),
+    Recipe(
+        "nvfp4wo",
+        bits=_element_bits(4),
+        group=_per(16),
+        scale_bits=8,
+        make=_nvfp4wo,
+        config="NVFP4WeightOnlyConfig()",
+        needs="any device",
+        doc="NVFP4 weights, high-precision activations",
+    ),
+    Recipe(
+        "float8dq-block",
+        peak="fp8",
+        group=_per(BLOCK * BLOCK),
+        make=_float8_block("auto"),
+        config="Float8DynamicActivationFloat8WeightConfig([PerBlock([1,128]), PerBlock([128,128])])",
+        needs="CUDA SM 8.9+; k, n multiples of 128",
+        doc="DeepSeek-V3-style blockwise fp8, torchao's kernel choice",
+    ),
+    Recipe(
+        "float8dq-block-triton",
+        peak="fp8",
+        group=_per(BLOCK * BLOCK),
+        make=_float8_block("triton"),
+        config="the same, kernel_preference=TRITON",
+        needs="CUDA SM 8.9+; k, n multiples of 128",
+        doc="blockwise fp8 on torchao's Triton kernels",
+    ),
+    Recipe(
+        "float8dq-block-torch",
+        peak="fp8",
+        group=_per(BLOCK * BLOCK),
+        make=_float8_block("torch"),
+        config="the same, kernel_preference=TORCH",
+        needs="CUDA SM 8.9+; k, n multiples of 128",
+        doc="blockwise fp8 on PyTorch's own scaled matmul",
+    ),
+    Recipe(
+        "int4wo-fp8a",
+        r"int4wo-fp8a(?:-(plain|preshuffled))?",
+        ("int4wo-fp8a", "int4wo-fp8a-plain"),
+        bits=_element_bits(4),
+        group=_per(128),
+        peak="fp8",
+        make=_int4_fp8,
+        config="Float8DynamicActivationInt4WeightConfig(int4_packing_format)",
+        needs="CUDA SM 9.0+, the mslk package",
+        doc="int4 weights (group 128), fp8 row-wise activations; preshuffled or plain packing",
+    ),
+    Recipe(
+        "float8-static",
+        peak="fp8",
+        make=_float8_static,
+        config="Float8StaticActivationFloat8WeightConfig(act_quant_scale, PerTensor())",
+        needs="CUDA SM 8.9+ (CPU emulates); model_type linear",
+        doc="fp8 with one activation scale calibrated beforehand",
+    ),
+    Recipe(
+        "int8-static",
+        peak="int8",
+        make=_int8_static,
+        config="Int8StaticActivationInt8WeightConfig(act_quant_scale, PerTensor())",
+        needs="model_type linear",
+        doc="int8 with one activation scale calibrated beforehand",
+    ),
+):
+    register_recipe(_recipe)
+
+for _alias in (
+    Alias("float8_rowwise", "float8dq-row"),
+    Alias("int8_rowwise", "int8dq"),
+    Alias("int8_rowwise_weight_only", "int8wo"),
+    Alias("int4_groupwise_weight_float8_rowwise_activation", "int4wo-fp8a"),
+    Alias("int4_groupwise_hqq_weight_only", "int4wo-128-hqq", "group size 128, torchao's default"),
+):
+    register_alias(_alias)
