@@ -42,7 +42,7 @@ class Target:
     model_type: str = "linear"
 
 
-def _version() -> str:
+def torchao_version() -> str:
     import torchao
 
     return str(torchao.__version__)
@@ -76,9 +76,7 @@ class Removal:
 
     def said(self) -> str:
         where = f"; removed by {self.removed_by}" if self.removed_by else ""
-        return (
-            f"torchao {_version()} no longer has {self.what}{where}; replaced by {self.replaced_by}"
-        )
+        return f"torchao {torchao_version()} no longer has {self.what}{where}; replaced by {self.replaced_by}"
 
 
 def _gone(removal: Removal) -> Callable[..., Any]:
@@ -108,7 +106,7 @@ def _int8dq(tq: Any, match: re.Match[str], target: Target) -> Any:
 def _int8dq_prefill(tq: Any, match: re.Match[str], target: Target) -> Any:
     if not _has_field(tq.Int8DynamicActivationInt8WeightConfig, "weight_only_decode"):
         raise unsupported(
-            f"torchao {_version()}'s Int8DynamicActivationInt8WeightConfig has no weight_only_decode"
+            f"torchao {torchao_version()}'s Int8DynamicActivationInt8WeightConfig has no weight_only_decode"
         )
     return tq.Int8DynamicActivationInt8WeightConfig(weight_only_decode=True)
 
@@ -154,7 +152,7 @@ def _int4(tq: Any, match: re.Match[str], target: Target) -> Any:
     group, packing = int(match.group(1)), match.group(3) or INT4_PACKINGS[0]
     if target.device.type != "cuda":
         raise unsupported(
-            f"torchao {_version()} has no int4 weight-only packing for {target.device.type} "
+            f"torchao {torchao_version()} has no int4 weight-only packing for {target.device.type} "
             f"({packing} needs CUDA)"
         )
     if packing in ("plain", "preshuffled"):
@@ -198,7 +196,7 @@ def _uintx(tq: Any, match: re.Match[str], target: Target) -> Any:
     bits, group = int(match.group(1)), int(match.group(2))
     if match.group(3):
         raise unsupported(
-            f"torchao {_version()} has no HQQ with zero points for intx weights (only hqq_scale_only)"
+            f"torchao {torchao_version()} has no HQQ with zero points for intx weights (only hqq_scale_only)"
         )
     if not 1 <= bits <= 8:
         raise unsupported(f"{target.recipe}: weight bits must be 1..8, got {bits}")
@@ -240,7 +238,7 @@ def _float8_row_2_4(tq: Any, target: Target) -> Any:
 
 def _no_2_4(why: str) -> Callable[[Any, Target], Any]:
     def refuse(tq: Any, target: Target) -> Any:
-        raise unsupported(f"torchao {_version()}{why}")
+        raise unsupported(f"torchao {torchao_version()}{why}")
 
     return refuse
 
@@ -442,7 +440,7 @@ def _semi_sparse(tq: Any, target: Target) -> Any:
     known = recipe_of(target.recipe)
     make = known[0].make_2_4 if known else None
     if make is None:
-        raise unsupported(f"torchao {_version()} has no 2:4 layout for {target.recipe}")
+        raise unsupported(f"torchao {torchao_version()} has no 2:4 layout for {target.recipe}")
     return make(tq, target)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from microbench.errors import unsupported
 from microbench.ops.torchao import Alias, Recipe, register_alias, register_recipe
 from microbench.platform.frameworks import torch
-from torch_backend.recipes import MSLK, Target, needs_package, needs_sm
+from torch_backend.recipes import MSLK, Target, needs_package, needs_sm, torchao_version
 
 BLACKWELL = ((10, 0), "Blackwell-class MX/NVFP4 tensor cores")
 FP8_CORES = ((8, 9), "fp8 tensor cores")
@@ -70,12 +70,32 @@ def _float8_block(kernel: str) -> Any:
                 f"{target.recipe} quantizes in {BLOCK}-wide blocks: k={target.k} and n={target.n} "
                 f"must be multiples of {BLOCK}"
             )
-        return tq.Float8DynamicActivationFloat8WeightConfig(
+        config = tq.Float8DynamicActivationFloat8WeightConfig(
             granularity=[PerBlock([1, BLOCK]), PerBlock([BLOCK, BLOCK])],
             kernel_preference=_kernel(kernel),
         )
+        if kernel != "auto":  # a preference torchao may not implement for this matmul: asked first
+            _probe(tq, config, target)
+        return config
 
     return make
+
+
+def _probe(tq: Any, config: Any, target: Target) -> None:
+    """One 128x128 linear quantized with `config` and called under inference mode, as a case calls
+    its model: a kernel choice torchao does not implement is `unsupported` in torchao's words, before
+    any model is built."""
+    probe = torch.nn.Linear(BLOCK, BLOCK, bias=False, device=target.device, dtype=target.dtype)
+    try:
+        tq.quantize_(probe, config)
+        with torch.inference_mode():
+            probe(torch.ones(BLOCK, BLOCK, device=target.device, dtype=target.dtype))
+    except Exception as error:
+        said = str(error).splitlines()[0][:160] if str(error) else ""
+        raise unsupported(
+            f"torchao {torchao_version()} does not run {target.recipe} here: "
+            f"{type(error).__name__}: {said}"
+        ) from None
 
 
 def _int4_fp8(tq: Any, match: re.Match[str], target: Target) -> Any:
