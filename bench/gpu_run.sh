@@ -196,6 +196,17 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
   training49)  # issue 49: float8 training's rowwise beside blockwise and MXFP8
     timeout 400 $RUN --config configs/gpu/torchao_training_today.yaml -o "$OUT/training49.csv" 2>&1 | grep -v Warning | tail -5
     python3 bench/torchao_table.py "$OUT/training49.csv" 2>&1 | tee "$OUT/training49.md" | tail -20 ;;
+  throttle50)  # issue 50: the sampling's cost (off and flag taking turns), then a 20 s-a-case soak, flag and discard
+    sed 's/^throttle: flag/throttle: "off"/' configs/gpu/throttle_cost.yaml > /tmp/throttle_off.yaml
+    for i in 1 2 3; do
+      $RUN --config /tmp/throttle_off.yaml -o "$OUT/cost_off_$i.csv" -q 2>&1 | tail -1
+      $RUN --config configs/gpu/throttle_cost.yaml -o "$OUT/cost_flag_$i.csv" -q 2>&1 | tail -1
+    done
+    python3 bench/throttle_table.py cost "$OUT"/cost_off_*.csv -- "$OUT"/cost_flag_*.csv | tee "$OUT/cost50.md"
+    sed 's/^throttle: flag/throttle: discard/' configs/gpu/throttle_soak.yaml > /tmp/throttle_discard.yaml
+    timeout 200 $RUN --config configs/gpu/throttle_soak.yaml -o "$OUT/soak_flag.csv" 2>&1 | tail -2
+    timeout 200 $RUN --config /tmp/throttle_discard.yaml -o "$OUT/soak_discard.csv" 2>&1 | tail -2
+    python3 bench/throttle_table.py rows "$OUT/soak_flag.csv" "$OUT/soak_discard.csv" | tee "$OUT/soak50.md" ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/simple_parsing*.whl .whl/docstring_parser*.whl 2>/dev/null
     CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/host_overhead.py --upstream .upstream --rounds 5 2>&1 | grep -v Warn | tee "$OUT/host_overhead.md" ;;

@@ -245,8 +245,8 @@ def test_earlier_keys_load_with_one_warning_each(write_yaml, run_cli):
         (
             "benchmark_mode: training\nscaling_granularity: colwise\n"
             "model_params: {matrix_shapes: [{name: llama}]}\n",
-            "error: {path}: scaling_granularity: Input should be 'tensorwise' or 'rowwise' "
-            "(got 'colwise')",
+            "error: {path}: scaling_granularity: Input should be 'tensorwise', 'rowwise', "
+            "'blockwise', 'mxfp8' or 'mxfp8-emulated' (got 'colwise')",
         ),
     ],
 )

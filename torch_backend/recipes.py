@@ -512,6 +512,3 @@ def tensor_bytes(t: torch.Tensor) -> int:
 
 def weight_bytes(model: torch.nn.Module) -> int:
     return sum(tensor_bytes(p) for p in model.parameters())
-
-
-from torch_backend import recipes_today  # noqa: E402,F401  (torchao's current recipes: registered here)

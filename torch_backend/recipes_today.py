@@ -20,6 +20,7 @@ from torch_backend.recipes import MSLK, Target, needs_package, needs_sm, torchao
 
 BLACKWELL = ((10, 0), "Blackwell-class MX/NVFP4 tensor cores")
 FP8_CORES = ((8, 9), "fp8 tensor cores")
+CALIBRATED_ON = ("linear",)  # model types whose linear layers see the model's input as it is drawn
 BLOCK = 128  # blockwise float8: activations in 1x128 blocks, weights in 128x128
 
 
@@ -109,7 +110,7 @@ def _int4_fp8(tq: Any, match: re.Match[str], target: Target) -> Any:
 def _calibrated_scale(target: Target, largest: float) -> Any:
     """A static activation scale, calibrated as a user would: the largest magnitude of a calibration
     batch drawn as the model's inputs are (standard normal), over the format's largest value."""
-    if target.model_type != "linear":
+    if target.model_type not in CALIBRATED_ON:
         raise unsupported(
             f"{target.recipe}'s one activation scale is calibrated on the model's input; the inner "
             f"activations of a {target.model_type} differ (run it on model_type: linear)"

@@ -22,6 +22,7 @@ CACHE_POLICIES = ("cold", "warm")
 CADENCES = ("blocked", "sustained")
 DEVICE_MODES = ("first_device", "max_device")
 INPUT_POLICIES = ("fixed", "rotate")
+THROTTLE_POLICIES = ("flag", "discard", "off")
 SHAPE_KEYS = ("m", "k", "n")
 
 
@@ -179,6 +180,36 @@ class RunSettings:
         "untraced chunks of it until min_duration_s has passed, a traced worst window",
         Rule("count", 1, MAX_ITERATIONS),
         column="soak_chunk_count",
+    )
+    throttle: str = setting(
+        "flag",
+        "the device's clocks beside the samples (NVIDIA GPUs: NVML on a side thread): flag (the row "
+        "says how much of its timing ran throttled), discard (those samples dropped, then a wait for "
+        "the clocks to recover), off",
+        Rule("choice", choices=THROTTLE_POLICIES),
+        IN_ID_NEVER,
+        column="throttle",
+    )
+    throttle_threshold: float = setting(
+        0.9,
+        "a sample is throttled below this fraction of the SM clock the run sustained at its best",
+        Rule("fraction", 0, 1),
+        IN_ID_NEVER,
+        compared=False,
+    )
+    throttle_wait_s: float = setting(
+        10.0,
+        "with throttle: discard, the longest wait for the clocks to recover after a case",
+        Rule("duration", 0, MAX_SECONDS),
+        IN_ID_NEVER,
+        compared=False,
+    )
+    cooldown_s: float = setting(
+        0.0,
+        "an idle gap after each case (long sweeps: the device cools between cases)",
+        Rule("duration", 0, MAX_SECONDS),
+        IN_ID_NEVER,
+        compared=False,
     )
     # jax-bench's columns: the host clock of an untraced, blocked loop, timed besides the device timer
     # (set by the jax-bench dialect under upstream's conditions, not by a config)

@@ -1,5 +1,7 @@
-"""GPU clocks, temperature and power sampled along a case (nvidia-ml-py), for the throttling benchmark:
-a GEMM that slows down over a run is explained, or not, by the SM clock next to it."""
+"""GPU clocks, temperature, power and clock-event (throttle) reasons sampled along a case on a side
+thread (nvidia-ml-py): what measure/throttle.py judges each timed sample by, and the series the
+throttling benchmark charts. One sample is five NVML reads, about 0.1 ms of one host core's time every
+PERIOD_S, none of the device's."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-PERIOD_S = 0.1
+PERIOD_S = 0.02
 GPU_SAMPLE_FIELDS = ("seconds", "sm_clock_mhz", "memory_clock_mhz", "temperature_c", "power_w")
 
 
@@ -20,6 +22,8 @@ class Monitor:
     device_index: int = 0
     enabled: bool = True
     series: list[tuple[float, float, float, float, float]] = field(default_factory=list)
+    reasons: list[int] = field(default_factory=list)  # each sample's clock-event reason bits
+    started_at: float = 0.0  # the first sample's clock, in seconds since the epoch
     note: str = ""
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -41,21 +45,37 @@ class Monitor:
 
     def _run(self, nvml: Any, handle: Any) -> None:
         start = time.perf_counter()
+        self.started_at = time.time()
+        reasons: Any = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
+            nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", lambda handle: 0
+        )
         while not self._stop.is_set():
             try:
-                self.series.append(
-                    (
-                        time.perf_counter() - start,
-                        float(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)),
-                        float(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM)),
-                        float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)),
-                        nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,
-                    )
+                sample = (
+                    time.perf_counter() - start,
+                    float(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)),
+                    float(nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM)),
+                    float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)),
+                    nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,
                 )
+                reason = int(reasons(handle))
+                self.reasons.append(reason)
+                self.series.append(sample)
             except Exception as error:
                 self.note = f"GPU monitor stopped: {error}"[:200]
                 return
             self._stop.wait(PERIOD_S)
+
+    def wait_for(self, sm_clock_mhz: float, cap_s: float) -> float:
+        """Wait until the SM clock is back at `sm_clock_mhz` (the next sample says so), at most
+        `cap_s`; the seconds waited."""
+        start = time.perf_counter()
+        while self._thread is not None and time.perf_counter() - start < cap_s:
+            seen = len(self.series)
+            self._stop.wait(PERIOD_S)
+            if len(self.series) > seen and self.series[-1][1] >= sm_clock_mhz:
+                break
+        return time.perf_counter() - start
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()

@@ -43,6 +43,12 @@ def requested() -> bool:
     return _requested.is_set()
 
 
+def pause(seconds: float) -> None:
+    """Idle for `seconds` (a cooldown between cases), cut short by Ctrl-C or SIGTERM."""
+    _requested.wait(seconds)
+    check()
+
+
 def check() -> None:
     """Stop here if Ctrl-C was pressed (called between cases and between timed iterations)."""
     if _requested.is_set():

@@ -263,6 +263,23 @@ class TimingInfo:
     sm_clock_min_mhz: float | None = None
     temperature_max_c: float | None = None
     power_max_w: float | None = None
+    # the clocks beside the timed samples (measure/throttle.py; the run setting `throttle`)
+    clock_source: str | None = field(
+        default=None, metadata=doc("where the clocks came from (nvml), or why there are none")
+    )
+    sm_clock_median_mhz: float | None = field(
+        default=None, metadata=doc("the SM clock over the timed loop: its median (NVML)")
+    )
+    throttled_share_ratio: float | None = field(
+        default=None,
+        metadata=doc("share of the timed loop's wall below throttle_threshold of the best clock"),
+    )
+    discarded_sample_count: int | None = field(
+        default=None, metadata=doc("samples dropped as throttled (throttle: discard)")
+    )
+    throttle_reasons: str | None = field(
+        default=None, metadata=doc("NVML's slowing reasons seen during the loop (power, thermal)")
+    )
 
 
 @dataclass(slots=True)
@@ -506,6 +523,8 @@ class Row:
     def doubt(self) -> str | None:
         """Why this row's time cannot carry a verdict: its samples spread too widely, or it is a
         host-clock time taken while the host was busier than its cores."""
+        if self.timing.throttled_share_ratio and not self.timing.discarded_sample_count:
+            return "throttled"  # first: it says why such a row is noisy too
         if self.stats.noisy:
             return "noisy"
         load = self.conditions.host_load_ratio

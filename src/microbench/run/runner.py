@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import multiprocessing as mp
 import os
@@ -19,8 +20,9 @@ from microbench.catalogue import get_spec
 from microbench.core.case import Case
 from microbench.core.types import DeviceInfo, Measurement
 from microbench.errors import CaseFailure, Status, visible
-from microbench.measure import garbage
+from microbench.measure import garbage, throttle
 from microbench.measure.numerics import relative_error
+from microbench.measure.throttle import ThrottleReport
 from microbench.platform import chatter, interrupt, processes
 from microbench.platform.backends import BACKENDS
 from microbench.platform.environment import apply_process_env, env_flags
@@ -144,16 +146,11 @@ def execute(
     try:
         backend = get_backend(case.backend)
         device = backend.device_info()
-        with (
-            _alarm(timeout_s, case.label),
-            # a soak (or an op that asks) samples the GPU's clocks, temperature and power along it
-            Monitor(
-                case.params.get("device", 0), spec.traits.monitor_gpu or bool(case.run.soak_chunk)
-            ) as monitor,
-        ):
-            m = backend.measure(case)
+        m, monitor, clocks = _watched(case, backend, device, timeout_s)
         row = success_row(case, spec, m, run_id, env, peaks)
-        if monitor.series:
+        for name, value in dataclasses.asdict(clocks).items() if clocks else ():
+            setattr(row.timing, name, value)  # TimingInfo's clock_source, throttled_share_ratio...
+        if monitor.series and (spec.traits.monitor_gpu or case.run.soak_chunk):
             for column, value in monitor.summary().items():  # TimingInfo's sm_clock_* etc.
                 setattr(row.timing, column, value)
             row.series.gpu_monitor = [list(sample) for sample in monitor.series]
@@ -170,6 +167,24 @@ def execute(
             status, reason = Status.ERROR, f"{type(error).__name__}: {first}"
     _release_device_memory()
     return failure_row(case, spec, status, reason, run_id, env, device), {}
+
+
+def _watched(
+    case: Case, backend: Backend, device: DeviceInfo, timeout_s: float | None
+) -> tuple[Measurement, Monitor, ThrottleReport | None]:
+    """The case measured with the GPU's clocks sampled beside it (on a GPU, unless `throttle: off`;
+    always for a soak or an op that charts them), and the throttle policy applied to its samples."""
+    spec = get_spec(case.op)
+    charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
+    judged = case.run.throttle != "off" and device.platform == "gpu"
+    index = case.params.get("device", 0)
+    index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
+    with _alarm(timeout_s, case.label), Monitor(index, charted or judged) as monitor:
+        m = backend.measure(case)
+        if not judged:
+            return m, monitor, None
+        timing, clocks = throttle.judge(monitor, m.timing, case.run, index)
+    return dataclasses.replace(m, timing=timing), monitor, clocks
 
 
 STARTUP_LIMIT_S = (

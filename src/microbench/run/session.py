@@ -100,6 +100,8 @@ def execute_all(
             if options.verbosity > 0:
                 bar.console.print(shown(case_line(row)))
             bar.advance(task)
+            if case.run.cooldown_s:  # the device cools before the next case
+                interrupt.pause(case.run.cooldown_s)
     return finished
 
 
@@ -322,6 +324,15 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
             console.print(shown(f"rows: {location}  (raw samples: {twin})"))
     failed = [r for r in rows if r.status.failed]
     unsupported = sum(not r.ok and not r.status.failed for r in rows)
+    throttled = [r.identity.label for r in rows if r.doubt == "throttled"]
+    if throttled:
+        console.print(
+            shown(
+                f"{len(throttled)} cases ran partly below their clock threshold (throttled_share_ratio;"
+                f" throttle: discard drops those samples): {', '.join(throttled[:10])}"
+                + (" ..." if len(throttled) > 10 else "")
+            )
+        )
     if failed:
         console.print(
             f"{len(failed)} of {len(rows)} cases did not produce a clean number (see status/error)"

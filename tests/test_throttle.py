@@ -1,0 +1,200 @@
+"""Throttle-aware sampling (issue 50) with a scripted NVML: the clocks beside a GPU case's samples,
+the `throttle` policy (flag, discard, off), the recovery wait and its cap, the rows' columns, and a
+device without NVML."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import replace
+
+import pytest
+
+from microbench.catalogue import get_spec
+from microbench.core.case import Case, Outputs, RunSettings
+from microbench.core.types import CheckResult, DeviceInfo, Measurement, Timing
+from microbench.measure import throttle
+from microbench.platform import backends, gpu_monitor
+from microbench.run import runner
+
+GPU = DeviceInfo(kind="fake GPU", count=1, platform="gpu", framework="fake", framework_version="0")
+FULL, LOW = 1980.0, 1200.0
+SAMPLES = 20
+
+
+class FakeNvml:
+    """pynvml as the monitor reads it: the SM clock follows `clock()`, the reason bits `reasons()`."""
+
+    NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 0, 1, 0
+
+    def __init__(self) -> None:
+        self.low_between: tuple[float, float] | None = None  # perf_counter window of a clock drop
+        self.recover_at: float | None = None  # after the case: when the clock comes back
+
+    def clock(self) -> float:
+        now = time.perf_counter()
+        if self.low_between and self.low_between[0] <= now <= self.low_between[1]:
+            return LOW
+        if self.recover_at is not None and now < self.recover_at:
+            return LOW
+        return FULL
+
+    def nvmlInit(self) -> None:
+        pass
+
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:
+        return i
+
+    def nvmlDeviceGetClockInfo(self, handle: int, kind: int) -> float:
+        return self.clock() if kind == 0 else 2619.0
+
+    def nvmlDeviceGetTemperature(self, handle: int, kind: int) -> float:
+        return 60.0
+
+    def nvmlDeviceGetPowerUsage(self, handle: int) -> float:
+        return 500_000.0
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: int) -> int:
+        return 0x20 if self.clock() < FULL else 0x4
+
+
+class Busy:
+    """A GPU backend whose timed loop takes 0.4 s of wall, the clock dropping in its middle when the
+    test says so; 20 samples of 1 ms, the middle ones slower as a throttled device's would be."""
+
+    name = "fake"
+
+    def __init__(self, nvml: FakeNvml) -> None:
+        self.nvml = nvml
+        self.drop = False
+
+    def device_info(self) -> DeviceInfo:
+        return GPU
+
+    def measure(self, case: Case) -> Measurement:
+        started_at, start = time.time(), time.perf_counter()
+        if self.drop:
+            self.nvml.low_between = (start + 0.15, start + 0.25)
+        time.sleep(0.4)
+        samples = [1e-3] * SAMPLES
+        if self.drop:
+            samples[7:13] = [1.5e-3] * 6
+        timing = Timing(samples_s=samples, source="fake_clock")
+        timing.loop_started_at, timing.loop_s = started_at, time.perf_counter() - start
+        return Measurement(timing=timing, device=GPU, check=CheckResult("strict", "passed"))
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    from microbench import registrations
+
+    nvml = FakeNvml()
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    throttle.forget()
+    busy = Busy(nvml)
+    with registrations.scoped():
+        backends.register_backend(
+            backends.BackendInfo("fake", 9, lambda: busy, "microbench.ops", "numpy")
+        )
+        yield busy
+    throttle.forget()
+
+
+def case(**settings) -> Case:
+    run = RunSettings(num_runs=SAMPLES, warmup=0, **settings)
+    params = get_spec("fault").resolve({"mode": "ok", "n": 8}, "test")
+    return Case("fault", "fake", params, run, Outputs(csv_path="x.csv"), "fault")
+
+
+def test_a_steady_case_has_its_clocks_and_no_doubt(scripted):
+    row, _ = runner.execute(case(), "run", {}, None)
+    t = row.timing
+    assert t.clock_source == "nvml" and t.sm_clock_median_mhz == FULL and t.sm_clock_min_mhz == FULL
+    assert t.throttled_share_ratio == 0 and t.discarded_sample_count == 0
+    assert t.throttle_reasons == "sw_power_cap" and row.doubt is None
+    assert not row.series.gpu_monitor  # the series is kept for the ops that chart it only
+
+
+def test_flag_keeps_every_sample_and_says_how_much_ran_throttled(scripted):
+    runner.execute(case(), "run", {}, None)  # the run's best clock: 1980 MHz
+    scripted.drop = True
+    row, _ = runner.execute(case(), "run", {}, None)
+    t = row.timing
+    assert row.stats.sample_count == SAMPLES and t.discarded_sample_count == 0
+    assert 0.1 < t.throttled_share_ratio < 0.5 and t.sm_clock_min_mhz == LOW
+    assert "sw_thermal" in t.throttle_reasons and row.doubt == "throttled"
+
+
+def test_discard_drops_the_samples_the_drop_met_and_waits_for_recovery(scripted):
+    runner.execute(case(), "run", {}, None)
+    scripted.drop = True
+    scripted.nvml.recover_at = time.perf_counter() + 0.9  # still low as the case ends
+    started = time.perf_counter()
+    row, _ = runner.execute(case(throttle="discard", throttle_wait_s=5.0), "run", {}, None)
+    waited = time.perf_counter() - started
+    t = row.timing
+    assert 0 < t.discarded_sample_count < SAMPLES
+    assert row.stats.sample_count == SAMPLES - t.discarded_sample_count
+    assert row.stats.time_max_s == pytest.approx(1e-3)  # every slow sample was in the drop
+    assert row.doubt is None and waited >= 0.9  # it went on once the clock was back
+
+
+def test_the_recovery_wait_is_capped(scripted):
+    runner.execute(case(), "run", {}, None)
+    scripted.drop = True
+    scripted.nvml.recover_at = time.perf_counter() + 60
+    started = time.perf_counter()
+    row, _ = runner.execute(case(throttle="discard", throttle_wait_s=0.3), "run", {}, None)
+    assert row.timing.discarded_sample_count and time.perf_counter() - started < 30
+
+
+def test_off_samples_nothing(scripted):
+    row, _ = runner.execute(case(throttle="off"), "run", {}, None)
+    assert row.timing.clock_source is None and row.timing.throttled_share_ratio is None
+
+
+def test_a_device_without_nvml_says_so_in_the_row(scripted, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    row, _ = runner.execute(case(), "run", {}, None)
+    assert row.ok and row.timing.clock_source.startswith("no GPU monitor")
+    assert row.timing.throttled_share_ratio is None
+
+
+def test_a_cpu_case_is_not_judged(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml())
+    params = get_spec("fault").resolve({"mode": "ok", "n": 8}, "test")
+    cpu = Case("fault", "numpy", params, RunSettings(num_runs=3, warmup=0), Outputs("x.csv"), "f")
+    row, _ = runner.execute(cpu, "run", {}, None)
+    assert row.ok and row.timing.clock_source is None
+
+
+def test_a_sample_is_throttled_when_its_stretch_meets_a_low_reading():
+    monitor = gpu_monitor.Monitor(enabled=False)
+    monitor.started_at = 100.0
+    monitor.series = [(i * 0.02, LOW if 10 <= i < 12 else FULL, 0, 0, 0) for i in range(50)]
+    monitor.reasons = [0] * 50
+    timing = Timing(samples_s=[1e-3] * 10, source="x", loop_started_at=100.0, loop_s=1.0)
+    throttle.forget()
+    kept, report = throttle.judge(monitor, timing, RunSettings(throttle="discard"), 0)
+    # readings 10 and 11 cover 0.20-0.24 s: the third tenth of the loop (sample 2) only
+    assert report.discarded_sample_count == 1 and len(kept.samples_s) == 9
+    assert report.throttled_share_ratio == pytest.approx(0.04)
+
+
+def test_cooldown_idles_between_cases(tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(
+        "backend: numpy\nnum_runs: 2\nwarmup: 0\ncooldown_s: 0.3\nbenchmarks:\n"
+        "- benchmark_name: fault\n  benchmark_params: [{n: 8}, {n: 9}, {n: 10}]\n"
+    )
+    started = time.perf_counter()
+    code, _, _ = run_cli("run", "--config", str(tmp_path / "c.yaml"), "-o", str(tmp_path / "r.csv"))
+    assert code == 0 and time.perf_counter() - started >= 0.9
+
+
+def test_settings_reach_the_run_and_are_checked(tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(
+        "backend: numpy\nthrottle: sometimes\nbenchmarks:\n- benchmark_name: fault\n"
+    )
+    code, _, err = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
+    assert code == 2 and "throttle" in err and "discard" in err
+    assert replace(RunSettings(), throttle="discard").throttle == "discard"
