@@ -139,3 +139,21 @@ def test_the_training_suite_takes_the_mx_and_blockwise_recipes(granularity, ok, 
         assert row["status"] == "ok", row["error"]
     else:
         assert row["status"] == "unsupported" and "needs a CUDA GPU" in row["error"], row["error"]
+
+
+def test_a_kernel_choice_torchao_refuses_is_unsupported_in_its_words():
+    """torchao 0.18 refuses kernel_preference=TRITON for blockwise fp8 in the config itself (an
+    AssertionError on an H100): the probe turns that into an unsupported row, not an error."""
+    from microbench.errors import CaseFailure, Status
+    from microbench.platform.frameworks import torch
+    from torch_backend.recipes import Target
+    from torch_backend.recipes_today import _probed
+
+    def refused():
+        raise AssertionError("unimplemented")
+
+    target = Target("float8dq-block-triton", torch.device("cpu"), 128, 128, torch.bfloat16)
+    with pytest.raises(CaseFailure) as caught:
+        _probed(None, refused, target)
+    assert caught.value.status is Status.UNSUPPORTED
+    assert "AssertionError: unimplemented" in caught.value.reason

@@ -11,6 +11,7 @@ path it is a recipe of its own (`mxfp8-emulated`), so a row says it was emulated
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from microbench.errors import unsupported
@@ -71,26 +72,30 @@ def _float8_block(kernel: str) -> Any:
                 f"{target.recipe} quantizes in {BLOCK}-wide blocks: k={target.k} and n={target.n} "
                 f"must be multiples of {BLOCK}"
             )
-        config = tq.Float8DynamicActivationFloat8WeightConfig(
-            granularity=[PerBlock([1, BLOCK]), PerBlock([BLOCK, BLOCK])],
-            kernel_preference=_kernel(kernel),
-        )
-        if kernel != "auto":  # a preference torchao may not implement for this matmul: asked first
-            _probe(tq, config, target)
-        return config
+
+        def config() -> Any:
+            return tq.Float8DynamicActivationFloat8WeightConfig(
+                granularity=[PerBlock([1, BLOCK]), PerBlock([BLOCK, BLOCK])],
+                kernel_preference=_kernel(kernel),
+            )
+
+        # a kernel preference torchao may not implement for this matmul: asked first
+        return config() if kernel == "auto" else _probed(tq, config, target)
 
     return make
 
 
-def _probe(tq: Any, config: Any, target: Target) -> None:
-    """One 128x128 linear quantized with `config` and called under inference mode, as a case calls
-    its model: a kernel choice torchao does not implement is `unsupported` in torchao's words, before
-    any model is built."""
+def _probed(tq: Any, config: Callable[[], Any], target: Target) -> Any:
+    """The config, made and tried on one 128x128 linear called under inference mode, as a case calls
+    its model: a kernel choice torchao does not implement (refused by the config itself, or by its
+    matmul) is `unsupported` in torchao's words, before any model is built."""
     probe = torch.nn.Linear(BLOCK, BLOCK, bias=False, device=target.device, dtype=target.dtype)
     try:
-        tq.quantize_(probe, config)
+        made = config()
+        tq.quantize_(probe, made)
         with torch.inference_mode():
             probe(torch.ones(BLOCK, BLOCK, device=target.device, dtype=target.dtype))
+        return made
     except Exception as error:
         said = str(error).splitlines()[0][:160] if str(error) else ""
         raise unsupported(
