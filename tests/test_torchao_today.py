@@ -114,7 +114,10 @@ def test_an_alias_runs_its_recipe_and_removed_recipes_say_by_what(today_rows):
     assert "pytorch/ao#3612" in today_rows["marlin-qqq"]["error"]
 
 
-def test_an_alias_is_noted_when_a_config_names_it(tmp_path, run_cli):
+def test_an_alias_is_noted_when_a_config_names_it(tmp_path, run_cli, monkeypatch):
+    from microbench.dialects.torchao import plan
+
+    monkeypatch.setattr(plan, "_NOTED", set())  # once a process: this test's process is shared
     path = tmp_path / "a.yaml"
     path.write_text(CONFIG.format(names="int8_rowwise", out=tmp_path / "o"))
     code, _, err = run_cli("validate", "--config", str(path))
