@@ -207,6 +207,8 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     timeout 200 $RUN --config configs/gpu/throttle_soak.yaml -o "$OUT/soak_flag.csv" 2>&1 | tail -2
     timeout 200 $RUN --config /tmp/throttle_discard.yaml -o "$OUT/soak_discard.csv" 2>&1 | tail -2
     python3 bench/throttle_table.py rows "$OUT/soak_flag.csv" "$OUT/soak_discard.csv" | tee "$OUT/soak50.md" ;;
+  startup53)  # issue 53: a compiled one-off beside a bare torch.compile script, eager, JAX, a compiled sweep
+    timeout 560 python3 bench/startup_compile.py --repeat 3 2>&1 | tee "$OUT/startup53.md" ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/simple_parsing*.whl .whl/docstring_parser*.whl 2>/dev/null
     CUDA_VISIBLE_DEVICES=0 timeout 200 python3 bench/host_overhead.py --upstream .upstream --rounds 5 2>&1 | grep -v Warn | tee "$OUT/host_overhead.md" ;;

@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from microbench.registry import register_once
 
@@ -23,6 +24,9 @@ class BackendInfo:
     requires: str  # the module whose presence makes the backend available
     timers: str | None = None  # module registering the backend's own timers (found by discovery)
     install: str = ""  # what installs it where it is missing (the distribution's extra)
+    # a module with setup(cases) and teardown(): what the backend decides from the whole run before
+    # its first case (how its compiler works) and releases after its last; it imports no framework
+    run_hooks: str | None = None
 
     @property
     def available(self) -> bool:
@@ -67,8 +71,15 @@ register_backend(
         "torch",
         "torch_backend.timing",
         "pip install 'microbench[torch]'",
+        "torch_backend.compile_workers",
     )
 )
+
+
+def run_hooks(cases: list[Any]) -> list[Any]:
+    """The run hooks of the backends these cases use, each module once."""
+    names = {BACKENDS[b].run_hooks for b in {c.backend for c in cases} if b in BACKENDS}
+    return [importlib.import_module(n) for n in sorted(n for n in names if n)]
 
 
 def run_order(name: str) -> int:

@@ -30,6 +30,7 @@ FLAGS = (
     "TPU_PREMAPPED_BUFFER_SIZE",
     "TPU_PREMAPPED_BUFFER_TRANSFER_THRESHOLD_BYTES",
     "CUDA_VISIBLE_DEVICES",
+    "TORCHINDUCTOR_COMPILE_THREADS",  # set by the run where its compiled cases are few (issue 53)
 )
 
 

@@ -25,7 +25,7 @@ from microbench.core.case import Case
 from microbench.core.options import RunOptions
 from microbench.errors import UserError, visible
 from microbench.platform import interrupt, processes
-from microbench.platform.backends import run_order
+from microbench.platform.backends import run_hooks, run_order
 from microbench.platform.environment import base_environment, new_run_id, timestamp
 from microbench.results import run_store
 from microbench.results.console import format_seconds, shown
@@ -137,6 +137,9 @@ def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -
     copy URL outputs."""
     peaks = getattr(loaded.model, "peaks", None)
     overrides = peaks.model_dump() if peaks else None
+    hooks = run_hooks(cases)
+    for hook in hooks:  # before the record: it keeps what they chose (env_flags)
+        hook.setup(cases)
     if not processes.primary():  # process 0 of a many-process job writes; the others only take part
         quiet = dataclasses.replace(options, progress=False)
         return RunOutcome(exit_code(execute_all(cases, quiet, None, overrides)))
@@ -169,6 +172,8 @@ def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -
         with interrupt.handled():
             return RunOutcome(_run_cases(cases, sinks, options, overrides, run_id), tuple(cases))
     finally:
+        for hook in hooks:
+            hook.teardown()
         if options.verbosity >= 0:
             say_where_traces_went(cases)
         for url in staging.upload():
