@@ -215,6 +215,21 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
   beside46)  # issue 46: upstream's package and ours, the same one-off cases, taking turns, on GPU 0
     CUDA_VISIBLE_DEVICES=0 timeout 380 python3 bench/jax_bench_beside.py --upstream .upstream --gpu --rounds 3 \
       --only quantization gemm_generalized hbm_bandwidth simple_add | tee "$OUT/beside46.md" ;;
+  proc2|proc4|proc8)  # issues 51/52: the DCN files and the all-reduce through --processes N, one process per GPU
+    n=${p#proc}
+    for name in ppermute_uni all_reduce; do
+      sed "s/mesh_shape: \"2x8\"/mesh_shape: \"${n}x1\"/; s/\[8192, 16384, 24576, 32768\]/[8192, 32768]/" \
+        configs/tpums/dcn/7x_2x2x1_$name.yaml > /tmp/dcn_$name.yaml
+      timeout 240 $RUN --config /tmp/dcn_$name.yaml --output-dir "$OUT/proc$n" --processes "$n" > "/tmp/proc_$name.log" 2>&1
+      echo "exit $? $name"; tail -2 "/tmp/proc_$name.log"; echo "gRPC traces: $(grep -c 'UNAVAILABLE\|CANCELLED' /tmp/proc_$name.log)"
+    done
+    python3 bench/tpums_table.py "$OUT"/proc$n/*.summary.csv | tee "$OUT/proc$n.md"
+    python3 bench/collectives_scaling.py config "$n" "/tmp/psum_p${n}.yaml" psum --from-kib 32768
+    timeout 240 $RUN --config "/tmp/psum_p${n}.yaml" -o "$OUT/psum_proc$n.csv" --backend jax --processes "$n" 2>&1 | grep -v Warning | tail -3
+    python3 -c "
+import csv
+for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
+    print(r['op'], r['backend'], r['message_bytes'], r['status'], r.get('busbw_gb_per_s'), r['error'][:120])" | tee "$OUT/psum_proc$n.md" ;;
   dcn)  # issue 38: upstream's DCN files on two GPUs, one process each (the dcn axis spans them)
     for name in ppermute_uni ppermute_bidi all_reduce; do
       sed 's/mesh_shape: "2x8"/mesh_shape: "2x1"/; s/\[8192, 16384, 24576, 32768\]/[8192, 16384, 32768]/' \

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 from microbench import __version__
 from microbench.errors import UserError
 from microbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
-from microbench.platform import chatter
+from microbench.platform import chatter, processes
 from microbench.run import store_commands
 from microbench.run.command_line import (
     OneLineParser,
@@ -473,7 +473,13 @@ def _join(args: argparse.Namespace) -> None:
     given = (args.coordinator, args.num_processes, args.process_id)
     if args.multihost or any(v is not None for v in given):
         from microbench.jax_backend.distributed import initialize
+        from microbench.platform.launchers import detect
 
+        if all(v is None for v in given):  # --multihost alone: the launcher's variables say
+            found = detect()
+            given = (found.coordinator, found.num_processes, found.process_id)
+            if args.verbose:
+                print(f"joining as the {found.launcher} launcher says: {given}", file=sys.stderr)
         initialize(*given)
 
 
@@ -494,7 +500,12 @@ def _run(args: argparse.Namespace) -> int:
     loaded, cases = load_and_plan(config, options)
     from microbench.run.session import run_planned  # the machinery, once the config is known good
 
-    return run_planned(loaded, cases, options)
+    code = run_planned(loaded, cases, options)
+    if processes.count() > 1:  # every process leaves the job in order, after its last case
+        from microbench.jax_backend.distributed import leave
+
+        leave()
+    return code
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

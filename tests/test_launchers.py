@@ -1,0 +1,77 @@
+"""Beyond one machine (issue 51), on CPU: the launchers `--multihost` reads, one process per GPU under
+`--processes` on a GPU host (scripted), and a job whose process dies is stopped within seconds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from microbench.platform.launchers import DEFAULT_PORT, detect
+from microbench.run import launch
+
+LAUNCHED_AS = [
+    (
+        {"RANK": "3", "WORLD_SIZE": "8", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"},
+        ("torchrun", "10.0.0.1:29501", 8, 3),
+    ),
+    ({"SLURM_PROCID": "1", "SLURM_NTASKS": "4"}, ("slurm", None, 4, 1)),
+    (
+        {"SLURM_PROCID": "1", "SLURM_NTASKS": "4", "MASTER_ADDR": "node7"},
+        ("slurm", f"node7:{DEFAULT_PORT}", 4, 1),
+    ),
+    ({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2"}, ("open-mpi", None, 2, 0)),
+    (
+        {"JOB_COMPLETION_INDEX": "2", "NUM_PROCESSES": "4", "JOBSET_NAME": "mb", "REPLICATED_JOB_NAME": "w"},
+        ("gke-indexed-job", f"mb-w-0-0.mb:{DEFAULT_PORT}", 4, 2),
+    ),
+    ({}, ("jax", None, None, None)),  # a TPU pod: jax.distributed finds it itself
+    (
+        {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1",
+         "MICROBENCH_COORDINATOR": "c:9"},
+        ("torchrun", "c:9", 2, 0),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("env", "joined"), LAUNCHED_AS)
+def test_each_launchers_variables_give_the_job(env, joined):
+    found = detect(env)
+    assert (found.launcher, found.coordinator, found.num_processes, found.process_id) == joined
+
+
+def test_a_gpu_host_gives_each_process_its_own_gpu(monkeypatch):
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(launch.glob, "glob", lambda pattern: ["/dev/nvidia0", "/dev/nvidia1"])
+    assert launch.gpus() == 2
+    assert [launch._placed({}, i, 2) for i in range(2)] == [
+        {"CUDA_VISIBLE_DEVICES": "0"},
+        {"CUDA_VISIBLE_DEVICES": "1"},
+    ]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert launch._placed({}, 1, launch.gpus()) == {"CUDA_VISIBLE_DEVICES": "5"}
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    assert launch.gpus() == 0 and launch._placed({}, 0, 0) == {"JAX_PLATFORMS": "cpu"}
+
+
+def test_more_processes_than_gpus_is_one_line(monkeypatch, tmp_path, run_cli):
+    monkeypatch.setattr(launch, "gpus", lambda: 1)
+    (tmp_path / "c.yaml").write_text("backend: numpy\nbenchmarks:\n- benchmark_name: fault\n")
+    code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--processes", "2")
+    assert code == 2 and "--processes" in err and "this host has 1" in err
+
+
+@pytest.mark.slow  # real processes
+def test_a_process_that_dies_stops_the_others_within_seconds(monkeypatch, capsys):
+    monkeypatch.setattr(launch, "STOP_GRACE_S", 1.0)
+    waiting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dying = subprocess.Popen(
+        [sys.executable, "-c", "import os, signal, time; time.sleep(0.5); os.kill(os.getpid(), 9)"]
+    )
+    started = time.monotonic()
+    code = launch._wait([waiting, dying])
+    assert time.monotonic() - started < 20 and waiting.poll() is not None
+    assert code == 137 and "process 1 of 2 ended with exit code 137" in capsys.readouterr().err
