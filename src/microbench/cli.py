@@ -14,7 +14,6 @@ import microbench.quiet_start  # noqa: F401  (first: a signal while importing is
 # isort: split
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -473,10 +472,6 @@ def _join(args: argparse.Namespace) -> None:
     """Join a many-process job before any case touches JAX."""
     given = (args.coordinator, args.num_processes, args.process_id)
     if args.multihost or any(v is not None for v in given):
-        if not args.verbose:  # the coordination service's own warnings as every process leaves
-            # (its task watches cancelled: "WatchTasksAsync failed ... CANCELLED") are XLA's C++
-            # log at WARNING; -v shows them, and errors are always shown
-            os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         from microbench.jax_backend.distributed import initialize
         from microbench.platform.launchers import detect
 
