@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="ignored, as TPUMS ignores it here: the file's xprof_timing decides",
     )
     suite = groups.add_parser("suite", help="a suite file's configs in turn, one report")
-    run_suite = suite.add_subparsers(dest="command", required=True).add_parser(
+    suites = suite.add_subparsers(dest="command", required=True)
+    run_suite = suites.add_parser(
         "run", help="suite_name, description, configs: each run, then consolidated_report.md/.html"
     )
     run_suite.add_argument("file")
@@ -89,7 +90,34 @@ def build_parser() -> argparse.ArgumentParser:
     run_suite.add_argument("--output_dir", default="results", help="where results go (results)")
     XPROF_DIR.add_to(run_suite)
     add_run_files(run_suite)
+    _suite_on_a_cluster(suites)
     return parser
+
+
+def _suite_on_a_cluster(suites: Any) -> None:
+    """`suite submit` (its options are the Cluster's fields) and `suite collect`."""
+    import dataclasses
+
+    from microbench.dialects.tpums.cluster import Cluster
+
+    submit = suites.add_parser("submit", help="one JobSet per (config, topology) on GKE, via Kueue")
+    submit.add_argument("file")
+    for f in dataclasses.fields(Cluster):
+        submit.add_argument(
+            f"--{f.name}", type=type(f.default), default=f.default, help=f.metadata["doc"]
+        )
+    submit.add_argument(
+        "--filter", action="append", default=[], help="configs whose path holds this"
+    )
+    submit.add_argument("--topologies", default="", help="only these slices, e.g. 2x2x1,2x2x2")
+    submit.add_argument(
+        "--dry-run", action="store_true", help="print the manifests, submit nothing"
+    )
+    submit.set_defaults(handler=_submit)
+    collect = suites.add_parser("collect", help="the consolidated report of a suite's bucket")
+    collect.add_argument("path", help="the suite's results: gs://bucket/suite, or a folder")
+    collect.add_argument("--output_dir", default="results", help="where the report goes (results)")
+    collect.set_defaults(handler=_collect)
 
 
 def describe() -> dict[str, Any]:
@@ -246,6 +274,36 @@ def _suite(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if rest:
         raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
     return run_suite(args.file, args.output_dir, run_files(args), args.xprof_dir)
+
+
+def _submit(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    import dataclasses
+
+    import yaml
+
+    from microbench.dialects.tpums.cluster import Cluster, manifests, submit
+    from microbench.dialects.tpums.suite import planned_configs, read_suite
+
+    _said_ignored(rest, "suite submit")
+    cluster = Cluster(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Cluster)})
+    if not cluster.bucket:
+        raise UserError("results go to durable storage: name a bucket (gs://...)", key="--bucket")
+    suite = read_suite(args.file)
+    topologies = [t.strip() for t in args.topologies.split(",") if t.strip()]
+    documents = manifests(
+        planned_configs(suite, args.file), cluster, suite.name, args.filter, topologies
+    )
+    if args.dry_run:
+        print(yaml.safe_dump_all(documents, sort_keys=False), end="")
+        return 0
+    return submit(documents, cluster.timeout_min)
+
+
+def _collect(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from microbench.dialects.tpums.suite import collect
+
+    _said_ignored(rest, "suite collect")
+    return collect(args.path, args.output_dir)
 
 
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:

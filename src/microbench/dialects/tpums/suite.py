@@ -122,6 +122,14 @@ def _plan(
     return planned
 
 
+def planned_configs(suite: Suite, path: str) -> list[tuple[str, str]]:
+    """Each config's path (as the suite names it) and its folder name, every one found."""
+    taken: set[str] = set()
+    return [
+        (config, _stem(_located(config, path, i), taken)) for i, config in enumerate(suite.configs)
+    ]
+
+
 def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None) -> int:
     """Each config in turn; a config that cannot write is said in the report and the suite goes on;
     a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
@@ -161,19 +169,41 @@ def _this_runs_summary(folder: str, before: set[Path], resumed: bool) -> Path | 
     return max(new, key=lambda p: p.stat().st_mtime_ns, default=None)
 
 
+def shown(frame: Any, fields: set[str]) -> Any:
+    """A summary's columns the report shows: the case's fields that vary between its rows, then
+    TPUMS's figures."""
+    varying = [
+        c for c in frame.columns
+        if c in fields and c not in SHOWN and frame[c].astype(str).nunique() > 1
+    ]  # fmt: skip
+    return frame[[*varying, *(c for c in SHOWN if c in frame.columns)]]
+
+
+def collect(path: str, output_dir: str) -> int:
+    """`tpums suite collect PATH`: the consolidated report of a suite's results in a bucket (or a
+    folder), each config's latest summary.csv, every TPUMS field that varies shown."""
+    from microbench.dialects.tpums.cluster import collected
+    from microbench.dialects.tpums.names import TPUMS
+
+    fields = {p.name for entry in TPUMS.values() for p in entry.fields}
+    tables = collected(path)
+    suite = Suite(Path(path.rstrip("/")).name or path, f"collected from {path}", tuple(tables))
+    ran = [Ran(folder, shown(frame, fields)) for folder, frame in tables.items()]
+    os.makedirs(output_dir, exist_ok=True)
+    paths = write_report(suite, ran, output_dir)
+    print(visible(f"consolidated report: {', '.join(paths)}"), file=sys.stderr)
+    return 0
+
+
 def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
     """What the report shows of one config: this run's summary.csv (the figures, and every field
     that varies between its rows), else this run's rows (a config of another layout)."""
     import pandas as pd
 
     if summary is not None:
-        frame = pd.read_csv(summary)
-        fields = {k for c in cases if c.origin for k, _ in c.origin.fields}
-        varying = [
-            c for c in frame.columns
-            if c in fields and c not in SHOWN and frame[c].astype(str).nunique() > 1
-        ]  # fmt: skip
-        return frame[[*varying, *(c for c in SHOWN if c in frame.columns)]]
+        return shown(
+            pd.read_csv(summary), {k for c in cases if c.origin for k, _ in c.origin.fields}
+        )
     from microbench.results.reading import read_rows
 
     ids = {c.id for c in cases}
