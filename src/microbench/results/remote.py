@@ -125,7 +125,9 @@ class Staging:
         for local, url in self.files.items():
             if os.path.exists(local):
                 try:
-                    filesystem(url, url).put_file(local, url)
+                    fs = filesystem(url, url)
+                    fs.makedirs(url.rsplit("/", 1)[0], exist_ok=True)  # a folder a bucket needs not
+                    fs.put_file(local, url)
                 except Exception as error:  # any fsspec backend's failure: the rows are safe here
                     raise UploadFailed(
                         f"could not copy the results to {url} ({type(error).__name__}: "
