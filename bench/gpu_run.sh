@@ -224,7 +224,7 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
       echo "exit $? $name"; tail -2 "/tmp/proc_$name.log"; echo "gRPC traces: $(grep -c 'UNAVAILABLE\|CANCELLED' /tmp/proc_$name.log)"
     done
     python3 bench/tpums_table.py "$OUT"/proc$n/*.summary.csv | tee "$OUT/proc$n.md"
-    python3 bench/collectives_scaling.py config "$n" "/tmp/psum_p${n}.yaml" psum --from-kib 32768
+    python3 bench/collectives_scaling.py config "$n" "/tmp/psum_p${n}.yaml" psum --from-kib 16384
     timeout 240 $RUN --config "/tmp/psum_p${n}.yaml" -o "$OUT/psum_proc$n.csv" --backend jax --processes "$n" 2>&1 | grep -v Warning | tail -3
     python3 -c "
 import csv
