@@ -78,21 +78,20 @@ def command(config: str, results: str, install: str) -> str:
     )
 
 
-def jobset(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, Any]:
-    """The JobSet that runs one config on its topology."""
+def _pod(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, Any]:
+    """The pod template of one host of the slice: this project run on the config, into the bucket."""
     topology = topology_of(config)
-    n = hosts(topology)
     selector = {
         "cloud.google.com/gke-tpu-accelerator": cluster.accelerator,
         "cloud.google.com/gke-tpu-topology": topology,
     }
-    if n > 1:
-        cores = n * CHIPS_PER_HOST * CORES_PER_CHIP
+    if hosts(topology) > 1:
+        cores = hosts(topology) * CHIPS_PER_HOST * CORES_PER_CHIP
         selector["cloud.google.com/placement-policy-name"] = (
             f"{cluster.accelerator}-{cores}-{topology}-placement-policy"
         )
     results = f"{cluster.bucket.rstrip('/')}/{suite}/{stem}"
-    pod = {
+    return {
         "metadata": {"labels": {"declared-duration-minutes": str(cluster.timeout_min)}},
         "spec": {
             "restartPolicy": "Never",
@@ -117,6 +116,13 @@ def jobset(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, An
             ],
         },
     }
+
+
+def jobset(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, Any]:
+    """The JobSet that runs one config on its topology."""
+    topology = topology_of(config)
+    n = hosts(topology)
+    pod = _pod(config, stem, cluster, suite)
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
