@@ -52,13 +52,14 @@ def _window(monitor: Monitor, timing: Timing) -> list[int]:
 def _throttled_spans(
     monitor: Monitor, readings: list[int], below: float
 ) -> list[tuple[float, float]]:
-    """Each reading below the clock covers the time until the next reading (one period at most)."""
-    out = []
-    for i in readings:
-        if monitor.series[i][1] < below:
-            at = monitor.started_at + monitor.series[i][0]
-            out.append((at, at + PERIOD_S))
-    return out
+    """Each reading below the clock covers the time until the next reading (a sampler a busy host
+    delayed leaves no gap uncovered; the last covers one period)."""
+    times = [monitor.started_at + s[0] for s in monitor.series]
+    return [
+        (times[i], times[i + 1] if i + 1 < len(times) else times[i] + PERIOD_S)
+        for i in readings
+        if monitor.series[i][1] < below
+    ]
 
 
 def _kept(timing: Timing, spans: list[tuple[float, float]]) -> list[bool]:
