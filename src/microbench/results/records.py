@@ -428,6 +428,9 @@ def _is_number(value: Any) -> bool:
 
 
 LOADED = 1.0  # host load per core above which a host-clock time measures the load as much as the op
+# share of a timed loop run below the clock threshold from which its median is the throttled device's
+# (a few throttled samples move no median); throttle: discard leaves none to doubt
+THROTTLED = 0.05
 
 
 class Extras(Protocol):
@@ -523,7 +526,8 @@ class Row:
     def doubt(self) -> str | None:
         """Why this row's time cannot carry a verdict: its samples spread too widely, or it is a
         host-clock time taken while the host was busier than its cores."""
-        if self.timing.throttled_share_ratio and not self.timing.discarded_sample_count:
+        share = self.timing.throttled_share_ratio
+        if share is not None and share >= THROTTLED and not self.timing.discarded_sample_count:
             return "throttled"  # first: it says why such a row is noisy too
         if self.stats.noisy:
             return "noisy"
