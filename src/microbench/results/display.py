@@ -292,6 +292,16 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
+def escaped(frame: Any, escape: Callable[[str], str]) -> Any:
+    """A table (a pandas DataFrame) with every text, heading or cell, passed through `escape`
+    (markdown_safe, html_safe, visible); numbers stay numbers."""
+    import pandas as pd
+
+    return frame.rename(columns=lambda c: escape(str(c))).map(
+        lambda v: v if pd.api.types.is_number(v) else escape(str(v))
+    )
+
+
 def html_safe(text: str) -> str:
     """Text from a file as HTML text: no markup, no control character obeyed."""
     return html.escape(visible(str(text)))

@@ -28,6 +28,7 @@ from microbench.results.display import (  # noqa: E402
     Column,
     cells,
     choose,
+    escaped,
     html_safe,
     markdown_safe,
     sort_rows,
@@ -391,8 +392,7 @@ def rows_left_out(rows: Sequence[Row]) -> str:
 
 
 def markdown(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> str:
-    frame = table(rows, chosen).map(markdown_safe)
-    frame.columns = [markdown_safe(c) for c in frame.columns]
+    frame = escaped(table(rows, chosen), markdown_safe)
     note = rows_left_out(rows)
     return frame.to_markdown(index=False) + "\n" + (f"\n{note}\n" if note else "")
 
@@ -436,8 +436,7 @@ def html_page(
     ok = sum(r.ok for r in rows)
     noisy = sum(bool(r.stats.noisy) for r in rows)
     facts = "".join(f"<li>{html_safe(line)}</li>" for line in environment_lines(rows))
-    frame = table(rows, chosen).map(html_safe)
-    frame.columns = [html_safe(c) for c in frame.columns]
+    frame = escaped(table(rows, chosen), html_safe)
     body = frame.to_html(index=False, escape=False, border=0, classes="rows")
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,7 +225,7 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
 def write_report(suite: Suite, ran: list[Ran], output_dir: str) -> tuple[str, str]:
     """consolidated_report.md and .html: the suite, then each config's table of this run. Every text
     a file carries is escaped for where it goes (a Markdown cell, HTML)."""
-    from microbench.results.display import html_safe, markdown_safe
+    from microbench.results.display import escaped, html_safe, markdown_safe
     from microbench.results.writer import write_atomically
 
     md = [f"# {markdown_safe(suite.name)}", "", markdown_safe(suite.description), ""]
@@ -239,9 +238,9 @@ def write_report(suite: Suite, ran: list[Ran], output_dir: str) -> tuple[str, st
             md += [markdown_safe(why), ""]
             html.append(f"<p>{html_safe(why)}</p>")
             continue
-        md += [_escaped(config.table, markdown_safe).to_markdown(index=False, floatfmt=".4g"), ""]
+        md += [escaped(config.table, markdown_safe).to_markdown(index=False, floatfmt=".4g"), ""]
         html.append(
-            _escaped(config.table, visible).to_html(
+            escaped(config.table, visible).to_html(
                 index=False, float_format=lambda v: f"{v:.4g}", escape=True
             )
         )
@@ -252,15 +251,6 @@ def write_report(suite: Suite, ran: list[Ran], output_dir: str) -> tuple[str, st
     for path, text in zip(paths, ("\n".join(md), "\n".join(html)), strict=True):
         write_atomically(path, _writer(text))
     return paths
-
-
-def _escaped(frame: Any, escape: Callable[[str], str]) -> Any:
-    """The table with every text (heading or cell) passed through `escape`; numbers stay numbers."""
-    import pandas as pd
-
-    return frame.rename(columns=lambda c: escape(str(c))).map(
-        lambda v: v if pd.api.types.is_number(v) else escape(str(v))
-    )
 
 
 def _writer(text: str) -> Any:
