@@ -282,7 +282,7 @@ def _submit(args: argparse.Namespace, rest: Sequence[str]) -> int:
     import yaml
 
     from microbench.dialects.tpums.cluster import Cluster, manifests, submit
-    from microbench.dialects.tpums.suite import planned_configs, read_suite
+    from microbench.dialects.tpums.suite import read_suite, suite_configs
 
     _said_ignored(rest, "suite submit")
     cluster = Cluster(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Cluster)})
@@ -291,7 +291,11 @@ def _submit(args: argparse.Namespace, rest: Sequence[str]) -> int:
     suite = read_suite(args.file)
     topologies = [t.strip() for t in args.topologies.split(",") if t.strip()]
     documents = manifests(
-        planned_configs(suite, args.file), cluster, suite.name, args.filter, topologies
+        [(named, stem) for named, _, stem in suite_configs(suite, args.file)],
+        cluster,
+        suite.name,
+        args.filter,
+        topologies,
     )
     if args.dry_run:
         print(yaml.safe_dump_all(documents, sort_keys=False), end="")

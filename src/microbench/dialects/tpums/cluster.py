@@ -78,9 +78,9 @@ def command(config: str, results: str, install: str) -> str:
     )
 
 
-def _pod(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, Any]:
-    """The pod template of one host of the slice: this project run on the config, into the bucket."""
-    topology = topology_of(config)
+def _selector(cluster: Cluster, topology: str) -> dict[str, str]:
+    """GKE's node selectors for the slice: its accelerator and topology, and past one host the
+    placement policy that keeps its hosts together."""
     selector = {
         "cloud.google.com/gke-tpu-accelerator": cluster.accelerator,
         "cloud.google.com/gke-tpu-topology": topology,
@@ -90,7 +90,11 @@ def _pod(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, Any]
         selector["cloud.google.com/placement-policy-name"] = (
             f"{cluster.accelerator}-{cores}-{topology}-placement-policy"
         )
-    results = f"{cluster.bucket.rstrip('/')}/{suite}/{stem}"
+    return selector
+
+
+def _pod(config: str, results: str, cluster: Cluster, selector: dict[str, str]) -> dict[str, Any]:
+    """The pod template of one host of the slice: this project run on the config, into the bucket."""
     return {
         "metadata": {"labels": {"declared-duration-minutes": str(cluster.timeout_min)}},
         "spec": {
@@ -122,7 +126,8 @@ def jobset(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, An
     """The JobSet that runs one config on its topology."""
     topology = topology_of(config)
     n = hosts(topology)
-    pod = _pod(config, stem, cluster, suite)
+    results = f"{cluster.bucket.rstrip('/')}/{suite}/{stem}"
+    pod = _pod(config, results, cluster, _selector(cluster, topology))
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",

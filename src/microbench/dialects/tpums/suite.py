@@ -106,10 +106,8 @@ def _plan(
     from microbench.run.planning import check_options, jax_device_count
 
     planned: list[Planned] = []
-    taken: set[str] = set()
-    for i, config in enumerate(suite.configs):
-        located = _located(config, path, i)
-        folder = os.path.join(output_dir, _stem(located, taken))
+    for _, located, stem in suite_configs(suite, path):
+        folder = os.path.join(output_dir, stem)
         options = upstream_options(folder, "--output_dir", files, **{XPROF_DIR.dest: xprof_dir})
         check_options(options)
         loaded = load_config(located)
@@ -121,12 +119,15 @@ def _plan(
     return planned
 
 
-def planned_configs(suite: Suite, path: str) -> list[tuple[str, str]]:
-    """Each config's path (as the suite names it) and its folder name, every one found."""
+def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
+    """Each config: its path as the suite names it, where it was found, and its folder's name (one
+    per config, unique), every one found or a one-line error."""
     taken: set[str] = set()
-    return [
-        (config, _stem(_located(config, path, i), taken)) for i, config in enumerate(suite.configs)
-    ]
+    out = []
+    for i, config in enumerate(suite.configs):
+        located = _located(config, path, i)
+        out.append((config, located, _stem(located, taken)))
+    return out
 
 
 def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None) -> int:
