@@ -21,7 +21,7 @@ AUTOTUNE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
 def compiles(case: Any) -> bool:
     """A torch case that runs torch.compile (an array op's compile implementation, a model's mode)."""
     implementation = str(case.implementation or "")
-    mode = case.params.get("compile_mode") if hasattr(case.params, "get") else None
+    mode = case.params.get("compile_mode")
     return case.backend == "torch" and (
         implementation.startswith("compile") or mode not in (None, "", "off")
     )

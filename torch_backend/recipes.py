@@ -450,8 +450,8 @@ def _block_sparse(tq: Any, target: Target) -> Any:
     except ImportError:
         raise unsupported(
             Removal(
-                "block sparsity (BlockSparseWeightConfig, BlockSparseLayout)",
-                "pytorch/ao#4143 (merged 2026-03, absent from 0.17 on)",
+                "block sparsity (BlockSparseWeightConfig; its BlockSparseLayout was removed by "
+                "pytorch/ao#4143, merged 2026-03)"
             ).said()
         ) from None
 

@@ -150,49 +150,35 @@ def _per(group: int) -> Any:
     return lambda m: group
 
 
+def _mx_pair(name: str, element: str, bits: int, peak: str) -> tuple[Recipe, Recipe]:
+    """An MX format's recipe on Blackwell-class tensor cores, and its emulated twin (any device: the
+    format's accuracy, not its speed), one 8-bit scale per 32 elements."""
+    shared = dict(bits=_element_bits(bits), group=_per(32), scale_bits=8)
+    config = f"MXDynamicActivationMXWeightConfig({element}"
+    return (
+        Recipe(
+            name,
+            peak=peak,
+            make=_mx(element, emulated=False),
+            config=f"{config})",
+            needs="CUDA SM 10.0+",
+            doc=f"{peak} activations and weights, an 8-bit scale per 32 elements",
+            **shared,
+        ),
+        Recipe(
+            f"{name}-emulated",
+            make=_mx(element, emulated=True),
+            config=f"{config}, kernel_preference=EMULATED)",
+            needs="any device",
+            doc=f"{name}'s numerics in high precision: its accuracy, not its speed",
+            **shared,
+        ),
+    )
+
+
 for _recipe in (
-    Recipe(
-        "mxfp8",
-        bits=_element_bits(8),
-        group=_per(32),
-        scale_bits=8,
-        peak="fp8",
-        make=_mx("float8_e4m3fn", emulated=False),
-        config="MXDynamicActivationMXWeightConfig(float8_e4m3fn)",
-        needs="CUDA SM 10.0+",
-        doc="fp8 activations and weights, an 8-bit scale per 32 elements",
-    ),
-    Recipe(
-        "mxfp8-emulated",
-        bits=_element_bits(8),
-        group=_per(32),
-        scale_bits=8,
-        make=_mx("float8_e4m3fn", emulated=True),
-        config="MXDynamicActivationMXWeightConfig(float8_e4m3fn, kernel_preference=EMULATED)",
-        needs="any device",
-        doc="mxfp8's numerics in high precision: its accuracy, not its speed",
-    ),
-    Recipe(
-        "mxfp4",
-        bits=_element_bits(4),
-        group=_per(32),
-        scale_bits=8,
-        peak="fp4",
-        make=_mx("float4_e2m1fn_x2", emulated=False),
-        config="MXDynamicActivationMXWeightConfig(float4_e2m1fn_x2)",
-        needs="CUDA SM 10.0+",
-        doc="fp4 activations and weights, an 8-bit scale per 32 elements",
-    ),
-    Recipe(
-        "mxfp4-emulated",
-        bits=_element_bits(4),
-        group=_per(32),
-        scale_bits=8,
-        make=_mx("float4_e2m1fn_x2", emulated=True),
-        config="MXDynamicActivationMXWeightConfig(float4_e2m1fn_x2, kernel_preference=EMULATED)",
-        needs="any device",
-        doc="mxfp4's numerics in high precision: its accuracy, not its speed",
-    ),
+    *_mx_pair("mxfp8", "float8_e4m3fn", 8, "fp8"),
+    *_mx_pair("mxfp4", "float4_e2m1fn_x2", 4, "fp4"),
     Recipe(
         "nvfp4",
         bits=_element_bits(4),

@@ -72,25 +72,24 @@ def _named_dtype(param: Param, value: Any, where: str) -> Any:
     return canonical
 
 
-def _choice(param: Param, value: Any, where: str) -> Any:
-    if value not in param.choices:
-        raise UserError(
-            f"'{value}' is not one of {', '.join(map(str, param.choices))}",
-            key=where,
-            suggestion=did_you_mean(str(value), map(str, param.choices)),
-        )
-    return value
+def _one_of(said: Callable[[Param, Any], str]) -> Callable[[Param, Any, str], Any]:
+    """A value among the parameter's choices, or a one-line error in `said`'s words."""
+
+    def check(param: Param, value: Any, where: str) -> Any:
+        if value not in param.choices:
+            raise UserError(
+                said(param, value),
+                key=where,
+                suggestion=did_you_mean(str(value), map(str, param.choices)),
+            )
+        return value
+
+    return check
 
 
-def _enum(param: Param, value: Any, where: str) -> Any:
-    """A canonical value only, as TPUMS's enum fields take them (no other casing)."""
-    if value not in param.choices:
-        raise UserError(
-            f"Invalid {param.name} '{value}'. Must be one of {list(param.choices)}.",
-            key=where,
-            suggestion=did_you_mean(str(value), map(str, param.choices)),
-        )
-    return value
+_choice = _one_of(lambda p, v: f"'{v}' is not one of {', '.join(map(str, p.choices))}")
+# a canonical value only, as TPUMS's enum fields take them (no other casing), in TPUMS's words
+_enum = _one_of(lambda p, v: f"Invalid {p.name} '{v}'. Must be one of {list(p.choices)}.")
 
 
 def _typed(kind: type | tuple[type, ...], what: str, convert: Callable[[Any], Any] = lambda v: v):
