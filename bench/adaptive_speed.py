@@ -78,7 +78,7 @@ def process_wall(variant: list[str], cases: int, max_time: float) -> float:
             )
         start = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "microbench.cli", "run", "--config", config, "-q"],
+            [sys.executable, "-m", "accelbench.cli", "run", "--config", config, "-q"],
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -100,7 +100,7 @@ def one(
         command = [
             sys.executable,
             "-m",
-            "microbench.cli",
+            "accelbench.cli",
             "run",
             *case,
             *variant,

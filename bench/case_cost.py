@@ -22,9 +22,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", default="jax")
     args = parser.parse_args()
-    from microbench.core.options import RunOptions
-    from microbench.results.reading import read_rows
-    from microbench.run import runner, session
+    from accelbench.core.options import RunOptions
+    from accelbench.results.reading import read_rows
+    from accelbench.run import runner, session
 
     durations: list[float] = []
     original = runner.execute

@@ -16,9 +16,9 @@ from collections import defaultdict
 
 import yaml
 
-from microbench.ops.collective_model import COLLECTIVES
-from microbench.results.reading import read_rows
-from microbench.results.records import Row
+from accelbench.ops.collective_model import COLLECTIVES
+from accelbench.results.reading import read_rows
+from accelbench.results.records import Row
 
 SIZES_KIB = [1, 4, 16, 64, 256, 1024, 4096, 16384, 32768, 65536, 131072, 262144, 1048576]
 OPS = ("psum", "all_gather", "psum_scatter", "all_to_all", "ppermute")

@@ -3,7 +3,7 @@
 import json
 import sys
 
-from microbench.results.reading import read_rows
+from accelbench.results.reading import read_rows
 
 
 def f(v, d=1):

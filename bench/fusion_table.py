@@ -2,8 +2,8 @@
 
 import sys
 
-from microbench.ops.fusion import FusionExtras
-from microbench.results.reading import read_rows
+from accelbench.ops.fusion import FusionExtras
+from accelbench.results.reading import read_rows
 
 
 def f(v, d=3, scale=1.0):

@@ -8,7 +8,7 @@ if [ -d .whl ]; then
   export PYTHONPATH=/tmp/site
 fi
 export PYTHONPATH="$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-RUN="python3 -m microbench.cli run --no-progress"
+RUN="python3 -m accelbench.cli run --no-progress"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import jax, torch; print('jax', jax.__version__, jax.devices(), 'torch', torch.__version__)" | tee -a "$OUT/gpu.txt"
 for part in "${@:-jax parity oom}"; do for p in $part; do case $p in
@@ -107,7 +107,7 @@ for l in open('$OUT/collectives_headline.jsonl'):
   v2_conditions)  # issue 34: upstream's GEMM, HBM and host-transfer configs under both conditions
     for c in 7x/2x2x1/gemm_generalized 7x/2x2x1/hbm_bandwidth 7x/host_device; do
       for cond in upstream strict; do
-        timeout 240 python3 -m microbench jax-bench --config configs/jax_bench/$c.yaml --conditions $cond \
+        timeout 240 python3 -m accelbench jax-bench --config configs/jax_bench/$c.yaml --conditions $cond \
           --output "$OUT/cond/$cond/$(basename $c)" 2>&1 | grep -v Warn | tail -1
       done
     done
@@ -134,7 +134,7 @@ print(f'torch profiler warm-up {time.perf_counter() - s:.3f} s, a session after 
 " 2>&1 | grep -v Warn | tee "$OUT/costs.txt"
     python3 -c "
 import time
-from microbench.jax_backend import timers
+from accelbench.jax_backend import timers
 s = time.perf_counter(); c = timers.session_cost()
 print(f'jax profiler warm-up {time.perf_counter() - s:.3f} s, a session after it {c * 1e3:.1f} ms (mean)')
 import jax
@@ -147,7 +147,7 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
   startup)  # issue 39: a one-off compiled case's start to first row, and where its seconds go
     timeout 300 python3 bench/adaptive_speed.py --startup | tee "$OUT/startup.md"
     rm -rf /tmp/sc; TORCHINDUCTOR_CACHE_DIR=/tmp/sc/i TRITON_CACHE_DIR=/tmp/sc/t timeout 120 python3 -m cProfile -o /tmp/compile.prof \
-      -m microbench.cli run --run add --m 2048 --n 4096 --dtype bfloat16 --backend torch --implementation compile \
+      -m accelbench.cli run --run add --m 2048 --n 4096 --dtype bfloat16 --backend torch --implementation compile \
       --target_precision 0.002 --num_runs 20 -o /tmp/sc.csv -q --no-progress
     python3 -c "import pstats; pstats.Stats('/tmp/compile.prof').sort_stats('cumulative').print_stats(60)" > "$OUT/compile_profile.txt"
     grep -A70 "cumulative" "$OUT/compile_profile.txt" | cut -c1-160 | head -75 ;;
@@ -155,12 +155,12 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     timeout 300 python3 bench/trace_overhead.py ${SESSIONS:-jax torch} 2>&1 | grep -v "^USDT\|Warning" | tee "$OUT/sessions.txt" ;;
   tpums)  # issue 38: upstream's tpu7x gemm and hbm TPUMS files, unchanged, through the tpums command
     for c in tpu7x/2x2x1/gemm tpu7x/2x2x1/hbm; do
-      timeout 280 python3 -m microbench tpums benchmark run-config configs/tpums/$c.yaml \
+      timeout 280 python3 -m accelbench tpums benchmark run-config configs/tpums/$c.yaml \
         --output_dir "$OUT/tpums/$(basename $c)" 2>&1 | grep -v Warn | tail -2
     done
     # the sample soak, shortened from 120 s to 20 s of untraced chunks (everything else as shipped)
     sed 's/min_duration_s: 120.0/min_duration_s: 20.0/' configs/tpums/sample/gemm_throttling.yaml > /tmp/soak20.yaml
-    timeout 200 python3 -m microbench tpums benchmark run-config /tmp/soak20.yaml \
+    timeout 200 python3 -m accelbench tpums benchmark run-config /tmp/soak20.yaml \
       --output_dir "$OUT/tpums/soak" 2>&1 | grep -v Warn | tail -2
     python3 bench/tpums_table.py "$OUT"/tpums/*/summary.csv | tee "$OUT/tpums.md"
     tar czf "$OUT/tpums.tgz" -C "$OUT" tpums && rm -rf "$OUT/tpums" ;;
@@ -189,7 +189,7 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
       '    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)' \
       '    r = microbench(torch.matmul, a, a, flops=2 * 4096**3, cache="warm")' \
       '    print(r); assert r.ok and r.time_definition == "cupti"' > /tmp/plug/test_gpu.py
-    (cd /tmp/plug && python3 -m pytest -q -s -p microbench.pytest_plugin test_gpu.py 2>&1 | tail -15) | tee "$OUT/plugin48.txt" ;;
+    (cd /tmp/plug && python3 -m pytest -q -s -p accelbench.pytest_plugin test_gpu.py 2>&1 | tail -15) | tee "$OUT/plugin48.txt" ;;
   today49)  # issue 49: torchao 0.18's recipes on the llama shapes and a transformer block, eager and compiled
     timeout 540 $RUN --config configs/gpu/torchao_today.yaml -o "$OUT/today49.csv" ${RESUME49:-} 2>&1 | grep -v Warning | tail -5
     python3 bench/torchao_table.py "$OUT/today49.csv" 2>&1 | tee "$OUT/today49.md" | tail -60 ;;
@@ -253,12 +253,12 @@ for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
     rm -rf /tmp/heldout; python3 bench/heldout_check.py --out /tmp/heldout --rounds "${ROUNDS:-3}" 2>&1 | grep -v "Warn\|_warn_once" | tee "$OUT/heldout.md"
     cp /tmp/heldout/o0/outside.json "$OUT/" ;;
   smoke)  # issue 28: the entry module, typed reading (msgspec), compare and report on this machine
-    timeout 300 python3 -m microbench run --no-progress --run add --m 4096 --n 4096 -o "$OUT/smoke.csv" 2>&1 | tail -2
-    timeout 300 python3 -m microbench run --no-progress --run add --m 4096 --n 4096 -o "$OUT/smoke_b.csv" 2>&1 | tail -1
-    python3 -m microbench compare "$OUT/smoke.csv" "$OUT/smoke_b.csv" --json | python3 -c "import json, sys; print([(p['verdict'], p['p_value']) for p in json.load(sys.stdin)['pairs']])"
-    python3 -m microbench report "$OUT/smoke.csv" --output-dir "$OUT/smoke_report" | tail -2
+    timeout 300 python3 -m accelbench run --no-progress --run add --m 4096 --n 4096 -o "$OUT/smoke.csv" 2>&1 | tail -2
+    timeout 300 python3 -m accelbench run --no-progress --run add --m 4096 --n 4096 -o "$OUT/smoke_b.csv" 2>&1 | tail -1
+    python3 -m accelbench compare "$OUT/smoke.csv" "$OUT/smoke_b.csv" --json | python3 -c "import json, sys; print([(p['verdict'], p['p_value']) for p in json.load(sys.stdin)['pairs']])"
+    python3 -m accelbench report "$OUT/smoke.csv" --output-dir "$OUT/smoke_report" | tail -2
     printf 'benchmarks:\n  - name: gemm_generalized\n    num_runz: 3\n' > /tmp/bad.yaml
-    /usr/bin/time -f "bad config answered in %e s" python3 -m microbench run --config /tmp/bad.yaml ;;
+    /usr/bin/time -f "bad config answered in %e s" python3 -m accelbench run --config /tmp/bad.yaml ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;

@@ -51,7 +51,7 @@ def config_text(csv: str, num_runs: int) -> str:
 def inputs(op: str, given: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
     import numpy as np
 
-    from microbench.catalogue import get_spec
+    from accelbench.catalogue import get_spec
 
     spec = get_spec(op)
     params = spec.resolve(given, "heldout")
@@ -136,7 +136,7 @@ def outside(iters: int, work: str) -> tuple[dict[str, float], dict[str, Any]]:
     import jax
     import torch
 
-    from microbench.catalogue import ArrayImplementation, implementation_of
+    from accelbench.catalogue import ArrayImplementation, implementation_of
     from torch_backend.arrays import array_builder
     from torch_backend.tensors import to_torch
 
@@ -187,15 +187,15 @@ def verdict(harness: list[float], other: list[float]) -> str:
 
 def harness_round(folder: str, iters: int) -> dict[str, tuple[float, str]]:
     """One `microbench run` of every case: key -> (µs, timing source)."""
-    from microbench.catalogue import get_spec
-    from microbench.results.reading import read_rows
+    from accelbench.catalogue import get_spec
+    from accelbench.results.reading import read_rows
 
     os.makedirs(folder, exist_ok=True)
     csv, config = os.path.join(folder, "heldout.csv"), os.path.join(folder, "heldout.yaml")
     with open(config, "w") as f:
         f.write(config_text(csv, iters))
     subprocess.run(
-        [sys.executable, "-m", "microbench.cli", "run", "--config", config, "--no-progress"],
+        [sys.executable, "-m", "accelbench.cli", "run", "--config", config, "--no-progress"],
         check=False,
         stdout=subprocess.DEVNULL,
     )

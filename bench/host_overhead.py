@@ -43,7 +43,7 @@ def device_us(fn: Callable[[], Any], module: str) -> float:
     """The median device time per call of `module`'s executions in a trace of TRACED_CALLS calls."""
     import jax
 
-    from microbench.jax_backend import timers, xplane
+    from accelbench.jax_backend import timers, xplane
 
     def run() -> list[float]:
         for _ in range(TRACED_CALLS):
@@ -72,18 +72,18 @@ def ours(m: int, n: int) -> tuple[Callable[[], Any], Callable[[], Any], Any]:
     """(our op under a plain jit, our prepared case's call, the prepared case)."""
     import jax
 
-    from microbench.config.loader import one_off_config
-    from microbench.config.planner import plan
-    from microbench.core.options import RunOptions
-    from microbench.jax_backend.backend import JaxBackend
-    from microbench.ops.quantize import VARIANTS, jax_builder
+    from accelbench.config.loader import one_off_config
+    from accelbench.config.planner import plan
+    from accelbench.core.options import RunOptions
+    from accelbench.jax_backend.backend import JaxBackend
+    from accelbench.ops.quantize import VARIANTS, jax_builder
 
     loaded = one_off_config("quantization", ["--m", str(m), "--n", str(n)])
     (case,) = [c for c in plan(loaded, RunOptions(), lambda: 1) if c.backend == "jax"]
     fn = jax.jit(jax_builder(VARIANTS["quantization"])(case.params))
     x = jax.random.normal(jax.random.PRNGKey(0), (m, n), dtype=jax.numpy.bfloat16)
     backend = JaxBackend()
-    from microbench.catalogue import get_implementation, get_spec
+    from accelbench.catalogue import get_implementation, get_spec
 
     spec = get_spec(case.op)
     prepared = backend.prepare(case, spec, get_implementation(case.op, "jax", case.implementation))
@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
-    from microbench.jax_backend.timers import module_name
+    from accelbench.jax_backend.timers import module_name
 
     up, up_module = upstream_quantization(args.upstream, args.m, args.n)
     jit_ours, call_ours, case = ours(args.m, args.n)

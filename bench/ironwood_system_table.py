@@ -6,8 +6,8 @@ python bench/ironwood_system_table.py ironwood_transfers.csv ironwood_attention.
 import sys
 from collections import defaultdict
 
-from microbench.results.reading import read_rows
-from microbench.results.records import Row
+from accelbench.results.reading import read_rows
+from accelbench.results.records import Row
 
 rows = [r for path in sys.argv[1:] for r in read_rows(path)]
 ok = [r for r in rows if r.ok]

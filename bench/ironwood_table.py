@@ -8,8 +8,8 @@ by GB/s as a share of the copy bandwidth the same backend and implementation mea
 
 import sys
 
-from microbench.results.reading import read_rows
-from microbench.results.records import Row
+from accelbench.results.reading import read_rows
+from accelbench.results.records import Row
 
 rows = [r for path in sys.argv[1:] for r in read_rows(path) if r.ok]
 COPY = "single_device_hbm_copy"

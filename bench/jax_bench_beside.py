@@ -128,10 +128,10 @@ def expansions(upstream: str, devices: int) -> None:
     sys.path.insert(0, os.path.join(os.path.abspath(upstream), "src"))
     from accelerator_microbenchmarks.core import config as upstream_config
 
-    from microbench.config.loader import load_config
-    from microbench.config.planner import plan
-    from microbench.core.options import RunOptions
-    from microbench.dialects.jax_bench.benchmarks import V2
+    from accelbench.config.loader import load_config
+    from accelbench.config.planner import plan
+    from accelbench.core.options import RunOptions
+    from accelbench.dialects.jax_bench.benchmarks import V2
 
     root = os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "jax_bench"
@@ -212,7 +212,7 @@ def main() -> None:
             JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={args.devices}"
         )
     up_command = [sys.executable, "-m", "accelerator_microbenchmarks.main"]
-    our_command = [sys.executable, "-m", "microbench", "jax-bench"]  # installed or not
+    our_command = [sys.executable, "-m", "accelbench", "jax-bench"]  # installed or not
     where = "the GPUs" if args.gpu else f"{args.devices} forced CPU devices"
     print(f"# jax-bench beside upstream: {where}, num_runs {args.num_runs}, {args.rounds} rounds")
     print(

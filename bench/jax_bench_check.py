@@ -12,9 +12,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from microbench.errors import UserError
-from microbench.results.reading import read_rows
-from microbench.results.records import Row
+from accelbench.errors import UserError
+from accelbench.results.reading import read_rows
+from accelbench.results.records import Row
 
 GIB_ELEMENTS = 1 << 29  # bf16 elements in 1 GiB: hbm_bandwidth's `size` counts elements
 

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-MICROBENCH = [sys.executable, "-m", "microbench"]
+MICROBENCH = [sys.executable, "-m", "accelbench"]
 
 
 def seed_run(work: str) -> str:

@@ -1,4 +1,4 @@
-"""`microbench.bench()` beside the timers kernel authors use, on held-out kernels, in one process
+"""`accelbench.bench()` beside the timers kernel authors use, on held-out kernels, in one process
 (issue 48; not a test; needs CUDA, JAX, PyTorch and Triton): each kernel's profiler truth (CUPTI
 through torch.profiler, or the JAX profiler's trace, as bench/heldout_check.py takes them: each
 kernel's median, summed over one call, every call waited for), then triton's do_bench and
@@ -21,14 +21,14 @@ from typing import Any
 
 from heldout_check import jax_kernel_us, torch_kernel_us
 
-import microbench
+import accelbench
 
 ITERS = 200
 Timed = dict[str, float]  # peer -> µs
 
 
 def ours(fn: Callable[..., Any], *args: Any) -> tuple[float, float]:
-    r = microbench.bench(fn, *args, cache="warm", target_precision=0.002, max_time_s=10.0)
+    r = accelbench.bench(fn, *args, cache="warm", target_precision=0.002, max_time_s=10.0)
     assert r.ok, str(r)
     return (r.median_s or 0.0) * 1e6, r.row.timing.timed_loop_s or 0.0
 

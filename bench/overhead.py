@@ -40,7 +40,7 @@ def config_text(work: str, cases: int, num_runs: int, device: str) -> str:
 def flush_seconds(device: str) -> float:
     """One cache flush of the kind the cold-cache timers do on this device."""
     if device == "cpu":
-        from microbench.measure.timers import HostFlush
+        from accelbench.measure.timers import HostFlush
 
         flush: Callable[[], None] = HostFlush()
     else:
@@ -65,9 +65,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.device == "cpu":
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    from microbench.core.options import RunOptions
-    from microbench.results.reading import read_rows
-    from microbench.run import runner, session
+    from accelbench.core.options import RunOptions
+    from accelbench.results.reading import read_rows
+    from accelbench.run import runner, session
 
     durations: list[float] = []
     original = runner.execute

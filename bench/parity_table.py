@@ -2,7 +2,7 @@
 
 import sys
 
-from microbench.results.reading import read_rows
+from accelbench.results.reading import read_rows
 
 rows = read_rows(sys.argv[1])
 torch_of = {r.pairing.paired_with: r for r in rows if r.identity.backend == "torch"}

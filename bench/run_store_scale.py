@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-MICROBENCH = [sys.executable, "-m", "microbench"]
+MICROBENCH = [sys.executable, "-m", "accelbench"]
 CONFIG = """backend: numpy
 num_runs: 2
 warmup: 0

@@ -22,7 +22,7 @@ BARE = (
     "x = torch.randn(1024, 1024, device='cuda')\n"
     "f(x, x); torch.cuda.synchronize()\n"
 )
-ONE_OFF = [PY, "-m", "microbench", "run", "--run", "add", "--m", "1024", "--n", "1024", "-q"]
+ONE_OFF = [PY, "-m", "accelbench", "run", "--run", "add", "--m", "1024", "--n", "1024", "-q"]
 SWEEP = """backend: torch
 implementation: compile
 num_runs: 20
@@ -65,9 +65,9 @@ def main() -> None:
             ("eager one-off", [*ONE_OFF, "--backend", "torch", "--implementation", "eager"], base, n),
             ("JAX one-off", [*ONE_OFF, "--backend", "jax"], base, n),
             ("64-case compiled sweep (the harness decides: the pool)",
-             [PY, "-m", "microbench", "run", "--config", "sweep.yaml", "-q"], base, 1),
+             [PY, "-m", "accelbench", "run", "--config", "sweep.yaml", "-q"], base, 1),
             ("64-case compiled sweep, in process (TORCHINDUCTOR_COMPILE_THREADS=1)",
-             [PY, "-m", "microbench", "run", "--config", "sweep.yaml", "-q", "--overwrite"],
+             [PY, "-m", "accelbench", "run", "--config", "sweep.yaml", "-q", "--overwrite"],
              {**base, "TORCHINDUCTOR_COMPILE_THREADS": "1"}, 1),
         ]  # fmt: skip
         print("| command | walls (s) | median (s) |\n|---|---|---|")

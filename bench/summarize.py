@@ -2,7 +2,7 @@
 
 import sys
 
-from microbench.results.reading import read_rows
+from accelbench.results.reading import read_rows
 
 
 def fmt(value, scale=1.0, digits=1):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 import sys
 
-from microbench.results.reading import read_rows
+from accelbench.results.reading import read_rows
 
 
 def cost(off: list[str], on: list[str]) -> None:

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from microbench.results.reading import read_rows
+from accelbench.results.reading import read_rows
 
 ADD_BLOCKS = """
 - benchmark_name: add
@@ -143,7 +143,7 @@ def main() -> int:
         )
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "microbench.cli", "run", "--config", config, "--no-progress"],
+        [sys.executable, "-m", "accelbench.cli", "run", "--config", config, "--no-progress"],
         check=False,
         stdout=subprocess.DEVNULL,
     )

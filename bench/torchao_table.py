@@ -2,9 +2,9 @@
 
 import sys
 
-from microbench.ops.torchao import TorchaoExtras, TorchaoTrainingExtras
-from microbench.results.reading import read_rows
-from microbench.results.records import Row
+from accelbench.ops.torchao import TorchaoExtras, TorchaoTrainingExtras
+from accelbench.results.reading import read_rows
+from accelbench.results.records import Row
 
 
 def cell(value, digits=3):

@@ -13,7 +13,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from microbench.jax_backend import backend
+from accelbench.jax_backend import backend
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ def jax_sessions(host_tracer_level: int | None = None, flush: bool = False) -> N
     import jax.numpy as jnp
     from jax._src.lib import _profiler
 
-    from microbench.jax_backend import timers, xplane
+    from accelbench.jax_backend import timers, xplane
 
     def mb_add(x: Any, y: Any) -> Any:
         return x + y
@@ -69,7 +69,7 @@ def torch_sessions() -> None:
     import torch
     from torch.autograd.profiler import record_function
 
-    from microbench.measure.attribution import attribute
+    from accelbench.measure.attribution import attribute
     from torch_backend import profiling, timing
 
     device = torch.device("cuda", 0)

@@ -11,9 +11,9 @@ trap 'rm -rf "$work"' EXIT
 "$PY" -m pip install -q --no-deps --target "$work/site" "$work"/dist/*.whl
 cd "$work"
 PYTHONPATH="$work/site" "$PY" - <<'PY'
-import microbench, torch_backend
-assert microbench.__file__.startswith(__import__("os").getcwd()), microbench.__file__
-print("from the wheel:", microbench.__file__)
+import accelbench, torch_backend
+assert accelbench.__file__.startswith(__import__("os").getcwd()), accelbench.__file__
+print("from the wheel:", accelbench.__file__)
 PY
-PYTHONPATH="$work/site" "$PY" -m microbench run --num-runs 2 --no-progress 2>&1 | grep -E " ok, |rows:"
+PYTHONPATH="$work/site" "$PY" -m accelbench run --num-runs 2 --no-progress 2>&1 | grep -E " ok, |rows:"
 test -s results/quickstart.csv

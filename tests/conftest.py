@@ -8,7 +8,7 @@ import pytest
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-from microbench.cli import main  # noqa: E402
+from accelbench.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_EXAMPLES = Path(__file__).parent / "seed_examples"
@@ -45,7 +45,7 @@ def run_options(**given):
     `output_path`, ...)."""
     import dataclasses
 
-    from microbench.core.options import RunOptions
+    from accelbench.core.options import RunOptions
 
     core = {f.name for f in dataclasses.fields(RunOptions)}
     options = RunOptions(**{k: v for k, v in given.items() if k in core})

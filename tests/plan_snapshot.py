@@ -25,10 +25,10 @@ def shipped_configs() -> list[str]:
 def summary(path: str) -> dict[str, object]:
     """The number of cases and a digest of (id, label, op, backend, benchmark, csv file) in order,
     or the one-line error the file gives."""
-    from microbench.config.loader import load_config
-    from microbench.config.planner import plan
-    from microbench.core.options import RunOptions
-    from microbench.errors import UserError
+    from accelbench.config.loader import load_config
+    from accelbench.config.planner import plan
+    from accelbench.core.options import RunOptions
+    from accelbench.errors import UserError
 
     try:
         cases = plan(load_config(ROOT / path), RunOptions(max_cases=100_000), lambda: DEVICES)

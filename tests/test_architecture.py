@@ -11,26 +11,26 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from microbench import catalogue
-from microbench.catalogue import get_spec
-from microbench.errors import CaseFailure, Status
-from microbench.platform.backends import BACKENDS, run_order
+from accelbench import catalogue
+from accelbench.catalogue import get_spec
+from accelbench.errors import CaseFailure, Status
+from accelbench.platform.backends import BACKENDS, run_order
 
-PACKAGES = [ROOT / "src" / "microbench", ROOT / "torch_backend"]
+PACKAGES = [ROOT / "src" / "accelbench", ROOT / "torch_backend"]
 
 
 @pytest.mark.parametrize(
     "first_import",
     [
-        "microbench.ops.quantize",
+        "accelbench.ops.quantize",
         "torch_backend.ops.gemm",
-        "microbench.ops.fusion",
-        "microbench.catalogue",
+        "accelbench.ops.fusion",
+        "accelbench.catalogue",
     ],
 )
 def test_the_catalogue_is_complete_whatever_was_imported_first(first_import):
     code = (
-        f"import {first_import}\nfrom microbench.catalogue import get_spec, backends_of\n"
+        f"import {first_import}\nfrom accelbench.catalogue import get_spec, backends_of\n"
         "print(get_spec('add').name, backends_of('add'), backends_of('fault'), backends_of('torchao_inference'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -42,7 +42,7 @@ def test_discovering_the_catalogue_imports_no_framework():
     """Listing ops or refusing a config never imports JAX or PyTorch (how long that takes is a speed
     figure for bench/, not a test: load stretches it)."""
     code = (
-        "import sys\nfrom microbench.catalogue import all_specs\nall_specs()\n"
+        "import sys\nfrom accelbench.catalogue import all_specs\nall_specs()\n"
         "print([m for m in ('jax', 'torch') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -69,7 +69,7 @@ def test_a_run_imports_only_what_its_cases_need(tmp_path, backend, must_not_impo
         "import atexit, sys\n"
         f"atexit.register(lambda: print('LOADED', [m for m in {must_not_import!r} if m in sys.modules]))\n"
         f"sys.argv = {argv!r}\n"
-        "from microbench.entry import entry\nentry()\n"
+        "from accelbench.entry import entry\nentry()\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path
@@ -95,7 +95,7 @@ def test_the_backend_registry_orders_jax_before_torch_and_says_what_is_available
         info.available for info in BACKENDS.values()
     )  # the test environment has every framework
     assert {info.implementations for info in BACKENDS.values()} == {
-        "microbench.ops",
+        "accelbench.ops",
         "torch_backend.ops",
     }
 
@@ -118,7 +118,7 @@ CHECK_CASES = {
 @pytest.mark.parametrize("suite", sorted(CHECK_CASES))
 def test_check_modes_hold_in_every_suite(suite, tmp_path, monkeypatch, run_cli):
     """off: no check at all; flag: a wrong result is timed and flagged; strict: it is not timed."""
-    from microbench.measure import procedure
+    from accelbench.measure import procedure
 
     op, backend, params = CHECK_CASES[suite]
     monkeypatch.chdir(tmp_path)
@@ -156,10 +156,10 @@ def test_check_modes_hold_in_every_suite(suite, tmp_path, monkeypatch, run_cli):
 
 
 def test_columns_come_from_the_typed_row_and_undeclared_extras_fail():
-    from microbench.ops.common import PlacementExtras
-    from microbench.ops.fusion import FusionExtras
-    from microbench.results.columns import header
-    from microbench.results.row_builder import check_extras
+    from accelbench.ops.common import PlacementExtras
+    from accelbench.ops.fusion import FusionExtras
+    from accelbench.results.columns import header
+    from accelbench.results.row_builder import check_extras
 
     cols = header(["m"], [PlacementExtras, FusionExtras])
     assert {"used_device_count", "sharding", "fusion_verdict", "speedup_ratio"} <= set(cols)
@@ -176,9 +176,9 @@ def test_columns_come_from_the_typed_row_and_undeclared_extras_fail():
 
 
 def test_the_writer_refuses_a_column_its_header_lacks(tmp_path):
-    from microbench.errors import Status
-    from microbench.results.records import Environment, Identity, Row
-    from microbench.results.writer import ResultFile
+    from accelbench.errors import Status
+    from accelbench.results.records import Environment, Identity, Row
+    from accelbench.results.writer import ResultFile
 
     identity = Identity("c", "r", "", Status.OK, "", "s", "b", "o", "numpy", None, "l")
     f = ResultFile(str(tmp_path / "o.csv"), ["case_id"], "cfg", resume=False)
@@ -328,18 +328,18 @@ def test_the_dispatch_finder_sees_names_hidden_in_conditions(tmp_path):
 
 # Lower layers first; a package may import its own layer and those below, never one above.
 LAYERS = (
-    ("microbench.errors", "microbench.limits", "microbench.registry", "microbench.plugins"),
-    ("microbench.platform",),
-    ("microbench.core",),
-    ("microbench.catalogue",),
-    ("microbench.measure",),
-    ("microbench.ops",),
-    ("microbench.results",),
-    ("microbench.config",),
-    ("microbench.jax_backend", "microbench.numpy_backend", "torch_backend"),
-    ("microbench.run",),
-    ("microbench.dialects",),  # each dialect's planner, outputs and command line, over all of these
-    ("microbench.cli", "microbench.__main__", "microbench"),
+    ("accelbench.errors", "accelbench.limits", "accelbench.registry", "accelbench.plugins"),
+    ("accelbench.platform",),
+    ("accelbench.core",),
+    ("accelbench.catalogue",),
+    ("accelbench.measure",),
+    ("accelbench.ops",),
+    ("accelbench.results",),
+    ("accelbench.config",),
+    ("accelbench.jax_backend", "accelbench.numpy_backend", "torch_backend"),
+    ("accelbench.run",),
+    ("accelbench.dialects",),  # each dialect's planner, outputs and command line, over all of these
+    ("accelbench.cli", "accelbench.__main__", "accelbench"),
 )
 # the seeds' Python entry points run whole configs: they sit with the CLI, above everything
 ENTRY_POINTS = (
@@ -392,7 +392,7 @@ COLUMN_HOMES = (
 
 
 def _column_names() -> set[str]:
-    from microbench.results.columns import BODY, ENVIRONMENT, IDENTITY
+    from accelbench.results.columns import BODY, ENVIRONMENT, IDENTITY
 
     names = set(IDENTITY) | set(BODY) | set(ENVIRONMENT)
     for spec in catalogue.all_specs().values():
@@ -414,7 +414,7 @@ def test_readers_name_columns_through_the_typed_row():
     """Outside the row and sink modules, results/ and run/ read rows by attribute, not by column
     name; the few string literals left are display titles and identity field names."""
     names = _column_names()
-    src = ROOT / "src" / "microbench"
+    src = ROOT / "src" / "accelbench"
     hits = []
     for path in [*(src / "results").rglob("*.py"), *(src / "run").rglob("*.py")]:
         relative = str(path.relative_to(src))
@@ -431,7 +431,7 @@ def test_readers_name_columns_through_the_typed_row():
 
 
 def test_op_specs_carry_typed_traits_not_a_dict():
-    from microbench.catalogue import OpSpec, Traits
+    from accelbench.catalogue import OpSpec, Traits
 
     assert "extra" not in {f.name for f in dataclasses.fields(OpSpec)}
     assert all(isinstance(s.traits, Traits) for s in catalogue.all_specs().values())
@@ -455,7 +455,7 @@ def test_a_fresh_catalogue_holds_only_what_is_registered_into_it():
 
 
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-SRC = ROOT / "src" / "microbench"
+SRC = ROOT / "src" / "accelbench"
 # every package of the project, by the head of the row that documents it
 DOCUMENTED_PACKAGES = {
     "platform": SRC / "platform",
@@ -500,29 +500,29 @@ def test_the_architecture_page_lists_every_module_in_its_layer():
 def test_every_registration_and_sink_method_the_page_names_exists():
     page = ARCHITECTURE.read_text(encoding="utf-8")
     points = page.split("## Extension points", 1)[1].split("\n## ", 1)[0]
-    import microbench.catalogue
-    import microbench.config.dialects
-    import microbench.dialects.jax_bench.benchmarks
-    import microbench.dialects.tpums.names
-    import microbench.measure.timers
-    import microbench.ops.common
-    import microbench.ops.torchao
-    import microbench.platform.backends
-    import microbench.platform.system_presets
-    import microbench.results.sinks
+    import accelbench.catalogue
+    import accelbench.config.dialects
+    import accelbench.dialects.jax_bench.benchmarks
+    import accelbench.dialects.tpums.names
+    import accelbench.measure.timers
+    import accelbench.ops.common
+    import accelbench.ops.torchao
+    import accelbench.platform.backends
+    import accelbench.platform.system_presets
+    import accelbench.results.sinks
     import torch_backend.arrays
 
     modules = (
-        microbench.catalogue,
-        microbench.config.dialects,
-        microbench.measure.timers,
-        microbench.ops.common,
-        microbench.dialects.jax_bench.benchmarks,
-        microbench.ops.torchao,
-        microbench.dialects.tpums.names,
-        microbench.platform.backends,
-        microbench.platform.system_presets,
-        microbench.results.sinks,
+        accelbench.catalogue,
+        accelbench.config.dialects,
+        accelbench.measure.timers,
+        accelbench.ops.common,
+        accelbench.dialects.jax_bench.benchmarks,
+        accelbench.ops.torchao,
+        accelbench.dialects.tpums.names,
+        accelbench.platform.backends,
+        accelbench.platform.system_presets,
+        accelbench.results.sinks,
         torch_backend.arrays,
     )
     for name in set(
@@ -531,7 +531,7 @@ def test_every_registration_and_sink_method_the_page_names_exists():
         assert any(hasattr(m, name) for m in modules), name
     sink_row = next(line for line in points.splitlines() if line.startswith("| an output format"))
     methods = re.findall(r"`(\w+)`", sink_row.split("a `Sink` (", 1)[1].split(")", 1)[0])
-    assert methods and all(hasattr(microbench.results.sinks.Sink, m) for m in methods), methods
+    assert methods and all(hasattr(accelbench.results.sinks.Sink, m) for m in methods), methods
 
 
 @pytest.mark.slow
@@ -544,7 +544,7 @@ def test_every_name_a_bench_script_imports_from_the_project_exists():
         for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom) or not node.module:
                 continue
-            if node.module.split(".")[0] not in ("microbench", "torch_backend"):
+            if node.module.split(".")[0] not in ("accelbench", "torch_backend"):
                 continue
             module = importlib.import_module(node.module)
             for alias in node.names:

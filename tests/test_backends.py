@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from test_models import params
 
-from microbench.catalogue import all_specs, get_spec, implementations
-from microbench.core.case import Case, Outputs, RunSettings
-from microbench.errors import CaseFailure
-from microbench.ops.common import PlacementExtras
+from accelbench.catalogue import all_specs, get_spec, implementations
+from accelbench.core.case import Case, Outputs, RunSettings
+from accelbench.errors import CaseFailure
+from accelbench.ops.common import PlacementExtras
 
 COMPUTE = [name for name, spec in all_specs().items() if spec.suite == "compute"]
 # every dimension any compute op takes, small enough for a CPU
@@ -51,7 +51,7 @@ def case(op, backend, tmp_path, **given):
 
 
 def jax_backend():
-    from microbench.jax_backend.backend import JaxBackend
+    from accelbench.jax_backend.backend import JaxBackend
 
     return JaxBackend()
 
@@ -101,7 +101,7 @@ def test_fp8_fallback_is_labelled_on_cpu(tmp_path):
 def test_a_deliberately_wrong_jax_op_is_caught(tmp_path, monkeypatch):
     import dataclasses
 
-    from microbench import catalogue
+    from accelbench import catalogue
 
     unscaled = catalogue.get_implementation(
         "gemm_simple", "jax"

@@ -355,7 +355,7 @@ def test_check_off_as_yaml_writes_it_is_accepted(tmp_path, run_cli):
     ],
 )
 def test_options_are_validated_like_yaml_values(args, expected, tmp_path, monkeypatch, capsys):
-    from microbench.cli import main
+    from accelbench.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n")
@@ -583,7 +583,7 @@ ONE_LINE = {**BOUNDED, **STRICT, **MORE}
 def warm():
     """What every run loads once per process (the catalogue, the timers): timed answers measure the
     answer, not a worker's first import."""
-    from microbench.measure.timers import timer_names
+    from accelbench.measure.timers import timer_names
 
     timer_names()
 
@@ -741,7 +741,7 @@ def test_hostile_configs_are_one_short_line(name, tmp_path, monkeypatch, run_cli
     ],
 )
 def test_unbounded_or_contradictory_options_are_refused(args, expected, tmp_path, capsys):
-    from microbench.cli import main
+    from accelbench.cli import main
 
     (tmp_path / "config.yaml").write_text(ADD + "  benchmark_params: [{m: 8, n: 8}]\n")
     try:
@@ -785,9 +785,9 @@ def test_every_schema_key_is_in_the_readme_yaml_reference():
     from conftest import ROOT
     from pydantic import BaseModel
 
-    from microbench.config import schema
-    from microbench.dialects.ironwood import schema as ironwood
-    from microbench.dialects.torchao import schema as torchao
+    from accelbench.config import schema
+    from accelbench.dialects.ironwood import schema as ironwood
+    from accelbench.dialects.torchao import schema as torchao
 
     text = (ROOT / "README.md").read_text()
     reference = text[text.index("## YAML reference") : text.index("## CSV columns")]
@@ -810,35 +810,35 @@ def test_the_readme_csv_table_is_the_generated_one():
     """The README's column reference is what the row classes generate (every column, every suite)."""
     from conftest import ROOT
 
-    from microbench.results.column_docs import END, START, markdown
+    from accelbench.results.column_docs import END, START, markdown
 
     text = (ROOT / "README.md").read_text()
     section = text[text.index(START) : text.index(END) + len(END)]
-    assert section == markdown(), "run: python -m microbench.results.column_docs --write README.md"
+    assert section == markdown(), "run: python -m accelbench.results.column_docs --write README.md"
 
 
 def test_the_readme_settings_table_is_the_generated_one():
     """The README's run settings are what their one declaration generates."""
     from conftest import ROOT
 
-    from microbench.results.column_docs import SETTINGS_END, SETTINGS_START, settings_markdown
+    from accelbench.results.column_docs import SETTINGS_END, SETTINGS_START, settings_markdown
 
     text = (ROOT / "README.md").read_text()
     section = text[text.index(SETTINGS_START) : text.index(SETTINGS_END) + len(SETTINGS_END)]
     assert section == settings_markdown(), (
-        "run: python -m microbench.results.column_docs --write README.md"
+        "run: python -m accelbench.results.column_docs --write README.md"
     )
 
 
 def test_every_run_setting_is_declared_once_and_everything_else_follows():
     """The schemas, the checks, the one-off command line, the jax-bench keys and the README's table
     all come from RunSettings' declarations: each setting is in every one of them."""
-    from microbench.config.loader import one_off_params
-    from microbench.config.settings import RUN_KEYS
-    from microbench.core.case import declared_settings
-    from microbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
-    from microbench.dialects.jax_bench.benchmarks import OURS
-    from microbench.results.column_docs import settings_markdown
+    from accelbench.config.loader import one_off_params
+    from accelbench.config.settings import RUN_KEYS
+    from accelbench.core.case import declared_settings
+    from accelbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
+    from accelbench.dialects.jax_bench.benchmarks import OURS
+    from accelbench.results.column_docs import settings_markdown
 
     names = [f.name for f in declared_settings()]
     assert list(RUN_KEYS) == names

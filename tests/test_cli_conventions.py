@@ -7,8 +7,8 @@ import subprocess
 
 from conftest import ROOT
 
-from microbench import __version__
-from microbench.catalogue import all_specs
+from accelbench import __version__
+from accelbench.catalogue import all_specs
 
 
 def test_version(run_cli, capsys):
@@ -66,7 +66,7 @@ def test_only_and_skip_select_cases_by_op_or_label(tmp_path, write_yaml, run_cli
 def test_rows_record_packages_flags_and_whether_the_tree_was_dirty(
     tmp_path, write_yaml, run_cli, monkeypatch
 ):
-    from microbench.platform import environment
+    from accelbench.platform import environment
 
     environment.installed.cache_clear()
     monkeypatch.setenv("LIBTPU_INIT_ARGS", "--xla_tpu_example=true")
@@ -121,10 +121,10 @@ def test_the_default_job_ships_inside_the_package():
     configs/quickstart.yaml links to (scripts/wheel_check.sh runs it from a built wheel)."""
     from pathlib import Path
 
-    import microbench
-    from microbench.cli import QUICKSTART
+    import accelbench
+    from accelbench.cli import QUICKSTART
 
-    package = Path(microbench.__file__).resolve().parent
+    package = Path(accelbench.__file__).resolve().parent
     assert Path(QUICKSTART).resolve().is_relative_to(package) and Path(QUICKSTART).is_file()
     repo_copy = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
     assert repo_copy.resolve() == Path(QUICKSTART).resolve()
@@ -150,8 +150,8 @@ def test_quiet_prints_only_the_count_and_verbose_a_line_per_case(tmp_path, write
 
 
 def test_the_summary_table_names_what_tells_rows_apart():
-    from microbench.results.console import distinguishing
-    from microbench.results.records import Identity, Row
+    from accelbench.results.console import distinguishing
+    from accelbench.results.records import Identity, Row
 
     def row(backend, implementation, layout):
         identity = Identity(op="gemm_simple", backend=backend, implementation=implementation)
@@ -176,7 +176,7 @@ def test_gpu_clocks_at_start_are_read_per_gpu_where_nvml_answers(monkeypatch):
     import sys
     import types
 
-    from microbench.platform.environment import gpu_clocks
+    from accelbench.platform.environment import gpu_clocks
 
     fake = types.SimpleNamespace(
         NVML_CLOCK_SM=0,
@@ -197,8 +197,8 @@ def test_every_numeric_column_ends_in_its_unit():
     import dataclasses
     import typing
 
-    from microbench.results import records
-    from microbench.results.columns import unit_of
+    from accelbench.results import records
+    from accelbench.results.columns import unit_of
 
     classes = {*records.HEAD_GROUPS, *records.BODY_GROUPS, *records.TAIL_GROUPS}
     classes |= {s.row_extras for s in all_specs().values() if s.row_extras is not None}
@@ -214,8 +214,8 @@ def test_every_numeric_column_ends_in_its_unit():
 
 def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path):
     """compare, report and bench/ read old result files: renamed columns, values converted."""
-    from microbench.results.columns import upgrade
-    from microbench.results.reading import read_rows
+    from accelbench.results.columns import upgrade
+    from accelbench.results.reading import read_rows
 
     old = {
         "case_id": "c1",
@@ -258,7 +258,7 @@ def test_files_of_the_earlier_naming_are_read_in_todays_names_and_units(tmp_path
 def test_every_command_and_option_says_what_it_does_with_an_example():
     import argparse
 
-    from microbench.cli import COMMANDS, build_parser
+    from accelbench.cli import COMMANDS, build_parser
 
     parser = build_parser()
     top = parser.format_help()

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from microbench.catalogue import get_spec
-from microbench.core.types import Timing, slowest_per_iteration
-from microbench.errors import CaseFailure
-from microbench.ops import collective_model as cm
-from microbench.ops import collectives as c
+from accelbench.catalogue import get_spec
+from accelbench.core.types import Timing, slowest_per_iteration
+from accelbench.errors import CaseFailure
+from accelbench.ops import collective_model as cm
+from accelbench.ops import collectives as c
 
 
 def params(op, **given):
@@ -133,7 +133,7 @@ def _run(args, env_extra, tmp_path, timeout=240):
         **env_extra,
     }
     return subprocess.run(
-        [sys.executable, "-m", "microbench.cli", *args],
+        [sys.executable, "-m", "accelbench.cli", *args],
         env=env,
         cwd=tmp_path,
         capture_output=True,

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from microbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
-from microbench.dialects.torchao.runner import DASHBOARD, TORCHAO_CSV
-from microbench.results.sinks.seed_json import SEED_JSON
+from accelbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
+from accelbench.dialects.torchao.runner import DASHBOARD, TORCHAO_CSV
+from accelbench.results.sinks.seed_json import SEED_JSON
 
 ADD = "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}, {m: 16, n: 16}]\n"
 JAX_BENCH = (
@@ -48,7 +48,7 @@ class Seen:
 @pytest.fixture
 def caught(tmp_path, monkeypatch, capsys):
     """Run a command line in-process in tmp_path with the config files above; what it planned."""
-    from microbench.run import session
+    from accelbench.run import session
 
     monkeypatch.chdir(tmp_path)
     for name, text in (
@@ -67,8 +67,8 @@ def caught(tmp_path, monkeypatch, capsys):
         return session.RunOutcome(0)
 
     monkeypatch.setattr(session, "run_and_tell", planned)
-    import microbench.jax_backend.distributed as distributed
-    import microbench.run.launch as launch
+    import accelbench.jax_backend.distributed as distributed
+    import accelbench.run.launch as launch
 
     monkeypatch.setattr(
         launch, "launch_local", lambda argv, n: seen.append(Seen([], None, launched=n)) or 0
@@ -92,19 +92,19 @@ def caught(tmp_path, monkeypatch, capsys):
 
 
 def _microbench(argv: list[str]) -> int:
-    from microbench.cli import main
+    from accelbench.cli import main
 
     return main(argv)
 
 
 def _jax_bench(argv: list[str]) -> int:
-    from microbench.dialects.jax_bench.cli import run
+    from accelbench.dialects.jax_bench.cli import run
 
     return run(argv)
 
 
 def _tpums(argv: list[str]) -> int:
-    from microbench.dialects.tpums.cli import run
+    from accelbench.dialects.tpums.cli import run
 
     return run(argv)
 
@@ -373,13 +373,13 @@ def _spellings(parser: argparse.ArgumentParser, rows: dict[str, Row]) -> list[tu
 
 
 def _run_parser():
-    from microbench.cli import build_parser
+    from accelbench.cli import build_parser
 
     return _subparser(build_parser(), "run")
 
 
 def _dashboard_parser():
-    from microbench.cli import build_parser
+    from accelbench.cli import build_parser
 
     return _subparser(build_parser(), "dashboard")
 
@@ -392,7 +392,7 @@ def test_every_option_of_run_and_dashboard_has_a_row():
 def _tpums_options(path: tuple[str, ...]) -> dict[str, list[str]]:
     """A tpums command's options; `benchmark run`'s own (past the fields) come from the parser each
     benchmark gets."""
-    from microbench.dialects.tpums.cli import benchmark_parser, build_parser
+    from accelbench.dialects.tpums.cli import benchmark_parser, build_parser
 
     options = _options(_subparser(build_parser(), *path))
     if path == ("benchmark", "run"):
@@ -402,7 +402,7 @@ def _tpums_options(path: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 def test_every_option_of_jax_bench_and_tpums_has_a_row():
-    from microbench.dialects.jax_bench.cli import build_parser as jax_bench_parser
+    from accelbench.dialects.jax_bench.cli import build_parser as jax_bench_parser
 
     assert set(_options(jax_bench_parser())) <= set(JAX_BENCH_ROWS)
     for path in (
@@ -428,7 +428,7 @@ def test_each_dashboard_option_reaches_the_run(dest, spelling, caught):
 
 
 def _jax_bench_spellings() -> list[tuple[str, str]]:
-    from microbench.dialects.jax_bench.cli import build_parser
+    from accelbench.dialects.jax_bench.cli import build_parser
 
     return _spellings(build_parser(), JAX_BENCH_ROWS)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import matplotlib.image
 import pytest
 
-from microbench.ops.common import PlacementExtras
-from microbench.results.columns import header
+from accelbench.ops.common import PlacementExtras
+from accelbench.results.columns import header
 
 COLUMNS = header(["m", "n", "dtype"], [PlacementExtras])
 
@@ -171,8 +171,8 @@ def test_a_two_backend_sweep_is_one_series_per_backend_and_implementation(
     tmp_path, write_yaml, run_cli
 ):
     """Tied dimensions (n: SAME_AS_m) share the axis; JAX and each PyTorch twin are their own line."""
-    from microbench.results.reading import read_rows
-    from microbench.results.report import sweep_series
+    from accelbench.results.reading import read_rows
+    from accelbench.results.report import sweep_series
 
     path = write_yaml(
         f"""
@@ -229,8 +229,8 @@ def test_verdicts_come_from_a_rank_test_on_the_raw_samples(tmp_path, run_cli):
 def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, run_cli):
     """A two-backend sweep with pairing: both panels, a speedup bar per paired case, the roofline's
     backends told apart, and every chart inlined in report.html."""
-    from microbench.results.reading import read_rows
-    from microbench.results.report import speedups, sweep_series
+    from accelbench.results.reading import read_rows
+    from accelbench.results.report import speedups, sweep_series
 
     rows = []
     for m in (256, 512, 1024):
@@ -267,7 +267,7 @@ def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from microbench.results import report
+    from accelbench.results import report
 
     captured = []
     real = plt.subplots
@@ -290,11 +290,11 @@ def test_report_draws_latency_speedups_and_backends_and_one_html_page(tmp_path, 
 def test_speedup_charts_for_torchao_recipes_and_fusion():
     from dataclasses import fields
 
-    from microbench.errors import Status
-    from microbench.ops.fusion import FusionExtras
-    from microbench.ops.torchao import TorchaoExtras
-    from microbench.results.records import Identity, Row
-    from microbench.results.report import speedups
+    from accelbench.errors import Status
+    from accelbench.ops.fusion import FusionExtras
+    from accelbench.ops.torchao import TorchaoExtras
+    from accelbench.results.records import Identity, Row
+    from accelbench.results.report import speedups
 
     def typed(op, suite, params, extras_cls, **extras):
         values = {f.name: None for f in fields(extras_cls)} | extras
@@ -377,8 +377,8 @@ def test_compare_json_lists_every_pair_with_its_test(runs, run_cli):
 def test_batched_rank_tests_give_what_one_scipy_call_per_pair_gives(a, b):
     from scipy.stats import mannwhitneyu
 
-    from microbench.results.compare import Pair, rank_tests
-    from microbench.results.records import Identity, Row, Series
+    from accelbench.results.compare import Pair, rank_tests
+    from accelbench.results.records import Identity, Row, Series
 
     def side(samples):
         return Row(Identity(op="add"), {}, series=Series(samples_s=samples))
@@ -393,8 +393,8 @@ def test_batched_rank_tests_give_what_one_scipy_call_per_pair_gives(a, b):
 
 @pytest.mark.slow  # 100k rows
 def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tmp_path):
-    from microbench.errors import Status
-    from microbench.results.reading import read_rows
+    from accelbench.errors import Status
+    from accelbench.results.reading import read_rows
 
     rows = [row(i, 1e-3 + i * 1e-9) for i in range(100_000)]
     rows[7]["time_median_s"] = "n/a"  # hand-edited: this cell reads as no number, the rest as typed
@@ -422,7 +422,7 @@ def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tm
 def test_malformed_json_lines_leave_series_readers_can_index(tmp_path):
     import json
 
-    from microbench.results.reading import read_series
+    from accelbench.results.reading import read_series
 
     monitor = [[0.0, 1980.0, 2600.0, 60.0, 300.0], [0.1, 1980.0]]  # the second sample was cut
     lines = [
@@ -565,8 +565,8 @@ def test_noisy_or_loaded_rows_are_inconclusive_not_regressions(tmp_path, run_cli
 
 
 def test_speedup_bars_of_noisy_rows_are_marked_doubtful():
-    from microbench.results.records import Conditions, Identity, Pairing, Row, TimeStats, TimingInfo
-    from microbench.results.report import speedups
+    from accelbench.results.records import Conditions, Identity, Pairing, Row, TimeStats, TimingInfo
+    from accelbench.results.report import speedups
 
     def made(case_id, backend, median, noisy=False, paired=""):
         return Row(
@@ -584,8 +584,8 @@ def test_speedup_bars_of_noisy_rows_are_marked_doubtful():
 
 
 def test_the_summary_notes_warm_rows_whose_working_set_is_about_the_l2s_size(tmp_path):
-    from microbench.results.reading import read_rows
-    from microbench.results.sinks.summary import l2_edge_note
+    from accelbench.results.reading import read_rows
+    from accelbench.results.sinks.summary import l2_edge_note
 
     write(
         tmp_path / "r.csv",
@@ -649,8 +649,8 @@ def test_a_report_over_several_sources_keeps_them_apart(tmp_path, run_cli):
     (never a line through both), and no per-case sample charts for plain cases unless asked."""
     import json
 
-    from microbench.results.reading import read_rows
-    from microbench.results.report import label_sources, sweep_series
+    from accelbench.results.reading import read_rows
+    from accelbench.results.report import label_sources, sweep_series
 
     paths = []
     for name, scale in (("before", 1.0), ("after", 2.0)):

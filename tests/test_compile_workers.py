@@ -45,7 +45,7 @@ def test_a_one_case_compiled_run_records_that_it_compiled_in_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop(compile_workers.THREADS, None)
     done = subprocess.run(
-        [sys.executable, "-m", "microbench", "run", "--run", "add", "--m", "64", "--n", "64",
+        [sys.executable, "-m", "accelbench", "run", "--run", "add", "--m", "64", "--n", "64",
          "--backend", "torch", "--implementation", "compile", "--num-runs", "3", "--no-progress"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip

@@ -12,7 +12,7 @@ from conftest import ROOT
 
 
 def test_v_shows_the_frameworks_warnings_and_vv_all_they_log(capsys):
-    from microbench.platform import chatter
+    from accelbench.platform import chatter
 
     for verbosity, shown in ((0, set()), (1, {"warned"}), (2, {"warned", "informed"})):
         chatter.route(verbosity)
@@ -25,7 +25,7 @@ def test_v_shows_the_frameworks_warnings_and_vv_all_they_log(capsys):
 
 
 def test_tpums_benchmark_run_help_without_a_name_says_how(capsys):
-    from microbench.dialects.tpums.cli import run
+    from accelbench.dialects.tpums.cli import run
 
     assert run(["benchmark", "run", "--help"]) == 0
     out = capsys.readouterr().out
@@ -61,10 +61,10 @@ def test_a_one_off_runs_on_the_comma_separated_backends(tmp_path, run_cli):
 
 
 def test_a_backend_that_cannot_load_says_what_installs_it():
-    from microbench import registrations
-    from microbench.errors import CaseFailure
-    from microbench.platform.backends import BackendInfo, register_backend
-    from microbench.run.runner import get_backend
+    from accelbench import registrations
+    from accelbench.errors import CaseFailure
+    from accelbench.platform.backends import BackendInfo, register_backend
+    from accelbench.run.runner import get_backend
 
     with registrations.scoped():
         register_backend(
@@ -72,7 +72,7 @@ def test_a_backend_that_cannot_load_says_what_installs_it():
                 "ghost",
                 9,
                 "no_such_module:Ghost",
-                "microbench.ops",
+                "accelbench.ops",
                 "no_such_module",
                 install="pip install ghost",
             )

@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from microbench import catalogue, registrations
-from microbench.catalogue import OpSpec, array_implementation
-from microbench.core.types import DeviceInfo, Prepared, Timing
-from microbench.measure import procedure, timers
-from microbench.measure.numerics import digest_rows
-from microbench.ops.common import PlacementExtras, register_compute
-from microbench.platform import backends
-from microbench.results import sinks
+from accelbench import catalogue, registrations
+from accelbench.catalogue import OpSpec, array_implementation
+from accelbench.core.types import DeviceInfo, Prepared, Timing
+from accelbench.measure import procedure, timers
+from accelbench.measure.numerics import digest_rows
+from accelbench.ops.common import PlacementExtras, register_compute
+from accelbench.platform import backends
+from accelbench.results import sinks
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ class DoublingBackend:
 
 def test_a_backend_is_one_registration(scoped, write_yaml, run_cli, tmp_path):
     backends.register_backend(
-        backends.BackendInfo("probe", 5, DoublingBackend, "microbench.ops", "numpy")
+        backends.BackendInfo("probe", 5, DoublingBackend, "accelbench.ops", "numpy")
     )
     array_implementation("add", "probe", "numpy")(lambda p: lambda a, b: {"out": a + b})
     path = write_yaml(
@@ -132,8 +132,8 @@ def test_an_op_with_a_jax_and_a_pytorch_twin_is_one_registration_each(
 ):
     from dataclasses import dataclass
 
-    from microbench.catalogue import param
-    from microbench.ops.common import Placed
+    from accelbench.catalogue import param
+    from accelbench.ops.common import Placed
     from torch_backend import arrays
 
     @dataclass(frozen=True)
@@ -176,10 +176,10 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
     op's models read attributes."""
     from dataclasses import FrozenInstanceError, dataclass
 
-    from microbench.catalogue import get_spec, param
-    from microbench.errors import UserError
-    from microbench.ops.common import Placed
-    from microbench.results.reading import read_rows
+    from accelbench.catalogue import get_spec, param
+    from accelbench.errors import UserError
+    from accelbench.ops.common import Placed
+    from accelbench.results.reading import read_rows
 
     @dataclass(frozen=True)
     class ProbeParams(Placed):
@@ -228,8 +228,8 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
 
 ADDED_SETTING = r"""
 import dataclasses, json, sys
-from microbench.core import case
-from microbench.core.case import Rule, setting
+from accelbench.core import case
+from accelbench.core.case import Rule, setting
 
 # the one declaration a new run setting needs, made before anything reads the declarations
 case.RunSettings = dataclasses.make_dataclass(
@@ -242,15 +242,15 @@ case.RunSettings = dataclasses.make_dataclass(
     bases=(case.RunSettings,),
     frozen=True,
 )
-from microbench.cli import main
-from microbench.config import settings
-from microbench.dialects.ironwood import schema
-from microbench.dialects.jax_bench.plan import JaxBenchConfig
-from microbench.config.loader import one_off_params
-from microbench.dialects.jax_bench.benchmarks import OURS
-from microbench.results.column_docs import settings_markdown
-from microbench.results.columns import header
-from microbench.results.records import Conditions, condition_values, Row
+from accelbench.cli import main
+from accelbench.config import settings
+from accelbench.dialects.ironwood import schema
+from accelbench.dialects.jax_bench.plan import JaxBenchConfig
+from accelbench.config.loader import one_off_params
+from accelbench.dialects.jax_bench.benchmarks import OURS
+from accelbench.results.column_docs import settings_markdown
+from accelbench.results.columns import header
+from accelbench.results.records import Conditions, condition_values, Row
 
 plain = case.Case("add", "jax", {"m": 8}, case.RunSettings(), case.Outputs("x.csv"), "add")
 gapped = dataclasses.replace(plain, run=dataclasses.replace(plain.run, probe_gap_s=0.5))
@@ -296,8 +296,8 @@ def test_a_run_setting_is_one_declaration(tmp_path):
 
 def test_a_cases_id_is_its_parameters_values_not_their_class():
     """Typing an op's parameters changed no case id: --resume still finds earlier runs' cases."""
-    from microbench.catalogue import get_spec
-    from microbench.core.case import Case, Outputs, RunSettings
+    from accelbench.catalogue import get_spec
+    from accelbench.core.case import Case, Outputs, RunSettings
 
     typed = get_spec("add").resolve({"m": 8, "n": 8}, "test")
     ids = {

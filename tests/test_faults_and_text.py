@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": f"{ROOT}/src:{ROOT}"}
-CLI = [sys.executable, "-m", "microbench.cli"]
+CLI = [sys.executable, "-m", "accelbench.cli"]
 ESC = "\x1b]8;;https://example.invalid\x07link\x1b]8;;\x07\x1b[2J"
 
 
@@ -49,7 +49,7 @@ def test_concurrent_runs_of_one_jax_bench_config_keep_each_run_s_summary(tmp_pat
             [
                 sys.executable,
                 "-m",
-                "microbench",
+                "accelbench",
                 "jax-bench",
                 "--config",
                 "c.yaml",
@@ -195,8 +195,8 @@ def test_report_never_writes_through_a_planted_link(name, one_run, tmp_path, run
 
 
 def test_an_xlml_record_is_never_appended_through_a_link(tmp_path):
-    from microbench.dialects.ironwood.xlml import REPORT, append_record
-    from microbench.results.writer import OutputFailed
+    from accelbench.dialects.ironwood.xlml import REPORT, append_record
+    from accelbench.results.writer import OutputFailed
 
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from microbench.results.columns import header
+from accelbench.results.columns import header
 
 CONFIG = """
 num_runs: 3
@@ -134,9 +134,9 @@ def test_pytorch_runs_on_one_cpu_thread_unless_the_config_asks(tmp_path, monkeyp
 def test_a_narrow_terminal_keeps_what_tells_rows_apart():
     from rich.console import Console
 
-    from microbench.errors import Status
-    from microbench.results.records import Derived, Identity, Row, TimeStats
-    from microbench.results.sinks.summary import summary_table
+    from accelbench.errors import Status
+    from accelbench.results.records import Derived, Identity, Row, TimeStats
+    from accelbench.results.sinks.summary import summary_table
 
     rows = [
         Row(

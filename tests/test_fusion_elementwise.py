@@ -7,8 +7,8 @@ import pytest
 import torch
 from test_models import params
 
-from microbench.catalogue import get_spec
-from microbench.ops.fusion import unfused_bytes
+from accelbench.catalogue import get_spec
+from accelbench.ops.fusion import unfused_bytes
 
 FUSION_YAML = """
 backend: torch
@@ -38,7 +38,7 @@ benchmarks:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    from microbench.cli import main
+    from accelbench.cli import main
 
     root = tmp_path_factory.mktemp("fe")
     cfg = root / "c.yaml"

@@ -1,6 +1,6 @@
 import pytest
 
-from microbench.platform.hardware import lookup, with_overrides
+from accelbench.platform.hardware import lookup, with_overrides
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from microbench.platform import interrupt
-from microbench.run import launch
-from microbench.run.session import resume_command
+from accelbench.platform import interrupt
+from accelbench.run import launch
+from accelbench.run.session import resume_command
 
 FAULT = "backend: numpy\nnum_runs: 2\nwarmup: 0\nbenchmarks:\n"
 
@@ -72,9 +72,9 @@ def test_dashboard_of_a_config_without_torchao_cases_runs_nothing(tmp_path, monk
 
 
 def test_the_resume_command_after_python_m_runs_as_printed():
-    cli = os.path.join(os.path.dirname(sys.modules["microbench.cli"].__file__ or ""), "cli.py")
+    cli = os.path.join(os.path.dirname(sys.modules["accelbench.cli"].__file__ or ""), "cli.py")
     command = resume_command([cli, "run", "--config", "c.yaml"])
-    assert command == f"{sys.executable} -m microbench.cli run --config c.yaml --resume"
+    assert command == f"{sys.executable} -m accelbench.cli run --config c.yaml --resume"
 
 
 @pytest.mark.slow  # over a second: the full suite runs it
@@ -87,7 +87,7 @@ def test_sigterm_is_ctrl_c_rows_kept_and_the_resume_command_printed(tmp_path):
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "-o", "r.csv"]
+        [sys.executable, "-m", "accelbench.cli", "run", "--config", "c.yaml", "-o", "r.csv"]
         + ["--no-progress"],
         cwd=tmp_path,
         env=env,
@@ -135,7 +135,7 @@ def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
     """The runner killed outright (SIGKILL, no finally runs): its worker goes too."""
     code = (
         "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'from microbench.platform import processes; "
+        "child = subprocess.Popen([sys.executable, '-c', 'from accelbench.platform import processes; "
         "processes.die_with_parent(); import time; time.sleep(60)'])\n"
         "print(child.pid, flush=True); time.sleep(60)\n"
     )
@@ -163,8 +163,8 @@ def test_a_trace_that_cannot_be_written_fails_its_case_only(tmp_path, monkeypatc
     starts a profiler session again instead of 'Profile has already been started'."""
     import jax
 
-    from microbench.errors import CaseFailure
-    from microbench.jax_backend import timers
+    from accelbench.errors import CaseFailure
+    from accelbench.jax_backend import timers
 
     real_stop = jax.profiler.stop_trace
     calls = {"n": 0}
@@ -235,12 +235,12 @@ def test_read_only_url_protocols_are_refused(url, tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-@pytest.mark.parametrize("first", ["microbench.entry", "microbench.cli", "microbench.__main__"])
+@pytest.mark.parametrize("first", ["accelbench.entry", "accelbench.cli", "accelbench.__main__"])
 def test_a_signal_while_the_program_imports_is_a_quiet_exit(signum, first):
     # the signal lands once the first module an entry point imports has loaded (`python -m
-    # microbench.cli` and the jax-bench command start elsewhere than the console script)
+    # accelbench.cli` and the jax-bench command start elsewhere than the console script)
     code = (
-        "import os, sys; sys.modules.pop('microbench.cli', None)\n"
+        "import os, sys; sys.modules.pop('accelbench.cli', None)\n"
         f"import {first}\n"
         f"os.kill(os.getpid(), {int(signum)})\n"
         "import time; time.sleep(5)\n"
@@ -252,7 +252,7 @@ def test_a_signal_while_the_program_imports_is_a_quiet_exit(signum, first):
 
 def test_python_m_microbench_is_the_command():
     done = subprocess.run(
-        [sys.executable, "-m", "microbench", "list", "--json"], capture_output=True, timeout=120
+        [sys.executable, "-m", "accelbench", "list", "--json"], capture_output=True, timeout=120
     )
     assert done.returncode == 0 and done.stdout.startswith(b"[")
 
@@ -265,7 +265,7 @@ def test_standard_output_on_a_full_disk_is_one_line_and_the_rows_are_whole(tmp_p
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     with open("/dev/full", "w") as full:
         done = subprocess.run(
-            [sys.executable, "-m", "microbench", "run", "--config", "c.yaml", "-o", "r.csv"],
+            [sys.executable, "-m", "accelbench", "run", "--config", "c.yaml", "-o", "r.csv"],
             cwd=tmp_path,
             env=env,
             stdout=full,
@@ -301,7 +301,7 @@ def test_a_disk_that_fills_mid_sweep_stops_it_in_one_line_and_resume_finishes(tm
         FAULT + f"- benchmark_name: fault\n  benchmark_params: [{params}]\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    command = [sys.executable, "-m", "microbench", "run", "--config", "c.yaml", "-o", "r.csv"]
+    command = [sys.executable, "-m", "accelbench", "run", "--config", "c.yaml", "-o", "r.csv"]
     done = subprocess.run(
         [*command, "--no-progress"],
         cwd=tmp_path,
@@ -337,7 +337,7 @@ def test_a_folder_that_refuses_creation_is_one_line_before_any_case(where, run_c
 
 
 def test_a_whole_file_output_that_cannot_be_written_is_one_line_and_keeps_the_old_file(tmp_path):
-    from microbench.results.writer import OutputFailed, write_atomically
+    from accelbench.results.writer import OutputFailed, write_atomically
 
     (tmp_path / "a_file").write_text("")
     with pytest.raises(OutputFailed, match="cannot write it"):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from test_backends import case, jax_backend, torch_backend
 
-from microbench.catalogue import get_spec
-from microbench.errors import CaseFailure, Status
-from microbench.measure.inputs import Rotation, check_every_set, host_sets
+from accelbench.catalogue import get_spec
+from accelbench.errors import CaseFailure, Status
+from accelbench.measure.inputs import Rotation, check_every_set, host_sets
 
 
 def rotating(op, backend, tmp_path, sets=3, **given):

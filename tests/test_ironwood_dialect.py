@@ -10,11 +10,11 @@ import fsspec
 import pytest
 from conftest import ROOT, run_options
 
-from microbench import catalogue
-from microbench.catalogue import get_spec
-from microbench.core.options import RunOptions
-from microbench.run.planning import plan_from_file
-from microbench.run.session import run_config
+from accelbench import catalogue
+from accelbench.catalogue import get_spec
+from accelbench.core.options import RunOptions
+from accelbench.run.planning import plan_from_file
+from accelbench.run.session import run_config
 
 CONFIGS = sorted((ROOT / "Ironwood" / "configs").rglob("*.yaml"))
 
@@ -65,8 +65,8 @@ def test_warmup_and_warmup_tries_together_are_one_error(write_yaml, run_cli):
 def test_block_topology_goes_into_params_that_lack_it(write_yaml):
     from dataclasses import dataclass
 
-    from microbench.catalogue import param
-    from microbench.ops.pointwise import MatrixParams
+    from accelbench.catalogue import param
+    from accelbench.ops.pointwise import MatrixParams
 
     @dataclass(frozen=True)
     class WithTopology(MatrixParams):

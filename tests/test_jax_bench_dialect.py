@@ -8,12 +8,12 @@ import textwrap
 import pytest
 from conftest import run_options
 
-from microbench.config.loader import parse_config
-from microbench.core.options import RunOptions
-from microbench.dialects.jax_bench.inputs import MAX_COMBINATIONS, read_sweep, sweep_values
-from microbench.errors import UserError
-from microbench.platform.system_presets import IRONWOOD, parse_hardware
-from microbench.run.planning import plan_from_file
+from accelbench.config.loader import parse_config
+from accelbench.core.options import RunOptions
+from accelbench.dialects.jax_bench.inputs import MAX_COMBINATIONS, read_sweep, sweep_values
+from accelbench.errors import UserError
+from accelbench.platform.system_presets import IRONWOOD, parse_hardware
+from accelbench.run.planning import plan_from_file
 
 
 def plan(write_yaml, text, **options):
@@ -421,8 +421,8 @@ def test_what_upstream_ignores_is_ignored_with_a_warning(write_yaml, capsys):
 
 
 def test_system_and_hardware_precedence_is_upstream_s(write_yaml, run_cli, tmp_path):
-    from microbench.config.loader import load_config
-    from microbench.config.planner import plan as plan_loaded
+    from accelbench.config.loader import load_config
+    from accelbench.config.planner import plan as plan_loaded
 
     def stats(text, hw=None):
         path = write_yaml(text)
@@ -439,7 +439,7 @@ def test_system_and_hardware_precedence_is_upstream_s(write_yaml, run_cli, tmp_p
 
 
 def test_list_shows_every_jax_bench_name_with_the_ops_that_run_it(run_cli):
-    from microbench.catalogue import all_specs
+    from accelbench.catalogue import all_specs
 
     code, out, _ = run_cli("list", "--jax-bench", "--json")
     assert code == 0
@@ -467,7 +467,7 @@ def test_hbm_curve_keys_may_mix_ints_and_strings_and_cns_traces_go_to_tmp(write_
 
 
 def test_the_jax_bench_command_reads_upstream_s_flags(tmp_path, monkeypatch, capsys):
-    from microbench.dialects.jax_bench.cli import run
+    from accelbench.dialects.jax_bench.cli import run
 
     monkeypatch.chdir(tmp_path)
 
@@ -475,7 +475,7 @@ def test_the_jax_bench_command_reads_upstream_s_flags(tmp_path, monkeypatch, cap
         code = run(list(argv))
         return code, capsys.readouterr()
 
-    from microbench.cli import serve
+    from accelbench.cli import serve
 
     code = serve(lambda: run([]))
     assert code == 2 and "give --config <yaml> or --run <benchmark_name>" in capsys.readouterr().err
@@ -502,7 +502,7 @@ def test_jax_bench_run_with_xprof_dir_leaves_a_trace_xprof_opens(tmp_path, monke
 
     from xprof.convert import raw_to_tool_data
 
-    from microbench.dialects.jax_bench.cli import run
+    from accelbench.dialects.jax_bench.cli import run
 
     monkeypatch.chdir(tmp_path)
     argv = ["--run", "simple_add", "--size", "1024", "--num_runs", "2", "--xprof_dir", "tr"]

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from microbench.catalogue import get_spec
-from microbench.dialects.jax_bench.benchmarks import V2, Figures
-from microbench.dialects.jax_bench.outputs import JaxBenchFiles, UpstreamStats, roofline
-from microbench.ops import collective_model as collectives
-from microbench.platform.system_presets import HardwareStats
+from accelbench.catalogue import get_spec
+from accelbench.dialects.jax_bench.benchmarks import V2, Figures
+from accelbench.dialects.jax_bench.outputs import JaxBenchFiles, UpstreamStats, roofline
+from accelbench.ops import collective_model as collectives
+from accelbench.platform.system_presets import HardwareStats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -221,7 +221,7 @@ def test_upstream_metrics_by_hand():
 def test_a_collective_group_is_resolved_as_upstream_resolves_it(
     mesh, strategy, devices, expected, warned
 ):
-    from microbench.dialects.jax_bench.collective import resolve_group
+    from accelbench.dialects.jax_bench.collective import resolve_group
 
     group = resolve_group({"mesh_shape": mesh, "sharding_strategy": strategy}, devices)
     assert (group.mesh_shape, group.strategy, group.size) == expected
@@ -241,7 +241,7 @@ def test_roofline_fields_use_the_curve_at_upstream_bytes():
 
 
 def test_a_preset_of_another_chip_is_said_once_and_a_hardware_block_is_trusted():
-    from microbench.platform.system_presets import IRONWOOD
+    from accelbench.platform.system_presets import IRONWOOD
 
     assert IRONWOOD.describes("TPU7x") and not IRONWOOD.describes("NVIDIA H100 80GB HBM3")
     assert HardwareStats(100.0).describes("cpu")  # a config's own numbers: no chip to compare
@@ -292,7 +292,7 @@ def every_benchmark_summarised(tmp_path_factory):
     script = "; ".join(
         [
             "import sys",
-            "from microbench.dialects.jax_bench.cli import run",
+            "from accelbench.dialects.jax_bench.cli import run",
             *(
                 f"assert run({['--run', n, *a, '--num_runs', '3', '--warmup_tries', '1', '--output', str(root / n)]}) == 0"
                 for n, a in CASES.items()
@@ -424,7 +424,7 @@ def test_each_flag_set_runs_in_its_own_process_with_its_environment(tmp_path):
         "LIBTPU_INIT_ARGS": "--users_own=1",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "-o", "o.csv", "-q"],
+        [sys.executable, "-m", "accelbench.cli", "run", "--config", "c.yaml", "-o", "o.csv", "-q"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -464,7 +464,7 @@ def test_collectives_and_device_to_device_on_8_host_devices(tmp_path):
         "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
     }
     done = subprocess.run(
-        [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "-o", "o.csv", "-q"],
+        [sys.executable, "-m", "accelbench.cli", "run", "--config", "c.yaml", "-o", "o.csv", "-q"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -493,7 +493,7 @@ def test_sigkill_during_a_v2_sweep_then_resume_keeps_every_case_once(tmp_path):
         "benchmarks:\n- name: simple_add\n  sweep: {size: {start: 128, end: 1024, increase_by: 128}}\n"
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT}/src:{ROOT}"}
-    command = [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "--no-progress"]
+    command = [sys.executable, "-m", "accelbench.cli", "run", "--config", "c.yaml", "--no-progress"]
     proc = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.DEVNULL)
     detailed = tmp_path / "results" / "c.detailed.json"
     deadline = time.monotonic() + 120

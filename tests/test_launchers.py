@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from microbench.platform.launchers import DEFAULT_PORT, detect
-from microbench.run import launch
+from accelbench.platform.launchers import DEFAULT_PORT, detect
+from accelbench.run import launch
 
 LAUNCHED_AS = [
     (

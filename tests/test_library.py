@@ -1,4 +1,4 @@
-"""The device timer as a library (issue 48): `microbench.bench` on NumPy, JAX and PyTorch callables
+"""The device timer as a library (issue 48): `accelbench.bench` on NumPy, JAX and PyTorch callables
 through the same procedure as the catalogue's ops, the results as a table and through the one writer,
 and the pytest plugin run by pytest itself in a subprocess."""
 
@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import microbench
-from microbench.errors import Status, UserError
+import accelbench
+from accelbench.errors import Status, UserError
 
 
 def test_a_numpy_function_is_checked_then_timed_with_its_rates():
     a = np.random.default_rng(0).standard_normal((64, 64))
-    r = microbench.bench(np.matmul, a, a, reference=np.matmul, flops=2 * 64**3, num_runs=7)
+    r = accelbench.bench(np.matmul, a, a, reference=np.matmul, flops=2 * 64**3, num_runs=7)
     assert r.ok and r.row.params["name"] == "matmul" and r.row.identity.backend == "numpy"
     assert len(r.samples_s) == 7 and r.median_s == pytest.approx(np.median(r.samples_s))
     assert r.time_definition == "wall_clock" and r.row.stats.stop_reason == "num_runs"
@@ -31,23 +31,23 @@ def test_a_numpy_function_is_checked_then_timed_with_its_rates():
 
 def test_a_wrong_function_fails_its_check_and_is_not_timed():
     a = np.ones((8, 8))
-    r = microbench.bench(lambda x: x * 3, a, reference=lambda x: x * 2, name="triple")
+    r = accelbench.bench(lambda x: x * 3, a, reference=lambda x: x * 2, name="triple")
     assert r.row.status is Status.WRONG_RESULT and not r.samples_s
     assert "relative error" in r.row.identity.error and "triple" in str(r)
 
 
 def test_a_precision_target_stops_when_the_interval_is_tight_enough():
     a = np.ones((32, 32))
-    r = microbench.bench(np.sum, a, target_precision=0.5, max_time_s=5.0)
+    r = accelbench.bench(np.sum, a, target_precision=0.5, max_time_s=5.0)
     assert r.ok and r.row.stats.stop_reason in ("precision", "max_runs", "max_time")
 
 
 def test_input_sets_rotate_and_each_is_checked():
     sets = [(np.full((4, 4), float(i)),) for i in range(3)]
-    r = microbench.bench(lambda x: x + 1, inputs=sets, reference=lambda x: x + 1, num_runs=6)
+    r = accelbench.bench(lambda x: x + 1, inputs=sets, reference=lambda x: x + 1, num_runs=6)
     assert r.ok and r.row.timing.input_set_count == 3
     wrong = {id(sets[2][0])}
-    r = microbench.bench(
+    r = accelbench.bench(
         lambda x: x + (2 if id(x) in wrong else 1), inputs=sets, reference=lambda x: x + 1
     )
     assert r.row.status is Status.WRONG_RESULT  # the third set's output was checked too
@@ -55,8 +55,8 @@ def test_input_sets_rotate_and_each_is_checked():
 
 def test_cold_and_warm_are_run_settings_and_tell_rows_apart():
     a = np.ones((64, 64))
-    cold = microbench.bench(np.sum, a, cache="cold", num_runs=3)
-    warm = microbench.bench(np.sum, a, cache="warm", num_runs=3)
+    cold = accelbench.bench(np.sum, a, cache="cold", num_runs=3)
+    warm = accelbench.bench(np.sum, a, cache="warm", num_runs=3)
     assert cold.row.conditions.cache == "cold" and warm.row.conditions.cache == "warm"
     assert cold.row.identity.case_id != warm.row.identity.case_id
 
@@ -64,7 +64,7 @@ def test_cold_and_warm_are_run_settings_and_tell_rows_apart():
 def test_a_jax_function_is_one_jitted_program():
     jnp = pytest.importorskip("jax.numpy")
     x = jnp.ones((128, 128))
-    r = microbench.bench(lambda x, k: (x @ x) * k, x, 2.0, reference=lambda x, k: (x @ x) * k)
+    r = accelbench.bench(lambda x, k: (x @ x) * k, x, 2.0, reference=lambda x, k: (x @ x) * k)
     assert r.ok and r.row.identity.backend == "jax" and r.row.identity.implementation == "jit"
     assert r.row.timing.compile_s is not None and r.row.timing.check == "passed"
 
@@ -72,27 +72,27 @@ def test_a_jax_function_is_one_jitted_program():
 def test_a_pytorch_function_eager_and_compiled_compare_by_variant():
     torch = pytest.importorskip("torch")
     t = torch.randn(64, 64)
-    eager = microbench.bench(torch.matmul, t, t, reference=np.matmul, num_runs=5, variant="eager")
+    eager = accelbench.bench(torch.matmul, t, t, reference=np.matmul, num_runs=5, variant="eager")
     assert eager.ok and eager.row.identity.backend == "torch" and eager.row.timing.check == "passed"
-    doubled = microbench.bench(
+    doubled = accelbench.bench(
         functools.partial(torch.mul, other=2.0), t, num_runs=5, name="matmul", variant="x2"
     )
-    table = microbench.table([eager, doubled], by="variant")
+    table = accelbench.table([eager, doubled], by="variant")
     assert [c.header for c in table.columns][1:] == ["eager", "x2"]
 
 
 def test_bad_options_are_one_line_naming_the_key():
     with pytest.raises(UserError, match="nm_runs"):
-        microbench.bench(np.sum, np.ones(3), nm_runs=3)
+        accelbench.bench(np.sum, np.ones(3), nm_runs=3)
     with pytest.raises(UserError, match="num_runs"):
-        microbench.bench(np.sum, np.ones(3), num_runs=0)
+        accelbench.bench(np.sum, np.ones(3), num_runs=0)
 
 
 def test_saved_results_are_a_run_of_the_store_that_compare_and_report_read(tmp_path, run_cli):
     a = np.ones((16, 16))
-    results = [microbench.bench(np.sum, a, num_runs=3), microbench.bench(np.max, a, num_runs=3)]
-    first = microbench.save(results, str(tmp_path / "lib.csv"))
-    second = microbench.save(results, str(tmp_path / "lib.csv"))
+    results = [accelbench.bench(np.sum, a, num_runs=3), accelbench.bench(np.max, a, num_runs=3)]
+    first = accelbench.save(results, str(tmp_path / "lib.csv"))
+    second = accelbench.save(results, str(tmp_path / "lib.csv"))
     assert first.endswith("lib.csv") and second.endswith("lib.2.csv")
     with open(second, newline="") as f:
         assert [r["name"] for r in csv.DictReader(f)] == ["sum", "max"]

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from test_models import params
 
-from microbench.catalogue import get_spec
-from microbench.errors import CaseFailure
-from microbench.measure.numerics import check_outputs, check_rows, relative_error
+from accelbench.catalogue import get_spec
+from accelbench.errors import CaseFailure
+from accelbench.measure.numerics import check_outputs, check_rows, relative_error
 
 
 def test_rows_are_all_when_small_and_a_spread_when_large():
@@ -61,7 +61,7 @@ def test_fp8_quantization_reference_rounds_like_the_cast():
 
 
 def test_fp8_gemms_get_the_accumulation_floor_and_others_do_not():
-    from microbench.measure.numerics import FP8_GEMM_FLOOR
+    from accelbench.measure.numerics import FP8_GEMM_FLOOR
 
     assert (
         get_spec("gemm_simple").tolerance_floor(params("gemm_simple", m=8, k=8, n=8))

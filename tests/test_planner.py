@@ -6,9 +6,9 @@ import json
 import pytest
 from conftest import ROOT, run_options
 
-from microbench.config.loader import load_config
-from microbench.config.planner import plan
-from microbench.errors import UserError
+from accelbench.config.loader import load_config
+from accelbench.config.planner import plan
+from accelbench.errors import UserError
 
 
 def cases_of(write_yaml, text, **options):

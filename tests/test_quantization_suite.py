@@ -25,7 +25,7 @@ model_params:
 
 @pytest.fixture(scope="module")
 def suite_rows(tmp_path_factory):
-    from microbench.cli import main
+    from accelbench.cli import main
 
     root = tmp_path_factory.mktemp("tq")
     (root / "c.yaml").write_text(CONFIG.replace("output_dir: out", f"output_dir: {root / 'out'}"))

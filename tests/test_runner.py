@@ -11,7 +11,7 @@ import time
 import pytest
 from conftest import ROOT
 
-from microbench.results.columns import IDENTITY
+from accelbench.results.columns import IDENTITY
 
 FAULTS = """
 num_runs: 3
@@ -129,7 +129,7 @@ def _start(tmp_path):
     (tmp_path / "c.yaml").write_text(SLOW_SWEEP)
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
     return subprocess.Popen(
-        [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "--no-progress"],
+        [sys.executable, "-m", "accelbench.cli", "run", "--config", "c.yaml", "--no-progress"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -188,7 +188,7 @@ def test_ctrl_c_flushes_finished_rows_and_says_how_to_resume(tmp_path, monkeypat
 def test_a_ctrl_c_python_swallowed_still_stops_the_run_quietly(tmp_path, monkeypatch, run_cli):
     """An exit raised inside a garbage-collector callback (JAX installs one) is not printed as an
     ignored traceback and not lost: the run stops before its first case."""
-    from microbench.platform import interrupt
+    from accelbench.platform import interrupt
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(
@@ -214,9 +214,9 @@ def test_a_ctrl_c_python_swallowed_still_stops_the_run_quietly(tmp_path, monkeyp
 def test_a_case_larger_than_device_memory_is_an_oom_row_before_inputs_exist(tmp_path):
     from test_backends import case
 
-    from microbench.catalogue import get_spec
-    from microbench.errors import CaseFailure
-    from microbench.measure.procedure import check_fits
+    from accelbench.catalogue import get_spec
+    from accelbench.errors import CaseFailure
+    from accelbench.measure.procedure import check_fits
 
     c = case("gemm_multiple_run", "jax", tmp_path, m=4194304, k=16, n=4194304)
     with pytest.raises(CaseFailure) as info:
@@ -267,9 +267,9 @@ def test_ctrl_c_at_random_moments_is_never_ignored_and_never_a_traceback(tmp_pat
         # the child says when Python's own start-up is over (a signal before that is the
         # interpreter's, however loaded the machine), then runs the command as `python -m` would
         start = (
-            "import microbench.quiet_start, pathlib, runpy, sys; pathlib.Path('ready').touch(); "
+            "import accelbench.quiet_start, pathlib, runpy, sys; pathlib.Path('ready').touch(); "
             "sys.argv = ['microbench', 'run', '--config', 'c.yaml', '--no-progress']; "
-            "runpy.run_module('microbench.cli', run_name='__main__')"
+            "runpy.run_module('accelbench.cli', run_name='__main__')"
         )
         proc = subprocess.Popen(
             [sys.executable, "-c", start],
@@ -330,7 +330,7 @@ def test_sigkill_at_random_moments_then_resume_keeps_every_case_exactly_once(tmp
     rng = random.Random(11)
     (tmp_path / "c.yaml").write_text(FAST_SWEEP)
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"}
-    command = [sys.executable, "-m", "microbench.cli", "run", "--config", "c.yaml", "--no-progress"]
+    command = [sys.executable, "-m", "accelbench.cli", "run", "--config", "c.yaml", "--no-progress"]
     for _ in range(50):
         resume = ["--resume"] if (tmp_path / "out.csv").exists() else []
         proc = subprocess.Popen(
@@ -366,7 +366,7 @@ def test_two_runs_on_one_results_file_lose_no_row(tmp_path):
         [
             sys.executable,
             "-m",
-            "microbench.cli",
+            "accelbench.cli",
             "run",
             "--config",
             "c.yaml",

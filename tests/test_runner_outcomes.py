@@ -3,12 +3,12 @@ one-line reason, never an exception that stops the sweep."""
 
 import pytest
 
-from microbench.catalogue import get_spec
-from microbench.core.case import Case, Outputs, RunSettings
-from microbench.core.types import CheckResult, DeviceInfo, Measurement, Timing
-from microbench.errors import CaseFailure, Status
-from microbench.platform import backends
-from microbench.run import runner
+from accelbench.catalogue import get_spec
+from accelbench.core.case import Case, Outputs, RunSettings
+from accelbench.core.types import CheckResult, DeviceInfo, Measurement, Timing
+from accelbench.errors import CaseFailure, Status
+from accelbench.platform import backends
+from accelbench.run import runner
 
 DEVICE = DeviceInfo(kind="fake", count=1, platform="cpu", framework="fake", framework_version="0")
 
@@ -39,12 +39,12 @@ class Scripted:
 
 @pytest.fixture
 def fake_backend():
-    from microbench import registrations
+    from accelbench import registrations
 
     instance = Scripted()
     with registrations.scoped():
         backends.register_backend(
-            backends.BackendInfo("fake", 9, lambda: instance, "microbench.ops", "numpy")
+            backends.BackendInfo("fake", 9, lambda: instance, "accelbench.ops", "numpy")
         )
         yield instance
 

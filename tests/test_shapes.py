@@ -1,7 +1,7 @@
 import pytest
 
-from microbench.config.shapes import MODEL_PRESETS, generate_shapes
-from microbench.errors import UserError
+from accelbench.config.shapes import MODEL_PRESETS, generate_shapes
+from accelbench.errors import UserError
 
 
 def test_custom_keeps_the_given_shapes():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from microbench.cli import main
+from accelbench.cli import main
 
 FAULT = "backend: numpy\nnum_runs: 2\nwarmup: 0\nbenchmarks:\n"
 SIMPLE_ADD = (
@@ -106,7 +106,7 @@ def test_sigterm_stops_the_suite_and_its_printed_command_finishes_it(tmp_path):
     )
     (tmp_path / "s.yaml").write_text("suite_name: s\nconfigs: [f.yaml, g.yaml]\n")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "microbench", "tpums", "suite", "run", "s.yaml", "--output_dir", "out"],
+        [sys.executable, "-m", "accelbench", "tpums", "suite", "run", "s.yaml", "--output_dir", "out"],
         cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     _wait_for_rows(tmp_path / "out" / "f" / "r.csv", proc)
@@ -115,7 +115,7 @@ def test_sigterm_stops_the_suite_and_its_printed_command_finishes_it(tmp_path):
     assert proc.returncode == 143, err
     assert not (tmp_path / "out" / "g").exists() and "Traceback" not in err
     printed = err.rsplit("to finish the sweep run: ", 1)[1].splitlines()[0]
-    assert printed.startswith(f"{sys.executable} -m microbench tpums suite run s.yaml")
+    assert printed.startswith(f"{sys.executable} -m accelbench tpums suite run s.yaml")
     done = subprocess.run(
         shlex.split(printed), cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120
     )
@@ -135,7 +135,7 @@ def test_a_tiny_timeout_never_outlives_its_case(tmp_path):
         f"- benchmark_name: fault\n  benchmark_sweep_params: [{{n: [{sizes}]}}]\n"
     )
     done = subprocess.run(
-        [sys.executable, "-m", "microbench", "run", "--config", "c.yaml", "-o", "r.csv"],
+        [sys.executable, "-m", "accelbench", "run", "--config", "c.yaml", "-o", "r.csv"],
         cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
@@ -271,7 +271,7 @@ def test_hostile_run_records_are_passed_over(tmp_path, monkeypatch, run_cli):
         ["compare", "--config", "c.yaml", "1", "4"],
     ):
         done = subprocess.run(
-            [sys.executable, "-m", "microbench", *args],
+            [sys.executable, "-m", "accelbench", *args],
             cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
@@ -279,7 +279,7 @@ def test_hostile_run_records_are_passed_over(tmp_path, monkeypatch, run_cli):
 
 def test_the_run_store_lists_each_series_once(tmp_path, monkeypatch, run_cli):
     """Listing a config's runs reads each folder once, not once per run (2 000 runs took 40 s)."""
-    from microbench.results import run_store
+    from accelbench.results import run_store
 
     monkeypatch.chdir(tmp_path)
     _stored(tmp_path, run_cli, 5)

@@ -1,7 +1,7 @@
 import pytest
 
-from microbench.config.sweep import count_sweep, expand_range, expand_sweep, resolve_same_as
-from microbench.errors import UserError
+from accelbench.config.sweep import count_sweep, expand_range, expand_sweep, resolve_same_as
+from accelbench.errors import UserError
 
 
 def test_plain_lists_make_a_cartesian_product_in_key_order():

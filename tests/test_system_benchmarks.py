@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from microbench.core.samples import Samples
-from microbench.platform.gpu_monitor import Monitor
-from microbench.run.planning import plan_from_file
+from accelbench.core.samples import Samples
+from accelbench.platform.gpu_monitor import Monitor
+from accelbench.run.planning import plan_from_file
 
 
 def test_decile_drift_compares_the_last_tenth_with_the_first():
@@ -139,7 +139,7 @@ def test_the_splash_kernel_matches_the_reference_in_the_pallas_interpreter(
 
     from test_backends import case, jax_backend
 
-    from microbench.ops import attention
+    from accelbench.ops import attention
 
     monkeypatch.setattr(attention, "INTERPRET_OFF_TPU", True)
     shape = dict(q_seq_len=128, kv_seq_len=128, qk_head_dim=128, v_head_dim=128, mode=mode)
@@ -155,7 +155,7 @@ def test_off_a_tpu_the_splash_kernel_is_unsupported_not_replaced(tmp_path):
 
     from test_backends import case, jax_backend
 
-    from microbench.errors import CaseFailure
+    from accelbench.errors import CaseFailure
 
     c = dataclasses.replace(
         case("tokamax_splash_attention", "jax", tmp_path), implementation="pallas:splash"

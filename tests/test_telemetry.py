@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from microbench.jax_backend import telemetry
+from accelbench.jax_backend import telemetry
 
 
 @dataclass
@@ -87,9 +87,9 @@ def test_no_tpu_planes_give_blank_figures():
 
 
 def test_a_soak_row_carries_the_worst_windows_telemetry_and_the_peaks_before_it():
-    from microbench.core.types import SoakPhases, Timing
-    from microbench.results.records import Series
-    from microbench.results.row_builder import _telemetry
+    from accelbench.core.types import SoakPhases, Timing
+    from accelbench.results.records import Series
+    from accelbench.results.row_builder import _telemetry
 
     before = {"peak_temp_c": 60.0, "hbm_peak_temp_c": 55.0, "pstate_min": 7}
     t = Timing(samples_s=[1.0], source="xprof_tpu", telemetry={"peak_temp_c": 85.0})
@@ -105,7 +105,7 @@ def test_a_soak_row_carries_the_worst_windows_telemetry_and_the_peaks_before_it(
 
 
 def test_a_soaks_traces_ask_for_the_firmwares_events():
-    from microbench.jax_backend.timers import FIRMWARE_EVENTS, profile_options
+    from accelbench.jax_backend.timers import FIRMWARE_EVENTS, profile_options
 
     options = profile_options(firmware=True)
     assert dict(options.advanced_configuration) == FIRMWARE_EVENTS
@@ -113,7 +113,7 @@ def test_a_soaks_traces_ask_for_the_firmwares_events():
 
 
 def test_a_gpu_soak_fills_the_columns_nvml_has_an_equivalent_for():
-    from microbench.dialects.tpums.metrics import nvml_telemetry
+    from accelbench.dialects.tpums.metrics import nvml_telemetry
 
     samples = [[0.0, 1980, 2619, 40.0, 300.0], [1.0, 1755, 2619, 62.0, 700.0]]
     assert nvml_telemetry(samples) == {

@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from microbench.catalogue import get_spec
-from microbench.core.case import Case, Outputs, RunSettings
-from microbench.core.types import CheckResult, DeviceInfo, Measurement, Timing
-from microbench.measure import throttle
-from microbench.platform import backends, gpu_monitor
-from microbench.run import runner
+from accelbench.catalogue import get_spec
+from accelbench.core.case import Case, Outputs, RunSettings
+from accelbench.core.types import CheckResult, DeviceInfo, Measurement, Timing
+from accelbench.measure import throttle
+from accelbench.platform import backends, gpu_monitor
+from accelbench.run import runner
 
 GPU = DeviceInfo(kind="fake GPU", count=1, platform="gpu", framework="fake", framework_version="0")
 FULL, LOW = 1980.0, 1200.0
@@ -84,7 +84,7 @@ class Busy:
 
 @pytest.fixture
 def scripted(monkeypatch):
-    from microbench import registrations
+    from accelbench import registrations
 
     nvml = FakeNvml()
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
@@ -92,7 +92,7 @@ def scripted(monkeypatch):
     busy = Busy(nvml)
     with registrations.scoped():
         backends.register_backend(
-            backends.BackendInfo("fake", 9, lambda: busy, "microbench.ops", "numpy")
+            backends.BackendInfo("fake", 9, lambda: busy, "accelbench.ops", "numpy")
         )
         yield busy
     throttle.forget()

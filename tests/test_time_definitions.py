@@ -6,8 +6,8 @@ import csv
 
 import pytest
 
-from microbench.catalogue import PreparedImplementation, all_specs, get_implementation
-from microbench.measure.attribution import (
+from accelbench.catalogue import PreparedImplementation, all_specs, get_implementation
+from accelbench.measure.attribution import (
     AttributionError,
     KernelEvent,
     Launch,
@@ -174,7 +174,7 @@ def test_sustained_cadence_is_recorded_and_gives_the_loops_mean(tmp_path, monkey
 
 @pytest.mark.slow
 def test_eager_and_compiled_rows_for_every_pytorch_parity_op(tmp_path, monkeypatch, run_cli):
-    from microbench.catalogue import all_specs, implementations
+    from accelbench.catalogue import all_specs, implementations
     from torch_backend.arrays import array_builder
 
     compute = sorted(op for op in all_specs() if array_builder(op))  # the array ops: every one
@@ -208,8 +208,8 @@ def test_a_pytorch_case_times_on_its_own_gpu(monkeypatch):
     """device: 1 -> events, flush and profiler all on cuda:1 (a mocked two-GPU machine)."""
     import torch
 
-    from microbench.core.case import Case, Outputs, RunSettings
-    from microbench.core.types import Prepared
+    from accelbench.core.case import Case, Outputs, RunSettings
+    from accelbench.core.types import Prepared
     from torch_backend import arrays, timing
 
     entered = []
@@ -263,7 +263,7 @@ def test_the_compiled_twin_is_one_graph(op):
     import torch
     import torch._dynamo
 
-    from microbench.catalogue import get_spec
+    from accelbench.catalogue import get_spec
     from torch_backend.arrays import array_builder
     from torch_backend.tensors import to_torch
 

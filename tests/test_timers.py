@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from microbench.core.types import Prepared
-from microbench.errors import CaseFailure, Status
-from microbench.measure import timers
+from accelbench.core.types import Prepared
+from accelbench.errors import CaseFailure, Status
+from accelbench.measure import timers
 
 
 class Fake:
@@ -81,7 +81,7 @@ def test_sustained_cadence_queues_the_calls_and_waits_once():
 
 
 def test_statistics_come_from_the_timing_itself():
-    from microbench.core.types import Timing
+    from accelbench.core.types import Timing
 
     t = Timing(samples_s=[1.0, 2.0, 3.0, 4.0, 100.0], source="x")
     assert (t.median_s, t.min_s, t.max_s, t.count) == (3.0, 1.0, 100.0, 5)
@@ -103,7 +103,7 @@ def test_auto_is_what_a_registered_timer_claims_and_the_wall_clock_elsewhere():
 
 
 def test_a_timer_serves_only_its_backends():
-    from microbench.core.case import Case, Outputs, RunSettings
+    from accelbench.core.case import Case, Outputs, RunSettings
 
     case = Case("add", "numpy", {}, RunSettings(), Outputs(csv_path="x.csv"), "add")
     with pytest.raises(CaseFailure) as info:
@@ -113,7 +113,7 @@ def test_a_timer_serves_only_its_backends():
 
 
 def test_a_timer_name_or_an_auto_claim_is_registered_once():
-    from microbench import registrations
+    from accelbench import registrations
 
     with registrations.scoped():
         with pytest.raises(ValueError, match="registered twice"):
@@ -133,8 +133,8 @@ def test_the_host_flush_rewrites_twice_the_last_level_cache():
 
 
 def test_a_soak_times_rounds_until_min_duration_has_passed_after_a_longer_warm_up():
-    from microbench.core.case import RunSettings
-    from microbench.measure.procedure import timed
+    from accelbench.core.case import RunSettings
+    from accelbench.measure.procedure import timed
 
     fake = Fake(seconds=0.005)
     run = RunSettings(num_runs=2, warmup=0, min_duration_s=0.3)
@@ -183,7 +183,7 @@ def test_no_garbage_collection_runs_inside_a_timed_window():
 def test_the_collector_freezes_the_heap_once_and_frees_everything_after_a_failure(monkeypatch):
     import gc
 
-    from microbench.measure import garbage
+    from accelbench.measure import garbage
 
     collector = garbage.Collector()
     monkeypatch.setattr(garbage, "resident_bytes", lambda: 1 << 30)
@@ -214,7 +214,7 @@ class SyntheticTimer:
         )
 
     def __call__(self, prepared, warmup, n):
-        from microbench.core.types import Timing
+        from accelbench.core.types import Timing
 
         self.calls.append(n)
         samples = list(1e-3 * (1 + self.noise * self.rng.standard_normal(n)).clip(0.1))
@@ -223,8 +223,8 @@ class SyntheticTimer:
 
 
 def adaptive(monkeypatch, noise, timer=None, **settings):
-    from microbench.core.case import RunSettings
-    from microbench.measure import procedure
+    from accelbench.core.case import RunSettings
+    from accelbench.measure import procedure
 
     clock = [0.0]
     monkeypatch.setattr(procedure.time, "perf_counter", lambda: clock[0])
@@ -278,7 +278,7 @@ def test_an_adaptive_case_takes_few_profiler_sessions_whatever_it_needs(monkeypa
 def test_a_round_outlasts_the_profiler_session_it_pays_for(monkeypatch):
     """A 200 ms session beside 1 ms samples: the round after the pilot takes at least 200 samples
     (more samples in a paid-for session are cheap), where the target alone asked for fewer."""
-    from microbench.measure import procedure
+    from accelbench.measure import procedure
 
     def rounds(session_s):
         return adaptive(
@@ -298,7 +298,7 @@ def test_a_pilot_outlasts_the_session_its_timer_pays_per_round(monkeypatch):
     first) gets a pilot of at least 15 ms of 1 ms calls, not num_runs (10): a pilot that alone reaches
     the target then spends at most half its wall in the session, so the case runs 1 000 samples per
     second of its wall or near it; a timer with no sessions keeps num_runs."""
-    from microbench.measure.timers import Sessioned
+    from accelbench.measure.timers import Sessioned
 
     for target in (0.05, 0.002):
         timing, timer, elapsed = adaptive(
@@ -318,7 +318,7 @@ def test_a_pilot_outlasts_the_session_its_timer_pays_per_round(monkeypatch):
 def test_only_the_timed_rounds_count_against_max_time(monkeypatch):
     """The timer is made (a GPU timer's profiler and flush buffer ready) before the case's clock starts:
     a 5 s start-up leaves its max_time_s whole, and a timer's kernel breakdown follows the loop once."""
-    from microbench.core.types import Kernel
+    from accelbench.core.types import Kernel
 
     breakdowns = []
 
@@ -340,7 +340,7 @@ def test_a_torch_gpu_timer_is_ready_before_it_is_returned(monkeypatch):
     """backend.timer readies the profiler and the flush buffer when it makes the timer: `measure` gets
     it before its clock starts."""
     torch = pytest.importorskip("torch")
-    from microbench.core.case import Case, Outputs, RunSettings
+    from accelbench.core.case import Case, Outputs, RunSettings
     from torch_backend import backend, profiling, timing
 
     order = []
@@ -361,8 +361,8 @@ def test_a_torch_gpu_timer_is_ready_before_it_is_returned(monkeypatch):
 
 def test_the_jax_flush_and_profiler_are_made_with_the_timer_not_in_a_round(monkeypatch):
     pytest.importorskip("jax")
-    from microbench.core.case import Case, Outputs, RunSettings
-    from microbench.jax_backend import timers as jax_timers
+    from accelbench.core.case import Case, Outputs, RunSettings
+    from accelbench.jax_backend import timers as jax_timers
 
     made = []
     monkeypatch.setattr(jax_timers, "flusher", lambda case: made.append(case) or (lambda: None))
@@ -398,7 +398,7 @@ def test_a_config_asks_for_a_precision_and_each_row_says_how_it_stopped(
     )
     code, _, err = run_cli("run", "--config", str(path), "-o", str(out), "--no-progress")
     assert code == 0, err
-    from microbench.results.reading import read_rows
+    from accelbench.results.reading import read_rows
 
     rows = read_rows(str(out))
     assert {r.stats.stop_reason for r in rows} <= {"precision", "max_time", "max_runs"}
@@ -412,7 +412,7 @@ def test_a_config_asks_for_a_precision_and_each_row_says_how_it_stopped(
 def test_the_medians_interval_ranks_match_scipys_binomial_without_importing_it():
     from scipy.stats import binom
 
-    from microbench.core.samples import half_binomial_ppf
+    from accelbench.core.samples import half_binomial_ppf
 
     for n in (6, 7, 20, 200, 1000):  # exact
         for q in (0.025, 0.005):
@@ -438,8 +438,8 @@ def test_processes_that_run_iterations_together_agree_on_every_round(monkeypatch
     """A collective's members must call it equally often: the pilot's size, whether to go on and each
     round's size are the largest any member asks (`Prepared.agree`). Here another member asks a pilot
     of 30 and three more rounds of 40 after this one has met its target."""
-    from microbench.core.case import RunSettings
-    from microbench.measure import procedure
+    from accelbench.core.case import RunSettings
+    from accelbench.measure import procedure
 
     clock = [0.0]
     monkeypatch.setattr(procedure.time, "perf_counter", lambda: clock[0])

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from microbench.errors import CaseFailure
-from microbench.ops.torchao import recipe_examples, recipe_of, recipes, sparsity_pairs, weight_bits
+from accelbench.errors import CaseFailure
+from accelbench.ops.torchao import recipe_examples, recipe_of, recipes, sparsity_pairs, weight_bits
 
 ALL_RECIPES = CONFIG_RECIPES = [r for r in recipe_examples() if r != "baseline"]
 
@@ -46,7 +46,7 @@ def test_weight_bits_of_sparse_and_low_bit_recipes():
 @pytest.fixture(scope="module")
 def every_recipe(tmp_path_factory):
     """Every recipe name of the runner's tables and its earlier versions, dense and 2:4/block, on CPU."""
-    from microbench.cli import main
+    from accelbench.cli import main
 
     root = tmp_path_factory.mktemp("recipes")
     names = ", ".join(CONFIG_RECIPES)
@@ -110,7 +110,7 @@ def test_torchao_rows_carry_a_kernel_breakdown_on_a_cpu(every_recipe):
 
 @pytest.mark.slow  # the module's fixture runs every recipe
 def test_the_runners_csv_has_its_columns_and_name(every_recipe):
-    from microbench.dialects.torchao.runner import INFERENCE_COLUMNS
+    from accelbench.dialects.torchao.runner import INFERENCE_COLUMNS
 
     root, rows = every_recipe
     (path,) = (root / "out" / "inference").iterdir()
@@ -129,8 +129,8 @@ def test_the_runners_csv_has_its_columns_and_name(every_recipe):
 
 
 def test_the_runners_csv_never_replaces_a_file(tmp_path):
-    from microbench.dialects.torchao.runner import write_runner_csvs
-    from microbench.results.row_reader import RowReader
+    from accelbench.dialects.torchao.runner import write_runner_csvs
+    from accelbench.results.row_reader import RowReader
 
     row = {
         "op": "torchao_inference",
@@ -199,7 +199,7 @@ def test_earlier_keys_load_with_one_warning_each(write_yaml, run_cli):
         f"warning: {path}: 'model_params[0].sparsity' is deprecated; use "
         "'sparsity_config_recipe_names'",
     ]
-    from microbench.run.planning import plan_from_file
+    from accelbench.run.planning import plan_from_file
 
     cases = plan_from_file(str(path))
     assert [(c.params["recipe"], c.params["sparsity"]) for c in cases] == [
@@ -302,7 +302,7 @@ def test_training_mode_plans_baseline_and_each_granularity_and_is_unsupported_on
 def _tiny_steps(model_type, granularity):
     import torch
 
-    from microbench.ops.torchao import TorchaoTrainingParams
+    from accelbench.ops.torchao import TorchaoTrainingParams
     from torch_backend.ops.torchao_training import (
         _inputs,
         convert,
@@ -354,8 +354,8 @@ def test_every_recipe_is_one_declaration_with_its_maker_and_names():
 
 def test_a_recipe_added_in_a_test_is_one_registration(tmp_path, run_cli):
     """Its name checks, its weight bits, its 2:4 pairing and its maker come from one record."""
-    from microbench import registrations
-    from microbench.ops.torchao import Recipe, register_recipe
+    from accelbench import registrations
+    from accelbench.ops.torchao import Recipe, register_recipe
 
     with registrations.scoped():
         register_recipe(
@@ -398,7 +398,7 @@ model_params:
 def test_the_runners_historical_spellings_load_as_it_read_them(write_yaml, run_cli):
     """`compile: true/false` beside `compile_mode:` was the switch and the mode; the sparsity key was
     once singular."""
-    from microbench.run.planning import plan_from_file
+    from accelbench.run.planning import plan_from_file
 
     path = write_yaml(HISTORICAL)
     code, _, err = run_cli("validate", "--config", str(path))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from microbench.ops.torchao import ALIASES, alias_note, recipe_of, recipes, weight_bits
+from accelbench.ops.torchao import ALIASES, alias_note, recipe_of, recipes, weight_bits
 
 TODAY = (
     "mxfp8", "mxfp8-emulated", "mxfp4", "mxfp4-emulated", "nvfp4", "nvfp4wo", "float8dq-block",
@@ -42,8 +42,8 @@ def test_each_recipe_resolves_with_its_declaration(name):
 def test_the_schemas_granularities_are_the_declared_ones():
     from typing import get_args
 
-    from microbench.dialects.torchao.schema import Granularity
-    from microbench.ops.torchao import TRAINING_GRANULARITIES
+    from accelbench.dialects.torchao.schema import Granularity
+    from accelbench.ops.torchao import TRAINING_GRANULARITIES
 
     assert get_args(Granularity) == TRAINING_GRANULARITIES
 
@@ -80,7 +80,7 @@ model_params:
 
 @pytest.fixture(scope="module")
 def today_rows(tmp_path_factory):
-    from microbench.cli import main
+    from accelbench.cli import main
 
     root = tmp_path_factory.mktemp("today")
     names = ", ".join([*TODAY, "float8_rowwise", "fp6", "marlin-qqq"])
@@ -115,7 +115,7 @@ def test_an_alias_runs_its_recipe_and_removed_recipes_say_by_what(today_rows):
 
 
 def test_an_alias_is_noted_when_a_config_names_it(tmp_path, run_cli, monkeypatch):
-    from microbench.dialects.torchao import plan
+    from accelbench.dialects.torchao import plan
 
     monkeypatch.setattr(plan, "_NOTED", set())  # once a process: this test's process is shared
     path = tmp_path / "a.yaml"
@@ -147,8 +147,8 @@ def test_the_training_suite_takes_the_mx_and_blockwise_recipes(granularity, ok, 
 def test_a_kernel_choice_torchao_refuses_is_unsupported_in_its_words():
     """torchao 0.18 refuses kernel_preference=TRITON for blockwise fp8 in the config itself (an
     AssertionError on an H100): the probe turns that into an unsupported row, not an error."""
-    from microbench.errors import CaseFailure, Status
-    from microbench.platform.frameworks import torch
+    from accelbench.errors import CaseFailure, Status
+    from accelbench.platform.frameworks import torch
     from torch_backend.recipes import Target
     from torch_backend.recipes_today import _probed
 

@@ -1,5 +1,5 @@
 """A fourth dialect is one folder: copied into a temporary folder and named under the
-`microbench.dialects` entry point group (as an installed distribution names it), the toy in
+`accelbench.dialects` entry point group (as an installed distribution names it), the toy in
 tests/data/toy_dialect is seen by `validate`, `run` (its flag included), `list`, its own command line
 and its output, with no file of the project edited."""
 
@@ -29,7 +29,7 @@ def toy(tmp_path):
 
     def microbench(*args):
         return subprocess.run(
-            [sys.executable, "-m", "microbench", *args],
+            [sys.executable, "-m", "accelbench", *args],
             capture_output=True,
             text=True,
             cwd=tmp_path,
@@ -78,8 +78,8 @@ def test_a_dialect_in_its_own_folder_is_seen_everywhere(toy):
 
 def test_each_dialects_doc_page_holds_its_generated_names_table():
     """docs/jax_bench.md and docs/tpums.md hold the registry's table `list --NAME` prints (run
-    `python -m microbench.run.dialect_docs --write` after changing a benchmark)."""
-    from microbench.run import dialect_docs
+    `python -m accelbench.run.dialect_docs --write` after changing a benchmark)."""
+    from accelbench.run import dialect_docs
 
     documented = dialect_docs.documented()
     assert {d.name for d in documented} >= {"jax_bench", "tpums"}

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import run_options
 
-from microbench.config.loader import load_config
-from microbench.config.planner import plan
-from microbench.core.options import RunOptions
+from accelbench.config.loader import load_config
+from accelbench.config.planner import plan
+from accelbench.core.options import RunOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted(p for p in (ROOT / "configs" / "tpums").rglob("*.yaml") if "suite" not in p.name)
@@ -211,7 +211,7 @@ def test_upstream_files_run_on_cpu_with_only_ok_or_unsupported_rows(name, tmp_pa
 
 
 def tpums(*args):
-    from microbench.dialects.tpums import cli as tpums_cli
+    from accelbench.dialects.tpums import cli as tpums_cli
 
     return tpums_cli.run(list(args))
 
@@ -272,7 +272,7 @@ def test_run_sweeps_several_values_and_writes_upstreams_files(tmp_path, capsys):
     ],
 )
 def test_a_bad_command_line_is_one_line_naming_the_flag(args, key, tmp_path, capsys):
-    from microbench.dialects.tpums.cli import main
+    from accelbench.dialects.tpums.cli import main
 
     try:
         code = main(["benchmark", "run", *args, "--output_dir", str(tmp_path)])
@@ -288,9 +288,9 @@ def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
     """gemm 1024^3 bf16 at 1 ms (wall) and 0.5 ms (xprof) on a tpu7x device: 2.147 TFLOP per call,
     so 2.147 / 4.295 TFLOP/s per device and twice that per chip (two devices a chip); its intensity
     (2.147e9 FLOP over 6 MiB) puts the limit at the bf16 peak, 1153.5; no peaks on a GPU."""
-    from microbench.core.case import Origin
-    from microbench.dialects.jax_bench.benchmarks import V2, Figures
-    from microbench.dialects.tpums.metrics import tpums_metrics
+    from accelbench.core.case import Origin
+    from accelbench.dialects.jax_bench.benchmarks import V2, Figures
+    from accelbench.dialects.tpums.metrics import tpums_metrics
 
     bench = V2["gemm_generalized"]
     f = {
@@ -317,9 +317,9 @@ def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
 
 
 def test_hbm_rows_take_bandwidth_per_device_and_the_memory_roofline():
-    from microbench.core.case import Origin
-    from microbench.dialects.jax_bench.benchmarks import V2, Figures
-    from microbench.dialects.tpums.metrics import tpums_metrics
+    from accelbench.core.case import Origin
+    from accelbench.dialects.jax_bench.benchmarks import V2, Figures
+    from accelbench.dialects.tpums.metrics import tpums_metrics
 
     bench = V2["hbm_bandwidth"]
     f = {"op_type": "copy", "size": 2**20, "dtype": "bfloat16", "device_id": 0}
@@ -386,7 +386,7 @@ def test_a_suite_runs_its_configs_in_turn_and_writes_one_report(
     assert report.startswith("# tiny") and "wall\\_clock\\_p50\\_ms" in report and "## " in report
     assert "<table" in (out / "consolidated_report.html").read_text()
 
-    from microbench.errors import UserError
+    from accelbench.errors import UserError
 
     suite.write_text("suite_name: bad\nconfigs: [gemm.yaml, nosuch.yaml]\n")
     with pytest.raises(UserError, match="config file not found"):
@@ -395,7 +395,7 @@ def test_a_suite_runs_its_configs_in_turn_and_writes_one_report(
 
 
 def test_the_shipped_suite_plans_every_config(monkeypatch):
-    from microbench.dialects.tpums.suite import read_suite
+    from accelbench.dialects.tpums.suite import read_suite
 
     monkeypatch.chdir(ROOT)
     suite = read_suite("configs/tpums/canonical_suite.yaml")
@@ -408,7 +408,7 @@ def test_collective_bytes_per_chip_follow_tpums_replica_groups_by_hand():
     """all_reduce of 1024 tiles of bf16 (S = 2 MiB a device) on two devices a chip: a group of ids
     that are multiples of 2 is parallel (P = R-1, C = 2): 2 S (3/4) 2 = 3 S; one of consecutive ids
     non-parallel (P = R-2, C = 1): 2 S (2/4) = S. One device a chip: never parallel, P = R-1."""
-    from microbench.dialects.tpums.metrics import collective, replica_groups
+    from accelbench.dialects.tpums.metrics import collective, replica_groups
 
     s = 1024 * 8 * 128 * 2
     assert replica_groups([0, 2, 4, 6], 2) == ("parallel", 3, 2)
@@ -449,8 +449,8 @@ def test_a_collective_row_carries_its_replica_group(tmp_path):
 
 def test_a_flags_file_replaces_the_packaged_tpu_flags(write_yaml, tmp_path):
     """Both forms upstream's op_flags.yaml used; a benchmark the file leaves out gets none."""
-    from microbench.dialects.tpums.plan import flag_sets, with_flags
-    from microbench.errors import UserError
+    from accelbench.dialects.tpums.plan import flag_sets, with_flags
+    from accelbench.errors import UserError
 
     flags = tmp_path / "flags.yaml"
     flags.write_text(
@@ -482,9 +482,9 @@ def test_run_help_lists_the_benchmarks_fields(capsys):
 def test_a_soak_runs_in_tpums_phases_on_a_fake_clock(monkeypatch):
     """Warm-up, one traced window, untraced chunks until min_duration_s, one traced worst window:
     the timer (a trace) is called twice whatever the duration, the chunks never traced."""
-    from microbench.core.case import RunSettings
-    from microbench.core.types import Prepared, Timing
-    from microbench.measure import procedure, timers
+    from accelbench.core.case import RunSettings
+    from accelbench.core.types import Prepared, Timing
+    from accelbench.measure import procedure, timers
 
     clock = [0.0]
     monkeypatch.setattr(procedure.time, "perf_counter", lambda: clock[0])
@@ -512,7 +512,7 @@ def test_a_soak_runs_in_tpums_phases_on_a_fake_clock(monkeypatch):
 
 
 def test_soak_columns_by_hand():
-    from microbench.dialects.tpums.metrics import soaked
+    from accelbench.dialects.tpums.metrics import soaked
 
     got = soaked({"wall_clock": (2.0, 2.5), "xprof": (0.0, 1.0)})
     assert got == {
@@ -562,7 +562,7 @@ def test_xprof_device_mode_reaches_the_cases_run_settings(write_yaml):
 
 
 def test_a_dcn_mesh_groups_along_its_dcn_axis_and_never_falls_back():
-    from microbench.dialects.jax_bench.collective import block_elements, resolve_group
+    from accelbench.dialects.jax_bench.collective import block_elements, resolve_group
 
     f = {"mesh_shape": "2x8", "sharding_strategy": None, "mesh_axes": "dcn,ici"}
     group = resolve_group(f, devices=8)  # a mesh the devices cannot fill: kept, not one axis
@@ -573,7 +573,7 @@ def test_a_dcn_mesh_groups_along_its_dcn_axis_and_never_falls_back():
 def test_dcn_columns_by_hand():
     """all_reduce over 2 slices of 8: shard = 8192^2 bf16 / 2 = 64 MiB; ring 2(2-1)/2 = 1; at 10 ms
     a device moves 64 MiB * 8 / 10 ms = 53.7 Gb/s, a host 8x that, 53.7% of 800 Gb/s at ring 1."""
-    from microbench.dialects.tpums.metrics import dcn
+    from accelbench.dialects.tpums.metrics import dcn
 
     f = {
         "mesh_shape": "2x8", "mesh_axes": "dcn,ici", "input_layout": "dcn_1d",
@@ -603,7 +603,7 @@ def test_dcn_permutes_and_all_reduce_on_two_processes_of_four_devices(tmp_path, 
         text = text.replace("[8192, 16384, 24576, 32768]", "[64]")
         (tmp_path / f"{name}.yaml").write_text(text)
         done = subprocess.run(
-            [sys.executable, "-m", "microbench.cli", "run", "--config", f"{name}.yaml"]
+            [sys.executable, "-m", "accelbench.cli", "run", "--config", f"{name}.yaml"]
             + ["--output-dir", "out", "-q", "--processes", "2"],
             cwd=tmp_path,
             env={**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"},

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from microbench.cli import main
+from accelbench.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = str(ROOT / "configs" / "tpums" / "canonical_suite.yaml")

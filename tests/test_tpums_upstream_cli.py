@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from microbench.dialects.tpums.names import ENUMS, TPUMS, listed
+from accelbench.dialects.tpums.names import ENUMS, TPUMS, listed
 
 GEMM_FILE = "benchmark:\n  name: gemm\n  params:\n    warmup_tries: 1\n    num_runs: 1\n"
 
@@ -28,7 +28,7 @@ class Handed:
     @property
     def tasks(self) -> list[tuple[str, dict[str, Any]]]:
         """(benchmark, fields) per case, in run order: upstream's `tasks`."""
-        from microbench.dialects.jax_bench.outputs import given_fields
+        from accelbench.dialects.jax_bench.outputs import given_fields
 
         return [(c.origin.generation_name, given_fields(c)) for c in self.cases]
 
@@ -40,8 +40,8 @@ class Handed:
 @pytest.fixture
 def tpums(monkeypatch, capsys, tmp_path):
     """Run `tpums ARGS` in-process in tmp_path (where gemm.yaml is); what it handed the run."""
-    from microbench.dialects.tpums.cli import main
-    from microbench.run import session
+    from accelbench.dialects.tpums.cli import main
+    from accelbench.run import session
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gemm.yaml").write_text(GEMM_FILE)
@@ -96,7 +96,7 @@ def test_platform_describe(tpums):
 
 
 def test_platform_describe_runtime_error_exits(tpums, monkeypatch):
-    from microbench.dialects.tpums import cli
+    from accelbench.dialects.tpums import cli
 
     def broken():
         raise RuntimeError("TPU runtime environment is not properly initialized")
@@ -274,7 +274,7 @@ def test_main_invokes_app_run():
     from importlib.metadata import entry_points
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "tpums"]
-    assert script.value == "microbench.entry:dialect_command"
+    assert script.value == "accelbench.entry:dialect_command"
 
 
 def test_benchmark_run_help_lists_tasks(tpums):
@@ -319,7 +319,7 @@ def test_benchmark_run_boolean_flag_defaults(tpums):
 
 
 def test_boolean_flag_accepts_multiple_values():
-    from microbench.dialects.tpums.cli import benchmark_parser
+    from accelbench.dialects.tpums.cli import benchmark_parser
 
     options = benchmark_parser("gemm").parse_args(["--transpose_a", "true", "false"])
     assert options.field_transpose_a == [True, False]

@@ -109,7 +109,7 @@ def test_load_config_with_cases_from_csv(write_yaml, expanded):
 
 
 def test_load_config_missing_benchmark_raises_error(write_yaml, capsys):
-    from microbench.dialects.tpums.cli import main
+    from accelbench.dialects.tpums.cli import main
 
     path = write_yaml("warmup_tries: 2\nnum_runs: 10\n")
     assert main(["benchmark", "run-config", str(path)]) == 2
@@ -222,7 +222,7 @@ def test_load_config_unknown_model_preset_raises_error(refused):
 
 def test_benchmark_key_enum():
     """The keys of `benchmark:` are TPUMS's seven, and xprof_device_mode its runner takes there."""
-    from microbench.dialects.tpums.plan import STAGE_B
+    from accelbench.dialects.tpums.plan import STAGE_B
 
     upstream = {
         "name",
@@ -263,8 +263,8 @@ def test_load_config_root_xprof_timing_extracted(write_yaml, snippet, traced):
     """The file's xprof_timing traces every case (left out: not traced)."""
     from conftest import run_options
 
-    from microbench.config.loader import load_config
-    from microbench.config.planner import plan
+    from accelbench.config.loader import load_config
+    from accelbench.config.planner import plan
 
     path = write_yaml(f"benchmark: {{name: gemm, {snippet}params: {{warmup_tries: 1}}}}")
     (case,) = plan(load_config(str(path)), run_options(), lambda: 1)

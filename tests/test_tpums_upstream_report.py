@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microbench.dialects.tpums import report
-from microbench.dialects.tpums.names import TPUMS
+from accelbench.dialects.tpums import report
+from accelbench.dialects.tpums.names import TPUMS
 
 SMALL = {
     "gemm": "{m: 32, k: 32, n: 32}",
@@ -30,7 +30,7 @@ def ran(tmp_path_factory):
     import contextlib
     import io
 
-    from microbench.dialects.tpums.cli import main
+    from accelbench.dialects.tpums.cli import main
 
     out: dict[str, tuple] = {}
     root = tmp_path_factory.mktemp("tpums_runs")

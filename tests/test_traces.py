@@ -86,7 +86,7 @@ def test_microbench_traces_serves_xprof_on_this_machine_only(tmp_path):
     (tmp_path / "tr").mkdir()
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "microbench", "traces", str(tmp_path / "tr"), "--port", str(port)],
+        [sys.executable, "-m", "accelbench", "traces", str(tmp_path / "tr"), "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -12,7 +12,7 @@ pytest.importorskip("triton")
 SCRIPT = r"""
 import torch, torch.nn.functional as F
 from torch_backend.kernels import triton_kernels as tk
-from microbench.measure.numerics import TOLERANCE
+from accelbench.measure.numerics import TOLERANCE
 torch.manual_seed(0)
 for dtype in (torch.float32, torch.bfloat16):
     tol = 2 * TOLERANCE[str(dtype).removeprefix("torch.")]

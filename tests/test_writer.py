@@ -3,11 +3,11 @@ import json
 
 import pytest
 
-from microbench.errors import Status, UserError
-from microbench.ops.common import PlacementExtras
-from microbench.results.columns import ENVIRONMENT, IDENTITY, STATS, header
-from microbench.results.records import Environment, Identity, Row, Series, TimeStats
-from microbench.results.writer import ResultFile
+from accelbench.errors import Status, UserError
+from accelbench.ops.common import PlacementExtras
+from accelbench.results.columns import ENVIRONMENT, IDENTITY, STATS, header
+from accelbench.results.records import Environment, Identity, Row, Series, TimeStats
+from accelbench.results.writer import ResultFile
 
 
 def test_header_is_the_stable_ordered_union():
@@ -123,7 +123,7 @@ def test_resume_on_an_empty_cut_or_unreadable_file(tmp_path, content):
 
 
 def test_integral_floats_are_written_exactly():
-    from microbench.results.writer import _cell
+    from accelbench.results.writer import _cell
 
     assert _cell(134217728.0) == "134217728"  # a byte count keeps every digit
     assert _cell(2.5e-06) == "2.5e-06" and _cell(float("nan")) == ""

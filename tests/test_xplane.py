@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from jax.profiler import ProfileData
 
-from microbench.jax_backend import xplane
+from accelbench.jax_backend import xplane
 
 
 def gpu_trace(

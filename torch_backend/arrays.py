@@ -9,15 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import OpSpec, Params, get_spec, implementation, implementations
-from microbench.core.case import Case
-from microbench.core.types import Prepared
-from microbench.errors import unsupported
-from microbench.measure.inputs import Rotation, check_every_set, host_sets
-from microbench.measure.numerics import check_outputs, digest_rows
-from microbench.measure.procedure import check_fits
-from microbench.ops.common import PlacementExtras
-from microbench.platform.frameworks import torch
+from accelbench.catalogue import OpSpec, Params, get_spec, implementation, implementations
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared
+from accelbench.errors import unsupported
+from accelbench.measure.inputs import Rotation, check_every_set, host_sets
+from accelbench.measure.numerics import check_outputs, digest_rows
+from accelbench.measure.procedure import check_fits
+from accelbench.ops.common import PlacementExtras
+from accelbench.platform.frameworks import torch
 from torch_backend.devices import synchronizer
 from torch_backend.tensors import take_rows, to_numpy, to_torch
 

@@ -10,12 +10,12 @@ from typing import Any
 import torch
 
 import torch_backend.timing  # noqa: F401  registers the cupti, cuda_graph and cuda_events timers
-from microbench.catalogue import Headline, PreparedImplementation, get_spec, implementation_of
-from microbench.core.case import Case
-from microbench.core.types import DeviceInfo, Measurement
-from microbench.measure.procedure import measure
-from microbench.measure.timers import Timer, get_timer, keep_busy, timer_name
-from microbench.platform.environment import cpu_name
+from accelbench.catalogue import Headline, PreparedImplementation, get_spec, implementation_of
+from accelbench.core.case import Case
+from accelbench.core.types import DeviceInfo, Measurement
+from accelbench.measure.procedure import measure
+from accelbench.measure.timers import Timer, get_timer, keep_busy, timer_name
+from accelbench.platform.environment import cpu_name
 from torch_backend.timing import ready, traced_wall, with_host_ops
 
 

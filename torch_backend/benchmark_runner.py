@@ -5,7 +5,7 @@ Same as `microbench run --config FILE` (every `run` option works).
 
 import sys
 
-from microbench.cli import entry
+from accelbench.cli import entry
 
 if __name__ == "__main__":
     entry(["run", *sys.argv[1:]])

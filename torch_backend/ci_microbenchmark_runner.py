@@ -6,7 +6,7 @@ Same as `microbench dashboard --config FILE --output JSON` (every `run` option w
 
 import sys
 
-from microbench.cli import entry
+from accelbench.cli import entry
 
 if __name__ == "__main__":
     entry(["dashboard", *sys.argv[1:]])

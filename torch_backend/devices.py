@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from microbench.platform.frameworks import torch
+from accelbench.platform.frameworks import torch
 
 _warned: set[str] = set()
 

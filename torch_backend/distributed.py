@@ -19,18 +19,18 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from microbench.catalogue import PreparedImplementation, implementation_of, params_of
-from microbench.core.case import Case
-from microbench.core.types import (
+from accelbench.catalogue import PreparedImplementation, implementation_of, params_of
+from accelbench.core.case import Case
+from accelbench.core.types import (
     CheckResult,
     Measurement,
     Prepared,
     Timing,
     slowest_per_iteration,
 )
-from microbench.errors import CaseFailure, Status, unsupported
-from microbench.measure.procedure import measure
-from microbench.ops.collectives import (
+from accelbench.errors import CaseFailure, Status, unsupported
+from accelbench.measure.procedure import measure
+from accelbench.ops.collectives import (
     COLLECTIVES,
     CollectiveParams,
     devices_needed,
@@ -38,8 +38,8 @@ from microbench.ops.collectives import (
     groups,
     lone_group,
 )
-from microbench.platform import processes
-from microbench.platform.backends import BACKENDS
+from accelbench.platform import processes
+from accelbench.platform.backends import BACKENDS
 
 TIMEOUT = timedelta(
     minutes=5

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from microbench.catalogue import implementations as registered
-from microbench.results.writer import write_json_atomically
+from accelbench.catalogue import implementations as registered
+from accelbench.results.writer import write_json_atomically
 from torch_backend.entry import default_device, make_case, run_seed_cases
 
 SEED_OPERATIONS = {

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.catalogue import get_spec
-from microbench.core.case import Case, Outputs, RunSettings
-from microbench.core.options import RunOptions
-from microbench.results.sinks.seed_json import to_seed_records
-from microbench.run.session import execute_all
+from accelbench.catalogue import get_spec
+from accelbench.core.case import Case, Outputs, RunSettings
+from accelbench.core.options import RunOptions
+from accelbench.results.sinks.seed_json import to_seed_records
+from accelbench.run.session import execute_all
 from torch_backend.backend import default_device as backend_device
 
 

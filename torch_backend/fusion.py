@@ -9,8 +9,8 @@ import argparse
 import sys
 from typing import Any
 
-from microbench.ops.fusion import ATTENTION_PATTERNS, CONV_PATTERNS, LINEAR_PATTERNS
-from microbench.results.writer import write_json_atomically
+from accelbench.ops.fusion import ATTENTION_PATTERNS, CONV_PATTERNS, LINEAR_PATTERNS
+from accelbench.results.writer import write_json_atomically
 from torch_backend.entry import default_device, make_case, run_seed_cases
 
 LINEAR_SIZES = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.platform.frameworks import torch
+from accelbench.platform.frameworks import torch
 from torch_backend import profiling
 
 SKIP = ("ProfilerStep", "[memory]", "cudaDeviceSynchronize", "cudaStreamSynchronize")

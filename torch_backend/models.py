@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from microbench.errors import unsupported
-from microbench.ops.torchao import ACTIVATIONS, HEAD_DIM, MLP_RATIO
+from accelbench.errors import unsupported
+from accelbench.ops.torchao import ACTIVATIONS, HEAD_DIM, MLP_RATIO
 
 _ACTIVATION = {
     "sigmoid": nn.Sigmoid,

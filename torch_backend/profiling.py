@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from microbench.platform.frameworks import torch
+from accelbench.platform.frameworks import torch
 
 
 @contextlib.contextmanager
@@ -59,7 +59,7 @@ def keep(prof: Any, session_dir: str | None) -> None:
         return
     import socket
 
-    from microbench.errors import CaseFailure, Status
+    from accelbench.errors import CaseFailure, Status
 
     try:
         os.makedirs(session_dir, exist_ok=True)

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from microbench.errors import unsupported
-from microbench.ops.torchao import (
+from accelbench.errors import unsupported
+from accelbench.ops.torchao import (
     BASELINE,
     GROUP_SIZES,
     Recipe,
@@ -27,7 +27,7 @@ from microbench.ops.torchao import (
     register_recipe,
     sparsity_kind,
 )
-from microbench.platform.frameworks import torch
+from accelbench.platform.frameworks import torch
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from microbench.errors import unsupported
-from microbench.ops.torchao import Alias, Recipe, register_alias, register_recipe
-from microbench.platform.frameworks import torch
+from accelbench.errors import unsupported
+from accelbench.ops.torchao import Alias, Recipe, register_alias, register_recipe
+from accelbench.platform.frameworks import torch
 from torch_backend.recipes import MSLK, Target, needs_package, needs_sm, torchao_version
 
 BLACKWELL = ((10, 0), "Blackwell-class MX/NVFP4 tensor cores")

@@ -8,9 +8,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from microbench.errors import unsupported
-from microbench.platform.dtypes import dtype
-from microbench.platform.frameworks import torch
+from accelbench.errors import unsupported
+from accelbench.platform.dtypes import dtype
+from accelbench.platform.frameworks import torch
 
 
 @functools.cache

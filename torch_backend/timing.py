@@ -18,16 +18,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from microbench.core.case import Case
-from microbench.core.types import Kernel, Prepared, Timing
-from microbench.measure.attribution import (
+from accelbench.core.case import Case
+from accelbench.core.types import Kernel, Prepared, Timing
+from accelbench.measure.attribution import (
     IterationKernels,
     KernelEvent,
     Launch,
     attribute,
     breakdown,
 )
-from microbench.measure.timers import (
+from accelbench.measure.timers import (
     Described,
     Metered,
     Sessioned,
@@ -40,8 +40,8 @@ from microbench.measure.timers import (
     trace_session_dir,
     warm_up,
 )
-from microbench.platform import interrupt
-from microbench.platform.frameworks import torch
+from accelbench.platform import interrupt
+from accelbench.platform.frameworks import torch
 from torch_backend import profiling
 
 ITERATION = "mb::iteration"

@@ -29,6 +29,6 @@ overview="results/ironwood/$group/overview"
 if [ -n "$(find "results/ironwood/$group" -maxdepth 1 -name '*.csv' -newer "$started" | head -n 1)" ]; then
   echo "== overview: $overview (summary.md, report.html)"
   find "results/ironwood/$group" -maxdepth 1 -name '*.csv' -newer "$started" \
-    -exec "$PY" -m microbench report --output-dir "$overview" --sort op {} + || status=1
+    -exec "$PY" -m accelbench report --output-dir "$overview" --sort op {} + || status=1
 fi
 exit "$status"

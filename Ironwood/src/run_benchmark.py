@@ -11,11 +11,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 try:
-    import microbench  # noqa: F401
+    import accelbench  # noqa: F401
 except ImportError:
     sys.path[:0] = [os.path.join(ROOT, "src"), ROOT]
 
-from microbench.entry import entry  # noqa: E402
+from accelbench.entry import entry  # noqa: E402
 
 if __name__ == "__main__":
     entry(["run", *sys.argv[1:]])

@@ -11,7 +11,7 @@ import shutil
 
 import torch
 
-from microbench.errors import unsupported
+from accelbench.errors import unsupported
 
 _CUDA = r"""
 #include <torch/extension.h>

@@ -1,4 +1,4 @@
-"""Attention in PyTorch, the twin of microbench/ops/attention.py: F.scaled_dot_product_attention with
+"""Attention in PyTorch, the twin of accelbench/ops/attention.py: F.scaled_dot_product_attention with
 grouped KV heads. The SDPA backend is chosen once per case (flash, then memory-efficient, then cuDNN, then
 the math fallback: the first that accepts the shape, dtype and device) and named in the row.
 """
@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from microbench.errors import unsupported
-from microbench.ops.attention import AttentionParams
-from microbench.platform.frameworks import torch
+from accelbench.errors import unsupported
+from accelbench.ops.attention import AttentionParams
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op, vjp
 from torch_backend.tensors import torch_dtype
 

@@ -1,15 +1,15 @@
-"""A PyTorch callable given to `microbench.bench()` (see microbench/ops/callables.py): called as it is,
+"""A PyTorch callable given to `accelbench.bench()` (see accelbench/ops/callables.py): called as it is,
 eager or compiled, on the device its first tensor lives on."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from microbench.catalogue import implementation
-from microbench.core.case import Case
-from microbench.core.types import Prepared
-from microbench.ops.callables import OP, call_of, checker, cycling
-from microbench.platform.frameworks import torch
+from accelbench.catalogue import implementation
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared
+from accelbench.ops.callables import OP, call_of, checker, cycling
+from accelbench.platform.frameworks import torch
 
 
 def _device(args: tuple[Any, ...]) -> Any:

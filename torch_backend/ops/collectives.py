@@ -1,4 +1,4 @@
-"""The collectives through torch.distributed, the twins of microbench/ops/collectives.py: all_reduce,
+"""The collectives through torch.distributed, the twins of accelbench/ops/collectives.py: all_reduce,
 all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single, a ring of isend/irecv, send/recv.
 
 `build` runs in every rank (torch_backend/distributed.py starts them); rank = mesh position, and the
@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import implementation, params_of
-from microbench.core.case import Case
-from microbench.core.types import Prepared
-from microbench.errors import unsupported
-from microbench.ops import collective_model as spec
-from microbench.platform.frameworks import torch
+from accelbench.catalogue import implementation, params_of
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared
+from accelbench.errors import unsupported
+from accelbench.ops import collective_model as spec
+from accelbench.platform.frameworks import torch
 from torch_backend.tensors import to_torch
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import implementation, params_of
-from microbench.core.case import Case
-from microbench.core.types import Prepared, Timing
-from microbench.errors import unsupported, wrong_result
-from microbench.measure.numerics import TOLERANCE
-from microbench.ops.elementwise import ElementwiseExtras, ElementwiseParams, elements
-from microbench.platform.frameworks import torch
+from accelbench.catalogue import implementation, params_of
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared, Timing
+from accelbench.errors import unsupported, wrong_result
+from accelbench.measure.numerics import TOLERANCE
+from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams, elements
+from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.tensors import relative_error, torch_dtype
 

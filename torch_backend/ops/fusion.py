@@ -11,12 +11,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from microbench.catalogue import OpSpec, get_spec, implementation, params_of
-from microbench.core.case import Case
-from microbench.core.types import Prepared, Timing
-from microbench.errors import unsupported, wrong_result
-from microbench.measure.numerics import TOLERANCE
-from microbench.ops.fusion import (
+from accelbench.catalogue import OpSpec, get_spec, implementation, params_of
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared, Timing
+from accelbench.errors import unsupported, wrong_result
+from accelbench.measure.numerics import TOLERANCE
+from accelbench.ops.fusion import (
     AttentionFusionParams,
     ConvFusionParams,
     FusionExtras,
@@ -24,7 +24,7 @@ from microbench.ops.fusion import (
     LinearFusionParams,
     unfused_bytes,
 )
-from microbench.platform.frameworks import torch
+from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.kernel_count import count_kernels
 from torch_backend.tensors import relative_error, torch_dtype

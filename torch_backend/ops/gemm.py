@@ -1,4 +1,4 @@
-"""The GEMM family in PyTorch, the parity twins of microbench/ops/gemm.py.
+"""The GEMM family in PyTorch, the parity twins of accelbench/ops/gemm.py.
 
 fp8 GEMMs run on torch._scaled_mm where the GPU has fp8 tensor cores (SM89+). Elsewhere they run an
 explicit fallback (upcast to fp32, matmul, same scaling), labelled `fp32_fallback`.
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from microbench.errors import unsupported
-from microbench.ops.common import TINY
-from microbench.ops.gemm import NO_GEMM, GemmParams, GeneralizedParams
-from microbench.platform.frameworks import torch
+from accelbench.errors import unsupported
+from accelbench.ops.common import TINY
+from accelbench.ops.gemm import NO_GEMM, GemmParams, GeneralizedParams
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.tensors import torch_dtype
 

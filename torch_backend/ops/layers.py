@@ -1,4 +1,4 @@
-"""SwiGLU and RMSNorm in PyTorch, the twins of microbench/ops/layers.py (backward through
+"""SwiGLU and RMSNorm in PyTorch, the twins of accelbench/ops/layers.py (backward through
 torch_backend.arrays.vjp)."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.ops.layers import EPS, LAYERS, LayerParams
-from microbench.platform.dtypes import dtype
-from microbench.platform.frameworks import torch
+from accelbench.ops.layers import EPS, LAYERS, LayerParams
+from accelbench.platform.dtypes import dtype
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op, vjp
 from torch_backend.tensors import torch_dtype
 

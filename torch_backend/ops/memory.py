@@ -1,12 +1,12 @@
-"""The device-to-device copy and the STREAM kernels in PyTorch, the twins of microbench/ops/memory.py."""
+"""The device-to-device copy and the STREAM kernels in PyTorch, the twins of accelbench/ops/memory.py."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from microbench.ops.memory import STREAM_SCALAR, CopyParams, StreamParams
-from microbench.platform.frameworks import torch
+from accelbench.ops.memory import STREAM_SCALAR, CopyParams, StreamParams
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.tensors import torch_dtype
 

@@ -1,4 +1,4 @@
-"""Elementwise compute ops in PyTorch, the twins of microbench/ops/pointwise.py.
+"""Elementwise compute ops in PyTorch, the twins of accelbench/ops/pointwise.py.
 
 bf16/fp16/fp32 run PyTorch's own kernels on the tensors as they are (they compute in fp32 inside and
 round once, as the definition says). PyTorch has no fp8 arithmetic kernels, so fp8 inputs are upcast
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from microbench.ops.pointwise import FLAT_OPS, OPS, PointwiseParams
-from microbench.platform.frameworks import torch
+from accelbench.ops.pointwise import FLAT_OPS, OPS, PointwiseParams
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.tensors import torch_dtype
 

@@ -1,4 +1,4 @@
-"""The quantization family in PyTorch, the twins of microbench/ops/quantize.py.
+"""The quantization family in PyTorch, the twins of accelbench/ops/quantize.py.
 
 fp4 (e2m1) values have no unpacked PyTorch dtype: they are rounded with torchao's MX-format kernel and
 packed two to a byte (`torch.float4_e2m1fn_x2`, the first element in the low nibble), the layout the
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from microbench.errors import unsupported
-from microbench.ops.quantize import VARIANTS, QuantizeParams, StaticQuantizeParams, Variant
-from microbench.platform.dtypes import dtype
-from microbench.platform.frameworks import torch
+from accelbench.errors import unsupported
+from accelbench.ops.quantize import VARIANTS, QuantizeParams, StaticQuantizeParams, Variant
+from accelbench.platform.dtypes import dtype
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.ops.gemm import quantize
 from torch_backend.tensors import torch_dtype

@@ -1,11 +1,11 @@
-"""rope in PyTorch (the twin of microbench/ops/rope.py): the same real-arithmetic complex product."""
+"""rope in PyTorch (the twin of accelbench/ops/rope.py): the same real-arithmetic complex product."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from microbench.ops.rope import RopeParams, rotate
-from microbench.platform.frameworks import torch
+from accelbench.ops.rope import RopeParams, rotate
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 
 

@@ -1,4 +1,4 @@
-"""The quantized GEMMs in PyTorch, the twins of microbench/ops/scaled_gemm.py.
+"""The quantized GEMMs in PyTorch, the twins of accelbench/ops/scaled_gemm.py.
 
 Kernels, chosen per device and shape, and named in the row's `implementation`:
 - per-tensor and per-row/column scales: torch._scaled_mm (`scaled_mm`), the scales in its epilogue;
@@ -17,10 +17,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from microbench.ops.common import FP8, TINY
-from microbench.ops.gemm import GemmParams
-from microbench.ops.scaled_gemm import RECIPES, STATIC_SCALE, Block, Scaling, block_dims
-from microbench.platform.frameworks import torch
+from accelbench.ops.common import FP8, TINY
+from accelbench.ops.gemm import GemmParams
+from accelbench.ops.scaled_gemm import RECIPES, STATIC_SCALE, Block, Scaling, block_dims
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.ops.gemm import Gemms
 

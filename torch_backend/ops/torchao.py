@@ -19,12 +19,12 @@ from typing import Any
 
 import torch_backend.recipes  # noqa: F401  (declares the recipes: their names are checked at planning)
 import torch_backend.recipes_today  # noqa: F401  (and those torchao's benchmarks lead with today)
-from microbench.catalogue import implementation, params_of
-from microbench.core.case import Case
-from microbench.core.types import Prepared, Timing
-from microbench.errors import CaseFailure, unsupported, wrong_result
-from microbench.measure.numerics import TOLERANCE, relative_error
-from microbench.ops.torchao import (
+from accelbench.catalogue import implementation, params_of
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared, Timing
+from accelbench.errors import CaseFailure, unsupported, wrong_result
+from accelbench.measure.numerics import TOLERANCE, relative_error
+from accelbench.ops.torchao import (
     BASELINE,
     BLOCK_DENSITY,
     TorchaoExtras,
@@ -32,7 +32,7 @@ from microbench.ops.torchao import (
     TorchaoModelParams,
     sparsity_kind,
 )
-from microbench.platform.frameworks import torch
+from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.tensors import torch_dtype
 

@@ -17,17 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from microbench.catalogue import implementation, params_of
-from microbench.core.case import Case
-from microbench.core.types import Prepared, Timing
-from microbench.errors import CaseFailure, unsupported, wrong_result
-from microbench.measure.numerics import TOLERANCE
-from microbench.ops.torchao import (
+from accelbench.catalogue import implementation, params_of
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared, Timing
+from accelbench.errors import CaseFailure, unsupported, wrong_result
+from accelbench.measure.numerics import TOLERANCE
+from accelbench.ops.torchao import (
     TorchaoModelParams,
     TorchaoTrainingExtras,
     TorchaoTrainingParams,
 )
-from microbench.platform.frameworks import torch
+from accelbench.platform.frameworks import torch
 from torch_backend.devices import resolve_device, synchronizer
 from torch_backend.ops.torchao import (
     MIN_SQNR_DB,

@@ -1,4 +1,4 @@
-"""Host-device transfers in PyTorch, the twin of microbench/ops/transfers.py. Pinned host memory comes
+"""Host-device transfers in PyTorch, the twin of accelbench/ops/transfers.py. Pinned host memory comes
 from PyTorch's caching host allocator; pageable memory is ordinary tensors. Every iteration writes a new
 destination tensor, as the JAX twin and the reference do."""
 
@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from microbench.catalogue import implementation, params_of
-from microbench.core.case import Case
-from microbench.core.types import Prepared
-from microbench.errors import unsupported
-from microbench.measure.numerics import check_outputs, digest_rows
-from microbench.ops.transfers import SPEC, TransferParams, finish, make_inputs
-from microbench.platform.frameworks import torch
+from accelbench.catalogue import implementation, params_of
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared
+from accelbench.errors import unsupported
+from accelbench.measure.numerics import check_outputs, digest_rows
+from accelbench.ops.transfers import SPEC, TransferParams, finish, make_inputs
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import compute_device
 from torch_backend.devices import synchronizer
 from torch_backend.tensors import to_numpy, to_torch

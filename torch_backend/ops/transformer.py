@@ -1,12 +1,12 @@
-"""transformer_layer_moe in PyTorch on one device (the twin of microbench/ops/transformer.py)."""
+"""transformer_layer_moe in PyTorch on one device (the twin of accelbench/ops/transformer.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from microbench.errors import unsupported
-from microbench.ops.transformer import EPS, TransformerParams, devices_for
-from microbench.platform.frameworks import torch
+from accelbench.errors import unsupported
+from accelbench.ops.transformer import EPS, TransformerParams, devices_for
+from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 
 

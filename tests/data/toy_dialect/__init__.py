@@ -1,5 +1,5 @@
 """A fourth dialect, written only to show that one folder is all a dialect is (tests/test_toy_dialect.py
-puts this folder on the path and names it under the `microbench.dialects` entry point group): one
+puts this folder on the path and names it under the `accelbench.dialects` entry point group): one
 benchmark (`toy_fault`, run as the harness's own numpy `fault` op), one flag (`--toy-scale`), one
 output column (`toy_scaled_n_count`, in `toy_out.csv`), a listing and a command line of its own."""
 
@@ -10,12 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from microbench.catalogue import get_spec
-from microbench.config.cases import cases_per_implementation
-from microbench.config.dialects import Command, Dialect, Listing, OneOff, register_dialect
-from microbench.config.settings import PlanRequest
-from microbench.core.case import Case, Outputs, RunSettings
-from microbench.core.flags import Flag
+from accelbench.catalogue import get_spec
+from accelbench.config.cases import cases_per_implementation
+from accelbench.config.dialects import Command, Dialect, Listing, OneOff, register_dialect
+from accelbench.config.settings import PlanRequest
+from accelbench.core.case import Case, Outputs, RunSettings
+from accelbench.core.flags import Flag
 
 SCALE: Flag[int] = Flag("--toy-scale", "toy configs: every n times this", 1, parse=int)
 BENCHMARKS = {"toy_fault": "the harness's fault op on numpy, n elements"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from microbench.core.options import RunOptions
-from microbench.run.command_line import OneLineParser, command_main
+from accelbench.core.options import RunOptions
+from accelbench.run.command_line import OneLineParser, command_main
 from toy_dialect import SCALE
 
 
@@ -17,8 +17,8 @@ def run(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     options = RunOptions(output_dir=args.out, progress=False)
     options = options.with_flags(**{SCALE.dest: getattr(args, SCALE.dest)})
-    from microbench.run.planning import load_and_plan
-    from microbench.run.session import run_planned
+    from accelbench.run.planning import load_and_plan
+    from accelbench.run.session import run_planned
 
     loaded, cases = load_and_plan(args.config, options)
     return run_planned(loaded, cases, options)

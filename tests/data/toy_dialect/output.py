@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import os
 
-from microbench.core.case import Case
-from microbench.results.records import Row
-from microbench.results.sinks import RunContext, Sink, register_sink
+from accelbench.core.case import Case
+from accelbench.results.records import Row
+from accelbench.results.sinks import RunContext, Sink, register_sink
 
 
 class ToyCsv(Sink):

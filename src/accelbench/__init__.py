@@ -1,0 +1,18 @@
+"""Device-accurate accelerator microbenchmarks for JAX and PyTorch.
+
+`accelbench.bench(fn, *args)` times any callable with the project's device timer (accelbench/library.py);
+importing the package alone stays cheap: the library loads on first use."""
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LIBRARY = ("bench", "table", "save", "Result")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LIBRARY:
+        from accelbench import library
+
+        return getattr(library, name)
+    raise AttributeError(f"module 'accelbench' has no attribute {name!r}")

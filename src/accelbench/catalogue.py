@@ -1,0 +1,502 @@
+"""The op catalogue: what each op is (its spec and traits) and which backends implement it, how.
+
+An op family's module (``accelbench/ops/<family>.py``) registers its specs with `register` and its
+implementations with `array_implementation` (a function of the op's input arrays, placed, compiled and
+timed by the backend) or `implementation` (the op prepares itself); PyTorch implementations register the
+same way from ``torch_backend/ops``. `discover` imports every module of those packages and every
+backend's timer module, so the catalogue is complete whatever was imported first. Nothing here imports a
+framework. `CATALOGUE` is the process's catalogue; a test can build a fresh `Catalogue` or work in a
+`scoped` copy of the real one.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+
+from accelbench.core.case import Case, RunSettings, declared_settings
+from accelbench.core.param_kinds import PARAM_KINDS
+from accelbench.core.types import Prepared
+from accelbench.errors import UserError, did_you_mean, key_path
+from accelbench.platform.backends import BACKENDS, run_order
+from accelbench.platform.dtypes import dtype as lookup_dtype
+
+Params = Mapping[str, Any]
+Arrays = dict[str, np.ndarray]
+ArrayFn = Callable[
+    ..., dict[str, Any]
+]  # the op's input arrays in make_inputs order -> named outputs
+ArrayBuild = Callable[[Any], ArrayFn]  # the op's parameters (its OpParams, or a mapping) -> fn
+PreparedBuild = Callable[[Any, Case], Prepared]  # (the backend object, the case) -> ready to time
+F = TypeVar("F", bound=Callable[..., Any])
+P = TypeVar("P", bound="OpParams")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # a key of PARAM_KINDS
+    default: Any = None
+    choices: tuple[Any, ...] = ()
+    doc: str = ""
+    aliases: tuple[str, ...] = ()  # the Ironwood reference's spellings of it
+    each: tuple[Any, ...] = ()  # swept over these values when a config leaves the parameter out
+    minimum: float | None = None  # the least value, where a dialect states one (TPUMS's `min`)
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and PARAM_KINDS[self.kind].sizes_problem
+
+    def validate(self, value: Any, where: str) -> Any:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if self.minimum is not None and number and value < self.minimum:
+            raise UserError(f"{self.name} must be >= {self.minimum}, got {value}", key=where)
+        return PARAM_KINDS[self.kind].validate(self, value, where)
+
+    def clamped(self, value: Any, max_dim: int) -> Any:
+        """The value --max-dim lets through (problem sizes only)."""
+        clamp = PARAM_KINDS[self.kind].clamp
+        return min(value, clamp(max_dim)) if clamp and isinstance(value, int) and value else value
+
+    @property
+    def default_value(self) -> Any:
+        return lookup_dtype(self.default).name if self.kind.endswith("dtype") else self.default
+
+    @property
+    def python_type(self) -> type:
+        """What its values are: its kind's type, or for a choice the one type of its choices."""
+        kinds = {type(c) for c in self.choices}
+        return (
+            kinds.pop()
+            if self.kind == "choice" and len(kinds) == 1
+            else PARAM_KINDS[self.kind].python_type
+        )
+
+
+class OpParams(Mapping[str, Any]):
+    """The base of an op's frozen parameter dataclass, whose fields are declared with `param`: models,
+    inputs, references and framework twins read `p.m`, checked by the type checker. It is also a
+    read-only mapping, for the readers that treat every op alike (labels, rows, sweeps)."""
+
+    trailing: ClassVar[bool] = False  # its fields come after those of the classes derived from it
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _name_set(type(self)):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return _names(cls)
+
+    @classmethod
+    def declared_param(cls, name: str) -> Param:
+        return next(p for p in cls.declared() if p.name == name)
+
+    @classmethod
+    def declared(cls) -> tuple[Param, ...]:
+        """The op's parameters, each named by its field (what `OpSpec.params` holds), in field order,
+        a `trailing` class's last (the placement every compute op has, after its own)."""
+        return _declared(cls)
+
+
+@functools.cache
+def _names(cls: type[OpParams]) -> tuple[str, ...]:
+    return tuple(p.name for p in cls.declared())
+
+
+@functools.cache
+def _name_set(cls: type[OpParams]) -> frozenset[str]:
+    return frozenset(_names(cls))
+
+
+@functools.cache
+def _declared(cls: type[OpParams]) -> tuple[Param, ...]:
+    trailing = {
+        name
+        for c in cls.__mro__
+        if vars(c).get("trailing")
+        for name in vars(c).get("__annotations__", {})
+    }
+    ordered = sorted(fields(cls), key=lambda f: f.name in trailing)  # type: ignore[arg-type]
+    return tuple(replace(f.metadata["param"], name=f.name) for f in ordered)
+
+
+def params_of(case: Case, kind: type[P]) -> P:
+    """A case's parameters as its op's declared dataclass (what a framework twin reads)."""
+    if not isinstance(case.params, kind):
+        raise TypeError(
+            f"case {case.op}: parameters {type(case.params).__name__}, not {kind.__name__}"
+        )
+    return case.params
+
+
+def param(
+    kind: str,
+    default: Any = None,
+    choices: Iterable[Any] = (),
+    doc: str = "",
+    aliases: tuple[str, ...] = (),
+    each: tuple[Any, ...] = (),
+) -> Any:
+    """One field of an op's parameter dataclass: its kind (PARAM_KINDS), default, choices and doc."""
+    declared = Param("", kind, default, tuple(choices), doc, aliases, each)
+    return field(default=default, metadata={"param": declared})
+
+
+# the parameter kind a run setting's rule reads as on a command line (core/case.py declares them)
+SETTING_KINDS = {
+    "count": "int",
+    "seconds": "float",
+    "duration": "float",
+    "fraction": "float",
+    "choice": "choice",
+    "check": "choice",
+    "timer": "str",
+}
+
+
+def case_choice_params(default_backend: str | None = None) -> tuple[Param, ...]:
+    """What a one-off command line or a dialect's entry may choose besides the op's parameters: the
+    backends and the implementation."""
+    return (
+        Param(
+            "backend",
+            "str",
+            default_backend,
+            doc="jax, torch (a list in YAML): the PyTorch twin too",
+        ),
+        Param("implementation", "str", None, doc="one of the op's registered implementations"),
+    )
+
+
+def run_setting_params(leave_out: Iterable[str] = ()) -> tuple[Param, ...]:
+    """The run settings as parameters of a one-off command line or a dialect's keys, from their one
+    declaration (default, rule and doc)."""
+    return tuple(
+        Param(
+            f.name,
+            SETTING_KINDS[f.metadata["rule"].kind],
+            f.default,
+            f.metadata["rule"].choices,
+            f.metadata["doc"],
+        )
+        for f in declared_settings()
+        if f.name not in leave_out
+    )
+
+
+class Headline(str, Enum):
+    """Whose time is a row's headline."""
+
+    ONE_DEVICE = "one_device"
+    SLOWEST_DEVICE = (
+        "slowest_device"  # every device timed; per iteration, the slowest (collectives)
+    )
+
+
+@dataclass(frozen=True)
+class RunOverride:
+    """Run settings an op's parameters fix (a gap strategy is a cadence and a cache policy)."""
+
+    cache: str | None = None
+    cadence: str | None = None
+
+    def apply(self, run: RunSettings) -> RunSettings:
+        return replace(run, cache=self.cache or run.cache, cadence=self.cadence or run.cadence)
+
+
+RunOverrides = Callable[[Any], RunOverride]  # the op's parameters -> what they fix
+
+
+@dataclass(frozen=True)
+class Traits:
+    """How an op is run and reported beyond its math, as named facts (tritonbench's operator attributes)."""
+
+    headline: Headline = Headline.ONE_DEVICE
+    # of a many-device op, the global id of the one device whose time is the headline (a transfer's
+    # receiver) instead of the slowest; every device's time is kept beside it
+    timed_device: Callable[[Any], int] | None = None
+    roofline: bool = True  # False: interconnect traffic, which the HBM and FLOP peaks do not bound
+    auto_timer: Mapping[str, str] = field(default_factory=dict)  # backend -> what `auto` means here
+    run_overrides: RunOverrides | None = None  # run settings its parameters fix (cadence, cache)
+    monitor_gpu: bool = False  # clocks, temperature and power sampled along the case
+    donated_input: str | None = None  # updated in place; each result feeds the next iteration
+    default_implementations: tuple[str, ...] = ()  # run when a config names none (empty: all)
+    internal: bool = False  # the harness's own test op: runs, but `list` does not offer it
+    compiler_options: bool = False  # its PyTorch preparation may set global compiler options
+
+
+@dataclass(frozen=True)
+class OpSpec(Generic[P]):
+    """What an op is, independent of the framework that runs it. Its parameters are one `OpParams`
+    dataclass (`typed`): the parameter list every reader uses (`params`) is derived from it, and its
+    models, inputs and references take an instance of it."""
+
+    name: str
+    suite: str
+    doc: str
+    typed: type[P]
+    flops: Callable[[P], float]
+    bytes: Callable[[P], float]
+    peak_dtype: Callable[[P], str] = lambda p: "bf16"
+    make_inputs: Callable[[P, np.random.Generator], Arrays] | None = None
+    reference: Callable[[Arrays, P, np.ndarray], Arrays] | None = None
+    output_rows: Callable[[P], int] | None = None
+    tolerance_floor: Callable[[P], float] = lambda p: 0.0
+    constraint: Callable[[P], str | None] = lambda p: None  # why params cannot run, if so
+    row_extras: type | None = None  # the dataclass of the suite's columns this op's rows carry
+    traits: Traits = Traits()
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.typed.declared()
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def made(self, values: Mapping[str, Any]) -> P:
+        """The op's parameters of these (checked) values."""
+        return self.typed(**values)
+
+    def check_constraints(self, params: Params, where: str) -> None:
+        problem = self.constraint(params)  # type: ignore[arg-type]
+        if problem:
+            raise UserError(f"op '{self.name}': {problem}", key=where)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def dimensions(self) -> tuple[str, ...]:
+        """The parameters that size the problem (what a shape label shows, what a sweep varies)."""
+        return tuple(p.name for p in self.params if PARAM_KINDS[p.kind].sizes_problem)
+
+    def shape(self, params: Params, named: bool = False) -> str:
+        """'1024x512x256' (or 'm=1024 k=512 n=256') from the op's dimensions."""
+        dims = [(d, params[d]) for d in self.dimensions if params.get(d) not in (None, "", 0)]
+        return (" " if named else "x").join(f"{k}={v}" if named else str(v) for k, v in dims)
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """The backends with an implementation of this op, in run order."""
+        return backends_of(self.name)
+
+    def resolve(
+        self, given: Mapping[str, Any], where: str, also_known: Iterable[str] = ()
+    ) -> Mapping[str, Any]:
+        """Check names and values against the parameters and fill in defaults: the op's typed
+        parameters where it declares them."""
+        canonical = {alias: p.name for p in self.params for alias in p.aliases}
+        named: dict[str, Any] = {}
+        spelled: dict[str, str] = {}  # errors name the key as the config wrote it
+        for name, value in given.items():
+            if name not in self.param_names and name not in canonical:
+                raise UserError(
+                    f"unknown parameter '{name}' for op '{self.name}'",
+                    key=key_path(where, name),
+                    suggestion=did_you_mean(name, (*self.param_names, *canonical, *also_known)),
+                )
+            target = canonical.get(name, name)
+            if target in named:
+                raise UserError(
+                    f"parameter '{target}' is given twice (as '{name}' too)",
+                    key=key_path(where, name),
+                )
+            named[target], spelled[target] = value, name
+        given = named
+        resolved: dict[str, Any] = {}
+        for param in self.params:
+            if param.name in given:
+                resolved[param.name] = param.validate(
+                    given[param.name], key_path(where, spelled[param.name])
+                )
+            elif param.required:
+                raise UserError(f"op '{self.name}' needs parameter '{param.name}'", key=where)
+            else:
+                resolved[param.name] = param.default_value
+        return self.made(resolved)
+
+
+@dataclass(frozen=True)
+class ArrayImplementation:
+    """A pure function of the op's input arrays: the backend draws, places, compiles and times it."""
+
+    op: str
+    backend: str
+    name: str
+    build: ArrayBuild
+
+
+@dataclass(frozen=True)
+class PreparedImplementation:
+    """An implementation that prepares itself: inputs, call, check and extras (transfers, suites)."""
+
+    op: str
+    backend: str
+    name: str
+    build: PreparedBuild
+
+
+Implementation = ArrayImplementation | PreparedImplementation
+
+
+def _as_list(ops: str | Iterable[str]) -> list[str]:
+    return [ops] if isinstance(ops, str) else list(ops)
+
+
+class Catalogue:
+    """Op specs and implementations by name; discovered from the op packages on first use."""
+
+    def __init__(self, packages: Callable[[], Iterable[str]] = lambda: ()) -> None:
+        self._packages = packages
+        self._specs: dict[str, OpSpec] = {}
+        self._implementations: dict[tuple[str, str], dict[str, Implementation]] = {}
+        self._discovered = False
+
+    def register(self, spec: OpSpec) -> OpSpec:
+        if spec.name in self._specs:
+            raise ValueError(f"op {spec.name!r} registered twice")
+        self._specs[spec.name] = spec
+        return spec
+
+    def add_implementation(self, impl: Implementation, replace: bool = False) -> None:
+        """Register an implementation; `replace` swaps a registered one (tests injecting a fault)."""
+        if impl.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {impl.backend!r}")
+        table = self._implementations.setdefault((impl.op, impl.backend), {})
+        if impl.name in table and not replace:
+            raise ValueError(
+                f"{impl.backend} implementation {impl.name!r} of op {impl.op!r} registered twice"
+            )
+        table[impl.name] = impl
+
+    def discover(self) -> None:
+        """Import every op and timer module exactly once (they register as they are imported)."""
+        if self._discovered:
+            return
+        self._discovered = True
+        for package_name in dict.fromkeys(self._packages()):
+            package = importlib.import_module(package_name)
+            for module in pkgutil.iter_modules(
+                getattr(package, "__path__", []), package_name + "."
+            ):
+                importlib.import_module(module.name)
+
+    def all_specs(self) -> dict[str, OpSpec]:
+        self.discover()
+        return dict(self._specs)
+
+    def get_spec(self, name: str) -> OpSpec:
+        specs = self.all_specs()
+        if name not in specs:
+            raise UserError(f"unknown op '{name}'", suggestion=did_you_mean(name, specs))
+        return specs[name]
+
+    def backends_of(self, op: str) -> tuple[str, ...]:
+        self.discover()
+        return tuple(sorted({b for (o, b) in self._implementations if o == op}, key=run_order))
+
+    def implementations(self, op: str, backend: str) -> dict[str, Implementation]:
+        self.discover()
+        return dict(self._implementations.get((op, backend), {}))
+
+    def implemented_ops(self) -> set[str]:
+        self.discover()
+        return {op for op, _ in self._implementations}
+
+    @contextmanager
+    def scoped(self) -> Iterator[Catalogue]:
+        """Registrations made inside are gone afterwards (tests that add an op, end to end)."""
+        self.discover()
+        specs = dict(self._specs)
+        implementations = {k: dict(v) for k, v in self._implementations.items()}
+        try:
+            yield self
+        finally:
+            self._specs, self._implementations = specs, implementations
+
+
+def _discovered_packages() -> list[str]:
+    """Our op modules, each backend's implementation package, and each backend's timer module."""
+    return [
+        "accelbench.ops",
+        *(b.implementations for b in BACKENDS.values()),
+        *(b.timers for b in BACKENDS.values() if b.timers),
+    ]
+
+
+CATALOGUE = Catalogue(_discovered_packages)
+register = CATALOGUE.register
+all_specs = CATALOGUE.all_specs
+get_spec = CATALOGUE.get_spec
+backends_of = CATALOGUE.backends_of
+implementations = CATALOGUE.implementations
+
+
+def array_implementation(
+    ops: str | Iterable[str], backend: str, name: str = "default"
+) -> Callable[[ArrayBuild], ArrayBuild]:
+    """Register `build(params) -> fn(*arrays) -> {name: array}` as `backend`'s `name` of the ops."""
+
+    def decorate(build: ArrayBuild) -> ArrayBuild:
+        for op in _as_list(ops):
+            CATALOGUE.add_implementation(ArrayImplementation(op, backend, name, build))
+        return build
+
+    return decorate
+
+
+def implementation(
+    ops: str | Iterable[str], backend: str, name: str = "default"
+) -> Callable[[PreparedBuild], PreparedBuild]:
+    """Register `build(backend, case) -> Prepared` as `backend`'s `name` of the ops."""
+
+    def decorate(build: PreparedBuild) -> PreparedBuild:
+        for op in _as_list(ops):
+            CATALOGUE.add_implementation(PreparedImplementation(op, backend, name, build))
+        return build
+
+    return decorate
+
+
+def get_implementation(op: str, backend: str, name: str | None = None) -> Implementation:
+    """The named implementation, or the backend's only/default one when no name is given."""
+    table = implementations(op, backend)
+    if not table:
+        raise KeyError(f"no {backend} implementation of {op}")
+    if name is None:
+        return table.get("default") or next(iter(table.values()))
+    return table[name]
+
+
+Kind = TypeVar("Kind", ArrayImplementation, PreparedImplementation)
+
+
+def implementation_of(kind: type[Kind], op: str, backend: str, name: str | None = None) -> Kind:
+    """`get_implementation`, for a backend that runs only one kind of registration."""
+    impl = get_implementation(op, backend, name)
+    if not isinstance(impl, kind):
+        raise TypeError(
+            f"{backend} implementation {impl.name!r} of {op!r} is a {type(impl).__name__}, "
+            f"not a {kind.__name__}"
+        )
+    return impl

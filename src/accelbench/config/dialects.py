@@ -1,0 +1,152 @@
+"""The config dialects' registry: what each dialect is to the rest of the program, declared once by
+its own package under `accelbench/dialects/` (found by `accelbench.plugins`, never listed here).
+
+A dialect says how its files are recognised, validated (`schema`) and planned into cases, and what it
+brings besides: the `microbench run` flags it reads, its output modules, its own command line, its
+`microbench list --NAME` table and the names `run --run NAME` may give. Dialects are asked in `order`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from accelbench.catalogue import Param
+from accelbench.config.settings import PlanRequest
+from accelbench.core.case import Case
+from accelbench.core.flags import Flag
+from accelbench.errors import UserError
+from accelbench.plugins import SINK_MODULES, discover_dialects
+from accelbench.registry import register_once
+
+DEFAULT_MAX_CASES = 5000
+
+
+@dataclass(frozen=True)
+class Command:
+    """A dialect's own command line (`jax-bench`, `tpums`): `microbench NAME ARGS` and the console
+    script of that name run `main(ARGS) -> exit code` of `module`."""
+
+    name: str
+    module: str
+    summary: str
+
+    def main(self, argv: Sequence[str]) -> int:
+        return int(importlib.import_module(self.module).main(list(argv)))
+
+
+@dataclass(frozen=True)
+class Listing:
+    """`microbench list --OPTION`: the dialect's benchmark names as records (dataclasses with a
+    `name`: `--json` prints their fields), or as a table of `columns`, each record's `cells`: on the
+    console, and in the dialect's doc page (`doc_page`, between its markers; tested to be current)."""
+
+    option: str
+    help: str
+    records: Callable[[], list[Any]]
+    title: str
+    columns: tuple[str, ...]
+    cells: Callable[[Any], tuple[str, ...]]
+    doc_page: str = ""  # from the repository root: docs/<dialect>.md
+
+    def rows(self) -> list[tuple[str, ...]]:
+        return [self.cells(r) for r in self.records()]
+
+
+@dataclass(frozen=True)
+class OneOff:
+    """`run --run NAME --field value`: whether the dialect knows NAME (its fields, or None), and the
+    config data of one entry made of the fields given."""
+
+    fields: Callable[[str], tuple[Param, ...] | None]
+    data: Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RunAlias:
+    """A `microbench` subcommand that is `run --config FILE` with one of the dialect's flags made
+    required under another spelling (`microbench dashboard --config F --output R`)."""
+
+    name: str
+    summary: str
+    example: str
+    flag: Flag[Any]
+    option: str
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    schema: type[BaseModel]
+    recognise: Callable[[dict[str, Any]], bool]  # is this file written in the dialect?
+    plan: Callable[[Any, PlanRequest], list[Case]]
+    order: int  # asked in this order whether a file is theirs
+    # renames keys of the dialect's earlier versions: (upgraded data, one warning per key)
+    upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] = lambda data: (data, [])
+    looks_like: str = ""  # what a file of this dialect has, for the error when none recognises it
+    flags: tuple[Flag[Any], ...] = ()  # `microbench run` flags it reads: refused for other files
+    sinks: tuple[str, ...] = ()  # modules of the output formats it brings
+    command: Command | None = None
+    listing: Listing | None = None
+    one_off: OneOff | None = None
+    aliases: tuple[RunAlias, ...] = ()
+    registries: tuple[
+        dict[Any, Any], ...
+    ] = ()  # its own name tables (scoped by tests with the rest)
+    # a file of the dialect's family that is not a config (a suite file): the line that says so
+    explains: Callable[[dict[str, Any]], str | None] = lambda data: None
+    # a planned case's fields in the dialect's own names (`validate --json`); None: its op's
+    case_fields: Callable[[Any], dict[str, Any]] | None = None
+
+    @property
+    def title(self) -> str:
+        """The dialect as its users spell it (jax-bench)."""
+        return self.name.replace("_", "-")
+
+
+DIALECTS: dict[str, Dialect] = {}
+
+
+def register_dialect(dialect: Dialect) -> Dialect:
+    SINK_MODULES.extend(m for m in dialect.sinks if m not in SINK_MODULES)
+    return register_once(DIALECTS, dialect.name, dialect, "dialect")
+
+
+def dialects() -> list[Dialect]:
+    """Every registered dialect, in the order files are matched against them."""
+    discover_dialects()
+    return sorted(DIALECTS.values(), key=lambda d: d.order)
+
+
+def dialect_flags() -> list[Flag[Any]]:
+    """Every flag some dialect owns, once each, in dialect order."""
+    seen: dict[str, Flag[Any]] = {}
+    for dialect in dialects():
+        for flag in dialect.flags:
+            seen.setdefault(flag.dest, flag)
+    return list(seen.values())
+
+
+def get_dialect(name: str) -> Dialect:
+    discover_dialects()
+    return DIALECTS[name]
+
+
+def detect_dialect(data: dict[str, Any]) -> Dialect:
+    known = dialects()
+    for dialect in known:
+        if dialect.recognise(data):
+            return dialect
+    for dialect in known:
+        if said := dialect.explains(data):
+            raise UserError(said, key="(top level)")
+    keys = ", ".join(map(str, data)) or "nothing"
+    expected = ", ".join(d.looks_like for d in known)
+    raise UserError(
+        f"not a benchmark config: expected {expected}; found {keys}",
+        key="(top level)",
+    )

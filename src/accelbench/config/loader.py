@@ -1,0 +1,249 @@
+"""Read a YAML file, recognise its dialect and validate it into a typed config."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from accelbench.catalogue import Param
+from accelbench.config.dialects import detect_dialect, dialects
+from accelbench.config.schema import RULE_ERROR
+from accelbench.config.yaml_reader import read_yaml
+from accelbench.errors import UserError, did_you_mean, key_path, visible
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    path: str
+    dialect: str  # a registered dialect's name (config/dialects.py)
+    model: BaseModel
+    raw: dict[str, Any]
+    warnings: tuple[str, ...] = ()  # keys of earlier dialect versions that were upgraded
+    command_line: bool = False  # made by `run --run NAME --field value`, not read from a file
+
+    def located(self, error: UserError) -> UserError:
+        """The error attributed to the file, or for a command line to the option that caused it."""
+        if not self.command_line:
+            return error.with_file(self.path)
+        key = re.sub(
+            r"^(benchmarks\[0\](\.benchmark_params\[0\])?|benchmark\.(params|sweep))\.?",
+            "",
+            error.key or "",
+        )
+        error.key = f"--{key}" if key and not key.startswith("-") else (key or "--run")
+        return error
+
+    @property
+    def config_id(self) -> str:
+        """Hash of the config's content; a results file remembers which config wrote it."""
+        blob = json.dumps(_string_keys(self.raw), sort_keys=True, default=str).encode()
+        return hashlib.sha1(blob).hexdigest()[:12]
+
+
+def _string_keys(value: Any) -> Any:
+    """The data with every mapping key a string, so it sorts (YAML keys may mix 1024 and "1024")."""
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model class that sits at a validation error's location."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = _first_model(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _first_model(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _first_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drop pydantic's union-branch markers (e.g. 'list[ModelParams]') from a location."""
+    return tuple(p for p in loc if isinstance(p, int) or not any(c in str(p) for c in "[]"))
+
+
+def _translate(error: ValidationError, model: type[BaseModel], path: str) -> UserError:
+    # a misspelt key also shows up as a missing one; the misspelling is the useful report
+    errors = sorted(error.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    first = errors[0]
+    loc = _clean_loc(tuple(first["loc"]))
+    where = key_path(*loc)
+    if first["type"] == "extra_forbidden":
+        parent = _model_at(model, loc[:-1])
+        known = [*parent.model_fields, *getattr(parent, "EARLIER_KEYS", ())] if parent else []
+        return UserError(
+            f"unknown key '{loc[-1]}'",
+            file=path,
+            key=where,
+            suggestion=did_you_mean(str(loc[-1]), known),
+        )
+    if first["type"] == "missing":
+        return UserError("required key is missing", file=path, key=where)
+    if first["type"] == RULE_ERROR:
+        found = first["ctx"]
+        return UserError(found["message"], file=path, key=where, suggestion=found["suggestion"])
+    message = first["msg"]
+    given = repr(first.get("input"))
+    if len(given) <= 60:
+        message += f" (got {given})"
+    return UserError(message, file=path, key=where)
+
+
+def parse_config(data: Any, path: str) -> LoadedConfig:
+    """Validate already-parsed YAML data."""
+    if not isinstance(data, dict):
+        raise UserError(
+            f"the top level must be a mapping, got {type(data).__name__}",
+            file=path,
+            key="(top level)",
+        )
+    try:
+        dialect = detect_dialect(data)
+    except UserError as error:
+        raise error.with_file(path) from None
+    try:
+        upgraded, warnings = dialect.upgrade(data)
+        model = dialect.schema.model_validate(upgraded)
+    except UserError as error:
+        raise error.with_file(path) from None
+    except ValidationError as error:
+        raise _translate(error, dialect.schema, path) from None
+    return LoadedConfig(path, dialect.name, model, data, tuple(warnings))
+
+
+def load_config(path: str | Path) -> LoadedConfig:
+    """Read and validate a config file; every problem is a one-line UserError."""
+    path = str(path)
+    if not path:
+        raise UserError("--config is empty; name a YAML file")
+    loaded = parse_config(read_yaml(path), path)
+    for warning in loaded.warnings:
+        print(visible(f"warning: {path}: {warning}"), file=sys.stderr)
+    return loaded
+
+
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
+def typed_value(param: Param | None, text: str, option: str) -> Any:
+    """A command-line value typed by the parameter it sets (YAML's reading where none is known)."""
+    kind = param.kind if param else None
+    try:
+        if kind in ("dim", "elements", "mib", "int", "float") and not text.isascii():
+            raise ValueError  # as YAML reads a number: '١٠٢٤' is text there
+        if kind in ("dim", "elements", "mib", "int"):
+            return int(text)
+        if kind == "float":
+            return float(text)
+    except ValueError:
+        raise UserError(f"must be a number, got {text!r}", key=option) from None
+    if kind == "bool":
+        if text.lower() not in (*TRUE_WORDS, *FALSE_WORDS):
+            raise UserError(f"must be true or false, got {text!r}", key=option)
+        return text.lower() in TRUE_WORDS
+    if kind in ("str", "choice", "dtype", "jnp_dtype"):
+        return text
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def parse_fields(name: str, args: Sequence[str]) -> dict[str, Any]:
+    """`--field value` and `--field=value` pairs for a one-off run of `name`, typed by its fields."""
+    known = {p.name: p for p in one_off_params(name)}
+    fields: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("-") or arg in ("-", "--"):
+            raise UserError(f"expected --field value, got {arg!r}", key="--run")
+        key, eq, value = arg.lstrip("-").partition("=")
+        option = f"--{key}"
+        key = key.replace("-", "_") if key.replace("-", "_") in known else key
+        bare = i + 1 >= len(args) or args[i + 1].startswith("--")
+        if not eq and bare and key in known and known[key].kind == "bool":
+            value = "true"  # a bare boolean flag is true, as upstream's parser reads it
+        elif not eq:
+            if i + 1 >= len(args):
+                raise UserError("needs a value", key=option)
+            value, i = args[i + 1], i + 1
+        if known and key not in known:
+            raise UserError(
+                f"unknown field '{key}' for {name}",
+                key=option,
+                suggestion=did_you_mean(key, known),
+            )
+        if key in fields:
+            raise UserError("given twice", key=option)
+        fields[key] = typed_value(known.get(key), value, option)
+        i += 1
+    return fields
+
+
+def one_off_params(name: str) -> tuple[Param, ...]:
+    """What `--run NAME` takes: the fields of the first dialect (in order) that knows NAME."""
+    for dialect in dialects():
+        if dialect.one_off is not None and (found := dialect.one_off.fields(name)) is not None:
+            return found
+    known = [n for d in dialects() if d.one_off for n in _names(d)]
+    raise UserError(
+        f"unknown benchmark '{name}' (see `microbench list`)",
+        key="--run",
+        suggestion=did_you_mean(name, known),
+    )
+
+
+def _names(dialect: Any) -> list[str]:
+    """The names a dialect's one-off form may be asked for: its listing's, else the ops'."""
+    from accelbench.catalogue import all_specs
+
+    if dialect.listing is not None:
+        return [r.name for r in dialect.listing.records()]
+    return list(all_specs())
+
+
+def one_off_config(name: str, args: Sequence[str]) -> LoadedConfig:
+    """A config of one entry from `run --run NAME --field value ...` (no file, no sweep), in the
+    dialect of the first that knows NAME."""
+    fields = parse_fields(name, args)
+    backend = fields.get("backend")
+    if isinstance(backend, str) and "," in backend:  # `--backend jax,torch`, as `run` documents it
+        fields["backend"] = [b.strip() for b in backend.split(",") if b.strip()]
+    owner = next(d for d in dialects() if d.one_off and d.one_off.fields(name) is not None)
+    assert owner.one_off is not None
+    data = owner.one_off.data(name, fields)
+    try:
+        dialect = detect_dialect(data)
+        model = dialect.schema.model_validate(data)
+    except ValidationError as error:
+        raise _translate(error, detect_dialect(data).schema, name) from None
+    return LoadedConfig(name, dialect.name, model, data, command_line=True)

@@ -1,0 +1,83 @@
+"""What every dialect's pydantic schema shares: mappings that refuse unknown keys, bounded counts and
+peaks, and the run settings as fields checked by their declared rules (one message per mistake)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    create_model,
+)
+from pydantic_core import PydanticCustomError
+
+from accelbench.config.settings import check_setting
+from accelbench.core.case import declared_settings
+from accelbench.errors import UserError
+from accelbench.limits import (
+    MAX_CASES,
+    MAX_ITERATIONS,
+)
+
+# counts are integers, never booleans (YAML `true` would otherwise be read as 1)
+PositiveInt = Annotated[int, Strict(), Field(gt=0)]
+NonNegativeInt = Annotated[int, Strict(), Field(ge=0)]
+# bounded settings (core/limits): a count or duration past its ceiling is refused at load
+Iterations = Annotated[int, Strict(), Field(gt=0, le=MAX_ITERATIONS)]
+Warmup = Annotated[int, Strict(), Field(ge=0, le=MAX_ITERATIONS)]
+CaseCap = Annotated[int, Strict(), Field(gt=0, le=MAX_CASES)]
+Peak = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+RULE_ERROR = "run_setting"  # a run setting's rule refused the value: its message is the whole error
+
+
+class Closed(BaseModel):
+    """A mapping whose unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def run_setting_field(name: str) -> Any:
+    """A run setting's YAML field: any value, checked by its rule (`run_setting_check`)."""
+    return Annotated[Any, run_setting_check(name)]
+
+
+def run_setting_check(name: str) -> Any:
+    """The check of a run setting's YAML field: the same rule and the same message as wherever else
+    the setting is given (config/settings.py), so one mistake reads one way."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return check_setting(name, value, "")
+        except UserError as error:
+            found = {"message": error.message, "suggestion": error.suggestion}
+            raise PydanticCustomError(RULE_ERROR, "{message}", found) from None
+
+    return BeforeValidator(check)
+
+
+# Every run setting as an optional field (a config gives some, per config or per benchmark), generated
+# from their one declaration
+_RUN_SETTING_FIELDS: dict[str, Any] = {
+    f.name: (run_setting_field(f.name), None) for f in declared_settings()
+}
+RunSettingFields: type[Closed] = create_model(
+    "RunSettingFields", __base__=Closed, **_RUN_SETTING_FIELDS
+)
+
+
+class PeakOverrides(Closed):
+    """Hardware peaks the user knows better than the built-in table (per chip)."""
+
+    bf16_tflops: Peak | None = None
+    fp8_tflops: Peak | None = None
+    int8_tflops: Peak | None = None
+    fp32_tflops: Peak | None = None
+    hbm_gbps: Peak | None = None

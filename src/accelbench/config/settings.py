@@ -1,0 +1,171 @@
+"""Run settings as a config gives them (checked, one line per problem) and what a planner is asked."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from accelbench.core.case import CHECK_MODES, Rule, RunSettings, declared_settings
+from accelbench.core.flags import Flag, FlagValues
+from accelbench.errors import UserError, did_you_mean, key_path
+from accelbench.limits import (
+    MAX_ITERATIONS,
+    MAX_SECONDS,
+    MAX_SOAK_S,
+)
+from accelbench.measure.timers import timer_names
+
+T = TypeVar("T")
+
+
+def _count(value: Any, low: int, key: str, where: str, high: int = MAX_ITERATIONS) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UserError(
+            f"must be an integer from {low} to {high:,}, got {value!r}", key=key_path(where, key)
+        )
+    return value
+
+
+def _seconds(value: Any, key: str, where: str, high: float = MAX_SECONDS) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 < value <= high  # NaN and infinity fail this too
+    ):
+        raise UserError(
+            f"must be a positive number of seconds up to {high:g}, got {value!r}",
+            key=key_path(where, key),
+        )
+    return float(value)
+
+
+def _duration(value: Any, key: str, where: str, high: float = MAX_SOAK_S) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+        raise UserError(
+            f"must be a number of seconds from 0 to {high:g}, got {value!r}",
+            key=key_path(where, key),
+        )
+    return float(value)
+
+
+def _fraction(value: Any, key: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise UserError(
+            f"must be a fraction of the median between 0 and 1 (0.01: within 1%), got {value!r}",
+            key=key_path(where, key),
+        )
+    return float(value)
+
+
+def _choice(value: Any, key: str, where: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise UserError(
+            f"must be one of {', '.join(choices)}, got {value!r}",
+            key=key_path(where, key),
+            suggestion=did_you_mean(str(value), choices),
+        )
+    return str(value)
+
+
+def _check_mode(value: Any, key: str, where: str) -> str:
+    value = "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+    if value not in CHECK_MODES:
+        raise UserError(
+            f"must be strict, flag or off, got {value!r}",
+            key=key_path(where, key),
+            suggestion=did_you_mean(str(value), CHECK_MODES),
+        )
+    return str(value)
+
+
+def _choices(rule: Rule) -> tuple[str, ...]:
+    return timer_names() if rule.kind == "timer" else rule.choices
+
+
+# How a rule's kind checks a value (key: the setting's name, where: the key path above it).
+CHECKS: dict[str, Callable[[Rule, Any, str, str], Any]] = {
+    "count": lambda r, v, key, where: _count(v, int(r.low), key, where, int(r.high)),
+    "seconds": lambda r, v, key, where: _seconds(v, key, where, r.high),
+    "duration": lambda r, v, key, where: _duration(v, key, where, r.high),
+    "fraction": lambda r, v, key, where: _fraction(v, key, where),
+    "choice": lambda r, v, key, where: _choice(v, key, where, _choices(r)),
+    "timer": lambda r, v, key, where: _choice(v, key, where, _choices(r)),
+    "check": lambda r, v, key, where: _check_mode(v, key, where),
+}
+# every run setting a config may give, in declaration order (core/case.py declares them)
+RUN_KEYS = tuple(f.name for f in declared_settings())
+RULES: dict[str, Rule] = {f.name: f.metadata["rule"] for f in declared_settings()}
+
+
+def check_setting(key: str, value: Any, where: str, at: str | None = None) -> Any:
+    """A run setting's value as its rule takes it, or a one-line error naming the key (`at`: the
+    key path that gave the value, where it is not `where.key`)."""
+    rule = RULES[key]
+    try:
+        return CHECKS[rule.kind](rule, value, key, where)
+    except UserError as error:
+        if at is not None:
+            error.key = at
+        raise
+
+
+def run_settings(base: RunSettings, given: dict[str, Any], where: str) -> RunSettings:
+    """`base` updated with whichever run settings `given` holds."""
+    updates: dict[str, Any] = {
+        key: check_setting(key, given[key], where) for key in RUN_KEYS if key in given
+    }
+    run = replace(base, **updates)
+    if "input_sets" in given and run.inputs != "rotate":
+        raise UserError(
+            "input_sets counts the sets `inputs: rotate` cycles through; add inputs: rotate or drop it",
+            key=key_path(where, "input_sets"),
+        )
+    return run
+
+
+def checked_run(run: RunSettings, where: str) -> RunSettings:
+    """The settings a case ends with (an op's own overrides applied) hold together: a precision target
+    needs independent samples, and sustained iterations give one mean per round (67 samples of 3
+    values would make any interval look tight)."""
+    if run.target_precision is not None and run.cadence == "sustained":
+        raise UserError(
+            "target_precision needs one sample per iteration, and cadence: sustained (collectives "
+            "run sustained) gives one mean per round: use cadence: blocked, or drop target_precision",
+            key=key_path(where, "target_precision"),
+        )
+    if run.soak_chunk and (not run.min_duration_s or run.target_precision is not None):
+        raise UserError(
+            "a soak in phases lasts min_duration_s (above 0), whatever the precision: give "
+            "min_duration_s, and no target_precision",
+            key=key_path(where, "soak_chunk"),
+        )
+    return run
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What a dialect's planner needs besides its validated config."""
+
+    config_id: str
+    default_csv: str
+    max_cases: int
+    max_dim: int | None = (
+        None  # every dimension clamped to this (cases equal after clamping merged)
+    )
+    config_dir: str = "."  # the config's folder (a relative csv_shapes path is looked up there too)
+    backend: list[str] | None = None  # --backend: every benchmark on these backends
+    # devices the run will see (starts JAX: asked only by entries that span every device)
+    device_count: Callable[[], int] = lambda: 1
+    warnings: list[str] = field(default_factory=list)  # said once planning is done
+    flags: FlagValues = field(default_factory=FlagValues)  # the dialects' own flags, as given
+
+    def flag(self, flag: Flag[T]) -> T:
+        return self.flags.get_flag(flag)
+
+
+def pair_key(op: str, params: Mapping[str, Any]) -> str:
+    """What the same op on the same inputs shares across backends: their outputs are compared."""
+    return hashlib.sha1(json.dumps([op, dict(params)], sort_keys=True).encode()).hexdigest()[:12]

@@ -1,0 +1,217 @@
+"""Matrix shape generators of the torchao dialect: (name, [m, k, n]) = (tokens, in, out).
+
+Every generator named as in torchao's benchmark runner yields that runner's shapes, order and names
+(../shared/reference/UPSTREAM_TORCHAO.md). The `<model>_layers` presets are this project's own: every
+distinct linear layer of a model at a chosen token count (docs/ops.md, "Shape generators").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from accelbench.errors import UserError, did_you_mean
+
+Shape = tuple[str, list[int]]
+
+# LLaMa 2 70B single-node weight shapes, fused attn.wqkv and ffn.w13, 4 x 4096 tokens
+# (torchao benchmarks/microbenchmarks/benchmark_runner.py).
+_LLAMA2_70B = {
+    "attn.wqkv": (8192, 1280),
+    "attn.w0": (1024, 8192),
+    "ffn.w13": (8192, 7168),
+    "ffn.w2": (3584, 8192),
+}
+
+# torchao's model generators: (layer, M, K, N) in the runner's order, at 16384 and 128000 tokens
+RUNNER_MODELS: dict[str, tuple[tuple[str, int, int, int], ...]] = {
+    "llama4": tuple(
+        (layer, m, 8192, n)
+        for m in (16384, 128000)
+        for layer, n in (("FFN", 5120), ("QO_proj", 8192), ("KV_proj", 1024))
+    ),
+    "deepseek_v3_236b": tuple(
+        (layer, m, k, n)
+        for m in (16384, 128000)
+        for layer, k, n in (("FFN", 1536, 5120), ("QKVO_proj", 7168, 7168))
+    ),
+    "deepseek_v3_671b": tuple(
+        (layer, m, k, n)
+        for m in (16384, 128000)
+        for layer, k, n in (("FFN", 2048, 7168), ("QKVO_proj", 7168, 7168))
+    ),
+    "qwen3_32b": tuple(
+        (layer, m, 5120, n)
+        for m in (16384, 128000)
+        for layer, n in (("QO_proj", 5120), ("KV_proj", 640))
+    ),
+    "gemma3_27b": tuple(
+        (layer, m, 4096, n)
+        for m in (16384, 128000)
+        for layer, n in (("QO_proj", 4096), ("KV_proj", 1024))
+    ),
+}
+
+# This project's presets: (in_features, out_features) of each distinct linear layer, with fused QKV
+# and gate/up (w13) projections, dimensions from the models' public Hugging Face config.json files;
+# named `<model>_layers` (the bare model names are the runner's generators above).
+MODEL_PRESETS: dict[str, dict[str, tuple[int, int]]] = {
+    # meta-llama/Llama-4-Scout-17B-16E: hidden 5120, 40 heads / 8 kv heads x 128, expert ffn 8192
+    "llama4_layers": {
+        "attn.wqkv": (5120, 7168),
+        "attn.wo": (5120, 5120),
+        "expert.w13": (5120, 16384),
+        "expert.w2": (8192, 5120),
+    },
+    # DeepSeek 236B (DeepSeek-V2 dims): hidden 5120, MLA q_lora 1536 kv_lora 512, 128 heads,
+    # dense ffn 12288, expert ffn 1536
+    "deepseek_v3_236b_layers": {
+        "attn.wq_a": (5120, 1536),
+        "attn.wq_b": (1536, 24576),
+        "attn.wkv_a": (5120, 576),
+        "attn.wkv_b": (512, 32768),
+        "attn.wo": (16384, 5120),
+        "ffn.w13": (5120, 24576),
+        "ffn.w2": (12288, 5120),
+        "expert.w13": (5120, 3072),
+        "expert.w2": (1536, 5120),
+    },
+    # deepseek-ai/DeepSeek-V3 (671B): hidden 7168, MLA q_lora 1536 kv_lora 512, 128 heads,
+    # dense ffn 18432, expert ffn 2048
+    "deepseek_v3_671b_layers": {
+        "attn.wq_a": (7168, 1536),
+        "attn.wq_b": (1536, 24576),
+        "attn.wkv_a": (7168, 576),
+        "attn.wkv_b": (512, 32768),
+        "attn.wo": (16384, 7168),
+        "ffn.w13": (7168, 36864),
+        "ffn.w2": (18432, 7168),
+        "expert.w13": (7168, 4096),
+        "expert.w2": (2048, 7168),
+    },
+    # Qwen/Qwen3-32B: hidden 5120, 64 heads / 8 kv heads x 128, ffn 25600
+    "qwen3_32b_layers": {
+        "attn.wqkv": (5120, 10240),
+        "attn.wo": (8192, 5120),
+        "ffn.w13": (5120, 51200),
+        "ffn.w2": (25600, 5120),
+    },
+    # google/gemma-3-27b-it: hidden 5376, 32 heads / 16 kv heads x 128, ffn 21504
+    "gemma3_27b_layers": {
+        "attn.wqkv": (5376, 8192),
+        "attn.wo": (4096, 5376),
+        "ffn.w13": (5376, 43008),
+        "ffn.w2": (21504, 5376),
+    },
+}
+
+GENERATORS = (
+    "custom",
+    "llama",
+    *RUNNER_MODELS,
+    "pow2",
+    "pow2_extended",
+    "small_sweep",
+    "sweep",
+    *MODEL_PRESETS,
+)
+DEFAULT_POWERS = {
+    "pow2": (10, 14),
+    "pow2_extended": (10, 14),
+    "small_sweep": (10, 14),
+    "sweep": (8, 15),
+}
+PRESET_TOKENS = 4096
+
+
+MAX_POWER = 22  # 2^22: the largest single dimension a case may have (catalogue.MAX_DIM)
+
+
+def _powers(name: str, spec: dict[str, Any]) -> range:
+    """The generator's powers of two, bounded before any shape exists (at most 23^3 shapes)."""
+    low, high = DEFAULT_POWERS[name]
+    low = spec["min_power"] if spec.get("min_power") is not None else low
+    high = spec["max_power"] if spec.get("max_power") is not None else high
+    if high > MAX_POWER:
+        raise UserError(
+            f"max_power {high} makes dimensions of 2^{high}; the largest allowed is 2^{MAX_POWER}",
+            key="max_power",
+        )
+    return range(low, high + 1)
+
+
+def _custom(name: str, spec: dict[str, Any]) -> list[Shape]:
+    return [(name, [int(d) for d in shape]) for shape in spec.get("shapes") or []]
+
+
+def _llama(name: str, spec: dict[str, Any]) -> list[Shape]:
+    tokens = 4 * 4096
+    return [(f"llama_{layer}", [tokens, k, n]) for layer, (k, n) in _LLAMA2_70B.items()]
+
+
+def _runner_model(name: str, spec: dict[str, Any]) -> list[Shape]:
+    return [(f"{name}_{layer}", [m, k, n]) for layer, m, k, n in RUNNER_MODELS[name]]
+
+
+def _preset(name: str, spec: dict[str, Any]) -> list[Shape]:
+    tokens = spec.get("tokens") or PRESET_TOKENS
+    return [(f"{name}_{layer}", [tokens, k, n]) for layer, (k, n) in MODEL_PRESETS[name].items()]
+
+
+def _pow2(name: str, spec: dict[str, Any]) -> list[Shape]:
+    return [(f"pow2_{i}", [2**p] * 3) for i, p in enumerate(_powers(name, spec))]
+
+
+def _pow2_extended(name: str, spec: dict[str, Any]) -> list[Shape]:
+    shapes: list[Shape] = []
+    for i, p in enumerate(_powers(name, spec)):
+        shapes.append((f"pow2_extended_{2 * i}", [2**p] * 3))
+        shapes.append((f"pow2_extended_{2 * i + 1}", [2**p + 2 ** (p - 1)] * 3))
+    return shapes
+
+
+def _grid(name: str, spec: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """Every (M, K, N) of powers of two, M outermost and N innermost."""
+    powers = _powers(name, spec)
+    return [(2**mp, 2**kp, 2**np_) for mp in powers for kp in powers for np_ in powers]
+
+
+def _small_sweep(name: str, spec: dict[str, Any]) -> list[Shape]:
+    """The grid kept where M <= K <= N, numbered after filtering."""
+    kept = [mkn for mkn in _grid(name, spec) if mkn[0] <= mkn[1] <= mkn[2]]
+    return [(f"small_sweep_{i}", list(mkn)) for i, mkn in enumerate(kept)]
+
+
+def _sweep(name: str, spec: dict[str, Any]) -> list[Shape]:
+    return [(f"sweep_{i}", list(mkn)) for i, mkn in enumerate(_grid(name, spec))]
+
+
+GENERATOR_FUNCTIONS: dict[str, Callable[[str, dict[str, Any]], list[Shape]]] = {
+    "custom": _custom,
+    "llama": _llama,
+    **{model: _runner_model for model in RUNNER_MODELS},
+    "pow2": _pow2,
+    "pow2_extended": _pow2_extended,
+    "small_sweep": _small_sweep,
+    "sweep": _sweep,
+    **{preset: _preset for preset in MODEL_PRESETS},
+}
+
+
+def generate_shapes(spec: dict[str, Any]) -> list[Shape]:
+    """Shapes of one ``matrix_shapes`` entry, in torchao's order and naming."""
+    name = spec["name"]
+    if name not in GENERATOR_FUNCTIONS:
+        raise UserError(
+            f"unknown shape generator '{name}'",
+            key="name",
+            suggestion=did_you_mean(name, GENERATORS),
+        )
+    # a generator makes its own shapes: given ones would be lost silently
+    if spec.get("shapes") and name != "custom":
+        raise UserError(
+            f"'shapes' is read by the custom generator only; '{name}' makes its own (use name: "
+            "custom, or drop shapes)",
+            key="shapes",
+        )
+    return GENERATOR_FUNCTIONS[name](name, spec)

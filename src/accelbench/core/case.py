@@ -1,0 +1,312 @@
+"""A case: one op on one backend with fully resolved parameters, run settings and outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from accelbench.limits import (
+    MAX_INPUT_SETS,
+    MAX_ITERATIONS,
+    MAX_SECONDS,
+    MAX_SOAK_S,
+    MAX_THREADS,
+)
+from accelbench.platform.system_presets import HardwareStats
+
+CHECK_MODES = ("strict", "flag", "off")
+CACHE_POLICIES = ("cold", "warm")
+CADENCES = ("blocked", "sustained")
+DEVICE_MODES = ("first_device", "max_device")
+INPUT_POLICIES = ("fixed", "rotate")
+THROTTLE_POLICIES = ("flag", "discard", "off")
+SHAPE_KEYS = ("m", "k", "n")
+
+
+def shape_label(
+    params: Mapping[str, Any], keys: Iterable[str] = SHAPE_KEYS, named: bool = False
+) -> str:
+    """'1024x512x256' (or 'm=1024xk=512xn=256') from whichever of the shape keys are present."""
+    parts = [(k, params[k]) for k in keys if params.get(k) not in (None, "")]
+    return "x".join(f"{k}={v}" if named else str(v) for k, v in parts)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What values a run setting takes, declared with it: config/settings.py checks a config's value
+    against it (one line naming the key), config/schema.py types the YAML schemas' fields from it."""
+
+    kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, check, timer
+    low: float = 0
+    high: float = 0
+    choices: tuple[str, ...] = ()
+
+
+# How a run setting enters a case's id (`Case.id`): "changed" when it differs from its default;
+# "always"; "never" (it changes what is done with the samples, not what is measured); or the name
+# of the setting whose presence in the id brings this one in with it.
+IN_ID_ALWAYS = "always"
+IN_ID_CHANGED = "changed"
+IN_ID_NEVER = "never"
+OWN_POLICIES = (IN_ID_ALWAYS, IN_ID_CHANGED, IN_ID_NEVER)
+
+
+def setting(
+    default: Any,
+    doc: str,
+    rule: Rule,
+    in_id: str = IN_ID_CHANGED,
+    column: str | None = None,
+    compared: bool = True,
+) -> Any:
+    """A run setting: its default, the README's line for it, its rule, how it enters a case's id,
+    the row's condition column that records it (results/records.Conditions) and whether `compare`
+    pairs only rows that agree on it (False: it bounds how long a case ran, not what it measured)."""
+    meta = {"doc": doc, "rule": rule, "in_id": in_id, "column": column, "compared": compared}
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a case is timed. Each field a config may set is declared here once (`setting`): the YAML
+    schemas, the checks, the one-off command line's fields, the jax-bench dialect's keys and the
+    README's table are made from these declarations."""
+
+    num_runs: int = setting(
+        20,
+        "timed iterations, at least (the floor of a soak or a precision target)",
+        Rule("count", 1, MAX_ITERATIONS),
+        IN_ID_ALWAYS,
+        compared=False,
+    )
+    warmup: int = setting(
+        3, "untimed calls first", Rule("count", 0, MAX_ITERATIONS), IN_ID_ALWAYS, compared=False
+    )
+    timeout_s: float | None = setting(
+        None,
+        "stop a case after this long (a row with status timeout)",
+        Rule("seconds", 0, MAX_SECONDS),
+        IN_ID_NEVER,
+        compared=False,
+    )
+    check: str = setting(
+        "strict",
+        "strict: a wrong result is not timed; flag: timed but flagged; off",
+        Rule("check", choices=CHECK_MODES),
+        IN_ID_NEVER,
+        compared=False,
+    )
+    timer: str = setting(
+        "auto",
+        "a registered timer; auto picks per backend and platform",
+        Rule("timer"),
+        column="timer",
+    )
+    cache: str = setting(
+        "cold",
+        "cold: L2 (or the CPU's last-level cache) flushed before every iteration; warm",
+        Rule("choice", choices=CACHE_POLICIES),
+        IN_ID_ALWAYS,
+        column="cache",
+    )
+    cadence: str = setting(
+        "blocked",
+        "blocked: each iteration waits for its outputs; sustained: back to back",
+        Rule("choice", choices=CADENCES),
+        column="cadence",
+    )
+    threads: int | None = setting(
+        None,
+        "CPU threads for the framework's host ops (default: its own)",
+        Rule("count", 1, MAX_THREADS),
+        column="thread_count",
+    )
+    min_duration_s: float = setting(
+        0.0,
+        "keep timing until this long has passed (a power or thermal soak); warm-up then lasts at "
+        "least min(1 s, min_duration_s / 5)",
+        Rule("duration", 0, MAX_SOAK_S),
+        column="min_duration_s",
+    )
+    target_precision: float | None = setting(
+        None,
+        "past num_runs, time in rounds until the median's 95% confidence interval is within +-this "
+        "fraction of it",
+        Rule("fraction", 0, 1),
+        column="target_precision_ratio",
+    )
+    max_runs: int = setting(
+        10_000,
+        "with target_precision: at most this many iterations",
+        Rule("count", 1, MAX_ITERATIONS),
+        "target_precision",
+        column="max_run_count",
+        compared=False,
+    )
+    max_time_s: float = setting(
+        10.0,
+        "with target_precision: no round starts after this much timing wall (the rounds' iterations, "
+        "cache flushes and trace reading; not warm-up, compile or the profiler's start-up)",
+        Rule("seconds", 0, MAX_SECONDS),
+        "target_precision",
+        column="max_time_s",
+        compared=False,
+    )
+    inputs: str = setting(
+        "fixed",
+        "fixed: one input set every iteration; rotate: input_sets sets cycled through them",
+        Rule("choice", choices=INPUT_POLICIES),
+        column="inputs",
+    )
+    input_sets: int = setting(
+        4,
+        "with inputs: rotate, how many sets",
+        Rule("count", 2, MAX_INPUT_SETS),
+        "inputs",  # the row's input_set_count is what the timer cycled through
+    )
+    xprof_device_mode: str = setting(
+        "first_device",
+        "the device plane a one-device op's trace is read from: first_device, or max_device (the "
+        "one with the highest median: TPUMS's xprof_device_mode)",
+        Rule("choice", choices=DEVICE_MODES),
+        column="xprof_device_mode",
+    )
+    soak_chunk: int | None = setting(
+        None,
+        "with min_duration_s: TPUMS's soak in phases: a traced window of this many iterations, "
+        "untraced chunks of it until min_duration_s has passed, a traced worst window",
+        Rule("count", 1, MAX_ITERATIONS),
+        column="soak_chunk_count",
+    )
+    throttle: str = setting(
+        "flag",
+        "the device's clocks beside the samples (NVIDIA GPUs: NVML on a side thread): flag (the row "
+        "says how much of its timing ran throttled), discard (those samples dropped, then a wait for "
+        "the clocks to recover), off",
+        Rule("choice", choices=THROTTLE_POLICIES),
+        IN_ID_NEVER,
+        column="throttle",
+    )
+    throttle_threshold: float = setting(
+        0.9,
+        "a sample is throttled below this fraction of the SM clock the run sustained at its best",
+        Rule("fraction", 0, 1),
+        IN_ID_NEVER,
+        compared=False,
+    )
+    throttle_wait_s: float = setting(
+        10.0,
+        "with throttle: discard, the longest wait for the clocks to recover after a case",
+        Rule("duration", 0, MAX_SECONDS),
+        IN_ID_NEVER,
+        compared=False,
+    )
+    cooldown_s: float = setting(
+        0.0,
+        "an idle gap after each case (long sweeps: the device cools between cases)",
+        Rule("duration", 0, MAX_SECONDS),
+        IN_ID_NEVER,
+        compared=False,
+    )
+    # jax-bench's columns: the host clock of an untraced, blocked loop, timed besides the device timer
+    # (set by the jax-bench dialect under upstream's conditions, not by a config)
+    host_loop: bool = False
+
+
+def declared_settings() -> tuple[Any, ...]:
+    """The run settings a config may give, in declaration order (dataclass fields with a rule)."""
+    return tuple(f for f in fields(RunSettings) if "rule" in f.metadata)
+
+
+def identifying_settings(run: RunSettings) -> dict[str, Any]:
+    """The run settings that make a case what it is, by their declarations' `in_id`: each one that
+    differs from its default, those declared `always`, and those that come with another in the id.
+    Every field of RunSettings takes part, so a new setting can never be left out of the id."""
+    chosen: dict[str, Any] = {}
+    declared = fields(RunSettings)
+    for f in declared:
+        how = f.metadata.get("in_id", IN_ID_CHANGED)
+        value = getattr(run, f.name)
+        if how == IN_ID_ALWAYS or (how == IN_ID_CHANGED and value != f.default):
+            chosen[f.name] = value
+    for f in declared:  # settings that come with another (input_sets with inputs: rotate)
+        how = f.metadata.get("in_id", IN_ID_CHANGED)
+        if how not in OWN_POLICIES and how in chosen:
+            chosen[f.name] = getattr(run, f.name)
+    return {k: v for k, v in chosen.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Outputs:
+    csv_path: str
+    trace_dir: str | None = None
+    # the profiler session's name under the case's trace folder: one per case and run (the session
+    # names it when the run starts; a case's later rounds replace its earlier ones)
+    trace_session: str | None = None
+    xla_dump_dir: str | None = None
+    xlml_metrics_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A case as the harness whose config named it knows it (the jax-bench dialect): that harness's
+    benchmark name and fields, in its order (then this project's own fields), the roofline peaks the
+    config gave, the conditions it is measured under and a collective's group size as that harness
+    counts it. Its outputs in that harness's format are written from this."""
+
+    benchmark: str
+    fields: tuple[tuple[str, Any], ...]
+    hardware: HardwareStats | None = None
+    conditions: str = "upstream"
+    group_size: int = 1
+    # which generation's columns its summary.csv takes: "jax-bench", or "tpums" with that name
+    generation: str = "jax-bench"
+    generation_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    op: str
+    backend: str
+    params: Mapping[
+        str, Any
+    ]  # the op's typed parameters (catalogue.OpParams) or, unconverted, a dict
+    run: RunSettings
+    outputs: Outputs
+    benchmark: str
+    config_id: str = ""
+    implementation: str | None = None  # a registered implementation of the op on this backend
+    pair_key: str = field(default="", compare=False)
+    origin: Origin | None = field(default=None, compare=False)
+    # environment the case's process must start with (libtpu reads its flags once, at start-up)
+    process_env: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # the same case asked for again (a jax-bench file under upstream's conditions runs it again)
+    occurrence: int = 0
+
+    @property
+    def id(self) -> str:
+        """Stable across runs: the op, backend, parameters and run settings, nothing else."""
+        own = (("implementation", self.implementation), ("occurrence", self.occurrence))
+        ident = {
+            "op": self.op,
+            "backend": self.backend,
+            "params": dict(self.params),  # by value: the typed class does not enter the id
+            **identifying_settings(self.run),
+            **{k: v for k, v in own if v},
+        }
+        blob = json.dumps(ident, sort_keys=True, default=str).encode()
+        return hashlib.sha1(blob).hexdigest()[:12]
+
+    def distinctions(self) -> dict[str, Any]:
+        """What makes this case differ from another of its op: its parameters, the run settings in
+        its id, and its repeat (a case a jax-bench file asks for again)."""
+        repeat = {"repeat_count": self.occurrence} if self.occurrence else {}
+        return {**dict(self.params), **identifying_settings(self.run), **repeat}
+
+    @property
+    def label(self) -> str:
+        parts = (self.op, self.backend, shape_label(self.params), self.id[:6])
+        return "-".join(p for p in parts if p)

@@ -1,0 +1,185 @@
+"""What a backend prepares for one case, and what measuring it yields."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accelbench.core.samples import SampleStats
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    kind: str
+    count: int
+    platform: str
+    framework: str
+    framework_version: str
+    threads: int | None = None  # host threads the framework uses for CPU work
+
+
+@dataclass
+class Kernel:
+    name: str
+    per_iter: float  # launches per iteration
+    mean_s: float  # mean duration of one launch
+    share: float  # fraction of the iteration's device time
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "per_iter": self.per_iter,
+            "mean_s": self.mean_s,
+            "share": self.share,
+        }
+
+
+@dataclass(frozen=True)
+class SoakPhases:
+    """TPUMS's soak beside its worst window (the timing's own samples): the traced baseline window's
+    samples right after warm-up, and each untraced chunk's wall per iteration, in order."""
+
+    baseline_s: list[float]
+    chunks_s: list[float]
+    baseline_telemetry: dict[str, Any] | None = None  # the device's firmware, before the soak
+
+
+@dataclass
+class Timing(SampleStats):
+    """A timer's result; its statistics (`median_s`, `iqr_ratio`, `meets_confidence`, ...) are those
+    of `samples_s`, the headline series."""
+
+    samples_s: list[float]  # one per iteration: the row's headline time
+    source: str  # the timer that produced them, e.g. xprof_gpu, cupti, wall_clock
+    wall_samples_s: list[float] = field(default_factory=list)  # host wall per blocked iteration
+    span_samples_s: list[float] = field(
+        default_factory=list
+    )  # first kernel start to last kernel end
+    launch_samples_s: list[float] = field(
+        default_factory=list
+    )  # launch-inclusive: events or host wall
+    kernels: list[Kernel] = field(default_factory=list)
+    trace_path: str | None = None
+    # ops timed on many devices (collectives): each device's per-iteration time; samples_s is then the
+    # slowest device's time per iteration
+    device_samples_s: dict[str, list[float]] = field(default_factory=dict)
+    stop_reason: str = "num_runs"  # why timing stopped: procedure.STOP_REASONS
+    # the timed loop as a whole (warm-up and check excluded, the trace's stop and parse included):
+    # when it began (seconds since the epoch) and how long it took; the procedure sets both
+    loop_started_at: float | None = None
+    loop_s: float | None = None
+    # host wall spent on cache flushes between blocked iterations (outside the samples), and on the
+    # profiler's sessions (start, stop, parse) around the iterations; both inside loop_s
+    flush_s: float = 0.0
+    session_s: float = 0.0
+    soak: SoakPhases | None = None  # a soak in phases (soak_chunk): its baseline and chunks
+    # a TPU's firmware telemetry over the traced window (jax_backend/telemetry.py); None elsewhere
+    telemetry: dict[str, Any] | None = None
+
+    def _values(self) -> list[float]:
+        return self.samples_s
+
+    def extend(self, later: Timing) -> None:
+        """Append a later round of the same timer (a soak timed in rounds): every series grows; the
+        kernel breakdown and trace are the latest round's."""
+        for name in ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s"):
+            getattr(self, name).extend(getattr(later, name))
+        for device, samples in later.device_samples_s.items():
+            self.device_samples_s.setdefault(device, []).extend(samples)
+        self.flush_s += later.flush_s
+        self.session_s += later.session_s
+        self.kernels = later.kernels or self.kernels
+        self.trace_path = later.trace_path or self.trace_path
+
+
+def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
+    """The headline of a many-device op: per iteration, the time of the device that took longest (a
+    collective is done when its last member is)."""
+    runs = [s for s in per_device.values() if s]
+    if not runs:
+        return []
+    n = min(len(s) for s in runs)
+    return [max(s[i] for s in runs) for i in range(n)]
+
+
+@dataclass(frozen=True)
+class CompilerCounts:
+    """The compiler's own count of one call's work (XLA's cost analysis), beside the op's models."""
+
+    flops: float | None = None
+    bytes: float | None = None
+
+
+def _no_digest(out: Any) -> dict[str, np.ndarray]:
+    return {}
+
+
+def _alone(value: float) -> float:
+    return value
+
+
+@dataclass
+class Prepared:
+    """A ready-to-call op with its inputs in place, and how to check it.
+
+    `companions` are timed right after the op with the same timer (a suite's other side: the unfused
+    pattern, the unquantized baseline); `finish` turns all timings into the suite's declared extras.
+    """
+
+    call: Callable[[], Any]  # one iteration; returns its outputs (maybe not yet computed)
+    sync: Callable[[Any], None]  # block until those outputs are computed
+    check: Callable[[Any], float | None] | None = (
+        None  # error against the reference (None: not computed);
+    )
+    #                                                    raises wrong_result
+    digest: Callable[[Any], dict[str, np.ndarray]] = (
+        _no_digest  # a few output rows, for cross-backend pairing
+    )
+    compile_s: float | None = None
+    compiler: CompilerCounts | None = None
+    implementation: str = "default"
+    device: Any = None  # the framework's device object, for device timers
+    companions: dict[str, Prepared] = field(default_factory=dict)
+    known_timings: dict[str, Timing] = field(
+        default_factory=dict
+    )  # companions measured by an earlier case
+    finish: Callable[[Timing, dict[str, Timing]], Any] | None = None
+    input_sets: int = 1  # input sets cycled through the iterations (inputs: rotate), each checked
+    # the largest of a value over every process whose iterations run together with these (the members
+    # of a collective): each round's size and whether to go on are agreed, so none waits forever in a
+    # collective the others stopped calling; alone, the value itself
+    agree: Callable[[float], float] = _alone
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    mode: str  # strict | flag | off (the case's setting)
+    outcome: str  # passed | flagged | off | skipped
+    reason: str = ""
+    max_rel_error_ratio: float | None = None
+
+    @property
+    def text(self) -> str:
+        """The `check` column: passed, off, or the outcome with its reason."""
+        return f"{self.outcome}: {self.reason}" if self.reason else self.outcome
+
+    @property
+    def flagged(self) -> bool:
+        return self.outcome == "flagged"
+
+
+@dataclass
+class Measurement:
+    timing: Timing
+    device: DeviceInfo
+    check: CheckResult
+    compile_s: float | None = None
+    compiler: CompilerCounts | None = None
+    implementation: str = "default"
+    extras: Any = None  # an instance of the suite's declared extras class (results.records)
+    companion_timings: dict[str, Timing] = field(default_factory=dict)
+    outputs_digest: dict[str, np.ndarray] = field(default_factory=dict)
+    input_sets: int = 1

@@ -1,0 +1,258 @@
+"""The Ironwood dialect's planner: benchmark blocks and their sweeps into cases."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from accelbench.catalogue import OpSpec, get_spec
+from accelbench.config.cases import cases_per_implementation
+from accelbench.config.settings import (
+    RUN_KEYS,
+    PlanRequest,
+    checked_run,
+    run_settings,
+)
+from accelbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
+from accelbench.core.case import Case, Outputs, RunSettings
+from accelbench.core.flags import Flag
+from accelbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
+from accelbench.errors import UserError, did_you_mean, key_path
+from accelbench.platform.backends import BACKENDS
+
+OUTPUT_PATH: Flag[str | None] = Flag(
+    "--output_path",
+    "as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
+    None,
+    aliases=("--output-path",),
+)
+
+
+def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[str]:
+    names = (
+        [value]
+        if isinstance(value, str)
+        else list(value if value is not None else [spec.backends[0]])
+    )
+    if not names:
+        raise UserError("backend list is empty", key=where)
+    for name in names:
+        if name not in BACKENDS:
+            raise UserError(
+                f"unknown backend '{name}'", key=where, suggestion=did_you_mean(name, BACKENDS)
+            )
+        if name not in spec.backends:
+            raise UserError(
+                f"op '{spec.name}' has no {name} implementation (implemented in: {', '.join(spec.backends)})",
+                key=where,
+            )
+    return names
+
+
+def csv_path_for(csv_path: str | None, benchmark_name: str, default: str) -> str:
+    """csv_path may name a file (*.csv) or, as in the Ironwood reference configs, a directory."""
+    if not csv_path:
+        return default
+    return (
+        csv_path
+        if csv_path.lower().endswith(".csv")  # R.CSV is a file too
+        else os.path.join(csv_path, f"{benchmark_name}.csv")
+    )
+
+
+def _block_settings(bench: Benchmark, where: str) -> dict[str, Any]:
+    """The block's run settings, `warmup_tries` read as the reference's name for `warmup`."""
+    given = bench.model_dump(exclude_none=True)
+    if "warmup_tries" in given:
+        if "warmup" in given:
+            raise UserError(
+                "give warmup or warmup_tries, not both", key=key_path(where, "warmup_tries")
+            )
+        given["warmup"] = given.pop("warmup_tries")
+    return given
+
+
+def _inject(bench: Benchmark, spec: OpSpec, d: dict[str, Any], where: str) -> dict[str, Any]:
+    """Block-level `topology` goes into every parameter set that lacks it, as in the reference."""
+    if bench.topology is None:
+        return d
+    if "topology" not in spec.param_names:
+        raise UserError(f"op '{spec.name}' takes no topology", key=key_path(where, "topology"))
+    return {"topology": bench.topology, **d}
+
+
+RUN_ALIASES = {"n_repeats": "num_runs"}  # send_recv's name for its timed iterations
+
+
+def _run_aliases(d: dict[str, Any], where: str) -> dict[str, Any]:
+    """The reference's other names of run settings, read as ours."""
+    out = dict(d)
+    for alias, name in RUN_ALIASES.items():
+        if alias in out:
+            if name in out:
+                raise UserError(f"give {name} or {alias}, not both", key=key_path(where, alias))
+            out[name] = out.pop(alias)
+    return out
+
+
+def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
+    """A parameter with `each` values that the entry leaves out is swept over them (host_device runs
+    both directions, as the reference's one benchmark reported both)."""
+    out = [d]
+    for param in spec.params:
+        if param.each and param.name not in d:
+            out = [{**e, param.name: value} for e in out for value in param.each]
+    return out
+
+
+def _clamp(spec: OpSpec, params: Mapping[str, Any], max_dim: int | None) -> Mapping[str, Any]:
+    """--max-dim: every problem size within its kind's cap (catalogue.PARAM_KINDS)."""
+    if not max_dim:
+        return params
+    by_name = {p.name: p for p in spec.params}
+    return spec.made(
+        {k: by_name[k].clamped(v, max_dim) if k in by_name else v for k, v in params.items()}
+    )
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One parameter entry of a benchmark block, validated and expanded (no case exists yet)."""
+
+    index: int
+    bench: Benchmark
+    spec: OpSpec
+    where: str
+    dicts: list[dict[str, Any]]  # as written, run settings and implementation included
+    resolved: list[Mapping[str, Any]]  # the op's parameters, checked and defaulted
+    backends: list[str]
+    implementation: str | list[str] | None = None  # the block's, else the config's
+
+
+CASE_KEYS = (*RUN_KEYS, "implementation")  # keys of a parameter entry that are not op parameters
+
+
+def _entries(bench: Benchmark, where: str) -> list[tuple[str, dict[str, Any], bool]]:
+    """(where, entry, is a sweep) for each parameter entry of a block; a block without any is one."""
+    entries = [
+        (key_path(where, "benchmark_params", j), entry, False)
+        for j, entry in enumerate(bench.benchmark_params or [])
+    ]
+    entries += [
+        (key_path(where, "benchmark_sweep_params", j), entry, True)
+        for j, entry in enumerate(bench.benchmark_sweep_params or [])
+    ]
+    return entries or [(where, {}, False)]
+
+
+def _expand(
+    spec: OpSpec,
+    bench: Benchmark,
+    entry: dict[str, Any],
+    is_sweep: bool,
+    where: str,
+    block: str,
+    max_dim: int | None,
+) -> tuple[list[dict[str, Any]], list[Mapping[str, Any]]]:
+    """An entry's dicts (sweep expanded, reference spellings read) and its resolved parameters."""
+    dicts = expand_sweep(entry, where) if is_sweep else [resolve_same_as(entry, where)]
+    dicts = [
+        e for d in dicts for e in _each(spec, _inject(bench, spec, _run_aliases(d, where), block))
+    ]
+    resolved = [
+        _clamp(
+            spec,
+            spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS),
+            max_dim,
+        )
+        for d in dicts
+    ]
+    for params in resolved:
+        spec.check_constraints(params, where)
+    return dicts, resolved
+
+
+def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
+    """Every entry validated and expanded, within the case cap, before any case is made."""
+    planned: list[Planned] = []
+    total = 0
+    for i, bench in enumerate(cfg.benchmarks):
+        where = key_path("benchmarks", i)
+        try:
+            spec = get_spec(bench.benchmark_name)
+        except UserError as error:
+            raise UserError(
+                error.message, key=key_path(where, "benchmark_name"), suggestion=error.suggestion
+            ) from None
+        chosen = request.backend or bench.backend or cfg.backend  # --backend wins
+        backends = _backends(chosen, spec, key_path(where, "backend"))
+        for entry_where, entry, is_sweep in _entries(bench, where):
+            swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
+            total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends) * swept
+            if total > request.max_cases:
+                raise UserError(
+                    f"the config expands to more than {request.max_cases} cases; raise the cap with "
+                    f"--max-cases or 'max_cases:' if this is intended",
+                    key=entry_where,
+                )
+            dicts, resolved = _expand(
+                spec, bench, entry, is_sweep, entry_where, where, request.max_dim
+            )
+            implementation = bench.implementation or cfg.implementation
+            planned.append(
+                Planned(i, bench, spec, entry_where, dicts, resolved, backends, implementation)
+            )
+    return planned
+
+
+def _outputs(bench: Benchmark, request: PlanRequest) -> Outputs:
+    under = (  # the reference's --output_path moves traces and HLO dumps under it
+        os.path.join(request.flag(OUTPUT_PATH) or "", bench.benchmark_name)
+        if request.flag(OUTPUT_PATH)
+        else None
+    )
+    return Outputs(
+        csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, request.default_csv),
+        trace_dir=os.path.join(under, "trace") if under else bench.trace_dir,
+        xla_dump_dir=os.path.join(under, "hlo_graphs") if under else bench.xla_dump_dir,
+        xlml_metrics_dir=bench.xlml_metrics_dir,
+    )
+
+
+def _cases(entry: Planned, base: RunSettings, request: PlanRequest) -> list[Case]:
+    block = key_path("benchmarks", entry.index)
+    bench, spec = entry.bench, entry.spec
+    bench_run = run_settings(base, _block_settings(bench, block), block)
+    outputs = _outputs(bench, request)
+    cases = []
+    for d, params in zip(entry.dicts, entry.resolved, strict=True):
+        run = run_settings(bench_run, d, entry.where)
+        if spec.traits.run_overrides:  # an op whose parameters set how it is timed
+            run = spec.traits.run_overrides(params).apply(run)
+        run = checked_run(run, entry.where)
+        requested = d.get("implementation", entry.implementation)
+        impl_where = entry.where if "implementation" in d else block
+        cases += cases_per_implementation(
+            spec,
+            entry.backends,
+            requested,
+            impl_where,
+            params=params,
+            run=run,
+            outputs=outputs,
+            benchmark=bench.benchmark_name,
+            config_id=request.config_id,
+        )
+    return cases
+
+
+def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
+    base = run_settings(RunSettings(), cfg.model_dump(exclude_none=True), "")
+    return [case for entry in _plan_entries(cfg, request) for case in _cases(entry, base, request)]
+
+
+def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
+    return ironwood_cases(cfg, request)

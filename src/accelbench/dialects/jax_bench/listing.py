@@ -1,0 +1,43 @@
+"""`microbench list --jax-bench`: each jax-bench name, the op(s) that run it, its fields and how it
+departs from upstream."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelbench.dialects.jax_bench.benchmarks import V2, V2Benchmark
+from accelbench.run.listing import ParamRecord, shown_params
+
+
+@dataclass(frozen=True)
+class BenchmarkRecord:
+    """A jax-bench (v2) name: the op(s) that run it, its own fields and how it departs from upstream."""
+
+    name: str
+    ops: list[str]
+    fields: list[ParamRecord]
+    notes: str
+
+    @classmethod
+    def of(cls, bench: V2Benchmark) -> BenchmarkRecord:
+        defaults = {p.name: p.default_value for p in bench.all_fields}
+        variants = [defaults] + [
+            {**defaults, p.name: choice} for p in bench.all_fields for choice in p.choices
+        ]  # a choice field (mode) may pick another op
+        ops = list(dict.fromkeys(bench.op(v) for v in variants))
+        fields = [
+            ParamRecord(p.name, p.kind, p.default, list(p.choices))
+            for p in (*bench.own_fields, *bench.ours)
+        ]
+        return cls(bench.name, ops, fields, bench.notes)
+
+
+def benchmark_records() -> list[BenchmarkRecord]:
+    return [BenchmarkRecord.of(b) for b in V2.values() if not b.tpums_only]
+
+
+COLUMNS = ("name", "runs op", "fields (default)", "departs from upstream")
+
+
+def cells(r: BenchmarkRecord) -> tuple[str, ...]:
+    return (r.name, ", ".join(r.ops), shown_params(r.fields), r.notes)

@@ -1,0 +1,37 @@
+"""`microbench list --torchao`: every quantization recipe (its names, the torchao config it builds,
+what it needs, what it measures) and torchao's perf-script names for them; the same table is
+docs/torchao_recipes.md's, generated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelbench.ops.torchao import ALIASES, Recipe, recipes
+
+
+@dataclass(frozen=True)
+class RecipeRecord:
+    name: str
+    torchao_config: str
+    needs: str
+    measures: str
+
+    @classmethod
+    def of(cls, recipe: Recipe) -> RecipeRecord:
+        return cls(", ".join(recipe.names), recipe.config, recipe.needs, recipe.doc)
+
+
+def recipe_records() -> list[RecipeRecord]:
+    """The recipes, then the aliases (each saying which recipe it runs as)."""
+    out = [RecipeRecord.of(r) for r in recipes().values()]
+    return out + [
+        RecipeRecord(a.name, f"runs as {a.runs_as}", "as that recipe", a.note or "torchao's name")
+        for a in ALIASES.values()
+    ]
+
+
+COLUMNS = ("recipe", "torchao config", "needs", "what it measures")
+
+
+def cells(record: RecipeRecord) -> tuple[str, ...]:
+    return (record.name, record.torchao_config, record.needs, record.measures)

@@ -1,0 +1,266 @@
+"""The torchao dialect's planner: model_params entries x generated shapes x the mode's variants.
+
+Inference runs every (recipe, sparsity) pair of torchao's runner on every shape; training runs the
+high-precision model and float8 training (torchao.float8) at each scaling granularity. Keys of the
+runner's earlier versions are upgraded, with a warning, before validation.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from accelbench.catalogue import get_spec
+from accelbench.config.settings import PlanRequest
+from accelbench.config.shapes import Shape, generate_shapes
+from accelbench.core.case import Case, Outputs, RunSettings
+from accelbench.dialects.torchao.schema import Float8TrainingKeys, ModelParams, TorchaoConfig
+from accelbench.errors import UserError, did_you_mean, key_path, visible
+from accelbench.ops.torchao import (
+    MODEL_TYPES,
+    SPARSITY_KINDS,
+    alias_note,
+    check_name,
+    is_known_recipe,
+    recipe_examples,
+    recipe_problem,
+    sparsity_kind,
+    sparsity_pairs,
+)
+
+FALSE_WORDS = ("false", "off", "none", "no", "")
+MODE_OPS = {"inference": "torchao_inference", "training": "torchao_training"}
+TRAINING_KEYS = tuple(Float8TrainingKeys.model_fields)
+
+
+SWITCHES = {"compile": "use_torch_compile"}  # an earlier key that was a switch when it held a bool
+
+
+def _rename(mapping: dict[str, Any], renames: dict[str, str], where: str) -> list[str]:
+    warnings = []
+    for old, target in renames.items():
+        if old not in mapping:
+            continue
+        value = mapping.pop(old)
+        new = SWITCHES[old] if old in SWITCHES and isinstance(value, bool) else target
+        if new in mapping and mapping[new] != value:
+            raise UserError(
+                f"'{old}' (an earlier spelling of '{new}') and '{new}' disagree; keep '{new}'",
+                key=key_path(where, old) if where else old,
+            )
+        mapping[new] = value
+        warnings.append(f"'{key_path(where, old) if where else old}' is deprecated; use '{new}'")
+    return warnings
+
+
+def upgrade_earlier_keys(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The config with the runner's earlier keys renamed to the current ones, and one warning per key."""
+    data = dict(data)
+    warnings = _rename(data, TorchaoConfig.EARLIER_KEYS, "")
+    entries = data.get("model_params")
+    if isinstance(entries, dict):
+        entries = [entries]
+    if isinstance(entries, list):
+        upgraded = []
+        for i, entry in enumerate(entries):
+            if isinstance(entry, dict):
+                entry = dict(entry)
+                warnings += _rename(entry, ModelParams.EARLIER_KEYS, key_path("model_params", i))
+            upgraded.append(entry)
+        data["model_params"] = upgraded
+    return data, warnings
+
+
+def compile_mode(mp: ModelParams) -> str:
+    """One compile setting from `use_torch_compile` + `torch_compile_mode` (or the mode alone)."""
+    if mp.use_torch_compile:
+        value = mp.torch_compile_mode if mp.torch_compile_mode is not None else "default"
+    elif mp.use_torch_compile is None and mp.torch_compile_mode is not None:
+        value = mp.torch_compile_mode
+    else:
+        return "off"
+    if value is True:
+        return "default"
+    if value is False or str(value).lower() in FALSE_WORDS:
+        return "off"
+    return str(value)
+
+
+def _reraise(error: UserError, key: str) -> UserError:
+    return UserError(error.message, key=key, suggestion=error.suggestion)
+
+
+_NOTED: set[str] = set()
+
+
+def _recipes(cfg: TorchaoConfig) -> list[str]:
+    for i, name in enumerate(cfg.quantization_config_recipe_names):
+        try:
+            check_name(name, is_known_recipe(name), recipe_examples(), "quantization recipe")
+        except UserError as error:
+            raise _reraise(error, key_path("quantization_config_recipe_names", i)) from None
+        if problem := recipe_problem(name):
+            raise UserError(
+                f"recipe '{name}': {problem}",
+                key=key_path("quantization_config_recipe_names", i),
+            )
+        if (note := alias_note(name)) and name not in _NOTED:
+            _NOTED.add(name)  # once a process: a config is planned more than once
+            where = key_path("quantization_config_recipe_names", i)
+            print(visible(f"note: {where}: {note}"), file=sys.stderr)
+    return list(dict.fromkeys(["baseline", *cfg.quantization_config_recipe_names]))
+
+
+def _sparsities(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[str]:
+    names: list[tuple[str, str]] = []
+    for owner, key in (
+        (cfg, "sparsity_config_recipe_names"),
+        (mp, key_path(where, "sparsity_config_recipe_names")),
+    ):
+        for i, name in enumerate(owner.sparsity_config_recipe_names or []):
+            if name and str(name).lower() not in FALSE_WORDS:
+                names.append((str(name), key_path(key, i)))
+    for name, key in names:
+        if sparsity_kind(name) is None:
+            raise UserError(
+                f"unknown sparsity recipe '{name}' (known: semi-sparse or any name with 'semi' "
+                f"or '2:4', and block)",
+                key=key,
+                suggestion=did_you_mean(name, SPARSITY_KINDS),
+            )
+    return list(dict.fromkeys(name for name, _ in names))
+
+
+def _training_keys(cfg: TorchaoConfig, mp: ModelParams) -> dict[str, Any]:
+    """The entry's training keys over the top level's."""
+    return {
+        key: getattr(mp, key) if getattr(mp, key) is not None else getattr(cfg, key)
+        for key in TRAINING_KEYS
+    }
+
+
+def _inference_variants(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[dict[str, Any]]:
+    for key, value in _training_keys(cfg, mp).items():
+        if value is not None:
+            raise UserError(
+                f"'{key}' belongs to benchmark_mode: training (this config runs inference)",
+                key=key_path(where, key) if getattr(mp, key) is not None else key,
+            )
+    pairs = sparsity_pairs(_recipes(cfg), _sparsities(cfg, mp, where))
+    return [{"recipe": recipe, "sparsity": sparsity} for recipe, sparsity in pairs]
+
+
+def _training_variants(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[dict[str, Any]]:
+    if [r for r in cfg.quantization_config_recipe_names if r != "baseline"]:
+        raise UserError(
+            "benchmark_mode: training runs float8 training against the high-precision model; "
+            "quantization recipes belong to inference",
+            key="quantization_config_recipe_names",
+        )
+    if _sparsities(cfg, mp, where):
+        raise UserError(
+            "benchmark_mode: training has no sparsity recipes", key="sparsity_config_recipe_names"
+        )
+    keys = _training_keys(cfg, mp)
+    granularities = keys.pop("scaling_granularity") or "tensorwise"
+    keys.pop("repeat_n")
+    scaling = {k: v or "dynamic" for k, v in keys.items() if k.startswith("scaling_type")}
+    fast = bool(keys["use_fast_accum"]) if keys["use_fast_accum"] is not None else True
+    variants: list[dict[str, Any]] = [{"recipe": "baseline"}]
+    for granularity in [granularities] if isinstance(granularities, str) else granularities:
+        variants.append(
+            {
+                "recipe": "float8",
+                "scaling_granularity": granularity,
+                "use_fast_accum": fast,
+                **scaling,
+            }
+        )
+    return variants
+
+
+VARIANTS = {"inference": _inference_variants, "training": _training_variants}
+
+
+def _shapes(mp: ModelParams, where: str) -> list[Shape]:
+    try:
+        check_name(mp.model_type, mp.model_type in MODEL_TYPES, MODEL_TYPES, "model_type")
+    except UserError as error:
+        raise _reraise(error, key_path(where, "model_type")) from None
+    shapes: list[Shape] = []
+    for j, shape_spec in enumerate(mp.matrix_shapes):
+        try:
+            shapes += generate_shapes(shape_spec.model_dump(exclude_none=True))
+        except UserError as error:
+            raise _reraise(error, key_path(where, "matrix_shapes", j, "name")) from None
+    if not shapes:
+        raise UserError("matrix_shapes generate no shapes", key=key_path(where, "matrix_shapes"))
+    return shapes
+
+
+def _run_settings(cfg: TorchaoConfig, mp: ModelParams, where: str) -> RunSettings:
+    repeat_n = mp.repeat_n or cfg.repeat_n
+    if repeat_n and mp.num_runs and repeat_n != mp.num_runs:
+        raise UserError(
+            "repeat_n and num_runs both set the timed iterations and disagree",
+            key=key_path(where, "num_runs"),
+        )
+    runs = mp.num_runs or repeat_n or 50
+    return RunSettings(num_runs=runs, warmup=3 if mp.warmup is None else mp.warmup)
+
+
+def _output_dir(cfg: TorchaoConfig, request: PlanRequest) -> str:
+    """The config's `output_dir` where it names one, else `torchao/` in the run's output folder
+    (--output-dir; `results/torchao` by default, the runner's own default)."""
+    if "output_dir" in cfg.model_fields_set:
+        return cfg.output_dir
+    return os.path.join(os.path.dirname(request.default_csv) or ".", "torchao")
+
+
+def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
+    spec = get_spec(MODE_OPS[cfg.benchmark_mode])
+    csv_path = os.path.join(_output_dir(cfg, request), "results.csv")
+    cases: list[Case] = []
+    for i, mp in enumerate(cfg.model_params):
+        where = key_path("model_params", i)
+        shapes = _shapes(mp, where)
+        variants = VARIANTS[cfg.benchmark_mode](cfg, mp, where)
+        if len(cases) + len(shapes) * len(variants) > request.max_cases:
+            raise UserError(
+                f"the config expands to more than {request.max_cases} cases; raise the cap with "
+                f"--max-cases or 'max_cases:' if this is intended",
+                key=where,
+            )
+        run = _run_settings(cfg, mp, where)
+        # shape-major, so the baseline measured for a shape serves every variant of that shape
+        for shape_name, (m, k, n) in shapes:
+            if request.max_dim:
+                m, k, n = (min(d, request.max_dim) for d in (m, k, n))
+            for variant in variants:
+                given = {
+                    **variant,
+                    "model_type": mp.model_type,
+                    "shape_name": shape_name,
+                    "m": m,
+                    "k": k,
+                    "n": n,
+                    "high_precision_dtype": mp.high_precision_dtype,
+                    "compile_mode": compile_mode(mp),
+                    "device": mp.device,
+                    "enable_profiler": mp.enable_profiler,
+                    "enable_memory_profiler": mp.enable_memory_profiler,
+                    "output_dir": _output_dir(cfg, request),
+                }
+                cases.append(
+                    Case(
+                        op=spec.name,
+                        backend="torch",
+                        params=spec.resolve(given, where),
+                        run=run,
+                        outputs=Outputs(csv_path=csv_path),
+                        benchmark=mp.name or f"model_params[{i}]",
+                        config_id=request.config_id,
+                    )
+                )
+    return cases

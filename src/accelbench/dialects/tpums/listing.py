@@ -1,0 +1,43 @@
+"""`microbench list --tpums`: each TPUMS name, its tier, the jax-bench name it runs as, its fields in
+TPUMS's names and defaults, and that entry's departures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelbench.dialects.jax_bench.benchmarks import BASE_FIELDS
+from accelbench.dialects.tpums.names import TPUMS, Tpums
+from accelbench.run.listing import ParamRecord, shown_params
+
+
+@dataclass(frozen=True)
+class TpumsRecord:
+    """A TPUMS name: its tier, the jax-bench name it runs on (the map from the earlier generation),
+    its fields in TPUMS's names and defaults, and that entry's departures."""
+
+    name: str
+    tier: str
+    runs_as: str
+    fields: list[ParamRecord]
+    notes: str
+
+    @classmethod
+    def of(cls, entry: Tpums) -> TpumsRecord:
+        own = {p.name for p in BASE_FIELDS}
+        fields = [
+            ParamRecord(p.name, p.kind, p.default, list(p.choices), list(p.aliases))
+            for p in entry.fields
+            if p.name not in own
+        ]
+        return cls(entry.name, entry.tier, entry.v2, fields, entry.bench.notes)
+
+
+def tpums_records() -> list[TpumsRecord]:
+    return [TpumsRecord.of(entry) for entry in TPUMS.values()]
+
+
+COLUMNS = ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream")
+
+
+def cells(r: TpumsRecord) -> tuple[str, ...]:
+    return (r.name, r.tier, r.runs_as, shown_params(r.fields), r.notes)

@@ -1,0 +1,246 @@
+"""TPUMS's metric names for a case a TPUMS file named: `<domain>_<metric>_<scope>` (docs/tpums.md).
+
+The domains are `wall_clock` (the host clock around each blocked call, always) and `xprof` (the device
+span per iteration, with xprof timing); each has p50/p90/avg/std in ms after TPUMS's 1.5 IQR filter,
+and its rates from its p50: TFLOP/s per device and per chip (gemm), GB/s per device (memory and
+transfers) and per chip (devices per chip times per device, except for the transfers that opt out;
+a collective's from the bytes a chip moves). The roofline fields come from TPUMS's spec tables of tpu7x and
+v6e only: on any other device they are left out, never guessed. The models are the jax-bench ones the
+case's benchmark runs on (dialects/jax_bench).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from accelbench.core.case import Origin
+from accelbench.dialects.jax_bench.benchmarks import Figures, V2Benchmark
+from accelbench.dialects.jax_bench.collective import (
+    block_bytes,
+    dcn_axis,
+    dcn_participants,
+    dcn_slices,
+    scatter_chunk_bytes,
+)
+from accelbench.dialects.tpums.names import TPUMS, Tpums, chip_spec
+from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
+
+MIB_PER_MB = 1e6 / 2**20
+# jax-bench's size columns (MB) as TPUMS names them (MiB)
+SIZES = {
+    "total_bytes_mb": "total_bytes_mib",
+    "shard_size_mb": "shard_size_mib",
+    "local_size_mb": "local_size_mib",
+}
+LATENCY = ("p50_ms", "p90_ms", "avg_ms", "std_ms")
+
+
+def _rates(domain: str, metrics: dict[str, Any], entry: Tpums, per_chip: int) -> dict[str, Any]:
+    """One domain's rates; per chip is per device times the devices of a chip (TPUMS's
+    derive_chip_metrics), bandwidth only where the benchmark derives it."""
+    out: dict[str, Any] = {}
+    if "tflops_per_sec" in metrics:
+        out[f"{domain}_tflops_per_device"] = metrics["tflops_per_sec"]
+        out[f"{domain}_tflops_per_chip"] = metrics["tflops_per_sec"] * per_chip
+    if metrics.get("bandwidth_gb_s") is not None and not entry.bench.collective:
+        out[f"{domain}_bandwidth_per_device_gb_s"] = metrics["bandwidth_gb_s"]
+        if entry.chip_bandwidth:
+            out[f"{domain}_bandwidth_per_chip_gb_s"] = metrics["bandwidth_gb_s"] * per_chip
+    return out
+
+
+def unmeasured_device(metrics: dict[str, Any]) -> dict[str, Any]:
+    """With xprof timing on and no device time: the xprof latencies, and each rate the wall clock
+    has, present and empty (TPUMS's None), never the wall clock's under the device's name."""
+    out: dict[str, Any] = {f"xprof_{key}": None for key in LATENCY}
+    for key in metrics:
+        if key.startswith("wall_clock_") and ("_tflops_per_" in key or "_bandwidth_per_" in key):
+            out[key.replace("wall_clock_", "xprof_", 1)] = None
+    return out
+
+
+def _plain(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The metrics that are no domain's: sizes in MiB, FLOP counts, intensity, the case's labels."""
+    out: dict[str, Any] = {}
+    for key, value in metrics.items():
+        if key in ("tflops_per_sec", "bandwidth_gb_s"):
+            continue
+        if key in SIZES:
+            out[SIZES[key]] = value * MIB_PER_MB
+        else:
+            out[key] = value
+    return out
+
+
+def _roofline(
+    name: str, fig: Figures, peak_dtype: str, device_kind: str | None, rates: dict[str, Any]
+) -> dict[str, Any]:
+    spec, mode = chip_spec(device_kind), TPUMS[name].roofline
+    if spec is None or mode == "none":
+        return {}
+    hbm = spec.hbm_gb_s_per_device
+    out: dict[str, Any] = {"peak_hbm_bw_per_device_gb_s": hbm}
+    if mode == "compute":
+        peak = spec.peak_tflops(peak_dtype)
+        if peak is None:
+            return out
+        intensity = fig.flops / fig.bytes if fig.bytes else 0.0
+        limit = min(peak, intensity * hbm / 1000) if intensity else peak
+        out["roofline_tflops_limit_per_device"] = limit
+        for key, value in rates.items():
+            if key.endswith("_tflops_per_device") and value and limit:
+                out[key.replace("tflops_per_device", "compute_roofline_efficiency_pct")] = (
+                    100 * value / limit
+                )
+    else:
+        for key, value in rates.items():
+            if key.endswith("_bandwidth_per_device_gb_s") and value:
+                domain = key.removesuffix("_bandwidth_per_device_gb_s")
+                out[f"{domain}_memory_roofline_efficiency_pct"] = 100 * value / hbm
+    return out
+
+
+# TPUMS's per-chip bytes of one step, of S (one device's block), the group's rank R, the devices that
+# cross chip links P and the chip factor C (its benchmarks/collectives.py, UPSTREAM_TPUMS.md 3.6)
+CHIP_BYTES = {
+    "all_reduce": lambda s, r, p, c: 2 * s * p / r * c,
+    "all_gather": lambda s, r, p, c: s * p * c,
+    "all_to_all": lambda s, r, p, c: s * p / r * c,
+    "reduce_scatter": lambda s, r, p, c: s * p / r * c,
+}
+
+
+def replica_groups(group: list[int], per_chip: int) -> tuple[str, int, int]:
+    """(type, P, C) as TPUMS classifies a group from its ids and the devices a chip holds (D): on a
+    chip of several devices, every id a multiple of D is `parallel` (the sibling cores' groups run
+    beside it: P = R - 1, C = D), else `non-parallel` (P = R - D, C = 1)."""
+    rank = len(group)
+    if per_chip > 1 and group and all(d % per_chip == 0 for d in group):
+        return "parallel", max(rank - 1, 1), per_chip
+    return "non-parallel", max(rank - per_chip, 1), 1
+
+
+def collective(
+    name: str, block_bytes: float, group: list[int], seconds: dict[str, float], per_chip: int
+) -> dict[str, Any]:
+    """A collective's TPUMS columns: its group's classification, the bytes a chip moves a step and
+    GB/s per chip in each domain (0 for a group of one, as TPUMS reports it)."""
+    kind, links, factor = replica_groups(group, per_chip)
+    rank = len(group)
+    moved = CHIP_BYTES[name](block_bytes, rank, links, factor)
+    out: dict[str, Any] = {
+        "replica_group_rank": rank,
+        "replica_group_type": kind,
+        "data_transferred_bytes": moved,
+    }
+    for domain, s in seconds.items():
+        out[f"{domain}_bandwidth_per_chip_gb_s"] = moved / (s * 1e9) if rank > 1 and s else 0.0
+    return out
+
+
+def tpums_metrics(
+    bench: V2Benchmark,
+    origin: Origin,
+    fields: dict[str, Any],
+    domains: dict[str, tuple[float, float, float, float]],
+    figures: dict[str, Figures],
+    device_kind: str | None,
+    group: list[int] | None = None,
+    soak: dict[str, tuple[float, float]] | None = None,
+) -> dict[str, Any]:
+    """`domains`: each timing domain's (p50, p90, avg, std) in ms; `figures`: its models at its avg;
+    `group`: a collective's first replica group (device ids); `soak`: a soak's initial and sustained
+    ms per domain. Rates are at each domain's p50, as TPUMS computes them."""
+    name = origin.generation_name or bench.name
+    spec = chip_spec(device_kind)
+    per_chip = spec.devices_per_chip if spec else 1
+    out: dict[str, Any] = {}
+    for domain, stats in domains.items():
+        out.update({f"{domain}_{key}": value for key, value in zip(LATENCY, stats, strict=True)})
+    rates: dict[str, Any] = {}
+    entry = TPUMS[name]
+    for domain, fig in figures.items():
+        rates.update(_rates(domain, bench.metrics(fig), entry, per_chip))
+    first = next(iter(figures.values()))
+    seconds = {d: stats[0] / 1e3 for d, stats in domains.items()}
+    if bench.collective and group is not None and bench.name in CHIP_BYTES:
+        block = _block_bytes(bench.name, fields)
+        rates.update(collective(bench.name, block, group, seconds, per_chip))
+    if bench.collective and dcn_axis(fields) is not None:
+        rates.update(dcn(bench.name, fields, seconds))
+    out.update(rates)
+    out.update(soaked(soak or {}))
+    out.update(_plain(bench.metrics(first)))
+    out.update(_roofline(name, first, bench.peak_dtype(fields), device_kind, rates))
+    return out
+
+
+DUPLEX_GBPS = 800.0  # TPUMS's DCN line rate: two 400 Gb/s NICs
+
+
+# a DCN collective's ring factor where the config gives none, by its name (fields, slices) -> factor
+RING_FACTORS: dict[str, Callable[[dict[str, Any], int], float]] = {
+    "all_reduce": lambda f, n: 2 * (n - 1) / n,
+    "ppermute": lambda f, n: 2.0 if f.get("direction") == "bidi" else 1.0,
+}
+# S, one device's block, where it is not its whole input: reduce-scatter's output chunk
+BLOCKS: dict[str, Callable[[dict[str, Any]], float]] = {"reduce_scatter": scatter_chunk_bytes}
+
+
+def dcn(name: str, fields: dict[str, Any], seconds: dict[str, float]) -> dict[str, Any]:
+    """A DCN collective's columns, in Gbit/s as TPUMS writes them: one device's shard over the time
+    (`per_device_algo`), times the devices of a slice (`host_algo`), times the ring factor (the given
+    one, else all-reduce's 2(n-1)/n over n slices, a two-way permute's 2, else 1: `host_bus`), and
+    that over the 800 Gb/s line (`duplex_utilization_pct`)."""
+    slices, participants = dcn_slices(fields), dcn_participants(fields)
+    default = RING_FACTORS.get(name, lambda f, n: 1.0)(fields, slices)
+    ring = float(fields.get("ring_factor") or default)
+    shard = block_bytes(fields)
+    out: dict[str, Any] = {
+        "algorithm_bytes": shard * ring * participants,
+        "ring_factor": ring,
+        "participants_per_slice": participants,
+    }
+    for domain, s in seconds.items():
+        per_device = shard * 8 / (s * 1e9) if s else 0.0
+        out[f"{domain}_per_device_algo_gbps"] = per_device
+        out[f"{domain}_host_algo_gbps"] = per_device * participants
+        out[f"{domain}_host_bus_gbps"] = per_device * participants * ring
+        out[f"{domain}_duplex_utilization_pct"] = (
+            per_device * participants * ring / DUPLEX_GBPS * 100
+        )
+    return out
+
+
+def soaked(phases: dict[str, tuple[float, float]]) -> dict[str, Any]:
+    """A soak's columns as TPUMS's sample config names them: per domain the initial and sustained
+    p50 (wall clock: the first and last untraced chunks; xprof: the baseline and worst windows) and
+    sustained over initial (1.0 where initial is not above 0, as TPUMS)."""
+    out: dict[str, Any] = {}
+    for domain, (initial, sustained) in phases.items():
+        out[f"{domain}_initial_p50_ms"] = initial
+        out[f"{domain}_sustained_p50_ms"] = sustained
+        out[f"{domain}_slowdown_ratio"] = sustained / initial if initial > 0 else 1.0
+    return out
+
+
+def _block_bytes(name: str, fields: dict[str, Any]) -> float:
+    """S: one device's block (reduce-scatter: its output chunk, matrix_dim x 256)."""
+    return BLOCKS.get(name, block_bytes)(fields)
+
+
+def nvml_telemetry(samples: list[list[float]]) -> dict[str, Any]:
+    """TPUMS's telemetry columns a GPU has an equivalent for, from NVML samples taken along the case
+    (platform/gpu_monitor.py: seconds, SM and memory clocks, temperature, power): the peak die
+    temperature (the first sample's as the pre-soak one) and the mean power; the others blank."""
+    if not samples:
+        return {}
+    fields = dict(zip(GPU_SAMPLE_FIELDS, zip(*samples, strict=True), strict=True))
+    temperatures, power = fields["temperature_c"], fields["power_w"]
+    return {
+        "peak_temp_c": max(temperatures),
+        "peak_temp_source": "gpu_die",
+        "total_power_mean_w": sum(power) / len(power),
+        "peak_temp_c_pre_soaking": temperatures[0],
+    }

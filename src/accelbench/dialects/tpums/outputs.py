@@ -1,0 +1,110 @@
+"""TPUMS's summary.csv and detailed.json: the jax-bench dialect's files (its sink writes them) for the
+cases a TPUMS file planned, with TPUMS's field names, both timing domains' metrics, its telemetry and
+its device-to-device console matrices, registered as a `Generation` of those files."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from accelbench.catalogue import params_of
+from accelbench.core.case import Case, Origin
+from accelbench.dialects.jax_bench.benchmarks import V2Benchmark
+from accelbench.dialects.jax_bench.outputs import (
+    Generation,
+    UpstreamStats,
+    device_span_ms,
+    figures_of,
+    register_generation,
+)
+from accelbench.dialects.tpums.metrics import (
+    nvml_telemetry,
+    tpums_metrics,
+    unmeasured_device,
+)
+from accelbench.dialects.tpums.names import TPUMS
+from accelbench.dialects.tpums.report import console_report
+from accelbench.ops import collective_model as collectives
+from accelbench.results.records import Row
+
+
+def _params(case: Case, origin: Origin, params: dict[str, Any]) -> dict[str, Any]:
+    """jax-bench's fields under TPUMS's names (a soak's samples_per_run is the run's soak_chunk)."""
+    entry = TPUMS[origin.generation_name or origin.benchmark]
+    params = entry.from_v2(params)
+    if entry.soak:
+        params["samples_per_run"] = case.run.soak_chunk
+    return params
+
+
+def _metrics(
+    case: Case,
+    bench: V2Benchmark,
+    origin: Origin,
+    fields: dict[str, Any],
+    host_ms: list[float],
+    row: Row,
+) -> dict[str, Any]:
+    """TPUMS's metrics, then a TPU's firmware figures under TPUMS's names (on a GPU, the NVML
+    samples' equivalents)."""
+    metrics = _domains(case, bench, origin, fields, host_ms, row)
+    metrics.update(row.series.telemetry or nvml_telemetry(row.series.gpu_monitor))
+    return metrics
+
+
+def _domains(
+    case: Case,
+    bench: V2Benchmark,
+    origin: Origin,
+    fields: dict[str, Any],
+    host_ms: list[float],
+    row: Row,
+) -> dict[str, Any]:
+    """TPUMS's metrics (metrics.py): both timing domains with its filter, its rates
+    from each domain's p50, a collective's per-chip bytes from its first group; with xprof timing
+    and no device clock, the xprof latencies and rates are there and empty, as TPUMS leaves them."""
+    group = (
+        collectives.groups(case.op, params_of(case, collectives.CollectiveParams))[0]
+        if bench.collective
+        else None
+    )
+    domains, figures = {}, {}
+    device = device_span_ms(row) if fields["xprof_timing"] else []
+    for domain, samples in (("wall_clock", host_ms), ("xprof", device)):
+        if samples:
+            up = UpstreamStats.of(samples)
+            domains[domain] = (up.p50_ms, up.p90_ms, up.avg_ms, up.std_ms)
+            figures[domain] = figures_of(bench, fields, up.p50_ms / 1e3, origin.group_size)
+    device_kind = row.environment.device_kind
+    metrics = tpums_metrics(bench, origin, fields, domains, figures, device_kind, group, _soak(row))
+    if fields["xprof_timing"] and not device:
+        metrics.update(unmeasured_device(metrics))
+    return metrics
+
+
+def _soak(row: Row) -> dict[str, tuple[float, float]] | None:
+    """A soak row's initial and sustained ms: the first and last untraced chunks on the host clock,
+    the baseline and worst windows on the device's (where it has one)."""
+    t = row.timing
+    if t.soak_first_chunk_s is None or t.soak_last_chunk_s is None:
+        return None
+    phases = {"wall_clock": (t.soak_first_chunk_s * 1e3, t.soak_last_chunk_s * 1e3)}
+    worst = device_span_ms(row)
+    if worst and t.soak_baseline_median_s is not None:
+        phases["xprof"] = (t.soak_baseline_median_s * 1e3, float(np.percentile(worst, 50)))
+    return phases
+
+
+def _flags(case: Case) -> dict[str, Any]:
+    """The XLA and libtpu flags the case ran with (its process's, or the environment's), as TPUMS
+    records them; empty where none were set."""
+    env = {**os.environ, **dict(case.process_env)}
+    return {
+        "xla_flags": env.get("XLA_FLAGS", ""),
+        "libtpu_init_args": env.get("LIBTPU_INIT_ARGS", ""),
+    }
+
+
+register_generation(Generation("tpums", _params, _metrics, False, console_report, _flags))

@@ -1,0 +1,139 @@
+"""What can go wrong: input the user can fix (`UserError`: one line naming the file and the key, exit
+code 2) and a case that cannot produce a clean number (`CaseFailure`, a row with its `Status`)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from enum import Enum
+
+from accelbench.limits import MAX_QUOTED
+
+MAX_LINE = 6 * MAX_QUOTED  # an error line, however many values it quotes
+
+
+class Status(str, Enum):
+    """A row's outcome: the only spellings of a status anywhere in the code."""
+
+    OK = "ok"
+    WRONG_RESULT = "wrong_result"  # the output failed its reference check
+    UNSUPPORTED = "unsupported"  # the platform, framework or package cannot run this case
+    OOM = "oom"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # the case's process died (--isolate)
+    ERROR = "error"
+
+    @property
+    def failed(self) -> bool:
+        """A case that should have produced a number and did not (unsupported says the platform
+        cannot run it, which is not a failure of the run)."""
+        return self not in (Status.OK, Status.UNSUPPORTED)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """Closest known name to a misspelt one, or None when nothing is close."""
+    word = str(word)
+    if len(word) > MAX_QUOTED:  # no name is that long, and difflib is quadratic in it
+        return None
+    matches = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def key_path(*parts: object) -> str:
+    """Render ('benchmarks', 0, 'm') as 'benchmarks[0].m'."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+class UserError(Exception):
+    """Input the user can fix. The CLI prints str(self) and exits with code 2."""
+
+    exit_code = 2
+    word_limit = (
+        MAX_QUOTED  # a user's value is quoted this far; an error naming our own path, further
+    )
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        key: str | None = None,
+        suggestion: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.key = key
+        self.suggestion = suggestion
+        super().__init__(str(self))
+
+    def with_file(self, file: str) -> UserError:
+        """The same error, attributed to a config file (keeps an existing attribution)."""
+        if self.file is None:
+            self.file = file
+        return self
+
+    def __str__(self) -> str:
+        where = ": ".join(p for p in (self.file, self.key) if p)
+        text = f"{where}: {self.message}" if where else self.message
+        if self.suggestion:
+            text += f" (did you mean '{self.suggestion}'?)"
+        return bounded(text, self.word_limit)
+
+
+# C0 and C1 controls (ESC starts a terminal's escape sequences), DEL, and the bidirectional overrides
+# that make text display in another order than it reads
+# control and bidirectional characters, and the lone surrogates a file name that is not UTF-8 decodes to
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def visible(text: str) -> str:
+    """Text from a file or an argument as it may be shown on a terminal: each control character
+    spelt out (`\\x1b`), so none is obeyed (a hyperlink, a cleared screen, reordered text)."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9_.=-]+")
+
+
+def safe_stem(text: str, limit: int = 120, fallback: str = "unnamed") -> str:
+    """A file or folder name made from text a file or argument carries: letters, digits and `_.=-`
+    only, and never `.`, `..` or a hidden name, so it stays inside the folder it is joined to."""
+    return _UNSAFE_IN_NAME.sub("_", str(text))[:limit].lstrip(".") or fallback
+
+
+def bounded(text: str, word_limit: int = MAX_QUOTED) -> str:
+    """One line, always, and a short one, with no control character obeyed: each word past
+    `word_limit` characters is cut (saying how long it was), and the line past MAX_LINE plus the
+    longest word it may keep."""
+    text = visible(" ".join(str(text).split()))
+    words = [
+        w if len(w) <= word_limit else f"{w[: word_limit - 20]}...({len(w):,} characters)"
+        for w in str(text).split()
+    ]
+    line = " ".join(words)
+    most = MAX_LINE + word_limit - MAX_QUOTED
+    return line if len(line) <= most else line[: most - 3] + "..."
+
+
+class CaseFailure(Exception):
+    """A case that cannot produce a clean row; becomes a row with this status."""
+
+    def __init__(self, status: Status, reason: str) -> None:
+        self.status = Status(status)
+        self.reason = " ".join(str(reason).split())
+        super().__init__(f"{self.status.value}: {self.reason}")
+
+
+def unsupported(reason: str) -> CaseFailure:
+    return CaseFailure(Status.UNSUPPORTED, reason)
+
+
+def wrong_result(reason: str) -> CaseFailure:
+    return CaseFailure(Status.WRONG_RESULT, reason)

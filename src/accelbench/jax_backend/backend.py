@@ -1,0 +1,334 @@
+"""JAX backend: placement, compilation, HLO dumps, sharding and device-time measurement.
+
+Op implementations register under backend "jax" (accelbench/ops/*): `build(params)` returns a function of
+the op's input arrays (in make_inputs order) that returns a dict of outputs. This module jits it, places
+the inputs, checks and times it through the one procedure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from accelbench.catalogue import (
+    ArrayImplementation,
+    Headline,
+    OpSpec,
+    PreparedImplementation,
+    get_implementation,
+    get_spec,
+)
+from accelbench.core.case import Case
+from accelbench.core.types import (
+    CompilerCounts,
+    DeviceInfo,
+    Measurement,
+    Prepared,
+)
+from accelbench.errors import CaseFailure, Status, safe_stem, unsupported
+from accelbench.jax_backend import distributed
+from accelbench.jax_backend.timers import module_name
+from accelbench.measure.inputs import Rotation, check_every_set, host_sets
+from accelbench.measure.numerics import check_outputs, digest_rows
+from accelbench.measure.procedure import check_fits, measure
+from accelbench.measure.timers import get_timer, keep_busy, timer_name
+from accelbench.ops.common import PlacementExtras
+
+EXOTIC_DTYPES = {"float4_e2m1fn", "float8_e5m2", "float8_e4m3fn"}
+
+
+ACCELERATOR_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin", "libtpu")
+
+
+def cpu_only() -> bool:
+    """JAX will run on the CPU: asked for, or no accelerator plugin is installed."""
+    asked = os.environ.get("JAX_PLATFORMS", "")
+    if asked:
+        return asked.split(",")[0].strip() == "cpu"
+    return not any(importlib.util.find_spec(name) for name in ACCELERATOR_PLUGINS)
+
+
+def host_devices() -> int:
+    """Devices the CPU client will make (--xla_force_host_platform_device_count), each of which
+    needs a thread of its own when a collective waits for all of them."""
+    match = re.search(
+        r"xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", "")
+    )
+    return int(match.group(1)) if match else 1
+
+
+def _started() -> bool:
+    """The clients exist already (a many-process job joined before any case): their pool is set."""
+    try:
+        from jax._src import xla_bridge  # not public API: assume not started without it
+    except ImportError:
+        return False
+    started = getattr(xla_bridge, "backends_are_initialized", None)
+    return bool(started and started())
+
+
+def start_client() -> int:
+    """Start JAX's clients; on a CPU, with one thread per host device (the thread policy the PyTorch
+    backend follows: XLA's pool, sized to every core, gave 25-70% IQR against 5-20% with one thread on a
+    2-core machine, idle or with a core busy). XLA sizes its pool from the process's CPU affinity when
+    the client starts, so the affinity is narrowed for that moment, then every thread is let run
+    anywhere again. Returns the CPU pool's threads."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    wanted = host_devices()
+    if not cores or not cpu_only() or wanted >= len(cores) or _started():
+        jax.devices()
+        return len(cores) or os.cpu_count() or 1
+    os.sched_setaffinity(0, set(cores[:wanted]))
+    try:
+        jax.devices()
+    finally:
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(tid), set(cores))
+            except OSError:  # a thread that has ended
+                continue
+    return wanted
+
+
+def warm_gpu() -> None:
+    """Bring an idle GPU to its working clocks before the first sample (`keep_busy`)."""
+    a = jax.numpy.ones((4096, 4096), jax.numpy.bfloat16)
+    square = jax.jit(lambda x: x @ x)
+
+    def burst() -> None:  # one product kept at a time: JAX's pool keeps what it once held
+        for _ in range(10):
+            product = square(a)
+        jax.block_until_ready(product)
+
+    keep_busy(burst)
+
+
+class JaxBackend:
+    name = "jax"
+
+    def __init__(self) -> None:
+        # Allocate on demand, so JAX and PyTorch cases can share one GPU in a run; must be set
+        # before JAX initialises its GPU client, which happens at the first device query below.
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        self.cpu_threads = start_client()
+        if jax.default_backend() == "gpu":
+            warm_gpu()
+
+    def device_info(self) -> DeviceInfo:
+        devices = jax.local_devices()
+        return DeviceInfo(
+            kind=devices[0].device_kind,
+            count=len(devices),
+            platform=devices[0].platform,
+            framework="jax",
+            framework_version=jax.__version__,
+            threads=self.cpu_threads,
+        )
+
+    # -- preparation ---------------------------------------------------------------------
+    def _placement(self, case: Case, host: dict[str, np.ndarray]) -> tuple[list[Any], int]:
+        """Where each input goes (a device or a sharding) and how many devices the case uses."""
+        mode = case.params.get("sharding", "none")
+        devices = jax.local_devices()
+        if mode == "none":
+            index = case.params.get("device", 0)
+            if index >= len(devices):
+                raise unsupported(
+                    f"device {index} requested but only {len(devices)} local devices exist"
+                )
+            return [devices[index]] * len(host), 1
+        mesh = Mesh(np.array(devices), ("d",))
+        replicated = NamedSharding(mesh, P())
+        if mode == "replicated":
+            return [replicated] * len(host), len(devices)
+        if "m" not in case.params:
+            raise unsupported(f"sharding: split_m needs an m dimension, which {case.op} has not")
+        if case.params["m"] % len(devices):
+            raise unsupported(
+                f"m={case.params['m']} does not split evenly over {len(devices)} devices"
+            )
+        # split_m: buffers with M rows split along M; everything else replicated
+        split = NamedSharding(mesh, P("d", None))
+        return [
+            split if a.shape[:1] == (case.params["m"],) else replicated for a in host.values()
+        ], len(devices)
+
+    def memory_capacity(self) -> float | None:
+        stats = jax.local_devices()[0].memory_stats() or {}
+        return stats.get("bytes_limit")
+
+    def _place(self, case: Case, host: dict[str, np.ndarray]) -> tuple[list[Any], int]:
+        """The inputs on their devices (or shardings), and how many devices the case uses."""
+        placements, used = self._placement(case, host)
+        try:
+            args = [
+                jax.device_put(jnp.asarray(a), pl)
+                for a, pl in zip(host.values(), placements, strict=True)
+            ]
+        except Exception as error:  # dtypes the platform cannot hold (e.g. fp4 on old runtimes)
+            raise unsupported(
+                f"cannot place inputs on {jax.default_backend()}: {str(error).splitlines()[0]}"
+            ) from None
+        return args, used
+
+    def compile(
+        self, case: Case, spec: OpSpec, body: Any, args: list[Any], donate: tuple[int, ...]
+    ) -> Compiled:
+        """The jitted function compiled for these inputs, how long that took and XLA's count of its
+        work; a dtype XLA cannot compile here is `unsupported`, not an error."""
+        body.__name__ = module_name(case).removeprefix("jit_")
+        t0 = time.perf_counter()
+        try:
+            lowered = jax.jit(body, donate_argnums=donate).lower(*args)
+            compiled = lowered.compile()
+        except Exception as error:
+            exotic = {str(a.dtype) for a in args} & EXOTIC_DTYPES
+            if not exotic or "RESOURCE_EXHAUSTED" in str(error):
+                raise
+            first = (
+                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            )
+            raise unsupported(
+                f"XLA cannot compile {spec.name} with {', '.join(sorted(exotic))} on "
+                f"{jax.default_backend()}: {first[:300]}"
+            ) from None
+        compile_s = time.perf_counter() - t0
+        self._dump(case, lowered.as_text(), compiled.as_text() or "")
+        return Compiled(compiled, compile_s, cost_of(compiled))
+
+    def prepare(self, case: Case, spec: OpSpec, impl: ArrayImplementation) -> Prepared:
+        """Draw the inputs, place them, jit the implementation's function of them."""
+        check_fits(spec, case, self.memory_capacity())
+        if spec.make_inputs is None:
+            raise unsupported(f"op {spec.name} has no array inputs for the generic JAX path")
+        hosts = host_sets(spec, case)
+        host = hosts[0]
+        carried = spec.traits.donated_input
+        placed = [self._place(case, h) for h in hosts]
+        device_args, used = placed[0]
+        donate: tuple[int, ...] = (list(host).index(carried),) if carried else ()
+        compiled = self.compile(case, spec, impl.build(case.params), device_args, donate)
+        state = {"args": device_args}
+        rotation = Rotation([args for args, _ in placed])
+
+        def call() -> dict[str, Any]:
+            if len(hosts) > 1:
+                return compiled.fn(*rotation.next())
+            out = compiled.fn(*state["args"])
+            if carried:  # the donated buffer's successor feeds the next iteration
+                args = state["args"]
+                state["args"] = [*args[: donate[0]], out["out"], *args[donate[0] + 1 :]]
+            return out
+
+        def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
+            # the whole output to the host, then the rows: a device-side gather compiles anew per case
+            # (0.1-0.2 s on an H200), a copy of even 100 MB costs less
+            return np.asarray(jax.device_get(out[name]))[rows]
+
+        extras = PlacementExtras(
+            used_device_count=used, sharding=case.params.get("sharding", "none")
+        )
+
+        def check_one(h: dict[str, np.ndarray], out: dict[str, Any]) -> float | None:
+            return check_outputs(spec, case.params, h, lambda n, r: fetch(out, n, r))
+
+        def run(args: list[Any]) -> dict[str, Any]:
+            return compiled.fn(*args)
+
+        return Prepared(
+            call=call,
+            sync=jax.block_until_ready,
+            check=check_every_set(hosts, rotation, run, jax.block_until_ready, check_one),
+            input_sets=len(hosts),
+            digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
+            compile_s=compiled.seconds,
+            compiler=compiled.counts,
+            implementation=impl.name,
+            finish=lambda timing, companions: extras,
+        )
+
+    def _dump(self, case: Case, stablehlo: str, optimized: str) -> None:
+        if not case.outputs.xla_dump_dir:
+            return
+        os.makedirs(case.outputs.xla_dump_dir, exist_ok=True)
+        stem = os.path.join(case.outputs.xla_dump_dir, safe_stem(case.label))
+        for suffix, text in ((".stablehlo.txt", stablehlo), (".optimized_hlo.txt", optimized)):
+            with open(stem + suffix, "w", encoding="utf-8") as f:
+                f.write(text)
+
+    def measure(self, case: Case) -> Measurement:
+        spec = get_spec(case.op)
+        impl = get_implementation(case.op, self.name, case.implementation)
+        if isinstance(impl, PreparedImplementation):  # not one jitted function: it prepares itself
+            prepared = impl.build(self, case)
+            if spec.traits.headline is Headline.SLOWEST_DEVICE:  # its iterations span processes
+                agree = distributed.gather_max if jax.process_count() > 1 else prepared.agree
+                prepared = replace(prepared, check=checked_everywhere(prepared.check), agree=agree)
+        else:
+            prepared = self.prepare(case, spec, impl)
+        own = spec.traits.auto_timer.get(self.name)  # e.g. transfers: no XLA module for xprof
+        requested = own if case.run.timer == "auto" and own else case.run.timer
+        name = timer_name(self.name, jax.default_backend(), requested)
+        if name == "wall" and case.outputs.trace_dir and own is None:
+            name = "traced_wall"  # no device clock here: keep the trace the config asked for
+        return measure(case, prepared, get_timer(self.name, name, case), self.device_info())
+
+
+class Compiled(NamedTuple):
+    fn: Any  # the compiled executable
+    seconds: float  # lowering and compiling
+    counts: CompilerCounts
+
+
+def cost_of(compiled: Any) -> CompilerCounts:
+    """XLA's cost analysis of a compiled program (a dict, or a list of one on older JAX), where the
+    platform gives one."""
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:
+        return CompilerCounts()
+    if isinstance(cost, list):
+        cost = cost[0] if cost else {}
+    if not isinstance(cost, dict):
+        return CompilerCounts()
+    flops, nbytes = cost.get("flops"), cost.get("bytes accessed")
+    return CompilerCounts(
+        float(flops) if flops is not None and flops >= 0 else None,
+        float(nbytes) if nbytes is not None and nbytes >= 0 else None,
+    )
+
+
+def checked_everywhere(check: Callable[[Any], float | None] | None) -> Any:
+    """A many-process op's check: each process checks its own devices, then all agree on the worst
+    (a process that failed alone would leave the others waiting in the next collective)."""
+    if check is None:
+        return None
+
+    def agreed(out: Any) -> float:
+        failure: CaseFailure | None = None
+        try:
+            mine = check(out)
+            err = float("nan") if mine is None else mine
+        except CaseFailure as caught:
+            failure, err = caught, float("inf")
+        worst = distributed.gather_max(err)
+        if failure is not None:
+            raise failure
+        if worst == float("inf"):
+            raise CaseFailure(
+                Status.WRONG_RESULT, "another process's output differs from the reference"
+            )
+        return worst
+
+    return agreed

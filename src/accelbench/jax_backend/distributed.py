@@ -1,0 +1,97 @@
+"""Many processes, one JAX program: jax.distributed start-up and gathering per-device results to
+process 0 (which alone writes rows).
+
+On a TPU pod or a GKE indexed job `jax.distributed.initialize()` finds the coordinator, the process
+count and this process's id in its environment; elsewhere they are given on the command line. On CPU the
+processes' collectives go through gloo.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from accelbench.errors import UserError
+from accelbench.platform import processes
+
+
+def initialize(
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+) -> None:
+    """Join the job (every argument None: detect a TPU pod or GKE job), then record this process's
+    place in it for the session (only process 0 writes)."""
+    import jax
+
+    try:  # CPU devices of several processes talk through gloo (a no-op where it is the default)
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except Exception:
+        pass
+    try:
+        jax.distributed.initialize(
+            coordinator_address=coordinator, num_processes=num_processes, process_id=process_id
+        )
+    except (ValueError, RuntimeError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UserError(f"cannot join the multi-process job: {first}") from None
+    processes.configure(jax.process_index(), jax.process_count())
+
+
+def leave() -> None:
+    """Leave the job in order, every process at the end of its run: jax.distributed's shutdown waits
+    for the others, so the coordinator (process 0) does not go first and leave its peers' connections
+    to fail at exit (the gRPC error traces of an otherwise clean run)."""
+    import jax
+
+    try:
+        jax.distributed.shutdown()
+    except Exception:  # a peer already gone: nothing left to leave in order
+        pass
+
+
+def gather_devices(local: dict[str, list[float]]) -> dict[str, list[float]]:
+    """Every process's per-device samples, named 'p<process>/<device>' when there are several processes
+    (each process traces only its own devices)."""
+    import jax
+
+    if jax.process_count() == 1:
+        return local
+    from jax.experimental import multihost_utils
+
+    names = sorted(local)
+    n = min((len(local[k]) for k in names), default=0)
+    mine = np.array([local[k][:n] for k in names], np.float64).reshape(len(names), n)
+    everyone = np.asarray(multihost_utils.process_allgather(mine))  # (processes, devices, n)
+    gathered: dict[str, list[float]] = {}
+    for proc, block in enumerate(everyone):
+        for row, name in enumerate(names):  # every process has as many local devices
+            gathered[f"p{proc}/{name}"] = [float(v) for v in block[row]]
+    return gathered
+
+
+def device_key(global_id: int, per_device: dict[str, list[float]]) -> str:
+    """The key `gather_devices` gives the device of this global id ('GPU:1', 'p1/TPU:0')."""
+    import jax
+
+    from accelbench.jax_backend.xplane import TraceError
+
+    device = jax.devices()[global_id]
+    local = [d.id for d in jax.devices() if d.process_index == device.process_index].index(
+        device.id
+    )
+    prefix = f"p{device.process_index}/" if jax.process_count() > 1 else ""
+    found = [k for k in per_device if k.startswith(prefix) and k.rsplit(":", 1)[-1] == str(local)]
+    if not found:
+        raise TraceError(f"device {global_id} has no events of the case in the trace")
+    return found[0]
+
+
+def gather_max(value: float) -> float:
+    """The largest of every process's value (e.g. the worst check error)."""
+    import jax
+
+    if jax.process_count() == 1:
+        return value
+    from jax.experimental import multihost_utils
+
+    return float(np.max(np.asarray(multihost_utils.process_allgather(np.float64(value)))))

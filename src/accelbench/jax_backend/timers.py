@@ -1,0 +1,341 @@
+"""The JAX backend's timers: device time per iteration read from the profiler's trace (`xprof`, auto on
+GPUs and TPUs), and the wall clock with the trace kept (`traced_wall`, CPUs when a trace is asked for).
+
+JAX is reached through `platform.frameworks`, so discovering these timers (config validation) costs no
+import of JAX.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import socket
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from accelbench.catalogue import Headline, get_spec
+from accelbench.core.case import Case
+from accelbench.core.types import Prepared, Timing, slowest_per_iteration
+from accelbench.errors import CaseFailure, Status, safe_stem
+from accelbench.jax_backend import distributed, telemetry, xplane
+from accelbench.measure.timers import (
+    HostFlush,
+    Metered,
+    Sessioned,
+    Timer,
+    no_flush,
+    register_timer,
+    timed_iterations,
+    trace_session_dir,
+    warm_up,
+)
+from accelbench.platform.frameworks import jax
+
+
+def module_name(case: Case) -> str:
+    """The HLO module of a case's jitted function, which tags its kernels in the trace."""
+    return f"jit_mb_{case.op}"
+
+
+FLUSH_BYTES = 256 << 20  # more than any GPU's L2 (H100/H200: 50-60 MB); TPU CMEM/VMEM alike
+
+
+class DeviceFlush:
+    """cache: cold on an accelerator: overwrite a buffer larger than the L2 before every iteration, in its
+    own module, so the trace never counts it as the op's time. (Reading it instead left the L2 warmer:
+    cold add 1024² read 2.75 µs against 3.23 µs after a write on an H200.) Written, not read and
+    written: b + 1 cost ~550 µs an iteration on an H100, three times PyTorch's zero_ flush."""
+
+    def __init__(self, device: Any) -> None:
+        jnp = jax.numpy
+        self.buffer = jax.device_put(jnp.zeros(FLUSH_BYTES // 4, jnp.float32), device)
+        self.fill_in_place = jax.jit(jnp.zeros_like, donate_argnums=0)
+        self.fill = jax.jit(jnp.zeros_like)
+        self()  # compiled and run once here, never inside a trace (a first trace that compiled it came back empty)
+        self.enqueue()
+        jax.block_until_ready(self.buffer)
+
+    def __call__(self) -> None:
+        self.buffer = jax.block_until_ready(self.fill_in_place(self.buffer))
+
+    def enqueue(self) -> None:
+        """Queued before the iteration without waiting (cadence: sustained): a new buffer each time, the
+        old one freed (donating a buffer still in use would make the host wait)."""
+        self.buffer = self.fill(self.buffer)
+
+
+@functools.cache
+def device_flush(device: Any) -> DeviceFlush:
+    """One flush buffer per device for the whole run (allocating and compiling it per case cost time)."""
+    return DeviceFlush(device)
+
+
+def flusher(case: Case) -> Callable[[], None]:
+    if case.run.cache != "cold":
+        return no_flush
+    if jax.default_backend() == "cpu":
+        return HostFlush()
+    return device_flush(
+        jax.local_devices()[
+            case.params.get("device", 0) if case.params.get("sharding", "none") == "none" else 0
+        ]
+    )
+
+
+# the TPU firmware's thermal, power-level and throttle events and its power trace, as TPUMS asks for
+# them around a soak (advanced_configuration, per the JAX profiler's documentation)
+FIRMWARE_EVENTS = {
+    "tpu_e2e_enable_fw_thermal_event": True,
+    "tpu_e2e_enable_fw_power_level_event": True,
+    "tpu_e2e_enable_fw_throttle_event": True,
+    "tpu_power_trace_level": 1,
+    "tpu_perf_counters": False,
+}
+
+
+def profile_options(host_events: bool = True, firmware: bool = False) -> Any:
+    """Device activity and host events, without tracing every Python call (which costs time per case).
+    Without host events where only the device's are read (a GPU trace nobody keeps): a session's
+    stop cost ~110 µs per iteration with them and ~18 µs without on an H100 (bench/trace_overhead.py)."""
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    if not host_events:
+        options.host_tracer_level = 0
+    if firmware and hasattr(options, "advanced_configuration"):
+        options.advanced_configuration = dict(FIRMWARE_EVENTS)
+    return options
+
+
+def _profile_to_disk(
+    trace_dir: str, run: Callable[[], list[float]], firmware: bool = False
+) -> tuple[Any, list[float]]:
+    """The xprof layout users open (trace_dir kept): start_trace/stop_trace, then read the xplane back."""
+    jax.profiler.start_trace(trace_dir, profiler_options=profile_options(firmware=firmware))
+    try:
+        wall = run()
+    finally:
+        try:
+            jax.profiler.stop_trace()
+        except (
+            Exception
+        ) as error:  # the trace could not be written (a full disk, a vanished folder)
+            _forget_session()
+            raise CaseFailure(
+                Status.ERROR, f"could not write the trace under {trace_dir}: {error}"
+            ) from None
+    return xplane.load(xplane.find_xplane(trace_dir)), wall
+
+
+def _forget_session() -> None:
+    """jax.profiler keeps a session whose export failed as started, so every later case would fail
+    with "Profile has already been started": its state is reset (private state, where it exists)."""
+    state = getattr(getattr(jax, "_src", None) and jax._src.profiler, "_profile_state", None)
+    if state is not None and hasattr(state, "reset"):
+        with state.lock:
+            state.reset()
+
+
+def _profile_in_memory(
+    run: Callable[[], list[float]], firmware: bool = False, host_events: bool = False
+) -> tuple[tuple[Any, bytes], list[float]] | None:
+    """The same profiler session, its XSpace kept in memory: no trace-viewer conversion (the per-case
+    cost when nobody keeps the trace). None where this JAX has no such session."""
+    try:
+        from jax._src.lib import _profiler  # not public API: fall back to start_trace without it
+
+        # a CPU's iterations are host events; a TPU keeps them until shown unneeded there; a kept
+        # trace keeps them for its step markers
+        host = host_events or jax.default_backend() != "gpu"
+        session = _profiler.ProfilerSession(profile_options(host, firmware))
+    except Exception:
+        return None
+    try:
+        wall = run()
+    finally:
+        serialized = session.stop()
+    return (jax.profiler.ProfileData.from_serialized_xspace(serialized), serialized), wall
+
+
+def profiled(
+    run: Callable[[], list[float]], session_dir: str | None, firmware: bool = False
+) -> tuple[Any, list[float]]:
+    """`run` inside one profiler session, kept in memory; where a trace is kept, its XSpace is written
+    as `<session_dir>/<host>.xplane.pb` (what xprof and TensorBoard open; a later round of the same
+    case and run replaces it). Where this JAX has no in-memory session, start_trace writes it."""
+    in_memory = _profile_in_memory(run, firmware, host_events=session_dir is not None)
+    if in_memory is None:
+        scratch = tempfile.mkdtemp(prefix="mb_trace_")
+        try:
+            profile, wall = _profile_to_disk(scratch, run, firmware)
+            serialized = Path(xplane.find_xplane(scratch)).read_bytes()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        (profile, serialized), wall = in_memory
+    if session_dir is not None:
+        _keep(serialized, session_dir)
+    return profile, wall
+
+
+def _keep(serialized: bytes, session_dir: str) -> None:
+    """The session's XSpace in its folder, whole (never through a link planted there)."""
+    from accelbench.results.writer import write_atomically
+
+    try:
+        os.makedirs(session_dir, exist_ok=True)
+        path = os.path.join(session_dir, f"{safe_stem(socket.gethostname())}.xplane.pb")
+        write_atomically(path, lambda f: f.write(serialized), binary=True)
+    except OSError as error:
+        raise CaseFailure(
+            Status.ERROR, f"could not write the trace under {session_dir}: {error.strerror}"
+        ) from None
+
+
+SESSION_PROBES = 3  # later sessions timed (an H100's: 16-18 ms each)
+
+
+def _probe(v: Any) -> Any:
+    return v + 1
+
+
+@functools.cache
+def session_cost() -> float:
+    """The profiler started before any case's clock (a GPU's CUPTI, the first session's set-up: the
+    first case paid them), and what a round's session costs from then on: the mean start, stop and
+    read of SESSION_PROBES later sessions of a one-call loop, its iteration found as a round's are.
+    Sizes an adaptive case's pilot (`procedure.pilot_size`)."""
+    probe, x = jax.jit(_probe), jax.numpy.ones(8)
+    jax.block_until_ready(probe(x))
+    costs = []
+    for _ in range(1 + SESSION_PROBES):
+        start = time.perf_counter()
+        profile, _ = profiled(lambda: [float(jax.block_until_ready(probe(x))[0])], None)
+        try:
+            xplane.iterations(profile, "jit__probe", 1)
+        except xplane.TraceError:  # the cost is what is wanted; a probe's kernel may be fused away
+            pass
+        costs.append(time.perf_counter() - start)
+    return statistics.mean(costs[1:])
+
+
+def traced_samples(
+    case: Case, flush: Callable[[], None], prepared: Prepared, warmup: int, n: int
+) -> Timing:
+    """Time n iterations under jax.profiler and read each iteration's device time from the trace."""
+    warm_up(prepared, warmup)
+    trace_dir = trace_session_dir(case)
+    metered, loop_s = Metered(flush), 0.0
+    step = _steps(case) if trace_dir else None  # a kept trace marks each iteration as a step
+
+    def run() -> list[float]:
+        nonlocal loop_s
+        t0 = time.perf_counter()
+        sustained = case.run.cadence == "sustained"
+        wall = timed_iterations(prepared, n, metered, sustained, step)
+        loop_s = time.perf_counter() - t0
+        return wall
+
+    session_start = time.perf_counter()
+    firmware = bool(case.run.soak_chunk) and jax.default_backend() == "tpu"  # a soak's windows
+    try:
+        profile, wall = profiled(run, trace_dir, firmware)
+        if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:
+            timing = _slowest_device(case, profile, n, wall, trace_dir)
+        else:
+            timing = _per_iteration(case, profile, n, wall, trace_dir)
+    except xplane.TraceError as error:
+        raise CaseFailure(Status.ERROR, f"device time unavailable: {error}") from None
+    timing.flush_s = metered.seconds
+    timing.session_s = time.perf_counter() - session_start - loop_s
+    if jax.default_backend() == "tpu":  # the firmware's temperatures, throttling, power, p-states
+        timing.telemetry = telemetry.aggregate(telemetry.per_device(profile.planes))
+    return timing
+
+
+def _steps(case: Case) -> Callable[[int], Any]:
+    """Each timed iteration as a step named after the case: xprof's step view and trace viewer."""
+    name = case.label
+    return lambda i: jax.profiler.StepTraceAnnotation(name, step_num=i)
+
+
+def _per_iteration(
+    case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
+) -> Timing:
+    """Each iteration's device time: its kernels (GPU) or module execution (TPU) in the trace."""
+    platform, iters = xplane.iterations(profile, module_name(case), n, case.run.xprof_device_mode)
+    return Timing(
+        samples_s=[i.total_ns * 1e-9 for i in iters],
+        source=f"xprof_{platform}",
+        wall_samples_s=wall,
+        span_samples_s=[i.span_ns * 1e-9 for i in iters],
+        launch_samples_s=list(
+            wall
+        ),  # blocked host wall per iteration: launch and dispatch included
+        kernels=xplane.breakdown(iters),
+        trace_path=trace_dir,
+    )
+
+
+def _slowest_device(
+    case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
+) -> Timing:
+    """Every device's time per iteration (all processes'); the headline is the slowest device's per
+    iteration, or the one device the op names (a transfer's receiver)."""
+    per_device = distributed.gather_devices(xplane.per_device(profile, module_name(case), n))
+    try:  # the kernels of the first device that has them, for the breakdown columns
+        kernels = xplane.breakdown(xplane.iterations(profile, module_name(case), n)[1])
+    except xplane.TraceError:
+        kernels = []
+    chosen = get_spec(case.op).traits.timed_device
+    if chosen is not None:
+        device = distributed.device_key(chosen(case.params), per_device)
+        samples, whose = per_device[device], f"device_{device}"
+    else:
+        samples, whose = slowest_per_iteration(per_device), "slowest_device"
+    return Timing(
+        samples_s=samples,
+        source=f"xprof_{jax.default_backend()}_{whose}",
+        wall_samples_s=wall,
+        launch_samples_s=list(wall),
+        trace_path=trace_dir,
+        kernels=kernels,
+        device_samples_s=per_device,
+    )
+
+
+@register_timer("xprof", ("jax",), auto_on=(("jax", "gpu"), ("jax", "tpu")))
+def xprof_timer(case: Case) -> Timer:
+    """Device time per iteration from the profiler trace (GPU kernels, TPU module executions). The
+    flush is made (allocated, compiled) here, before the case's clock starts: it cost the first case
+    0.24 s of its budget on an H100."""
+    flush = flusher(case)
+    return Sessioned(
+        lambda prepared, warmup, n: traced_samples(case, flush, prepared, warmup, n),
+        session_cost(),
+    )
+
+
+@register_timer("traced_wall", ("jax",))
+def traced_wall_timer(case: Case) -> Timer:
+    """CPU has no device clock: keep the trace (and its breakdown) for xprof, report wall time."""
+    flush = flusher(case)
+
+    def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
+        traced = traced_samples(case, flush, prepared, warmup, n)
+        return Timing(
+            samples_s=traced.wall_samples_s,
+            source="wall_clock",
+            wall_samples_s=traced.wall_samples_s,
+            launch_samples_s=traced.wall_samples_s,
+            kernels=traced.kernels,
+            trace_path=traced.trace_path,
+            flush_s=traced.flush_s,
+            session_s=traced.session_s,
+        )
+
+    return Sessioned(timer, session_cost())

@@ -1,0 +1,257 @@
+"""Per-iteration device time from a JAX profiler trace (XSpace), read with jax.profiler.ProfileData.
+
+GPU: kernel events on the device plane's stream lines, tagged with the `hlo_module` stat.
+TPU: one event per execution on the `XLA Modules` line; ops on `XLA Ops` give the breakdown.
+CPU: thunk events on host threads, tagged with `hlo_module` and a per-execution `run_id`.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import warnings
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from accelbench.measure.attribution import breakdown
+
+
+class TraceError(Exception):
+    """The trace cannot give device time for this case (never silently replaced by host time)."""
+
+
+@dataclass
+class Event:
+    name: str
+    start_ns: float
+    duration_ns: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def end_ns(self) -> float:
+        return self.start_ns + self.duration_ns
+
+
+@dataclass
+class Iteration:
+    total_ns: float
+    kernels: list[Event]
+
+    @property
+    def span_ns(self) -> float:
+        """First kernel start to last kernel end (the module's duration on TPU)."""
+        if not self.kernels:
+            return self.total_ns
+        return max(k.end_ns for k in self.kernels) - min(k.start_ns for k in self.kernels)
+
+
+__all__ = [
+    "Event",
+    "Iteration",
+    "TraceError",
+    "breakdown",
+    "find_xplane",
+    "iterations",
+    "load",
+    "per_device",
+    "top_level",
+]
+
+
+def find_xplane(trace_dir: str) -> str:
+    """The newest *.xplane.pb that jax.profiler wrote under trace_dir."""
+    paths = glob.glob(os.path.join(trace_dir, "plugins", "profile", "*", "*.xplane.pb"))
+    if not paths:
+        raise TraceError(f"no .xplane.pb under {trace_dir}/plugins/profile")
+    return max(paths, key=os.path.getmtime)
+
+
+def _events(line: Any) -> list[Event]:
+    # jaxlib's stats iterator is a builtin type without __module__: Python 3.12 warns once per line
+    # read (116 times in a test run); a defect of the binding, not of this code or the user's run
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "builtin type .* has no __module__", DeprecationWarning)
+        return _read_events(line)
+
+
+def _read_events(line: Any) -> list[Event]:
+    return [
+        Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats)) for e in line.events
+    ]
+
+
+def _module_matches(value: Any, module: str) -> bool:
+    return isinstance(value, str) and (value == module or value.startswith(module + "("))
+
+
+def top_level(events: list[Event]) -> list[Event]:
+    """Drop events nested inside another event of the same line, so nothing is counted twice."""
+    kept: list[Event] = []
+    for event in sorted(events, key=lambda e: (e.start_ns, -e.duration_ns)):
+        if kept and event.start_ns >= kept[-1].start_ns and event.end_ns <= kept[-1].end_ns:
+            continue
+        kept.append(event)
+    return kept
+
+
+def _chunk(events: list[Event], n_iters: int, what: str) -> list[list[Event]]:
+    """Split launch-ordered events into n equal iterations, checking every iteration looks alike."""
+    events = sorted(events, key=lambda e: e.start_ns)
+    if any("run_id" in e.stats for e in events):
+        groups: dict[Any, list[Event]] = defaultdict(list)
+        for e in events:
+            groups[e.stats.get("run_id")].append(e)
+        chunks = sorted(groups.values(), key=lambda g: g[0].start_ns)
+        if len(chunks) != n_iters:
+            raise TraceError(f"trace has {len(chunks)} executions of {what}, expected {n_iters}")
+        return chunks
+    if len(events) % n_iters:
+        raise TraceError(f"{len(events)} {what} events cannot be split into {n_iters} iterations")
+    per = len(events) // n_iters
+    chunks = [events[i * per : (i + 1) * per] for i in range(n_iters)]
+    signature = sorted(e.name for e in chunks[0])
+    if any(sorted(e.name for e in c) != signature for c in chunks[1:]):
+        raise TraceError(f"iterations of {what} launched different kernels; cannot attribute them")
+    return chunks
+
+
+def iterations(
+    profile: Any, module: str, n_iters: int, device: str = "first_device"
+) -> tuple[str, list[Iteration]]:
+    """(platform, per-iteration device time and kernels) of one jitted module: on the first device
+    plane, or (`device: max_device`, TPUMS's xprof_device_mode) on the one whose median is highest."""
+    planes = list(profile.planes)
+    tpu = sorted((p for p in planes if p.name.startswith("/device:TPU")), key=_plane_order)
+    gpu = sorted((p for p in planes if p.name.startswith("/device:GPU")), key=_plane_order)
+    if tpu or gpu:
+        read = _tpu_iterations if tpu else _gpu_iterations
+        if device != "max_device":
+            return ("tpu" if tpu else "gpu"), read((tpu or gpu)[0], module, n_iters)
+        runs, errors = [], []
+        for plane in tpu or gpu:  # the devices that ran the module; a bystander is passed over
+            try:
+                runs.append(read(plane, module, n_iters))
+            except TraceError as error:
+                errors.append(error)
+        if not runs:
+            raise errors[0]
+        return ("tpu" if tpu else "gpu"), max(runs, key=_median_ns)
+    host = [
+        e
+        for p in planes
+        if p.name.startswith("/host:CPU")
+        for line in p.lines
+        for e in _events(line)
+        if _module_matches(e.stats.get("hlo_module"), module)
+    ]
+    if not host:
+        raise TraceError(f"the trace has no device or host-thread events of module {module}")
+    chunks = _chunk(top_level(host), n_iters, module)
+    return "cpu", [Iteration(sum(e.duration_ns for e in c), c) for c in chunks]
+
+
+def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]]:
+    """Each device's device time per iteration of one module (many-device ops: collectives).
+
+    GPU: each device plane's kernels; TPU: each chip plane's module executions; CPU: host events by
+    their `device_ordinal`. A device with no event of the module (a bystander of a send/recv) is left
+    out; one whose events do not split into n iterations raises."""
+    planes = list(profile.planes)
+    out: dict[str, list[float]] = {}
+    devices = [p for p in planes if p.name.startswith(("/device:TPU", "/device:GPU"))]
+    for plane in sorted(devices, key=lambda p: p.name):
+        name = plane.name.removeprefix("/device:")
+        if plane.name.startswith("/device:TPU"):
+            ran = any(
+                _module_matches(e.name, module)
+                for line in plane.lines
+                if line.name == "XLA Modules"
+                for e in line.events
+            )
+            if ran:  # a chip that ran the module must show every iteration, like a GPU
+                out[name] = [i.total_ns * 1e-9 for i in _tpu_iterations(plane, module, n_iters)]
+            continue
+        kernels = [
+            e
+            for line in plane.lines
+            if line.name not in ("XLA Modules", "XLA Ops")
+            for e in _events(line)
+            if _module_matches(e.stats.get("hlo_module"), module)
+        ]
+        if kernels:
+            chunks = _chunk(kernels, n_iters, f"{module} on {name}")
+            out[name] = [sum(e.duration_ns for e in c) * 1e-9 for c in chunks]
+    if devices:
+        if not out:
+            raise TraceError(f"no device has events of module {module}")
+        return out
+    by_device: dict[Any, list[Event]] = defaultdict(list)
+    for p in planes:
+        if p.name.startswith("/host:CPU"):
+            for line in p.lines:
+                for e in _events(line):
+                    if _module_matches(e.stats.get("hlo_module"), module):
+                        by_device[e.stats.get("device_ordinal", 0)].append(e)
+    if not by_device:
+        raise TraceError(f"the trace has no host-thread events of module {module}")
+    for ordinal, events in sorted(by_device.items()):
+        chunks = _chunk(top_level(events), n_iters, f"{module} on CPU:{ordinal}")
+        out[f"CPU:{ordinal}"] = [sum(e.duration_ns for e in c) * 1e-9 for c in chunks]
+    return out
+
+
+def _plane_order(plane: Any) -> tuple[int, str]:
+    """Device planes by their device number (TPU:10 after TPU:9)."""
+    number = plane.name.rpartition(":")[2]
+    return (int(number) if number.isdigit() else 0, plane.name)
+
+
+def _median_ns(runs: list[Iteration]) -> float:
+    ordered = sorted(r.total_ns for r in runs)
+    return ordered[len(ordered) // 2] if ordered else 0.0
+
+
+def _gpu_iterations(plane: Any, module: str, n_iters: int) -> list[Iteration]:
+    kernels = [
+        e
+        for line in plane.lines
+        if line.name not in ("XLA Modules", "XLA Ops")
+        for e in _events(line)
+        if _module_matches(e.stats.get("hlo_module"), module)
+    ]
+    if not kernels:
+        raise TraceError(f"the GPU trace has no kernel events of module {module}")
+    return [Iteration(sum(e.duration_ns for e in c), c) for c in _chunk(kernels, n_iters, module)]
+
+
+def _tpu_iterations(plane: Any, module: str, n_iters: int) -> list[Iteration]:
+    lines = {line.name: line for line in plane.lines}
+    if "XLA Modules" not in lines:
+        raise TraceError("the TPU trace has no 'XLA Modules' line")
+    runs = sorted(
+        (
+            e
+            for e in _events(lines["XLA Modules"])
+            if e.name == module or e.name.startswith(module + "(")
+        ),
+        key=lambda e: e.start_ns,
+    )
+    if len(runs) != n_iters:
+        raise TraceError(
+            f"the TPU trace has {len(runs)} executions of {module}, expected {n_iters}"
+        )
+    ops = top_level(_events(lines["XLA Ops"])) if "XLA Ops" in lines else []
+    return [
+        Iteration(
+            run.duration_ns,
+            [o for o in ops if o.start_ns >= run.start_ns and o.end_ns <= run.end_ns],
+        )
+        for run in runs
+    ]
+
+
+def load(path: str) -> Any:
+    from jax.profiler import ProfileData
+
+    return ProfileData.from_file(path)

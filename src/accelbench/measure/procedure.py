@@ -1,0 +1,240 @@
+"""The one per-case procedure every backend and suite follows: check, then warm up and time."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from accelbench.catalogue import OpSpec
+from accelbench.core.case import Case, RunSettings, shape_label
+from accelbench.core.types import (
+    CheckResult,
+    DeviceInfo,
+    Measurement,
+    Prepared,
+    SoakPhases,
+    Timing,
+)
+from accelbench.errors import CaseFailure, Status
+from accelbench.measure import garbage
+from accelbench.measure.timers import (
+    Described,
+    Sessioned,
+    Timer,
+    timed_iterations,
+    wall_clock,
+    warm_up,
+)
+from accelbench.platform import interrupt
+
+MAX_ROUND = (
+    10_000  # iterations one round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
+)
+MAX_SOAK_SAMPLES = 100_000  # a soak of tiny kernels stops recording here (and stops)
+# a round sized for the precision target asks this much more than the 1/sqrt(n) estimate: each round
+# is a profiler session (start, stop, parse: ~15 ms of JAX's on an H100 beside its iterations), and
+# an estimate that just misses cost a third round
+ROUND_MARGIN = 1.2
+# ...but at most this many times the samples so far: the estimate comes from a noisy interval (a
+# pilot that caught a slow burst asked for four times what the target needed: 1 757 samples and
+# 1.16 s where ~400 sufficed, PyTorch compiled, H100), and one more session costs less than that
+MAX_GROWTH = 4
+# ...and its iterations last at least this many times its session's cost: once a session is paid for,
+# more samples in it are cheap, and the session is then at most half of the round's wall
+SESSION_SHARE = 1.0
+
+
+def check_fits(spec: OpSpec, case: Case, capacity_bytes: float | None) -> None:
+    """Refuse, before inputs are made, a case whose inputs and outputs alone exceed device memory."""
+    if not capacity_bytes:
+        return
+    need = spec.bytes(case.params)
+    if need > capacity_bytes:
+        raise CaseFailure(
+            Status.OOM,
+            f"out of device memory at {shape_label(case.params, named=True)}: inputs and "
+            f"outputs alone need {need / 2**30:.1f} GiB, the framework can allocate "
+            f"{capacity_bytes / 2**30:.1f} GiB",
+        )
+
+
+def run_check(mode: str, prepared: Prepared, out: object) -> CheckResult:
+    """strict: a wrong result raises (the case is not timed); flag: it is timed and flagged; off: skipped."""
+    if mode == "off":
+        return CheckResult(mode, "off")
+    if prepared.check is None:
+        return CheckResult(mode, "skipped", "no reference for this op")
+    try:
+        err = prepared.check(out)
+    except CaseFailure as failure:
+        if mode == "strict" or failure.status != "wrong_result":
+            raise
+        return CheckResult(mode, "flagged", failure.reason)
+    if err is None:
+        return CheckResult(mode, "skipped", "the reference is too large to compute")
+    return CheckResult(mode, "passed", max_rel_error_ratio=err)
+
+
+# why a case's timing stopped (the row's stop_reason)
+STOP_REASONS = {
+    "num_runs": "num_runs iterations were timed",
+    "min_duration": "min_duration_s had passed",
+    "precision": "the median's 95% confidence interval was within target_precision",
+    "max_runs": "max_runs reached before the precision target",
+    "max_time": "max_time_s of timing passed before the precision target",
+    "sample_cap": f"{MAX_SOAK_SAMPLES} samples, the most a case records",
+}
+
+
+def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | None:
+    """Why timing may stop now, or None to time another round. A soak (min_duration_s) lasts its
+    duration whatever the precision; the precision target then applies, within its ceilings."""
+    if timing.count >= MAX_SOAK_SAMPLES:
+        return "sample_cap"
+    if elapsed_s < run.min_duration_s:
+        return None
+    if run.target_precision is None:
+        return "min_duration" if run.min_duration_s else "num_runs"
+    if timing.meets_confidence(run.target_precision):
+        return "precision"
+    if timing.count >= run.max_runs:
+        return "max_runs"
+    if elapsed_s >= run.max_time_s:
+        return "max_time"
+    return None
+
+
+def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: float = 0.0) -> int:
+    """Iterations for the next round: what fills the rest of a soak, or what the precision target
+    needs if the interval narrows as 1/sqrt(n), with ROUND_MARGIN (at least a quarter more, at most
+    MAX_GROWTH times the samples so far) and enough iterations to outlast the last round's profiler
+    session (`session_s`, SESSION_SHARE), within the ceilings."""
+    per_iteration = elapsed_s / timing.count
+    if elapsed_s < run.min_duration_s:
+        wanted = int((run.min_duration_s - elapsed_s) / per_iteration) + 1
+    else:
+        reached, target = timing.precision_ratio, run.target_precision or 1.0
+        grow = (reached / target) ** 2 * ROUND_MARGIN if reached else 2.0
+        looping = (
+            max(elapsed_s - timing.session_s, 1e-9) / timing.count
+        )  # a session's cost left out
+        wanted = max(
+            min(int(timing.count * (grow - 1)) + 1, MAX_GROWTH * timing.count),
+            timing.count // 4,
+            int(SESSION_SHARE * session_s / looping),
+        )
+        wanted = min(
+            wanted,
+            run.max_runs - timing.count,
+            int((run.max_time_s - elapsed_s) / per_iteration) + 1,
+        )
+    return max(1, min(MAX_ROUND, wanted, MAX_SOAK_SAMPLES - timing.count))
+
+
+def pilot_size(run: RunSettings, per_call_s: float | None, session_s: float) -> int:
+    """The first round: num_runs; under a precision target, on a timer that pays a profiler session
+    per round (`session_s`), enough iterations to outlast it (SESSION_SHARE), from the warm-up's wall
+    per call: 20 samples of a 20 µs add spent ~25 ms of an H100's wall in their session and under
+    1 ms in the op. Within max_runs, MAX_ROUND and half of max_time_s."""
+    if run.target_precision is None or not per_call_s or not session_s:
+        return run.num_runs
+    wanted = int(SESSION_SHARE * session_s / per_call_s) + 1
+    ceiling = min(run.max_runs, MAX_ROUND, int(run.max_time_s / 2 / per_call_s) + 1)
+    return max(run.num_runs, min(wanted, ceiling))
+
+
+def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
+    """Warm-up, then num_runs iterations (the floor; under a precision target, a pilot sized to its
+    session: `pilot_size`). With min_duration_s or target_precision, time goes on in rounds (each one
+    call of the timer: one trace for a device timer) until `stop_reason` says why not; a soak warms
+    up for at least min(1 s, min_duration_s / 5) first, as jax-bench does. The timed loop's start and
+    length (post-processing included, warm-up not) are kept on the timing; a `Described` timer's
+    kernel breakdown follows, outside it."""
+    agree = prepared.agree
+    warm_until = time.perf_counter() + min(1.0, run.min_duration_s / 5)
+    per_call = warm_up(prepared, run.warmup)
+    while agree(time.perf_counter() < warm_until):
+        warm_up(prepared, 1)
+    garbage.COLLECTOR.before_window()  # a full collection, when due, is not the loop's time
+    session = timer.session_s if isinstance(timer, Sessioned) else 0.0
+    started_at, start = time.time(), time.perf_counter()
+    timing = last = timer(prepared, 0, int(agree(pilot_size(run, per_call, session))))
+    if run.min_duration_s or run.target_precision is not None:
+        # on while any process that runs these iterations with this one would go on
+        while agree((reason := stop_reason(timing, run, time.perf_counter() - start)) is None):
+            interrupt.check()
+            elapsed = time.perf_counter() - start
+            wanted = next_round(timing, run, elapsed, last.session_s)
+            last = timer(prepared, 0, int(agree(wanted)))
+            timing.extend(last)
+        assert reason is not None  # every process has stopped, this one too
+        timing.stop_reason = reason
+    timing.loop_started_at, timing.loop_s = started_at, time.perf_counter() - start
+    if isinstance(timer, Described) and not timing.kernels:
+        timing.kernels = timer.breakdown(prepared)
+    return timing
+
+
+def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
+    """TPUMS's soak (soak_chunk = n): warm-up, a traced window of n iterations, untraced chunks of n
+    (queued back to back, one wait each) until min_duration_s has passed, then a traced worst window
+    of n, whose samples are the timing's; the baseline and each chunk's wall per iteration ride
+    along (`Timing.soak`). Nothing traced runs during the soak itself, as upstream's executor."""
+    n = run.soak_chunk or run.num_runs
+    warm_up(prepared, run.warmup)
+    garbage.COLLECTOR.before_window()
+    started_at, start = time.time(), time.perf_counter()
+    baseline = timer(prepared, 0, n)
+    chunks: list[float] = []
+    soaking = time.perf_counter()
+    while prepared.agree(not chunks or time.perf_counter() - soaking < run.min_duration_s):
+        interrupt.check()
+        chunks.append(timed_iterations(prepared, n, sustained=True)[0])
+    worst = timer(prepared, 0, n)
+    worst.soak = SoakPhases(baseline.samples_s, chunks, baseline.telemetry)
+    worst.stop_reason = "min_duration"
+    worst.loop_started_at, worst.loop_s = started_at, time.perf_counter() - start
+    if isinstance(timer, Described) and not worst.kernels:
+        worst.kernels = timer.breakdown(prepared)
+    return worst
+
+
+def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
+    """The host clock around each call of an untraced, blocked loop (jax-bench's measurement), in
+    place of the device timer's wall samples and loop: a profiler's overhead stays out of it."""
+    blocked = replace(run, warmup=0, target_precision=None)
+    host = timed(lambda p, w, n: wall_clock(p, w, n), prepared, blocked)
+    timing.wall_samples_s = host.samples_s
+    timing.loop_started_at, timing.loop_s = host.loop_started_at, host.loop_s
+
+
+def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) -> Measurement:
+    """Run once and check against the reference, then time the op and its companions."""
+    out = prepared.call()
+    prepared.sync(out)
+    check = run_check(case.run.check, prepared, out)
+    digest = prepared.digest(out)
+    del out  # release the checked outputs before timing
+    if case.run.soak_chunk:
+        timing = soak_phases(timer, prepared, case.run)
+    else:
+        timing = timed(timer, prepared, case.run)
+        if case.run.host_loop and timing.source != "wall_clock":
+            host_clock(timing, prepared, case.run)
+    companions = dict(prepared.known_timings)
+    for name, companion in prepared.companions.items():
+        if name not in companions:
+            companions[name] = timed(timer, companion, case.run)
+    extras = prepared.finish(timing, companions) if prepared.finish else None
+    return Measurement(
+        timing=timing,
+        device=device,
+        check=check,
+        compile_s=prepared.compile_s,
+        compiler=prepared.compiler,
+        implementation=prepared.implementation,
+        extras=extras,
+        companion_timings=companions,
+        outputs_digest=digest,
+        input_sets=prepared.input_sets,
+    )

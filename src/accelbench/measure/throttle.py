@@ -1,0 +1,128 @@
+"""Samples judged by the clocks they ran at: a case's timed samples set beside the GPU monitor's
+series (platform/gpu_monitor.py), the run's `throttle` policy applied (flag, discard, off).
+
+A sample is throttled when its stretch of the timed loop meets a monitor reading whose SM clock is
+below `throttle_threshold` times the best clock the run has sustained (the median of a case's loop,
+highest so far), as nvbench judges samples against the clock at the start. The samples' own host times
+are not kept by every timer, so sample i of n is taken to span the i-th n-th of the loop's wall: exact
+for blocked iterations of one length, an approximation otherwise (docs/method.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from dataclasses import dataclass
+
+from accelbench.core.case import RunSettings
+from accelbench.core.types import Timing
+from accelbench.platform.gpu_monitor import PERIOD_S, Monitor
+
+# NVML's clock-event reason bits (nvmlClocksEventReasons): those that slow a busy device
+SLOWING = {
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x20: "sw_thermal",
+    0x40: "hw_thermal",
+    0x80: "hw_power_brake",
+}
+DROPPING = ("discard",)  # the policies that drop throttled samples (flag only says so)
+_best_clock: dict[int, float] = {}  # device index -> the best SM clock a case's loop sustained
+
+
+@dataclass(frozen=True)
+class ThrottleReport:
+    """What a row says of its clocks (TimingInfo's columns of the same names)."""
+
+    clock_source: str  # "nvml", or why there are no clocks ("none: ...")
+    sm_clock_min_mhz: float | None = None
+    sm_clock_median_mhz: float | None = None
+    throttled_share_ratio: float | None = None  # of the timed loop's wall, spent below threshold
+    discarded_sample_count: int | None = None
+    throttle_reasons: str | None = None  # the slowing reasons NVML gave during the loop
+
+
+def _window(monitor: Monitor, timing: Timing) -> list[int]:
+    """The monitor's readings inside the timed loop (indices)."""
+    start = timing.loop_started_at or 0.0
+    end = start + (timing.loop_s or 0.0)
+    return [i for i, s in enumerate(monitor.series) if start <= monitor.started_at + s[0] <= end]
+
+
+def _throttled_spans(
+    monitor: Monitor, readings: list[int], below: float
+) -> list[tuple[float, float]]:
+    """Each reading below the clock covers the time until the next reading (a sampler a busy host
+    delayed leaves no gap uncovered; the last covers one period)."""
+    times = [monitor.started_at + s[0] for s in monitor.series]
+    return [
+        (times[i], times[i + 1] if i + 1 < len(times) else times[i] + PERIOD_S)
+        for i in readings
+        if monitor.series[i][1] < below
+    ]
+
+
+def _kept(timing: Timing, spans: list[tuple[float, float]]) -> list[bool]:
+    """Per sample: whether its stretch of the loop met no throttled span."""
+    n = len(timing.samples_s)
+    start, each = timing.loop_started_at or 0.0, (timing.loop_s or 0.0) / max(n, 1)
+    return [
+        not any(a < start + (i + 1) * each and b > start + i * each for a, b in spans)
+        for i in range(n)
+    ]
+
+
+def _discarded(timing: Timing, kept: list[bool]) -> Timing:
+    """The timing without the throttled samples (every per-iteration series alike)."""
+
+    def only(series: list[float]) -> list[float]:
+        return (
+            [v for v, k in zip(series, kept, strict=True) if k]
+            if len(series) == len(kept)
+            else series
+        )
+
+    return dataclasses.replace(
+        timing,
+        samples_s=only(timing.samples_s),
+        wall_samples_s=only(timing.wall_samples_s),
+        span_samples_s=only(timing.span_samples_s),
+        launch_samples_s=only(timing.launch_samples_s),
+        device_samples_s={d: only(s) for d, s in timing.device_samples_s.items()},
+    )
+
+
+def judge(
+    monitor: Monitor, timing: Timing, run: RunSettings, device: int
+) -> tuple[Timing, ThrottleReport]:
+    """The timing as the policy leaves it, and what its row says of the clocks."""
+    readings = _window(monitor, timing)
+    if not readings:
+        return timing, ThrottleReport(monitor.note or "none: no GPU monitor on this device")
+    clocks = [monitor.series[i][1] for i in readings]
+    median = statistics.median(clocks)
+    best = _best_clock[device] = max(_best_clock.get(device, 0.0), median)
+    spans = _throttled_spans(monitor, readings, run.throttle_threshold * best)
+    seen = 0
+    for i in readings:
+        seen |= monitor.reasons[i] if i < len(monitor.reasons) else 0
+    kept = _kept(timing, spans)
+    share = sum(b - a for a, b in spans) / timing.loop_s if timing.loop_s else None
+    discard = run.throttle in DROPPING and any(kept) and not all(kept)
+    report = ThrottleReport(
+        "nvml",
+        min(clocks),
+        median,
+        min(share, 1.0) if share is not None else None,
+        kept.count(False) if discard else 0,
+        ", ".join(name for bit, name in SLOWING.items() if seen & bit) or None,
+    )
+    if discard:
+        monitor.wait_for(run.throttle_threshold * best, run.throttle_wait_s)
+        return _discarded(timing, kept), report
+    return timing, report
+
+
+def forget() -> None:
+    """A new run judges by its own clocks (tests)."""
+    _best_clock.clear()

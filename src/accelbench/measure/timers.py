@@ -1,0 +1,292 @@
+"""Timers and their registry: a timer turns a prepared op into per-iteration samples.
+
+A timer is one registration: `register_timer(name, backends, auto_on)` on a factory `(case) -> timer`.
+`auto_on` names the (backend, platform) pairs where `timer: auto` picks it; anywhere else `auto` is the
+wall clock, which lives here because every backend can fall back to it on a CPU, where nothing better
+exists. Backends keep their device timers in their own timer module (`BackendInfo.timers`), found by
+the catalogue's discovery, so config validation knows every timer name without importing a framework.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from accelbench.catalogue import CATALOGUE
+from accelbench.core.case import Case
+from accelbench.core.types import Kernel, Prepared, Timing
+from accelbench.errors import safe_stem, unsupported
+from accelbench.measure import garbage
+from accelbench.platform import interrupt
+
+Timer = Callable[[Prepared, int, int], Timing]  # (prepared, warmup, iterations) -> samples
+TimerFactory = Callable[[Case], Timer]
+
+
+@dataclass(frozen=True)
+class Described:
+    """A timer whose samples name no kernels, and the separate pass that names them: run once after
+    the timed loop (`procedure.timed`), never inside a round, where it cost every round a profiled pass."""
+
+    timer: Timer
+    breakdown: Callable[[Prepared], list[Kernel]]
+
+    def __call__(self, prepared: Prepared, warmup: int, n: int) -> Timing:
+        return self.timer(prepared, warmup, n)
+
+
+@dataclass
+class Sessioned:
+    """A timer whose every call is one profiler session (start, stop, parse: milliseconds beside its
+    iterations), with what a session costs: the profiler's warm-up session's before the first round,
+    the latest round's after. An adaptive case's pilot is sized to outlast it (`procedure.pilot_size`)."""
+
+    timer: Timer
+    session_s: float
+
+    def __call__(self, prepared: Prepared, warmup: int, n: int) -> Timing:
+        timing = self.timer(prepared, warmup, n)
+        self.session_s = timing.session_s or self.session_s
+        return timing
+
+
+AUTO = "auto"
+FALLBACK = "wall"  # what `auto` means where no timer claims the (backend, platform)
+
+
+@dataclass(frozen=True)
+class TimerInfo:
+    name: str
+    backends: tuple[str, ...] | None  # None: every backend
+    auto_on: tuple[tuple[str, str], ...]  # (backend, platform) pairs where `auto` picks this timer
+    factory: TimerFactory
+
+    def serves(self, backend: str) -> bool:
+        return self.backends is None or backend in self.backends
+
+
+_TIMERS: dict[str, TimerInfo] = {}
+
+
+def register_timer(
+    name: str,
+    backends: tuple[str, ...] | None = None,
+    auto_on: tuple[tuple[str, str], ...] = (),
+) -> Callable[[TimerFactory], TimerFactory]:
+    """Register a timer for some backends (None: all), the automatic choice on `auto_on`."""
+
+    def decorate(factory: TimerFactory) -> TimerFactory:
+        if name in _TIMERS or name == AUTO:
+            raise ValueError(f"timer {name!r} registered twice")
+        claimed = {pair for info in _TIMERS.values() for pair in info.auto_on}
+        if set(auto_on) & claimed:
+            raise ValueError(f"timer {name!r}: another timer is already auto on {auto_on}")
+        _TIMERS[name] = TimerInfo(name, backends, tuple(auto_on), factory)
+        return factory
+
+    return decorate
+
+
+def registered_timers() -> dict[str, TimerInfo]:
+    CATALOGUE.discover()  # every backend's timer module has registered
+    return dict(_TIMERS)
+
+
+def timer_names() -> tuple[str, ...]:
+    """What a config's `timer:` may say."""
+    return (AUTO, *sorted(registered_timers()))
+
+
+def timer_name(backend: str, platform: str, requested: str = AUTO) -> str:
+    """The timer `requested` means for this backend on this platform."""
+    if requested != AUTO:
+        return requested
+    for info in registered_timers().values():
+        if (backend, platform) in info.auto_on:
+            return info.name
+    return FALLBACK
+
+
+def get_timer(backend: str, name: str, case: Case) -> Timer:
+    info = registered_timers().get(name)
+    if info is None or not info.serves(backend):
+        raise unsupported(f"the {backend} backend has no timer '{name}' here")
+    return info.factory(case)
+
+
+def last_level_cache_bytes() -> int:
+    """The CPU's largest cache (sysfs), or 32 MiB where the system does not say."""
+    sizes = []
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        with open(path) as f:
+            text = f.read().strip().upper()
+        scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+        sizes.append(int(text.rstrip("KM")) * scale)
+    return max(sizes, default=32 << 20)
+
+
+@functools.cache
+def _host_buffer() -> np.ndarray:
+    return np.ones(2 * last_level_cache_bytes() // 8)  # allocated and touched once per process
+
+
+class HostFlush:
+    """Evicts the CPU's caches before an iteration (cache: cold) by rewriting twice the last-level cache."""
+
+    def __call__(self) -> None:
+        buffer = _host_buffer()
+        buffer += 1.0
+
+
+def no_flush() -> None:
+    """cache: warm: nothing between iterations."""
+
+
+class Metered:
+    """A flush that keeps the host wall it took (blocked cadence: each flush waits for the device), so
+    a row reports the flushes' cost apart from the kernels they keep cold (`flush_s`). A sustained
+    loop's queued flushes (`enqueue`) cost the host nothing to measure: their time is the device's."""
+
+    def __init__(self, flush: Callable[[], None]) -> None:
+        self.flush, self.seconds = flush, 0.0
+        if hasattr(flush, "enqueue"):
+            self.enqueue = flush.enqueue
+
+    def __call__(self) -> None:
+        t0 = time.perf_counter()
+        self.flush()
+        self.seconds += time.perf_counter() - t0
+
+
+CLOCK_RAMP_S = 0.3  # busy time that brings an idle GPU to its working clocks
+
+
+def keep_busy(burst: Callable[[], None], seconds: float = CLOCK_RAMP_S) -> None:
+    """Repeat `burst` (some work, waited for) for `seconds`, once per process before any case: an idle
+    GPU's first case ran ~15% slow on an H200 with its clocks still ramping (an idle H100 read
+    345 MHz), in its samples and in the warm-up calls that size an adaptive pilot."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        burst()
+
+
+gc_paused = garbage.paused  # a timed window: see measure/garbage.py
+
+
+def warm_up(prepared: Prepared, warmup: int) -> float | None:
+    """`warmup` blocked calls; the fastest one's host wall (None without any), which sizes a pilot:
+    the first call after the check is the slow one (JAX gemm 4096³ on an H100: 2.6-6.7 ms, then
+    0.47, 0.31, ... 0.28 ms), and a mean or median of three sized some pilots at 20 where ~50 were
+    needed to outlast the session."""
+    walls = []
+    for _ in range(warmup):
+        interrupt.check()
+        t0 = time.perf_counter()
+        out = prepared.call()
+        prepared.sync(out)
+        walls.append(time.perf_counter() - t0)
+        del out
+    return min(walls, default=None)
+
+
+# what the trace folder of a case names besides its op, id and shape: the parameters that make two
+# cases of one op and shape differ most often
+TRACE_NAMED = ("dtype", "in_dtype", "out_dtype", "layout", "recipe", "sparsity", "mode", "op_type")
+TRACE_NAME_CHARS = 96
+
+
+def trace_session_dir(case: Case) -> str | None:
+    """Where a kept trace of the case goes: `<trace_dir>/<op>-<id>-<shape>-<dtype, layout, recipe,
+    ...>/plugins/profile/<session>/` (the layout xprof and TensorBoard list), None where none is kept.
+    The id comes right after the op, so a list that cuts long names still tells cases apart."""
+    outputs = case.outputs
+    if not outputs.trace_dir:
+        return None
+    shape = CATALOGUE.get_spec(case.op).shape(case.params)
+    named = [str(case.params[k]) for k in TRACE_NAMED if case.params.get(k) not in (None, "")]
+    label = "-".join(x for x in (case.op, case.id[:8], shape, *named, case.implementation) if x)
+    folder = safe_stem(label, TRACE_NAME_CHARS)
+    session = outputs.trace_session or time.strftime("%Y_%m_%d_%H_%M_%S")
+    return os.path.join(outputs.trace_dir, folder, "plugins", "profile", session)
+
+
+def timed_iterations(
+    prepared: Prepared,
+    n: int,
+    flush: Callable[[], None] = no_flush,
+    sustained: bool = False,
+    step: Callable[[int], AbstractContextManager[Any]] | None = None,
+) -> list[float]:
+    """Host wall time of n calls, `flush` run before each outside the clock; outputs released after the
+    clock stops. Blocked: each call waits for its outputs. Sustained: the calls (and flushes, queued with
+    their `enqueue` where they have one) go back to back and the loop waits once; each sample is then
+    the loop's mean. `step`: each iteration inside a context of its number (a kept trace's step
+    marker, which xprof shows as the iteration)."""
+    marked = step or (lambda i: nullcontext())
+    if sustained:
+        queue_flush = getattr(flush, "enqueue", flush)
+        with gc_paused():
+            t0 = time.perf_counter()
+            for i in range(n):
+                interrupt.check()
+                queue_flush()
+                # only the last output is kept: the frameworks free a buffer after the work that uses
+                # it, and keeping all n made the allocator grow on every iteration (idling the GPU)
+                with marked(i):
+                    last = prepared.call()
+            prepared.sync(last)  # one device queue: the last finished means all finished
+            mean = (time.perf_counter() - t0) / n
+        del last
+        return [mean] * n
+    samples: list[float] = []
+    with gc_paused():
+        for i in range(n):
+            interrupt.check()
+            flush()
+            with marked(i):
+                t0 = time.perf_counter()
+                out: Any = prepared.call()
+                prepared.sync(out)
+                t1 = time.perf_counter()
+            del out
+            samples.append(t1 - t0)
+    return samples
+
+
+def wall_clock(
+    prepared: Prepared,
+    warmup: int,
+    n: int,
+    flush: Callable[[], None] = no_flush,
+    sustained: bool = False,
+) -> Timing:
+    """Wall clock around blocked calls: the right timer on a CPU (launch-inclusive by nature)."""
+    warm_up(prepared, warmup)
+    metered = Metered(flush)
+    samples = timed_iterations(prepared, n, metered, sustained)
+    return Timing(
+        samples_s=samples,
+        source="wall_clock",
+        wall_samples_s=list(samples),
+        launch_samples_s=list(samples),
+        flush_s=metered.seconds,
+    )
+
+
+def host_flush(case: Case) -> Callable[[], None]:
+    return HostFlush() if case.run.cache == "cold" else no_flush
+
+
+@register_timer(FALLBACK)
+def _wall(case: Case) -> Timer:
+    flush = host_flush(case)
+    sustained = case.run.cadence == "sustained"
+    return lambda prepared, warmup, n: wall_clock(prepared, warmup, n, flush, sustained)

@@ -1,0 +1,366 @@
+"""Collectives over the chip interconnect (the reference's benchmark_collectives and send_recv), in JAX.
+
+A mesh of `ici_size` devices shaped `mesh_shape`; `sharding_strategy` picks the mesh axes whose entry is
+above 1, and the devices that differ only along those axes form one group (all groups run at once). Every
+device holds its own block (the block of mesh position d is a fixed pattern plus d, so sums, gather
+order, the all-to-all permutation and the permute shift are all visible to the float64 check). Group size
+and membership come from the mesh, never from HLO text.
+
+Bandwidth follows nccl-tests (algbw = message bytes / time, busbw = algbw x the op's factor) beside the
+reference's `achieved_bw` (its per-device traffic model) and, for all-to-all on a given TPU topology, its
+theoretical peak. Time is per device from the trace, the slowest device per iteration as the headline.
+The framework-free part (parameters, groups, what each member ends with) is ops/collective_model.py;
+the PyTorch twins (torch.distributed, one process per device) live in torch_backend/ops/collectives.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accelbench.catalogue import (
+    Headline,
+    OpSpec,
+    RunOverride,
+    Traits,
+    get_spec,
+    implementation,
+    params_of,
+    register,
+)
+from accelbench.core.case import Case
+from accelbench.core.column import doc
+from accelbench.core.samples import median_or_none
+from accelbench.core.types import Prepared, Timing
+from accelbench.errors import unsupported
+from accelbench.ops.collective_model import (
+    COLLECTIVES,
+    LINK_GBPS,
+    AllReduceParams,
+    CollectiveParams,
+    DeviceToDeviceParams,
+    GroupedParams,
+    SendRecvParams,
+    block,
+    block_rows,
+    check_member,
+    checked_positions,
+    devices_needed,
+    dims,
+    directions,
+    group_axes,
+    group_size,
+    groups,
+    lone_group,
+    mesh_dims,
+    mesh_problem,
+    message_bytes,
+    row_bytes,
+    row_len,
+    size_problem,
+)
+from accelbench.platform.frameworks import jax
+
+
+def parallel_groups(group: Sequence[int], chips: Sequence[Any]) -> tuple[str, int, int]:
+    """(replica_group_type, P, tf) of the reference's traffic model, from the devices' chips.
+
+    A group with one device per chip on a chip of several devices is 'parallel': its sibling groups share
+    the chip's links (tf = the devices per chip). A group holding several devices of one chip moves no
+    data between them over the links (P excludes them). One device per chip (GPUs): P = r - 1, tf = 1."""
+    first = chips[group[0]]
+    on_first_chip = sum(1 for d in group if chips[d] == first)
+    per_chip = sum(1 for c in chips if c == first)
+    if per_chip == 1:
+        return "one_device_per_chip", len(group) - 1, 1
+    if on_first_chip == 1:
+        return "parallel", len(group) - 1, per_chip
+    return "non-parallel", len(group) - on_first_chip, 1
+
+
+def a2a_peak_gbps(topology: str, participating: int, r: int) -> float:
+    """The reference's all-to-all ceiling: 4 x 100 GB/s x links x P / r^2. A 2-D topology is a v6e
+    slice (wraparound from 16 chips on a side), a 3-D one a v7x slice (wraparound when all three sides
+    are 4 or more)."""
+    sides = dims(topology)
+    spatial = sorted(s for s in sides if s > 1)
+    wraps = (
+        any(s >= 16 for s in sides) if len(sides) == 2 else len(sides) >= 3 and min(sides[:3]) >= 4
+    )
+    wf = 2 if wraps else 1
+    if len(spatial) <= 1:
+        links = wf
+    elif len(spatial) == 2:
+        links = spatial[0] * wf
+    else:
+        links = spatial[0] * spatial[1] * wf
+    return 4 * LINK_GBPS * links * participating / r**2
+
+
+@dataclass
+class CollectiveExtras:
+    """What a collective row adds: the group, nccl-tests' bandwidths, the reference's traffic model,
+    and how the devices' times spread (the headline is the slowest device per iteration)."""
+
+    op_type: str
+    group_device_count: int
+    group_count: int
+    process_count: int
+    used_device_count: int
+    message_bytes: int
+    algbw_gb_per_s: float | None = field(
+        metadata=doc("nccl-tests' algorithm bandwidth: message bytes over time")
+    )
+    bus_factor_ratio: float
+    busbw_gb_per_s: float | None = field(metadata=doc("nccl-tests' bus bandwidth"))
+    replica_group_type: str
+    transferred_bytes: float = field(metadata=doc("the Ironwood reference's traffic model"))
+    achieved_bw_gb_per_s: float | None
+    theoretical_bw_gb_per_s: float | None
+    utilization_pct: float | None
+    slowest_device: str | None
+    fastest_device_median_s: float | None
+
+
+def extras_for(
+    op: str, p: CollectiveParams, timing: Timing, chips: Sequence[Any], processes: int
+) -> CollectiveExtras:
+    """The row's extras from the merged timing (headline: slowest device per iteration)."""
+    c, group = COLLECTIVES[op], groups(op, p)[0]
+    r = len(group)
+    kind, participating, tf = parallel_groups(group, chips)
+    rows = c.in_rows(block_rows(p), r)
+    e_bytes = rows * row_bytes(p)
+    transferred = (
+        e_bytes * participating * tf * c.reference_traffic(r)
+        if c.reference_traffic is not None
+        else float(e_bytes)
+    )
+    t = median_or_none(timing.samples_s)
+    size = message_bytes(op, p)
+    algbw = size / t / 1e9 if t else None
+    achieved = transferred / t / 1e9 if t else None
+    theo = a2a_peak_gbps(p.topology, participating, r) if c.topology_peak and p.topology else None
+    medians = {name: median_or_none(s) for name, s in timing.device_samples_s.items() if s}
+    return CollectiveExtras(
+        op_type=c.op_type,
+        group_device_count=r,
+        group_count=len(groups(op, p)),
+        process_count=processes,
+        used_device_count=len(chips),
+        message_bytes=int(size),
+        algbw_gb_per_s=algbw,
+        bus_factor_ratio=c.bus_factor(r),
+        busbw_gb_per_s=algbw * c.bus_factor(r) if algbw else None,
+        replica_group_type=kind,
+        transferred_bytes=transferred,
+        achieved_bw_gb_per_s=achieved,
+        theoretical_bw_gb_per_s=theo,
+        utilization_pct=100 * achieved / theo if achieved and theo else None,
+        slowest_device=max(medians, key=lambda k: medians[k] or 0.0) if medians else None,
+        fastest_device_median_s=min(v for v in medians.values() if v is not None)
+        if medians
+        else None,
+    )
+
+
+# ---- specs -------------------------------------------------------------------------------------
+
+
+def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
+    return register(
+        OpSpec(
+            name=name,
+            suite="collectives",
+            doc=doc,
+            typed=typed,
+            flops=lambda p: 0.0,
+            bytes=lambda p: message_bytes(
+                name, p
+            ),  # the generic gb_per_s column is nccl-tests' algbw
+            peak_dtype=lambda p: "fp32",
+            row_extras=CollectiveExtras,
+            constraint=lambda p: mesh_problem(name, p) or size_problem(name, p),
+            traits=Traits(
+                headline=Headline.SLOWEST_DEVICE,
+                timed_device=(lambda p: p.target_id)
+                if COLLECTIVES[name].timed_on_receiver
+                else None,
+                roofline=False,
+                auto_timer={
+                    "jax": "xprof"
+                },  # CPU too: each device's host events, not the wall clock
+                # no flush: nccl-tests does none, and flushing one device's L2 would skew the group.
+                # Back to back, as nccl-tests runs them: with one process per GPU (torch.distributed)
+                # each rank launches an iteration at its own moment, and in the blocked cadence a late
+                # rank's launch lands inside the others' timed kernels (4xH200, 128 MiB all-reduce:
+                # slowest rank 785 us, fastest 608 us). Queued, the ranks' kernels run in lockstep and
+                # only the first, dropped as the settling iteration, absorbs the start.
+                run_overrides=lambda p: RunOverride("warm", COLLECTIVES[name].cadence),
+            ),
+        )
+    )
+
+
+for _name, _doc in (
+    ("psum", "all-reduce (sum) of each device's (matrix_dim, 8, 128) block over its group"),
+    ("all_gather", "all-gather: each device ends with its group's blocks, concatenated in order"),
+    ("psum_scatter", "reduce-scatter: (r*matrix_dim, 8*128) summed, each member keeps its 1/r"),
+    ("all_to_all", "all-to-all: chunk i of every member's block goes to member i"),
+    ("ppermute", "ring shift over the group: member i sends its block to member i+1"),
+    ("ppermute_uni", "member 0 of each group sends its block to member 1 (TPUMS's, DCN's)"),
+    ("ppermute_bidi", "members 0 and 1 of each group exchange their blocks (TPUMS's, DCN's)"),
+):
+    _spec(_name, _doc, GroupedParams)
+_spec(
+    "all_reduce",
+    "all-reduce of each device's (matrix_dim, 8, 128) block over its group: sum, mean, max or min",
+    AllReduceParams,
+)
+_spec(
+    "device_to_device",
+    "one device's data_size_mib MiB sent to another (uni) or exchanged (bi) over the interconnect",
+    DeviceToDeviceParams,
+)
+_spec(
+    "send_recv",
+    "one device's block sent to another on the 1-D mesh of local devices; the rest idle",
+    SendRecvParams,
+)
+
+
+# ---- the JAX implementation --------------------------------------------------------------------
+
+
+def chip_of(device: Any) -> Any:
+    """Devices on one chip share this key (TPU v7x: two TensorCores per chip); else the device."""
+    coords = getattr(device, "coords", None)
+    return (device.process_index, tuple(coords)) if coords is not None else device.id
+
+
+def _collective_body(op: str, p: CollectiveParams, axes: tuple[str, ...]) -> Callable[[Any], Any]:
+    lax, r = jax.lax, group_size(op, p)
+    name = axes if len(axes) > 1 else axes[0]
+    reductions = {"sum": lax.psum, "mean": lax.pmean, "max": lax.pmax, "min": lax.pmin}
+    reduce = reductions[p.reduce_op or "sum"]
+    bodies: dict[str, Callable[[Any], Any]] = {
+        "psum": lambda x: lax.psum(x, name),
+        "all_gather": lambda x: lax.all_gather(x, name, axis=0, tiled=True),
+        "psum_scatter": lambda x: lax.psum_scatter(x, name, scatter_dimension=0, tiled=True),
+        "all_to_all": lambda x: lax.all_to_all(x, name, 0, 0, tiled=True),
+        "ppermute": lambda x: lax.ppermute(x, name, [(i, (i + 1) % r) for i in range(r)]),
+        "ppermute_uni": lambda x: lax.ppermute(x, name, [(0, 1)]),
+        "ppermute_bidi": lambda x: lax.ppermute(x, name, [(0, 1), (1, 0)]),
+        "send_recv": lambda x: lax.ppermute(x, name, [(p.source_id, p.target_id)]),
+        "device_to_device": lambda x: lax.ppermute(x, name, _pairs(p)),
+        "all_reduce": lambda x: reduce(x, name),
+    }
+    return bodies[op]
+
+
+def _pairs(p: CollectiveParams) -> list[tuple[int, int]]:
+    there = (p.source_id, p.target_id)
+    return [there, there[::-1]] if directions(p) == 2 else [there]
+
+
+def _shard_map() -> Any:
+    return getattr(jax, "shard_map", None) or jax.experimental.shard_map.shard_map
+
+
+def _mesh(op: str, p: CollectiveParams) -> Any:
+    c = COLLECTIVES[op]
+    if c.point_to_point:  # every (local, for the reference's send/recv) device on one axis
+        devices = jax.local_devices() if c.local_mesh else jax.devices()
+        shape: tuple[int, ...] = (len(devices),)
+    else:
+        devices, shape = jax.devices(), mesh_dims(p)
+    need = devices_needed(op, p)
+    if len(devices) < need:
+        raise unsupported(f"needs {need} devices, {len(devices)} are visible")
+    if lone := lone_group(op, p):
+        raise unsupported(lone)
+    devices = devices[: math.prod(shape)]
+    try:
+        from jax.experimental import mesh_utils
+
+        grid = mesh_utils.create_device_mesh(shape, devices)
+    except Exception:  # no topology to follow (CPU, a subset of a GPU host): row-major order
+        grid = np.array(devices).reshape(shape)
+    return jax.sharding.Mesh(grid, tuple(f"d_{i}" for i in range(len(shape))))
+
+
+def _blocks(op: str, p: CollectiveParams, mesh: Any) -> Any:
+    """The input: each device's block made on the device that holds it (dim 0 split over the mesh)."""
+    spec = jax.sharding.PartitionSpec(tuple(mesh.axis_names))
+    rows_in = COLLECTIVES[op].in_rows(block_rows(p), group_size(op, p))
+    devices = mesh.devices.size
+
+    def shard(index: tuple[slice, ...]) -> np.ndarray:
+        position = (index[0].start or 0) // rows_in
+        return block(p, position, np.arange(rows_in))
+
+    sharding = jax.sharding.NamedSharding(mesh, spec)
+    return jax.make_array_from_callback((devices * rows_in, row_len(p)), sharding, shard)
+
+
+def _checker(op: str, p: CollectiveParams, mesh: Any) -> Callable[[Any], float]:
+    """Each checked device's output against the float64 reference; the worst relative error."""
+    flat = list(mesh.devices.flat)
+    position_of = {d: i for i, d in enumerate(flat)}
+    checked = set(checked_positions(len(flat)))
+
+    def check(out: Any) -> float:
+        worst = 0.0
+        for s in out.addressable_shards:
+            position = position_of[s.device]
+            if position in checked:
+                data = s.data
+                err = check_member(op, p, position, lambda rows: np.asarray(data[rows]))
+                worst = max(worst, err)
+        return worst
+
+    return check
+
+
+@implementation(tuple(COLLECTIVES), "jax", "shard_map")
+def jax_collective(backend: Any, case: Case) -> Prepared:
+    """jit(shard_map(collective)) over the case's mesh; each device's block made where it lives."""
+    op, p = case.op, params_of(case, CollectiveParams)
+    c = COLLECTIVES[op]
+    mesh = _mesh(op, p)
+    names = mesh.axis_names
+    axes = names if c.point_to_point else tuple(names[a] for a in group_axes(p))
+    r = group_size(op, p)
+    if c.must_split and block_rows(p) % r:
+        raise unsupported(f"{block_rows(p)} rows do not split into {r} chunks")
+    x = _blocks(op, p, mesh)
+    spec = jax.sharding.PartitionSpec(tuple(names))
+    body = _collective_body(op, p, axes)
+
+    def mb(x: Any) -> Any:
+        return _shard_map()(body, mesh=mesh, in_specs=spec, out_specs=spec)(x)
+
+    donate = (0,) if c.in_place else ()
+    compiled = backend.compile(case, get_spec(op), mb, [x], donate)
+    chips = [chip_of(d) for d in mesh.devices.flat]
+    state = {"x": x}
+
+    def call() -> Any:
+        out = compiled.fn(state["x"])
+        if donate:
+            state["x"] = out
+        return out
+
+    return Prepared(
+        call=call,
+        sync=jax.block_until_ready,
+        check=_checker(op, p, mesh),
+        compile_s=compiled.seconds,
+        compiler=compiled.counts,
+        implementation=f"shard_map:{op}",
+        finish=lambda timing, companions: extras_for(op, p, timing, chips, jax.process_count()),
+    )

@@ -1,0 +1,137 @@
+"""Shared by the compute families: input drawing, float64 helpers, placement parameters, and the JAX
+building blocks (fp32-accumulating matmul, absmax quantization) that several ops compose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from accelbench.catalogue import OpParams, OpSpec, param
+from accelbench.catalogue import register as register_spec
+from accelbench.measure.numerics import FP8_GEMM_FLOOR
+from accelbench.platform.dtypes import DType, dtype
+from accelbench.platform.frameworks import jax
+
+FP8 = dtype("float8_e4m3fn")
+BF16 = dtype("bfloat16")
+F32 = dtype("float32")
+TINY = float(np.finfo(np.float32).tiny)  # absmax floor so an all-zero row gets a finite scale
+
+
+@dataclass(frozen=True)
+class OnDevice(OpParams):
+    """An op run on one local device, on inputs drawn from a seed: after the op's own parameters."""
+
+    trailing = True
+    device: int = param("int", 0, doc="local device index when sharding is none")
+    seed: int = param("int", 0, doc="input random seed")
+
+
+@dataclass(frozen=True)
+class Placed(OnDevice):
+    """Every compute op also takes where to run (one device, or spread over all) and which inputs to
+    draw: a typed compute op's parameters derive from this, after their own."""
+
+    trailing = True
+    sharding: str = param(
+        "choice",
+        "none",
+        ("none", "replicated", "split_m"),
+        "one device, replicated over all local devices, or A split along M",
+    )
+
+
+@dataclass(frozen=True)
+class Matmul(Placed):
+    """A matrix product's size: A (m, k) times B (k, n)."""
+
+    m: int = param("dim", doc="rows of A / output")
+    k: int = param("dim", doc="contraction")
+    n: int = param("dim", doc="columns of output")
+
+
+@dataclass
+class PlacementExtras:
+    """Columns of every compute-suite row: where the op ran."""
+
+    used_device_count: int
+    sharding: str
+
+
+def register_compute(spec: OpSpec) -> OpSpec:
+    """Register a compute-suite op, whose parameters derive from `Placed` (placement and seed)."""
+    if not issubclass(spec.typed, Placed):
+        raise TypeError(f"op {spec.name}: a compute op's parameters derive from Placed")
+    return register_spec(replace(spec, suite="compute", row_extras=PlacementExtras))
+
+
+INTEGER_SPREAD = 16.0  # integer inputs: normals times this, rounded (mostly nonzero, no overflow)
+
+
+def normal(rng: np.random.Generator, shape: tuple[int, ...], dt: DType) -> np.ndarray:
+    """Standard-normal values rounded to dt (never zeros: they hide unwritten outputs); integer
+    dtypes get the normals scaled up first, so they are not mostly zeros."""
+    values = rng.standard_normal(shape, dtype=np.float32)
+    if dt.integer:
+        return np.clip(np.rint(values * INTEGER_SPREAD), -dt.max, dt.max).astype(dt.numpy)
+    return values.astype(dt.numpy)
+
+
+def f64(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x).astype(np.float64)
+
+
+def quantize_rows(x: np.ndarray, qdt: DType) -> tuple[np.ndarray, np.ndarray]:
+    """Dynamic absmax quantization along axis 1: (values in qdt, float32 dequant scales (rows,1))."""
+    amax = np.max(np.abs(f64(x)), axis=1, keepdims=True)
+    scale = (np.maximum(amax, TINY) / qdt.max).astype(np.float32)
+    return (f64(x) / f64(scale)).astype(qdt.numpy), scale
+
+
+def fp8_floor_if(is_fp8: bool) -> float:
+    """fp8 GEMMs may accumulate in the tensor cores' reduced-precision mode (numerics.FP8_GEMM_FLOOR)."""
+    return FP8_GEMM_FLOOR if is_fp8 else 0.0
+
+
+# ---- JAX building blocks ------------------------------------------------------------------
+
+
+def jnp_dtype(name: str) -> Any:
+    return jax.numpy.dtype(dtype(name).numpy)
+
+
+def matmul_f32(a: Any, b: Any, layout: str) -> Any:
+    """A x B with fp32 accumulation; fp32 inputs use full fp32 precision (no bf16 passes, no tf32)."""
+    lax = jax.lax
+    dims = (((1,), (0,)), ((), ())) if layout == "kn" else (((1,), (1,)), ((), ()))
+    precision = lax.Precision.HIGHEST if a.dtype == jax.numpy.float32 else None
+    return lax.dot_general(
+        a, b, dims, precision=precision, preferred_element_type=jax.numpy.float32
+    )
+
+
+# inputs whose GEMMs accumulate in fp32 on every backend (MXU, cuBLAS, XLA:CPU), so asking for the
+# 16-bit result rounds once in the GEMM's epilogue: the same numbers as an fp32 result cast after it,
+# without the separate convert kernel XLA:GPU launches for that cast (about 100 µs at bf16 8192³)
+DIRECT_OUT_INPUTS = ("bfloat16", "float16", "float8_e4m3fn", "float8_e5m2")
+DIRECT_OUT_RESULTS = ("bfloat16", "float16")
+
+
+def matmul_to(a: Any, b: Any, layout: str, out: Any) -> Any:
+    """A x B with fp32 accumulation, rounded to `out`."""
+    names = {a.dtype.name, b.dtype.name}
+    if names <= set(DIRECT_OUT_INPUTS) and jax.numpy.dtype(out).name in DIRECT_OUT_RESULTS:
+        dims = (((1,), (0,)), ((), ())) if layout == "kn" else (((1,), (1,)), ((), ()))
+        return jax.lax.dot_general(a, b, dims, preferred_element_type=out)
+    return matmul_f32(a, b, layout).astype(out)
+
+
+def jax_quantize(x: Any, axis: int, qdtype: Any) -> tuple[Any, Any]:
+    """Dynamic absmax quantization along `axis`: values in qdtype and fp32 dequantization scales."""
+    jnp = jax.numpy
+    x32 = x.astype(jnp.float32)
+    amax = jnp.max(jnp.abs(x32), axis=axis, keepdims=True)
+    scale = jnp.maximum(amax, TINY) / jnp.float32(float(jnp.finfo(qdtype).max))
+    return (x32 / scale).astype(qdtype), scale

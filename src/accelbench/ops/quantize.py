@@ -1,0 +1,141 @@
+"""Quantization to fp8 or fp4: dynamic per-row absmax scaling or a fixed scale, of X or of X^T.
+
+Four ops from one definition: {quantization, transpose_quantization} x {dynamic, static_scaling}.
+The fixed scale defaults to the reference's calibration ("fixed, -224, 224": 224/448 = 0.5); values
+beyond the quantized dtype's range saturate, as the reference's quantizer does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from accelbench.catalogue import Arrays, OpSpec, array_implementation, param
+from accelbench.ops.common import (
+    BF16,
+    Placed,
+    f64,
+    jax_quantize,
+    jnp_dtype,
+    normal,
+    quantize_rows,
+    register_compute,
+)
+from accelbench.platform.dtypes import dtype
+from accelbench.platform.frameworks import jax
+
+
+@dataclass(frozen=True)
+class QuantizeParams(Placed):
+    """X (m, n) in bf16 and the dtype it is quantized to."""
+
+    m: int = param("dim")
+    n: int = param("dim")
+    qdtype: str = param(
+        "dtype",
+        "float8",
+        ("float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"),
+        "quantized dtype",
+        aliases=("quant_dtype",),
+    )
+
+
+@dataclass(frozen=True)
+class StaticQuantizeParams(QuantizeParams):
+    """...with a fixed scale instead of each row's absmax."""
+
+    scale: float = param("float", 0.5, doc="fixed dequantization scale")
+
+
+def saturate(x: np.ndarray, qdt_name: str) -> np.ndarray:
+    limit = dtype(qdt_name).max
+    return np.clip(x, -limit, limit)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which of the four quantization ops: transposed input or not, dynamic or fixed scale."""
+
+    transpose: bool
+    static: bool
+
+    def rows(self, p: QuantizeParams) -> int:
+        """Rows of the output, and the count of dynamic scales."""
+        return int(p.n if self.transpose else p.m)
+
+    def source(self, x: np.ndarray) -> np.ndarray:
+        return x.T if self.transpose else x
+
+    def reference(self, x: Arrays, p: QuantizeParams, rows: np.ndarray) -> Arrays:
+        src = self.source(x["x"])[rows]
+        qdt = dtype(p.qdtype)
+        if isinstance(p, StaticQuantizeParams):
+            scaled = f64(src) / np.float64(np.float32(p.scale))
+            return {"q": saturate(scaled, qdt.name).astype(qdt.numpy)}
+        q, scale = quantize_rows(src, qdt)
+        return {"q": q, "scale": scale}
+
+    def flops(self, p: QuantizeParams) -> float:
+        if self.static:
+            return float(p.m * p.n)  # one multiply per element
+        return 2.0 * p.m * p.n + self.rows(
+            p
+        )  # |x| into the row max and the scaling; a division per scale
+
+    def bytes(self, p: QuantizeParams) -> float:
+        moved = p.m * p.n * (BF16.nbytes + dtype(p.qdtype).nbytes)
+        return moved + (4.0 if self.static else 4.0 * self.rows(p))
+
+    def spec(self, name: str) -> OpSpec:
+        what = "X^T" if self.transpose else "X"
+        doc = (
+            f"bf16 {what} -> fp8 values with a fixed scale"
+            if self.static
+            else f"bf16 {what} -> fp8 values plus fp32 per-row scales of {what}, dynamic absmax"
+        )
+        return OpSpec(
+            name=name,
+            suite="compute",
+            doc=doc,
+            typed=StaticQuantizeParams if self.static else QuantizeParams,
+            flops=self.flops,
+            bytes=self.bytes,
+            peak_dtype=lambda p: "bf16",
+            make_inputs=lambda p, rng: {"x": normal(rng, (p.m, p.n), BF16)},
+            reference=self.reference,
+            output_rows=self.rows,
+        )
+
+
+def jax_builder(v: Variant) -> Callable[[QuantizeParams], Callable[..., dict[str, Any]]]:
+    def build(p: QuantizeParams) -> Callable[..., dict[str, Any]]:
+        qdt = jnp_dtype(p.qdtype)
+        if isinstance(p, StaticQuantizeParams):
+            scale, limit = np.float32(p.scale), float(dtype(p.qdtype).max)
+            return lambda x: {
+                "q": jax.numpy.clip(
+                    (x.T if v.transpose else x).astype(np.float32) / scale, -limit, limit
+                ).astype(qdt)
+            }
+
+        def fn(x: Any) -> dict[str, Any]:
+            q, s = jax_quantize(x.T if v.transpose else x, 1, qdt)
+            return {"q": q, "scale": s}
+
+        return fn
+
+    return build
+
+
+VARIANTS = {
+    "quantization": Variant(False, False),
+    "transpose_quantization": Variant(True, False),
+    "quantization_static_scaling": Variant(False, True),
+    "transpose_quantization_static_scaling": Variant(True, True),
+}
+for _name, _variant in VARIANTS.items():
+    register_compute(_variant.spec(_name))
+    array_implementation(_name, "jax", "jit")(jax_builder(_variant))

@@ -1,0 +1,56 @@
+"""Third-party chatter kept off the terminal: what the frameworks log or warn about themselves while
+importing and compiling (a CUDA build without a GPU, an Enum registered twice, a tensor subclass without a
+cache hash) is not about the user's run. Python warnings and the frameworks' log records below ERROR go
+to one logger: `-v` shows their warnings, `-vv` everything they log (Inductor's INFO alone is hundreds
+of lines a case); this harness's own messages are printed, never warned, so none is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+FRAMEWORK_LOGGERS = ("torch", "torchao", "jax", "jaxlib", "absl", "xprof", "triton")
+ROUTED = "accelbench.chatter"
+_level = logging.WARNING  # the frameworks' records kept: WARNING and above, all with -vv
+
+
+class _ToSink(logging.Handler):
+    """Records below ERROR to the chatter logger; errors to the terminal as before."""
+
+    def __init__(self, sink: logging.Logger) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.sink = sink
+        self.errors = logging.StreamHandler(sys.stderr)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        (self.sink.handle if record.levelno < logging.ERROR else self.errors.handle)(record)
+
+
+def route(verbosity: int = 0) -> None:
+    """Python warnings and the frameworks' records below ERROR to one logger: on stderr from -v
+    (`verbosity` 1: warnings; 2, -vv: everything, DEBUG included)."""
+    global _level
+    _level = logging.DEBUG if verbosity >= 2 else logging.WARNING
+    logging.captureWarnings(True)
+    sink = logging.getLogger(ROUTED)
+    sink.propagate = False
+    sink.handlers = [logging.StreamHandler(sys.stderr) if verbosity > 0 else logging.NullHandler()]
+    settle()
+
+
+def settle() -> None:
+    """Take the frameworks' loggers back from the handlers they install when they are imported (their
+    own children too: torch._logging gives torch._inductor a handler of its own, which printed every
+    INFO record of a compile under -v)."""
+    sink = logging.getLogger(ROUTED)
+    for name in ("py.warnings", *FRAMEWORK_LOGGERS):
+        logger = logging.getLogger(name)
+        logger.propagate = False
+        logger.handlers = [_ToSink(sink)]
+        logger.setLevel(_level)
+    for name, child in list(logging.root.manager.loggerDict.items()):
+        owned = name.split(".", 1)[0] in FRAMEWORK_LOGGERS and "." in name
+        if owned and isinstance(child, logging.Logger) and child.handlers:
+            child.handlers = [_ToSink(sink)]
+            child.setLevel(logging.NOTSET)  # its framework's level, which the verbosity sets

@@ -1,0 +1,120 @@
+"""Where tables are printed, and how numbers and labels look in them: fitted to the terminal (or
+unwrapped when the output goes to a file or pipe), times in scaled units at three significant figures,
+and any text from a config or a results file shown as text, never read as console markup."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from accelbench.catalogue import get_spec
+from accelbench.core.case import shape_label
+from accelbench.errors import UserError, visible
+from accelbench.results.records import DISTINCTION_COLUMNS, Identity, Row, setting_columns
+
+PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
+SIGNIFICANT = 3
+TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+# dimensions a shape label shows: a row's params list them under these names
+
+
+def shown(text: object) -> str:
+    """Any text from a config, a results file or an argument, as a console shows it: never read as
+    markup, no control character obeyed."""
+    return escape(visible(str(text)))
+
+
+def table_console() -> Console:
+    return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+
+
+def significant(value: float | None, digits: int = SIGNIFICANT) -> str:
+    """A number at `digits` significant figures, without exponent for everyday magnitudes."""
+    if value is None or not math.isfinite(value):
+        return ""
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - magnitude)
+    if magnitude >= 6 or magnitude < -4:
+        return f"{value:.{digits - 1}e}"
+    return f"{value:.{decimals}f}"
+
+
+def format_seconds(seconds: float | None) -> str:
+    """A time in the unit that keeps it between 1 and 1000 ('8.82 µs', '291 ms')."""
+    if seconds is None or not math.isfinite(seconds):
+        return ""
+    for scale, unit in TIME_UNITS:
+        if abs(seconds) >= scale:
+            return f"{significant(seconds / scale)} {unit}"
+    return f"{significant(seconds / 1e-9)} ns"
+
+
+def format_pct(value: float | None) -> str:
+    return "" if value is None or not math.isfinite(value) else f"{value:.0f}%"
+
+
+def varying(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
+    """The parameter (or implementation) names, in order, whose values differ between the rows."""
+    out = []
+    for name in names:
+        values = {str(value_of(r, name)) for r in rows}
+        if len(values) > 1:
+            out.append(name)
+    return out
+
+
+IDENTIFYING = frozenset(f.name for f in fields(Identity))  # read from the identity, not the params
+SOURCE = "source"  # which run or file a row of a report over several came from (not a column)
+
+
+def value_of(row: Row, name: str) -> Any:
+    if name == SOURCE:
+        return row.source
+    return getattr(row.identity, name) if name in IDENTIFYING else row.get(name)
+
+
+def _shown_value(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def shape_of(row: Row) -> str:
+    """The row's shape from its op's dimensions (the m/k/n label for an op this version lacks)."""
+    try:
+        return get_spec(row.identity.op).shape(row.params)
+    except UserError:
+        return shape_label(row.params)
+
+
+def distinguishing(rows: Sequence[Row]) -> list[str]:
+    """Per row, `key=value` for the parameters and run settings that differ between rows of the same
+    op, backend and shape: what tells two otherwise identical table lines apart (the implementation
+    is shown with the backend)."""
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
+    out = [""] * len(rows)
+    for (op, _, _), members in groups.items():
+        if len(members) < 2:
+            continue
+        try:
+            spec = get_spec(op)
+            names = [p.name for p in spec.params if p.name not in spec.dimensions]
+        except UserError:  # a row of an op this version no longer has: compare what it does have
+            names = sorted({k for i in members for k in rows[i].params})
+        # then the run settings the rows record (two rows of one op and shape, one cold-cache)
+        keys = varying(
+            [rows[i] for i in members],
+            [*names, *setting_columns(compared_only=True), *DISTINCTION_COLUMNS],
+        )
+        for i in members:
+            out[i] = " ".join(f"{k}={_shown_value(value_of(rows[i], k))}" for k in keys)
+    return out

@@ -1,0 +1,312 @@
+"""How a row reads in a table (the run's summary, the report's Markdown and HTML): one definition of
+each displayed column, cells as text, and columns that are empty in every row left out first.
+
+Cells never carry markup: the console escapes them, the HTML writer escapes them, and `markdown_safe`
+keeps a cell from breaking out of its Markdown table.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from accelbench.errors import UserError, did_you_mean, visible
+from accelbench.results.console import (
+    distinguishing,
+    format_pct,
+    format_seconds,
+    shape_of,
+    significant,
+)
+from accelbench.results.records import Row, quality_db, speedup
+
+Cell = Callable[[Row, str], str]  # (row, the parameters that tell it apart) -> text
+
+HASH = re.compile(r"\b(?=[0-9a-z]*\d)[0-9a-z]{16,}\b")  # compiled-graph and kernel hashes
+KERNEL_CHARS = 48
+
+
+def readable_kernel(name: str) -> str:
+    """A kernel or op name a person can read: hashes elided, templates shortened."""
+    name = HASH.sub("…", name)
+    name = re.sub(r"<[^<>]*>", "<…>", name)
+    return name if len(name) <= KERNEL_CHARS else name[: KERNEL_CHARS - 1] + "…"
+
+
+def top_kernels(row: Row) -> str:
+    kernels = row.series.kernels
+    if kernels:
+        return "; ".join(f"{readable_kernel(k.name)} {100 * k.share:.0f}%" for k in kernels[:3])
+    return readable_kernel(row.timing.top_kernels or row.timing.dominant_kernel or "")
+
+
+def peak_pct(row: Row) -> float | None:
+    """The share of the peak that bounds the op (compute or bandwidth)."""
+    roof = row.roofline
+    if roof.roofline_bound_by == "compute":
+        return roof.compute_of_peak_pct
+    return roof.bandwidth_of_peak_pct
+
+
+def noise(row: Row) -> str:
+    """IQR as a share of the median; `noisy` where it is above the threshold."""
+    ratio = row.stats.iqr_over_median_ratio
+    if ratio is None:
+        return ""
+    return f"{100 * ratio:.0f}%" + (" noisy" if row.stats.noisy else "")
+
+
+def spread(row: Row) -> str:
+    low, high = row.stats.time_p10_s, row.stats.time_p90_s
+    return f"{format_seconds(low)} – {format_seconds(high)}" if low and high else ""
+
+
+def status(row: Row) -> str:
+    error = " ".join(row.identity.error.split())[:80]
+    return f"{row.status.value}: {error}" if error else row.status.value
+
+
+def backend(row: Row) -> str:
+    impl = row.identity.implementation
+    return f"{row.identity.backend}:{impl}" if impl else row.identity.backend
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # what --columns and --sort call it (and the heading, unless `title` says otherwise)
+    cell: Cell
+    numeric: bool = False
+    always: bool = False  # shown even when empty, and first in any chosen set: what a row is
+    identifies: bool = False  # tells rows apart: first in any chosen set, never cut or folded first
+    value: Callable[[Row], Any] | None = (
+        None  # what --sort orders by and JSON holds (else the text)
+    )
+    default: bool = True  # in the tables unless --columns says otherwise
+    title: str = ""
+    field: str = (
+        ""  # its name in CSV and JSON output: a number's ends in its unit (`time_median_s`)
+    )
+
+    @property
+    def heading(self) -> str:
+        return self.title or self.key
+
+    @property
+    def machine_name(self) -> str:
+        return self.field or self.key
+
+
+def _stat(key: str, get: Callable[[Row], float | None]) -> Column:
+    """A statistic of the headline samples, shown on request (--columns)."""
+    return Column(
+        key,
+        lambda r, p: format_seconds(get(r)),
+        True,
+        value=get,
+        default=False,
+        field=f"time_{key}_s",
+    )
+
+
+COLUMNS: tuple[Column, ...] = (
+    # several runs or files in one table: which one (empty, so left out, for a single source)
+    Column("source", lambda r, p: r.source, identifies=True),
+    Column("op", lambda r, p: r.identity.op, always=True, identifies=True),
+    Column("backend", lambda r, p: backend(r), always=True, identifies=True),
+    Column("shape", lambda r, p: shape_of(r), identifies=True),
+    Column("params", lambda r, p: p, identifies=True),
+    Column("status", lambda r, p: status(r), always=True),
+    Column(
+        "median",
+        lambda r, p: format_seconds(r.median_s),
+        True,
+        value=lambda r: r.median_s,
+        field="time_median_s",
+    ),
+    _stat("min", lambda r: r.stats.time_min_s),
+    _stat("mean", lambda r: r.stats.time_mean_s),
+    _stat("std", lambda r: r.stats.time_std_s),
+    _stat("p10", lambda r: r.stats.time_p10_s),
+    _stat("p90", lambda r: r.stats.time_p90_s),
+    _stat("max", lambda r: r.stats.time_max_s),
+    Column("spread", lambda r, p: spread(r), True, title="p10 – p90", field="p10_to_p90"),
+    Column(
+        "samples",
+        lambda r, p: str(r.stats.sample_count or ""),
+        True,
+        value=lambda r: r.stats.sample_count,
+        default=False,
+        field="sample_count",
+    ),
+    Column(
+        "noise",
+        lambda r, p: noise(r),
+        True,
+        value=lambda r: r.stats.iqr_over_median_ratio,
+        field="iqr_over_median_ratio",
+    ),
+    Column(
+        "tflops",
+        lambda r, p: significant(r.derived.tflop_per_s),
+        True,
+        value=lambda r: r.derived.tflop_per_s,
+        title="TFLOP/s",
+        field="tflop_per_s",
+    ),
+    Column(
+        "gbps",
+        lambda r, p: significant(r.derived.gb_per_s),
+        True,
+        value=lambda r: r.derived.gb_per_s,
+        title="GB/s",
+        field="gb_per_s",
+    ),
+    Column(
+        "peak",
+        lambda r, p: format_pct(peak_pct(r)),
+        True,
+        value=peak_pct,
+        title="% peak",
+        field="of_peak_pct",
+    ),
+    Column(
+        "speedup",
+        lambda r, p: significant(speedup(r)),
+        True,
+        value=speedup,
+        field="speedup_ratio",
+    ),
+    Column(
+        "sqnr",
+        lambda r, p: significant(quality_db(r)),
+        True,
+        value=quality_db,
+        title="SQNR dB",
+        field="sqnr_db",
+    ),
+    Column("timing", lambda r, p: r.timing.timing_source or ""),
+    Column("kernels", lambda r, p: top_kernels(r), title="top kernels"),
+)
+BY_KEY = {c.key: c for c in COLUMNS}
+REPORT = tuple(c for c in COLUMNS if c.default)
+CONSOLE = tuple(c for c in REPORT if c.key not in ("spread", "kernels"))
+
+
+def choose(keys: Sequence[str], defaults: Sequence[Column]) -> tuple[Column, ...]:
+    """`--columns a,b,c`: those columns after what tells rows apart and their status (the defaults
+    where none are given); an unknown name is a one-line error naming the choices."""
+    if not keys:
+        return tuple(defaults)
+    for key in keys:
+        if key not in BY_KEY:
+            raise UserError(
+                f"unknown column '{key}' (columns: {', '.join(BY_KEY)})",
+                key="--columns",
+                suggestion=did_you_mean(key, BY_KEY),
+            )
+    head = [c.key for c in COLUMNS if (c.always or c.identifies) and c.key not in keys]
+    return tuple(BY_KEY[k] for k in dict.fromkeys([*head, *keys]))
+
+
+T = TypeVar("T")
+
+
+def ordered(
+    items: Sequence[T], sort: str | None, values: Mapping[str, Callable[[T], Any]]
+) -> list[T]:
+    """`--sort NAME` (`--sort=-NAME`: descending) by one of `values`; items without one go last, in
+    their order. An unknown name is a one-line error naming the choices."""
+    if not sort:
+        return list(items)
+    name = sort.removeprefix("-")
+    if name not in values:
+        raise UserError(
+            f"unknown sort key '{name}' (keys: {', '.join(values)})",
+            key="--sort",
+            suggestion=did_you_mean(name, values),
+        )
+    value = values[name]
+    known = [item for item in items if value(item) not in (None, "")]
+    rest = [item for item in items if value(item) in (None, "")]
+    return sorted(known, key=value, reverse=sort.startswith("-")) + rest
+
+
+def sort_rows(rows: Sequence[Row], key: str | None) -> list[Row]:
+    """Rows in a column's order (its value, or its text where it has none)."""
+    if not key:
+        return list(rows)
+    labels = dict(zip(map(id, rows), distinguishing(rows), strict=True))
+
+    def by(column: Column) -> Callable[[Row], Any]:
+        return column.value or (lambda r: column.cell(r, labels[id(r)]))
+
+    return ordered(rows, key, {c.key: by(c) for c in COLUMNS})
+
+
+def cells(
+    rows: Sequence[Row], columns: Sequence[Column] = REPORT
+) -> tuple[list[Column], list[list[str]]]:
+    """The columns that say something about these rows, and each row's cells in them."""
+    params = distinguishing(rows)
+    grid = [[c.cell(r, p) for c in columns] for r, p in zip(rows, params, strict=True)]
+    kept = [i for i, c in enumerate(columns) if c.always or any(line[i] for line in grid)]
+    return [columns[i] for i in kept], [[line[i] for i in kept] for line in grid]
+
+
+FORMATS = ("table", "csv", "json", "markdown")
+
+
+def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
+    """The rows in a machine- or page-readable format (`--format csv|json|markdown`): CSV and JSON
+    hold numbers (seconds, ratios, percent) under names ending in their unit, as the results files
+    do; Markdown holds the table's display cells."""
+    params = distinguishing(rows)
+    chosen, grid = cells(rows, columns)
+    if fmt in ("json", "csv"):
+        records = [
+            {c.machine_name: c.value(r) if c.value else c.cell(r, p) for c in chosen}
+            for r, p in zip(rows, params, strict=True)
+        ]
+        if fmt == "json":
+            return json.dumps(records, indent=2, default=str) + "\n"
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, [c.machine_name for c in chosen], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(
+            {k: visible(v) if isinstance(v, str) else v for k, v in record.items()}
+            for record in records
+        )
+        return buffer.getvalue()
+    head = "| " + " | ".join(markdown_safe(c.heading) for c in chosen) + " |\n"
+    rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
+    body = "".join("| " + " | ".join(markdown_safe(x) for x in line) + " |\n" for line in grid)
+    return head + rule + body
+
+
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def escaped(frame: Any, escape: Callable[[str], str]) -> Any:
+    """A table (a pandas DataFrame) with every text, heading or cell, passed through `escape`
+    (markdown_safe, html_safe, visible); numbers stay numbers."""
+    import pandas as pd
+
+    return frame.rename(columns=lambda c: escape(str(c))).map(
+        lambda v: v if pd.api.types.is_number(v) else escape(str(v))
+    )
+
+
+def html_safe(text: str) -> str:
+    """Text from a file as HTML text: no markup, no control character obeyed."""
+    return html.escape(visible(str(text)))
+
+
+def markdown_safe(text: str) -> str:
+    """A cell that stays one cell: one line, Markdown and HTML characters escaped."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", visible(" ".join(str(text).split())))

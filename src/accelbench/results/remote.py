@@ -1,0 +1,182 @@
+"""Output paths given as URLs (`gs://bucket/run`, as Ironwood configs on TPU VMs write them).
+
+Everything is written to a local staging directory first, so rows reach a disk before the next case
+starts whatever the network does; the staged files are copied to the URL through fsspec when the run
+ends, is interrupted or fails. A remote results file that already exists is fetched first, so
+--resume and the refusal to replace a file work exactly as they do locally. `gs://` needs gcsfs.
+
+The staging folder of a URL is always the same one (under the system's temporary folder, named by the
+URL), and it is said on screen: a run killed outright (SIGKILL, a lost machine) leaves its rows there,
+and `--resume` continues from them rather than from the older remote copy. A copy that succeeded
+removes the staged files; one that failed says so in one line and keeps them. Only protocols that can be
+written are accepted (not http:// or ftp://).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelbench.core.case import Case
+from accelbench.errors import UserError
+
+DIR_FIELDS = ("trace_dir", "xla_dump_dir", "xlml_metrics_dir")
+WRITABLE = ("gs", "gcs", "s3", "s3a", "az", "abfs", "abfss", "hdfs", "file", "memory")
+
+
+def is_url(path: str | None) -> bool:
+    return bool(path) and "://" in str(path)
+
+
+def filesystem(url: str, key: str) -> Any:
+    """The fsspec filesystem of a URL, or a one-line error naming the package it needs."""
+    import fsspec
+
+    protocol = url.split("://", 1)[0]
+    if protocol.lower() not in WRITABLE:
+        raise UserError(
+            f"results cannot be written to {protocol[:20]}:// (writable: "
+            f"{', '.join(p + '://' for p in WRITABLE)})",
+            key=key,
+        )
+    try:
+        return fsspec.filesystem(protocol)
+    except ImportError as error:
+        raise UserError(
+            f"writing to {protocol}:// needs an fsspec backend that is not installed ({error})",
+            key=key,
+        ) from None
+    except ValueError:
+        raise UserError(f"no filesystem knows the protocol '{protocol}://'", key=key) from None
+
+
+@dataclass
+class Staging:
+    """Local stand-ins for remote outputs, and the copies owed to each URL."""
+
+    root: str = ""  # made on first use: a run without URLs leaves nothing behind
+    files: dict[str, str] = field(default_factory=dict)  # local path -> URL
+    dirs: dict[str, str] = field(default_factory=dict)
+
+    def _local(self, url: str) -> str:
+        """The same local folder for a URL in every run, so a killed run's rows can be resumed."""
+        self.root = self.root or os.path.join(
+            tempfile.gettempdir(), f"microbench-staging-{_user()}"
+        )
+        digest = hashlib.sha1(url.rstrip("/").encode()).hexdigest()[:10]
+        return os.path.join(self.root, digest, Path(url.rstrip("/")).name)
+
+    def file(self, url: str, key: str) -> str:
+        """A local file standing for `url` (and for its .jsonl twin), fetched when it exists."""
+        local = self._local(url)
+        if local in self.files:
+            return local
+        fs = filesystem(url, key)
+        os.makedirs(os.path.dirname(local), exist_ok=True, mode=0o700)
+        # a killed run's rows, never copied: newer than the remote file
+        left = os.path.exists(local)
+        for remote, here in ((url, local), _twin(url, local)):
+            self.files[here] = remote
+            if not left and _exists(fs, remote, key):
+                fs.get_file(remote, here)
+        if left:
+            print(f"note: {url}: continuing from the rows a stopped run left in {local}")
+        else:
+            print(f"note: rows for {url} go to {local} first, copied there when the run ends")
+        return local
+
+    def directory(self, url: str, key: str) -> str:
+        local = self._local(url)
+        if local not in self.dirs:
+            filesystem(url, key)
+            os.makedirs(local, exist_ok=True)
+            self.dirs[local] = url
+        return local
+
+    def stage(self, cases: list[Case]) -> list[Case]:
+        """The cases with every URL output replaced by its local stand-in."""
+        staged = []
+        for case in cases:
+            out = case.outputs
+            changes: dict[str, str] = {}
+            if is_url(out.csv_path):
+                changes["csv_path"] = self.file(out.csv_path, "csv_path")
+            for name in DIR_FIELDS:
+                value = getattr(out, name)
+                if is_url(value):
+                    changes[name] = self.directory(value, name)
+            staged.append(
+                dataclasses.replace(case, outputs=dataclasses.replace(out, **changes))
+                if changes
+                else case
+            )
+        return staged
+
+    def upload(self) -> list[str]:
+        """Copy every staged file that exists to its URL, then remove the staged copies; returns the
+        URLs written. A copy that fails is one line naming where the rows stay."""
+        written = []
+        for local, url in self.files.items():
+            if os.path.exists(local):
+                try:
+                    fs = filesystem(url, url)
+                    fs.makedirs(url.rsplit("/", 1)[0], exist_ok=True)  # a folder a bucket needs not
+                    fs.put_file(local, url)
+                except Exception as error:  # any fsspec backend's failure: the rows are safe here
+                    raise UploadFailed(
+                        f"could not copy the results to {url} ({type(error).__name__}: "
+                        f"{str(error)[:200]}); they are kept in {local}"
+                    ) from None
+                written.append(url)
+        for local, url in self.dirs.items():
+            fs = filesystem(url, url)
+            for folder, _, names in os.walk(local):
+                for name in names:
+                    path = os.path.join(folder, name)
+                    target = url.rstrip("/") + "/" + os.path.relpath(path, local)
+                    fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+                    fs.put_file(path, target)
+                    written.append(target)
+        for local in [*self.files, *self.dirs]:
+            if os.path.isdir(local):
+                shutil.rmtree(local, ignore_errors=True)
+            elif os.path.exists(local):
+                os.unlink(local)
+        return written
+
+
+class UploadFailed(UserError):
+    """The run finished but its outputs did not reach their URL (exit 1; the staged copy is kept)."""
+
+    exit_code = 1
+    word_limit = 4096  # the staged path is the user's way to the rows: never cut
+
+
+def _user() -> str:
+    try:
+        return str(os.getuid())
+    except AttributeError:  # not POSIX
+        return "user"
+
+
+def _exists(fs: Any, url: str, key: str) -> bool:
+    """Whether the remote file exists; a network that does not answer is one line, not a traceback."""
+    try:
+        return bool(fs.exists(url))
+    except Exception as error:
+        raise UserError(
+            f"cannot reach {url.split('/')[0]}//{url.split('/')[2] if url.count('/') > 1 else ''} "
+            f"({type(error).__name__}: {str(error)[:150]})",
+            key=key,
+        ) from None
+
+
+def _twin(url: str, local: str) -> tuple[str, str]:
+    """The .jsonl beside a results file (results.writer's rule), for the URL and its stand-in."""
+    return os.path.splitext(url)[0] + ".jsonl", os.path.splitext(local)[0] + ".jsonl"

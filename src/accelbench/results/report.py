@@ -1,0 +1,544 @@
+"""`microbench report`: roofline, sweep (latency and throughput) and speedup charts, a Markdown summary
+and one self-contained HTML page holding them all, from a results file.
+
+Charts are drawn with seaborn (colours per series, markers per backend) and tables with pandas; every
+text from the results file is escaped where it lands (HTML, Markdown). The work is linear in rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import pandas as pd
+import seaborn as sns  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from accelbench.catalogue import get_spec  # noqa: E402
+from accelbench.errors import UserError, safe_stem  # noqa: E402
+from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
+from accelbench.results.charts import plt, save_figure, time_series  # noqa: E402
+from accelbench.results.console import value_of, varying  # noqa: E402
+from accelbench.results.display import (  # noqa: E402
+    REPORT,
+    Column,
+    cells,
+    choose,
+    escaped,
+    html_safe,
+    markdown_safe,
+    sort_rows,
+)
+from accelbench.results.reading import read_rows  # noqa: E402
+from accelbench.results.records import Labelled, Row, Variants, speedup  # noqa: E402
+from accelbench.results.writer import OutputFailed, write_atomically  # noqa: E402
+
+MARKERS = ("o", "^", "s", "D", "v", "P", "X")
+COPY_OPS = ("single_device_hbm_copy", "copy", "hbm_bandwidth")  # a measured memory ceiling
+TABLE_ROWS = 1000  # rows in the Markdown and HTML tables; the CSV holds every row
+FLOP_BOUND = 4.0  # FLOP per byte at and above which an op's throughput is reported in TFLOP/s
+
+
+def marker(backend: str) -> str:
+    """One marker shape per backend, in the backend registry's order."""
+    names = sorted(BACKENDS, key=run_order)
+    return MARKERS[names.index(backend) % len(MARKERS)] if backend in names else MARKERS[-1]
+
+
+def flop_bound(row: Row) -> bool:
+    """The op's kind at this shape: enough FLOPs per byte that TFLOP/s is what says how well it ran."""
+    intensity = row.derived.intensity_flop_per_byte
+    return bool(row.derived.model_flop) and intensity is not None and intensity >= FLOP_BOUND
+
+
+def series_label(row: Row) -> str:
+    """What a roofline point's colour stands for: the op, and its variant where its rows say one
+    (a torchao recipe)."""
+    variant = row.extras.variant if isinstance(row.extras, Variants) else None
+    return f"{row.identity.op} {variant}" if variant else row.identity.op
+
+
+def _scatter(ax: Any, points: Sequence[Row]) -> None:
+    """The measured points: colour by series, marker by backend."""
+    frame = pd.DataFrame(
+        {
+            "intensity": [r.derived.intensity_flop_per_byte for r in points],
+            "TFLOP/s": [r.derived.tflop_per_s for r in points],
+            "series": [series_label(r) for r in points],
+            "backend": [r.identity.backend for r in points],
+        }
+    )
+    backends = sorted(set(frame["backend"]), key=run_order)
+    sns.scatterplot(
+        data=frame,
+        x="intensity",
+        y="TFLOP/s",
+        hue="series",
+        style="backend",
+        style_order=backends,
+        markers={b: marker(b) for b in backends},
+        palette="tab20" if frame["series"].nunique() > 10 else "tab10",
+        s=40,
+        ax=ax,
+    )
+
+
+def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
+    """The peak table's roofs where it knows the device, and the best measured copy bandwidth.
+    True when a roof was drawn."""
+    ceilings = {
+        (r.roofline.peak_chip, r.roofline.peak_family): (
+            float(r.roofline.peak_tflop_per_s),
+            float(r.roofline.peak_gb_per_s),
+        )
+        for r in points
+        if r.roofline.peak_tflop_per_s and r.roofline.peak_gb_per_s
+    }
+    intensities = [float(r.derived.intensity_flop_per_byte or 1) for r in points] or [1.0]
+    lo, hi = min(intensities) / 4, max(intensities) * 4
+    for (chip, family), (tflops, gbps) in ceilings.items():
+        knee = tflops * 1e12 / (gbps * 1e9)
+        xs = [lo, min(max(knee, lo), hi), hi]
+        ys = [min(tflops, x * gbps / 1e3) for x in xs]
+        ax.plot(xs, ys, "--", lw=1, label=f"{chip} {family} roof")
+    copies = [r.derived.gb_per_s for r in rows if r.identity.op in COPY_OPS and r.derived.gb_per_s]
+    if copies:
+        best = max(copies)
+        label = f"measured copy {best:.0f} GB/s"
+        ax.plot(
+            [lo, hi], [lo * best / 1e3, hi * best / 1e3], ":", color="gray", lw=1.2, label=label
+        )
+    return bool(ceilings or copies)
+
+
+def roofline(rows: Sequence[Row], path: str) -> int:
+    """Achieved TFLOP/s against arithmetic intensity: a colour per op (per recipe for torchao), a marker
+    per backend, the peak table's ceilings where known and the best measured copy bandwidth."""
+    points = [
+        r for r in rows if r.ok and r.derived.tflop_per_s and r.derived.intensity_flop_per_byte
+    ]
+    fig, ax = plt.subplots(figsize=(8.5, 5.5))
+    if points:
+        _scatter(ax, points)
+    roofs = _roofs(ax, rows, points)
+    known = any(r.roofline.peak_tflop_per_s for r in points)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte, from the op's models)")
+    ax.set_ylabel("achieved TFLOP/s (median)")
+    ax.set_title("roofline" + ("" if known else " (device peaks unknown: no ceilings drawn)"))
+    ax.grid(True, which="both", alpha=0.3)
+    if points or roofs:
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=120)
+    plt.close(fig)
+    return len(points)
+
+
+Point = tuple[float, float, float, float]  # axis value, metric, minus and plus error
+
+
+@dataclass
+class Sweep:
+    """One op's sweep: the same series drawn twice, as latency and as throughput."""
+
+    axis: str  # the dimension that varies most
+    metric: str  # "TFLOP/s" for FLOP-bound ops, "GB/s" otherwise
+    throughput: dict[str, list[Point]]  # bars: the throughput at the p90 and p10 times
+    latency: dict[str, list[Point]]  # µs, bars: p10 and p90
+
+
+def _throughput(row: Row, metric: str) -> float | None:
+    return row.derived.tflop_per_s if metric == "TFLOP/s" else row.derived.gb_per_s
+
+
+def _sweep(op: str, mine: list[Row]) -> Sweep | None:
+    values: dict[str, set[str]] = defaultdict(set)
+    for r in mine:
+        for name, value in r.params.items():
+            values[name].add(str(value))
+    try:
+        dimensions = get_spec(op).dimensions
+    except UserError:  # an op this version no longer has: any integer parameter may be its axis
+        dimensions = tuple(n for n, v in mine[0].params.items() if isinstance(v, int))
+    dims = [d for d in dimensions if len(values.get(d, ())) > 2]
+    if not dims:
+        return None
+    axis = max(dims, key=lambda d: len(values[d]))
+    metric = "TFLOP/s" if sum(map(flop_bound, mine)) * 2 >= len(mine) else "GB/s"
+    # a parameter that takes one value per axis value is tied to the axis (n: SAME_AS_m): no series
+    per_axis: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for r in mine:
+        for name, value in r.params.items():
+            per_axis[name][str(r.params.get(axis))].add(str(value))
+    tied = {name for name, by in per_axis.items() if all(len(v) == 1 for v in by.values())}
+    names = [n for n in ("implementation", *values) if n != axis and n not in tied]
+    split = varying(mine, ["source", "backend", *names]) if len(mine) > 1 else []
+    lines: dict[str, list[Point]] = defaultdict(list)
+    times: dict[str, list[Point]] = defaultdict(list)
+    for r in mine:
+        label = (
+            " ".join(f"{k}={value_of(r, k)}" for k in split if value_of(r, k) not in (None, ""))
+            or op
+        )
+        median = float(r.median_s or 0.0)
+        fast, slow = r.stats.time_p10_s or median, r.stats.time_p90_s or median
+        x = float(r.params[axis])
+        times[label].append((x, median * 1e6, (median - fast) * 1e6, (slow - median) * 1e6))
+        value = _throughput(r, metric)
+        if value is not None:
+            low, high = value * median / slow, value * median / fast
+            lines[label].append((x, value, value - low, high - value))
+    # a "sweep" whose every series is one point is a list of unrelated shapes (the llama layers):
+    # joining them would draw a line that means nothing
+    kept = {k: sorted(v) for k, v in lines.items() if len(v) > 1}
+    return Sweep(axis, metric, kept, {k: sorted(times[k]) for k in kept}) if kept else None
+
+
+def sweep_series(rows: Sequence[Row]) -> dict[str, Sweep]:
+    """Per op, one series per backend, implementation and parameter setting; dimensions tied to the
+    axis (SAME_AS_) are not series of their own."""
+    by_op: dict[str, list[Row]] = defaultdict(list)
+    for r in rows:
+        if r.ok and r.median_s:
+            by_op[r.identity.op].append(r)
+    out = {}
+    for op in sorted(by_op):
+        sweep = _sweep(op, by_op[op])
+        if sweep is not None:
+            out[op] = sweep
+    return out
+
+
+def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
+    """Per op: latency and throughput over its sweep axis, one line with p10-p90 bars per series."""
+    written: dict[str, int] = {}
+    for op, sweep in sweep_series(rows).items():
+        fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+        palette = sns.color_palette("tab10", len(sweep.latency))
+        colours = dict(zip(sweep.latency, palette, strict=True))
+        for ax, series, ylabel in (
+            (left, sweep.latency, "µs per iteration (median)"),
+            (right, sweep.throughput, sweep.metric),
+        ):
+            for label, pts in series.items():
+                ax.errorbar(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    yerr=[[p[2] for p in pts], [p[3] for p in pts]],
+                    marker="o",
+                    capsize=3,
+                    label=label,
+                    color=colours[label],
+                )
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel(sweep.axis)
+            ax.set_ylabel(ylabel)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7)
+        left.set_yscale("log")
+        left.set_title(f"{op}: latency over {sweep.axis} (bars: p10-p90)")
+        right.set_title(f"{op}: {sweep.metric} over {sweep.axis}")
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"sweep_{safe_stem(op)}.png")
+        save_figure(fig, path, dpi=110)
+        plt.close(fig)
+        written[path] = sum(len(p) for p in sweep.throughput.values())
+    return written
+
+
+class Bar(NamedTuple):
+    label: str
+    value: float  # the speedup
+    doubtful: bool = False  # a side is noisy or was timed on a loaded host
+
+
+def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
+    """Each row's label: the values of every parameter that varies among these rows (`first` leading),
+    so no two bars of a chart read the same."""
+    names = list(dict.fromkeys([*first, *(n for r in rows for n in r.params), "implementation"]))
+    keys = varying(rows, [n for n in names if n != "backend"])
+    return [
+        " ".join(str(value_of(r, k)) for k in keys if value_of(r, k) not in (None, "", "none"))
+        or r.identity.op
+        for r in rows
+    ]
+
+
+def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
+    """The ratios a run exists to show: JAX over PyTorch for paired cases (PyTorch time / JAX time),
+    a torchao recipe over its baseline, a fused pattern over the unfused one."""
+    ok = [r for r in rows if r.ok]
+    by_id = {r.identity.case_id: r for r in ok}
+    charts: dict[str, list[Bar]] = {}
+    pairs = [
+        (r, by_id[r.pairing.paired_with])
+        for r in ok
+        if r.identity.backend != "jax" and r.pairing.paired_with in by_id
+    ]
+    pairs = [(t, j) for t, j in pairs if j.median_s and t.median_s]
+    if pairs:
+        labels = _labels([t for t, _ in pairs], ("op",))
+        charts["jax_over_torch"] = [
+            Bar(label, float(t.median_s) / float(j.median_s), bool(t.doubt or j.doubt))  # type: ignore[arg-type]
+            for label, (t, j) in zip(labels, pairs, strict=True)
+        ]
+    ratios: dict[str, list[tuple[Row, float]]] = defaultdict(list)
+    for r in ok:
+        value = speedup(r)
+        if value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
+            ratios[r.identity.suite].append((r, float(value)))
+    for kind, suite in (("recipe_over_baseline", "quantization"), ("fused_over_unfused", "fusion")):
+        found = ratios.get(suite, [])
+        if found:
+            extras = found[0][0].extras
+            first = extras.LABEL_ORDER if isinstance(extras, Labelled) else ()
+            labels = _labels([r for r, _ in found], first)
+            charts[kind] = [
+                Bar(label, v, bool(r.doubt)) for label, (r, v) in zip(labels, found, strict=True)
+            ]
+    return charts
+
+
+SPEEDUP_TITLES = {
+    "jax_over_torch": "JAX speedup over PyTorch (PyTorch time / JAX time, same case and inputs)",
+    "recipe_over_baseline": "torchao recipe speedup over the high-precision baseline",
+    "fused_over_unfused": "fused speedup over the unfused pattern",
+}
+
+
+def _threads_note(rows: Sequence[Row]) -> str:
+    """On a CPU a ratio depends on each side's host threads: the chart says how many each had."""
+    cpu = {
+        f"{r.environment.framework} {r.conditions.thread_count}"
+        for r in rows
+        if r.environment.platform == "cpu" and r.conditions.thread_count
+    }
+    return f"\nCPU wall clock; host threads: {', '.join(sorted(cpu))}" if cpu else ""
+
+
+def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
+    """One horizontal bar chart per kind of ratio, with the break-even line at 1."""
+    written: dict[str, int] = {}
+    for kind, bars in speedups(rows).items():
+        fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
+        values = [b.value for b in bars]
+        palette = sns.color_palette()
+        drawn = (
+            ax.barh(  # from the break-even line to the value: faster cases grow right, slower left
+                range(len(bars)),
+                [v - 1 for v in values],
+                left=1,
+                color=[
+                    "lightgrey" if b.doubtful else palette[2] if b.value >= 1 else palette[3]
+                    for b in bars
+                ],
+            )
+        )
+        for patch, bar in zip(drawn, bars, strict=True):
+            if bar.doubtful:  # noisy or taken on a loaded host: drawn, never read as a verdict
+                patch.set_hatch("//")
+        for i, b in enumerate(bars):
+            mark = " ?" if b.doubtful else ""
+            ax.text(
+                b.value,
+                i,
+                f" {b.value:.2f}×{mark} ",
+                va="center",
+                ha="left" if b.value >= 1 else "right",
+                fontsize=6,
+            )
+        span = max(max(values), 1 / min(values), 1.1) * 1.6
+        ax.set_xlim(1 / span, span)
+        ax.set_yticks(range(len(bars)), [b.label for b in bars], fontsize=7)
+        ax.invert_yaxis()
+        ax.axvline(1.0, color="black", lw=0.8)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.tick_params(axis="x", labelsize=7)
+        ax.set_xlabel("speedup (log scale; right of the line is faster)")
+        doubt = (
+            "\ngrey, hatched, ?: noisy or taken on a loaded host, no verdict"
+            if any(b.doubtful for b in bars)
+            else ""
+        )
+        ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows) + doubt, fontsize=9)
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"speedup_{kind}.png")
+        save_figure(fig, path, dpi=110, bbox_inches="tight")  # long case labels stay whole
+        plt.close(fig)
+        written[path] = len(bars)
+    return written
+
+
+def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFrame:
+    """The rows as the report shows them (the chosen columns that say something about these rows),
+    at most TABLE_ROWS of them: a page of 100k rows is read by nobody and took minutes to write."""
+    columns, grid = cells(rows[:TABLE_ROWS], chosen)
+    return pd.DataFrame(grid, columns=[c.heading for c in columns])
+
+
+def rows_left_out(rows: Sequence[Row]) -> str:
+    left = len(rows) - TABLE_ROWS
+    return f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all." if left > 0 else ""
+
+
+def markdown(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> str:
+    frame = escaped(table(rows, chosen), markdown_safe)
+    note = rows_left_out(rows)
+    return frame.to_markdown(index=False) + "\n" + (f"\n{note}\n" if note else "")
+
+
+def runs(rows: Sequence[Row]) -> set[str]:
+    """Each run the rows come from, with when its rows were written (first to last)."""
+    stamps: dict[str, list[str]] = defaultdict(list)
+    for r in rows:
+        if r.identity.run_id:
+            stamps[r.identity.run_id].append(r.identity.timestamp[:19])
+    return {f"{run} ({min(s)} to {max(s)})" for run, s in stamps.items()}
+
+
+def environment_lines(rows: Sequence[Row]) -> list[str]:
+    """What the rows ran on, once per distinct value: device, frameworks, packages, commit, host."""
+    env = [r.environment for r in rows]
+    facts = (
+        ("device", {f"{e.device_kind} ({e.platform})" for e in env if e.device_kind}),
+        ("frameworks", {f"{e.framework} {e.framework_version}" for e in env if e.framework}),
+        ("versions", {e.packages for e in env if e.packages}),
+        (
+            "commit",
+            {f"{e.git_commit}{' (dirty)' if e.git_dirty else ''}" for e in env if e.git_commit},
+        ),
+        ("machine", {f"{e.host}: {e.cpu_model} ({e.host_cpu_count} CPUs)" for e in env if e.host}),
+        ("runs", runs(rows)),
+    )
+    return [f"{name}: {'; '.join(sorted(values))}" for name, values in facts if values]
+
+
+def html_page(
+    source: str, rows: Sequence[Row], images: dict[str, int], chosen: Sequence[Column] = REPORT
+) -> str:
+    """One self-contained page: the environment, every chart inlined (base64 PNG), the table of rows."""
+    charts = "".join(
+        f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
+        f"{base64.b64encode(open(path, 'rb').read()).decode()}'><figcaption>"
+        f"{html_safe(os.path.basename(path))}: {count} points</figcaption></figure>\n"
+        for path, count in images.items()
+    )
+    ok = sum(r.ok for r in rows)
+    noisy = sum(bool(r.stats.noisy) for r in rows)
+    facts = "".join(f"<li>{html_safe(line)}</li>" for line in environment_lines(rows))
+    frame = escaped(table(rows, chosen), html_safe)
+    body = frame.to_html(index=False, escape=False, border=0, classes="rows")
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>microbench report: {html_safe(source)}</title><style>"
+        "body{font-family:sans-serif;margin:1.5em}img{max-width:100%}figure{margin:1em 0}"
+        "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}"
+        "</style></head><body>"
+        f"<h1>{html_safe(source)}</h1><ul>{facts}</ul><p>{len(rows)} rows, {ok} ok, {noisy} noisy. "
+        "Times are per iteration as each row's timing column defines it; bars span p10-p90; noise is "
+        "the IQR as a share of the median.</p>"
+        f"<h2>Charts</h2>{charts}<h2>Rows</h2><p>{rows_left_out(rows)}</p>{body}</body></html>\n"
+    )
+
+
+def label_sources(read: Sequence[tuple[str, Sequence[Row]]]) -> None:
+    """Rows of several runs or files say which they came from (the run's label where the run store
+    has one, else the file's name, else its path; a run id where one file holds several runs): every
+    table gains a source column and every chart one series per source. One run of one file: none."""
+    if len(read) < 2 and len({r.identity.run_id for _, rows in read for r in rows}) < 2:
+        return
+    from accelbench.results.run_store import runs_under
+
+    labels: dict[str, str] = {}
+    for folder in {os.path.dirname(os.path.abspath(path)) for path, _ in read}:
+        for run in runs_under(folder):
+            labels.update((os.path.abspath(f), run.name or os.path.basename(f)) for f in run.files)
+    names = {path: labels.get(os.path.abspath(path), os.path.basename(path)) for path, _ in read}
+    if len(set(names.values())) < len(names):  # two files of one name: their paths
+        names = {path: path for path, _ in read}
+    for path, rows in read:
+        several = len({r.identity.run_id for r in rows}) > 1
+        for r in rows:
+            r.source = f"{names[path]} {r.identity.run_id[:8]}" if several else names[path]
+
+
+def run_report(
+    paths: Sequence[str],
+    out_dir: str,
+    columns: Sequence[str] = (),
+    sort: str | None = None,
+    sample_charts: bool = False,
+) -> dict[str, Any]:
+    """One report of every row of `paths` (a run's files, or several runs: an overview)."""
+    chosen = choose(columns, REPORT)
+    read: list[tuple[str, list[Row]]] = []
+    for path in paths:  # a foreign or broken file is refused before anything
+        found = read_rows(path, series="all")
+        if not found:
+            raise UserError(
+                "no rows: not a results file of this harness, or an empty run", file=path
+            )
+        read.append((path, found))
+    label_sources(read)
+    rows = sort_rows([r for _, found in read for r in found], sort)
+    path = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
+    key = f"--output-dir '{out_dir}'"
+    if not out_dir.strip():
+        raise UserError("names no folder", key=key)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UserError("the report directory is a file", key=key)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"cannot create it: {error.strerror}", key=key) from None
+    try:
+        return _write_report(path, rows, out_dir, chosen, sample_charts)
+    except OSError as error:  # a full disk or a folder that refuses, mid-report
+        raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
+    except OutputFailed as failed:
+        if failed.strerror is None:  # refused for a reason of its own (a planted link): as it says
+            raise
+        raise OutputFailed(f"cannot write the report: {failed.strerror}", key=key) from None
+
+
+def _write_report(
+    path: str,
+    rows: list[Row],
+    out_dir: str,
+    chosen: Sequence[Column] = REPORT,
+    sample_charts: bool = False,
+) -> dict[str, Any]:
+    roof = os.path.join(out_dir, "roofline.png")
+    counts = {
+        roof: roofline(rows, roof),
+        **sweeps(rows, out_dir),
+        **speedup_charts(rows, out_dir),
+        **time_series(rows, out_dir, sample_charts),
+    }
+    summary = os.path.join(out_dir, "summary.md")
+    text = (
+        f"# Results: {markdown_safe(path)}\n\n"
+        + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
+        + "\n"
+        + markdown(rows, chosen)
+        + "\n## Charts\n\n"
+        + "".join(f"- {os.path.basename(p)}: {n} points\n" for p, n in counts.items())
+    )
+    write_atomically(summary, lambda f: f.write(text))
+    page = os.path.join(out_dir, "report.html")
+    write_atomically(page, lambda f: f.write(html_page(path, rows, counts, chosen)))
+    for p, n in counts.items():
+        print(f"{p}: {n} points")
+    print(summary)
+    print(page)
+    return counts

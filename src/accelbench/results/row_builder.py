@@ -1,0 +1,256 @@
+"""A row made from what a case did: its measurement (or why it has none), its case, its op's spec and
+the run's environment, every group filled from one place (`success_row`, `failure_row`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import fields, replace
+from typing import Any
+
+from accelbench.catalogue import OpSpec
+from accelbench.core.case import Case
+from accelbench.core.samples import median_or_none
+from accelbench.core.types import DeviceInfo, Measurement, Timing
+from accelbench.errors import Status
+from accelbench.platform.environment import timestamp
+from accelbench.platform.hardware import Peaks, lookup, with_overrides
+from accelbench.results.records import (
+    Conditions,
+    Environment,
+    Identity,
+    Row,
+    Series,
+    TimeStats,
+    TimingInfo,
+    recorded_setting,
+    setting_columns,
+)
+from accelbench.results.roofline import Derived, Roofline, derive
+
+
+def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> Environment:
+    known = {f.name for f in fields(Environment)}
+    values = {k: v for k, v in env.items() if k in known}
+    if device is not None:
+        values.update(
+            device_kind=device.kind,
+            device_count=device.count,
+            platform=device.platform,
+            framework=device.framework,
+            framework_version=device.framework_version,
+        )
+    return Environment(**values, config_id=case.config_id)
+
+
+def host_load() -> float | None:
+    """The 1-minute load average per core (None where the system does not say)."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        return None
+
+
+def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) -> Conditions:
+    """`measured`: the device info was read while the case ran, so its thread count is what it had;
+    a failed case's row says what it asked for, or the framework's default."""
+    if measured or case.run.threads is None:
+        threads = device.threads if device is not None and device.threads else case.run.threads
+    else:
+        threads = case.run.threads
+    settings = {
+        column: recorded_setting(case.run, declared)
+        for column, declared in setting_columns().items()
+    }
+    settings["thread_count"] = threads
+    return Conditions(**settings, host_load_ratio=host_load() if measured else None)
+
+
+TOP_KERNELS = 3
+KERNEL_NAME_CHARS = 60
+
+
+def top_kernels(kernels: list[Any]) -> str | None:
+    """The largest kernels in one cell, so a slow row says where its time went."""
+    if not kernels:
+        return None
+    return "; ".join(
+        f"{k.name[:KERNEL_NAME_CHARS]} x{k.per_iter:g} {k.share:.0%}" for k in kernels[:TOP_KERNELS]
+    )
+
+
+def _identity(
+    case: Case, spec: OpSpec, status: Status, error: str, run_id: str, implementation: str | None
+) -> Identity:
+    return Identity(
+        case_id=case.id,
+        run_id=run_id,
+        timestamp=timestamp(),
+        status=status,
+        error=error,
+        suite=spec.suite,
+        benchmark=case.benchmark,
+        op=case.op,
+        backend=case.backend,
+        implementation=implementation,
+        label=case.label,
+        repeat_count=case.occurrence or None,
+    )
+
+
+def failure_row(
+    case: Case,
+    spec: OpSpec,
+    status: Status,
+    reason: str,
+    run_id: str,
+    env: dict[str, Any],
+    device: DeviceInfo | None = None,
+) -> Row:
+    return Row(
+        identity=_identity(case, spec, status, reason, run_id, case.implementation),
+        params=case.params,
+        conditions=_conditions(case, device, measured=False),
+        environment=_environment(case, device, env),
+    )
+
+
+def check_extras(spec: OpSpec, extras: Any) -> None:
+    """A suite may only report what its op declares (spec.row_extras): anything else is a bug, not a drop."""
+    declared = spec.row_extras
+    if declared is None and extras is None:
+        return
+    if declared is None or not (dataclasses.is_dataclass(extras) and isinstance(extras, declared)):
+        want = declared.__name__ if declared else "no extras"
+        raise TypeError(
+            f"op {spec.name!r} declares {want} but its measurement returned {type(extras).__name__}"
+        )
+
+
+def _time_stats(t: Timing) -> TimeStats:
+    drift = t.drift
+    return TimeStats(
+        time_median_s=t.median_s,
+        time_mean_s=t.mean_s,
+        time_min_s=t.min_s,
+        time_max_s=t.max_s,
+        time_p10_s=t.p10_s,
+        time_p90_s=t.p90_s,
+        time_std_s=t.std_s,
+        sample_count=t.count,
+        iqr_over_median_ratio=t.iqr_ratio,
+        noisy=t.noisy,
+        decile_drift_ratio=drift.ratio,
+        decile_sample_count=drift.per_tenth,
+        throttled=drift.throttled,
+        median_precision_ratio=t.precision_ratio,
+        stop_reason=t.stop_reason,
+    )
+
+
+def _timing_info(m: Measurement) -> TimingInfo:
+    t = m.timing
+    top = t.kernels[0] if t.kernels else None
+    return TimingInfo(
+        timing_source=t.source,
+        device_span_median_s=median_or_none(t.span_samples_s),
+        launch_median_s=median_or_none(t.launch_samples_s),
+        wall_median_s=median_or_none(t.wall_samples_s),
+        compile_s=m.compile_s,
+        timed_loop_s=t.loop_s,
+        soak_baseline_median_s=median_or_none(t.soak.baseline_s) if t.soak else None,
+        soak_first_chunk_s=t.soak.chunks_s[0] if t.soak else None,
+        soak_last_chunk_s=t.soak.chunks_s[-1] if t.soak else None,
+        flush_s=t.flush_s or None,
+        profiler_session_s=t.session_s or None,
+        input_set_count=m.input_sets,
+        dominant_kernel=top.name if top else None,
+        dominant_kernel_pct=100 * top.share if top else None,
+        dominant_kernel_s=top.mean_s * top.per_iter if top else None,
+        kernels_per_iter=sum(k.per_iter for k in t.kernels) if t.kernels else None,
+        top_kernels=top_kernels(t.kernels),
+        max_rel_error_ratio=m.check.max_rel_error_ratio,
+        check=m.check.text,
+        check_mode=m.check.mode,
+        trace_path=t.trace_path,
+    )
+
+
+def _series(t: Timing) -> Series:
+    return Series(
+        samples_s=list(t.samples_s),
+        wall_samples_s=list(t.wall_samples_s),
+        span_samples_s=list(t.span_samples_s),
+        launch_samples_s=list(t.launch_samples_s),
+        kernels=list(t.kernels),
+        device_samples_s=dict(t.device_samples_s),
+        telemetry=_telemetry(t),
+    )
+
+
+def _telemetry(t: Timing) -> dict[str, Any]:
+    """The telemetry of the timed window, and a soak's peak temperatures before it (as TPUMS)."""
+    out = dict(t.telemetry or {})
+    before = t.soak.baseline_telemetry if t.soak else None
+    if out and before:
+        for key in ("hbm_peak_temp_c", "peak_temp_c"):
+            out[f"{key}_pre_soaking"] = before.get(key)
+    return out
+
+
+def _models_and_roofline(
+    case: Case, spec: OpSpec, m: Measurement, peak_overrides: dict[str, Any] | None
+) -> tuple[Derived, Roofline]:
+    """Throughput from the op's models and the roofline, for the devices the op ran on."""
+    used_device_count = int(getattr(m.extras, "used_device_count", 1) or 1)
+    flops, nbytes = spec.flops(case.params), spec.bytes(case.params)
+    if getattr(m.extras, "sharding", None) == "replicated":  # every device does the whole op
+        flops, nbytes = flops * used_device_count, nbytes * used_device_count
+    peaks = with_overrides(lookup(m.device.kind), peak_overrides)
+    if not spec.traits.roofline:  # interconnect traffic: HBM and FLOP peaks do not bound it
+        peaks = Peaks(chip=peaks.chip)
+    if used_device_count > 1:  # the table is per chip
+        peaks = replace(
+            peaks,
+            **{
+                f.name: getattr(peaks, f.name) * used_device_count
+                for f in fields(peaks)
+                if isinstance(getattr(peaks, f.name), (int, float))
+            },
+        )
+    derived, roofline = derive(
+        flops, nbytes, m.timing.median_s, peaks, spec.peak_dtype(case.params)
+    )
+    tflops = derived.tflop_per_s
+    derived.per_device_tflop_per_s = tflops / used_device_count if tflops else None
+    if m.compiler is not None:
+        derived.compiler_flop, derived.compiler_bytes = m.compiler.flops, m.compiler.bytes
+    return derived, roofline
+
+
+def success_row(
+    case: Case,
+    spec: OpSpec,
+    m: Measurement,
+    run_id: str,
+    env: dict[str, Any],
+    peak_overrides: dict[str, Any] | None,
+) -> Row:
+    """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines."""
+    check_extras(spec, m.extras)
+    derived, roofline = _models_and_roofline(case, spec, m, peak_overrides)
+    status = Status.WRONG_RESULT if m.check.flagged else Status.OK
+    error = m.check.text if m.check.flagged else ""
+    return Row(
+        identity=_identity(case, spec, status, error, run_id, m.implementation),
+        params=case.params,
+        stats=_time_stats(m.timing),
+        conditions=_conditions(case, m.device),
+        timing=_timing_info(m),
+        derived=derived,
+        roofline=roofline,
+        extras=m.extras,
+        environment=_environment(case, m.device, env),
+        series=_series(m.timing),
+        loop_started=m.timing.loop_started_at,
+    )

@@ -1,0 +1,330 @@
+"""Runs that never collide and never replace one another, in the spirit of pytest-benchmark's autosave.
+
+A config's results file is the name of a series of runs: the first run writes `out.csv`, the next
+`out.2.csv`, then `out.3.csv`, ... (each with its `.jsonl` twin), all the run's files under one number.
+Each run leaves one record, `out.run.json` / `out.<n>.run.json`, written when it starts: when, which
+config, which files, and the machine it ran on (structured: CPU model, Python, package versions, commit).
+The latest run is the highest number. `--resume` continues the latest run and `--overwrite` replaces it;
+`-o FILE` names one exact file and keeps today's rules (refused when it exists). URL outputs are not
+numbered: a bucket is listed by no one here, so they keep the same rules as `-o`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import socket
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from accelbench.core.case import Case
+from accelbench.core.options import RunOptions
+from accelbench.platform.environment import run_environment, timestamp
+from accelbench.results.remote import is_url
+from accelbench.results.writer import check_writable, write_atomically
+
+RECORD = ".run.json"
+NUMBERED = re.compile(r"^(?P<stem>.+)\.(?P<n>[0-9]+)$")
+
+
+def numbered(path: str, n: int) -> str:
+    """The file of run n of a series: the series' own name for run 1, `<stem>.<n><suffix>` after."""
+    if n <= 1:
+        return path
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.{n}{p.suffix}"))
+
+
+def record_path(path: str, n: int) -> str:
+    p = Path(numbered(path, n))
+    return str(p.with_name(p.stem + RECORD))
+
+
+def runs_of(path: str) -> dict[int, str]:
+    """The runs of a series that left a results file: number -> file."""
+    p = Path(path)
+    found = {1: path} if p.is_file() else {}
+    if p.parent.is_dir():
+        for candidate in p.parent.glob(f"{p.stem}.*{p.suffix}"):
+            match = NUMBERED.match(candidate.stem)
+            if match and match["stem"] == p.stem and candidate.is_file():
+                found[int(match["n"])] = str(candidate)
+    return dict(sorted(found.items()))
+
+
+def _latest(paths: list[str]) -> int:
+    """The latest run that left rows (a claimed number whose run died before its first row is free)."""
+    return max((n for path in paths for n in runs_of(path)), default=0)
+
+
+def _alive(record: Path) -> bool:
+    """Whether the run that wrote this record may still be running (so its number is taken)."""
+    claimed = read_record(record)
+    if claimed is None or claimed.pid is None:
+        return True  # unreadable: leave it alone
+    pid, host = claimed.pid, claimed.host
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class Assigned:
+    cases: list[Case]
+    number: int  # 0: not numbered (an explicit -o file or URL outputs)
+    record: str | None
+    created: bool = False  # this run wrote the record (and removes it if the run never starts)
+    made: tuple[str, ...] = ()  # folders this run created for it, deepest first
+
+    def abandon(self) -> None:
+        """The run was refused before its first case: leave nothing behind."""
+        if self.created and self.record:
+            Path(self.record).unlink(missing_ok=True)
+        for folder in self.made:
+            try:
+                os.rmdir(folder)  # only while empty: a file put there since is kept
+            except OSError:
+                break
+
+
+def _claim(path: str, n: int, body: dict[str, Any], take_over: bool = False) -> bool:
+    """Create run n's record exclusively: two runs started at once never share a number. A record
+    whose run died before writing a row is taken over. Every path of the run is checked first, so a
+    refused run writes nothing."""
+    target = record_path(path, n)
+    for file in (*body["files"], target):
+        check_writable(file)
+    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+    text = json.dumps(
+        {**body, "pid": os.getpid(), "host": socket.gethostname()}, indent=1, default=str
+    )
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        abandoned = not Path(numbered(path, n)).exists() and not _alive(Path(target))
+        if not (take_over or abandoned):
+            return False
+        write_atomically(target, lambda f: print(text, file=f, end=""))
+        return True
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return True
+
+
+def assign(
+    cases: list[Case],
+    options: RunOptions,
+    config_path: str,
+    run_id: str,
+    command_line: bool = False,
+) -> Assigned:
+    """The cases with their results files numbered for this run (see the module's docstring). A run
+    of `run --run NAME` (`command_line`) records its command, not a config: it is its own series."""
+    series = sorted({c.outputs.csv_path for c in cases})
+    if options.output or any(is_url(p) for p in series):
+        return Assigned(cases, 0, None)
+    latest = _latest(series)
+    made = _missing_folders(record_path(series[0], 1))
+    body = {
+        "run_id": run_id,
+        "name": options.name,
+        "started": timestamp(),
+        "config": None if command_line else os.path.abspath(config_path),
+        "one_off": " ".join(options.one_off) if command_line else None,
+        "config_id": cases[0].config_id if cases else "",
+        # a run of some of the config's cases (--only/--skip): compare then keeps to its cases
+        "selection": {"only": list(options.only), "skip": list(options.skip)}
+        if options.only or options.skip
+        else None,
+        "environment": run_environment(),
+    }
+    if options.resume or options.overwrite:
+        number = max(latest, 1)
+        created = _claim(
+            series[0], number, {**body, "files": [numbered(p, number) for p in series]}
+        )
+    else:
+        number, created = latest + 1, False
+        while not created:
+            created = _claim(
+                series[0], number, {**body, "files": [numbered(p, number) for p in series]}
+            )
+            number += 0 if created else 1
+    renamed = {p: numbered(p, number) for p in series}
+    out = [
+        dataclasses.replace(
+            c, outputs=dataclasses.replace(c.outputs, csv_path=renamed[c.outputs.csv_path])
+        )
+        for c in cases
+    ]
+    return Assigned(out, number, record_path(series[0], number), created, made)
+
+
+def _missing_folders(path: str) -> tuple[str, ...]:
+    """The folders above `path` that do not exist yet, deepest first."""
+    missing = []
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return tuple(missing)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run of a series, as its record and files tell it."""
+
+    number: int
+    files: tuple[str, ...]  # its results files that hold rows
+    name: str | None = None
+    started: str | None = None
+    config: str | None = None
+    commit: str | None = None
+    host: str | None = None
+    selection: dict[str, Any] | None = None
+    rows: int = 0
+    one_off: str | None = None  # `run --run NAME --field value`: the command, in place of a config
+
+    @property
+    def selected(self) -> bool:
+        return bool(self.selection)
+
+    @property
+    def series(self) -> str:
+        """The series it is a run of: its first file, as run 1 names it."""
+        if not self.files:
+            return ""
+        path = Path(self.files[0])
+        match = NUMBERED.match(path.stem)
+        return str(path.with_name(match["stem"] + path.suffix)) if match else str(path)
+
+    @property
+    def source(self) -> str:
+        """What ran: the config, or the one-off command."""
+        return self.config or (f"--run {self.one_off}" if self.one_off else "")
+
+
+class _Git(msgspec.Struct):
+    commit: str | None = None
+
+
+class _Environment(msgspec.Struct):
+    git: _Git | None = None
+    git_commit: str | None = None  # an earlier record's spelling
+
+
+class RunRecord(msgspec.Struct):
+    """What a run's record is read for, typed: a field of another type makes the record unreadable."""
+
+    name: str | None = None
+    started: str | None = None
+    config: str | None = None
+    one_off: str | None = None
+    host: str | None = None
+    pid: int | None = None
+    selection: dict[str, Any] | None = None
+    files: list[str] | None = None
+    environment: _Environment | None = None
+
+    @property
+    def commit(self) -> str | None:
+        env = self.environment
+        if env is None:
+            return None
+        return (env.git.commit if env.git else None) or env.git_commit
+
+
+MAX_RECORD_BYTES = 1 << 20  # a record is a few kB; anything larger was not written by a run
+_DECODE_RECORD = msgspec.json.Decoder(RunRecord)
+
+
+def read_record(path: Path | str) -> RunRecord | None:
+    """A run's record, or None where it cannot be one: not a regular file (a FIFO, a link to a
+    device is never read), larger than MAX_RECORD_BYTES, not JSON, nested past any limit, or of
+    other types."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORD_BYTES:
+            return None
+        try:
+            return _DECODE_RECORD.decode(f.read(MAX_RECORD_BYTES + 1))
+        except (OSError, msgspec.MsgspecError, RecursionError):
+            return None
+
+
+def _record(path: str, n: int) -> RunRecord:
+    return read_record(record_path(path, n)) or RunRecord()
+
+
+def _rows_in(path: str) -> int:
+    try:
+        with open(path, "rb") as f:
+            return max(0, sum(1 for _ in f) - 1)
+    except OSError:
+        return 0
+
+
+def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
+    return StoredRun(
+        n,
+        files,
+        record.name,
+        record.started,
+        record.config,
+        record.commit,
+        record.host,
+        record.selection,
+        sum(_rows_in(f) for f in files),
+        record.one_off,
+    )
+
+
+def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
+    """Every run of these series that left rows, oldest first (`config`: only the runs of that
+    config, not one-off runs filed under the same name)."""
+    series = [runs_of(p) for p in paths]  # each folder listed once: the work grows with the runs
+    out = []
+    for n in sorted({n for runs in series for n in runs}):
+        files = tuple(f for runs in series if (f := runs.get(n)))
+        run = _stored(n, files, _record(paths[0], n))
+        if config is None or run.config in (None, os.path.abspath(config)) and not run.one_off:
+            out.append(run)
+    return out
+
+
+def runs_under(folder: str) -> list[StoredRun]:
+    """Every stored run whose record lies under `folder` (any config or one-off), oldest first."""
+    found = []
+    for record in Path(folder).rglob(f"*{RECORD}"):
+        data = read_record(record)
+        if data is None or not data.files:
+            continue
+        held = tuple(f for f in data.files if Path(f).is_file())
+        if held:
+            stem = record.name[: -len(RECORD)]
+            match = NUMBERED.match(stem)
+            found.append(_stored(int(match["n"]) if match else 1, held, data))
+    return sorted(found, key=lambda r: (r.started or "", r.number))
+
+
+def find_run(runs: list[StoredRun], ref: str) -> StoredRun | None:
+    """A run by its number or its --name (the latest of that name)."""
+    if ref.isascii() and ref.isdigit():
+        return next((r for r in runs if r.number == int(ref)), None)
+    return next((r for r in reversed(runs) if r.name == ref), None)

@@ -1,0 +1,135 @@
+"""Output formats as sinks (nvbench's printers): each is opened before the first case, handed every
+finished row as it arrives, and closed when the run ends, however it ends.
+
+A format is one registration: `register_sink(name, order)` on a factory that returns the sink for this
+run, or None when the run did not ask for it. The modules of this package are discovered, so a new
+format is a new module here (or a registration from anywhere, e.g. a test); the session drives the list
+and knows none of them by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from accelbench.core.case import Case
+from accelbench.core.flags import Flag
+from accelbench.core.options import RunOptions
+from accelbench.plugins import import_sink_modules
+from accelbench.results.records import Row
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a sink may know about the run it writes."""
+
+    options: RunOptions
+    config_path: str
+    dialect: str
+    cases: tuple[Case, ...]
+    run_id: str
+    environment: dict[str, Any] = field(default_factory=dict)
+
+
+class Sink:
+    """One output format. Every method is optional: a whole-file format writes in `close`."""
+
+    # rebuilt on resume: a finished case this output lacks (a kill between its write and the rows')
+    # is handed its stored row before the run goes on
+    restores: ClassVar[bool] = False
+
+    def open(self) -> None:
+        """Check that the output can be written (one-line UserError otherwise), before any case."""
+
+    def holds(self, case: Case) -> bool:
+        """Whether this output already holds the case's row (--resume skips it)."""
+        return False
+
+    def stored(self, case: Case) -> Row | None:
+        """The row this output holds for a finished case, read back (the rows' own files give it)."""
+        return None
+
+    def row(self, case: Case, row: Row) -> None:
+        """A finished case's row, before the next case starts."""
+
+    def close(self, rows: list[Row], interrupted: bool) -> None:
+        """The run is over (`rows`: this run's, in order); release what the sink holds."""
+
+    def locations(self) -> list[str]:
+        """Where this sink put rows, for the message an interrupted run prints."""
+        return []
+
+
+SinkFactory = Callable[[RunContext], Sink | None]
+
+
+@dataclass(frozen=True)
+class SinkInfo:
+    name: str
+    order: int  # opened, fed and closed in this order: the durable rows first, the console last
+    factory: SinkFactory
+    flags: tuple[Flag[Any], ...] = ()  # the command-line flags that ask for it
+
+
+_SINKS: dict[str, SinkInfo] = {}
+_discovered = False
+
+
+def register_sink(
+    name: str, order: int = 50, flags: tuple[Flag[Any], ...] = ()
+) -> Callable[[SinkFactory], SinkFactory]:
+    def decorate(factory: SinkFactory) -> SinkFactory:
+        if name in _SINKS:
+            raise ValueError(f"sink {name!r} registered twice")
+        _SINKS[name] = SinkInfo(name, order, factory, flags)
+        return factory
+
+    return decorate
+
+
+def registered_sinks() -> list[SinkInfo]:
+    """Every output format: this package's modules, then those the dialects bring."""
+    global _discovered
+    if not _discovered:
+        _discovered = True
+        for module in pkgutil.iter_modules(__path__, __name__ + "."):
+            importlib.import_module(module.name)
+        import_sink_modules()
+    return sorted(_SINKS.values(), key=lambda s: s.order)
+
+
+def sink_flags() -> list[Flag[Any]]:
+    """The flags every output format declares, in its order."""
+    return [flag for info in registered_sinks() for flag in info.flags]
+
+
+@contextmanager
+def scoped_sinks() -> Iterator[None]:
+    """Registrations made inside are gone afterwards (a test's own sink)."""
+    registered_sinks()
+    saved = dict(_SINKS)
+    try:
+        yield
+    finally:
+        _SINKS.clear()
+        _SINKS.update(saved)
+
+
+def open_sinks(context: RunContext) -> list[Sink]:
+    """Every sink this run asked for, opened in order; if one refuses, those opened are closed."""
+    opened: list[Sink] = []
+    try:
+        for info in registered_sinks():
+            sink = info.factory(context)
+            if sink is not None:
+                sink.open()
+                opened.append(sink)
+    except BaseException:
+        for sink in reversed(opened):
+            sink.close([], interrupted=True)
+        raise
+    return opened

@@ -1,0 +1,441 @@
+"""The one metric writer: CSV rows plus JSON lines with raw samples, appended whole as cases finish.
+
+Also the atomic JSON writer used for every whole-file output (dashboard records, seed formats)."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import fcntl
+import io
+import json
+import math
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from accelbench.errors import UserError
+from accelbench.results.records import Row
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
+            return str(int(value))  # counts (bytes, FLOPs) exactly: 134217728, not 1.34218e+08
+        return "" if math.isnan(value) else f"{value:.6g}"
+    return str(value)
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _drop_partial_last_line(path: Path) -> None:
+    """A killed writer can leave a line without its newline; cut it so the file stays whole."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    with open(path, "r+b") as f:
+        f.truncate(cut)
+
+
+def check_writable(path: str, key: str = "csv_path") -> None:
+    """Refuse, before anything runs, an output path that cannot be written."""
+    check_path_text(path, key)
+    target = Path(path)
+    if target.is_dir():
+        raise UserError("output path is a directory, expected a file", key=f"{key} '{path}'")
+    ancestor = target.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UserError(
+            f"cannot create the output directory: '{ancestor}' is a file", key=f"{key} '{path}'"
+        )
+    if not os.access(ancestor, os.W_OK | os.X_OK) or (
+        target.exists() and not os.access(target, os.W_OK)
+    ):
+        raise UserError(f"output location is not writable ('{ancestor}')", key=f"{key} '{path}'")
+
+
+MAX_PATH = 4096  # PATH_MAX on Linux
+
+
+def check_path_text(path: str, key: str) -> None:
+    """A path no system call would take (a NUL inside, longer than PATH_MAX): one line, not an OSError."""
+    if "\0" in path:
+        raise UserError("a path cannot contain a NUL character", key=f"{key} {path!r}")
+    if len(path) > MAX_PATH:
+        raise UserError(f"the path is longer than {MAX_PATH} characters", key=key)
+
+
+def check_directory(path: str, key: str) -> None:
+    """An output folder (traces, dumps, metrics) that can be made and written, checked before the first
+    case: a folder under a file, or where this user cannot write, is refused in one line."""
+    check_path_text(path, key)
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UserError("is a file, expected a folder", key=f"{key} '{path}'")
+    ancestor = target
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UserError(f"cannot create the folder: '{ancestor}' is a file", key=f"{key} '{path}'")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UserError(f"the folder is not writable ('{ancestor}')", key=f"{key} '{path}'")
+
+
+def holder_of(fd: int) -> str:
+    """The process holding a flock on this open file, from /proc/locks (Linux), else 'another run'."""
+    info = os.fstat(fd)
+    target = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == target:
+                    return f"process {fields[4]}"
+    except OSError:
+        pass
+    return "another process"
+
+
+def _open_no_follow(path: Path, create: bool) -> tuple[int, bool]:
+    """The file opened for writing without following a link, and whether this call created it."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.open(path, flags), False
+    except FileNotFoundError:
+        if not create:
+            raise
+    except OSError as error:
+        raise UserError(_why(error, "a symbolic link"), key=_named(path)) from None
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
+    except FileExistsError:  # another run created it just now: open what is there
+        return _open_no_follow(path, create=False)
+    except OSError as error:  # a folder that passes access() and still refuses (/proc, /sys, NFS)
+        raise UserError(f"cannot create it: {error.strerror}", key=_named(path)) from None
+
+
+def _named(path: Path) -> str:
+    """The key of an error about one of a results file's two files (the CSV or its twin)."""
+    return f"{'csv_path' if path.suffix != '.jsonl' else 'csv_path .jsonl twin'} '{path}'"
+
+
+def _why(error: OSError, link: str) -> str:
+    if error.errno == errno.ELOOP:
+        return f"is {link}; name the results file itself"
+    return f"cannot open it: {error.strerror}"
+
+
+class OutputFailed(UserError):
+    """The run cannot write what it measured (a full disk, a vanished folder): it stops, in one line."""
+
+    exit_code = 1
+    strerror: str | None = None  # the system's reason, where a refused write gave one
+
+
+def _refused(error: OSError, path: str) -> OutputFailed:
+    failed = OutputFailed(f"cannot write it: {error.strerror}", file=path)
+    failed.strerror = error.strerror
+    return failed
+
+
+class ResultFile:
+    """One CSV and its .jsonl twin, held by one run at a time.
+
+    The lock is the CSV itself (flock on its inode, opened without following links): a second spelling
+    of the file (`./x.csv`, a hard link) finds it taken, and no lock file is left behind. A file this run
+    created and never wrote a row to is removed when it closes. An existing file is never replaced
+    silently: it is continued with `resume` or replaced with `overwrite`, and refused otherwise.
+    """
+
+    def __init__(
+        self,
+        csv_path: str,
+        columns: Sequence[str],
+        config_id: str,
+        resume: bool,
+        overwrite: bool = False,
+    ) -> None:
+        self.csv_path = Path(csv_path)
+        self.jsonl_path = self.csv_path.with_suffix(".jsonl")
+        self.columns = list(columns)
+        self.config_id = config_id
+        self.done: set[str] = set()
+        self._opened = False
+        self._written = False
+        self._fds: dict[Path, int] = {}
+        self._created: set[Path] = set()
+        key = f"csv_path '{csv_path}'"
+        self._check_paths(key, resume, overwrite)
+        try:
+            self.csv_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UserError(f"cannot create its folder: {error.strerror}", key=key) from None
+        try:
+            for path in (self.csv_path, self.jsonl_path):
+                fd, created = _open_no_follow(path, create=True)
+                self._fds[path] = fd
+                if created:
+                    self._created.add(path)
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise UserError(
+                        "not a regular file (a FIFO, device or folder)", key=_named(path)
+                    )
+            try:
+                fcntl.flock(self._fds[self.csv_path], fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = holder_of(self._fds[self.csv_path])
+                raise UserError(
+                    f"in use by another run ({holder}); wait for it or choose another path", key=key
+                ) from None
+            if resume and _size(self.csv_path) > 0:
+                self._load_existing()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Release the file (the OS releases the lock if the process dies); a file this run created
+        and never wrote to is removed, so a run that stopped before its first row leaves nothing."""
+        for path, fd in self._fds.items():
+            if path in self._created and not self._written and os.fstat(fd).st_size == 0:
+                path.unlink(missing_ok=True)
+            os.close(fd)
+        self._fds = {}
+
+    def _check_paths(self, key: str, resume: bool, overwrite: bool) -> None:
+        """The pair of files can be this run's: distinct names, not another run's results unless it
+        resumes or replaces them, and a CSV to resume where rows were kept."""
+        if self.jsonl_path == self.csv_path:
+            raise UserError(
+                "the rows' file is a CSV; its JSON-lines twin takes the .jsonl name", key=key
+            )
+        existing = [p for p in (self.csv_path, self.jsonl_path) if _size(p) > 0]
+        if existing and not resume and not overwrite:
+            raise UserError(
+                "the results file exists; continue it with --resume, replace it with --overwrite, "
+                "or choose another path",
+                key=key,
+            )
+        if resume and _size(self.jsonl_path) > 0 and _size(self.csv_path) == 0:
+            raise UserError(
+                f"cannot resume: the CSV is missing but {self.jsonl_path.name} holds rows; restore "
+                "the CSV or move the .jsonl away",
+                key=key,
+            )
+
+    def _load_existing(self) -> None:
+        for path in (self.csv_path, self.jsonl_path):  # junk is refused before anything is cut
+            if path.exists():
+                try:
+                    path.read_bytes().decode("utf-8")
+                except UnicodeDecodeError:
+                    raise UserError(
+                        "cannot resume: the file is not a readable CSV (UnicodeDecodeError)",
+                        key=f"--resume '{path}'",
+                    ) from None
+        _drop_partial_last_line(self.csv_path)
+        _drop_partial_last_line(self.jsonl_path)
+        try:
+            with open(self.csv_path, newline="", encoding="utf-8") as f:
+                if not f.readline():  # empty, or cut inside its header: nothing was finished
+                    return
+                f.seek(0)
+                self._read_done(csv.DictReader(f))
+            if self.done and _size(self.jsonl_path) == 0:
+                raise UserError(
+                    f"cannot resume: {self.jsonl_path.name}, the raw samples of the rows in "
+                    f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
+                    key=f"--resume '{self.csv_path}'",
+                )
+        except (UnicodeDecodeError, csv.Error) as error:
+            raise UserError(
+                f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
+                key=f"--resume '{self.csv_path}'",
+            ) from None
+        self._repair_jsonl()
+        self._opened = True  # append to what is there
+
+    def _read_done(self, reader: csv.DictReader) -> None:
+        if reader.fieldnames and list(reader.fieldnames) != self.columns:
+            raise UserError(
+                "cannot resume: this results file has different columns, so it was written by a "
+                "different config or an earlier version; choose a new output path or drop --resume",
+                key=f"--resume '{self.csv_path}'",
+            )
+        for row in reader:
+            if row.get("config_id") and row["config_id"] != self.config_id:
+                raise UserError(
+                    f"cannot resume: this results file was written by a different config "
+                    f"(config_id {row['config_id']}, this config {self.config_id})",
+                    key=f"--resume '{self.csv_path}'",
+                )
+            self.done.add(row["case_id"])
+
+    def _repair_jsonl(self) -> None:
+        """Keep one JSON line per finished case: a run killed between its two writes leaves a JSON line
+        whose CSV row is missing (the case runs again) or a line twice; the CSV is the record of what
+        finished. Rewritten in place, through the file this run holds (never a path a link could
+        redirect), and never emptied first: the usual repair (a torn last line) only cuts the end, and
+        any other overwrites the start before cutting, so a kill or a full disk midway loses no line."""
+        fd = self._fds[self.jsonl_path]
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = _read_all(fd)
+        kept: list[bytes] = []
+        seen: set[str] = set()
+        for line in text.splitlines():
+            try:
+                case_id = json.loads(line).get("case_id")
+            except (ValueError, AttributeError):  # cut, not JSON, or not UTF-8
+                continue
+            if case_id in self.done and case_id not in seen:
+                seen.add(case_id)
+                kept.append(line)
+        repaired = b"".join(line + b"\n" for line in kept)
+        if repaired == text:
+            return
+        if not text.startswith(repaired):
+            os.pwrite(fd, repaired, 0)  # no longer than what is there: it needs no new space
+        os.ftruncate(fd, len(repaired))
+        os.fsync(fd)
+
+    def _open(self) -> None:
+        """The first row: the header written (any earlier content replaced: --overwrite)."""
+        for path in (self.csv_path, self.jsonl_path):
+            os.ftruncate(self._fds[path], 0)
+        self._write(self.csv_path, self._line(self.columns))
+        self._opened = True
+
+    def _write(self, path: Path, text: str) -> None:
+        """Append whole and flush to disk; a write the disk refuses stops the run, in one line."""
+        fd = self._fds[path]
+        data = text.encode()
+        try:
+            os.lseek(fd, 0, os.SEEK_END)
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        except OSError as error:
+            raise OutputFailed(
+                f"cannot write results: {error.strerror}; the rows before this case are saved",
+                key=f"csv_path '{path}'",
+            ) from None
+        self._written = True
+        if not _still_at(fd, path):  # rows written to a file nobody can find are lost rows
+            raise OutputFailed(
+                "the results file was removed or replaced while this run wrote it, so its rows are "
+                "not on disk under this name; rerun (with -o to a folder nothing cleans)",
+                key=f"csv_path '{path}'",
+            )
+
+    @staticmethod
+    def _line(values: Iterable[str]) -> str:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(list(values))
+        return buf.getvalue()
+
+    def append(self, row: Row) -> None:
+        """Write the row and its JSON line, each in a single write, flushed to disk."""
+        if not self._opened:
+            self._open()
+        record = row.as_dict()
+        unknown = set(record) - set(self.columns)
+        if unknown:
+            raise ValueError(f"row has columns the file's header lacks: {sorted(unknown)}")
+        line = self._line(_cell(record.get(c)) for c in self.columns)
+        blob = json.dumps(_json_safe({**record, **row.series.as_json()}), default=str) + "\n"
+        self._write(self.jsonl_path, blob)
+        self._write(self.csv_path, line)
+        self.done.add(record["case_id"])
+
+
+def _still_at(fd: int, path: Path) -> bool:
+    """Whether the file this run writes through `fd` is still the one at `path`."""
+    held = os.fstat(fd)
+    try:
+        there = path.lstat()
+    except OSError:
+        return False
+    return held.st_nlink > 0 and (there.st_ino, there.st_dev) == (held.st_ino, held.st_dev)
+
+
+def _size(path: Path) -> int:
+    """A file's size without following a link (a link counts as existing)."""
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def check_new_file(path: str, key: str, overwrite: bool) -> None:
+    """A whole-file output (JSON records) follows the rows' rule: an existing file is replaced only
+    with --overwrite, and never when it is a link, a device or anything but a regular file."""
+    check_writable(path, key=key)
+    target = Path(path)
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise UserError("exists and is not a regular file; name a new file", key=f"{key} '{path}'")
+    if target.exists() and not overwrite:
+        raise UserError(
+            "exists; replace it with --overwrite or choose another path", key=f"{key} '{path}'"
+        )
+
+
+def write_atomically(path: str, write: Callable[[IO[Any]], object], binary: bool = False) -> None:
+    """Whole or nothing: written to a temporary name in the same directory, then renamed (with the
+    permissions a new file gets here, not the temporary file's owner-only ones). A link planted at the
+    path is refused, never written through nor replaced. A disk that is full or a folder that refuses
+    is OutputFailed, in one line; the file before it is left as it was."""
+    if os.path.islink(path):
+        raise OutputFailed(
+            "is a symbolic link: refused (an output is never written through one)", file=path
+        )
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=Path(path).suffix)
+    except OSError as error:
+        raise _refused(error, path) from None
+    try:
+        opened = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="", encoding="utf-8")
+        with opened as f:
+            write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except OSError as error:
+        os.unlink(tmp)
+        raise _refused(error, path) from None
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def write_json_atomically(path: str, data: Any) -> None:
+    write_atomically(path, lambda f: json.dump(data, f, indent=2))

@@ -1,0 +1,143 @@
+"""What every command line of the program shares (`microbench`, and each dialect's own: `jax-bench`,
+`tpums`): option errors as one line and exit 2, bounded numbers, signals as quiet exits, bad input as
+its one line, and the process's end."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NoReturn
+
+from accelbench.core.flags import Flag
+from accelbench.errors import UserError
+from accelbench.limits import MAX_QUOTED, MAX_SECONDS
+from accelbench.platform import chatter, interrupt, processes, streams
+
+# What happens to a run's earlier files: one stop/resume contract, taken by every command line that runs
+# (`microbench run`, `jax-bench`, `tpums benchmark run/run-config`, `tpums suite run`).
+RESUME: Flag[bool] = Flag(
+    "--resume", "skip cases already in the output files (finish an interrupted run)", False,
+    switch=True,
+)  # fmt: skip
+OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
+RUN_FILES = (RESUME, OVERWRITE)
+
+
+def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    for flag in RUN_FILES:
+        flag.add_to(parser)
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """--resume and --overwrite as given (RunOptions' fields of the same names)."""
+
+    resume: bool = False
+    overwrite: bool = False
+
+
+def run_files(args: argparse.Namespace) -> RunFiles:
+    return RunFiles(**{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES})
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Option errors like config errors: one line on stderr, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def count(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:  # ASCII digits only, as a config's YAML reads them ('١٠٢٤' is no number there)
+            value = int(text[:40]) if text.isascii() else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high or len(text) > 40:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer from {low} to {high:,}, got {text[:MAX_QUOTED]!r}"
+            )
+        return value
+
+    return parse
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of seconds, got {text!r}"
+        ) from None
+    if not 0 < value <= MAX_SECONDS:  # NaN and infinity fail this too
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of seconds up to {MAX_SECONDS:g}, got {text[:MAX_QUOTED]}"
+        )
+    return value
+
+
+def _quit(signum: int, frame: object) -> None:
+    """Ctrl-C or SIGTERM outside a run's cases (imports, config parsing, writing reports): a quiet
+    exit, 128 + the signal."""
+    print("interrupted", file=sys.stderr, flush=True)
+    raise SystemExit(128 + signum)
+
+
+def take_signals() -> None:
+    if threading.current_thread() is threading.main_thread():
+        for sig in interrupt.STOPPING:  # a run replaces them with a flag while its cases run
+            signal.signal(sig, _quit)
+        if os.environ.get(processes.LAUNCHED) == "1":  # a worker of `run --processes N`
+            processes.die_with_parent()
+        interrupt.keep_swallowed()
+
+
+def serve(command: Callable[[], int]) -> int:
+    """Run one command: bad input is one line and its exit code, a Ctrl-C a quiet exit."""
+    try:
+        return command()
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return interrupt.exit_code()
+    except (
+        RuntimeError
+    ) as error:  # Python 3.11 wraps our SystemExit when it lands in a class body's __set_name__
+        if isinstance(error.__cause__, SystemExit | KeyboardInterrupt):
+            return 130
+        raise
+    except BrokenPipeError:  # `microbench list --json | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def guarded_main(main_: Callable[[], int]) -> NoReturn:
+    """The process entry point: main, then exit. A Ctrl-C that lands after the run has finished (its rows
+    written) would otherwise kill the interpreter during shutdown, with a signal for an exit code. A
+    console that refuses writes (a full disk) is one line on stderr where stderr still works, exit 1."""
+    streams.guard_standard_streams()
+    try:
+        code = main_()
+    except streams.OutputLost as lost:
+        with contextlib.suppress(streams.OutputLost, OSError):
+            print(f"error: {lost}", file=sys.stderr, flush=True)
+        streams.discard_output()
+        code = 1
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
+
+
+def command_main(run: Callable[[], int]) -> int:
+    """Another command line's main (the `jax-bench` command): the same signals and error lines."""
+    take_signals()
+    chatter.route(0)
+    return serve(run)

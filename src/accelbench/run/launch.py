@@ -1,0 +1,163 @@
+"""`run --processes N`: N local processes joined by jax.distributed, running the same command; process 0
+prints and writes the rows, the others keep quiet unless they fail. On a host with NVIDIA GPUs each
+process gets one GPU (CUDA_VISIBLE_DEVICES), as a multi-host GPU job runs; elsewhere (or with
+JAX_PLATFORMS=cpu) each is a CPU-only JAX process, gloo collectives between them. A process that ends
+badly while the others still run stops them within seconds, in one line naming it."""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+from accelbench.errors import UserError
+from accelbench.platform.processes import LAUNCHED, LAUNCHED_BY, free_port
+
+OWN_OPTIONS = ("--processes",)
+JOIN_OPTIONS = ("--coordinator", "--num-processes", "--process-id", "--multihost")
+
+
+def without(argv: Sequence[str], options: Sequence[str]) -> list[str]:
+    """argv less the named options and their values (`--opt V` and `--opt=V`)."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in options:
+            skip = "=" not in arg and name != "--multihost"
+            continue
+        out.append(arg)
+    return out
+
+
+def _import_path() -> str:
+    """src/ and the repository root (torch_backend), as the running process found them."""
+    roots = []
+    for package in ("accelbench", "torch_backend"):
+        spec = importlib.util.find_spec(package)
+        if spec and spec.origin:
+            roots.append(os.path.dirname(os.path.dirname(spec.origin)))
+    return os.pathsep.join(dict.fromkeys([*roots, os.environ.get("PYTHONPATH", "")]))
+
+
+def gpus() -> int:
+    """NVIDIA GPUs this process may use, counted without importing a framework: their device files,
+    narrowed by CUDA_VISIBLE_DEVICES; none where JAX is told to use the CPU."""
+    if os.environ.get("JAX_PLATFORMS") == "cpu":
+        return 0
+    present = len(glob.glob("/dev/nvidia[0-9]*"))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return present if visible is None else min(present, len([v for v in visible.split(",") if v]))
+
+
+def _placed(env: dict[str, str], i: int, devices: int) -> dict[str, str]:
+    """Process i's environment: its own GPU, or (no GPU) JAX on the CPU."""
+    if not devices:
+        return {**env, "JAX_PLATFORMS": "cpu"}
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [v for v in visible.split(",") if v] if visible else [str(d) for d in range(devices)]
+    return {**env, "CUDA_VISIBLE_DEVICES": ids[i]}
+
+
+def launch_local(argv: Sequence[str], n: int) -> int:
+    """Run `microbench <argv>` in n processes on this machine; the worst exit code wins."""
+    if any(a.split("=", 1)[0] in JOIN_OPTIONS for a in argv):
+        raise UserError("--processes starts its own job: leave out --coordinator/--process-id")
+    devices = gpus()
+    if devices and n > devices:
+        raise UserError(
+            f"one process per GPU, and this host has {devices}: give at most {devices} (or "
+            "JAX_PLATFORMS=cpu for CPU processes)",
+            key="--processes",
+        )
+    command = without(argv, OWN_OPTIONS)
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": _import_path(),
+        LAUNCHED: "1",  # each child dies with this launcher (processes.die_with_parent)
+        LAUNCHED_BY: json.dumps([sys.argv[0], *argv]),  # what the user typed: the resume command's
+    }
+    children = []
+    for i in range(n):
+        join = [
+            "--coordinator",
+            f"127.0.0.1:{port}",
+            "--num-processes",
+            str(n),
+            "--process-id",
+            str(i),
+        ]
+        children.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "accelbench.cli", *command, *join],
+                env=_placed(env, i, devices),
+                stdout=None if i == 0 else subprocess.DEVNULL,
+            )
+        )
+    try:
+        return _wait(children)
+    except (
+        BaseException
+    ):  # Ctrl-C or SIGTERM (an exit) here: every worker stops too, then the launcher
+        stop_all(children)
+        raise
+
+
+STOP_GRACE_S = 10.0
+NORMAL_ENDS = (0, 1, 3)  # every case ran (some failed or were unsupported): the others end too
+
+
+def _code(returned: int) -> int:
+    """A child's exit code as a shell gives it (killed by signal s: 128 + s)."""
+    return 128 - returned if returned < 0 else returned
+
+
+def _wait(children: list[subprocess.Popen[bytes]]) -> int:
+    """Every process's end; the worst code. One that ends badly (killed, a crash, an error before its
+    cases) while others run: they are stopped at once; one that ended normally: the others get
+    STOP_GRACE_S to end too, as they should, before they are stopped (a peer left in a collective)."""
+    first_end: float | None = None
+    while True:
+        codes = [child.poll() for child in children]
+        if all(c is not None for c in codes):
+            return max(_code(c) for c in codes if c is not None)
+        ended = [(i, c) for i, c in enumerate(codes) if c is not None]
+        bad = [(i, c) for i, c in ended if c not in NORMAL_ENDS]
+        first_end = first_end or (time.monotonic() if ended else None)
+        late = first_end is not None and time.monotonic() - first_end > STOP_GRACE_S
+        if bad or late:
+            i, c = (bad or ended)[0]
+            why = "" if bad else f", and the others had not ended {STOP_GRACE_S:g} s later"
+            print(
+                f"error: process {i} of {len(children)} ended with exit code {_code(c)}{why}; "
+                "stopping the others",
+                file=sys.stderr,
+                flush=True,
+            )
+            stop_all(children)
+            return max(_code(child.returncode) for child in children)
+        time.sleep(0.1)
+
+
+def stop_all(children: list[subprocess.Popen[bytes]]) -> None:
+    """Each worker asked to stop as at Ctrl-C (it saves nothing itself: process 0 writes), then killed
+    if it has not ended within STOP_GRACE_S (one waiting in a collective for a peer that left)."""
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+    for child in children:
+        try:
+            child.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()

@@ -1,0 +1,177 @@
+"""`microbench list` and `validate --list`: the op catalogue and a config's cases, as tables or JSON
+(a dialect's own names are listed by its package, with the helpers here).
+
+Both are typed records (`OpRecord`, `CaseRecord`): the JSON is their fields, the tables show the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rich.table import Table
+
+from accelbench.catalogue import OpSpec, all_specs, get_spec
+from accelbench.core.case import Case, declared_settings
+from accelbench.results.console import shown, table_console
+
+
+@dataclass(frozen=True)
+class ParamRecord:
+    name: str
+    kind: str
+    default: Any
+    choices: list[Any] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+
+    @property
+    def shown(self) -> str:
+        return self.name if self.default is None else f"{self.name}={self.default}"
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """An op: its suite, backends, parameters (kind, default, choices, aliases) and what it is."""
+
+    op: str
+    suite: str
+    backends: list[str]
+    doc: str
+    params: list[ParamRecord]
+
+    @classmethod
+    def of(cls, spec: OpSpec) -> OpRecord:
+        params = [
+            ParamRecord(p.name, p.kind, p.default, list(p.choices), list(p.aliases))
+            for p in spec.params
+        ]
+        return cls(spec.name, spec.suite, list(spec.backends), spec.doc, params)
+
+
+def shown_params(params: list[ParamRecord]) -> str:
+    return ", ".join(p.shown for p in params)
+
+
+def print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """A listing as a table, every cell made safe to print."""
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*map(shown, row))
+    table_console().print(table)
+
+
+def op_records() -> list[OpRecord]:
+    """Every op a user can run (the harness's own test ops are left out)."""
+    return [OpRecord.of(s) for s in all_specs().values() if not s.traits.internal]
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """A planned case as `validate --json` prints it: what it is, every run setting (by its
+    declaration), where its rows go, and for a jax-bench or TPUMS file the benchmark and its fields
+    in that file's names (what the file expanded to)."""
+
+    case_id: str
+    label: str
+    op: str
+    backend: str
+    implementation: str | None
+    params: dict[str, Any]
+    settings: dict[str, Any]
+    repeat_count: int
+    csv_path: str
+    benchmark: str | None = None
+    fields: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, c: Case, own: Callable[[Case], dict[str, Any]] | None = None) -> CaseRecord:
+        """`own`: the case's fields in its dialect's names, where the dialect has its own."""
+        benchmark, fields = None, None
+        if c.origin is not None and own is not None:  # a reference dialect's case
+            benchmark = c.origin.generation_name or c.origin.benchmark
+            fields = own(c)
+        return cls(
+            c.id,
+            c.label,
+            c.op,
+            c.backend,
+            c.implementation,
+            dict(c.params),
+            {f.name: getattr(c.run, f.name) for f in declared_settings()},
+            c.occurrence,
+            c.outputs.csv_path,
+            benchmark,
+            fields,
+        )
+
+
+def case_records(
+    cases: list[Case], own: Callable[[Case], dict[str, Any]] | None = None
+) -> list[CaseRecord]:
+    return [CaseRecord.of(c, own) for c in cases]
+
+
+def print_json(records: list[Any]) -> None:
+    print(json.dumps([asdict(r) for r in records], indent=1, default=str))
+
+
+def print_ops() -> None:
+    print_table(
+        "ops",
+        ("op", "suite", "backends", "parameters (default)", "what"),
+        [
+            (r.op, r.suite, ", ".join(r.backends), shown_params(r.params), r.doc)
+            for r in op_records()
+        ],
+    )
+
+
+def varying_params(cases: list[Case]) -> list[str]:
+    """Per case, what beyond its shape differs between the cases of its op (parameters, the run
+    settings in its id, a repeat): what tells a bf16 GEMM case from an fp8 one, or a cold-cache one
+    from a warm one."""
+    what = [c.distinctions() for c in cases]
+    by_op: dict[str, list[int]] = {}
+    for i, c in enumerate(cases):
+        by_op.setdefault(c.op, []).append(i)
+    differing: dict[str, list[str]] = {}
+    for op, members in by_op.items():
+        keys = dict.fromkeys(k for i in members for k in what[i])
+        dims = get_spec(op).dimensions
+        differing[op] = [
+            k for k in keys if k not in dims and len({str(what[i].get(k)) for i in members}) > 1
+        ]
+    return [
+        " ".join(f"{k}={what[i].get(k, '-')}" for k in differing[c.op]) for i, c in enumerate(cases)
+    ]
+
+
+def print_cases(cases: list[Case]) -> None:
+    table = Table(title=f"{len(cases)} cases")
+    for col in (
+        "case",
+        "op",
+        "backend",
+        "implementation",
+        "shape",
+        "params",
+        "runs",
+        "timer / cache / cadence",
+    ):
+        table.add_column(col, overflow="fold")
+    for c, params in zip(cases, varying_params(cases), strict=True):
+        table.add_row(
+            c.id,
+            shown(c.op),
+            c.backend,
+            shown(c.implementation or ""),
+            get_spec(c.op).shape(c.params, named=True),
+            shown(params),
+            str(c.run.num_runs),
+            f"{c.run.timer} / {c.run.cache} / {c.run.cadence}",
+        )
+    table_console().print(table)

@@ -1,0 +1,82 @@
+"""What a run will do, decided before the machinery that runs it is imported: the options checked,
+the config loaded and its cases planned. A bad config or option is answered from here, in a fraction
+of the second that importing the runner, the sinks and the console would add."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+
+from accelbench.config.loader import LoadedConfig, load_config, one_off_config
+from accelbench.config.planner import plan
+from accelbench.core.case import Case
+from accelbench.core.options import RunOptions
+from accelbench.errors import UserError, visible
+from accelbench.platform import processes
+
+
+def check_options(options: RunOptions) -> None:
+    if options.resume and options.overwrite:
+        raise UserError(
+            "--resume continues the results file and --overwrite replaces it; give one",
+            key="--resume",
+        )
+    if options.output and options.output_dir_given:
+        raise UserError("--output and --output-dir both place the rows; give one", key="--output")
+    if options.name is not None:
+        check_label(options.name)
+    if options.resume and processes.count() > 1:  # only process 0 could see what is done: the
+        # others would run cases it skips, and wait in their collectives for ever
+        raise UserError("--resume is not available in a many-process job", key="(command line)")
+
+
+# why a --name could not be named afterwards: `compare LABEL` reads digits as a run number and a
+# path-like name as a file
+LABEL_RULES: tuple[tuple[Callable[[str], bool], str], ...] = (
+    (lambda s: not s.strip(), "is empty"),
+    (str.isdigit, "looks like a run number"),
+    (
+        lambda s: "/" in s or os.sep in s or s.lower().endswith((".csv", ".jsonl")),
+        "looks like a file (a path separator or a results file's suffix)",
+    ),
+    (lambda s: visible(s) != s, "holds a control character"),
+)
+
+
+def check_label(label: str) -> None:
+    for broken, why in LABEL_RULES:
+        if broken(label):
+            raise UserError(f"{why}; give a label compare and runs can name", key="--name")
+
+
+def load_and_plan(path: str, options: RunOptions) -> tuple[LoadedConfig, list[Case]]:
+    """The config (a file, or a one-off command line) and its cases."""
+    if options.one_off:
+        loaded = one_off_config(options.one_off[0], options.one_off[1:])
+    else:
+        loaded = load_config(path)
+    return loaded, plan(loaded, options, jax_device_count)
+
+
+def jax_device_count() -> int:
+    """Devices JAX sees: what a jax-bench mesh without a shape spans. Where cases run in flag-group
+    workers (a TPU host), this process must not hold the devices, so a child counts them."""
+    from accelbench.run.runner import flag_groups_apply, get_backend
+
+    if not flag_groups_apply():
+        return get_backend("jax").device_info().count
+    done = subprocess.run(
+        [sys.executable, "-c", "import jax; print(jax.device_count())"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0 or not done.stdout.strip().isdigit():
+        raise UserError(f"cannot count JAX's devices: {done.stderr.strip()[-300:]}")
+    return int(done.stdout.strip())
+
+
+def plan_from_file(path: str, options: RunOptions | None = None) -> list[Case]:
+    return load_and_plan(path, options or RunOptions())[1]

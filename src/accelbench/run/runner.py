@@ -1,0 +1,363 @@
+"""Runs planned cases one by one: each becomes a row on disk before the next one starts."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+import numpy as np
+
+from accelbench.catalogue import get_spec
+from accelbench.core.case import Case
+from accelbench.core.types import DeviceInfo, Measurement
+from accelbench.errors import CaseFailure, Status, visible
+from accelbench.measure import garbage, throttle
+from accelbench.measure.numerics import relative_error
+from accelbench.measure.throttle import ThrottleReport
+from accelbench.platform import chatter, interrupt, processes
+from accelbench.platform.backends import BACKENDS
+from accelbench.platform.environment import apply_process_env, env_flags
+from accelbench.platform.gpu_monitor import Monitor
+from accelbench.platform.interrupt import CaseTimeout
+from accelbench.results.records import Row
+from accelbench.results.row_builder import failure_row, success_row
+
+OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
+
+
+class Backend(Protocol):
+    """What the runner needs of a backend (entries of accelbench.platform.backends)."""
+
+    name: str
+
+    def device_info(self) -> DeviceInfo: ...
+
+    def measure(self, case: Case) -> Measurement: ...
+
+
+_backend_cache: dict[str, Backend] = {}
+
+
+def get_backend(name: str) -> Backend:
+    if name not in _backend_cache:
+        try:
+            _backend_cache[name] = cast(Backend, BACKENDS[name].load())
+            chatter.settle()  # the framework just installed its own log handlers
+        except ImportError as error:
+            hint = f" (install it: {BACKENDS[name].install})" if BACKENDS[name].install else ""
+            raise CaseFailure(
+                Status.UNSUPPORTED, f"the {name} backend cannot load: {error}{hint}"
+            ) from None
+    return _backend_cache[name]
+
+
+def _release_device_memory() -> None:
+    """After a failed case: what it left behind collected, and each loaded backend's caches given back
+    (a backend may have a `release()`), so an OOM does not fail the cases after it."""
+    garbage.COLLECTOR.release()
+    for backend in _backend_cache.values():
+        release = getattr(backend, "release", None)
+        if release is not None:
+            release()
+
+
+def _is_oom(error: BaseException) -> bool:
+    text = f"{type(error).__name__}: {error}"
+    return isinstance(error, MemoryError) or any(marker in text for marker in OOM_MARKERS)
+
+
+STUCK_GRACE_S = 10.0  # past its timeout, a case that Python cannot interrupt ends the run
+
+
+def _stuck(label: str, seconds: float) -> None:
+    """A case still running STUCK_GRACE_S after its timeout is in code no signal reaches (native code,
+    or a garbage-collection callback that swallows the timeout every time it lands): the run ends here,
+    in one line; every finished case's row is already on disk."""
+    message = (
+        f"error: case {label} did not stop within {STUCK_GRACE_S:g} s of its {seconds:g} s timeout "
+        "(stuck where Python cannot interrupt it); the rows of the cases before it are saved; "
+        "--isolate times each case in a process of its own, which can be ended\n"
+    )
+    os.write(2, visible(message.rstrip("\n")).encode() + b"\n")
+    os._exit(1)
+
+
+@contextmanager
+def _alarm(seconds: float | None, label: str = "") -> Iterator[None]:
+    """The in-process timeout: a CaseTimeout raised in the case's Python code, again every 50 ms until
+    it stops the case (one that lands in a garbage-collector callback, which JAX installs, is swallowed
+    by Python; the next lands elsewhere), and, where no signal can reach the case, a watchdog that ends
+    the run STUCK_GRACE_S later (--isolate also ends such cases and goes on)."""
+    if not seconds or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    armed = [True]  # the alarm belongs to this case: once it ends, a late tick raises nowhere
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        # never inside this function's own frame: its clean-up must run to the end
+        if armed[0] and (frame is None or frame.f_code is not _ALARM_CODE):
+            raise CaseTimeout()
+
+    watchdog = threading.Timer(seconds + STUCK_GRACE_S, _stuck, (label, seconds))
+    watchdog.daemon = True
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:  # armed inside: a first tick that comes at once still finds the clean-up below
+        watchdog.start()
+        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+        yield
+    finally:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        watchdog.cancel()
+        time.sleep(0)  # a tick already delivered runs its (now disarmed) handler here
+        signal.signal(signal.SIGALRM, previous)
+
+
+_ALARM_CODE = _alarm.__wrapped__.__code__  # type: ignore[attr-defined]
+
+
+def _shape(case: Case) -> str:
+    return get_spec(case.op).shape(case.params, named=True) or "default shape"
+
+
+Outcome = tuple[Row, dict[str, np.ndarray]]
+
+
+def execute(
+    case: Case,
+    run_id: str,
+    env: dict[str, Any],
+    peaks: dict[str, Any] | None,
+    timeout_s: float | None = None,
+) -> Outcome:
+    """One case, start to finish. Never raises for a case's own failure: that becomes its row."""
+    spec = get_spec(case.op)
+    device = None
+    try:
+        backend = get_backend(case.backend)
+        device = backend.device_info()
+        m, monitor, clocks = _watched(case, backend, device, timeout_s)
+        row = success_row(case, spec, m, run_id, env, peaks)
+        for name, value in dataclasses.asdict(clocks).items() if clocks else ():
+            setattr(row.timing, name, value)  # TimingInfo's clock_source, throttled_share_ratio...
+        if monitor.series and (spec.traits.monitor_gpu or case.run.soak_chunk):
+            for column, value in monitor.summary().items():  # TimingInfo's sm_clock_* etc.
+                setattr(row.timing, column, value)
+            row.series.gpu_monitor = [list(sample) for sample in monitor.series]
+        return row, m.outputs_digest
+    except CaseFailure as failure:
+        status, reason = failure.status, failure.reason
+    except CaseTimeout:
+        status, reason = Status.TIMEOUT, f"case exceeded its {timeout_s:g} s timeout"
+    except Exception as error:  # a case's own failure: record it and go on with the sweep
+        first = (str(error).strip().splitlines() or [""])[0][:300]
+        if _is_oom(error):
+            status, reason = Status.OOM, f"out of device memory at {_shape(case)}: {first}"
+        else:
+            status, reason = Status.ERROR, f"{type(error).__name__}: {first}"
+    _release_device_memory()
+    return failure_row(case, spec, status, reason, run_id, env, device), {}
+
+
+def _watched(
+    case: Case, backend: Backend, device: DeviceInfo, timeout_s: float | None
+) -> tuple[Measurement, Monitor, ThrottleReport | None]:
+    """The case measured with the GPU's clocks sampled beside it (on a GPU, unless `throttle: off`;
+    always for a soak or an op that charts them), and the throttle policy applied to its samples."""
+    spec = get_spec(case.op)
+    charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
+    judged = case.run.throttle != "off" and device.platform == "gpu"
+    index = case.params.get("device", 0)
+    index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
+    with _alarm(timeout_s, case.label), Monitor(index, charted or judged) as monitor:
+        m = backend.measure(case)
+        if not judged:
+            return m, monitor, None
+        timing, clocks = throttle.judge(monitor, m.timing, case.run, index)
+    return dataclasses.replace(m, timing=timing), monitor, clocks
+
+
+STARTUP_LIMIT_S = (
+    300.0  # a child importing its frameworks and planning: never counted as the case's time
+)
+STARTED = "started"
+
+
+def _serve(
+    conn: Any, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
+) -> None:
+    """A worker process: its environment set before any framework loads, then cases until told to
+    stop (None). Each case: STARTED once its backend is up, then its outcome."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    processes.die_with_parent()  # a runner killed outright leaves no worker holding the device
+    apply_process_env(process_env)
+    env = {**env, "env_flags": env_flags()}  # what this process's frameworks read
+    while (case := conn.recv()) is not None:
+        get_backend(case.backend)  # imports and device start-up happen before the clock starts
+        conn.send(STARTED)
+        conn.send(execute(case, run_id, env, peaks))
+    conn.close()
+
+
+class Worker:
+    """A child process that runs cases one at a time: a crash, OOM kill or hang becomes that case's
+    row (and ends the worker). The timeout starts when the case's backend is up, not at start-up."""
+
+    def __init__(
+        self, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
+    ) -> None:
+        ctx = mp.get_context("spawn")
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(
+            target=_serve, args=(child, process_env, run_id, env, peaks), daemon=True
+        )
+        self.proc.start()
+        child.close()
+        self.run_id, self.env = run_id, env
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.is_alive()
+
+    def run(self, case: Case, timeout_s: float | None) -> Outcome:
+        self.conn.send(case)
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        started = False
+        while True:
+            interrupt.check()
+            remaining = max(0.0, deadline - time.monotonic())
+            if self.conn.poll(min(remaining, 0.2)):
+                try:
+                    message = self.conn.recv()
+                except EOFError:
+                    break
+                if message != STARTED:
+                    return cast(Outcome, message)
+                started = True
+                deadline = time.monotonic() + timeout_s if timeout_s else float("inf")
+            elif not self.proc.is_alive():
+                break
+            elif time.monotonic() >= deadline:
+                self.stop()
+                what = (
+                    f"case exceeded its {timeout_s:g} s timeout"
+                    if started
+                    else f"the case's process did not start within {STARTUP_LIMIT_S:g} s"
+                )
+                return self._failed(case, Status.TIMEOUT, what)
+        self.proc.join(timeout=30)
+        code = self.proc.exitcode
+        why = (
+            f"killed by signal {-code}"
+            if code is not None and code < 0
+            else f"exited with code {code}"
+        )
+        reason = f"the case's process {why} (crash or out-of-memory kill) at {_shape(case)}"
+        return self._failed(case, Status.CRASHED, reason)
+
+    def _failed(self, case: Case, status: Status, reason: str) -> Outcome:
+        return failure_row(case, get_spec(case.op), status, reason, self.run_id, self.env), {}
+
+    def stop(self) -> None:
+        """Ends the worker (asked politely first; killed if it is busy or stuck)."""
+        if self.proc.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+            self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+        self.conn.close()
+
+
+def execute_isolated(
+    case: Case,
+    run_id: str,
+    env: dict[str, Any],
+    peaks: dict[str, Any] | None,
+    timeout_s: float | None,
+) -> Outcome:
+    """The case in a child process of its own (--isolate), with the case's process environment."""
+    worker = Worker(dict(case.process_env), run_id, env, peaks)
+    try:
+        return worker.run(case, timeout_s)
+    finally:
+        worker.stop()
+
+
+class GroupedExecution:
+    """Cases that need their own process environment (TPU flags, which libtpu reads once when its
+    process starts) run in one worker per environment, kept while consecutive cases share it; only
+    one worker lives at a time (a TPU belongs to one process)."""
+
+    def __init__(self) -> None:
+        self.worker: Worker | None = None
+        self.key: tuple[tuple[str, str], ...] | None = None
+
+    def __call__(
+        self,
+        case: Case,
+        run_id: str,
+        env: dict[str, Any],
+        peaks: dict[str, Any] | None,
+        timeout_s: float | None,
+    ) -> Outcome:
+        if self.worker is None or self.key != case.process_env or not self.worker.alive:
+            self.close()
+            self.worker, self.key = (
+                Worker(dict(case.process_env), run_id, env, peaks),
+                case.process_env,
+            )
+        return self.worker.run(case, timeout_s)
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+
+def flag_groups_apply() -> bool:
+    """Per-environment processes where libtpu will read the flags (a TPU host), or where
+    MICROBENCH_FLAG_GROUPS=1 asks for them (tests of the grouping on a CPU)."""
+    forced = os.environ.get("MICROBENCH_FLAG_GROUPS")
+    if forced is not None:
+        return forced == "1"
+    return importlib.util.find_spec("libtpu") is not None
+
+
+@dataclass
+class PairTracker:
+    """Outputs of the first backend to run a case, for comparing the other backend's rows against.
+
+    Every row of both backends carries device time by default (xprof and CUPTI kernel sums), so a
+    pair compares like with like; the row says which implementation it was paired with."""
+
+    seen: dict[str, tuple[str, str, str | None, dict[str, np.ndarray]]] = field(
+        default_factory=dict
+    )
+
+    def annotate(self, case: Case, row: Row, digest: dict[str, np.ndarray]) -> None:
+        if not case.pair_key or not digest:
+            return
+        if case.pair_key not in self.seen:
+            self.seen[case.pair_key] = (case.id, case.backend, row.identity.implementation, digest)
+            return
+        other_id, other_backend, other_impl, other = self.seen[case.pair_key]
+        if other_backend == case.backend:
+            return
+        errors = [relative_error(digest[k], other[k]) for k in digest if k in other]
+        row.pairing.cross_backend_rel_error_ratio = max(errors) if errors else None
+        row.pairing.paired_with = other_id
+        row.pairing.paired_implementation = other_impl

@@ -1,0 +1,366 @@
+"""One run of one config: plan, open the output sinks, execute every case, close the sinks.
+
+The session knows no output format by name: every format is a registered sink
+(`accelbench.results.sinks`), opened before the first case (so a bad path is refused before anything
+runs), handed each row before the next case starts, and closed however the run ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from accelbench.config.loader import LoadedConfig
+from accelbench.core.case import Case
+from accelbench.core.options import RunOptions
+from accelbench.errors import UserError, visible
+from accelbench.platform import interrupt, processes
+from accelbench.platform.backends import run_hooks, run_order
+from accelbench.platform.environment import base_environment, new_run_id, timestamp
+from accelbench.results import run_store
+from accelbench.results.console import format_seconds, shown
+from accelbench.results.records import Row
+from accelbench.results.remote import Staging
+from accelbench.results.sinks import RunContext, Sink, open_sinks
+from accelbench.run.planning import check_options, load_and_plan
+from accelbench.run.runner import (
+    GroupedExecution,
+    PairTracker,
+    execute,
+    execute_isolated,
+    flag_groups_apply,
+)
+
+console = Console(stderr=True, soft_wrap=True)  # a message is one line, never wrapped
+
+
+@contextlib.contextmanager
+def closing_worker(grouped: GroupedExecution | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if grouped is not None:
+            grouped.close()
+
+
+RowHandler = Callable[[Case, Row], None]
+
+
+def execute_all(
+    cases: list[Case],
+    options: RunOptions,
+    on_row: RowHandler | None = None,
+    peak_overrides: dict[str, object] | None = None,
+    run_id: str | None = None,
+) -> list[Row]:
+    """Run cases in order (JAX first, see BACKENDS); each row is handed on before the next case."""
+    grouped = (
+        GroupedExecution() if flag_groups_apply() and any(c.process_env for c in cases) else None
+    )
+    # one worker per flag set, so a flag set's cases run together (in config order within it)
+    todo = sorted(cases, key=lambda c: (run_order(c.backend), c.process_env if grouped else ()))
+    run_id = run_id or new_run_id()
+    env = base_environment(run_id)
+    pairing = PairTracker()
+    finished: list[Row] = []
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    ]
+    run = execute_isolated if options.isolate else grouped or execute
+    with (
+        Progress(*columns, console=console, disable=not options.progress) as bar,
+        closing_worker(grouped),
+    ):
+        task = bar.add_task("cases", total=len(todo))
+        for case in todo:
+            interrupt.check()
+            bar.update(task, description=shown(case.label))
+            started = timestamp()
+            row, digest = run(
+                case, run_id, env, peak_overrides, case.run.timeout_s or options.timeout_s
+            )
+            row.started = started
+            pairing.annotate(case, row, digest)
+            if on_row is not None:
+                on_row(case, row)
+            finished.append(row)
+            if options.verbosity > 0:
+                bar.console.print(shown(case_line(row)))
+            bar.advance(task)
+            if case.run.cooldown_s:  # the device cools before the next case
+                interrupt.pause(case.run.cooldown_s)
+    return finished
+
+
+def case_line(row: Row) -> str:
+    """--verbose: one finished case."""
+    median = row.median_s
+    timing = (
+        f"{format_seconds(median)} {row.timing.timing_source}" if median else row.identity.error
+    )
+    return f"{row.status.value:<12} {row.identity.label}  {timing}"
+
+
+def run_config(path: str, options: RunOptions) -> int:
+    """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
+    check_options(options)
+    loaded, cases = load_and_plan(path, options)
+    return run_planned(loaded, cases, options)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOutcome:
+    code: int  # the process exit code
+    cases: tuple[Case, ...] = ()  # as they ran: their results files assigned (a suite reads them)
+
+
+def run_planned(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -> int:
+    """Run the cases a config planned (`run.planning`); the process exit code."""
+    return run_and_tell(loaded, cases, options).code
+
+
+def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -> RunOutcome:
+    """Run the cases a config planned: assign the results files, open the sinks, execute every case,
+    copy URL outputs."""
+    peaks = getattr(loaded.model, "peaks", None)
+    overrides = peaks.model_dump() if peaks else None
+    hooks = run_hooks(cases)
+    for hook in hooks:  # before the record: it keeps what they chose (env_flags)
+        hook.setup(cases)
+    if not processes.primary():  # process 0 of a many-process job writes; the others only take part
+        quiet = dataclasses.replace(options, progress=False)
+        return RunOutcome(exit_code(execute_all(cases, quiet, None, overrides)))
+    if options.output_dir_given:
+        warn_overridden_output_dir(cases, options.output_dir)
+    run_id = new_run_id()
+    # a new run never replaces one
+    assigned = run_store.assign(cases, options, loaded.path, run_id, loaded.command_line)
+    staging = Staging()
+    try:
+        cases = _traced_as(staging.stage(assigned.cases), run_id)
+    except UserError as error:
+        assigned.abandon()
+        raise error.with_file(loaded.path) from None
+    context = RunContext(
+        options=options,
+        config_path=loaded.path,
+        dialect=loaded.dialect,
+        cases=tuple(cases),
+        run_id=run_id,
+    )
+    try:  # staged outputs reach their URLs however the run ends
+        try:
+            sinks = open_sinks(context)  # refuses bad paths before any case
+        except BaseException:
+            assigned.abandon()
+            raise
+        if assigned.number > 1 and options.verbosity >= 0:
+            console.print(f"run {assigned.number} of this config (earlier runs are kept)")
+        with interrupt.handled():
+            return RunOutcome(_run_cases(cases, sinks, options, overrides, run_id), tuple(cases))
+    finally:
+        for hook in hooks:
+            hook.teardown()
+        if options.verbosity >= 0:
+            say_where_traces_went(cases)
+        for url in staging.upload():
+            console.print(f"copied to {url}")
+
+
+def _traced_as(cases: list[Case], run_id: str) -> list[Case]:
+    """Cases that keep traces name this run's profiler session: one per case and run, named by when
+    the run started (sortable) and its id."""
+    session = f"{time.strftime('%Y_%m_%d_%H_%M_%S')}_{run_id[-6:]}"
+    return [
+        dataclasses.replace(c, outputs=dataclasses.replace(c.outputs, trace_session=session))
+        if c.outputs.trace_dir
+        else c
+        for c in cases
+    ]
+
+
+def say_where_traces_went(cases: list[Case]) -> None:
+    """Where the run's traces are, and the command that opens them on this machine only."""
+    roots = sorted({c.outputs.trace_dir for c in cases if c.outputs.trace_dir})
+    for root in (r for r in roots if os.path.isdir(r)):
+        found = {p.suffix for p in Path(root).rglob("*") if p.suffix in (".pb", ".json")}
+        how = []
+        if ".pb" in found:  # JAX's XSpace
+            how.append(f"microbench traces {shlex.quote(root)} (xprof on 127.0.0.1:8791)")
+        if ".json" in found:  # PyTorch's Kineto trace
+            how.append("its .pt.trace.json files in Perfetto or chrome://tracing")
+        if how:
+            print(f"traces: {root} (a folder per case); open {' or '.join(how)}", file=sys.stderr)
+
+
+def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
+    """--output-dir only places rows of benchmarks that name no csv_path: say so when the config wins."""
+    root = os.path.realpath(output_dir)
+    elsewhere = sorted(
+        {
+            c.outputs.csv_path
+            for c in cases
+            if os.path.commonpath([root, os.path.realpath(c.outputs.csv_path)]) != root
+        }
+    )
+    if elsewhere:
+        print(
+            f"note: --output-dir {output_dir} does not apply where the config names csv_path; "
+            f"rows go to {', '.join(elsewhere)}",
+            file=sys.stderr,
+        )
+
+
+def _module_of(script: str) -> str | None:
+    """`python -m NAME`'s NAME for a file inside a package (its folders hold __init__.py)."""
+    path = Path(script).resolve()
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts).removesuffix(".__main__") if len(parts) > 1 else None
+
+
+def resume_command(argv: list[str]) -> str:
+    """The command that finishes an interrupted sweep, runnable as printed: the one the user typed (a
+    worker of `run --processes N` names its launcher's). A package's file is named as a module: run
+    as a script, its folder would shadow the standard library's names."""
+    launched_by = os.environ.get(processes.LAUNCHED_BY)
+    if launched_by:
+        argv = json.loads(launched_by)
+    module = _module_of(argv[0]) if argv and argv[0].endswith(".py") else None
+    if module:
+        head = [sys.executable, "-m", module]
+    elif argv and argv[0].endswith(".py"):
+        head = [sys.executable, argv[0]]
+    else:
+        head = argv[:1]
+    rest = [a for a in argv[1:] if a != "--resume"]
+    return " ".join(shlex.quote(a) for a in [*head, *rest, "--resume"])
+
+
+def _run_cases(
+    cases: list[Case],
+    sinks: list[Sink],
+    options: RunOptions,
+    peak_overrides: dict[str, object] | None,
+    run_id: str,
+) -> int:
+    todo = [c for c in cases if not any(s.holds(c) for s in sinks)]
+    done = len(cases) - len(todo)
+    pending = {id(c) for c in todo}
+    restore([c for c in cases if id(c) not in pending], sinks)
+    if options.resume and len(todo) < len(cases):
+        console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
+    finished: list[Row] = []
+
+    def hand_on(case: Case, row: Row) -> None:
+        for sink in sinks:
+            sink.row(case, row)
+        finished.append(row)
+
+    try:
+        execute_all(todo, options, hand_on, peak_overrides, run_id)
+    except KeyboardInterrupt:
+        close_all(sinks, finished, interrupted=True)
+        where = sorted({loc for s in sinks for loc in s.locations() if os.path.exists(loc)})
+        saved = done + len(finished)
+        kept = (
+            f"{saved} finished cases are saved in {', '.join(where)}"
+            if saved and where
+            else ("no case had finished: nothing was saved")
+        )
+        print(
+            visible(f"interrupted: {kept}; to finish the sweep run: {resume_command(sys.argv)}"),
+            file=sys.stderr,
+            flush=True,
+        )
+        return interrupt.exit_code()
+    except BaseException:
+        close_all(sinks, finished, interrupted=True)
+        raise
+    close_all(sinks, finished, interrupted=False)
+    report_counts(finished, sinks, options)
+    return exit_code(finished)
+
+
+def restore(done: list[Case], sinks: list[Sink]) -> None:
+    """The rows' files are the record of what finished: an output written after them that lacks a
+    finished case (the run was killed between the two writes) is handed the stored row."""
+    for case in done:
+        lacking = [s for s in sinks if s.restores and not s.holds(case)]
+        stored = next((r for s in sinks if lacking and (r := s.stored(case))), None)
+        for sink in lacking:
+            if stored is not None:
+                sink.row(case, stored)
+
+
+def close_all(sinks: list[Sink], finished: list[Row], interrupted: bool) -> None:
+    """Every sink closed (its files whole) even when one fails, say printing its table to a full
+    disk; the first failure is raised once all are closed."""
+    failure: BaseException | None = None
+    for sink in sinks:
+        try:
+            sink.close(finished, interrupted=interrupted)
+        except BaseException as error:  # noqa: BLE001 - raised below, after the others closed
+            failure = failure or error
+    if failure is not None:
+        raise failure
+
+
+def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> None:
+    if options.verbosity >= 0:
+        for location in sorted({loc for s in sinks for loc in s.locations()}):
+            twin = os.path.splitext(location)[0] + ".jsonl"
+            console.print(shown(f"rows: {location}  (raw samples: {twin})"))
+    failed = [r for r in rows if r.status.failed]
+    unsupported = sum(not r.ok and not r.status.failed for r in rows)
+    throttled = [r.identity.label for r in rows if r.doubt == "throttled"]
+    if throttled:
+        console.print(
+            shown(
+                f"{len(throttled)} cases ran partly below their clock threshold (throttled_share_ratio;"
+                f" throttle: discard drops those samples): {', '.join(throttled[:10])}"
+                + (" ..." if len(throttled) > 10 else "")
+            )
+        )
+    if failed:
+        console.print(
+            f"{len(failed)} of {len(rows)} cases did not produce a clean number (see status/error)"
+        )
+    console.print(
+        f"{len(rows) - len(failed) - unsupported} ok, {len(failed)} failed, {unsupported} unsupported"
+    )
+    if exit_code(rows) == NOTHING_MEASURED:
+        console.print(
+            shown(
+                f"nothing was measured: all {len(rows)} cases are unsupported here "
+                f"(first: {rows[0].identity.label}: {rows[0].identity.error})"
+            )
+        )
+
+
+NOTHING_MEASURED = 3
+
+
+def exit_code(rows: list[Row]) -> int:
+    """1 when a case failed (error, wrong result, oom, timeout, crash); `unsupported` rows, which say the
+    platform cannot run a case (fp8 on a CPU, a missing package), do not fail a run, unless no case at
+    all was measured: a run that measured nothing is not a green run (3)."""
+    if any(r.status.failed for r in rows):
+        return 1
+    return NOTHING_MEASURED if rows and not any(r.ok for r in rows) else 0

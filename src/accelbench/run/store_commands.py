@@ -1,0 +1,165 @@
+"""The run store's commands: `compare` (two results files, groups of one, or a config's stored runs by
+number or label), `runs` (a config's stored runs) and `report` (charts and pages over results files)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from importlib import resources
+from typing import Any
+
+from accelbench.errors import UserError
+
+# Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
+QUICKSTART = str(resources.files("accelbench") / "configs" / "quickstart.yaml")
+
+
+def listed(text: str | None) -> tuple[str, ...]:
+    """`--columns a,b,c` as names."""
+    return tuple(name.strip() for name in (text or "").split(",") if name.strip())
+
+
+def compare(args: argparse.Namespace) -> int:
+    from accelbench.results.compare import run_compare
+
+    view = _view(args)
+    named = [_side(ref, view, args) for ref in args.files]
+    sides = [files for files, _ in named]
+    selected = len(named) == 2 and named[1][1]  # a candidate run of a selection: its cases only
+    if not sides:
+        sides, selected = _last_two_runs(view, args)
+    if args.by and not args.files:
+        sides = sides[-1:]  # groups of the latest run
+    return run_compare(
+        sides,
+        args.by,
+        args.baseline,
+        args.threshold,
+        args.json or args.output_format == "json",
+        selected,
+        sort=args.sort,
+        output_format=args.output_format,
+    )
+
+
+def _series(config: str) -> list[str]:
+    """The results files a config's runs are numbered after."""
+    from accelbench.run.planning import plan_from_file
+
+    return sorted({c.outputs.csv_path for c in plan_from_file(config)})
+
+
+def _view(args: argparse.Namespace) -> list[Any]:
+    """The stored runs a command's references mean: the config's (--config), else every run under
+    the results folder (any config or one-off), oldest first."""
+    from accelbench.results.run_store import runs_under, stored_runs
+
+    if args.config:
+        return stored_runs(_series(args.config), args.config)
+    return runs_under(args.results_dir)
+
+
+def _latest_series(view: list[Any]) -> list[Any]:
+    """The runs of the latest run's series (what the user ran last), oldest first."""
+    last = view[-1]
+    return [r for r in view if r.series == last.series and r.source == last.source]
+
+
+def _side(ref: str, view: list[Any], args: argparse.Namespace) -> tuple[list[str], bool]:
+    """A results file, or a stored run by its --name (anywhere in the view) or its number (of the
+    config's series, else of the latest run's); and whether it is a run of a selection of cases."""
+    if os.path.exists(ref) or ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref:
+        from accelbench.results.reading import expand_results
+
+        return expand_results([ref], "compare"), False  # a folder or pattern: a run's files
+    from accelbench.results.run_store import find_run
+
+    numbered = ref.isascii() and ref.isdigit()
+    found = find_run(_latest_series(view) if numbered and view else view, ref)
+    if found is None:
+        where = args.config or f"the runs under {args.results_dir}"
+        shown = _latest_series(view)[-20:] if view else []
+        known = ", ".join(f"{r.number}" + (f" '{r.name}'" if r.name else "") for r in shown)
+        raise UserError(
+            f"names no results file and no run of {where} (its runs: {known or 'none yet'}; "
+            "`microbench runs` lists every one)",
+            key=f"compare '{ref}'",
+        )
+    return list(found.files), found.selected
+
+
+def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
+    """The files of the two latest runs of a series (the config's, else the latest run's), older
+    first, and whether the latest ran a selection of the cases (--only/--skip): compare then keeps
+    to its cases, so a filtered run never reads as the loss of the cases it left out."""
+    runs = _latest_series(view) if view else []
+    if len(runs) < 2:
+        raise UserError(
+            "fewer than two runs to compare; run it again, or name two results files or runs",
+            file=args.config or args.results_dir,
+        )
+    older, newer = runs[-2:]
+    if newer.selected:
+        print(
+            f"run {newer.number} ran a selection of the cases ({newer.selection}): compared with run "
+            f"{older.number} on its cases only",
+            file=sys.stderr,
+        )
+    return [list(older.files), list(newer.files)], newer.selected
+
+
+TABLE_RUNS = 100
+
+
+def runs(args: argparse.Namespace) -> int:
+    """The stored runs (a config's, or every one under the results folder): number, label, what ran,
+    when, commit, host, rows, selection, files."""
+    from dataclasses import asdict
+
+    from rich.table import Table
+
+    from accelbench.results.console import shown, table_console
+
+    runs = _view(args)
+    if args.json:
+        print(json.dumps([asdict(r) for r in runs], indent=2))
+        return 0
+    where = args.config or args.results_dir
+    if not runs:
+        print(f"no stored run of {where} yet")
+        return 0
+    if len(runs) > TABLE_RUNS:  # a table of thousands is read by no one (and takes seconds to draw)
+        print(f"the latest {TABLE_RUNS} of {len(runs)} runs (runs --json lists every one)")
+        runs = runs[-TABLE_RUNS:]
+    table = Table(title=shown(f"runs of {where}"))
+    columns = ("run", "name", "config or one-off", "started", "commit", "host", "rows", "selection")
+    for column in (*columns, "files"):
+        table.add_column(column)
+    for r in runs:
+        table.add_row(
+            str(r.number),
+            shown(r.name or ""),
+            shown(r.source),
+            shown(r.started or ""),
+            shown((r.commit or "")[:10]),
+            shown(r.host or ""),
+            str(r.rows),
+            shown(r.selection or ""),
+            shown(", ".join(r.files)),
+        )
+    table_console().print(table)
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    from accelbench.results.reading import check_readable, expand_results
+
+    paths = expand_results(args.results, "report")
+    for path in paths:  # before the plotting libraries load: a bad path answers at once
+        check_readable(path)
+    from accelbench.results.report import run_report
+
+    run_report(paths, args.output_dir, listed(args.columns), args.sort, args.sample_charts)
+    return 0

@@ -1,3 +1,0 @@
-"""The op catalogue's families. Every module here is imported by `microbench.catalogue.discover()`;
-each registers its specs and its JAX (or host) implementations. PyTorch implementations register the
-same way from `torch_backend.ops`."""
