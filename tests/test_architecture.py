@@ -328,7 +328,13 @@ def test_the_dispatch_finder_sees_names_hidden_in_conditions(tmp_path):
 
 # Lower layers first; a package may import its own layer and those below, never one above.
 LAYERS = (
-    ("accelbench.errors", "accelbench.limits", "accelbench.registry", "accelbench.plugins"),
+    (
+        "accelbench.errors",
+        "accelbench.names",
+        "accelbench.limits",
+        "accelbench.registry",
+        "accelbench.plugins",
+    ),
     ("accelbench.platform",),
     ("accelbench.core",),
     ("accelbench.catalogue",),

@@ -258,7 +258,10 @@ def test_hostile_run_records_are_passed_over(tmp_path, monkeypatch, run_cli):
     """Wrong types, nesting past any limit, a link to /dev/zero, a FIFO: each record is read as no
     record (its run listed by its files, or not at all), never a traceback or a hang."""
     monkeypatch.chdir(tmp_path)
-    _stored(tmp_path, run_cli, 4)
+    _stored(tmp_path, run_cli, 6)
+    Path("results/r.5.run.json").unlink()
+    Path("results/r.5.run.json").mkdir()
+    Path("results/r.6.run.json").write_bytes(bytes(range(256)) * 8)
     Path("results/r.run.json").write_text('{"name": 3, "files": "r.csv", "selection": []}')
     Path("results/r.2.run.json").write_text('{"selection": ' + "[" * 100_000 + "]" * 100_000 + "}")
     Path("results/r.3.run.json").unlink()
@@ -269,12 +272,16 @@ def test_hostile_run_records_are_passed_over(tmp_path, monkeypatch, run_cli):
         ["runs"],
         ["runs", "--config", "c.yaml"],
         ["compare", "--config", "c.yaml", "1", "4"],
+        ["compare", "--config", "c.yaml"],  # the latest two: a folder and garbage for records
     ):
         done = subprocess.run(
             [sys.executable, "-m", "accelbench", *args],
             cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+        if args == ["compare", "--config", "c.yaml"]:
+            for bad in ("r.5.run.json", "r.6.run.json"):  # each named once, passed over
+                assert done.stderr.count(f"{bad}: not a run record") == 1, done.stderr
 
 
 def test_the_run_store_lists_each_series_once(tmp_path, monkeypatch, run_cli):

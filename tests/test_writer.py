@@ -58,6 +58,24 @@ def test_nothing_is_written_before_the_first_row_and_rows_append_whole(tmp_path)
     assert lines[0]["samples_s"] == [1e-6, 2e-6] and lines[1]["case_id"] == "b"
 
 
+def test_a_results_folder_removed_mid_run_is_made_again_and_a_file_put_there_is_kept(tmp_path):
+    import shutil
+
+    path = tmp_path / "sub" / "out.csv"
+    f = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    f.append(_row("a"))
+    shutil.rmtree(tmp_path / "sub")
+    f.append(_row("b"))  # the folder made again, holding every row so far
+    assert [r["case_id"] for r in csv.DictReader(open(path))] == ["a", "b"]
+    assert [json.loads(line)["case_id"] for line in open(path.with_suffix(".jsonl"))] == ["a", "b"]
+    path.unlink()
+    path.write_text("someone else's\n")
+    with pytest.raises(UserError, match="removed or replaced"):
+        f.append(_row("c"))
+    assert path.read_text() == "someone else's\n"
+    f.close()
+
+
 def test_resume_reads_done_ids_and_drops_a_torn_last_line(tmp_path):
     path = tmp_path / "out.csv"
     cols = header(["m"], [])

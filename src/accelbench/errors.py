@@ -99,15 +99,6 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
-_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9_.=-]+")
-
-
-def safe_stem(text: str, limit: int = 120, fallback: str = "unnamed") -> str:
-    """A file or folder name made from text a file or argument carries: letters, digits and `_.=-`
-    only, and never `.`, `..` or a hidden name, so it stays inside the folder it is joined to."""
-    return _UNSAFE_IN_NAME.sub("_", str(text))[:limit].lstrip(".") or fallback
-
-
 def bounded(text: str, word_limit: int = MAX_QUOTED) -> str:
     """One line, always, and a short one, with no control character obeyed: each word past
     `word_limit` characters is cut (saying how long it was), and the line past MAX_LINE plus the

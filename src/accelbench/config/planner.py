@@ -16,13 +16,15 @@ from accelbench.config.settings import PlanRequest
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
+from accelbench.names import portable_name
 from accelbench.results.remote import DIR_FIELDS, is_url
 from accelbench.results.writer import check_path_text
 
 
 def default_csv(path: str, output_dir: str) -> str:
-    """Where rows go when the config names no file: <output_dir>/<config stem>.csv."""
-    return os.path.join(output_dir, f"{Path(path).stem}.csv")
+    """Where rows go when the config names no file: <output_dir>/<config stem>.csv, the stem made a
+    portable name (`-o.yaml`, `..yaml`, a stem with a quote or a newline in it: `names.portable_name`)."""
+    return os.path.join(output_dir, f"{portable_name(Path(path).stem)}.csv")
 
 
 def _overridden(cases: list[Case], options: RunOptions, path: str) -> list[Case]:

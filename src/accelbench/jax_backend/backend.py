@@ -36,13 +36,14 @@ from accelbench.core.types import (
     Measurement,
     Prepared,
 )
-from accelbench.errors import CaseFailure, Status, safe_stem, unsupported
+from accelbench.errors import CaseFailure, Status, unsupported
 from accelbench.jax_backend import distributed
 from accelbench.jax_backend.timers import module_name
 from accelbench.measure.inputs import Rotation, check_every_set, host_sets
 from accelbench.measure.numerics import check_outputs, digest_rows
 from accelbench.measure.procedure import check_fits, measure
 from accelbench.measure.timers import get_timer, keep_busy, timer_name
+from accelbench.names import portable_name
 from accelbench.ops.common import PlacementExtras
 
 EXOTIC_DTYPES = {"float4_e2m1fn", "float8_e5m2", "float8_e4m3fn"}
@@ -262,7 +263,7 @@ class JaxBackend:
         if not case.outputs.xla_dump_dir:
             return
         os.makedirs(case.outputs.xla_dump_dir, exist_ok=True)
-        stem = os.path.join(case.outputs.xla_dump_dir, safe_stem(case.label))
+        stem = os.path.join(case.outputs.xla_dump_dir, portable_name(case.label))
         for suffix, text in ((".stablehlo.txt", stablehlo), (".optimized_hlo.txt", optimized)):
             with open(stem + suffix, "w", encoding="utf-8") as f:
                 f.write(text)

@@ -21,7 +21,7 @@ from typing import Any
 from accelbench.catalogue import Headline, get_spec
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing, slowest_per_iteration
-from accelbench.errors import CaseFailure, Status, safe_stem
+from accelbench.errors import CaseFailure, Status
 from accelbench.jax_backend import distributed, telemetry, xplane
 from accelbench.measure.timers import (
     HostFlush,
@@ -34,6 +34,7 @@ from accelbench.measure.timers import (
     trace_session_dir,
     warm_up,
 )
+from accelbench.names import portable_name
 from accelbench.platform.frameworks import jax
 
 
@@ -188,7 +189,7 @@ def _keep(serialized: bytes, session_dir: str) -> None:
 
     try:
         os.makedirs(session_dir, exist_ok=True)
-        path = os.path.join(session_dir, f"{safe_stem(socket.gethostname())}.xplane.pb")
+        path = os.path.join(session_dir, f"{portable_name(socket.gethostname())}.xplane.pb")
         write_atomically(path, lambda f: f.write(serialized), binary=True)
     except OSError as error:
         raise CaseFailure(

@@ -23,8 +23,9 @@ import numpy as np
 from accelbench.catalogue import CATALOGUE
 from accelbench.core.case import Case
 from accelbench.core.types import Kernel, Prepared, Timing
-from accelbench.errors import safe_stem, unsupported
+from accelbench.errors import unsupported
 from accelbench.measure import garbage
+from accelbench.names import portable_name
 from accelbench.platform import interrupt
 
 Timer = Callable[[Prepared, int, int], Timing]  # (prepared, warmup, iterations) -> samples
@@ -213,7 +214,7 @@ def trace_session_dir(case: Case) -> str | None:
     shape = CATALOGUE.get_spec(case.op).shape(case.params)
     named = [str(case.params[k]) for k in TRACE_NAMED if case.params.get(k) not in (None, "")]
     label = "-".join(x for x in (case.op, case.id[:8], shape, *named, case.implementation) if x)
-    folder = safe_stem(label, TRACE_NAME_CHARS)
+    folder = portable_name(label, TRACE_NAME_CHARS)
     session = outputs.trace_session or time.strftime("%Y_%m_%d_%H_%M_%S")
     return os.path.join(outputs.trace_dir, folder, "plugins", "profile", session)
 

@@ -15,7 +15,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from accelbench.catalogue import get_spec  # noqa: E402
-from accelbench.errors import UserError, safe_stem  # noqa: E402
+from accelbench.errors import UserError  # noqa: E402
+from accelbench.names import portable_name  # noqa: E402
 from accelbench.results.console import shape_of, significant  # noqa: E402
 from accelbench.results.records import Row  # noqa: E402
 from accelbench.results.writer import write_atomically  # noqa: E402
@@ -71,7 +72,7 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
         )
         ax.grid(True, alpha=0.3)
         fig.tight_layout()
-        name = f"series_{safe_stem(row.identity.op)}_{safe_stem(row.identity.case_id)}.png"
+        name = f"series_{portable_name(row.identity.op)}_{portable_name(row.identity.case_id)}.png"
         path = os.path.join(out_dir, name)
         save_figure(fig, path, dpi=120)
         plt.close(fig)

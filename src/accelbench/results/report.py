@@ -19,7 +19,8 @@ import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from accelbench.catalogue import get_spec  # noqa: E402
-from accelbench.errors import UserError, safe_stem  # noqa: E402
+from accelbench.errors import UserError  # noqa: E402
+from accelbench.names import portable_name  # noqa: E402
 from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from accelbench.results.charts import plt, save_figure, time_series  # noqa: E402
 from accelbench.results.console import value_of, varying  # noqa: E402
@@ -245,7 +246,7 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         left.set_title(f"{op}: latency over {sweep.axis} (bars: p10-p90)")
         right.set_title(f"{op}: {sweep.metric} over {sweep.axis}")
         fig.tight_layout()
-        path = os.path.join(out_dir, f"sweep_{safe_stem(op)}.png")
+        path = os.path.join(out_dir, f"sweep_{portable_name(op)}.png")
         save_figure(fig, path, dpi=110)
         plt.close(fig)
         written[path] = sum(len(p) for p in sweep.throughput.values())

@@ -17,6 +17,7 @@ import os
 import re
 import socket
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ import msgspec
 
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
+from accelbench.errors import visible
+from accelbench.names import portable_name
 from accelbench.platform.environment import run_environment, timestamp
 from accelbench.results.remote import is_url
 from accelbench.results.writer import check_writable, write_atomically
@@ -137,12 +140,15 @@ def assign(
         return Assigned(cases, 0, None)
     latest = _latest(series)
     made = _missing_folders(record_path(series[0], 1))
+    stem = Path(config_path).stem
     body = {
         "run_id": run_id,
         "name": options.name,
         "started": timestamp(),
-        "config": None if command_line else os.path.abspath(config_path),
+        "config": None if command_line else recordable(os.path.abspath(config_path)),
         "one_off": " ".join(options.one_off) if command_line else None,
+        # the name as the user gave it, where the results' files carry its portable form
+        "named_from": None if stem == portable_name(stem) else recordable(stem),
         "config_id": cases[0].config_id if cases else "",
         # a run of some of the config's cases (--only/--skip): compare then keeps to its cases
         "selection": {"only": list(options.only), "skip": list(options.skip)}
@@ -170,6 +176,12 @@ def assign(
         for c in cases
     ]
     return Assigned(out, number, record_path(series[0], number), created, made)
+
+
+def recordable(text: str) -> str:
+    """Text as a record keeps it: a byte of a file name that is not UTF-8 spelt `\\udce9`, which JSON
+    can hold (a lone surrogate makes the record unreadable) and a later run of the same file matches."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _missing_folders(path: str) -> tuple[str, ...]:
@@ -258,18 +270,31 @@ def read_record(path: Path | str) -> RunRecord | None:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORD_BYTES:
             return None
-        try:
-            return _DECODE_RECORD.decode(f.read(MAX_RECORD_BYTES + 1))
-        except (OSError, msgspec.MsgspecError, RecursionError):
-            return None
+        return _DECODE_RECORD.decode(os.read(fd, MAX_RECORD_BYTES + 1))
+    except (OSError, msgspec.MsgspecError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _passed_over(record: Path | str) -> None:
+    print(
+        f"warning: {visible(str(record))}: not a run record (a folder, a special file or not one "
+        "of this program's JSON records): passed over",
+        file=sys.stderr,
+    )
 
 
 def _record(path: str, n: int) -> RunRecord:
-    return read_record(record_path(path, n)) or RunRecord()
+    target = record_path(path, n)
+    found = read_record(target)
+    if found is None and os.path.lexists(target):
+        _passed_over(target)
+    return found or RunRecord()
 
 
 def _rows_in(path: str) -> int:
@@ -297,14 +322,17 @@ def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
 
 def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
     """Every run of these series that left rows, oldest first (`config`: only the runs of that
-    config, not one-off runs filed under the same name)."""
+    config, not one-off runs filed under the same name; a run without a readable record is taken as
+    one of it)."""
     series = [runs_of(p) for p in paths]  # each folder listed once: the work grows with the runs
+    mine = recordable(os.path.abspath(config)) if config else None
     out = []
     for n in sorted({n for runs in series for n in runs}):
         files = tuple(f for runs in series if (f := runs.get(n)))
-        run = _stored(n, files, _record(paths[0], n))
-        if config is None or run.config in (None, os.path.abspath(config)) and not run.one_off:
-            out.append(run)
+        record = _record(paths[0], n)
+        record.config = record.config or (None if record.one_off else mine)
+        if config is None or record.config == mine and not record.one_off:
+            out.append(_stored(n, files, record))
     return out
 
 
@@ -313,6 +341,8 @@ def runs_under(folder: str) -> list[StoredRun]:
     found = []
     for record in Path(folder).rglob(f"*{RECORD}"):
         data = read_record(record)
+        if data is None:
+            _passed_over(record)
         if data is None or not data.files:
             continue
         held = tuple(f for f in data.files if Path(f).is_file())

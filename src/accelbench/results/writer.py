@@ -12,12 +12,13 @@ import json
 import math
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from accelbench.errors import UserError
+from accelbench.errors import UserError, visible
 from accelbench.results.records import Row
 
 
@@ -341,11 +342,38 @@ class ResultFile:
             ) from None
         self._written = True
         if not _still_at(fd, path):  # rows written to a file nobody can find are lost rows
+            self._made_again(path)
+
+    def _made_again(self, path: Path) -> None:
+        """The file (or its folder) was removed while this run wrote it: made again at its path
+        from what this run still holds open, every row so far, and the run goes on. A file put in
+        its place is never overwritten: the run stops there, in one line."""
+        held = self._fds[path]
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except OSError as error:
             raise OutputFailed(
-                "the results file was removed or replaced while this run wrote it, so its rows are "
-                "not on disk under this name; rerun (with -o to a folder nothing cleans)",
+                f"was removed or replaced while this run wrote it ({error.strerror}); its rows so "
+                "far are lost with it: rerun into a folder nothing cleans",
                 key=f"csv_path '{path}'",
-            )
+            ) from None
+        os.lseek(held, 0, os.SEEK_SET)
+        data = _read_all(held)
+        while data:
+            data = data[os.write(fd, data) :]
+        os.fsync(fd)
+        if path == self.csv_path:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._fds[path] = fd
+        os.close(held)
+        print(
+            visible(
+                f"warning: {path} was removed while this run wrote it: made again, every row "
+                "so far in it"
+            ),
+            file=sys.stderr,
+        )
 
     @staticmethod
     def _line(values: Iterable[str]) -> str:

@@ -17,7 +17,8 @@ from typing import Any
 
 from accelbench.config.loader import LoadedConfig, load_config
 from accelbench.core.case import Case
-from accelbench.errors import UserError, key_path, safe_stem, visible
+from accelbench.errors import UserError, key_path, visible
+from accelbench.names import portable_name
 from accelbench.run.command_line import RunFiles
 
 KEYS = ("suite_name", "description", "configs")
@@ -68,7 +69,7 @@ def _stem(path: str, taken: set[str]) -> str:
     """The config's folder in the suite's output: its path below configs/, made unique, and a safe
     name whatever the file is called (`...yaml` does not climb out of --output_dir)."""
     parts = Path(path).with_suffix("").parts
-    name = safe_stem(
+    name = portable_name(
         "_".join(parts[parts.index("configs") + 1 :] if "configs" in parts else parts[-1:])
     )
     stem, n = name, 1

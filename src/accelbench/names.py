@@ -1,0 +1,34 @@
+"""File names made from text (a config's stem, a case's trace folder, a suite's or a JobSet's name):
+one function, so each is portable, stays in the folder it is joined to, and two inputs never share one."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+MAX_NAME = 100  # leaves room under any file system's 255 bytes for `.<n>.run.json` and the like
+_PORTABLE = re.compile(r"[^A-Za-z0-9._-]+")  # POSIX's portable file name characters
+_RFC1123 = re.compile(r"[^a-z0-9-]+")  # a Kubernetes name: a DNS label
+_HASHED = re.compile(r"-[0-9a-f]{8}$")  # what this function appends, so no given name passes as one
+_DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)  # Windows'
+
+
+def portable_name(text: str, limit: int = MAX_NAME, rfc1123: bool = False) -> str:
+    """`text` itself where it is already a portable name (letters, digits, `.`, `_`, `-`; not leading
+    with `.` or `-`; not empty; at most `limit` characters). Otherwise its readable part (accents
+    dropped, each run of other characters one `_`, cut to fit) and `-` with 8 hex digits of its hash,
+    so distinct texts stay distinct. `rfc1123`: a Kubernetes name (lower-case letters, digits and `-`,
+    a letter or digit at each end; `limit` 63 for a label)."""
+    text = str(text)
+    plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    if rfc1123:
+        readable = _RFC1123.sub("-", plain.lower()).strip("-")
+    else:
+        readable = _PORTABLE.sub("_", plain).lstrip(".-")
+    kept = text == readable and 0 < len(text) <= limit
+    if kept and not _HASHED.search(text) and not _DEVICE.match(text):
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    head = readable[: max(1, limit - 9)].rstrip("-.") or "unnamed"
+    return f"{head}-{digest}"
