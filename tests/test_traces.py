@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -81,16 +82,34 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _listening(pid: int) -> list[str]:
+    """The addresses a process listens on (TCP, IPv4 and IPv6), read from /proc."""
+    inodes = set()
+    for fd in glob.glob(f"/proc/{pid}/fd/*"):
+        try:
+            inodes.add(os.readlink(fd))
+        except OSError:
+            continue
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and f"socket:[{fields[9]}]" in inodes:  # LISTEN
+                host, port = fields[1].split(":")
+                ip = socket.inet_ntop(
+                    socket.AF_INET if len(host) == 8 else socket.AF_INET6,
+                    bytes.fromhex(host)[::-1] if len(host) == 8 else bytes.fromhex(host),
+                )
+                found.append(f"{ip}:{int(port, 16)}")
+    return found
+
+
 @pytest.mark.slow  # starts xprof's server
-def test_microbench_traces_serves_xprof_on_this_machine_only(tmp_path):
+def test_microbench_traces_listens_on_this_machine_only_and_one_sigterm_stops_it(tmp_path):
     (tmp_path / "tr").mkdir()
     port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "accelbench", "traces", str(tmp_path / "tr"), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    command = [sys.executable, "-m", "accelbench", "traces", str(tmp_path / "tr"), "--port"]
+    server = subprocess.Popen([*command, str(port)], stdout=subprocess.PIPE, text=True)
     try:
         deadline, status = time.monotonic() + 120, None
         while status is None and time.monotonic() < deadline and server.poll() is None:
@@ -99,9 +118,20 @@ def test_microbench_traces_serves_xprof_on_this_machine_only(tmp_path):
             except OSError:
                 time.sleep(0.5)
         assert status == 200
-        if shutil.which("ss"):
-            listening = subprocess.run(["ss", "-ltn"], capture_output=True, text=True).stdout
-            assert f"127.0.0.1:{port}" in listening and f"0.0.0.0:{port}" not in listening
+        listening = _listening(server.pid)
+        assert listening == [f"127.0.0.1:{port}"], listening  # no gRPC worker on *:50051
+        taken = subprocess.run([*command, str(port)], capture_output=True, text=True, timeout=120)
+        assert taken.returncode == 2 and len(taken.stderr.splitlines()) == 1, taken.stderr
+        assert "--port" in taken.stderr and "in use" in taken.stderr
+        server.send_signal(signal.SIGTERM)  # once: xprof's threads do not hold the exit
+        assert server.wait(timeout=120) == 128 + signal.SIGTERM
     finally:
-        server.kill()  # xprof's gRPC worker outlives a SIGTERM
+        server.kill()
         server.wait(timeout=30)
+
+
+def test_microbench_traces_over_no_folder_is_one_line(tmp_path, run_cli):
+    (tmp_path / "file").write_text("")
+    for path in (tmp_path / "missing", tmp_path / "file"):
+        code, _, err = run_cli("traces", str(path))
+        assert code == 2 and len(err.splitlines()) == 1 and str(path) in err, err

@@ -347,7 +347,12 @@ def _traces_parser(sub: argparse._SubParsersAction) -> None:
         "microbench traces tr --port 8791",
     )
     t.add_argument("logdir", help="the traces folder (a config's trace_dir, --xprof_dir)")
-    t.add_argument("--port", type=count(1, 65535), default=8791, help="its port (default 8791)")
+    t.add_argument(
+        "--port",
+        type=count(1, 65535),
+        default=None,
+        help="its port on 127.0.0.1 (default 8791, or a free one where that is taken)",
+    )
 
 
 def _traces(args: argparse.Namespace) -> int:

@@ -9,6 +9,8 @@ import os
 import sys
 from typing import Any, TextIO
 
+from accelbench.errors import visible
+
 
 class OutputLost(Exception):
     """A write to standard output or error failed for a reason other than a reader leaving."""
@@ -21,6 +23,7 @@ class GuardedStream:
     def __init__(self, stream: TextIO, name: str) -> None:
         self._stream = stream
         self._name = name
+        self.spelt = False  # each control character spelt out: what a library prints from files
 
     def _guarded(self, action: str, *args: Any) -> Any:
         try:
@@ -33,6 +36,8 @@ class GuardedStream:
             ) from None
 
     def write(self, text: str) -> int:
+        if self.spelt:
+            text = "\n".join(visible(line) for line in text.split("\n"))
         try:
             return int(self._guarded("write", text))
         except UnicodeEncodeError:  # a terminal without UTF-8 (LANG=C): the same text in ASCII
@@ -73,6 +78,15 @@ def guard_standard_streams() -> None:
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, GuardedStream):
             setattr(sys, name, GuardedStream(stream, {"stdout": "output", "stderr": "error"}[name]))
+
+
+def spell_out_controls() -> None:
+    """From now on, text printed by a library that shows file names raw (xprof's viewer) reaches
+    the terminal with its control characters spelt out."""
+    guard_standard_streams()
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, GuardedStream):
+            stream.spelt = True
 
 
 def discard_output() -> None:

@@ -199,11 +199,14 @@ def say_where_traces_went(cases: list[Case]) -> None:
         found = {p.suffix for p in Path(root).rglob("*") if p.suffix in (".pb", ".json")}
         how = []
         if ".pb" in found:  # JAX's XSpace
-            how.append(f"microbench traces {shlex.quote(root)} (xprof on 127.0.0.1:8791)")
+            how.append(f"microbench traces {shlex.quote(root)} (xprof on 127.0.0.1)")
         if ".json" in found:  # PyTorch's Kineto trace
             how.append("its .pt.trace.json files in Perfetto or chrome://tracing")
         if how:
-            print(f"traces: {root} (a folder per case); open {' or '.join(how)}", file=sys.stderr)
+            print(
+                visible(f"traces: {root} (a folder per case); open {' or '.join(how)}"),
+                file=sys.stderr,
+            )
 
 
 def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:

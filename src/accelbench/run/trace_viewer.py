@@ -1,31 +1,83 @@
-"""`microbench traces DIR`: xprof's web viewer over a run's kept traces, listening on this machine only
-(127.0.0.1: xprof's own command listens on every interface, and a trace names the code it ran)."""
+"""`microbench traces DIR`: xprof's web viewer over a run's kept traces, listening on this machine only.
+xprof's own command listens on every interface and starts a gRPC worker on `*:50051` that no option
+holds to 127.0.0.1 (a trace names the code it ran), so the page is served here without that worker
+(it only splits a session of several hosts' traces across machines), on 127.0.0.1 alone."""
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
+import sys
+from typing import Any
 
-from accelbench.errors import UserError
+from accelbench.errors import UserError, visible
+from accelbench.platform import streams
 
 LOCAL = "127.0.0.1"
+DEFAULT_PORT = 8791  # xprof's own; another free port where it is taken and none was named
 
 
-def serve(logdir: str, port: int) -> int:
+def serve(logdir: str, port: int | None) -> int:
+    key = f"traces '{logdir}'"
     if not os.path.isdir(logdir):
-        raise UserError("no such folder of traces", key=f"traces '{logdir}'")
+        raise UserError("is not a folder" if os.path.exists(logdir) else "no such folder", key=key)
+    # its notes on start-up, on each request and on each trace's first visit (a cache it has yet to
+    # write, logged as an error with a traceback): the page shows what fails
+    quiet = logging.getLogger("tensorboard.plugins.profile")
+    quiet.addFilter(lambda record: record.levelno >= logging.CRITICAL)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # its converters' notes, before they load
+    streams.spell_out_controls()  # xprof prints the paths it reads as they are
     try:
+        from cheroot import wsgi
         from xprof import server
     except ImportError as error:
         raise UserError(
             f"xprof is not installed ({error}): pip install xprof", key="traces"
         ) from None
-    if not hasattr(server, "_get_wildcard_address"):  # where it listens is xprof's private choice
-        raise UserError(
-            "this xprof cannot be held to 127.0.0.1; `xprof --logdir DIR` serves it on every "
-            "interface",
-            key="traces",
-        )
-    server._get_wildcard_address = lambda port: LOCAL
-    print(f"xprof on http://{LOCAL}:{port}/ over {logdir} (this machine only; Ctrl-C stops it)")
-    server.start_server(logdir=os.path.abspath(logdir), port=port)
-    return 0
+    from xprof import profile_plugin
+
+    if hasattr(profile_plugin, "_logging_wrapper"):  # a JSON line per request, for Cloud Logging
+        profile_plugin._logging_wrapper = lambda app, *args, **kwargs: app
+    root = os.path.abspath(logdir)
+    context = server.TBContext(root, server.DataProvider(root), server.TBContext.Flags(False))
+    context.hide_capture_profile_button = True  # the page reads traces; it reaches out to nothing
+    app = server.make_wsgi_app(server.ProfilePluginLoader().load(context))
+    httpd = _listening(wsgi, app, port)
+    bound = httpd.socket.getsockname()[1]
+    print(
+        visible(
+            f"xprof on http://{LOCAL}:{bound}/ over {logdir} (this machine only; Ctrl-C stops it)"
+        ),
+        flush=True,
+    )
+    try:
+        httpd.serve()
+        code = 0
+    except KeyboardInterrupt:
+        code = 130
+    except SystemExit as stop:  # SIGTERM (and Ctrl-C) as the command line takes them: one is enough
+        code = int(stop.code or 0)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # xprof's threads (a trace still being converted) never hold the exit
+
+
+def _listening(wsgi: Any, app: Any, port: int | None) -> Any:
+    """The page's server, bound to 127.0.0.1 on the port named (taken: one line), else on xprof's
+    usual port or, where that one is taken, a free one."""
+    for tried in (port,) if port else (DEFAULT_PORT, 0):
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+            try:
+                probe.bind((LOCAL, tried))
+            except OSError as error:
+                if port:
+                    raise UserError(
+                        f"cannot listen on {LOCAL}:{port}: {error.strerror}", key="--port"
+                    ) from None
+                continue
+        httpd = wsgi.Server((LOCAL, tried), app)
+        httpd.prepare()
+        return httpd
+    raise AssertionError("port 0 is always free")
