@@ -7,7 +7,6 @@ import csv
 import glob
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
