@@ -102,9 +102,9 @@ def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
 def test_isolate_turns_a_crash_and_a_hang_into_rows(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(
-        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n"
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n  cache: warm\n"
         "  benchmark_params: [{mode: crash}, {mode: hang}, {mode: ok}]\n"
-    )
+    )  # warm: a cold case rewrites twice the CPU's last-level cache (300 MiB here) 20 times
     code, _, _ = run_cli(
         "run", "--config", "c.yaml", "--no-progress", "--isolate", "--timeout", "3"
     )
@@ -112,6 +112,35 @@ def test_isolate_turns_a_crash_and_a_hang_into_rows(tmp_path, monkeypatch, run_c
     got = rows(tmp_path / "out.csv")
     assert [r["status"] for r in got] == ["crashed", "timeout", "ok"]
     assert "killed by signal 9" in got[0]["error"]
+
+
+@pytest.mark.slow
+def test_an_isolated_case_s_timeout_leaves_out_its_process_s_start_up(
+    tmp_path, monkeypatch, run_cli
+):
+    """A worker whose devices take longer to come up than the case's whole timeout (a loaded machine
+    importing its frameworks): the case is still timed, not a timeout."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "slow_start").mkdir()
+    (tmp_path / "slow_start" / "sitecustomize.py").write_text(
+        "import functools, time\nfrom accelbench.numpy_backend import NumpyBackend\n"
+        "start_up = functools.cache(lambda: time.sleep(4))\n"
+        "real = NumpyBackend.device_info\n"
+        "NumpyBackend.device_info = lambda self: start_up() or real(self)\n"
+    )  # loaded by each spawned worker before it runs anything: its devices' first start-up is slow
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join([str(tmp_path / "slow_start"), os.environ.get("PYTHONPATH", "")]),
+    )
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  csv_path: out.csv\n  cache: warm\n"
+        "  benchmark_params: [{mode: ok}]\n"
+    )
+    code, _, err = run_cli(
+        "run", "--config", "c.yaml", "--no-progress", "--isolate", "--timeout", "2"
+    )
+    assert code == 0, err
+    assert [r["status"] for r in rows(tmp_path / "out.csv")] == ["ok"]
 
 
 SLOW_SWEEP = """

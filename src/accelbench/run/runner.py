@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import multiprocessing as mp
@@ -203,7 +204,9 @@ def _serve(
     apply_process_env(process_env)
     env = {**env, "env_flags": env_flags()}  # what this process's frameworks read
     while (case := conn.recv()) is not None:
-        get_backend(case.backend)  # imports and device start-up happen before the clock starts
+        with contextlib.suppress(Exception):  # its failure is the case's row, from execute
+            get_spec(case.op)  # the catalogue, the framework, its devices: all before the clock
+            get_backend(case.backend).device_info()
         conn.send(STARTED)
         conn.send(execute(case, run_id, env, peaks))
     conn.close()
@@ -211,7 +214,8 @@ def _serve(
 
 class Worker:
     """A child process that runs cases one at a time: a crash, OOM kill or hang becomes that case's
-    row (and ends the worker). The timeout starts when the case's backend is up, not at start-up."""
+    row (and ends the worker). The timeout starts when the case's backend and devices are up, never
+    at the process's start-up and imports."""
 
     def __init__(
         self, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
