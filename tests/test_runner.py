@@ -98,6 +98,20 @@ def test_timeout_in_process_ends_a_hung_case(tmp_path, monkeypatch, run_cli):
     assert [r["status"] for r in rows(tmp_path / "out.csv")] == ["timeout", "ok"]
 
 
+def test_a_timeout_is_never_caught_as_a_case_s_own_failure():
+    """A timeout lands wherever the case is; code that turns its own failures into others (placing
+    inputs: `except Exception` -> unsupported, which read an empty message as IndexError) must not
+    catch it, so the case is a timeout row and nothing half-done is left for the next."""
+    from accelbench.platform.interrupt import CaseTimeout
+    from accelbench.run.runner import _alarm
+
+    with pytest.raises(CaseTimeout), _alarm(0.05):
+        try:
+            time.sleep(600)
+        except Exception as error:
+            raise RuntimeError(str(error).splitlines()[0]) from None
+
+
 @pytest.mark.slow
 def test_isolate_turns_a_crash_and_a_hang_into_rows(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)

@@ -40,6 +40,13 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
+def first_line(error: BaseException, limit: int = 300) -> str:
+    """What an exception says, in its first line (its type's name where it says nothing: a message
+    can be empty), cut to `limit` characters."""
+    text = str(error).strip()
+    return text.splitlines()[0][:limit] if text else type(error).__name__
+
+
 def key_path(*parts: object) -> str:
     """Render ('benchmarks', 0, 'm') as 'benchmarks[0].m'."""
     out = ""

@@ -14,7 +14,7 @@ from typing import Any
 from accelbench.catalogue import OpSpec, get_spec, implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
-from accelbench.errors import unsupported, wrong_result
+from accelbench.errors import first_line, unsupported, wrong_result
 from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.fusion import (
     AttentionFusionParams,
@@ -232,9 +232,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
         expected = unfused()
         fused()
     except RuntimeError as error:  # e.g. no flash kernel for this dtype/device
-        raise unsupported(
-            f"{fused_impl} cannot run here: {str(error).splitlines()[0][:200]}"
-        ) from None
+        raise unsupported(f"{fused_impl} cannot run here: {first_line(error, 200)}") from None
     tol = 2 * TOLERANCE[p.dtype]
 
     def check(got: Any) -> float:

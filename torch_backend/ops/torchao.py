@@ -22,7 +22,7 @@ import torch_backend.recipes_today  # noqa: F401  (and those torchao's benchmark
 from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
-from accelbench.errors import CaseFailure, unsupported, wrong_result
+from accelbench.errors import CaseFailure, first_line, unsupported, wrong_result
 from accelbench.measure.numerics import TOLERANCE, relative_error
 from accelbench.ops.torchao import (
     BASELINE,
@@ -257,9 +257,7 @@ def _transformed(
         raise
     except Exception as error:  # a kernel or layout this device/torchao lacks
         what = "+".join(n for n in (p.recipe, p.sparsity) if n not in (BASELINE, "none"))
-        raise unsupported(
-            f"{what} failed on {device.type}: {str(error).splitlines()[0][:200]}"
-        ) from None
+        raise unsupported(f"{what} failed on {device.type}: {first_line(error, 200)}") from None
     linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
     if p.recipe != BASELINE and not all(is_quantized(m.weight) for m in linears):
         raise unsupported(

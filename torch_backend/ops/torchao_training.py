@@ -20,7 +20,7 @@ from typing import Any
 from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
-from accelbench.errors import CaseFailure, unsupported, wrong_result
+from accelbench.errors import CaseFailure, first_line, unsupported, wrong_result
 from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.torchao import (
     TorchaoModelParams,
@@ -221,8 +221,9 @@ def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
     except CaseFailure:
         raise
     except Exception as error:  # a kernel this device or torch lacks
-        first = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
-        raise unsupported(f"float8 {p['scaling_granularity']} training failed: {first}") from None
+        raise unsupported(
+            f"float8 {p['scaling_granularity']} training failed: {first_line(error, 200)}"
+        ) from None
 
 
 @implementation("torchao_training", "torch", "torchao")

@@ -36,7 +36,7 @@ from accelbench.core.types import (
     Measurement,
     Prepared,
 )
-from accelbench.errors import CaseFailure, Status, unsupported
+from accelbench.errors import CaseFailure, Status, first_line, unsupported
 from accelbench.jax_backend import distributed
 from accelbench.jax_backend.timers import module_name
 from accelbench.measure.inputs import Rotation, check_every_set, host_sets
@@ -179,7 +179,7 @@ class JaxBackend:
             ]
         except Exception as error:  # dtypes the platform cannot hold (e.g. fp4 on old runtimes)
             raise unsupported(
-                f"cannot place inputs on {jax.default_backend()}: {str(error).splitlines()[0]}"
+                f"cannot place inputs on {jax.default_backend()}: {first_line(error)}"
             ) from None
         return args, used
 
@@ -197,12 +197,9 @@ class JaxBackend:
             exotic = {str(a.dtype) for a in args} & EXOTIC_DTYPES
             if not exotic or "RESOURCE_EXHAUSTED" in str(error):
                 raise
-            first = (
-                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            )
             raise unsupported(
                 f"XLA cannot compile {spec.name} with {', '.join(sorted(exotic))} on "
-                f"{jax.default_backend()}: {first[:300]}"
+                f"{jax.default_backend()}: {first_line(error)}"
             ) from None
         compile_s = time.perf_counter() - t0
         self._dump(case, lowered.as_text(), compiled.as_text() or "")

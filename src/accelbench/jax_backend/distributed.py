@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from accelbench.errors import UserError
+from accelbench.errors import UserError, first_line
 from accelbench.platform import processes
 
 
@@ -32,8 +32,7 @@ def initialize(
             coordinator_address=coordinator, num_processes=num_processes, process_id=process_id
         )
     except (ValueError, RuntimeError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UserError(f"cannot join the multi-process job: {first}") from None
+        raise UserError(f"cannot join the multi-process job: {first_line(error)}") from None
     processes.configure(jax.process_index(), jax.process_count())
 
 

@@ -20,8 +20,10 @@ from contextlib import contextmanager
 from typing import Any
 
 
-class CaseTimeout(Exception):
-    """A case's in-process timeout (run/runner raises it from SIGALRM)."""
+class CaseTimeout(BaseException):
+    """A case's in-process timeout (run/runner raises it from SIGALRM). Not an Exception, as
+    KeyboardInterrupt is not: it lands anywhere in the case's code, and an `except Exception` there
+    (placing inputs, a library's fallback) must not turn it into another failure or swallow it."""
 
 
 _requested = threading.Event()

@@ -20,7 +20,7 @@ import numpy as np
 from accelbench.catalogue import get_spec
 from accelbench.core.case import Case
 from accelbench.core.types import DeviceInfo, Measurement
-from accelbench.errors import CaseFailure, Status, visible
+from accelbench.errors import CaseFailure, Status, first_line, visible
 from accelbench.measure import garbage, throttle
 from accelbench.measure.numerics import relative_error
 from accelbench.measure.throttle import ThrottleReport
@@ -161,7 +161,7 @@ def execute(
     except CaseTimeout:
         status, reason = Status.TIMEOUT, f"case exceeded its {timeout_s:g} s timeout"
     except Exception as error:  # a case's own failure: record it and go on with the sweep
-        first = (str(error).strip().splitlines() or [""])[0][:300]
+        first = first_line(error)
         if _is_oom(error):
             status, reason = Status.OOM, f"out of device memory at {_shape(case)}: {first}"
         else:
