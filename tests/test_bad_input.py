@@ -320,9 +320,35 @@ def test_a_huge_file_and_a_device_are_refused_without_reading_them(tmp_path, mon
     assert time.perf_counter() - t0 < 1.0
 
 
-def test_check_off_as_yaml_writes_it_is_accepted(tmp_path, run_cli):
-    (tmp_path / "c.yaml").write_text("benchmarks:\n- benchmark_name: fault\n  check: off\n")
-    assert run_cli("validate", "--config", str(tmp_path / "c.yaml"))[0] == 0
+@pytest.mark.parametrize(
+    "setting, dialect",
+    [
+        ("check: off", "ironwood"),
+        ("throttle: off", "ironwood"),
+        ("throttle: off", "tpums"),
+        ("throttle: off", "jax_bench"),
+    ],
+)
+def test_off_as_yaml_writes_it_is_accepted_wherever_off_is_a_choice(
+    setting, dialect, tmp_path, run_cli
+):
+    """YAML 1.1 reads a bare `off` as false: every setting with an `off` choice takes it as `off`."""
+    text = {
+        "ironwood": f"benchmarks:\n- benchmark_name: fault\n  {setting}\n",
+        "tpums": f"benchmark: {{name: gemm, params: {{{setting}, m: 16}}}}\n",
+        "jax_bench": f"global: {{{setting}}}\nbenchmarks:\n- name: simple_add\n",
+    }[dialect]
+    (tmp_path / "c.yaml").write_text(text)
+    code, _, err = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
+    assert code == 0, err
+
+
+def test_a_threshold_s_error_speaks_of_the_threshold(tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  throttle_threshold: 1.5\n"
+    )
+    code, _, err = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
+    assert code == 2 and "throttle_threshold" in err and "SM clock" in err and "median" not in err
 
 
 @pytest.mark.parametrize(
@@ -448,11 +474,11 @@ MORE = {
     ),
     "check_bad": (
         "benchmarks:\n- benchmark_name: add\n  check: strictly\n  benchmark_params: [{m: 8, n: 8}]\n",
-        "config.yaml: benchmarks[0].check: must be strict, flag or off, got 'strictly' (did you mean 'strict'?)",
+        "config.yaml: benchmarks[0].check: must be one of strict, flag, off, got 'strictly' (did you mean 'strict'?)",
     ),
     "check_in_params_bad": (
         "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, check: maybe}]\n",
-        "config.yaml: benchmarks[0].benchmark_params[0].check: must be strict, flag or off, got 'maybe'",
+        "config.yaml: benchmarks[0].benchmark_params[0].check: must be one of strict, flag, off, got 'maybe'",
     ),
     "timer_in_params_bad": (
         "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8, timer: fast}]\n",

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from accelbench.core.case import CHECK_MODES, Rule, RunSettings, declared_settings
+from accelbench.core.case import Rule, RunSettings, declared_settings
 from accelbench.core.flags import Flag, FlagValues
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.limits import (
@@ -51,32 +51,23 @@ def _duration(value: Any, key: str, where: str, high: float = MAX_SOAK_S) -> flo
     return float(value)
 
 
-def _fraction(value: Any, key: str, where: str) -> float:
+def _fraction(value: Any, key: str, where: str, of: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise UserError(
-            f"must be a fraction of the median between 0 and 1 (0.01: within 1%), got {value!r}",
+            f"must be between 0 and 1: a fraction of {of}, got {value!r}",
             key=key_path(where, key),
         )
     return float(value)
 
 
 def _choice(value: Any, key: str, where: str, choices: tuple[str, ...]) -> str:
+    if isinstance(value, bool):  # YAML 1.1 reads a bare off/on (no/yes) as a boolean
+        value = {False: "off", True: "on"}[value]
     if value not in choices:
         raise UserError(
             f"must be one of {', '.join(choices)}, got {value!r}",
             key=key_path(where, key),
             suggestion=did_you_mean(str(value), choices),
-        )
-    return str(value)
-
-
-def _check_mode(value: Any, key: str, where: str) -> str:
-    value = "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
-    if value not in CHECK_MODES:
-        raise UserError(
-            f"must be strict, flag or off, got {value!r}",
-            key=key_path(where, key),
-            suggestion=did_you_mean(str(value), CHECK_MODES),
         )
     return str(value)
 
@@ -90,10 +81,9 @@ CHECKS: dict[str, Callable[[Rule, Any, str, str], Any]] = {
     "count": lambda r, v, key, where: _count(v, int(r.low), key, where, int(r.high)),
     "seconds": lambda r, v, key, where: _seconds(v, key, where, r.high),
     "duration": lambda r, v, key, where: _duration(v, key, where, r.high),
-    "fraction": lambda r, v, key, where: _fraction(v, key, where),
+    "fraction": lambda r, v, key, where: _fraction(v, key, where, r.of),
     "choice": lambda r, v, key, where: _choice(v, key, where, _choices(r)),
     "timer": lambda r, v, key, where: _choice(v, key, where, _choices(r)),
-    "check": lambda r, v, key, where: _check_mode(v, key, where),
 }
 # every run setting a config may give, in declaration order (core/case.py declares them)
 RUN_KEYS = tuple(f.name for f in declared_settings())

@@ -39,10 +39,11 @@ class Rule:
     """What values a run setting takes, declared with it: config/settings.py checks a config's value
     against it (one line naming the key), config/schema.py types the YAML schemas' fields from it."""
 
-    kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, check, timer
+    kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, timer
     low: float = 0
     high: float = 0
     choices: tuple[str, ...] = ()
+    of: str = ""  # a fraction's whole, as its error says it
 
 
 # How a run setting enters a case's id (`Case.id`): "changed" when it differs from its default;
@@ -95,7 +96,7 @@ class RunSettings:
     check: str = setting(
         "strict",
         "strict: a wrong result is not timed; flag: timed but flagged; off",
-        Rule("check", choices=CHECK_MODES),
+        Rule("choice", choices=CHECK_MODES),
         IN_ID_NEVER,
         compared=False,
     )
@@ -135,7 +136,7 @@ class RunSettings:
         None,
         "past num_runs, time in rounds until the median's 95% confidence interval is within +-this "
         "fraction of it",
-        Rule("fraction", 0, 1),
+        Rule("fraction", 0, 1, of="the median (0.01: within 1%)"),
         column="target_precision_ratio",
     )
     max_runs: int = setting(
@@ -193,7 +194,7 @@ class RunSettings:
     throttle_threshold: float = setting(
         0.9,
         "a sample is throttled below this fraction of the SM clock the run sustained at its best",
-        Rule("fraction", 0, 1),
+        Rule("fraction", 0, 1, of="the best SM clock the run sustained"),
         IN_ID_NEVER,
         compared=False,
     )
