@@ -900,3 +900,17 @@ def test_a_run_setting_is_checked_by_its_rule_wherever_it_is_given(key, value, t
         assert located in err, (located, err)
         messages.add(err.split(located, 1)[1])
     assert len(messages) == 1, messages
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "--run", "all_reduce"],
+        ["jax-bench", "--run", "all_reduce"],
+        ["tpums", "benchmark", "run", "all_reduce"],
+    ],
+)
+@pytest.mark.parametrize("mesh", ["0x0", "4x0", "0x4", "-1x2"])
+def test_a_mesh_axis_of_no_devices_is_one_line_naming_mesh_shape(command, mesh, run_cli):
+    code, _, err = run_cli(*command, f"--mesh_shape={mesh}")
+    assert code == 2 and len(err.splitlines()) == 1 and "mesh_shape" in err, err

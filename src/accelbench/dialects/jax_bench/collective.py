@@ -228,18 +228,25 @@ class Group:
     warnings: tuple[str, ...] = ()
 
 
+def _mesh(text: Any) -> list[int] | None:
+    """A given mesh_shape's axes (None: none given, or text that is no grid, which upstream falls
+    back from); an axis of 0 or fewer devices is a one-line error, never a mesh to fall back from."""
+    shape = _ints(text) if text is not None else None
+    if shape is not None and min(shape) < 1:
+        raise UserError(f"mesh_shape {text!r} has an axis of {min(shape)}: each is 1 or more (2x4)")
+    return shape
+
+
 def _dcn_group(f: Fields, axis: int) -> Group:
     """DCN: the mesh as given, the group along dcn, never a fallback."""
     shape_text = f["mesh_shape"]
-    shape = _ints(shape_text) if shape_text is not None else None
+    shape = _mesh(shape_text)
     names = str(f["mesh_axes"]).split(",")
     if shape is None or len(names) != len(shape):
         raise UserError(
             f"mesh_axes names {len(names)} axes; mesh_shape {shape_text!r} has "
             f"{len(shape) if shape else 'no'} axes: give one name per axis"
         )
-    if min(shape) < 1:
-        raise UserError(f"mesh_shape {shape_text!r} has an axis of {min(shape)}: each is 1 or more")
     along = "x".join(str(d) if i == axis else "1" for i, d in enumerate(shape))
     return Group("x".join(map(str, shape)), along, shape[axis])
 
@@ -249,9 +256,9 @@ def resolve_group(f: Fields, devices: int) -> Group:
     if axis is not None:
         return _dcn_group(f, axis)
     shape_text, strategy_text = f["mesh_shape"], f["sharding_strategy"]
-    shape = _ints(shape_text) if shape_text is not None else None
+    shape = _mesh(shape_text)
     warnings: list[str] = []
-    if shape_text is not None and (shape is None or math.prod(shape) != devices or min(shape) < 1):
+    if shape_text is not None and (shape is None or math.prod(shape) != devices):
         warnings.append(
             f"mesh_shape {shape_text} does not fill the {devices} devices: one axis of all of them "
             "(as jax-bench falls back), sharding_strategy ignored"
