@@ -320,6 +320,37 @@ def test_report_takes_any_value_and_any_file_name(tmp_path, monkeypatch, run_cli
     assert "\\udce9" in Path("rep/report.html").read_text()  # the name spelt out, not dropped
 
 
+def test_charts_leave_out_what_they_cannot_draw_and_say_which(tmp_path, monkeypatch, run_cli):
+    """One sweep whose rows hold NaN, infinity, 1e308, a negative time and a median outside its
+    p10-p90: the tables keep them, the charts draw the rest and name them."""
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  csv_path: results/r.csv\n  cache: warm\n"
+        "  benchmark_params: [{n: 8}, {n: 16}, {n: 32}, {n: 64}, {n: 128}, {n: 256}, {n: 512},"
+        " {n: 1024}]\n"
+    )
+    assert run_cli("run", "--config", "c.yaml", "--no-progress", "-q")[0] == 0
+    with open("results/r.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    odd = [
+        {"time_median_s": "nan"},
+        {"time_median_s": "inf", "time_p90_s": "inf"},
+        {"time_median_s": "1e308", "time_p90_s": "1e308"},
+        {"time_median_s": "-1"},
+        {"time_median_s": "0.5", "time_p10_s": "0.6", "time_p90_s": "0.7"},
+    ]
+    for row, cells in zip(rows, odd, strict=False):
+        row.update(cells)
+    with open("results/r.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    code, out, err = run_cli("report", "results/r.csv", "--output-dir", "rep", "--sample-charts")
+    assert code == 0 and "Traceback" not in err, err
+    assert f"{len(odd)} rows are in the tables but not the charts" in err
+    assert "sweep_fault.png: 3 points" in out  # the rows left to draw
+
+
 @pytest.mark.parametrize("label", ["12", "a/b", "best.csv", "x\x1by", " "])
 def test_a_label_that_could_not_be_named_afterwards_is_refused(label, tmp_path, run_cli):
     (tmp_path / "c.yaml").write_text(
