@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -160,7 +160,7 @@ def _throughput(row: Row, metric: str) -> float | None:
     return row.derived.tflop_per_s if metric == "TFLOP/s" else row.derived.gb_per_s
 
 
-def _dimensions(op: str, params: dict[str, Any]) -> tuple[str, ...]:
+def _dimensions(op: str, params: Mapping[str, Any]) -> tuple[str, ...]:
     try:
         return get_spec(op).dimensions
     except UserError:  # an op this version no longer has: any integer parameter may be its axis
