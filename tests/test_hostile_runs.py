@@ -250,6 +250,22 @@ def test_a_signal_while_the_program_imports_is_a_quiet_exit(signum, first):
     assert done.stderr == "interrupted\n"
 
 
+@pytest.mark.parametrize("stop, code", [(SystemExit(143), 143), (KeyboardInterrupt(), 130)])
+def test_a_stop_that_an_import_turned_into_its_own_error_is_a_quiet_exit(stop, code, capsys):
+    """A Ctrl-C (SIGTERM) landing while a C extension imports comes back as that import's error
+    (`PyCapsule_Import could not import module "datetime"`), raised while handling the stop."""
+    from accelbench.run.command_line import serve
+
+    def importing() -> int:
+        try:
+            raise stop
+        finally:
+            raise ImportError('PyCapsule_Import could not import module "datetime"')
+
+    assert serve(importing) == code
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_python_m_microbench_is_the_command():
     done = subprocess.run(
         [sys.executable, "-m", "accelbench", "list", "--json"], capture_output=True, timeout=120

@@ -109,15 +109,30 @@ def serve(command: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return interrupt.exit_code()
-    except (
-        RuntimeError
-    ) as error:  # Python 3.11 wraps our SystemExit when it lands in a class body's __set_name__
-        if isinstance(error.__cause__, SystemExit | KeyboardInterrupt):
-            return 130
-        raise
+    except Exception as error:  # a stop that landed in code which raised its own error from it
+        stop = _stop_behind(error)
+        if stop is None:
+            raise
+        if isinstance(stop, SystemExit):  # _quit said so already
+            return int(stop.code or 0)
+        print("interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `microbench list --json | head`: the reader left, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _stop_behind(error: BaseException) -> SystemExit | KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM an error was raised while handling: a C extension importing when it
+    landed (`PyCapsule_Import could not import module "datetime"`), a class body's __set_name__."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, SystemExit | KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def guarded_main(main_: Callable[[], int]) -> NoReturn:
