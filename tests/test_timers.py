@@ -255,6 +255,18 @@ def test_adaptive_stopping_respects_its_iteration_and_time_ceilings_and_says_whi
     assert timing.stop_reason == "max_time" and 0.2 <= elapsed < 0.2 + 0.01  # at most a round over
 
 
+def test_a_round_that_meets_both_ceilings_names_the_time():
+    """The last round reached max_runs and max_time_s at once: the time the user gave ended it."""
+    from accelbench.core.case import RunSettings
+    from accelbench.core.types import Timing
+    from accelbench.measure.procedure import stop_reason
+
+    run = RunSettings(target_precision=0.0001, max_runs=100, max_time_s=3.0)
+    timing = Timing(samples_s=[1e-3 * (1 + (i % 7)) for i in range(100)], source="synthetic")
+    assert stop_reason(timing, run, 3.2) == "max_time"
+    assert stop_reason(timing, run, 2.7) == "max_runs"  # the iteration ceiling alone
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_an_adaptive_case_takes_few_profiler_sessions_whatever_it_needs(monkeypatch, seed):
     """Each round is one profiler session (its start, stop and parse cost beside the iterations): the

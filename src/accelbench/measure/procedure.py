@@ -97,10 +97,10 @@ def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | Non
         return "min_duration" if run.min_duration_s else "num_runs"
     if timing.meets_confidence(run.target_precision):
         return "precision"
+    if elapsed_s >= run.max_time_s:  # the time a user gave, named first where both ceilings are met
+        return "max_time"
     if timing.count >= run.max_runs:
         return "max_runs"
-    if elapsed_s >= run.max_time_s:
-        return "max_time"
     return None
 
 
