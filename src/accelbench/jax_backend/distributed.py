@@ -85,6 +85,19 @@ def device_key(global_id: int, per_device: dict[str, list[float]]) -> str:
     return found[0]
 
 
+def from_process_0(flags: list[bool]) -> list[bool]:
+    """Process 0's flags, in every process: which cases a resumed job has done (only process 0
+    reads the rows, and every process must run the same cases, in step)."""
+    import jax
+
+    if jax.process_count() == 1 or not flags:
+        return flags
+    from jax.experimental import multihost_utils
+
+    shared = multihost_utils.broadcast_one_to_all(np.array(flags, np.bool_))
+    return [bool(v) for v in np.asarray(shared)]
+
+
 def gather_max(value: float) -> float:
     """The largest of every process's value (e.g. the worst check error)."""
     import jax

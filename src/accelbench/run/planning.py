@@ -14,7 +14,6 @@ from accelbench.config.planner import plan
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
-from accelbench.platform import processes
 
 
 def check_options(options: RunOptions) -> None:
@@ -27,9 +26,6 @@ def check_options(options: RunOptions) -> None:
         raise UserError("--output and --output-dir both place the rows; give one", key="--output")
     if options.name is not None:
         check_label(options.name)
-    if options.resume and processes.count() > 1:  # only process 0 could see what is done: the
-        # others would run cases it skips, and wait in their collectives for ever
-        raise UserError("--resume is not available in a many-process job", key="(command line)")
 
 
 # why a --name could not be named afterwards: `compare LABEL` reads digits as a run number and a

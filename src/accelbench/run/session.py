@@ -142,7 +142,9 @@ def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -
         hook.setup(cases)
     if not processes.primary():  # process 0 of a many-process job writes; the others only take part
         quiet = dataclasses.replace(options, progress=False)
-        return RunOutcome(exit_code(execute_all(cases, quiet, None, overrides)))
+        done = _agreed(options, [False] * len(cases))  # what process 0 found in the rows
+        todo = [c for c, held in zip(cases, done, strict=True) if not held]
+        return RunOutcome(exit_code(execute_all(todo, quiet, None, overrides)))
     if options.output_dir_given:
         warn_overridden_output_dir(cases, options.output_dir)
     run_id = new_run_id()
@@ -263,7 +265,8 @@ def _run_cases(
     peak_overrides: dict[str, object] | None,
     run_id: str,
 ) -> int:
-    todo = [c for c in cases if not any(s.holds(c) for s in sinks)]
+    held = _agreed(options, [any(s.holds(c) for s in sinks) for c in cases])
+    todo = [c for c, done in zip(cases, held, strict=True) if not done]
     done = len(cases) - len(todo)
     pending = {id(c) for c in todo}
     restore([c for c in cases if id(c) not in pending], sinks)
@@ -299,6 +302,16 @@ def _run_cases(
     close_all(sinks, finished, interrupted=False)
     report_counts(finished, sinks, options)
     return exit_code(finished)
+
+
+def _agreed(options: RunOptions, held: list[bool]) -> list[bool]:
+    """Which cases are done, as process 0 (the one that reads the rows) found them: a resumed
+    many-process job runs the same cases in every process."""
+    if not options.resume or processes.count() == 1:
+        return held
+    from accelbench.jax_backend.distributed import from_process_0
+
+    return from_process_0(held)
 
 
 def restore(done: list[Case], sinks: list[Sink]) -> None:
