@@ -131,6 +131,36 @@ def test_ctrl_c_to_the_launcher_stops_its_workers_and_names_the_user_s_command(t
     assert "saved in" not in err or (tmp_path / "results" / "slow_config.csv").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["hang", "iterating"])
+def test_workers_end_with_a_launcher_killed_outright(config, tmp_path):
+    """SIGKILL to `run --processes 2`: no finally runs there, yet both workers end (a pipe they
+    watch), a hung one too; an iterating run prints the command that resumes it, as given, runnable."""
+    body = {
+        "hang": "  benchmark_params: [{mode: hang, seconds: 600}]\n",
+        "iterating": "  num_runs: 10000000\n  cache: warm\n  benchmark_params: [{mode: ok}]\n",
+    }[config]
+    (tmp_path / "killed_config.yaml").write_text("benchmarks:\n- benchmark_name: fault\n" + body)
+    command = [*CLI, "run", "--config", "killed_config.yaml", "--processes", "2", "--no-progress"]
+    proc = subprocess.Popen(
+        [*command, "--overwrite"], cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(pids_running("killed_config.yaml")) < 3:
+        time.sleep(0.1)
+    time.sleep(5)  # the workers are past their imports, timing
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and pids_running("killed_config.yaml"):
+        time.sleep(0.2)
+    assert pids_running("killed_config.yaml") == []
+    err = proc.stderr.read() if proc.stderr else ""
+    assert "the launcher of this job ended" in err, err
+    if config == "iterating":
+        assert f"{' '.join(command[3:])} --resume" in err and "--overwrite" not in err, err
+
+
 @pytest.mark.slow  # the watchdog's grace (10 s) passes
 def test_a_timeout_swallowed_by_a_gc_callback_still_ends_the_case(tmp_path):
     (tmp_path / "c.yaml").write_text(

@@ -64,6 +64,43 @@ def test_more_processes_than_gpus_is_one_line(monkeypatch, tmp_path, run_cli):
     assert code == 2 and "--processes" in err and "this host has 1" in err
 
 
+def test_more_cpu_processes_than_cores_is_one_line_before_any_starts(
+    monkeypatch, tmp_path, run_cli
+):
+    monkeypatch.setattr(launch, "gpus", lambda: 0)
+    monkeypatch.setattr(launch, "_cores", lambda: 3)
+    monkeypatch.setattr(launch.subprocess, "Popen", None)  # nothing may start
+    (tmp_path / "c.yaml").write_text("backend: numpy\nbenchmarks:\n- benchmark_name: fault\n")
+    code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--processes", "4")
+    assert code == 2 and err.count("\n") == 1 and "this host has 3" in err and "core" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--config", "bad.yaml"],
+        ["--run", "all_reduce", "--mesh_shape", "0x0"],  # a plan that counts the job's devices
+        ["--run", "no_such_benchmark"],
+    ],
+)
+def test_a_bad_config_is_said_once_and_no_process_starts(args, monkeypatch, tmp_path, run_cli):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(launch, "gpus", lambda: 0)
+    monkeypatch.setattr(launch, "_cores", lambda: 2)
+    monkeypatch.setattr(launch.subprocess, "Popen", None)  # nothing may start
+    (tmp_path / "bad.yaml").write_text("benchmarks:\n- benchmark_name: add\n  num_runs: -1\n")
+    code, _, err = run_cli("run", *args, "--processes", "2")
+    assert code == 2 and err.count("\n") == 1, err
+
+
+def test_the_launcher_counts_the_job_s_devices_as_its_processes_will(monkeypatch):
+    monkeypatch.setattr(launch, "gpus", lambda: 0)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=x --xla_force_host_platform_device_count=4")
+    assert launch.job_devices(2) == 8
+    monkeypatch.setattr(launch, "gpus", lambda: 2)  # a GPU each
+    assert launch.job_devices(2) == 2
+
+
 @pytest.mark.slow  # real processes
 def test_a_process_that_dies_stops_the_others_within_seconds(monkeypatch, capsys):
     monkeypatch.setattr(launch, "STOP_GRACE_S", 1.0)

@@ -14,6 +14,8 @@ import accelbench.quiet_start  # noqa: F401  (first: a signal while importing is
 # isort: split
 
 import argparse
+import contextlib
+import io
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -467,10 +469,14 @@ def _run_options(args: argparse.Namespace) -> Any:
     )
 
 
-def _launch(args: argparse.Namespace) -> int:
+def _launch(args: argparse.Namespace, config: str, options: Any) -> int:
     from accelbench.run.launch import launch_local
+    from accelbench.run.planning import load_and_plan
 
-    return launch_local(args.argv, args.processes)
+    # planned here first, without a framework: a bad config is one line, not one per process
+    return launch_local(
+        args.argv, args.processes, lambda n: load_and_plan(config, options, lambda: n)
+    )
 
 
 def _join(args: argparse.Namespace) -> None:
@@ -491,10 +497,6 @@ def _join(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace) -> int:
     from accelbench.run.planning import check_options, load_and_plan
 
-    if args.processes:
-        return _launch(args)
-    _join(args)
-
     if args.run == "":
         raise UserError("names no benchmark (see `microbench list`)", key="--run")
     if args.run and args.config is not None:
@@ -502,7 +504,15 @@ def _run(args: argparse.Namespace) -> int:
     config = args.run or (QUICKSTART if args.config is None else args.config)
     options = _run_options(args)
     check_options(options)
-    loaded, cases = load_and_plan(config, options)
+    if args.processes:
+        return _launch(args, config, options)
+    _join(args)
+    with (
+        contextlib.nullcontext()
+        if processes.primary()
+        else contextlib.redirect_stderr(io.StringIO())
+    ):
+        loaded, cases = load_and_plan(config, options)  # process 0 says what the plan warns of
     from accelbench.run.session import run_planned  # the machinery, once the config is known good
 
     code = run_planned(loaded, cases, options)

@@ -57,6 +57,12 @@ def check() -> None:
         raise KeyboardInterrupt
 
 
+def request(signum: int) -> None:
+    """A stop asked for without a signal to this process (a job's launcher gone), as that signal."""
+    _received[:] = [signum]
+    _requested.set()
+
+
 def _on_signal(signum: int, frame: Any) -> None:
     if _requested.is_set():
         raise KeyboardInterrupt  # the second Ctrl-C (or SIGTERM): now

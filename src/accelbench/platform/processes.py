@@ -3,9 +3,16 @@ writes rows. Set once at start-up; a single process is process 0 of 1."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
 import signal
 import socket
+import sys
+import threading
+import time
+
+from accelbench.platform import interrupt
 
 _index, _count = 0, 1
 
@@ -37,6 +44,33 @@ def free_port() -> int:
 PR_SET_PDEATHSIG = 1
 LAUNCHED = "MICROBENCH_LAUNCHED"  # set to 1 in the workers of `run --processes N`
 LAUNCHED_BY = "MICROBENCH_LAUNCHED_BY"  # the launcher's own command line (JSON), for messages
+LAUNCHER_PIPE = (
+    "MICROBENCH_LAUNCHER_PIPE"  # a pipe's read end; its end of file: the launcher is gone
+)
+STOP_GRACE_S = 10.0  # a worker asked to stop that has not, within this, is ended
+
+
+def watch_launcher() -> None:
+    """A worker of `run --processes N` ends with its launcher however the launcher ended (SIGKILL
+    included): the launcher holds a pipe's write end and never writes, so a read here returns at its
+    death. The run then stops as at Ctrl-C (process 0 keeps every finished row and prints the resume
+    command), and the process is ended STOP_GRACE_S later if it waits in a collective for a peer.
+    A parent-death signal is not enough: jax.distributed takes SIGTERM for its preemption notice."""
+    fd = os.environ.pop(LAUNCHER_PIPE, "")  # this process's alone, not its children's
+    if not fd.isdigit():
+        return
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(int(fd), 1):
+                pass
+        if primary():
+            print("\nerror: the launcher of this job ended: stopping", file=sys.stderr, flush=True)
+        interrupt.request(signal.SIGTERM)
+        time.sleep(STOP_GRACE_S)
+        os._exit(128 + signal.SIGTERM)
+
+    threading.Thread(target=watch, name="launcher-watch", daemon=True).start()
 
 
 def die_with_parent() -> None:

@@ -94,8 +94,7 @@ def take_signals() -> None:
     if threading.current_thread() is threading.main_thread():
         for sig in interrupt.STOPPING:  # a run replaces them with a flag while its cases run
             signal.signal(sig, _quit)
-        if os.environ.get(processes.LAUNCHED) == "1":  # a worker of `run --processes N`
-            processes.die_with_parent()
+        processes.watch_launcher()  # a worker of `run --processes N` ends with its launcher
         interrupt.keep_swallowed()
 
 

@@ -6,18 +6,27 @@ badly while the others still run stops them within seconds, in one line naming i
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
+import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from accelbench.errors import UserError
-from accelbench.platform.processes import LAUNCHED, LAUNCHED_BY, free_port
+from accelbench.platform.processes import (
+    LAUNCHED,
+    LAUNCHED_BY,
+    LAUNCHER_PIPE,
+    STOP_GRACE_S,
+    free_port,
+)
 
 OWN_OPTIONS = ("--processes",)
 JOIN_OPTIONS = ("--coordinator", "--num-processes", "--process-id", "--multihost")
@@ -68,23 +77,47 @@ def _placed(env: dict[str, str], i: int, devices: int) -> dict[str, str]:
     return {**env, "CUDA_VISIBLE_DEVICES": ids[i]}
 
 
-def launch_local(argv: Sequence[str], n: int) -> int:
-    """Run `microbench <argv>` in n processes on this machine; the worst exit code wins."""
+FORCED_CPU_DEVICES = re.compile(r"--xla_force_host_platform_device_count=([0-9]+)")
+
+
+def job_devices(n: int) -> int:
+    """The devices n processes of this launcher hold together: a GPU each, or each its CPU (as many
+    as XLA_FLAGS forces), as the joined processes will count them."""
+    forced = FORCED_CPU_DEVICES.search(os.environ.get("XLA_FLAGS", ""))
+    return n * (int(forced.group(1)) if forced and not gpus() else 1)
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def launch_local(argv: Sequence[str], n: int, plan: Callable[[int], object]) -> int:
+    """Run `microbench <argv>` in n processes on this machine; the worst exit code wins. Before any
+    starts: at most one per GPU (or per core, for CPU processes), and the config planned here for
+    the job's devices (`plan`), so a bad one is said once (process 0 says what it warns of)."""
     if any(a.split("=", 1)[0] in JOIN_OPTIONS for a in argv):
         raise UserError("--processes starts its own job: leave out --coordinator/--process-id")
-    devices = gpus()
-    if devices and n > devices:
-        raise UserError(
+    devices, cores = gpus(), _cores()
+    if n > (devices or cores):
+        what = (
             f"one process per GPU, and this host has {devices}: give at most {devices} (or "
-            "JAX_PLATFORMS=cpu for CPU processes)",
-            key="--processes",
+            "JAX_PLATFORMS=cpu for CPU processes)"
+            if devices
+            else f"one process per CPU core, and this host has {cores}: give at most {cores}"
         )
+        raise UserError(what, key="--processes")
+    with contextlib.redirect_stderr(io.StringIO()):
+        plan(job_devices(n))
     command = without(argv, OWN_OPTIONS)
     port = free_port()
+    watched, held = os.pipe()  # the workers read; this process holds the write end until it ends
     env = {
         **os.environ,
         "PYTHONPATH": _import_path(),
-        LAUNCHED: "1",  # each child dies with this launcher (processes.die_with_parent)
+        LAUNCHED: "1",
+        LAUNCHER_PIPE: str(
+            watched
+        ),  # each worker ends with this launcher (processes.watch_launcher)
         LAUNCHED_BY: json.dumps([sys.argv[0], *argv]),  # what the user typed: the resume command's
     }
     children = []
@@ -102,6 +135,7 @@ def launch_local(argv: Sequence[str], n: int) -> int:
                 [sys.executable, "-m", "accelbench.cli", *command, *join],
                 env=_placed(env, i, devices),
                 stdout=None if i == 0 else subprocess.DEVNULL,
+                pass_fds=(watched,),
             )
         )
     try:
@@ -113,7 +147,6 @@ def launch_local(argv: Sequence[str], n: int) -> int:
         raise
 
 
-STOP_GRACE_S = 10.0
 NORMAL_ENDS = (0, 1, 3)  # every case ran (some failed or were unsupported): the others end too
 
 

@@ -47,13 +47,16 @@ def check_label(label: str) -> None:
             raise UserError(f"{why}; give a label compare and runs can name", key="--name")
 
 
-def load_and_plan(path: str, options: RunOptions) -> tuple[LoadedConfig, list[Case]]:
-    """The config (a file, or a one-off command line) and its cases."""
+def load_and_plan(
+    path: str, options: RunOptions, devices: Callable[[], int] | None = None
+) -> tuple[LoadedConfig, list[Case]]:
+    """The config (a file, or a one-off command line) and its cases (`devices`: how many devices
+    JAX sees, where the plan asks; by default, counted)."""
     if options.one_off:
         loaded = one_off_config(options.one_off[0], options.one_off[1:])
     else:
         loaded = load_config(path)
-    return loaded, plan(loaded, options, jax_device_count)
+    return loaded, plan(loaded, options, devices or jax_device_count)
 
 
 def jax_device_count() -> int:

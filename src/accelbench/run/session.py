@@ -254,7 +254,9 @@ def resume_command(argv: list[str]) -> str:
         head = [sys.executable, argv[0]]
     else:
         head = argv[:1]
-    rest = [a for a in argv[1:] if a != "--resume"]
+    rest = [
+        a for a in argv[1:] if a not in ("--resume", "--overwrite")
+    ]  # it continues, never replaces
     return " ".join(shlex.quote(a) for a in [*head, *rest, "--resume"])
 
 
