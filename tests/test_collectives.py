@@ -209,11 +209,15 @@ def test_two_jax_processes_write_one_set_of_rows(write_yaml, tmp_path):
         """
     )
     done = _run(
-        ["run", "--config", str(path), "--output-dir", "out", "-q", "--processes", "2"],
+        ["run", "--config", str(path), "--output-dir", "out", "--no-progress", "--processes", "2"]
+        + ["--format", "csv"],
         {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"},
         tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    # stdout is the format's alone (gloo's "[Gloo] Rank 0 is connected" lines are native prints)
+    assert list(csv.reader(done.stdout.splitlines()))[0][0] == "op", done.stdout
+    assert len(done.stdout.splitlines()) == 3
     rows = _rows(tmp_path / "out" / "config.csv")
     assert len(rows) == 2  # process 0 alone writes
     for r in rows:

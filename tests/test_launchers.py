@@ -101,6 +101,31 @@ def test_the_launcher_counts_the_job_s_devices_as_its_processes_will(monkeypatch
     assert launch.job_devices(2) == 2
 
 
+LEAVING = """
+import os, sys, jax
+from accelbench.jax_backend import distributed
+def shutdown():
+    os.write(2, b"W0000 coordination_service_agent.cc] WatchTasksAsync failed: CANCELLED\\n")
+    if sys.argv[1] == "fails":
+        raise RuntimeError("a peer is gone")
+jax.distributed.shutdown = shutdown
+print("rows", flush=True)
+distributed.leave(3, sys.argv[2] == "-v")
+"""
+
+
+@pytest.mark.slow  # a process that imports JAX
+@pytest.mark.parametrize("how", [("clean", ""), ("clean", "-v"), ("fails", "")])
+def test_leaving_a_job_keeps_the_coordination_service_s_notes_below_v(how):
+    """What JAX logs natively as a clean job's processes leave is held: shown under -v, or where the
+    shutdown failed; the exit code and what was printed before stand."""
+    done = subprocess.run(
+        [sys.executable, "-c", LEAVING, *how], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 3 and done.stdout == "rows\n"
+    assert ("WatchTasksAsync" in done.stderr) == (how != ("clean", "")), done.stderr
+
+
 @pytest.mark.slow  # real processes
 def test_a_process_that_dies_stops_the_others_within_seconds(monkeypatch, capsys):
     monkeypatch.setattr(launch, "STOP_GRACE_S", 1.0)

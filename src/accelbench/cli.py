@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 from accelbench import __version__
 from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
-from accelbench.platform import chatter, processes
+from accelbench.platform import chatter, processes, streams
 from accelbench.run import store_commands
 from accelbench.run.command_line import (
     OneLineParser,
@@ -491,6 +491,7 @@ def _join(args: argparse.Namespace) -> None:
             given = (found.coordinator, found.num_processes, found.process_id)
             if args.verbose:
                 print(f"joining as the {found.launcher} launcher says: {given}", file=sys.stderr)
+        streams.native_stdout_aside(args.verbose > 0)  # stdout: the rows' format alone
         initialize(*given)
 
 
@@ -519,7 +520,7 @@ def _run(args: argparse.Namespace) -> int:
     if processes.count() > 1:  # every process leaves the job in order, after its last case
         from accelbench.jax_backend.distributed import leave
 
-        leave()
+        leave(code, options.verbosity > 0)
     return code
 
 

@@ -5,6 +5,7 @@ them: every row is on disk before anything about it is printed."""
 from __future__ import annotations
 
 import errno
+import io
 import os
 import sys
 from typing import Any, TextIO
@@ -89,11 +90,26 @@ def spell_out_controls() -> None:
             stream.spelt = True
 
 
+def native_stdout_aside(verbose: bool) -> None:
+    """Standard output kept for this program's own output (a `--format csv` table) in a process that
+    joins a job: what native code prints there (gloo's `[Gloo] Rank 0 is connected ...`) goes to
+    stderr under -v, else nowhere. Python's stdout moves to a copy of the descriptor."""
+    sys.stdout.flush()
+    kept = os.dup(1)
+    aside = 2 if verbose else os.open(os.devnull, os.O_WRONLY)
+    os.dup2(aside, 1)
+    stream = io.TextIOWrapper(
+        io.FileIO(kept, "w"), encoding=sys.stdout.encoding, errors=sys.stdout.errors,
+        line_buffering=True,
+    )  # fmt: skip
+    sys.stdout = GuardedStream(stream, "output")
+
+
 def discard_output() -> None:
     """After a failed write: what is still buffered, or printed by interpreter shutdown, goes nowhere
     (a second failure at exit would print 'Exception ignored' lines)."""
     null = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.__stdout__, sys.__stderr__):
+    for stream in (sys.__stdout__, sys.__stderr__, sys.stdout):
         if stream is not None:
             try:
                 os.dup2(null, stream.fileno())
