@@ -42,6 +42,78 @@ def test_each_launchers_variables_give_the_job(env, joined):
     assert (found.launcher, found.coordinator, found.num_processes, found.process_id) == joined
 
 
+TORCHRUN = {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "localhost", "MASTER_PORT": "29500"}
+BAD_JOBS = [
+    ({**TORCHRUN, "RANK": "abc"}, "RANK"),
+    ({**TORCHRUN, "RANK": "2"}, "RANK"),  # an id outside the job
+    ({**TORCHRUN, "RANK": "-1"}, "RANK"),
+    ({**TORCHRUN, "RANK": "١"}, "RANK"),  # a digit, but not one a config would read
+    ({**TORCHRUN, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
+    ({**TORCHRUN, "MASTER_PORT": "65535"}, "MASTER_PORT"),  # the coordinator's would be 65536
+    ({**TORCHRUN, "MASTER_PORT": "70000"}, "MASTER_PORT"),
+    ({**TORCHRUN, "MASTER_PORT": "http"}, "MASTER_PORT"),
+    ({"OMPI_COMM_WORLD_RANK": "x", "OMPI_COMM_WORLD_SIZE": "2"}, "OMPI_COMM_WORLD_RANK"),
+    ({"SLURM_PROCID": "1", "SLURM_NTASKS": "1e3"}, "SLURM_NTASKS"),
+    ({"MICROBENCH_COORDINATOR": "hostonly"}, "MICROBENCH_COORDINATOR"),
+    ({"MICROBENCH_COORDINATOR": "host:0"}, "MICROBENCH_COORDINATOR"),
+    ({**TORCHRUN, "MICROBENCH_COORDINATOR": ":1234"}, "MICROBENCH_COORDINATOR"),
+    ({"JOB_COMPLETION_INDEX": "0", "NUM_PROCESSES": "2", "MICROBENCH_COORDINATOR": "h:99999"},
+     "MICROBENCH_COORDINATOR"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("env", "variable"), BAD_JOBS)
+def test_a_launcher_variable_no_job_can_form_from_is_one_line_naming_it(
+    env, variable, monkeypatch, tmp_path, run_cli
+):
+    for name in (
+        "RANK",
+        "WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "SLURM_PROCID",
+        "SLURM_NTASKS",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "c.yaml").write_text("backend: numpy\nbenchmarks:\n- benchmark_name: fault\n")
+    code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--multihost", "-q")
+    assert code == 2 and err.count("\n") == 1 and f"error: {variable}:" in err, err
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--coordinator", "localhost"], "--coordinator: must be HOST:PORT"),
+        (["--coordinator", "localhost:1", "--num-processes", "2", "--process-id", "2"],
+         "--process-id: is 2"),
+    ],
+)  # fmt: skip
+def test_a_job_the_command_line_cannot_form_is_one_line(args, says, tmp_path, run_cli):
+    (tmp_path / "c.yaml").write_text("backend: numpy\nbenchmarks:\n- benchmark_name: fault\n")
+    code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), *args)
+    assert code == 2 and err.count("\n") == 1 and says in err, err
+
+
+def test_a_coordinator_that_never_resolves_is_one_line_after_a_bounded_wait(
+    monkeypatch, tmp_path, run_cli
+):
+    from accelbench.platform import launchers
+
+    monkeypatch.setattr(launchers, "RESOLVE_WAIT_S", 1.5)
+    monkeypatch.setattr(launchers, "_resolves", lambda host: False)
+    monkeypatch.setenv("JOB_COMPLETION_INDEX", "1")
+    monkeypatch.setenv("NUM_PROCESSES", "2")
+    monkeypatch.setenv("JOBSET_NAME", "nightly")
+    (tmp_path / "c.yaml").write_text("backend: numpy\nbenchmarks:\n- benchmark_name: fault\n")
+    code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--multihost", "-q")
+    assert code == 2 and err.count("\n") == 1, err
+    assert (
+        "JOBSET_NAME: the coordinator's host 'nightly-workers-0-0.nightly' does not resolve" in err
+    )
+
+
 def test_a_gpu_host_gives_each_process_its_own_gpu(monkeypatch):
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)

@@ -484,13 +484,20 @@ def _join(args: argparse.Namespace) -> None:
     given = (args.coordinator, args.num_processes, args.process_id)
     if args.multihost or any(v is not None for v in given):
         from accelbench.jax_backend.distributed import initialize
-        from accelbench.platform.launchers import detect
+        from accelbench.platform import launchers
 
+        where = "--coordinator"
         if all(v is None for v in given):  # --multihost alone: the launcher's variables say
-            found = detect()
-            given = (found.coordinator, found.num_processes, found.process_id)
+            found = launchers.detect()
+            given, where = (found.coordinator, found.num_processes, found.process_id), found.where
             if args.verbose:
                 print(f"joining as the {found.launcher} launcher says: {given}", file=sys.stderr)
+        coordinator, count, index = given
+        if count is not None and index is not None and index >= count:
+            raise UserError(f"is {index}: a job of {count} processes has ids 0 to {count - 1}",
+                            key="--process-id")  # fmt: skip
+        if coordinator is not None:
+            launchers.resolve(launchers.checked_address(coordinator, where), where)
         streams.native_stdout_aside(args.verbose > 0)  # stdout: the rows' format alone
         initialize(*given)
 

@@ -1,78 +1,91 @@
 """Where a many-process job's shape comes from under `--multihost`: the launchers users have, each one
-row (the variables that show it, and how they give this process's id, the process count and the
-coordinator). The first whose variables are all set wins; none found leaves everything to
+row (the variables that show it, which give this process's id and the process count, and how the
+coordinator is found). The first whose variables are all set wins; none found leaves everything to
 `jax.distributed.initialize()`'s own detection (a TPU pod, GKE's TPU variables). JAX's coordinator
 needs a port of its own: beside a launcher's rendezvous port (torchrun's MASTER_PORT) it takes the next
-one; `MICROBENCH_COORDINATOR` (HOST:PORT) overrides whatever a launcher gives.
+one; `MICROBENCH_COORDINATOR` (HOST:PORT) overrides whatever a launcher gives. Every value is checked
+here, naming its variable: a job that cannot form is one line, never a traceback or a hang.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from accelbench.errors import UserError
+from accelbench.limits import MAX_PROCESSES
+
 COORDINATOR = "MICROBENCH_COORDINATOR"
 DEFAULT_PORT = 62111  # where a launcher names a host but no port (SLURM, Open MPI, GKE)
+RESOLVE_WAIT_S = 60.0  # how long a coordinator's name may take to resolve (a JobSet's first pod)
 
 Env = Mapping[str, str]
+Address = tuple[str, str]  # HOST:PORT, and the variables it was made from (what an error names)
 
 
 @dataclass(frozen=True)
 class Launcher:
     name: str
-    shows: tuple[str, ...]  # every one of these set: this launcher started the process
-    process_id: Callable[[Env], int]
-    count: Callable[[Env], int]
-    coordinator: Callable[[Env], str | None]  # None: jax.distributed finds it itself
+    rank: str  # the variable of this process's id
+    size: str  # the variable of the process count
+    coordinator: Callable[[Env], Address | None]  # None: jax.distributed finds it itself
+    also: tuple[str, ...] = ()  # set as well, where this launcher started the process
+
+    @property
+    def shows(self) -> tuple[str, ...]:
+        return (self.rank, self.size, *self.also)
 
 
-def _host(env: Env, *names: str) -> str | None:
-    """HOST:DEFAULT_PORT from the first of these variables that is set."""
-    for name in names:
-        if env.get(name):
-            return f"{env[name].split(',')[0]}:{DEFAULT_PORT}"
-    return None
+def whole(env: Env, name: str, low: int, high: int) -> int:
+    """A variable's whole number, within [low, high], or one line naming it."""
+    text = env[name].strip()
+    if not (text.isascii() and text.isdigit() and low <= int(text) <= high):
+        raise UserError(f"must be a whole number from {low} to {high:,}, got {text!r}", key=name)
+    return int(text)
 
 
-def _jobset(env: Env) -> str | None:
+def _torchrun(env: Env) -> Address:
+    port = whole(env, "MASTER_PORT", 1, 65534)  # JAX's coordinator takes the next port
+    return f"{env['MASTER_ADDR']}:{port + 1}", "MASTER_ADDR/MASTER_PORT"
+
+
+def _host(env: Env, name: str) -> Address | None:
+    """HOST:DEFAULT_PORT from the variable, where it is set."""
+    return (f"{env[name].split(',')[0]}:{DEFAULT_PORT}", name) if env.get(name) else None
+
+
+def _jobset(env: Env) -> Address | None:
     """A JobSet's first pod, by the headless service JobSet makes: <jobset>-<job>-0-0.<jobset>."""
     if not env.get("JOBSET_NAME"):
         return _host(env, "MASTER_ADDR")
     name, job = env["JOBSET_NAME"], env.get("REPLICATED_JOB_NAME", "workers")
-    return f"{name}-{job}-0-0.{name}:{DEFAULT_PORT}"
+    return f"{name}-{job}-0-0.{name}:{DEFAULT_PORT}", "JOBSET_NAME"
 
 
 LAUNCHERS: tuple[Launcher, ...] = (
-    Launcher(
-        "torchrun",
-        ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"),
-        lambda e: int(e["RANK"]),
-        lambda e: int(e["WORLD_SIZE"]),
-        lambda e: f"{e['MASTER_ADDR']}:{int(e['MASTER_PORT']) + 1}",
-    ),
-    Launcher(
-        "slurm",
-        ("SLURM_PROCID", "SLURM_NTASKS"),
-        lambda e: int(e["SLURM_PROCID"]),
-        lambda e: int(e["SLURM_NTASKS"]),
-        lambda e: _host(e, "MASTER_ADDR"),  # else JAX's SLURM detection: the step's first node
-    ),
+    Launcher("torchrun", "RANK", "WORLD_SIZE", _torchrun, ("MASTER_ADDR", "MASTER_PORT")),
+    # SLURM without MASTER_ADDR: JAX's SLURM detection (the step's first node)
+    Launcher("slurm", "SLURM_PROCID", "SLURM_NTASKS", lambda e: _host(e, "MASTER_ADDR")),
     Launcher(
         "open-mpi",
-        ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-        lambda e: int(e["OMPI_COMM_WORLD_RANK"]),
-        lambda e: int(e["OMPI_COMM_WORLD_SIZE"]),
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE",
         lambda e: _host(e, "MASTER_ADDR"),
     ),
-    Launcher(
-        "gke-indexed-job",
-        ("JOB_COMPLETION_INDEX", "NUM_PROCESSES"),
-        lambda e: int(e["JOB_COMPLETION_INDEX"]),
-        lambda e: int(e["NUM_PROCESSES"]),
-        _jobset,
-    ),
+    Launcher("gke-indexed-job", "JOB_COMPLETION_INDEX", "NUM_PROCESSES", _jobset),
 )
+
+
+def checked_address(text: str, where: str) -> str:
+    """HOST:PORT with a port from 1 to 65535 (an IPv6 host in brackets), or one line naming `where`."""
+    host, _, port = text.strip().rpartition(":")
+    if not host.strip("[]") or not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise UserError(f"must be HOST:PORT (a port from 1 to 65535), got {text!r}", key=where)
+    return text.strip()
 
 
 @dataclass(frozen=True)
@@ -83,16 +96,45 @@ class Joined:
     coordinator: str | None = None
     num_processes: int | None = None
     process_id: int | None = None
+    where: str = COORDINATOR  # the variables the coordinator came from
 
 
 def detect(env: Env | None = None) -> Joined:
     env = os.environ if env is None else env
     for launcher in LAUNCHERS:
         if all(env.get(name) for name in launcher.shows):
-            return Joined(
-                launcher.name,
-                env.get(COORDINATOR) or launcher.coordinator(env),
-                launcher.count(env),
-                launcher.process_id(env),
+            count = whole(env, launcher.size, 1, MAX_PROCESSES)
+            rank = whole(env, launcher.rank, 0, count - 1)  # an id outside the job: no job forms
+            found = (env[COORDINATOR], COORDINATOR) if env.get(COORDINATOR) else None
+            address, where = found or launcher.coordinator(env) or (None, COORDINATOR)
+            address = checked_address(address, where) if address else None
+            return Joined(launcher.name, address, count, rank, where)
+    given = env.get(COORDINATOR)
+    return Joined("jax", checked_address(given, COORDINATOR) if given else None)
+
+
+def resolve(address: str, where: str) -> None:
+    """The coordinator's host resolves within RESOLVE_WAIT_S (tried again every second: a pod's
+    name can take a while), or one line naming where it came from."""
+    host, wait_s = address.rpartition(":")[0].strip("[]"), RESOLVE_WAIT_S
+    deadline = time.monotonic() + wait_s
+    while True:
+        found: list[bool] = []
+        lookup = threading.Thread(target=lambda: found.append(_resolves(host)), daemon=True)
+        lookup.start()
+        lookup.join(max(0.0, deadline - time.monotonic()))  # a lookup that hangs counts its time
+        if found and found[0]:
+            return
+        if time.monotonic() >= deadline:
+            raise UserError(
+                f"the coordinator's host {host!r} does not resolve (waited {wait_s:g} s)", key=where
             )
-    return Joined("jax", env.get(COORDINATOR))
+        time.sleep(1.0)
+
+
+def _resolves(host: str) -> bool:
+    try:
+        socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return False
+    return True
