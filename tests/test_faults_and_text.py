@@ -237,7 +237,10 @@ def test_an_xlml_record_is_never_appended_through_a_link(tmp_path):
     assert victim.read_text() == "precious"
 
 
-def test_control_bytes_from_files_and_arguments_are_shown_as_text(one_run, tmp_path, run_cli):
+def test_control_bytes_from_files_and_arguments_are_shown_as_text(
+    one_run, tmp_path, run_cli, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
     text = (one_run / "r.csv").read_text()
     header, row = text.splitlines()[:2]
     cells = next(csv.reader([row]))
@@ -247,11 +250,17 @@ def test_control_bytes_from_files_and_arguments_are_shown_as_text(one_run, tmp_p
             csv.writer(f).writerows([header.split(","), cells])
         (tmp_path / f"{name}.jsonl").write_text((one_run / "r.jsonl").read_text())
     (tmp_path / "c.yaml").write_text('benchmarks:\n- benchmark_name: "add\\e[2J\\a"\n')
+    (tmp_path / "t.yaml").write_text(
+        'backend: jax\nnum_runs: 2\nbenchmarks:\n- benchmark_name: add\n  trace_dir: "tr\\e[2J"\n'
+        "  benchmark_params: [{m: 8, n: 8}]\n"
+    )  # the run says where its traces went, and how to open them
     shown = []
     for args in (
         ("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv")),
         ("run", "--run", "add" + ESC),
         ("validate", "--config", str(tmp_path / "c.yaml")),
+        ("run", "--config", str(tmp_path / "t.yaml"), "-o", str(tmp_path / "t.csv")),
+        ("traces", str(tmp_path / ("gone" + ESC))),
     ):
         _, out, err = run_cli(*args)
         assert "\x1b" not in out + err and "\x07" not in out + err, args
