@@ -6,6 +6,7 @@ import dataclasses
 import importlib.util
 import multiprocessing as mp
 import os
+import re
 import signal
 import threading
 import time
@@ -32,6 +33,19 @@ from accelbench.results.records import Row
 from accelbench.results.row_builder import failure_row, success_row
 
 OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
+# what a failed build (a CUDA extension, Triton's launcher, Inductor's C++) says this machine lacks:
+# the case cannot run here, so its row is `unsupported` and names the piece; any other failure is an error
+MISSING_PIECES = (
+    (
+        r"fatal error: ([^\s:]+): No such file or directory",
+        "building it needs {0}, not installed here",
+    ),
+    (r"nvcc fatal\s*: Unsupported gpu architecture '([^']+)'", "this nvcc cannot build for {0}"),
+    (r"Failed to find C compiler", "Triton's launcher needs a C compiler (none found; set CC)"),
+    (r"Ninja is required", "building it needs ninja (pip install ninja)"),
+    (r"sh: (?:\d+: )?([\w.+-]+): (?:command )?not found", "building it needs {0}, not found"),
+    (r"The detected CUDA version \(%s\) mismatches", "nvcc's CUDA major version is not PyTorch's"),
+)
 
 
 class Backend(Protocol):
@@ -73,6 +87,13 @@ def _release_device_memory() -> None:
 def _is_oom(error: BaseException) -> bool:
     text = f"{type(error).__name__}: {error}"
     return isinstance(error, MemoryError) or any(marker in text for marker in OOM_MARKERS)
+
+
+def _missing_piece(error: BaseException) -> str | None:
+    """What a failed build's output says this machine lacks (MISSING_PIECES), or None."""
+    text = str(error)
+    found = ((re.search(pattern, text), says) for pattern, says in MISSING_PIECES)
+    return next((says.format(*hit.groups()) for hit, says in found if hit), None)
 
 
 STUCK_GRACE_S = 10.0  # past its timeout, a case that Python cannot interrupt ends the run
@@ -163,6 +184,8 @@ def execute(
         first = (str(error).strip().splitlines() or [""])[0][:300]
         if _is_oom(error):
             status, reason = Status.OOM, f"out of device memory at {_shape(case)}: {first}"
+        elif missing := _missing_piece(error):
+            status, reason = Status.UNSUPPORTED, f"{first.partition(': ')[0][:80]}: {missing}"
         else:
             status, reason = Status.ERROR, f"{type(error).__name__}: {first}"
     _release_device_memory()
