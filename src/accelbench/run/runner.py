@@ -196,17 +196,19 @@ def _watched(
     case: Case, backend: Backend, device: DeviceInfo, timeout_s: float | None
 ) -> tuple[Measurement, Monitor, ThrottleReport | None]:
     """The case measured with the GPU's clocks sampled beside it (on a GPU, unless `throttle: off`;
-    always for a soak or an op that charts them), and the throttle policy applied to its samples."""
+    always for a soak or an op that charts them), and the throttle policy applied to its samples (a
+    TPU's by its firmware's thermal throttle levels)."""
     spec = get_spec(case.op)
     charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
-    judged = case.run.throttle != "off" and device.platform == "gpu"
+    judge = throttle.JUDGES.get(device.platform) if case.run.throttle != "off" else None
     index = case.params.get("device", 0)
     index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
-    with _alarm(timeout_s, case.label), Monitor(index, charted or judged) as monitor:
+    sampled = charted or judge is throttle.judge  # NVML's clocks: what a GPU is judged by
+    with _alarm(timeout_s, case.label), Monitor(index, sampled) as monitor:
         m = backend.measure(case)
-        if not judged:
+        if judge is None:
             return m, monitor, None
-        timing, clocks = throttle.judge(monitor, m.timing, case.run, index)
+        timing, clocks = judge(monitor, m.timing, case.run, index)
     return dataclasses.replace(m, timing=timing), monitor, clocks
 
 
