@@ -287,3 +287,29 @@ def test_traces_of_one_case_merge_upstreams_maxima():
     rounds = Timing([1.0], "xprof_tpu", telemetry=worst, thermal_levels=[0.0])
     rounds.extend(Timing([1.0], "xprof_tpu", telemetry=baseline, thermal_levels=[3.0]))
     assert rounds.telemetry["peak_temp_c"] == 90.0 and rounds.thermal_levels == [0.0, 3.0]
+
+
+def test_a_tpu_timings_samples_get_the_levels_of_their_own_executions():
+    """The xprof timer's TPU path: each module execution on `XLA Modules` is its sample's window."""
+    from jax.profiler import ProfileData
+
+    from accelbench.core.case import Case, Outputs, RunSettings
+    from accelbench.core.types import Timing
+    from accelbench.jax_backend import timers
+
+    profile = ProfileData.from_text_proto("""
+planes { id: 1 name: "/device:TPU:0"
+  lines { id: 1 name: "XLA Modules" timestamp_ns: 0
+    events { metadata_id: 1 offset_ps: 0 duration_ps: 40000 }
+    events { metadata_id: 1 offset_ps: 50000 duration_ps: 40000 } }
+  lines { id: 2 name: "Power Throttle" timestamp_ns: 0
+    events { metadata_id: 2 offset_ps: 0 duration_ps: 60000 }
+    events { metadata_id: 3 offset_ps: 60000 duration_ps: 10000 } }
+  event_metadata { key: 1 value { id: 1 name: "jit_mb_add" } }
+  event_metadata { key: 2 value { id: 2 name: "0" } }
+  event_metadata { key: 3 value { id: 3 name: "5 (THERMAL_THROTTLE)" } }
+}""")
+    case = Case("add", "jax", {}, RunSettings(), Outputs("x.csv"), "add")
+    timing = Timing([40e-9, 40e-9], "xprof_tpu")
+    timers._firmware(case, profile, 2, timing)
+    assert timing.thermal_levels == [0.0, 5.0] and timing.telemetry["thermal_throttle_level"] == 5
