@@ -132,11 +132,6 @@ class _Samples:
     series: dict[str, list[Interval]] = field(default_factory=lambda: defaultdict(list))
     window: tuple[float, float] | None = None
 
-    def widen(self, start: float, end: float) -> None:
-        if end > start:
-            low, high = self.window or (start, end)
-            self.window = (min(low, start), max(high, end))
-
 
 def _collect(plane: Any) -> _Samples:
     got = _Samples()
@@ -147,18 +142,17 @@ def _collect(plane: Any) -> _Samples:
         kind = line.name.strip().lower()
         for event in line.events:
             start, end = float(event.start_ns), float(event.start_ns + event.duration_ns)
+            if kind == OPS_LINE and end > start:
+                low, high = got.window or (start, end)
+                got.window = (min(low, start), max(high, end))
             if kind == OPS_LINE:
-                got.widen(start, end)
                 continue
             if kind == THROTTLE_LINE:
                 if (level := thermal_level(event.name)) is not None:
                     got.series["thermal_level"].append((start, end, level))
                 continue
             name = canonical(event.name)
-            if name not in MAXIMA and name not in SERIES:
-                continue
-            value = _value(event.stats)
-            if value is None:
+            if (name in MAXIMA or name in SERIES) and (value := _value(event.stats)) is None:
                 continue
             if name in MAXIMA:
                 got.peaks[MAXIMA[name]].append(value)
@@ -211,11 +205,8 @@ def _pstates(series: list[Interval], window: tuple[float, float] | None) -> tupl
     return min(values), max(values), changes
 
 
-SOURCES = ("compute_die", "hbm")  # what peak_temp_c is, in the order preferred
-
-
 def _source(die: float | None, hbm: float | None) -> str | None:
-    return next((s for s, v in zip(SOURCES, (die, hbm), strict=True) if v is not None), None)
+    return "compute_die" if die is not None else "hbm" if hbm is not None else None
 
 
 def _metrics(s: _Samples) -> dict[str, Any]:
@@ -262,7 +253,7 @@ def aggregate(devices: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 values[key].append(value)
     out: dict[str, Any] = {key: None for key in KEYS}
     out.update({k: min(v) if k == "pstate_min" else max(v) for k, v in values.items()})
-    die = [m["peak_temp_c"] for m in devices.values() if m["peak_temp_source"] == SOURCES[0]]
+    die = [m["peak_temp_c"] for m in devices.values() if m["peak_temp_source"] == "compute_die"]
     out["peak_temp_c"] = max(die, default=out["hbm_peak_temp_c"])
     out["peak_temp_source"] = _source(max(die, default=None), out["hbm_peak_temp_c"])
     return out
