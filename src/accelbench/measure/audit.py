@@ -228,11 +228,16 @@ def _vary(loop: Loop) -> Finding | None:
     if not unlike:
         return None
     first = signatures[unlike[0]]
+    new, gone = (
+        ", ".join(sorted(set(a) - set(b))[:3]) or "none"
+        for a, b in ((first, common), (common, first))
+    )
     return Finding(
         "kernels_vary",
         len(unlike) / len(signatures),
         f"{len(unlike)} of {len(signatures)} iterations launched other kernels than the rest "
-        f"(first: iteration {unlike[0]}, {len(first)} kernels against {len(common)})",
+        f"(first: iteration {unlike[0]}, {len(first)} kernels against {len(common)}: {new} in "
+        f"place of {gone})",
     )
 
 
