@@ -10,7 +10,6 @@ it synthetic ones and real CPU traces.
 
 from __future__ import annotations
 
-import bisect
 import re
 import statistics
 from collections import Counter
@@ -145,38 +144,15 @@ def _idle(loop: Loop) -> Finding | None:
     )
 
 
-def _overlap_ns(events: Sequence[Event], timed: list[tuple[float, float]]) -> float:
-    """How long the events ran during the merged intervals `timed` (sorted, disjoint)."""
-    starts = [a for a, _ in timed]
-    total = 0.0
-    for e in events:
-        at = max(0, bisect.bisect_right(starts, e.start_ns) - 1)
-        while at < len(timed) and timed[at][0] < e.end_ns:
-            total += max(0.0, min(e.end_ns, timed[at][1]) - max(e.start_ns, timed[at][0]))
-            at += 1
-    return total
-
-
-def _merged(loop: Loop) -> list[tuple[float, float]]:
-    spans: list[tuple[float, float]] = []
-    for a, b in sorted((e.start_ns, e.end_ns) for it in loop.iterations for e in it):
-        if spans and a <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(b, spans[-1][1]))
-        else:
-            spans.append((a, b))
-    return spans
-
-
 @check("harness_overlap")
 def _harness(loop: Loop) -> Finding | None:
     """A harness kernel (the cache flush) running while timed kernels ran: their figure is then the
     flush's too. As a share of the loop's device time."""
-    if not loop.harness:
+    timed = [e for it in loop.iterations for e in it]
+    overlap = _busy_ns(timed) + _busy_ns(loop.harness) - _busy_ns([*timed, *loop.harness])
+    if overlap < 1:  # under a nanosecond: the sums' rounding, not an overlap
         return None
-    overlap = _overlap_ns(loop.harness, _merged(loop))
-    if not overlap:
-        return None
-    device = sum(e.duration_ns for it in loop.iterations for e in it)
+    device = sum(e.duration_ns for e in timed)
     return Finding(
         "harness_overlap",
         overlap / device,
