@@ -77,7 +77,8 @@ def read_state(index: int, reasons: int = 0) -> DeviceState:
     kinds = (nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM)
     app = [ask("nvmlDeviceGetApplicationsClock", k) for k in kinds]
     default = [ask("nvmlDeviceGetDefaultApplicationsClock", k) for k in kinds]
-    reasons |= ask("nvmlDeviceGetCurrentClocksEventReasons") or 0
+    reasons |= ask("nvmlDeviceGetCurrentClocksEventReasons") or 0  # older nvidia-ml-py: Throttle
+    reasons |= ask("nvmlDeviceGetCurrentClocksThrottleReasons") or 0
     moved = None not in app + default and app != default
     links = range(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18))
     active = [link for link in links if ask("nvmlDeviceGetNvLinkState", link) == 1]
