@@ -10,6 +10,8 @@ it synthetic ones and real CPU traces.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 import statistics
 from collections import Counter
@@ -17,13 +19,15 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from accelbench.core.types import Finding
 from accelbench.registry import register_once
 
 GAP_NS = 2_000.0  # a gap between an iteration's kernels is idle time from this long (a device's own
 # turnaround between queued kernels is about 1 µs; eager launches leave 4-10 µs)
 IDLE_SHARE = 0.10  # ...and the iteration is launch-bound when such gaps are this much of its span
-COPY = re.compile(r"memcpy\W*(htod|dtoh|h2d|d2h)", re.IGNORECASE)  # CUPTI's and XLA's names
+COPY = re.compile(r"memcpy\W*(htod|dtoh|h2d|d2h)", re.IGNORECASE)  # CUPTI's and XLA's names, first
 # host calls that wait for the device (CUDA runtime and driver names, as CUPTI records them)
 SYNCHRONISING = re.compile(r"^cu(da)?(Ctx|Device|Stream|Event)Synchronize|^cudaMemcpy(_v\d+)?$")
 
@@ -52,6 +56,65 @@ class Loop:
     # after it excluded); None where the trace holds no host calls (JAX on a GPU)
     syncs: Sequence[Sequence[str]] | None = None
 
+    @functools.cached_property
+    def table(self) -> Table:
+        """The iterations' events as arrays, read once (the checks share them: the audit's cost
+        is a share of the timing wall's, docs/results_gpu.md)."""
+        return Table(self.iterations)
+
+
+START, DURATION, NAME, STREAM = map(
+    operator.attrgetter, ("start_ns", "duration_ns", "name", "stream")
+)
+
+
+class Table:
+    """Every timed event of a loop as arrays in iteration order, and each iteration's figures: its
+    span (first start to last end), its idle gaps and what tells its kernels and streams apart."""
+
+    def __init__(self, iterations: Sequence[Sequence[Event]]) -> None:
+        flat = [e for it in iterations for e in it]
+        counts = np.fromiter(map(len, iterations), np.int64, len(iterations))
+        self.first = np.concatenate(([0], np.cumsum(counts)[:-1]))  # each iteration's first event
+        self.index = np.repeat(np.arange(len(counts)), counts)
+        self.start = np.fromiter(map(START, flat), float, len(flat))
+        self.end = self.start + np.fromiter(map(DURATION, flat), float, len(flat))
+        self.span_start = np.minimum.reduceat(self.start, self.first)
+        self.span_end = np.maximum.reduceat(self.end, self.first)
+        self.names = np.fromiter(map(hash, map(NAME, flat)), np.int64, len(flat))
+        self.streams = np.fromiter(map(hash, map(STREAM, flat)), np.int64, len(flat))
+        self.flat, self.count = flat, len(counts)
+
+    @functools.cached_property
+    def gaps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every gap of GAP_NS or more between an iteration's kernels in start order (after the
+        latest end so far), and the iteration each is in."""
+        order = np.lexsort((self.start, self.index))
+        index, start = self.index[order], self.start[order] - self.start.min()
+        lift = index * (self.end.max() - self.start.min() + 1)  # each iteration above the last
+        latest = np.maximum.accumulate(self.end[order] - self.start.min() + lift) - lift
+        gap = start[1:] - latest[:-1]
+        wide = (gap >= GAP_NS) & (index[1:] == index[:-1])
+        return gap[wide], index[1:][wide]
+
+    def varied(self, values: np.ndarray) -> bool:
+        """Whether `values` (hashes) differ between iterations as multisets (sum and xor compared)."""
+        sums = np.add.reduceat(values, self.first)
+        xors = np.bitwise_xor.reduceat(values, self.first)
+        return bool((sums != sums[0]).any() or (xors != xors[0]).any())
+
+    def during(self, events: Sequence[Event]) -> list[Event]:
+        """The events that ran while an iteration did (between its first start and its end)."""
+        if not events:
+            return []
+        order = np.argsort(self.span_start)
+        starts, ends = self.span_start[order], self.span_end[order]
+        begin = np.fromiter(map(START, events), float, len(events))
+        finish = begin + np.fromiter(map(DURATION, events), float, len(events))
+        at = np.searchsorted(starts, finish) - 1  # the last span begun before the event ended
+        meet = (at >= 0) & (ends[np.maximum(at, 0)] > begin)
+        return [e for e, m in zip(events, meet.tolist(), strict=True) if m]
+
 
 Check = Callable[[Loop], Finding | None]
 CHECKS: dict[str, Check] = {}
@@ -79,7 +142,7 @@ def _us(ns: float) -> str:
 def _busy_ns(events: Sequence[Event]) -> float:
     """The time at least one of the events ran (their union)."""
     busy, end = 0.0, float("-inf")
-    for e in sorted(events, key=lambda e: e.start_ns):
+    for e in sorted(events, key=START):
         if e.end_ns > end:
             busy += e.end_ns - max(e.start_ns, end)
             end = e.end_ns
@@ -90,14 +153,14 @@ def _busy_ns(events: Sequence[Event]) -> float:
 def _streams(loop: Loop) -> Finding | None:
     """Kernels of one iteration on more than one stream: each stream's time, and how much of it ran
     at once (the device time, a sum of kernel times, counts that part once per stream)."""
+    if not (loop.table.streams != loop.table.streams[0]).any():  # one stream in all
+        return None
     per = []
     for it in loop.iterations:
         streams: dict[Hashable, list[Event]] = {}
         for e in it:
             streams.setdefault(e.stream, []).append(e)
         per.append(streams)
-    if max(map(len, per)) < 2:
-        return None
     names = sorted({s for streams in per for s in streams}, key=str)
     each = {
         s: statistics.median(sum(e.duration_ns for e in p.get(s, ())) for p in per) for s in names
@@ -106,6 +169,8 @@ def _streams(loop: Loop) -> Finding | None:
         sum(map(_busy_ns, p.values())) - _busy_ns(it)
         for p, it in zip(per, loop.iterations, strict=True)
     )
+    if len(names) < 2 or max(map(len, per)) < 2:  # several streams, never in one iteration
+        return None
     times = ", ".join(f"{s}: {_us(t)}" for s, t in each.items())
     counted = (
         f"{_us(overlap)} of it overlapped across streams, counted once per stream in the device "
@@ -122,23 +187,18 @@ def _streams(loop: Loop) -> Finding | None:
 def _idle(loop: Loop) -> Finding | None:
     """Gaps of GAP_NS or more between an iteration's kernels, as a share of its span: the device
     waited for the host's launches, and the device time (which leaves gaps out) understates wall."""
-    shares, gaps = [], []
-    for it in loop.iterations:
-        ordered = sorted(it, key=lambda e: e.start_ns)
-        first, end, idle = ordered[0].start_ns, ordered[0].end_ns, 0.0
-        for e in ordered[1:]:
-            if e.start_ns - end >= GAP_NS:
-                idle += e.start_ns - end
-                gaps.append(e.start_ns - end)
-            end = max(end, e.end_ns)
-        shares.append(idle / (end - first) if end > first else 0.0)
-    share = statistics.median(shares)
+    table = loop.table
+    gap, index = table.gaps
+    idle = np.bincount(index, weights=gap, minlength=table.count).astype(float)
+    span = table.span_end - table.span_start
+    share = float(np.median(np.divide(idle, span, out=np.zeros_like(idle), where=span > 0)))
     if share < IDLE_SHARE:
         return None
+    gaps = gap.tolist()
     return Finding(
         "idle_gaps",
         share,
-        f"{share:.0%} of the median iteration's span idle in {len(gaps) / len(shares):.3g} gaps "
+        f"{share:.0%} of the median iteration's span idle in {len(gaps) / table.count:.3g} gaps "
         f"of {_us(GAP_NS)} or more (median {_us(statistics.median(gaps))}, largest "
         f"{_us(max(gaps))}): launch-bound, the device time leaves the gaps out",
     )
@@ -148,8 +208,11 @@ def _idle(loop: Loop) -> Finding | None:
 def _harness(loop: Loop) -> Finding | None:
     """A harness kernel (the cache flush) running while timed kernels ran: their figure is then the
     flush's too. As a share of the loop's device time."""
+    near = loop.table.during(loop.harness)  # a flush outside every iteration's span: no overlap
+    if not near:
+        return None
     timed = [e for it in loop.iterations for e in it]
-    overlap = _busy_ns(timed) + _busy_ns(loop.harness) - _busy_ns([*timed, *loop.harness])
+    overlap = _busy_ns(timed) + _busy_ns(near) - _busy_ns([*timed, *near])
     if overlap < 1:  # under a nanosecond: the sums' rounding, not an overlap
         return None
     device = sum(e.duration_ns for e in timed)
@@ -164,10 +227,11 @@ def _harness(loop: Loop) -> Finding | None:
 @check("host_copies")
 def _copies(loop: Loop) -> Finding | None:
     """Host<->device copies inside the timed call: data crossing the host link is timed with the op."""
-    copies = [[e for e in it if COPY.search(e.name)] for it in loop.iterations]
-    count = sum(map(len, copies))
-    if not count:
+    named = {name for name in set(map(NAME, loop.table.flat)) if COPY.match(name)}
+    if not named:
         return None
+    copies = [[e for e in it if e.name in named] for it in loop.iterations]
+    count = sum(map(len, copies))
     per = count / len(copies)
     time = statistics.median(sum(e.duration_ns for e in c) for c in copies)
     return Finding(
@@ -198,14 +262,16 @@ def _sync(loop: Loop) -> Finding | None:
 def _vary(loop: Loop) -> Finding | None:
     """Iterations that launched other kernels than the rest: a compile, autotuning or a lazy
     initialisation inside the timed loop."""
-    signatures = [tuple(sorted(e.name for e in it)) for it in loop.iterations]
+    if not loop.table.varied(loop.table.names):
+        return None
+    signatures = [tuple(sorted(map(NAME, it))) for it in loop.iterations]
     common = Counter(signatures).most_common(1)[0][0]
     unlike = [i for i, s in enumerate(signatures) if s != common]
     if not unlike:
         return None
     first = signatures[unlike[0]]
     new, gone = (
-        ", ".join(sorted(set(a) - set(b))[:3]) or "none"
+        ", ".join(name[:60] for name in sorted(set(a) - set(b))[:3]) or "none"
         for a, b in ((first, common), (common, first))
     )
     return Finding(
@@ -221,9 +287,9 @@ def _vary(loop: Loop) -> Finding | None:
 def _foreign(loop: Loop) -> Finding | None:
     """Device events of no timed call while the loop ran: another thread's or process's work, or
     kernels whose launch the profiler did not record; none is in the device time."""
-    start = min(e.start_ns for it in loop.iterations for e in it)
-    end = max(e.end_ns for it in loop.iterations for e in it)
-    inside = [e for e in loop.others if e.start_ns < end and e.end_ns > start]
+    table = loop.table
+    first, last = table.span_start.min(), table.span_end.max()
+    inside = [e for e in loop.others if e.start_ns < last and e.end_ns > first]
     if not inside:
         return None
     return Finding(
