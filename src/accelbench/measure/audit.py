@@ -97,12 +97,6 @@ class Table:
         wide = (gap >= GAP_NS) & (index[1:] == index[:-1])
         return gap[wide], index[1:][wide]
 
-    def varied(self, values: np.ndarray) -> bool:
-        """Whether `values` (hashes) differ between iterations as multisets (sum and xor compared)."""
-        sums = np.add.reduceat(values, self.first)
-        xors = np.bitwise_xor.reduceat(values, self.first)
-        return bool((sums != sums[0]).any() or (xors != xors[0]).any())
-
     def during(self, events: Sequence[Event]) -> list[Event]:
         """The events that ran while an iteration did (between its first start and its end)."""
         if not events:
@@ -161,6 +155,8 @@ def _streams(loop: Loop) -> Finding | None:
         for e in it:
             streams.setdefault(e.stream, []).append(e)
         per.append(streams)
+    if max(map(len, per)) < 2:  # several streams, never two in one iteration
+        return None
     names = sorted({s for streams in per for s in streams}, key=str)
     each = {
         s: statistics.median(sum(e.duration_ns for e in p.get(s, ())) for p in per) for s in names
@@ -169,8 +165,6 @@ def _streams(loop: Loop) -> Finding | None:
         sum(map(_busy_ns, p.values())) - _busy_ns(it)
         for p, it in zip(per, loop.iterations, strict=True)
     )
-    if len(names) < 2 or max(map(len, per)) < 2:  # several streams, never in one iteration
-        return None
     times = ", ".join(f"{s}: {_us(t)}" for s, t in each.items())
     counted = (
         f"{_us(overlap)} of it overlapped across streams, counted once per stream in the device "
@@ -262,7 +256,9 @@ def _sync(loop: Loop) -> Finding | None:
 def _vary(loop: Loop) -> Finding | None:
     """Iterations that launched other kernels than the rest: a compile, autotuning or a lazy
     initialisation inside the timed loop."""
-    if not loop.table.varied(loop.table.names):
+    table = loop.table  # the names' hashes as multisets first (sum and xor): a clean loop stops
+    sums, xors = (f.reduceat(table.names, table.first) for f in (np.add, np.bitwise_xor))
+    if (sums == sums[0]).all() and (xors == xors[0]).all():
         return None
     signatures = [tuple(sorted(map(NAME, it))) for it in loop.iterations]
     common = Counter(signatures).most_common(1)[0][0]
