@@ -98,9 +98,9 @@ def launch_bound() -> None:
             x = x + 1
         return x
 
-    kept = show("200 tiny kernels in eager PyTorch", accelbench.bench(tiny_loop, x))
-    r = accelbench.bench(tiny_loop, x, name="tiny_loop_kernels")
-    kernels = r.row.series.kernels
+    result = accelbench.bench(tiny_loop, x)
+    kept = show("200 tiny kernels in eager PyTorch", result)
+    kernels = result.row.series.kernels
     kept["kernel_mean_us"] = kernels[0].mean_s * 1e6 if kernels else None
     print(f"- one kernel's mean: {kept['kernel_mean_us']:.2f} µs")
 
