@@ -124,13 +124,17 @@ def _suite_on_a_cluster(suites: Any) -> None:
         "--topologies", default="", help="only these slices, e.g. 2x2x1,2x2x2 (default: all)"
     )
     submit.add_argument(
-        "--dry-run", action="store_true", help="print the manifests, build and submit nothing"
+        "--dry-run",
+        action="store_true",
+        help="print the manifests, build and submit nothing (default: off)",
     )
     submit.set_defaults(handler=_submit)
     collect = suites.add_parser("collect", help="the consolidated report of a suite's run")
     collect.add_argument("path", help="gs://BUCKET/<suite> (its runs), a run's folder, or a folder")
     collect.add_argument("--run-id", default=None, help="which run (default: the latest)")
-    collect.add_argument("--output_dir", default="results", help="where the report goes (results)")
+    collect.add_argument(
+        "--output_dir", default="results", help="where the report goes (default: results)"
+    )
     collect.set_defaults(handler=_collect)
 
 

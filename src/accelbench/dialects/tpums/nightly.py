@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import posixpath
+import re
 import shutil
 import subprocess
 import sys
@@ -136,12 +137,23 @@ def _wheel(dry: bool) -> tuple[str, bytes]:
         )
     if dry:
         return name, b""
-    isolation = ["--no-build-isolation"] * bool(importlib.util.find_spec("setuptools"))
+    isolation = ["--no-build-isolation"] * _can_build_here()
     with tempfile.TemporaryDirectory() as out:
         pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *isolation, "-w", out]
         _call([*pip, str(root)], "suite submit (building this checkout's wheel)")
         (built,) = Path(out).glob("accelbench-*.whl")
         return built.name, built.read_bytes()
+
+
+def _can_build_here() -> bool:
+    """Whether this environment's setuptools builds a wheel itself (70.1 on, or with `wheel`); else
+    pip fetches one for the build, as for any source install."""
+    from importlib.metadata import version
+
+    if importlib.util.find_spec("setuptools") is None:
+        return False
+    major, minor = (int(x) for x in re.findall(r"\d+", version("setuptools"))[:2])
+    return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
 
 
 def _commit() -> str:
