@@ -594,3 +594,118 @@ def test_a_whole_submission_runs_here_against_a_file_bucket(tmp_path, monkeypatc
     )
     assert code == 0, err
     assert Path("report/consolidated_report.md").read_text() == report
+
+
+SUMMARY = "m,k,n,name_given,jax_version,wall_clock_p50_ms\n16,16,16,gemm,0.10.2,0.5\n32,32,32,gemm,0.10.2,0.9\n"
+
+
+def _run_folder(root: Path, run_id: str, folders: dict[str, str]) -> Path:
+    run = root / run_id
+    for folder, text in folders.items():
+        (run / folder).mkdir(parents=True, exist_ok=True)
+        (run / folder / "summary.csv").write_text(text)
+    return run
+
+
+def test_collect_keys_configs_by_their_full_path_and_reads_the_latest_run(
+    tmp_path, monkeypatch, run_cli
+):
+    """v6e/gemm and tpu7x/gemm stay two sections; the latest run unless --run-id names one; the
+    per-category CSVs; a run id that is not there is one line."""
+    monkeypatch.chdir(tmp_path)
+    suite = tmp_path / "bucket" / "nightly"
+    _run_folder(suite, "20261101-000000-aaaa", {"old/gemm": SUMMARY})
+    _run_folder(
+        suite,
+        "20261102-000000-bbbb",
+        {"v6e/gemm": SUMMARY, "tpu7x/gemm": SUMMARY.replace("0.5", "7.5")},
+    )
+    code, _, err = run_cli("tpums", "suite", "collect", str(suite), "--output_dir", "r")
+    assert code == 0, err
+    report = Path("r/consolidated_report.md").read_text()
+    assert "## v6e/gemm" in report and "## tpu7x/gemm" in report and "old/gemm" not in report
+    assert "run: 20261102-000000-bbbb" in report and "JAX: 0.10.2" in report
+    gemm = Path("r/aggregated_results/gemm.csv").read_text().splitlines()
+    assert gemm[0].startswith("config,") and len(gemm) == 5  # both configs' rows, each named
+    code, _, err = run_cli(
+        "tpums",
+        "suite",
+        "collect",
+        str(suite),
+        "--run-id",
+        "20261101-000000-aaaa",
+        "--output_dir",
+        "o",
+    )
+    assert code == 0 and "## old/gemm" in Path("o/consolidated_report.md").read_text()
+    code, _, err = run_cli(
+        "tpums", "suite", "collect", str(suite), "--run-id", "20990101-000000-cccc"
+    )
+    assert code == 2 and "holds no run" in err and len(err.strip().splitlines()) == 1
+
+
+def test_collect_passes_over_files_it_cannot_read_and_never_hangs(tmp_path, monkeypatch, run_cli):
+    """An empty, a binary and an unterminated-quote summary.csv, a FIFO, a link to a device: each named
+    and passed over (the report says why); the good config is reported. A report folder that is a file,
+    and a path that is no folder: one line."""
+    monkeypatch.chdir(tmp_path)
+    run = _run_folder(
+        tmp_path / "b",
+        "20261102-000000-bbbb",
+        {
+            "good": SUMMARY,
+            "empty": "",
+            "binary": "",
+            "quote": 'm,k\n1,"2\n3,4\n',
+            "fifo": "",
+            "device": "",
+        },
+    )
+    (run / "binary" / "summary.csv").write_bytes(b"\xff\xfe\x00\x81" * 64)
+    (run / "fifo" / "summary.csv").unlink()
+    os.mkfifo(run / "fifo" / "summary.csv")
+    (run / "device" / "summary.csv").unlink()
+    (run / "device" / "summary.csv").symlink_to("/dev/zero")
+    code, _, err = run_cli("tpums", "suite", "collect", str(tmp_path / "b"), "--output_dir", "r")
+    assert code == 0, err
+    report = Path("r/consolidated_report.md").read_text()
+    for bad in ("empty", "binary", "quote", "fifo", "device"):
+        assert f"## {bad}" in report and f"{bad}/summary.csv" in err, bad
+    assert "configs measured: 1 of 6" in report
+    Path("afile").write_text("x")
+    code, _, err = run_cli(
+        "tpums", "suite", "collect", str(tmp_path / "b"), "--output_dir", "afile"
+    )
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "afile" in err
+    code, _, err = run_cli("tpums", "suite", "collect", "afile")
+    assert code == 2 and "not a folder" in err
+
+
+def test_every_cell_and_heading_of_the_markdown_report_stays_in_its_cell(
+    tmp_path, monkeypatch, run_cli
+):
+    monkeypatch.chdir(tmp_path)
+    text = 'm,"a|b\nc",name_given\n16,"x | y\nz",gemm\n'
+    _run_folder(tmp_path / "b", "20261102-000000-bbbb", {"g|h": text})
+    code, _, err = run_cli("tpums", "suite", "collect", str(tmp_path / "b"), "--output_dir", "r")
+    assert code == 0, err
+    table = [
+        line
+        for line in Path("r/consolidated_report.md").read_text().splitlines()
+        if line.startswith("|")
+    ]
+    bars = {len(re.findall(r"(?<!\\)\|", line)) for line in table}
+    assert len(table) == 3 and len(bars) == 1, table  # header, rule, one row: as many bars each
+
+
+def test_a_suite_output_folder_that_cannot_be_one_is_one_line(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    Path("g.yaml").write_text(
+        "benchmark: {name: gemm, params: {m: 16, k: 16, n: 16, num_runs: 2}}\n"
+    )
+    Path("s.yaml").write_text("suite_name: s\nconfigs: [g.yaml]\n")
+    Path("afile").write_text("x")
+    for out in ("afile", "afile/deeper"):
+        code, _, err = run_cli("tpums", "suite", "run", "s.yaml", "--output_dir", out)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "afile" in err, err
+    assert not list(tmp_path.rglob("*.csv"))

@@ -80,7 +80,11 @@ class Cluster:
     (underscores spelt as hyphens), checked before anything is built."""
 
     bucket: str = _option(
-        "", "where results go: <bucket>/<suite>/<run id>/<config>/", _bucket, shown="required"
+        "",
+        "where results go: <bucket>/<suite>/<run id>/<config>/",
+        _bucket,
+        required=True,
+        shown="required",
     )
     namespace: str = _option("default", "the Kubernetes namespace", _named(DNS_LABEL, "a name"))
     queue: str = _option("multislice-queue", "Kueue's local queue (its queue-name label)", _label)
@@ -131,7 +135,7 @@ def checked(cluster: Cluster) -> Cluster:
     """Every option as Kubernetes, GKE and the pod's script need it, else one line naming it."""
     for f in fields(cluster):
         value, check = getattr(cluster, f.name), f.metadata["check"]
-        if value == f.default and not f.default and f.name != "bucket":
+        if value == f.default and not f.default and not f.metadata.get("required"):
             continue  # not given
         why = check(value) if check else None
         if why:

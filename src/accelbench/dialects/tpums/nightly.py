@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from accelbench import __version__
 from accelbench.dialects.tpums.cluster import (
     JOB_FOLDER,
     RUN_LABEL,
@@ -125,10 +124,8 @@ def _credentials(cluster: Cluster) -> None:
 
 def _wheel(dry: bool) -> tuple[str, bytes]:
     """This checkout's wheel, built now (its name only, on a dry run): what every pod installs."""
-    import accelbench
-
-    name = f"accelbench-{__version__}-py3-none-any.whl"
-    root = Path(accelbench.__file__).resolve().parents[2]
+    name = f"accelbench-{_version()}-py3-none-any.whl"
+    root = Path(__file__).resolve().parents[4]  # src/accelbench/dialects/tpums/ in a checkout
     if not (root / "pyproject.toml").is_file():
         raise UserError(
             "this installation is no checkout to build a wheel from: give --install SPEC, or "
@@ -143,6 +140,15 @@ def _wheel(dry: bool) -> tuple[str, bytes]:
         _call([*pip, str(root)], "suite submit (building this checkout's wheel)")
         (built,) = Path(out).glob("accelbench-*.whl")
         return built.name, built.read_bytes()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("accelbench")
+    except PackageNotFoundError:  # run from a source tree never installed
+        return "unknown"
 
 
 def _can_build_here() -> bool:
@@ -168,7 +174,7 @@ def _tables(entry: Entry) -> dict[str, str]:
     from accelbench.config.loader import load_config
 
     loaded = load_config(entry.located)
-    if loaded.dialect != "tpums":
+    if "benchmark" not in loaded.raw:
         raise UserError("a cluster run takes TPUMS configs (benchmark: ...)", file=entry.located)
     bench, out = loaded.raw["benchmark"], {}
     for key in TABLE_KEYS:
@@ -196,7 +202,7 @@ def _record(suite: Any, entries: list[Entry], cluster: Cluster, run: Run) -> dic
         "description": suite.description,
         "run_id": run.run_id,
         "submitted": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "version": __version__,
+        "version": _version(),
         "commit": run.commit or None,
         "branch": (git_branch() or None) if run.commit else None,
         "install": run.install or None,

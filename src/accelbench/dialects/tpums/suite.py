@@ -143,7 +143,7 @@ def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None
     from accelbench.run.session import run_and_tell
 
     suite = read_suite(path)
-    check_directory(output_dir, f"--output_dir '{output_dir}'")
+    check_directory(output_dir, "--output_dir")
     codes: list[int] = []
     ran: list[Ran] = []
     for entry in _plan(suite, path, output_dir, files, xprof_dir):
@@ -162,7 +162,7 @@ def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None
         ran.append(Ran(entry.loaded.path, _table(summary, outcome.cases)))
     from accelbench.dialects.tpums.collect import publish
 
-    publish(output_dir, report_files(suite, ran), f"--output_dir '{output_dir}'")
+    publish(output_dir, report_files(suite, ran), "--output_dir")
     paths = ", ".join(os.path.join(output_dir, name) for name in REPORT)
     print(visible(f"consolidated report: {paths}"), file=sys.stderr)
     return max(codes, default=0)
@@ -193,9 +193,10 @@ def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
     """`tpums suite collect PATH`: the consolidated report and per-category CSVs of a run in a bucket
     (or a folder), written to `output_dir`."""
     from accelbench.dialects.tpums.collect import collect_run, publish
+    from accelbench.results.writer import check_directory
 
-    files = consolidated(collect_run(path, run_id))
-    publish(output_dir, files, f"--output_dir '{output_dir}'")
+    check_directory(output_dir, "--output_dir")
+    publish(output_dir, consolidated(collect_run(path, run_id)), "--output_dir")
     print(visible(f"consolidated report: {os.path.join(output_dir, REPORT[0])}"), file=sys.stderr)
     return 0
 
