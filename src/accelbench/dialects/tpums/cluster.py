@@ -1,12 +1,9 @@
-"""A suite on a cluster (`tpums suite submit`): one Kubernetes JobSet per config, queued through Kueue
-as the reference's nightly pipeline queues them, built here as data (not from a template).
+"""A suite's JobSets (`tpums suite submit`), built as data: the submit options, a run's names, the pod.
 
-Every submission has a run id (UTC date-time and a short random tag); its JobSets are named after it
-and its results go to `<bucket>/<suite>/<run id>/<config folder>/`, beside `.job/`: what the pods
-need (this checkout's wheel, each config with the tables it reads, the xla flags file, `submitted.json`).
-The pod's script is one fixed text: every value (paths, URLs, what to install) reaches it as an
-environment variable and is only ever quoted there, so no name of a suite, config or bucket is read
-as shell.
+Every submission has a run id (UTC date-time, four random hex digits) that its JobSets' names carry;
+results go to `<bucket>/<suite>/<run id>/<config folder>/`, beside `.job/` (what the pods read). The
+pod's script is one fixed text: every value reaches it as an environment variable, only ever quoted
+there, so no name of a suite, config or bucket is read as shell.
 """
 
 from __future__ import annotations
@@ -24,6 +21,8 @@ from typing import Any
 
 from accelbench.dialects.tpums.collect import JOB_FOLDER
 from accelbench.errors import UserError, safe_stem
+from accelbench.platform.environment import COMMIT
+from accelbench.run.command_line import count
 
 CHIPS_PER_HOST = 4
 TOPOLOGY = re.compile(r"(?<!\d)(\d+x\d+x\d+)(?!\d)")
@@ -32,21 +31,18 @@ DEFAULT_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest"
 JOB = "slice"  # the replicated Job's name
 POD_SUFFIX = "-abcde"  # the random tail Kubernetes gives a pod, as JobSet's webhook counts it
 RUN_LABEL = "accelbench/run-id"
-LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 GCP_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 BUCKET = re.compile(r"(gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]|file://(?=/))(/[^\x00-\x1f\x7f]*)?")
 MINUTES = 7 * 24 * 60  # the longest wait a submission may declare
 
 
-def _label(value: str) -> str | None:
-    return (
-        None if value and LABEL_VALUE.fullmatch(value) and len(value) <= 63 else "not a label value"
-    )
-
-
 def _named(pattern: re.Pattern[str], what: str) -> Callable[[str], str | None]:
     return lambda v: None if pattern.fullmatch(v) and len(v) <= 63 else f"not {what}"
+
+
+_label = _named(LABEL_VALUE, "a label value")
 
 
 def _bucket(url: str) -> str | None:
@@ -68,24 +64,15 @@ def _option(
     return field(default=default, metadata={"doc": doc, "check": check, **more})
 
 
-def _within(low: int, high: int, default: int, doc: str) -> Any:
-    from accelbench.run.command_line import count
-
-    return _option(default, doc, parse=count(low, high))
-
-
 @dataclass(frozen=True)
 class Cluster:
     """Where and how a suite's JobSets run: each field is a `tpums suite submit --FIELD` option
     (underscores spelt as hyphens), checked before anything is built."""
 
     bucket: str = _option(
-        "",
-        "where results go: <bucket>/<suite>/<run id>/<config>/",
-        _bucket,
-        required=True,
+        "", "where results go: <bucket>/<suite>/<run id>/<config>/", _bucket, required=True,
         shown="required",
-    )
+    )  # fmt: skip
     namespace: str = _option("default", "the Kubernetes namespace", _named(DNS_LABEL, "a name"))
     queue: str = _option("multislice-queue", "Kueue's local queue (its queue-name label)", _label)
     priority: str = _option("medium", "Kueue's workload priority class (its label)", _label)
@@ -104,10 +91,11 @@ class Cluster:
     placement_policy: str = _option(
         "", "the cloud.google.com/placement-policy-name node label", _label
     )
-    declared_duration_minutes: int = _within(
-        1, MINUTES, 30, "each pod's declared-duration-minutes label, and how long submit waits"
-    )
-    poll_interval: int = _within(1, 3600, 60, "seconds between status lines")
+    declared_duration_minutes: int = _option(
+        30, "each pod's declared-duration-minutes label, and how long submit waits",
+        parse=count(1, MINUTES),
+    )  # fmt: skip
+    poll_interval: int = _option(60, "seconds between status lines", parse=count(1, 3600))
     cleanup: bool = _option(
         True, "delete each JobSet once it ends", shown="on; --no-cleanup keeps them"
     )
@@ -182,9 +170,7 @@ def distinct(names: Sequence[str], keys: Sequence[str], limit: int) -> list[str]
         n if seen[n.lower()] == 1 else f"{n[: limit - 7].rstrip('-')}-{_digest(k)}".lstrip("-")
         for n, k in zip(cut, keys, strict=True)
     ]
-    if len({n.lower() for n in out}) < len(
-        out
-    ):  # a hash meeting a readable name: never in practice
+    if len({n.lower() for n in out}) < len(out):  # a hash meeting a readable name: not in practice
         raise UserError("two configs would share one name; rename one", key="configs")
     return out
 
@@ -251,7 +237,7 @@ def _env(entry: Entry, cluster: Cluster, run: Run) -> list[dict[str, str]]:
         "ACCELBENCH_CONFIG": config_in_job(entry),
         "ACCELBENCH_RESULTS": f"{run.root}/{entry.folder}",
         "ACCELBENCH_INSTALL": run.install,
-        "ACCELBENCH_COMMIT": run.commit,
+        COMMIT: run.commit,
         "JAX_PLATFORMS": "tpu",
     }
     return [{"name": k, "value": v} for k, v in values.items()]

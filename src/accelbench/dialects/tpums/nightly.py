@@ -1,20 +1,14 @@
-"""`tpums suite submit`: the reference's nightly pipeline (its nightly_runner and workload_submitter),
-point by point. The suite's configs are chosen and checked; with --cluster/--project/--region|--zone the
-cluster's credentials are fetched; this checkout's wheel (unless --image or --install says otherwise),
-each config with the tables it reads, the xla flags file and `submitted.json` go to the run's `.job/`;
-one JobSet a config is created; a status line comes every --poll-interval seconds until all end or
---declared-duration-minutes pass; each JobSet that ends is deleted (--no-cleanup keeps them, and a
-Ctrl-C or the deadline deletes those left); then `aggregated_results/<category>.csv` and the
-consolidated report are written beside the results.
+"""`tpums suite submit`, the reference's nightly pipeline point by point: configs chosen and checked,
+the cluster's credentials fetched, this checkout's wheel and the configs with their tables sent to the
+run's `.job/`, one JobSet a config created and watched until all end or the deadline passes, each
+deleted as it ends (unless --no-cleanup), then the per-category CSVs and the report beside the results.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import posixpath
-import re
 import shutil
 import subprocess
 import sys
@@ -22,26 +16,15 @@ import tempfile
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from accelbench.dialects.tpums.cluster import (
-    JOB_FOLDER,
-    RUN_LABEL,
-    Cluster,
-    Entry,
-    Run,
-    chosen,
-    config_in_job,
-    jobset,
-    jobset_names,
-    new_run_id,
-    topology_of,
-)  # fmt: skip
+from accelbench.dialects.tpums import cluster as jobs
+from accelbench.dialects.tpums.cluster import Cluster, Entry, Run
 from accelbench.errors import UserError, safe_stem, visible
 
 TERMINAL = ("Completed", "Failed")
-TABLE_KEYS = ("cases_from_csv", "csv_shapes")  # a TPUMS config's tables (stage B, stage A)
 
 
 def submit(
@@ -51,15 +34,14 @@ def submit(
     from accelbench.dialects.tpums.suite import read_suite, suite_configs
 
     suite = read_suite(path)
-    entries = chosen(
-        [Entry(c, at, folder, topology_of(c)) for c, at, folder in suite_configs(suite, path)],
+    entries = jobs.chosen(
+        [Entry(c, at, folder, jobs.topology_of(c)) for c, at, folder in suite_configs(suite, path)],
         patterns,
         topologies,
     )
-    run_id = new_run_id()
-    entries = [
-        replace(e, name=n) for e, n in zip(entries, jobset_names(entries, run_id), strict=True)
-    ]
+    run_id = jobs.new_run_id()
+    names = jobs.jobset_names(entries, run_id)
+    entries = [replace(e, name=n) for e, n in zip(entries, names, strict=True)]
     tables = {e.folder: _tables(e) for e in entries}
     root = f"{cluster.bucket.rstrip('/')}/{safe_stem(suite.name)}/{run_id}"
     kubectl = "kubectl" if dry else _tool("kubectl")
@@ -68,14 +50,16 @@ def submit(
     wheel = None if cluster.image is not None or cluster.install is not None else _wheel(dry)
     commit = _commit() if wheel else ""
     run = Run(run_id, root, cluster.install or (f"./{wheel[0]}[jax]" if wheel else ""), commit)
-    documents = [jobset(e, cluster, run) for e in entries]
+    documents = [jobs.jobset(e, cluster, run) for e in entries]
     if dry:
         print(manifest_text(*documents), end="")
         return 0
     from accelbench.dialects.tpums.collect import publish
 
     record = _record(suite, entries, cluster, run)
-    publish(f"{root}/{JOB_FOLDER}", _job_files(entries, tables, cluster, wheel, record), "--bucket")
+    publish(
+        f"{root}/{jobs.JOB_FOLDER}", _job_files(entries, tables, cluster, wheel, record), "--bucket"
+    )
     print(visible(f"run {run_id}: {len(entries)} JobSets, results under {root}/"), file=sys.stderr)
     states = _run_jobs(kubectl, documents, cluster, run_id)
     return _report(root, states)
@@ -107,10 +91,9 @@ def _call(argv: list[str], key: str, given: str | None = None) -> str:
     """A command's output, or one line with the last thing it said."""
     done = subprocess.run(argv, input=given, capture_output=True, text=True)
     if done.returncode:
-        said = (
-            done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}"
-        ).splitlines()
-        raise UserError(f"{Path(argv[0]).name} {argv[1]} failed: {said[-1]}", key=key)
+        said = (done.stderr + done.stdout).strip().splitlines() or [f"exit {done.returncode}"]
+        worst = [line for line in said if "error" in line.lower()] or said
+        raise UserError(f"{Path(argv[0]).name} {argv[1]} failed: {worst[-1]}", key=key)
     return done.stdout
 
 
@@ -123,8 +106,8 @@ def _credentials(cluster: Cluster) -> None:
 
 
 def _wheel(dry: bool) -> tuple[str, bytes]:
-    """This checkout's wheel, built now (its name only, on a dry run): what every pod installs."""
-    name = f"accelbench-{_version()}-py3-none-any.whl"
+    """This checkout's wheel, built now (its name only, on a dry run): what every pod installs. Built
+    with this environment's setuptools where it can, else with one pip fetches."""
     root = Path(__file__).resolve().parents[4]  # src/accelbench/dialects/tpums/ in a checkout
     if not (root / "pyproject.toml").is_file():
         raise UserError(
@@ -133,33 +116,13 @@ def _wheel(dry: bool) -> tuple[str, bytes]:
             key="suite submit",
         )
     if dry:
-        return name, b""
-    isolation = ["--no-build-isolation"] * _can_build_here()
+        return f"accelbench-{version('accelbench')}-py3-none-any.whl", b""
     with tempfile.TemporaryDirectory() as out:
-        pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *isolation, "-w", out]
-        _call([*pip, str(root)], "suite submit (building this checkout's wheel)")
+        pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, str(root)]
+        if subprocess.run([*pip, "--no-build-isolation"], capture_output=True).returncode:
+            _call(pip, "suite submit (building this checkout's wheel)")
         (built,) = Path(out).glob("accelbench-*.whl")
         return built.name, built.read_bytes()
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("accelbench")
-    except PackageNotFoundError:  # run from a source tree never installed
-        return "unknown"
-
-
-def _can_build_here() -> bool:
-    """Whether this environment's setuptools builds a wheel itself (70.1 on, or with `wheel`); else
-    pip fetches one for the build, as for any source install."""
-    from importlib.metadata import version
-
-    if importlib.util.find_spec("setuptools") is None:
-        return False
-    major, minor = (int(x) for x in re.findall(r"\d+", version("setuptools"))[:2])
-    return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
 
 
 def _commit() -> str:
@@ -177,7 +140,7 @@ def _tables(entry: Entry) -> dict[str, str]:
     if "benchmark" not in loaded.raw:
         raise UserError("a cluster run takes TPUMS configs (benchmark: ...)", file=entry.located)
     bench, out = loaded.raw["benchmark"], {}
-    for key in TABLE_KEYS:
+    for key in ("cases_from_csv", "csv_shapes"):  # stage B's key, stage A's
         named = bench.get(key)
         if not isinstance(named, str) or named.startswith(("http://", "https://")):
             continue
@@ -202,15 +165,12 @@ def _record(suite: Any, entries: list[Entry], cluster: Cluster, run: Run) -> dic
         "description": suite.description,
         "run_id": run.run_id,
         "submitted": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "version": _version(),
+        "version": version("accelbench"),
         "commit": run.commit or None,
         "branch": (git_branch() or None) if run.commit else None,
         "install": run.install or None,
         "image": cluster.image,
-        "namespace": cluster.namespace,
-        "cluster": cluster.cluster or None,
         "configs": {e.folder: e.config for e in entries},
-        "jobsets": {e.folder: e.name for e in entries},
     }
 
 
@@ -221,7 +181,7 @@ def _job_files(
     """What the pods read from the run's .job/ folder, by name in it."""
     files: dict[str, str | bytes] = {"submitted.json": json.dumps(record, indent=2) + "\n"}
     for e in entries:
-        files[config_in_job(e)] = _read(e.located)
+        files[jobs.config_in_job(e)] = _read(e.located)
         for travels, here in tables[e.folder].items():
             files[f"configs/{e.folder}/{travels}"] = _read(here)
     if cluster.xla_flags_file_path:
@@ -283,7 +243,7 @@ def _states(kubectl: str, ns: list[str], run_id: str) -> dict[str, str]:
     """This run's JobSets as the cluster tells them: Completed, Failed, Queued (suspended: Kueue has
     not admitted it) or Running; nothing where kubectl cannot tell now."""
     got = subprocess.run(
-        [kubectl, "get", "jobsets", *ns, "-l", f"{RUN_LABEL}={run_id}", "-o", "json"],
+        [kubectl, "get", "jobsets", *ns, "-l", f"{jobs.RUN_LABEL}={run_id}", "-o", "json"],
         capture_output=True, text=True,
     )  # fmt: skip
     try:
