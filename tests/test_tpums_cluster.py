@@ -709,3 +709,39 @@ def test_a_suite_output_folder_that_cannot_be_one_is_one_line(tmp_path, monkeypa
         code, _, err = run_cli("tpums", "suite", "run", "s.yaml", "--output_dir", out)
         assert code == 2 and len(err.strip().splitlines()) == 1 and "afile" in err, err
     assert not list(tmp_path.rglob("*.csv"))
+
+
+def _code(path: Path) -> list[str]:
+    """A file's commands: every line of a script or manifest; a page's fenced blocks and `spans`."""
+    text = path.read_text()
+    if path.suffix != ".md":
+        return text.splitlines()
+    fenced = re.findall(r"```[^\n]*\n(.*?)```", text, flags=re.S)
+    return [line for block in fenced for line in block.splitlines()] + re.findall(
+        r"`([^`\n]+)`", text
+    )
+
+
+def test_every_pip_install_in_docs_scripts_and_manifests_installs_this_project():
+    """`microbench` on the package index is another project: every install command names this one (a
+    checkout `.`, `accelbench`, its wheel, what a submission says), or its own requirements."""
+    from accelbench.dialects.tpums.cluster import SCRIPT
+
+    ours = re.compile(
+        r"""["']?(\.|\.\[[\w,]+\]|accelbench(\[[\w,]+\])?|\S+\.whl|"\$\w+"|requirements\.txt|pip|"\$\{TORCH_SPEC:-torch==[\d.]+\}")["']?"""
+    )
+    places = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "scripts").glob("*.sh")]
+    places += [p for p in (ROOT / "Ironwood").rglob("*") if p.suffix in (".md", ".sh", ".yaml")]
+    lines = [(p.name, line) for p in places if p.name != "results_gpu.md" for line in _code(p)]
+    for where, line in [*lines, ("the pod's script", SCRIPT)]:
+        for command in re.findall(r"pip install ([^`|&;)\n]*)", line):
+            words = command.split("#")[0].split()
+            named = [
+                w
+                for i, w in enumerate(words)
+                if not w.startswith("-") and not (i and words[i - 1] in VALUED)
+            ]
+            assert named and all(ours.fullmatch(w) for w in named), (where, command)
+
+
+VALUED = ("--target", "--index-url", "--upgrade-strategy", "-w", "-f")  # options whose value is no distribution
