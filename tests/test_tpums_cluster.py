@@ -155,12 +155,7 @@ def test_every_manifest_passes_the_crd_schema_and_jobsets_name_rules(capsys, mon
             assert violations(doc, schema) == [], doc["metadata"]["name"]
             assert jobset_checks(doc) == [], doc["metadata"]["name"]
     multi = next(d for d in docs if "4x4x4" in d["metadata"]["name"])
-    spec = (
-        multi["replicatedJobs"][0]
-        if "replicatedJobs" in multi
-        else multi["spec"]["replicatedJobs"][0]
-    )
-    assert spec["template"]["spec"]["parallelism"] == 16  # 64 chips, 4 a host
+    assert multi["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 16  # 64 chips
 
 
 def test_two_submissions_never_share_a_name_or_a_folder(capsys, monkeypatch):
@@ -744,4 +739,10 @@ def test_every_pip_install_in_docs_scripts_and_manifests_installs_this_project()
             assert named and all(ours.fullmatch(w) for w in named), (where, command)
 
 
-VALUED = ("--target", "--index-url", "--upgrade-strategy", "-w", "-f")  # options whose value is no distribution
+VALUED = (
+    "--target",
+    "--index-url",
+    "--upgrade-strategy",
+    "-w",
+    "-f",
+)  # options whose value is no distribution

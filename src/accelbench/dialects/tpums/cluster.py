@@ -157,7 +157,8 @@ class Run:
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """UTC date-time and four random hex digits: sortable, and two submissions never meet."""
+    """UTC date-time and four random hex digits: sortable; two submissions share one only in the same
+    second and then once in 65,536."""
     return f"{now or datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 

@@ -252,7 +252,8 @@ def report_files(suite: Suite, ran: list[Ran], header: Sequence[str] = ()) -> di
     text a file carries is escaped for where it goes (a Markdown cell, HTML)."""
     from accelbench.results.display import escaped, html_safe, markdown_safe
 
-    lead = [markdown_safe(suite.description), *(markdown_safe(line) + "  " for line in header)]
+    lead = [markdown_safe(line) for line in (suite.description, *header) if line]
+    lead = [line + "  " for line in lead]  # a line each (a Markdown hard break)
     md = [f"# {markdown_safe(suite.name)}", "", *lead, ""]
     html = [f"<h1>{html_safe(suite.name)}</h1>", f"<p>{html_safe(suite.description)}</p>"]
     html += [f"<p>{html_safe(line)}</p>" for line in header]
