@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.core.samples import SampleStats
+from accelbench.platform.gpu_monitor import DeviceState
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,16 @@ class Kernel:
             "mean_s": self.mean_s,
             "share": self.share,
         }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the audit of a timed loop found (measure/audit.py): the check's name, the figure its
+    threshold is judged on, and that figure in words with what it is made of."""
+
+    name: str
+    figure: float
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,7 @@ class Timing(SampleStats):
     # per sample: the highest thermal throttle level a TPU's firmware reported during it (empty: not
     # recorded); what the `throttle` policy judges a TPU's samples by (measure/throttle.py)
     thermal_levels: list[float] = field(default_factory=list)
+    audit: tuple[Finding, ...] = ()  # what the trace says the timed windows held (measure/audit.py)
 
     def _values(self) -> list[float]:
         return self.samples_s
@@ -98,6 +110,11 @@ class Timing(SampleStats):
         self.trace_path = later.trace_path or self.trace_path
         self.telemetry = merged_telemetry(self.telemetry, later.telemetry)
         self.thermal_levels.extend(later.thermal_levels)
+        worst: dict[str, Finding] = {}  # each check's finding: the round where it was largest
+        for found in (*self.audit, *later.audit):
+            if found.name not in worst or found.figure > worst[found.name].figure:
+                worst[found.name] = found
+        self.audit = tuple(worst.values())
 
 
 # upstream's four TPU telemetry keys (core/throttle_profiler.py @286dfeb9): maxima over every trace
@@ -206,3 +223,4 @@ class Measurement:
     companion_timings: dict[str, Timing] = field(default_factory=dict)
     outputs_digest: dict[str, np.ndarray] = field(default_factory=dict)
     input_sets: int = 1
+    device_state: DeviceState | None = None  # a GPU's settings as the case ran (NVML)
