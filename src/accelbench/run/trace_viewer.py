@@ -33,7 +33,7 @@ def serve(logdir: str, port: int | None) -> int:
         from xprof import server
     except ImportError as error:
         raise UserError(
-            f"xprof is not installed ({error}): pip install xprof", key="traces"
+            f"xprof is not installed ({error}): pip install 'accelbench[trace]'", key="traces"
         ) from None
     from xprof import profile_plugin
 
