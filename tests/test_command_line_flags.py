@@ -71,7 +71,7 @@ def caught(tmp_path, monkeypatch, capsys):
     import accelbench.run.launch as launch
 
     monkeypatch.setattr(
-        launch, "launch_local", lambda argv, n: seen.append(Seen([], None, launched=n)) or 0
+        launch, "launch_local", lambda argv, n, plan: seen.append(Seen([], None, launched=n)) or 0
     )
     monkeypatch.setattr(
         distributed, "initialize", lambda *given: seen.append(Seen([], None, joined=given))
@@ -140,7 +140,7 @@ SHARED: dict[str, tuple[str | None, Callable[[Seen], bool]]] = {
     "quiet": (None, lambda s: s.options.verbosity == -1),
     "verbose": (None, lambda s: s.options.verbosity == 1),
     "multihost": (None, lambda s: s.joined == (None, None, None)),
-    "coordinator": ("h:1", lambda s: s.joined[0] == "h:1"),
+    "coordinator": ("localhost:1", lambda s: s.joined[0] == "localhost:1"),
     "num_processes": ("2", lambda s: s.joined[1] == 2),
     "process_id": ("0", lambda s: s.joined[2] == 0),
     "processes": ("2", lambda s: s.launched == 2),
