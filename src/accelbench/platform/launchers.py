@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -114,20 +113,15 @@ def detect(env: Env | None = None) -> Joined:
 
 
 def resolve(address: str, where: str) -> None:
-    """The coordinator's host resolves within RESOLVE_WAIT_S (tried again every second: a pod's
-    name can take a while), or one line naming where it came from."""
-    host, wait_s = address.rpartition(":")[0].strip("[]"), RESOLVE_WAIT_S
-    deadline = time.monotonic() + wait_s
-    while True:
-        found: list[bool] = []
-        lookup = threading.Thread(target=lambda: found.append(_resolves(host)), daemon=True)
-        lookup.start()
-        lookup.join(max(0.0, deadline - time.monotonic()))  # a lookup that hangs counts its time
-        if found and found[0]:
-            return
+    """The coordinator's host resolves within RESOLVE_WAIT_S (asked again each second: a pod's name
+    can take a while; each lookup is bounded by the resolver's own timeout), or one line naming
+    where it came from."""
+    host, deadline = address.rpartition(":")[0].strip("[]"), time.monotonic() + RESOLVE_WAIT_S
+    while not _resolves(host):
         if time.monotonic() >= deadline:
             raise UserError(
-                f"the coordinator's host {host!r} does not resolve (waited {wait_s:g} s)", key=where
+                f"the coordinator's host {host!r} does not resolve (waited {RESOLVE_WAIT_S:g} s)",
+                key=where,
             )
         time.sleep(1.0)
 

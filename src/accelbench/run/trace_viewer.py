@@ -37,6 +37,8 @@ def serve(logdir: str, port: int | None) -> int:
         ) from None
     from xprof import profile_plugin
 
+    if not all(hasattr(server, n) for n in ("TBContext", "DataProvider", "make_wsgi_app")):
+        raise UserError("this xprof's server cannot be held to 127.0.0.1: pip install -U xprof")
     if hasattr(profile_plugin, "_logging_wrapper"):  # a JSON line per request, for Cloud Logging
         profile_plugin._logging_wrapper = lambda app, *args, **kwargs: app
     root = os.path.abspath(logdir)
