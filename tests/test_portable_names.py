@@ -30,6 +30,8 @@ HOSTILE = [
     "x" * 300,
     "x" * 299 + "y",
     "a-deadbeef",  # looks like a name this function made
+    "q.2",  # looks like run 2 of the series q
+    "q",
     "A",
     "a",
     "a b",
@@ -52,6 +54,7 @@ def test_every_name_is_portable_bounded_and_distinct(rfc1123):
     for text, name in zip(HOSTILE, names, strict=True):
         assert re.fullmatch(alphabet, name), (text, name)
         assert len(name) <= limit and name not in (".", "..")
+        assert not re.search(r"\.[0-9]+$", name)  # never read as run n of another series
         assert portable_name(text, limit, rfc1123) == name  # the same text, the same name
     assert len(set(names)) == len(HOSTILE)  # A/a, a b/a_b/a-b, long names sharing a prefix
 

@@ -10,13 +10,14 @@ import unicodedata
 MAX_NAME = 100  # leaves room under any file system's 255 bytes for `.<n>.run.json` and the like
 _PORTABLE = re.compile(r"[^A-Za-z0-9._-]+")  # POSIX's portable file name characters
 _RFC1123 = re.compile(r"[^a-z0-9-]+")  # a Kubernetes name: a DNS label
-_HASHED = re.compile(r"-[0-9a-f]{8}$")  # what this function appends, so no given name passes as one
+# what this function appends, and the run store's `<series>.<n>` numbering: no given name passes as one
+_TAKEN = re.compile(r"-[0-9a-f]{8}$|\.[0-9]+$")
 _DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)  # Windows'
 
 
 def portable_name(text: str, limit: int = MAX_NAME, rfc1123: bool = False) -> str:
     """`text` itself where it is already a portable name (letters, digits, `.`, `_`, `-`; not leading
-    with `.` or `-`; not empty; at most `limit` characters). Otherwise its readable part (accents
+    with `.` or `-`, not ending in `.<digits>`; not empty; at most `limit` characters). Otherwise its readable part (accents
     dropped, each run of other characters one `_`, cut to fit) and `-` with 8 hex digits of its hash,
     so distinct texts stay distinct. `rfc1123`: a Kubernetes name (lower-case letters, digits and `-`,
     a letter or digit at each end; `limit` 63 for a label)."""
@@ -27,7 +28,7 @@ def portable_name(text: str, limit: int = MAX_NAME, rfc1123: bool = False) -> st
     else:
         readable = _PORTABLE.sub("_", plain).lstrip(".-")
     kept = text == readable and 0 < len(text) <= limit
-    if kept and not _HASHED.search(text) and not _DEVICE.match(text):
+    if kept and not _TAKEN.search(text) and not _DEVICE.match(text):
         return text
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     head = readable[: max(1, limit - 9)].rstrip("-.") or "unnamed"
