@@ -17,10 +17,10 @@ _DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECA
 
 def portable_name(text: str, limit: int = MAX_NAME, rfc1123: bool = False) -> str:
     """`text` itself where it is already a portable name (letters, digits, `.`, `_`, `-`; not leading
-    with `.` or `-`, not ending in `.<digits>`; not empty; at most `limit` characters). Otherwise its readable part (accents
-    dropped, each run of other characters one `_`, cut to fit) and `-` with 8 hex digits of its hash,
-    so distinct texts stay distinct. `rfc1123`: a Kubernetes name (lower-case letters, digits and `-`,
-    a letter or digit at each end; `limit` 63 for a label)."""
+    with `.` or `-` nor ending in `.<digits>`; not empty; at most `limit` characters). Otherwise its
+    readable part (accents dropped, each run of other characters one `_`, cut to fit) and `-` with 8
+    hex digits of its hash, so distinct texts stay distinct. `rfc1123`: a Kubernetes name (lower-case
+    letters, digits and `-`, a letter or digit at each end; `limit` 63 for a label)."""
     text = str(text)
     plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     if rfc1123:
