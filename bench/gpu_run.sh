@@ -236,6 +236,25 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
 import csv
 for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
     print(r['op'], r['backend'], r['message_bytes'], r['status'], r.get('busbw_gb_per_s'), r['error'][:120])" | tee "$OUT/psum_proc$n.md" ;;
+  rel57)  # issue 57 (2 GPUs): a clean --processes 2 exit holds no coordination-service notes (with -v they
+    # show), stdout is the CSV alone, a SIGKILLed launcher leaves no worker, and the resume command runs
+    sed 's/mesh_shape: "2x8"/mesh_shape: "2x1"/; s/\[8192, 16384, 24576, 32768\]/[8192, 16384, 32768]/' \
+      configs/tpums/dcn/7x_2x2x1_all_reduce.yaml > /tmp/rel57.yaml
+    for v in "" -v; do
+      timeout 280 $RUN --config /tmp/rel57.yaml -o "/tmp/rel57$v.csv" --processes 2 --format csv $v \
+        > "$OUT/rel57$v.stdout" 2> "$OUT/rel57$v.stderr"
+      echo "exit $? ${v:-quiet}: stdout's first line: $(head -1 "$OUT/rel57$v.stdout" | cut -c1-60);" \
+        "service notes on stderr: $(grep -c 'WatchTasksAsync\|CANCELLED\|Source Location Trace' "$OUT/rel57$v.stderr")" \
+        | tee -a "$OUT/rel57.md"
+    done
+    sed 's/num_runs: 5/num_runs: 5000/' /tmp/rel57.yaml > /tmp/rel57_long.yaml
+    $RUN --config /tmp/rel57_long.yaml -o /tmp/rel57_long.csv --processes 2 > "$OUT/rel57_kill.log" 2>&1 &
+    sleep 60; kill -KILL $!; sleep 15
+    echo "workers left 15 s after the launcher's SIGKILL: $(pgrep -fc 'rel57_long.yaml')" | tee -a "$OUT/rel57.md"
+    resume=$(grep -o 'to finish the sweep run: .*' "$OUT/rel57_kill.log" | sed 's/to finish the sweep run: //')
+    echo "resume command: $resume" | tee -a "$OUT/rel57.md"
+    [ -n "$resume" ] && timeout 280 bash -c "$resume" > "$OUT/rel57_resume.log" 2>&1; echo "resume exit $?" | tee -a "$OUT/rel57.md"
+    tail -3 "$OUT/rel57_resume.log" ;;
   dcn)  # issue 38: upstream's DCN files on two GPUs, one process each (the dcn axis spans them)
     for name in ppermute_uni ppermute_bidi all_reduce; do
       sed 's/mesh_shape: "2x8"/mesh_shape: "2x1"/; s/\[8192, 16384, 24576, 32768\]/[8192, 16384, 32768]/' \
