@@ -241,6 +241,21 @@ def test_two_jax_processes_write_one_set_of_rows(write_yaml, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_jax_bench_collective_spans_every_process_s_devices(write_yaml, tmp_path):
+    """A mesh without a shape spans the job's devices, as upstream's does: two processes' (one
+    device each, the launcher's count too), not one process's."""
+    path = write_yaml(
+        "global: {num_runs: 3, warmup_tries: 1}\nbenchmarks:\n- {name: all_reduce, matrix_dim: 8}\n"
+    )
+    done = _run(
+        ["run", "--config", str(path), "-o", "r.csv", "-q", "--processes", "2"], {}, tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = _rows(tmp_path / "r.csv")
+    assert row["status"] == "ok" and row["process_count"] == "2", row["error"]
+
+
+@pytest.mark.slow
 def test_torch_distributed_twins_on_gloo(write_yaml, tmp_path):
     path = write_yaml(
         ALL.format(backend="torch", n=2, half=1, last=1)

@@ -64,8 +64,11 @@ def jax_device_count() -> int:
     workers (a TPU host), this process must not hold the devices, so a child counts them."""
     from accelbench.run.runner import flag_groups_apply, get_backend
 
-    if not flag_groups_apply():
-        return get_backend("jax").device_info().count
+    if not flag_groups_apply():  # every process's devices, as upstream's mesh spans a job's
+        get_backend("jax")
+        from accelbench.platform.frameworks import jax
+
+        return int(jax.device_count())
     done = subprocess.run(
         [sys.executable, "-c", "import jax; print(jax.device_count())"],
         capture_output=True,
