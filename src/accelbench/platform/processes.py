@@ -42,7 +42,7 @@ def free_port() -> int:
 
 
 PR_SET_PDEATHSIG = 1
-LAUNCHED = "MICROBENCH_LAUNCHED"  # set to 1 in the workers of `run --processes N`
+LAUNCHED = "MICROBENCH_LAUNCHED"  # a worker of `run --processes N`: its index
 LAUNCHED_BY = "MICROBENCH_LAUNCHED_BY"  # the launcher's own command line (JSON), for messages
 LAUNCHER_PIPE = (
     "MICROBENCH_LAUNCHER_PIPE"  # a pipe's read end; its end of file: the launcher is gone
@@ -64,7 +64,7 @@ def watch_launcher() -> None:
         with contextlib.suppress(OSError):
             while os.read(int(fd), 1):
                 pass
-        if primary():
+        if os.environ.get(LAUNCHED) == "0":  # said once (a worker may not have joined yet)
             print("\nerror: the launcher of this job ended: stopping", file=sys.stderr, flush=True)
         interrupt.request(signal.SIGTERM)
         time.sleep(STOP_GRACE_S)

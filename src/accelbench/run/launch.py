@@ -114,7 +114,6 @@ def launch_local(argv: Sequence[str], n: int, plan: Callable[[int], object]) -> 
     env = {
         **os.environ,
         "PYTHONPATH": _import_path(),
-        LAUNCHED: "1",
         LAUNCHER_PIPE: str(
             watched
         ),  # each worker ends with this launcher (processes.watch_launcher)
@@ -133,7 +132,7 @@ def launch_local(argv: Sequence[str], n: int, plan: Callable[[int], object]) -> 
         children.append(
             subprocess.Popen(
                 [sys.executable, "-m", "accelbench.cli", *command, *join],
-                env=_placed(env, i, devices),
+                env={**_placed(env, i, devices), LAUNCHED: str(i)},
                 stdout=None if i == 0 else subprocess.DEVNULL,
                 pass_fds=(watched,),
             )
