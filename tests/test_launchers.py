@@ -110,8 +110,28 @@ def test_a_coordinator_that_never_resolves_is_one_line_after_a_bounded_wait(
     code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--multihost", "-q")
     assert code == 2 and err.count("\n") == 1, err
     assert (
-        "JOBSET_NAME: the coordinator's host 'nightly-workers-0-0.nightly' does not resolve" in err
+        "JOBSET_NAME: the coordinator 'nightly-workers-0-0.nightly:62111' does not resolve" in err
     )
+
+
+def test_a_coordinator_that_never_answers_is_one_line_after_a_bounded_wait(
+    monkeypatch, tmp_path, run_cli
+):
+    import socket
+
+    from accelbench.platform import launchers
+
+    monkeypatch.setattr(launchers, "REACH_WAIT_S", 1.5)
+    with socket.socket() as taken:  # a port bound, never listened on: connections are refused
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        monkeypatch.setenv("MICROBENCH_COORDINATOR", f"127.0.0.1:{port}")
+        monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+        monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+        (tmp_path / "c.yaml").write_text("backend: numpy\nbenchmarks:\n- benchmark_name: fault\n")
+        code, _, err = run_cli("run", "--config", str(tmp_path / "c.yaml"), "--multihost", "-q")
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"MICROBENCH_COORDINATOR: the coordinator '127.0.0.1:{port}' does not answer" in err
 
 
 def test_a_gpu_host_gives_each_process_its_own_gpu(monkeypatch):

@@ -509,7 +509,7 @@ def _join(args: argparse.Namespace) -> None:
             raise UserError(f"is {index}: a job of {count} processes has ids 0 to {count - 1}",
                             key="--process-id")  # fmt: skip
         if coordinator is not None:
-            launchers.resolve(launchers.checked_address(coordinator, where), where)
+            launchers.reach(launchers.checked_address(coordinator, where), where, index)
         streams.native_stdout_aside(args.verbose > 0)  # stdout: the rows' format alone
         initialize(*given)
 

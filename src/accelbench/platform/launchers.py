@@ -21,6 +21,7 @@ from accelbench.limits import MAX_PROCESSES
 COORDINATOR = "MICROBENCH_COORDINATOR"
 DEFAULT_PORT = 62111  # where a launcher names a host but no port (SLURM, Open MPI, GKE)
 RESOLVE_WAIT_S = 60.0  # how long a coordinator's name may take to resolve (a JobSet's first pod)
+REACH_WAIT_S = 300.0  # how long process 0 may take to listen (JAX's own initialization timeout)
 
 Env = Mapping[str, str]
 Address = tuple[str, str]  # HOST:PORT, and the variables it was made from (what an error names)
@@ -112,23 +113,36 @@ def detect(env: Env | None = None) -> Joined:
     return Joined("jax", checked_address(given, COORDINATOR) if given else None)
 
 
-def resolve(address: str, where: str) -> None:
-    """The coordinator's host resolves within RESOLVE_WAIT_S (asked again each second: a pod's name
-    can take a while; each lookup is bounded by the resolver's own timeout), or one line naming
-    where it came from."""
-    host, deadline = address.rpartition(":")[0].strip("[]"), time.monotonic() + RESOLVE_WAIT_S
-    while not _resolves(host):
-        if time.monotonic() >= deadline:
-            raise UserError(
-                f"the coordinator's host {host!r} does not resolve (waited {RESOLVE_WAIT_S:g} s)",
-                key=where,
-            )
-        time.sleep(1.0)
+def reach(address: str, where: str, process_id: int | None) -> None:
+    """The coordinator's host resolves within RESOLVE_WAIT_S and, from a process known not to be 0
+    (which starts the coordinator), accepts a connection within REACH_WAIT_S (asked again each second: a
+    pod's name and process 0 can take a while), or one line naming where the address came from;
+    JAX itself aborts with a native stack trace."""
+    host, port = address.rpartition(":")[0].strip("[]"), int(address.rpartition(":")[2])
+    waits = [(RESOLVE_WAIT_S, "does not resolve", lambda: _resolves(host))]
+    if process_id:
+        waits.append((REACH_WAIT_S, "does not answer", lambda: _answers(host, port)))
+    for wait_s, says, ready in waits:
+        deadline = time.monotonic() + wait_s
+        while not ready():
+            if time.monotonic() >= deadline:
+                raise UserError(
+                    f"the coordinator {address!r} {says} (waited {wait_s:g} s)", key=where
+                )
+            time.sleep(1.0)
 
 
 def _resolves(host: str) -> bool:
     try:
         socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return False
+    return True
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=2.0).close()
     except (OSError, UnicodeError):
         return False
     return True
