@@ -11,7 +11,10 @@ where the cache flush's kernels are placed. Each step is meant to run in a proce
 - flush: the side-stream function of audit63 (cold, blocked) and a cold add, profiled as the CUPTI timer
   does: every kernel's records (runtime call, op) and where they and its execution lie (a window, the
   flush's range, neither), the iterations' kernel counts without and with the harness's ranges, and
-  how far launch-placed kernels end past their window's host end (the two clocks' agreement).
+  how far launch-placed kernels end past their window's host end (the two clocks' agreement);
+- gaps: the held-out gemm_simple 4096³ through `microbench run` (eager and compiled scaled_mm, warm):
+  each row's kernels, device, span and launch-inclusive times and audit: whether the compiled row's
+  idle_gaps are the device waiting between the compiled call's launches.
 
     python bench/cupti_check.py STEP
 """
@@ -198,6 +201,37 @@ def flush() -> None:
             )
 
 
+GAPS = """num_runs: 50
+warmup: 10
+cache: warm
+benchmarks:
+- benchmark_name: gemm_simple
+  backend: torch
+  csv_path: {csv}
+  benchmark_params: [{{m: 4096, k: 4096, n: 4096}}]
+"""
+
+
+def gaps() -> None:
+    import csv
+
+    from accelbench.cli import main
+
+    folder = tempfile.mkdtemp(prefix="cupti63_")
+    out, path = os.path.join(folder, "gaps.csv"), os.path.join(folder, "gaps.yaml")
+    with open(path, "w") as f:
+        f.write(GAPS.format(csv=out))
+    print(f"- exit {main(['run', '--config', path, '--no-progress', '-q'])}")
+    for r in csv.DictReader(open(out)):
+        us = {k: float(r[k] or 0) * 1e6 for k in ("time_median_s", "device_span_median_s")}
+        launch = float(r["launch_median_s"] or 0) * 1e6
+        print(
+            f"- {r['implementation']}: {r['status']}; device {us['time_median_s']:.1f} µs, span "
+            f"{us['device_span_median_s']:.1f} µs, launch-inclusive {launch:.1f} µs\n"
+            f"  kernels: {r['top_kernels']}\n  audit: {r['audit_detail'] or 'clean'}"
+        )
+
+
 def _inside(k: Any, ranges: list[tuple[float, float]], name: str = "window") -> str | None:
     return next((name for a, b in ranges if a <= k.start_ns and k.end_ns <= b), None)
 
@@ -209,6 +243,7 @@ if __name__ == "__main__":
         "foreign": foreign,
         "teardown": teardown,
         "flush": flush,
+        "gaps": gaps,
     }
     if len(sys.argv) != 2 or sys.argv[1] not in steps:
         sys.exit(f"usage: cupti_check.py {'|'.join(steps)}")

@@ -215,7 +215,7 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,ECC > "$OUT/audit63_nvidia_smi.txt" 2>&1 ;;
   cupti63)  # issue 63 follow-up: JAX after PyTorch's profiler in one process (refused, saying why), Kineto's
     # teardown tried, and where the cold flush's kernels are placed; each step a process of its own
-    for step in order config foreign teardown flush; do
+    for step in order config foreign teardown flush gaps; do
       [ $step = teardown ] && export TEARDOWN_CUPTI=1 || unset TEARDOWN_CUPTI
       timeout 300 python3 bench/cupti_check.py $step > "$OUT/cupti63_$step.log" 2>&1
       echo "exit $?; XLA CUPTI lines on stderr: $(grep -c 'cuptiSubscribe\|CUPTI call error\|due to a previous error' "$OUT/cupti63_$step.log")" \
