@@ -22,10 +22,11 @@ from accelbench import __version__
 from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
 from accelbench.platform import chatter, processes
-from accelbench.run import store_commands
+from accelbench.run import history_commands, store_commands
 from accelbench.run.command_line import (
     OneLineParser,
     add_run_files,
+    command,
     count,
     guarded_main,
     seconds,
@@ -172,21 +173,8 @@ def _add_run_options(p: argparse.ArgumentParser, command: str) -> None:
         flag.add_to(owned)
 
 
-def _command(
-    sub: argparse._SubParsersAction, name: str, summary: str, example: str, **more: Any
-) -> argparse.ArgumentParser:
-    """A subcommand whose help says what it does and shows one way to call it."""
-    return sub.add_parser(
-        name,
-        help=summary,
-        description=f"{summary}. Example: {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        **more,
-    )
-
-
 def _run_parser(sub: argparse._SubParsersAction) -> None:
-    p = _command(
+    p = command(
         sub,
         "run",
         "run the benchmarks a config describes, or one benchmark (--run)",
@@ -229,7 +217,7 @@ def _alias_parsers(sub: argparse._SubParsersAction) -> None:
     from accelbench.config.dialects import dialects
 
     for alias in (a for d in dialects() for a in d.aliases):
-        d = _command(sub, alias.name, alias.summary, alias.example)
+        d = command(sub, alias.name, alias.summary, alias.example)
         d.add_argument("--config", required=True, help="the YAML config to run")
         d.add_argument(alias.option, dest=alias.flag.dest, required=True, help=alias.flag.help)
         d.set_defaults(run=None, output=None, backend=None, name=None, alias=alias.name)
@@ -244,13 +232,13 @@ def _dialect_parsers(sub: argparse._SubParsersAction) -> None:
     for dialect in dialects():
         if dialect.command is not None:
             name, summary = dialect.command.name, dialect.command.summary
-            _command(sub, name, summary, f"microbench {name} --help", add_help=False)
+            command(sub, name, summary, f"microbench {name} --help", add_help=False)
 
 
 def _list_parser(sub: argparse._SubParsersAction) -> None:
     from accelbench.config.dialects import dialects
 
-    lst = _command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
+    lst = command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
     names = lst.add_mutually_exclusive_group()
     for dialect in dialects():
@@ -264,7 +252,7 @@ def _list_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _compare_parser(sub: argparse._SubParsersAction) -> None:
-    c = _command(
+    c = command(
         sub,
         "compare",
         "compare two results files or stored runs, groups of one file (--by), or the last two runs",
@@ -304,7 +292,7 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _store_parsers(sub: argparse._SubParsersAction) -> None:
-    rs = _command(
+    rs = command(
         sub,
         "runs",
         "list the stored runs (every one under results/, or a config's): number, name, what ran, "
@@ -318,7 +306,7 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
         "--results-dir", default="results", help="where stored runs are found (default: results)"
     )
     rs.add_argument("--json", action="store_true", help="machine-readable output")
-    r = _command(
+    r = command(
         sub,
         "report",
         "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
@@ -340,7 +328,7 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _traces_parser(sub: argparse._SubParsersAction) -> None:
-    t = _command(
+    t = command(
         sub,
         "traces",
         "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
@@ -357,7 +345,7 @@ def _traces(args: argparse.Namespace) -> int:
 
 
 def _validate_parser(sub: argparse._SubParsersAction) -> None:
-    v = _command(
+    v = command(
         sub,
         "validate",
         "load and expand a config without running it",
@@ -391,6 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
         _store_parsers,
         _validate_parser,
         _traces_parser,
+        history_commands.add_parsers,
         _dialect_parsers,
     ):
         add(sub)
@@ -516,6 +505,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": store_commands.report,
     "validate": _validate,
     "traces": _traces,
+    "history": history_commands.history,
+    "publish": history_commands.publish,
 }
 
 

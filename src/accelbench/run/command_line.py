@@ -12,7 +12,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from accelbench.core.flags import Flag
 from accelbench.errors import UserError
@@ -44,6 +44,19 @@ class RunFiles:
 
 def run_files(args: argparse.Namespace) -> RunFiles:
     return RunFiles(**{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES})
+
+
+def command(
+    sub: argparse._SubParsersAction, name: str, summary: str, example: str, **more: Any
+) -> argparse.ArgumentParser:
+    """A subcommand whose help says what it does and shows one way to call it."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=f"{summary}. Example: {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **more,
+    )
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -25,7 +25,10 @@ def compare(args: argparse.Namespace) -> int:
     from accelbench.results.compare import run_compare
 
     view = _view(args)
-    named = [_side(ref, view, args) for ref in args.files]
+    refs = args.files
+    if args.baseline and not args.by:  # the baseline named apart: a file, URL, run, label or latest
+        refs = [args.baseline, *refs]
+    named = [_side(ref, view, args, refs[-1]) for ref in refs]
     sides = [files for files, _ in named]
     selected = len(named) == 2 and named[1][1]  # a candidate run of a selection: its cases only
     if not sides:
@@ -35,7 +38,7 @@ def compare(args: argparse.Namespace) -> int:
     return run_compare(
         sides,
         args.by,
-        args.baseline,
+        args.baseline if args.by else None,
         args.threshold,
         args.json or args.output_format == "json",
         selected,
@@ -54,11 +57,12 @@ def _series(config: str) -> list[str]:
 def _view(args: argparse.Namespace) -> list[Any]:
     """The stored runs a command's references mean: the config's (--config), else every run under
     the results folder (any config or one-off), oldest first."""
+    from accelbench.results.remote import local
     from accelbench.results.run_store import runs_under, stored_runs
 
     if args.config:
         return stored_runs(_series(args.config), args.config)
-    return runs_under(args.results_dir)
+    return runs_under(local(args.results_dir, "--results-dir"))
 
 
 def _latest_series(view: list[Any]) -> list[Any]:
@@ -67,16 +71,27 @@ def _latest_series(view: list[Any]) -> list[Any]:
     return [r for r in view if r.series == last.series and r.source == last.source]
 
 
-def _side(ref: str, view: list[Any], args: argparse.Namespace) -> tuple[list[str], bool]:
-    """A results file, or a stored run by its --name (anywhere in the view) or its number (of the
-    config's series, else of the latest run's); and whether it is a run of a selection of cases."""
-    if os.path.exists(ref) or ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref:
-        from accelbench.results.reading import expand_results
-
-        return expand_results([ref], "compare"), False  # a folder or pattern: a run's files
+def _side(
+    ref: str, view: list[Any], args: argparse.Namespace, candidate: str
+) -> tuple[list[str], bool]:
+    """A results file (a path or URL), or a stored run by its --name (anywhere in the view), its
+    number (of the config's series, else of the latest run's) or `latest` (the latest run of the
+    candidate's series); and whether it is a run of a selection of cases."""
+    from accelbench.results.remote import is_url, local
     from accelbench.results.run_store import find_run
 
+    if (
+        is_url(ref)
+        or os.path.exists(ref)
+        or ref.lower().endswith((".csv", ".jsonl"))
+        or os.sep in ref
+    ):
+        from accelbench.results.reading import expand_results
+
+        return expand_results([local(ref, "compare")], "compare"), False  # a folder: a run's files
     numbered = ref.isascii() and ref.isdigit()
+    if ref == "latest" and candidate.lower().endswith(".csv"):  # of the candidate's series
+        view = [r for r in view if _series_name(r.series) == _series_name(candidate)]
     found = find_run(_latest_series(view) if numbered and view else view, ref)
     if found is None:
         where = args.config or f"the runs under {args.results_dir}"
@@ -88,6 +103,12 @@ def _side(ref: str, view: list[Any], args: argparse.Namespace) -> tuple[list[str
             key=f"compare '{ref}'",
         )
     return list(found.files), found.selected
+
+
+def _series_name(path: str) -> str:
+    from accelbench.results.run_store import series_of
+
+    return os.path.basename(series_of(path))
 
 
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
