@@ -125,7 +125,7 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
 def _add_view_options(
     p: argparse.ArgumentParser,
     columns: bool = True,
-    formats: bool = True,
+    formats: tuple[str, ...] = ("table", "csv", "json", "markdown"),
     sort_help: str = "order rows by a column (--sort=-COLUMN: descending)",
 ) -> None:
     """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
@@ -143,9 +143,9 @@ def _add_view_options(
         p.add_argument(
             "--format",
             dest="output_format",
-            choices=("table", "csv", "json", "markdown"),
+            choices=formats,
             default="table",
-            help="the table to standard output as a table (default), CSV, JSON or Markdown",
+            help=f"the table to standard output: {', '.join(formats)} (default: table)",
         )
 
 
@@ -262,8 +262,9 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "files",
         nargs="*",
-        help="baseline candidate: results files, or runs of --config by number or --name; one "
-        "file with --by; none: the last two runs of what ran last (or of --config)",
+        help="baseline candidate: results files (paths, file:// or gs:// URLs), or runs of "
+        "--config by number or --name; one file with --by; none: the last two runs of what ran "
+        "last (or of --config)",
     )
     c.add_argument(
         "--config",
@@ -274,12 +275,25 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--results-dir",
         default="results",
-        help="where stored runs are looked for without --config (default: results)",
+        help="where stored runs are looked for without --config: a folder, file:// or gs:// URL "
+        "(default: results)",
     )
     c.add_argument(
         "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
     )
-    c.add_argument("--baseline", default=None, help="the --by value to compare the others against")
+    c.add_argument(
+        "--baseline",
+        default=None,
+        help="the --by value to compare the others against; without --by, the baseline: a file, "
+        "URL, run or `latest` (the latest run of the candidate's series under --results-dir)",
+    )
+    c.add_argument(
+        "--fail-inconclusive",
+        default="",
+        metavar="REASONS",
+        help="inconclusive cases that fail the comparison (exit 1): those whose reason names one "
+        "of these words (noisy, conditions, ...), or all; default none",
+    )
     c.add_argument(
         "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
     )
@@ -287,6 +301,7 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     _add_view_options(
         c,
         columns=False,
+        formats=("table", "csv", "json", "markdown", "github", "junit"),
         sort_help="order cases by case, ratio, p or verdict (--sort=-KEY: descending)",
     )
 
@@ -324,7 +339,7 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="each case's samples over its run (by default only soaks and GPU-monitored cases)",
     )
-    _add_view_options(r, formats=False)
+    _add_view_options(r, formats=())
 
 
 def _traces_parser(sub: argparse._SubParsersAction) -> None:

@@ -506,9 +506,11 @@ def run_compare(
     candidate_cases_only: bool = False,
     sort: str | None = None,
     output_format: str = "table",
+    fail_inconclusive: tuple[str, ...] = (),
 ) -> int:
     """0: every matched case within the threshold, noise or inconclusive; 1: a candidate case
-    regressed, went missing, failed or became ambiguous; 2 (UserError): nothing to compare.
+    regressed, went missing, failed or became ambiguous (or is inconclusive for a reason named in
+    `fail_inconclusive`, `all` for any); 2 (UserError): nothing to compare.
     `candidate_cases_only`: the candidate ran a selection, so a case it left out is not missing."""
     if not math.isfinite(threshold) or threshold < 0:
         raise UserError(f"must be a finite number >= 0, got {threshold}", key="--threshold")
@@ -525,13 +527,25 @@ def run_compare(
         _show_groups(comparison, by, labels[0], threshold, as_json)
         return 0
     failing = comparison.failing(threshold)
+    failing += [p for p in comparison.pairs if _fails_inconclusive(p, threshold, fail_inconclusive)]
     code = 1 if failing or comparison.ambiguous else 0
     if as_json:
         print(json.dumps(as_records(comparison, threshold), indent=2))
         return code
+    if output_format in ("github", "junit"):
+        from accelbench.results.ci_formats import FORMATS
+
+        print(FORMATS[output_format](comparison.pairs, failing, threshold, labels), end="")
+        return code
     _show_pairs(comparison, threshold, labels, output_format)
     _say_regressions(failing, len(comparison.pairs), threshold)
     return code
+
+
+def _fails_inconclusive(pair: Pair, threshold: float, reasons: tuple[str, ...]) -> bool:
+    """An inconclusive case whose reason is one named (`--fail-inconclusive noisy,conditions`)."""
+    said = pair.verdict(threshold).value
+    return said.startswith("inconclusive") and any(r == "all" or r in said for r in reasons)
 
 
 def _show_groups(

@@ -44,6 +44,7 @@ def compare(args: argparse.Namespace) -> int:
         selected,
         sort=args.sort,
         output_format=args.output_format,
+        fail_inconclusive=listed(args.fail_inconclusive),
     )
 
 
