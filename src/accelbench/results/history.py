@@ -20,7 +20,7 @@ from accelbench.results.change_points import Step, steps
 from accelbench.results.compare import CaseKey, case_label, usable
 from accelbench.results.console import format_seconds
 from accelbench.results.display import markdown_safe
-from accelbench.results.reading import read_rows
+from accelbench.results.reading import read_many
 from accelbench.results.records import Conditions, Environment, Identity, Row, TimeStats, TimingInfo
 from accelbench.results.run_store import StoredRun
 
@@ -63,11 +63,11 @@ def histories(
     """One history per case the runs hold (whose label matches the shell pattern `case`), from the
     runs whose commit (or start) is dated `since` or later, each with its steps."""
     found: dict[CaseKey, History] = {}
-    for run in sorted(runs, key=_order):
+    kept = [r for r in sorted(runs, key=_order) if not since or _order(r)[0][: len(since)] >= since]
+    read = iter(read_many([path for run in kept for path in run.files], GROUPS))
+    for run in kept:
         date = _order(run)[0]
-        if since and date[: len(since)] < since:
-            continue
-        for row in (r for path in run.files for r in read_rows(path, groups=GROUPS)):
+        for row in (r for _ in run.files for r in next(read)):
             if row.ok and row.median_s is not None and usable(row.median_s):
                 key = CaseKey.of(row)
                 if key not in found:
