@@ -185,8 +185,8 @@ def read_many(paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS) -> li
         read = [read_records(path) for path in paths]
         out: list[list[Row]] = [[] for _ in paths]
         by_header: dict[tuple[str, ...], list[int]] = defaultdict(list)
-        for i, (header, _) in enumerate(read):
-            by_header[tuple(header)].append(i)
+        for i, (names, _) in enumerate(read):
+            by_header[tuple(names)].append(i)
         for header, files in by_header.items():
             reader = RowReader(list(header), param_names(header))
             rows = iter(reader.rows([cells for i in files for cells in read[i][1]], groups=groups))
