@@ -2,6 +2,7 @@
 and nowhere else, its formats, --bisect, stores read through URLs, publish and --baseline latest."""
 
 import csv
+import hashlib
 import json
 import subprocess
 
@@ -56,7 +57,7 @@ def _store(folder, commits, seed=0, step=0.04, at=STEP_AT):
     return folder
 
 
-COMMITS = [f"{i:012x}" for i in range(0xA000, 0xA000 + 60)]
+COMMITS = [hashlib.sha1(str(i).encode()).hexdigest()[:12] for i in range(60)]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -179,3 +180,17 @@ def test_a_store_is_read_through_file_and_other_urls_and_published_runs_feed_com
     assert code == 0 and (tmp_path / "out").is_dir()
     code, _, err = run_cli("history", "--results-dir", "nosuchproto://x/y")
     assert code == 2 and "--results-dir" in err
+
+
+def test_the_report_draws_each_case_s_history_with_its_steps_and_names_points_on_hover(
+    tmp_path, run_cli
+):
+    store = _store(tmp_path / "results", COMMITS)
+    code, out, err = run_cli("report", str(store), "--output-dir", str(tmp_path / "report"))
+    assert code == 0, err
+    assert "history.png: 180 points" in out  # three cases of 60 runs
+    summary = (tmp_path / "report" / "summary.md").read_text()
+    assert "## History" in summary and f"at {COMMITS[STEP_AT]}, after {COMMITS[STEP_AT - 1]}" in summary
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert page.count("<area shape='circle'") == 180 and "usemap='#map" in page
+    assert f"at {COMMITS[STEP_AT]} (2026-11-13T01:00:00), run {STEP_AT + 1}" in page

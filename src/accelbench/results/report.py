@@ -21,6 +21,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from accelbench.catalogue import get_spec  # noqa: E402
 from accelbench.errors import UserError, safe_stem  # noqa: E402
 from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
+from accelbench.results import history_chart  # noqa: E402
 from accelbench.results.charts import plt, save_figure, time_series  # noqa: E402
 from accelbench.results.console import value_of, varying  # noqa: E402
 from accelbench.results.display import (  # noqa: E402
@@ -33,6 +34,9 @@ from accelbench.results.display import (  # noqa: E402
     markdown_safe,
     sort_rows,
 )
+from accelbench.results.history import History  # noqa: E402
+from accelbench.results.history import as_text as history_text  # noqa: E402
+from accelbench.results.history_chart import report_histories  # noqa: E402
 from accelbench.results.reading import read_rows  # noqa: E402
 from accelbench.results.records import Labelled, Row, Variants, speedup  # noqa: E402
 from accelbench.results.writer import OutputFailed, write_atomically  # noqa: E402
@@ -424,14 +428,22 @@ def environment_lines(rows: Sequence[Row]) -> list[str]:
 
 
 def html_page(
-    source: str, rows: Sequence[Row], images: dict[str, int], chosen: Sequence[Column] = REPORT
+    source: str,
+    rows: Sequence[Row],
+    images: dict[str, int],
+    chosen: Sequence[Column] = REPORT,
+    maps: dict[str, str] | None = None,
 ) -> str:
-    """One self-contained page: the environment, every chart inlined (base64 PNG), the table of rows."""
+    """One self-contained page: the environment, every chart inlined (base64 PNG; `maps`: the areas
+    of a chart's image map, which name its points on hover), the table of rows."""
+    maps = maps or {}
     charts = "".join(
         f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
-        f"{base64.b64encode(open(path, 'rb').read()).decode()}'><figcaption>"
+        f"{base64.b64encode(open(path, 'rb').read()).decode()}'"
+        + (f" usemap='#map{i}'><map name='map{i}'>{maps[path]}</map>" if path in maps else ">")
+        + "<figcaption>"
         f"{html_safe(os.path.basename(path))}: {count} points</figcaption></figure>\n"
-        for path, count in images.items()
+        for i, (path, count) in enumerate(images.items())
     )
     ok = sum(r.ok for r in rows)
     noisy = sum(bool(r.stats.noisy) for r in rows)
@@ -502,7 +514,7 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        return _write_report(path, rows, out_dir, chosen, sample_charts)
+        return _write_report(path, rows, out_dir, chosen, sample_charts, report_histories(paths))
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -517,6 +529,7 @@ def _write_report(
     out_dir: str,
     chosen: Sequence[Column] = REPORT,
     sample_charts: bool = False,
+    found: Sequence[History] = (),
 ) -> dict[str, Any]:
     roof = os.path.join(out_dir, "roofline.png")
     counts = {
@@ -525,18 +538,26 @@ def _write_report(
         **speedup_charts(rows, out_dir),
         **time_series(rows, out_dir, sample_charts),
     }
+    maps, steps = {}, ""
+    if found:  # the runs span commits: each case's history, its steps in the summary
+        drawn, points, areas = history_chart.chart(found, out_dir)
+        counts[drawn], maps[drawn] = points, history_chart.hover_areas(areas)
+        steps = "\n## History (median per run, in commit order)\n\n" + history_text(
+            found, "markdown"
+        )
     summary = os.path.join(out_dir, "summary.md")
     text = (
         f"# Results: {markdown_safe(path)}\n\n"
         + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
         + "\n"
         + markdown(rows, chosen)
+        + steps
         + "\n## Charts\n\n"
         + "".join(f"- {os.path.basename(p)}: {n} points\n" for p, n in counts.items())
     )
     write_atomically(summary, lambda f: f.write(text))
     page = os.path.join(out_dir, "report.html")
-    write_atomically(page, lambda f: f.write(html_page(path, rows, counts, chosen)))
+    write_atomically(page, lambda f: f.write(html_page(path, rows, counts, chosen, maps)))
     for p, n in counts.items():
         print(f"{p}: {n} points")
     print(summary)
