@@ -190,7 +190,10 @@ def test_the_report_draws_each_case_s_history_with_its_steps_and_names_points_on
     assert code == 0, err
     assert "history.png: 180 points" in out  # three cases of 60 runs
     summary = (tmp_path / "report" / "summary.md").read_text()
-    assert "## History" in summary and f"at {COMMITS[STEP_AT]}, after {COMMITS[STEP_AT - 1]}" in summary
+    assert (
+        "## History" in summary
+        and f"at {COMMITS[STEP_AT]}, after {COMMITS[STEP_AT - 1]}" in summary
+    )
     page = (tmp_path / "report" / "report.html").read_text()
     assert page.count("<area shape='circle'") == 180 and "usemap='#map" in page
     assert f"at {COMMITS[STEP_AT]} (2026-11-13T01:00:00), run {STEP_AT + 1}" in page

@@ -89,7 +89,7 @@ def steps(
             break
         if all(abs(t - u) >= window for u in found):
             found.append(t)
-    at = sorted(_refined(x, t, window) for t in found)
+    at = sorted({_refined(x, t, window) for t in found})
     out = []
     for i, t in enumerate(at):  # each side's points up to the neighbouring step, at most 2 windows
         before = x[max(at[i - 1] if i else 0, t - 2 * window) : t]
