@@ -28,7 +28,7 @@ from accelbench.catalogue import OpParams, get_spec
 from accelbench.core.samples import ratio_intervals
 from accelbench.errors import Status, UserError, did_you_mean, visible
 from accelbench.results.console import format_seconds, shown, table_console
-from accelbench.results.display import markdown_safe, ordered
+from accelbench.results.display import markdown_safe, op_name, ordered
 from accelbench.results.reading import read_rows
 from accelbench.results.records import (
     ALL_GROUPS,
@@ -96,6 +96,7 @@ def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
     """The case as a line of the table: op, backend:implementation, its dimensions and the parameters
     that differ from their declared defaults, in the op's order."""
     op, backend, impl, params = _identifying(row, without)
+    op = op and op_name(row)
     head = " ".join(x for x in (op, backend + (f":{impl}" if impl else "")) if x)
     shown = _worth_showing(row.identity.op, row.params)
     return " ".join([head, *(f"{k}={v}" for k, v in params if k in shown)])

@@ -95,26 +95,25 @@ def shape_of(row: Row) -> str:
 
 
 def distinguishing(rows: Sequence[Row]) -> list[str]:
-    """Per row, `key=value` for the parameters and run settings that differ between rows of the same
-    op, backend and shape: what tells two otherwise identical table lines apart (the implementation
-    is shown with the backend)."""
+    """Per row, `key=value` for what identifies it beyond its op, backend and shape: every parameter
+    that is not a dimension (a float32 row says so even where every row is float32), then the run
+    settings and repeat counts that differ between rows of the same op, backend and shape (two rows
+    of one op and shape, one cold-cache)."""
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
         groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
     out = [""] * len(rows)
     for (op, _, _), members in groups.items():
-        if len(members) < 2:
-            continue
         try:
             spec = get_spec(op)
             names = [p.name for p in spec.params if p.name not in spec.dimensions]
-        except UserError:  # a row of an op this version no longer has: compare what it does have
+        except UserError:  # a row of an op this version no longer has: what it does have
             names = sorted({k for i in members for k in rows[i].params})
-        # then the run settings the rows record (two rows of one op and shape, one cold-cache)
-        keys = varying(
-            [rows[i] for i in members],
-            [*names, *setting_columns(compared_only=True), *DISTINCTION_COLUMNS],
+        settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]
+        keys = (
+            [*names, *varying([rows[i] for i in members], settings)] if len(members) > 1 else names
         )
         for i in members:
-            out[i] = " ".join(f"{k}={_shown_value(value_of(rows[i], k))}" for k in keys)
+            values = ((k, value_of(rows[i], k)) for k in keys)
+            out[i] = " ".join(f"{k}={_shown_value(v)}" for k, v in values if v not in (None, ""))
     return out

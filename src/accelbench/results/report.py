@@ -32,6 +32,7 @@ from accelbench.results.display import (  # noqa: E402
     escaped,
     html_safe,
     markdown_safe,
+    op_name,
     sort_rows,
 )
 from accelbench.results.history import History  # noqa: E402
@@ -63,28 +64,33 @@ def series_label(row: Row) -> str:
     """What a roofline point's colour stands for: the op, and its variant where its rows say one
     (a torchao recipe)."""
     variant = row.extras.variant if isinstance(row.extras, Variants) else None
-    return f"{row.identity.op} {variant}" if variant else row.identity.op
+    return f"{op_name(row)} {variant}" if variant else op_name(row)
 
 
 def _scatter(ax: Any, points: Sequence[Row]) -> None:
-    """The measured points: colour by series, marker by backend."""
+    """The measured points: colour by series, marker by backend (by run or file, in a report over
+    several: the same case of two runs would otherwise be two look-alike points)."""
+    sources = sorted({r.source for r in points})
     frame = pd.DataFrame(
         {
             "intensity": [r.derived.intensity_flop_per_byte for r in points],
             "TFLOP/s": [r.derived.tflop_per_s for r in points],
             "series": [series_label(r) for r in points],
             "backend": [r.identity.backend for r in points],
+            "source": [r.source for r in points],
         }
     )
-    backends = sorted(set(frame["backend"]), key=run_order)
+    style = "source" if len(sources) > 1 else "backend"
+    kinds = sources if len(sources) > 1 else sorted(set(frame["backend"]), key=run_order)
+    shapes = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(kinds)}
     sns.scatterplot(
         data=frame,
         x="intensity",
         y="TFLOP/s",
         hue="series",
-        style="backend",
-        style_order=backends,
-        markers={b: marker(b) for b in backends},
+        style=style,
+        style_order=kinds,
+        markers=shapes if len(sources) > 1 else {b: marker(b) for b in kinds},
         palette="tab20" if frame["series"].nunique() > 10 else "tab10",
         s=40,
         ax=ax,
@@ -121,7 +127,8 @@ def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
 
 def roofline(rows: Sequence[Row], path: str) -> int:
     """Achieved TFLOP/s against arithmetic intensity: a colour per op (per recipe for torchao), a marker
-    per backend, the peak table's ceilings where known and the best measured copy bandwidth."""
+    per backend (per source over several runs), the peak table's ceilings where known and the best
+    measured copy bandwidth."""
     points = [
         r for r in rows if r.ok and r.derived.tflop_per_s and r.derived.intensity_flop_per_byte
     ]

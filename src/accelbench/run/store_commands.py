@@ -137,7 +137,8 @@ TABLE_RUNS = 100
 
 def runs(args: argparse.Namespace) -> int:
     """The stored runs (a config's, or every one under the results folder): number, label, what ran,
-    when, commit, host, rows, selection, files."""
+    when, the commit of the code under test (the config's checkout) and the harness's, host, rows,
+    selection, files."""
     from dataclasses import asdict
 
     from rich.table import Table
@@ -156,7 +157,8 @@ def runs(args: argparse.Namespace) -> int:
         print(f"the latest {TABLE_RUNS} of {len(runs)} runs (runs --json lists every one)")
         runs = runs[-TABLE_RUNS:]
     table = Table(title=shown(f"runs of {where}"))
-    columns = ("run", "name", "config or one-off", "started", "commit", "host", "rows", "selection")
+    columns = ("run", "name", "config or one-off", "started", "tested commit", "harness commit")
+    columns += ("host", "rows", "selection")
     for column in (*columns, "files"):
         table.add_column(column)
     for r in runs:
@@ -165,7 +167,8 @@ def runs(args: argparse.Namespace) -> int:
             shown(r.name or ""),
             shown(r.source),
             shown(r.started or ""),
-            shown((r.commit or "")[:10]),
+            shown((r.tested or "")[:12]),
+            shown((r.commit or "")[:12]),
             shown(r.host or ""),
             str(r.rows),
             shown(r.selection or ""),
