@@ -157,8 +157,10 @@ def runs(args: argparse.Namespace) -> int:
         print(f"the latest {TABLE_RUNS} of {len(runs)} runs (runs --json lists every one)")
         runs = runs[-TABLE_RUNS:]
     table = Table(title=shown(f"runs of {where}"))
-    columns = ("run", "name", "config or one-off", "started", "tested commit", "harness commit")
-    columns += ("host", "rows", "selection")
+    columns = (
+        *("run", "name", "config or one-off", "started", "tested commit", "harness commit"),
+        *("host", "rows", "selection"),
+    )
     for column in (*columns, "files"):
         table.add_column(column)
     for r in runs:
