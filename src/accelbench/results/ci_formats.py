@@ -8,15 +8,16 @@ import datetime as _dt
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import quote
 
 from accelbench.errors import visible
-from accelbench.results.compare import Pair
 from accelbench.results.console import format_seconds
 from accelbench.results.display import markdown_safe
 
 SUMMARY_ROWS = 200  # a job summary holds at most 1 MiB: the collapsed table stops here
 LINKED = ("http://", "https://", "gs://")  # a trace a reader of the summary can open
+Pair = Any  # compare's Pair (which imports this module): its key, a, b, ratio, interval, verdict()
 
 
 def _verdict_line(pairs: Sequence[Pair], failing: Sequence[Pair], threshold: float) -> str:
