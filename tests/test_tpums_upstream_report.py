@@ -190,7 +190,7 @@ def test_generate_benchmark_report_multi_benchmark(ran):
     ]
     gemm, hbm = report.console_report(entries)
     assert "(GeneralizedGemmBenchmark)" in gemm and "(HBMBandwidthBenchmark)" in hbm
-    assert "total_bytes_mib" in hbm and "wall_clock_bandwidth_per_chip_gb_s" in hbm
+    assert "total_bytes_mib" in hbm and "wall_clock_bandwidth_per_device_gb_s" in hbm
 
 
 def test_generate_benchmark_report_dual_formatter(ran):

@@ -19,7 +19,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from accelbench.catalogue import get_spec  # noqa: E402
-from accelbench.errors import UserError, safe_stem  # noqa: E402
+from accelbench.errors import UserError, safe_stem, visible  # noqa: E402
 from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from accelbench.results import history_chart  # noqa: E402
 from accelbench.results.charts import plt, save_figure, time_series  # noqa: E402
@@ -70,14 +70,14 @@ def series_label(row: Row) -> str:
 def _scatter(ax: Any, points: Sequence[Row]) -> None:
     """The measured points: colour by series, marker by backend (by run or file, in a report over
     several: the same case of two runs would otherwise be two look-alike points)."""
-    sources = sorted({r.source for r in points})
+    sources = sorted({visible(r.source) for r in points})  # a file name that is not UTF-8 drawn too
     frame = pd.DataFrame(
         {
             "intensity": [r.derived.intensity_flop_per_byte for r in points],
             "TFLOP/s": [r.derived.tflop_per_s for r in points],
             "series": [series_label(r) for r in points],
             "backend": [r.identity.backend for r in points],
-            "source": [r.source for r in points],
+            "source": [visible(r.source) for r in points],
         }
     )
     style = "source" if len(sources) > 1 else "backend"
