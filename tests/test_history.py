@@ -35,6 +35,7 @@ def _write_run(folder, n, commit, date, medians, name=None):
                 "name": name,
                 "started": f"2026-12-01T00:{n:02d}:00",
                 "files": [str(path)],
+                "config": str(folder / "c.yaml"),
                 "environment": {"git": {"commit": "harness", "date": "2020-01-01"}},
                 "tested": git,
             }
@@ -47,6 +48,7 @@ def _store(folder, commits, seed=0, step=0.04, at=STEP_AT):
     all three cases drift 2% over the whole store and carry 0.5-1% noise."""
     rng = np.random.default_rng(seed)
     folder.mkdir(exist_ok=True)
+    (folder / "c.yaml").write_text("benchmarks: []\n")  # what ran: ab's --config
     for i, commit in enumerate(commits):
         drift = 1 + 0.02 * i / len(commits)
         medians = {
@@ -138,7 +140,7 @@ def test_bisect_lists_the_commits_inside_a_step_and_the_ab_command_for_each(tmp_
     assert f"between {good} and {bad}: 2 commit(s)" in out
     between = commits[commits.index(good) + 1 : commits.index(bad) + 1]
     for commit in between:
-        assert f"microbench ab {good} {commit} --config" in out
+        assert f"microbench ab {good} {commit} --config {store / 'c.yaml'}" in out
     code, _, err = run_cli(
         "history", "--results-dir", str(store), "--bisect", "--repo", str(tmp_path)
     )

@@ -131,15 +131,12 @@ def bisect_lines(history: Any, step: Any, repo: str) -> list[str]:
     if not (before.commit and after.commit) or before.commit == after.commit:
         return [head, "  the same commit on both sides: not the code (see each point's conditions)"]
     inside = commits_between(repo, before.commit, after.commit)
-    what = (
-        f"--run {history.config.removeprefix('--run ')}"
-        if history.config.startswith("--run ")
-        else f"--config {history.config}"
-    )
+    # ab runs a config in a worktree of each ref; a one-off or bench() run names none
+    config = history.config if os.path.isfile(history.config) else "CONFIG"
     lines = [f"{head}: {len(inside)} commit(s); start with the middle one (*)"]
     for i, commit in enumerate(inside):
         mark = "*" if i == (len(inside) - 1) // 2 else " "
-        lines.append(f" {mark} {commit}: microbench ab {before.commit} {commit} {what}")
+        lines.append(f" {mark} {commit}: microbench ab {before.commit} {commit} --config {config}")
     return lines
 
 
