@@ -380,9 +380,19 @@ def _validate_parser(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--json", action="store_true", help="the cases as JSON")
 
 
+class _Version(argparse.Action):
+    """`--version`: the project's version and the commit it was built from (asked of git only here)."""
+
+    def __call__(self, parser: Any, *_: Any) -> None:
+        from accelbench.platform.environment import git_commit
+
+        print(f"microbench {__version__} (commit {git_commit() or 'unknown'})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", action="version", version=f"microbench {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="the version and its commit")
     sub = parser.add_subparsers(
         dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
     )
