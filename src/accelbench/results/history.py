@@ -108,42 +108,41 @@ def as_records(found: Sequence[History]) -> list[dict[str, object]]:
 
 
 def as_text(found: Sequence[History], fmt: str) -> str:
-    """`--format csv` (a row per point, the step's size on the first point after it) or `markdown`
-    (a line per case, then the steps)."""
-    if fmt == "csv":
-        buffer = io.StringIO()
-        out = csv.writer(buffer, lineterminator="\n")
-        out.writerow(["case", "commit", "date", "label", "median_s", "conditions", "step_ratio"])
-        for h in found:
-            at = {s.at: s.ratio for s in h.steps}
-            for i, p in enumerate(h.points):
-                out.writerow(
-                    [h.case, p.commit, p.date, p.label, p.median_s, p.conditions, at.get(i, "")]
-                )
-        return buffer.getvalue()
+    """`--format csv` (a row per point, the step's size on the first point after it), `json` or
+    `markdown` (a line per case, as the table)."""
     if fmt == "json":
         return json.dumps(as_records(found), indent=2) + "\n"
-    lines = ["| case | points | first | latest | steps |", "|---|---:|---|---|---|"]
+    if fmt == "markdown":
+        lines = [HEAD, ("---", "---:", "---", "---", "---"), *table_rows(found, "; ")]
+        return "".join("| " + " | ".join(markdown_safe(c) for c in line) + " |\n" for line in lines)
+    buffer = io.StringIO()
+    out = csv.writer(buffer, lineterminator="\n")
+    out.writerow(["case", "commit", "date", "label", "median_s", "conditions", "step_ratio"])
     for h in found:
-        cells = (h.case, str(len(h.points)), *(_point(p) for p in (h.points[0], h.points[-1])))
-        said = "; ".join(_step_line(h, s) for s in h.steps) or "none"
-        lines.append("| " + " | ".join(markdown_safe(c) for c in (*cells, said)) + " |")
-    return "\n".join(lines) + "\n"
+        at = {s.at: s.ratio for s in h.steps}
+        for i, p in enumerate(h.points):
+            out.writerow(
+                [h.case, p.commit, p.date, p.label, p.median_s, p.conditions, at.get(i, "")]
+            )
+    return buffer.getvalue()
 
 
 def _point(p: Point) -> str:
     return f"{format_seconds(p.median_s)} ({p.commit or p.label})"
 
 
-def table_rows(found: Sequence[History]) -> list[tuple[str, ...]]:
-    """The console table's cells: case, points, first and latest medians, steps."""
+HEAD = ("case", "points", "first", "latest", "steps")
+
+
+def table_rows(found: Sequence[History], between: str = "\n") -> list[tuple[str, ...]]:
+    """A line per case: its points, first and latest medians, and its steps."""
     return [
         (
             h.case,
             str(len(h.points)),
             _point(h.points[0]),
             _point(h.points[-1]),
-            "\n".join(_step_line(h, s) for s in h.steps) or "none",
+            between.join(_step_line(h, s) for s in h.steps) or "none",
         )
         for h in found
     ]

@@ -84,27 +84,15 @@ def history(args: argparse.Namespace) -> int:
     if args.output_format != "table":
         print(h.as_text(found, args.output_format), end="")
     else:
-        _table(h.table_rows(found))
+        from accelbench.run.listing import print_table
+
+        title = "history (median per run, in commit order; steps: size, 95% interval, commits)"
+        print_table(title, h.HEAD, h.table_rows(found))
     if args.bisect:
         for x in found:
             for step in x.steps:
                 print("\n".join(bisect_lines(x, step, args.repo)))
     return 0
-
-
-def _table(rows: list[tuple[str, ...]]) -> None:
-    from rich.table import Table
-
-    from accelbench.results.console import shown, table_console
-
-    table = Table(
-        title="history (median per run, in commit order; steps: size, 95% interval, commits)"
-    )
-    for column in ("case", "points", "first", "latest", "steps"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*(shown(c) for c in row))
-    table_console().print(table)
 
 
 def commits_between(repo: str, good: str, bad: str) -> list[str]:

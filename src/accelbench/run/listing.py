@@ -7,7 +7,7 @@ Both are typed records (`OpRecord`, `CaseRecord`): the JSON is their fields, the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -54,7 +54,7 @@ def shown_params(params: list[ParamRecord]) -> str:
     return ", ".join(p.shown for p in params)
 
 
-def print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def print_table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     """A listing as a table, every cell made safe to print."""
     table = Table(title=title)
     for col in columns:

@@ -141,9 +141,7 @@ def runs(args: argparse.Namespace) -> int:
     selection, files."""
     from dataclasses import asdict
 
-    from rich.table import Table
-
-    from accelbench.results.console import shown, table_console
+    from accelbench.run.listing import print_table
 
     runs = _view(args)
     if args.json:
@@ -156,27 +154,17 @@ def runs(args: argparse.Namespace) -> int:
     if len(runs) > TABLE_RUNS:  # a table of thousands is read by no one (and takes seconds to draw)
         print(f"the latest {TABLE_RUNS} of {len(runs)} runs (runs --json lists every one)")
         runs = runs[-TABLE_RUNS:]
-    table = Table(title=shown(f"runs of {where}"))
     columns = (
         *("run", "name", "config or one-off", "started", "tested commit", "harness commit"),
-        *("host", "rows", "selection"),
+        *("host", "rows", "selection", "files"),
     )
-    for column in (*columns, "files"):
-        table.add_column(column)
-    for r in runs:
-        table.add_row(
-            str(r.number),
-            shown(r.name or ""),
-            shown(r.source),
-            shown(r.started or ""),
-            shown((r.tested or "")[:12]),
-            shown((r.commit or "")[:12]),
-            shown(r.host or ""),
-            str(r.rows),
-            shown(r.selection or ""),
-            shown(", ".join(r.files)),
-        )
-    table_console().print(table)
+    cells = [
+        (str(r.number), r.name or "", r.source, r.started or "", (r.tested or "")[:12])
+        + ((r.commit or "")[:12], r.host or "", str(r.rows), str(r.selection or ""))
+        + (", ".join(r.files),)
+        for r in runs
+    ]
+    print_table(f"runs of {where}", columns, cells)
     return 0
 
 
