@@ -16,7 +16,7 @@ COLUMNS = header(["m", "n", "dtype"])
 STEP_AT = 37  # the first commit after the 4% step
 
 
-def _write_run(folder, n, commit, date, medians, name=None):
+def _write_run(folder, n, commit, date, medians, name=None, device=""):
     """Run n of series r.csv: one row per (m, median), and its record naming the code's commit."""
     path = folder / ("r.csv" if n == 1 else f"r.{n}.csv")
     with open(path, "w", newline="") as f:
@@ -25,7 +25,7 @@ def _write_run(folder, n, commit, date, medians, name=None):
         for m, median in medians.items():
             out.writerow(
                 {"case_id": f"c{m}", "status": "ok", "op": "add", "backend": "jax", "m": m,
-                 "n": 64, "dtype": "bfloat16", "time_median_s": median}
+                 "n": 64, "dtype": "bfloat16", "time_median_s": median, "device_kind": device}
             )  # fmt: skip
     record = folder / ("r.run.json" if n == 1 else f"r.{n}.run.json")
     git = {"commit": commit, "date": date}
@@ -95,6 +95,18 @@ def test_points_are_ordered_by_commit_date_not_by_run_number(tmp_path, run_cli):
     lines = list(csv.DictReader(out.splitlines()))
     assert [(r["commit"], r["label"]) for r in lines] == [("aaa", "older"), ("bbb", "1")]
     assert float(lines[0]["median_s"]) == 1e-3 and "conditions" in lines[0]
+
+
+def test_a_change_of_device_is_two_histories_not_a_step(tmp_path, run_cli):
+    store = tmp_path / "results"
+    store.mkdir()
+    for i in range(12):
+        device, median = ("NVIDIA H100", 2e-3) if i < 6 else ("NVIDIA H200", 1e-3)
+        _write_run(store, i + 1, COMMITS[i], f"2026-11-{i + 1:02d}", {1: median}, device=device)
+    code, out, _ = run_cli("history", "--results-dir", str(store), "--format", "json")
+    found = {h["case"]: h for h in json.loads(out)}
+    assert sorted(found) == ["add jax m=1 n=64 on NVIDIA H100", "add jax m=1 n=64 on NVIDIA H200"]
+    assert all(len(h["points"]) == 6 and not h["steps"] for h in found.values())
 
 
 def test_case_filter_since_and_each_format(tmp_path, run_cli):

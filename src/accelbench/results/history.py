@@ -13,6 +13,7 @@ import csv
 import fnmatch
 import io
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -60,21 +61,25 @@ def _conditions(row: Row, run: StoredRun) -> str:
 def histories(
     runs: Sequence[StoredRun], case: str | None = None, since: str | None = None
 ) -> list[History]:
-    """One history per case the runs hold (whose label matches the shell pattern `case`), from the
-    runs whose commit (or start) is dated `since` or later, each with its steps."""
-    found: dict[CaseKey, History] = {}
+    """One history per case and device the runs hold (whose label matches the shell pattern `case`),
+    from the runs whose commit (or start) is dated `since` or later, each with its steps. A case
+    timed on two kinds of device is two histories, each label naming its device: a change of runner
+    is no step of the code."""
+    found: dict[tuple[CaseKey, str | None], History] = {}
     kept = [r for r in sorted(runs, key=_order) if not since or _order(r)[0][: len(since)] >= since]
     read = iter(read_many([path for run in kept for path in run.files], GROUPS))
     for run in kept:
         date = _order(run)[0]
         for row in (r for _ in run.files for r in next(read)):
             if row.ok and row.median_s is not None and usable(row.median_s):
-                key = CaseKey.of(row)
-                if key not in found:
-                    found[key] = History(case_label(row), run.source)
-                where = _conditions(row, run)
-                label = run.name or str(run.number)
-                found[key].points.append(Point(run.tested or "", date, label, row.median_s, where))
+                where = (CaseKey.of(row), row.environment.device_kind)
+                if where not in found:
+                    found[where] = History(case_label(row), run.source)
+                label, said = run.name or str(run.number), _conditions(row, run)
+                found[where].points.append(Point(run.tested or "", date, label, row.median_s, said))
+    devices = Counter(case_key for case_key, _ in found)
+    for (case_key, device), history in found.items():
+        history.case += f" on {device}" if devices[case_key] > 1 else ""
     chosen = [h for h in found.values() if case is None or fnmatch.fnmatchcase(h.case, case)]
     for history in chosen:
         history.steps = steps([p.median_s for p in history.points])
