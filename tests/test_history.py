@@ -211,3 +211,20 @@ def test_the_report_draws_each_case_s_history_with_its_steps_and_names_points_on
     page = (tmp_path / "report" / "report.html").read_text()
     assert page.count("<area shape='circle'") == 180 and "usemap='#map" in page
     assert f"at {COMMITS[STEP_AT]} (2026-11-13T01:00:00), run {STEP_AT + 1}" in page
+
+
+def test_history_and_publish_take_a_config_s_runs(tmp_path, run_cli):
+    store = _store(tmp_path / "results", COMMITS[:8], step=0)
+    (store / "c.yaml").write_text(  # the config the records name: its series is results/r.csv
+        "backend: numpy\nbenchmarks:\n- benchmark_name: fault\n"
+        f"  csv_path: {store / 'r.csv'}\n  benchmark_params: [{{n: 8}}]\n"
+    )
+    code, out, err = run_cli("history", "--config", str(store / "c.yaml"), "--format", "csv")
+    assert code == 0, err
+    assert len(out.splitlines()) == 1 + 3 * 8
+    code, out, err = run_cli(
+        "publish", "2", "--config", str(store / "c.yaml"), "--to", str(tmp_path / "pub")
+    )
+    assert code == 0, err
+    (record,) = (tmp_path / "pub").rglob("*.run.json")
+    assert json.loads(record.read_text())["files"] == ["r.2.csv"]
