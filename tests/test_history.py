@@ -228,3 +228,49 @@ def test_history_and_publish_take_a_config_s_runs(tmp_path, run_cli):
     assert code == 0, err
     (record,) = (tmp_path / "pub").rglob("*.run.json")
     assert json.loads(record.read_text())["files"] == ["r.2.csv"]
+
+
+def test_bad_input_is_one_line(tmp_path, run_cli, monkeypatch):
+    store = _store(tmp_path / "results", COMMITS[:6], step=0)
+    code, out, err = run_cli("history", "--results-dir", str(store), "--since", "last week")
+    assert code == 2 and not out and err.count("\n") == 1 and "--since" in err
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    def refused(*args, **kwargs):
+        raise PermissionError("bucket refuses")
+
+    monkeypatch.setattr(MemoryFileSystem, "put_file", refused)
+    code, _, err = run_cli("publish", "1", "--to", "memory://b/x", "--results-dir", str(store))
+    assert code == 1 and "could not publish" in err and "PermissionError" in err
+
+
+def test_text_from_files_reaches_no_output_as_control_codes(tmp_path, run_cli):
+    store = tmp_path / "results"
+    store.mkdir()
+    for i in range(6):
+        path = store / ("r.csv" if i == 0 else f"r.{i + 1}.csv")
+        with open(path, "w", newline="") as f:
+            out = csv.DictWriter(f, COLUMNS)
+            out.writeheader()
+            out.writerow(
+                {
+                    "case_id": "c",
+                    "status": "ok",
+                    "op": "evil\x1b]8;;x\x07",
+                    "backend": "jax",
+                    "time_median_s": 1e-3,
+                }
+            )
+        (store / path.name.replace(".csv", ".run.json")).write_text(
+            json.dumps(
+                {"files": [str(path)], "tested": {"commit": f"c{i}", "date": f"2026-11-0{i + 1}"}}
+            )
+        )
+    for fmt in ("table", "csv", "markdown", "json"):
+        code, out, err = run_cli("history", "--results-dir", str(store), "--format", fmt)
+        assert code == 0 and "\x1b" not in out and "\x07" not in out, (fmt, err)
+    code, _, err = run_cli("report", str(store), "--output-dir", str(tmp_path / "rep"))
+    assert code == 0, err
+    for page in ("summary.md", "report.html"):
+        text = (tmp_path / "rep" / page).read_text(errors="surrogateescape")
+        assert "\x1b" not in text and "\x07" not in text

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
+from accelbench.errors import visible
 from accelbench.results.change_points import Step, steps
 from accelbench.results.compare import CaseKey, case_label, usable
 from accelbench.results.console import format_seconds
@@ -126,9 +127,8 @@ def as_text(found: Sequence[History], fmt: str) -> str:
     for h in found:
         at = {s.at: s.ratio for s in h.steps}
         for i, p in enumerate(h.points):
-            out.writerow(
-                [h.case, p.commit, p.date, p.label, p.median_s, p.conditions, at.get(i, "")]
-            )
+            cells = (h.case, p.commit, p.date, p.label, p.median_s, p.conditions, at.get(i, ""))
+            out.writerow([visible(c) if isinstance(c, str) else c for c in cells])
     return buffer.getvalue()
 
 

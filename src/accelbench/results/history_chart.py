@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench.errors import visible
 from accelbench.results.charts import plt, save_figure
 from accelbench.results.console import format_seconds
 from accelbench.results.display import html_safe
@@ -84,11 +85,10 @@ def _draw(ax: Any, history: History) -> None:
         ax.axvline(step.at - 0.5, color="tab:red", ls="--", lw=1)
         ax.annotate(f"{step.ratio - 1:+.1%}", (step.at - 0.5, max(y)), color="tab:red", fontsize=8)
     ticks = sorted({0, len(y) - 1, *(s.at for s in history.steps)})
-    ax.set_xticks(
-        ticks, [history.points[t].commit[:8] or history.points[t].label for t in ticks], fontsize=6
-    )
+    names = [visible(history.points[t].commit[:8] or history.points[t].label) for t in ticks]
+    ax.set_xticks(ticks, names, fontsize=6)
     ax.set_ylabel("µs (median)", fontsize=7)
-    ax.set_title(history.case[:60], fontsize=8)
+    ax.set_title(visible(history.case)[:60], fontsize=8)
     ax.grid(True, alpha=0.3)
 
 

@@ -237,14 +237,15 @@ def publish(record: str, files: list[str], url: str) -> list[str]:
         body = json.load(f)
     target = f"{url.rstrip('/')}/{safe_stem(str(body.get('run_id') or Path(record).stem))}"
     fs = filesystem(url, "--to")
-    fs.makedirs(target, exist_ok=True)
-    written = []
-    for path in [
-        p for f in files for p in (f, os.path.splitext(f)[0] + ".jsonl") if os.path.isfile(p)
-    ]:
-        fs.put_file(path, f"{target}/{Path(path).name}")
-        written.append(f"{target}/{Path(path).name}")
+    sent = [p for f in files for p in (f, os.path.splitext(f)[0] + ".jsonl") if os.path.isfile(p)]
     published = {**body, "files": [Path(f).name for f in files], "published": url}
-    with fs.open(f"{target}/{Path(record).name}", "w") as out:
-        json.dump(published, out, indent=1)
-    return [*written, f"{target}/{Path(record).name}"]
+    try:
+        fs.makedirs(target, exist_ok=True)
+        for path in sent:
+            fs.put_file(path, f"{target}/{Path(path).name}")
+        with fs.open(f"{target}/{Path(record).name}", "w") as out:
+            json.dump(published, out, indent=1)
+    except Exception as error:  # any fsspec backend's failure: one line; the run stays here
+        said = f"{type(error).__name__}: {str(error)[:200]}"
+        raise UploadFailed(f"could not publish to {target} ({said})") from None
+    return [f"{target}/{Path(p).name}" for p in (*sent, record)]

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 from typing import Any
 
-from accelbench.errors import UserError
+from accelbench.errors import UserError, visible
 from accelbench.run.command_line import command
 
 
@@ -75,6 +76,10 @@ def history(args: argparse.Namespace) -> int:
     from accelbench.results import history as h
     from accelbench.run.store_commands import _view
 
+    if args.since and not re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", args.since):
+        raise UserError(
+            f"is a date, YYYY-MM-DD (or YYYY-MM, YYYY), not {args.since!r}", key="--since"
+        )
     found = [x for x in h.histories(_view(args), args.case, args.since) if x.points]
     if not found:
         raise UserError(
@@ -91,7 +96,7 @@ def history(args: argparse.Namespace) -> int:
     if args.bisect:
         for x in found:
             for step in x.steps:
-                print("\n".join(bisect_lines(x, step, args.repo)))
+                print(visible("\n".join(bisect_lines(x, step, args.repo))))
     return 0
 
 
