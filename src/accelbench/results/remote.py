@@ -213,7 +213,7 @@ def local(ref: str, key: str) -> str:
                 continue
             os.makedirs(os.path.dirname(target), exist_ok=True)
             fs.get_file(name, target)
-    except (ImportError, ValueError, OSError) as error:
+    except Exception as error:  # any fsspec backend's failure (a network, a refusal): one line
         raise UserError(
             f"cannot read it ({type(error).__name__}: {str(error)[:150]})", key=key
         ) from None
