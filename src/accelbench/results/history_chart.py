@@ -57,7 +57,7 @@ def chart(found: Sequence[History], out_dir: str) -> tuple[str, int, list[Area]]
     cases = list(found[:PER_CHART])
     rows = math.ceil(len(cases) / COLUMNS)
     cols = min(COLUMNS, len(cases))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 2.8 * rows), squeeze=False, dpi=DPI)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.6 * rows), squeeze=False, dpi=DPI)
     for ax, history in zip(axes.flat, cases, strict=False):
         _draw(ax, history)
     for ax in list(axes.flat)[len(cases) :]:

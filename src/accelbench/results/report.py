@@ -447,7 +447,12 @@ def html_page(
     charts = "".join(
         f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
         f"{base64.b64encode(open(path, 'rb').read()).decode()}'"
-        + (f" usemap='#map{i}'><map name='map{i}'>{maps[path]}</map>" if path in maps else ">")
+        # a mapped chart at its own size: an image map's areas do not scale with the picture
+        + (
+            f" style='max-width:none' usemap='#map{i}'><map name='map{i}'>{maps[path]}</map>"
+            if path in maps
+            else ">"
+        )
         + "<figcaption>"
         f"{html_safe(os.path.basename(path))}: {count} points</figcaption></figure>\n"
         for i, (path, count) in enumerate(images.items())
