@@ -29,6 +29,7 @@ from accelbench.run.command_line import (
     command,
     count,
     guarded_main,
+    run_files,
     seconds,
     serve,
     take_signals,
@@ -135,8 +136,8 @@ def _add_view_options(
             default=None,
             metavar="A,B,...",
             help="the table's columns after what tells rows apart (median, min, mean, std, p10, "
-            "p90, max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, kernels, shape, "
-            "spread)",
+            "p90, max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, audit, kernels, "
+            "shape, spread)",
         )
     p.add_argument("--sort", default=None, metavar="KEY", help=sort_help)
     if formats:
@@ -460,6 +461,7 @@ def _run_options(args: argparse.Namespace) -> Any:
         max_cases=args.max_cases,
         max_dim=args.max_dim,
         num_runs=args.num_runs,
+        settings=run_files(args).settings,
         isolate=args.isolate,
         timeout_s=args.timeout,
         progress=not (args.no_progress or args.quiet),
