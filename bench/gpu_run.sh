@@ -268,6 +268,14 @@ for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
   history60)  # issue 60: a kernel repository whose commit 12 of 20 adds ~3% device time, timed at every commit
     # but two, then history (JSON, --bisect, Markdown) and report over the store
     timeout 580 python3 bench/history_gpu.py "$OUT/history60" 2>&1 | grep -v Warning | tee "$OUT/history60.txt" | tail -40 ;;
+  upstream62)  # issue 62: the CUDA kernels built alone (their build's own words), then every configs/gpu
+    # file with small shapes and few runs, four at a time (an error check, not figures), and every error row
+    (nvcc --version | tail -2; python3 -c "import torch, torch.utils.cpp_extension as c; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'CUDA_HOME', c.CUDA_HOME, 'ninja', c.is_ninja_available())") 2>&1 | tee "$OUT/toolchain62.txt"
+    timeout 300 python3 -c "from torch_backend.kernels import cuda_kernels as k; k._load(); print('CUDA kernels built')" 2>&1 | tail -25 | tee -a "$OUT/toolchain62.txt"
+    mkdir -p "$OUT/up62"
+    ls configs/gpu/*.yaml | timeout 540 xargs -P 4 -I{} sh -c 'n=$(basename {} .yaml); timeout 200 '"$RUN"' --config {} \
+      --max-dim 512 --num-runs 3 --timeout 60 -o "'"$OUT"'/up62/$n.csv" -q > "'"$OUT"'/up62/$n.log" 2>&1; echo $? > "'"$OUT"'/up62/$n.rc"'
+    python3 bench/config_errors.py "$OUT/up62" | tee "$OUT/upstream62.md" ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;

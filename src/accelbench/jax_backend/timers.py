@@ -248,7 +248,8 @@ def traced_samples(
         return wall
 
     session_start = time.perf_counter()
-    firmware = bool(case.run.soak_chunk) and jax.default_backend() == "tpu"  # a soak's windows
+    # a TPU's firmware events: a soak's telemetry, and the thermal levels the throttle policy judges
+    firmware = bool(case.run.soak_chunk or case.run.throttle != "off") and tpu()
     try:
         profile, wall = profiled(run, trace_dir, firmware)
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:
@@ -259,9 +260,25 @@ def traced_samples(
         raise CaseFailure(Status.ERROR, f"device time unavailable: {error}") from None
     timing.flush_s = metered.seconds
     timing.session_s = time.perf_counter() - session_start - loop_s
-    if jax.default_backend() == "tpu":  # the firmware's temperatures, throttling, power, p-states
-        timing.telemetry = telemetry.aggregate(telemetry.per_device(profile.planes))
+    if tpu():
+        _firmware(case, profile, n, timing)
     return timing
+
+
+def tpu() -> bool:
+    return bool(jax.default_backend() == "tpu")
+
+
+def _firmware(case: Case, profile: Any, n: int, timing: Timing) -> None:
+    """A TPU's temperatures, throttling, power and p-states, and each sample's thermal throttle level
+    (the timed device's module executions as the samples' windows)."""
+    try:
+        _, iters = xplane.iterations(profile, module_name(case), n, case.run.xprof_device_mode)
+    except xplane.TraceError:
+        iters = []
+    windows = [(i.start_ns, i.start_ns + i.total_ns) for i in iters if i.start_ns is not None]
+    timing.telemetry, levels = telemetry.read(profile.planes, windows)
+    timing.thermal_levels = levels if len(levels) == len(timing.samples_s) else []
 
 
 def _steps(case: Case) -> Callable[[int], Any]:
