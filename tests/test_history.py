@@ -165,6 +165,8 @@ def test_a_store_is_read_through_file_and_other_urls_and_published_runs_feed_com
     store = _store(tmp_path / "results", COMMITS[:12], step=0)
     code, out, _ = run_cli("history", "--results-dir", f"file://{store}", "--format", "json")
     assert code == 0 and len(json.loads(out)[0]["points"]) == 12
+    code, out, _ = run_cli("runs", "--results-dir", f"file://{store}", "--json")
+    assert code == 0 and [r["tested"] for r in json.loads(out)] == COMMITS[:12]
     monkeypatch.chdir(tmp_path)
     for run in ("3", "latest"):
         code, out, err = run_cli(

@@ -315,12 +315,7 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
         "when, commit, host, rows",
         "microbench runs; then: microbench compare baseline candidate",
     )
-    rs.add_argument(
-        "--config", default=None, help="whose runs (default: every run under --results-dir)"
-    )
-    rs.add_argument(
-        "--results-dir", default="results", help="where stored runs are found (default: results)"
-    )
+    history_commands.store_options(rs)
     rs.add_argument("--json", action="store_true", help="machine-readable output")
     r = command(
         sub,

@@ -14,7 +14,8 @@ from accelbench.errors import UserError, visible
 from accelbench.run.command_line import command
 
 
-def _store_options(p: argparse.ArgumentParser) -> None:
+def store_options(p: argparse.ArgumentParser) -> None:
+    """Which stored runs a command reads (`runs`, `history`, `publish`)."""
     p.add_argument(
         "--config", default=None, help="whose runs (default: every run under --results-dir)"
     )
@@ -32,7 +33,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "each case's median over the stored runs in commit order, and the steps in it",
         "microbench history --case 'gemm*' --since 2026-11-01 --bisect",
     )
-    _store_options(h)
+    store_options(h)
     h.add_argument(
         "--case",
         "--filter",
@@ -69,7 +70,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--to", required=True, metavar="URL", help="gs://bucket/prefix or file:///folder"
     )
-    _store_options(p)
+    store_options(p)
 
 
 def history(args: argparse.Namespace) -> int:
