@@ -59,7 +59,9 @@ def test_bench_rows_are_named_by_their_function(tmp_path, run_cli):
     path = accelbench.save([result], str(tmp_path / "b.csv"))
     code, _, _ = run_cli("report", path, "--output-dir", str(tmp_path / "rep"))
     table = (tmp_path / "rep" / "summary.md").read_text().split("| op")[1]
-    assert code == 0 and "my\\_matmul" in table.splitlines()[2] and "callable" not in table
+    line = table.splitlines()[2]
+    assert code == 0 and "my\\_matmul" in line and "callable" not in table
+    assert "name=" not in line  # the op's name already
 
 
 def test_a_roofline_over_several_runs_gives_each_run_its_marker(tmp_path):

@@ -20,6 +20,17 @@ LINKED = ("http://", "https://", "gs://")  # a trace a reader of the summary can
 Pair = Any  # compare's Pair (which imports this module): its key, a, b, ratio, interval, verdict()
 
 
+def inconclusive(pairs: Sequence[Pair], threshold: float, reasons: Sequence[str]) -> list[Pair]:
+    """The inconclusive cases whose reason names one of `reasons` (`all`: any), which
+    `--fail-inconclusive` makes regressions."""
+    said = [(p, p.verdict(threshold).value) for p in pairs] if reasons else []
+    return [
+        p
+        for p, verdict in said
+        if verdict.startswith("inconclusive") and any(r == "all" or r in verdict for r in reasons)
+    ]
+
+
 def _verdict_line(pairs: Sequence[Pair], failing: Sequence[Pair], threshold: float) -> str:
     said = Counter(p.verdict(threshold).value for p in failing)
     if not failing:
@@ -116,3 +127,16 @@ FORMATS: dict[str, Callable[[Sequence[Pair], Sequence[Pair], float, tuple[str, s
     "github": github,
     "junit": junit,
 }
+
+
+def show(
+    fmt: str,
+    pairs: Sequence[Pair],
+    failing: Sequence[Pair],
+    threshold: float,
+    labels: tuple[str, str],
+) -> bool:
+    """Print the comparison in a CI format; False where `fmt` is none of them."""
+    if fmt in FORMATS:
+        print(FORMATS[fmt](pairs, failing, threshold, labels), end="")
+    return fmt in FORMATS

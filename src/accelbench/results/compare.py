@@ -27,8 +27,9 @@ from rich.table import Table
 from accelbench.catalogue import OpParams, get_spec
 from accelbench.core.samples import ratio_intervals
 from accelbench.errors import Status, UserError, did_you_mean, visible
-from accelbench.results.console import format_seconds, shown, table_console
-from accelbench.results.display import AUDITED, audit_mark, markdown_safe, op_name, ordered
+from accelbench.results import ci_formats
+from accelbench.results.console import NAMED_BY, format_seconds, op_name, shown, table_console
+from accelbench.results.display import AUDITED, audit_mark, markdown_safe, ordered
 from accelbench.results.reading import read_rows
 from accelbench.results.records import (
     ALL_GROUPS,
@@ -97,9 +98,8 @@ def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
     """The case as a line of the table: op, backend:implementation, its dimensions and the parameters
     that differ from their declared defaults, in the op's order."""
     op, backend, impl, params = _identifying(row, without)
-    op = op and op_name(row)
-    head = " ".join(x for x in (op, backend + (f":{impl}" if impl else "")) if x)
-    shown = _worth_showing(row.identity.op, row.params)
+    head = " ".join(x for x in (op and op_name(row), backend + (f":{impl}" if impl else "")) if x)
+    shown = _worth_showing(row.identity.op, row.params) - {NAMED_BY.get(row.identity.op)}
     return " ".join([head, *(f"{k}={v}" for k, v in params if k in shown)])
 
 
@@ -521,8 +521,7 @@ def run_compare(
     fail_inconclusive: tuple[str, ...] = (),
 ) -> int:
     """0: every matched case within the threshold, noise or inconclusive; 1: a candidate case
-    regressed, went missing, failed or became ambiguous (or is inconclusive for a reason named in
-    `fail_inconclusive`, `all` for any); 2 (UserError): nothing to compare.
+    regressed, went missing, failed or became ambiguous; 2 (UserError): nothing to compare.
     `candidate_cases_only`: the candidate ran a selection, so a case it left out is not missing."""
     if not math.isfinite(threshold) or threshold < 0:
         raise UserError(f"must be a finite number >= 0, got {threshold}", key="--threshold")
@@ -539,25 +538,16 @@ def run_compare(
         _show_groups(comparison, by, labels[0], threshold, as_json)
         return 0
     failing = comparison.failing(threshold)
-    failing += [p for p in comparison.pairs if _fails_inconclusive(p, threshold, fail_inconclusive)]
+    failing += ci_formats.inconclusive(comparison.pairs, threshold, fail_inconclusive)
     code = 1 if failing or comparison.ambiguous else 0
     if as_json:
         print(json.dumps(as_records(comparison, threshold), indent=2))
         return code
-    if output_format in ("github", "junit"):
-        from accelbench.results.ci_formats import FORMATS
-
-        print(FORMATS[output_format](comparison.pairs, failing, threshold, labels), end="")
+    if ci_formats.show(output_format, comparison.pairs, failing, threshold, labels):
         return code
     _show_pairs(comparison, threshold, labels, output_format)
     _say_regressions(failing, len(comparison.pairs), threshold)
     return code
-
-
-def _fails_inconclusive(pair: Pair, threshold: float, reasons: tuple[str, ...]) -> bool:
-    """An inconclusive case whose reason is one named (`--fail-inconclusive noisy,conditions`)."""
-    said = pair.verdict(threshold).value
-    return said.startswith("inconclusive") and any(r == "all" or r in said for r in reasons)
 
 
 def _show_groups(

@@ -17,6 +17,7 @@ from rich.markup import escape
 from accelbench.catalogue import get_spec
 from accelbench.core.case import shape_label
 from accelbench.errors import UserError, visible
+from accelbench.ops.callables import OP as CALLABLE
 from accelbench.results.records import DISTINCTION_COLUMNS, Identity, Row, setting_columns
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
@@ -82,6 +83,16 @@ def value_of(row: Row, name: str) -> Any:
     return getattr(row.identity, name) if name in IDENTIFYING else row.get(name)
 
 
+# ops whose rows a table names by one of their parameters: bench()'s by the function it timed
+NAMED_BY = {CALLABLE: "name"}
+
+
+def op_name(row: Row) -> str:
+    """The op as a table names it (`my_matmul`, not `callable`, for a row of bench())."""
+    by = NAMED_BY.get(row.identity.op)
+    return str(getattr(row.params, by, None) or row.identity.op) if by else row.identity.op
+
+
 def _shown_value(value: Any) -> str:
     return "-" if value is None else str(value)
 
@@ -106,7 +117,8 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
     for (op, _, _), members in groups.items():
         try:
             spec = get_spec(op)
-            names = [p.name for p in spec.params if p.name not in spec.dimensions]
+            named = (*spec.dimensions, NAMED_BY.get(op))  # in the shape, or the op's name
+            names = [p.name for p in spec.params if p.name not in named]
         except UserError:  # a row of an op this version no longer has: what it does have
             names = sorted({k for i in members for k in rows[i].params})
         settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from accelbench.errors import UserError, did_you_mean, visible
-from accelbench.ops.callables import OP as CALLABLE
 from accelbench.results.console import (
     distinguishing,
     format_pct,
     format_seconds,
+    op_name,
     shape_of,
     significant,
 )
@@ -81,16 +81,6 @@ def spread(row: Row) -> str:
 def status(row: Row) -> str:
     error = " ".join(row.identity.error.split())[:80]
     return f"{row.status.value}: {error}" if error else row.status.value
-
-
-# ops whose rows a table names by one of their parameters: bench()'s by the function it timed
-NAMED_BY = {CALLABLE: "name"}
-
-
-def op_name(row: Row) -> str:
-    """The op as a table names it (`my_matmul`, not `callable`, for a row of bench())."""
-    by = NAMED_BY.get(row.identity.op)
-    return str(getattr(row.params, by, None) or row.identity.op) if by else row.identity.op
 
 
 def backend(row: Row) -> str:

@@ -23,7 +23,7 @@ from accelbench.errors import UserError, safe_stem, visible  # noqa: E402
 from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from accelbench.results import history_chart  # noqa: E402
 from accelbench.results.charts import plt, save_figure, time_series  # noqa: E402
-from accelbench.results.console import value_of, varying  # noqa: E402
+from accelbench.results.console import op_name, value_of, varying  # noqa: E402
 from accelbench.results.display import (  # noqa: E402
     AUDITED,
     REPORT,
@@ -33,7 +33,6 @@ from accelbench.results.display import (  # noqa: E402
     escaped,
     html_safe,
     markdown_safe,
-    op_name,
     sort_rows,
 )
 from accelbench.results.history import History  # noqa: E402
