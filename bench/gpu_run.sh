@@ -279,6 +279,9 @@ for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
     python3 -m accelbench report "$OUT/smoke.csv" --output-dir "$OUT/smoke_report" | tail -2
     printf 'benchmarks:\n  - name: gemm_generalized\n    num_runz: 3\n' > /tmp/bad.yaml
     /usr/bin/time -f "bad config answered in %e s" python3 -m accelbench run --config /tmp/bad.yaml ;;
+  history60)  # issue 60: a kernel repository whose commit 12 of 20 adds ~3% device time, timed at every commit
+    # but two, then history (JSON, --bisect, Markdown) and report over the store
+    timeout 580 python3 bench/history_gpu.py "$OUT/history60" 2>&1 | grep -v Warning | tee "$OUT/history60.txt" | tail -40 ;;
   upstream62)  # issue 62: the CUDA kernels built alone (their build's own words), then every configs/gpu
     # file with small shapes and few runs, four at a time (an error check, not figures), and every error row
     (nvcc --version | tail -2; python3 -c "import torch, torch.utils.cpp_extension as c; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'CUDA_HOME', c.CUDA_HOME, 'ninja', c.is_ninja_available())") 2>&1 | tee "$OUT/toolchain62.txt"
