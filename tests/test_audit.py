@@ -442,7 +442,18 @@ class OnGpu:
         return getattr(self.jax, name)
 
 
-def test_a_pytorch_gpu_session_takes_cupti_and_a_cpu_one_does_not(monkeypatch):
+@pytest.mark.parametrize(
+    ("cuda", "setting", "left"),
+    [("13.0", None, "pending"), ("13.0", "0", "holder"), ("12.4", None, "holder")],
+)
+def test_a_pytorch_gpu_session_frees_cupti_where_kineto_tears_it_down(
+    monkeypatch, cuda, setting, left
+):
+    """TEARDOWN_CUPTI=1 set before the first GPU session from CUDA 12.6 (below it CUDA graphs crash
+    CUPTI's re-init, and PyTorch keeps it off): JAX may follow ("pending"). A value set before (a user's,
+    or PyTorch's for CUDA graphs) stands, and Kineto keeps CUPTI ("holder"). A CPU session sets nothing."""
+    import os
+
     torch = pytest.importorskip("torch")
     from accelbench.platform import frameworks
     from torch_backend import profiling
@@ -457,20 +468,29 @@ def test_a_pytorch_gpu_session_takes_cupti_and_a_cpu_one_does_not(monkeypatch):
         def __exit__(self, *exc) -> None:
             pass
 
+    monkeypatch.setenv("TEARDOWN_CUPTI", "-")  # undone at the end whatever the session sets
+    if setting is None:
+        monkeypatch.delenv("TEARDOWN_CUPTI")
+    else:
+        monkeypatch.setenv("TEARDOWN_CUPTI", setting)
+    monkeypatch.setattr(torch.version, "cuda", cuda)
     monkeypatch.setattr(frameworks, "CUPTI", {})
     with profiling.recording(torch.device("cpu")):
         pass
-    assert frameworks.CUPTI == {}
+    assert frameworks.CUPTI == {} and os.environ.get("TEARDOWN_CUPTI") == setting
     monkeypatch.setattr(torch.autograd.profiler, "profile", Session)
     with profiling.recording(torch.device("cuda", 0)):
         pass
-    assert frameworks.CUPTI["holder"].startswith("PyTorch's profiler")
+    assert list(frameworks.CUPTI) == [left]
+    assert frameworks.CUPTI[left].startswith("PyTorch's profiler")
+    assert os.environ.get("TEARDOWN_CUPTI") == ("1" if left == "pending" else setting)
 
 
 def test_jax_gpu_timings_where_another_profiler_holds_cupti_are_unsupported_saying_why(monkeypatch):
-    """Known (a PyTorch GPU session ran): refused before any session, so XLA never tries and prints
-    nothing. Unknown: a GPU trace without a GPU plane (the CPU trace here, JAX told it is on a GPU)
-    is refused, and the next case before it starts."""
+    """Known (a PyTorch GPU session kept CUPTI): refused before any session, so XLA never tries and
+    prints nothing. Unknown, or PyTorch's teardown pending: tried; a GPU trace without a GPU plane (the
+    CPU trace here, JAX told it is on a GPU) is refused naming the holder, and the next case before it
+    starts."""
     jax = pytest.importorskip("jax")
     import accelbench
     from accelbench.errors import Status
@@ -488,11 +508,18 @@ def test_jax_gpu_timings_where_another_profiler_holds_cupti_are_unsupported_sayi
         "no JAX device time in this process: CUPTI is held by PyTorch's profiler (a PyTorch GPU "
         "timing ran first); time JAX before PyTorch, or in a process of its own"
     )
-    monkeypatch.setattr(frameworks, "CUPTI", {})
-    for _ in range(2):
-        row = accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").row
-        assert row.status is Status.UNSUPPORTED
-        assert "CUPTI is held by another profiler in this process" in row.identity.error
+    for before, holder in (
+        ({}, "another profiler in this process"),
+        (
+            {"pending": "PyTorch's profiler (its teardown late)"},
+            "PyTorch's profiler (its teardown late)",
+        ),
+    ):
+        monkeypatch.setattr(frameworks, "CUPTI", dict(before))
+        for _ in range(2):  # found from the trace, then refused before it
+            row = accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").row
+            assert row.status is Status.UNSUPPORTED
+            assert f"CUPTI is held by {holder};" in row.identity.error
     monkeypatch.setattr(timers, "jax", jax)  # on the CPU it is: no CUPTI asked for
     assert accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").ok
 

@@ -5,6 +5,11 @@ stack (dynamo, inductor, sympy: ~900 modules, 5 s on a GPU machine whose package
 bytecode) into runs that compile nothing, and charged it to the first case's timing. The autograd
 profiler beneath it records the same Kineto events without that. The first session of a process also
 starts CUPTI: `warm` pays for it once, before any case's clock starts.
+
+CUPTI serves one profiler a process. Kineto keeps it after a GPU session unless TEARDOWN_CUPTI=1, which
+this module sets (a user's value stands) before the first session where CUDA is 12.6 or later (below
+that, PyTorch keeps CUPTI for CUDA graphs' sake, as this does): Kineto then frees it at the first CUDA
+call after each session, so JAX's profiler can take it in the same process (docs/method.md).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from typing import Any
 from accelbench.platform import chatter, frameworks
 from accelbench.platform.frameworks import torch
 
+TEARDOWN = "TEARDOWN_CUPTI"  # Kineto reads it at each session's end
+
 
 @contextlib.contextmanager
 def recording(device: Any) -> Iterator[Any]:
@@ -28,16 +35,33 @@ def recording(device: Any) -> Iterator[Any]:
     from torch.autograd import profiler
 
     on_gpu = device.type == "cuda"
+    if on_gpu and torch.torch_version.TorchVersion(torch.version.cuda or "0.0") >= "12.6":
+        os.environ.setdefault(TEARDOWN, "1")
     prof = profiler.profile(use_cpu=True, use_device="cuda" if on_gpu else None, use_kineto=True)
     with chatter.native_stderr("torch", logging.DEBUG):  # its session lines: -vv
         prof.__enter__()
-    if on_gpu:  # Kineto keeps CUPTI from then on (TEARDOWN_CUPTI=1 frees it asynchronously)
-        frameworks.CUPTI.setdefault("holder", "PyTorch's profiler (a PyTorch GPU timing ran first)")
+    if on_gpu:
+        _leaves_cupti()
     try:
         yield prof
     finally:
         with chatter.native_stderr("torch", logging.DEBUG):
             prof.__exit__(None, None, None)
+
+
+def _leaves_cupti() -> None:
+    """What a GPU session leaves JAX's profiler (`frameworks.CUPTI`): CUPTI freed at a CUDA call after
+    it where Kineto tears it down (PyTorch may turn that off: CUDA graphs), else held."""
+    setting = os.environ.get(TEARDOWN)
+    if setting == "1":
+        frameworks.CUPTI["pending"] = (
+            "PyTorch's profiler (Kineto frees it at a CUDA call after its session, and had not "
+            "when JAX's profiler started)"
+        )
+    else:
+        frameworks.CUPTI.setdefault(
+            "holder", f"PyTorch's profiler (TEARDOWN_CUPTI={setting}: Kineto keeps CUPTI)"
+        )
 
 
 def keep(prof: Any, session_dir: str | None) -> None:
