@@ -5,11 +5,11 @@
 same block eager (rowwise) and compiled (tensorwise) passed. This prints, for the block as the torchao
 training op builds it, every gradient's SQNR against a float64 reference of the same step (same weights,
 input and upstream gradient, on the CPU) for bf16 and both float8 scalings, eager, through AOTAutograd
-without Inductor (`aot_eager`) and through Inductor; and against the bf16 step of the same mode (what the
+without Inductor (`aot_eager`) and through Inductor (with and without persistent reductions); and against the bf16 step of the same mode (what the
 op's check reads). Which variant departs says whose the error is: the reference (bf16 against float64),
 torchao's scaling (eager), or the compiler (Inductor only).
 
-    python bench/float8_grads.py [--device cuda|cpu] [--size 512] [--modes off aot_eager default]
+    python bench/float8_grads.py [--device cuda|cpu] [--size 512] [--modes off aot_eager ...]
 
 On a CPU torchao's float8 is emulated (`emulate=True`): its scaling and rounding, not the GPU's GEMMs.
 """
@@ -23,22 +23,32 @@ import time
 from typing import Any
 
 import torch
+import torch._inductor.config
 
 from torch_backend.models import create_model
 from torch_backend.ops.torchao import sqnr_db
 from torch_backend.ops.torchao_training import convert, float8_training_config
 
 RECIPES = ("bf16", "tensorwise", "rowwise", "rowwise-exact")  # -exact: no fast accumulation
+# each mode's backend, Inductor settings and recipes; no_persistent: Inductor without persistent
+# reductions (pytorch/pytorch#186582: their layer norm's numerics, amplified by a reciprocal after it)
+MODES = {
+    "off": (None, {}, RECIPES),
+    "aot_eager": ("aot_eager", {}, RECIPES),
+    "default": ("inductor", {}, RECIPES),
+    "no_persistent": ("inductor", {"triton.persistent_reductions": False}, ("bf16", "rowwise")),
+}
 
 
 def step(model: Any, x: Any, grad_out: Any, mode: str) -> dict[str, Any]:
     """The op's step (forward, then the input's and every parameter's gradient), named."""
     torch._dynamo.reset()
-    backend = {"off": None, "aot_eager": "aot_eager"}.get(mode, "inductor")
+    backend, settings, _ = MODES[mode]
     forward = model if backend is None else torch.compile(model, backend=backend)
     named = [("input", x), *((n, q) for n, q in model.named_parameters() if q.requires_grad)]
-    out = forward(x)
-    grads = torch.autograd.grad(out, [q for _, q in named], grad_out)
+    with torch._inductor.config.patch(settings):  # compiled at the first call
+        out = forward(x)
+        grads = torch.autograd.grad(out, [q for _, q in named], grad_out)
     return {"output": out.detach(), **{n: g for (n, _), g in zip(named, grads, strict=True)}}
 
 
@@ -73,14 +83,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--size", type=int, default=512)
-    parser.add_argument("--modes", nargs="+", default=["off", "aot_eager", "default"])
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     args = parser.parse_args()
     device = torch.device(args.device)
     exact = reference(args.size)
     largest = max(g.double().norm().item() for n, g in exact.items() if n != "output")
     columns, runs = [], {}
     for mode in args.modes:
-        for recipe in RECIPES:
+        for recipe in MODES[mode][2]:
             start = time.perf_counter()
             try:
                 runs[recipe, mode] = step(*build(args.size, device, recipe), mode)
