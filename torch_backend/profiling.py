@@ -25,7 +25,9 @@ from typing import Any
 from accelbench.platform import chatter, frameworks
 from accelbench.platform.frameworks import torch
 
-TEARDOWN = "TEARDOWN_CUPTI"  # Kineto reads it at each session's end
+# Kineto reads it at each GPU session's end: "1" frees CUPTI (what JAX then finds: `frameworks.CUPTI`)
+TEARDOWN = "TEARDOWN_CUPTI"
+FREED = ("pending", "PyTorch's profiler (its teardown had not run when JAX's profiler started)")
 
 
 @contextlib.contextmanager
@@ -40,28 +42,17 @@ def recording(device: Any) -> Iterator[Any]:
     prof = profiler.profile(use_cpu=True, use_device="cuda" if on_gpu else None, use_kineto=True)
     with chatter.native_stderr("torch", logging.DEBUG):  # its session lines: -vv
         prof.__enter__()
-    if on_gpu:
-        _leaves_cupti()
+    if on_gpu:  # what it leaves JAX's profiler: CUPTI freed at a CUDA call after it, or kept
+        setting = os.environ.get(TEARDOWN)
+        kept = f"TEARDOWN_CUPTI={setting}" if setting else "CUDA below 12.6"
+        frameworks.CUPTI.setdefault(
+            *(FREED if setting == "1" else ("holder", f"PyTorch's profiler ({kept})"))
+        )
     try:
         yield prof
     finally:
         with chatter.native_stderr("torch", logging.DEBUG):
             prof.__exit__(None, None, None)
-
-
-def _leaves_cupti() -> None:
-    """What a GPU session leaves JAX's profiler (`frameworks.CUPTI`): CUPTI freed at a CUDA call after
-    it where Kineto tears it down (PyTorch may turn that off: CUDA graphs), else held."""
-    setting = os.environ.get(TEARDOWN)
-    if setting == "1":
-        frameworks.CUPTI["pending"] = (
-            "PyTorch's profiler (Kineto frees it at a CUDA call after its session, and had not "
-            "when JAX's profiler started)"
-        )
-    else:
-        frameworks.CUPTI.setdefault(
-            "holder", f"PyTorch's profiler (TEARDOWN_CUPTI={setting}: Kineto keeps CUPTI)"
-        )
 
 
 def keep(prof: Any, session_dir: str | None) -> None:
