@@ -22,6 +22,7 @@ from accelbench import __version__
 from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
 from accelbench.platform import chatter, processes
+from accelbench.results.compare_formats import FORMATS
 from accelbench.run import store_commands
 from accelbench.run.command_line import (
     OneLineParser,
@@ -121,10 +122,13 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+TABLE_FORMATS = ("table", "csv", "json", "markdown")
+
+
 def _add_view_options(
     p: argparse.ArgumentParser,
     columns: bool = True,
-    formats: bool = True,
+    formats: tuple[str, ...] = TABLE_FORMATS,
     sort_help: str = "order rows by a column (--sort=-COLUMN: descending)",
 ) -> None:
     """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
@@ -142,9 +146,9 @@ def _add_view_options(
         p.add_argument(
             "--format",
             dest="output_format",
-            choices=("table", "csv", "json", "markdown"),
+            choices=formats,
             default="table",
-            help="the table to standard output as a table (default), CSV, JSON or Markdown",
+            help=f"the table to standard output as {', '.join(formats)} (default: table)",
         )
 
 
@@ -299,8 +303,51 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     _add_view_options(
         c,
         columns=False,
-        sort_help="order cases by case, ratio, p or verdict (--sort=-KEY: descending)",
+        formats=tuple(FORMATS),
+        sort_help="order cases by case, ratio or verdict (--sort=-KEY: descending)",
     )
+
+
+def _ab_parser(sub: argparse._SubParsersAction) -> None:
+    from dataclasses import fields
+
+    from accelbench.core.case import AbSettings
+
+    p = _command(
+        sub,
+        "ab",
+        "measure two sides in alternating rounds of one run (A B, B A, ...): the verdict from the "
+        "paired per-round ratios, so drift and the neighbours' load hit both alike",
+        "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
+        "--command 'python old.py' 'python new.py'",
+    )
+    p.add_argument("sides", nargs=2, metavar="SIDE", help="baseline then candidate")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
+        "--config", default=None, help="the sides are git refs of this repository: run this config "
+        "in a worktree of each (its code first on the path, the same interpreter)",
+    )  # fmt: skip
+    how.add_argument("--command", action="store_true", help="the sides are shell commands")
+    for f in fields(AbSettings):
+        rule = f.metadata["rule"]
+        p.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            type=int if rule.kind == "count" else float,
+            default=None,
+            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
+        )
+    p.add_argument(
+        "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
+    )
+    p.add_argument("--output-dir", default="results/ab", help="where each round's results files go")
+    p.add_argument("-q", "--quiet", action="store_true", help="no line per round")
+    _add_view_options(p, columns=False, formats=tuple(FORMATS))
+
+
+def _ab(args: argparse.Namespace) -> int:
+    from accelbench.run.ab import run_ab
+
+    return run_ab(args)
 
 
 def _store_parsers(sub: argparse._SubParsersAction) -> None:
@@ -336,7 +383,7 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="each case's samples over its run (by default only soaks and GPU-monitored cases)",
     )
-    _add_view_options(r, formats=False)
+    _add_view_options(r, formats=())
 
 
 def _traces_parser(sub: argparse._SubParsersAction) -> None:
@@ -388,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
         _alias_parsers,
         _list_parser,
         _compare_parser,
+        _ab_parser,
         _store_parsers,
         _validate_parser,
         _traces_parser,
@@ -513,6 +561,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _run,
     "list": _list,
     "compare": store_commands.compare,
+    "ab": _ab,
     "report": store_commands.report,
     "validate": _validate,
     "traces": _traces,

@@ -127,7 +127,7 @@ def check_extras(spec: OpSpec, extras: Any) -> None:
         )
 
 
-def _time_stats(t: Timing) -> TimeStats:
+def time_stats(t: Timing) -> TimeStats:
     drift = t.drift
     return TimeStats(
         time_median_s=t.median_s,
@@ -244,7 +244,7 @@ def success_row(
     return Row(
         identity=_identity(case, spec, status, error, run_id, m.implementation),
         params=case.params,
-        stats=_time_stats(m.timing),
+        stats=time_stats(m.timing),
         conditions=_conditions(case, m.device),
         timing=_timing_info(m),
         derived=derived,

@@ -32,15 +32,9 @@ def compare(args: argparse.Namespace) -> int:
         sides, selected = _last_two_runs(view, args)
     if args.by and not args.files:
         sides = sides[-1:]  # groups of the latest run
+    output_format = "json" if args.json else args.output_format
     return run_compare(
-        sides,
-        args.by,
-        args.baseline,
-        args.threshold,
-        args.json or args.output_format == "json",
-        selected,
-        sort=args.sort,
-        output_format=args.output_format,
+        sides, args.by, args.baseline, args.threshold, output_format, selected, args.sort
     )
 
 
