@@ -78,14 +78,55 @@ def test_a_pytorch_function_eager_and_compiled_compare_by_variant():
         functools.partial(torch.mul, other=2.0), t, num_runs=5, name="matmul", variant="x2"
     )
     table = accelbench.table([eager, doubled], by="variant")
-    assert [c.header for c in table.columns][1:] == ["eager", "x2"]
+    assert [c.header for c in table.rich.columns][1:] == ["eager", "x2"]
+    plain = accelbench.bench(np.matmul, t.numpy(), t.numpy(), num_runs=5)  # NumPy, variant default
+    shown = str(accelbench.table([eager, doubled, plain], by="variant"))
+    assert "numpy:numpy name=matmul" in shown and "no variant=eager row of this case" in shown
+    plain = accelbench.bench(np.matmul, t.numpy(), t.numpy(), num_runs=5, variant="eager")
+    by_backend = str(accelbench.table([plain, eager], by="backend"))
+    assert "numpy" in by_backend.splitlines()[2] and "torch" in by_backend.splitlines()[2]
+    assert "None" not in by_backend and "(" in by_backend  # a ratio, under a real heading
 
 
-def test_bad_options_are_one_line_naming_the_key():
-    with pytest.raises(UserError, match="nm_runs"):
-        accelbench.bench(np.sum, np.ones(3), nm_runs=3)
-    with pytest.raises(UserError, match="num_runs"):
-        accelbench.bench(np.sum, np.ones(3), num_runs=0)
+def test_a_table_prints_as_text_and_renders_in_a_notebook():
+    results = [accelbench.bench(np.sum, np.ones(64), num_runs=3, name="s\x1b[31m")]
+    table = accelbench.table(results)
+    text = str(table)
+    assert "median" in text and "\x1b" not in text and "object at" not in repr(table)
+    assert "<table" in table._repr_html_() or "<pre" in table._repr_html_()
+    assert "\x1b" not in str(results[0]) and "\\x1b" in str(results[0])  # spelt out
+
+
+def test_numpy_runs_its_blas_on_one_thread_and_says_so():
+    pytest.importorskip("threadpoolctl")
+    a = np.ones((64, 64))
+    r = accelbench.bench(np.matmul, a, a, num_runs=3)
+    assert r.threads == 1 and r.row.conditions.thread_count == 1 and "host threads 1" in str(r)
+    assert accelbench.bench(np.matmul, a, a, num_runs=3, threads=2).threads == 2
+
+
+@pytest.mark.parametrize(
+    "fn, keywords, key",
+    [
+        (np.sum, {"flops": -1}, "flops"),
+        (np.sum, {"bytes": float("nan")}, "bytes"),
+        (np.sum, {"rtol": -0.1}, "rtol"),
+        (np.sum, {"backend": "tpu9"}, "backend"),
+        (np.sum, {"inputs": []}, "inputs"),
+        (np.sum, {"reference": 3}, "reference"),
+        ("np.sum", {}, "fn"),
+        (np.sum, {"num_runs": 0}, "num_runs"),
+        (np.sum, {"nm_runs": 3}, "nm_runs"),
+    ],
+)
+def test_bad_arguments_are_one_value_error_naming_the_keyword_before_anything_runs(
+    fn, keywords, key
+):
+    calls = []
+    called = (lambda *a: calls.append(a)) if callable(fn) else fn
+    with pytest.raises(ValueError, match=key) as raised:
+        accelbench.bench(called, np.ones(3), **keywords)
+    assert isinstance(raised.value, UserError) and "\n" not in str(raised.value) and not calls
 
 
 def test_saved_results_are_a_run_of_the_store_that_compare_and_report_read(tmp_path, run_cli):

@@ -327,12 +327,13 @@ def _ab_parser(sub: argparse._SubParsersAction) -> None:
         "--config", default=None, help="the sides are git refs of this repository: run this config "
         "in a worktree of each (its code first on the path, the same interpreter)",
     )  # fmt: skip
-    how.add_argument("--command", action="store_true", help="the sides are shell commands")
-    for f in fields(AbSettings):
-        rule = f.metadata["rule"]
+    how.add_argument(
+        "--command", dest="commands", action="store_true", help="the sides are shell commands"
+    )
+    for f in fields(AbSettings):  # checked by their rules (run/ab.py): one line naming the flag
         p.add_argument(
             f"--{f.name.replace('_', '-')}",
-            type=int if rule.kind == "count" else float,
+            type=float,
             default=None,
             help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
         )

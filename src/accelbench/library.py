@@ -127,7 +127,7 @@ class Result:
         low, high = self.interval_s
         rate = f", {r.derived.tflop_per_s:.3g} TFLOP/s" if r.derived.tflop_per_s else ""
         rate += f", {r.derived.gb_per_s:.4g} GB/s" if r.derived.gb_per_s else ""
-        host = f", {self.threads} host threads" if r.environment.platform == "cpu" else ""
+        host = f", host threads {self.threads}" if r.environment.platform == "cpu" else ""
         return visible(
             f"{r.params['name']}: {format_seconds(r.median_s)} median ({r.timing.timing_source}"
             f"{host}; p10-p90 {format_seconds(low)}-{format_seconds(high)}, "

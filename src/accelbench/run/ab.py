@@ -40,11 +40,12 @@ def ab_settings(given: Mapping[str, Any], flags: bool = False) -> AbSettings:
 
     values = {}
     for f in fields(AbSettings):
-        if given.get(f.name) is not None:
+        value, rule = given.get(f.name), f.metadata["rule"]
+        if value is not None:
             key = f"--{f.name.replace('_', '-')}" if flags else f.name
-            values[f.name] = CHECKS[f.metadata["rule"].kind](
-                f.metadata["rule"], given[f.name], key, ""
-            )
+            if flags and rule.kind == "count" and float(value).is_integer():
+                value = int(value)  # the command line reads every number as a float
+            values[f.name] = CHECKS[rule.kind](rule, value, key, "")
     return AbSettings(**values)
 
 
@@ -256,7 +257,7 @@ def run_ab(args: Any) -> int:
 
 @contextlib.contextmanager
 def _sides(a: str, b: str, args: Any, out: str) -> Iterator[tuple[Side, Side]]:
-    if args.command:
+    if args.commands:
         yield CommandSide("a", a), CommandSide("b", b)
     elif args.config:
         with worktrees((a, b), out) as (top, tree_a, tree_b):
