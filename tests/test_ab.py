@@ -102,33 +102,33 @@ def test_bad_ab_settings_are_one_line(run_cli, tmp_path, args, message):
 CONFIG = """
 num_runs: 5
 warmup: 1
-backend: jax
+backend: numpy
 benchmarks:
-- benchmark_name: add
+- benchmark_name: fault
   benchmark_params:
-  - {{m: {m}, n: 64}}
+  - {{n: {n}}}
 """
 
 
 @pytest.mark.slow  # a process a round and side
 def test_two_configs_and_two_git_refs_in_rounds(run_cli, tmp_path, monkeypatch):
-    for name, m in (("a", 64), ("b", 128)):
-        (tmp_path / f"{name}.yaml").write_text(CONFIG.format(m=m))
+    for name, n in (("a", 64), ("b", 128)):
+        (tmp_path / f"{name}.yaml").write_text(CONFIG.format(n=n))
     out_dir = str(tmp_path / "out")
     code, out, _ = run_cli(
         "ab", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), "--rounds", "6",
         "--format", "json", "--output-dir", out_dir, "-q",
     )  # fmt: skip
     (pair,) = json.loads(out)["pairs"]
-    assert code in (0, 1) and pair["rounds"] == 6 and "m=128" in pair["case"]  # paired in order
+    assert code in (0, 1) and pair["rounds"] == 6 and "n=128" in pair["case"]  # paired in order
     code, _, err = run_cli("ab", str(tmp_path / "a.yaml"), str(tmp_path / "nope.yaml"))
     assert code == 2 and "nope.yaml" in err
-    (tmp_path / "c.yaml").write_text(CONFIG.format(m="[64, 128]"))
+    (tmp_path / "c.yaml").write_text(CONFIG.format(n=64) + "  - {n: 128}\n")
     code, _, err = run_cli("ab", str(tmp_path / "a.yaml"), str(tmp_path / "c.yaml"))
     assert code == 2 and "plans 1 cases" in err
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / "c.yaml").write_text(CONFIG.format(m=64))
+    (repo / "c.yaml").write_text(CONFIG.format(n=64))
     git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "c.yaml"], check=True)

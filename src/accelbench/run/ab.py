@@ -198,10 +198,12 @@ def ab_report(pairs: list[Pair], threshold: float, labels: tuple[str, str]) -> R
 
 
 @contextlib.contextmanager
-def worktrees(refs: Sequence[str], under: str) -> Iterator[list[str]]:
-    """A detached worktree of each git ref of the repository here, removed afterwards."""
+def worktrees(refs: Sequence[str]) -> Iterator[list[str]]:
+    """A detached worktree of each git ref of the repository here (in a temporary folder, outside
+    the user's tree), removed afterwards."""
     top = _git(["rev-parse", "--show-toplevel"], ".").strip()
     made: list[str] = []
+    under = tempfile.mkdtemp(prefix="microbench-ab-")
     try:
         for i, ref in enumerate(refs):
             path = os.path.join(under, f"tree{i}")
@@ -211,6 +213,7 @@ def worktrees(refs: Sequence[str], under: str) -> Iterator[list[str]]:
     finally:
         for path in made:
             _git(["worktree", "remove", "--force", path], top)
+        os.rmdir(under)
 
 
 def _git(args: list[str], cwd: str) -> str:
@@ -243,7 +246,7 @@ def run_ab(args: Any) -> int:
     check_threshold(args.threshold)
     a, b = args.sides
     os.makedirs(args.output_dir, exist_ok=True)
-    out = tempfile.mkdtemp(prefix="ab-", dir=args.output_dir)
+    out = os.path.abspath(tempfile.mkdtemp(prefix="ab-", dir=args.output_dir))
     say = (
         (lambda line: print(visible(line), file=sys.stderr)) if not args.quiet else (lambda _: None)
     )
@@ -260,7 +263,7 @@ def _sides(a: str, b: str, args: Any, out: str) -> Iterator[tuple[Side, Side]]:
     if args.commands:
         yield CommandSide("a", a), CommandSide("b", b)
     elif args.config:
-        with worktrees((a, b), out) as (top, tree_a, tree_b):
+        with worktrees((a, b)) as (top, tree_a, tree_b):
             yield (
                 _ref_side("a", tree_a, top, args.config, out),
                 _ref_side("b", tree_b, top, args.config, out),
