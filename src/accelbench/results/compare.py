@@ -90,8 +90,9 @@ class CaseKey(NamedTuple):
         return cls(op, backend, impl, tuple(sorted(params)), condition_values(row))
 
     def loosely(self) -> CaseKey:
-        """The case whatever its settings."""
-        return self._replace(settings=())
+        """The case whatever its settings and implementation (a case that failed before it was
+        prepared names neither)."""
+        return self._replace(implementation="", settings=())
 
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:

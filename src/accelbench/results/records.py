@@ -206,6 +206,13 @@ class TimingInfo:
             "parse); warm-up and the check excluded"
         ),
     )
+    cpu_wait_ratio: float | None = field(
+        default=None,
+        metadata=doc(
+            "the process's threads' time waiting for a CPU that other processes held (Linux "
+            "schedstat) over the timed loop's wall: how far the host stretched a host-clock time"
+        ),
+    )
     soak_baseline_median_s: float | None = field(
         default=None,
         metadata=doc("a soak in phases (`soak_chunk`): the traced window right after warm-up"),

@@ -158,6 +158,7 @@ def _timing_info(m: Measurement) -> TimingInfo:
         wall_median_s=median_or_none(t.wall_samples_s),
         compile_s=m.compile_s,
         timed_loop_s=t.loop_s,
+        cpu_wait_ratio=t.loop_wait_s / t.loop_s if t.loop_wait_s is not None and t.loop_s else None,
         soak_baseline_median_s=median_or_none(t.soak.baseline_s) if t.soak else None,
         soak_first_chunk_s=t.soak.chunks_s[0] if t.soak else None,
         soak_last_chunk_s=t.soak.chunks_s[-1] if t.soak else None,

@@ -65,6 +65,8 @@ class Judgement:
 
 CONDITIONS_DIFFER = "conditions differ"
 CLOCK_TOLERANCE = 0.02  # SM clocks this far apart (relative) are different conditions
+STRETCHED = 1.1  # a timed loop whose threads waited for a CPU over a tenth of its wall
+MOST_WAIT = 0.99  # a wait share this close to the whole loop says only "stretched a hundredfold"
 UNBOUNDED = math.inf  # a condition whose effect on a time has no known bound
 
 
@@ -77,8 +79,44 @@ def host_timed(row: Row) -> bool:
     return row.timing.timing_source == "wall_clock" or row.environment.platform == "cpu"
 
 
-def _load(row: Row) -> float | None:
-    return row.conditions.host_load_ratio if host_timed(row) else None
+class Host(NamedTuple):
+    """What the host's other work can have done to a host-timed row: its load per core as the case
+    ended, and the stretch its timed loop shows (wall over wall less its wait for a CPU, per thread)."""
+
+    load: float
+    stretch: (
+        float | None
+    )  # None: not recorded (a row of an older version, a host without schedstat)
+
+    @property
+    def contended(self) -> bool:
+        return self.load > LOADED or (self.stretch or 1.0) > STRETCHED
+
+    @property
+    def most(self) -> float:
+        """How far contention can have stretched the row's time (fair scheduling: a runnable thread
+        gets at least 1/L of a core at load L per core; the loop's own share says it directly)."""
+        return max(1.0, self.load, self.stretch or 1.0)
+
+
+def _host(row: Row) -> Host | None:
+    load, wait = row.conditions.host_load_ratio, row.timing.cpu_wait_ratio
+    if not host_timed(row) or (load is None and wait is None):
+        return None
+    if wait is None:
+        return Host(load or 0.0, None)
+    running = 1 - min(wait / (row.conditions.thread_count or 1), MOST_WAIT)
+    return Host(load or 0.0, 1 / running)
+
+
+def _host_apart(name: str, a: Host, b: Host) -> str:
+    stretch = (a.stretch, b.stretch)
+    said = (
+        f", CPU stretch of the loop {_shown(a.stretch)} vs {_shown(b.stretch)}"
+        if any(stretch)
+        else ""
+    )
+    return f"{name} {_shown(a.load)} vs {_shown(b.load)}{said}"
 
 
 def _shown(value: Any) -> str:
@@ -136,15 +174,15 @@ def _throttled(a: float | None, b: float | None) -> bool:
     return max(a or 0.0, b or 0.0) >= THROTTLED
 
 
-# A loaded host's CPU time: at load L per core (above 1), a runnable thread gets at least 1/L of a core
-# under fair scheduling, so the time can stretch by up to L; a slower SM clock stretches a kernel by
-# at most the clock ratio (time ~ 1/clock for a clock-bound kernel, less for a memory-bound one).
+# A busy host stretches a host-timed row by at most `Host.most`; a slower SM clock a kernel by at most
+# the clock ratio (time ~ 1/clock for a clock-bound kernel, less for a memory-bound one).
 CONDITIONS: tuple[Condition, ...] = (
     Condition(
         "host load per core",
-        _load,
-        lambda a, b: max(a or 0.0, b or 0.0) > LOADED,
-        lambda a, b: (max(1.0, b), max(1.0, a)),
+        _host,
+        lambda a, b: any(h is not None and h.contended for h in (a, b)),
+        lambda a, b: (b.most, a.most),
+        _host_apart,
     ),
     Condition(
         "SM clock MHz",
