@@ -296,9 +296,7 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
         "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
     )
     c.add_argument("--baseline", default=None, help="the --by value to compare the others against")
-    c.add_argument(
-        "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
-    )
+    _add_threshold(c)
     c.add_argument("--json", action="store_true", help="machine-readable output (--format json)")
     _add_view_options(
         c,
@@ -306,6 +304,10 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
         formats=tuple(FORMATS),
         sort_help="order cases by case, ratio or verdict (--sort=-KEY: descending)",
     )
+
+
+def _add_threshold(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=float, default=0.05, help="relative change that counts")
 
 
 def _ab_parser(sub: argparse._SubParsersAction) -> None:
@@ -337,18 +339,10 @@ def _ab_parser(sub: argparse._SubParsersAction) -> None:
             default=None,
             help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
         )
-    p.add_argument(
-        "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
-    )
+    _add_threshold(p)
     p.add_argument("--output-dir", default="results/ab", help="where each round's results files go")
     p.add_argument("-q", "--quiet", action="store_true", help="no line per round")
     _add_view_options(p, columns=False, formats=tuple(FORMATS))
-
-
-def _ab(args: argparse.Namespace) -> int:
-    from accelbench.run.ab import run_ab
-
-    return run_ab(args)
 
 
 def _store_parsers(sub: argparse._SubParsersAction) -> None:
@@ -562,7 +556,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _run,
     "list": _list,
     "compare": store_commands.compare,
-    "ab": _ab,
+    "ab": store_commands.ab,
     "report": store_commands.report,
     "validate": _validate,
     "traces": _traces,

@@ -179,10 +179,13 @@ def finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+GATE_ONLY = ("fails",)  # a Line's fields that JSON states in its own key (`failing`)
+
+
 @comparison_format("json", machine=True)
 def _json(report: Report) -> None:
     pairs = [
-        {f.name: finite(getattr(x, f.name)) for f in fields(Line) if f.name != "fails"}
+        {f.name: finite(getattr(x, f.name)) for f in fields(Line) if f.name not in GATE_ONLY}
         for x in report.every
     ]
     record = {

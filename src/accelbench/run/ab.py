@@ -26,7 +26,7 @@ from accelbench.core.case import MIN_ROUNDS, AbSettings
 from accelbench.core.samples import Samples
 from accelbench.core.types import Timing
 from accelbench.errors import Status, UserError, visible
-from accelbench.results.compare import Comparison, Pair, case_label, report_of
+from accelbench.results.compare import Comparison, Pair, case_label, report_of, sorted_pairs
 from accelbench.results.compare_formats import Report
 from accelbench.results.records import Environment, Identity, Row, Series, TimingInfo
 from accelbench.results.row_builder import time_stats
@@ -252,7 +252,7 @@ def run_ab(args: Any) -> int:
     )
     with _sides(a, b, args, out) as sides:
         pairs = interleave(*sides, settings, say)
-    report = ab_report(pairs, args.threshold, (a, b))
+    report = ab_report(sorted_pairs(pairs, args.sort, args.threshold), args.threshold, (a, b))
     show(report, args.output_format)
     say(f"each round's results files: {out}")
     return 1 if any(x.fails for x in report.every) else 0

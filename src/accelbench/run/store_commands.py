@@ -1,5 +1,6 @@
 """The run store's commands: `compare` (two results files, groups of one, or a config's stored runs by
-number or label), `runs` (a config's stored runs) and `report` (charts and pages over results files)."""
+number or label), `ab` (two sides measured in rounds), `runs` (a config's stored runs) and `report`
+(charts and pages over results files)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ def compare(args: argparse.Namespace) -> int:
     return run_compare(
         sides, args.by, args.baseline, args.threshold, output_format, selected, args.sort
     )
+
+
+def ab(args: argparse.Namespace) -> int:
+    from accelbench.run.ab import run_ab
+
+    return run_ab(args)
 
 
 def _series(config: str) -> list[str]:
