@@ -3,8 +3,9 @@
 the per-round ratios B/A of each case (their median, and its distribution-free 95% interval), not from
 two independent medians: `results.verdict.judge` with paired-rounds evidence.
 
-A side is two configs' (run in this process's interpreter, one `microbench run` process a round), two
-git refs' (a worktree each, the same config run there, the worktree first on the path), two shell
+A side is two configs' (their cases run in this process, the frameworks started once), two git
+refs' (a worktree each, the same config run there by `microbench run` in its own process each
+round, the worktree first on the path, the same interpreter), two shell
 commands' (their wall time) or, in the library, two callables' (`bench()` in this process). Cases pair
 by their order: both sides run the same cases, or two configs the user lines up.
 """
@@ -19,10 +20,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Protocol
 
-from accelbench.core.case import MIN_ROUNDS, AbSettings
+from accelbench.core.case import MIN_ROUNDS, AbSettings, Case
 from accelbench.core.samples import Samples
 from accelbench.core.types import Timing
 from accelbench.errors import Status, UserError, visible
@@ -58,8 +59,26 @@ class Side(Protocol):
 
 
 @dataclass
+class PlannedSide:
+    """A config's cases run in this process each round (two configs share this interpreter's code:
+    the frameworks start once, not once a round)."""
+
+    label: str
+    cases: list[Case]
+
+    def measure(self, round_no: int, runs: int | None) -> list[Row]:
+        from accelbench.platform.environment import base_environment, new_run_id
+        from accelbench.run.runner import execute
+
+        run_id = new_run_id()
+        env = base_environment(run_id)
+        cases = [replace(c, run=replace(c.run, num_runs=runs)) if runs else c for c in self.cases]
+        return [execute(c, run_id, env, None, c.run.timeout_s)[0] for c in cases]
+
+
+@dataclass
 class ConfigSide:
-    """A config run in its own process each round with this interpreter (`microbench run -o`);
+    """A config run in its own process each round with this interpreter (`microbench run -o`):
     a git ref's worktree is its working directory and first on its path."""
 
     label: str
@@ -254,7 +273,10 @@ def run_ab(args: Any) -> int:
         pairs = interleave(*sides, settings, say)
     report = ab_report(sorted_pairs(pairs, args.sort, args.threshold), args.threshold, (a, b))
     show(report, args.output_format)
-    say(f"each round's results files: {out}")
+    if os.listdir(out):
+        say(f"each round's results files: {out}")
+    else:
+        os.rmdir(out)
     return 1 if any(x.fails for x in report.every) else 0
 
 
@@ -273,10 +295,11 @@ def _sides(a: str, b: str, args: Any, out: str) -> Iterator[tuple[Side, Side]]:
         from accelbench.run.planning import load_and_plan
 
         # a bad config, or two that do not line up, is answered before any round
-        counts = [len(load_and_plan(config, RunOptions())[1]) for config in (a, b)]
-        if counts[0] != counts[1]:
+        planned = [load_and_plan(config, RunOptions())[1] for config in (a, b)]
+        if len(planned[0]) != len(planned[1]):
             raise UserError(
-                f"{a} plans {counts[0]} cases and {b} {counts[1]}: ab pairs them in order",
+                f"{a} plans {len(planned[0])} cases and {b} {len(planned[1])}: ab pairs them in "
+                "order",
                 key="ab",
             )
-        yield ConfigSide("a", a, out), ConfigSide("b", b, out)
+        yield PlannedSide("a", planned[0]), PlannedSide("b", planned[1])
