@@ -691,3 +691,23 @@ def test_a_report_over_several_sources_keeps_them_apart(tmp_path, run_cli):
     )
     assert code == 0 and len(list((tmp_path / "one").glob("series_*.png"))) == 3
     assert "| source" not in (tmp_path / "one" / "summary.md").read_text()
+
+
+def test_compare_json_is_strict_json_and_by_honours_every_format(tmp_path, run_cli):
+    """Issue 57: no NaN or Infinity in --json (null instead); --by with --format csv is CSV."""
+
+    def strict(text):
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+
+    write(tmp_path / "a.csv", [row(1, 1e-3), row(1, 2e-3, backend="torch")])
+    write(tmp_path / "b.csv", [row(1, float("inf")), row(1, float("nan"), backend="torch")])
+    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--json")
+    assert code == 1 and all(p["ratio"] is None for p in strict(out)["pairs"])
+    by = ("compare", str(tmp_path / "a.csv"), "--by", "backend")
+    code, out, _ = run_cli(*by, "--format", "csv")
+    head, line = list(csv.reader(out.splitlines()))
+    assert code == 0 and head == ["case", "jax", "torch"] and line[0] == "add m=1 n=64"
+    code, out, _ = run_cli(*by, "--format", "json")
+    assert code == 0 and strict(out)["pairs"][0]["case"].endswith("[torch vs jax]")
+    code, out, _ = run_cli(*by, "--format", "markdown")
+    assert out.startswith("| case | jax | torch |")

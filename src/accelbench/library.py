@@ -256,8 +256,7 @@ def table(
         from accelbench.results.compare_formats import grid_table
 
         comparison = pair_groups(rows, by, baseline)
-        first = str(rows[0].as_dict().get(by)) if rows else ""
-        made = grid(comparison, by, baseline or first, threshold)
+        made = grid(comparison, by, comparison.base, threshold)
         return Table(grid_table(made), made.notes)
     from accelbench.results.sinks.summary import cpu_note, summary_table
 

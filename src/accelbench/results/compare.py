@@ -169,8 +169,10 @@ def sample_intervals(pairs: list[Pair]) -> None:
 class Comparison:
     pairs: list[Pair]
     ambiguous: list[str]  # case keys with several rows on one side
-    # grouped comparisons: rows whose case has no row of the baseline group (shown, never dropped)
+    # grouped comparisons: rows whose case has no row of the baseline group (shown, never dropped),
+    # and the baseline group
     alone: list[Pair] = field(default_factory=list)
+    base: str = ""
 
     def __post_init__(self) -> None:
         sample_intervals(self.pairs)
@@ -241,7 +243,7 @@ def pair_groups(rows: list[Row], column: str, baseline: str | None) -> Compariso
     sides: dict[CaseKey, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
     for row, value in zip(rows, value_of, strict=True):
         sides[CaseKey.of(row, without)][value or BLANK].append(row)
-    comparison = Comparison([], [])
+    comparison = Comparison([], [], base=base or "")
     for by_value in sides.values():  # the file's order
         if base not in by_value:
             comparison.alone += [
@@ -369,8 +371,7 @@ def _compare(
             )
         rows = [r for path in sides[0] for r in _rows(path, ALL_GROUPS)]  # any column may group
         comparison = pair_groups(rows, by, baseline)
-        first = comparison.pairs[0].sides.split(" vs ")[1] if comparison.pairs else "first"
-        return comparison, (baseline or first, "other")
+        return comparison, (comparison.base, "other")
     if len(sides) != 2:
         raise UserError(
             "compare needs two results files (baseline, candidate), one file and --by COLUMN, or "
