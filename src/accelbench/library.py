@@ -66,7 +66,7 @@ ARGUMENT_RULES: dict[str, tuple[Callable[[Any], bool], Callable[[], str]]] = {
     "reference": (callable, lambda: "a function"),
     "inputs": (
         lambda v: isinstance(v, (list, tuple)) and len(v) > 0,
-        lambda: "a non-empty list of argument tuples",
+        lambda: "a list of argument tuples",
     ),
 }
 
