@@ -214,6 +214,9 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     timeout 200 $RUN --config configs/gpu/throttle_soak.yaml -o "$OUT/soak_flag.csv" 2>&1 | tail -2
     timeout 200 $RUN --config /tmp/throttle_discard.yaml -o "$OUT/soak_discard.csv" 2>&1 | tail -2
     python3 bench/throttle_table.py rows "$OUT/soak_flag.csv" "$OUT/soak_discard.csv" | tee "$OUT/soak50.md" ;;
+  audit63)  # issue 63: each finding of the audit on a case built for it, the held-out kernels' audits, its cost, the device state
+    timeout 580 python3 bench/audit_check.py --out "$OUT/audit63.json" 2>&1 | grep -v "Warning\|_warn_once" | tee "$OUT/audit63.md"
+    nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,ECC > "$OUT/audit63_nvidia_smi.txt" 2>&1 ;;
   startup53)  # issue 53: a compiled one-off beside a bare torch.compile script, eager, JAX, a compiled sweep
     timeout 560 python3 bench/startup_compile.py --repeat 3 2>&1 | tee "$OUT/startup53.md" ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0

@@ -364,6 +364,7 @@ def test_compare_json_lists_every_pair_with_its_test(runs, run_cli):
             "verdict",
             "evidence",
             "rounds",
+            "device_state_differs",
         }
         for p in verdicts.values()
     )

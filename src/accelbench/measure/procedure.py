@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from accelbench.catalogue import OpSpec
+from accelbench.catalogue import OpSpec, get_spec
 from accelbench.core.case import Case, RunSettings, shape_label
 from accelbench.core.types import (
     CheckResult,
     DeviceInfo,
+    Finding,
     Measurement,
     Prepared,
     SoakPhases,
@@ -220,6 +221,17 @@ def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
     )
 
 
+def audited(case: Case, found: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """The audit's findings less those the op's work is made of (`Traits.audit_expects`); under
+    `audit: strict` a finding makes the case an error row."""
+    expected = get_spec(case.op).traits.audit_expects
+    kept = tuple(f for f in found if f.name not in expected)
+    if kept and case.run.audit == "strict":
+        said = "; ".join(f"{f.name}: {f.detail}" for f in kept)
+        raise CaseFailure(Status.ERROR, f"audit (strict): {said}")
+    return kept
+
+
 def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) -> Measurement:
     """Run once and check against the reference, then time the op and its companions."""
     out = prepared.call()
@@ -233,6 +245,7 @@ def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) ->
         timing = timed(timer, prepared, case.run)
         if case.run.host_loop and timing.source != "wall_clock":
             host_clock(timing, prepared, case.run)
+    timing.audit = audited(case, timing.audit)
     companions = dict(prepared.known_timings)
     for name, companion in prepared.companions.items():
         if name not in companions:

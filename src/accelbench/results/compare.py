@@ -26,11 +26,12 @@ from accelbench.core.samples import ratio_intervals
 from accelbench.errors import UserError, did_you_mean
 from accelbench.results.compare_formats import Grid, Line, Report, show
 from accelbench.results.console import format_seconds
-from accelbench.results.display import ordered
+from accelbench.results.display import AUDITED, audit_mark, ordered
 from accelbench.results.reading import read_rows
 from accelbench.results.records import (
     ALL_GROUPS,
     Conditions,
+    DeviceState,
     Environment,
     Identity,
     Row,
@@ -42,7 +43,7 @@ from accelbench.results.verdict import Evidence, Judgement, Verdict, judge, usab
 
 RUN_SETTINGS = frozenset(("num_runs", "warmup"))  # how long a case ran is not what it is
 # what pairing and verdicts read of a row (with params and series)
-COMPARED = (Identity, TimeStats, Conditions, TimingInfo, Environment)
+COMPARED = (Identity, TimeStats, Conditions, DeviceState, TimingInfo, Environment)
 FULL_TABLE = 200  # above this many pairs the table shows only the cases that changed
 
 
@@ -286,7 +287,7 @@ def _cell(
     (its reason a note under the table); a row without a time says why."""
     if not row.ok or not usable(row.median_s):
         return row.status.value
-    text = format_seconds(row.median_s)
+    text = format_seconds(row.median_s) + audit_mark(row)
     if pair is None or pair.ratio is None:
         return text
     judged = pair.judged(threshold)
@@ -314,7 +315,9 @@ def grid(comparison: Comparison, by: str, baseline: str, threshold: float) -> Gr
         sides += [p.sides] if p.sides not in sides else []
         cells = cases.setdefault(case_label(p.a, p.without), {baseline: "-"})
         cells[p.sides] = _cell(p.a)
-    notes = [f"?: inconclusive: {w}" for w in sorted(why)[:MAX_NOTES]]
+    rows = [r for p in (*comparison.pairs, *comparison.alone) for r in (p.a, p.b) if r is not None]
+    notes = [AUDITED] if any(r.timing.audit for r in rows) else []
+    notes += [f"?: inconclusive: {w}" for w in sorted(why)[:MAX_NOTES]]
     notes += [f"?: ... and {len(why) - MAX_NOTES} more reasons"] if len(why) > MAX_NOTES else []
     return Grid(
         f"median time by {by}, ratio to {baseline} in brackets",
@@ -344,17 +347,20 @@ def _at(value: Callable[[Pair, float], Any], threshold: float, pair: Pair) -> An
 
 def line(pair: Pair, threshold: float) -> Line:
     judged = pair.judged(threshold)
+    b = pair.b
     return Line(
         pair.key,
         pair.a.median_s,
-        pair.b.median_s if pair.b else None,
+        b.median_s if b else None,
         pair.ratio,
         judged.low,
         judged.high,
         judged.text,
         judged.evidence.value,
         pair.rounds,
+        pair.a.device_state.differences(b.device_state) if b else [],
         judged.verdict.fails,
+        (audit_mark(pair.a), audit_mark(b) if b else ""),
     )
 
 
@@ -451,6 +457,7 @@ def report_of(
         shown_lines = changed[:FULL_TABLE]
     else:
         shown_lines = lines
+    notes += [AUDITED] if any(any(x.marks) for x in lines) else []
     notes += [
         f"ambiguous: several rows of one case on one side, not compared: {k}"
         for k in comparison.ambiguous

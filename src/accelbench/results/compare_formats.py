@@ -29,7 +29,9 @@ class Line:
     verdict: str
     evidence: str
     rounds: int | None  # ab: the paired rounds the interval is of
+    device_state_differs: list[str]  # the GPU settings the two rows differ in (a condition)
     fails: bool  # the gate fails on it
+    marks: tuple[str, str] = ("", "")  # after each median: the audit's `!` where it found something
 
 
 @dataclass
@@ -93,8 +95,8 @@ def _cells(line: Line, rounds: bool) -> list[str]:
     )
     return [
         line.case,
-        format_seconds(line.baseline_median_s),
-        format_seconds(line.candidate_median_s),
+        format_seconds(line.baseline_median_s) + line.marks[0],
+        format_seconds(line.candidate_median_s) + line.marks[1],
         f"{line.ratio:.3f}" if line.ratio else "",
         interval,
         line.evidence,
@@ -179,7 +181,7 @@ def finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-GATE_ONLY = ("fails",)  # a Line's fields that JSON states in its own key (`failing`)
+GATE_ONLY = ("fails", "marks")  # a Line's fields JSON says elsewhere (`failing`) or not at all
 
 
 @comparison_format("json", machine=True)

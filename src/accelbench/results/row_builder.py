@@ -17,6 +17,7 @@ from accelbench.platform.environment import timestamp
 from accelbench.platform.hardware import Peaks, lookup, with_overrides
 from accelbench.results.records import (
     Conditions,
+    DeviceState,
     Environment,
     Identity,
     Row,
@@ -174,6 +175,8 @@ def _timing_info(m: Measurement) -> TimingInfo:
         check=m.check.text,
         check_mode=m.check.mode,
         trace_path=t.trace_path,
+        audit=" ".join(f"{f.name}={f.figure:.3g}" for f in t.audit) or None,
+        audit_detail="; ".join(f"{f.name}: {f.detail}" for f in t.audit) or None,
     )
 
 
@@ -247,6 +250,7 @@ def success_row(
         params=case.params,
         stats=time_stats(m.timing),
         conditions=_conditions(case, m.device),
+        device_state=m.device_state or DeviceState(),
         timing=_timing_info(m),
         derived=derived,
         roofline=roofline,

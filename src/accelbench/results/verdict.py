@@ -196,6 +196,12 @@ CONDITIONS: tuple[Condition, ...] = (
         _throttled,
     ),
     Condition("device", lambda r: r.environment.device_kind),
+    Condition(  # clocks set, power limit, MIG, ECC, PCIe, NVLink (DeviceState's verdict columns)
+        "device state",
+        lambda r: r.device_state,
+        lambda a, b: bool(a.differences(b)),
+        described=lambda name, a, b: f"{name} {'; '.join(a.differences(b))}",
+    ),
     # the run settings `compare` pairs rows on (thread_count, cache, timer, ...): rows told apart by
     # nothing else are paired all the same, and say which settings differ
     Condition("settings", condition_values, described=_settings_apart),

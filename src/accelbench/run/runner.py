@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import multiprocessing as mp
+import operator
 import os
 import signal
 import threading
@@ -26,7 +28,7 @@ from accelbench.measure.throttle import ThrottleReport
 from accelbench.platform import chatter, interrupt, processes
 from accelbench.platform.backends import BACKENDS
 from accelbench.platform.environment import apply_process_env, env_flags
-from accelbench.platform.gpu_monitor import Monitor
+from accelbench.platform.gpu_monitor import Monitor, read_state
 from accelbench.platform.interrupt import CaseTimeout
 from accelbench.results.records import Row
 from accelbench.results.row_builder import failure_row, success_row
@@ -173,7 +175,8 @@ def _watched(
     case: Case, backend: Backend, device: DeviceInfo, timeout_s: float | None
 ) -> tuple[Measurement, Monitor, ThrottleReport | None]:
     """The case measured with the GPU's clocks sampled beside it (on a GPU, unless `throttle: off`;
-    always for a soak or an op that charts them), and the throttle policy applied to its samples."""
+    always for a soak or an op that charts them), the throttle policy applied to its samples, and a
+    GPU's settings read as it ends."""
     spec = get_spec(case.op)
     charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
     judged = case.run.throttle != "off" and device.platform == "gpu"
@@ -181,6 +184,9 @@ def _watched(
     index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
     with _alarm(timeout_s, case.label), Monitor(index, charted or judged) as monitor:
         m = backend.measure(case)
+        if device.platform == "gpu":  # its settings, and any user-clocks reason seen under load
+            seen = functools.reduce(operator.or_, monitor.reasons, 0)
+            m = dataclasses.replace(m, device_state=read_state(index, seen))
         if not judged:
             return m, monitor, None
         timing, clocks = throttle.judge(monitor, m.timing, case.run, index)
