@@ -538,6 +538,8 @@ def test_one_marker_for_audited_rows_in_the_summary_compare_report_and_table():
     from rich.console import Console
 
     from accelbench.results import compare, report
+    from accelbench.results.compare_formats import grid_table
+    from accelbench.results.display import AUDITED
     from accelbench.results.records import Identity, Row, TimeStats, TimingInfo
     from accelbench.results.sinks.summary import summary_table
 
@@ -554,9 +556,9 @@ def test_one_marker_for_audited_rows_in_the_summary_compare_report_and_table():
     console.print(summary_table(rows)[0])
     shown = console.export_text()
     assert shown.count(" !") == 1 and "streams=2" in shown
-    pivot = compare.pivot(compare.pair_groups(rows, "implementation", "eager"), "impl", "eager")
-    console.print(pivot)
-    assert "(1.00x) !" in console.export_text()
+    grid = compare.grid(compare.pair_groups(rows, "implementation", "eager"), "impl", "eager", 0.05)
+    console.print(grid_table(grid))
+    assert "1.00 ms ! (1.00x)" in console.export_text() and AUDITED in grid.notes
     page = report.markdown(rows)
     assert page.count(" !") == 1 and "!: the audit found something" in page
     assert "!: the audit" not in report.markdown(rows[:1])
