@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-CONFIG = """# issue 59's 6-case config (bench/ab_load.py)
+JAX = """# issue 59's 6-case config (bench/ab_load.py --backend jax)
 num_runs: 20
 warmup: 2
 backend: jax
@@ -35,9 +35,22 @@ benchmarks:
   benchmark_sweep_params:
   - {{m: [{m}], k: 192, n: 192}}
 """
-# the base's sizes, and the slowed copy's: each case does 1.25x the work (add: elements; gemm: rows)
-BASE = {"n": "1024, 2048, 4096", "m": "128, 256, 384"}
-SLOWED = {"n": "1280, 2560, 5120", "m": "160, 320, 480"}
+NUMPY = """# issue 59's 6-case config (bench/ab_load.py --backend numpy): x * 2 over n float32s
+num_runs: 20
+warmup: 2
+backend: numpy
+benchmarks:
+- benchmark_name: fault
+  benchmark_sweep_params:
+  - {{n: [{n}]}}
+"""
+# each backend's config and sizes, the base's and the slowed copy's: 1.25x the work in every case
+CONFIGS = {
+    "jax": (JAX, {"n": "1024, 2048, 4096", "m": "128, 256, 384"},
+            {"n": "1280, 2560, 5120", "m": "160, 320, 480"}),
+    "numpy": (NUMPY, {"n": "262144, 524288, 1048576, 786432, 1572864, 3145728"},
+              {"n": "327680, 655360, 1310720, 983040, 1966080, 3932160"}),
+}  # fmt: skip
 RUN = [sys.executable, "-m", "accelbench"]
 
 
@@ -86,14 +99,19 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1))
     parser.add_argument("--period", type=float, default=10.0, help="load on/off every this many s")
     parser.add_argument("--out", default="/tmp/ab_load")
+    parser.add_argument("--backend", choices=tuple(CONFIGS), default="numpy")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     base, slowed = out / "base.yaml", out / "slowed.yaml"
-    base.write_text(CONFIG.format(**BASE))
-    slowed.write_text(CONFIG.format(**SLOWED))
+    template, sizes, slowed_sizes = CONFIGS[args.backend]
+    base.write_text(template.format(**sizes))
+    slowed.write_text(template.format(**slowed_sizes))
     load = Load(args.workers)
-    print(f"host: {os.cpu_count()} cores, load generator {args.workers} spinning processes\n")
+    print(
+        f"host: {os.cpu_count()} cores; {args.backend} config; load generator {args.workers} "
+        f"spinning processes; ab --rounds {args.rounds}, load switched every {args.period:g} s\n"
+    )
     try:
         compare_rows = compare_pairs(args.pairs, base, out, load)
         ab_rows = ab_tries(args, base, slowed, out, load)

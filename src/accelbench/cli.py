@@ -312,37 +312,9 @@ def _add_threshold(p: argparse.ArgumentParser) -> None:
 
 
 def _ab_parser(sub: argparse._SubParsersAction) -> None:
-    from dataclasses import fields
-
-    from accelbench.core.case import AbSettings
-
-    p = _command(
-        sub,
-        "ab",
-        "measure two sides in alternating rounds of one run (A B, B A, ...): the verdict from the "
-        "paired per-round ratios, so drift and the neighbours' load hit both alike",
-        "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
-        "--command 'python old.py' 'python new.py'",
-    )
-    p.add_argument("sides", nargs=2, metavar="SIDE", help="baseline then candidate")
-    how = p.add_mutually_exclusive_group()
-    how.add_argument(
-        "--config", default=None, help="the sides are git refs of this repository: run this config "
-        "in a worktree of each (its code first on the path, the same interpreter)",
-    )  # fmt: skip
-    how.add_argument(
-        "--command", dest="commands", action="store_true", help="the sides are shell commands"
-    )
-    for f in fields(AbSettings):  # checked by their rules (run/ab.py): one line naming the flag
-        p.add_argument(
-            f"--{f.name.replace('_', '-')}",
-            type=float,
-            default=None,
-            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
-        )
+    p = _command(sub, "ab", *store_commands.AB_HELP)
+    store_commands.ab_arguments(p)
     _add_threshold(p)
-    p.add_argument("--output-dir", default="results/ab", help="where each round's results files go")
-    p.add_argument("-q", "--quiet", action="store_true", help="no line per round")
     _add_view_options(p, columns=False, formats=tuple(FORMATS))
 
 

@@ -206,12 +206,8 @@ class TimingInfo:
             "parse); warm-up and the check excluded"
         ),
     )
-    cpu_wait_ratio: float | None = field(
-        default=None,
-        metadata=doc(
-            "the process's threads' time waiting for a CPU that other processes held (Linux "
-            "schedstat) over the timed loop's wall: how far the host stretched a host-clock time"
-        ),
+    cpu_wait_ratio: float | None = field(  # how far other processes stretched a host-clock time
+        default=None, metadata=doc("its threads' wait for a CPU (schedstat) over the loop's wall")
     )
     soak_baseline_median_s: float | None = field(
         default=None,
