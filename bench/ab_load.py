@@ -7,7 +7,10 @@
    Wanted: "slower" in at least 19 of 20 tries, and no false verdict ("faster", "within", "noise").
 
     python bench/ab_load.py --pairs 3 --tries 3      # a first look (minutes)
-    python bench/ab_load.py                          # 20 and 20 (an hour or more on 2 busy cores)
+    python bench/ab_load.py                          # 20 and 20 (about an hour on 2 busy cores)
+
+The default config is the NumPy backend's one op (x * 2 over n float32s, warm cache: no framework to
+start, so 40 runs and 400 rounds fit in an hour here); `--backend jax` times JAX adds and GEMMs instead.
 
 Prints a Markdown summary; every comparison's JSON goes to --out.
 """
@@ -36,8 +39,9 @@ benchmarks:
   - {{m: [{m}], k: 192, n: 192}}
 """
 NUMPY = """# issue 59's 6-case config (bench/ab_load.py --backend numpy): x * 2 over n float32s
-num_runs: 20
+num_runs: 10
 warmup: 2
+cache: warm
 backend: numpy
 benchmarks:
 - benchmark_name: fault
