@@ -3,6 +3,7 @@ paired per-round ratios; its settings declared once and checked; configs, comman
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import time
@@ -81,7 +82,15 @@ def test_two_commands_in_rounds(run_cli, tmp_path):
     (pair,) = json.loads(out)["pairs"]
     assert code == 0 and pair["rounds"] == 6 and pair["evidence"] == "paired rounds"
     assert not pair["verdict"].startswith(("slower", "faster"))  # an A/A pair
-    code, _, err = run_cli("ab", "--command", "true", "exit 3", "--rounds", "6", "-q")
+    code, out, _ = run_cli(
+        "ab", "--command", "true", "sleep 0", "--rounds", "6", "--format", "csv", "--sort=-ratio",
+        "--output-dir", str(tmp_path), "-q",
+    )  # fmt: skip
+    head, line = list(csv.reader(out.splitlines()))
+    assert head[-2:] == ["rounds", "verdict"] and line[-2] == "6"
+    code, _, err = run_cli(
+        "ab", "--command", "true", "exit 3", "--rounds", "6", "-q", "--output-dir", str(tmp_path)
+    )
     assert code == 1  # the candidate fails: a regression, as in compare
 
 
@@ -121,10 +130,14 @@ def test_two_configs_and_two_git_refs_in_rounds(run_cli, tmp_path, monkeypatch):
     )  # fmt: skip
     (pair,) = json.loads(out)["pairs"]
     assert code in (0, 1) and pair["rounds"] == 6 and "n=128" in pair["case"]  # paired in order
-    code, _, err = run_cli("ab", str(tmp_path / "a.yaml"), str(tmp_path / "nope.yaml"))
+    code, _, err = run_cli(
+        "ab", str(tmp_path / "a.yaml"), str(tmp_path / "nope.yaml"), "--output-dir", out_dir
+    )
     assert code == 2 and "nope.yaml" in err
     (tmp_path / "c.yaml").write_text(CONFIG.format(n=64) + "  - {n: 128}\n")
-    code, _, err = run_cli("ab", str(tmp_path / "a.yaml"), str(tmp_path / "c.yaml"))
+    code, _, err = run_cli(
+        "ab", str(tmp_path / "a.yaml"), str(tmp_path / "c.yaml"), "--output-dir", out_dir
+    )
     assert code == 2 and "plans 1 cases" in err
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -135,8 +148,9 @@ def test_two_configs_and_two_git_refs_in_rounds(run_cli, tmp_path, monkeypatch):
     subprocess.run([*git, "commit", "-qm", "one"], check=True)
     monkeypatch.chdir(repo)
     code, out, _ = run_cli(
-        "ab", "HEAD", "HEAD", "--config", "c.yaml", "--rounds", "6", "--format", "json", "-q"
-    )
+        "ab", "HEAD", "HEAD", "--config", "c.yaml", "--rounds", "6", "--format", "json", "-q",
+        "--output-dir", out_dir,
+    )  # fmt: skip
     assert code in (0, 1) and json.loads(out)["pairs"][0]["rounds"] == 6
     assert (
         subprocess.run([*git, "worktree", "list"], capture_output=True, text=True).stdout.count(
@@ -144,5 +158,7 @@ def test_two_configs_and_two_git_refs_in_rounds(run_cli, tmp_path, monkeypatch):
         )
         == 1
     )  # the worktrees are gone
-    code, _, err = run_cli("ab", "HEAD", "no-such-ref", "--config", "c.yaml")
+    code, _, err = run_cli(
+        "ab", "HEAD", "no-such-ref", "--config", "c.yaml", "--output-dir", out_dir
+    )
     assert code == 2 and "git worktree" in err
