@@ -23,10 +23,11 @@ from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
 from accelbench.platform import chatter, processes
 from accelbench.results.compare_formats import FORMATS
-from accelbench.run import store_commands
+from accelbench.run import history_commands, store_commands
 from accelbench.run.command_line import (
     OneLineParser,
     add_run_files,
+    command,
     count,
     guarded_main,
     run_files,
@@ -149,7 +150,7 @@ def _add_view_options(
             dest="output_format",
             choices=formats,
             default="table",
-            help=f"the table to standard output as {', '.join(formats)} (default: table)",
+            help=f"the table to standard output: {', '.join(formats)} (default: table)",
         )
 
 
@@ -177,21 +178,8 @@ def _add_run_options(p: argparse.ArgumentParser, command: str) -> None:
         flag.add_to(owned)
 
 
-def _command(
-    sub: argparse._SubParsersAction, name: str, summary: str, example: str, **more: Any
-) -> argparse.ArgumentParser:
-    """A subcommand whose help says what it does and shows one way to call it."""
-    return sub.add_parser(
-        name,
-        help=summary,
-        description=f"{summary}. Example: {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        **more,
-    )
-
-
 def _run_parser(sub: argparse._SubParsersAction) -> None:
-    p = _command(
+    p = command(
         sub,
         "run",
         "run the benchmarks a config describes, or one benchmark (--run)",
@@ -234,7 +222,7 @@ def _alias_parsers(sub: argparse._SubParsersAction) -> None:
     from accelbench.config.dialects import dialects
 
     for alias in (a for d in dialects() for a in d.aliases):
-        d = _command(sub, alias.name, alias.summary, alias.example)
+        d = command(sub, alias.name, alias.summary, alias.example)
         d.add_argument("--config", required=True, help="the YAML config to run")
         d.add_argument(alias.option, dest=alias.flag.dest, required=True, help=alias.flag.help)
         d.set_defaults(run=None, output=None, backend=None, name=None, alias=alias.name)
@@ -249,13 +237,13 @@ def _dialect_parsers(sub: argparse._SubParsersAction) -> None:
     for dialect in dialects():
         if dialect.command is not None:
             name, summary = dialect.command.name, dialect.command.summary
-            _command(sub, name, summary, f"microbench {name} --help", add_help=False)
+            command(sub, name, summary, f"microbench {name} --help", add_help=False)
 
 
 def _list_parser(sub: argparse._SubParsersAction) -> None:
     from accelbench.config.dialects import dialects
 
-    lst = _command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
+    lst = command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
     names = lst.add_mutually_exclusive_group()
     for dialect in dialects():
@@ -269,7 +257,7 @@ def _list_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _compare_parser(sub: argparse._SubParsersAction) -> None:
-    c = _command(
+    c = command(
         sub,
         "compare",
         "compare two results files or stored runs, groups of one file (--by), or the last two runs",
@@ -279,8 +267,9 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "files",
         nargs="*",
-        help="baseline candidate: results files, or runs of --config by number or --name; one "
-        "file with --by; none: the last two runs of what ran last (or of --config)",
+        help="baseline candidate: results files (paths, file:// or gs:// URLs), or runs of "
+        "--config by number or --name; one file with --by; none: the last two runs of what ran "
+        "last (or of --config)",
     )
     c.add_argument(
         "--config",
@@ -291,12 +280,25 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--results-dir",
         default="results",
-        help="where stored runs are looked for without --config (default: results)",
+        help="where stored runs are looked for without --config: a folder, file:// or gs:// URL "
+        "(default: results)",
     )
     c.add_argument(
         "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
     )
-    c.add_argument("--baseline", default=None, help="the --by value to compare the others against")
+    c.add_argument(
+        "--baseline",
+        default=None,
+        help="the --by value to compare the others against; without --by, the baseline: a file, "
+        "URL, run or `latest` (the latest run of the candidate's series under --results-dir)",
+    )
+    c.add_argument(
+        "--fail-inconclusive",
+        default="",
+        metavar="REASONS",
+        help="inconclusive cases that fail the comparison (exit 1): those whose reason names one "
+        "of these words (noisy, conditions, ...), or all; default none",
+    )
     _add_threshold(c)
     c.add_argument("--json", action="store_true", help="machine-readable output (--format json)")
     _add_view_options(
@@ -312,28 +314,23 @@ def _add_threshold(p: argparse.ArgumentParser) -> None:
 
 
 def _ab_parser(sub: argparse._SubParsersAction) -> None:
-    p = _command(sub, "ab", *store_commands.AB_HELP)
+    p = command(sub, "ab", *store_commands.AB_HELP)
     store_commands.ab_arguments(p)
     _add_threshold(p)
     _add_view_options(p, columns=False, formats=tuple(FORMATS))
 
 
 def _store_parsers(sub: argparse._SubParsersAction) -> None:
-    rs = _command(
+    rs = command(
         sub,
         "runs",
         "list the stored runs (every one under results/, or a config's): number, name, what ran, "
         "when, commit, host, rows",
         "microbench runs; then: microbench compare baseline candidate",
     )
-    rs.add_argument(
-        "--config", default=None, help="whose runs (default: every run under --results-dir)"
-    )
-    rs.add_argument(
-        "--results-dir", default="results", help="where stored runs are found (default: results)"
-    )
+    history_commands.store_options(rs)
     rs.add_argument("--json", action="store_true", help="machine-readable output")
-    r = _command(
+    r = command(
         sub,
         "report",
         "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
@@ -355,7 +352,7 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _traces_parser(sub: argparse._SubParsersAction) -> None:
-    t = _command(
+    t = command(
         sub,
         "traces",
         "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
@@ -372,7 +369,7 @@ def _traces(args: argparse.Namespace) -> int:
 
 
 def _validate_parser(sub: argparse._SubParsersAction) -> None:
-    v = _command(
+    v = command(
         sub,
         "validate",
         "load and expand a config without running it",
@@ -417,6 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
         _store_parsers,
         _validate_parser,
         _traces_parser,
+        history_commands.add_parsers,
         _dialect_parsers,
     ):
         add(sub)
@@ -544,6 +542,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": store_commands.report,
     "validate": _validate,
     "traces": _traces,
+    "history": history_commands.history,
+    "publish": history_commands.publish,
 }
 
 

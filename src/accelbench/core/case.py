@@ -190,9 +190,9 @@ class RunSettings:
     )
     throttle: str = setting(
         "flag",
-        "the device's clocks beside the samples (NVIDIA GPUs: NVML on a side thread): flag (the row "
-        "says how much of its timing ran throttled), discard (those samples dropped, then a wait for "
-        "the clocks to recover), off",
+        "the device's clocks beside the samples (NVIDIA GPUs: NVML on a side thread; TPUs: the "
+        "trace's thermal throttle level): flag (the row says how much of its timing ran throttled), "
+        "discard (those samples dropped, then on a GPU a wait for the clocks to recover), off",
         Rule("choice", choices=THROTTLE_POLICIES),
         IN_ID_NEVER,
         column="throttle",

@@ -38,6 +38,7 @@ class Event:
 class Iteration:
     total_ns: float
     kernels: list[Event]
+    start_ns: float | None = None  # a TPU module execution's start (the thermal levels' window)
 
     @property
     def span_ns(self) -> float:
@@ -274,6 +275,7 @@ def _tpu_read(plane: Any, module: str, n_iters: int) -> tuple[list[Iteration], l
         Iteration(
             run.duration_ns,
             [o for o in ops if o.start_ns >= run.start_ns and o.end_ns <= run.end_ns],
+            run.start_ns,
         )
         for run in runs
     ], []

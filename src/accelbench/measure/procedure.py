@@ -15,6 +15,7 @@ from accelbench.core.types import (
     Prepared,
     SoakPhases,
     Timing,
+    merged_telemetry,
 )
 from accelbench.errors import CaseFailure, Status
 from accelbench.measure import garbage
@@ -200,6 +201,7 @@ def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
         chunks.append(timed_iterations(prepared, n, sustained=True)[0])
     worst = timer(prepared, 0, n)
     worst.soak = SoakPhases(baseline.samples_s, chunks, baseline.telemetry)
+    worst.telemetry = merged_telemetry(baseline.telemetry, worst.telemetry)  # upstream's maxima
     worst.stop_reason = "min_duration"
     worst.loop_started_at, worst.loop_s = started_at, time.perf_counter() - start
     worst.loop_wait_s = _since(waited)

@@ -25,7 +25,7 @@ from accelbench.catalogue import OpParams, get_spec
 from accelbench.core.samples import ratio_intervals
 from accelbench.errors import UserError, did_you_mean
 from accelbench.results.compare_formats import Grid, Line, Report, show
-from accelbench.results.console import format_seconds
+from accelbench.results.console import NAMED_BY, format_seconds, op_name
 from accelbench.results.display import AUDITED, audit_mark, ordered
 from accelbench.results.reading import read_rows
 from accelbench.results.records import (
@@ -100,8 +100,8 @@ def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
     """The case as a line of the table: op, backend:implementation, its dimensions and the parameters
     that differ from their declared defaults, in the op's order."""
     op, backend, impl, params = _identifying(row, without)
-    head = " ".join(x for x in (op, backend + (f":{impl}" if impl else "")) if x)
-    shown = _worth_showing(row.identity.op, row.params)
+    head = " ".join(x for x in (op and op_name(row), backend + (f":{impl}" if impl else "")) if x)
+    shown = _worth_showing(row.identity.op, row.params) - {NAMED_BY.get(row.identity.op)}
     return " ".join([head, *(f"{k}={v}" for k, v in params if k in shown)])
 
 
@@ -345,7 +345,7 @@ def _at(value: Callable[[Pair, float], Any], threshold: float, pair: Pair) -> An
     return value(pair, threshold)
 
 
-def line(pair: Pair, threshold: float) -> Line:
+def line(pair: Pair, threshold: float, fails: bool = False) -> Line:
     judged = pair.judged(threshold)
     b = pair.b
     return Line(
@@ -359,8 +359,9 @@ def line(pair: Pair, threshold: float) -> Line:
         judged.evidence.value,
         pair.rounds,
         pair.a.device_state.differences(b.device_state) if b else [],
-        judged.verdict.fails,
+        fails or judged.verdict.fails,
         (audit_mark(pair.a), audit_mark(b) if b else ""),
+        next((r.timing.trace_path for r in (b, pair.a) if r and r.timing.trace_path), ""),
     )
 
 
@@ -408,6 +409,7 @@ def run_compare(
     output_format: str = "table",
     candidate_cases_only: bool = False,
     sort: str | None = None,
+    fail_inconclusive: tuple[str, ...] = (),
 ) -> int:
     """0: every matched case within the threshold, noise or inconclusive; 1: a candidate case
     regressed, went missing, failed or became ambiguous; 2 (UserError): nothing to compare.
@@ -427,6 +429,7 @@ def run_compare(
             file=" vs ".join(" + ".join(side) for side in sides),
         )
     failing = [] if by else comparison.failing(threshold)  # groups: a table to read, not a gate
+    failing += [] if by else inconclusive(comparison.pairs, threshold, fail_inconclusive)
     report = report_of(comparison, threshold, labels, failing)
     if by:  # a comparison of groups is a table to read, not a regression gate: exit 0
         report.grid = grid(comparison, by, labels[0], threshold)
@@ -435,6 +438,17 @@ def run_compare(
         return 0
     show(report, output_format)
     return 1 if failing or comparison.ambiguous else 0
+
+
+def inconclusive(pairs: list[Pair], threshold: float, reasons: tuple[str, ...]) -> list[Pair]:
+    """`--fail-inconclusive REASONS`: the inconclusive cases whose reason names one of the words
+    (noisy, conditions, host load, ...; `all`: any), which then fail the gate."""
+    said = [(p, p.judged(threshold)) for p in pairs] if reasons else []
+    return [
+        p
+        for p, j in said
+        if j.verdict is Verdict.INCONCLUSIVE and any(r == "all" or r in j.why for r in reasons)
+    ]
 
 
 def report_of(
@@ -446,7 +460,8 @@ def report_of(
 ) -> Report:
     """The comparison as the output formats take it: its lines (the changed ones only above a
     table's worth), and what is said under them."""
-    lines = [line(p, threshold) for p in comparison.pairs]
+    failed = {id(p) for p in failing}
+    lines = [line(p, threshold, id(p) in failed) for p in comparison.pairs]
     notes = []
     if len(lines) > FULL_TABLE:
         changed = [x for x in lines if x.verdict not in (Verdict.WITHIN.value, Verdict.NOISE.value)]

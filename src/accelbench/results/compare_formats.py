@@ -5,15 +5,21 @@ to import (the command line reads the format names); the console's modules load 
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
 import math
 import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from accelbench.errors import visible
+
+SUMMARY_ROWS = 200  # a GitHub job summary holds at most 1 MiB: its collapsed table stops here
+LINKED = ("http://", "https://", "gs://")  # a trace a reader of the summary can open
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class Line:
     device_state_differs: list[str]  # the GPU settings the two rows differ in (a condition)
     fails: bool  # the gate fails on it
     marks: tuple[str, str] = ("", "")  # after each median: the audit's `!` where it found something
+    trace: str = ""  # the candidate's trace (else the baseline's), where a row kept one
 
 
 @dataclass
@@ -181,7 +188,11 @@ def finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-GATE_ONLY = ("fails", "marks")  # a Line's fields JSON says elsewhere (`failing`) or not at all
+GATE_ONLY = (
+    "fails",
+    "marks",
+    "trace",
+)  # a Line's fields JSON says elsewhere (`failing`) or not at all
 
 
 @comparison_format("json", machine=True)
@@ -197,3 +208,93 @@ def _json(report: Report) -> None:
         "ambiguous": report.ambiguous,
     }
     print(json.dumps(record, indent=2, allow_nan=False))
+
+
+def _github_line(x: Line) -> str:
+    from urllib.parse import quote
+
+    from accelbench.results.console import format_seconds
+    from accelbench.results.display import markdown_safe
+
+    interval = f"{x.ratio_low:.3f} – {x.ratio_high:.3f}" if x.ratio_low and x.ratio_high else ""
+    trace = (
+        f"[trace]({quote(visible(x.trace), safe=':/#?=&')})" if x.trace.startswith(LINKED) else ""
+    )
+    cells = (
+        markdown_safe(x.case),
+        format_seconds(x.baseline_median_s),
+        format_seconds(x.candidate_median_s),
+        f"{x.ratio:.3f}" if x.ratio else "",
+        interval,
+        markdown_safe(x.verdict),
+        trace,
+    )
+    return "| " + " | ".join(cells) + " |"
+
+
+@comparison_format("github", machine=True)
+def _github(report: Report) -> None:
+    """GitHub job-summary Markdown: the verdict, the regressions' table, then every case, collapsed."""
+    from accelbench.results.display import markdown_safe
+
+    every, failing = report.every, [x for x in report.every if x.fails]
+    a, b = (markdown_safe(label) for label in report.labels)
+    head = f"| case | {a} | {b} | ratio | 95% interval | verdict | trace |\n|---|---:|---:|---:|---:|---|---|\n"
+    said = Counter(x.verdict.split(" (")[0] for x in failing)
+    verdict = (
+        f"**Regression**: {', '.join(f'{n} {v}' for v, n in said.items())} of {len(every)} cases "
+        f"(threshold {report.threshold:.0%})."
+        if failing
+        else f"**No regression**: {len(every)} cases compared, none slower by more than "
+        f"{report.threshold:.0%}."
+    )
+    ordered = [*failing, *(x for x in every if not x.fails)]
+    shown = ordered[:SUMMARY_ROWS]
+    more = f"\nThe first {len(shown)} of {len(ordered)}; `compare --json` lists every case.\n"
+    out = [f"### microbench compare\n\n{verdict}\n"]
+    if failing:
+        out.append(head + "\n".join(map(_github_line, failing)) + "\n")
+    out.append(
+        f"<details><summary>All {len(every)} cases</summary>\n\n{head}"
+        + "\n".join(map(_github_line, shown))
+        + "\n"
+        + (more if len(ordered) > len(shown) else "")
+        + "\n</details>\n"
+    )
+    print("\n".join(out), end="")
+
+
+@comparison_format("junit", machine=True)
+def _junit(report: Report) -> None:
+    """JUnit XML: a test case per compared case; a regression fails, an inconclusive one is skipped."""
+    every = report.every
+    suite = ET.Element(
+        "testsuite",
+        name="microbench compare",
+        tests=str(len(every)),
+        failures=str(sum(x.fails for x in every)),
+        errors="0",
+        skipped="0",
+        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+    sides = visible(" vs ".join(report.labels))
+    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="sides", value=sides)
+    skipped = 0
+    for x in every:
+        seconds = (
+            x.candidate_median_s
+            if x.candidate_median_s and math.isfinite(x.candidate_median_s)
+            else 0.0
+        )
+        case = ET.SubElement(
+            suite, "testcase", classname="microbench", name=visible(x.case), time=f"{seconds:.3f}"
+        )
+        ratio = f" (ratio {x.ratio:.3f})" if x.ratio else ""
+        if x.fails:
+            kind = x.verdict.split(" (")[0]
+            ET.SubElement(case, "failure", type=kind, message=visible(x.verdict + ratio))
+        elif x.verdict.startswith("inconclusive"):
+            skipped += 1
+            ET.SubElement(case, "skipped", message=visible(x.verdict))
+    suite.set("skipped", str(skipped))
+    print('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode"))
