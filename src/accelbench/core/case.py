@@ -241,7 +241,7 @@ class AbSettings:
     """How `ab` takes an A/B run; its command line's flags and `ab()`'s keywords are these fields."""
 
     rounds: int = setting(
-        20, "the most rounds; each measures both sides once", Rule("count", MIN_ROUNDS, MAX_ROUNDS)
+        40, "the most rounds; each measures both sides once", Rule("count", MIN_ROUNDS, MAX_ROUNDS)
     )
     round_runs: int | None = setting(
         None,
