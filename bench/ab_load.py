@@ -99,7 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=20, help="A/A pairs through compare")
     parser.add_argument("--tries", type=int, default=20, help="ab tries of the 1.25x slowdown")
-    parser.add_argument("--rounds", type=int, default=10, help="ab --rounds")
+    parser.add_argument("--rounds", type=int, default=40, help="ab --rounds")
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1))
     parser.add_argument("--period", type=float, default=10.0, help="load on/off every this many s")
     parser.add_argument("--out", default="/tmp/ab_load")
