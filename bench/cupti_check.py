@@ -6,8 +6,9 @@ where the cache flush's kernels are placed. Each step is meant to run in a proce
 - config: one config listing a PyTorch case before a JAX case, run twice in one process: the first run
   times both (JAX first), the second refuses JAX (the held-out cold run's case);
 - foreign: the user's own torch.profiler session, then JAX: found from the trace, then refused;
-- teardown: with TEARDOWN_CUPTI=1 in the environment, whether JAX's profiler gets GPU events after a
-  PyTorch GPU timing (the harness's refusal set aside), and whether both keep working after;
+- teardown: PyTorch, JAX, PyTorch (CUDA graphs, then CUPTI) and JAX again through `bench()`, as the
+  harness sets TEARDOWN_CUPTI (or with the environment's value: the refusal where it is 0);
+- cost: what TEARDOWN_CUPTI=1 costs a PyTorch profiler session (run with and without it);
 - flush: the side-stream function of audit63 (cold, blocked) and a cold add, profiled as the CUPTI timer
   does: every kernel's records (runtime call, op) and where they and its execution lie (a window, the
   flush's range, neither), the iterations' kernel counts without and with the harness's ranges, and
@@ -104,29 +105,97 @@ def foreign() -> None:
 
 
 def teardown() -> None:
-    import jax
+    """The harness as it is: TEARDOWN_CUPTI=1 set before its first PyTorch session (unless the
+    environment gives a value: `cupti63` runs this step again with 0), nothing cleared by hand."""
     import jax.numpy as jnp
     import torch
 
     import accelbench
-    from accelbench.jax_backend import timers
     from accelbench.platform import frameworks
 
-    print(f"- TEARDOWN_CUPTI={os.environ.get('TEARDOWN_CUPTI')}")
-    a = torch.ones(2048, 4096, device="cuda")
+    print(f"- TEARDOWN_CUPTI={os.environ.get('TEARDOWN_CUPTI')} in the environment")
+    a, x = torch.ones(2048, 4096, device="cuda"), jnp.ones((2048, 4096))
     row_line("PyTorch add", accelbench.bench(torch.add, a, a, name="torch_add"))
-    for _ in range(20):  # Kineto finalizes CUPTI in the exit callback of a later CUDA call
-        torch.cuda.synchronize()
-        (a + 1).sum().item()
-    frameworks.CUPTI.clear()  # the harness's refusal set aside: does JAX get GPU events now?
-    add, x = jax.jit(lambda x: x + x), jnp.ones((2048, 4096))
-    add(x).block_until_ready()
-    profile, _ = timers.profiled(lambda: [float(add(x).block_until_ready()[0, 0])], None)
-    planes = [p.name for p in profile.planes if p.name.startswith("/device:GPU")]
-    print(f"- a JAX session after it: GPU planes {planes or 'none'}")
-    frameworks.CUPTI.clear()
-    row_line("JAX add through bench()", accelbench.bench(lambda x: x + x, x, name="jax_add"))
+    print(f"- TEARDOWN_CUPTI={os.environ.get('TEARDOWN_CUPTI')} after it; {dict(frameworks.CUPTI)}")
+    row_line("JAX add after it", accelbench.bench(lambda x: x + x, x, name="jax_add"))
+    row_line(
+        "PyTorch add, CUDA graph timer",
+        accelbench.bench(torch.add, a, a, name="torch_graph", timer="cuda_graph"),
+    )
     row_line("PyTorch add again", accelbench.bench(torch.add, a, a, name="torch_add2"))
+    row_line("JAX add again", accelbench.bench(lambda x: x + x, x, name="jax_add2"))
+    print(f"- {dict(frameworks.CUPTI)}")
+
+
+COST = """num_runs: 50
+warmup: 5
+benchmarks:
+- benchmark_name: add
+  backend: torch
+  implementation: eager
+  csv_path: {csv}
+  benchmark_sweep_params: [{{m: [1024, 2048, 3072, 4096], n: [2048, 4096, 8192]}}]
+"""
+
+
+def cost() -> None:
+    """What TEARDOWN_CUPTI costs a PyTorch profiler session (`cupti63` runs this with the harness's
+    default and again with TEARDOWN_CUPTI=0, Kineto keeping CUPTI): the warm-up; 40 sessions of a
+    20-call add loop as the cupti timer runs them, each session's own seconds (start, stop, read) and
+    the next CUDA call's (where Kineto finalises CUPTI), with a CUDA call between sessions (a case's
+    rounds) and back to back (Kineto's teardown can then land inside the next session: lost); and 12
+    add cases through `microbench run`: the run's wall per case and each row's session seconds."""
+    import csv
+    import time
+
+    import torch
+
+    from accelbench.cli import main
+    from accelbench.core.types import Prepared
+    from accelbench.measure.attribution import AttributionError
+    from accelbench.measure.timers import no_flush
+    from torch_backend import profiling, timing
+
+    device = torch.device("cuda", 0)
+    print(f"- TEARDOWN_CUPTI={os.environ.get('TEARDOWN_CUPTI')} in the environment")
+    start = time.perf_counter()
+    later = profiling.warm(device)
+    print(
+        f"- warm-up {(time.perf_counter() - start) * 1e3:.0f} ms (two sessions), its second "
+        f"{later * 1e3:.1f} ms; TEARDOWN_CUPTI={os.environ.get('TEARDOWN_CUPTI')} now"
+    )
+    b = torch.ones(2048, 4096, device=device, dtype=torch.bfloat16)
+    prepared = Prepared(call=lambda: b + b, sync=lambda out: torch.cuda.synchronize(device))
+    for title, between in (("a CUDA call between sessions", True), ("back to back", False)):
+        sessions, calls, lost = [], [], 0
+        for _ in range(40):
+            try:
+                sessions.append(timing.profiled_iterations(prepared, 20, no_flush).session_s)
+            except AttributionError:
+                lost += 1
+            if between:
+                t0 = time.perf_counter()
+                torch.cuda.synchronize(device)
+                calls.append(time.perf_counter() - t0)
+        said = f"{lost} without kernels; each session {_ms(sessions)}"
+        print(
+            f"- {title}: 40 sessions, {said}"
+            + (f"; the next CUDA call {_ms(calls)}" if calls else "")
+        )
+    folder = tempfile.mkdtemp(prefix="cupti63_")
+    out, path = os.path.join(folder, "cost.csv"), os.path.join(folder, "cost.yaml")
+    with open(path, "w") as f:
+        f.write(COST.format(csv=out))
+    start = time.perf_counter()
+    code = main(["run", "--config", path, "--no-progress", "-q"])
+    wall = time.perf_counter() - start
+    rows = list(csv.DictReader(open(out)))
+    session = [float(r["profiler_session_s"] or 0) * 1e3 for r in rows]
+    print(
+        f"- microbench run, {len(rows)} add cases: exit {code}, {Counter(r['status'] for r in rows)}, "
+        f"{wall / len(rows):.2f} s a case; profiler_session_s per row median "
+        f"{statistics.median(session):.1f} ms (max {max(session):.1f})"
+    )
 
 
 def flush() -> None:
@@ -232,6 +301,14 @@ def gaps() -> None:
         )
 
 
+def _ms(seconds: list[float]) -> str:
+    return (
+        f"{statistics.median(seconds) * 1e3:.2f} ms median (max {max(seconds) * 1e3:.2f})"
+        if seconds
+        else "none"
+    )
+
+
 def _inside(k: Any, ranges: list[tuple[float, float]], name: str = "window") -> str | None:
     return next((name for a, b in ranges if a <= k.start_ns and k.end_ns <= b), None)
 
@@ -242,6 +319,7 @@ if __name__ == "__main__":
         "config": config,
         "foreign": foreign,
         "teardown": teardown,
+        "cost": cost,
         "flush": flush,
         "gaps": gaps,
     }

@@ -198,6 +198,117 @@ def test_a_flush_kernel_is_the_harnesss_whatever_its_other_record_or_where_it_ra
         assert names(loop) == set() and [e.name for e in loop.harness] == ["fill"] * 5
 
 
+class Raw:
+    """One of Kineto's events as `kineto_results.events()` gives it (the methods the reader calls)."""
+
+    def __init__(self, name, start, dur, corr, linked=0, stream=7, device=False) -> None:
+        import torch
+
+        types = torch.autograd.DeviceType
+        self._type = types.CUDA if device else types.CPU
+        self._values = (name, start, dur, corr, linked, stream)
+
+    def name(self):
+        return self._values[0]
+
+    def device_type(self):
+        return self._type
+
+    def device_index(self):
+        return 0
+
+    def start_ns(self):
+        return self._values[1]
+
+    def duration_ns(self):
+        return self._values[2]
+
+    def end_ns(self):
+        return self._values[1] + self._values[2]
+
+    def correlation_id(self):
+        return self._values[3]
+
+    def linked_correlation_id(self):
+        return self._values[4]
+
+    def device_resource_id(self):
+        return self._values[5]
+
+    def is_user_annotation(self):
+        return False
+
+
+def side_stream_loop(collide: bool) -> list[Raw]:
+    """Three cold blocked iterations of a GEMM on each of two streams, as Kineto records them: a flush
+    range (its fill op, the launch, the harness's wait) then the iteration range (the event records,
+    two ops each launching a GEMM, the wait). CUPTI numbers runtime calls, PyTorch its ops, each from
+    its own counter: `collide` gives the flush's wait before iteration 1 the id of that iteration's
+    side-stream op, and iteration 2's event record the id of the next flush's fill op (as on an H100)."""
+    from torch_backend.timing import EVENT_RECORD, FLUSH, ITERATION
+
+    events = []
+    for i in range(3):
+        t = 1000.0 * i
+        fill_op, main_op, side_op = 100 + i, 10 + i, 20 + i
+        wait_id = side_op if collide and i == 1 else 900 + i
+        record_id = 101 if collide and i == 0 else 950 + i
+        events += [
+            Raw(FLUSH, t, 200, 1),
+            Raw("aten::fill_", t + 10, 20, fill_op),
+            Raw("cudaLaunchKernel", t + 15, 5, 500 + i, fill_op),
+            Raw("fill", t + 30, 100, 500 + i, fill_op, device=True),
+            Raw("cudaDeviceSynchronize", t + 40, 100, wait_id),
+            Raw(ITERATION, t + 300, 600, 2),
+            Raw(EVENT_RECORD, t + 310, 2, record_id),
+            Raw("aten::mm", t + 320, 30, main_op),
+            Raw("cudaLaunchKernel", t + 325, 5, 600 + i, main_op),
+            Raw("gemm", t + 360, 200, 600 + i, main_op, device=True),
+            Raw("aten::mm", t + 340, 30, side_op),
+            Raw("cudaLaunchKernel", t + 345, 5, 700 + i, side_op),
+            Raw("gemm", t + 380, 200, 700 + i, side_op, stream=13, device=True),
+            Raw(EVENT_RECORD, t + 400, 2, 960 + i),
+            Raw("cudaDeviceSynchronize", t + 410, 180, 980 + i),
+        ]
+    return events
+
+
+def test_a_runtime_call_outside_any_op_is_never_taken_for_an_op():
+    """Issue 63 on an H100: a side-stream GEMM whose op id equalled the CUPTI id of the flush's wait was
+    read as the flush's: its iteration had 2 kernels where the rest had 4 (kernels_vary), and the
+    GEMM's overlap with the other stream's read as the flush running during timed kernels."""
+    pytest.importorskip("torch")
+    from torch_backend import timing
+
+    def audit_of(events):
+        read = timing.windows_and_kernels(events, 0)
+        iterations = attribute(read.windows, read.launches, read.kernels, True, read.flushes)
+        loop = timing.audited_loop(read, iterations, True)
+        return [len(it.kernels) for it in iterations], {f.name for f in audit.findings(loop)}, loop
+
+    assert audit_of(side_stream_loop(False))[:2] == ([2, 2, 2], {"streams"})
+    counts, found, loop = audit_of(side_stream_loop(True))
+    assert counts == [2, 2, 2] and found == {"streams"}
+    assert [e.name for e in loop.harness] == ["fill"] * 3
+
+
+def test_the_findings_name_what_differs_and_what_overlapped():
+    iterations = [[k("memset", 100 * i, 1), k("gemm", 100 * i + 2, 10)] * 2 for i in range(5)]
+    iterations[1] = iterations[1][:2]
+    (varied,) = audit.findings(audit.Loop(iterations), ["kernels_vary"])
+    assert varied.detail == (
+        "1 of 5 iterations launched other kernels than the rest (first: iteration 1, 2 kernels "
+        "where most have 4: without gemm, memset)"
+    )
+    iterations[1] = [*iterations[2], k("autotune", 120, 1), k("autotune", 130, 1)]
+    (varied,) = audit.findings(audit.Loop(iterations), ["kernels_vary"])
+    assert varied.detail.endswith("6 kernels where most have 4: with autotune x2)")
+    (leak,) = audit.findings(audit.Loop(clean(), harness=[k("zero_", 205, 10)]))
+    assert leak.detail.startswith(
+        "the harness's cache flush (zero_) ran 9.5 µs during timed kernels"
+    )
+
+
 def test_a_real_pytorch_session_gives_the_flush_ranges_and_the_host_calls():
     """Kineto's own events on a CPU: the iteration and flush ranges, and a host call named as CUDA's
     synchronising calls are (a range of that name stands for it here) inside the third window."""
@@ -332,7 +443,18 @@ class OnGpu:
         return getattr(self.jax, name)
 
 
-def test_a_pytorch_gpu_session_takes_cupti_and_a_cpu_one_does_not(monkeypatch):
+@pytest.mark.parametrize(
+    ("cuda", "setting", "left"),
+    [("13.0", None, "pending"), ("13.0", "0", "holder"), ("12.4", None, "holder")],
+)
+def test_a_pytorch_gpu_session_frees_cupti_where_kineto_tears_it_down(
+    monkeypatch, cuda, setting, left
+):
+    """TEARDOWN_CUPTI=1 set before the first GPU session from CUDA 12.6 (below it CUDA graphs crash
+    CUPTI's re-init, and PyTorch keeps it off): JAX may follow ("pending"). A value set before (a user's,
+    or PyTorch's for CUDA graphs) stands, and Kineto keeps CUPTI ("holder"). A CPU session sets nothing."""
+    import os
+
     torch = pytest.importorskip("torch")
     from accelbench.platform import frameworks
     from torch_backend import profiling
@@ -347,20 +469,29 @@ def test_a_pytorch_gpu_session_takes_cupti_and_a_cpu_one_does_not(monkeypatch):
         def __exit__(self, *exc) -> None:
             pass
 
+    monkeypatch.setenv("TEARDOWN_CUPTI", "-")  # undone at the end whatever the session sets
+    if setting is None:
+        monkeypatch.delenv("TEARDOWN_CUPTI")
+    else:
+        monkeypatch.setenv("TEARDOWN_CUPTI", setting)
+    monkeypatch.setattr(torch.version, "cuda", cuda)
     monkeypatch.setattr(frameworks, "CUPTI", {})
     with profiling.recording(torch.device("cpu")):
         pass
-    assert frameworks.CUPTI == {}
+    assert frameworks.CUPTI == {} and os.environ.get("TEARDOWN_CUPTI") == setting
     monkeypatch.setattr(torch.autograd.profiler, "profile", Session)
     with profiling.recording(torch.device("cuda", 0)):
         pass
-    assert frameworks.CUPTI["holder"].startswith("PyTorch's profiler")
+    assert list(frameworks.CUPTI) == [left]
+    assert frameworks.CUPTI[left].startswith("PyTorch's profiler")
+    assert os.environ.get("TEARDOWN_CUPTI") == ("1" if left == "pending" else setting)
 
 
 def test_jax_gpu_timings_where_another_profiler_holds_cupti_are_unsupported_saying_why(monkeypatch):
-    """Known (a PyTorch GPU session ran): refused before any session, so XLA never tries and prints
-    nothing. Unknown: a GPU trace without a GPU plane (the CPU trace here, JAX told it is on a GPU)
-    is refused, and the next case before it starts."""
+    """Known (a PyTorch GPU session kept CUPTI): refused before any session, so XLA never tries and
+    prints nothing. Unknown, or PyTorch's teardown pending: tried; a GPU trace without a GPU plane (the
+    CPU trace here, JAX told it is on a GPU) is refused naming the holder, and the next case before it
+    starts."""
     jax = pytest.importorskip("jax")
     import accelbench
     from accelbench.errors import Status
@@ -378,11 +509,18 @@ def test_jax_gpu_timings_where_another_profiler_holds_cupti_are_unsupported_sayi
         "no JAX device time in this process: CUPTI is held by PyTorch's profiler (a PyTorch GPU "
         "timing ran first); time JAX before PyTorch, or in a process of its own"
     )
-    monkeypatch.setattr(frameworks, "CUPTI", {})
-    for _ in range(2):
-        row = accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").row
-        assert row.status is Status.UNSUPPORTED
-        assert "CUPTI is held by another profiler in this process" in row.identity.error
+    for before, holder in (
+        ({}, "another profiler in this process"),
+        (
+            {"pending": "PyTorch's profiler (its teardown late)"},
+            "PyTorch's profiler (its teardown late)",
+        ),
+    ):
+        monkeypatch.setattr(frameworks, "CUPTI", dict(before))
+        for _ in range(2):  # found from the trace, then refused before it
+            row = accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").row
+            assert row.status is Status.UNSUPPORTED
+            assert f"CUPTI is held by {holder};" in row.identity.error
     monkeypatch.setattr(timers, "jax", jax)  # on the CPU it is: no CUPTI asked for
     assert accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").ok
 

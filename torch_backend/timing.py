@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import functools
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device 
 # iterations captured in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
 GRAPH_UNROLL = 20
 KERNEL_DEVICE_TYPES = ("CUDA",)  # the DeviceType members whose events are kernels
+RUNTIME_CALL = re.compile(r"^(cuda|cu|hip)[A-Z]")  # CUDA's (HIP's) runtime and driver calls by name
 
 
 def l2_flush_buffer(device: Any) -> Any:
@@ -272,7 +274,10 @@ def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
         and not _annotation(e)
     ]
     # a runtime launch shares the kernel's correlation id and links to its op; the op (recorded by
-    # PyTorch itself, not CUPTI) is the second way to place a kernel whose launch record was dropped
+    # PyTorch itself, not CUPTI) is the second way to place a kernel whose launch record was dropped.
+    # The two are counted apart, so a runtime call outside any op (links to none: the flush's wait, an
+    # event record) is known by its name, never taken for an op: on an H100 such a call's id in the
+    # flush equalled a timed GEMM's op id, and the GEMM was read as the flush's (issue 63)
     by_launch = {k.correlation for k in kernels}
     by_op = {k.op_correlation for k in kernels} - {0}  # 0: linked to no op
     read = Kineto([], [], kernels, [], [])
@@ -285,7 +290,7 @@ def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
             continue
         if name == EVENT_RECORD or audit.SYNCHRONISING.match(name):
             read.calls.append((float(e.start_ns()), name))
-        runtime_call = e.linked_correlation_id() != 0
+        runtime_call = e.linked_correlation_id() != 0 or RUNTIME_CALL.match(name) is not None
         if runtime_call and e.correlation_id() in by_launch:
             read.launches.append(Launch(int(e.correlation_id()), float(e.start_ns()), "launch"))
         elif not runtime_call and e.correlation_id() in by_op:

@@ -271,13 +271,16 @@ def traced_samples(
 
 def _cupti_refused(profile: Any = None) -> None:
     """A JAX GPU timing where another profiler holds CUPTI: refused before any session once that is
-    known, and known from a GPU trace without a GPU plane (XLA's tracer will not try again here)."""
+    known (PyTorch's profiler without its teardown), and known from a GPU trace without a GPU plane."""
     if jax.default_backend() != "gpu":
         return
     if profile is not None:
         if any(p.name.startswith("/device:GPU") for p in profile.planes):
             return
-        frameworks.CUPTI.setdefault("holder", "another profiler in this process")
+        # XLA's tracer will not try again: PyTorch's teardown came too late, or another profiler
+        frameworks.CUPTI.setdefault(
+            "holder", frameworks.CUPTI.get("pending", "another profiler in this process")
+        )
     if "holder" in frameworks.CUPTI:
         raise CaseFailure(
             Status.UNSUPPORTED,
