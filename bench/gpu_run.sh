@@ -183,6 +183,13 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
       tail -3 "/tmp/coord_${name}_0.log"; grep -c "UNAVAILABLE\|CANCELLED" /tmp/coord_${name}_*.log
     done
     python3 bench/tpums_table.py "$OUT"/coord$n/*.summary.csv | tee "$OUT/coord$n.md" ;;
+  ab59)  # issue 59: ab of two kernels 3% apart (and A/A) beside compare of separately taken runs
+    timeout 300 python3 bench/ab_gpu.py ab 2>&1 | grep -v Warning | tee "$OUT/ab59.txt"
+    rm -rf /tmp/ab59 && for k in base base plus3; do timeout 120 python3 bench/ab_gpu.py one $k /tmp/ab59/add.csv 2>&1 | grep -v Warning | tee -a "$OUT/ab59_runs.txt"; done
+    for pair in "add.csv add.2.csv" "add.csv add.3.csv"; do set -- $pair
+      (cd /tmp/ab59 && python3 -m accelbench compare "$1" "$2" --threshold 0.01; python3 -m accelbench compare "$1" "$2" --threshold 0.01 --format json) 2>&1 | tee -a "$OUT/ab59_compare.txt"
+    done
+    cp -r /tmp/ab59 "$OUT/ab59_runs" ;;
   library48)  # issue 48: bench() beside do_bench, do_bench_cudagraph, blocked_autorange, CUDA events, a host clock
     timeout 500 python3 bench/library_vs_peers.py --out "$OUT/library48.json" 2>&1 | grep -v Warning | tee "$OUT/library48.md"
     mkdir -p /tmp/plug && printf '%s\n' 'import torch' 'def test_gemm(microbench):' \

@@ -6,6 +6,7 @@ note on unlocked clocks)."""
 from __future__ import annotations
 
 import csv
+import json
 import sys
 
 import pytest
@@ -769,11 +770,14 @@ def test_compare_names_the_settings_two_runs_differ_in(tmp_path, run_cli):
     write(tmp_path / "a.csv", [row(1, 1e-3, clocks_set="default", power_limit_w=700)])
     write(tmp_path / "b.csv", [row(1, 2e-3, clocks_set="default", power_limit_w=500)])
     write(tmp_path / "c.csv", [row(1, 1e-3, clocks_set="default")])  # not read: no difference
-    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
-    assert code == 0 and "inconclusive (device state differs)" in out
-    assert "device state differs: add jax m=1 n=64: power_limit_w 700.0 vs 500.0" in out
-    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "c.csv"))
-    assert "device state differs" not in out
+    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--json")
+    (pair,) = json.loads(out)["pairs"]
+    assert code == 0 and pair["device_state_differs"] == ["power_limit_w 700.0 vs 500.0"]
+    assert pair["verdict"] == (
+        "inconclusive (conditions differ: device state power_limit_w 700.0 vs 500.0)"
+    )
+    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "c.csv"), "--json")
+    assert "device state" not in out
 
 
 def test_a_run_on_unlocked_clocks_says_so_once_at_its_end(capsys):
@@ -800,6 +804,8 @@ def test_one_marker_for_audited_rows_in_the_summary_compare_report_and_table():
     from rich.console import Console
 
     from accelbench.results import compare, report
+    from accelbench.results.compare_formats import grid_table
+    from accelbench.results.display import AUDITED
     from accelbench.results.records import Identity, Row, TimeStats, TimingInfo
     from accelbench.results.sinks.summary import summary_table
 
@@ -816,9 +822,9 @@ def test_one_marker_for_audited_rows_in_the_summary_compare_report_and_table():
     console.print(summary_table(rows)[0])
     shown = console.export_text()
     assert shown.count(" !") == 1 and "streams=2" in shown
-    pivot = compare.pivot(compare.pair_groups(rows, "implementation", "eager"), "impl", "eager")
-    console.print(pivot)
-    assert "(1.00x) !" in console.export_text()
+    grid = compare.grid(compare.pair_groups(rows, "implementation", "eager"), "impl", "eager", 0.05)
+    console.print(grid_table(grid))
+    assert "1.00 ms ! (1.00x)" in console.export_text() and AUDITED in grid.notes
     page = report.markdown(rows)
     assert page.count(" !") == 1 and "!: the audit found something" in page
     assert "!: the audit" not in report.markdown(rows[:1])

@@ -75,8 +75,8 @@ def _inconclusive(tmp_path):
     """A case whose rows are noisy: no verdict, unless --fail-inconclusive names the reason."""
     from test_compare_report import row, write
 
-    write(tmp_path / "a.csv", [row(1, 1e-3, noisy="true", iqr_over_median_ratio=0.3)])
-    write(tmp_path / "b.csv", [row(1, 1.2e-3, noisy="true", iqr_over_median_ratio=0.3)])
+    write(tmp_path / "a.csv", [row(1, 1e-3, spread=0.3, noisy="true", iqr_over_median_ratio=0.3)])
+    write(tmp_path / "b.csv", [row(1, 1.2e-3, spread=0.3, noisy="true", iqr_over_median_ratio=0.3)])
     return str(tmp_path / "a.csv"), str(tmp_path / "b.csv")
 
 

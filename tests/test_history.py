@@ -25,7 +25,8 @@ def _write_run(folder, n, commit, date, medians, name=None, device=""):
         for m, median in medians.items():
             out.writerow(
                 {"case_id": f"c{m}", "status": "ok", "op": "add", "backend": "jax", "m": m,
-                 "n": 64, "dtype": "bfloat16", "time_median_s": median, "device_kind": device}
+                 "n": 64, "dtype": "bfloat16", "time_median_s": median, "device_kind": device,
+                 "time_p10_s": median * 0.99, "time_p90_s": median * 1.01}
             )  # fmt: skip
     record = folder / ("r.run.json" if n == 1 else f"r.{n}.run.json")
     git = {"commit": commit, "date": date}

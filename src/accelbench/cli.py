@@ -22,6 +22,7 @@ from accelbench import __version__
 from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
 from accelbench.platform import chatter, processes
+from accelbench.results.compare_formats import FORMATS
 from accelbench.run import history_commands, store_commands
 from accelbench.run.command_line import (
     OneLineParser,
@@ -123,10 +124,13 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+TABLE_FORMATS = ("table", "csv", "json", "markdown")
+
+
 def _add_view_options(
     p: argparse.ArgumentParser,
     columns: bool = True,
-    formats: tuple[str, ...] = ("table", "csv", "json", "markdown"),
+    formats: tuple[str, ...] = TABLE_FORMATS,
     sort_help: str = "order rows by a column (--sort=-COLUMN: descending)",
 ) -> None:
     """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
@@ -295,16 +299,25 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
         help="inconclusive cases that fail the comparison (exit 1): those whose reason names one "
         "of these words (noisy, conditions, ...), or all; default none",
     )
-    c.add_argument(
-        "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
-    )
+    _add_threshold(c)
     c.add_argument("--json", action="store_true", help="machine-readable output (--format json)")
     _add_view_options(
         c,
         columns=False,
-        formats=("table", "csv", "json", "markdown", "github", "junit"),
-        sort_help="order cases by case, ratio, p or verdict (--sort=-KEY: descending)",
+        formats=tuple(FORMATS),
+        sort_help="order cases by case, ratio or verdict (--sort=-KEY: descending)",
     )
+
+
+def _add_threshold(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=float, default=0.05, help="relative change that counts")
+
+
+def _ab_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(sub, "ab", *store_commands.AB_HELP)
+    store_commands.ab_arguments(p)
+    _add_threshold(p)
+    _add_view_options(p, columns=False, formats=tuple(FORMATS))
 
 
 def _store_parsers(sub: argparse._SubParsersAction) -> None:
@@ -397,6 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
         _alias_parsers,
         _list_parser,
         _compare_parser,
+        _ab_parser,
         _store_parsers,
         _validate_parser,
         _traces_parser,
@@ -524,6 +538,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _run,
     "list": _list,
     "compare": store_commands.compare,
+    "ab": store_commands.ab,
     "report": store_commands.report,
     "validate": _validate,
     "traces": _traces,

@@ -200,3 +200,21 @@ def run_environment() -> dict[str, object]:
 
 def timestamp() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def cpu_wait_s() -> float | None:
+    """Seconds this process's threads have spent runnable but waiting for a CPU (Linux schedstat's
+    run delay, summed over threads): what other processes took from a host clock. None where the
+    system does not say."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    total = 0
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as stat:
+                total += int(stat.read().split()[1])
+        except (OSError, IndexError, ValueError):  # a thread that ended, or no schedstat
+            continue
+    return total / 1e9

@@ -125,7 +125,7 @@ class SeriesLine(Series):
 
 @dataclass(slots=True)
 class SamplesLine:
-    """A JSON line's case and per-iteration samples only: what compare's rank test needs, decoded in
+    """A JSON line's case and per-iteration samples only: what compare's intervals need, decoded in
     half the time of the whole series."""
 
     case_id: str = ""
