@@ -6,6 +6,7 @@ note on unlocked clocks)."""
 from __future__ import annotations
 
 import csv
+import json
 import sys
 
 import pytest
@@ -165,6 +166,149 @@ def test_the_flush_is_the_harnesss_the_waits_after_the_end_event_too(records):
     assert audited_loop(quiet, iterations, blocked=True).syncs == [[]] * 5
 
 
+def test_a_flush_kernel_is_the_harnesss_whatever_its_other_record_or_where_it_ran_says():
+    """Issue 63 on an H100: blocked cold loops counted the flush's fill kernel in a few iterations
+    (kernels_vary). Flush 1's runtime call reads inside window 0 while its op lies in the flush's
+    range; flush 3's runtime record was lost and it ran (by the device clock) inside window 3: both
+    are the harness's, and the iterations read clean, blocked or sustained."""
+    pytest.importorskip("torch")
+    from torch_backend.timing import audited_loop
+
+    read = kineto(user_sync_in=None)
+    fills = [e for e in read.kernels if e.name == "fill"]
+    read.kernels[:] = [e for e in read.kernels if e.name == "op"] + [
+        KernelEvent(
+            "fill",
+            e.start_ns + (125 if e.correlation == 103 else 0),
+            30,
+            7,
+            e.correlation,
+            e.correlation + 500,
+        )
+        for e in fills
+    ]
+    read.launches[:] = [x for x in read.launches if x.correlation not in (101, 103)]
+    read.launches.extend(Launch(e.correlation + 500, e.start_ns - 3, "op") for e in fills)
+    read.launches.append(Launch(101, 190))
+    for blocked in (True, False):
+        bare = attribute(read.windows, read.launches, read.kernels, blocked)
+        assert names(audited_loop(read, bare, blocked)) == {"kernels_vary"}  # the fault
+        iterations = attribute(read.windows, read.launches, read.kernels, blocked, read.flushes)
+        loop = audited_loop(read, iterations, blocked)
+        assert names(loop) == set() and [e.name for e in loop.harness] == ["fill"] * 5
+
+
+class Raw:
+    """One of Kineto's events as `kineto_results.events()` gives it (the methods the reader calls)."""
+
+    def __init__(self, name, start, dur, corr, linked=0, stream=7, device=False) -> None:
+        import torch
+
+        types = torch.autograd.DeviceType
+        self._type = types.CUDA if device else types.CPU
+        self._values = (name, start, dur, corr, linked, stream)
+
+    def name(self):
+        return self._values[0]
+
+    def device_type(self):
+        return self._type
+
+    def device_index(self):
+        return 0
+
+    def start_ns(self):
+        return self._values[1]
+
+    def duration_ns(self):
+        return self._values[2]
+
+    def end_ns(self):
+        return self._values[1] + self._values[2]
+
+    def correlation_id(self):
+        return self._values[3]
+
+    def linked_correlation_id(self):
+        return self._values[4]
+
+    def device_resource_id(self):
+        return self._values[5]
+
+    def is_user_annotation(self):
+        return False
+
+
+def side_stream_loop(collide: bool) -> list[Raw]:
+    """Three cold blocked iterations of a GEMM on each of two streams, as Kineto records them: a flush
+    range (its fill op, the launch, the harness's wait) then the iteration range (the event records,
+    two ops each launching a GEMM, the wait). CUPTI numbers runtime calls, PyTorch its ops, each from
+    its own counter: `collide` gives the flush's wait before iteration 1 the id of that iteration's
+    side-stream op, and iteration 2's event record the id of the next flush's fill op (as on an H100)."""
+    from torch_backend.timing import EVENT_RECORD, FLUSH, ITERATION
+
+    events = []
+    for i in range(3):
+        t = 1000.0 * i
+        fill_op, main_op, side_op = 100 + i, 10 + i, 20 + i
+        wait_id = side_op if collide and i == 1 else 900 + i
+        record_id = 101 if collide and i == 0 else 950 + i
+        events += [
+            Raw(FLUSH, t, 200, 1),
+            Raw("aten::fill_", t + 10, 20, fill_op),
+            Raw("cudaLaunchKernel", t + 15, 5, 500 + i, fill_op),
+            Raw("fill", t + 30, 100, 500 + i, fill_op, device=True),
+            Raw("cudaDeviceSynchronize", t + 40, 100, wait_id),
+            Raw(ITERATION, t + 300, 600, 2),
+            Raw(EVENT_RECORD, t + 310, 2, record_id),
+            Raw("aten::mm", t + 320, 30, main_op),
+            Raw("cudaLaunchKernel", t + 325, 5, 600 + i, main_op),
+            Raw("gemm", t + 360, 200, 600 + i, main_op, device=True),
+            Raw("aten::mm", t + 340, 30, side_op),
+            Raw("cudaLaunchKernel", t + 345, 5, 700 + i, side_op),
+            Raw("gemm", t + 380, 200, 700 + i, side_op, stream=13, device=True),
+            Raw(EVENT_RECORD, t + 400, 2, 960 + i),
+            Raw("cudaDeviceSynchronize", t + 410, 180, 980 + i),
+        ]
+    return events
+
+
+def test_a_runtime_call_outside_any_op_is_never_taken_for_an_op():
+    """Issue 63 on an H100: a side-stream GEMM whose op id equalled the CUPTI id of the flush's wait was
+    read as the flush's: its iteration had 2 kernels where the rest had 4 (kernels_vary), and the
+    GEMM's overlap with the other stream's read as the flush running during timed kernels."""
+    pytest.importorskip("torch")
+    from torch_backend import timing
+
+    def audit_of(events):
+        read = timing.windows_and_kernels(events, 0)
+        iterations = attribute(read.windows, read.launches, read.kernels, True, read.flushes)
+        loop = timing.audited_loop(read, iterations, True)
+        return [len(it.kernels) for it in iterations], {f.name for f in audit.findings(loop)}, loop
+
+    assert audit_of(side_stream_loop(False))[:2] == ([2, 2, 2], {"streams"})
+    counts, found, loop = audit_of(side_stream_loop(True))
+    assert counts == [2, 2, 2] and found == {"streams"}
+    assert [e.name for e in loop.harness] == ["fill"] * 3
+
+
+def test_the_findings_name_what_differs_and_what_overlapped():
+    iterations = [[k("memset", 100 * i, 1), k("gemm", 100 * i + 2, 10)] * 2 for i in range(5)]
+    iterations[1] = iterations[1][:2]
+    (varied,) = audit.findings(audit.Loop(iterations), ["kernels_vary"])
+    assert varied.detail == (
+        "1 of 5 iterations launched other kernels than the rest (first: iteration 1, 2 kernels "
+        "where most have 4: without gemm, memset)"
+    )
+    iterations[1] = [*iterations[2], k("autotune", 120, 1), k("autotune", 130, 1)]
+    (varied,) = audit.findings(audit.Loop(iterations), ["kernels_vary"])
+    assert varied.detail.endswith("6 kernels where most have 4: with autotune x2)")
+    (leak,) = audit.findings(audit.Loop(clean(), harness=[k("zero_", 205, 10)]))
+    assert leak.detail.startswith(
+        "the harness's cache flush (zero_) ran 9.5 µs during timed kernels"
+    )
+
+
 def test_a_real_pytorch_session_gives_the_flush_ranges_and_the_host_calls():
     """Kineto's own events on a CPU: the iteration and flush ranges, and a host call named as CUDA's
     synchronising calls are (a range of that name stands for it here) inside the third window."""
@@ -281,6 +425,129 @@ def test_the_jax_gpu_reader_tells_streams_the_flush_and_foreign_work_apart():
     leaking = [("zeros", 100 * i + 5, 20, "jit_mb_flush") for i in range(4)]
     read = xplane.read(gpu_plane({"Stream #14(Compute)": compute + leaking}), "jit_mb_gemm", 4)
     assert [f.name for f in timers._audit(read)] == ["harness_overlap"]
+
+
+# ---- one CUPTI a process: JAX's GPU timings after PyTorch's profiler
+
+
+class OnGpu:
+    """JAX as the timers module sees it, on a GPU (the rest is the real JAX)."""
+
+    def __init__(self, jax) -> None:
+        self.jax = jax
+
+    def default_backend(self) -> str:
+        return "gpu"
+
+    def __getattr__(self, name: str):
+        return getattr(self.jax, name)
+
+
+@pytest.mark.parametrize(
+    ("cuda", "setting", "left"),
+    [("13.0", None, "pending"), ("13.0", "0", "holder"), ("12.4", None, "holder")],
+)
+def test_a_pytorch_gpu_session_frees_cupti_where_kineto_tears_it_down(
+    monkeypatch, cuda, setting, left
+):
+    """TEARDOWN_CUPTI=1 set before the first GPU session from CUDA 12.6 (below it CUDA graphs crash
+    CUPTI's re-init, and PyTorch keeps it off): JAX may follow ("pending"). A value set before (a user's,
+    or PyTorch's for CUDA graphs) stands, and Kineto keeps CUPTI ("holder"). A CPU session sets nothing."""
+    import os
+
+    torch = pytest.importorskip("torch")
+    from accelbench.platform import frameworks
+    from torch_backend import profiling
+
+    class Session:  # what the autograd profiler does on a GPU, without one
+        def __init__(self, **options) -> None:
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            pass
+
+    monkeypatch.setenv("TEARDOWN_CUPTI", "-")  # undone at the end whatever the session sets
+    if setting is None:
+        monkeypatch.delenv("TEARDOWN_CUPTI")
+    else:
+        monkeypatch.setenv("TEARDOWN_CUPTI", setting)
+    monkeypatch.setattr(torch.version, "cuda", cuda)
+    monkeypatch.setattr(frameworks, "CUPTI", {})
+    with profiling.recording(torch.device("cpu")):
+        pass
+    assert frameworks.CUPTI == {} and os.environ.get("TEARDOWN_CUPTI") == setting
+    monkeypatch.setattr(torch.autograd.profiler, "profile", Session)
+    with profiling.recording(torch.device("cuda", 0)):
+        pass
+    assert list(frameworks.CUPTI) == [left]
+    assert frameworks.CUPTI[left].startswith("PyTorch's profiler")
+    assert os.environ.get("TEARDOWN_CUPTI") == ("1" if left == "pending" else setting)
+
+
+def test_jax_gpu_timings_where_another_profiler_holds_cupti_are_unsupported_saying_why(monkeypatch):
+    """Known (a PyTorch GPU session kept CUPTI): refused before any session, so XLA never tries and
+    prints nothing. Unknown, or PyTorch's teardown pending: tried; a GPU trace without a GPU plane (the
+    CPU trace here, JAX told it is on a GPU) is refused naming the holder, and the next case before it
+    starts."""
+    jax = pytest.importorskip("jax")
+    import accelbench
+    from accelbench.errors import Status
+    from accelbench.jax_backend import timers
+    from accelbench.platform import frameworks
+
+    monkeypatch.setattr(timers, "jax", OnGpu(jax))
+    monkeypatch.setattr(timers, "session_cost", lambda: 0.01)  # not cached from a pretend GPU
+    x = jax.numpy.ones(64)
+    monkeypatch.setattr(
+        frameworks, "CUPTI", {"holder": "PyTorch's profiler (a PyTorch GPU timing ran first)"}
+    )
+    row = accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").row
+    assert row.status is Status.UNSUPPORTED and row.identity.error == (
+        "no JAX device time in this process: CUPTI is held by PyTorch's profiler (a PyTorch GPU "
+        "timing ran first); time JAX before PyTorch, or in a process of its own"
+    )
+    for before, holder in (
+        ({}, "another profiler in this process"),
+        (
+            {"pending": "PyTorch's profiler (its teardown late)"},
+            "PyTorch's profiler (its teardown late)",
+        ),
+    ):
+        monkeypatch.setattr(frameworks, "CUPTI", dict(before))
+        for _ in range(2):  # found from the trace, then refused before it
+            row = accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").row
+            assert row.status is Status.UNSUPPORTED
+            assert f"CUPTI is held by {holder};" in row.identity.error
+    monkeypatch.setattr(timers, "jax", jax)  # on the CPU it is: no CUPTI asked for
+    assert accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").ok
+
+
+def test_a_frameworks_native_stderr_is_its_loggers_records_not_the_terminals(capfd):
+    import logging
+    import os
+
+    from accelbench.platform import chatter
+
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = seen.append  # type: ignore[method-assign]
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    try:
+        with chatter.native_stderr("jax"):
+            os.write(
+                2,
+                b"E1127 cupti_error_manager.cc:45] cuptiSubscribe: ignored due to a previous error.\n\n",
+            )
+    finally:
+        logger.removeHandler(handler)
+    assert capfd.readouterr().err == ""
+    (record,) = seen  # the blank line dropped
+    assert record.levelno == logging.WARNING
+    assert record.getMessage().endswith("] cuptiSubscribe: ignored due to a previous error.")
 
 
 # ---- the policy: flag, strict, off; what an op's work is made of
@@ -503,11 +770,14 @@ def test_compare_names_the_settings_two_runs_differ_in(tmp_path, run_cli):
     write(tmp_path / "a.csv", [row(1, 1e-3, clocks_set="default", power_limit_w=700)])
     write(tmp_path / "b.csv", [row(1, 2e-3, clocks_set="default", power_limit_w=500)])
     write(tmp_path / "c.csv", [row(1, 1e-3, clocks_set="default")])  # not read: no difference
-    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
-    assert code == 0 and "inconclusive (device state differs)" in out
-    assert "device state differs: add jax m=1 n=64: power_limit_w 700.0 vs 500.0" in out
-    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "c.csv"))
-    assert "device state differs" not in out
+    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--json")
+    (pair,) = json.loads(out)["pairs"]
+    assert code == 0 and pair["device_state_differs"] == ["power_limit_w 700.0 vs 500.0"]
+    assert pair["verdict"] == (
+        "inconclusive (conditions differ: device state power_limit_w 700.0 vs 500.0)"
+    )
+    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "c.csv"), "--json")
+    assert "device state" not in out
 
 
 def test_a_run_on_unlocked_clocks_says_so_once_at_its_end(capsys):
@@ -534,6 +804,8 @@ def test_one_marker_for_audited_rows_in_the_summary_compare_report_and_table():
     from rich.console import Console
 
     from accelbench.results import compare, report
+    from accelbench.results.compare_formats import grid_table
+    from accelbench.results.display import AUDITED
     from accelbench.results.records import Identity, Row, TimeStats, TimingInfo
     from accelbench.results.sinks.summary import summary_table
 
@@ -550,9 +822,9 @@ def test_one_marker_for_audited_rows_in_the_summary_compare_report_and_table():
     console.print(summary_table(rows)[0])
     shown = console.export_text()
     assert shown.count(" !") == 1 and "streams=2" in shown
-    pivot = compare.pivot(compare.pair_groups(rows, "implementation", "eager"), "impl", "eager")
-    console.print(pivot)
-    assert "(1.00x) !" in console.export_text()
+    grid = compare.grid(compare.pair_groups(rows, "implementation", "eager"), "impl", "eager", 0.05)
+    console.print(grid_table(grid))
+    assert "1.00 ms ! (1.00x)" in console.export_text() and AUDITED in grid.notes
     page = report.markdown(rows)
     assert page.count(" !") == 1 and "!: the audit found something" in page
     assert "!: the audit" not in report.markdown(rows[:1])

@@ -78,14 +78,55 @@ def test_a_pytorch_function_eager_and_compiled_compare_by_variant():
         functools.partial(torch.mul, other=2.0), t, num_runs=5, name="matmul", variant="x2"
     )
     table = accelbench.table([eager, doubled], by="variant")
-    assert [c.header for c in table.columns][1:] == ["eager", "x2"]
+    assert [c.header for c in table.rich.columns][1:] == ["eager", "x2"]
+    plain = accelbench.bench(np.matmul, t.numpy(), t.numpy(), num_runs=5)  # NumPy, variant default
+    shown = str(accelbench.table([eager, doubled, plain], by="variant"))
+    assert "matmul numpy:numpy" in shown and "no variant=eager row of this case" in shown
+    plain = accelbench.bench(np.matmul, t.numpy(), t.numpy(), num_runs=5, variant="eager")
+    by_backend = str(accelbench.table([plain, eager], by="backend"))
+    assert "numpy" in by_backend.splitlines()[2] and "torch" in by_backend.splitlines()[2]
+    assert "None" not in by_backend and "(" in by_backend  # a ratio, under a real heading
 
 
-def test_bad_options_are_one_line_naming_the_key():
-    with pytest.raises(UserError, match="nm_runs"):
-        accelbench.bench(np.sum, np.ones(3), nm_runs=3)
-    with pytest.raises(UserError, match="num_runs"):
-        accelbench.bench(np.sum, np.ones(3), num_runs=0)
+def test_a_table_prints_as_text_and_renders_in_a_notebook():
+    results = [accelbench.bench(np.sum, np.ones(64), num_runs=3, name="s\x1b[31m")]
+    table = accelbench.table(results)
+    text = str(table)
+    assert "median" in text and "\x1b" not in text and "object at" not in repr(table)
+    assert "<table" in table._repr_html_() or "<pre" in table._repr_html_()
+    assert "\x1b" not in str(results[0]) and "\\x1b" in str(results[0])  # spelt out
+
+
+def test_numpy_runs_its_blas_on_one_thread_and_says_so():
+    pytest.importorskip("threadpoolctl")
+    a = np.ones((64, 64))
+    r = accelbench.bench(np.matmul, a, a, num_runs=3)
+    assert r.threads == 1 and r.row.conditions.thread_count == 1 and "host threads 1" in str(r)
+    assert accelbench.bench(np.matmul, a, a, num_runs=3, threads=2).threads == 2
+
+
+@pytest.mark.parametrize(
+    "fn, keywords, key",
+    [
+        (np.sum, {"flops": -1}, "flops"),
+        (np.sum, {"bytes": float("nan")}, "bytes"),
+        (np.sum, {"rtol": -0.1}, "rtol"),
+        (np.sum, {"backend": "tpu9"}, "backend"),
+        (np.sum, {"inputs": []}, "inputs"),
+        (np.sum, {"reference": 3}, "reference"),
+        ("np.sum", {}, "fn"),
+        (np.sum, {"num_runs": 0}, "num_runs"),
+        (np.sum, {"nm_runs": 3}, "nm_runs"),
+    ],
+)
+def test_bad_arguments_are_one_value_error_naming_the_keyword_before_anything_runs(
+    fn, keywords, key
+):
+    calls = []
+    called = (lambda *a: calls.append(a)) if callable(fn) else fn
+    with pytest.raises(ValueError, match=key) as raised:
+        accelbench.bench(called, np.ones(3), **keywords)
+    assert isinstance(raised.value, UserError) and "\n" not in str(raised.value) and not calls
 
 
 def test_saved_results_are_a_run_of_the_store_that_compare_and_report_read(tmp_path, run_cli):
@@ -102,38 +143,84 @@ def test_saved_results_are_a_run_of_the_store_that_compare_and_report_read(tmp_p
 
 
 PLUGGED = """
-import time
+import os, time
 import numpy as np
 
-SLOW = float(__import__("os").environ.get("SLOW", "0"))
+SLOW = float(os.environ.get("SLOW", "0"))
+BROKEN = os.environ.get("BROKEN") == "1"
+
+def work(x):
+    if BROKEN:
+        raise RuntimeError("broken now")
+    if SLOW:  # a sleep of 0 would yield the CPU, which a busy host makes a wait of milliseconds
+        time.sleep(SLOW)
+    return x.sum()
 
 def test_sum(microbench):
-    a = np.ones((64, 64))
-    r = microbench(lambda x: (time.sleep(SLOW), x.sum())[1], a, reference=np.sum, num_runs=15)
+    r = microbench(work, np.ones((64, 64)), reference=np.sum, num_runs=15)
+    assert r.ok or BROKEN
+
+def test_max(microbench):
+    r = microbench(lambda x: (SLOW and time.sleep(SLOW), x.max())[1], np.ones(64), num_runs=15)
     assert r.ok
 """
 
 
-def _pytest(tmp_path: Path, *args: str, slow: float = 0.0) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SLOW": str(slow), "PYTHONPATH": os.pathsep.join(sys.path)}
-    env.pop("PYTEST_XDIST_WORKER", None)
+def _pytest(
+    tmp_path: Path, *args: str, xdist: bool = False, **env: str
+) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **env}
+    environ.pop("PYTEST_XDIST_WORKER", None)
+    plugins = [] if xdist else ["-p", "no:xdist"]
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *args],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugins, *args],
+        cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
 
 
-@pytest.mark.slow  # pytest in a subprocess, three times
+@pytest.mark.slow  # pytest in a subprocess, several times
 def test_the_pytest_plugin_stores_prints_and_gates(tmp_path):
     (tmp_path / "test_k.py").write_text(textwrap.dedent(PLUGGED))
-    first = _pytest(tmp_path)
+    first = _pytest(tmp_path, "--microbench-compare")  # nothing stored yet: the gate is off
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "microbench" in first.stdout and (tmp_path / ".microbench/tests.csv").is_file()
-    same = _pytest(tmp_path, "--microbench-compare", "--microbench-threshold", "1.0")
-    assert same.returncode == 0, same.stdout
-    assert "compared with" in same.stdout
-    slower = _pytest(tmp_path, "--microbench-compare=1", slow=0.01)  # 0.01 s against ~20 µs
+    assert (
+        "no earlier run of .microbench/tests.csv to compare with: the gate is off" in first.stdout
+    )
+    assert (tmp_path / ".microbench/tests.csv").is_file() and "median" in first.stdout
+    # the flag takes no next word: test_k.py stays a path, compared with the previous run
+    same = _pytest(tmp_path, "--microbench-compare", "test_k.py", "--microbench-threshold", "1.0")
+    assert same.returncode == 0 and "compared with" in same.stdout, same.stdout + same.stderr
+    slower = _pytest(tmp_path, "--microbench-compare=1", SLOW="0.1")  # 0.1 s against ~20 µs
     assert slower.returncode == 1 and "conclusive regression" in slower.stdout, slower.stdout
-    assert (tmp_path / ".microbench/tests.3.csv").is_file()
+    broken = _pytest(tmp_path, "--microbench-compare=1", BROKEN="1")  # a case that now fails
+    assert broken.returncode == 1 and "failed in candidate" in broken.stdout, broken.stdout
+    assert "2 passed" in broken.stdout  # the tests pass: the gate alone fails the session
     elsewhere = _pytest(tmp_path, "--microbench-save", "m/x.csv")
     assert elsewhere.returncode == 0 and (tmp_path / "m/x.csv").is_file()
+
+
+@pytest.mark.slow  # pytest in a subprocess, several times
+def test_the_plugin_refuses_what_cannot_be_gated_in_one_line(tmp_path):
+    (tmp_path / "test_k.py").write_text(textwrap.dedent(PLUGGED))
+    missing = _pytest(tmp_path, "--microbench-compare=nightly")
+    assert missing.returncode == 2 and "no stored run" in missing.stdout + missing.stderr
+    assert "passed" not in missing.stdout  # refused before any test ran
+    for bad in ("-1", "nan"):
+        refused = _pytest(tmp_path, f"--microbench-threshold={bad}")
+        assert refused.returncode == 4 and "--microbench-threshold" in refused.stderr
+    (tmp_path / "file").write_text("")
+    unwritable = _pytest(tmp_path, "--microbench-save", "file/x.csv")
+    said = unwritable.stdout + unwritable.stderr
+    assert unwritable.returncode == 2 and "cannot write" in said and "INTERNALERROR" not in said
+
+
+@pytest.mark.slow  # pytest-xdist in a subprocess
+def test_under_xdist_the_controller_gathers_one_file_one_table_and_gates(tmp_path):
+    pytest.importorskip("xdist")
+    (tmp_path / "test_k.py").write_text(textwrap.dedent(PLUGGED))
+    first = _pytest(tmp_path, "-n", "2", xdist=True)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "microbench: 2 measurements in .microbench/tests.csv" in first.stdout
+    slower = _pytest(tmp_path, "-n", "2", "--microbench-compare", xdist=True, SLOW="0.1")
+    assert slower.returncode == 1 and "conclusive regression" in slower.stdout, slower.stdout
+    assert not list(tmp_path.glob("microbench-*"))  # the workers' files are gone

@@ -5,34 +5,29 @@ stack (dynamo, inductor, sympy: ~900 modules, 5 s on a GPU machine whose package
 bytecode) into runs that compile nothing, and charged it to the first case's timing. The autograd
 profiler beneath it records the same Kineto events without that. The first session of a process also
 starts CUPTI: `warm` pays for it once, before any case's clock starts.
+
+CUPTI serves one profiler a process. Kineto keeps it after a GPU session unless TEARDOWN_CUPTI=1, which
+this module sets (a user's value stands) before the first session where CUDA is 12.6 or later (below
+that, PyTorch keeps CUPTI for CUDA graphs' sake, as this does): Kineto then frees it at the first CUDA
+call after each session, so JAX's profiler can take it in the same process (docs/method.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
+from accelbench.platform import chatter, frameworks
 from accelbench.platform.frameworks import torch
 
-
-@contextlib.contextmanager
-def native_stderr_silenced() -> Iterator[None]:
-    """Kineto logs `profiler_start`/`profiler_stop` lines from C++ at every session (torch 2.13); they
-    are not the user's business."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+# Kineto reads it at each GPU session's end: "1" frees CUPTI (what JAX then finds: `frameworks.CUPTI`)
+TEARDOWN = "TEARDOWN_CUPTI"
+FREED = ("pending", "PyTorch's profiler (its teardown had not run when JAX's profiler started)")
 
 
 @contextlib.contextmanager
@@ -42,13 +37,21 @@ def recording(device: Any) -> Iterator[Any]:
     from torch.autograd import profiler
 
     on_gpu = device.type == "cuda"
+    if on_gpu and torch.torch_version.TorchVersion(torch.version.cuda or "0.0") >= "12.6":
+        os.environ.setdefault(TEARDOWN, "1")
     prof = profiler.profile(use_cpu=True, use_device="cuda" if on_gpu else None, use_kineto=True)
-    with native_stderr_silenced():
+    with chatter.native_stderr("torch", logging.DEBUG):  # its session lines: -vv
         prof.__enter__()
+    if on_gpu:  # what it leaves JAX's profiler: CUPTI freed at a CUDA call after it, or kept
+        setting = os.environ.get(TEARDOWN)
+        kept = f"TEARDOWN_CUPTI={setting}" if setting else "CUDA below 12.6"
+        frameworks.CUPTI.setdefault(
+            *(FREED if setting == "1" else ("holder", f"PyTorch's profiler ({kept})"))
+        )
     try:
         yield prof
     finally:
-        with native_stderr_silenced():
+        with chatter.native_stderr("torch", logging.DEBUG):
             prof.__exit__(None, None, None)
 
 
@@ -87,6 +90,7 @@ def _warmed(device: str) -> float:
             (x + 1).sum().item()
         raw_events(prof)
         cost = time.perf_counter() - start
+        x.sum().item()  # CUDA calls between sessions, as a case's rounds make: Kineto's teardown lands
     return cost
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_LIBRARY = ("bench", "table", "save", "Result")
+_LIBRARY = ("bench", "table", "save", "ab", "Result", "AbResult", "Table")
 
 
 def __getattr__(name: str) -> Any:

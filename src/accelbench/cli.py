@@ -24,10 +24,12 @@ from accelbench import __version__
 from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
 from accelbench.platform import chatter, processes, streams
-from accelbench.run import store_commands
+from accelbench.results.compare_formats import FORMATS
+from accelbench.run import history_commands, store_commands
 from accelbench.run.command_line import (
     OneLineParser,
     add_run_files,
+    command,
     count,
     guarded_main,
     run_files,
@@ -124,10 +126,13 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+TABLE_FORMATS = ("table", "csv", "json", "markdown")
+
+
 def _add_view_options(
     p: argparse.ArgumentParser,
     columns: bool = True,
-    formats: bool = True,
+    formats: tuple[str, ...] = TABLE_FORMATS,
     sort_help: str = "order rows by a column (--sort=-COLUMN: descending)",
 ) -> None:
     """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
@@ -145,9 +150,9 @@ def _add_view_options(
         p.add_argument(
             "--format",
             dest="output_format",
-            choices=("table", "csv", "json", "markdown"),
+            choices=formats,
             default="table",
-            help="the table to standard output as a table (default), CSV, JSON or Markdown",
+            help=f"the table to standard output: {', '.join(formats)} (default: table)",
         )
 
 
@@ -175,21 +180,8 @@ def _add_run_options(p: argparse.ArgumentParser, command: str) -> None:
         flag.add_to(owned)
 
 
-def _command(
-    sub: argparse._SubParsersAction, name: str, summary: str, example: str, **more: Any
-) -> argparse.ArgumentParser:
-    """A subcommand whose help says what it does and shows one way to call it."""
-    return sub.add_parser(
-        name,
-        help=summary,
-        description=f"{summary}. Example: {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        **more,
-    )
-
-
 def _run_parser(sub: argparse._SubParsersAction) -> None:
-    p = _command(
+    p = command(
         sub,
         "run",
         "run the benchmarks a config describes, or one benchmark (--run)",
@@ -232,7 +224,7 @@ def _alias_parsers(sub: argparse._SubParsersAction) -> None:
     from accelbench.config.dialects import dialects
 
     for alias in (a for d in dialects() for a in d.aliases):
-        d = _command(sub, alias.name, alias.summary, alias.example)
+        d = command(sub, alias.name, alias.summary, alias.example)
         d.add_argument("--config", required=True, help="the YAML config to run")
         d.add_argument(alias.option, dest=alias.flag.dest, required=True, help=alias.flag.help)
         d.set_defaults(run=None, output=None, backend=None, name=None, alias=alias.name)
@@ -247,13 +239,13 @@ def _dialect_parsers(sub: argparse._SubParsersAction) -> None:
     for dialect in dialects():
         if dialect.command is not None:
             name, summary = dialect.command.name, dialect.command.summary
-            _command(sub, name, summary, f"microbench {name} --help", add_help=False)
+            command(sub, name, summary, f"microbench {name} --help", add_help=False)
 
 
 def _list_parser(sub: argparse._SubParsersAction) -> None:
     from accelbench.config.dialects import dialects
 
-    lst = _command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
+    lst = command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
     names = lst.add_mutually_exclusive_group()
     for dialect in dialects():
@@ -267,7 +259,7 @@ def _list_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _compare_parser(sub: argparse._SubParsersAction) -> None:
-    c = _command(
+    c = command(
         sub,
         "compare",
         "compare two results files or stored runs, groups of one file (--by), or the last two runs",
@@ -277,8 +269,9 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "files",
         nargs="*",
-        help="baseline candidate: results files, or runs of --config by number or --name; one "
-        "file with --by; none: the last two runs of what ran last (or of --config)",
+        help="baseline candidate: results files (paths, file:// or gs:// URLs), or runs of "
+        "--config by number or --name; one file with --by; none: the last two runs of what ran "
+        "last (or of --config)",
     )
     c.add_argument(
         "--config",
@@ -289,39 +282,57 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--results-dir",
         default="results",
-        help="where stored runs are looked for without --config (default: results)",
+        help="where stored runs are looked for without --config: a folder, file:// or gs:// URL "
+        "(default: results)",
     )
     c.add_argument(
         "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
     )
-    c.add_argument("--baseline", default=None, help="the --by value to compare the others against")
     c.add_argument(
-        "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
+        "--baseline",
+        default=None,
+        help="the --by value to compare the others against; without --by, the baseline: a file, "
+        "URL, run or `latest` (the latest run of the candidate's series under --results-dir)",
     )
+    c.add_argument(
+        "--fail-inconclusive",
+        default="",
+        metavar="REASONS",
+        help="inconclusive cases that fail the comparison (exit 1): those whose reason names one "
+        "of these words (noisy, conditions, ...), or all; default none",
+    )
+    _add_threshold(c)
     c.add_argument("--json", action="store_true", help="machine-readable output (--format json)")
     _add_view_options(
         c,
         columns=False,
-        sort_help="order cases by case, ratio, p or verdict (--sort=-KEY: descending)",
+        formats=tuple(FORMATS),
+        sort_help="order cases by case, ratio or verdict (--sort=-KEY: descending)",
     )
 
 
+def _add_threshold(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=float, default=0.05, help="relative change that counts")
+
+
+def _ab_parser(sub: argparse._SubParsersAction) -> None:
+    p = command(sub, "ab", *store_commands.AB_HELP)
+    store_commands.ab_arguments(p)
+    _add_threshold(p)
+    _add_view_options(p, columns=False, formats=tuple(FORMATS))
+
+
 def _store_parsers(sub: argparse._SubParsersAction) -> None:
-    rs = _command(
+    rs = command(
         sub,
         "runs",
         "list the stored runs (every one under results/, or a config's): number, name, what ran, "
         "when, commit, host, rows",
         "microbench runs; then: microbench compare baseline candidate",
     )
-    rs.add_argument(
-        "--config", default=None, help="whose runs (default: every run under --results-dir)"
-    )
-    rs.add_argument(
-        "--results-dir", default="results", help="where stored runs are found (default: results)"
-    )
+    history_commands.store_options(rs)
     rs.add_argument("--json", action="store_true", help="machine-readable output")
-    r = _command(
+    r = command(
         sub,
         "report",
         "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
@@ -339,11 +350,11 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="each case's samples over its run (by default only soaks and GPU-monitored cases)",
     )
-    _add_view_options(r, formats=False)
+    _add_view_options(r, formats=())
 
 
 def _traces_parser(sub: argparse._SubParsersAction) -> None:
-    t = _command(
+    t = command(
         sub,
         "traces",
         "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
@@ -365,7 +376,7 @@ def _traces(args: argparse.Namespace) -> int:
 
 
 def _validate_parser(sub: argparse._SubParsersAction) -> None:
-    v = _command(
+    v = command(
         sub,
         "validate",
         "load and expand a config without running it",
@@ -406,9 +417,11 @@ def build_parser() -> argparse.ArgumentParser:
         _alias_parsers,
         _list_parser,
         _compare_parser,
+        _ab_parser,
         _store_parsers,
         _validate_parser,
         _traces_parser,
+        history_commands.add_parsers,
         _dialect_parsers,
     ):
         add(sub)
@@ -548,9 +561,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _run,
     "list": _list,
     "compare": store_commands.compare,
+    "ab": store_commands.ab,
     "report": store_commands.report,
     "validate": _validate,
     "traces": _traces,
+    "history": history_commands.history,
+    "publish": history_commands.publish,
 }
 
 

@@ -5,7 +5,8 @@ as a catalogue op (accelbench/ops/callables.py makes it one), and returns a prin
     import accelbench
     r = accelbench.bench(torch.matmul, a, b, flops=2 * m * n * k)   # device kernel time on a GPU
     print(r)                       # median, interval, samples, time definition, check
-    accelbench.table([r, r2], by="variant")   # ops x variants; accelbench.save(...) for compare/report
+    print(accelbench.table([r, r2], by="variant"))  # ops x variants; save(...) for compare/report
+    print(accelbench.ab(f, g, x))  # f and g in alternating rounds: the paired ratio and its verdict
 
 Keyword arguments are the bench's own (`BENCH_OPTIONS`) or run settings of the YAML path (num_runs,
 warmup, cache, target_precision, max_time_s, ...; the same names and checks); arguments for the function
@@ -15,13 +16,15 @@ itself go through functools.partial or a lambda.
 from __future__ import annotations
 
 import dataclasses
+import io
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.core.case import Case, Outputs, RunSettings
-from accelbench.errors import UserError
+from accelbench.core.case import AbSettings, Case, Outputs, RunSettings
+from accelbench.errors import UserError, visible
 from accelbench.results.records import Row
 
 # bench()'s own keywords; every other keyword is a run setting
@@ -37,6 +40,44 @@ BENCH_OPTIONS = (
     "inputs",
 )
 _counter = itertools.count()
+
+
+class BenchError(UserError, ValueError):
+    """A bad argument to bench() or ab(): one line naming the keyword, raised before anything runs."""
+
+
+def _number_at_least(low: float, value: Any) -> bool:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return number and math.isfinite(value) and value >= low
+
+
+def _backends() -> tuple[str, ...]:
+    from accelbench.platform.backends import BACKENDS
+
+    return tuple(BACKENDS)
+
+
+# what each of bench()'s own keywords must be, where it can be wrong before anything runs
+ARGUMENT_RULES: dict[str, tuple[Callable[[Any], bool], Callable[[], str]]] = {
+    "flops": (lambda v: _number_at_least(0, v), lambda: "a number >= 0"),
+    "bytes": (lambda v: _number_at_least(0, v), lambda: "a number >= 0"),
+    "rtol": (lambda v: _number_at_least(0, v) and v > 0, lambda: "a number > 0"),
+    "backend": (lambda v: v in _backends(), lambda: f"one of {', '.join(_backends())}"),
+    "reference": (callable, lambda: "a function"),
+    "inputs": (
+        lambda v: isinstance(v, (list, tuple)) and len(v) > 0,
+        lambda: "a list of argument tuples",
+    ),
+}
+
+
+def _checked(fn: Any, options: dict[str, Any]) -> None:
+    if not callable(fn):
+        raise BenchError(f"must be a function, got {type(fn).__name__}", key="bench(): fn")
+    for key, (fits, wanted) in ARGUMENT_RULES.items():
+        if options.get(key) is not None and not fits(options[key]):
+            got = visible(repr(options[key]))[:60]
+            raise BenchError(f"must be {wanted()}, got {got}", key=f"bench(): {key}")
 
 
 @dataclass(frozen=True)
@@ -71,19 +112,27 @@ class Result:
     def kernels(self) -> str | None:
         return self.row.timing.top_kernels
 
+    @property
+    def threads(self) -> int | None:
+        """The host threads its framework used (NumPy: its BLAS's)."""
+        return self.row.conditions.thread_count
+
     def __str__(self) -> str:
+        """One line; nothing from the function's name or error reaches the terminal as a control."""
         from accelbench.results.console import format_seconds
 
         r = self.row
         if not r.ok:
-            return f"{r.params['name']}: {r.status.value}: {r.identity.error}"
+            return visible(f"{r.params['name']}: {r.status.value}: {r.identity.error}")
         low, high = self.interval_s
         rate = f", {r.derived.tflop_per_s:.3g} TFLOP/s" if r.derived.tflop_per_s else ""
         rate += f", {r.derived.gb_per_s:.4g} GB/s" if r.derived.gb_per_s else ""
-        return (
-            f"{r.params['name']}: {format_seconds(r.median_s)} median ({r.timing.timing_source}; "
-            f"p10-p90 {format_seconds(low)}-{format_seconds(high)}, {r.stats.sample_count} samples, "
-            f"stopped: {r.stats.stop_reason}){rate}; check {r.timing.check or 'off'}"
+        host = f", host threads {self.threads}" if r.environment.platform == "cpu" else ""
+        return visible(
+            f"{r.params['name']}: {format_seconds(r.median_s)} median ({r.timing.timing_source}"
+            f"{host}; p10-p90 {format_seconds(low)}-{format_seconds(high)}, "
+            f"{r.stats.sample_count} samples, stopped: {r.stats.stop_reason}){rate}; check "
+            f"{r.timing.check or 'off'}"
         )
 
 
@@ -102,20 +151,23 @@ def _case(fn: Callable[..., Any], options: dict[str, Any], settings: dict[str, A
 
     unknown = sorted(set(settings) - set(RUN_KEYS))
     if unknown:
-        raise UserError(
+        raise BenchError(
             f"not a bench() option or run setting: {', '.join(unknown)} (bench options: "
             f"{', '.join(BENCH_OPTIONS)}; arguments of the function itself go through "
             "functools.partial)",
             key="bench()",
         )
-    run = checked_run(run_settings(RunSettings(), settings, "bench()"), "bench()")
-    spec = get_spec(OP)
-    given: dict[str, Any] = {k: options[k] for k in spec.param_names if k in options}
-    checked: dict[str, Any] = {
-        p.name: p.validate(given[p.name], f"bench(): {p.name}")
-        for p in spec.params
-        if p.name in given
-    }
+    try:
+        run = checked_run(run_settings(RunSettings(), settings, "bench()"), "bench()")
+        spec = get_spec(OP)
+        given: dict[str, Any] = {k: options[k] for k in spec.param_names if k in options}
+        checked: dict[str, Any] = {
+            p.name: p.validate(given[p.name], f"bench(): {p.name}")
+            for p in spec.params
+            if p.name in given
+        }
+    except UserError as error:  # a run setting's own check: the same line, as a ValueError
+        raise BenchError(error.message, key=error.key, suggestion=error.suggestion) from None
     return Case(
         op=OP,
         backend=options["backend"],
@@ -136,9 +188,10 @@ def bench(fn: Callable[..., Any], *args: Any, **keywords: Any) -> Result:
     from accelbench.run.runner import execute
 
     options = {k: keywords.pop(k) for k in BENCH_OPTIONS if k in keywords}
+    _checked(fn, options)
     arg_sets = [tuple(s) for s in options.pop("inputs", None) or [args]]
-    if args and len(arg_sets) > 1 or not arg_sets:
-        raise UserError("give the function's arguments or inputs=[...], not both", key="bench()")
+    if args and len(arg_sets) > 1:
+        raise BenchError("give the function's arguments or inputs=[...], not both", key="bench()")
     options.setdefault("name", getattr(fn, "__name__", None) or f"fn{next(_counter)}")
     options.setdefault("backend", _backend(fn, arg_sets))
     if len(arg_sets) > 1:
@@ -156,19 +209,131 @@ def bench(fn: Callable[..., Any], *args: Any, **keywords: Any) -> Result:
     return Result(row)
 
 
-def table(results: Sequence[Result], by: str | None = None, baseline: str | None = None) -> Any:
-    """The results as a rich table: one line each, or (`by`: a column such as `variant` or `backend`)
-    ops down and that column's values across, each as a ratio to `baseline` (default: the first)."""
+class Table:
+    """A table of results: `print()` writes it as text, a notebook renders it (`_repr_html_`), and a
+    rich console prints it as it is (`__rich__`)."""
+
+    def __init__(self, rich_table: Any, notes: Sequence[str] = ()) -> None:
+        self.rich, self.notes = rich_table, [visible(n) for n in notes]
+
+    def __rich__(self) -> Any:
+        return self.rich
+
+    def _rendered(self, record: bool = False) -> Any:
+        from rich.console import Console
+
+        from accelbench.results.console import table_console
+
+        console = Console(file=io.StringIO(), width=table_console().width, record=record)
+        console.print(self.rich)
+        for note in self.notes:
+            console.print(note, markup=False, highlight=False)
+        return console
+
+    def __str__(self) -> str:
+        return self._rendered().file.getvalue().rstrip("\n")
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return str(self._rendered(record=True).export_html(inline_styles=True))
+
+
+def table(
+    results: Sequence[Result],
+    by: str | None = None,
+    baseline: str | None = None,
+    threshold: float = 0.05,
+) -> Table:
+    """The results as a table: one line each, or (`by`: any column, such as `variant`, `backend` or
+    `implementation`) cases down and that column's values across, each a ratio to `baseline`
+    (default: the first) marked `?` where the one verdict of every comparison is inconclusive (the
+    reasons under the table). No result is left out: one whose case lacks a baseline is a line with
+    a blank where the baseline would be."""
     rows = [dataclasses.replace(r.row, source=str(r.row.params["name"])) for r in results]
     if by:
-        from accelbench.results.compare import pair_groups, pivot
+        from accelbench.results.compare import grid, pair_groups
+        from accelbench.results.compare_formats import grid_table
 
         comparison = pair_groups(rows, by, baseline)
-        first = str(rows[0].get(by)) if rows else ""
-        return pivot(comparison, by, baseline or first)
-    from accelbench.results.sinks.summary import summary_table
+        made = grid(comparison, by, comparison.base, threshold)
+        return Table(grid_table(made), made.notes)
+    from accelbench.results.sinks.summary import cpu_note, summary_table
 
-    return summary_table(rows)[0]
+    note = cpu_note(rows)
+    return Table(summary_table(rows)[0], [note] if note else [])
+
+
+@dataclass(frozen=True)
+class AbResult:
+    """`ab(f, g, ...)`: each side's row over every round, and the paired verdict."""
+
+    a: Result
+    b: Result
+    ratio: float | None  # the median of the per-round ratios b / a
+    interval: tuple[float, float] | None  # its 95% interval (order statistics over the rounds)
+    rounds: int
+    verdict: str  # the one verdict function's, with what it rests on
+    table: Table
+
+    def __str__(self) -> str:
+        return str(self.table)
+
+    def _repr_html_(self) -> str:
+        return self.table._repr_html_()
+
+
+def ab(
+    f: Callable[..., Any],
+    g: Callable[..., Any],
+    *args: Any,
+    threshold: float = 0.05,
+    **keywords: Any,
+) -> AbResult:
+    """Time `f(*args)` (the baseline) and `g(*args)` in alternating rounds (f g, g f, f g, ...) and
+    judge g against f from the per-round ratios: drift and other processes' load fall on both alike.
+    `rounds`, `round_runs` and `ratio_precision` are the A/B settings (`microbench ab`'s); every other
+    keyword goes to `bench()` for both."""
+    from accelbench.results.compare import check_threshold
+    from accelbench.results.compare_formats import pairs_table
+    from accelbench.run.ab import ab_report, ab_settings, interleave
+
+    names = [f.name for f in dataclasses.fields(AbSettings)]
+    try:
+        settings = ab_settings({k: keywords.pop(k) for k in names if k in keywords})
+        check_threshold(threshold, "ab(): threshold")
+    except UserError as error:
+        raise BenchError(error.message, key=error.key) from None
+    sides = (_CallableSide("a", f, args, keywords), _CallableSide("b", g, args, keywords))
+    for side in sides:  # every argument checked before the first round
+        _checked(side.fn, {k: keywords[k] for k in BENCH_OPTIONS if k in keywords})
+    (pair,) = interleave(*sides, settings)
+    assert pair.b is not None  # a side always has its row (a failed call is a row too)
+    labels = (str(pair.a.params.get("name")), str(pair.b.params.get("name")))
+    report = ab_report([pair], threshold, labels)
+    (line,) = report.every
+    interval = None if line.ratio_low is None else (line.ratio_low, line.ratio_high)
+    return AbResult(
+        Result(pair.a),
+        Result(pair.b),
+        line.ratio,
+        interval,  # type: ignore[arg-type]
+        pair.rounds or 0,
+        line.verdict,
+        Table(pairs_table(report), report.notes),
+    )
+
+
+@dataclass
+class _CallableSide:
+    label: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    keywords: dict[str, Any]
+
+    def measure(self, round_no: int, runs: int | None) -> list[Row]:
+        extra = {"num_runs": runs} if runs else {}
+        return [bench(self.fn, *self.args, **{**self.keywords, **extra}).row]
 
 
 def save(results: Sequence[Result], path: str) -> str:

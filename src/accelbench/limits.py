@@ -5,6 +5,7 @@ refused in one line before anything runs. Each is far above any real use."""
 from __future__ import annotations
 
 MAX_ITERATIONS = 10_000_000  # num_runs, warmup, max_runs: ten million timed calls of one case
+MAX_ROUNDS = 10_000  # ab's rounds: each measures both sides once
 MAX_THREADS = 4096  # threads: no host has more cores
 MAX_SECONDS = 7 * 24 * 3600.0  # timeout_s, max_time_s, --timeout: a week
 MAX_SOAK_S = 3600.0  # min_duration_s: an hour of one case is a typo, not a soak

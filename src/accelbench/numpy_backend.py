@@ -1,6 +1,11 @@
-"""A host-only backend for harness self-tests (the fault ops): no framework, wall-clock time."""
+"""A host-only backend (the fault ops, and NumPy functions given to `bench()`): wall-clock time, with
+NumPy's BLAS on one thread unless the case's `threads:` says otherwise (the policy of every backend on
+a CPU: JAX's pool and PyTorch's are one thread too)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -21,22 +26,25 @@ from accelbench.platform.environment import cpu_name
 class NumpyBackend:
     name = "numpy"
 
-    def device_info(self) -> DeviceInfo:
+    def device_info(self, threads: int | None = None) -> DeviceInfo:
         return DeviceInfo(
             kind=cpu_name(),
             count=1,
             platform="cpu",
             framework="numpy",
             framework_version=np.__version__,
+            threads=threads,
         )
 
     def measure(self, case: Case) -> Measurement:
         impl = get_implementation(case.op, self.name, case.implementation)
-        if isinstance(impl, PreparedImplementation):  # it prepares itself (a bench() callable)
-            prepared = impl.build(self, case)
-        else:
-            prepared = self.prepare(case, impl)
-        return measure(case, prepared, get_timer(self.name, "wall", case), self.device_info())
+        with blas_threads(case.run.threads or CPU_THREADS) as threads:
+            if isinstance(impl, PreparedImplementation):  # it prepares itself (a bench() callable)
+                prepared = impl.build(self, case)
+            else:
+                prepared = self.prepare(case, impl)
+            timer = get_timer(self.name, "wall", case)
+            return measure(case, prepared, timer, self.device_info(threads))
 
     def prepare(self, case: Case, impl: ArrayImplementation) -> Prepared:
         spec = get_spec(case.op)
@@ -49,3 +57,19 @@ class NumpyBackend:
             check=lambda out: check_outputs(spec, case.params, host, lambda n, rows: out[n][rows]),
             implementation=impl.name,
         )
+
+
+CPU_THREADS = 1
+
+
+@contextmanager
+def blas_threads(threads: int) -> Iterator[int | None]:
+    """NumPy's BLAS held to `threads` (threadpoolctl), and that count; None where it cannot be told
+    (threadpoolctl missing: the BLAS keeps its own default, and the row says it is unknown)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield None
+        return
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield threads

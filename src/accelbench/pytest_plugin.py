@@ -8,15 +8,21 @@ project's writer into the run store, a table at the end, and a gate.
     pytest --microbench-compare            # fail on a conclusive regression against the previous run
     pytest --microbench-compare=3 --microbench-threshold=0.1   # against run 3 (or a --name label)
 
-The gate is `microbench compare`'s: a case fails it when it is slower beyond the threshold and the
-rank test says so, or when it failed; noise never does. Nothing here is imported until a test asks for
-the fixture or the session ends with measurements.
+The gate is `microbench compare`'s (the one verdict function): a case fails it when it is conclusively
+slower beyond the threshold, or failed; noise and inconclusive pairs never do. Under pytest-xdist each
+worker hands its measurements to the controller, which saves one session file, prints one table and
+gates. Nothing of the harness is imported until a test asks for the fixture or the session ends.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
+import math
+import os
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
@@ -24,6 +30,19 @@ import pytest
 RESULTS = pytest.StashKey[list[Any]]()
 SAID = pytest.StashKey[list[str]]()
 DEFAULT_FILE = ".microbench/tests.csv"
+COMPARE = "--microbench-compare"
+PREVIOUS = "previous"  # the implicit baseline: the only one that may be missing
+WORKER_FILE = "microbench_file"  # the key a worker's measurements travel under to the controller
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,20 +54,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"the results file of the session's measurements, numbered per run ({DEFAULT_FILE})",
     )
     group.addoption(
-        "--microbench-compare",
-        nargs="?",
-        const="previous",
+        COMPARE,
+        nargs="?",  # alone it is rewritten to =previous before parsing: it never takes the next word
+        const=PREVIOUS,
         default=None,
         metavar="RUN",
-        help="compare with a stored run (its number or label; alone: the previous run) and fail the "
-        "session on a conclusive regression",
+        help=f"compare with a stored run ({COMPARE}=RUN: its number or label; alone: the previous "
+        "run) and fail the session on a conclusive regression",
     )
     group.addoption(
         "--microbench-threshold",
-        type=float,
+        type=_threshold,
         default=0.05,
         help="the slowdown the gate allows (0.05: 5%%)",
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: Any, args: list[str]
+) -> None:
+    """`--microbench-compare` takes a value only as `=RUN`: alone, it is `=previous`, so the word
+    after it (a test file, another option) stays what it is."""
+    args[:] = [f"{COMPARE}={PREVIOUS}" if a == COMPARE else a for a in args]
+
+
+def _worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _stop(message: str) -> None:
+    pytest.exit(f"microbench: {message}", returncode=2)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A named baseline that does not exist, or a save folder that cannot be written: one line,
+    exit 2, before any test runs."""
+    if _worker(config):
+        return
+    path = config.getoption("microbench_save")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not (os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK)):
+        _stop(f"--microbench-save {path}: cannot write under {parent}")
+    ref = config.getoption("microbench_compare")
+    if ref not in (None, PREVIOUS) and _baseline(path, ref, None) is None:
+        _stop(f"{COMPARE}={ref}: no stored run of {path} has that number or label")
 
 
 @pytest.fixture
@@ -66,51 +118,91 @@ def microbench(request: pytest.FixtureRequest) -> Any:
     return measure
 
 
-def _baseline(path: str, ref: str, written: str) -> str | None:
+def _baseline(path: str, ref: str, written: str | None) -> str | None:
     from accelbench.results.run_store import find_run, stored_runs
 
     runs = [r for r in stored_runs([path]) if written not in r.files]
-    found = runs[-1] if ref == "previous" and runs else find_run(runs, ref)
+    found = runs[-1] if ref == PREVIOUS and runs else find_run(runs, ref)
     return found.files[0] if found else None
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, on the controller: a worker's measurements, read back from the file it left."""
+    folder = getattr(node, "workeroutput", {}).get(WORKER_FILE)
+    if not folder:
+        return
+    from accelbench.library import Result
+    from accelbench.results.reading import read_rows
+
+    try:
+        found = [Result(r) for r in read_rows(os.path.join(folder, "w.csv"), series="all")]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    node.config.stash.setdefault(RESULTS, []).extend(found)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    results = session.config.stash.get(RESULTS, [])
+    config = session.config
+    results = config.stash.get(RESULTS, [])
     if not results:
         return
-    from rich.console import Console
-
     from accelbench.errors import UserError
-    from accelbench.library import save, table
-    from accelbench.results.compare import run_compare
-    from accelbench.results.console import PIPE_WIDTH
+    from accelbench.library import save
 
-    said: list[str] = []
-    session.config.stash[SAID] = said
-    path = session.config.getoption("microbench_save")
-    written = save(results, path)
-    text = io.StringIO()
-    Console(file=text, width=PIPE_WIDTH).print(table(results))
-    said += [text.getvalue(), f"microbench: {len(results)} measurements in {written}"]
-    ref = session.config.getoption("microbench_compare")
-    if ref is None:
+    if _worker(config):  # the controller saves, prints and gates for every worker
+        folder = tempfile.mkdtemp(prefix="microbench-")
+        save(results, os.path.join(folder, "w.csv"))
+        config.workeroutput[WORKER_FILE] = folder  # type: ignore[attr-defined]
         return
+    said: list[str] = []
+    config.stash[SAID] = said
+    path = config.getoption("microbench_save")
+    try:
+        written = save(results, path)
+    except (OSError, UserError) as error:
+        said.append(f"microbench: the session's measurements were not saved: {error}")
+        session.exitstatus = 2 if _gated(config) else exitstatus
+        return
+    _show(results, written, said)
+    if _gated(config):
+        code = _gate(config, path, written, said)
+        if code:
+            session.exitstatus = code
+
+
+def _gated(config: pytest.Config) -> bool:
+    return config.getoption("microbench_compare") is not None
+
+
+def _show(results: list[Any], written: str, said: list[str]) -> None:
+    from accelbench.library import table
+
+    said += [str(table(results)), f"microbench: {len(results)} measurements in {written}"]
+
+
+def _gate(config: pytest.Config, path: str, written: str, said: list[str]) -> int:
+    """0 (pass, or no earlier run to compare with), 1 (a conclusive regression), 2 (no comparison)."""
+    from accelbench.errors import UserError
+    from accelbench.results.compare import run_compare
+
+    ref = config.getoption("microbench_compare")
     baseline = _baseline(path, ref, written)
     if baseline is None:
-        said.append(f"microbench: no stored run {ref!r} of {path} to compare with")
-        return
+        said.append(f"microbench: no earlier run of {path} to compare with: the gate is off")
+        return 0
     out = io.StringIO()
-    threshold = session.config.getoption("microbench_threshold")
+    threshold = config.getoption("microbench_threshold")
     try:
         with contextlib.redirect_stdout(out):
-            code = run_compare([[baseline], [written]], None, None, threshold, False, True)
+            code = run_compare([[baseline], [written]], None, None, threshold, "table", True)
     except UserError as error:
-        said.append(f"microbench: cannot compare: {error}")
-        return
+        said.append(f"microbench: cannot compare with {baseline}: {error}")
+        return 2
     said += [out.getvalue(), f"microbench: compared with {baseline}"]
     if code:
         said.append("microbench: a conclusive regression: the session fails")
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    return code
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

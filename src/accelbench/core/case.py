@@ -6,16 +6,19 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelbench.limits import (
     MAX_INPUT_SETS,
     MAX_ITERATIONS,
+    MAX_ROUNDS,
     MAX_SECONDS,
     MAX_SOAK_S,
     MAX_THREADS,
 )
-from accelbench.platform.system_presets import HardwareStats
+
+if TYPE_CHECKING:  # platform.system_presets imports NumPy: the command line reads this module
+    from accelbench.platform.system_presets import HardwareStats
 
 CHECK_MODES = ("strict", "flag", "off")
 CACHE_POLICIES = ("cold", "warm")
@@ -229,6 +232,30 @@ class RunSettings:
     # jax-bench's columns: the host clock of an untraced, blocked loop, timed besides the device timer
     # (set by the jax-bench dialect under upstream's conditions, not by a config)
     host_loop: bool = False
+
+
+MIN_ROUNDS = 6  # core.samples.MIN_CI_SAMPLES: fewer per-round ratios give no 95% interval
+
+
+@dataclass(frozen=True)
+class AbSettings:
+    """How `ab` takes an A/B run; its command line's flags and `ab()`'s keywords are these fields."""
+
+    rounds: int = setting(
+        40, "the most rounds; each measures both sides once", Rule("count", MIN_ROUNDS, MAX_ROUNDS)
+    )
+    round_runs: int | None = setting(
+        None,
+        "timed iterations of each case per side and round (default: the case's num_runs; a "
+        "command: 1)",
+        Rule("count", 1, MAX_ITERATIONS),
+    )
+    ratio_precision: float = setting(
+        0.01,
+        f"stop (after {MIN_ROUNDS} rounds) once every case's paired-ratio 95% interval is within "
+        "+-this fraction of its ratio",
+        Rule("fraction", 0, 1),
+    )
 
 
 def declared_settings() -> tuple[Any, ...]:

@@ -82,6 +82,7 @@ class Timing(SampleStats):
     # when it began (seconds since the epoch) and how long it took; the procedure sets both
     loop_started_at: float | None = None
     loop_s: float | None = None
+    loop_wait_s: float | None = None  # its threads' time waiting for a CPU over the same loop
     # host wall spent on cache flushes between blocked iterations (outside the samples), and on the
     # profiler's sessions (start, stop, parse) around the iterations; both inside loop_s
     flush_s: float = 0.0

@@ -213,8 +213,8 @@ def _harness(loop: Loop) -> Finding | None:
     return Finding(
         "harness_overlap",
         overlap / device,
-        f"the harness's cache flush ran {_us(overlap)} during timed kernels "
-        f"({overlap / device:.1%} of the device time)",
+        f"the harness's cache flush ({_counted(Counter(map(NAME, near)))}) ran {_us(overlap)} "
+        f"during timed kernels ({overlap / device:.1%} of the device time)",
     )
 
 
@@ -265,17 +265,25 @@ def _vary(loop: Loop) -> Finding | None:
     unlike = [i for i, s in enumerate(signatures) if s != common]
     if not unlike:
         return None
-    first = signatures[unlike[0]]
-    new, gone = (
-        ", ".join(name[:60] for name in sorted(set(a) - set(b))[:3]) or "none"
-        for a, b in ((first, common), (common, first))
+    first, usual = Counter(signatures[unlike[0]]), Counter(common)
+    differs = "; ".join(
+        f"{what} {_counted(kernels)}"
+        for what, kernels in (("with", first - usual), ("without", usual - first))
+        if kernels
     )
     return Finding(
         "kernels_vary",
         len(unlike) / len(signatures),
         f"{len(unlike)} of {len(signatures)} iterations launched other kernels than the rest "
-        f"(first: iteration {unlike[0]}, {len(first)} kernels against {len(common)}: {new} in "
-        f"place of {gone})",
+        f"(first: iteration {unlike[0]}, {first.total()} kernels where most have {len(common)}: "
+        f"{differs})",
+    )
+
+
+def _counted(kernels: Counter[str]) -> str:
+    """Kernel names with their counts past one, the first three by name."""
+    return ", ".join(
+        name[:60] + (f" x{n}" if n > 1 else "") for name, n in sorted(kernels.items())[:3]
     )
 
 

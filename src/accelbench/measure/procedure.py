@@ -28,6 +28,7 @@ from accelbench.measure.timers import (
     warm_up,
 )
 from accelbench.platform import interrupt
+from accelbench.platform.environment import cpu_wait_s
 
 MAX_ROUND = (
     10_000  # iterations one round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
@@ -159,7 +160,7 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
         warm_up(prepared, 1)
     garbage.COLLECTOR.before_window()  # a full collection, when due, is not the loop's time
     session = timer.session_s if isinstance(timer, Sessioned) else 0.0
-    started_at, start = time.time(), time.perf_counter()
+    started_at, start, waited = time.time(), time.perf_counter(), cpu_wait_s()
     timing = last = timer(prepared, 0, int(agree(pilot_size(run, per_call, session))))
     if run.min_duration_s or run.target_precision is not None:
         # on while any process that runs these iterations with this one would go on
@@ -172,9 +173,15 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
         assert reason is not None  # every process has stopped, this one too
         timing.stop_reason = reason
     timing.loop_started_at, timing.loop_s = started_at, time.perf_counter() - start
+    timing.loop_wait_s = _since(waited)
     if isinstance(timer, Described) and not timing.kernels:
         timing.kernels = timer.breakdown(prepared)
     return timing
+
+
+def _since(waited: float | None) -> float | None:
+    now = cpu_wait_s()
+    return None if now is None or waited is None else now - waited
 
 
 def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
@@ -185,7 +192,7 @@ def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     n = run.soak_chunk or run.num_runs
     warm_up(prepared, run.warmup)
     garbage.COLLECTOR.before_window()
-    started_at, start = time.time(), time.perf_counter()
+    started_at, start, waited = time.time(), time.perf_counter(), cpu_wait_s()
     baseline = timer(prepared, 0, n)
     chunks: list[float] = []
     soaking = time.perf_counter()
@@ -197,6 +204,7 @@ def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     worst.telemetry = merged_telemetry(baseline.telemetry, worst.telemetry)  # upstream's maxima
     worst.stop_reason = "min_duration"
     worst.loop_started_at, worst.loop_s = started_at, time.perf_counter() - start
+    worst.loop_wait_s = _since(waited)
     if isinstance(timer, Described) and not worst.kernels:
         worst.kernels = timer.breakdown(prepared)
     return worst
@@ -208,7 +216,11 @@ def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
     blocked = replace(run, warmup=0, target_precision=None)
     host = timed(lambda p, w, n: wall_clock(p, w, n), prepared, blocked)
     timing.wall_samples_s = host.samples_s
-    timing.loop_started_at, timing.loop_s = host.loop_started_at, host.loop_s
+    timing.loop_started_at, timing.loop_s, timing.loop_wait_s = (
+        host.loop_started_at,
+        host.loop_s,
+        host.loop_wait_s,
+    )
 
 
 def audited(case: Case, found: tuple[Finding, ...]) -> tuple[Finding, ...]:

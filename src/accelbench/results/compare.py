@@ -1,51 +1,49 @@
 """`microbench compare`: two result files (or one file grouped by a column), matched case by case.
 
 Cases are matched on everything that identifies them: op, backend, implementation and every parameter
-(`CaseKey`). A side holding two rows of one case is ambiguous and is refused, never silently resolved. A
-difference is noise when a Mann-Whitney U test on the two sides' raw per-iteration samples (the results'
-JSON lines) cannot tell them apart at p < 0.01; rows without samples fall back to whether their p10-p90
-ranges overlap. Otherwise it is slower or faster when the median moved by more than the threshold.
-A comparison of two runs exits 1 when any case got slower, or is missing, failed, has no usable time or
-became unsupported in the candidate, so CI can gate on it.
+(`CaseKey`), and the run settings a row records; a case whose settings changed is matched all the same
+and its verdict says so. A side holding two rows of one case is ambiguous and is refused, never
+silently resolved. Each pair's verdict is `results.verdict.judge`'s (the one every comparison uses),
+from the raw samples where the results' JSON lines hold them, else from the p10-p90 columns. A
+comparison of two runs exits 1 when any case got slower, or is missing, failed, has no usable time or
+became unsupported in the candidate, so CI can gate on it. The output formats are
+`results.compare_formats`'.
 """
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
-import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from enum import Enum
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from rich.table import Table
+import numpy as np
 
 from accelbench.catalogue import OpParams, get_spec
 from accelbench.core.samples import ratio_intervals
-from accelbench.errors import Status, UserError, did_you_mean, visible
-from accelbench.results.console import format_seconds, shown, table_console
-from accelbench.results.display import AUDITED, audit_mark, markdown_safe, ordered
+from accelbench.errors import UserError, did_you_mean
+from accelbench.results.compare_formats import Grid, Line, Report, show
+from accelbench.results.console import NAMED_BY, format_seconds, op_name
+from accelbench.results.display import AUDITED, audit_mark, ordered
 from accelbench.results.reading import read_rows
 from accelbench.results.records import (
     ALL_GROUPS,
     Conditions,
     DeviceState,
+    Environment,
     Identity,
     Row,
     TimeStats,
     TimingInfo,
     condition_values,
 )
+from accelbench.results.verdict import Evidence, Judgement, Verdict, judge, usable
 
-ALPHA = 0.01  # a difference less significant than this is noise
-MIN_SAMPLES = 5  # per side, for the rank test
 RUN_SETTINGS = frozenset(("num_runs", "warmup"))  # how long a case ran is not what it is
 # what pairing and verdicts read of a row (with params and series)
-COMPARED = (Identity, TimeStats, Conditions, DeviceState, TimingInfo)
+COMPARED = (Identity, TimeStats, Conditions, DeviceState, TimingInfo, Environment)
 FULL_TABLE = 200  # above this many pairs the table shows only the cases that changed
 
 
@@ -92,13 +90,18 @@ class CaseKey(NamedTuple):
         # sorted by name (names are unique, so values of unlike types are never compared)
         return cls(op, backend, impl, tuple(sorted(params)), condition_values(row))
 
+    def loosely(self) -> CaseKey:
+        """The case whatever its settings and implementation (a case that failed before it was
+        prepared names neither)."""
+        return self._replace(implementation="", settings=())
+
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
     """The case as a line of the table: op, backend:implementation, its dimensions and the parameters
     that differ from their declared defaults, in the op's order."""
     op, backend, impl, params = _identifying(row, without)
-    head = " ".join(x for x in (op, backend + (f":{impl}" if impl else "")) if x)
-    shown = _worth_showing(row.identity.op, row.params)
+    head = " ".join(x for x in (op and op_name(row), backend + (f":{impl}" if impl else "")) if x)
+    shown = _worth_showing(row.identity.op, row.params) - {NAMED_BY.get(row.identity.op)}
     return " ".join([head, *(f"{k}={v}" for k, v in params if k in shown)])
 
 
@@ -112,40 +115,18 @@ def _worth_showing(op: str, params: Mapping[str, Any]) -> set[str]:
     return {k for k, v in params.items() if k in spec.dimensions or v != defaults.get(k)}
 
 
-class Verdict(str, Enum):
-    SLOWER = "slower"
-    FASTER = "faster"
-    WITHIN = "within threshold"
-    NOISE = "noise"
-    INCONCLUSIVE = "inconclusive (noisy)"
-    STATE = "inconclusive (device state differs)"
-    MISSING = "missing in candidate"
-    FAILED = "failed in candidate"
-    UNSUPPORTED = "newly unsupported"
-    NO_TIME = "no usable time"
-    AMBIGUOUS = "ambiguous"
-
-    @property
-    def fails(self) -> bool:
-        """What makes a comparison exit 1: the candidate lost ground or lost the case."""
-        kept = (Verdict.FASTER, Verdict.WITHIN, Verdict.NOISE, Verdict.INCONCLUSIVE, Verdict.STATE)
-        return self not in kept
-
-
-def usable(seconds: float | None) -> bool:
-    return seconds is not None and math.isfinite(seconds) and seconds > 0
-
-
 @dataclass
 class Pair:
     a: Row
     b: Row | None  # None: the candidate has no row of this case
     sides: str = ""  # grouped comparisons: which group against which, after the case
     without: tuple[str, ...] = ()  # what the label leaves out (the grouping column)
-    # Mann-Whitney U (two-sided) on the raw samples where both sides have enough of them, and the
-    # 95% confidence interval of the ratio of medians: set for a whole comparison by `rank_tests`
-    p_value: float | None = None
+    # the ratio's 95% interval: from the raw samples where both sides have enough (`sample_intervals`,
+    # for a whole comparison at once), or from paired rounds (`ab`)
     interval: tuple[float, float] | None = None
+    evidence: Evidence = Evidence.SAMPLES
+    rounds: int | None = None  # ab: the rounds the interval is of
+    paired_ratio: float | None = None  # ab: the median of the per-round ratios
 
     @property
     def key(self) -> str:
@@ -154,119 +135,51 @@ class Pair:
         return f"{label} [{self.sides}]" if self.sides else label
 
     @property
-    def state_differences(self) -> list[str]:
-        """The device settings in which the two rows differ (DeviceState's `verdict` columns)."""
-        return self.a.device_state.differences(self.b.device_state) if self.b else []
-
-    @property
     def ratio(self) -> float | None:
+        if self.paired_ratio is not None:
+            return self.paired_ratio
         a = self.a.median_s
         b = self.b.median_s if self.b else None
         return b / a if a is not None and b is not None and usable(a) and usable(b) else None
 
-    def _overlap(self) -> bool:
-        assert self.b is not None
-        a, b = self.a.stats, self.b.stats
-        ends = (a.time_p10_s, a.time_p90_s, b.time_p10_s, b.time_p90_s)
-        if any(e is None for e in ends):
-            return False
-        a_lo, a_hi, b_lo, b_hi = (float(e) for e in ends)  # type: ignore[arg-type]
-        return b_lo <= a_hi and a_lo <= b_hi
-
-    def verdict(self, threshold: float) -> Verdict:
-        """From the raw samples where both sides have them: slower or faster when the whole 95%
-        interval of the ratio of medians is beyond the threshold, however noisy the rows; within
-        (or noise, where the rank test sees no difference) when it lies inside; inconclusive only
-        when it straddles a threshold. Without samples, from the medians and p10-p90 ranges."""
-        if self.b is None:
-            return Verdict.MISSING
-        if self.b.status is Status.UNSUPPORTED:
-            return Verdict.UNSUPPORTED
-        if not self.b.ok:
-            return Verdict.FAILED
-        ratio = self.ratio
-        if ratio is None:
-            return Verdict.NO_TIME
-        if self.state_differences:  # another power limit or clock setting, say
-            return Verdict.STATE
-        if self.interval is not None:
-            return self._by_interval(threshold, *self.interval)
-        if self.a.doubt or self.b.doubt:
-            return Verdict.INCONCLUSIVE
-        if self._overlap():
-            return Verdict.NOISE
-        return _beyond(ratio, threshold) or Verdict.WITHIN
-
-    def _by_interval(self, threshold: float, low: float, high: float) -> Verdict:
-        if low > 1 + threshold:
-            return Verdict.SLOWER
-        if high < 1 - threshold:
-            return Verdict.FASTER
-        if low < 1 - threshold or high > 1 + threshold:
-            return Verdict.INCONCLUSIVE
-        significant = self.p_value is not None and self.p_value < ALPHA
-        return Verdict.WITHIN if significant else Verdict.NOISE
+    def judged(self, threshold: float) -> Judgement:
+        return judge(self.a, self.b, threshold, self.interval, self.evidence)
 
 
-def _beyond(ratio: float, threshold: float) -> Verdict | None:
-    if ratio > 1 + threshold:
-        return Verdict.SLOWER
-    if ratio < 1 - threshold:
-        return Verdict.FASTER
-    return None
-
-
-def _tested(pair: Pair) -> tuple[list[float], list[float]] | None:
-    if pair.b is None:
-        return None
-    a, b = pair.a.series.samples_s, pair.b.series.samples_s
-    return (a, b) if min(len(a), len(b)) >= MIN_SAMPLES else None
-
-
-def rank_tests(pairs: list[Pair]) -> None:
-    """Each pair's p-value, one scipy call per batch of pairs with like sample counts (one call per
-    pair took 0.8 ms: 80 s for 100k cases). Each pair gets the method scipy's `auto` picks for it
-    alone: exact where a side has at most 8 samples and the two have no tie, else asymptotic."""
+def sample_intervals(pairs: list[Pair]) -> None:
+    """Each pair's 95% interval of the ratio of medians from its raw samples, computed in batches of
+    pairs with like sample counts (numpy over 100k pairs at once)."""
     batches: dict[tuple[int, int], list[tuple[Pair, list[float], list[float]]]] = defaultdict(list)
     for pair in pairs:
-        tested = _tested(pair)
-        if tested:
-            batches[(len(tested[0]), len(tested[1]))].append((pair, *tested))
-    if not batches:
-        return
-    import numpy as np  # scipy.stats takes a second to import: only where a pair has samples
-    from scipy.stats import mannwhitneyu
-
-    for (n_a, n_b), batch in batches.items():
-        a = np.array([x for _, x, _ in batch], dtype=float)
-        b = np.array([y for _, _, y in batch], dtype=float)
-        both = np.sort(np.concatenate([a, b], axis=1), axis=1)
-        tied = (np.diff(both, axis=1) == 0).any(axis=1)
-        exact = ~tied if min(n_a, n_b) <= 8 else np.zeros(len(batch), dtype=bool)
-        p = np.empty(len(batch))
-        for method, chosen in (("exact", exact), ("asymptotic", ~exact)):
-            if chosen.any():
-                test = mannwhitneyu(
-                    a[chosen], b[chosen], alternative="two-sided", axis=1, method=method
-                )
-                p[chosen] = test.pvalue
-        intervals = ratio_intervals(a, b)
-        for k, ((pair, _, _), value) in enumerate(zip(batch, p.tolist(), strict=True)):
-            pair.p_value = value if math.isfinite(value) else None  # all tied: no test
-            if intervals is not None and np.isfinite(intervals[k]).all():
-                pair.interval = (float(intervals[k, 0]), float(intervals[k, 1]))
+        if pair.b is not None and pair.interval is None:
+            a, b = pair.a.series.samples_s, pair.b.series.samples_s
+            batches[(len(a), len(b))].append((pair, a, b))
+    for batch in batches.values():
+        intervals = ratio_intervals(
+            np.array([x for _, x, _ in batch], dtype=float),
+            np.array([y for _, _, y in batch], dtype=float),
+        )
+        if intervals is None:  # too few samples on a side
+            continue
+        for (pair, _, _), (low, high) in zip(batch, np.asarray(intervals).tolist(), strict=True):
+            if math.isfinite(low) and math.isfinite(high) and low > 0:
+                pair.interval = (low, high)
 
 
 @dataclass
 class Comparison:
     pairs: list[Pair]
     ambiguous: list[str]  # case keys with several rows on one side
+    # grouped comparisons: rows whose case has no row of the baseline group (shown, never dropped),
+    # and the baseline group
+    alone: list[Pair] = field(default_factory=list)
+    base: str = ""
 
     def __post_init__(self) -> None:
-        rank_tests(self.pairs)
+        sample_intervals(self.pairs)
 
     def failing(self, threshold: float) -> list[Pair]:
-        return [p for p in self.pairs if p.verdict(threshold).fails]
+        return [p for p in self.pairs if p.judged(threshold).verdict.fails]
 
 
 def _by_key(rows: Iterable[Row]) -> dict[CaseKey, list[Row]]:
@@ -277,17 +190,28 @@ def _by_key(rows: Iterable[Row]) -> dict[CaseKey, list[Row]]:
 
 
 def pair_files(a_rows: list[Row], b_rows: list[Row]) -> Comparison:
-    """Every case the baseline timed, matched with the candidate's row of it (or its absence)."""
+    """Every case the baseline timed, matched with the candidate's row of it (or its absence). A
+    baseline case the candidate has no row of under the same settings is matched with its one row
+    under other settings (a thread count or cache policy that changed, a failed row that recorded
+    none): the verdict then says which conditions differ, never 'missing'."""
     a_keys, b_keys = _by_key(a_rows), _by_key(b_rows)
     ambiguous = sorted(
         {case_label(rows[0]) for rows in (*a_keys.values(), *b_keys.values()) if len(rows) > 1}
     )
+    loose: dict[CaseKey, list[Row]] = defaultdict(list)
+    for key, rows in b_keys.items():
+        if key not in a_keys:
+            loose[key.loosely()] += rows
     pairs = [
-        Pair(rows[0], next(iter(b_keys.get(key, [])), None))
+        Pair(rows[0], _match(b_keys.get(key) or loose.get(key.loosely(), [])))
         for key, rows in a_keys.items()  # the baseline's order: the order its cases ran
         if len(rows) == 1 and rows[0].ok and len(b_keys.get(key, [])) <= 1
     ]
     return Comparison(pairs, ambiguous)
+
+
+def _match(rows: list[Row]) -> Row | None:
+    return rows[0] if len(rows) == 1 else None
 
 
 # grouping by one of these compares implementations that belong to it: the implementation is part of
@@ -296,7 +220,8 @@ SIDE_WITH_IMPLEMENTATION = frozenset(("backend",))
 
 
 def pair_groups(rows: list[Row], column: str, baseline: str | None) -> Comparison:
-    """Each group's rows (by the value of `column`) against the baseline group's, case by case."""
+    """Each group's rows (by the value of `column`, any column of the rows) against the baseline
+    group's, case by case; a row whose case the baseline group lacks is kept aside (`alone`)."""
     flat = [r.as_dict() for r in rows]
     columns = set(flat[0]) if flat else set()
     if rows and column not in columns:
@@ -318,26 +243,33 @@ def pair_groups(rows: list[Row], column: str, baseline: str | None) -> Compariso
     without = (column, "implementation") if with_impl else (column,)
     sides: dict[CaseKey, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
     for row, value in zip(rows, value_of, strict=True):
-        if value is not None:
-            sides[CaseKey.of(row, without)][value].append(row)
-    ambiguous: list[str] = []
-    pairs: list[Pair] = []
+        sides[CaseKey.of(row, without)][value or BLANK].append(row)
+    comparison = Comparison([], [], base=base or "")
     for by_value in sides.values():  # the file's order
         if base not in by_value:
-            continue
-        if len(by_value[base]) > 1 or not all(_distinct(g, with_impl) for g in by_value.values()):
-            ambiguous.append(case_label(by_value[base][0], without))
-            continue
-        (b_row,) = by_value[base]
-        if not b_row.ok:
-            continue
-        for value, group in by_value.items():
-            if value == base:
-                continue
-            for row in group:
-                side = f"{value}:{row.identity.implementation}" if len(group) > 1 else value
-                pairs.append(Pair(b_row, row, f"{side} vs {base}", without))
-    return Comparison(pairs, ambiguous)
+            comparison.alone += [
+                Pair(r, None, _side(v, r, g), without) for v, g in by_value.items() for r in g
+            ]
+        elif len(by_value[base]) > 1 or not all(_distinct(g, with_impl) for g in by_value.values()):
+            comparison.ambiguous.append(case_label(by_value[base][0], without))
+        else:
+            (b_row,) = by_value[base]
+            comparison.pairs += [
+                Pair(b_row, row, f"{_side(value, row, group)} vs {base}", without)
+                for value, group in by_value.items()
+                if value != base
+                for row in group
+            ]
+    sample_intervals(comparison.pairs)
+    return comparison
+
+
+MAX_NOTES = 5  # distinct reasons a grid names under it
+BLANK = "(blank)"  # the group of rows without a value in the grouping column
+
+
+def _side(value: str, row: Row, group: list[Row]) -> str:
+    return f"{value}:{row.identity.implementation}" if len(group) > 1 else value
 
 
 def _distinct(group: list[Row], by_implementation: bool) -> bool:
@@ -348,77 +280,62 @@ def _distinct(group: list[Row], by_implementation: bool) -> bool:
     return len(set(impls)) == len(impls)
 
 
-def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> Table:
-    table = Table(
-        title=shown(
-            f"{b_label} vs {a_label} (median time; verdicts from the 95% interval of the ratio of "
-            f"medians on the raw samples, noise = Mann-Whitney p >= {ALPHA} inside the threshold; "
-            "overlapping p10-p90 ranges where there are no samples)"
-        )
-    )
-    for col in ("case", a_label, b_label, "ratio", "95% interval", "p", "verdict"):
-        table.add_column(shown(col), justify="left" if col in ("case", "verdict") else "right")
-    for p in pairs:
-        b_median = p.b.median_s if p.b else None
-        table.add_row(
-            shown(p.key),
-            format_seconds(p.a.median_s) + audit_mark(p.a),
-            format_seconds(b_median) + (audit_mark(p.b) if p.b else ""),
-            f"{p.ratio:.3f}" if p.ratio else "",
-            f"{p.interval[0]:.3f} - {p.interval[1]:.3f}" if p.interval else "",
-            "" if p.p_value is None else f"{p.p_value:.2g}",
-            p.verdict(threshold).value,
-        )
-    return table
-
-
-def _cell(row: Row, base: Row | None) -> str:
-    """A pivot cell: the median, its ratio to the baseline's, `?` where either cannot carry a
-    verdict (noisy or a loaded host); a row without a time says why."""
+def _cell(
+    row: Row, pair: Pair | None = None, threshold: float = 0.0, why: set[str] | None = None
+) -> str:
+    """A grid cell: the median, its ratio to the baseline's, `?` where the verdict is inconclusive
+    (its reason a note under the table); a row without a time says why."""
     if not row.ok or not usable(row.median_s):
         return row.status.value
-    text = format_seconds(row.median_s)
-    if base is not None and usable(base.median_s):
-        text += f" ({row.median_s / base.median_s:.2f}x)"  # type: ignore[operator]
-    doubtful = row.doubt or (base is not None and base.doubt)
-    return text + (" ?" if doubtful else "") + audit_mark(row)
+    text = format_seconds(row.median_s) + audit_mark(row)
+    if pair is None or pair.ratio is None:
+        return text
+    judged = pair.judged(threshold)
+    if judged.verdict is Verdict.INCONCLUSIVE and why is not None:
+        why.add(judged.why)
+        return f"{text} ({pair.ratio:.2f}x ?)"
+    return f"{text} ({pair.ratio:.2f}x)"
 
 
-def pivot(comparison: Comparison, by: str, baseline: str) -> Table:
-    """`compare --by`: the cases down, each group across (the baseline first), times and ratios to
-    the baseline: a comparison of frameworks or implementations, not a regression gate."""
+def grid(comparison: Comparison, by: str, baseline: str, threshold: float) -> Grid:
+    """`compare --by` and `table(by=...)`: the cases down, each group across (the baseline first),
+    times and ratios to the baseline: a comparison of frameworks or implementations, not a gate.
+    Every row has its cell; a case the baseline group lacks shows a blank there, and says so."""
     sides: list[str] = [baseline]
     cases: dict[str, dict[str, str]] = {}
+    why: set[str] = set()
     for p in comparison.pairs:
         assert p.b is not None
         side = p.sides.split(" vs ")[0]
         sides += [side] if side not in sides else []
-        cells = cases.setdefault(case_label(p.a, p.without), {baseline: _cell(p.a, None)})
-        cells[side] = _cell(p.b, p.a)
-    table = Table(
-        title=shown(
-            f"median time by {by}, ratio to {baseline} in brackets (?: noisy, or taken on a loaded "
-            f"host: no verdict; {AUDITED})"
-        )
+        cells = cases.setdefault(case_label(p.a, p.without), {baseline: _cell(p.a)})
+        cells[side] = _cell(p.b, p, threshold, why)
+    lacking = f"-: no {by}={baseline} row of this case"
+    for p in comparison.alone:
+        sides += [p.sides] if p.sides not in sides else []
+        cells = cases.setdefault(case_label(p.a, p.without), {baseline: "-"})
+        cells[p.sides] = _cell(p.a)
+    rows = [r for p in (*comparison.pairs, *comparison.alone) for r in (p.a, p.b) if r is not None]
+    notes = [AUDITED] if any(r.timing.audit for r in rows) else []
+    notes += [f"?: inconclusive: {w}" for w in sorted(why)[:MAX_NOTES]]
+    notes += [f"?: ... and {len(why) - MAX_NOTES} more reasons"] if len(why) > MAX_NOTES else []
+    return Grid(
+        f"median time by {by}, ratio to {baseline} in brackets",
+        sides,
+        [(label, [cells.get(s, "") for s in sides]) for label, cells in cases.items()],
+        [*notes, *([lacking] if comparison.alone else [])],
     )
-    table.add_column("case", justify="left")
-    for side in sides:
-        table.add_column(shown(side), justify="right")
-    for label, cells in cases.items():
-        table.add_row(shown(label), *(cells.get(side, "") for side in sides))
-    return table
 
 
 PAIR_KEYS: dict[str, Callable[[Pair, float], Any]] = {
     "case": lambda p, t: p.key,
     "ratio": lambda p, t: p.ratio,
-    "p": lambda p, t: p.p_value,
-    "verdict": lambda p, t: p.verdict(t).value,
+    "verdict": lambda p, t: p.judged(t).text,
 }
 
 
 def sorted_pairs(pairs: list[Pair], sort: str | None, threshold: float) -> list[Pair]:
-    """`--sort KEY` (`--sort=-KEY`: descending) by case, ratio, p or verdict."""
+    """`--sort KEY` (`--sort=-KEY`: descending) by case, ratio or verdict."""
     return ordered(
         pairs, sort, {k: functools.partial(_at, v, threshold) for k, v in PAIR_KEYS.items()}
     )
@@ -428,53 +345,24 @@ def _at(value: Callable[[Pair, float], Any], threshold: float, pair: Pair) -> An
     return value(pair, threshold)
 
 
-def pairs_as_text(pairs: list[Pair], threshold: float, labels: tuple[str, str], fmt: str) -> str:
-    """The comparison as CSV or a Markdown table (`--format`)."""
-    head = ["case", labels[0], labels[1], "ratio", "p", "verdict"]
-    lines = [
-        [
-            p.key,
-            format_seconds(p.a.median_s),
-            format_seconds(p.b.median_s if p.b else None),
-            f"{p.ratio:.3f}" if p.ratio else "",
-            "" if p.p_value is None else f"{p.p_value:.2g}",
-            p.verdict(threshold).value,
-        ]
-        for p in pairs
-    ]
-    if fmt == "csv":
-        buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerows(
-            [[visible(x) for x in line] for line in (head, *lines)]
-        )
-        return buffer.getvalue()
-    rows = [head, ["---"] * len(head), *lines]
-    return "".join("| " + " | ".join(markdown_safe(x) for x in r) + " |\n" for r in rows)
-
-
-def as_records(comparison: Comparison, threshold: float) -> dict[str, Any]:
-    """`compare --json`: every matched case with both medians, the ratio, the test's p and the verdict."""
-    lost = (Verdict.MISSING, Verdict.FAILED, Verdict.UNSUPPORTED, Verdict.NO_TIME)
-    return {
-        "threshold": threshold,
-        "alpha": ALPHA,
-        "pairs": [
-            {
-                "case": p.key,
-                "baseline_median_s": p.a.median_s,
-                "candidate_median_s": p.b.median_s if p.b else None,
-                "ratio": p.ratio,
-                "ratio_low": p.interval[0] if p.interval else None,
-                "ratio_high": p.interval[1] if p.interval else None,
-                "p_value": p.p_value,
-                "verdict": p.verdict(threshold).value,
-                "device_state_differs": p.state_differences,
-            }
-            for p in comparison.pairs
-        ],
-        "failed_in_candidate": [p.key for p in comparison.pairs if p.verdict(threshold) in lost],
-        "ambiguous": comparison.ambiguous,
-    }
+def line(pair: Pair, threshold: float, fails: bool = False) -> Line:
+    judged = pair.judged(threshold)
+    b = pair.b
+    return Line(
+        pair.key,
+        pair.a.median_s,
+        b.median_s if b else None,
+        pair.ratio,
+        judged.low,
+        judged.high,
+        judged.text,
+        judged.evidence.value,
+        pair.rounds,
+        pair.a.device_state.differences(b.device_state) if b else [],
+        fails or judged.verdict.fails,
+        (audit_mark(pair.a), audit_mark(b) if b else ""),
+        next((r.timing.trace_path for r in (b, pair.a) if r and r.timing.trace_path), ""),
+    )
 
 
 Side = list[str]  # the results files of one side (one run may have written several)
@@ -490,8 +378,7 @@ def _compare(
             )
         rows = [r for path in sides[0] for r in _rows(path, ALL_GROUPS)]  # any column may group
         comparison = pair_groups(rows, by, baseline)
-        first = comparison.pairs[0].sides.split(" vs ")[1] if comparison.pairs else "first"
-        return comparison, (baseline or first, "other")
+        return comparison, (comparison.base, "other")
     if len(sides) != 2:
         raise UserError(
             "compare needs two results files (baseline, candidate), one file and --by COLUMN, or "
@@ -508,88 +395,107 @@ def _rows(path: str, groups: tuple[type, ...]) -> list[Row]:
     return rows
 
 
+def check_threshold(threshold: float, key: str = "--threshold") -> float:
+    if not math.isfinite(threshold) or threshold < 0:
+        raise UserError(f"must be a finite number >= 0, got {threshold}", key=key)
+    return threshold
+
+
 def run_compare(
     sides: list[Side],
     by: str | None,
     baseline: str | None,
     threshold: float,
-    as_json: bool = False,
+    output_format: str = "table",
     candidate_cases_only: bool = False,
     sort: str | None = None,
-    output_format: str = "table",
+    fail_inconclusive: tuple[str, ...] = (),
 ) -> int:
     """0: every matched case within the threshold, noise or inconclusive; 1: a candidate case
     regressed, went missing, failed or became ambiguous; 2 (UserError): nothing to compare.
     `candidate_cases_only`: the candidate ran a selection, so a case it left out is not missing."""
-    if not math.isfinite(threshold) or threshold < 0:
-        raise UserError(f"must be a finite number >= 0, got {threshold}", key="--threshold")
+    check_threshold(threshold)
     comparison, labels = _compare(sides, by, baseline)
     if candidate_cases_only:
         comparison.pairs = [p for p in comparison.pairs if p.b is not None]
     comparison.pairs = sorted_pairs(comparison.pairs, sort, threshold)
-    if all(p.b is None for p in comparison.pairs) and not comparison.ambiguous:
+    if (
+        all(p.b is None for p in comparison.pairs)
+        and not comparison.alone
+        and not comparison.ambiguous
+    ):
         raise UserError(
             "no case matches between the two sides (different ops, parameters or backends?)",
             file=" vs ".join(" + ".join(side) for side in sides),
         )
-    if by:  # a comparison of groups is a table to read, not a gate: exit 0
-        _show_groups(comparison, by, labels[0], threshold, as_json)
+    failing = [] if by else comparison.failing(threshold)  # groups: a table to read, not a gate
+    failing += [] if by else inconclusive(comparison.pairs, threshold, fail_inconclusive)
+    report = report_of(comparison, threshold, labels, failing)
+    if by:  # a comparison of groups is a table to read, not a regression gate: exit 0
+        report.grid = grid(comparison, by, labels[0], threshold)
+        report.lines += [line(p, threshold) for p in comparison.alone]
+        show(report, output_format)
         return 0
-    failing = comparison.failing(threshold)
-    code = 1 if failing or comparison.ambiguous else 0
-    if as_json:
-        print(json.dumps(as_records(comparison, threshold), indent=2))
-        return code
-    _show_pairs(comparison, threshold, labels, output_format)
-    _say_regressions(failing, len(comparison.pairs), threshold)
-    return code
+    show(report, output_format)
+    return 1 if failing or comparison.ambiguous else 0
 
 
-def _show_groups(
-    comparison: Comparison, by: str, baseline: str, threshold: float, as_json: bool
-) -> None:
-    if as_json:
-        records = as_records(comparison, threshold)
-        for record in records["pairs"]:
-            record.pop("verdict")
-        print(json.dumps(records, indent=2))
-        return
-    table_console().print(pivot(comparison, by, baseline))
-    for key in comparison.ambiguous:
-        print(visible(f"ambiguous: several rows of one case on one side, not compared: {key}"))
+def inconclusive(pairs: list[Pair], threshold: float, reasons: tuple[str, ...]) -> list[Pair]:
+    """`--fail-inconclusive REASONS`: the inconclusive cases whose reason names one of the words
+    (noisy, conditions, host load, ...; `all`: any), which then fail the gate."""
+    said = [(p, p.judged(threshold)) for p in pairs] if reasons else []
+    return [
+        p
+        for p, j in said
+        if j.verdict is Verdict.INCONCLUSIVE and any(r == "all" or r in j.why for r in reasons)
+    ]
 
 
-def _show_pairs(
-    comparison: Comparison, threshold: float, labels: tuple[str, str], output_format: str
-) -> None:
-    """The pairs as a table (or CSV, Markdown): the changed ones only above a table's worth."""
-    shown = comparison.pairs
-    if len(shown) > FULL_TABLE:  # the changed cases, and at most a table's worth of them
-        changed = [p for p in shown if p.verdict(threshold) not in (Verdict.WITHIN, Verdict.NOISE)]
-        shown = changed[:FULL_TABLE]
-        print(
-            f"showing {len(shown)} of {len(changed)} changed cases; "
-            f"{len(comparison.pairs) - len(changed)} unchanged (compare --json lists every case)"
+def report_of(
+    comparison: Comparison,
+    threshold: float,
+    labels: tuple[str, str],
+    failing: list[Pair],
+    hint: bool = True,
+) -> Report:
+    """The comparison as the output formats take it: its lines (the changed ones only above a
+    table's worth), and what is said under them."""
+    failed = {id(p) for p in failing}
+    lines = [line(p, threshold, id(p) in failed) for p in comparison.pairs]
+    notes = []
+    if len(lines) > FULL_TABLE:
+        changed = [x for x in lines if x.verdict not in (Verdict.WITHIN.value, Verdict.NOISE.value)]
+        notes.append(
+            f"showing {min(len(changed), FULL_TABLE)} of {len(changed)} changed cases; "
+            f"{len(lines) - len(changed)} unchanged (compare --format json lists every case)"
         )
-    if shown and output_format in ("csv", "markdown"):
-        print(pairs_as_text(shown, threshold, labels, output_format), end="")
-    elif shown:
-        table_console().print(render(shown, threshold, *labels))
-    for key in comparison.ambiguous:
-        print(visible(f"ambiguous: several rows of one case on one side, not compared: {key}"))
-    for p in shown:
-        if p.verdict(threshold) is Verdict.STATE:
-            print(visible(f"device state differs: {p.key}: {', '.join(p.state_differences)}"))
+        shown_lines = changed[:FULL_TABLE]
+    else:
+        shown_lines = lines
+    notes += [AUDITED] if any(any(x.marks) for x in lines) else []
+    notes += [
+        f"ambiguous: several rows of one case on one side, not compared: {k}"
+        for k in comparison.ambiguous
+    ]
+    if hint and any(p.judged(threshold).conditions_differ for p in comparison.pairs):
+        notes.append(AB_HINT)
+    notes += _regressions(failing, len(comparison.pairs), threshold)
+    return Report(labels, threshold, shown_lines, lines, notes, ambiguous=comparison.ambiguous)
 
 
-def _say_regressions(failing: list[Pair], matched: int, threshold: float) -> None:
+AB_HINT = (
+    "hint: rows taken under different conditions get no verdict; `microbench ab` measures both "
+    "sides in alternating rounds of one run, so the conditions hit both alike"
+)
+
+
+def _regressions(failing: list[Pair], matched: int, threshold: float) -> list[str]:
     counts: dict[Verdict, int] = defaultdict(int)
     for p in failing:
-        counts[p.verdict(threshold)] += 1
-    for verdict, n in counts.items():
-        if verdict is Verdict.SLOWER:
-            print(
-                f"regression: {n} of {matched} matched cases are slower by more than {threshold:.0%}"
-            )
-        else:
-            print(f"regression: {n} of {matched} cases {verdict.value}")
+        counts[p.judged(threshold).verdict] += 1
+    return [
+        f"regression: {n} of {matched} matched cases are slower by more than {threshold:.0%}"
+        if verdict is Verdict.SLOWER
+        else f"regression: {n} of {matched} cases {verdict.value}"
+        for verdict, n in counts.items()
+    ]

@@ -206,6 +206,9 @@ class TimingInfo:
             "parse); warm-up and the check excluded"
         ),
     )
+    cpu_wait_ratio: float | None = field(  # how far other processes stretched a host-clock time
+        default=None, metadata=doc("its threads' wait for a CPU (schedstat) over the loop's wall")
+    )
     soak_baseline_median_s: float | None = field(
         default=None,
         metadata=doc("a soak in phases (`soak_chunk`): the traced window right after warm-up"),

@@ -128,7 +128,7 @@ def check_extras(spec: OpSpec, extras: Any) -> None:
         )
 
 
-def _time_stats(t: Timing) -> TimeStats:
+def time_stats(t: Timing) -> TimeStats:
     drift = t.drift
     return TimeStats(
         time_median_s=t.median_s,
@@ -159,6 +159,7 @@ def _timing_info(m: Measurement) -> TimingInfo:
         wall_median_s=median_or_none(t.wall_samples_s),
         compile_s=m.compile_s,
         timed_loop_s=t.loop_s,
+        cpu_wait_ratio=t.loop_wait_s / t.loop_s if t.loop_wait_s is not None and t.loop_s else None,
         soak_baseline_median_s=median_or_none(t.soak.baseline_s) if t.soak else None,
         soak_first_chunk_s=t.soak.chunks_s[0] if t.soak else None,
         soak_last_chunk_s=t.soak.chunks_s[-1] if t.soak else None,
@@ -247,7 +248,7 @@ def success_row(
     return Row(
         identity=_identity(case, spec, status, error, run_id, m.implementation),
         params=case.params,
-        stats=_time_stats(m.timing),
+        stats=time_stats(m.timing),
         conditions=_conditions(case, m.device),
         device_state=m.device_state or DeviceState(),
         timing=_timing_info(m),

@@ -1,5 +1,6 @@
 """The run store's commands: `compare` (two results files, groups of one, or a config's stored runs by
-number or label), `runs` (a config's stored runs) and `report` (charts and pages over results files)."""
+number or label), `ab` (two sides measured in rounds), `runs` (a config's stored runs) and `report`
+(charts and pages over results files)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ def compare(args: argparse.Namespace) -> int:
     from accelbench.results.compare import run_compare
 
     view = _view(args)
-    named = [_side(ref, view, args) for ref in args.files]
+    refs = args.files
+    if args.baseline and not args.by:  # the baseline named apart: a file, URL, run, label or latest
+        refs = [args.baseline, *refs]
+    named = [_side(ref, view, args, refs[-1]) for ref in refs]
     sides = [files for files, _ in named]
     selected = len(named) == 2 and named[1][1]  # a candidate run of a selection: its cases only
     if not sides:
@@ -35,13 +39,53 @@ def compare(args: argparse.Namespace) -> int:
     return run_compare(
         sides,
         args.by,
-        args.baseline,
+        args.baseline if args.by else None,
         args.threshold,
-        args.json or args.output_format == "json",
+        "json" if args.json else args.output_format,
         selected,
-        sort=args.sort,
-        output_format=args.output_format,
+        args.sort,
+        listed(args.fail_inconclusive),
     )
+
+
+AB_HELP = (
+    "measure two sides in alternating rounds of one run (A B, B A, ...): the verdict from the "
+    "paired per-round ratios, so drift and the neighbours' load hit both alike",
+    "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
+    "--command 'python old.py' 'python new.py'",
+)
+
+
+def ab_arguments(p: argparse.ArgumentParser) -> None:
+    """`ab`'s own arguments: its sides, what they are, and a flag per A/B setting (AbSettings)."""
+    from dataclasses import fields
+
+    from accelbench.core.case import AbSettings
+
+    p.add_argument("sides", nargs=2, metavar="SIDE", help="baseline then candidate")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
+        "--config", default=None, help="the sides are git refs of this repository: run this config "
+        "in a worktree of each (its code first on the path, the same interpreter)",
+    )  # fmt: skip
+    how.add_argument(
+        "--command", dest="commands", action="store_true", help="the sides are shell commands"
+    )
+    for f in fields(AbSettings):  # checked by their rules (run/ab.py): one line naming the flag
+        p.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            type=float,
+            default=None,
+            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
+        )
+    p.add_argument("--output-dir", default="results/ab", help="where each round's results files go")
+    p.add_argument("-q", "--quiet", action="store_true", help="no line per round")
+
+
+def ab(args: argparse.Namespace) -> int:
+    from accelbench.run.ab import run_ab
+
+    return run_ab(args)
 
 
 def _series(config: str) -> list[str]:
@@ -54,11 +98,12 @@ def _series(config: str) -> list[str]:
 def _view(args: argparse.Namespace) -> list[Any]:
     """The stored runs a command's references mean: the config's (--config), else every run under
     the results folder (any config or one-off), oldest first."""
+    from accelbench.results.remote import local
     from accelbench.results.run_store import runs_under, stored_runs
 
     if args.config:
         return stored_runs(_series(args.config), args.config)
-    return runs_under(args.results_dir)
+    return runs_under(local(args.results_dir, "--results-dir"))
 
 
 def _latest_series(view: list[Any]) -> list[Any]:
@@ -67,16 +112,27 @@ def _latest_series(view: list[Any]) -> list[Any]:
     return [r for r in view if r.series == last.series and r.source == last.source]
 
 
-def _side(ref: str, view: list[Any], args: argparse.Namespace) -> tuple[list[str], bool]:
-    """A results file, or a stored run by its --name (anywhere in the view) or its number (of the
-    config's series, else of the latest run's); and whether it is a run of a selection of cases."""
-    if os.path.exists(ref) or ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref:
-        from accelbench.results.reading import expand_results
-
-        return expand_results([ref], "compare"), False  # a folder or pattern: a run's files
+def _side(
+    ref: str, view: list[Any], args: argparse.Namespace, candidate: str
+) -> tuple[list[str], bool]:
+    """A results file (a path or URL), or a stored run by its --name (anywhere in the view), its
+    number (of the config's series, else of the latest run's) or `latest` (the latest run of the
+    candidate's series); and whether it is a run of a selection of cases."""
+    from accelbench.results.remote import is_url, local
     from accelbench.results.run_store import find_run
 
+    if (
+        is_url(ref)
+        or os.path.exists(ref)
+        or ref.lower().endswith((".csv", ".jsonl"))
+        or os.sep in ref
+    ):
+        from accelbench.results.reading import expand_results
+
+        return expand_results([local(ref, "compare")], "compare"), False  # a folder: a run's files
     numbered = ref.isascii() and ref.isdigit()
+    if ref == "latest" and candidate.lower().endswith(".csv"):  # of the candidate's series
+        view = [r for r in view if _series_name(r.series) == _series_name(candidate)]
     found = find_run(_latest_series(view) if numbered and view else view, ref)
     if found is None:
         where = args.config or f"the runs under {args.results_dir}"
@@ -88,6 +144,12 @@ def _side(ref: str, view: list[Any], args: argparse.Namespace) -> tuple[list[str
             key=f"compare '{ref}'",
         )
     return list(found.files), found.selected
+
+
+def _series_name(path: str) -> str:
+    from accelbench.results.run_store import series_of
+
+    return os.path.basename(series_of(path))
 
 
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
@@ -115,12 +177,11 @@ TABLE_RUNS = 100
 
 def runs(args: argparse.Namespace) -> int:
     """The stored runs (a config's, or every one under the results folder): number, label, what ran,
-    when, commit, host, rows, selection, files."""
+    when, the commit of the code under test (the config's checkout) and the harness's, host, rows,
+    selection, files."""
     from dataclasses import asdict
 
-    from rich.table import Table
-
-    from accelbench.results.console import shown, table_console
+    from accelbench.run.listing import print_table
 
     runs = _view(args)
     if args.json:
@@ -133,23 +194,17 @@ def runs(args: argparse.Namespace) -> int:
     if len(runs) > TABLE_RUNS:  # a table of thousands is read by no one (and takes seconds to draw)
         print(f"the latest {TABLE_RUNS} of {len(runs)} runs (runs --json lists every one)")
         runs = runs[-TABLE_RUNS:]
-    table = Table(title=shown(f"runs of {where}"))
-    columns = ("run", "name", "config or one-off", "started", "commit", "host", "rows", "selection")
-    for column in (*columns, "files"):
-        table.add_column(column)
-    for r in runs:
-        table.add_row(
-            str(r.number),
-            shown(r.name or ""),
-            shown(r.source),
-            shown(r.started or ""),
-            shown((r.commit or "")[:10]),
-            shown(r.host or ""),
-            str(r.rows),
-            shown(r.selection or ""),
-            shown(", ".join(r.files)),
-        )
-    table_console().print(table)
+    columns = (
+        *("run", "name", "config or one-off", "started", "tested commit", "harness commit"),
+        *("host", "rows", "selection", "files"),
+    )
+    cells = [
+        (str(r.number), r.name or "", r.source, r.started or "", (r.tested or "")[:12])
+        + ((r.commit or "")[:12], r.host or "", str(r.rows), str(r.selection or ""))
+        + (", ".join(r.files),)
+        for r in runs
+    ]
+    print_table(f"runs of {where}", columns, cells)
     return 0
 
 

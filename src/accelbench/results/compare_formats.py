@@ -1,0 +1,300 @@
+"""How a comparison is written out (`compare --format`, `ab`): one registered function per format over
+the same typed `Report`, so a new format is one function here and touches no verdict or pairing. Light
+to import (the command line reads the format names); the console's modules load when one writes."""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import json
+import math
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from accelbench.errors import visible
+
+SUMMARY_ROWS = 200  # a GitHub job summary holds at most 1 MiB: its collapsed table stops here
+LINKED = ("http://", "https://", "gs://")  # a trace a reader of the summary can open
+
+
+@dataclass(frozen=True)
+class Line:
+    """One compared case: what every format writes of it."""
+
+    case: str
+    baseline_median_s: float | None
+    candidate_median_s: float | None
+    ratio: float | None
+    ratio_low: float | None  # the interval the verdict read (evidence says of what)
+    ratio_high: float | None
+    verdict: str
+    evidence: str
+    rounds: int | None  # ab: the paired rounds the interval is of
+    device_state_differs: list[str]  # the GPU settings the two rows differ in (a condition)
+    fails: bool  # the gate fails on it
+    marks: tuple[str, str] = ("", "")  # after each median: the audit's `!` where it found something
+    trace: str = ""  # the candidate's trace (else the baseline's), where a row kept one
+
+
+@dataclass
+class Grid:
+    """Groups of one file side by side (`--by`): a title, the groups, a line of cells per case."""
+
+    title: str
+    sides: list[str]
+    rows: list[tuple[str, list[str]]]
+    notes: list[str]
+
+
+@dataclass
+class Report:
+    labels: tuple[str, str]  # baseline, candidate
+    threshold: float
+    lines: list[Line]  # those a table shows
+    every: list[Line]  # all of them (JSON)
+    notes: list[str]  # said under the table (on standard error under a machine-read format)
+    grid: Grid | None = None
+    ambiguous: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Format:
+    write: Callable[[Report], None]
+    machine: bool  # read by a program: standard output holds nothing else
+
+
+FORMATS: dict[str, Format] = {}
+
+
+def comparison_format(name: str, machine: bool = False) -> Callable[..., Any]:
+    def register(write: Callable[[Report], None]) -> Callable[[Report], None]:
+        FORMATS[name] = Format(write, machine)
+        return write
+
+    return register
+
+
+def show(report: Report, output_format: str) -> None:
+    chosen = FORMATS[output_format]
+    chosen.write(report)
+    for note in (report.grid.notes if report.grid else []) + report.notes:
+        print(visible(note), file=sys.stderr if chosen.machine else sys.stdout)
+
+
+TITLE = (
+    "median time; verdicts from the ratio's 95% interval (paired rounds, raw samples, or p10-p90 "
+    "where there are no samples), beyond what differing conditions explain"
+)
+
+
+def _cells(line: Line, rounds: bool) -> list[str]:
+    from accelbench.results.console import format_seconds
+
+    interval = (
+        f"{line.ratio_low:.3f} - {line.ratio_high:.3f}"
+        if line.ratio_low is not None and line.ratio_high is not None
+        else ""
+    )
+    return [
+        line.case,
+        format_seconds(line.baseline_median_s) + line.marks[0],
+        format_seconds(line.candidate_median_s) + line.marks[1],
+        f"{line.ratio:.3f}" if line.ratio else "",
+        interval,
+        line.evidence,
+        *([] if not rounds else ["" if line.rounds is None else str(line.rounds)]),
+        line.verdict,
+    ]
+
+
+def _rounds(report: Report) -> bool:
+    """The rounds column, where an A/B run gave any."""
+    return any(x.rounds is not None for x in report.every)
+
+
+def _head(report: Report) -> list[str]:
+    a, b = report.labels
+    rounds = ["rounds"] if _rounds(report) else []
+    return ["case", a, b, "ratio", "95% interval", "evidence", *rounds, "verdict"]
+
+
+def _text_rows(report: Report) -> list[list[str]]:
+    if report.grid is not None and report.grid.rows:
+        return [["case", *report.grid.sides]] + [[c, *cells] for c, cells in report.grid.rows]
+    return [_head(report)] + [_cells(x, _rounds(report)) for x in report.lines]
+
+
+def grid_table(grid: Grid) -> Any:
+    from rich.table import Table
+
+    from accelbench.results.console import shown
+
+    table = Table(title=shown(grid.title))
+    table.add_column("case", justify="left")
+    for side in grid.sides:
+        table.add_column(shown(side), justify="right")
+    for label, cells in grid.rows:
+        table.add_row(shown(label), *map(shown, cells))
+    return table
+
+
+def pairs_table(report: Report) -> Any:
+    from rich.table import Table
+
+    from accelbench.results.console import shown
+
+    table = Table(title=shown(f"{report.labels[1]} vs {report.labels[0]} ({TITLE})"))
+    for col in _head(report):
+        table.add_column(shown(col), justify="left" if col in ("case", "verdict") else "right")
+    for x in report.lines:
+        table.add_row(*map(shown, _cells(x, _rounds(report))))
+    return table
+
+
+@comparison_format("table")
+def _table(report: Report) -> None:
+    from accelbench.results.console import table_console
+
+    if report.grid is not None:
+        table_console().print(grid_table(report.grid))
+    elif report.lines:
+        table_console().print(pairs_table(report))
+
+
+@comparison_format("csv", machine=True)
+def _csv(report: Report) -> None:
+    buffer = io.StringIO()
+    rows = _text_rows(report)
+    csv.writer(buffer, lineterminator="\n").writerows([[visible(x) for x in r] for r in rows])
+    print(buffer.getvalue(), end="")
+
+
+@comparison_format("markdown")
+def _markdown(report: Report) -> None:
+    from accelbench.results.display import markdown_safe
+
+    head, *rest = _text_rows(report)
+    rows = [head, ["---"] * len(head), *rest]
+    print("".join("| " + " | ".join(markdown_safe(x) for x in r) + " |\n" for r in rows), end="")
+
+
+def finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: such a number is null."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+GATE_ONLY = (
+    "fails",
+    "marks",
+    "trace",
+)  # a Line's fields JSON says elsewhere (`failing`) or not at all
+
+
+@comparison_format("json", machine=True)
+def _json(report: Report) -> None:
+    pairs = [
+        {f.name: finite(getattr(x, f.name)) for f in fields(Line) if f.name not in GATE_ONLY}
+        for x in report.every
+    ]
+    record = {
+        "threshold": finite(report.threshold),
+        "pairs": pairs,
+        "failing": [x.case for x in report.every if x.fails],  # what fails the gate
+        "ambiguous": report.ambiguous,
+    }
+    print(json.dumps(record, indent=2, allow_nan=False))
+
+
+def _github_line(x: Line) -> str:
+    from urllib.parse import quote
+
+    from accelbench.results.console import format_seconds
+    from accelbench.results.display import markdown_safe
+
+    interval = f"{x.ratio_low:.3f} – {x.ratio_high:.3f}" if x.ratio_low and x.ratio_high else ""
+    trace = (
+        f"[trace]({quote(visible(x.trace), safe=':/#?=&')})" if x.trace.startswith(LINKED) else ""
+    )
+    cells = (
+        markdown_safe(x.case),
+        format_seconds(x.baseline_median_s),
+        format_seconds(x.candidate_median_s),
+        f"{x.ratio:.3f}" if x.ratio else "",
+        interval,
+        markdown_safe(x.verdict),
+        trace,
+    )
+    return "| " + " | ".join(cells) + " |"
+
+
+@comparison_format("github", machine=True)
+def _github(report: Report) -> None:
+    """GitHub job-summary Markdown: the verdict, the regressions' table, then every case, collapsed."""
+    from accelbench.results.display import markdown_safe
+
+    every, failing = report.every, [x for x in report.every if x.fails]
+    a, b = (markdown_safe(label) for label in report.labels)
+    head = f"| case | {a} | {b} | ratio | 95% interval | verdict | trace |\n|---|---:|---:|---:|---:|---|---|\n"
+    said = Counter(x.verdict.split(" (")[0] for x in failing)
+    verdict = (
+        f"**Regression**: {', '.join(f'{n} {v}' for v, n in said.items())} of {len(every)} cases "
+        f"(threshold {report.threshold:.0%})."
+        if failing
+        else f"**No regression**: {len(every)} cases compared, none slower by more than "
+        f"{report.threshold:.0%}."
+    )
+    ordered = [*failing, *(x for x in every if not x.fails)]
+    shown = ordered[:SUMMARY_ROWS]
+    more = f"\nThe first {len(shown)} of {len(ordered)}; `compare --json` lists every case.\n"
+    out = [f"### microbench compare\n\n{verdict}\n"]
+    if failing:
+        out.append(head + "\n".join(map(_github_line, failing)) + "\n")
+    out.append(
+        f"<details><summary>All {len(every)} cases</summary>\n\n{head}"
+        + "\n".join(map(_github_line, shown))
+        + "\n"
+        + (more if len(ordered) > len(shown) else "")
+        + "\n</details>\n"
+    )
+    print("\n".join(out), end="")
+
+
+@comparison_format("junit", machine=True)
+def _junit(report: Report) -> None:
+    """JUnit XML: a test case per compared case; a regression fails, an inconclusive one is skipped."""
+    every = report.every
+    suite = ET.Element(
+        "testsuite",
+        name="microbench compare",
+        tests=str(len(every)),
+        failures=str(sum(x.fails for x in every)),
+        errors="0",
+        skipped="0",
+        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+    sides = visible(" vs ".join(report.labels))
+    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="sides", value=sides)
+    skipped = 0
+    for x in every:
+        seconds = (
+            x.candidate_median_s
+            if x.candidate_median_s and math.isfinite(x.candidate_median_s)
+            else 0.0
+        )
+        case = ET.SubElement(
+            suite, "testcase", classname="microbench", name=visible(x.case), time=f"{seconds:.3f}"
+        )
+        ratio = f" (ratio {x.ratio:.3f})" if x.ratio else ""
+        if x.fails:
+            kind = x.verdict.split(" (")[0]
+            ET.SubElement(case, "failure", type=kind, message=visible(x.verdict + ratio))
+        elif x.verdict.startswith("inconclusive"):
+            skipped += 1
+            ET.SubElement(case, "skipped", message=visible(x.verdict))
+    suite.set("skipped", str(skipped))
+    print('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode"))

@@ -1,0 +1,273 @@
+"""One verdict for every comparison of two rows of a case: `compare`, `table()`, the pytest plugin's
+gate and `ab` all call `judge` (docs/method.md, "Verdicts", says why each rule is what it is).
+
+A verdict comes from an interval of the ratio candidate / baseline, and says which evidence gave it:
+paired rounds (`ab`: the per-round ratios), the raw samples (each median's distribution-free interval),
+or the summary columns alone (p10-p90: the ratio's range when the two ranges are set end to end).
+Slower or faster only when the whole interval lies beyond the threshold; and for rows of separately
+taken runs, only beyond what their differing conditions can explain (`CONDITIONS`): a loaded host can
+stretch a CPU time by its load per core, a lower clock by the clock ratio; a different device, thread
+count or cache policy by anything, so such rows get no verdict but `inconclusive (conditions differ)`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, NamedTuple
+
+from accelbench.errors import Status
+from accelbench.results.records import LOADED, THROTTLED, Row, condition_values
+
+
+class Verdict(str, Enum):
+    SLOWER = "slower"
+    FASTER = "faster"
+    WITHIN = "within threshold"
+    NOISE = "noise"
+    INCONCLUSIVE = "inconclusive"
+    MISSING = "missing in candidate"
+    FAILED = "failed in candidate"
+    UNSUPPORTED = "newly unsupported"
+    NO_TIME = "no usable time"
+
+    @property
+    def fails(self) -> bool:
+        """What makes a gate fail: the candidate lost ground or lost the case."""
+        return self not in (Verdict.FASTER, Verdict.WITHIN, Verdict.NOISE, Verdict.INCONCLUSIVE)
+
+
+class Evidence(str, Enum):
+    ROUNDS = "paired rounds"  # ab: median of the per-round ratios, its order-statistic interval
+    SAMPLES = "raw samples"  # each side's median interval (Bonferroni), the ratio's their quotient
+    SUMMARY = "p10-p90"  # no samples: b.p10 / a.p90 to b.p90 / a.p10
+    NONE = ""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    evidence: Evidence = Evidence.NONE
+    why: str = ""  # what an inconclusive (or noise) verdict rests on
+    low: float | None = None  # the interval of the ratio the verdict read
+    high: float | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.verdict.value} ({self.why})" if self.why else self.verdict.value
+
+    @property
+    def conditions_differ(self) -> bool:
+        return self.verdict is Verdict.INCONCLUSIVE and self.why.startswith("conditions")
+
+
+CONDITIONS_DIFFER = "conditions differ"
+CLOCK_TOLERANCE = 0.02  # SM clocks this far apart (relative) are different conditions
+STRETCHED = 1.1  # a timed loop whose threads waited for a CPU over a tenth of its wall
+MOST_WAIT = 0.99  # a wait share this close to the whole loop says only "stretched a hundredfold"
+UNBOUNDED = math.inf  # a condition whose effect on a time has no known bound
+
+
+def usable(seconds: float | None) -> bool:
+    return seconds is not None and math.isfinite(seconds) and seconds > 0
+
+
+def host_timed(row: Row) -> bool:
+    """A time the host's CPUs make: a host clock, or any timer on a CPU platform."""
+    return row.timing.timing_source == "wall_clock" or row.environment.platform == "cpu"
+
+
+class Host(NamedTuple):
+    """What the host's other work can have done to a host-timed row: its load per core as the case
+    ended, and the stretch its timed loop shows (wall over wall less its wait for a CPU, per thread)."""
+
+    load: float
+    stretch: (
+        float | None
+    )  # None: not recorded (a row of an older version, a host without schedstat)
+
+    @property
+    def contended(self) -> bool:
+        return self.load > LOADED or (self.stretch or 1.0) > STRETCHED
+
+    @property
+    def most(self) -> float:
+        """How far contention can have stretched the row's time (fair scheduling: a runnable thread
+        gets at least 1/L of a core at load L per core; the loop's own share says it directly)."""
+        return max(1.0, self.load, self.stretch or 1.0)
+
+
+def _host(row: Row) -> Host | None:
+    load, wait = row.conditions.host_load_ratio, row.timing.cpu_wait_ratio
+    if not host_timed(row) or (load is None and wait is None):
+        return None
+    if wait is None:
+        return Host(load or 0.0, None)
+    running = 1 - min(wait / (row.conditions.thread_count or 1), MOST_WAIT)
+    return Host(load or 0.0, 1 / running)
+
+
+def _host_apart(name: str, a: Host, b: Host) -> str:
+    stretch = (a.stretch, b.stretch)
+    said = (
+        f", CPU stretch of the loop {_shown(a.stretch)} vs {_shown(b.stretch)}"
+        if any(stretch)
+        else ""
+    )
+    return f"{name} {_shown(a.load)} vs {_shown(b.load)}{said}"
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "unrecorded"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition two rows were taken under. `material(a, b)`: whether their values (read by
+    `value`) make a difference a verdict must allow for; `bound(a, b)`: how far that difference can
+    stretch the candidate's time over the baseline's (slower, faster); unbounded by default."""
+
+    name: str
+    value: Callable[[Row], Any]
+    material: Callable[[Any, Any], bool] = lambda a, b: a != b
+    bound: Callable[[Any, Any], tuple[float, float]] = lambda a, b: (UNBOUNDED, UNBOUNDED)
+    described: Callable[[str, Any, Any], str] = lambda name, a, b: (
+        f"{name} {_shown(a)} vs {_shown(b)}"
+    )
+
+    def judged(self, a: Row, b: Row) -> Found | None:
+        va, vb = self.value(a), self.value(b)
+        if (va is None and vb is None) or not self.material(va, vb):
+            return None
+        # one side did not record it: nothing bounds the difference
+        slower, faster = (UNBOUNDED,) * 2 if va is None or vb is None else self.bound(va, vb)
+        return Found(self.described(self.name, va, vb), slower, faster, va != vb)
+
+
+class Found(NamedTuple):
+    """A condition that matters to a pair: what it is, how far it can stretch the ratio either way,
+    and whether the two sides' values differ (two equally loaded hosts do not, but still count)."""
+
+    text: str
+    slower: float
+    faster: float
+    differ: bool
+
+
+def _clock_apart(a: float, b: float) -> bool:
+    return abs(a - b) > CLOCK_TOLERANCE * max(a, b)
+
+
+def _settings_apart(name: str, a: Any, b: Any) -> str:
+    return "; ".join(
+        f"{column} {'default' if x is None else x} vs {'default' if y is None else y}"
+        for (column, x), (_, y) in zip(a, b, strict=True)
+        if x != y
+    )
+
+
+def _throttled(a: float | None, b: float | None) -> bool:
+    return max(a or 0.0, b or 0.0) >= THROTTLED
+
+
+# A busy host stretches a host-timed row by at most `Host.most`; a slower SM clock a kernel by at most
+# the clock ratio (time ~ 1/clock for a clock-bound kernel, less for a memory-bound one).
+CONDITIONS: tuple[Condition, ...] = (
+    Condition(
+        "host load per core",
+        _host,
+        lambda a, b: any(h is not None and h.contended for h in (a, b)),
+        lambda a, b: (b.most, a.most),
+        _host_apart,
+    ),
+    Condition(
+        "SM clock MHz",
+        lambda r: r.timing.sm_clock_median_mhz,
+        _clock_apart,
+        lambda a, b: (max(1.0, a / b), max(1.0, b / a)),
+    ),
+    Condition(
+        "throttled share",
+        lambda r: None if r.timing.discarded_sample_count else r.timing.throttled_share_ratio,
+        _throttled,
+    ),
+    Condition("device", lambda r: r.environment.device_kind),
+    Condition(  # clocks set, power limit, MIG, ECC, PCIe, NVLink (DeviceState's verdict columns)
+        "device state",
+        lambda r: r.device_state,
+        lambda a, b: bool(a.differences(b)),
+        described=lambda name, a, b: f"{name} {'; '.join(a.differences(b))}",
+    ),
+    # the run settings `compare` pairs rows on (thread_count, cache, timer, ...): rows told apart by
+    # nothing else are paired all the same, and say which settings differ
+    Condition("settings", condition_values, described=_settings_apart),
+)
+
+
+def _conditions(a: Row, b: Row) -> tuple[list[Found], float, float]:
+    """What in the two rows' conditions matters, and the most it can explain either way."""
+    found = [j for c in CONDITIONS if (j := c.judged(a, b)) is not None]
+    return found, math.prod(j.slower for j in found), math.prod(j.faster for j in found)
+
+
+def _summary(a: Row, b: Row) -> tuple[float, float] | None:
+    ends = (a.stats.time_p10_s, a.stats.time_p90_s, b.stats.time_p10_s, b.stats.time_p90_s)
+    if not all(usable(e) for e in ends):
+        return None
+    a_lo, a_hi, b_lo, b_hi = ends
+    return b_lo / a_hi, b_hi / a_lo  # type: ignore[operator]
+
+
+def lost(a: Row, b: Row | None) -> Verdict | None:
+    """The verdicts that need no time: the candidate lost the case (or either side has no time)."""
+    if b is None:
+        return Verdict.MISSING
+    if b.status is Status.UNSUPPORTED:
+        return Verdict.UNSUPPORTED
+    if not b.ok:
+        return Verdict.FAILED
+    if not (usable(a.median_s) and usable(b.median_s)):
+        return Verdict.NO_TIME
+    return None
+
+
+def judge(
+    a: Row,
+    b: Row | None,
+    threshold: float,
+    interval: tuple[float, float] | None = None,
+    evidence: Evidence = Evidence.SAMPLES,
+) -> Judgement:
+    """The candidate `b` against the baseline `a`. `interval`: the ratio's 95% interval from paired
+    rounds (`evidence=ROUNDS`: both sides measured in one interleaved run, so their conditions are
+    the treatment, not a confound) or from the raw samples; without one, the p10-p90 columns."""
+    if (gone := lost(a, b)) is not None:
+        return Judgement(gone)
+    assert b is not None
+    if interval is None:
+        interval, evidence = _summary(a, b), Evidence.SUMMARY
+    if interval is None:
+        return Judgement(Verdict.INCONCLUSIVE, Evidence.NONE, "no samples or p10-p90 to judge by")
+    low, high = interval
+    found, slower, faster = ([], 1.0, 1.0) if evidence is Evidence.ROUNDS else _conditions(a, b)
+    named = "; ".join(j.text for j in found)
+    beyond = f"beyond what {named} can explain" if found else ""
+    if low / slower > 1 + threshold:
+        return Judgement(Verdict.SLOWER, evidence, beyond, low, high)
+    if high * faster < 1 - threshold:
+        return Judgement(Verdict.FASTER, evidence, beyond, low, high)
+    if found:
+        head = CONDITIONS_DIFFER if any(j.differ for j in found) else "conditions"
+        return Judgement(Verdict.INCONCLUSIVE, evidence, f"{head}: {named}", low, high)
+    ratio = b.median_s / a.median_s  # type: ignore[operator]
+    if low < 1 - threshold or high > 1 + threshold:
+        within = 1 - threshold <= ratio <= 1 + threshold and low <= 1 <= high
+        if evidence is Evidence.SUMMARY and within:  # overlapping ranges, median inside: noise
+            return Judgement(Verdict.NOISE, evidence, "", low, high)
+        return Judgement(Verdict.INCONCLUSIVE, evidence, "noisy", low, high)
+    verdict = Verdict.NOISE if low <= 1 <= high else Verdict.WITHIN
+    return Judgement(verdict, evidence, "", low, high)

@@ -1,0 +1,305 @@
+"""`microbench ab` and `accelbench.ab`: two sides measured in alternating rounds of one invocation
+(A B, B A, A B, ...), so that drift and the neighbours' load fall on both alike. The verdict comes from
+the per-round ratios B/A of each case (their median, and its distribution-free 95% interval), not from
+two independent medians: `results.verdict.judge` with paired-rounds evidence.
+
+A side is two configs' (their cases run in this process, the frameworks started once), two git
+refs' (a worktree each, the same config run there by `microbench run` in its own process each
+round, the worktree first on the path, the same interpreter), two shell
+commands' (their wall time) or, in the library, two callables' (`bench()` in this process). Cases pair
+by their order: both sides run the same cases, or two configs the user lines up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, Protocol
+
+from accelbench.core.case import MIN_ROUNDS, AbSettings, Case
+from accelbench.core.samples import Samples
+from accelbench.core.types import Timing
+from accelbench.errors import Status, UserError, visible
+from accelbench.results.compare import Comparison, Pair, case_label, report_of, sorted_pairs
+from accelbench.results.compare_formats import Report
+from accelbench.results.records import Environment, Identity, Row, Series, TimingInfo
+from accelbench.results.row_builder import time_stats
+from accelbench.results.verdict import Evidence, usable
+
+
+def ab_settings(given: Mapping[str, Any], flags: bool = False) -> AbSettings:
+    """The settings given (None: the default), each checked by its rule; an error names the key
+    (`--round-runs` on the command line)."""
+    from accelbench.config.settings import CHECKS
+
+    values = {}
+    for f in fields(AbSettings):
+        value, rule = given.get(f.name), f.metadata["rule"]
+        if value is not None:
+            key = f"--{f.name.replace('_', '-')}" if flags else f.name
+            if flags and rule.kind == "count" and float(value).is_integer():
+                value = int(value)  # the command line reads every number as a float
+            values[f.name] = CHECKS[rule.kind](rule, value, key, "")
+    return AbSettings(**values)
+
+
+class Side(Protocol):
+    label: str
+
+    def measure(self, round_no: int, runs: int | None) -> list[Row]:
+        """One round: a row per case, in the side's order."""
+        ...
+
+
+@dataclass
+class PlannedSide:
+    """A config's cases run in this process each round (two configs share this interpreter's code:
+    the frameworks start once, not once a round)."""
+
+    label: str
+    cases: list[Case]
+
+    def measure(self, round_no: int, runs: int | None) -> list[Row]:
+        from accelbench.platform.environment import base_environment, new_run_id
+        from accelbench.run.runner import execute
+
+        run_id = new_run_id()
+        env = base_environment(run_id)
+        cases = [replace(c, run=replace(c.run, num_runs=runs)) if runs else c for c in self.cases]
+        return [execute(c, run_id, env, None, c.run.timeout_s)[0] for c in cases]
+
+
+@dataclass
+class ConfigSide:
+    """A config run in its own process each round with this interpreter (`microbench run -o`):
+    a git ref's worktree is its working directory and first on its path."""
+
+    label: str
+    config: str
+    out: str  # where its rounds' results files go
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+
+    def measure(self, round_no: int, runs: int | None) -> list[Row]:
+        from accelbench.results.reading import read_rows
+
+        path = os.path.join(self.out, f"{self.label}.round{round_no + 1}.csv")
+        argv = [sys.executable, "-m", "accelbench", "run", "--config", self.config, "-o", path]
+        argv += ["-q", "--no-progress", *(["--num-runs", str(runs)] if runs else [])]
+        done = subprocess.run(argv, cwd=self.cwd, env=self.env, capture_output=True, text=True)
+        rows = read_rows(path, series="samples") if os.path.isfile(path) else []
+        if not rows:
+            said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise UserError(f"side {self.label} wrote no row: {visible(said)}", key="ab")
+        return rows
+
+
+@dataclass
+class CommandSide:
+    """A shell command, timed by the wall clock around each run of it (as hyperfine does)."""
+
+    label: str
+    command: str
+
+    def measure(self, round_no: int, runs: int | None) -> list[Row]:
+        walls, code = [], 0
+        for _ in range(runs or 1):
+            started = time.perf_counter()
+            code = subprocess.run(self.command, shell=True, capture_output=True).returncode
+            walls.append(time.perf_counter() - started)
+        identity = Identity(op="command", backend="shell", label=self.label)
+        if code:
+            failed = dataclasses.replace(identity, status=Status.ERROR, error=f"exit status {code}")
+            return [Row(failed, {"command": self.command})]
+        return [
+            Row(
+                identity,
+                {"command": self.command},
+                stats=time_stats(Timing(walls, "wall_clock")),
+                timing=TimingInfo(timing_source="wall_clock"),
+                environment=Environment(platform="cpu"),
+                series=Series(samples_s=walls),
+            )
+        ]
+
+
+def pooled(rows: Sequence[Row]) -> Row:
+    """A side's row of one case over every round: its samples together, the statistics theirs."""
+    ok = [r for r in rows if r.ok]
+    if not ok:
+        return rows[-1]
+    samples = [s for r in ok for s in r.series.samples_s]
+    if not samples:
+        return ok[-1]
+    source = ok[-1].timing.timing_source or "wall_clock"
+    timing = Timing(samples, source, stop_reason="rounds")
+    return dataclasses.replace(
+        ok[-1],
+        stats=time_stats(timing),
+        series=dataclasses.replace(ok[-1].series, samples_s=samples),
+    )
+
+
+def paired(a_rounds: list[list[Row]], b_rounds: list[list[Row]]) -> list[Pair]:
+    """Each case's pair: both sides' pooled rows, the median of its per-round ratios and their 95%
+    interval (order statistics; none below MIN_ROUNDS usable rounds)."""
+    pairs = []
+    for i in range(len(a_rounds[0])):
+        a_rows, b_rows = [r[i] for r in a_rounds], [r[i] for r in b_rounds]
+        ratios = Samples(
+            [
+                b.median_s / a.median_s  # type: ignore[operator]
+                for a, b in zip(a_rows, b_rows, strict=True)
+                if a.ok and b.ok and usable(a.median_s) and usable(b.median_s)
+            ]
+        )
+        a, b = pooled(a_rows), pooled(b_rows)
+        label_b = case_label(b)
+        pair = Pair(a, b, label_b if label_b != case_label(a) else "")
+        if ratios.count:
+            pair.paired_ratio, pair.rounds = ratios.median_s, ratios.count
+        if ratios.count >= MIN_ROUNDS:
+            pair.interval, pair.evidence = ratios.median_interval_s(), Evidence.ROUNDS
+        pairs.append(pair)
+    return pairs
+
+
+def _precise(pairs: list[Pair], settings: AbSettings) -> bool:
+    return all(
+        p.interval is not None
+        and p.paired_ratio
+        and (p.interval[1] - p.interval[0]) / 2 / p.paired_ratio <= settings.ratio_precision
+        for p in pairs
+    )
+
+
+def interleave(
+    a: Side, b: Side, settings: AbSettings, say: Callable[[str], None] = lambda line: None
+) -> list[Pair]:
+    """Rounds A B, B A, A B, ... until every case's paired ratio is known to `ratio_precision` (after
+    MIN_ROUNDS) or `rounds` have run. Width-based stopping does not look at where the interval lies,
+    so it does not bias the verdict toward either side."""
+    rounds: tuple[list[list[Row]], list[list[Row]]] = ([], [])
+    sides = (a, b)
+    pairs: list[Pair] = []
+    for k in range(settings.rounds):
+        for i in (0, 1) if k % 2 == 0 else (1, 0):
+            rounds[i].append(sides[i].measure(k, settings.round_runs))
+        if len(rounds[0][-1]) != len(rounds[1][-1]):
+            raise UserError(
+                f"the sides ran {len(rounds[0][-1])} and {len(rounds[1][-1])} cases; ab pairs them "
+                "in order, so both must run the same number",
+                key="ab",
+            )
+        pairs = paired(*rounds)
+        say(f"round {k + 1}: " + "; ".join(_progress(p) for p in pairs[:3]))
+        if k + 1 >= MIN_ROUNDS and _precise(pairs, settings):
+            break
+    return pairs
+
+
+def _progress(pair: Pair) -> str:
+    if pair.interval is None or pair.paired_ratio is None:
+        return f"{pair.key}: {pair.ratio or 0:.3f}"
+    return f"{pair.key}: {pair.paired_ratio:.3f} ({pair.interval[0]:.3f}-{pair.interval[1]:.3f})"
+
+
+def ab_report(pairs: list[Pair], threshold: float, labels: tuple[str, str]) -> Report:
+    comparison = Comparison(pairs, [])
+    return report_of(comparison, threshold, labels, comparison.failing(threshold), hint=False)
+
+
+@contextlib.contextmanager
+def worktrees(refs: Sequence[str]) -> Iterator[list[str]]:
+    """A detached worktree of each git ref of the repository here (in a temporary folder, outside
+    the user's tree), removed afterwards."""
+    top = _git(["rev-parse", "--show-toplevel"], ".").strip()
+    made: list[str] = []
+    under = tempfile.mkdtemp(prefix="microbench-ab-")
+    try:
+        for i, ref in enumerate(refs):
+            path = os.path.join(under, f"tree{i}")
+            _git(["worktree", "add", "--detach", "--quiet", path, ref], top)
+            made.append(path)
+        yield [top, *made]
+    finally:
+        for path in made:
+            _git(["worktree", "remove", "--force", path], top)
+        os.rmdir(under)
+
+
+def _git(args: list[str], cwd: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    except OSError as error:
+        raise UserError(f"git could not run: {error}", key="ab") from None
+    if done.returncode:
+        said = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        raise UserError(f"git {args[0]}: {visible(said)}", key="ab")
+    return done.stdout
+
+
+def _ref_side(label: str, tree: str, top: str, config: str, out: str) -> ConfigSide:
+    """The config (its path inside the repository, if it is there) run in the ref's worktree, with
+    the worktree's code first on the path."""
+    inside = os.path.relpath(os.path.abspath(config), top)
+    here = config if inside.startswith("..") else os.path.join(tree, inside)
+    paths = [os.path.join(tree, "src"), tree, os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    return ConfigSide(label, here, out, cwd=tree, env=env)
+
+
+def run_ab(args: Any) -> int:
+    """`microbench ab A B`: two configs, two git refs (`--config`) or two commands (`--command`)."""
+    from accelbench.results.compare import check_threshold
+    from accelbench.results.compare_formats import show
+
+    settings = ab_settings(vars(args), flags=True)
+    check_threshold(args.threshold)
+    a, b = args.sides
+    os.makedirs(args.output_dir, exist_ok=True)
+    out = os.path.abspath(tempfile.mkdtemp(prefix="ab-", dir=args.output_dir))
+    say = (
+        (lambda line: print(visible(line), file=sys.stderr)) if not args.quiet else (lambda _: None)
+    )
+    with _sides(a, b, args, out) as sides:
+        pairs = interleave(*sides, settings, say)
+    report = ab_report(sorted_pairs(pairs, args.sort, args.threshold), args.threshold, (a, b))
+    show(report, args.output_format)
+    if os.listdir(out):
+        say(f"each round's results files: {out}")
+    else:
+        os.rmdir(out)
+    return 1 if any(x.fails for x in report.every) else 0
+
+
+@contextlib.contextmanager
+def _sides(a: str, b: str, args: Any, out: str) -> Iterator[tuple[Side, Side]]:
+    if args.commands:
+        yield CommandSide("a", a), CommandSide("b", b)
+    elif args.config:
+        with worktrees((a, b)) as (top, tree_a, tree_b):
+            yield (
+                _ref_side("a", tree_a, top, args.config, out),
+                _ref_side("b", tree_b, top, args.config, out),
+            )
+    else:
+        from accelbench.core.options import RunOptions
+        from accelbench.run.planning import load_and_plan
+
+        # a bad config, or two that do not line up, is answered before any round
+        planned = [load_and_plan(config, RunOptions())[1] for config in (a, b)]
+        if len(planned[0]) != len(planned[1]):
+            raise UserError(
+                f"{a} plans {len(planned[0])} cases and {b} {len(planned[1])}: ab pairs them in "
+                "order",
+                key="ab",
+            )
+        yield PlannedSide("a", planned[0]), PlannedSide("b", planned[1])
