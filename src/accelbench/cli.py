@@ -14,8 +14,6 @@ import accelbench.quiet_start  # noqa: F401  (first: a signal while importing is
 # isort: split
 
 import argparse
-import contextlib
-import io
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -517,12 +515,7 @@ def _join(args: argparse.Namespace) -> None:
             given, where = (found.coordinator, found.num_processes, found.process_id), found.where
             if args.verbose:
                 print(f"joining as the {found.launcher} launcher says: {given}", file=sys.stderr)
-        coordinator, count, index = given
-        if count is not None and index is not None and index >= count:
-            raise UserError(f"is {index}: a job of {count} processes has ids 0 to {count - 1}",
-                            key="--process-id")  # fmt: skip
-        if coordinator is not None:
-            launchers.reach(launchers.checked_address(coordinator, where), where, index)
+        launchers.check_job(*given, where)
         streams.native_stdout_aside(args.verbose > 0)  # stdout: the rows' format alone
         initialize(*given)
 
@@ -540,12 +533,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.processes:
         return _launch(args, config, options)
     _join(args)
-    with (
-        contextlib.nullcontext()
-        if processes.primary()
-        else contextlib.redirect_stderr(io.StringIO())
-    ):
-        loaded, cases = load_and_plan(config, options)  # process 0 says what the plan warns of
+    loaded, cases = load_and_plan(config, options)
     from accelbench.run.session import run_planned  # the machinery, once the config is known good
 
     code = run_planned(loaded, cases, options)

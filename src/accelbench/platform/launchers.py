@@ -113,6 +113,15 @@ def detect(env: Env | None = None) -> Joined:
     return Joined("jax", checked_address(given, COORDINATOR) if given else None)
 
 
+def check_job(coordinator: str | None, count: int | None, index: int | None, where: str) -> None:
+    """A job these can form (`where`: the variables the coordinator came from), or one line."""
+    if count is not None and index is not None and index >= count:
+        raise UserError(f"is {index}: a job of {count} processes has ids 0 to {count - 1}",
+                        key="--process-id")  # fmt: skip
+    if coordinator is not None:
+        reach(checked_address(coordinator, where), where, index)
+
+
 def reach(address: str, where: str, process_id: int | None) -> None:
     """The coordinator's host resolves within RESOLVE_WAIT_S and, from a process known not to be 0
     (which starts the coordinator), accepts a connection within REACH_WAIT_S (asked again each second: a

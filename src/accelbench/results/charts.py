@@ -1,12 +1,14 @@
-"""What every chart of a report needs (the headless backend, a file name from any text, a figure
-written whole), and each case's samples over its run (with, where they were sampled, the GPU's SM
-clock and power along it): drawn for soaks and GPU-monitored cases, or every case when
+"""What every chart of a report needs (the headless backend, the rows whose numbers it can place, a
+figure written whole), and each case's samples over its run (with, where they were sampled, the GPU's
+SM clock and power along it): drawn for soaks and GPU-monitored cases, or every case when
 `report --sample-charts` asks."""
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib
@@ -15,16 +17,55 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from accelbench.catalogue import get_spec  # noqa: E402
-from accelbench.errors import UserError  # noqa: E402
+from accelbench.errors import UserError, visible  # noqa: E402
 from accelbench.names import portable_name  # noqa: E402
 from accelbench.results.console import shape_of, significant  # noqa: E402
-from accelbench.results.records import Row  # noqa: E402
+from accelbench.results.records import Row, speedup  # noqa: E402
 from accelbench.results.writer import write_atomically  # noqa: E402
 
 
 def save_figure(fig: Any, path: str, **options: Any) -> None:
     """A chart written whole, never through a link planted at its path."""
     write_atomically(path, lambda f: fig.savefig(f, format="png", **options), binary=True)
+
+
+def dimensions(op: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    try:
+        return get_spec(op).dimensions
+    except UserError:  # an op this version no longer has: any integer parameter may be its axis
+        return tuple(n for n, v in params.items() if isinstance(v, int))
+
+
+LARGEST = 1e30  # past it a scale's arithmetic overflows (a ratio, a square); no measurement is that
+
+
+def placeable(row: Row) -> bool:
+    """Whether a chart can place every number it reads from the row: each finite, above 0 and below
+    LARGEST, and the median within its p10-p90 (its bars are lengths). Rows that are not ok are
+    drawn by no chart."""
+    s, d = row.stats, row.derived
+    numbers = (row.median_s, s.time_p10_s, s.time_p90_s, d.tflop_per_s, d.gb_per_s)
+    given = [float(v) for v in (*numbers, d.intensity_flop_per_byte, speedup(row)) if v is not None]
+    sizes = [row.params[n] for n in dimensions(row.identity.op, row.params) if n in row.params]
+    inside = (s.time_p10_s or 0) <= (row.median_s or 0) <= (s.time_p90_s or math.inf)
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in sizes)
+    placed = numeric and all(0 < v < LARGEST for v in [*given, *sizes])
+    return not row.ok or (placed and inside)
+
+
+def drawable(rows: Sequence[Row]) -> list[Row]:
+    """The rows the charts may take; those left out are named in one line (the tables keep them)."""
+    left = [r.identity.label for r in rows if not placeable(r)]
+    if left:
+        print(
+            visible(
+                f"{len(left)} rows are in the tables but not the charts (a time or rate that is not "
+                f"a finite positive number, or a median outside its p10-p90): {', '.join(left[:10])}"
+                + (" ..." if len(left) > 10 else "")
+            ),
+            file=sys.stderr,
+        )
+    return [r for r in rows if placeable(r)]
 
 
 def soaked(row: Row) -> bool:

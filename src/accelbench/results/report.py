@@ -8,11 +8,9 @@ text from the results file is escaped where it lands (HTML, Markdown). The work 
 from __future__ import annotations
 
 import base64
-import math
 import os
-import sys
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
@@ -20,12 +18,11 @@ import pandas as pd
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from accelbench.catalogue import get_spec  # noqa: E402
 from accelbench.errors import UserError, visible  # noqa: E402
 from accelbench.names import portable_name  # noqa: E402
 from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from accelbench.results import history_chart  # noqa: E402
-from accelbench.results.charts import plt, save_figure, time_series  # noqa: E402
+from accelbench.results.charts import dimensions, drawable, plt, save_figure, time_series  # noqa: E402
 from accelbench.results.console import op_name, value_of, varying  # noqa: E402
 from accelbench.results.display import (  # noqa: E402
     AUDITED,
@@ -171,19 +168,12 @@ def _throughput(row: Row, metric: str) -> float | None:
     return row.derived.tflop_per_s if metric == "TFLOP/s" else row.derived.gb_per_s
 
 
-def _dimensions(op: str, params: Mapping[str, Any]) -> tuple[str, ...]:
-    try:
-        return get_spec(op).dimensions
-    except UserError:  # an op this version no longer has: any integer parameter may be its axis
-        return tuple(n for n, v in params.items() if isinstance(v, int))
-
-
 def _sweep(op: str, mine: list[Row]) -> Sweep | None:
     values: dict[str, set[str]] = defaultdict(set)
     for r in mine:
         for name, value in r.params.items():
             values[name].add(str(value))
-    dims = [d for d in _dimensions(op, mine[0].params) if len(values.get(d, ())) > 2]
+    dims = [d for d in dimensions(op, mine[0].params) if len(values.get(d, ())) > 2]
     if not dims:
         return None
     axis = max(dims, key=lambda d: len(values[d]))
@@ -551,23 +541,6 @@ def run_report(
         raise OutputFailed(f"cannot write the report: {failed.strerror}", key=key) from None
 
 
-LARGEST = 1e30  # past it a scale's arithmetic overflows (a ratio, a square); no measurement is that
-
-
-def drawable(row: Row) -> bool:
-    """Whether a chart can place every number it reads from the row: each finite, above 0 and below
-    LARGEST, and the median within its p10-p90 (its bars are lengths). Rows that are not ok are
-    drawn by no chart."""
-    s, d = row.stats, row.derived
-    numbers = (row.median_s, s.time_p10_s, s.time_p90_s, d.tflop_per_s, d.gb_per_s)
-    given = [float(v) for v in (*numbers, d.intensity_flop_per_byte, speedup(row)) if v is not None]
-    sizes = [row.params[n] for n in _dimensions(row.identity.op, row.params) if n in row.params]
-    inside = (s.time_p10_s or 0) <= (row.median_s or 0) <= (s.time_p90_s or math.inf)
-    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in sizes)
-    placed = numeric and all(0 < v < LARGEST for v in [*given, *sizes])
-    return not row.ok or (placed and inside)
-
-
 def _write_report(
     path: str,
     rows: list[Row],
@@ -577,17 +550,7 @@ def _write_report(
     found: Sequence[History] = (),
 ) -> dict[str, Any]:
     roof = os.path.join(out_dir, "roofline.png")
-    charted = [r for r in rows if drawable(r)]
-    if len(charted) < len(rows):
-        left = [r.identity.label for r in rows if not drawable(r)]
-        print(
-            visible(
-                f"{len(left)} rows are in the tables but not the charts (a time or rate that is not "
-                f"a finite positive number, or a median outside its p10-p90): {', '.join(left[:10])}"
-                + (" ..." if len(left) > 10 else "")
-            ),
-            file=sys.stderr,
-        )
+    charted = drawable(rows)
     counts = {
         roof: roofline(charted, roof),
         **sweeps(charted, out_dir),

@@ -4,6 +4,8 @@ of the second that importing the runner, the sinks and the console would add."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -14,6 +16,7 @@ from accelbench.config.planner import plan
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
+from accelbench.platform import processes
 
 
 def check_options(options: RunOptions) -> None:
@@ -56,7 +59,10 @@ def load_and_plan(
         loaded = one_off_config(options.one_off[0], options.one_off[1:])
     else:
         loaded = load_config(path)
-    return loaded, plan(loaded, options, devices or jax_device_count)
+    # in a job, process 0 alone says what the plan warns of (its errors every process raises)
+    quiet = contextlib.redirect_stderr(io.StringIO())
+    with contextlib.nullcontext() if processes.primary() else quiet:
+        return loaded, plan(loaded, options, devices or jax_device_count)
 
 
 def jax_device_count() -> int:
