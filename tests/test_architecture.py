@@ -329,7 +329,7 @@ def test_the_dispatch_finder_sees_names_hidden_in_conditions(tmp_path):
 # Lower layers first; a package may import its own layer and those below, never one above.
 LAYERS = (
     ("accelbench.errors", "accelbench.limits", "accelbench.registry", "accelbench.plugins"),
-    ("accelbench.platform",),
+    ("accelbench.platform", "accelbench.specs"),
     ("accelbench.core",),
     ("accelbench.catalogue",),
     ("accelbench.measure",),
@@ -459,6 +459,7 @@ SRC = ROOT / "src" / "accelbench"
 # every package of the project, by the head of the row that documents it
 DOCUMENTED_PACKAGES = {
     "platform": SRC / "platform",
+    "specs": SRC / "specs",
     "core": SRC / "core",
     "measure": SRC / "measure",
     "ops": SRC / "ops",
@@ -508,8 +509,8 @@ def test_every_registration_and_sink_method_the_page_names_exists():
     import accelbench.ops.common
     import accelbench.ops.torchao
     import accelbench.platform.backends
-    import accelbench.platform.system_presets
     import accelbench.results.sinks
+    import accelbench.specs
     import torch_backend.arrays
 
     modules = (
@@ -521,7 +522,7 @@ def test_every_registration_and_sink_method_the_page_names_exists():
         accelbench.ops.torchao,
         accelbench.dialects.tpums.names,
         accelbench.platform.backends,
-        accelbench.platform.system_presets,
+        accelbench.specs,
         accelbench.results.sinks,
         torch_backend.arrays,
     )

@@ -10,10 +10,13 @@ from conftest import run_options
 
 from accelbench.config.loader import parse_config
 from accelbench.core.options import RunOptions
+from accelbench.dialects.jax_bench.hardware import parse_hardware
 from accelbench.dialects.jax_bench.inputs import MAX_COMBINATIONS, read_sweep, sweep_values
 from accelbench.errors import UserError
-from accelbench.platform.system_presets import IRONWOOD, parse_hardware
 from accelbench.run.planning import plan_from_file
+from accelbench.specs import presets
+
+IRONWOOD = presets()["ironwood"]
 
 
 def plan(write_yaml, text, **options):

@@ -19,7 +19,7 @@ from accelbench.catalogue import get_spec
 from accelbench.dialects.jax_bench.benchmarks import V2, Figures
 from accelbench.dialects.jax_bench.outputs import JaxBenchFiles, UpstreamStats, roofline
 from accelbench.ops import collective_model as collectives
-from accelbench.platform.system_presets import HardwareStats
+from accelbench.specs import HardwareStats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -241,7 +241,9 @@ def test_roofline_fields_use_the_curve_at_upstream_bytes():
 
 
 def test_a_preset_of_another_chip_is_said_once_and_a_hardware_block_is_trusted():
-    from accelbench.platform.system_presets import IRONWOOD
+    from accelbench.specs import presets
+
+    IRONWOOD = presets()["ironwood"]
 
     assert IRONWOOD.describes("TPU7x") and not IRONWOOD.describes("NVIDIA H100 80GB HBM3")
     assert HardwareStats(100.0).describes("cpu")  # a config's own numbers: no chip to compare

@@ -15,7 +15,7 @@ from accelbench.limits import (
     MAX_SOAK_S,
     MAX_THREADS,
 )
-from accelbench.platform.system_presets import HardwareStats
+from accelbench.specs import HardwareStats
 
 CHECK_MODES = ("strict", "flag", "off")
 CACHE_POLICIES = ("cold", "warm")

@@ -14,7 +14,6 @@ from accelbench.core.samples import median_or_none
 from accelbench.core.types import DeviceInfo, Measurement, Timing
 from accelbench.errors import Status
 from accelbench.platform.environment import timestamp
-from accelbench.platform.hardware import Peaks, lookup, with_overrides
 from accelbench.results.records import (
     Conditions,
     Environment,
@@ -27,6 +26,7 @@ from accelbench.results.records import (
     setting_columns,
 )
 from accelbench.results.roofline import Derived, Roofline, derive
+from accelbench.specs import Peaks, lookup, with_overrides
 
 
 def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> Environment:

@@ -39,12 +39,12 @@ from accelbench.dialects.jax_bench.flags import UPSTREAM_FILES
 from accelbench.errors import UserError, visible
 from accelbench.platform import processes
 from accelbench.platform.environment import installed
-from accelbench.platform.system_presets import HardwareStats
 from accelbench.registry import register_once
 from accelbench.results.records import Row, used_devices
 from accelbench.results.run_store import numbered
 from accelbench.results.sinks import RunContext, Sink, register_sink
 from accelbench.results.writer import check_new_file, write_atomically
+from accelbench.specs import HardwareStats
 
 SUMMARY, DETAILED = "summary.csv", "detailed.json"
 OURS_KEY = "microbench"  # detailed.json: this project's additions, under one key of their own

@@ -32,6 +32,7 @@ from accelbench.config.settings import (
 from accelbench.core.case import Case, Origin, Outputs, RunSettings
 from accelbench.dialects.jax_bench.benchmarks import OURS, OURS_AS_PARAMS, V2Benchmark, get_v2
 from accelbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
+from accelbench.dialects.jax_bench.hardware import parse_hardware, preset
 from accelbench.dialects.jax_bench.inputs import (
     MAX_COMBINATIONS,
     model_fields,
@@ -41,7 +42,7 @@ from accelbench.dialects.jax_bench.inputs import (
 from accelbench.dialects.jax_bench.tpu_flags import process_env
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS
-from accelbench.platform.system_presets import HardwareStats, parse_hardware, preset
+from accelbench.specs import HardwareStats
 
 # keys of an entry that are not fields: how it expands
 STRUCTURE = ("name", "sweep", "csv_shapes", "model")

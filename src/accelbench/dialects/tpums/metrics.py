@@ -23,8 +23,9 @@ from accelbench.dialects.jax_bench.collective import (
     dcn_slices,
     scatter_chunk_bytes,
 )
-from accelbench.dialects.tpums.names import TPUMS, Tpums, chip_spec
+from accelbench.dialects.tpums.names import TPUMS, Tpums
 from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
+from accelbench.specs import tpums_spec
 
 MIB_PER_MB = 1e6 / 2**20
 # jax-bench's size columns (MB) as TPUMS names them (MiB)
@@ -76,7 +77,7 @@ def _plain(metrics: dict[str, Any]) -> dict[str, Any]:
 def _roofline(
     name: str, fig: Figures, peak_dtype: str, device_kind: str | None, rates: dict[str, Any]
 ) -> dict[str, Any]:
-    spec, mode = chip_spec(device_kind), TPUMS[name].roofline
+    spec, mode = tpums_spec(device_kind), TPUMS[name].roofline
     if spec is None or mode == "none":
         return {}
     hbm = spec.hbm_gb_s_per_device
@@ -153,7 +154,7 @@ def tpums_metrics(
     `group`: a collective's first replica group (device ids); `soak`: a soak's initial and sustained
     ms per domain. Rates are at each domain's p50, as TPUMS computes them."""
     name = origin.generation_name or bench.name
-    spec = chip_spec(device_kind)
+    spec = tpums_spec(device_kind)
     per_chip = spec.devices_per_chip if spec else 1
     out: dict[str, Any] = {}
     for domain, stats in domains.items():

@@ -139,64 +139,6 @@ class Tpums:
         return {renamed.get(k, k): v for k, v in fields.items() if k not in inert}
 
 
-@dataclass(frozen=True)
-class ChipSpec:
-    """TPUMS's per-device peaks (src/specs/*.py): TFLOP/s by dtype (a dtype absent uses bfloat16's;
-    None: no compute roofline), the chip's HBM bandwidth, and devices (TensorCores) per chip."""
-
-    devices_per_chip: int
-    tflops: dict[str, float | None]
-    hbm_gb_s_per_chip: float
-
-    def peak_tflops(self, dtype_name: str) -> float | None:
-        return self.tflops.get(dtype_name, self.tflops["bfloat16"])
-
-    @property
-    def hbm_gb_s_per_device(self) -> float:
-        return self.hbm_gb_s_per_chip / self.devices_per_chip
-
-
-SPECS = {
-    "tpu7x": ChipSpec(
-        2,
-        {
-            "bfloat16": 1153.5,
-            "float32": 576.75,
-            "float8_e4m3fn": 2307.0,
-            "float8_e5m2": 2307.0,
-            "int8": 1153.5,
-            "float4_e2m1fn": None,
-        },
-        7380.0,
-    ),
-    "v6e": ChipSpec(
-        1,
-        {
-            "bfloat16": 918.0,
-            "float32": 459.0,
-            "float8_e4m3fn": 918.0,
-            "float8_e5m2": 918.0,
-            "int8": 1836.0,
-            "int4": 3672.0,
-            "float4_e2m1fn": None,
-        },
-        1638.4,
-    ),
-}
-SPEC_KINDS = {
-    "tpu7x": "tpu7x",
-    "tpu v7x": "tpu7x",
-    "v6e": "v6e",
-    "tpu v6e": "v6e",
-    "tpu v6 lite": "v6e",
-}
-
-
-def chip_spec(device_kind: str | None) -> ChipSpec | None:
-    """The spec of a TPU by its device kind; None on any other device (its peaks are left blank)."""
-    return SPECS.get(SPEC_KINDS.get(str(device_kind or "").lower(), ""))
-
-
 DOMAINS = ("wall_clock", "xprof")  # TPUMS's timing domains, in its column order
 SAMPLES_PER_RUN = Param(
     "samples_per_run", "int", 25, doc="iterations per traced window and per untraced soak chunk"
