@@ -131,7 +131,7 @@ def expansions(upstream: str, devices: int) -> None:
     from accelbench.config.loader import load_config
     from accelbench.config.planner import plan
     from accelbench.core.options import RunOptions
-    from accelbench.dialects.jax_bench.benchmarks import V2
+    from accelbench.benchmarks import V2
 
     root = os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "jax_bench"

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from accelbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
+from accelbench.benchmarks.flags import CONDITIONS, HW, XPROF_DIR
 from accelbench.dialects.torchao.runner import DASHBOARD, TORCHAO_CSV
+from accelbench.dialects.tpums.layouts import STRICT_LAYOUT
 from accelbench.results.sinks.seed_json import SEED_JSON
 
 ADD = "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}, {m: 16, n: 16}]\n"
@@ -207,6 +208,9 @@ RUN: dict[str, Row] = {
         "r.json",
         lambda s: s.options.flag(DASHBOARD) == "r.json",
     ),
+    STRICT_LAYOUT.dest: Row(
+        ("run", "--config", "tp.yaml", "{}"), None, lambda s: s.options.flag(STRICT_LAYOUT)
+    ),
 }
 # `dashboard` is `run` of a torchao config with its records' file required (spelt --output)
 DASHBOARD_ROWS: dict[str, Row] = {
@@ -286,7 +290,7 @@ TPUMS_ROWS: dict[tuple[str, ...], Row] = {
     ("benchmark", "run", "name"): Row(
         ("benchmark", "run", "{}", "--m", "16"),
         "gemm",
-        lambda s: s.cases[0].origin.generation_name == "gemm",
+        lambda s: s.cases[0].origin.name == "gemm",
     ),
     ("benchmark", "run-config", "file"): Row(
         ("benchmark", "run-config", "{}"), "tp.yaml", lambda s: s.loaded.path == "tp.yaml"
@@ -323,6 +327,12 @@ TPUMS_ROWS: dict[tuple[str, ...], Row] = {
     ),
     ("suite", "run", "xprof_dir"): Row(
         ("suite", "run", "suite.yaml", "{}"), "tr", lambda s: s.options.flag(XPROF_DIR) == "tr"
+    ),
+    ("suite", "run", STRICT_LAYOUT.dest): Row(
+        ("suite", "run", "suite.yaml", "{}"), None, lambda s: s.options.flag(STRICT_LAYOUT)
+    ),
+    ("benchmark", "run-config", STRICT_LAYOUT.dest): Row(
+        ("benchmark", "run-config", "tp.yaml", "{}"), None, lambda s: s.options.flag(STRICT_LAYOUT)
     ),
     # one stop/resume contract: each command that runs takes --resume and --overwrite
     **{

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from accelbench.dialects.tpums.names import ENUMS, TPUMS, listed
+from accelbench.benchmarks import ENUMS, TPUMS, listed
 
 GEMM_FILE = "benchmark:\n  name: gemm\n  params:\n    warmup_tries: 1\n    num_runs: 1\n"
 
@@ -28,9 +28,9 @@ class Handed:
     @property
     def tasks(self) -> list[tuple[str, dict[str, Any]]]:
         """(benchmark, fields) per case, in run order: upstream's `tasks`."""
-        from accelbench.dialects.jax_bench.outputs import given_fields
+        from accelbench.dialects.tpums.outputs import given_fields
 
-        return [(c.origin.generation_name, given_fields(c)) for c in self.cases]
+        return [given_fields(c) for c in self.cases]
 
     @property
     def traced(self) -> bool:

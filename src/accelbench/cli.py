@@ -375,6 +375,8 @@ def _validate_parser(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument("--list", action="store_true", help="print every case the config expands to")
     v.add_argument("--json", action="store_true", help="the cases as JSON")
+    for flag in _owned_flags("validate"):
+        flag.add_to(v)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -415,11 +417,13 @@ def _list(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from accelbench.config.dialects import get_dialect
+    from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
     from accelbench.run.listing import case_records, print_cases, print_json
     from accelbench.run.planning import load_and_plan
 
-    options = RunOptions(max_cases=args.max_cases, max_dim=args.max_dim)
+    owned = FlagValues({f.dest: getattr(args, f.dest, None) for f in _owned_flags("validate")})
+    options = RunOptions(max_cases=args.max_cases, max_dim=args.max_dim, flags=owned)
     loaded, cases = load_and_plan(args.config, options)
     if args.json:
         print_json(case_records(cases, get_dialect(loaded.dialect).case_fields))

@@ -99,8 +99,9 @@ class Dialect:
     ] = ()  # its own name tables (scoped by tests with the rest)
     # a file of the dialect's family that is not a config (a suite file): the line that says so
     explains: Callable[[dict[str, Any]], str | None] = lambda data: None
-    # a planned case's fields in the dialect's own names (`validate --json`); None: its op's
-    case_fields: Callable[[Any], dict[str, Any]] | None = None
+    # a planned case's benchmark and fields in the dialect's own names (`validate --json`); None: its
+    # op's
+    case_fields: Callable[[Any], tuple[str, dict[str, Any]]] | None = None
 
     @property
     def title(self) -> str:

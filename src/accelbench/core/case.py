@@ -15,7 +15,6 @@ from accelbench.limits import (
     MAX_SOAK_S,
     MAX_THREADS,
 )
-from accelbench.specs import HardwareStats
 
 CHECK_MODES = ("strict", "flag", "off")
 CACHE_POLICIES = ("cold", "warm")
@@ -251,23 +250,6 @@ class Outputs:
 
 
 @dataclass(frozen=True)
-class Origin:
-    """A case as the harness whose config named it knows it (the jax-bench dialect): that harness's
-    benchmark name and fields, in its order (then this project's own fields), the roofline peaks the
-    config gave, the conditions it is measured under and a collective's group size as that harness
-    counts it. Its outputs in that harness's format are written from this."""
-
-    benchmark: str
-    fields: tuple[tuple[str, Any], ...]
-    hardware: HardwareStats | None = None
-    conditions: str = "upstream"
-    group_size: int = 1
-    # which generation's columns its summary.csv takes: "jax-bench", or "tpums" with that name
-    generation: str = "jax-bench"
-    generation_name: str | None = None
-
-
-@dataclass(frozen=True)
 class Case:
     op: str
     backend: str
@@ -280,7 +262,9 @@ class Case:
     config_id: str = ""
     implementation: str | None = None  # a registered implementation of the op on this backend
     pair_key: str = field(default="", compare=False)
-    origin: Origin | None = field(default=None, compare=False)
+    # what the dialect whose file named it knows of the case (a reference benchmark's typed fields,
+    # benchmarks.Upstream), for that dialect's outputs; opaque here
+    origin: Any = field(default=None, compare=False)
     # environment the case's process must start with (libtpu reads its flags once, at start-up)
     process_env: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     # the same case asked for again (a jax-bench file under upstream's conditions runs it again)

@@ -88,12 +88,11 @@ class CaseRecord:
     fields: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, c: Case, own: Callable[[Case], dict[str, Any]] | None = None) -> CaseRecord:
-        """`own`: the case's fields in its dialect's names, where the dialect has its own."""
-        benchmark, fields = None, None
-        if c.origin is not None and own is not None:  # a reference dialect's case
-            benchmark = c.origin.generation_name or c.origin.benchmark
-            fields = own(c)
+    def of(
+        cls, c: Case, own: Callable[[Case], tuple[str, dict[str, Any]]] | None = None
+    ) -> CaseRecord:
+        """`own`: the case's benchmark and fields in its dialect's names, where it has its own."""
+        benchmark, fields = own(c) if own is not None and c.origin is not None else (None, None)
         return cls(
             c.id,
             c.label,
@@ -110,7 +109,7 @@ class CaseRecord:
 
 
 def case_records(
-    cases: list[Case], own: Callable[[Case], dict[str, Any]] | None = None
+    cases: list[Case], own: Callable[[Case], tuple[str, dict[str, Any]]] | None = None
 ) -> list[CaseRecord]:
     return [CaseRecord.of(c, own) for c in cases]
 

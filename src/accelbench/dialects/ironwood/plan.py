@@ -10,13 +10,13 @@ from typing import Any
 
 from accelbench.catalogue import OpSpec, get_spec
 from accelbench.config.cases import cases_per_implementation
+from accelbench.config.expand import ironwood_sweep, resolve_same_as, values_of
 from accelbench.config.settings import (
     RUN_KEYS,
     PlanRequest,
     checked_run,
     run_settings,
 )
-from accelbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
 from accelbench.core.case import Case, Outputs, RunSettings
 from accelbench.core.flags import Flag
 from accelbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
@@ -158,7 +158,8 @@ def _expand(
     max_dim: int | None,
 ) -> tuple[list[dict[str, Any]], list[Mapping[str, Any]]]:
     """An entry's dicts (sweep expanded, reference spellings read) and its resolved parameters."""
-    dicts = expand_sweep(entry, where) if is_sweep else [resolve_same_as(entry, where)]
+    points = ironwood_sweep(entry, where).points() if is_sweep else [{}]
+    dicts = [resolve_same_as(values_of(p) if is_sweep else entry, where) for p in points]
     dicts = [
         e for d in dicts for e in _each(spec, _inject(bench, spec, _run_aliases(d, where), block))
     ]
@@ -191,7 +192,11 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
         backends = _backends(chosen, spec, key_path(where, "backend"))
         for entry_where, entry, is_sweep in _entries(bench, where):
             swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
-            total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends) * swept
+            total += (
+                (ironwood_sweep(entry, entry_where).total if is_sweep else 1)
+                * len(backends)
+                * swept
+            )
             if total > request.max_cases:
                 raise UserError(
                     f"the config expands to more than {request.max_cases} cases; raise the cap with "

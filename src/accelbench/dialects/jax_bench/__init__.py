@@ -6,18 +6,13 @@ Everything here is registered below; nothing outside this folder names it (docs/
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from accelbench.benchmarks import OURS_AS_PARAMS, V2
+from accelbench.benchmarks.flags import CONDITIONS, HW, XPROF_DIR
 from accelbench.catalogue import Param
 from accelbench.config.dialects import Command, Dialect, Listing, OneOff, register_dialect
 from accelbench.dialects.jax_bench import listing, plan
-from accelbench.dialects.jax_bench.benchmarks import OURS_AS_PARAMS, V2
-from accelbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
-
-# the benchmark families register their names, in upstream's order (compute, memory, collectives)
-for _family in ("compute", "memory", "collective"):
-    importlib.import_module(f"{__name__}.{_family}")
 
 
 def _one_off_fields(name: str) -> tuple[Param, ...] | None:
@@ -25,8 +20,8 @@ def _one_off_fields(name: str) -> tuple[Param, ...] | None:
     return None if bench is None or bench.tpums_only else (*bench.all_fields, *OURS_AS_PARAMS)
 
 
-def case_fields(case: Any) -> dict[str, Any]:
-    """A planned case's fields in its generation's names (the outputs module knows them)."""
+def case_fields(case: Any) -> tuple[str, dict[str, Any]]:
+    """A planned case's benchmark and fields (the outputs module knows them)."""
     from accelbench.dialects.jax_bench.outputs import given_fields
 
     return given_fields(case)

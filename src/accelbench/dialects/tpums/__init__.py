@@ -7,11 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelbench.benchmarks import TPUMS
+from accelbench.benchmarks.flags import XPROF_DIR
 from accelbench.config.dialects import Command, Dialect, Listing, register_dialect
-from accelbench.dialects.jax_bench import case_fields
-from accelbench.dialects.jax_bench.flags import XPROF_DIR
 from accelbench.dialects.tpums import listing, plan
-from accelbench.dialects.tpums.names import TPUMS
+from accelbench.dialects.tpums.layouts import STRICT_LAYOUT
+
+
+def case_fields(case: Any) -> tuple[str, dict[str, Any]]:
+    """A planned case's TPUMS name and fields (the outputs module knows them)."""
+    from accelbench.dialects.tpums.outputs import given_fields
+
+    return given_fields(case)
 
 
 def _suite_file(data: dict[str, Any]) -> str | None:
@@ -28,8 +35,8 @@ register_dialect(
         plan.plan,
         order=10,  # first: a stage-A file may have `hardware:` beside its `benchmark:`
         looks_like="'benchmark: {name: ...}' (TPUMS dialect)",
-        flags=(XPROF_DIR,),
-        sinks=("accelbench.dialects.tpums.outputs",),  # its generation of jax-bench's files
+        flags=(XPROF_DIR, STRICT_LAYOUT),
+        sinks=("accelbench.dialects.tpums.outputs",),
         command=Command(
             "tpums",
             "accelbench.dialects.tpums.cli",

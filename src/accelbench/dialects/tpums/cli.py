@@ -26,10 +26,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from accelbench.benchmarks.flags import XPROF_DIR
 from accelbench.catalogue import Param
 from accelbench.core.case import DEVICE_MODES
 from accelbench.dialects.jax_bench.cli import upstream_options
-from accelbench.dialects.jax_bench.flags import XPROF_DIR
+from accelbench.dialects.tpums.layouts import STRICT_LAYOUT
 from accelbench.errors import UserError, visible
 from accelbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("file")
     config.set_defaults(handler=_run_config)
     _common(config)
+    STRICT_LAYOUT.add_to(config)
     config.add_argument(
         "--xprof_timing",
         action="store_true",
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_suite.set_defaults(handler=_suite)
     run_suite.add_argument("--output_dir", default="results", help="where results go (results)")
     XPROF_DIR.add_to(run_suite)
+    STRICT_LAYOUT.add_to(run_suite)
     add_run_files(run_suite)
     _suite_on_a_cluster(suites)
     return parser
@@ -182,7 +185,7 @@ def benchmark_parser(name: str) -> argparse.ArgumentParser:
     """`tpums benchmark run NAME`'s own parser, from the benchmark's field declarations: each field
     --field v1 [v2 ...] (one-letter ones as -f too) in a group titled after TPUMS's Config, then the
     run's options."""
-    from accelbench.dialects.tpums.names import get_tpums
+    from accelbench.benchmarks import get_tpums
 
     entry = get_tpums(name, "benchmark run")
     parser = OneLineParser(prog=f"tpums benchmark run {name}", allow_abbrev=False)
@@ -221,7 +224,7 @@ def field_values(
     """`--field v1 [v2 ...]` of benchmark `name`: single values and swept ones in the benchmark's
     field order (the sweep's product runs in that order, as TPUMS's), and the run's options.
     Arguments it does not know are left, as TPUMS leaves them, and said."""
-    from accelbench.dialects.tpums.names import TPUMS, get_tpums
+    from accelbench.benchmarks import TPUMS, get_tpums
 
     entry = get_tpums(name, "benchmark run")
     if entry.is_alias:
@@ -273,7 +276,8 @@ def _suite(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
     if rest:
         raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
-    return run_suite(args.file, args.output_dir, run_files(args), args.xprof_dir)
+    flags = {XPROF_DIR.dest: args.xprof_dir, STRICT_LAYOUT.dest: args.strict_layout}
+    return run_suite(args.file, args.output_dir, run_files(args), flags)
 
 
 def _submit(args: argparse.Namespace, rest: Sequence[str]) -> int:
@@ -311,7 +315,7 @@ def _collect(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    from accelbench.dialects.tpums.names import listed
+    from accelbench.benchmarks import listed
 
     tiers = ("production", *(("experimental",) if args.experimental else ()))
     names = listed((*tiers, *(("alias",) if args.aliases else ())))
@@ -321,7 +325,7 @@ def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if args.help and not args.name:  # `benchmark run --help`: how to call it, and the names
-        from accelbench.dialects.tpums.names import listed
+        from accelbench.benchmarks import listed
 
         print("usage: tpums benchmark run NAME [--field v1 [v2 ...]] ... (NAME --help: its fields)")
         print("\nSupported Tasks:")
@@ -350,18 +354,20 @@ def _run_config(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 def _execute(args: argparse.Namespace, loaded: Any) -> int:
     """A loaded TPUMS config run into --output_dir, with --xla_flags_file_path's flag sets."""
+    from accelbench.benchmarks.tpu_flags import flag_sets, with_flags
     from accelbench.config.planner import plan
-    from accelbench.dialects.tpums.plan import flag_sets, with_flags
     from accelbench.run.planning import check_options, jax_device_count
     from accelbench.run.session import run_planned
 
-    flags = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
-    options = upstream_options(
-        args.output_dir, "--output_dir", run_files(args), **{XPROF_DIR.dest: args.xprof_dir}
-    )
+    sets = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
+    owned = {
+        XPROF_DIR.dest: args.xprof_dir,
+        STRICT_LAYOUT.dest: getattr(args, "strict_layout", False),
+    }
+    options = upstream_options(args.output_dir, "--output_dir", run_files(args), **owned)
     check_options(options)
     cases = plan(loaded, options, jax_device_count)
-    return run_planned(loaded, with_flags(cases, flags) if flags is not None else cases, options)
+    return run_planned(loaded, with_flags(cases, sets) if sets is not None else cases, options)
 
 
 def _command_line(

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelbench.dialects.jax_bench.benchmarks import BASE_FIELDS
-from accelbench.dialects.tpums.names import TPUMS, Tpums
+from accelbench.benchmarks import BASE_FIELDS, TPUMS, Tpums
 from accelbench.run.listing import ParamRecord, shown_params
 
 

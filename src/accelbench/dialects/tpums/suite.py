@@ -97,18 +97,17 @@ class Ran:
 
 
 def _plan(
-    suite: Suite, path: str, output_dir: str, files: RunFiles, xprof_dir: str | None
+    suite: Suite, path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
 ) -> list[Planned]:
     """Every config planned before any runs: a bad one stops the suite in one line, nothing measured."""
     from accelbench.config.planner import plan
     from accelbench.dialects.jax_bench.cli import upstream_options
-    from accelbench.dialects.jax_bench.flags import XPROF_DIR
     from accelbench.run.planning import check_options, jax_device_count
 
     planned: list[Planned] = []
     for _, located, stem in suite_configs(suite, path):
         folder = os.path.join(output_dir, stem)
-        options = upstream_options(folder, "--output_dir", files, **{XPROF_DIR.dest: xprof_dir})
+        options = upstream_options(folder, "--output_dir", files, **flags)
         check_options(options)
         loaded = load_config(located)
         try:
@@ -130,7 +129,7 @@ def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None) -> int:
+def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]) -> int:
     """Each config in turn; a config that cannot write is said in the report and the suite goes on;
     a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
     from accelbench.platform.interrupt import stopped_by_signal
@@ -139,7 +138,7 @@ def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None
     suite = read_suite(path)
     codes: list[int] = []
     ran: list[Ran] = []
-    for entry in _plan(suite, path, output_dir, files, xprof_dir):
+    for entry in _plan(suite, path, output_dir, files, flags):
         before = set(_summaries(entry.folder))
         try:
             outcome = run_and_tell(entry.loaded, entry.cases, entry.options)
@@ -182,8 +181,8 @@ def shown(frame: Any, fields: set[str]) -> Any:
 def collect(path: str, output_dir: str) -> int:
     """`tpums suite collect PATH`: the consolidated report of a suite's results in a bucket (or a
     folder), each config's latest summary.csv, every TPUMS field that varies shown."""
+    from accelbench.benchmarks import TPUMS
     from accelbench.dialects.tpums.cluster import collected
-    from accelbench.dialects.tpums.names import TPUMS
 
     fields = {p.name for entry in TPUMS.values() for p in entry.fields}
     tables = collected(path)
@@ -202,7 +201,7 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
 
     if summary is not None:
         return shown(
-            pd.read_csv(summary), {k for c in cases if c.origin for k, _ in c.origin.fields}
+            pd.read_csv(summary), {k for c in cases if c.origin for k in c.origin.fields.names()}
         )
     from accelbench.results.reading import read_rows
 

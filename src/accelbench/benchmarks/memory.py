@@ -6,17 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.catalogue import param
-from accelbench.dialects.jax_bench.benchmarks import (
+from accelbench.benchmarks import (
+    Benchmark,
     Figures,
     UpstreamFields,
-    V2Benchmark,
     fixed,
     intensity,
     itemsize,
     rate,
     register_v2,
 )
+from accelbench.catalogue import param
 
 # STREAM kernels: (arrays read + written, FLOPs per element); copy computes x + 1 upstream
 STREAM = {
@@ -53,12 +53,12 @@ def hbm_metrics(f: Figures) -> dict[str, Any]:
         "bandwidth_gb_s": rate(f.bytes, f.seconds, 1e9),
         "total_bytes_mb": f.bytes / 1e6,
         "intensity": intensity(f),
-        "op_type": str(f.fields["op_type"]).lower(),
+        "op_type": str(f.fields.op_type).lower(),
     }
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "hbm_bandwidth",
         "HBMBandwidthBenchmark",
         HbmFields,
@@ -81,13 +81,13 @@ class HostFields(UpstreamFields):
 
 def host_metrics(f: Figures) -> dict[str, Any]:
     """GiB/s, as upstream (and the Ironwood harness before it) reports host transfers."""
-    mib = f.fields["data_size_mib"]
+    mib = f.fields.data_size_mib
     return {"bandwidth_gb_s": rate(mib / 1024, f.seconds, 1.0), "total_bytes_mib": float(mib)}
 
 
 def _host(name: str, class_name: str, direction: str) -> None:
     register_v2(
-        V2Benchmark(
+        Benchmark(
             name,
             class_name,
             HostFields,
@@ -125,14 +125,14 @@ def d2d_metrics(f: Figures) -> dict[str, Any]:
     return {
         "bandwidth_gb_s": rate(f.bytes, f.seconds, 1e9),
         "total_bytes_mb": f.bytes / 1e6,
-        "src_device_index": f.fields["src_device_index"],
-        "dst_device_index": f.fields["dst_device_index"],
-        "direction": f.fields["direction"],
+        "src_device_index": f.fields.src_device_index,
+        "dst_device_index": f.fields.dst_device_index,
+        "direction": f.fields.direction,
     }
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "device_to_device",
         "DeviceToDeviceBenchmark",
         D2dFields,

@@ -9,18 +9,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.catalogue import param
-from accelbench.dialects.jax_bench.benchmarks import (
-    Fields,
+from accelbench.benchmarks import (
+    Benchmark,
     Figures,
     Metrics,
     UpstreamFields,
-    V2Benchmark,
     fixed,
     itemsize,
     ours_param,
     register_v2,
 )
+from accelbench.catalogue import param
 from accelbench.errors import UserError
 from accelbench.ops import collective_model as collectives
 
@@ -72,37 +71,37 @@ def _ints(text: Any) -> list[int] | None:
         return None
 
 
-def dcn_axis(f: Fields) -> int | None:
+def dcn_axis(f: CollectiveFields) -> int | None:
     """The mesh axis named dcn (TPUMS's mesh_axes), or None for an ICI-only mesh."""
-    axes = [a.strip() for a in str(f.get("mesh_axes") or "").split(",")]
+    axes = [a.strip() for a in str(f.mesh_axes or "").split(",")]
     return axes.index("dcn") if "dcn" in axes else None
 
 
-def dcn_slices(f: Fields) -> int:
+def dcn_slices(f: CollectiveFields) -> int:
     """Slices along the dcn axis (1 without one)."""
-    axis, shape = dcn_axis(f), _ints(f.get("mesh_shape"))
+    axis, shape = dcn_axis(f), _ints(f.mesh_shape)
     return shape[axis] if axis is not None and shape and axis < len(shape) else 1
 
 
-def dcn_participants(f: Fields) -> int:
+def dcn_participants(f: CollectiveFields) -> int:
     """Devices of one slice: the mesh's devices over its dcn slices."""
-    shape = _ints(f.get("mesh_shape")) or [1]
+    shape = _ints(f.mesh_shape) or [1]
     return math.prod(shape) // dcn_slices(f)
 
 
-def block_elements(f: Fields) -> int:
+def block_elements(f: CollectiveFields) -> int:
     """One device's block: matrix_dim tiles of 8x128, or (dcn_1d) matrix_dim^2 over the slices."""
-    if f.get("input_layout") == "dcn_1d":
-        return int(f["matrix_dim"]) ** 2 // dcn_slices(f)
-    return int(f["matrix_dim"]) * collectives.TILE
+    if f.input_layout == "dcn_1d":
+        return int(f.matrix_dim) ** 2 // dcn_slices(f)
+    return int(f.matrix_dim) * collectives.TILE
 
 
-def block_bytes(f: Fields) -> float:
-    return float(block_elements(f) * itemsize(f["dtype"]))
+def block_bytes(f: CollectiveFields) -> float:
+    return float(block_elements(f) * itemsize(f.dtype))
 
 
-def scatter_chunk_bytes(f: Fields) -> float:
-    return float(f["matrix_dim"] * 256 * itemsize(f["dtype"]))
+def scatter_chunk_bytes(f: CollectiveFields) -> float:
+    return float(f.matrix_dim * 256 * itemsize(f.dtype))
 
 
 def _sized(f: CollectiveFields) -> dict[str, Any]:
@@ -111,7 +110,7 @@ def _sized(f: CollectiveFields) -> dict[str, Any]:
     return {"matrix_dim": f.matrix_dim}
 
 
-def collective_metrics(size_key: str, size: Callable[[Fields], float]) -> Metrics:
+def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float]) -> Metrics:
     """bandwidth_gb_s: the bytes upstream counts as transferred over time (nccl-tests' bus bandwidth),
     0 for a group of one; the size column is one device's block (reduce-scatter: its output)."""
 
@@ -133,7 +132,7 @@ class Collective:
     moved: Callable[[Any, int], float]
     sized: Callable[[Any], dict[str, Any]] = _sized
     size_key: str = "shard_size_mb"
-    size: Callable[[Fields], float] = block_bytes
+    size: Callable[[CollectiveFields], float] = block_bytes
     run_id: Callable[[Any], str] = lambda f: f"dim_{f.matrix_dim}"
     flags: str | None = None
     more_params: Callable[[Any], dict[str, Any]] = lambda f: {}
@@ -148,7 +147,7 @@ def _collective(
     tpums_only: bool = False,
 ) -> None:
     register_v2(
-        V2Benchmark(
+        Benchmark(
             name,
             class_name,
             typed,
@@ -228,11 +227,11 @@ class Group:
     warnings: tuple[str, ...] = ()
 
 
-def _dcn_group(f: Fields, axis: int) -> Group:
+def _dcn_group(f: CollectiveFields, axis: int) -> Group:
     """DCN: the mesh as given, the group along dcn, never a fallback."""
-    shape_text = f["mesh_shape"]
+    shape_text = f.mesh_shape
     shape = _ints(shape_text) if shape_text is not None else None
-    names = str(f["mesh_axes"]).split(",")
+    names = str(f.mesh_axes).split(",")
     if shape is None or len(names) != len(shape):
         raise UserError(
             f"mesh_axes names {len(names)} axes; mesh_shape {shape_text!r} has "
@@ -244,11 +243,11 @@ def _dcn_group(f: Fields, axis: int) -> Group:
     return Group("x".join(map(str, shape)), along, shape[axis])
 
 
-def resolve_group(f: Fields, devices: int) -> Group:
+def resolve_group(f: CollectiveFields, devices: int) -> Group:
     axis = dcn_axis(f)
     if axis is not None:
         return _dcn_group(f, axis)
-    shape_text, strategy_text = f["mesh_shape"], f["sharding_strategy"]
+    shape_text, strategy_text = f.mesh_shape, f.sharding_strategy
     shape = _ints(shape_text) if shape_text is not None else None
     warnings: list[str] = []
     if shape_text is not None and (shape is None or math.prod(shape) != devices or min(shape) < 1):

@@ -3,10 +3,13 @@ process starts, so a case carries them as its process's environment (`process_en
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from accelbench.dialects.jax_bench.benchmarks import V2Benchmark
+from accelbench.benchmarks import TPUMS, V2, Benchmark, Upstream
+from accelbench.core.case import Case
+from accelbench.errors import UserError, visible
 
 DVFS = "--xla_tpu_dvfs_p_state=7"
 
@@ -114,6 +117,56 @@ TPU_FLAGS: dict[str, FlagSet] = {
 }
 
 
-def process_env(benchmark: V2Benchmark[Any]) -> tuple[tuple[str, str], ...]:
+def process_env(benchmark: Benchmark[Any]) -> tuple[tuple[str, str], ...]:
     """The environment a benchmark's process starts with on a TPU host (empty: the current one)."""
     return TPU_FLAGS[benchmark.flags].process_env() if benchmark.flags else ()
+
+
+def flag_sets(path: str) -> dict[str, FlagSet]:
+    """--xla_flags_file_path: per benchmark name, a list of flags or `{flags: [...], env: {...}}`
+    (both forms upstream's op_flags.yaml has used), replacing the packaged sets. A name no
+    benchmark has is said (its flags are never used); an env value must be a string or a number."""
+    from accelbench.config.yaml_reader import read_yaml
+
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise UserError("must be a YAML mapping of benchmark name to flags", key=path)
+    out = {}
+    for name, entry in data.items():
+        out[str(name)] = _flag_set(entry, f"{path}: {name}")
+        if str(name) not in (*TPUMS, *V2, *TPU_FLAGS):
+            print(
+                visible(f"warning: {path}: {name}: names no benchmark: its flags are never used"),
+                file=sys.stderr,
+            )
+    return out
+
+
+def _flag_set(entry: Any, where: str) -> FlagSet:
+    if isinstance(entry, dict):
+        if extra := sorted(set(entry) - {"flags", "env"}):
+            raise UserError(f"{extra[0]}: an entry holds flags and env only", key=where)
+        flags, env = entry.get("flags") or [], entry.get("env") or {}
+    else:
+        flags, env = entry, {}
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise UserError("flags must be a list of strings", key=where)
+    if not isinstance(env, dict):
+        raise UserError("env must be a mapping", key=where)
+    for key, value in env.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            kind = type(value).__name__
+            raise UserError(f"env {key}: must be a string or a number, got a {kind}", key=where)
+    return FlagSet(tuple(flags), {str(k): str(v) for k, v in env.items()})
+
+
+def with_flags(cases: list[Case], sets: dict[str, FlagSet]) -> list[Case]:
+    """Each case's TPU flags from the file (by its TPUMS name, else its jax-bench one); none where
+    the file names neither, as upstream passes none."""
+    out = []
+    for case in cases:
+        origin = case.origin
+        names = (origin.name, origin.benchmark.name) if isinstance(origin, Upstream) else ()
+        chosen = next((sets[n] for n in names if n in sets), None)
+        out.append(replace(case, process_env=chosen.process_env() if chosen else ()))
+    return out

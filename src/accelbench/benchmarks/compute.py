@@ -8,10 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.catalogue import param
-from accelbench.dialects.jax_bench.benchmarks import (
+from accelbench.benchmarks import (
+    Benchmark,
     UpstreamFields,
-    V2Benchmark,
     compute_metrics,
     fixed,
     intensity_metrics,
@@ -22,6 +21,7 @@ from accelbench.dialects.jax_bench.benchmarks import (
     replicated,
     shared_with,
 )
+from accelbench.catalogue import param
 from accelbench.ops.gemm import GeneralizedParams
 
 
@@ -59,7 +59,7 @@ def gemm_bytes(f: GemmFields, n: int = 1) -> float:
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "gemm_generalized",
         "GeneralizedGemmBenchmark",
         GemmFields,
@@ -76,7 +76,7 @@ register_v2(
         compute_metrics(),
         placement=replicated,
         flags="gemm_generalized",
-        peak=lambda f: str(f.in_dtype),
+        peak_dtype=lambda f: str(f.in_dtype),
         notes="fp32 accumulation (upstream's product is in_dtype-typed); scaling works for fp8",
     )
 )
@@ -89,7 +89,7 @@ class QuantizationFields(UpstreamFields):
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "quantization",
         "QuantizationBenchmark",
         QuantizationFields,
@@ -128,7 +128,7 @@ def _layer(
 ) -> None:
     fwd, bwd = ops
     register_v2(
-        V2Benchmark(
+        Benchmark(
             name,
             class_name,
             LayerFields,
@@ -169,7 +169,7 @@ class SigmoidFields(UpstreamFields):
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "sigmoid",
         "SigmoidBenchmark",
         SigmoidFields,
@@ -198,7 +198,7 @@ def _rope_pairs(f: RopeFields) -> int:
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "rope",
         "RoPEBenchmark",
         RopeFields,
@@ -229,7 +229,7 @@ def _elements(f: AddFields) -> int:
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "simple_add",
         "AddBenchmark",
         AddFields,
@@ -289,7 +289,7 @@ def _attention(f: AttentionFields) -> dict[str, Any]:
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "attention_flashed",
         "AttentionBenchmark",
         AttentionFields,
@@ -324,7 +324,7 @@ def _moe_place(f: MoeFields, devices: Callable[[], int]) -> dict[str, Any]:
 
 
 register_v2(
-    V2Benchmark(
+    Benchmark(
         "transformer_layer_moe",
         "TransformerLayerMoE",
         MoeFields,
