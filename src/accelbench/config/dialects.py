@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from accelbench.catalogue import Param
+from accelbench.config.expand import Point
 from accelbench.config.settings import PlanRequest
 from accelbench.core.case import Case
 from accelbench.core.flags import Flag
@@ -60,10 +61,10 @@ class Listing:
 @dataclass(frozen=True)
 class OneOff:
     """`run --run NAME --field value`: whether the dialect knows NAME (its fields, or None), and the
-    config data of one entry made of the fields given."""
+    cases of the values given (each keyed by its option: `--m`)."""
 
     fields: Callable[[str], tuple[Param, ...] | None]
-    data: Callable[[str, dict[str, Any]], dict[str, Any]]
+    plan: Callable[[str, Point, PlanRequest], list[Case]]
 
 
 @dataclass(frozen=True)

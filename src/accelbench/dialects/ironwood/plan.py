@@ -10,10 +10,11 @@ from typing import Any
 
 from accelbench.catalogue import OpSpec, get_spec
 from accelbench.config.cases import cases_per_implementation
-from accelbench.config.expand import ironwood_sweep, resolve_same_as, values_of
+from accelbench.config.expand import Point, ironwood_sweep, resolve_same_as, values_of
 from accelbench.config.settings import (
     RUN_KEYS,
     PlanRequest,
+    check_setting,
     checked_run,
     run_settings,
 )
@@ -261,3 +262,27 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
 
 def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
     return ironwood_cases(cfg, request)
+
+
+def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
+    """`run --run OP --field value`: a block of one parameter entry (the backend the block's), each
+    value checked where it was given (its option)."""
+    spec = get_spec(name)
+    for key, g in point.items():
+        if key in spec.param_names:
+            spec.param(key).validate(g.value, g.where)
+        elif key in RUN_KEYS:
+            check_setting(key, g.value, "", at=g.where)
+    values = values_of(point)
+    block = Benchmark(benchmark_name=name, backend=values.pop("backend", None))
+    try:
+        return ironwood_cases(
+            IronwoodConfig(benchmarks=[block.model_copy(update={"benchmark_params": [values]})]),
+            request,
+        )
+    except UserError as error:  # about the entry: the option that gave it, else --run
+        inner = (error.key or "").removeprefix("benchmarks[0]").lstrip(".")
+        inner = inner.removeprefix("benchmark_params[0]").lstrip(".")
+        raise UserError(
+            error.message, key=f"--{inner}" if inner else "--run", suggestion=error.suggestion
+        ) from None

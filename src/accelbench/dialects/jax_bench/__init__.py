@@ -27,10 +27,6 @@ def case_fields(case: Any) -> tuple[str, dict[str, Any]]:
     return given_fields(case)
 
 
-def _one_off_data(name: str, fields: dict[str, Any]) -> dict[str, Any]:
-    return {"benchmarks": [{"name": name, **fields}]}
-
-
 register_dialect(
     Dialect(
         "jax_bench",
@@ -55,7 +51,7 @@ register_dialect(
             listing.cells,
             "docs/jax_bench.md",
         ),
-        one_off=OneOff(_one_off_fields, _one_off_data),
+        one_off=OneOff(_one_off_fields, plan.one_off),
         registries=(V2,),
         case_fields=case_fields,
     )

@@ -104,3 +104,10 @@ def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
         cases += _entry_cases(entry, i, globals_, top, request)
         capped(cases, request, key_path("benchmarks", i), " or 'max_cases:'")  # across entries
     return numbered_repeats(cases)
+
+
+def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
+    """`run --run NAME --field value`: one entry of the values given."""
+    reading = Reading.jax_bench(get_v2(name, "--run"))
+    point = {**shared_values({}, request), **point}
+    return numbered_repeats(point_cases(point, Context(reading, "--run"), request))

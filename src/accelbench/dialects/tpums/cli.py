@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import sys
@@ -28,6 +27,7 @@ from typing import Any
 
 from accelbench.benchmarks.flags import XPROF_DIR
 from accelbench.catalogue import Param
+from accelbench.config.expand import Axis, Expansion, Given
 from accelbench.core.case import DEVICE_MODES
 from accelbench.dialects.jax_bench.cli import upstream_options
 from accelbench.dialects.tpums.layouts import STRICT_LAYOUT
@@ -196,6 +196,7 @@ def benchmark_parser(name: str) -> argparse.ArgumentParser:
             *flags,
             dest=f"field_{p.name}",
             nargs="+",
+            action="extend",
             type=_typed(p),
             metavar=_metavar(p),
             help=f"{p.doc or p.name} (default: {p.default})",
@@ -218,12 +219,11 @@ def _metavar(param: Param) -> str:
     return "{" + ",".join(map(str, param.choices)) + "}" if param.choices else param.name.upper()
 
 
-def field_values(
-    name: str, args: Sequence[str]
-) -> tuple[dict[str, Any], dict[str, list[Any]], argparse.Namespace]:
-    """`--field v1 [v2 ...]` of benchmark `name`: single values and swept ones in the benchmark's
-    field order (the sweep's product runs in that order, as TPUMS's), and the run's options.
-    Arguments it does not know are left, as TPUMS leaves them, and said."""
+def field_values(name: str, args: Sequence[str]) -> tuple[Expansion, argparse.Namespace]:
+    """`--field v1 [v2 ...]` of benchmark `name` (a field given twice: its values together): the
+    single values a case, several a sweep in the benchmark's field order (its product runs in that
+    order, as TPUMS's), and the run's options. Arguments it does not know are left, as TPUMS leaves
+    them, and said."""
     from accelbench.benchmarks import TPUMS, get_tpums
 
     entry = get_tpums(name, "benchmark run")
@@ -232,19 +232,18 @@ def field_values(
         raise UserError(f"is an earlier name: run {current!r}", key=name)
     options, unknown = benchmark_parser(name).parse_known_args(args)
     _said_ignored(unknown, f"benchmark run {name}")
-    values = {
-        p.name: getattr(options, f"field_{p.name}")
-        for p in entry.fields
-        if getattr(options, f"field_{p.name}") is not None
-    }
-    if math.prod(len(v) for v in values.values()) > MAX_COMBINATIONS:
+    given = {p.name: getattr(options, f"field_{p.name}") for p in entry.fields}
+    values = {k: v for k, v in given.items() if v is not None}
+    expansion = Expansion(
+        ({k: Given(v[0], f"--{k}") for k, v in values.items() if len(v) == 1},),
+        tuple(Axis(k, tuple(v), f"--{k}") for k, v in values.items() if len(v) > 1),
+    )
+    if expansion.total > MAX_COMBINATIONS:
         raise UserError(
-            f"{math.prod(len(v) for v in values.values()):,} combinations; at most "
-            f"{MAX_COMBINATIONS} in one invocation",
+            f"{expansion.total:,} combinations; at most {MAX_COMBINATIONS} in one invocation",
             key="benchmark run",
         )
-    single = {k: v[0] for k, v in values.items() if len(v) == 1}
-    return single, {k: v for k, v in values.items() if len(v) > 1}, options
+    return expansion, options
 
 
 def _said_ignored(unknown: Sequence[str], command: str) -> None:
@@ -337,8 +336,8 @@ def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if args.help:
         benchmark_parser(args.name).print_help()
         return 0
-    single, swept, options = field_values(args.name, rest)
-    return _execute(options, _command_line(args.name, single, swept, options))
+    expansion, options = field_values(args.name, rest)
+    return _execute(options, _command_line(args.name, expansion, options))
 
 
 def _run_config(args: argparse.Namespace, rest: Sequence[str]) -> int:
@@ -370,24 +369,16 @@ def _execute(args: argparse.Namespace, loaded: Any) -> int:
     return run_planned(loaded, with_flags(cases, sets) if sets is not None else cases, options)
 
 
-def _command_line(
-    name: str, single: dict[str, Any], swept: dict[str, list[Any]], options: argparse.Namespace
-) -> Any:
-    """`benchmark run NAME --field ...` as a TPUMS file of one benchmark: single values its params,
-    several its sweep (in field order)."""
-    from accelbench.config.dialects import get_dialect
+def _command_line(name: str, expansion: Expansion, options: argparse.Namespace) -> Any:
+    """`benchmark run NAME --field ...`: its cases, planned by the dialect from the typed values."""
     from accelbench.config.loader import LoadedConfig
+    from accelbench.dialects.tpums.plan import command_line
 
-    bench: dict[str, Any] = {"name": name, "params": single}
-    if options.xprof_timing:
-        bench["xprof_timing"] = True
-    if options.xprof_device_mode:
-        bench["xprof_device_mode"] = options.xprof_device_mode
-    if swept:
-        bench["sweep"] = swept
-    data = {"benchmark": bench}
-    model = get_dialect("tpums").schema.model_validate(data)
-    return LoadedConfig(name, "tpums", model, data, command_line=True)
+    xprof, mode = options.xprof_timing, options.xprof_device_mode
+    raw = {"benchmark run": name, "values": repr(expansion)}
+    return LoadedConfig(
+        name, "tpums", None, raw, one_off=lambda r: command_line(name, expansion, xprof, mode, r)
+    )
 
 
 def main(argv: Sequence[str]) -> int:

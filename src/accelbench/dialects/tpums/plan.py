@@ -227,21 +227,38 @@ def _stage_b_cases(
     expansion = _sweep(bench, _cases(bench, request, layout), request, layout)
     points = [layout.file_xprof(p) for p in expansion.points()]
     xprof = _xprof(bench.get("xprof_timing"), key_path(TOP, "xprof_timing"), entry, layout)
-    level = FileLevel(entry, xprof, _choice(bench, "xprof_device_mode", DEVICE_MODES), request, TOP)
+    device_mode = _choice(bench, "xprof_device_mode", DEVICE_MODES)
+    level = FileLevel(entry, xprof, device_mode, request, TOP)
     preset = _preset(bench, entry)
+    return planned(level, [{**preset, **p} for p in points], key_path(TOP, "params"))
+
+
+def planned(level: FileLevel, points: list[Point], where: str) -> list[Case]:
+    """Each point's cases (`where`: a point's key when it came from no case or CSV row)."""
+    entry, request = level.entry, level.request
     reading = Reading.of_tpums(entry)
     cases: list[Case] = []
     for point in points:
-        where = _case_where(point)
-        point = {**preset, **point}
+        at = _case_where(point, where)
         if entry.soak:
-            _soaks(xprof, point)
-        ctx = Context(reading, where)
+            _soaks(level.xprof, point, at)
+        ctx = Context(reading, at)
         cases += [
-            c for _, c in point_cases(level.run_keys(point, where), ctx, request, level.adjusted)
+            c for _, c in point_cases(level.run_keys(point, at), ctx, request, level.adjusted)
         ]
         capped(cases, request, TOP)
     return cases
+
+
+def command_line(
+    name: str, expansion: Expansion, xprof: bool, device_mode: str | None, request: PlanRequest
+) -> list[Case]:
+    """`tpums benchmark run NAME --field v1 [v2 ...]`: its values (a case) over its sweep."""
+    entry = get_tpums(name, "benchmark run")
+    if entry.is_experimental:
+        request.warnings.append(f"[WARNING] Running experimental benchmark '{entry.name}'")
+    level = FileLevel(entry, xprof or None, device_mode, request, TOP)
+    return planned(level, list(expansion.points()), "benchmark run")
 
 
 def _xprof(value: Any, where: str, entry: Tpums, layout: LayoutNote) -> bool | None:
@@ -257,25 +274,22 @@ def _xprof(value: Any, where: str, entry: Tpums, layout: LayoutNote) -> bool | N
     return value
 
 
-def _case_where(point: Point) -> str:
-    """Where a case was given: its item of `cases`, its CSV row, else the params."""
+def _case_where(point: Point, where: str) -> str:
+    """Where a case was given: its item of `cases`, its CSV row, else `where`."""
     for g in point.values():
-        if ".cases[" in g.where or " row " in g.where:
-            return (
-                g.where.rpartition(" column ")[0]
-                if " row " in g.where
-                else g.where.rpartition(".")[0]
-            )
-    return key_path(TOP, "params")
+        if " row " in g.where:
+            return g.where.rpartition(" column ")[0]
+        if ".cases[" in g.where:
+            return g.where.rpartition(".")[0]
+    return where
 
 
-def _soaks(xprof: Any, point: Point) -> None:
+def _soaks(xprof: Any, point: Point, where: str) -> None:
     """TPUMS's soak needs its traced windows and a duration (its executor refuses otherwise)."""
     if xprof is not True:
         raise UserError("a soak's windows are traced: set xprof_timing: true", key=TOP)
     duration = point.get("min_duration_s")
     if duration is None or not duration.value:
-        where = duration.where.rpartition(".")[0] if duration else key_path(TOP, "params")
         raise UserError("a soak lasts min_duration_s: give it (above 0)", key=where)
 
 
