@@ -614,3 +614,57 @@ def test_dcn_permutes_and_all_reduce_on_two_processes_of_four_devices(tmp_path, 
         (row,) = csv.DictReader(open(tmp_path / "out" / f"{name}.summary.csv"))  # noqa: SIM115
         assert row["check"] == "passed" and row["participants_per_slice"] == "4"
         assert float(row["wall_clock_host_bus_gbps"]) > 0
+
+
+def test_a_bad_run_setting_in_params_names_its_key(write_yaml, run_cli):
+    """Issue 57: the TPUMS key that gave the value, not only the block it sits in."""
+    err = refused(write_yaml, run_cli, "benchmark: {name: gemm, params: {cache: tepid}}")
+    assert "benchmark.params.cache: must be one of cold, warm, got 'tepid'" in err
+    err = refused(write_yaml, run_cli, "benchmark: {name: gemm, cases: [{m: 8, num_runs: -1}]}")
+    assert "benchmark.cases[0].num_runs" in err
+
+
+@pytest.mark.parametrize("op_type", ["read_only", "write_only"])
+def test_hbms_long_op_type_names_are_accepted_in_files_and_on_the_command_line(
+    op_type, write_yaml, capsys
+):
+    """Issue 57: upstream and docs/tpums.md accept read_only and write_only; both run the read or
+    write kernel."""
+    (case,) = cases(write_yaml, f"benchmark: {{name: hbm, params: {{op_type: {op_type}}}}}")
+    assert case.params.op_type == op_type
+    from accelbench.dialects.tpums.cli import field_values
+
+    expansion, _ = field_values("hbm", ["--op_type", op_type])
+    assert [g.value for g in expansion.cases[0].values()] == [op_type]
+
+
+def test_a_field_given_twice_on_benchmark_run_is_swept_over_both_values():
+    """Issue 57: `-m 16 ... -m 32` is never the last value silently: both values, a product."""
+    from accelbench.config.expand import values_of
+    from accelbench.dialects.tpums.cli import field_values
+
+    expansion, _ = field_values("gemm", ["-m", "16", "--n", "8", "-m", "32"])
+    assert [values_of(p) for p in expansion.points()] == [{"n": 8, "m": 16}, {"n": 8, "m": 32}]
+
+
+def test_run_config_of_a_suite_file_says_to_run_it_as_a_suite(tmp_path, capsys):
+    from accelbench.dialects.tpums.cli import main
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("suite_name: s\ndescription: d\nconfigs: [a.yaml]\n")
+    assert main(["benchmark", "run-config", str(suite), "--output_dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tpums suite run" in err
+
+
+def test_a_flags_file_refuses_a_mapping_env_value_and_says_a_name_of_no_benchmark(tmp_path, capsys):
+    from accelbench.benchmarks.tpu_flags import flag_sets
+    from accelbench.errors import UserError
+
+    flags = tmp_path / "flags.yaml"
+    flags.write_text("gemm: {flags: ['--a'], env: {X: {nested: 1}}}\n")
+    with pytest.raises(UserError, match="env X: must be a string or a number, got a dict"):
+        flag_sets(str(flags))
+    flags.write_text("gemmm: ['--a']\n")
+    assert set(flag_sets(str(flags))) == {"gemmm"}
+    assert "gemmm: names no benchmark: its flags are never used" in capsys.readouterr().err

@@ -21,7 +21,7 @@ def case_fields(case: Any) -> tuple[str, dict[str, Any]]:
     return given_fields(case)
 
 
-def _suite_file(data: dict[str, Any]) -> str | None:
+def suite_file(data: dict[str, Any]) -> str | None:
     if "suite_name" in data and "configs" in data:
         return "a TPUMS suite file (its configs run in turn): run it with `tpums suite run FILE`"
     return None
@@ -51,7 +51,7 @@ register_dialect(
             listing.cells,
             "docs/tpums.md",
         ),
-        explains=_suite_file,
+        explains=suite_file,
         registries=(TPUMS,),
         case_fields=case_fields,
     )

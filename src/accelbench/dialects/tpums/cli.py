@@ -343,11 +343,13 @@ def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
 def _run_config(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from accelbench.config.loader import load_config
     from accelbench.config.yaml_reader import read_yaml
+    from accelbench.dialects.tpums import suite_file
     from accelbench.dialects.tpums.plan import MISSING
 
     _said_ignored([*rest, *(["--xprof_timing"] if args.xprof_timing else [])], "run-config")
     if not isinstance(data := read_yaml(args.file), dict) or "benchmark" not in data:
-        raise UserError(MISSING, file=args.file, key="(top level)")
+        said = suite_file(data) if isinstance(data, dict) else None
+        raise UserError(said or MISSING, file=args.file, key="(top level)")
     return _execute(args, load_config(args.file))
 
 
