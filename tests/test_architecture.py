@@ -582,3 +582,20 @@ def test_modules_and_functions_stay_small():
         and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
     ]
     assert long_modules == [] and long_functions == [], (long_modules, long_functions)
+
+
+def test_op_parameters_are_read_by_attribute_never_by_string():
+    """An op's parameters are a typed dataclass, not a mapping: no reader in the product takes one by
+    a string key (`params["m"]`, `params.get("device")`, `value("m")`); placement is `placement`."""
+    from accelbench.catalogue import OpParams
+
+    assert not hasattr(OpParams, "__getitem__") and not hasattr(OpParams, "get")
+    pattern = re.compile(r"""params\s*\[\s*["']|params\.get\(\s*["']|\.value\(\s*["']""")
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for pkg in PACKAGES
+        for p in pkg.rglob("*.py")
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert hits == []

@@ -167,17 +167,17 @@ RUN: dict[str, Row] = {
     "max_dim": Row(
         ("run", "--config", "add.yaml", "{}"),
         "4",
-        lambda s: len(s.cases) == 1 and s.cases[0].params["m"] == 4,
+        lambda s: len(s.cases) == 1 and s.cases[0].params.m == 4,
     ),
     "only": Row(
         ("run", "--config", "add.yaml", "{}"),
         "*16x16*",
-        lambda s: [c.params["m"] for c in s.cases] == [16],
+        lambda s: [c.params.m for c in s.cases] == [16],
     ),
     "skip": Row(
         ("run", "--config", "add.yaml", "{}"),
         "*16x16*",
-        lambda s: [c.params["m"] for c in s.cases] == [8],
+        lambda s: [c.params.m for c in s.cases] == [8],
     ),
     XPROF_DIR.dest: Row(
         ("run", "--config", "jb.yaml", "{}"), "tr", lambda s: s.cases[0].outputs.trace_dir == "tr"

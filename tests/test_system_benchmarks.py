@@ -91,7 +91,7 @@ def test_host_device_runs_both_directions_when_the_config_names_neither(write_ya
             )
         )
     )
-    assert [(c.params["data_size_mib"], c.params["direction"]) for c in cases] == [
+    assert [(c.params.data_size_mib, c.params.direction) for c in cases] == [
         (1, "h2d"),
         (1, "d2h"),
         (2, "h2d"),

@@ -25,7 +25,7 @@ def cases(write_yaml, text, **options):
 
 
 def fields(case):
-    return dict(case.origin.fields)
+    return case.origin.fields.as_dict()
 
 
 def refused(write_yaml, run_cli, text):

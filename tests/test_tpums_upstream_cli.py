@@ -235,7 +235,7 @@ def test_benchmark_run_with_common_flags(tpums):
 def test_benchmark_run_without_xprof_timing(tpums):
     seen = tpums("benchmark", "run", "gemm", "-m", "128", "-n", "128", "-k", "128")
     assert not any(c.outputs.trace_dir for c in seen.cases)
-    assert dict(seen.cases[0].origin.fields)["xprof_dir"] == "/tmp/tensorboard"
+    assert seen.cases[0].origin.fields.as_dict()["xprof_dir"] == "/tmp/tensorboard"
 
 
 @pytest.mark.parametrize(

@@ -269,7 +269,7 @@ def test_load_config_root_xprof_timing_extracted(write_yaml, snippet, traced):
 
     path = write_yaml(f"benchmark: {{name: gemm, {snippet}params: {{warmup_tries: 1}}}}")
     (case,) = plan(load_config(str(path)), run_options(), lambda: 1)
-    assert dict(case.origin.fields)["xprof_timing"] is traced
+    assert case.origin.fields.as_dict()["xprof_timing"] is traced
     assert (case.outputs.trace_dir is not None) is traced
 
 

@@ -18,10 +18,11 @@ import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from accelbench.core.case import Case, Outputs, RunSettings
 from accelbench.errors import UserError
+from accelbench.ops.callables import CallableParams
 from accelbench.results.records import Row
 
 # bench()'s own keywords; every other keyword is a run setting
@@ -76,12 +77,12 @@ class Result:
 
         r = self.row
         if not r.ok:
-            return f"{r.params['name']}: {r.status.value}: {r.identity.error}"
+            return f"{_name(r)}: {r.status.value}: {r.identity.error}"
         low, high = self.interval_s
         rate = f", {r.derived.tflop_per_s:.3g} TFLOP/s" if r.derived.tflop_per_s else ""
         rate += f", {r.derived.gb_per_s:.4g} GB/s" if r.derived.gb_per_s else ""
         return (
-            f"{r.params['name']}: {format_seconds(r.median_s)} median ({r.timing.timing_source}; "
+            f"{_name(r)}: {format_seconds(r.median_s)} median ({r.timing.timing_source}; "
             f"p10-p90 {format_seconds(low)}-{format_seconds(high)}, {r.stats.sample_count} samples, "
             f"stopped: {r.stats.stop_reason}){rate}; check {r.timing.check or 'off'}"
         )
@@ -146,20 +147,25 @@ def bench(fn: Callable[..., Any], *args: Any, **keywords: Any) -> Result:
         keywords.setdefault("input_sets", len(arg_sets))
     case = _case(fn, options, keywords)
     run_id = new_run_id()
-    CALLS[case.params["name"]] = Call(fn, arg_sets, options.get("reference"), options.get("rtol"))
+    CALLS[case.params.name] = Call(fn, arg_sets, options.get("reference"), options.get("rtol"))
     try:
         started = timestamp()
         row, _ = execute(case, run_id, base_environment(run_id), None, case.run.timeout_s)
     finally:
-        CALLS.pop(case.params["name"], None)
+        CALLS.pop(case.params.name, None)
     row.started = started
     return Result(row)
+
+
+def _name(row: Row) -> str:
+    """The function's name a `bench()` row carries (its op's `name` parameter)."""
+    return str(cast(CallableParams, row.params).name)
 
 
 def table(results: Sequence[Result], by: str | None = None, baseline: str | None = None) -> Any:
     """The results as a rich table: one line each, or (`by`: a column such as `variant` or `backend`)
     ops down and that column's values across, each as a ratio to `baseline` (default: the first)."""
-    rows = [dataclasses.replace(r.row, source=str(r.row.params["name"])) for r in results]
+    rows = [dataclasses.replace(r.row, source=_name(r.row)) for r in results]
     if by:
         from accelbench.results.compare import pair_groups, pivot
 
@@ -182,7 +188,7 @@ def save(results: Sequence[Result], path: str) -> str:
     from accelbench.results.writer import ResultFile
 
     rows = [r.row for r in results]
-    names = list(dict.fromkeys(p for r in rows for p in r.params))
+    names = list(dict.fromkeys(p for r in rows for p in r.params.as_dict()))
     case = Case(
         op="callable",
         backend="numpy",

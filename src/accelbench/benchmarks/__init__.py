@@ -175,7 +175,7 @@ class Benchmark(Generic[F]):
     @property
     def upstream_fields(self) -> tuple[Param, ...]:
         """Base fields then its own, as upstream's dataclass orders them."""
-        ours = _ours(self.typed)
+        ours = _ours(self.typed)  # type: ignore[arg-type]
         return tuple(p for p in self.typed.declared() if p.name not in ours)
 
     @property
@@ -187,7 +187,7 @@ class Benchmark(Generic[F]):
     @property
     def ours(self) -> tuple[Param, ...]:
         """This project's fields of this benchmark (written after upstream's columns)."""
-        ours = _ours(self.typed)
+        ours = _ours(self.typed)  # type: ignore[arg-type]
         return tuple(p for p in self.typed.declared() if p.name in ours)
 
     @property

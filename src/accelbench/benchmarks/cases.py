@@ -189,10 +189,13 @@ def _pairs(values: dict[str, Any], request: PlanRequest, where: str) -> list[dic
     return [{**values, "src_device_index": s, "dst_device_index": d} for s, d in pairs]
 
 
-def _group(fields: Any, request: PlanRequest) -> tuple[dict[str, Any], int]:
+def _group(fields: Any, request: PlanRequest, where: str) -> tuple[dict[str, Any], int]:
     """A collective's mesh as upstream resolves it over the devices, and its group size N."""
     devices = request.device_count()
-    group = resolve_group(fields, devices)
+    try:
+        group = resolve_group(fields, devices)
+    except UserError as error:  # a mesh the fields cannot make: the case that gave them
+        raise UserError(error.message, key=where) from None
     request.warnings.extend(group.warnings)
     # the mesh's own device count (a DCN mesh the devices cannot fill: an unsupported row, not a
     # fallback; any other mesh fills them or is one axis of all)
@@ -223,7 +226,7 @@ def cases_of(
     translated = bench.translation(fields)
     group = 1
     if bench.collective:
-        mesh, group = _group(fields, request)
+        mesh, group = _group(fields, request, where)
         translated.update(mesh)
     conditions = request.flag(CONDITIONS) or ours.get("conditions") or "upstream"
     spec = get_spec(bench.op(fields))

@@ -253,9 +253,7 @@ class Outputs:
 class Case:
     op: str
     backend: str
-    params: Mapping[
-        str, Any
-    ]  # the op's typed parameters (catalogue.OpParams) or, unconverted, a dict
+    params: Any  # the op's typed parameters (catalogue.OpParams)
     run: RunSettings
     outputs: Outputs
     benchmark: str
@@ -277,7 +275,7 @@ class Case:
         ident = {
             "op": self.op,
             "backend": self.backend,
-            "params": dict(self.params),  # by value: the typed class does not enter the id
+            "params": self.params.as_dict(),  # by value: the typed class does not enter the id
             **identifying_settings(self.run),
             **{k: v for k, v in own if v},
         }
@@ -288,9 +286,9 @@ class Case:
         """What makes this case differ from another of its op: its parameters, the run settings in
         its id, and its repeat (a case a jax-bench file asks for again)."""
         repeat = {"repeat_count": self.occurrence} if self.occurrence else {}
-        return {**dict(self.params), **identifying_settings(self.run), **repeat}
+        return {**self.params.as_dict(), **identifying_settings(self.run), **repeat}
 
     @property
     def label(self) -> str:
-        parts = (self.op, self.backend, shape_label(self.params), self.id[:6])
+        parts = (self.op, self.backend, shape_label(self.params.as_dict()), self.id[:6])
         return "-".join(p for p in parts if p)

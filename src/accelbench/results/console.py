@@ -91,7 +91,7 @@ def shape_of(row: Row) -> str:
     try:
         return get_spec(row.identity.op).shape(row.params)
     except UserError:
-        return shape_label(row.params)
+        return shape_label(row.params.as_dict())
 
 
 def distinguishing(rows: Sequence[Row]) -> list[str]:
@@ -109,7 +109,7 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
             spec = get_spec(op)
             names = [p.name for p in spec.params if p.name not in spec.dimensions]
         except UserError:  # a row of an op this version no longer has: compare what it does have
-            names = sorted({k for i in members for k in rows[i].params})
+            names = sorted({k for i in members for k in rows[i].params.as_dict()})
         # then the run settings the rows record (two rows of one op and shape, one cold-cache)
         keys = varying(
             [rows[i] for i in members],

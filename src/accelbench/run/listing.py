@@ -99,7 +99,7 @@ class CaseRecord:
             c.op,
             c.backend,
             c.implementation,
-            dict(c.params),
+            c.params.as_dict(),
             {f.name: getattr(c.run, f.name) for f in declared_settings()},
             c.occurrence,
             c.outputs.csv_path,

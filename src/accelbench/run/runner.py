@@ -177,7 +177,7 @@ def _watched(
     spec = get_spec(case.op)
     charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
     judged = case.run.throttle != "off" and device.platform == "gpu"
-    index = case.params.get("device", 0)
+    index = case.params.placement.device
     index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
     with _alarm(timeout_s, case.label), Monitor(index, charted or judged) as monitor:
         m = backend.measure(case)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.catalogue import OpSpec, get_spec
+from accelbench.catalogue import OpParams, OpSpec, get_spec
 from accelbench.config.cases import cases_per_implementation
 from accelbench.config.expand import Point, ironwood_sweep, resolve_same_as, values_of
 from accelbench.config.settings import (
@@ -109,14 +108,11 @@ def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _clamp(spec: OpSpec, params: Mapping[str, Any], max_dim: int | None) -> Mapping[str, Any]:
+def _clamp(spec: OpSpec, params: OpParams, max_dim: int | None) -> OpParams:
     """--max-dim: every problem size within its kind's cap (catalogue.PARAM_KINDS)."""
     if not max_dim:
         return params
-    by_name = {p.name: p for p in spec.params}
-    return spec.made(
-        {k: by_name[k].clamped(v, max_dim) if k in by_name else v for k, v in params.items()}
-    )
+    return spec.made({p.name: p.clamped(getattr(params, p.name), max_dim) for p in spec.params})
 
 
 @dataclass(frozen=True)
@@ -128,7 +124,7 @@ class Planned:
     spec: OpSpec
     where: str
     dicts: list[dict[str, Any]]  # as written, run settings and implementation included
-    resolved: list[Mapping[str, Any]]  # the op's parameters, checked and defaulted
+    resolved: list[OpParams]  # the op's parameters, checked and defaulted
     backends: list[str]
     implementation: str | list[str] | None = None  # the block's, else the config's
 
@@ -157,7 +153,7 @@ def _expand(
     where: str,
     block: str,
     max_dim: int | None,
-) -> tuple[list[dict[str, Any]], list[Mapping[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[OpParams]]:
     """An entry's dicts (sweep expanded, reference spellings read) and its resolved parameters."""
     points = ironwood_sweep(entry, where).points() if is_sweep else [{}]
     dicts = [resolve_same_as(values_of(p) if is_sweep else entry, where) for p in points]

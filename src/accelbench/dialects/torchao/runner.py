@@ -99,7 +99,7 @@ def _mb(nbytes: int | None) -> float | None:
 
 def _params(row: Row) -> TorchaoModelParams:
     """The row's parameters as its op declares them (a row read back from a file included)."""
-    params = get_spec(row.identity.op).resolve(row.params, "torchao row")
+    params = get_spec(row.identity.op).resolve(row.params.as_dict(), "torchao row")
     assert isinstance(params, TorchaoModelParams)
     return params
 
