@@ -7,7 +7,7 @@ import json
 import pytest
 
 from accelbench.core.samples import Samples
-from accelbench.platform.gpu_monitor import Monitor
+from accelbench.platform.gpu_monitor import Monitor, MonitorSummary
 from accelbench.run.planning import plan_from_file
 
 
@@ -52,7 +52,7 @@ def test_gap_strategies_set_cadence_and_cache(write_yaml):
 def test_without_a_gpu_the_monitor_samples_nothing_and_says_why():
     with Monitor(0) as monitor:
         pass
-    assert monitor.series == [] and monitor.summary() == {}
+    assert monitor.series == [] and monitor.summary() == MonitorSummary()
     assert monitor.note.startswith("no GPU monitor")
 
 

@@ -147,14 +147,9 @@ def execute(
         backend = get_backend(case.backend)
         device = backend.device_info()
         m, monitor, clocks = _watched(case, backend, device, timeout_s)
-        row = success_row(case, spec, m, run_id, env, peaks)
-        for name, value in dataclasses.asdict(clocks).items() if clocks else ():
-            setattr(row.timing, name, value)  # TimingInfo's clock_source, throttled_share_ratio...
-        if monitor.series and (spec.traits.monitor_gpu or case.run.soak_chunk):
-            for column, value in monitor.summary().items():  # TimingInfo's sm_clock_* etc.
-                setattr(row.timing, column, value)
-            row.series.gpu_monitor = [list(sample) for sample in monitor.series]
-        return row, m.outputs_digest
+        charted = monitor.series and (spec.traits.monitor_gpu or case.run.soak_chunk)
+        summary = monitor.summary() if charted else None
+        return success_row(case, spec, m, run_id, env, peaks, clocks, summary), m.outputs_digest
     except CaseFailure as failure:
         status, reason = failure.status, failure.reason
     except CaseTimeout:
