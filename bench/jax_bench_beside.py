@@ -128,7 +128,7 @@ def expansions(upstream: str, devices: int) -> None:
     sys.path.insert(0, os.path.join(os.path.abspath(upstream), "src"))
     from accelerator_microbenchmarks.core import config as upstream_config
 
-    from accelbench.benchmarks import V2
+    from accelbench.benchmarks.base import V2
     from accelbench.config.loader import load_config
     from accelbench.config.planner import plan
     from accelbench.core.options import RunOptions

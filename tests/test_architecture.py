@@ -503,7 +503,7 @@ def test_the_architecture_page_lists_every_module_in_its_layer():
 def test_every_registration_and_sink_method_the_page_names_exists():
     page = ARCHITECTURE.read_text(encoding="utf-8")
     points = page.split("## Extension points", 1)[1].split("\n## ", 1)[0]
-    import accelbench.benchmarks
+    import accelbench.benchmarks.base
     import accelbench.catalogue
     import accelbench.config.dialects
     import accelbench.measure.timers
@@ -519,9 +519,9 @@ def test_every_registration_and_sink_method_the_page_names_exists():
         accelbench.config.dialects,
         accelbench.measure.timers,
         accelbench.ops.common,
-        accelbench.benchmarks,
+        accelbench.benchmarks.base,
         accelbench.ops.torchao,
-        accelbench.benchmarks,
+        accelbench.benchmarks.base,
         accelbench.platform.backends,
         accelbench.specs,
         accelbench.results.sinks,
@@ -599,3 +599,24 @@ def test_op_parameters_are_read_by_attribute_never_by_string():
         if pattern.search(line)
     ]
     assert hits == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["run", "--help"], ["validate", "--max-cases", "many", "--config", "x.yaml"]],
+    ids=["help", "run-help", "argument-error"],
+)
+def test_help_and_argument_errors_load_no_schema_and_no_catalogue(argv):
+    """The command line is built from every dialect's declaration, whose heavy parts load on first
+    use: its help and its argument errors import neither pydantic nor the op catalogue (how long
+    they take is a figure for the docs, not a test: load stretches it)."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('LOADED', [m for m in ('pydantic', 'accelbench.catalogue',"
+        " 'numpy') if m in sys.modules]))\n"
+        f"sys.argv = ['microbench', *{argv!r}]\n"
+        "from accelbench.entry import entry\nentry()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode in (0, 2), out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "LOADED []"

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from accelbench.benchmarks.flags import CONDITIONS, HW, XPROF_DIR
+from accelbench.benchmarks.flags import CONDITIONS, HW, STRICT_LAYOUT, XPROF_DIR
 from accelbench.dialects.torchao.runner import DASHBOARD, TORCHAO_CSV
-from accelbench.dialects.tpums.layouts import STRICT_LAYOUT
 from accelbench.results.sinks.seed_json import SEED_JSON
 
 ADD = "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}, {m: 16, n: 16}]\n"

@@ -247,7 +247,7 @@ from accelbench.config import settings
 from accelbench.dialects.ironwood import schema
 from accelbench.dialects.jax_bench.plan import JaxBenchConfig
 from accelbench.config.loader import one_off_params
-from accelbench.benchmarks import OURS
+from accelbench.benchmarks.base import OURS
 from accelbench.results.column_docs import settings_markdown
 from accelbench.results.columns import header
 from accelbench.results.records import Conditions, condition_values, Row

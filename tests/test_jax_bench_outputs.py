@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from accelbench.benchmarks import V2, Figures
+from accelbench.benchmarks.base import V2, Figures
 from accelbench.benchmarks.files import UpstreamFiles, UpstreamStats
 from accelbench.catalogue import get_spec
 from accelbench.dialects.jax_bench.outputs import JAX_BENCH, roofline

@@ -288,7 +288,7 @@ def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
     """gemm 1024^3 bf16 at 1 ms (wall) and 0.5 ms (xprof) on a tpu7x device: 2.147 TFLOP per call,
     so 2.147 / 4.295 TFLOP/s per device and twice that per chip (two devices a chip); its intensity
     (2.147e9 FLOP over 6 MiB) puts the limit at the bf16 peak, 1153.5; no peaks on a GPU."""
-    from accelbench.benchmarks import TPUMS, V2, Figures, Upstream
+    from accelbench.benchmarks.base import TPUMS, V2, Figures, Upstream
     from accelbench.dialects.tpums.metrics import tpums_metrics
 
     bench = V2["gemm_generalized"]
@@ -313,7 +313,7 @@ def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
 
 
 def test_hbm_rows_take_bandwidth_per_device_and_the_memory_roofline():
-    from accelbench.benchmarks import TPUMS, V2, Figures, Upstream
+    from accelbench.benchmarks.base import TPUMS, V2, Figures, Upstream
     from accelbench.dialects.tpums.metrics import tpums_metrics
 
     bench = V2["hbm_bandwidth"]

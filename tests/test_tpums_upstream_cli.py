@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from accelbench.benchmarks import ENUMS, TPUMS, listed
+from accelbench.benchmarks.base import ENUMS, TPUMS, listed
 
 GEMM_FILE = "benchmark:\n  name: gemm\n  params:\n    warmup_tries: 1\n    num_runs: 1\n"
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from accelbench.benchmarks import TPUMS
+from accelbench.benchmarks.base import TPUMS
 from accelbench.dialects.tpums import report
 
 SMALL = {

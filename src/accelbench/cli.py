@@ -21,8 +21,6 @@ from typing import Any, NoReturn
 from accelbench import __version__
 from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
-from accelbench.platform import chatter, processes
-from accelbench.run import store_commands
 from accelbench.run.command_line import (
     OneLineParser,
     add_run_files,
@@ -32,7 +30,6 @@ from accelbench.run.command_line import (
     serve,
     take_signals,
 )
-from accelbench.run.store_commands import QUICKSTART, listed
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -151,9 +148,9 @@ def _add_view_options(
 def _owned_flags(command: str | None = None) -> list[Any]:
     """The flags the dialects and the output formats declare (for `command`), once each."""
     from accelbench.config.dialects import dialect_flags
-    from accelbench.results.sinks import sink_flags
+    from accelbench.results.sinks import FLAGS
 
-    every = [*dialect_flags(), *sink_flags()]
+    every = [*dialect_flags(), *FLAGS]
     found = {f.dest: f for f in every if command is None or command in f.commands}
     return list(found.values())
 
@@ -439,6 +436,7 @@ def _run_options(args: argparse.Namespace) -> Any:
     owned flags by their names."""
     from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
+    from accelbench.run.store_commands import listed
 
     owned = {f.dest: getattr(args, f.dest, None) for f in _owned_flags()}
     return RunOptions(
@@ -498,6 +496,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("names no benchmark (see `microbench list`)", key="--run")
     if args.run and args.config is not None:
         raise UserError("give --config or --run, not both", key="--run")
+    from accelbench.run.store_commands import QUICKSTART
+
     config = args.run or (QUICKSTART if args.config is None else args.config)
     options = _run_options(args)
     check_options(options)
@@ -505,6 +505,8 @@ def _run(args: argparse.Namespace) -> int:
     from accelbench.run.session import run_planned  # the machinery, once the config is known good
 
     code = run_planned(loaded, cases, options)
+    from accelbench.platform import processes
+
     if processes.count() > 1:  # every process leaves the job in order, after its last case
         from accelbench.jax_backend.distributed import leave
 
@@ -512,12 +514,23 @@ def _run(args: argparse.Namespace) -> int:
     return code
 
 
+def _stored(name: str) -> Callable[[argparse.Namespace], int]:
+    """A command of the run store (`runs`, `compare`, `report`), imported when it runs."""
+
+    def command(args: argparse.Namespace) -> int:
+        from accelbench.run import store_commands
+
+        return int(getattr(store_commands, name)(args))
+
+    return command
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "runs": store_commands.runs,
+    "runs": _stored("runs"),
     "run": _run,
     "list": _list,
-    "compare": store_commands.compare,
-    "report": store_commands.report,
+    "compare": _stored("compare"),
+    "report": _stored("report"),
     "validate": _validate,
     "traces": _traces,
 }
@@ -547,6 +560,8 @@ def _dispatch(argv: list[str]) -> int:
         fields = [*fields, "--backend", args.backend]
     args.fields = fields
     args.argv = argv
+    from accelbench.platform import chatter
+
     chatter.route(int(getattr(args, "verbose", 0) or 0))
     return COMMANDS.get(args.command, _run)(args)  # else a dialect's alias of run
 

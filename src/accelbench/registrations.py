@@ -21,7 +21,7 @@ from accelbench.run import runner
 def _tables() -> tuple[dict[Any, Any], ...]:
     """The registries that are plain tables (the catalogue and the sinks have their own scopes)."""
     timers.registered_timers()  # discovered first: a scope never hides a module registering late
-    owned = tuple(table for d in dialects.dialects() for table in d.registries)
+    owned = tuple(table for d in dialects.dialects() for table in d.registries())
     return (
         timers._TIMERS,
         backends.BACKENDS,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from accelbench.benchmarks import (
+from accelbench.benchmarks.base import (
     BASE_NAMES,
     OURS,
     OURS_AS_PARAMS,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.benchmarks import (
+from accelbench.benchmarks.base import (
     Benchmark,
     Figures,
     Metrics,

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from accelbench.benchmarks import Upstream
+from accelbench.benchmarks.base import Upstream
 from accelbench.benchmarks.flags import UPSTREAM_FILES
 from accelbench.catalogue import get_spec
 from accelbench.core.case import Case

@@ -37,3 +37,11 @@ UPSTREAM_FILES: Flag[bool] = Flag(
     switch=True,
     commands=(),
 )
+STRICT_LAYOUT: Flag[bool] = Flag(
+    "--strict-layout",
+    "TPUMS files: refuse the layouts only an earlier TPUMS loader read (fields flat in "
+    "benchmark:, xprof_timing under params:), as its newest loader does",
+    False,
+    switch=True,
+    commands=("run", "validate"),
+)

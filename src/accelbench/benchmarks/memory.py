@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.benchmarks import (
+from accelbench.benchmarks.base import (
     Benchmark,
     Figures,
     UpstreamFields,

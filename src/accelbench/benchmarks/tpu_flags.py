@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from accelbench.benchmarks import TPUMS, V2, Benchmark, Upstream
+from accelbench.benchmarks.base import TPUMS, V2, Benchmark, Upstream
 from accelbench.core.case import Case
 from accelbench.errors import UserError, visible
 

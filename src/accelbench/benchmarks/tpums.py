@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelbench.benchmarks import Tier, Tpums, register_tpums
+from accelbench.benchmarks.base import Tier, Tpums, register_tpums
 from accelbench.catalogue import Param
 
 COLLECTIVE_INERT = (

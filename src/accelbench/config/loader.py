@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from accelbench.catalogue import Param
-from accelbench.config.dialects import detect_dialect, dialects
+from accelbench.config.dialects import detect_dialect, dialects, resolved
 from accelbench.config.expand import Given, Point
 from accelbench.config.schema import RULE_ERROR
 from accelbench.config.settings import PlanRequest
@@ -134,7 +134,7 @@ def parse_config(data: Any, path: str) -> LoadedConfig:
     except UserError as error:
         raise error.with_file(path) from None
     except ValidationError as error:
-        raise _translate(error, dialect.schema, path) from None
+        raise _translate(error, resolved(dialect.schema), path) from None
     return LoadedConfig(path, dialect.name, model, data, tuple(warnings))
 
 

@@ -7,7 +7,15 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.catalogue import OpParams, OpSpec, get_spec
+from accelbench.catalogue import (
+    OpParams,
+    OpSpec,
+    Param,
+    all_specs,
+    case_choice_params,
+    get_spec,
+    run_setting_params,
+)
 from accelbench.config.cases import cases_per_implementation
 from accelbench.config.expand import Point, ironwood_sweep, resolve_same_as, values_of
 from accelbench.config.settings import (
@@ -18,17 +26,10 @@ from accelbench.config.settings import (
     run_settings,
 )
 from accelbench.core.case import Case, Outputs, RunSettings
-from accelbench.core.flags import Flag
+from accelbench.dialects.ironwood import OUTPUT_PATH
 from accelbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS
-
-OUTPUT_PATH: Flag[str | None] = Flag(
-    "--output_path",
-    "as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
-    None,
-    aliases=("--output-path",),
-)
 
 
 def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[str]:
@@ -282,3 +283,10 @@ def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
         raise UserError(
             error.message, key=f"--{inner}" if inner else "--run", suggestion=error.suggestion
         ) from None
+
+
+def one_off_fields(name: str) -> tuple[Param, ...] | None:
+    """What `run --run OP` takes: the op's parameters, its backends and implementation, the run
+    settings."""
+    spec = all_specs().get(name)
+    return None if spec is None else (*spec.params, *case_choice_params(), *run_setting_params())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelbench.benchmarks import V2, Benchmark
+from accelbench.benchmarks.base import V2, Benchmark
 from accelbench.run.listing import ParamRecord, shown_params
 
 
@@ -34,9 +34,6 @@ class BenchmarkRecord:
 
 def benchmark_records() -> list[BenchmarkRecord]:
     return [BenchmarkRecord.of(b) for b in V2.values() if not b.tpums_only]
-
-
-COLUMNS = ("name", "runs op", "fields (default)", "departs from upstream")
 
 
 def cells(r: BenchmarkRecord) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from accelbench.benchmarks import Figures, Upstream
+from accelbench.benchmarks.base import Figures, Upstream
 from accelbench.benchmarks.files import (
     Generation,
     UpstreamStats,

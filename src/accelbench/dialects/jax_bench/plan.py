@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from accelbench.benchmarks import get_v2
+from accelbench.benchmarks.base import OURS_AS_PARAMS, V2, get_v2
 from accelbench.benchmarks.cases import (
     Context,
     Reading,
@@ -22,6 +22,7 @@ from accelbench.benchmarks.cases import (
 )
 from accelbench.benchmarks.flags import XPROF_DIR
 from accelbench.benchmarks.hardware import parse_hardware
+from accelbench.catalogue import Param
 from accelbench.config.expand import Given, Point, given
 from accelbench.config.schema import CaseCap
 from accelbench.config.settings import PlanRequest
@@ -111,3 +112,9 @@ def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
     reading = Reading.jax_bench(get_v2(name, "--run"))
     point = {**shared_values({}, request), **point}
     return numbered_repeats(point_cases(point, Context(reading, "--run"), request))
+
+
+def one_off_fields(name: str) -> tuple[Param, ...] | None:
+    """What `run --run NAME` takes when NAME is a jax-bench name: its fields, then ours."""
+    bench = V2.get(name)
+    return None if bench is None or bench.tpums_only else (*bench.all_fields, *OURS_AS_PARAMS)

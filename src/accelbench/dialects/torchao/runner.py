@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from accelbench.catalogue import get_spec
-from accelbench.core.flags import Flag
+from accelbench.dialects.torchao import DASHBOARD, TORCHAO_CSV
 from accelbench.errors import Status, UserError
 from accelbench.ops.torchao import (
     TorchaoExtras,
@@ -288,24 +288,7 @@ class RunnerCsv(Sink):
                 print(f"torchao runner CSV: {path}", file=sys.stderr)
 
 
-TORCHAO_CSV: Flag[bool] = Flag(
-    "--torchao-csv",
-    "also write torchao rows as torchao's runner did: "
-    "<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv",
-    False,
-    switch=True,
-    commands=("run", "dashboard"),
-)
-# `microbench dashboard --output FILE` (the torchao dialect's shorthand) or `run --dashboard FILE`
-DASHBOARD: Flag[str | None] = Flag(
-    "--dashboard",
-    "also write the PyTorch OSS benchmark dashboard's JSON records of the torchao cases here",
-    None,
-    metavar="FILE",
-)
-
-
-@register_sink("torchao_csv", order=30, flags=(TORCHAO_CSV,))
+@register_sink("torchao_csv", order=30)
 def runner_csv(context: RunContext) -> Sink | None:
     return RunnerCsv() if context.options.flag(TORCHAO_CSV) else None
 
@@ -338,7 +321,7 @@ class Dashboard(Sink):
         print(f"dashboard records: {self.path}", file=sys.stderr)
 
 
-@register_sink("dashboard", order=40, flags=(DASHBOARD,))
+@register_sink("dashboard", order=40)
 def dashboard(context: RunContext) -> Sink | None:
     path = context.options.flag(DASHBOARD)
     return Dashboard(path, context.cases, context.options.overwrite) if path else None

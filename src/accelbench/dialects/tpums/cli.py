@@ -25,12 +25,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from accelbench.benchmarks.flags import XPROF_DIR
+from accelbench.benchmarks.flags import STRICT_LAYOUT, XPROF_DIR
 from accelbench.catalogue import Param
 from accelbench.config.expand import Axis, Expansion, Given
 from accelbench.core.case import DEVICE_MODES
 from accelbench.dialects.jax_bench.cli import upstream_options
-from accelbench.dialects.tpums.layouts import STRICT_LAYOUT
 from accelbench.errors import UserError, visible
 from accelbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
@@ -185,7 +184,7 @@ def benchmark_parser(name: str) -> argparse.ArgumentParser:
     """`tpums benchmark run NAME`'s own parser, from the benchmark's field declarations: each field
     --field v1 [v2 ...] (one-letter ones as -f too) in a group titled after TPUMS's Config, then the
     run's options."""
-    from accelbench.benchmarks import get_tpums
+    from accelbench.benchmarks.base import get_tpums
 
     entry = get_tpums(name, "benchmark run")
     parser = OneLineParser(prog=f"tpums benchmark run {name}", allow_abbrev=False)
@@ -224,7 +223,7 @@ def field_values(name: str, args: Sequence[str]) -> tuple[Expansion, argparse.Na
     single values a case, several a sweep in the benchmark's field order (its product runs in that
     order, as TPUMS's), and the run's options. Arguments it does not know are left, as TPUMS leaves
     them, and said."""
-    from accelbench.benchmarks import TPUMS, get_tpums
+    from accelbench.benchmarks.base import TPUMS, get_tpums
 
     entry = get_tpums(name, "benchmark run")
     if entry.is_alias:
@@ -314,7 +313,7 @@ def _collect(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    from accelbench.benchmarks import listed
+    from accelbench.benchmarks.base import listed
 
     tiers = ("production", *(("experimental",) if args.experimental else ()))
     names = listed((*tiers, *(("alias",) if args.aliases else ())))
@@ -324,7 +323,7 @@ def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if args.help and not args.name:  # `benchmark run --help`: how to call it, and the names
-        from accelbench.benchmarks import listed
+        from accelbench.benchmarks.base import listed
 
         print("usage: tpums benchmark run NAME [--field v1 [v2 ...]] ... (NAME --help: its fields)")
         print("\nSupported Tasks:")

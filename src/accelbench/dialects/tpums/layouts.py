@@ -10,19 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from accelbench.benchmarks.flags import STRICT_LAYOUT
 from accelbench.config.expand import Given, Point
 from accelbench.config.settings import PlanRequest
-from accelbench.core.flags import Flag
 from accelbench.errors import UserError, key_path
 
-STRICT_LAYOUT: Flag[bool] = Flag(
-    "--strict-layout",
-    "TPUMS files: refuse the layouts only an earlier TPUMS loader read (fields flat in "
-    "benchmark:, xprof_timing under params:), as its newest loader does",
-    False,
-    switch=True,
-    commands=("run", "validate"),
-)
 TOP = "benchmark"
 RESERVED = ("name", "model_preset", "params", "cases", "cases_from_csv", "sweep")
 STAGE_B = (*RESERVED, "xprof_timing", "xprof_device_mode")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from accelbench.benchmarks import Figures, Tpums, Upstream
+from accelbench.benchmarks.base import Figures, Tpums, Upstream
 from accelbench.benchmarks.collective import (
     CollectiveFields,
     block_bytes,

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from accelbench.benchmarks import Upstream
+from accelbench.benchmarks.base import Upstream
 from accelbench.benchmarks.files import Generation, UpstreamStats, device_span_ms, upstream_files
 from accelbench.catalogue import params_of
 from accelbench.core.case import Case

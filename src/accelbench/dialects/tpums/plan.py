@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from accelbench.benchmarks import SAMPLES_PER_RUN, Tpums, get_tpums
+from accelbench.benchmarks.base import SAMPLES_PER_RUN, Tpums, get_tpums
 from accelbench.benchmarks.cases import (
     MAX_COMBINATIONS,
     Context,

@@ -127,7 +127,7 @@ def console_report(entries: list[dict[str, Any]]) -> list[str]:
     """The tables of a run's TPUMS entries (detailed.json's), per benchmark in the order it ran."""
     import pandas as pd
 
-    from accelbench.benchmarks import TPUMS
+    from accelbench.benchmarks.base import TPUMS
     from accelbench.benchmarks.files import OURS_KEY, summary_row
 
     groups: dict[str, list[dict[str, Any]]] = {}

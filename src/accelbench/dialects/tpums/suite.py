@@ -181,7 +181,7 @@ def shown(frame: Any, fields: set[str]) -> Any:
 def collect(path: str, output_dir: str) -> int:
     """`tpums suite collect PATH`: the consolidated report of a suite's results in a bucket (or a
     folder), each config's latest summary.csv, every TPUMS field that varies shown."""
-    from accelbench.benchmarks import TPUMS
+    from accelbench.benchmarks.base import TPUMS
     from accelbench.dialects.tpums.cluster import collected
 
     fields = {p.name for entry in TPUMS.values() for p in entry.fields}

@@ -6,11 +6,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from accelbench.core.flags import Flag
 from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams
 from accelbench.ops.fusion import FusionExtras, FusionParams
 from accelbench.results.records import Row
-from accelbench.results.sinks import RunContext, Sink, register_sink
+from accelbench.results.sinks import SEED_JSON, RunContext, Sink, register_sink
 from accelbench.results.writer import check_new_file, write_json_atomically
 
 ELEMENTWISE_NAMES = {
@@ -115,12 +114,7 @@ class SeedJson(Sink):
             print(f"seed-format JSON: {self.path}", file=sys.stderr)
 
 
-SEED_JSON: Flag[str | None] = Flag(
-    "--seed-json", "also write fusion/elementwise rows in the seeds' JSON format", None
-)
-
-
-@register_sink("seed_json", order=20, flags=(SEED_JSON,))
+@register_sink("seed_json", order=20)
 def seed_json(context: RunContext) -> Sink | None:
     path = context.options.flag(SEED_JSON)
     return SeedJson(path, context.options.overwrite) if path else None
