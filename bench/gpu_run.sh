@@ -207,6 +207,12 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     timeout 200 $RUN --config configs/gpu/throttle_soak.yaml -o "$OUT/soak_flag.csv" 2>&1 | tail -2
     timeout 200 $RUN --config /tmp/throttle_discard.yaml -o "$OUT/soak_discard.csv" 2>&1 | tail -2
     python3 bench/throttle_table.py rows "$OUT/soak_flag.csv" "$OUT/soak_discard.csv" | tee "$OUT/soak50.md" ;;
+  audit63)  # issue 63: each finding of the audit on a case built for it, the held-out kernels' audits, its cost, the device state
+    for step in cold_flush side_stream launch_bound recompile heldout; do  # a process each: one CUPTI owner
+      timeout 300 python3 bench/audit_check.py --only $step --out "$OUT/audit63_$step.json" 2>&1 \
+        | grep -Ev "Warning|_warn_once|^[EWI][0-9]{4} |Source Location|^external/|^$" | tee -a "$OUT/audit63.md"
+    done
+    nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,ECC > "$OUT/audit63_nvidia_smi.txt" 2>&1 ;;
   startup53)  # issue 53: a compiled one-off beside a bare torch.compile script, eager, JAX, a compiled sweep
     timeout 560 python3 bench/startup_compile.py --repeat 3 2>&1 | tee "$OUT/startup53.md" ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
@@ -259,6 +265,14 @@ for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
     python3 -m accelbench report "$OUT/smoke.csv" --output-dir "$OUT/smoke_report" | tail -2
     printf 'benchmarks:\n  - name: gemm_generalized\n    num_runz: 3\n' > /tmp/bad.yaml
     /usr/bin/time -f "bad config answered in %e s" python3 -m accelbench run --config /tmp/bad.yaml ;;
+  upstream62)  # issue 62: the CUDA kernels built alone (their build's own words), then every configs/gpu
+    # file with small shapes and few runs, four at a time (an error check, not figures), and every error row
+    (nvcc --version | tail -2; python3 -c "import torch, torch.utils.cpp_extension as c; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'CUDA_HOME', c.CUDA_HOME, 'ninja', c.is_ninja_available())") 2>&1 | tee "$OUT/toolchain62.txt"
+    timeout 300 python3 -c "from torch_backend.kernels import cuda_kernels as k; k._load(); print('CUDA kernels built')" 2>&1 | tail -25 | tee -a "$OUT/toolchain62.txt"
+    mkdir -p "$OUT/up62"
+    ls configs/gpu/*.yaml | timeout 540 xargs -P 4 -I{} sh -c 'n=$(basename {} .yaml); timeout 200 '"$RUN"' --config {} \
+      --max-dim 512 --num-runs 3 --timeout 60 -o "'"$OUT"'/up62/$n.csv" -q > "'"$OUT"'/up62/$n.log" 2>&1; echo $? > "'"$OUT"'/up62/$n.rc"'
+    python3 bench/config_errors.py "$OUT/up62" | tee "$OUT/upstream62.md" ;;
   oom)
     $RUN --config configs/gpu/oom_sweep.yaml --output-dir "$OUT" 2>&1 | tail -3
     python3 bench/summarize.py "$OUT/oom_sweep.csv" ;;

@@ -303,7 +303,7 @@ def test_a_huge_file_and_a_device_are_refused_without_reading_them(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     with open(tmp_path / "big.yaml", "wb") as f:
         f.truncate(50 << 20)  # 50 MiB, sparse
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU seconds: what a neighbour's load cannot stretch
     assert run_cli("run", "--config", "big.yaml")[:3:2] == (
         2,
         "error: big.yaml: the config is 50.0 MiB; the limit is 4 MiB\n",
@@ -317,7 +317,7 @@ def test_a_huge_file_and_a_device_are_refused_without_reading_them(tmp_path, mon
         2,
         "error: --config is empty; name a YAML file\n",
     )
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
 
 
 def test_check_off_as_yaml_writes_it_is_accepted(tmp_path, run_cli):
@@ -771,9 +771,9 @@ def test_more_bad_configs_are_one_exact_line_in_well_under_a_second(
     text, expected = ONE_LINE[name]
     monkeypatch.chdir(tmp_path)
     (tmp_path / "config.yaml").write_text(text)
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU seconds: what a neighbour's load cannot stretch
     code, _, err = run_cli("run", "--config", "config.yaml", "--no-progress")
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     assert (code, err) == (2, f"error: {expected}\n")
     assert files_under(tmp_path) == [tmp_path / "config.yaml"]
 

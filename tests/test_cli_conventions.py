@@ -16,7 +16,8 @@ def test_version(run_cli, capsys):
 
     with pytest.raises(SystemExit) as info:
         run_cli("--version")
-    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"microbench {__version__}"
+    said = capsys.readouterr().out.strip()  # the version and the commit it was built from
+    assert info.value.code == 0 and re.fullmatch(rf"microbench {__version__} \(commit \w+\)", said)
 
 
 def test_list_json_names_every_op_with_its_parameters(run_cli):

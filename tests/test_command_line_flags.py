@@ -131,6 +131,7 @@ SHARED: dict[str, tuple[str | None, Callable[[Seen], bool]]] = {
     "output_dir": ("d", lambda s: s.cases[0].outputs.csv_path.startswith("d" + os.sep)),
     "resume": (None, lambda s: s.options.resume),
     "overwrite": (None, lambda s: s.options.overwrite),
+    "audit": ("strict", lambda s: {c.run.audit for c in s.cases} == {"strict"}),
     "max_cases": ("5", lambda s: s.options.max_cases == 5),
     "num_runs": ("3", lambda s: {c.run.num_runs for c in s.cases} == {3}),
     "isolate": (None, lambda s: s.options.isolate),
@@ -147,7 +148,8 @@ SHARED: dict[str, tuple[str | None, Callable[[Seen], bool]]] = {
 }
 
 
-RUN_FILES = {dest: SHARED[dest][1] for dest in ("resume", "overwrite")}
+# what every command line that runs takes: --resume, --overwrite and the run settings declared options
+RUN_FILES = {dest: SHARED[dest] for dest in ("resume", "overwrite", "audit")}
 
 
 def _shared(*before: str) -> dict[str, Row]:
@@ -257,7 +259,10 @@ JAX_BENCH_ROWS: dict[str, Row] = {
     CONDITIONS.dest: Row(
         ("--config", "jb.yaml", "{}"), "strict", lambda s: s.cases[0].origin.conditions == "strict"
     ),
-    **{dest: Row(("--config", "jb.yaml", "{}"), None, holds) for dest, holds in RUN_FILES.items()},
+    **{
+        dest: Row(("--config", "jb.yaml", "{}"), value, holds)
+        for dest, (value, holds) in RUN_FILES.items()
+    },
 }
 TPUMS_ROWS: dict[tuple[str, ...], Row] = {
     ("benchmark", "run", "xprof_timing"): Row(
@@ -333,15 +338,15 @@ TPUMS_ROWS: dict[tuple[str, ...], Row] = {
     ("benchmark", "run-config", STRICT_LAYOUT.dest): Row(
         ("benchmark", "run-config", "tp.yaml", "{}"), None, lambda s: s.options.flag(STRICT_LAYOUT)
     ),
-    # one stop/resume contract: each command that runs takes --resume and --overwrite
+    # one stop/resume contract: each command that runs takes --resume and --overwrite (and --audit)
     **{
-        (*command[:2], dest): Row((*command, "{}"), None, holds)
+        (*command[:2], dest): Row((*command, "{}"), value, holds)
         for command in (
             ("benchmark", "run", "gemm", "--m", "16"),
             ("benchmark", "run-config", "tp.yaml"),
             ("suite", "run", "suite.yaml"),
         )
-        for dest, holds in RUN_FILES.items()
+        for dest, (value, holds) in RUN_FILES.items()
     },
 }
 

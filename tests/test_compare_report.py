@@ -362,6 +362,7 @@ def test_compare_json_lists_every_pair_with_its_test(runs, run_cli):
             "ratio_high",
             "p_value",
             "verdict",
+            "device_state_differs",
         }
         for p in verdicts.values()
     )

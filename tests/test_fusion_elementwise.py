@@ -281,3 +281,49 @@ def test_elementwise_entry_point_writes_the_guides_json(tmp_path):
         ("Swish", "PyTorch", "ok"),
         ("Swish", "Triton", "unsupported"),
     ]
+
+
+BUILD_LOG = (
+    "Error building extension 'microbench_elementwise': [1/3] /usr/local/cuda/bin/nvcc ... -c cuda.cu\n"
+    "FAILED: cuda.cuda.o\n"
+    "torch/include/ATen/cuda/CUDAContextLight.h:10:10: fatal error: {line}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "named"),
+    [
+        ("cusparse.h: No such file or directory", "unsupported", "needs cusparse.h"),
+        ("expected a ';'", "error", "Error building extension"),  # our own code's fault: an error
+    ],
+)
+def test_a_cuda_build_that_fails_is_tried_once_and_names_what_is_missing(
+    tmp_path, monkeypatch, line, status, named
+):
+    """A toolkit without a header the kernels include gives `unsupported` rows naming it (the CUDA 13
+    image's); any other build failure stays an error. The failed build is not retried per case."""
+    from accelbench.cli import main
+    from torch_backend.kernels import cuda_kernels
+
+    tries = []
+
+    def load():
+        tries.append(1)
+        raise RuntimeError(BUILD_LOG.format(line=line))
+
+    monkeypatch.setattr(cuda_kernels, "available", lambda: None)
+    monkeypatch.setattr(cuda_kernels, "_load", load)
+    cuda_kernels._build.cache_clear()
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        "backend: torch\nnum_runs: 2\nbenchmarks:\n- benchmark_name: elementwise\n"
+        f"  csv_path: {tmp_path / 'ew.csv'}\n  benchmark_sweep_params:\n"
+        "  - {operation: [gelu, silu], implementation: cuda, batch: 2, seq: 4, hidden: 8, device: cpu}\n"
+    )
+    try:
+        main(["run", "--config", str(cfg), "--no-progress", "-q"])
+    finally:
+        cuda_kernels._build.cache_clear()
+    rows = list(csv.DictReader(open(tmp_path / "ew.csv")))
+    assert [r["status"] for r in rows] == [status, status] and len(tries) == 1
+    assert all(named in r["error"] for r in rows)

@@ -253,3 +253,16 @@ def test_an_unwritable_metrics_dir_is_refused_before_anything_runs(tmp_path, wri
     code, _, err = run_cli("run", "--config", str(path), "--no-progress")
     assert code == 2 and err.count("\n") == 1 and "xlml_metrics_dir" in err
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_run_on_local_node_of_the_reference_pull_request_130_loads_and_changes_nothing(
+    write_yaml, run_cli
+):
+    """Every case here runs on one device of this process, which is what run_on_local_node asks."""
+    entry = "{m: 64, k: 64, n: 64, dtype: bfloat16, gap_strategy: data_gen_once_noblock%s}"
+    text = "benchmarks:\n- benchmark_name: gemm_throttling\n  benchmark_params: [" + entry + "]\n"
+    (plain,) = plan(write_yaml, text % "")
+    (local,) = plan(write_yaml, text % ", run_on_local_node: true")
+    assert local.id == plain.id
+    code, _, err = run_cli("validate", "--config", str(write_yaml(text % ", run_on_local_node: 1")))
+    assert code == 2 and "run_on_local_node must be true or false" in err

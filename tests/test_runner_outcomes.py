@@ -84,3 +84,19 @@ def test_a_timed_case_is_an_ok_row_with_its_statistics(fake_backend):
     assert row.ok and row.timing.timing_source == "fake_clock"
     assert row.stats.time_median_s == pytest.approx(2e-3) and row.stats.sample_count == 3
     assert row.series.samples_s == [1e-3, 2e-3, 3e-3]
+
+
+@pytest.mark.parametrize(
+    ("output", "named"),
+    [
+        ("x.c:1:10: fatal error: Python.h: No such file or directory", "needs Python.h"),
+        ("Failed to find C compiler. Please specify via CC environment variable.", "C compiler"),
+        ("Ninja is required to load C++ extensions", "needs ninja"),
+        ("/bin/sh: 1: nvcc: not found", "needs nvcc"),
+        ("nvcc fatal   : Unsupported gpu architecture 'compute_100'", "for compute_100"),
+        ("error: identifier 'x' is undefined", None),  # a fault of the source itself: an error row
+    ],
+)
+def test_a_build_names_the_piece_this_machine_lacks(output, named):
+    got = runner._missing_piece(RuntimeError(f"Error building extension 'k': {output}"))
+    assert got is None if named is None else named in got

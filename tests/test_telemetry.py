@@ -151,3 +151,165 @@ planes {
     assert got["hbm_peak_temp_c"] == 71.5 and got["peak_temp_source"] == "hbm"
     assert got["hbm_throttle_time_pct"] == pytest.approx(50.0)
     assert got["hbm_throttle_mean_pct"] == pytest.approx(2.5)
+
+
+def packed(v, key=b""):
+    """A double as a TPU's firmware may give it: 8 little-endian bytes, after a field key or not."""
+    import struct
+
+    return key + struct.pack("<d", v)
+
+
+def upstream_plane(n=0):
+    """A plane giving upstream's test values (tests/test_executor.py @286dfeb9, whose trace file is not
+    published): HBM 68.5 C, compute die 74.2 C (packed, not UTF-8), HBM throttle readings up to
+    64.1 %, Power Throttle levels 0 and 12 (THERMAL_THROTTLE), a higher voltage-droop level and a bare
+    nonzero level, neither of which counts."""
+    return Plane(
+        f"/device:TPU:{n}",
+        [
+            Line("XLA Ops", [Ev("fusion", 0, 100)]),
+            Line(
+                "Power Throttle",
+                [
+                    Ev("0", 0, 10),
+                    Ev("12 (THERMAL_THROTTLE)", 10, 20),
+                    Ev("20 (LDIDT_DROOP_THROTTLE)", 30, 10),
+                    Ev("7", 40, 10),
+                ],
+            ),
+            Line(
+                "Firmware",
+                [
+                    Ev("HBM FW Throttle(%)", 0, 50, value(12.0)),
+                    Ev("HBM FW Throttle(%)", 50, 50, [("value", packed(64.1).decode())]),
+                    Ev("Compute Die FW Max Temperature(C)", 0, 1, [("", packed(74.2, b"\x09"))]),
+                ],
+            ),
+        ],
+        stats=[("HBM FW Max Temperature(C)", 68.5)],
+    )
+
+
+def test_upstreams_four_keys_from_its_test_values():
+    got = telemetry.aggregate(telemetry.per_device([upstream_plane(0), upstream_plane(1)]))
+    assert {k: got[k] for k in telemetry.TELEMETRY_MAXIMA} == {
+        "thermal_throttle_level": 12.0,
+        "hbm_peak_temp_c": 68.5,
+        "peak_temp_c": pytest.approx(74.2),
+        "hbm_throttle_pct": pytest.approx(64.1),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "level"),
+    [
+        ("0", 0.0),
+        ("12 (THERMAL_THROTTLE)", 12.0),
+        ("3.5 ( thermal_throttle )", 3.5),
+        ("8 (LDIDT_DROOP_THROTTLE)", None),
+        ("7", None),
+        ("fusion", None),
+    ],
+)
+def test_a_power_throttle_event_counts_its_thermal_level_only(name, level):
+    assert telemetry.thermal_level(name) == level
+
+
+def test_peak_temp_falls_back_to_the_hbm_only_where_no_die_reported():
+    die = Plane("/device:TPU:0", [], stats=[("Compute Die FW Max Temperature(C)", 70.0)])
+    hbm = Plane("/device:TPU:1", [], stats=[("HBM FW Max Temperature(C)", 80.0)])
+    (alone,) = telemetry.per_device([hbm]).values()
+    assert alone["peak_temp_c"] == 80.0 and alone["peak_temp_source"] == "hbm"
+    got = telemetry.aggregate(telemetry.per_device([die, hbm]))
+    assert got["peak_temp_c"] == 70.0 and got["peak_temp_source"] == "compute_die"
+
+
+@pytest.mark.parametrize(
+    ("raw", "read"),
+    [
+        (packed(64.1), 64.1),
+        (packed(64.1, b"\x0a\x09"), 64.1),  # a message ending in a 64-bit field
+        (packed(64.1, b"\x0a\x08"), None),  # the key before the 8 bytes is not a 64-bit field's
+        (packed(float("inf")), None),
+        (b"\x01\x02", None),
+        ("celsius!", None),  # a string statistic is never a number
+    ],
+)
+def test_packed_doubles(raw, read):
+    got = telemetry._number(raw)
+    assert got == (pytest.approx(read) if read is not None else None)
+
+
+def test_packed_doubles_through_profile_data_valid_utf8_or_not():
+    """ProfileData hands a UTF-8 packed double over as text and raises mid-statistic on one that is
+    not UTF-8: both events' values are read."""
+    from jax.profiler import ProfileData
+
+    def octal(raw):
+        return "".join(f"\\{b:03o}" for b in raw)
+
+    events = "".join(
+        f"""events {{ metadata_id: 1 offset_ps: {i * 50000} duration_ps: 50000
+          stats {{ metadata_id: 2 int64_value: 7 }} stats {{ metadata_id: 1 bytes_value: "{octal(packed(v, key))}" }} }}"""
+        for i, (v, key) in enumerate([(64.1, b""), (71.3, b"\x09")])
+    )
+    profile = ProfileData.from_text_proto(f"""
+planes {{ id: 1 name: "/device:TPU:0"
+  lines {{ id: 1 name: "Firmware" timestamp_ns: 0 {events} }}
+  event_metadata {{ key: 1 value {{ id: 1 name: "HBM FW Throttle(%)" }} }}
+  stat_metadata {{ key: 1 value {{ id: 1 name: "value" }} }}
+  stat_metadata {{ key: 2 value {{ id: 2 name: "performance_counter_id" }} }}
+}}""")
+    (got,) = telemetry.per_device(profile.planes).values()
+    assert got["hbm_throttle_pct"] == pytest.approx(71.3)
+    assert got["hbm_throttle_mean_pct"] == pytest.approx((64.1 + 71.3) / 2)
+
+
+def test_each_window_gets_the_thermal_level_it_ran_under():
+    metrics, levels = telemetry.read([upstream_plane()], [(0, 10), (5, 15), (30, 50), (90, 99)])
+    assert levels == [0.0, 12.0, 0.0, 0.0] and metrics["thermal_throttle_level"] == 12.0
+    assert telemetry.read([device(0)], [(0, 10)])[1] == []  # no Power Throttle line: not recorded
+
+
+def test_traces_of_one_case_merge_upstreams_maxima():
+    from accelbench.core.types import Timing, merged_telemetry
+
+    baseline = {"peak_temp_c": 90.0, "thermal_throttle_level": 3.0, "pstate_min": 7}
+    worst = {"peak_temp_c": 80.0, "thermal_throttle_level": None, "pstate_min": 5}
+    assert merged_telemetry(baseline, worst) == {
+        "peak_temp_c": 90.0,
+        "thermal_throttle_level": 3.0,
+        "pstate_min": 5,
+        "hbm_peak_temp_c": None,
+        "hbm_throttle_pct": None,
+    }
+    rounds = Timing([1.0], "xprof_tpu", telemetry=worst, thermal_levels=[0.0])
+    rounds.extend(Timing([1.0], "xprof_tpu", telemetry=baseline, thermal_levels=[3.0]))
+    assert rounds.telemetry["peak_temp_c"] == 90.0 and rounds.thermal_levels == [0.0, 3.0]
+
+
+def test_a_tpu_timings_samples_get_the_levels_of_their_own_executions():
+    """The xprof timer's TPU path: each module execution on `XLA Modules` is its sample's window."""
+    from jax.profiler import ProfileData
+
+    from accelbench.core.case import Case, Outputs, RunSettings
+    from accelbench.core.types import Timing
+    from accelbench.jax_backend import timers
+
+    profile = ProfileData.from_text_proto("""
+planes { id: 1 name: "/device:TPU:0"
+  lines { id: 1 name: "XLA Modules" timestamp_ns: 0
+    events { metadata_id: 1 offset_ps: 0 duration_ps: 40000 }
+    events { metadata_id: 1 offset_ps: 50000 duration_ps: 40000 } }
+  lines { id: 2 name: "Power Throttle" timestamp_ns: 0
+    events { metadata_id: 2 offset_ps: 0 duration_ps: 60000 }
+    events { metadata_id: 3 offset_ps: 60000 duration_ps: 10000 } }
+  event_metadata { key: 1 value { id: 1 name: "jit_mb_add" } }
+  event_metadata { key: 2 value { id: 2 name: "0" } }
+  event_metadata { key: 3 value { id: 3 name: "5 (THERMAL_THROTTLE)" } }
+}""")
+    case = Case("add", "jax", {}, RunSettings(), Outputs("x.csv"), "add")
+    timing = Timing([40e-9, 40e-9], "xprof_tpu")
+    timers._firmware(case, profile, 2, timing)
+    assert timing.thermal_levels == [0.0, 5.0] and timing.telemetry["thermal_throttle_level"] == 5

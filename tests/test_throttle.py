@@ -196,3 +196,71 @@ def test_settings_reach_the_run_and_are_checked(tmp_path, run_cli):
     code, _, err = run_cli("validate", "--config", str(tmp_path / "c.yaml"))
     assert code == 2 and "throttle" in err and "discard" in err
     assert replace(RunSettings(), throttle="discard").throttle == "discard"
+
+
+TPU = DeviceInfo(kind="fake TPU", count=1, platform="tpu", framework="fake", framework_version="0")
+
+
+class HotTpu:
+    """A TPU backend whose last 6 of 20 samples ran under thermal throttle level 12 (the levels its
+    trace's Power Throttle line gave each sample's execution, jax_backend/timers.py)."""
+
+    name = "fake"
+    levels = [0.0] * 14 + [12.0] * 6
+
+    def device_info(self) -> DeviceInfo:
+        return TPU
+
+    def measure(self, case: Case) -> Measurement:
+        timing = Timing([1e-3] * 14 + [2e-3] * 6, "xprof_tpu", thermal_levels=list(self.levels))
+        return Measurement(timing=timing, device=TPU, check=CheckResult("strict", "passed"))
+
+
+@pytest.fixture
+def hot_tpu():
+    from accelbench import registrations
+
+    tpu = HotTpu()
+    with registrations.scoped():
+        backends.register_backend(
+            backends.BackendInfo("fake", 9, lambda: tpu, "accelbench.ops", "numpy")
+        )
+        yield tpu
+
+
+def test_a_tpu_flags_the_samples_its_firmware_throttled(hot_tpu):
+    row, _ = runner.execute(case(), "run", {}, None)
+    t = row.timing
+    assert t.clock_source == throttle.TPU_SOURCE and t.sm_clock_median_mhz is None
+    assert t.throttled_share_ratio == pytest.approx(12 / 26) and t.discarded_sample_count == 0
+    assert t.throttle_reasons == "thermal_throttle level 12" and row.doubt == "throttled"
+    assert row.stats.sample_count == SAMPLES
+
+
+def test_a_tpu_discards_them_without_waiting(hot_tpu):
+    started = time.perf_counter()
+    row, _ = runner.execute(case(throttle="discard", throttle_wait_s=30.0), "run", {}, None)
+    assert row.timing.discarded_sample_count == 6 and row.stats.sample_count == 14
+    assert row.stats.time_max_s == pytest.approx(1e-3) and row.doubt is None
+    assert time.perf_counter() - started < 25  # no live reading to wait for
+
+
+def test_a_tpu_without_power_throttle_events_says_so(hot_tpu):
+    hot_tpu.levels = []
+    row, _ = runner.execute(case(), "run", {}, None)
+    assert row.ok and row.timing.clock_source == f"none: {throttle.NO_LEVELS}"
+    hot_tpu.levels = [0.0] * SAMPLES  # recorded, never thermal: nothing throttled
+    row, _ = runner.execute(case(throttle="discard"), "run", {}, None)
+    assert row.timing.throttled_share_ratio == 0 and row.timing.throttle_reasons is None
+
+
+def test_a_tpums_file_plans_the_policy(tmp_path):
+    from accelbench.run.planning import plan_from_file
+
+    path = tmp_path / "soak.yaml"
+    path.write_text(
+        "benchmark:\n  name: gemm_throttling\n  xprof_timing: true\n  params:\n"
+        "    throttle: discard\n    min_duration_s: 1.0\n    m: 64\n    k: 64\n    n: 64\n"
+    )
+    (planned,) = plan_from_file(str(path))
+    assert planned.run.throttle == "discard" and planned.run.timer in ("auto", "xprof")

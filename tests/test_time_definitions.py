@@ -111,7 +111,7 @@ def test_a_real_pytorch_session_is_read_into_one_window_per_iteration():
         for _ in range(5):
             with record_function(timing.ITERATION):
                 x = x + 1
-    windows, launches, kernels = timing.windows_and_kernels(profiling.raw_events(prof), 0)
+    windows, launches, kernels, *_ = timing.windows_and_kernels(profiling.raw_events(prof), 0)
     assert len(windows) == 5 and windows == sorted(windows) and kernels == [] == launches
     assert all(start < end for start, end in windows)
 

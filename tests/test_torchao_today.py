@@ -160,3 +160,70 @@ def test_a_kernel_choice_torchao_refuses_is_unsupported_in_its_words():
         _probed(None, refused, target)
     assert caught.value.status is Status.UNSUPPORTED
     assert "AssertionError: unimplemented" in caught.value.reason
+
+
+def test_gemlitewo_follows_torchao_0_18_and_earlier_configs(monkeypatch):
+    """torchao 0.17+'s prototype UIntxWeightOnlyConfig (pytorch/ao#4144 deleted
+    GemliteUIntXWeightOnlyConfig); before it, the old config; off CUDA or in fp32, unsupported."""
+    import importlib.util
+    import re
+    import sys
+    from types import SimpleNamespace
+
+    import torch
+
+    from accelbench.errors import CaseFailure
+    from torch_backend import recipes
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, *a: object() if n == "gemlite" else found(n, *a)
+    )
+    cuda = recipes.Target("gemlitewo-4-64", torch.device("cuda"), 256, 256, torch.bfloat16)
+    four, eight = (re.fullmatch(r"gemlitewo-(4|8)-(\d+)", f"gemlitewo-{b}-64") for b in (4, 8))
+    config = recipes._gemlite(None, four, cuda)
+    assert type(config).__name__ == "UIntxWeightOnlyConfig" and config.group_size == 64
+    assert recipes._gemlite(None, eight, cuda).group_size is None  # 8-bit: per channel
+    old = SimpleNamespace(GemliteUIntXWeightOnlyConfig=lambda **kw: kw)
+    monkeypatch.setitem(sys.modules, "torchao.prototype.quantization.quant_api", None)
+    assert recipes._gemlite(old, four, cuda) == {"group_size": 64, "bit_width": 4}
+    for target in (
+        recipes.Target("gemlitewo-4-64", torch.device("cpu"), 256, 256, torch.bfloat16),
+        recipes.Target("gemlitewo-4-64", torch.device("cuda"), 256, 256, torch.float32),
+    ):
+        with pytest.raises(CaseFailure, match="float16 or bfloat16 weights on CUDA"):
+            recipes._gemlite(old, four, target)
+
+
+def test_a_calls_memory_reads_reserved_and_fragmentation_beside_allocated(monkeypatch):
+    """CUDA's allocator counters (scripted): the cache emptied and the peaks reset before the call,
+    each peak over what was held before it; fragmentation is what was reserved beyond the peak
+    allocation. Off CUDA: nothing."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from torch_backend import devices
+
+    held = {"allocated": 100, "reserved": 1000}
+    calls = []
+    fake = dict(
+        synchronize=lambda d=None: None,
+        empty_cache=lambda: calls.append("empty"),
+        reset_peak_memory_stats=lambda d=None: calls.append("reset"),
+        memory_allocated=lambda d=None: held["allocated"],
+        memory_reserved=lambda d=None: held["reserved"],
+        max_memory_allocated=lambda d=None: 100 + 3000,
+        max_memory_reserved=lambda d=None: 1000 + 4096,
+    )
+    for name, scripted in fake.items():
+        monkeypatch.setattr(torch.cuda, name, scripted)
+    peaks = devices.memory_peaks(lambda: "out", SimpleNamespace(type="cuda"))
+    assert calls == ["empty", "reset"]
+    assert (peaks.allocated_bytes, peaks.reserved_bytes, peaks.fragmentation_bytes) == (
+        3000,
+        4096,
+        1096,
+    )
+    assert devices.peak_memory_bytes(lambda: "out", SimpleNamespace(type="cuda")) == 3000
+    assert devices.memory_peaks(lambda: "out", SimpleNamespace(type="cpu")) is None

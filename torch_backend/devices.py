@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from accelbench.platform.frameworks import torch
@@ -39,15 +40,40 @@ def synchronizer(device: Any) -> Callable[..., None]:
     return lambda out=None: None
 
 
-def peak_memory_bytes(call: Callable[[], Any], device: Any) -> int | None:
-    """Peak allocation during one call minus what was held before it (CUDA only; None elsewhere)."""
+@dataclass(frozen=True)
+class PeakMemory:
+    """One call's device memory through CUDA's caching allocator, each over what was held before it
+    (torchao's own profiling reports allocated, active and reserved peaks)."""
+
+    allocated_bytes: int
+    reserved_bytes: int
+
+    @property
+    def fragmentation_bytes(self) -> int:
+        """Reserved beyond the peak allocation: block rounding and splits the allocator held unused."""
+        return max(self.reserved_bytes - self.allocated_bytes, 0)
+
+
+def memory_peaks(call: Callable[[], Any], device: Any) -> PeakMemory | None:
+    """Peak allocation and reservation during one call (the cache emptied first, so the call's
+    reservations show); CUDA only, None elsewhere."""
     if device.type != "cuda":
         return None
     torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats(device)
-    before = torch.cuda.memory_allocated(device)
+    allocated, reserved = torch.cuda.memory_allocated(device), torch.cuda.memory_reserved(device)
     with torch.no_grad():
         out = call()
     torch.cuda.synchronize(device)
     del out
-    return int(torch.cuda.max_memory_allocated(device) - before)
+    return PeakMemory(
+        int(torch.cuda.max_memory_allocated(device) - allocated),
+        int(torch.cuda.max_memory_reserved(device) - reserved),
+    )
+
+
+def peak_memory_bytes(call: Callable[[], Any], device: Any) -> int | None:
+    """Peak allocation during one call minus what was held before it (CUDA only; None elsewhere)."""
+    peaks = memory_peaks(call, device)
+    return peaks.allocated_bytes if peaks else None

@@ -167,12 +167,22 @@ def _int4(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 
 def _gemlite(tq: Any, match: re.Match[str], target: Target) -> Any:
-    if importlib.util.find_spec("gemlite") is None:
-        raise unsupported(f"{target.recipe} needs the gemlite package, which is not installed")
-    from torchao.prototype.quantization.quant_api import UIntxWeightOnlyConfig
-
+    """gemlite's bit-packed weights on its Triton kernels: torchao 0.17+'s prototype
+    UIntxWeightOnlyConfig (fp16/bf16 weights, CUDA); an earlier torchao's GemliteUIntXWeightOnlyConfig,
+    which pytorch/ao#4144 (merged 2026-03) deleted with its GemlitePackedLayout."""
+    needs_package(target, "gemlite", "pip install gemlite")
+    if target.device.type != "cuda" or target.dtype not in (torch.float16, torch.bfloat16):
+        raise unsupported(
+            f"{target.recipe} runs gemlite's Triton kernels on float16 or bfloat16 weights on CUDA; "
+            f"this is {target.dtype} on {target.device.type}"
+        )
     bits, group = int(match.group(1)), int(match.group(2))
-    return UIntxWeightOnlyConfig(group_size=group if bits == 4 else None, bit_width=bits)
+    size = group if bits == 4 else None  # 8-bit weights are per channel
+    try:
+        from torchao.prototype.quantization.quant_api import UIntxWeightOnlyConfig
+    except ImportError:
+        return tq.GemliteUIntXWeightOnlyConfig(group_size=size, bit_width=bits)
+    return UIntxWeightOnlyConfig(group_size=size, bit_width=bits)
 
 
 FP6 = Removal(
@@ -371,8 +381,9 @@ for _recipe in (
         group=_group_of(2),
         bits_at=1,
         group_at=2,
-        config="prototype UIntxWeightOnlyConfig(bit_width, group_size)",
-        needs="the gemlite package",
+        config="prototype UIntxWeightOnlyConfig(bit_width, group_size) (before pytorch/ao#4144: "
+        "GemliteUIntXWeightOnlyConfig)",
+        needs="the gemlite package; CUDA; fp16 or bf16",
         doc="4- or 8-bit weights on gemlite kernels",
         make=_gemlite,
     ),

@@ -11,15 +11,17 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from accelbench.core.case import Case
-from accelbench.core.types import Kernel, Prepared, Timing
+from accelbench.core.types import Finding, Kernel, Prepared, Timing
+from accelbench.measure import audit
 from accelbench.measure.attribution import (
     IterationKernels,
     KernelEvent,
@@ -45,6 +47,8 @@ from accelbench.platform.frameworks import torch
 from torch_backend import profiling
 
 ITERATION = "mb::iteration"
+FLUSH = "mb::flush"  # the cache flush's range: kernels launched in it are the harness's
+EVENT_RECORD = "cudaEventRecord"  # the timer's events around the call bound what the call did
 ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device timeline
 GRAPH_UNROLL = (
     20  # iterations captured in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
@@ -132,10 +136,12 @@ def _event_loop(
     flush: Callable[[], None],
     window: Callable[[], Any] | None = None,
     sustained: bool = False,
+    flush_range: Callable[[], Any] = contextlib.nullcontext,
 ) -> tuple[list[float], list[float]]:
-    """n iterations, each: flush, then events around the call. Blocked: each waits for its outputs.
-    Sustained: queued back to back (the flush too), one wait at the end, the GPU never idle.
-    Returns (event times, host wall times) in seconds; sustained wall times are the loop's mean."""
+    """n iterations, each: flush (inside `flush_range`), then events around the call. Blocked: each
+    waits for its outputs. Sustained: queued back to back (the flush too), one wait at the end, the
+    GPU never idle. Returns (event times, host wall times) in seconds; sustained wall times are the
+    loop's mean."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     wall: list[float] = []
@@ -144,7 +150,8 @@ def _event_loop(
         loop_start = time.perf_counter()
         for i in range(n):
             interrupt.check()
-            queue_flush()
+            with flush_range():
+                queue_flush()
             context = window() if window else None
             if context is not None:
                 context.__enter__()
@@ -228,11 +235,20 @@ def _annotation(e: Any) -> bool:
     return e.name().startswith(ANNOTATIONS) or bool(user and user())
 
 
-def windows_and_kernels(
-    events: list[Any], device_index: int
-) -> tuple[list[tuple[float, float]], list[Launch], list[KernelEvent]]:
+class Kineto(NamedTuple):
+    """A profiled loop as the timer reads it from Kineto's events."""
+
+    windows: list[tuple[float, float]]  # each iteration's host range (ITERATION)
+    launches: list[Launch]
+    kernels: list[KernelEvent]
+    flushes: list[tuple[float, float]]  # the cache flush's host ranges (FLUSH)
+    calls: list[tuple[float, str]]  # synchronising host calls and event records, by host time
+
+
+def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
     """From kineto events: the iteration windows (host ranges named ITERATION), the host-side launches
-    and the device's kernels, launches and kernels paired by their correlation id."""
+    and the device's kernels, launches and kernels paired by their correlation id; the flush's ranges
+    and the host calls the audit reads."""
     # enum members compared, not their names: str() of each event's type was most of this reader's
     # own time (~2 µs an event; a GPU iteration has a dozen events)
     types = torch.autograd.DeviceType
@@ -261,20 +277,53 @@ def windows_and_kernels(
     # PyTorch itself, not CUPTI) is the second way to place a kernel whose launch record was dropped
     by_launch = {k.correlation for k in kernels}
     by_op = {k.op_correlation for k in kernels}
-    windows: list[tuple[float, float]] = []
-    launches = []
+    read = Kineto([], [], kernels, [], [])
+    ranges = {ITERATION: read.windows, FLUSH: read.flushes}
     for e in cpu:
         name = e.name()
-        if name == ITERATION:
-            windows.append((float(e.start_ns()), float(e.end_ns())))
+        if name in ranges:
+            ranges[name].append((float(e.start_ns()), float(e.end_ns())))
         if name.startswith(ANNOTATIONS):
             continue
+        if name == EVENT_RECORD or audit.SYNCHRONISING.match(name):
+            read.calls.append((float(e.start_ns()), name))
         runtime_call = e.linked_correlation_id() != 0
         if runtime_call and e.correlation_id() in by_launch:
-            launches.append(Launch(int(e.correlation_id()), float(e.start_ns()), "launch"))
+            read.launches.append(Launch(int(e.correlation_id()), float(e.start_ns()), "launch"))
         elif not runtime_call and e.correlation_id() in by_op:
-            launches.append(Launch(int(e.correlation_id()), float(e.start_ns()), "op"))
-    return windows, launches, kernels
+            read.launches.append(Launch(int(e.correlation_id()), float(e.start_ns()), "op"))
+    return read
+
+
+def audited_loop(read: Kineto, iterations: list[IterationKernels], blocked: bool) -> audit.Loop:
+    """What the audit reads of a profiled loop: the iterations as attributed, the kernels launched in
+    the flush's ranges (the harness's), every other kernel, and each window's synchronising calls
+    before its end event's record (after it: the harness's own wait, where `blocked`)."""
+    flushes = sorted(read.flushes)
+    starts = [a for a, _ in flushes]
+    flushing = {
+        (launch.kind, launch.correlation)
+        for launch in read.launches
+        if (at := bisect.bisect_right(starts, launch.host_ns) - 1) >= 0
+        and launch.host_ns <= flushes[at][1]
+    }
+    timed = {id(k) for it in iterations for k in it.kernels}
+    harness: list[KernelEvent] = []
+    others: list[KernelEvent] = []
+    for k in read.kernels:
+        if id(k) not in timed:
+            ours = ("launch", k.correlation) in flushing or ("op", k.op_correlation) in flushing
+            (harness if ours else others).append(k)
+    calls = sorted(read.calls)
+    times = [t for t, _ in calls]
+    syncs = []
+    for a, b in sorted(read.windows):
+        inside = calls[bisect.bisect_left(times, a) : bisect.bisect_right(times, b)]
+        records = [t for t, name in inside if name == EVENT_RECORD]
+        end = records[-1] if records else b
+        waits = [name for t, name in inside if name != EVENT_RECORD and t < end]
+        syncs.append(waits[:-1] if blocked and not records else waits)
+    return audit.Loop([it.kernels for it in iterations], others, harness, syncs)
 
 
 @dataclass
@@ -285,6 +334,7 @@ class Profiled:
     launch: list[float]
     wall: list[float]
     session_s: float
+    audit: tuple[Finding, ...] = ()
 
 
 def profiled_iterations(
@@ -304,13 +354,17 @@ def profiled_iterations(
     session_start = time.perf_counter()
     with profiling.recording(device) as prof:
         loop_start = time.perf_counter()
-        launch, wall = _event_loop(prepared, n, flush, window, sustained=sustained)
+        cold = case is not None and case.run.cache == "cold"
+        marked = functools.partial(record_function, FLUSH) if cold else contextlib.nullcontext
+        launch, wall = _event_loop(prepared, n, flush, window, sustained, marked)
         loop_s = time.perf_counter() - loop_start
     if case is not None:
         profiling.keep(prof, trace_session_dir(case))
-    events = windows_and_kernels(profiling.raw_events(prof), device.index or 0)
-    iterations = attribute(*events, executed_inside=not sustained)
-    return Profiled(iterations, launch, wall, time.perf_counter() - session_start - loop_s)
+    read = windows_and_kernels(profiling.raw_events(prof), device.index or 0)
+    iterations = attribute(read.windows, read.launches, read.kernels, not sustained)
+    audited = case is not None and case.run.audit != "off"
+    found = audit.findings(audited_loop(read, iterations, not sustained)) if audited else ()
+    return Profiled(iterations, launch, wall, time.perf_counter() - session_start - loop_s, found)
 
 
 def cupti(
@@ -334,6 +388,7 @@ def cupti(
         kernels=breakdown(run.iterations),
         session_s=run.session_s,
         trace_path=trace_session_dir(case) if case is not None else None,
+        audit=run.audit,
     )
 
 

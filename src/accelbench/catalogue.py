@@ -277,6 +277,7 @@ class Traits:
     default_implementations: tuple[str, ...] = ()  # run when a config names none (empty: all)
     internal: bool = False  # the harness's own test op: runs, but `list` does not offer it
     compiler_options: bool = False  # its PyTorch preparation may set global compiler options
+    audit_expects: tuple[str, ...] = ()  # audit findings its work is made of (a transfer's copies)
 
 
 @dataclass(frozen=True)

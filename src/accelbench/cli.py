@@ -26,6 +26,7 @@ from accelbench.run.command_line import (
     add_run_files,
     count,
     guarded_main,
+    run_files,
     seconds,
     serve,
     take_signals,
@@ -131,8 +132,8 @@ def _add_view_options(
             default=None,
             metavar="A,B,...",
             help="the table's columns after what tells rows apart (median, min, mean, std, p10, "
-            "p90, max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, kernels, shape, "
-            "spread)",
+            "p90, max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, audit, kernels, "
+            "shape, spread)",
         )
     p.add_argument("--sort", default=None, metavar="KEY", help=sort_help)
     if formats:
@@ -376,9 +377,19 @@ def _validate_parser(sub: argparse._SubParsersAction) -> None:
         flag.add_to(v)
 
 
+class _Version(argparse.Action):
+    """`--version`: the project's version and the commit it was built from (asked of git only here)."""
+
+    def __call__(self, parser: Any, *_: Any) -> None:
+        from accelbench.platform.environment import git_commit
+
+        print(f"microbench {__version__} (commit {git_commit() or 'unknown'})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", action="version", version=f"microbench {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="the version and its commit")
     sub = parser.add_subparsers(
         dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
     )
@@ -448,6 +459,7 @@ def _run_options(args: argparse.Namespace) -> Any:
         max_cases=args.max_cases,
         max_dim=args.max_dim,
         num_runs=args.num_runs,
+        settings=run_files(args).settings,
         isolate=args.isolate,
         timeout_s=args.timeout,
         progress=not (args.no_progress or args.quiet),

@@ -33,7 +33,7 @@ from accelbench.ops.torchao import (
     sparsity_kind,
 )
 from accelbench.platform.frameworks import torch
-from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
+from torch_backend.devices import PeakMemory, memory_peaks, resolve_device, synchronizer
 from torch_backend.tensors import torch_dtype
 
 MIN_SQNR_DB = 10.0  # below this a quantized output is unusable, whatever the recipe
@@ -66,7 +66,8 @@ class Baseline:
     check_err: float
     tolerance: float
     timings: dict[str, Timing] = field(default_factory=dict)
-    peak_memory_bytes: int | None = None
+    peaks: PeakMemory | None = None
+    measured: bool = False  # peaks read (None off CUDA)
 
 
 _baselines: dict[tuple[Any, ...], Baseline] = {}
@@ -324,8 +325,12 @@ class Sides:
         base.timings.update(
             {"baseline_eager": b_eager, **({"baseline_compiled": b_compiled} if b_compiled else {})}
         )
-        if base.peak_memory_bytes is None:
-            base.peak_memory_bytes = peak_memory_bytes(base.model.primary, self.device)
+        if not base.measured:
+            base.peaks, base.measured = memory_peaks(base.model.primary, self.device), True
+        b, q = (
+            base.peaks,
+            memory_peaks(quant.primary, self.device) if self.transformed else base.peaks,
+        )
         done = (("quantized", p.recipe != BASELINE), ("sparse", self.density < 1))
         mode = p.compile_mode
         return TorchaoExtras(
@@ -349,10 +354,12 @@ class Sides:
             weight_density_pct=100 * self.density,
             baseline_weight_bytes=base.model.weight_bytes,
             quantized_weight_bytes=quant.weight_bytes,
-            baseline_peak_memory_bytes=base.peak_memory_bytes,
-            quantized_peak_memory_bytes=peak_memory_bytes(quant.primary, self.device)
-            if self.transformed
-            else base.peak_memory_bytes,
+            baseline_peak_memory_bytes=b.allocated_bytes if b else None,
+            quantized_peak_memory_bytes=q.allocated_bytes if q else None,
+            baseline_peak_reserved_bytes=b.reserved_bytes if b else None,
+            quantized_peak_reserved_bytes=q.reserved_bytes if q else None,
+            baseline_fragmentation_bytes=b.fragmentation_bytes if b else None,
+            quantized_fragmentation_bytes=q.fragmentation_bytes if q else None,
             **write_artifacts(quant.eager, self.case, self.device),
         )
 

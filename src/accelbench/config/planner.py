@@ -1,5 +1,5 @@
 """From a loaded config and the run's options to the list of cases: the dialect's planner, then every
-command-line override (--num-runs, -o, --only/--skip), then one case per id."""
+command-line override (--num-runs, the run settings given as options, -o, --only/--skip), then one case per id."""
 
 from __future__ import annotations
 
@@ -26,11 +26,12 @@ def default_csv(path: str, output_dir: str) -> str:
 
 
 def _overridden(cases: list[Case], options: RunOptions, path: str) -> list[Case]:
-    if options.num_runs:
-        cases = [
-            dataclasses.replace(c, run=dataclasses.replace(c.run, num_runs=options.num_runs))
-            for c in cases
-        ]
+    given = {
+        **dict(options.settings),
+        **({"num_runs": options.num_runs} if options.num_runs else {}),
+    }
+    if given:
+        cases = [dataclasses.replace(c, run=dataclasses.replace(c.run, **given)) for c in cases]
     if options.output:
         named = sorted(
             {c.outputs.csv_path for c in cases} - {default_csv(path, options.output_dir)}

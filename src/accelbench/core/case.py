@@ -22,6 +22,7 @@ CADENCES = ("blocked", "sustained")
 DEVICE_MODES = ("first_device", "max_device")
 INPUT_POLICIES = ("fixed", "rotate")
 THROTTLE_POLICIES = ("flag", "discard", "off")
+AUDIT_POLICIES = ("flag", "strict", "off")
 SHAPE_KEYS = ("m", "k", "n")
 
 
@@ -60,11 +61,14 @@ def setting(
     in_id: str = IN_ID_CHANGED,
     column: str | None = None,
     compared: bool = True,
+    option: bool = False,
 ) -> Any:
     """A run setting: its default, the README's line for it, its rule, how it enters a case's id,
-    the row's condition column that records it (results/records.Conditions) and whether `compare`
-    pairs only rows that agree on it (False: it bounds how long a case ran, not what it measured)."""
+    the row's condition column that records it (results/records.Conditions), whether `compare`
+    pairs only rows that agree on it (False: it bounds how long a case ran, not what it measured) and
+    whether every command line that runs takes it as `--NAME` (run/command_line.py)."""
     meta = {"doc": doc, "rule": rule, "in_id": in_id, "column": column, "compared": compared}
+    meta["option"] = option
     return field(default=default, metadata=meta)
 
 
@@ -182,9 +186,9 @@ class RunSettings:
     )
     throttle: str = setting(
         "flag",
-        "the device's clocks beside the samples (NVIDIA GPUs: NVML on a side thread): flag (the row "
-        "says how much of its timing ran throttled), discard (those samples dropped, then a wait for "
-        "the clocks to recover), off",
+        "the device's clocks beside the samples (NVIDIA GPUs: NVML on a side thread; TPUs: the "
+        "trace's thermal throttle level): flag (the row says how much of its timing ran throttled), "
+        "discard (those samples dropped, then on a GPU a wait for the clocks to recover), off",
         Rule("choice", choices=THROTTLE_POLICIES),
         IN_ID_NEVER,
         column="throttle",
@@ -202,6 +206,16 @@ class RunSettings:
         Rule("duration", 0, MAX_SECONDS),
         IN_ID_NEVER,
         compared=False,
+    )
+    audit: str = setting(
+        "flag",
+        "the timed windows audited from the trace the device timer reads (GPU: CUPTI, xprof): flag "
+        "(the row names each finding), strict (a finding makes the row an error), off",
+        Rule("choice", choices=AUDIT_POLICIES),
+        IN_ID_NEVER,
+        column="audit_mode",
+        compared=False,
+        option=True,
     )
     cooldown_s: float = setting(
         0.0,

@@ -21,6 +21,7 @@ class RunOptions:
     max_cases: int | None = None
     max_dim: int | None = None  # every dimension clamped to this
     num_runs: int | None = None  # every case's num_runs
+    settings: tuple[tuple[str, Any], ...] = ()  # run settings every case takes (--audit strict)
     columns: tuple[str, ...] = ()  # --columns: the summary's columns (results/display keys)
     sort: str | None = None  # --sort: the summary's order (a column key, `-key` descending)
     output_format: str = "table"  # --format: the summary as a table, csv, json or markdown

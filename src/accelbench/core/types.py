@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.core.samples import SampleStats
+from accelbench.platform.gpu_monitor import DeviceState
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,16 @@ class Kernel:
             "mean_s": self.mean_s,
             "share": self.share,
         }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the audit of a timed loop found (measure/audit.py): the check's name, the figure its
+    threshold is judged on, and that figure in words with what it is made of."""
+
+    name: str
+    figure: float
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,10 @@ class Timing(SampleStats):
     soak: SoakPhases | None = None  # a soak in phases (soak_chunk): its baseline and chunks
     # a TPU's firmware telemetry over the traced window (jax_backend/telemetry.py); None elsewhere
     telemetry: dict[str, Any] | None = None
+    # per sample: the highest thermal throttle level a TPU's firmware reported during it (empty: not
+    # recorded); what the `throttle` policy judges a TPU's samples by (measure/throttle.py)
+    thermal_levels: list[float] = field(default_factory=list)
+    audit: tuple[Finding, ...] = ()  # what the trace says the timed windows held (measure/audit.py)
 
     def _values(self) -> list[float]:
         return self.samples_s
@@ -93,6 +108,31 @@ class Timing(SampleStats):
         self.session_s += later.session_s
         self.kernels = later.kernels or self.kernels
         self.trace_path = later.trace_path or self.trace_path
+        self.telemetry = merged_telemetry(self.telemetry, later.telemetry)
+        self.thermal_levels.extend(later.thermal_levels)
+        worst: dict[str, Finding] = {}  # each check's finding: the round where it was largest
+        for found in (*self.audit, *later.audit):
+            if found.name not in worst or found.figure > worst[found.name].figure:
+                worst[found.name] = found
+        self.audit = tuple(worst.values())
+
+
+# upstream's four TPU telemetry keys (core/throttle_profiler.py @286dfeb9): maxima over every trace
+TELEMETRY_MAXIMA = ("hbm_peak_temp_c", "peak_temp_c", "hbm_throttle_pct", "thermal_throttle_level")
+
+
+def merged_telemetry(
+    earlier: dict[str, Any] | None, later: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Two traces of one case (rounds, a soak's windows): upstream's four keys the highest of both
+    (upstream reads every trace of the case), the rest the later trace's."""
+    if not (earlier and later):
+        return later or earlier
+    highest = (
+        max((v for v in (earlier.get(k), later.get(k)) if v is not None), default=None)
+        for k in TELEMETRY_MAXIMA
+    )
+    return {**later, **dict(zip(TELEMETRY_MAXIMA, highest, strict=True))}
 
 
 def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
@@ -183,3 +223,4 @@ class Measurement:
     companion_timings: dict[str, Timing] = field(default_factory=dict)
     outputs_digest: dict[str, np.ndarray] = field(default_factory=dict)
     input_sets: int = 1
+    device_state: DeviceState | None = None  # a GPU's settings as the case ran (NVML)

@@ -1,29 +1,49 @@
 """TPU firmware telemetry from a trace's device planes: the temperatures, throttling, power and
-p-states TPUMS reports around a soak (docs/tpums.md).
+p-states TPUMS reports around a soak (docs/tpums.md), and the thermal throttle level each timed
+iteration ran under (the `throttle` policy on a TPU, measure/throttle.py).
 
-Each `/device:TPU:<n>` plane may carry peak temperatures as plane statistics or events, and time
-series as events whose value is their first numeric statistic (a `performance_counter_id` is not a
-value). Names are compared lower-cased with a trailing core number dropped. A series is read over the
-window the `XLA Ops` line spans (all of its intervals where that line is empty): the share of that
-window with a positive value, and the time-weighted mean. Devices are aggregated by their maximum
-(p-state minimum: the minimum). Planes are read through `jax.profiler.ProfileData`'s interface (name,
-lines of events, stats), so synthetic planes test it off a TPU.
+Upstream's four keys (`core/throttle_profiler.py` @286dfeb9) are maxima over every device plane and
+every trace of the case: `hbm_peak_temp_c`, `peak_temp_c` (the compute die's, else the HBM's),
+`hbm_throttle_pct` (the highest `HBM FW Throttle(%)` reading) and `thermal_throttle_level` (the highest
+level on a `Power Throttle` line, whose events are named "0" or "<level> (<source>)": only the
+THERMAL_THROTTLE source counts, voltage-droop throttling does not). This project's extras read time
+series (events whose value is their first numeric statistic; a `performance_counter_id` is not a value)
+over the window the `XLA Ops` line spans: the share of that window with a positive value, and the
+time-weighted mean. Devices are aggregated by their maximum (p-state minimum: the minimum). Names are
+compared lower-cased with a trailing core number dropped.
+
+A value may arrive as a packed double in a bytes statistic (the last 8 bytes, little-endian; a longer
+value must end in a 64-bit protobuf field). jax.profiler.ProfileData hands such bytes over as text when
+they are valid UTF-8 and raises mid-statistic when they are not: an event's value is then taken from the
+error's bytes, while a plane statistic's name is lost with it (passed over). Planes are read through
+ProfileData's interface (name, lines of events, stats), so synthetic planes test it off a TPU.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from accelbench.core.types import TELEMETRY_MAXIMA
 
 DEVICE_PLANE = re.compile(r"^/device:TPU:\d+$")
 CORE_SUFFIX = re.compile(r"\s+\d+$")
 OPS_LINE = "xla ops"
-PEAKS = {
+THROTTLE_LINE = "power throttle"
+THROTTLE_EVENT = re.compile(r"^(\d+(?:\.\d+)?)\s*(?:\(\s*(\w+)\s*\))?$")
+THERMAL = "thermal_throttle"  # the one Power Throttle source the level counts
+MAXIMA = {  # upstream's four keys: the highest reading of each
     "hbm fw max temperature(c)": "hbm_peak_temp_c",
     "compute die fw max temperature(c)": "peak_temp_c",
+    "hbm fw throttle(%)": "hbm_throttle_pct",
+    "thermal_throttle_level": "thermal_throttle_level",
 }
+
 SERIES = {
     "hbm fw throttle(%)": "hbm_throttle",
     "vdd core fw throttle(%)": "vdd_core_throttle",
@@ -32,8 +52,7 @@ SERIES = {
     "p state": "pstate",
 }
 KEYS = (
-    "hbm_peak_temp_c",
-    "peak_temp_c",
+    *TELEMETRY_MAXIMA,
     "peak_temp_source",
     "hbm_throttle_time_pct",
     "hbm_throttle_mean_pct",
@@ -53,18 +72,58 @@ def canonical(name: str) -> str:
     return CORE_SUFFIX.sub("", str(name).strip().lower())
 
 
+def _packed(raw: bytes) -> float | None:
+    """A double packed in bytes: the last 8, little-endian; a longer value must end in a 64-bit field
+    (wire type 1 in the key byte before them). Not finite: no value."""
+    if len(raw) < 8 or (len(raw) > 8 and raw[-9] & 0x07 != 1):
+        return None
+    value = struct.unpack("<d", raw[-8:])[0]
+    return value if math.isfinite(value) else None
+
+
 def _number(value: Any) -> float | None:
+    """A statistic's number: int or float, or a packed double (bytes, or bytes ProfileData decoded as
+    text: never printable, unlike a string statistic)."""
+    if isinstance(value, str) and not value.isprintable():
+        value = value.encode("utf-8", "surrogateescape")
+    if isinstance(value, bytes):
+        return _packed(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
 
 
+def _stats(stats: Iterable[Any]) -> Iterator[tuple[str, Any]]:
+    """(name, value) pairs; a bytes value that is not UTF-8 makes ProfileData raise mid-pair: its
+    bytes come back under no name."""
+    pairs = iter(stats)
+    while True:
+        try:
+            yield next(pairs)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as error:
+            yield "", error.object
+
+
 def _value(stats: Any) -> float | None:
     """An event's measurement: its first numeric statistic that is not a counter id."""
-    for name, value in stats:
+    for name, value in _stats(stats):
         if canonical(name) != "performance_counter_id" and (number := _number(value)) is not None:
             return number
     return None
+
+
+def thermal_level(event_name: str) -> float | None:
+    """A Power Throttle event's thermal level: "0" is 0, "<level> (THERMAL_THROTTLE)" its level;
+    any other source (voltage droop) or form: None."""
+    found = THROTTLE_EVENT.match(str(event_name).strip())
+    if found is None:
+        return None
+    level, source = float(found.group(1)), found.group(2)
+    if source is None:
+        return 0.0 if level == 0 else None
+    return level if source.lower() == THERMAL else None
 
 
 @dataclass
@@ -76,28 +135,30 @@ class _Samples:
 
 def _collect(plane: Any) -> _Samples:
     got = _Samples()
-    for name, value in getattr(plane, "stats", ()):
-        if (key := PEAKS.get(canonical(name))) and (number := _number(value)) is not None:
+    for name, value in _stats(getattr(plane, "stats", ())):
+        if (key := MAXIMA.get(canonical(name))) and (number := _number(value)) is not None:
             got.peaks[key].append(number)
     for line in plane.lines:
-        ops = line.name.strip().lower() == OPS_LINE
+        kind = line.name.strip().lower()
         for event in line.events:
             start, end = float(event.start_ns), float(event.start_ns + event.duration_ns)
-            if ops:
-                if end > start:
-                    low, high = got.window or (start, end)
-                    got.window = (min(low, start), max(high, end))
+            if kind == OPS_LINE and end > start:
+                low, high = got.window or (start, end)
+                got.window = (min(low, start), max(high, end))
+            if kind == OPS_LINE:
+                continue
+            if kind == THROTTLE_LINE:
+                if (level := thermal_level(event.name)) is not None:
+                    got.series["thermal_level"].append((start, end, level))
                 continue
             name = canonical(event.name)
-            if name not in PEAKS and name not in SERIES:
+            if (name in MAXIMA or name in SERIES) and (value := _value(event.stats)) is None:
                 continue
-            value = _value(event.stats)
-            if value is None:
-                continue
-            if name in PEAKS:
-                got.peaks[PEAKS[name]].append(value)
+            if name in MAXIMA:
+                got.peaks[MAXIMA[name]].append(value)
             if name in SERIES:
                 got.series[SERIES[name]].append((start, end, value))
+    got.peaks["thermal_throttle_level"] += [v for _, _, v in got.series["thermal_level"]]
     return got
 
 
@@ -144,20 +205,22 @@ def _pstates(series: list[Interval], window: tuple[float, float] | None) -> tupl
     return min(values), max(values), changes
 
 
-def _source(peak: float | None, hbm: float | None) -> str | None:
-    return "compute_die" if peak is not None else "hbm" if hbm is not None else None
+def _source(die: float | None, hbm: float | None) -> str | None:
+    return "compute_die" if die is not None else "hbm" if hbm is not None else None
 
 
 def _metrics(s: _Samples) -> dict[str, Any]:
     hbm = max(s.peaks["hbm_peak_temp_c"], default=None)
-    peak = max(s.peaks["peak_temp_c"], default=None)
+    die = max(s.peaks["peak_temp_c"], default=None)
     core = _weighted(s.series["vdd_core_power"], s.window)
     memory = _weighted(s.series["hbm_power"], s.window)
     low, high, changes = _pstates(s.series["pstate"], s.window)
     return {
         "hbm_peak_temp_c": hbm,
-        "peak_temp_c": peak,
-        "peak_temp_source": _source(peak, hbm),
+        "peak_temp_c": die if die is not None else hbm,
+        "hbm_throttle_pct": max(s.peaks["hbm_throttle_pct"], default=None),
+        "thermal_throttle_level": max(s.peaks["thermal_throttle_level"], default=None),
+        "peak_temp_source": _source(die, hbm),
         "hbm_throttle_time_pct": _weighted(s.series["hbm_throttle"], s.window, True),
         "hbm_throttle_mean_pct": _weighted(s.series["hbm_throttle"], s.window),
         "vdd_core_throttle_time_pct": _weighted(s.series["vdd_core_throttle"], s.window, True),
@@ -171,17 +234,18 @@ def _metrics(s: _Samples) -> dict[str, Any]:
     }
 
 
+def _devices(planes: Any) -> dict[str, _Samples]:
+    return {p.name: _collect(p) for p in planes if DEVICE_PLANE.match(str(p.name))}
+
+
 def per_device(planes: Any) -> dict[str, dict[str, Any]]:
     """Each TPU device plane's telemetry, by plane name."""
-    return {
-        plane.name: _metrics(_collect(plane))
-        for plane in planes
-        if DEVICE_PLANE.match(str(plane.name))
-    }
+    return {name: _metrics(samples) for name, samples in _devices(planes).items()}
 
 
 def aggregate(devices: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Over devices: the highest of each figure (the p-state minimum: the lowest)."""
+    """Over devices: the highest of each figure (the p-state minimum: the lowest); peak_temp_c the
+    hottest compute die, the hottest HBM only where no device reported its die (as upstream)."""
     values: dict[str, list[Any]] = defaultdict(list)
     for metrics in devices.values():
         for key, value in metrics.items():
@@ -189,5 +253,18 @@ def aggregate(devices: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 values[key].append(value)
     out: dict[str, Any] = {key: None for key in KEYS}
     out.update({k: min(v) if k == "pstate_min" else max(v) for k, v in values.items()})
-    out["peak_temp_source"] = _source(out["peak_temp_c"], out["hbm_peak_temp_c"])
+    die = [m["peak_temp_c"] for m in devices.values() if m["peak_temp_source"] == "compute_die"]
+    out["peak_temp_c"] = max(die, default=out["hbm_peak_temp_c"])
+    out["peak_temp_source"] = _source(max(die, default=None), out["hbm_peak_temp_c"])
     return out
+
+
+def read(planes: Any, windows: list[tuple[float, float]]) -> tuple[dict[str, Any], list[float]]:
+    """The trace's telemetry over its devices, and per window (an iteration's start and end on the
+    trace clock) the highest thermal throttle level any TPU's Power Throttle line reported while it
+    ran: 0 where none did; no levels where no plane has the line (not recorded)."""
+    devices = _devices(planes)
+    events = [e for samples in devices.values() for e in samples.series["thermal_level"]]
+    metrics = aggregate({name: _metrics(samples) for name, samples in devices.items()})
+    levels = [max((v for s, e, v in events if s < b and e > a), default=0.0) for a, b in windows]
+    return metrics, levels if events else []

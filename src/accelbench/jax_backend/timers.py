@@ -20,9 +20,10 @@ from typing import Any
 
 from accelbench.catalogue import Headline, get_spec
 from accelbench.core.case import Case
-from accelbench.core.types import Prepared, Timing, slowest_per_iteration
+from accelbench.core.types import Finding, Prepared, Timing, slowest_per_iteration
 from accelbench.errors import CaseFailure, Status, safe_stem
 from accelbench.jax_backend import distributed, telemetry, xplane
+from accelbench.measure import audit
 from accelbench.measure.timers import (
     HostFlush,
     Metered,
@@ -43,6 +44,12 @@ def module_name(case: Case) -> str:
 
 
 FLUSH_BYTES = 256 << 20  # more than any GPU's L2 (H100/H200: 50-60 MB); TPU CMEM/VMEM alike
+FLUSH_MODULE = "jit_mb_flush"  # the flush's module: its kernels are the harness's, never the op's
+
+
+def mb_flush(buffer: Any) -> Any:
+    """The flush's one computation (its name is its module's)."""
+    return jax.numpy.zeros_like(buffer)
 
 
 class DeviceFlush:
@@ -54,8 +61,8 @@ class DeviceFlush:
     def __init__(self, device: Any) -> None:
         jnp = jax.numpy
         self.buffer = jax.device_put(jnp.zeros(FLUSH_BYTES // 4, jnp.float32), device)
-        self.fill_in_place = jax.jit(jnp.zeros_like, donate_argnums=0)
-        self.fill = jax.jit(jnp.zeros_like)
+        self.fill_in_place = jax.jit(mb_flush, donate_argnums=0)
+        self.fill = jax.jit(mb_flush)
         self()  # compiled and run once here, never inside a trace (a first trace that compiled it came back empty)
         self.enqueue()
         jax.block_until_ready(self.buffer)
@@ -238,7 +245,8 @@ def traced_samples(
         return wall
 
     session_start = time.perf_counter()
-    firmware = bool(case.run.soak_chunk) and jax.default_backend() == "tpu"  # a soak's windows
+    # a TPU's firmware events: a soak's telemetry, and the thermal levels the throttle policy judges
+    firmware = bool(case.run.soak_chunk or case.run.throttle != "off") and tpu()
     try:
         profile, wall = profiled(run, trace_dir, firmware)
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:
@@ -249,9 +257,25 @@ def traced_samples(
         raise CaseFailure(Status.ERROR, f"device time unavailable: {error}") from None
     timing.flush_s = metered.seconds
     timing.session_s = time.perf_counter() - session_start - loop_s
-    if jax.default_backend() == "tpu":  # the firmware's temperatures, throttling, power, p-states
-        timing.telemetry = telemetry.aggregate(telemetry.per_device(profile.planes))
+    if tpu():
+        _firmware(case, profile, n, timing)
     return timing
+
+
+def tpu() -> bool:
+    return bool(jax.default_backend() == "tpu")
+
+
+def _firmware(case: Case, profile: Any, n: int, timing: Timing) -> None:
+    """A TPU's temperatures, throttling, power and p-states, and each sample's thermal throttle level
+    (the timed device's module executions as the samples' windows)."""
+    try:
+        _, iters = xplane.iterations(profile, module_name(case), n, case.run.xprof_device_mode)
+    except xplane.TraceError:
+        iters = []
+    windows = [(i.start_ns, i.start_ns + i.total_ns) for i in iters if i.start_ns is not None]
+    timing.telemetry, levels = telemetry.read(profile.planes, windows)
+    timing.thermal_levels = levels if len(levels) == len(timing.samples_s) else []
 
 
 def _steps(case: Case) -> Callable[[int], Any]:
@@ -263,8 +287,10 @@ def _steps(case: Case) -> Callable[[int], Any]:
 def _per_iteration(
     case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
 ) -> Timing:
-    """Each iteration's device time: its kernels (GPU) or module execution (TPU) in the trace."""
-    platform, iters = xplane.iterations(profile, module_name(case), n, case.run.xprof_device_mode)
+    """Each iteration's device time: its kernels (GPU) or module execution (TPU) in the trace; on a
+    GPU, the audit of its windows."""
+    read = xplane.read(profile, module_name(case), n, case.run.xprof_device_mode)
+    platform, iters = read.platform, read.iterations
     return Timing(
         samples_s=[i.total_ns * 1e-9 for i in iters],
         source=f"xprof_{platform}",
@@ -275,7 +301,18 @@ def _per_iteration(
         ),  # blocked host wall per iteration: launch and dispatch included
         kernels=xplane.breakdown(iters),
         trace_path=trace_dir,
+        audit=_audit(read) if platform == "gpu" and case.run.audit != "off" else (),
     )
+
+
+def _audit(read: xplane.Read) -> tuple[Finding, ...]:
+    """The audit of a GPU module's iterations: the flush's kernels are the harness's, XLA's other
+    work beside them no timed call's; XLA's trace holds no host calls to read."""
+    harness: list[xplane.Event] = []
+    others: list[xplane.Event] = []
+    for e in read.others:
+        (harness if xplane.of_module(e, FLUSH_MODULE) else others).append(e)
+    return audit.findings(audit.Loop([i.kernels for i in read.iterations], others, harness))
 
 
 def _slowest_device(

@@ -27,6 +27,7 @@ class Event:
     start_ns: float
     duration_ns: float
     stats: dict[str, Any] = field(default_factory=dict)
+    stream: str = ""  # the line it is on: a GPU stream, a host thread
 
     @property
     def end_ns(self) -> float:
@@ -37,6 +38,7 @@ class Event:
 class Iteration:
     total_ns: float
     kernels: list[Event]
+    start_ns: float | None = None  # a TPU module execution's start (the thermal levels' window)
 
     @property
     def span_ns(self) -> float:
@@ -55,6 +57,7 @@ __all__ = [
     "iterations",
     "load",
     "per_device",
+    "read",
     "top_level",
 ]
 
@@ -77,12 +80,18 @@ def _events(line: Any) -> list[Event]:
 
 def _read_events(line: Any) -> list[Event]:
     return [
-        Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats)) for e in line.events
+        Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats), line.name)
+        for e in line.events
     ]
 
 
 def _module_matches(value: Any, module: str) -> bool:
     return isinstance(value, str) and (value == module or value.startswith(module + "("))
+
+
+def of_module(event: Event, module: str) -> bool:
+    """Whether XLA tagged the event as work of `module`."""
+    return _module_matches(event.stats.get("hlo_module"), module)
 
 
 def top_level(events: list[Event]) -> list[Event]:
@@ -116,39 +125,58 @@ def _chunk(events: list[Event], n_iters: int, what: str) -> list[list[Event]]:
     return chunks
 
 
+@dataclass
+class Read:
+    """One module's iterations in a trace, and XLA's other work beside them (the other modules'
+    kernels on the same GPU, or host threads on a CPU; none read on a TPU): what the audit reads."""
+
+    platform: str
+    iterations: list[Iteration]
+    others: list[Event] = field(default_factory=list)
+
+
 def iterations(
     profile: Any, module: str, n_iters: int, device: str = "first_device"
 ) -> tuple[str, list[Iteration]]:
-    """(platform, per-iteration device time and kernels) of one jitted module: on the first device
-    plane, or (`device: max_device`, TPUMS's xprof_device_mode) on the one whose median is highest."""
+    """(platform, per-iteration device time and kernels) of one jitted module (`read`)."""
+    found = read(profile, module, n_iters, device)
+    return found.platform, found.iterations
+
+
+def read(profile: Any, module: str, n_iters: int, device: str = "first_device") -> Read:
+    """One jitted module's iterations: on the first device plane, or (`device: max_device`,
+    TPUMS's xprof_device_mode) on the one whose median is highest."""
     planes = list(profile.planes)
     tpu = sorted((p for p in planes if p.name.startswith("/device:TPU")), key=_plane_order)
     gpu = sorted((p for p in planes if p.name.startswith("/device:GPU")), key=_plane_order)
     if tpu or gpu:
-        read = _tpu_iterations if tpu else _gpu_iterations
+        reader = _tpu_read if tpu else _gpu_read
+        platform = "tpu" if tpu else "gpu"
         if device != "max_device":
-            return ("tpu" if tpu else "gpu"), read((tpu or gpu)[0], module, n_iters)
+            return Read(platform, *reader((tpu or gpu)[0], module, n_iters))
         runs, errors = [], []
         for plane in tpu or gpu:  # the devices that ran the module; a bystander is passed over
             try:
-                runs.append(read(plane, module, n_iters))
+                runs.append(reader(plane, module, n_iters))
             except TraceError as error:
                 errors.append(error)
         if not runs:
             raise errors[0]
-        return ("tpu" if tpu else "gpu"), max(runs, key=_median_ns)
+        return Read(platform, *max(runs, key=lambda run: _median_ns(run[0])))
     host = [
         e
         for p in planes
         if p.name.startswith("/host:CPU")
         for line in p.lines
         for e in _events(line)
-        if _module_matches(e.stats.get("hlo_module"), module)
+        if "hlo_module" in e.stats
     ]
-    if not host:
+    mine = [e for e in host if of_module(e, module)]
+    if not mine:
         raise TraceError(f"the trace has no device or host-thread events of module {module}")
-    chunks = _chunk(top_level(host), n_iters, module)
-    return "cpu", [Iteration(sum(e.duration_ns for e in c), c) for c in chunks]
+    chunks = _chunk(top_level(mine), n_iters, module)
+    others = [e for e in host if not of_module(e, module)]
+    return Read("cpu", [Iteration(sum(e.duration_ns for e in c), c) for c in chunks], others)
 
 
 def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]]:
@@ -170,14 +198,14 @@ def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]
                 for e in line.events
             )
             if ran:  # a chip that ran the module must show every iteration, like a GPU
-                out[name] = [i.total_ns * 1e-9 for i in _tpu_iterations(plane, module, n_iters)]
+                out[name] = [i.total_ns * 1e-9 for i in _tpu_read(plane, module, n_iters)[0]]
             continue
         kernels = [
             e
             for line in plane.lines
             if line.name not in ("XLA Modules", "XLA Ops")
             for e in _events(line)
-            if _module_matches(e.stats.get("hlo_module"), module)
+            if of_module(e, module)
         ]
         if kernels:
             chunks = _chunk(kernels, n_iters, f"{module} on {name}")
@@ -191,7 +219,7 @@ def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]
         if p.name.startswith("/host:CPU"):
             for line in p.lines:
                 for e in _events(line):
-                    if _module_matches(e.stats.get("hlo_module"), module):
+                    if of_module(e, module):
                         by_device[e.stats.get("device_ordinal", 0)].append(e)
     if not by_device:
         raise TraceError(f"the trace has no host-thread events of module {module}")
@@ -212,20 +240,21 @@ def _median_ns(runs: list[Iteration]) -> float:
     return ordered[len(ordered) // 2] if ordered else 0.0
 
 
-def _gpu_iterations(plane: Any, module: str, n_iters: int) -> list[Iteration]:
-    kernels = [
-        e
-        for line in plane.lines
-        if line.name not in ("XLA Modules", "XLA Ops")
-        for e in _events(line)
-        if _module_matches(e.stats.get("hlo_module"), module)
-    ]
-    if not kernels:
+def _gpu_read(plane: Any, module: str, n_iters: int) -> tuple[list[Iteration], list[Event]]:
+    """The module's kernels in iterations, and the plane's other events."""
+    mine: list[Event] = []
+    others: list[Event] = []
+    for line in plane.lines:
+        if line.name not in ("XLA Modules", "XLA Ops"):
+            for e in _events(line):
+                (mine if of_module(e, module) else others).append(e)
+    if not mine:
         raise TraceError(f"the GPU trace has no kernel events of module {module}")
-    return [Iteration(sum(e.duration_ns for e in c), c) for c in _chunk(kernels, n_iters, module)]
+    chunks = _chunk(mine, n_iters, module)
+    return [Iteration(sum(e.duration_ns for e in c), c) for c in chunks], others
 
 
-def _tpu_iterations(plane: Any, module: str, n_iters: int) -> list[Iteration]:
+def _tpu_read(plane: Any, module: str, n_iters: int) -> tuple[list[Iteration], list[Event]]:
     lines = {line.name: line for line in plane.lines}
     if "XLA Modules" not in lines:
         raise TraceError("the TPU trace has no 'XLA Modules' line")
@@ -246,9 +275,10 @@ def _tpu_iterations(plane: Any, module: str, n_iters: int) -> list[Iteration]:
         Iteration(
             run.duration_ns,
             [o for o in ops if o.start_ns >= run.start_ns and o.end_ns <= run.end_ns],
+            run.start_ns,
         )
         for run in runs
-    ]
+    ], []
 
 
 def load(path: str) -> Any:

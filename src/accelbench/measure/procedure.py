@@ -5,15 +5,17 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from accelbench.catalogue import OpSpec
+from accelbench.catalogue import OpSpec, get_spec
 from accelbench.core.case import Case, RunSettings, shape_label
 from accelbench.core.types import (
     CheckResult,
     DeviceInfo,
+    Finding,
     Measurement,
     Prepared,
     SoakPhases,
     Timing,
+    merged_telemetry,
 )
 from accelbench.errors import CaseFailure, Status
 from accelbench.measure import garbage
@@ -192,6 +194,7 @@ def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
         chunks.append(timed_iterations(prepared, n, sustained=True)[0])
     worst = timer(prepared, 0, n)
     worst.soak = SoakPhases(baseline.samples_s, chunks, baseline.telemetry)
+    worst.telemetry = merged_telemetry(baseline.telemetry, worst.telemetry)  # upstream's maxima
     worst.stop_reason = "min_duration"
     worst.loop_started_at, worst.loop_s = started_at, time.perf_counter() - start
     if isinstance(timer, Described) and not worst.kernels:
@@ -208,6 +211,17 @@ def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
     timing.loop_started_at, timing.loop_s = host.loop_started_at, host.loop_s
 
 
+def audited(case: Case, found: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """The audit's findings less those the op's work is made of (`Traits.audit_expects`); under
+    `audit: strict` a finding makes the case an error row."""
+    expected = get_spec(case.op).traits.audit_expects
+    kept = tuple(f for f in found if f.name not in expected)
+    if kept and case.run.audit == "strict":
+        said = "; ".join(f"{f.name}: {f.detail}" for f in kept)
+        raise CaseFailure(Status.ERROR, f"audit (strict): {said}")
+    return kept
+
+
 def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) -> Measurement:
     """Run once and check against the reference, then time the op and its companions."""
     out = prepared.call()
@@ -221,6 +235,7 @@ def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) ->
         timing = timed(timer, prepared, case.run)
         if case.run.host_loop and timing.source != "wall_clock":
             host_clock(timing, prepared, case.run)
+    timing.audit = audited(case, timing.audit)
     companions = dict(prepared.known_timings)
     for name, companion in prepared.companions.items():
         if name not in companions:

@@ -1,5 +1,6 @@
 """Samples judged by the clocks they ran at: a case's timed samples set beside the GPU monitor's
-series (platform/gpu_monitor.py), the run's `throttle` policy applied (flag, discard, off).
+series (platform/gpu_monitor.py), or on a TPU beside the thermal throttle level its firmware reported
+during each (jax_backend/telemetry.py), the run's `throttle` policy applied (flag, discard, off).
 
 A sample is throttled when its stretch of the timed loop meets a monitor reading whose SM clock is
 below `throttle_threshold` times the best clock the run has sustained (the median of a case's loop,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from accelbench.core.case import RunSettings
@@ -89,6 +91,7 @@ def _discarded(timing: Timing, kept: list[bool]) -> Timing:
         span_samples_s=only(timing.span_samples_s),
         launch_samples_s=only(timing.launch_samples_s),
         device_samples_s={d: only(s) for d, s in timing.device_samples_s.items()},
+        thermal_levels=only(timing.thermal_levels),
     )
 
 
@@ -121,6 +124,35 @@ def judge(
         monitor.wait_for(run.throttle_threshold * best, run.throttle_wait_s)
         return _discarded(timing, kept), report
     return timing, report
+
+
+def judge_levels(
+    monitor: Monitor, timing: Timing, run: RunSettings, device: int
+) -> tuple[Timing, ThrottleReport]:
+    """A TPU's samples: throttled where its firmware reported a thermal throttle level above 0 while
+    the sample ran (any chip of the host; the sample's own execution is its window, so nothing is
+    approximated). No live reading to wait on: `discard` drops and goes on."""
+    levels = timing.thermal_levels
+    if len(levels) != len(timing.samples_s) or not levels:
+        return timing, ThrottleReport(f"none: {NO_LEVELS}")
+    kept = [level == 0 for level in levels]
+    total = sum(timing.samples_s)
+    hot = sum(s for s, k in zip(timing.samples_s, kept, strict=True) if not k)
+    discard = run.throttle in DROPPING and any(kept) and not all(kept)
+    highest = max(levels)
+    report = ThrottleReport(
+        TPU_SOURCE,
+        throttled_share_ratio=hot / total if total else None,
+        discarded_sample_count=kept.count(False) if discard else 0,
+        throttle_reasons=f"thermal_throttle level {highest:g}" if highest else None,
+    )
+    return (_discarded(timing, kept) if discard else timing), report
+
+
+TPU_SOURCE = "tpu_power_throttle"  # the Power Throttle line of the trace's TPU planes
+NO_LEVELS = "the trace holds no TPU Power Throttle events (xprof timer on a TPU only)"
+Judge = Callable[[Monitor, Timing, RunSettings, int], tuple[Timing, ThrottleReport]]
+JUDGES: dict[str, Judge] = {"gpu": judge, "tpu": judge_levels}  # by the device's platform
 
 
 def forget() -> None:

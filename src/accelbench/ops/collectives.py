@@ -201,6 +201,7 @@ def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
                 # slowest rank 785 us, fastest 608 us). Queued, the ranks' kernels run in lockstep and
                 # only the first, dropped as the settling iteration, absorbs the start.
                 run_overrides=lambda p: RunOverride("warm", COLLECTIVES[name].cadence),
+                audit_expects=("streams",),  # NCCL's kernels run on a stream of its own
             ),
         )
     )

@@ -288,6 +288,18 @@ class TorchaoExtras:
     quantized_weight_bytes: int
     baseline_peak_memory_bytes: int | None
     quantized_peak_memory_bytes: int | None
+    baseline_peak_reserved_bytes: int | None = field(
+        default=None,
+        metadata=doc(
+            "this and the next three: CUDA's caching allocator during one call, cache emptied"
+        ),
+    )
+    quantized_peak_reserved_bytes: int | None = None
+    baseline_fragmentation_bytes: int | None = field(
+        default=None,
+        metadata=doc("reserved beyond the peak allocation (rounding, unusable splits)"),
+    )
+    quantized_fragmentation_bytes: int | None = None
     profiler_trace_path: str | None = None
     memory_profile_path: str | None = None
     memory_profile_note: str | None = None

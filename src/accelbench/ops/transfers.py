@@ -79,7 +79,8 @@ SPEC = OpSpec(
     reference=lambda x, p, rows: {"out": x["x"][rows]},
     output_rows=lambda p: elements(p) // 128,
     row_extras=TransferExtras,
-    traits=Traits(auto_timer={"jax": "wall"}),  # JAX records no XLA module for a transfer
+    # JAX records no XLA module for a transfer; the copy and its wait are the op
+    traits=Traits(auto_timer={"jax": "wall"}, audit_expects=("host_copies", "host_sync")),
     constraint=lambda p: None if p.data_size_mib * MIB % 512 == 0 else "whole MiB only",
 )
 register(SPEC)

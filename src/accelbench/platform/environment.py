@@ -46,9 +46,18 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+COMMIT = (
+    "ACCELBENCH_COMMIT"  # set in a cluster pod (no checkout): the commit its wheel was built from
+)
+
+
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str:
-    return _git("rev-parse", "--short=12", "HEAD") or ""
+    return os.environ.get(COMMIT) or _git("rev-parse", "--short=12", "HEAD") or ""
+
+
+def git_branch() -> str:
+    return _git("rev-parse", "--abbrev-ref", "HEAD") or ""
 
 
 @functools.lru_cache(maxsize=1)

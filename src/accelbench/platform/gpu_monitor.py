@@ -1,17 +1,124 @@
 """GPU clocks, temperature, power and clock-event (throttle) reasons sampled along a case on a side
 thread (nvidia-ml-py): what measure/throttle.py judges each timed sample by, and the series the
 throttling benchmark charts. One sample is five NVML reads, about 0.1 ms of one host core's time every
-PERIOD_S, none of the device's."""
+PERIOD_S, none of the device's. Beside them, the device's settings as the case ran (`DeviceState`),
+read once a case; the harness only reads them, never sets them."""
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 PERIOD_S = 0.02
 GPU_SAMPLE_FIELDS = ("seconds", "sm_clock_mhz", "memory_clock_mhz", "temperature_c", "power_w")
+USER_CLOCKS = 0x2  # NVML's clock-event reason "applications clocks setting" (user-defined clocks)
+
+
+def _state(doc: str, verdict: bool = False) -> Any:
+    """A DeviceState column: its README note, and whether a verdict between two rows that differ in
+    it is inconclusive, naming it (`DeviceState.differences`)."""
+    return field(default=None, metadata={"doc": doc, "verdict": verdict})
+
+
+@dataclass(slots=True)
+class DeviceState:
+    """A GPU's settings as its case ran (NVML; blank where NVML or the board does not say, and on
+    other devices): a row group (results/records.py). TPUs expose no such setting to a user; their
+    firmware's p-states, power and throttling are the row's telemetry."""
+
+    clocks_set: str | None = _state(
+        "`default` (boost clocks move with power and temperature), `application` (application "
+        "clocks moved from their defaults) or `locked` (NVML's user-defined clocks reason: "
+        "`nvidia-smi --lock-gpu-clocks`)",
+        verdict=True,
+    )
+    sm_clock_set_mhz: float | None = _state("the application SM clock, where set", True)
+    memory_clock_set_mhz: float | None = _state("the application memory clock, where set", True)
+    sm_clock_default_mhz: float | None = _state("the board's default application SM clock")
+    power_limit_w: float | None = _state("the enforced power limit", True)
+    power_limit_default_w: float | None = _state("the board's default power limit")
+    persistence_mode: bool | None = _state("the driver kept loaded between processes")
+    mig_mode: bool | None = _state("the GPU split into MIG instances", True)
+    ecc_mode: bool | None = _state("ECC on for device memory", True)
+    pcie_link: str | None = _state("the PCIe generation and width the board and slot allow", True)
+    nvlink: str | None = _state("active NVLink links and NVML's NVLink version number", True)
+
+    def differences(self, other: DeviceState) -> list[str]:
+        """The columns declared `verdict` in which the two differ, each as `name mine vs theirs` (a
+        blank differs from nothing): what a verdict between their rows must name."""
+        out = []
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if f.metadata["verdict"] and None not in (mine, theirs) and mine != theirs:
+                out.append(f"{f.name} {mine} vs {theirs}")
+        return out
+
+
+def read_state(index: int, reasons: int = 0) -> DeviceState:
+    """The settings of GPU `index` now; `reasons`: clock-event reason bits seen along the case (a
+    locked clock may say so only under load). Each query on its own: a board without one of them
+    leaves only that column blank."""
+    try:
+        import pynvml as nvml
+
+        nvml.nvmlInit()
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+    except Exception:  # no library, no driver, no such GPU: nothing to say
+        return DeviceState()
+
+    def ask(query: str, *args: Any) -> Any:
+        try:
+            return getattr(nvml, query)(handle, *args)
+        except Exception:
+            return None
+
+    kinds = (nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM)
+    app = [ask("nvmlDeviceGetApplicationsClock", k) for k in kinds]
+    default = [ask("nvmlDeviceGetDefaultApplicationsClock", k) for k in kinds]
+    reasons |= ask("nvmlDeviceGetCurrentClocksEventReasons") or 0  # older nvidia-ml-py: Throttle
+    reasons |= ask("nvmlDeviceGetCurrentClocksThrottleReasons") or 0
+    moved = None not in app + default and app != default
+    links = range(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18))
+    active = [link for link in links if ask("nvmlDeviceGetNvLinkState", link) == 1]
+    generation, width = (ask(f"nvmlDeviceGetMaxPcieLink{q}") for q in ("Generation", "Width"))
+    power = [
+        ask(f"nvmlDeviceGet{q}") for q in ("EnforcedPowerLimit", "PowerManagementDefaultLimit")
+    ]
+    watts = [None if mw is None else mw / 1000.0 for mw in power]  # NVML says milliwatts
+    mig, ecc = (ask(q) for q in ("nvmlDeviceGetMigMode", "nvmlDeviceGetEccMode"))  # (now, pending)
+    return DeviceState(
+        clocks_set="application" if moved else "locked" if reasons & USER_CLOCKS else "default",
+        sm_clock_set_mhz=app[0] if moved else None,
+        memory_clock_set_mhz=app[1] if moved else None,
+        sm_clock_default_mhz=default[0],
+        power_limit_w=watts[0],
+        power_limit_default_w=watts[1],
+        persistence_mode=_flag(ask("nvmlDeviceGetPersistenceMode")),
+        mig_mode=_flag(mig[0] if mig else None),
+        ecc_mode=_flag(ecc[0] if ecc else None),
+        pcie_link=f"gen{generation} x{width}" if generation and width else None,
+        nvlink=f"{len(active)} links, version {ask('nvmlDeviceGetNvLinkVersion', active[0])}"
+        if active
+        else None,
+    )
+
+
+def unlocked_note(state: DeviceState) -> str:
+    """Said once at the end of a run whose GPU clocks were not locked: what it means, and the
+    commands one with the right to change device settings would run (the harness never does)."""
+    mhz = f"{state.sm_clock_default_mhz:g}" if state.sm_clock_default_mhz else "MHZ"
+    return (
+        "clocks: this run's GPU clocks were not locked (clocks_set: default): boost clocks follow "
+        "power and temperature, so times can move between runs; with the right to change device "
+        f"settings, `sudo nvidia-smi --lock-gpu-clocks={mhz},{mhz}` before the run (the board's "
+        "default application clock) and `sudo nvidia-smi --reset-gpu-clocks` after"
+    )
+
+
+def _flag(value: Any) -> bool | None:
+    return None if value is None else bool(value)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ BLOCKS = {
     "Identity": "identity",
     "TimeStats": "statistics",
     "Conditions": "conditions",
+    "DeviceState": "device state",
     "TimingInfo": "timing",
     "Derived": "derived",
     "Roofline": "roofline",

@@ -28,11 +28,12 @@ from accelbench.catalogue import OpParams, ReadParams, get_spec
 from accelbench.core.samples import ratio_intervals
 from accelbench.errors import Status, UserError, did_you_mean, visible
 from accelbench.results.console import format_seconds, shown, table_console
-from accelbench.results.display import markdown_safe, ordered
+from accelbench.results.display import AUDITED, audit_mark, markdown_safe, ordered
 from accelbench.results.reading import read_rows
 from accelbench.results.records import (
     ALL_GROUPS,
     Conditions,
+    DeviceState,
     Identity,
     Row,
     TimeStats,
@@ -44,7 +45,7 @@ ALPHA = 0.01  # a difference less significant than this is noise
 MIN_SAMPLES = 5  # per side, for the rank test
 RUN_SETTINGS = frozenset(("num_runs", "warmup"))  # how long a case ran is not what it is
 # what pairing and verdicts read of a row (with params and series)
-COMPARED = (Identity, TimeStats, Conditions, TimingInfo)
+COMPARED = (Identity, TimeStats, Conditions, DeviceState, TimingInfo)
 FULL_TABLE = 200  # above this many pairs the table shows only the cases that changed
 
 
@@ -117,6 +118,7 @@ class Verdict(str, Enum):
     WITHIN = "within threshold"
     NOISE = "noise"
     INCONCLUSIVE = "inconclusive (noisy)"
+    STATE = "inconclusive (device state differs)"
     MISSING = "missing in candidate"
     FAILED = "failed in candidate"
     UNSUPPORTED = "newly unsupported"
@@ -126,7 +128,8 @@ class Verdict(str, Enum):
     @property
     def fails(self) -> bool:
         """What makes a comparison exit 1: the candidate lost ground or lost the case."""
-        return self not in (Verdict.FASTER, Verdict.WITHIN, Verdict.NOISE, Verdict.INCONCLUSIVE)
+        kept = (Verdict.FASTER, Verdict.WITHIN, Verdict.NOISE, Verdict.INCONCLUSIVE, Verdict.STATE)
+        return self not in kept
 
 
 def usable(seconds: float | None) -> bool:
@@ -149,6 +152,11 @@ class Pair:
         """The case as the table and --json name it (made when shown: most of 100k never are)."""
         label = case_label(self.a, self.without)
         return f"{label} [{self.sides}]" if self.sides else label
+
+    @property
+    def state_differences(self) -> list[str]:
+        """The device settings in which the two rows differ (DeviceState's `verdict` columns)."""
+        return self.a.device_state.differences(self.b.device_state) if self.b else []
 
     @property
     def ratio(self) -> float | None:
@@ -179,6 +187,8 @@ class Pair:
         ratio = self.ratio
         if ratio is None:
             return Verdict.NO_TIME
+        if self.state_differences:  # another power limit or clock setting, say
+            return Verdict.STATE
         if self.interval is not None:
             return self._by_interval(threshold, *self.interval)
         if self.a.doubt or self.b.doubt:
@@ -352,8 +362,8 @@ def render(pairs: list[Pair], threshold: float, a_label: str, b_label: str) -> T
         b_median = p.b.median_s if p.b else None
         table.add_row(
             shown(p.key),
-            format_seconds(p.a.median_s),
-            format_seconds(b_median),
+            format_seconds(p.a.median_s) + audit_mark(p.a),
+            format_seconds(b_median) + (audit_mark(p.b) if p.b else ""),
             f"{p.ratio:.3f}" if p.ratio else "",
             f"{p.interval[0]:.3f} - {p.interval[1]:.3f}" if p.interval else "",
             "" if p.p_value is None else f"{p.p_value:.2g}",
@@ -371,7 +381,7 @@ def _cell(row: Row, base: Row | None) -> str:
     if base is not None and usable(base.median_s):
         text += f" ({row.median_s / base.median_s:.2f}x)"  # type: ignore[operator]
     doubtful = row.doubt or (base is not None and base.doubt)
-    return text + (" ?" if doubtful else "")
+    return text + (" ?" if doubtful else "") + audit_mark(row)
 
 
 def pivot(comparison: Comparison, by: str, baseline: str) -> Table:
@@ -388,7 +398,7 @@ def pivot(comparison: Comparison, by: str, baseline: str) -> Table:
     table = Table(
         title=shown(
             f"median time by {by}, ratio to {baseline} in brackets (?: noisy, or taken on a loaded "
-            "host: no verdict)"
+            f"host: no verdict; {AUDITED})"
         )
     )
     table.add_column("case", justify="left")
@@ -458,6 +468,7 @@ def as_records(comparison: Comparison, threshold: float) -> dict[str, Any]:
                 "ratio_high": p.interval[1] if p.interval else None,
                 "p_value": p.p_value,
                 "verdict": p.verdict(threshold).value,
+                "device_state_differs": p.state_differences,
             }
             for p in comparison.pairs
         ],
@@ -566,6 +577,9 @@ def _show_pairs(
         table_console().print(render(shown, threshold, *labels))
     for key in comparison.ambiguous:
         print(visible(f"ambiguous: several rows of one case on one side, not compared: {key}"))
+    for p in shown:
+        if p.verdict(threshold) is Verdict.STATE:
+            print(visible(f"device state differs: {p.key}: {', '.join(p.state_differences)}"))
 
 
 def _say_regressions(failing: list[Pair], matched: int, threshold: float) -> None:

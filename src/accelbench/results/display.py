@@ -46,6 +46,16 @@ def top_kernels(row: Row) -> str:
     return readable_kernel(row.timing.top_kernels or row.timing.dominant_kernel or "")
 
 
+AUDIT_MARK = "!"
+AUDITED = f"{AUDIT_MARK}: the audit found something in its timed windows (the audit column)"
+
+
+def audit_mark(row: Row) -> str:
+    """The one marker of a row whose timed windows' audit has findings, after its time wherever a
+    time is shown (the tables here, compare, report, table())."""
+    return f" {AUDIT_MARK}" if row.timing.audit else ""
+
+
 def peak_pct(row: Row) -> float | None:
     """The share of the peak that bounds the op (compute or bandwidth)."""
     roof = row.roofline
@@ -124,7 +134,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("status", lambda r, p: status(r), always=True),
     Column(
         "median",
-        lambda r, p: format_seconds(r.median_s),
+        lambda r, p: format_seconds(r.median_s) + audit_mark(r),
         True,
         value=lambda r: r.median_s,
         field="time_median_s",
@@ -191,6 +201,7 @@ COLUMNS: tuple[Column, ...] = (
         field="sqnr_db",
     ),
     Column("timing", lambda r, p: r.timing.timing_source or ""),
+    Column("audit", lambda r, p: r.timing.audit or ""),
     Column("kernels", lambda r, p: top_kernels(r), title="top kernels"),
 )
 BY_KEY = {c.key: c for c in COLUMNS}

@@ -27,7 +27,7 @@ from accelbench.core.column import doc
 from accelbench.core.samples import NOISE_THRESHOLD, Samples
 from accelbench.core.types import Kernel
 from accelbench.errors import Status
-from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
+from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS, DeviceState
 from accelbench.results.roofline import Derived, Roofline
 
 
@@ -280,6 +280,16 @@ class TimingInfo:
     throttle_reasons: str | None = field(
         default=None, metadata=doc("NVML's slowing reasons seen during the loop (power, thermal)")
     )
+    audit: str | None = field(
+        default=None,
+        metadata=doc(
+            "the audit of the timed windows (GPU device timers): each finding as name=figure; "
+            "blank: clean, or not audited (docs/method.md)"
+        ),
+    )
+    audit_detail: str | None = field(
+        default=None, metadata=doc("each finding in words, with the figures it is made of")
+    )
 
 
 @dataclass(slots=True)
@@ -327,13 +337,22 @@ class Environment:
 
 # Column blocks in file order; the op's parameters follow Identity, its extras precede Environment.
 HEAD_GROUPS: tuple[type, ...] = (Identity,)
-BODY_GROUPS: tuple[type, ...] = (TimeStats, Conditions, TimingInfo, Derived, Roofline, Pairing)
+BODY_GROUPS: tuple[type, ...] = (
+    TimeStats,
+    Conditions,
+    DeviceState,
+    TimingInfo,
+    Derived,
+    Roofline,
+    Pairing,
+)
 TAIL_GROUPS: tuple[type, ...] = (Environment,)
 ALL_GROUPS = (*HEAD_GROUPS, *BODY_GROUPS, *TAIL_GROUPS)
 GROUP_ATTRIBUTES = {
     Identity: "identity",
     TimeStats: "stats",
     Conditions: "conditions",
+    DeviceState: "device_state",
     TimingInfo: "timing",
     Derived: "derived",
     Roofline: "roofline",
@@ -499,6 +518,7 @@ class Row:
     params: OpParams  # the op's; ReadParams for an op or value this version does not know
     stats: TimeStats = field(default_factory=TimeStats)
     conditions: Conditions = field(default_factory=Conditions)
+    device_state: DeviceState = field(default_factory=DeviceState)
     timing: TimingInfo = field(default_factory=TimingInfo)
     derived: Derived = field(default_factory=Derived)
     roofline: Roofline = field(default_factory=Roofline)
@@ -549,20 +569,22 @@ class Row:
             return getattr(self.conditions, name)
         return getattr(self.extras, name, None)
 
+    def group(self, cls: type) -> Any:
+        """The row's group of this class (GROUP_ATTRIBUTES)."""
+        return getattr(self, GROUP_ATTRIBUTES[cls])
+
     def as_dict(self) -> dict[str, Any]:
         """The flat row: every declared column (and nothing else), in file order."""
         flat: dict[str, Any] = {}
+        group = self.group
+        params = self.params.as_dict()  # the typed parameters by name
+        body = map(group, BODY_GROUPS)
         for part in (
-            self.identity,
-            self.params.as_dict(),  # the typed parameters by name
-            self.stats,
-            self.conditions,
-            self.timing,
-            self.derived,
-            self.roofline,
-            self.pairing,
+            *map(group, HEAD_GROUPS),
+            params,
+            *body,
             self.extras,
-            self.environment,
+            *map(group, TAIL_GROUPS),
         ):
             if part is None:
                 continue

@@ -11,7 +11,7 @@ import base64
 import os
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -24,6 +24,7 @@ from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from accelbench.results.charts import plt, save_figure, time_series  # noqa: E402
 from accelbench.results.console import value_of, varying  # noqa: E402
 from accelbench.results.display import (  # noqa: E402
+    AUDITED,
     REPORT,
     Column,
     cells,
@@ -34,7 +35,7 @@ from accelbench.results.display import (  # noqa: E402
     sort_rows,
 )
 from accelbench.results.reading import read_rows  # noqa: E402
-from accelbench.results.records import Labelled, Row, Variants, speedup  # noqa: E402
+from accelbench.results.records import DeviceState, Labelled, Row, Variants, speedup  # noqa: E402
 from accelbench.results.writer import OutputFailed, write_atomically  # noqa: E402
 
 MARKERS = ("o", "^", "s", "D", "v", "P", "X")
@@ -388,14 +389,16 @@ def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFram
     return pd.DataFrame(grid, columns=[c.heading for c in columns])
 
 
-def rows_left_out(rows: Sequence[Row]) -> str:
+def table_note(rows: Sequence[Row]) -> str:
+    """How many rows the table shows, and what its audit marker means where a row has one."""
     left = len(rows) - TABLE_ROWS
-    return f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all." if left > 0 else ""
+    shown = f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all. " if left > 0 else ""
+    return shown + (f"{AUDITED}." if any(r.timing.audit for r in rows) else "")
 
 
 def markdown(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> str:
     frame = escaped(table(rows, chosen), markdown_safe)
-    note = rows_left_out(rows)
+    note = markdown_safe(table_note(rows))
     return frame.to_markdown(index=False) + "\n" + (f"\n{note}\n" if note else "")
 
 
@@ -406,6 +409,12 @@ def runs(rows: Sequence[Row]) -> set[str]:
         if r.identity.run_id:
             stamps[r.identity.run_id].append(r.identity.timestamp[:19])
     return {f"{run} ({min(s)} to {max(s)})" for run, s in stamps.items()}
+
+
+def _state(state: DeviceState) -> str:
+    """A GPU's settings in one line: each column that has a value."""
+    values = ((f.name, getattr(state, f.name)) for f in fields(state))
+    return ", ".join(f"{name}={value}" for name, value in values if value is not None)
 
 
 def environment_lines(rows: Sequence[Row]) -> list[str]:
@@ -420,6 +429,7 @@ def environment_lines(rows: Sequence[Row]) -> list[str]:
             {f"{e.git_commit}{' (dirty)' if e.git_dirty else ''}" for e in env if e.git_commit},
         ),
         ("machine", {f"{e.host}: {e.cpu_model} ({e.host_cpu_count} CPUs)" for e in env if e.host}),
+        ("device state", {_state(r.device_state) for r in rows if r.device_state.clocks_set}),
         ("runs", runs(rows)),
     )
     return [f"{name}: {'; '.join(sorted(values))}" for name, values in facts if values]
@@ -449,7 +459,7 @@ def html_page(
         f"<h1>{html_safe(source)}</h1><ul>{facts}</ul><p>{len(rows)} rows, {ok} ok, {noisy} noisy. "
         "Times are per iteration as each row's timing column defines it; bars span p10-p90; noise is "
         "the IQR as a share of the median.</p>"
-        f"<h2>Charts</h2>{charts}<h2>Rows</h2><p>{rows_left_out(rows)}</p>{body}</body></html>\n"
+        f"<h2>Charts</h2>{charts}<h2>Rows</h2><p>{html_safe(table_note(rows))}</p>{body}</body></html>\n"
     )
 
 

@@ -18,6 +18,7 @@ from accelbench.platform.environment import timestamp
 from accelbench.platform.gpu_monitor import MonitorSummary
 from accelbench.results.records import (
     Conditions,
+    DeviceState,
     Environment,
     Identity,
     Row,
@@ -181,6 +182,8 @@ def _timing_info(
         check=m.check.text,
         check_mode=m.check.mode,
         trace_path=t.trace_path,
+        audit=" ".join(f"{f.name}={f.figure:.3g}" for f in t.audit) or None,
+        audit_detail="; ".join(f"{f.name}: {f.detail}" for f in t.audit) or None,
     )
 
 
@@ -258,6 +261,7 @@ def success_row(
         params=case.params,
         stats=_time_stats(m.timing),
         conditions=_conditions(case, m.device),
+        device_state=m.device_state or DeviceState(),
         timing=_timing_info(m, clocks, monitor),
         derived=derived,
         roofline=roofline,

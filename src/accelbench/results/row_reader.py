@@ -17,18 +17,7 @@ from typing import Any, NamedTuple
 
 from accelbench.catalogue import OpParams, ReadParams, get_spec
 from accelbench.errors import Status, UserError
-from accelbench.results.records import (
-    ALL_GROUPS,
-    Conditions,
-    Environment,
-    Identity,
-    Pairing,
-    Row,
-    Series,
-    TimeStats,
-    TimingInfo,
-)
-from accelbench.results.roofline import Derived, Roofline
+from accelbench.results.records import ALL_GROUPS, GROUP_ATTRIBUTES, Identity, Row, Series
 
 _BOOLS = {"true": True, "false": False, "True": True, "False": False}
 _STATUSES = {s.value: s for s in Status}  # a dict: Enum() costs 20 µs a cell
@@ -247,17 +236,10 @@ class RowReader:
         series = series or {}
         return [
             Row(
-                identity=identity,
                 params=params[k],
-                stats=built[TimeStats][k],
-                conditions=built[Conditions][k],
-                timing=built[TimingInfo][k],
-                derived=built[Derived][k],
-                roofline=built[Roofline][k],
-                pairing=built[Pairing][k],
                 extras=extras[k],
-                environment=built[Environment][k],
                 series=series.get(identity.case_id) or Series(),
+                **{GROUP_ATTRIBUTES[cls]: built[cls][k] for cls in ALL_GROUPS},
             )
             for k, identity in enumerate(built[Identity])
         ]

@@ -12,8 +12,9 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from accelbench.core.case import declared_settings
 from accelbench.core.flags import Flag
 from accelbench.errors import UserError
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
@@ -27,23 +28,40 @@ RESUME: Flag[bool] = Flag(
 )  # fmt: skip
 OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
 RUN_FILES = (RESUME, OVERWRITE)
+# the run settings declared `option` (core/case.py), each --NAME on the same command lines: every case
+# of the run takes it, over what its config says
+SETTING_FLAGS: tuple[Flag[str | None], ...] = tuple(
+    Flag(
+        f"--{f.name.replace('_', '-')}", f.metadata["doc"], None, choices=f.metadata["rule"].choices
+    )
+    for f in declared_settings()
+    if f.metadata["option"]
+)
 
 
 def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     for flag in RUN_FILES:
         flag.add_to(parser)
+    for setting in SETTING_FLAGS:
+        setting.add_to(parser)
 
 
 @dataclass(frozen=True)
 class RunFiles:
-    """--resume and --overwrite as given (RunOptions' fields of the same names)."""
+    """--resume and --overwrite as given (RunOptions' fields of the same names), and the run settings
+    given as options (RunOptions.settings)."""
 
     resume: bool = False
     overwrite: bool = False
+    settings: tuple[tuple[str, Any], ...] = ()
 
 
 def run_files(args: argparse.Namespace) -> RunFiles:
-    return RunFiles(**{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES})
+    given = ((f.dest, getattr(args, f.dest, None)) for f in SETTING_FLAGS)
+    return RunFiles(
+        **{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES},
+        settings=tuple((name, value) for name, value in given if value is not None),
+    )
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import multiprocessing as mp
+import operator
 import os
+import re
 import signal
 import threading
 import time
@@ -26,12 +29,25 @@ from accelbench.measure.throttle import ThrottleReport
 from accelbench.platform import chatter, interrupt, processes
 from accelbench.platform.backends import BACKENDS
 from accelbench.platform.environment import apply_process_env, env_flags
-from accelbench.platform.gpu_monitor import Monitor
+from accelbench.platform.gpu_monitor import Monitor, read_state
 from accelbench.platform.interrupt import CaseTimeout
 from accelbench.results.records import Row
 from accelbench.results.row_builder import failure_row, success_row
 
 OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
+# what a failed build (a CUDA extension, Triton's launcher, Inductor's C++) says this machine lacks:
+# the case cannot run here, so its row is `unsupported` and names the piece; any other failure is an error
+MISSING_PIECES = (
+    (
+        r"fatal error: ([^\s:]+): No such file or directory",
+        "building it needs {0}, not installed here",
+    ),
+    (r"nvcc fatal\s*: Unsupported gpu architecture '([^']+)'", "this nvcc cannot build for {0}"),
+    (r"Failed to find C compiler", "Triton's launcher needs a C compiler (none found; set CC)"),
+    (r"Ninja is required", "building it needs ninja (pip install ninja)"),
+    (r"sh: (?:\d+: )?([\w.+-]+): (?:command )?not found", "building it needs {0}, not found"),
+    (r"The detected CUDA version \(%s\) mismatches", "nvcc's CUDA major version is not PyTorch's"),
+)
 
 
 class Backend(Protocol):
@@ -73,6 +89,13 @@ def _release_device_memory() -> None:
 def _is_oom(error: BaseException) -> bool:
     text = f"{type(error).__name__}: {error}"
     return isinstance(error, MemoryError) or any(marker in text for marker in OOM_MARKERS)
+
+
+def _missing_piece(error: BaseException) -> str | None:
+    """What a failed build's output says this machine lacks (MISSING_PIECES), or None."""
+    text = str(error)
+    found = ((re.search(pattern, text), says) for pattern, says in MISSING_PIECES)
+    return next((says.format(*hit.groups()) for hit, says in found if hit), None)
 
 
 STUCK_GRACE_S = 10.0  # past its timeout, a case that Python cannot interrupt ends the run
@@ -158,6 +181,8 @@ def execute(
         first = (str(error).strip().splitlines() or [""])[0][:300]
         if _is_oom(error):
             status, reason = Status.OOM, f"out of device memory at {_shape(case)}: {first}"
+        elif missing := _missing_piece(error):
+            status, reason = Status.UNSUPPORTED, f"{first.partition(': ')[0][:80]}: {missing}"
         else:
             status, reason = Status.ERROR, f"{type(error).__name__}: {first}"
     _release_device_memory()
@@ -168,17 +193,22 @@ def _watched(
     case: Case, backend: Backend, device: DeviceInfo, timeout_s: float | None
 ) -> tuple[Measurement, Monitor, ThrottleReport | None]:
     """The case measured with the GPU's clocks sampled beside it (on a GPU, unless `throttle: off`;
-    always for a soak or an op that charts them), and the throttle policy applied to its samples."""
+    always for a soak or an op that charts them), the throttle policy applied to its samples (a TPU's
+    by its firmware's thermal throttle levels), and a GPU's settings read as it ends."""
     spec = get_spec(case.op)
     charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
-    judged = case.run.throttle != "off" and device.platform == "gpu"
+    judge = throttle.JUDGES.get(device.platform) if case.run.throttle != "off" else None
     index = case.params.placement.device
     index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
-    with _alarm(timeout_s, case.label), Monitor(index, charted or judged) as monitor:
+    sampled = charted or judge is throttle.judge  # NVML's clocks: what a GPU is judged by
+    with _alarm(timeout_s, case.label), Monitor(index, sampled) as monitor:
         m = backend.measure(case)
-        if not judged:
+        if device.platform == "gpu":  # its settings, and any user-clocks reason seen under load
+            seen = functools.reduce(operator.or_, monitor.reasons, 0)
+            m = dataclasses.replace(m, device_state=read_state(index, seen))
+        if judge is None:
             return m, monitor, None
-        timing, clocks = throttle.judge(monitor, m.timing, case.run, index)
+        timing, clocks = judge(monitor, m.timing, case.run, index)
     return dataclasses.replace(m, timing=timing), monitor, clocks
 
 

@@ -27,8 +27,10 @@ from accelbench.errors import UserError, visible
 from accelbench.platform import interrupt, processes
 from accelbench.platform.backends import run_hooks, run_order
 from accelbench.platform.environment import base_environment, new_run_id, timestamp
+from accelbench.platform.gpu_monitor import unlocked_note
 from accelbench.results import run_store
 from accelbench.results.console import format_seconds, shown
+from accelbench.results.display import AUDITED
 from accelbench.results.records import Row
 from accelbench.results.remote import Staging
 from accelbench.results.sinks import RunContext, Sink, open_sinks
@@ -329,15 +331,24 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
             console.print(shown(f"rows: {location}  (raw samples: {twin})"))
     failed = [r for r in rows if r.status.failed]
     unsupported = sum(not r.ok and not r.status.failed for r in rows)
-    throttled = [r.identity.label for r in rows if r.doubt == "throttled"]
-    if throttled:
-        console.print(
-            shown(
-                f"{len(throttled)} cases ran partly below their clock threshold (throttled_share_ratio;"
-                f" throttle: discard drops those samples): {', '.join(throttled[:10])}"
-                + (" ..." if len(throttled) > 10 else "")
-            )
-        )
+    for what, chosen in (
+        (
+            "ran partly below their clock threshold (throttled_share_ratio; throttle: discard drops "
+            "those samples)",
+            [r for r in rows if r.doubt == "throttled"],
+        ),
+        (
+            f"have audit findings ({AUDITED}; audit: strict makes them errors)",
+            [r for r in rows if r.timing.audit],
+        ),
+    ):
+        labels = [r.identity.label for r in chosen]
+        if labels:
+            more = " ..." if len(labels) > 10 else ""
+            console.print(shown(f"{len(labels)} cases {what}: {', '.join(labels[:10])}{more}"))
+    free = next((r.device_state for r in rows if r.device_state.clocks_set == "default"), None)
+    if free is not None:
+        console.print(shown(unlocked_note(free)))
     if failed:
         console.print(
             f"{len(failed)} of {len(rows)} cases did not produce a clean number (see status/error)"

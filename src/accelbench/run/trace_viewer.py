@@ -17,7 +17,7 @@ def serve(logdir: str, port: int) -> int:
         from xprof import server
     except ImportError as error:
         raise UserError(
-            f"xprof is not installed ({error}): pip install xprof", key="traces"
+            f"xprof is not installed ({error}): pip install 'accelbench[trace]'", key="traces"
         ) from None
     if not hasattr(server, "_get_wildcard_address"):  # where it listens is xprof's private choice
         raise UserError(

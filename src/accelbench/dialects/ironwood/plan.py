@@ -99,6 +99,19 @@ def _run_aliases(d: dict[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
+# the reference's later parameters that change nothing here, accepted so its configs load unchanged:
+# gemm_throttling's run_on_local_node (its pull request #130: a mesh of this host's devices instead of
+# the slice's) is what every case here does, one device of this process per case (docs/ironwood.md)
+INERT = {"gemm_throttling": ("run_on_local_node",)}
+
+
+def _inert(spec: OpSpec, d: dict[str, Any], where: str) -> dict[str, Any]:
+    for name in set(INERT.get(spec.name, ())) & set(d):
+        if not isinstance(d[name], bool):
+            raise UserError(f"{name} must be true or false", key=key_path(where, name))
+    return {k: v for k, v in d.items() if k not in INERT.get(spec.name, ())}
+
+
 def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
     """A parameter with `each` values that the entry leaves out is swept over them (host_device runs
     both directions, as the reference's one benchmark reported both)."""
@@ -159,7 +172,11 @@ def _expand(
     points = ironwood_sweep(entry, where).points() if is_sweep else [{}]
     dicts = [resolve_same_as(values_of(p) if is_sweep else entry, where) for p in points]
     dicts = [
-        e for d in dicts for e in _each(spec, _inject(bench, spec, _run_aliases(d, where), block))
+        e
+        for d in dicts
+        for e in _each(
+            spec, _inject(bench, spec, _run_aliases(_inert(spec, d, where), where), block)
+        )
     ]
     resolved = [
         _clamp(

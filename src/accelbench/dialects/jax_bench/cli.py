@@ -43,7 +43,11 @@ def upstream_options(
         raise UserError("is empty; name an output folder", key=option)
     files = files or RunFiles()
     options = RunOptions(
-        output_dir=folder, output_dir_given=True, resume=files.resume, overwrite=files.overwrite
+        output_dir=folder,
+        output_dir_given=True,
+        resume=files.resume,
+        overwrite=files.overwrite,
+        settings=files.settings,
     )
     return options.with_flags(**{UPSTREAM_FILES.dest: True, **flags})
 

@@ -143,7 +143,15 @@ def inference_line(row: Row) -> dict[str, Any]:
     p = _params(row)
     assert isinstance(p, TorchaoInferenceParams)
     x = row.extras if isinstance(row.extras, TorchaoExtras) else None
-    peak = _mb(x.quantized_peak_memory_bytes) if x else None
+    memory = (
+        {  # the quantized model's; reserved and fragmentation as torchao's profiling reports them
+            "max_memory_allocated_mb": _mb(x.quantized_peak_memory_bytes),
+            "max_memory_reserved_mb": _mb(x.quantized_peak_reserved_bytes),
+            "fragmentation_mb": _mb(x.quantized_fragmentation_bytes),
+        }
+        if x
+        else {}
+    )
     return {
         **_case(p, p.recipe),
         "sparsity": "" if p.sparsity == "none" else p.sparsity,
@@ -159,7 +167,9 @@ def inference_line(row: Row) -> dict[str, Any]:
         "profiler_json_path": x.profiler_trace_path if x else None,
         "memory_profile_path": x.memory_profile_path if x else None,
         "memory_visualization_path": _visualization(x),
-        "memory_stats": json.dumps({"max_memory_allocated_mb": peak}) if peak is not None else "",
+        "memory_stats": json.dumps(memory)
+        if memory.get("max_memory_allocated_mb") is not None
+        else "",
     }
 
 

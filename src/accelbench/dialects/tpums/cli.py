@@ -5,6 +5,8 @@
     tpums benchmark run gemm --m 4096 8192 --in_dtype bfloat16 [--xprof_timing]
     tpums benchmark run-config configs/tpums/tpu7x/2x2x1/gemm.yaml --output_dir results
     tpums suite run configs/tpums/canonical_suite.yaml --output_dir nightly
+    tpums suite submit configs/tpums/canonical_suite.yaml --bucket gs://BUCKET
+    tpums suite collect gs://BUCKET/canonical_7x_default --output_dir report
 
 `run` takes each of the benchmark's fields as --field v1 [v2 ...] (one-letter fields as -f too), from a
 parser built on the field declarations (`benchmark_parser`): several values are a Cartesian sweep run
@@ -100,25 +102,41 @@ def _suite_on_a_cluster(suites: Any) -> None:
     """`suite submit` (its options are the Cluster's fields) and `suite collect`."""
     import dataclasses
 
-    from accelbench.dialects.tpums.cluster import Cluster
+    from accelbench.dialects.tpums.cluster import Cluster, spelling
 
-    submit = suites.add_parser("submit", help="one JobSet per (config, topology) on GKE, via Kueue")
-    submit.add_argument("file")
-    for f in dataclasses.fields(Cluster):
-        submit.add_argument(
-            f"--{f.name}", type=type(f.default), default=f.default, help=f.metadata["doc"]
-        )
-    submit.add_argument(
-        "--filter", action="append", default=[], help="configs whose path holds this"
+    submit = suites.add_parser(
+        "submit",
+        help="one JobSet a config on GKE, via Kueue (docs/tpums.md: run it on GKE tonight)",
     )
-    submit.add_argument("--topologies", default="", help="only these slices, e.g. 2x2x1,2x2x2")
+    submit.add_argument("file", help="the suite file")
+    for f in dataclasses.fields(Cluster):
+        kind: dict[type, dict[str, Any]] = {
+            bool: {"action": argparse.BooleanOptionalAction},
+            int: {"type": f.metadata.get("parse")},
+        }
+        shown = f.metadata.get("shown", f.default if f.default not in ("", None) else "none")
+        submit.add_argument(
+            spelling(f), dest=f.name, default=f.default, help=f"{f.metadata['doc']} (default: {shown})",
+            **kind.get(type(f.default), {}),
+        )  # fmt: skip
     submit.add_argument(
-        "--dry-run", action="store_true", help="print the manifests, submit nothing"
+        "--filter", action="append", default=[], help="configs whose path holds this (default: all)"
+    )
+    submit.add_argument(
+        "--topologies", default="", help="only these slices, e.g. 2x2x1,2x2x2 (default: all)"
+    )
+    submit.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the manifests, build and submit nothing (default: off)",
     )
     submit.set_defaults(handler=_submit)
-    collect = suites.add_parser("collect", help="the consolidated report of a suite's bucket")
-    collect.add_argument("path", help="the suite's results: gs://bucket/suite, or a folder")
-    collect.add_argument("--output_dir", default="results", help="where the report goes (results)")
+    collect = suites.add_parser("collect", help="the consolidated report of a suite's run")
+    collect.add_argument("path", help="gs://BUCKET/<suite> (its runs), a run's folder, or a folder")
+    collect.add_argument("--run-id", default=None, help="which run (default: the latest)")
+    collect.add_argument(
+        "--output_dir", default="results", help="where the report goes (default: results)"
+    )
     collect.set_defaults(handler=_collect)
 
 
@@ -281,35 +299,22 @@ def _suite(args: argparse.Namespace, rest: Sequence[str]) -> int:
 def _submit(args: argparse.Namespace, rest: Sequence[str]) -> int:
     import dataclasses
 
-    import yaml
-
-    from accelbench.dialects.tpums.cluster import Cluster, manifests, submit
-    from accelbench.dialects.tpums.suite import read_suite, suite_configs
+    from accelbench.dialects.tpums.cluster import Cluster, checked
+    from accelbench.dialects.tpums.nightly import submit
 
     _said_ignored(rest, "suite submit")
-    cluster = Cluster(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Cluster)})
-    if not cluster.bucket:
-        raise UserError("results go to durable storage: name a bucket (gs://...)", key="--bucket")
-    suite = read_suite(args.file)
-    topologies = [t.strip() for t in args.topologies.split(",") if t.strip()]
-    documents = manifests(
-        [(named, stem) for named, _, stem in suite_configs(suite, args.file)],
-        cluster,
-        suite.name,
-        args.filter,
-        topologies,
+    cluster = checked(
+        Cluster(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Cluster)})
     )
-    if args.dry_run:
-        print(yaml.safe_dump_all(documents, sort_keys=False), end="")
-        return 0
-    return submit(documents, cluster.timeout_min)
+    topologies = [t.strip() for t in args.topologies.split(",") if t.strip()]
+    return submit(args.file, cluster, args.filter, topologies, args.dry_run)
 
 
 def _collect(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from accelbench.dialects.tpums.suite import collect
 
     _said_ignored(rest, "suite collect")
-    return collect(args.path, args.output_dir)
+    return collect(args.path, args.output_dir, args.run_id)
 
 
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:

@@ -1,54 +1,198 @@
-"""A suite on a cluster (`tpums suite submit` / `collect`): one Kubernetes JobSet per (config, topology),
-queued through Kueue as the reference's nightly submitter queues them, each writing its results straight
-to durable storage (a bucket URL: the run's outputs are staged and copied there), then the consolidated
-report built from what the bucket holds.
+"""A suite's JobSets (`tpums suite submit`), built as data: the submit options, a run's names, the pod.
 
-The manifest is built here as data (not from a template): JobSet `jobset.x-k8s.io/v1alpha2`, one
-replicated Job whose parallelism and completions are the topology's hosts (4 chips a host), GKE's TPU
-node selectors, the placement policy a multi-host slice needs, and Kueue's queue and priority labels.
+Every submission has a run id (UTC date-time, four random hex digits) that its JobSets' names carry;
+results go to `<bucket>/<suite>/<run id>/<config folder>/`, beside `.job/` (what the pods read). The
+pod's script is one fixed text: every value reaches it as an environment variable, only ever quoted
+there, so no name of a suite, config or bucket is read as shell.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import re
-import shutil
-import subprocess
-import sys
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
+import secrets
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
 from typing import Any
 
-from accelbench.errors import UserError, visible
+from accelbench.dialects.tpums.collect import JOB_FOLDER
+from accelbench.errors import UserError, safe_stem
+from accelbench.platform.environment import COMMIT
+from accelbench.run.command_line import count
 
 CHIPS_PER_HOST = 4
-CORES_PER_CHIP = 2  # the placement policy names cores
 TOPOLOGY = re.compile(r"(?<!\d)(\d+x\d+x\d+)(?!\d)")
 DEFAULT_TOPOLOGY = "2x2x1"
-TERMINAL = ("Completed", "Failed")
+DEFAULT_IMAGE = "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest"
+JOB = "slice"  # the replicated Job's name
+POD_SUFFIX = "-abcde"  # the random tail Kubernetes gives a pod, as JobSet's webhook counts it
+RUN_LABEL = "accelbench/run-id"
+LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+GCP_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+BUCKET = re.compile(r"(gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]|file://(?=/))(/[^\x00-\x1f\x7f]*)?")
+MINUTES = 7 * 24 * 60  # the longest wait a submission may declare
 
 
-def _option(default: Any, doc: str) -> Any:
-    return field(default=default, metadata={"doc": doc})
+def _named(pattern: re.Pattern[str], what: str) -> Callable[[str], str | None]:
+    return lambda v: None if pattern.fullmatch(v) and len(v) <= 63 else f"not {what}"
+
+
+_label = _named(LABEL_VALUE, "a label value")
+
+
+def _bucket(url: str) -> str | None:
+    if not BUCKET.fullmatch(url):
+        return "must be gs://BUCKET[/PREFIX] (file:///PATH for a local try)"
+    parts = url.split("://", 1)[1].split("/")
+    return "a '.' or '..' in a bucket path" if {".", ".."} & set(parts) else None
+
+
+def _text(value: str) -> str | None:
+    return "is empty" if not value.strip() else None
+
+
+def _option(
+    default: Any, doc: str, check: Callable[[Any], str | None] | None = None, **more: Any
+) -> Any:
+    """A submit option: its default, its help, its check (a reason it is refused, or None); `flag`
+    spells it otherwise than --its-name, `shown` says its default in words."""
+    return field(default=default, metadata={"doc": doc, "check": check, **more})
 
 
 @dataclass(frozen=True)
 class Cluster:
-    """Where and how the suite's JobSets run: each field is a `tpums suite submit --FIELD` option."""
+    """Where and how a suite's JobSets run: each field is a `tpums suite submit --FIELD` option
+    (underscores spelt as hyphens), checked before anything is built."""
 
-    bucket: str = _option("", "where results go: <bucket>/<suite>/<config>/ (gs://..., required)")
-    namespace: str = _option("default", "the Kubernetes namespace")
-    queue: str = _option("multislice-queue", "Kueue's local queue")
-    priority: str = _option("medium", "Kueue's workload priority class")
-    image: str = _option(
-        "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest", "the container image"
+    bucket: str = _option(
+        "", "where results go: <bucket>/<suite>/<run id>/<config>/", _bucket, required=True,
+        shown="required",
+    )  # fmt: skip
+    namespace: str = _option("default", "the Kubernetes namespace", _named(DNS_LABEL, "a name"))
+    queue: str = _option("multislice-queue", "Kueue's local queue (its queue-name label)", _label)
+    priority: str = _option("medium", "Kueue's workload priority class (its label)", _label)
+    image: str | None = _option(
+        None, "the container image, holding this project: nothing is installed", _text,
+        shown=f"{DEFAULT_IMAGE}, this checkout's wheel installed",
+    )  # fmt: skip
+    install: str | None = _option(
+        None, "what pip installs in each pod: a pinned requirement or a URL", _text,
+        shown="this checkout's wheel, built and sent with the run",
+    )  # fmt: skip
+    accelerator: str = _option(
+        "tpu7x", "the cloud.google.com/gke-tpu-accelerator node label", _label
     )
-    accelerator: str = _option("tpu7x", "GKE's TPU accelerator label")
-    timeout_min: int = _option(30, "Kueue's declared duration, and how long submit waits (minutes)")
-    install: str = _option(
-        "'accelbench[tpu]'", "what pip installs in the pod (a wheel URL, a git+https URL)"
+    reservation: str = _option("", "the cloud.google.com/reservation-name node label", _label)
+    placement_policy: str = _option(
+        "", "the cloud.google.com/placement-policy-name node label", _label
     )
+    declared_duration_minutes: int = _option(
+        30, "each pod's declared-duration-minutes label, and how long submit waits",
+        parse=count(1, MINUTES),
+    )  # fmt: skip
+    poll_interval: int = _option(60, "seconds between status lines", parse=count(1, 3600))
+    cleanup: bool = _option(
+        True, "delete each JobSet once it ends", shown="on; --no-cleanup keeps them"
+    )
+    cluster: str = _option(
+        "", "a GKE cluster: its credentials fetched first", _named(GCP_NAME, "a name")
+    )
+    project: str = _option(
+        "", "the cluster's Google Cloud project", _named(GCP_NAME, "a project id")
+    )
+    region: str = _option("", "the cluster's region", _named(GCP_NAME, "a region"))
+    zone: str = _option(
+        "", "the cluster's zone (where it has no region)", _named(GCP_NAME, "a zone")
+    )
+    xla_flags_file_path: str = _option(
+        "", "a YAML of per-benchmark TPU flags, sent with the run", flag="--xla_flags_file_path"
+    )
+
+
+def spelling(option: Any) -> str:
+    """A Cluster field's option on the command line."""
+    return str(option.metadata.get("flag") or f"--{option.name.replace('_', '-')}")
+
+
+def checked(cluster: Cluster) -> Cluster:
+    """Every option as Kubernetes, GKE and the pod's script need it, else one line naming it."""
+    for f in fields(cluster):
+        value, check = getattr(cluster, f.name), f.metadata["check"]
+        if value == f.default and not f.default and not f.metadata.get("required"):
+            continue  # not given
+        why = check(value) if check else None
+        if why:
+            raise UserError(f"{why}: {str(value)[:80]!r}", key=spelling(f))
+    where = (cluster.cluster, cluster.project, cluster.region or cluster.zone)
+    if any(where) and not all(where):
+        raise UserError("--cluster, --project and --region or --zone go together", key="--cluster")
+    return cluster
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One config of a submission: its path as the suite names it, the file found, its results
+    folder, its slice and its JobSet's name."""
+
+    config: str
+    located: str
+    folder: str
+    topology: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One submission: its id, the URL of its folder, what the pods install and from which commit."""
+
+    run_id: str
+    root: str
+    install: str  # a pip requirement (the job folder's wheel, or --install), or "" for --image
+    commit: str = ""
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """UTC date-time and four random hex digits: sortable; two submissions share one only in the same
+    second and then once in 65,536."""
+    return f"{now or datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def distinct(names: Sequence[str], keys: Sequence[str], limit: int) -> list[str]:
+    """Each name cut to `limit`, with a short hash of its key where two would meet (compared without
+    case, as a case-blind file system and DNS compare them): distinct keys never share a name."""
+    cut = [n[:limit].rstrip("-") for n in names]
+    seen = Counter(n.lower() for n in cut)
+    out = [
+        n if seen[n.lower()] == 1 else f"{n[: limit - 7].rstrip('-')}-{_digest(k)}".lstrip("-")
+        for n, k in zip(cut, keys, strict=True)
+    ]
+    if len({n.lower() for n in out}) < len(out):  # a hash meeting a readable name: not in practice
+        raise UserError("two configs would share one name; rename one", key="configs")
+    return out
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:6]
+
+
+def dns_label(text: str) -> str:
+    """Text as an RFC 1123 label's characters (the JobSet-name rule; `safe_stem` first, as every name
+    made from a file's text)."""
+    return re.sub(r"[^a-z0-9]+", "-", safe_stem(text).lower()).strip("-") or "config"
+
+
+def jobset_names(entries: Sequence[Entry], run_id: str) -> list[str]:
+    """`tpums-<slice and config>-<run id>`: an RFC 1123 label short enough that JobSet's longest pod
+    name (`<name>-slice-0-<last host>-abcde`) stays within 63 characters."""
+    most = max(hosts(e.topology) for e in entries)
+    limit = 63 - len(f"tpums--{run_id}-{JOB}-0-{most - 1}{POD_SUFFIX}")
+    readable = [dns_label("-".join(e.folder.split("/")[-2:])) for e in entries]
+    return [f"tpums-{r}-{run_id}" for r in distinct(readable, [e.folder for e in entries], limit)]
 
 
 def topology_of(config: str) -> str:
@@ -61,57 +205,81 @@ def hosts(topology: str) -> int:
     return max(1, math.prod(int(d) for d in topology.split("x")) // CHIPS_PER_HOST)
 
 
-def workload_name(stem: str, topology: str) -> str:
-    """A DNS-1123 JobSet name of at most 45 characters (JobSet adds its own suffixes), the topology
-    in it once."""
-    named = stem if topology in stem else f"{topology}-{stem}"
-    base = re.sub(r"[^a-z0-9-]+", "-", f"tpums-{named}".lower().replace("tpums-tpums", "tpums"))
-    return re.sub(r"-+", "-", base).strip("-")[:45].rstrip("-")
+# What every pod runs, values from its environment only. `sync` copies a folder's contents: gs:// through
+# the image's gcloud, file:// (a local try) with cp. The first line printed is the project's version and
+# commit, also kept in the results; only the first host uploads them.
+SCRIPT = r"""set -eu -o pipefail
+sync() { case "$1 $2" in
+  *gs://*) gcloud storage rsync --recursive "$1" "$2" ;;
+  *) mkdir -p "${2#file://}" && cp -R "${1#file://}/." "${2#file://}/" ;;
+esac; }
+quiet() { "$@" > "$work/log" 2>&1 || { cat "$work/log" >&2; return 1; }; }
+work=$(mktemp -d) && cd "$work" && mkdir results job
+quiet sync "$ACCELBENCH_JOB" "$work/job"
+if [ -n "$ACCELBENCH_INSTALL" ]; then (cd job && quiet python -m pip install "$ACCELBENCH_INSTALL"); fi
+accelbench --version | tee results/version.txt
+flags=(); if [ -f job/xla_flags.yaml ]; then flags=(--xla_flags_file_path "$work/job/xla_flags.yaml"); fi
+code=0
+tpums benchmark run-config "$work/job/$ACCELBENCH_CONFIG" --output_dir "$work/results" \
+  --xprof_dir "$work/xprof" "${flags[@]}" || code=$?
+if [ "${JOB_COMPLETION_INDEX:-0}" = 0 ]; then sync "$work/results" "$ACCELBENCH_RESULTS"; fi
+exit "$code"
+"""
 
 
-def command(config: str, results: str, install: str) -> str:
-    """What each pod runs: this project installed, the config run straight into the bucket."""
-    return (
-        "set -e -o pipefail\n"
-        f"pip install -q {install}\n"
-        f"tpums benchmark run-config {config} --output_dir {results}\n"
-    )
+def config_in_job(entry: Entry) -> str:
+    """Where a config travels: `configs/<its folder>/<its file name>` in the job folder."""
+    return f"configs/{entry.folder}/{safe_stem(os.path.basename(entry.located))}"
+
+
+def _env(entry: Entry, cluster: Cluster, run: Run) -> list[dict[str, str]]:
+    values = {
+        "ACCELBENCH_JOB": f"{run.root}/{JOB_FOLDER}",
+        "ACCELBENCH_CONFIG": config_in_job(entry),
+        "ACCELBENCH_RESULTS": f"{run.root}/{entry.folder}",
+        "ACCELBENCH_INSTALL": run.install,
+        COMMIT: run.commit,
+        "JAX_PLATFORMS": "tpu",
+    }
+    return [{"name": k, "value": v} for k, v in values.items()]
 
 
 def _selector(cluster: Cluster, topology: str) -> dict[str, str]:
-    """GKE's node selectors for the slice: its accelerator and topology, and past one host the
-    placement policy that keeps its hosts together."""
-    selector = {
+    """GKE's node labels for the slice: its accelerator and topology, and the reservation and
+    placement policy only where given."""
+    given = {
         "cloud.google.com/gke-tpu-accelerator": cluster.accelerator,
         "cloud.google.com/gke-tpu-topology": topology,
+        "cloud.google.com/reservation-name": cluster.reservation,
+        "cloud.google.com/placement-policy-name": cluster.placement_policy,
     }
-    if hosts(topology) > 1:
-        cores = hosts(topology) * CHIPS_PER_HOST * CORES_PER_CHIP
-        selector["cloud.google.com/placement-policy-name"] = (
-            f"{cluster.accelerator}-{cores}-{topology}-placement-policy"
-        )
-    return selector
+    return {k: v for k, v in given.items() if v}
 
 
-def _pod(config: str, results: str, cluster: Cluster, selector: dict[str, str]) -> dict[str, Any]:
-    """The pod template of one host of the slice: this project run on the config, into the bucket."""
+def _pod(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
+    """The pod template of one host of the slice."""
+    tolerate = [
+        "google.com/tpu",
+        *(["cloud.google.com/reservation-name"] * bool(cluster.reservation)),
+    ]
     return {
-        "metadata": {"labels": {"declared-duration-minutes": str(cluster.timeout_min)}},
+        "metadata": {
+            "labels": {"declared-duration-minutes": str(cluster.declared_duration_minutes)}
+        },
         "spec": {
             "restartPolicy": "Never",
             "hostNetwork": True,
             "dnsPolicy": "ClusterFirstWithHostNet",
-            "nodeSelector": selector,
+            "nodeSelector": _selector(cluster, entry.topology),
             "tolerations": [
-                {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}
+                {"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in tolerate
             ],
             "containers": [
                 {
                     "name": "tpums",
-                    "image": cluster.image,
-                    "command": ["/bin/bash", "-c"],
-                    "args": [command(config, results, cluster.install)],
-                    "env": [{"name": "JAX_PLATFORMS", "value": "tpu"}],
+                    "image": cluster.image or DEFAULT_IMAGE,
+                    "command": ["/bin/bash", "-c", SCRIPT],
+                    "env": _env(entry, cluster, run),
                     "resources": {
                         "limits": {"google.com/tpu": CHIPS_PER_HOST},
                         "requests": {"google.com/tpu": CHIPS_PER_HOST},
@@ -122,26 +290,25 @@ def _pod(config: str, results: str, cluster: Cluster, selector: dict[str, str]) 
     }
 
 
-def jobset(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, Any]:
-    """The JobSet that runs one config on its topology."""
-    topology = topology_of(config)
-    n = hosts(topology)
-    results = f"{cluster.bucket.rstrip('/')}/{suite}/{stem}"
-    pod = _pod(config, results, cluster, _selector(cluster, topology))
+def jobset(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
+    """The JobSet that runs one config on its slice."""
+    n = hosts(entry.topology)
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
         "metadata": {
-            "name": workload_name(stem, topology),
+            "name": entry.name,
             "namespace": cluster.namespace,
             "labels": {
                 "kueue.x-k8s.io/queue-name": cluster.queue,
                 "kueue.x-k8s.io/priority-class": cluster.priority,
+                RUN_LABEL: run.run_id,
             },
             "annotations": {
                 "alpha.jobset.sigs.k8s.io/exclusive-topology": "kubernetes.io/hostname"
                 if n == 1
-                else "cloud.google.com/gke-nodepool"
+                else "cloud.google.com/gke-nodepool",
+                "accelbench/config": entry.config,
             },
         },
         "spec": {
@@ -149,14 +316,15 @@ def jobset(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, An
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
             "replicatedJobs": [
                 {
-                    "name": "slice",
+                    "name": JOB,
                     "replicas": 1,
                     "template": {
                         "spec": {
                             "parallelism": n,
                             "completions": n,
+                            "completionMode": "Indexed",
                             "backoffLimit": 0,
-                            "template": pod,
+                            "template": _pod(entry, cluster, run),
                         }
                     },
                 }
@@ -165,93 +333,13 @@ def jobset(config: str, stem: str, cluster: Cluster, suite: str) -> dict[str, An
     }
 
 
-def manifests(
-    configs: list[tuple[str, str]], cluster: Cluster, suite: str, patterns: list[str],
-    topologies: list[str],
-) -> list[dict[str, Any]]:  # fmt: skip
-    """Each selected config's JobSet (`patterns`: substrings of the path; `topologies`: slices)."""
-    chosen = [
-        (path, stem) for path, stem in configs
-        if (not patterns or any(p.lower() in path.lower() for p in patterns))
-        and (not topologies or topology_of(path) in topologies)
+def chosen(entries: list[Entry], patterns: list[str], topologies: list[str]) -> list[Entry]:
+    """The configs `--filter` (substrings of the path) and `--topologies` (slices) select."""
+    out = [
+        e for e in entries
+        if (not patterns or any(p.lower() in e.config.lower() for p in patterns))
+        and (not topologies or e.topology in topologies)
     ]  # fmt: skip
-    if not chosen:
+    if not out:
         raise UserError("no config of the suite matches --filter/--topologies", key="suite submit")
-    return [jobset(path, stem, cluster, suite) for path, stem in chosen]
-
-
-def _kubectl() -> str:
-    found = shutil.which("kubectl")
-    if found is None:
-        raise UserError(
-            "kubectl is not on PATH; --dry-run prints the manifests to apply elsewhere",
-            key="suite submit",
-        )
-    return found
-
-
-def submit(documents: list[dict[str, Any]], timeout_min: int) -> int:
-    """kubectl apply each JobSet, then a live status line per JobSet until all end or time runs out;
-    1 if any failed or did not end."""
-    import yaml
-
-    kubectl = _kubectl()
-    for doc in documents:
-        subprocess.run(
-            [kubectl, "apply", "-f", "-"], input=yaml.safe_dump(doc), text=True, check=True
-        )
-    names = [(d["metadata"]["namespace"], d["metadata"]["name"]) for d in documents]
-    deadline = time.monotonic() + timeout_min * 60
-    while True:
-        states = {name: _state(kubectl, namespace, name) for namespace, name in names}
-        print(visible(" | ".join(f"{n}: {s}" for n, s in states.items())), file=sys.stderr)
-        if all(s in TERMINAL for s in states.values()) or time.monotonic() > deadline:
-            break
-        time.sleep(15)
-    return 0 if all(s == "Completed" for s in states.values()) else 1
-
-
-def _state(kubectl: str, namespace: str, name: str) -> str:
-    """A JobSet's condition: Completed, Failed, or Running (Pending where kubectl cannot tell)."""
-    import json
-
-    out = subprocess.run(
-        [kubectl, "get", "jobset", name, "-n", namespace, "-o", "json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    if out.returncode:
-        return "Pending"
-    conditions = json.loads(out.stdout).get("status", {}).get("conditions", [])
-    done = [c["type"] for c in conditions if c.get("status") == "True" and c["type"] in TERMINAL]
-    return done[0] if done else "Running"
-
-
-def _run_number(name: str) -> int:
-    """summary.csv is run 1, summary.N.csv run N."""
-    found = re.search(r"summary\.(\d+)\.csv$", name)
-    return int(found.group(1)) if found else 1
-
-
-def collected(path: str) -> dict[str, Any]:
-    """Each config folder's latest summary.csv under a bucket path (gs://..., a local folder), read
-    through fsspec: folder -> its table."""
-    import fsspec
-    import pandas as pd
-
-    key = f"suite collect '{path}'"
-    try:
-        fs, root = fsspec.core.url_to_fs(path)
-    except (ImportError, ValueError) as error:
-        raise UserError(f"cannot read it: {error}", key=key) from None
-    latest: dict[str, str] = {}
-    for name in fs.glob(f"{root.rstrip('/')}/**/summary*.csv"):
-        folder = str(Path(name).parent.name)
-        if folder not in latest or _run_number(name) > _run_number(latest[folder]):
-            latest[folder] = name
-    if not latest:
-        raise UserError("holds no summary.csv of a suite's run", key=key)
-    tables = {}
-    for folder, name in sorted(latest.items()):
-        with fs.open(name, "r") as f:
-            tables[folder] = pd.read_csv(f)
-    return tables
+    return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,10 @@ from accelbench.errors import UserError, key_path, safe_stem, visible
 from accelbench.run.command_line import RunFiles
 
 KEYS = ("suite_name", "description", "configs")
+REPORT = ("consolidated_report.md", "consolidated_report.html")
+# names a suite's output keeps for itself, beside the configs' folders
+RESERVED = ("aggregated_results", *REPORT)
+MAX_FOLDER = 200
 # what a consolidated table shows of a summary.csv, where present: the case, then TPUMS's figures
 SHOWN = (
     "m", "k", "n", "in_dtype", "num_elements", "op_type", "data_size_mib", "direction",
@@ -64,19 +69,12 @@ def _located(config: str, suite_path: str, index: int) -> str:
     raise UserError("config file not found", key=f"{suite_path}: {key_path('configs', index)}")
 
 
-def _stem(path: str, taken: set[str]) -> str:
-    """The config's folder in the suite's output: its path below configs/, made unique, and a safe
-    name whatever the file is called (`...yaml` does not climb out of --output_dir)."""
+def _folder(path: str) -> str:
+    """A config's folder in the suite's output: its path below configs/ (else its file name) without
+    `.yaml`, each part a safe name whatever the file is called (`...yaml` stays inside the output)."""
     parts = Path(path).with_suffix("").parts
-    name = safe_stem(
-        "_".join(parts[parts.index("configs") + 1 :] if "configs" in parts else parts[-1:])
-    )
-    stem, n = name, 1
-    while stem in taken:
-        n += 1
-        stem = f"{name}_{n}"
-    taken.add(stem)
-    return stem
+    below = parts[parts.index("configs") + 1 :] if "configs" in parts[:-1] else parts[-1:]
+    return "/".join(safe_stem(p) for p in below)
 
 
 @dataclass(frozen=True)
@@ -119,23 +117,32 @@ def _plan(
 
 
 def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
-    """Each config: its path as the suite names it, where it was found, and its folder's name (one
-    per config, unique), every one found or a one-line error."""
-    taken: set[str] = set()
-    out = []
-    for i, config in enumerate(suite.configs):
-        located = _located(config, path, i)
-        out.append((config, located, _stem(located, taken)))
-    return out
+    """Each config: its path as the suite names it, where it was found, and its results folder (its
+    path below configs/; where two would meet, or meet a name the run's folder keeps for itself, a
+    short hash of its full path sets them apart). Every one found, none listed twice, or one line."""
+    from accelbench.dialects.tpums.cluster import distinct
+
+    located = [_located(config, path, i) for i, config in enumerate(suite.configs)]
+    real = [os.path.realpath(p) for p in located]
+    for i, here in enumerate(real):
+        if here in real[:i]:
+            raise UserError(
+                f"is listed twice (also configs[{real.index(here)}])",
+                key=f"{path}: {key_path('configs', i)}",
+            )
+    folders = distinct([*RESERVED, *map(_folder, located)], [*RESERVED, *real], MAX_FOLDER)
+    return list(zip(suite.configs, located, folders[len(RESERVED) :], strict=True))
 
 
 def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]) -> int:
     """Each config in turn; a config that cannot write is said in the report and the suite goes on;
     a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
     from accelbench.platform.interrupt import stopped_by_signal
+    from accelbench.results.writer import check_directory
     from accelbench.run.session import run_and_tell
 
     suite = read_suite(path)
+    check_directory(output_dir, "--output_dir")
     codes: list[int] = []
     ran: list[Ran] = []
     for entry in _plan(suite, path, output_dir, files, flags):
@@ -152,8 +159,11 @@ def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
             return outcome.code
         summary = _this_runs_summary(entry.folder, before, files.resume)
         ran.append(Ran(entry.loaded.path, _table(summary, outcome.cases)))
-    paths = write_report(suite, ran, output_dir)
-    print(visible(f"consolidated report: {', '.join(paths)}"), file=sys.stderr)
+    from accelbench.dialects.tpums.collect import publish
+
+    publish(output_dir, report_files(suite, ran), "--output_dir")
+    paths = ", ".join(os.path.join(output_dir, name) for name in REPORT)
+    print(visible(f"consolidated report: {paths}"), file=sys.stderr)
     return max(codes, default=0)
 
 
@@ -178,20 +188,34 @@ def shown(frame: Any, fields: set[str]) -> Any:
     return frame[[*varying, *(c for c in SHOWN if c in frame.columns)]]
 
 
-def collect(path: str, output_dir: str) -> int:
-    """`tpums suite collect PATH`: the consolidated report of a suite's results in a bucket (or a
-    folder), each config's latest summary.csv, every TPUMS field that varies shown."""
+def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
+    """`tpums suite collect PATH`: the consolidated report and per-category CSVs of a run in a bucket
+    (or a folder), written to `output_dir`."""
+    from accelbench.dialects.tpums.collect import collect_run, publish
+    from accelbench.results.writer import check_directory
+
+    check_directory(output_dir, "--output_dir")
+    publish(output_dir, consolidated(collect_run(path, run_id)), "--output_dir")
+    print(visible(f"consolidated report: {os.path.join(output_dir, REPORT[0])}"), file=sys.stderr)
+    return 0
+
+
+def consolidated(found: Any) -> dict[str, str]:
+    """A collected run's report (every config it submitted or holds, each by its full path, every
+    TPUMS field that varies shown) and its per-category CSVs."""
     from accelbench.benchmarks.base import TPUMS
-    from accelbench.dialects.tpums.cluster import collected
+    from accelbench.dialects.tpums.collect import aggregated, header
 
     fields = {p.name for entry in TPUMS.values() for p in entry.fields}
-    tables = collected(path)
-    suite = Suite(Path(path.rstrip("/")).name or path, f"collected from {path}", tuple(tables))
-    ran = [Ran(folder, shown(frame, fields)) for folder, frame in tables.items()]
-    os.makedirs(output_dir, exist_ok=True)
-    paths = write_report(suite, ran, output_dir)
-    print(visible(f"consolidated report: {', '.join(paths)}"), file=sys.stderr)
-    return 0
+    named, s = found.submitted.get("configs", {}), found.submitted
+    ran = {f: Ran(str(named.get(f, f)), shown(frame, fields)) for f, frame in found.tables.items()}
+    ran.update({f: Ran(str(named.get(f, f)), None, why) for f, why in found.said.items()})
+    title = Path(found.root).parent.name if found.run_id else Path(found.root).name
+    suite = Suite(str(s.get("suite") or title), str(s.get("description") or ""), ())
+    return {
+        **report_files(suite, [ran[f] for f in sorted(ran)], header(found)),
+        **aggregated(found),
+    }
 
 
 def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
@@ -222,14 +246,16 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
     )
 
 
-def write_report(suite: Suite, ran: list[Ran], output_dir: str) -> tuple[str, str]:
-    """consolidated_report.md and .html: the suite, then each config's table of this run. Every text
-    a file carries is escaped for where it goes (a Markdown cell, HTML)."""
+def report_files(suite: Suite, ran: list[Ran], header: Sequence[str] = ()) -> dict[str, str]:
+    """consolidated_report.md and .html: the suite, its header lines, then each config's table. Every
+    text a file carries is escaped for where it goes (a Markdown cell, HTML)."""
     from accelbench.results.display import escaped, html_safe, markdown_safe
-    from accelbench.results.writer import write_atomically
 
-    md = [f"# {markdown_safe(suite.name)}", "", markdown_safe(suite.description), ""]
+    lead = [markdown_safe(line) for line in (suite.description, *header) if line]
+    lead = [line + "  " for line in lead]  # a line each (a Markdown hard break)
+    md = [f"# {markdown_safe(suite.name)}", "", *lead, ""]
     html = [f"<h1>{html_safe(suite.name)}</h1>", f"<p>{html_safe(suite.description)}</p>"]
+    html += [f"<p>{html_safe(line)}</p>" for line in header]
     for config in ran:
         md += [f"## {markdown_safe(config.config)}", ""]
         html.append(f"<h2>{html_safe(config.config)}</h2>")
@@ -244,17 +270,4 @@ def write_report(suite: Suite, ran: list[Ran], output_dir: str) -> tuple[str, st
                 index=False, float_format=lambda v: f"{v:.4g}", escape=True
             )
         )
-    paths = (
-        os.path.join(output_dir, "consolidated_report.md"),
-        os.path.join(output_dir, "consolidated_report.html"),
-    )
-    for path, text in zip(paths, ("\n".join(md), "\n".join(html)), strict=True):
-        write_atomically(path, _writer(text))
-    return paths
-
-
-def _writer(text: str) -> Any:
-    def write(f: Any) -> None:
-        f.write(text + "\n")
-
-    return write
+    return dict(zip(REPORT, ("\n".join(md) + "\n", "\n".join(html) + "\n"), strict=True))
