@@ -148,10 +148,10 @@ def _add_view_options(
 
 def _owned_flags(command: str | None = None) -> list[Any]:
     """The flags the dialects and the output formats declare (for `command`), once each."""
-    from accelbench.config.dialects import dialect_flags
+    from accelbench.config.dialects import dialect_flags, dialects
     from accelbench.results.sinks import FLAGS
 
-    every = [*dialect_flags(), *FLAGS]
+    every = [*dialect_flags(), *FLAGS, *(f for d in dialects() for f in d.sink_flags)]
     found = {f.dest: f for f in every if command is None or command in f.commands}
     return list(found.values())
 

@@ -114,6 +114,7 @@ class Dialect:
     )
     looks_like: str = ""  # what a file of this dialect has, for the error when none recognises it
     flags: tuple[Flag[Any], ...] = ()  # `microbench run` flags it reads: refused for other files
+    sink_flags: tuple[Flag[Any], ...] = ()  # flags its output formats read (any run may give them)
     sinks: tuple[str, ...] = ()  # modules of the output formats it brings
     command: Command | None = None
     listing: Listing | None = None

@@ -35,7 +35,7 @@ register_dialect(
         order=40,
         upgrade=Lazy(f"{HERE}.plan:upgrade_earlier_keys"),
         looks_like="'model_params' (torchao dialect)",
-        flags=(TORCHAO_CSV, DASHBOARD),
+        sink_flags=(TORCHAO_CSV, DASHBOARD),
         sinks=(f"{HERE}.runner",),
         listing=Listing(
             "--torchao",
