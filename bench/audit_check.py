@@ -139,7 +139,7 @@ def cold_flush() -> None:
     from accelbench.measure.attribution import attribute
     from torch_backend import profiling, timing
 
-    # JAX first: once PyTorch's profiler has subscribed to CUPTI in a process, JAX's tracer cannot
+    # JAX first: once PyTorch's profiler has started CUPTI in a process, JAX's GPU timings are refused
     x = jnp.ones((2048, 4096), jnp.bfloat16)
     show(
         "cold add, JAX row",
@@ -157,7 +157,9 @@ def cold_flush() -> None:
         with profiling.recording(device) as prof:
             timing._event_loop(prepared, 50, flush, window, sustained, marked)
         read = timing.windows_and_kernels(profiling.raw_events(prof), 0)
-        iterations = attribute(read.windows, read.launches, read.kernels, not sustained)
+        iterations = attribute(
+            read.windows, read.launches, read.kernels, not sustained, read.flushes
+        )
         loop = timing.audited_loop(read, iterations, not sustained)
         firsts = [min(k.start_ns for k in it.kernels) for it in iterations]
         lead = [

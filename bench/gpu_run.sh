@@ -213,6 +213,20 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
         | grep -Ev "Warning|_warn_once|^[EWI][0-9]{4} |Source Location|^external/|^$" | tee -a "$OUT/audit63.md"
     done
     nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,ECC > "$OUT/audit63_nvidia_smi.txt" 2>&1 ;;
+  cupti63)  # issue 63 follow-up: JAX after PyTorch's profiler in one process (refused, saying why), Kineto's
+    # teardown tried, and where the cold flush's kernels are placed; each step a process of its own
+    for step in order config foreign teardown flush gaps; do
+      [ $step = teardown ] && export TEARDOWN_CUPTI=1 || unset TEARDOWN_CUPTI
+      timeout 300 python3 bench/cupti_check.py $step > "$OUT/cupti63_$step.log" 2>&1
+      echo "exit $?; XLA CUPTI lines on stderr: $(grep -c 'cuptiSubscribe\|CUPTI call error\|due to a previous error' "$OUT/cupti63_$step.log")" \
+        >> "$OUT/cupti63_$step.log"
+      grep -Ev "Warning|_warn_once|^[EWI][0-9]{4} |Source Location|^external/|^$" "$OUT/cupti63_$step.log" | tee -a "$OUT/cupti63.md"
+    done
+    unset TEARDOWN_CUPTI
+    for step in side_stream cold_flush; do  # audit63's two kernels_vary cases again, with the fix
+      timeout 300 python3 bench/audit_check.py --only $step --out "$OUT/cupti63_audit_$step.json" 2>&1 \
+        | grep -Ev "Warning|_warn_once|^[EWI][0-9]{4} |Source Location|^external/|^$" | tee -a "$OUT/cupti63.md"
+    done ;;
   startup53)  # issue 53: a compiled one-off beside a bare torch.compile script, eager, JAX, a compiled sweep
     timeout 560 python3 bench/startup_compile.py --repeat 3 2>&1 | tee "$OUT/startup53.md" ;;
   host46)  # issue 46: where jax-bench's host-clock time goes, upstream's package beside ours, on GPU 0
@@ -265,6 +279,9 @@ for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
     python3 -m accelbench report "$OUT/smoke.csv" --output-dir "$OUT/smoke_report" | tail -2
     printf 'benchmarks:\n  - name: gemm_generalized\n    num_runz: 3\n' > /tmp/bad.yaml
     /usr/bin/time -f "bad config answered in %e s" python3 -m accelbench run --config /tmp/bad.yaml ;;
+  history60)  # issue 60: a kernel repository whose commit 12 of 20 adds ~3% device time, timed at every commit
+    # but two, then history (JSON, --bisect, Markdown) and report over the store
+    timeout 580 python3 bench/history_gpu.py "$OUT/history60" 2>&1 | grep -v Warning | tee "$OUT/history60.txt" | tail -40 ;;
   upstream62)  # issue 62: the CUDA kernels built alone (their build's own words), then every configs/gpu
     # file with small shapes and few runs, four at a time (an error check, not figures), and every error row
     (nvcc --version | tail -2; python3 -c "import torch, torch.utils.cpp_extension as c; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'CUDA_HOME', c.CUDA_HOME, 'ninja', c.is_ninja_available())") 2>&1 | tee "$OUT/toolchain62.txt"

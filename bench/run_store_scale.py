@@ -1,6 +1,7 @@
 """The run store at scale: one real run of a one-case config copied into N stored runs (each with its
-results file, JSON lines and record), then `runs`, `runs --config` and `compare --config 1 N` timed
-cold as a user runs them (median of three). Not a test.
+results file, JSON lines and record, each copy measuring a commit of its own), then `runs`,
+`runs --config`, `compare --config 1 N` and `history` timed cold as a user runs them (median of
+three). Not a test.
 
     python bench/run_store_scale.py [--runs 2000]
 """
@@ -41,8 +42,9 @@ def stored(work: str, n: int) -> None:
         for ext in ("csv", "jsonl"):
             shutil.copy(os.path.join(results, f"r.2.{ext}"), os.path.join(results, f"r.{i}.{ext}"))
         files = [p.replace("r.2.", f"r.{i}.") for p in record["files"]]
+        code = {"commit": f"{i:012x}", "date": f"2026-{1 + i // 200 % 12:02d}-{1 + i % 28:02d}"}
         with open(os.path.join(results, f"r.{i}.run.json"), "w") as f:
-            json.dump({**record, "files": files}, f)
+            json.dump({**record, "files": files, "tested": code}, f)
 
 
 def timed(work: str, args: list[str]) -> float:
@@ -67,6 +69,7 @@ def main() -> None:
             ["runs"],
             ["runs", "--config", "c.yaml"],
             ["compare", "--config", "c.yaml", "1", str(n)],
+            ["history"],
         ):
             print(f"| `microbench {' '.join(args)}` | {timed(work, args):.2f} |")
 

@@ -165,6 +165,38 @@ def test_the_flush_is_the_harnesss_the_waits_after_the_end_event_too(records):
     assert audited_loop(quiet, iterations, blocked=True).syncs == [[]] * 5
 
 
+def test_a_flush_kernel_is_the_harnesss_whatever_its_other_record_or_where_it_ran_says():
+    """Issue 63 on an H100: blocked cold loops counted the flush's fill kernel in a few iterations
+    (kernels_vary). Flush 1's runtime call reads inside window 0 while its op lies in the flush's
+    range; flush 3's runtime record was lost and it ran (by the device clock) inside window 3: both
+    are the harness's, and the iterations read clean, blocked or sustained."""
+    pytest.importorskip("torch")
+    from torch_backend.timing import audited_loop
+
+    read = kineto(user_sync_in=None)
+    fills = [e for e in read.kernels if e.name == "fill"]
+    read.kernels[:] = [e for e in read.kernels if e.name == "op"] + [
+        KernelEvent(
+            "fill",
+            e.start_ns + (125 if e.correlation == 103 else 0),
+            30,
+            7,
+            e.correlation,
+            e.correlation + 500,
+        )
+        for e in fills
+    ]
+    read.launches[:] = [x for x in read.launches if x.correlation not in (101, 103)]
+    read.launches.extend(Launch(e.correlation + 500, e.start_ns - 3, "op") for e in fills)
+    read.launches.append(Launch(101, 190))
+    for blocked in (True, False):
+        bare = attribute(read.windows, read.launches, read.kernels, blocked)
+        assert names(audited_loop(read, bare, blocked)) == {"kernels_vary"}  # the fault
+        iterations = attribute(read.windows, read.launches, read.kernels, blocked, read.flushes)
+        loop = audited_loop(read, iterations, blocked)
+        assert names(loop) == set() and [e.name for e in loop.harness] == ["fill"] * 5
+
+
 def test_a_real_pytorch_session_gives_the_flush_ranges_and_the_host_calls():
     """Kineto's own events on a CPU: the iteration and flush ranges, and a host call named as CUDA's
     synchronising calls are (a range of that name stands for it here) inside the third window."""
@@ -281,6 +313,102 @@ def test_the_jax_gpu_reader_tells_streams_the_flush_and_foreign_work_apart():
     leaking = [("zeros", 100 * i + 5, 20, "jit_mb_flush") for i in range(4)]
     read = xplane.read(gpu_plane({"Stream #14(Compute)": compute + leaking}), "jit_mb_gemm", 4)
     assert [f.name for f in timers._audit(read)] == ["harness_overlap"]
+
+
+# ---- one CUPTI a process: JAX's GPU timings after PyTorch's profiler
+
+
+class OnGpu:
+    """JAX as the timers module sees it, on a GPU (the rest is the real JAX)."""
+
+    def __init__(self, jax) -> None:
+        self.jax = jax
+
+    def default_backend(self) -> str:
+        return "gpu"
+
+    def __getattr__(self, name: str):
+        return getattr(self.jax, name)
+
+
+def test_a_pytorch_gpu_session_takes_cupti_and_a_cpu_one_does_not(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from accelbench.platform import frameworks
+    from torch_backend import profiling
+
+    class Session:  # what the autograd profiler does on a GPU, without one
+        def __init__(self, **options) -> None:
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            pass
+
+    monkeypatch.setattr(frameworks, "CUPTI", {})
+    with profiling.recording(torch.device("cpu")):
+        pass
+    assert frameworks.CUPTI == {}
+    monkeypatch.setattr(torch.autograd.profiler, "profile", Session)
+    with profiling.recording(torch.device("cuda", 0)):
+        pass
+    assert frameworks.CUPTI["holder"].startswith("PyTorch's profiler")
+
+
+def test_jax_gpu_timings_where_another_profiler_holds_cupti_are_unsupported_saying_why(monkeypatch):
+    """Known (a PyTorch GPU session ran): refused before any session, so XLA never tries and prints
+    nothing. Unknown: a GPU trace without a GPU plane (the CPU trace here, JAX told it is on a GPU)
+    is refused, and the next case before it starts."""
+    jax = pytest.importorskip("jax")
+    import accelbench
+    from accelbench.errors import Status
+    from accelbench.jax_backend import timers
+    from accelbench.platform import frameworks
+
+    monkeypatch.setattr(timers, "jax", OnGpu(jax))
+    monkeypatch.setattr(timers, "session_cost", lambda: 0.01)  # not cached from a pretend GPU
+    x = jax.numpy.ones(64)
+    monkeypatch.setattr(
+        frameworks, "CUPTI", {"holder": "PyTorch's profiler (a PyTorch GPU timing ran first)"}
+    )
+    row = accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").row
+    assert row.status is Status.UNSUPPORTED and row.identity.error == (
+        "no JAX device time in this process: CUPTI is held by PyTorch's profiler (a PyTorch GPU "
+        "timing ran first); time JAX before PyTorch, or in a process of its own"
+    )
+    monkeypatch.setattr(frameworks, "CUPTI", {})
+    for _ in range(2):
+        row = accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").row
+        assert row.status is Status.UNSUPPORTED
+        assert "CUPTI is held by another profiler in this process" in row.identity.error
+    monkeypatch.setattr(timers, "jax", jax)  # on the CPU it is: no CUPTI asked for
+    assert accelbench.bench(lambda x: x + 1, x, timer="xprof", cache="warm").ok
+
+
+def test_a_frameworks_native_stderr_is_its_loggers_records_not_the_terminals(capfd):
+    import logging
+    import os
+
+    from accelbench.platform import chatter
+
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = seen.append  # type: ignore[method-assign]
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    try:
+        with chatter.native_stderr("jax"):
+            os.write(
+                2,
+                b"E1127 cupti_error_manager.cc:45] cuptiSubscribe: ignored due to a previous error.\n\n",
+            )
+    finally:
+        logger.removeHandler(handler)
+    assert capfd.readouterr().err == ""
+    (record,) = seen  # the blank line dropped
+    assert record.levelno == logging.WARNING
+    assert record.getMessage().endswith("] cuptiSubscribe: ignored due to a previous error.")
 
 
 # ---- the policy: flag, strict, off; what an op's work is made of

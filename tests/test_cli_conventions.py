@@ -169,7 +169,7 @@ def test_the_summary_table_names_what_tells_rows_apart():
         "layout=kn",  # the implementation is in the backend column (torch:eager)
         "layout=kn",
         "layout=nk",
-        "",  # alone in its (op, backend, shape) group
+        "layout=kn",  # alone in its (op, backend, shape) group, and still says what it is (issue 60)
     ]
 
 

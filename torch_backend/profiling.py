@@ -11,28 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
+from accelbench.platform import chatter, frameworks
 from accelbench.platform.frameworks import torch
-
-
-@contextlib.contextmanager
-def native_stderr_silenced() -> Iterator[None]:
-    """Kineto logs `profiler_start`/`profiler_stop` lines from C++ at every session (torch 2.13); they
-    are not the user's business."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 @contextlib.contextmanager
@@ -43,12 +29,14 @@ def recording(device: Any) -> Iterator[Any]:
 
     on_gpu = device.type == "cuda"
     prof = profiler.profile(use_cpu=True, use_device="cuda" if on_gpu else None, use_kineto=True)
-    with native_stderr_silenced():
+    with chatter.native_stderr("torch", logging.DEBUG):  # its session lines: -vv
         prof.__enter__()
+    if on_gpu:  # Kineto keeps CUPTI from then on (TEARDOWN_CUPTI=1 frees it asynchronously)
+        frameworks.CUPTI.setdefault("holder", "PyTorch's profiler (a PyTorch GPU timing ran first)")
     try:
         yield prof
     finally:
-        with native_stderr_silenced():
+        with chatter.native_stderr("torch", logging.DEBUG):
             prof.__exit__(None, None, None)
 
 

@@ -28,6 +28,7 @@ from accelbench.measure.attribution import (
     Launch,
     attribute,
     breakdown,
+    launched_in,
 )
 from accelbench.measure.timers import (
     Described,
@@ -50,9 +51,8 @@ ITERATION = "mb::iteration"
 FLUSH = "mb::flush"  # the cache flush's range: kernels launched in it are the harness's
 EVENT_RECORD = "cudaEventRecord"  # the timer's events around the call bound what the call did
 ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device timeline
-GRAPH_UNROLL = (
-    20  # iterations captured in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
-)
+# iterations captured in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
+GRAPH_UNROLL = 20
 KERNEL_DEVICE_TYPES = ("CUDA",)  # the DeviceType members whose events are kernels
 
 
@@ -159,9 +159,7 @@ def _event_loop(
             starts[i].record()
             out = prepared.call()
             ends[i].record()
-            if (
-                not sustained
-            ):  # sustained: the caching allocator frees in stream order; nothing kept
+            if not sustained:  # sustained: the allocator frees in stream order; nothing kept
                 prepared.sync(out)
                 wall.append(time.perf_counter() - t0)
             if context is not None:
@@ -276,7 +274,7 @@ def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
     # a runtime launch shares the kernel's correlation id and links to its op; the op (recorded by
     # PyTorch itself, not CUPTI) is the second way to place a kernel whose launch record was dropped
     by_launch = {k.correlation for k in kernels}
-    by_op = {k.op_correlation for k in kernels}
+    by_op = {k.op_correlation for k in kernels} - {0}  # 0: linked to no op
     read = Kineto([], [], kernels, [], [])
     ranges = {ITERATION: read.windows, FLUSH: read.flushes}
     for e in cpu:
@@ -299,21 +297,13 @@ def audited_loop(read: Kineto, iterations: list[IterationKernels], blocked: bool
     """What the audit reads of a profiled loop: the iterations as attributed, the kernels launched in
     the flush's ranges (the harness's), every other kernel, and each window's synchronising calls
     before its end event's record (after it: the harness's own wait, where `blocked`)."""
-    flushes = sorted(read.flushes)
-    starts = [a for a, _ in flushes]
-    flushing = {
-        (launch.kind, launch.correlation)
-        for launch in read.launches
-        if (at := bisect.bisect_right(starts, launch.host_ns) - 1) >= 0
-        and launch.host_ns <= flushes[at][1]
-    }
+    flushing = launched_in(sorted(read.flushes), read.launches)
     timed = {id(k) for it in iterations for k in it.kernels}
     harness: list[KernelEvent] = []
     others: list[KernelEvent] = []
     for k in read.kernels:
         if id(k) not in timed:
-            ours = ("launch", k.correlation) in flushing or ("op", k.op_correlation) in flushing
-            (harness if ours else others).append(k)
+            (others if flushing.keys().isdisjoint(k.keys) else harness).append(k)
     calls = sorted(read.calls)
     times = [t for t, _ in calls]
     syncs = []
@@ -361,7 +351,7 @@ def profiled_iterations(
     if case is not None:
         profiling.keep(prof, trace_session_dir(case))
     read = windows_and_kernels(profiling.raw_events(prof), device.index or 0)
-    iterations = attribute(read.windows, read.launches, read.kernels, not sustained)
+    iterations = attribute(read.windows, read.launches, read.kernels, not sustained, read.flushes)
     audited = case is not None and case.run.audit != "off"
     found = audit.findings(audited_loop(read, iterations, not sustained)) if audited else ()
     return Profiled(iterations, launch, wall, time.perf_counter() - session_start - loop_s, found)
@@ -406,15 +396,12 @@ def cuda_graph(
         warm_up(prepared, warmup)
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(
-            side
-        ):  # capture needs the op's allocations settled on a side stream first
+        # capture needs the op's allocations settled on a side stream first
+        with torch.cuda.stream(side):
             prepared.sync(prepared.call())
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(
-            graph
-        ):  # GRAPH_UNROLL iterations per replay: the replay's own launch amortised
+        with torch.cuda.graph(graph):  # GRAPH_UNROLL per replay: its own launch amortised
             captured = [prepared.call() for _ in range(GRAPH_UNROLL)]
         replay = Prepared(call=lambda: graph.replay(), sync=prepared.sync, device=device)
         samples, wall = _event_loop(replay, n, flush, _named(_label(case)), sustained=sustained)

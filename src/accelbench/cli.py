@@ -21,9 +21,11 @@ from typing import Any, NoReturn
 from accelbench import __version__
 from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
+from accelbench.run import history_commands
 from accelbench.run.command_line import (
     OneLineParser,
     add_run_files,
+    command,
     count,
     guarded_main,
     run_files,
@@ -122,7 +124,7 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
 def _add_view_options(
     p: argparse.ArgumentParser,
     columns: bool = True,
-    formats: bool = True,
+    formats: tuple[str, ...] = ("table", "csv", "json", "markdown"),
     sort_help: str = "order rows by a column (--sort=-COLUMN: descending)",
 ) -> None:
     """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
@@ -140,9 +142,9 @@ def _add_view_options(
         p.add_argument(
             "--format",
             dest="output_format",
-            choices=("table", "csv", "json", "markdown"),
+            choices=formats,
             default="table",
-            help="the table to standard output as a table (default), CSV, JSON or Markdown",
+            help=f"the table to standard output: {', '.join(formats)} (default: table)",
         )
 
 
@@ -170,21 +172,8 @@ def _add_run_options(p: argparse.ArgumentParser, command: str) -> None:
         flag.add_to(owned)
 
 
-def _command(
-    sub: argparse._SubParsersAction, name: str, summary: str, example: str, **more: Any
-) -> argparse.ArgumentParser:
-    """A subcommand whose help says what it does and shows one way to call it."""
-    return sub.add_parser(
-        name,
-        help=summary,
-        description=f"{summary}. Example: {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        **more,
-    )
-
-
 def _run_parser(sub: argparse._SubParsersAction) -> None:
-    p = _command(
+    p = command(
         sub,
         "run",
         "run the benchmarks a config describes, or one benchmark (--run)",
@@ -227,7 +216,7 @@ def _alias_parsers(sub: argparse._SubParsersAction) -> None:
     from accelbench.config.dialects import dialects
 
     for alias in (a for d in dialects() for a in d.aliases):
-        d = _command(sub, alias.name, alias.summary, alias.example)
+        d = command(sub, alias.name, alias.summary, alias.example)
         d.add_argument("--config", required=True, help="the YAML config to run")
         d.add_argument(alias.option, dest=alias.flag.dest, required=True, help=alias.flag.help)
         d.set_defaults(run=None, output=None, backend=None, name=None, alias=alias.name)
@@ -242,13 +231,13 @@ def _dialect_parsers(sub: argparse._SubParsersAction) -> None:
     for dialect in dialects():
         if dialect.command is not None:
             name, summary = dialect.command.name, dialect.command.summary
-            _command(sub, name, summary, f"microbench {name} --help", add_help=False)
+            command(sub, name, summary, f"microbench {name} --help", add_help=False)
 
 
 def _list_parser(sub: argparse._SubParsersAction) -> None:
     from accelbench.config.dialects import dialects
 
-    lst = _command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
+    lst = command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
     lst.add_argument("--json", action="store_true", help="machine-readable output")
     names = lst.add_mutually_exclusive_group()
     for dialect in dialects():
@@ -262,7 +251,7 @@ def _list_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _compare_parser(sub: argparse._SubParsersAction) -> None:
-    c = _command(
+    c = command(
         sub,
         "compare",
         "compare two results files or stored runs, groups of one file (--by), or the last two runs",
@@ -272,8 +261,9 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "files",
         nargs="*",
-        help="baseline candidate: results files, or runs of --config by number or --name; one "
-        "file with --by; none: the last two runs of what ran last (or of --config)",
+        help="baseline candidate: results files (paths, file:// or gs:// URLs), or runs of "
+        "--config by number or --name; one file with --by; none: the last two runs of what ran "
+        "last (or of --config)",
     )
     c.add_argument(
         "--config",
@@ -284,12 +274,25 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--results-dir",
         default="results",
-        help="where stored runs are looked for without --config (default: results)",
+        help="where stored runs are looked for without --config: a folder, file:// or gs:// URL "
+        "(default: results)",
     )
     c.add_argument(
         "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
     )
-    c.add_argument("--baseline", default=None, help="the --by value to compare the others against")
+    c.add_argument(
+        "--baseline",
+        default=None,
+        help="the --by value to compare the others against; without --by, the baseline: a file, "
+        "URL, run or `latest` (the latest run of the candidate's series under --results-dir)",
+    )
+    c.add_argument(
+        "--fail-inconclusive",
+        default="",
+        metavar="REASONS",
+        help="inconclusive cases that fail the comparison (exit 1): those whose reason names one "
+        "of these words (noisy, conditions, ...), or all; default none",
+    )
     c.add_argument(
         "--threshold", type=float, default=0.05, help="relative change that counts (default 0.05)"
     )
@@ -297,26 +300,22 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     _add_view_options(
         c,
         columns=False,
+        formats=("table", "csv", "json", "markdown", "github", "junit"),
         sort_help="order cases by case, ratio, p or verdict (--sort=-KEY: descending)",
     )
 
 
 def _store_parsers(sub: argparse._SubParsersAction) -> None:
-    rs = _command(
+    rs = command(
         sub,
         "runs",
         "list the stored runs (every one under results/, or a config's): number, name, what ran, "
         "when, commit, host, rows",
         "microbench runs; then: microbench compare baseline candidate",
     )
-    rs.add_argument(
-        "--config", default=None, help="whose runs (default: every run under --results-dir)"
-    )
-    rs.add_argument(
-        "--results-dir", default="results", help="where stored runs are found (default: results)"
-    )
+    history_commands.store_options(rs)
     rs.add_argument("--json", action="store_true", help="machine-readable output")
-    r = _command(
+    r = command(
         sub,
         "report",
         "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
@@ -334,11 +333,11 @@ def _store_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="each case's samples over its run (by default only soaks and GPU-monitored cases)",
     )
-    _add_view_options(r, formats=False)
+    _add_view_options(r, formats=())
 
 
 def _traces_parser(sub: argparse._SubParsersAction) -> None:
-    t = _command(
+    t = command(
         sub,
         "traces",
         "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
@@ -355,7 +354,7 @@ def _traces(args: argparse.Namespace) -> int:
 
 
 def _validate_parser(sub: argparse._SubParsersAction) -> None:
-    v = _command(
+    v = command(
         sub,
         "validate",
         "load and expand a config without running it",
@@ -401,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
         _store_parsers,
         _validate_parser,
         _traces_parser,
+        history_commands.add_parsers,
         _dialect_parsers,
     ):
         add(sub)
@@ -545,6 +545,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": _stored("report"),
     "validate": _validate,
     "traces": _traces,
+    "history": history_commands.history,
+    "publish": history_commands.publish,
 }
 
 

@@ -331,11 +331,13 @@ class Tpums:
     @property
     def report_columns(self) -> tuple[tuple[str, str], ...]:
         """The console table (TPUMS's REPORT_SCHEMA): the fields that say what was measured, the
-        size column, then each domain's p50 and rate (per chip where the benchmark has one)."""
+        size column, then each domain's p50 and rate."""
         inert = {p.name for p in self.inert}
         shown = [(p.name, "str") for p in self.fields if p.name not in (*UNSHOWN, *inert)]
         size = [(self.size_column, "2f")] if self.size_column else []
-        scope = "per_chip" if self.chip_bandwidth or self.rate == "tflops" else "per_device"
+        # upstream's name for the quantity: per device, a collective's per chip (what its
+        # consolidated report and the README's console columns say)
+        scope = "per_chip" if self.bench.collective else "per_device"
         rate = f"tflops_{scope}" if self.rate == "tflops" else f"bandwidth_{scope}_gb_s"
         timed = [(f"{d}_{c}", f) for d in DOMAINS for c, f in (("p50_ms", "4f"), (rate, "2f"))]
         return (*shown, *size, *timed)

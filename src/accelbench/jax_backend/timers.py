@@ -35,6 +35,7 @@ from accelbench.measure.timers import (
     trace_session_dir,
     warm_up,
 )
+from accelbench.platform import chatter, frameworks
 from accelbench.platform.frameworks import jax
 
 
@@ -119,15 +120,15 @@ def _profile_to_disk(
     trace_dir: str, run: Callable[[], list[float]], firmware: bool = False
 ) -> tuple[Any, list[float]]:
     """The xprof layout users open (trace_dir kept): start_trace/stop_trace, then read the xplane back."""
-    jax.profiler.start_trace(trace_dir, profiler_options=profile_options(firmware=firmware))
+    with chatter.native_stderr("jax"):
+        jax.profiler.start_trace(trace_dir, profiler_options=profile_options(firmware=firmware))
     try:
         wall = run()
     finally:
         try:
-            jax.profiler.stop_trace()
-        except (
-            Exception
-        ) as error:  # the trace could not be written (a full disk, a vanished folder)
+            with chatter.native_stderr("jax"):
+                jax.profiler.stop_trace()
+        except Exception as error:  # the trace could not be written (a full disk, a lost folder)
             _forget_session()
             raise CaseFailure(
                 Status.ERROR, f"could not write the trace under {trace_dir}: {error}"
@@ -155,13 +156,15 @@ def _profile_in_memory(
         # a CPU's iterations are host events; a TPU keeps them until shown unneeded there; a kept
         # trace keeps them for its step markers
         host = host_events or jax.default_backend() != "gpu"
-        session = _profiler.ProfilerSession(profile_options(host, firmware))
+        with chatter.native_stderr("jax"):  # XLA's CUPTI errors where another profiler holds it
+            session = _profiler.ProfilerSession(profile_options(host, firmware))
     except Exception:
         return None
     try:
         wall = run()
     finally:
-        serialized = session.stop()
+        with chatter.native_stderr("jax"):
+            serialized = session.stop()
     return (jax.profiler.ProfileData.from_serialized_xspace(serialized), serialized), wall
 
 
@@ -249,6 +252,7 @@ def traced_samples(
     firmware = bool(case.run.soak_chunk or case.run.throttle != "off") and tpu()
     try:
         profile, wall = profiled(run, trace_dir, firmware)
+        _cupti_refused(profile)
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:
             timing = _slowest_device(case, profile, n, wall, trace_dir)
         else:
@@ -260,6 +264,23 @@ def traced_samples(
     if tpu():
         _firmware(case, profile, n, timing)
     return timing
+
+
+def _cupti_refused(profile: Any = None) -> None:
+    """A JAX GPU timing where another profiler holds CUPTI: refused before any session once that is
+    known, and known from a GPU trace without a GPU plane (XLA's tracer will not try again here)."""
+    if jax.default_backend() != "gpu":
+        return
+    if profile is not None:
+        if any(p.name.startswith("/device:GPU") for p in profile.planes):
+            return
+        frameworks.CUPTI.setdefault("holder", "another profiler in this process")
+    if "holder" in frameworks.CUPTI:
+        raise CaseFailure(
+            Status.UNSUPPORTED,
+            f"no JAX device time in this process: CUPTI is held by {frameworks.CUPTI['holder']}; "
+            "time JAX before PyTorch, or in a process of its own",
+        )
 
 
 def tpu() -> bool:
@@ -296,9 +317,7 @@ def _per_iteration(
         source=f"xprof_{platform}",
         wall_samples_s=wall,
         span_samples_s=[i.span_ns * 1e-9 for i in iters],
-        launch_samples_s=list(
-            wall
-        ),  # blocked host wall per iteration: launch and dispatch included
+        launch_samples_s=list(wall),  # blocked host wall per iteration: launch, dispatch
         kernels=xplane.breakdown(iters),
         trace_path=trace_dir,
         audit=_audit(read) if platform == "gpu" and case.run.audit != "off" else (),
@@ -346,7 +365,8 @@ def _slowest_device(
 def xprof_timer(case: Case) -> Timer:
     """Device time per iteration from the profiler trace (GPU kernels, TPU module executions). The
     flush is made (allocated, compiled) here, before the case's clock starts: it cost the first case
-    0.24 s of its budget on an H100."""
+    0.24 s of its budget on an H100. Refused before any session where CUPTI is another profiler's."""
+    _cupti_refused()
     flush = flusher(case)
     return Sessioned(
         lambda prepared, warmup, n: traced_samples(case, flush, prepared, warmup, n),

@@ -34,6 +34,11 @@ class KernelEvent:
     def end_ns(self) -> float:
         return self.start_ns + self.duration_ns
 
+    @property
+    def keys(self) -> tuple[tuple[str, int], tuple[str, int]]:
+        """The records that place it (`Launch`): its runtime call's, then its op's."""
+        return ("launch", self.correlation), ("op", self.op_correlation)
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -59,32 +64,48 @@ class IterationKernels:
         return max(k.end_ns for k in self.kernels) - min(k.start_ns for k in self.kernels)
 
 
+def launched_in(
+    ranges: Sequence[tuple[float, float]], launches: Sequence[Launch]
+) -> dict[tuple[str, int], int]:
+    """Each launch issued inside one of the sorted, disjoint host ranges, by its key (kind and
+    correlation): that range's index."""
+    starts = [r[0] for r in ranges]
+    placed: dict[tuple[str, int], int] = {}
+    for launch in launches:
+        at = bisect.bisect_right(starts, launch.host_ns) - 1
+        if at >= 0 and launch.host_ns <= ranges[at][1]:
+            placed[(launch.kind, launch.correlation)] = at
+    return placed
+
+
 def attribute(
     windows: Sequence[tuple[float, float]],
     launches: Sequence[Launch],
     kernels: Sequence[KernelEvent],
     executed_inside: bool = False,
+    harness: Sequence[tuple[float, float]] = (),
 ) -> list[IterationKernels]:
     """One IterationKernels per window, each holding the kernels launched inside it.
 
     `executed_inside`: each window also waited for its kernels (cadence: blocked), so a kernel whose launch
-    record the profiler lost (seen: 5 of 100 on an H200) is placed by where it ran instead."""
+    record the profiler lost (seen: 5 of 100 on an H200) is placed by where it ran instead.
+    `harness`: the host ranges of the harness's own work (the cache flush): a kernel either of its
+    records places in one is never an iteration's, whatever the other record or where it ran says
+    (an H100's blocked cold loops counted flush kernels in a few iterations, issue 63)."""
     ordered = sorted(windows)
     if any(a_end > b_start for (_, a_end), (b_start, _) in zip(ordered, ordered[1:], strict=False)):
         raise AttributionError(
             "iteration windows overlap on the host; each must close before the next"
         )
     starts = [w[0] for w in ordered]
-    window_of: dict[tuple[str, int], int] = {}
-    for launch in launches:
-        at = bisect.bisect_right(starts, launch.host_ns) - 1
-        if at >= 0 and launch.host_ns <= ordered[at][1]:
-            window_of[(launch.kind, launch.correlation)] = at
+    window_of = launched_in(ordered, launches)
+    ours = launched_in(sorted(harness), launches)
     iterations = [IterationKernels() for _ in ordered]
     for kernel in kernels:
-        index: int | None = window_of.get(("launch", kernel.correlation))
-        if index is None:  # the runtime call's record was lost: the op that issued it
-            index = window_of.get(("op", kernel.op_correlation))
+        if not ours.keys().isdisjoint(kernel.keys):
+            continue
+        # the runtime call's record; where it was lost, the op that issued it
+        index = next((window_of[key] for key in kernel.keys if key in window_of), None)
         if index is None and executed_inside:  # its launch record was lost: where did it run?
             index = _window_containing(kernel, ordered, starts)
         if index is not None:

@@ -7,8 +7,12 @@ of lines a case); this harness's own messages are printed, never warned, so none
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
+import tempfile
+from collections.abc import Iterator
 
 FRAMEWORK_LOGGERS = ("torch", "torchao", "jax", "jaxlib", "absl", "xprof", "triton")
 ROUTED = "accelbench.chatter"
@@ -54,3 +58,24 @@ def settle() -> None:
         if owned and isinstance(child, logging.Logger) and child.handlers:
             child.handlers = [_ToSink(sink)]
             child.setLevel(logging.NOTSET)  # its framework's level, which the verbosity sets
+
+
+@contextlib.contextmanager
+def native_stderr(framework: str, level: int = logging.WARNING) -> Iterator[None]:
+    """What a framework's C++ writes to stderr meanwhile (Kineto's `profiler_start` lines at every
+    session; XLA's pages of `cuptiSubscribe ... ignored due to a previous error` where CUPTI is held),
+    as records of its logger at `level`: routed like its Python records, never on the terminal by
+    itself. A file, not a pipe: a page nobody reads yet must not block the writer."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        try:
+            os.dup2(held.fileno(), 2)
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            for line in held.read().decode(errors="replace").splitlines():
+                if line.strip():
+                    logging.getLogger(framework).log(level, line)

@@ -34,9 +34,12 @@ FLAGS = (
 )
 
 
-def _git(*args: str) -> str | None:
-    """A git command's output in this checkout, or None (no git, not a checkout, a failure)."""
-    root = Path(__file__).resolve().parents[2]
+HARNESS = Path(__file__).resolve().parents[2]  # this harness's own checkout, where it runs from one
+
+
+def _git(*args: str, root: Path | str = HARNESS) -> str | None:
+    """A git command's output in the checkout holding `root`, or None (no git, not a checkout, a
+    failure)."""
     try:
         out = subprocess.run(
             ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5
@@ -65,6 +68,18 @@ def git_dirty() -> bool | None:
     """Whether the checkout has uncommitted changes to tracked files (None outside a git checkout)."""
     status = _git("status", "--porcelain", "--untracked-files=no")
     return None if status is None else bool(status)
+
+
+@functools.lru_cache(maxsize=8)
+def checkout(folder: Path | str = HARNESS) -> dict[str, object] | None:
+    """The commit of the checkout holding `folder`, its date (what a history orders runs by) and
+    whether tracked files differ from it; None outside a git checkout."""
+    found = _git("log", "-1", "--format=%h %cI", "--abbrev=12", root=folder)
+    if not found:
+        return None
+    commit, date = found.split()
+    dirty = _git("status", "--porcelain", "--untracked-files=no", root=folder)
+    return {"commit": commit, "date": date, "dirty": bool(dirty)}
 
 
 @functools.lru_cache(maxsize=1)
@@ -177,7 +192,7 @@ def run_environment() -> dict[str, object]:
         "python": platform.python_version(),
         "system": f"{platform.system()} {platform.release()}",
         "packages": installed(),
-        "git": {"commit": git_commit(), "dirty": git_dirty()},
+        "git": checkout(),
         "gpu": {"driver": gpu_driver(), "clocks_mhz_at_start": gpu_clocks()},
         "env_flags": {k: os.environ[k] for k in FLAGS if os.environ.get(k)},
     }

@@ -28,3 +28,9 @@ class OnFirstUse(types.ModuleType):
 
 jax: Any = OnFirstUse("jax")
 torch: Any = OnFirstUse("torch")
+
+
+# CUPTI, NVIDIA's tracing interface, serves one profiler a process, and XLA's tracer stops trying for
+# good after one failed start: who took it from JAX here ("holder"), set where that is seen (a PyTorch
+# GPU session; a JAX GPU trace without GPU events), so JAX's GPU timers refuse before they try.
+CUPTI: dict[str, str] = {}

@@ -27,7 +27,8 @@ from rich.table import Table
 from accelbench.catalogue import OpParams, ReadParams, get_spec
 from accelbench.core.samples import ratio_intervals
 from accelbench.errors import Status, UserError, did_you_mean, visible
-from accelbench.results.console import format_seconds, shown, table_console
+from accelbench.results import ci_formats
+from accelbench.results.console import NAMED_BY, format_seconds, op_name, shown, table_console
 from accelbench.results.display import AUDITED, audit_mark, markdown_safe, ordered
 from accelbench.results.reading import read_rows
 from accelbench.results.records import (
@@ -97,8 +98,8 @@ def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
     """The case as a line of the table: op, backend:implementation, its dimensions and the parameters
     that differ from their declared defaults, in the op's order."""
     op, backend, impl, params = _identifying(row, without)
-    head = " ".join(x for x in (op, backend + (f":{impl}" if impl else "")) if x)
-    shown = _worth_showing(row.identity.op, row.params)
+    head = " ".join(x for x in (op and op_name(row), backend + (f":{impl}" if impl else "")) if x)
+    shown = _worth_showing(row.identity.op, row.params) - {NAMED_BY.get(row.identity.op)}
     return " ".join([head, *(f"{k}={v}" for k, v in params if k in shown)])
 
 
@@ -517,6 +518,7 @@ def run_compare(
     candidate_cases_only: bool = False,
     sort: str | None = None,
     output_format: str = "table",
+    fail_inconclusive: tuple[str, ...] = (),
 ) -> int:
     """0: every matched case within the threshold, noise or inconclusive; 1: a candidate case
     regressed, went missing, failed or became ambiguous; 2 (UserError): nothing to compare.
@@ -536,9 +538,12 @@ def run_compare(
         _show_groups(comparison, by, labels[0], threshold, as_json)
         return 0
     failing = comparison.failing(threshold)
+    failing += ci_formats.inconclusive(comparison.pairs, threshold, fail_inconclusive)
     code = 1 if failing or comparison.ambiguous else 0
     if as_json:
         print(json.dumps(as_records(comparison, threshold), indent=2))
+        return code
+    if ci_formats.show(output_format, comparison.pairs, failing, threshold, labels):
         return code
     _show_pairs(comparison, threshold, labels, output_format)
     _say_regressions(failing, len(comparison.pairs), threshold)

@@ -17,6 +17,7 @@ from rich.markup import escape
 from accelbench.catalogue import get_spec
 from accelbench.core.case import shape_label
 from accelbench.errors import UserError, visible
+from accelbench.ops.callables import OP as CALLABLE
 from accelbench.results.records import DISTINCTION_COLUMNS, Identity, Row, setting_columns
 
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
@@ -82,6 +83,16 @@ def value_of(row: Row, name: str) -> Any:
     return getattr(row.identity, name) if name in IDENTIFYING else row.get(name)
 
 
+# ops whose rows a table names by one of their parameters: bench()'s by the function it timed
+NAMED_BY = {CALLABLE: "name"}
+
+
+def op_name(row: Row) -> str:
+    """The op as a table names it (`my_matmul`, not `callable`, for a row of bench())."""
+    by = NAMED_BY.get(row.identity.op)
+    return str(getattr(row.params, by, None) or row.identity.op) if by else row.identity.op
+
+
 def _shown_value(value: Any) -> str:
     return "-" if value is None else str(value)
 
@@ -95,26 +106,26 @@ def shape_of(row: Row) -> str:
 
 
 def distinguishing(rows: Sequence[Row]) -> list[str]:
-    """Per row, `key=value` for the parameters and run settings that differ between rows of the same
-    op, backend and shape: what tells two otherwise identical table lines apart (the implementation
-    is shown with the backend)."""
+    """Per row, `key=value` for what identifies it beyond its op, backend and shape: every parameter
+    that is not a dimension (a float32 row says so even where every row is float32), then the run
+    settings and repeat counts that differ between rows of the same op, backend and shape (two rows
+    of one op and shape, one cold-cache)."""
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
         groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
     out = [""] * len(rows)
     for (op, _, _), members in groups.items():
-        if len(members) < 2:
-            continue
         try:
             spec = get_spec(op)
-            names = [p.name for p in spec.params if p.name not in spec.dimensions]
-        except UserError:  # a row of an op this version no longer has: compare what it does have
+            named = (*spec.dimensions, NAMED_BY.get(op))  # in the shape, or the op's name
+            names = [p.name for p in spec.params if p.name not in named]
+        except UserError:  # a row of an op this version no longer has: what it does have
             names = sorted({k for i in members for k in rows[i].params.as_dict()})
-        # then the run settings the rows record (two rows of one op and shape, one cold-cache)
-        keys = varying(
-            [rows[i] for i in members],
-            [*names, *setting_columns(compared_only=True), *DISTINCTION_COLUMNS],
+        settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]
+        keys = (
+            [*names, *varying([rows[i] for i in members], settings)] if len(members) > 1 else names
         )
         for i in members:
-            out[i] = " ".join(f"{k}={_shown_value(value_of(rows[i], k))}" for k in keys)
+            values = ((k, value_of(rows[i], k)) for k in keys)
+            out[i] = " ".join(f"{k}={_shown_value(v)}" for k, v in values if v not in (None, ""))
     return out

@@ -21,6 +21,7 @@ from accelbench.results.console import (
     distinguishing,
     format_pct,
     format_seconds,
+    op_name,
     shape_of,
     significant,
 )
@@ -102,6 +103,7 @@ class Column:
     field: str = (
         ""  # its name in CSV and JSON output: a number's ends in its unit (`time_median_s`)
     )
+    fields: Callable[[Row], dict[str, Any]] | None = None  # several results columns in CSV and JSON
 
     @property
     def heading(self) -> str:
@@ -127,8 +129,17 @@ def _stat(key: str, get: Callable[[Row], float | None]) -> Column:
 COLUMNS: tuple[Column, ...] = (
     # several runs or files in one table: which one (empty, so left out, for a single source)
     Column("source", lambda r, p: r.source, identifies=True),
-    Column("op", lambda r, p: r.identity.op, always=True, identifies=True),
-    Column("backend", lambda r, p: backend(r), always=True, identifies=True),
+    Column("op", lambda r, p: op_name(r), always=True, identifies=True),
+    Column(
+        "backend",
+        lambda r, p: backend(r),
+        always=True,
+        identifies=True,
+        fields=lambda r: {
+            "backend": r.identity.backend,
+            "implementation": r.identity.implementation,
+        },
+    ),
     Column("shape", lambda r, p: shape_of(r), identifies=True),
     Column("params", lambda r, p: p, identifies=True),
     Column("status", lambda r, p: status(r), always=True),
@@ -200,7 +211,7 @@ COLUMNS: tuple[Column, ...] = (
         title="SQNR dB",
         field="sqnr_db",
     ),
-    Column("timing", lambda r, p: r.timing.timing_source or ""),
+    Column("timing", lambda r, p: r.timing.timing_source or "", field="timing_source"),
     Column("audit", lambda r, p: r.timing.audit or ""),
     Column("kernels", lambda r, p: top_kernels(r), title="top kernels"),
 )
@@ -281,13 +292,13 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
     chosen, grid = cells(rows, columns)
     if fmt in ("json", "csv"):
         records = [
-            {c.machine_name: c.value(r) if c.value else c.cell(r, p) for c in chosen}
+            {k: v for c in chosen for k, v in _machine(c, r, p).items()}
             for r, p in zip(rows, params, strict=True)
         ]
         if fmt == "json":
             return json.dumps(records, indent=2, default=str) + "\n"
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, [c.machine_name for c in chosen], lineterminator="\n")
+        writer = csv.DictWriter(buffer, list(records[0]) if records else [], lineterminator="\n")
         writer.writeheader()
         writer.writerows(
             {k: visible(v) if isinstance(v, str) else v for k, v in record.items()}
@@ -298,6 +309,13 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
     rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
     body = "".join("| " + " | ".join(markdown_safe(x) for x in line) + " |\n" for line in grid)
     return head + rule + body
+
+
+def _machine(column: Column, row: Row, params: str) -> dict[str, Any]:
+    """A column's cells in CSV and JSON, under the results file's names."""
+    if column.fields:
+        return column.fields(row)
+    return {column.machine_name: column.value(row) if column.value else column.cell(row, params)}
 
 
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import csv
 import glob
+import itertools
 import json
 import os
 import stat
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,3 +176,20 @@ def read_rows(
         header, rows = read_records(csv_path)
         by_case = read_series(csv_path, series) if series else {}
         return RowReader(header, param_names(header)).rows(rows, by_case, groups)
+
+
+def read_many(paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS) -> list[list[Row]]:
+    """Many results files' rows (without series), a list per file: the files of one header are
+    typed in one pass (a history of 2,000 one-row runs read them 2,000 times over before)."""
+    with collector_off():
+        read = [read_records(path) for path in paths]
+        out: list[list[Row]] = [[] for _ in paths]
+        by_header: dict[tuple[str, ...], list[int]] = defaultdict(list)
+        for i, (names, _) in enumerate(read):
+            by_header[tuple(names)].append(i)
+        for header, files in by_header.items():
+            reader = RowReader(list(header), param_names(header))
+            rows = iter(reader.rows([cells for i in files for cells in read[i][1]], groups=groups))
+            for i in files:
+                out[i] = list(itertools.islice(rows, len(read[i][1])))
+        return out

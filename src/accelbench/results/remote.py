@@ -1,4 +1,5 @@
-"""Output paths given as URLs (`gs://bucket/run`, as Ironwood configs on TPU VMs write them).
+"""Paths given as URLs: outputs (`gs://bucket/run`, as Ironwood configs on TPU VMs write them), results
+read from a bucket (`compare`, `history`) and runs published to one (`publish`).
 
 Everything is written to a local staging directory first, so rows reach a disk before the next case
 starts whatever the network does; the staged files are copied to the URL through fsspec when the run
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from accelbench.core.case import Case
-from accelbench.errors import UserError
+from accelbench.errors import UserError, safe_stem
 
 DIR_FIELDS = ("trace_dir", "xla_dump_dir", "xlml_metrics_dir")
 WRITABLE = ("gs", "gcs", "s3", "s3a", "az", "abfs", "abfss", "hdfs", "file", "memory")
@@ -180,3 +181,71 @@ def _exists(fs: Any, url: str, key: str) -> bool:
 def _twin(url: str, local: str) -> tuple[str, str]:
     """The .jsonl beside a results file (results.writer's rule), for the URL and its stand-in."""
     return os.path.splitext(url)[0] + ".jsonl", os.path.splitext(local)[0] + ".jsonl"
+
+
+STORE_FILES = ("*.run.json", "*.csv", "*.jsonl")  # what a published store holds of each run
+
+
+def local(ref: str, key: str) -> str:
+    """A path or URL read as a local path: a plain path as it is, a file:// URL without its scheme,
+    any other URL's file (with its .jsonl twin) or folder (its runs' records and results) copied
+    into a temporary folder first, removed when the process ends."""
+    if not is_url(ref):
+        return ref
+    import fsspec
+
+    try:
+        fs, root = fsspec.core.url_to_fs(ref)
+        if isinstance(fs, fsspec.implementations.local.LocalFileSystem):
+            return str(root)
+        folder = fs.isdir(root)
+        names = (
+            [n for pattern in STORE_FILES for n in fs.glob(f"{root.rstrip('/')}/**/{pattern}")]
+            if folder
+            else [root, *fs.glob(os.path.splitext(root)[0] + ".jsonl")]
+        )
+        here = _scratch()
+        for name in names:
+            target = os.path.normpath(
+                os.path.join(here, os.path.relpath(name, root if folder else Path(root).parent))
+            )
+            if os.path.commonpath([here, target]) != here:  # a name with `..` in it: not ours
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            fs.get_file(name, target)
+    except Exception as error:  # any fsspec backend's failure (a network, a refusal): one line
+        raise UserError(
+            f"cannot read it ({type(error).__name__}: {str(error)[:150]})", key=key
+        ) from None
+    return here if folder else os.path.join(here, Path(root).name)
+
+
+def _scratch() -> str:
+    import atexit
+
+    folder = tempfile.mkdtemp(prefix="microbench-read-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def publish(record: str, files: list[str], url: str) -> list[str]:
+    """A stored run's files and its record, uploaded into `url/<run id>/` (a nightly's runs never
+    replace one another); the record names its files beside itself. Returns the URLs written."""
+    import json
+
+    with open(record, encoding="utf-8") as f:
+        body = json.load(f)
+    target = f"{url.rstrip('/')}/{safe_stem(str(body.get('run_id') or Path(record).stem))}"
+    fs = filesystem(url, "--to")
+    sent = [p for f in files for p in (f, os.path.splitext(f)[0] + ".jsonl") if os.path.isfile(p)]
+    published = {**body, "files": [Path(f).name for f in files], "published": url}
+    try:
+        fs.makedirs(target, exist_ok=True)
+        for path in sent:
+            fs.put_file(path, f"{target}/{Path(path).name}")
+        with fs.open(f"{target}/{Path(record).name}", "w") as out:
+            json.dump(published, out, indent=1)
+    except Exception as error:  # any fsspec backend's failure: one line; the run stays here
+        said = f"{type(error).__name__}: {str(error)[:200]}"
+        raise UploadFailed(f"could not publish to {target} ({said})") from None
+    return [f"{target}/{Path(p).name}" for p in (*sent, record)]

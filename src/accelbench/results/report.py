@@ -19,10 +19,11 @@ import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from accelbench.catalogue import get_spec  # noqa: E402
-from accelbench.errors import UserError, safe_stem  # noqa: E402
+from accelbench.errors import UserError, safe_stem, visible  # noqa: E402
 from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
+from accelbench.results import history_chart  # noqa: E402
 from accelbench.results.charts import plt, save_figure, time_series  # noqa: E402
-from accelbench.results.console import value_of, varying  # noqa: E402
+from accelbench.results.console import op_name, value_of, varying  # noqa: E402
 from accelbench.results.display import (  # noqa: E402
     AUDITED,
     REPORT,
@@ -34,6 +35,9 @@ from accelbench.results.display import (  # noqa: E402
     markdown_safe,
     sort_rows,
 )
+from accelbench.results.history import History  # noqa: E402
+from accelbench.results.history import as_text as history_text  # noqa: E402
+from accelbench.results.history_chart import report_histories  # noqa: E402
 from accelbench.results.reading import read_rows  # noqa: E402
 from accelbench.results.records import DeviceState, Labelled, Row, Variants, speedup  # noqa: E402
 from accelbench.results.writer import OutputFailed, write_atomically  # noqa: E402
@@ -60,28 +64,33 @@ def series_label(row: Row) -> str:
     """What a roofline point's colour stands for: the op, and its variant where its rows say one
     (a torchao recipe)."""
     variant = row.extras.variant if isinstance(row.extras, Variants) else None
-    return f"{row.identity.op} {variant}" if variant else row.identity.op
+    return f"{op_name(row)} {variant}" if variant else op_name(row)
 
 
 def _scatter(ax: Any, points: Sequence[Row]) -> None:
-    """The measured points: colour by series, marker by backend."""
+    """The measured points: colour by series, marker by backend (by run or file, in a report over
+    several: the same case of two runs would otherwise be two look-alike points)."""
+    sources = sorted({visible(r.source) for r in points})  # a file name that is not UTF-8 drawn too
     frame = pd.DataFrame(
         {
             "intensity": [r.derived.intensity_flop_per_byte for r in points],
             "TFLOP/s": [r.derived.tflop_per_s for r in points],
             "series": [series_label(r) for r in points],
             "backend": [r.identity.backend for r in points],
+            "source": [visible(r.source) for r in points],
         }
     )
-    backends = sorted(set(frame["backend"]), key=run_order)
+    style = "source" if len(sources) > 1 else "backend"
+    kinds = sources if len(sources) > 1 else sorted(set(frame["backend"]), key=run_order)
+    shapes = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(kinds)}
     sns.scatterplot(
         data=frame,
         x="intensity",
         y="TFLOP/s",
         hue="series",
-        style="backend",
-        style_order=backends,
-        markers={b: marker(b) for b in backends},
+        style=style,
+        style_order=kinds,
+        markers=shapes if len(sources) > 1 else {b: marker(b) for b in kinds},
         palette="tab20" if frame["series"].nunique() > 10 else "tab10",
         s=40,
         ax=ax,
@@ -118,7 +127,8 @@ def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
 
 def roofline(rows: Sequence[Row], path: str) -> int:
     """Achieved TFLOP/s against arithmetic intensity: a colour per op (per recipe for torchao), a marker
-    per backend, the peak table's ceilings where known and the best measured copy bandwidth."""
+    per backend (per source over several runs), the peak table's ceilings where known and the best
+    measured copy bandwidth."""
     points = [
         r for r in rows if r.ok and r.derived.tflop_per_s and r.derived.intensity_flop_per_byte
     ]
@@ -436,14 +446,27 @@ def environment_lines(rows: Sequence[Row]) -> list[str]:
 
 
 def html_page(
-    source: str, rows: Sequence[Row], images: dict[str, int], chosen: Sequence[Column] = REPORT
+    source: str,
+    rows: Sequence[Row],
+    images: dict[str, int],
+    chosen: Sequence[Column] = REPORT,
+    maps: dict[str, str] | None = None,
 ) -> str:
-    """One self-contained page: the environment, every chart inlined (base64 PNG), the table of rows."""
+    """One self-contained page: the environment, every chart inlined (base64 PNG; `maps`: the areas
+    of a chart's image map, which name its points on hover), the table of rows."""
+    maps = maps or {}
     charts = "".join(
         f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
-        f"{base64.b64encode(open(path, 'rb').read()).decode()}'><figcaption>"
+        f"{base64.b64encode(open(path, 'rb').read()).decode()}'"
+        # a mapped chart at its own size: an image map's areas do not scale with the picture
+        + (
+            f" style='max-width:none' usemap='#map{i}'><map name='map{i}'>{maps[path]}</map>"
+            if path in maps
+            else ">"
+        )
+        + "<figcaption>"
         f"{html_safe(os.path.basename(path))}: {count} points</figcaption></figure>\n"
-        for path, count in images.items()
+        for i, (path, count) in enumerate(images.items())
     )
     ok = sum(r.ok for r in rows)
     noisy = sum(bool(r.stats.noisy) for r in rows)
@@ -514,7 +537,7 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        return _write_report(path, rows, out_dir, chosen, sample_charts)
+        return _write_report(path, rows, out_dir, chosen, sample_charts, report_histories(paths))
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -529,6 +552,7 @@ def _write_report(
     out_dir: str,
     chosen: Sequence[Column] = REPORT,
     sample_charts: bool = False,
+    found: Sequence[History] = (),
 ) -> dict[str, Any]:
     roof = os.path.join(out_dir, "roofline.png")
     counts = {
@@ -537,18 +561,26 @@ def _write_report(
         **speedup_charts(rows, out_dir),
         **time_series(rows, out_dir, sample_charts),
     }
+    maps, steps = {}, ""
+    if found:  # the runs span commits: each case's history, its steps in the summary
+        drawn, points, areas = history_chart.chart(found, out_dir)
+        counts[drawn], maps[drawn] = points, history_chart.hover_areas(areas)
+        steps = "\n## History (median per run, in commit order)\n\n" + history_text(
+            found, "markdown"
+        )
     summary = os.path.join(out_dir, "summary.md")
     text = (
         f"# Results: {markdown_safe(path)}\n\n"
         + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
         + "\n"
         + markdown(rows, chosen)
+        + steps
         + "\n## Charts\n\n"
         + "".join(f"- {os.path.basename(p)}: {n} points\n" for p, n in counts.items())
     )
     write_atomically(summary, lambda f: f.write(text))
     page = os.path.join(out_dir, "report.html")
-    write_atomically(page, lambda f: f.write(html_page(path, rows, counts, chosen)))
+    write_atomically(page, lambda f: f.write(html_page(path, rows, counts, chosen, maps)))
     for p, n in counts.items():
         print(f"{p}: {n} points")
     print(summary)

@@ -25,12 +25,19 @@ import msgspec
 
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
-from accelbench.platform.environment import run_environment, timestamp
+from accelbench.platform.environment import checkout, run_environment, timestamp
 from accelbench.results.remote import is_url
 from accelbench.results.writer import check_writable, write_atomically
 
 RECORD = ".run.json"
 NUMBERED = re.compile(r"^(?P<stem>.+)\.(?P<n>[0-9]+)$")
+
+
+def series_of(path: str) -> str:
+    """The series a results file is a run of: its path as run 1 names it (`out.3.csv`: `out.csv`)."""
+    p = Path(path)
+    match = NUMBERED.match(p.stem)
+    return str(p.with_name(match["stem"] + p.suffix)) if match else str(p)
 
 
 def numbered(path: str, n: int) -> str:
@@ -149,6 +156,10 @@ def assign(
         if options.only or options.skip
         else None,
         "environment": run_environment(),
+        # the code under test: the config's checkout, else the caller's (a one-off, bench())
+        "tested": checkout(os.path.dirname(os.path.abspath(config_path)))
+        if os.path.isfile(config_path)
+        else checkout(os.getcwd()),
     }
     if options.resume or options.overwrite:
         number = max(latest, 1)
@@ -191,11 +202,13 @@ class StoredRun:
     name: str | None = None
     started: str | None = None
     config: str | None = None
-    commit: str | None = None
+    commit: str | None = None  # the harness's own
     host: str | None = None
     selection: dict[str, Any] | None = None
     rows: int = 0
     one_off: str | None = None  # `run --run NAME --field value`: the command, in place of a config
+    tested: str | None = None  # the commit of the code under test (the config's checkout)
+    date: str | None = None  # that commit's date (else the harness commit's): a history's order
 
     @property
     def selected(self) -> bool:
@@ -204,11 +217,7 @@ class StoredRun:
     @property
     def series(self) -> str:
         """The series it is a run of: its first file, as run 1 names it."""
-        if not self.files:
-            return ""
-        path = Path(self.files[0])
-        match = NUMBERED.match(path.stem)
-        return str(path.with_name(match["stem"] + path.suffix)) if match else str(path)
+        return series_of(self.files[0]) if self.files else ""
 
     @property
     def source(self) -> str:
@@ -218,6 +227,7 @@ class StoredRun:
 
 class _Git(msgspec.Struct):
     commit: str | None = None
+    date: str | None = None
 
 
 class _Environment(msgspec.Struct):
@@ -237,6 +247,9 @@ class RunRecord(msgspec.Struct):
     selection: dict[str, Any] | None = None
     files: list[str] | None = None
     environment: _Environment | None = None
+    tested: _Git | None = None
+    run_id: str | None = None
+    published: str | None = None  # where `microbench publish` put it: its files lie beside it
 
     @property
     def commit(self) -> str | None:
@@ -244,6 +257,13 @@ class RunRecord(msgspec.Struct):
         if env is None:
             return None
         return (env.git.commit if env.git else None) or env.git_commit
+
+    @property
+    def code(self) -> _Git:
+        """The code under test's commit and date, else the harness's."""
+        env = self.environment
+        own = env.git if env and env.git else _Git(self.commit)
+        return self.tested if self.tested and self.tested.commit else own
 
 
 MAX_RECORD_BYTES = 1 << 20  # a record is a few kB; anything larger was not written by a run
@@ -292,6 +312,8 @@ def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
         record.selection,
         sum(_rows_in(f) for f in files),
         record.one_off,
+        record.code.commit,
+        record.code.date,
     )
 
 
@@ -315,7 +337,7 @@ def runs_under(folder: str) -> list[StoredRun]:
         data = read_record(record)
         if data is None or not data.files:
             continue
-        held = tuple(f for f in data.files if Path(f).is_file())
+        held = tuple(at for f in data.files if (at := _held(record, f, data.published)))
         if held:
             stem = record.name[: -len(RECORD)]
             match = NUMBERED.match(stem)
@@ -323,8 +345,20 @@ def runs_under(folder: str) -> list[StoredRun]:
     return sorted(found, key=lambda r: (r.started or "", r.number))
 
 
+def _held(record: Path, name: str, published: str | None) -> str | None:
+    """A file a record names: where it says, else beside the record (a folder copied from another
+    machine); a published run's record names its files beside itself only."""
+    beside = record.parent / Path(name).name
+    for path in (beside,) if published else (Path(name), beside):
+        if path.is_file():
+            return str(path)
+    return None
+
+
 def find_run(runs: list[StoredRun], ref: str) -> StoredRun | None:
-    """A run by its number or its --name (the latest of that name)."""
+    """A run by its number or its --name (the latest of that name); `latest`, unless a run has that
+    name: the last."""
     if ref.isascii() and ref.isdigit():
         return next((r for r in runs if r.number == int(ref)), None)
-    return next((r for r in reversed(runs) if r.name == ref), None)
+    named = next((r for r in reversed(runs) if r.name == ref), None)
+    return named or (runs[-1] if ref == "latest" and runs else None)

@@ -64,6 +64,19 @@ def run_files(args: argparse.Namespace) -> RunFiles:
     )
 
 
+def command(
+    sub: argparse._SubParsersAction, name: str, summary: str, example: str, **more: Any
+) -> argparse.ArgumentParser:
+    """A subcommand whose help says what it does and shows one way to call it."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=f"{summary}. Example: {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **more,
+    )
+
+
 class OneLineParser(argparse.ArgumentParser):
     """Option errors like config errors: one line on stderr, exit code 2."""
 

@@ -7,7 +7,7 @@ Both are typed records (`OpRecord`, `CaseRecord`): the JSON is their fields, the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -54,7 +54,7 @@ def shown_params(params: list[ParamRecord]) -> str:
     return ", ".join(p.shown for p in params)
 
 
-def print_table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def print_table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     """A listing as a table, every cell made safe to print."""
     table = Table(title=title)
     for col in columns:
@@ -130,22 +130,25 @@ def print_ops() -> None:
 
 
 def varying_params(cases: list[Case]) -> list[str]:
-    """Per case, what beyond its shape differs between the cases of its op (parameters, the run
-    settings in its id, a repeat): what tells a bf16 GEMM case from an fp8 one, or a cold-cache one
-    from a warm one."""
+    """Per case, what identifies it beyond its shape: every parameter that is not a dimension (a
+    float32 case says so even where every case is float32), then the run settings in its id and a
+    repeat where they differ between the cases of its op (a cold-cache case beside a warm one)."""
     what = [c.distinctions() for c in cases]
     by_op: dict[str, list[int]] = {}
     for i, c in enumerate(cases):
         by_op.setdefault(c.op, []).append(i)
-    differing: dict[str, list[str]] = {}
+    shown: dict[str, list[str]] = {}
     for op, members in by_op.items():
         keys = dict.fromkeys(k for i in members for k in what[i])
-        dims = get_spec(op).dimensions
-        differing[op] = [
-            k for k in keys if k not in dims and len({str(what[i].get(k)) for i in members}) > 1
+        params, dims = set(cases[members[0]].params), get_spec(op).dimensions
+        shown[op] = [
+            k
+            for k in keys
+            if k not in dims and (k in params or len({str(what[i].get(k)) for i in members}) > 1)
         ]
     return [
-        " ".join(f"{k}={what[i].get(k, '-')}" for k in differing[c.op]) for i, c in enumerate(cases)
+        " ".join(f"{k}={what[i][k]}" for k in shown[c.op] if what[i].get(k) not in (None, ""))
+        for i, c in enumerate(cases)
     ]
 
 

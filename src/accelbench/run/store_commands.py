@@ -25,7 +25,10 @@ def compare(args: argparse.Namespace) -> int:
     from accelbench.results.compare import run_compare
 
     view = _view(args)
-    named = [_side(ref, view, args) for ref in args.files]
+    refs = args.files
+    if args.baseline and not args.by:  # the baseline named apart: a file, URL, run, label or latest
+        refs = [args.baseline, *refs]
+    named = [_side(ref, view, args, refs[-1]) for ref in refs]
     sides = [files for files, _ in named]
     selected = len(named) == 2 and named[1][1]  # a candidate run of a selection: its cases only
     if not sides:
@@ -35,12 +38,13 @@ def compare(args: argparse.Namespace) -> int:
     return run_compare(
         sides,
         args.by,
-        args.baseline,
+        args.baseline if args.by else None,
         args.threshold,
         args.json or args.output_format == "json",
         selected,
         sort=args.sort,
         output_format=args.output_format,
+        fail_inconclusive=listed(args.fail_inconclusive),
     )
 
 
@@ -54,11 +58,12 @@ def _series(config: str) -> list[str]:
 def _view(args: argparse.Namespace) -> list[Any]:
     """The stored runs a command's references mean: the config's (--config), else every run under
     the results folder (any config or one-off), oldest first."""
+    from accelbench.results.remote import local
     from accelbench.results.run_store import runs_under, stored_runs
 
     if args.config:
         return stored_runs(_series(args.config), args.config)
-    return runs_under(args.results_dir)
+    return runs_under(local(args.results_dir, "--results-dir"))
 
 
 def _latest_series(view: list[Any]) -> list[Any]:
@@ -67,16 +72,27 @@ def _latest_series(view: list[Any]) -> list[Any]:
     return [r for r in view if r.series == last.series and r.source == last.source]
 
 
-def _side(ref: str, view: list[Any], args: argparse.Namespace) -> tuple[list[str], bool]:
-    """A results file, or a stored run by its --name (anywhere in the view) or its number (of the
-    config's series, else of the latest run's); and whether it is a run of a selection of cases."""
-    if os.path.exists(ref) or ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref:
-        from accelbench.results.reading import expand_results
-
-        return expand_results([ref], "compare"), False  # a folder or pattern: a run's files
+def _side(
+    ref: str, view: list[Any], args: argparse.Namespace, candidate: str
+) -> tuple[list[str], bool]:
+    """A results file (a path or URL), or a stored run by its --name (anywhere in the view), its
+    number (of the config's series, else of the latest run's) or `latest` (the latest run of the
+    candidate's series); and whether it is a run of a selection of cases."""
+    from accelbench.results.remote import is_url, local
     from accelbench.results.run_store import find_run
 
+    if (
+        is_url(ref)
+        or os.path.exists(ref)
+        or ref.lower().endswith((".csv", ".jsonl"))
+        or os.sep in ref
+    ):
+        from accelbench.results.reading import expand_results
+
+        return expand_results([local(ref, "compare")], "compare"), False  # a folder: a run's files
     numbered = ref.isascii() and ref.isdigit()
+    if ref == "latest" and candidate.lower().endswith(".csv"):  # of the candidate's series
+        view = [r for r in view if _series_name(r.series) == _series_name(candidate)]
     found = find_run(_latest_series(view) if numbered and view else view, ref)
     if found is None:
         where = args.config or f"the runs under {args.results_dir}"
@@ -88,6 +104,12 @@ def _side(ref: str, view: list[Any], args: argparse.Namespace) -> tuple[list[str
             key=f"compare '{ref}'",
         )
     return list(found.files), found.selected
+
+
+def _series_name(path: str) -> str:
+    from accelbench.results.run_store import series_of
+
+    return os.path.basename(series_of(path))
 
 
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
@@ -115,12 +137,11 @@ TABLE_RUNS = 100
 
 def runs(args: argparse.Namespace) -> int:
     """The stored runs (a config's, or every one under the results folder): number, label, what ran,
-    when, commit, host, rows, selection, files."""
+    when, the commit of the code under test (the config's checkout) and the harness's, host, rows,
+    selection, files."""
     from dataclasses import asdict
 
-    from rich.table import Table
-
-    from accelbench.results.console import shown, table_console
+    from accelbench.run.listing import print_table
 
     runs = _view(args)
     if args.json:
@@ -133,23 +154,17 @@ def runs(args: argparse.Namespace) -> int:
     if len(runs) > TABLE_RUNS:  # a table of thousands is read by no one (and takes seconds to draw)
         print(f"the latest {TABLE_RUNS} of {len(runs)} runs (runs --json lists every one)")
         runs = runs[-TABLE_RUNS:]
-    table = Table(title=shown(f"runs of {where}"))
-    columns = ("run", "name", "config or one-off", "started", "commit", "host", "rows", "selection")
-    for column in (*columns, "files"):
-        table.add_column(column)
-    for r in runs:
-        table.add_row(
-            str(r.number),
-            shown(r.name or ""),
-            shown(r.source),
-            shown(r.started or ""),
-            shown((r.commit or "")[:10]),
-            shown(r.host or ""),
-            str(r.rows),
-            shown(r.selection or ""),
-            shown(", ".join(r.files)),
-        )
-    table_console().print(table)
+    columns = (
+        *("run", "name", "config or one-off", "started", "tested commit", "harness commit"),
+        *("host", "rows", "selection", "files"),
+    )
+    cells = [
+        (str(r.number), r.name or "", r.source, r.started or "", (r.tested or "")[:12])
+        + ((r.commit or "")[:12], r.host or "", str(r.rows), str(r.selection or ""))
+        + (", ".join(r.files),)
+        for r in runs
+    ]
+    print_table(f"runs of {where}", columns, cells)
     return 0
 
 

@@ -1,0 +1,103 @@
+"""Steps in a series of medians taken run after run (a case's history), found robustly.
+
+The series is read on a log scale (a step is a ratio). The noise is the scaled MAD of the first
+differences, which neither a step (one outlier among the differences) nor a slow drift (their median,
+taken out) inflates. At each point the median of the WINDOW points after it is set against the median
+of the WINDOW before, less the drift over the gap; a point whose difference is at least Z of its
+standard errors (and MIN_STEP in size) and the largest within a window either side is a step, moved to
+where one jump fits the points around it best in the L1 sense (asv's regularized median, one jump at a
+time). docs/method.md says why, and what the detection rate is (bench/history_detection.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from accelbench.core.samples import ratio_intervals
+
+WINDOW = 8  # points either side a step is judged on
+EDGE = 3  # fewest points either side: a step in the last three runs is not called yet
+Z = 4.5  # standard errors a step must clear (no false step in 2,000 series of 60 points: method.md)
+MIN_STEP = 0.01  # and its size: smaller steps are left to `compare` and `ab`
+MAD_TO_SIGMA = 1.4826
+
+
+@dataclass(frozen=True)
+class Step:
+    at: int  # the first point after the step
+    ratio: float  # the median after over the median before (the windows either side)
+    low: float | None  # its 95% interval (distribution-free), where the windows hold enough points
+    high: float | None
+    z: float  # the difference in standard errors
+
+
+def noise(x: np.ndarray) -> float:
+    """The noise of one point: the scaled MAD of the first differences (a step is one outlier among
+    them, a slow drift their median, taken out)."""
+    d = np.diff(x)
+    return MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
+
+
+def _score(before: np.ndarray, after: np.ndarray, sigma: float) -> float:
+    """The difference of the two sides' medians in its standard errors (the median of k normal points
+    has a variance of pi/2 sigma^2/k)."""
+    se = sigma * math.sqrt(math.pi / 2 * (1 / len(before) + 1 / len(after)))
+    return float(np.median(after) - np.median(before)) / se
+
+
+def _scores(x: np.ndarray, sigma: float, window: int) -> np.ndarray:
+    """Each point's score as the first after a step: its WINDOW points against the WINDOW before
+    (fewer near the ends, at least EDGE); vectorised where both windows are whole."""
+    n = len(x)
+    out = np.zeros(n)
+    for t in [*range(EDGE, min(window, n)), *range(max(window, n - window + 1), n - EDGE + 1)]:
+        out[t] = _score(x[max(0, t - window) : t], x[t : t + window], sigma)
+    if n >= 2 * window:
+        medians = np.median(sliding_window_view(x, window), axis=1)
+        se = sigma * math.sqrt(math.pi / window)
+        out[window : n - window + 1] = (medians[window:] - medians[: n - 2 * window + 1]) / se
+    return out
+
+
+def _refined(x: np.ndarray, t: int, window: int) -> int:
+    """The split near t where one jump fits the points around it best (least absolute deviation from
+    each side's median: asv's cost)."""
+    lo, hi = max(0, t - window), min(len(x), t + window)
+    costs = {
+        u: sum(float(np.abs(s - np.median(s)).sum()) for s in (x[lo:u], x[u:hi]))
+        for u in range(max(lo + 1, t - window // 2), min(hi - 1, t + window // 2) + 1)
+    }
+    return min(costs, key=lambda u: (costs[u], abs(u - t)))
+
+
+def steps(
+    values: list[float], window: int = WINDOW, z: float = Z, min_step: float = MIN_STEP
+) -> list[Step]:
+    """The steps in a series of positive values (medians in time order), in order."""
+    x = np.log(np.asarray(values, dtype=float))
+    if len(x) < 2 * EDGE or not np.isfinite(x).all():
+        return []
+    sigma = max(noise(x), 1e-9)  # identical values: any change is a step
+    scores = _scores(x, sigma, window)
+    found: list[int] = []
+    for t in np.argsort(-np.abs(scores), kind="stable").tolist():
+        if abs(scores[t]) < z:
+            break
+        if all(abs(t - u) >= window for u in found):
+            found.append(t)
+    at = sorted({_refined(x, t, window) for t in found})
+    out = []
+    for i, t in enumerate(at):  # each side's points up to the neighbouring step, at most 2 windows
+        before = x[max(at[i - 1] if i else 0, t - 2 * window) : t]
+        after = x[t : min(at[i + 1] if i + 1 < len(at) else len(x), t + 2 * window)]
+        ratio = math.exp(float(np.median(after) - np.median(before)))
+        if abs(ratio - 1) < min_step:
+            continue
+        span = ratio_intervals(np.exp(before)[None, :], np.exp(after)[None, :])
+        low, high = (float(v) for v in span[0]) if span is not None else (None, None)
+        out.append(Step(t, ratio, low, high, _score(before, after, sigma)))
+    return out
