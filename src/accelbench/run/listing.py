@@ -140,7 +140,7 @@ def varying_params(cases: list[Case]) -> list[str]:
     shown: dict[str, list[str]] = {}
     for op, members in by_op.items():
         keys = dict.fromkeys(k for i in members for k in what[i])
-        params, dims = set(cases[members[0]].params), get_spec(op).dimensions
+        params, dims = set(cases[members[0]].params.as_dict()), get_spec(op).dimensions
         shown[op] = [
             k
             for k in keys
