@@ -27,7 +27,7 @@ from accelbench.benchmarks.flags import CONDITIONS, HW
 from accelbench.benchmarks.models import model_fields
 from accelbench.benchmarks.tpu_flags import process_env
 from accelbench.catalogue import Param, get_spec
-from accelbench.config.cases import cases_per_implementation
+from accelbench.config.cases import cases_per_implementation, within_cap
 from accelbench.config.expand import Given, Point, csv_cases, given, upstream_sweep
 from accelbench.config.settings import (
     RUN_KEYS,
@@ -374,9 +374,4 @@ def numbered_repeats(cases: list[tuple[str, Case]]) -> list[Case]:
 
 
 def capped(cases: list[Any], request: PlanRequest, where: str, hint: str = "") -> None:
-    if len(cases) > request.max_cases:
-        raise UserError(
-            f"the config expands to more than {request.max_cases} cases; raise the cap with "
-            f"--max-cases{hint} if this is intended",
-            key=where,
-        )
+    within_cap(len(cases), request.max_cases, where, hint)

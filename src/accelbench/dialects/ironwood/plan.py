@@ -16,7 +16,7 @@ from accelbench.catalogue import (
     get_spec,
     run_setting_params,
 )
-from accelbench.config.cases import cases_per_implementation
+from accelbench.config.cases import cases_per_implementation, within_cap
 from accelbench.config.expand import Point, ironwood_sweep, resolve_same_as, values_of
 from accelbench.config.settings import (
     RUN_KEYS,
@@ -212,12 +212,7 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
                 * len(backends)
                 * swept
             )
-            if total > request.max_cases:
-                raise UserError(
-                    f"the config expands to more than {request.max_cases} cases; raise the cap with "
-                    f"--max-cases or 'max_cases:' if this is intended",
-                    key=entry_where,
-                )
+            within_cap(total, request.max_cases, entry_where)
             dicts, resolved = _expand(
                 spec, bench, entry, is_sweep, entry_where, where, request.max_dim
             )

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from accelbench.catalogue import get_spec
+from accelbench.config.cases import within_cap
 from accelbench.config.expand import Axis, Expansion, Point, given, values_of
 from accelbench.config.settings import PlanRequest
 from accelbench.config.shapes import Shape, generate_shapes
@@ -233,12 +234,7 @@ def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
         where = key_path("model_params", i)
         shapes = _shapes(mp, where)
         variants = VARIANTS[cfg.benchmark_mode](cfg, mp, where)
-        if len(cases) + len(shapes) * len(variants) > request.max_cases:
-            raise UserError(
-                f"the config expands to more than {request.max_cases} cases; raise the cap with "
-                f"--max-cases or 'max_cases:' if this is intended",
-                key=where,
-            )
+        within_cap(len(cases) + len(shapes) * len(variants), request.max_cases, where)
         run = _run_settings(cfg, mp, where)
         fixed = {
             "model_type": mp.model_type,
