@@ -193,9 +193,8 @@ class FileLevel:
             param = next(p for p in self.entry.fields if p.name == SAMPLES_PER_RUN.name)
             value = param.validate(chunk.value, chunk.where) if chunk else param.default_value
             out["soak_chunk"] = Given(value, chunk.where if chunk else values_where)
-        elif chunk is not None:
-            Reading.of_tpums(self.entry).check_keys([(chunk_key := "samples_per_run", chunk.where)])
-            del chunk_key
+        elif chunk is not None:  # not a soak: the key is none of its fields
+            Reading.of_tpums(self.entry).check_keys([(SAMPLES_PER_RUN.name, chunk.where)])
         if self.device_mode is not None:
             out["xprof_device_mode"] = Given(self.device_mode, key_path(TOP, "xprof_device_mode"))
         return out
