@@ -20,6 +20,8 @@ from accelbench.results.console import shape_of, significant  # noqa: E402
 from accelbench.results.records import Row  # noqa: E402
 from accelbench.results.writer import write_atomically  # noqa: E402
 
+GAP, DTYPE = "gap_strategy", "dtype"  # the parameters a soak chart's title names, where it has them
+
 
 def save_figure(fig: Any, path: str, **options: Any) -> None:
     """A chart written whole, never through a link planted at its path."""
@@ -64,8 +66,8 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
             bottom.grid(True, alpha=0.3)
         clocked = f", throttled {row.stats.throttled}" if clocks else ""  # a clock to say so
         ax.set_title(
-            f"{row.identity.op} {row.params.get('gap_strategy', '')} {shape_of(row)} "
-            f"{row.params.get('dtype', '')}: last/first tenth "
+            f"{row.identity.op} {row.params.value(GAP, '')} {shape_of(row)} "
+            f"{row.params.value(DTYPE, '')}: last/first tenth "
             f"{significant(row.stats.decile_drift_ratio)}{clocked}",
             fontsize=9,
         )
