@@ -580,12 +580,10 @@ class Row:
         """The flat row: every declared column (and nothing else), in file order."""
         flat: dict[str, Any] = {}
         group = self.group
-        params = self.params.as_dict()  # the typed parameters by name
-        body = map(group, BODY_GROUPS)
         for part in (
             *map(group, HEAD_GROUPS),
-            params,
-            *body,
+            self.params.as_dict(),  # the typed parameters by name
+            *map(group, BODY_GROUPS),
             self.extras,
             *map(group, TAIL_GROUPS),
         ):
