@@ -308,3 +308,13 @@ def test_a_cases_id_is_its_parameters_values_not_their_class():
         for params in (typed, ReadParams(typed.as_dict()))
     }
     assert len(ids) == 1
+
+
+def test_a_registered_benchmark_crosses_to_a_worker_as_itself():
+    """A case holds its benchmark (models as lambdas); an isolated worker receives it pickled."""
+    import pickle
+
+    from accelbench.benchmarks.base import TPUMS, V2
+
+    for table in (V2, TPUMS):
+        assert all(pickle.loads(pickle.dumps(entry)) is entry for entry in table.values())

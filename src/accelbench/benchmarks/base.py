@@ -194,6 +194,9 @@ class Benchmark(Generic[F]):
     def all_fields(self) -> tuple[Param, ...]:
         return (*self.upstream_fields, *self.ours)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (registered, ("v2", self.name))  # its models are lambdas: a worker looks it up
+
     def figures(self, fields: F, seconds: float, group: int = 1) -> Figures:
         """Upstream's models of these fields, at a time."""
         return Figures(fields, self.flops(fields, group), self.bytes(fields, group), seconds, group)
@@ -318,6 +321,10 @@ class Tpums:
     dropped: tuple[str, ...] = ()  # the benchmark's fields TPUMS's config does not have
     # per-chip bandwidth derived from per-device (TPUMS's derive_chip_bandwidth; transfers opt out)
     chip_bandwidth: bool = True
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (registered, ("tpums", self.name))
+
     config: str = ""  # TPUMS's Config class (its help group's title); else from the class name
     rate: Rate = "bandwidth"
     size_column: str | None = None  # the console table's size or work column, after the fields
@@ -394,6 +401,11 @@ TPUMS: dict[str, Tpums] = {}
 def registries() -> tuple[dict[str, Any], ...]:
     """The name tables both generations' dialects hold (a test's scope saves and restores them)."""
     return (V2, TPUMS)
+
+
+def registered(table: str, name: str) -> Any:
+    """An entry by its name: how a case that holds one crosses into a worker process."""
+    return dict(zip(("v2", "tpums"), registries(), strict=True))[table][name]
 
 
 def register_tpums(entry: Tpums) -> Tpums:
