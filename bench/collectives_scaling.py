@@ -62,7 +62,7 @@ def _gpus(r: Row) -> int:
 def _who(r: Row) -> str:
     """The series: the GPU count, or for send_recv the pair (0->1 and 0->3 are different links)."""
     if COLLECTIVES[r.identity.op].point_to_point:
-        return f"GPU {r.params['source_id']}->{r.params['target_id']}"
+        return f"GPU {r.params.value('source_id')}->{r.params.value('target_id')}"
     return f"{_gpus(r)} GPUs"
 
 

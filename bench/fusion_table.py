@@ -19,11 +19,11 @@ def main(path):
         x = r.extras if isinstance(r.extras, FusionExtras) else None
         if x is None:
             print(
-                f"| {r.params['pattern']} |  | {r.params['dtype']} | {r.status.value} | | | | | | {r.identity.error[:60]} | | |"
+                f"| {r.params.value('pattern')} |  | {r.params.value('dtype')} | {r.status.value} | | | | | | {r.identity.error[:60]} | | |"
             )
             continue
         print(
-            f"| {x.fusion_pattern} | {x.input_shape} | {r.params['dtype']} | {r.status.value} | "
+            f"| {x.fusion_pattern} | {x.input_shape} | {r.params.value('dtype')} | {r.status.value} | "
             f"{f(x.unfused_latency_s, 3, 1e3)} | {f(x.fused_latency_s, 3, 1e3)} | {f(x.speedup_ratio, 2)} | {x.fused_impl} | "
             f"{f(x.unfused_kernels_per_iter, 0)}/{f(x.fused_kernels_per_iter, 0)} | {x.fusion_verdict or r.identity.error[:60]} | "
             f"{f(x.memory_reduction_pct, 0)}% | {f(x.unfused_peak_memory_bytes, 1, 2**-20)}/{f(x.fused_peak_memory_bytes, 1, 2**-20)} |"

@@ -56,7 +56,7 @@ def inputs(op: str, given: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
     spec = get_spec(op)
     params = spec.resolve(given, "heldout")
     assert spec.make_inputs is not None
-    host = spec.make_inputs(params, np.random.default_rng(params.get("seed", 0)))
+    host = spec.make_inputs(params, np.random.default_rng(params.placement.seed))
     return params, list(host.values())
 
 

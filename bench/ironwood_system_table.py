@@ -21,7 +21,7 @@ copies = [r for r in ok if op(r) == "single_device_hbm_copy"]
 if copies:
     by: dict[int, dict[str, float]] = defaultdict(dict)
     for r in copies:
-        by[int(r.params["num_elements"])][r.identity.backend] = float(r.derived.gb_per_s or 0)
+        by[int(r.params.value("num_elements"))][r.identity.backend] = float(r.derived.gb_per_s or 0)
     ceiling = max(v for d in by.values() for v in d.values())
     print(f"HBM copy (read + write), GB/s; ceiling = the highest measured, {ceiling:.0f} GB/s\n")
     print("| size | JAX | PyTorch | PyTorch vs JAX | JAX % of ceiling |")
@@ -37,7 +37,11 @@ moves = [r for r in ok if op(r) == "host_device"]
 if moves:
     table: dict[tuple[int, str, str], dict[str, tuple[float, float]]] = defaultdict(dict)
     for r in moves:
-        key = (int(r.params["data_size_mib"]), r.params["direction"], r.params["host_memory"])
+        key = (
+            int(r.params.value("data_size_mib")),
+            r.params.value("direction"),
+            r.params.value("host_memory"),
+        )
         table[key][f"{r.identity.backend} {r.timing.timing_source}"] = (
             float(r.derived.gb_per_s or 0),
             float(r.extras.gib_per_s or 0),
@@ -55,7 +59,7 @@ if moves:
     for r in rows:
         if op(r) == "host_device" and not r.ok:
             print(
-                f"- {r.identity.backend} {r.params['host_memory']} {r.params['direction']}: "
+                f"- {r.identity.backend} {r.params.value('host_memory')} {r.params.value('direction')}: "
                 f"{r.status.value}: {r.identity.error[:100]}"
             )
 
@@ -89,7 +93,7 @@ if throttle:
     for r in throttle:
         s, t = r.stats, r.timing
         print(
-            f"| {r.params['gap_strategy']} | {s.sample_count} | {float(r.median_s or 0) * 1e3:.2f} | "
+            f"| {r.params.value('gap_strategy')} | {s.sample_count} | {float(r.median_s or 0) * 1e3:.2f} | "
             f"{float(r.derived.tflop_per_s or 0):.0f} | {float(s.decile_drift_ratio or 0):.3f} | "
             f"{'' if s.throttled is None else str(s.throttled).lower()} | "
             f"{num(t.sm_clock_first_mhz)} / {num(t.sm_clock_last_mhz)} / {num(t.sm_clock_min_mhz)} | "

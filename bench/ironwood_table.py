@@ -41,7 +41,7 @@ if gemms:
     )
     print("|---|---|---|---|---|---|---|")
 for r in gemms:
-    m, k, n = (int(r.params[d]) for d in "mkn")
+    m, k, n = (int(r.params.value(d)) for d in "mkn")
     t = float(r.median_s or 0)
     base = bf16.get(family(r))
     ratio = f"{base / t:.2f}x" if base else ""
@@ -59,6 +59,6 @@ for r in others:
     gbps = float(r.derived.gb_per_s or 0)
     share = f"{100 * gbps / base:.0f}%" if base else ""
     print(
-        f"| {r.identity.op} | {r.params['m']}x{r.params['n']} | {r.params.get('dtype') or 'bfloat16'} | "
+        f"| {r.identity.op} | {r.params.value('m')}x{r.params.value('n')} | {r.params.value('dtype') or 'bfloat16'} | "
         f"{who(r)} | {float(r.median_s or 0) * 1e6:.0f} | {gbps:.0f} | {share} |"
     )

@@ -128,10 +128,10 @@ def expansions(upstream: str, devices: int) -> None:
     sys.path.insert(0, os.path.join(os.path.abspath(upstream), "src"))
     from accelerator_microbenchmarks.core import config as upstream_config
 
+    from accelbench.benchmarks.base import V2
     from accelbench.config.loader import load_config
     from accelbench.config.planner import plan
     from accelbench.core.options import RunOptions
-    from accelbench.dialects.jax_bench.benchmarks import V2
 
     root = os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "jax_bench"
@@ -168,10 +168,10 @@ def expansions(upstream: str, devices: int) -> None:
         for case in cases:
             if case.origin is None or case.backend != "jax":
                 continue
-            fields = dict(case.origin.fields)
-            shown = {p.name: fields[p.name] for p in V2[case.origin.benchmark].upstream_fields}
+            bench = case.origin.benchmark
+            shown = {p.name: getattr(case.origin.fields, p.name) for p in bench.upstream_fields}
             shown.pop("hardware_stats")
-            ours.append((case.origin.benchmark, tuple(sorted(shown.items()))))
+            ours.append((bench.name, tuple(sorted(shown.items()))))
         seen_ours = sorted(dict.fromkeys(ours), key=str)
         same = sorted(dict.fromkeys(expected), key=str) == seen_ours and len(expected) == len(ours)
         print(f"| {rel} | {len(expected)} | {len(ours)} | {'yes' if same else 'NO'} |", flush=True)

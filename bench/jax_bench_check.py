@@ -42,9 +42,9 @@ def stream(out: Path) -> None:
         f"\nSTREAM copy (hbm_bandwidth, bf16, JAX, device time); measured copy ceiling {ceiling:.0f} GB/s\n"
     )
     print("| MiB per array | median µs | GB/s | % of ceiling |\n|---|---|---|---|")
-    for r in sorted(rows, key=lambda r: int(r.params["size"])):
+    for r in sorted(rows, key=lambda r: int(r.params.value("size"))):
         gbps = float(r.derived.gb_per_s or 0)
-        size = int(r.params["size"])
+        size = int(r.params.value("size"))
         mark = (
             ""
             if size != GIB_ELEMENTS
@@ -58,7 +58,7 @@ def stream(out: Path) -> None:
 
 def gemm_key(r: Row) -> tuple:
     dtype = r.get("in_dtype") or r.get("dtype")
-    shape = tuple(int(r.params[d]) for d in ("m", "k", "n"))
+    shape = tuple(int(r.params.value(d)) for d in ("m", "k", "n"))
     return (r.identity.backend, r.identity.implementation, dtype, shape)
 
 

@@ -182,8 +182,8 @@ def main() -> int:
             for r in rows
             if r.identity.op == "add"
             and r.conditions.cache == "warm"
-            and int(r.params["m"]) == m
-            and int(r.params["n"]) == n
+            and int(r.params.value("m")) == m
+            and int(r.params.value("n")) == n
             and r.identity.implementation in ("eager", "jit")
         ]
 

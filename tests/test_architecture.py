@@ -335,7 +335,7 @@ LAYERS = (
         "accelbench.registry",
         "accelbench.plugins",
     ),
-    ("accelbench.platform",),
+    ("accelbench.platform", "accelbench.specs"),
     ("accelbench.core",),
     ("accelbench.catalogue",),
     ("accelbench.measure",),
@@ -344,6 +344,7 @@ LAYERS = (
     ("accelbench.config",),
     ("accelbench.jax_backend", "accelbench.numpy_backend", "torch_backend"),
     ("accelbench.run",),
+    ("accelbench.benchmarks",),  # the reference harness's benchmarks, both generations
     ("accelbench.dialects",),  # each dialect's planner, outputs and command line, over all of these
     ("accelbench.cli", "accelbench.__main__", "accelbench"),
 )
@@ -465,12 +466,14 @@ SRC = ROOT / "src" / "accelbench"
 # every package of the project, by the head of the row that documents it
 DOCUMENTED_PACKAGES = {
     "platform": SRC / "platform",
+    "specs": SRC / "specs",
     "core": SRC / "core",
     "measure": SRC / "measure",
     "ops": SRC / "ops",
     "results": SRC / "results",
     "config": SRC / "config",
     "run": SRC / "run",
+    "benchmarks": SRC / "benchmarks",
     "dialects": SRC / "dialects",
     "jax_backend": SRC / "jax_backend",
     "torch_backend": ROOT / "torch_backend",
@@ -506,16 +509,15 @@ def test_the_architecture_page_lists_every_module_in_its_layer():
 def test_every_registration_and_sink_method_the_page_names_exists():
     page = ARCHITECTURE.read_text(encoding="utf-8")
     points = page.split("## Extension points", 1)[1].split("\n## ", 1)[0]
+    import accelbench.benchmarks.base
     import accelbench.catalogue
     import accelbench.config.dialects
-    import accelbench.dialects.jax_bench.benchmarks
-    import accelbench.dialects.tpums.names
     import accelbench.measure.timers
     import accelbench.ops.common
     import accelbench.ops.torchao
     import accelbench.platform.backends
-    import accelbench.platform.system_presets
     import accelbench.results.sinks
+    import accelbench.specs
     import torch_backend.arrays
 
     modules = (
@@ -523,11 +525,11 @@ def test_every_registration_and_sink_method_the_page_names_exists():
         accelbench.config.dialects,
         accelbench.measure.timers,
         accelbench.ops.common,
-        accelbench.dialects.jax_bench.benchmarks,
+        accelbench.benchmarks.base,
         accelbench.ops.torchao,
-        accelbench.dialects.tpums.names,
+        accelbench.benchmarks.base,
         accelbench.platform.backends,
-        accelbench.platform.system_presets,
+        accelbench.specs,
         accelbench.results.sinks,
         torch_backend.arrays,
     )
@@ -586,3 +588,41 @@ def test_modules_and_functions_stay_small():
         and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
     ]
     assert long_modules == [] and long_functions == [], (long_modules, long_functions)
+
+
+def test_op_parameters_are_read_by_attribute_never_by_string():
+    """An op's parameters are a typed dataclass, not a mapping: no reader in the product takes one by
+    a string key (`params["m"]`, `params.get("device")`, `value("m")`); placement is `placement`."""
+    from accelbench.catalogue import OpParams
+
+    assert not hasattr(OpParams, "__getitem__") and not hasattr(OpParams, "get")
+    pattern = re.compile(r"""params\s*\[\s*["']|params\.get\(\s*["']|\.value\(\s*["']""")
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for pkg in PACKAGES
+        for p in pkg.rglob("*.py")
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert hits == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["run", "--help"], ["validate", "--max-cases", "many", "--config", "x.yaml"]],
+    ids=["help", "run-help", "argument-error"],
+)
+def test_help_and_argument_errors_load_no_schema_and_no_catalogue(argv):
+    """The command line is built from every dialect's declaration, whose heavy parts load on first
+    use: its help and its argument errors import neither pydantic nor the op catalogue (how long
+    they take is a figure for the docs, not a test: load stretches it)."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('LOADED', [m for m in ('pydantic', 'accelbench.catalogue',"
+        " 'numpy') if m in sys.modules]))\n"
+        f"sys.argv = ['microbench', *{argv!r}]\n"
+        "from accelbench.entry import entry\nentry()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode in (0, 2), out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "LOADED []"

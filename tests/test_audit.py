@@ -757,7 +757,7 @@ def test_every_gpu_row_carries_its_state_and_reads_it_back(monkeypatch, tmp_path
         row, _ = runner.execute(case, "run", {}, None)
     assert row.device_state.power_limit_w == 500.0 and row.device_state.clocks_set == "default"
     path = tmp_path / "r.csv"
-    written = ResultFile(str(path), header(list(row.params), []), "cfg", resume=False)
+    written = ResultFile(str(path), header(list(row.params.as_dict()), []), "cfg", resume=False)
     written.append(row)
     written.close()
     (back,) = read_rows(str(path))

@@ -859,11 +859,11 @@ def test_the_readme_settings_table_is_the_generated_one():
 def test_every_run_setting_is_declared_once_and_everything_else_follows():
     """The schemas, the checks, the one-off command line, the jax-bench keys and the README's table
     all come from RunSettings' declarations: each setting is in every one of them."""
+    from accelbench.benchmarks.base import OURS
     from accelbench.config.loader import one_off_params
     from accelbench.config.settings import RUN_KEYS
     from accelbench.core.case import declared_settings
     from accelbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
-    from accelbench.dialects.jax_bench.benchmarks import OURS
     from accelbench.results.column_docs import settings_markdown
 
     names = [f.name for f in declared_settings()]

@@ -123,7 +123,7 @@ def test_the_default_job_ships_inside_the_package():
     from pathlib import Path
 
     import accelbench
-    from accelbench.cli import QUICKSTART
+    from accelbench.run.store_commands import QUICKSTART
 
     package = Path(accelbench.__file__).resolve().parent
     assert Path(QUICKSTART).resolve().is_relative_to(package) and Path(QUICKSTART).is_file()

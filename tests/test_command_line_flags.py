@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from accelbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
+from accelbench.benchmarks.flags import CONDITIONS, HW, STRICT_LAYOUT, XPROF_DIR
 from accelbench.dialects.torchao.runner import DASHBOARD, TORCHAO_CSV
 from accelbench.results.sinks.seed_json import SEED_JSON
 
@@ -168,17 +168,17 @@ RUN: dict[str, Row] = {
     "max_dim": Row(
         ("run", "--config", "add.yaml", "{}"),
         "4",
-        lambda s: len(s.cases) == 1 and s.cases[0].params["m"] == 4,
+        lambda s: len(s.cases) == 1 and s.cases[0].params.m == 4,
     ),
     "only": Row(
         ("run", "--config", "add.yaml", "{}"),
         "*16x16*",
-        lambda s: [c.params["m"] for c in s.cases] == [16],
+        lambda s: [c.params.m for c in s.cases] == [16],
     ),
     "skip": Row(
         ("run", "--config", "add.yaml", "{}"),
         "*16x16*",
-        lambda s: [c.params["m"] for c in s.cases] == [8],
+        lambda s: [c.params.m for c in s.cases] == [8],
     ),
     XPROF_DIR.dest: Row(
         ("run", "--config", "jb.yaml", "{}"), "tr", lambda s: s.cases[0].outputs.trace_dir == "tr"
@@ -208,6 +208,9 @@ RUN: dict[str, Row] = {
         ("run", "--config", "ao.yaml", "{}"),
         "r.json",
         lambda s: s.options.flag(DASHBOARD) == "r.json",
+    ),
+    STRICT_LAYOUT.dest: Row(
+        ("run", "--config", "tp.yaml", "{}"), None, lambda s: s.options.flag(STRICT_LAYOUT)
     ),
 }
 # `dashboard` is `run` of a torchao config with its records' file required (spelt --output)
@@ -291,7 +294,7 @@ TPUMS_ROWS: dict[tuple[str, ...], Row] = {
     ("benchmark", "run", "name"): Row(
         ("benchmark", "run", "{}", "--m", "16"),
         "gemm",
-        lambda s: s.cases[0].origin.generation_name == "gemm",
+        lambda s: s.cases[0].origin.name == "gemm",
     ),
     ("benchmark", "run-config", "file"): Row(
         ("benchmark", "run-config", "{}"), "tp.yaml", lambda s: s.loaded.path == "tp.yaml"
@@ -328,6 +331,12 @@ TPUMS_ROWS: dict[tuple[str, ...], Row] = {
     ),
     ("suite", "run", "xprof_dir"): Row(
         ("suite", "run", "suite.yaml", "{}"), "tr", lambda s: s.options.flag(XPROF_DIR) == "tr"
+    ),
+    ("suite", "run", STRICT_LAYOUT.dest): Row(
+        ("suite", "run", "suite.yaml", "{}"), None, lambda s: s.options.flag(STRICT_LAYOUT)
+    ),
+    ("benchmark", "run-config", STRICT_LAYOUT.dest): Row(
+        ("benchmark", "run-config", "tp.yaml", "{}"), None, lambda s: s.options.flag(STRICT_LAYOUT)
     ),
     # one stop/resume contract: each command that runs takes --resume and --overwrite (and --audit)
     **{

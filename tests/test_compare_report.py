@@ -8,6 +8,7 @@ from pathlib import Path
 import matplotlib.image
 import pytest
 
+from accelbench.catalogue import ReadParams
 from accelbench.ops.common import PlacementExtras
 from accelbench.results.columns import header
 
@@ -407,7 +408,7 @@ def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tm
     assert len(read) == 100_000
     # typed as the op declares its parameters, the defaults where the file has no column
     assert type(read[6].params).__name__ == "MatrixParams"
-    assert dict(read[6].params) == {
+    assert read[6].params.as_dict() == {
         "device": 0,
         "seed": 0,
         "sharding": "none",
@@ -417,7 +418,7 @@ def test_a_hundred_thousand_rows_read_typed_with_foreign_cells_read_carefully(tm
     }
     assert read[6].median_s == pytest.approx(1e-3 + 6e-9)
     assert read[7].median_s is None and read[7].stats.time_p10_s is not None
-    assert read[8].params["m"] == "big" and isinstance(read[8].params, dict)  # kept as read
+    assert read[8].params.value("m") == "big" and isinstance(read[8].params, ReadParams)  # as read
     assert read[9].status is Status.ERROR and read[10].status is Status.OK
 
 

@@ -16,7 +16,10 @@ from torch_backend import compile_workers
 
 
 def case(implementation="compile", backend="torch", **params):
-    return SimpleNamespace(implementation=implementation, backend=backend, params=params)
+    from accelbench.ops.torchao import TorchaoModelParams
+
+    typed = TorchaoModelParams(**params) if params else SimpleNamespace()
+    return SimpleNamespace(implementation=implementation, backend=backend, params=typed)
 
 
 def test_compiled_cases_compile_in_process_and_max_autotune_keeps_the_pool():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from accelbench import catalogue, registrations
-from accelbench.catalogue import OpSpec, array_implementation
+from accelbench.catalogue import OpSpec, array_implementation, get_spec
 from accelbench.core.types import DeviceInfo, Prepared, Timing
 from accelbench.measure import procedure, timers
 from accelbench.measure.numerics import digest_rows
@@ -176,7 +176,7 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
     op's models read attributes."""
     from dataclasses import FrozenInstanceError, dataclass
 
-    from accelbench.catalogue import get_spec, param
+    from accelbench.catalogue import param
     from accelbench.errors import UserError
     from accelbench.ops.common import Placed
     from accelbench.results.reading import read_rows
@@ -205,7 +205,7 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
     assert [q.name for q in spec.params][:3] == ["m", "buffer_mib", "scale"]
     assert spec.param("m").required and spec.param("buffer_mib").doc.startswith("a size")
     resolved = spec.resolve({"m": 64}, "probe")
-    assert isinstance(resolved, ProbeParams) and resolved.m == 64 and resolved["scale"] == 3.0
+    assert isinstance(resolved, ProbeParams) and resolved.m == 64 and resolved.scale == 3.0
     with pytest.raises(FrozenInstanceError):
         resolved.m = 1  # type: ignore[misc]
     with pytest.raises(UserError, match="unknown parameter 'mm'"):
@@ -223,7 +223,7 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
     (row,) = rows(tmp_path / "o.csv")
     assert row["check"] == "passed" and row["buffer_mib"] == "2" and float(row["scale"]) == 3.0
     (typed,) = read_rows(tmp_path / "o.csv")
-    assert typed.params["buffer_mib"] == 2 and typed.params["scale"] == 3.0
+    assert typed.params.buffer_mib == 2 and typed.params.scale == 3.0
 
 
 ADDED_SETTING = r"""
@@ -247,12 +247,15 @@ from accelbench.config import settings
 from accelbench.dialects.ironwood import schema
 from accelbench.dialects.jax_bench.plan import JaxBenchConfig
 from accelbench.config.loader import one_off_params
-from accelbench.dialects.jax_bench.benchmarks import OURS
+from accelbench.benchmarks.base import OURS
 from accelbench.results.column_docs import settings_markdown
 from accelbench.results.columns import header
 from accelbench.results.records import Conditions, condition_values, Row
+from accelbench.catalogue import get_spec
 
-plain = case.Case("add", "jax", {"m": 8}, case.RunSettings(), case.Outputs("x.csv"), "add")
+plain = case.Case(
+    "add", "jax", get_spec("add").resolve({"m": 8, "n": 8}, "t"), case.RunSettings(), case.Outputs("x.csv"), "add"
+)
 gapped = dataclasses.replace(plain, run=dataclasses.replace(plain.run, probe_gap_s=0.5))
 row = Row(identity=None, params={}, conditions=Conditions(probe_gap_s=0.5))
 seen = {
@@ -264,7 +267,7 @@ seen = {
     "readme": "| `probe_gap_s` |" in settings_markdown(),
     "id_changes": plain.id != gapped.id,
     "id_of_the_default_kept": plain.id == case.Case(
-        "add", "jax", {"m": 8}, case.RunSettings(probe_gap_s=0.0), case.Outputs("x.csv"), "add"
+        "add", "jax", plain.params, case.RunSettings(probe_gap_s=0.0), case.Outputs("x.csv"), "add"
     ).id,
     "row_column": "probe_gap_s" in header(["m"]),
     "compared": ("probe_gap_s", 0.5) in condition_values(row),
@@ -296,12 +299,22 @@ def test_a_run_setting_is_one_declaration(tmp_path):
 
 def test_a_cases_id_is_its_parameters_values_not_their_class():
     """Typing an op's parameters changed no case id: --resume still finds earlier runs' cases."""
-    from accelbench.catalogue import get_spec
+    from accelbench.catalogue import ReadParams
     from accelbench.core.case import Case, Outputs, RunSettings
 
     typed = get_spec("add").resolve({"m": 8, "n": 8}, "test")
     ids = {
         Case("add", "jax", params, RunSettings(), Outputs("x.csv"), "add").id
-        for params in (typed, dict(typed))
+        for params in (typed, ReadParams(typed.as_dict()))
     }
     assert len(ids) == 1
+
+
+def test_a_registered_benchmark_crosses_to_a_worker_as_itself():
+    """A case holds its benchmark (models as lambdas); an isolated worker receives it pickled."""
+    import pickle
+
+    from accelbench.benchmarks.base import TPUMS, V2
+
+    for table in (V2, TPUMS):
+        assert all(pickle.loads(pickle.dumps(entry)) is entry for entry in table.values())

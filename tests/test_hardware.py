@@ -1,6 +1,6 @@
 import pytest
 
-from accelbench.platform.hardware import lookup, with_overrides
+from accelbench.specs import lookup, with_overrides
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def test_value_types_decide_and_block_num_runs_fills_params_that_lack_it(write_y
           - {m: 8, n: 8, num_runs: 3}
         """,
     )
-    shapes = [(c.params["m"], c.params["n"], c.run.num_runs) for c in cases]
+    shapes = [(c.params.m, c.params.n, c.run.num_runs) for c in cases]
     assert shapes == [
         (256, 64, 7),
         (256, 128, 7),
@@ -88,7 +88,7 @@ def test_block_topology_goes_into_params_that_lack_it(write_yaml):
           - {m: 8, n: 16, topology: 2x2x1}
         """,
         )
-    assert [c.params["topology"] for c in cases] == ["4x4x4", "2x2x1"]
+    assert [c.params.topology for c in cases] == ["4x4x4", "2x2x1"]
 
 
 def test_topology_on_an_op_without_it_is_a_one_line_error(write_yaml, run_cli):
@@ -114,11 +114,11 @@ def test_the_reference_parameter_spellings_are_accepted(write_yaml):
         """,
     )
     gemms = [c.params for c in cases if c.op == "gemm_simple_with_dtype"]
-    assert [(p["in_dtype"], p["out_dtype"]) for p in gemms] == [
+    assert [(p.in_dtype, p.out_dtype) for p in gemms] == [
         ("bfloat16", "bfloat16"),
         ("float8_e4m3fn", "bfloat16"),
     ]
-    assert {c.params["qdtype"] for c in cases if c.op == "quantization"} == {"float4_e2m1fn"}
+    assert {c.params.qdtype for c in cases if c.op == "quantization"} == {"float4_e2m1fn"}
 
 
 def test_max_dim_clamps_every_dimension_and_merges_equal_cases(write_yaml):
@@ -130,7 +130,7 @@ def test_max_dim_clamps_every_dimension_and_merges_equal_cases(write_yaml):
         """
     assert len(plan(write_yaml, text)) == 4
     cases = plan(write_yaml, text, max_dim=64)
-    assert [(c.params["m"], c.params["k"], c.params["n"]) for c in cases] == [
+    assert [(c.params.m, c.params.k, c.params.n) for c in cases] == [
         (1, 64, 64),
         (64, 64, 64),
     ]

@@ -8,12 +8,16 @@ import textwrap
 import pytest
 from conftest import run_options
 
+from accelbench.benchmarks.cases import MAX_COMBINATIONS
+from accelbench.benchmarks.hardware import parse_hardware
+from accelbench.config.expand import upstream_sweep, upstream_values, values_of
 from accelbench.config.loader import parse_config
 from accelbench.core.options import RunOptions
-from accelbench.dialects.jax_bench.inputs import MAX_COMBINATIONS, read_sweep, sweep_values
 from accelbench.errors import UserError
-from accelbench.platform.system_presets import IRONWOOD, parse_hardware
 from accelbench.run.planning import plan_from_file
+from accelbench.specs import presets
+
+IRONWOOD = presets()["ironwood"]
 
 
 def plan(write_yaml, text, **options):
@@ -21,7 +25,7 @@ def plan(write_yaml, text, **options):
 
 
 def fields(case):
-    return dict(case.origin.fields)
+    return case.origin.fields.as_dict()
 
 
 @pytest.mark.parametrize(
@@ -57,7 +61,7 @@ def test_the_dialect_is_recognised_from_the_file_shape(data, dialect):
     ],
 )
 def test_sweep_value_forms_expand_as_upstream_reads_them(value, expected):
-    assert sweep_values(value, "sweep.m")[0] == expected
+    assert upstream_values(value, "sweep.m")[0] == expected
 
 
 @pytest.mark.parametrize(
@@ -74,14 +78,16 @@ def test_sweep_value_forms_expand_as_upstream_reads_them(value, expected):
 )
 def test_sweep_forms_that_hang_or_run_nothing_upstream_are_one_line_errors(value, message):
     with pytest.raises(UserError, match=message):
-        sweep_values(value, "sweep.m")
+        upstream_values(value, "sweep.m")
 
 
 def test_a_sweep_over_1000_combinations_keeps_the_first_1000_in_product_order_and_says_so(
     write_yaml, capsys
 ):
-    sweep = read_sweep({"m": list(range(1, 41)), "n": list(range(1, 41))}, "sweep")
-    combos = list(sweep.combinations())
+    sweep = upstream_sweep(
+        {"m": list(range(1, 41)), "n": list(range(1, 41))}, "s", MAX_COMBINATIONS
+    )
+    combos = [values_of(p) for p in sweep.points()]
     assert sweep.total == 1600 and len(combos) == MAX_COMBINATIONS
     assert combos[0] == {"m": 1, "n": 1} and combos[40] == {"m": 2, "n": 1}  # first key slowest
     cases = plan(
@@ -92,7 +98,7 @@ def test_a_sweep_over_1000_combinations_keeps_the_first_1000_in_product_order_an
           sweep: {size: {start: 1, end: 1100}}
         """,
     )
-    assert len(cases) == 1000 and cases[-1].params["size"] == 1000
+    assert len(cases) == 1000 and cases[-1].params.size == 1000
     assert "1,100 combinations; the first 1000 are run" in capsys.readouterr().err
 
 
@@ -131,7 +137,7 @@ def test_precedence_is_sweep_then_csv_then_entry_then_preset_then_global_then_de
     assert f["causal"] is False and f["num_runs"] == 3  # global over the defaults
     assert f["warmup_tries"] == 10 and f["mode"] == "fwd"  # upstream's defaults
     assert case.run.num_runs == 3 and case.run.warmup == 10
-    assert case.params["q_heads"] == 56 and case.params["kv_heads"] == 1
+    assert case.params.q_heads == 56 and case.params.kv_heads == 1
 
 
 def test_an_entry_sweep_replaces_a_global_one_whole(write_yaml):
@@ -144,8 +150,8 @@ def test_an_entry_sweep_replaces_a_global_one_whole(write_yaml):
       sweep: {op_type: [copy, add]}
     """
     cases = plan(write_yaml, text)
-    adds = [c.params["size"] for c in cases if c.op == "simple_add"]
-    hbm = [(c.params["op_type"], c.params["size"]) for c in cases if c.op == "hbm_bandwidth"]
+    adds = [c.params.size for c in cases if c.op == "simple_add"]
+    hbm = [(c.params.op_type, c.params.size) for c in cases if c.op == "hbm_bandwidth"]
     assert adds == [4096, 8192]
     assert hbm == [("copy", 134217728), ("add", 134217728)]
 
@@ -159,12 +165,12 @@ def test_csv_shapes_are_read_from_the_working_directory_then_beside_the_config(
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # not in the working directory: found beside the config
     cases = plan(write_yaml, text)
-    assert [(c.params["m"], c.params["k"], c.params["n"]) for c in cases] == [
+    assert [(c.params.m, c.params.k, c.params.n) for c in cases] == [
         (64, 32, 16),
         (128, 64, 32),
     ]
     (elsewhere / "shapes.csv").write_text("m,k,n\n8,8,8\n")  # the working directory comes first
-    assert [c.params["m"] for c in plan(write_yaml, text)] == [8]
+    assert [c.params.m for c in plan(write_yaml, text)] == [8]
 
 
 def test_a_csv_url_that_cannot_be_fetched_is_one_line(write_yaml, run_cli):
@@ -238,13 +244,13 @@ def test_a_file_with_several_benchmark_names_loads(write_yaml):
         - {name: swiglu, mode: bwd, batch: 8, dim: 8}
         """,
     )
-    assert [(c.op, c.params.get("direction")) for c in cases] == [
+    assert [(c.op, c.params.value("direction")) for c in cases] == [
         ("host_device", "h2d"),
         ("host_device", "d2h"),
         ("sigmoid_bwd", None),
         ("swiglu_bwd", None),
     ]
-    assert cases[2].params["n"] == 8 and cases[3].params["n"] == 16  # swiglu's X is (batch, 2 dim)
+    assert cases[2].params.n == 8 and cases[3].params.n == 16  # swiglu's X is (batch, 2 dim)
     # each benchmark's TPU flag set travels with its cases (host transfers: libtpu's env too)
     env = dict(cases[0].process_env)
     assert env["TPU_PREMAPPED_BUFFER_SIZE"] == str(64 << 30) and cases[2].process_env == ()
@@ -289,23 +295,23 @@ def test_max_dim_clamps_every_v2_size_parameter(write_yaml):
         max_dim=64,
     )
     by_op = {c.op: c.params for c in cases}
-    assert by_op["hbm_bandwidth"]["size"] == 64 * 64
-    assert by_op["host_device"]["data_size_mib"] == 1
-    assert by_op["rope"]["seq_len"] == 64
-    assert by_op["all_gather"]["matrix_dim"] == 64
-    assert (by_op["gemm_generalized"]["m"], by_op["gemm_generalized"]["k"]) == (64, 64)
+    assert by_op["hbm_bandwidth"].size == 64 * 64
+    assert by_op["host_device"].data_size_mib == 1
+    assert by_op["rope"].seq_len == 64
+    assert by_op["all_gather"].matrix_dim == 64
+    assert (by_op["gemm_generalized"].m, by_op["gemm_generalized"].k) == (64, 64)
     assert fields(cases[0])["size"] == 64 * 64  # the summary shows what ran
 
 
 def test_device_to_device_expands_to_every_ordered_pair_or_one_given_pair(write_yaml):
     every = plan(write_yaml, "benchmarks:\n- {name: device_to_device, data_size_mib: 1}\n")
-    pairs = [(c.params["source_id"], c.params["target_id"]) for c in every]
+    pairs = [(c.params.source_id, c.params.target_id) for c in every]
     assert len(pairs) == 4 * 3 and len(set(pairs)) == 12 and all(s != d for s, d in pairs)
     one = plan(
         write_yaml,
         "benchmarks:\n- {name: device_to_device, src_device_index: 3, dst_device_index: 1}\n",
     )
-    assert [(c.params["source_id"], c.params["target_id"]) for c in one] == [(3, 1)]
+    assert [(c.params.source_id, c.params.target_id) for c in one] == [(3, 1)]
 
 
 def test_collectives_translate_to_our_meshes_and_blocks(write_yaml):
@@ -318,9 +324,9 @@ def test_collectives_translate_to_our_meshes_and_blocks(write_yaml):
         """,
     )
     ar, rs = cases
-    assert (ar.op, ar.params["ici_size"], ar.params["reduce_op"]) == ("all_reduce", 4, "mean")
+    assert (ar.op, ar.params.ici_size, ar.params.reduce_op) == ("all_reduce", 4, "mean")
     # upstream's (N, D, 256) input as N blocks of D*256 elements
-    assert (rs.op, rs.params["num_elements"], rs.params["ici_size"]) == ("psum_scatter", 2048, 4)
+    assert (rs.op, rs.params.num_elements, rs.params.ici_size) == ("psum_scatter", 2048, 4)
 
 
 def test_the_one_off_command_line_is_typed_and_refuses_unknown_fields(
@@ -415,9 +421,9 @@ def test_what_upstream_ignores_is_ignored_with_a_warning(write_yaml, capsys):
     assert "unknown model preset 'LLM-20B' (did you mean 'LLM-200B'?)" in err
     assert "mesh_shape a,b does not fill the 4 devices: one axis of all of them" in err
     gather = next(c for c in cases if c.op == "all_gather")
-    assert gather.params["mesh_shape"] == "" and dict(gather.origin.fields)["reduce_op"] == "max"
+    assert gather.params.mesh_shape == "" and gather.origin.fields.as_dict()["reduce_op"] == "max"
     d2d = next(c for c in cases if c.op == "device_to_device")
-    assert d2d.params["direction"] == "uni"  # anything but bi is one way, as upstream reads it
+    assert d2d.params.direction == "uni"  # anything but bi is one way, as upstream reads it
 
 
 def test_system_and_hardware_precedence_is_upstream_s(write_yaml, run_cli, tmp_path):

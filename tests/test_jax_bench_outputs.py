@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from accelbench.benchmarks.base import V2, Figures
+from accelbench.benchmarks.files import UpstreamFiles, UpstreamStats
 from accelbench.catalogue import get_spec
-from accelbench.dialects.jax_bench.benchmarks import V2, Figures
-from accelbench.dialects.jax_bench.outputs import JaxBenchFiles, UpstreamStats, roofline
+from accelbench.dialects.jax_bench.outputs import JAX_BENCH, roofline
 from accelbench.ops import collective_model as collectives
-from accelbench.platform.system_presets import HardwareStats
+from accelbench.specs import HardwareStats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -79,8 +80,9 @@ def test_models_of_the_new_ops_by_hand(op, given, flops, nbytes):
 
 
 def fields(name, **given):
-    """A benchmark's fields with upstream's defaults, as the dialect fills them in."""
-    return {**{p.name: p.default_value for p in V2[name].all_fields}, **given}
+    """A benchmark's typed fields with upstream's defaults, as the dialect fills them in."""
+    defaults = {p.name: p.default_value for p in V2[name].all_fields}
+    return V2[name].typed(**{**defaults, **given})
 
 
 def upstream_model(name, group=1, **given):
@@ -221,9 +223,11 @@ def test_upstream_metrics_by_hand():
 def test_a_collective_group_is_resolved_as_upstream_resolves_it(
     mesh, strategy, devices, expected, warned
 ):
-    from accelbench.dialects.jax_bench.collective import resolve_group
+    from accelbench.benchmarks.collective import resolve_group
 
-    group = resolve_group({"mesh_shape": mesh, "sharding_strategy": strategy}, devices)
+    group = resolve_group(
+        fields("all_gather", mesh_shape=mesh, sharding_strategy=strategy), devices
+    )
     assert (group.mesh_shape, group.strategy, group.size) == expected
     assert bool(group.warnings) == warned
 
@@ -241,11 +245,13 @@ def test_roofline_fields_use_the_curve_at_upstream_bytes():
 
 
 def test_a_preset_of_another_chip_is_said_once_and_a_hardware_block_is_trusted():
-    from accelbench.platform.system_presets import IRONWOOD
+    from accelbench.specs import presets
+
+    IRONWOOD = presets()["ironwood"]
 
     assert IRONWOOD.describes("TPU7x") and not IRONWOOD.describes("NVIDIA H100 80GB HBM3")
     assert HardwareStats(100.0).describes("cpu")  # a config's own numbers: no chip to compare
-    sink = JaxBenchFiles(("s.csv", "d.json"), resume=False, overwrite=False)
+    sink = UpstreamFiles(JAX_BENCH, ("s.csv", "d.json"), resume=False, overwrite=False)
     with contextlib.redirect_stderr(io.StringIO()) as out:
         for _ in range(3):
             sink._check_preset(IRONWOOD, "NVIDIA H100 80GB HBM3")

@@ -22,7 +22,7 @@ from accelbench.errors import Status, UserError
 def test_a_numpy_function_is_checked_then_timed_with_its_rates():
     a = np.random.default_rng(0).standard_normal((64, 64))
     r = accelbench.bench(np.matmul, a, a, reference=np.matmul, flops=2 * 64**3, num_runs=7)
-    assert r.ok and r.row.params["name"] == "matmul" and r.row.identity.backend == "numpy"
+    assert r.ok and r.row.params.name == "matmul" and r.row.identity.backend == "numpy"
     assert len(r.samples_s) == 7 and r.median_s == pytest.approx(np.median(r.samples_s))
     assert r.time_definition == "wall_clock" and r.row.stats.stop_reason == "num_runs"
     assert r.row.timing.check == "passed" and r.row.derived.tflop_per_s > 0

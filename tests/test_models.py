@@ -3,8 +3,8 @@
 import pytest
 
 from accelbench.catalogue import get_spec
-from accelbench.platform.hardware import Peaks
 from accelbench.results.roofline import derive
+from accelbench.specs import Peaks
 
 
 def params(op, **given):
@@ -203,8 +203,8 @@ def test_roofline_derivation():
 def test_a_warm_working_set_about_the_l2s_size_is_at_its_edge():
     """add 2048x4096 bf16 moves 3 x 16 MiB: 0.96 of an H100's 50 MiB L2; only warm rows are at its
     edge (a cold one is flushed each iteration), and an unknown L2 leaves the ratio blank."""
-    from accelbench.platform.hardware import lookup
     from accelbench.results.roofline import at_l2_edge
+    from accelbench.specs import lookup
 
     assert lookup("NVIDIA H100 80GB HBM3").l2_mib == 50
     add = get_spec("add").bytes(params("add", m=2048, n=4096, dtype="bfloat16"))

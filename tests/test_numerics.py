@@ -28,20 +28,20 @@ def _run_check(op, fn, **given):
 
 def test_reference_of_itself_passes_with_zero_error():
     spec = get_spec("gemm")
-    err = _run_check("gemm", lambda x, p: spec.reference(x, p, np.arange(p["m"])), m=32, k=64, n=16)
+    err = _run_check("gemm", lambda x, p: spec.reference(x, p, np.arange(p.m)), m=32, k=64, n=16)
     assert err == 0.0
 
 
 def test_forgetting_the_scales_is_caught():
     spec = get_spec("gemm_simple")  # a GEMM that never applies S_A, S_B
     with pytest.raises(CaseFailure) as info:
-        _run_check("gemm", lambda x, p: spec.reference(x, p, np.arange(p["m"])), m=32, k=64, n=16)
+        _run_check("gemm", lambda x, p: spec.reference(x, p, np.arange(p.m)), m=32, k=64, n=16)
     assert info.value.status == "wrong_result" and "output 'out'" in info.value.reason
 
 
 def test_a_nan_output_never_passes():
     def bad(x, p):
-        out = get_spec("add").reference(x, p, np.arange(p["m"]))
+        out = get_spec("add").reference(x, p, np.arange(p.m))
         out["out"][0, 0] = np.nan
         return out
 

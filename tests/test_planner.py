@@ -32,7 +32,7 @@ def test_a_case_named_twice_runs_once_and_backends_pair(write_yaml, tmp_path):
     assert len(cases) == 4  # (8, 8) appears in both entries: once per backend
     by_shape = {}
     for c in cases:
-        by_shape.setdefault(c.params["m"], set()).add((c.backend, c.pair_key))
+        by_shape.setdefault(c.params.m, set()).add((c.backend, c.pair_key))
     assert all(len({key for _, key in pair}) == 1 for pair in by_shape.values())
     assert len({next(iter(pair))[1] for pair in by_shape.values()}) == 2
 

@@ -1,7 +1,15 @@
 import pytest
 
-from accelbench.config.sweep import count_sweep, expand_range, expand_sweep, resolve_same_as
+from accelbench.config.expand import expand_range, ironwood_sweep, resolve_same_as, values_of
 from accelbench.errors import UserError
+
+
+def expand_sweep(entry, where):
+    return [resolve_same_as(values_of(p), where) for p in ironwood_sweep(entry, where).points()]
+
+
+def count_sweep(entry, where):
+    return ironwood_sweep(entry, where).total
 
 
 def test_plain_lists_make_a_cartesian_product_in_key_order():

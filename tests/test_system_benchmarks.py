@@ -7,7 +7,7 @@ import json
 import pytest
 
 from accelbench.core.samples import Samples
-from accelbench.platform.gpu_monitor import Monitor
+from accelbench.platform.gpu_monitor import Monitor, MonitorSummary
 from accelbench.run.planning import plan_from_file
 
 
@@ -52,7 +52,7 @@ def test_gap_strategies_set_cadence_and_cache(write_yaml):
 def test_without_a_gpu_the_monitor_samples_nothing_and_says_why():
     with Monitor(0) as monitor:
         pass
-    assert monitor.series == [] and monitor.summary() == {}
+    assert monitor.series == [] and monitor.summary() == MonitorSummary()
     assert monitor.note.startswith("no GPU monitor")
 
 
@@ -91,7 +91,7 @@ def test_host_device_runs_both_directions_when_the_config_names_neither(write_ya
             )
         )
     )
-    assert [(c.params["data_size_mib"], c.params["direction"]) for c in cases] == [
+    assert [(c.params.data_size_mib, c.params.direction) for c in cases] == [
         (1, "h2d"),
         (1, "d2h"),
         (2, "h2d"),

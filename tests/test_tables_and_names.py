@@ -112,7 +112,7 @@ def test_runs_names_the_code_under_tests_commit_beside_the_harness(tmp_path, run
 
 
 def test_tpums_names_a_rate_as_upstream_does():
-    from accelbench.dialects.tpums.names import TPUMS
+    from accelbench.benchmarks.base import TPUMS
 
     rates = {
         n: [c for c, _ in TPUMS[n].report_columns if "_per_" in c]

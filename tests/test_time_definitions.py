@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from accelbench.catalogue import PreparedImplementation, all_specs, get_implementation
+from accelbench.catalogue import PreparedImplementation, all_specs, get_implementation, get_spec
 from accelbench.measure.attribution import (
     AttributionError,
     KernelEvent,
@@ -218,7 +218,7 @@ def test_a_pytorch_case_times_on_its_own_gpu(monkeypatch):
     case = Case(
         op="add",
         backend="torch",
-        params={"m": 4, "n": 4, "device": 1, "sharding": "none", "seed": 0, "dtype": "bfloat16"},
+        params=get_spec("add").resolve({"m": 4, "n": 4, "device": 1}, "test"),
         run=RunSettings(num_runs=2, warmup=0, cache="cold"),
         outputs=Outputs(csv_path="x.csv"),
         benchmark="b",

@@ -202,13 +202,13 @@ def test_earlier_keys_load_with_one_warning_each(write_yaml, run_cli):
     from accelbench.run.planning import plan_from_file
 
     cases = plan_from_file(str(path))
-    assert [(c.params["recipe"], c.params["sparsity"]) for c in cases] == [
+    assert [(c.params.recipe, c.params.sparsity) for c in cases] == [
         ("baseline", "none"),
         ("int8wo", "none"),
         ("baseline", "semi-sparse"),
     ]
-    assert {c.params["high_precision_dtype"] for c in cases} == {"float32"}
-    assert {c.params["compile_mode"] for c in cases} == {"off"}
+    assert {c.params.high_precision_dtype for c in cases} == {"float32"}
+    assert {c.params.compile_mode for c in cases} == {"off"}
 
 
 @pytest.mark.parametrize(
@@ -406,9 +406,7 @@ def test_the_runners_historical_spellings_load_as_it_read_them(write_yaml, run_c
     assert "'model_params[0].compile' is deprecated; use 'use_torch_compile'" in err
     assert "'sparsity_config_recipe_name' is deprecated; use 'sparsity_config_recipe_names'" in err
     cases = plan_from_file(str(path))
-    modes = {c.params["compile_mode"] for c in cases[: len(cases) // 2]}
+    modes = {c.params.compile_mode for c in cases[: len(cases) // 2]}
     assert modes == {"max-autotune"}  # switched on, in that mode
-    assert {c.params["compile_mode"] for c in cases[len(cases) // 2 :]} == {"off"}
-    assert ("baseline", "semi-sparse") in {
-        (c.params["recipe"], c.params["sparsity"]) for c in cases
-    }
+    assert {c.params.compile_mode for c in cases[len(cases) // 2 :]} == {"off"}
+    assert ("baseline", "semi-sparse") in {(c.params.recipe, c.params.sparsity) for c in cases}

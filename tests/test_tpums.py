@@ -25,7 +25,7 @@ def cases(write_yaml, text, **options):
 
 
 def fields(case):
-    return dict(case.origin.fields)
+    return case.origin.fields.as_dict()
 
 
 def refused(write_yaml, run_cli, text):
@@ -288,20 +288,16 @@ def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
     """gemm 1024^3 bf16 at 1 ms (wall) and 0.5 ms (xprof) on a tpu7x device: 2.147 TFLOP per call,
     so 2.147 / 4.295 TFLOP/s per device and twice that per chip (two devices a chip); its intensity
     (2.147e9 FLOP over 6 MiB) puts the limit at the bf16 peak, 1153.5; no peaks on a GPU."""
-    from accelbench.core.case import Origin
-    from accelbench.dialects.jax_bench.benchmarks import V2, Figures
+    from accelbench.benchmarks.base import TPUMS, V2, Figures, Upstream
     from accelbench.dialects.tpums.metrics import tpums_metrics
 
     bench = V2["gemm_generalized"]
-    f = {
-        "m": 1024, "k": 1024, "n": 1024, "in_dtype": "bfloat16", "out_dtype": "bfloat16",
-        "use_scaling_factors": False, "alpha": 1.0, "beta": 0.0, "dtype": "bfloat16",
-    }  # fmt: skip
+    f = bench.typed(m=1024, k=1024, n=1024, in_dtype="bfloat16")
     flops, nbytes = 2 * 1024**3, 3 * 1024 * 1024 * 2
     figures = {d: Figures(f, flops, nbytes, s) for d, s in (("wall_clock", 1e-3), ("xprof", 5e-4))}
     domains = {"wall_clock": (1.0, 1.2, 1.0, 0.1), "xprof": (0.5, 0.6, 0.5, 0.01)}
-    origin = Origin("gemm_generalized", (), generation="tpums", generation_name="gemm")
-    m = tpums_metrics(bench, origin, f, domains, figures, "TPU7x")
+    origin = Upstream(bench, f, tpums=TPUMS["gemm"])
+    m = tpums_metrics(origin, f, domains, figures, "TPU7x")
     assert m["wall_clock_p50_ms"] == 1.0 and m["xprof_std_ms"] == 0.01
     assert m["wall_clock_tflops_per_device"] == pytest.approx(flops / 1e-3 / 1e12)
     assert m["xprof_tflops_per_chip"] == pytest.approx(2 * flops / 5e-4 / 1e12)
@@ -311,22 +307,21 @@ def test_tpums_metric_names_scopes_and_spec_rooflines_by_hand():
         100 * flops / 5e-4 / 1e12 / 1153.5
     )
     assert "throughput" not in m and "KET_ms" not in m
-    gpu = tpums_metrics(bench, origin, f, domains, figures, "NVIDIA H100 80GB HBM3")
+    gpu = tpums_metrics(origin, f, domains, figures, "NVIDIA H100 80GB HBM3")
     assert gpu["wall_clock_tflops_per_chip"] == gpu["wall_clock_tflops_per_device"]
     assert not any("roofline" in k or k.startswith("peak_") for k in gpu)
 
 
 def test_hbm_rows_take_bandwidth_per_device_and_the_memory_roofline():
-    from accelbench.core.case import Origin
-    from accelbench.dialects.jax_bench.benchmarks import V2, Figures
+    from accelbench.benchmarks.base import TPUMS, V2, Figures, Upstream
     from accelbench.dialects.tpums.metrics import tpums_metrics
 
     bench = V2["hbm_bandwidth"]
-    f = {"op_type": "copy", "size": 2**20, "dtype": "bfloat16", "device_id": 0}
+    f = bench.typed(op_type="copy", size=2**20)
     nbytes = 2 * 2**20 * 2  # read and write, bf16
     figures = {"wall_clock": Figures(f, 2**20, nbytes, 1e-6)}
-    origin = Origin("hbm_bandwidth", (), generation="tpums", generation_name="hbm")
-    m = tpums_metrics(bench, origin, f, {"wall_clock": (1e-3,) * 4}, figures, "TPU v6e")
+    origin = Upstream(bench, f, tpums=TPUMS["hbm"])
+    m = tpums_metrics(origin, f, {"wall_clock": (1e-3,) * 4}, figures, "TPU v6e")
     assert m["wall_clock_bandwidth_per_device_gb_s"] == pytest.approx(nbytes / 1e-6 / 1e9)
     assert m["wall_clock_memory_roofline_efficiency_pct"] == pytest.approx(
         100 * nbytes / 1e-6 / 1e9 / 1638.4
@@ -449,7 +444,7 @@ def test_a_collective_row_carries_its_replica_group(tmp_path):
 
 def test_a_flags_file_replaces_the_packaged_tpu_flags(write_yaml, tmp_path):
     """Both forms upstream's op_flags.yaml used; a benchmark the file leaves out gets none."""
-    from accelbench.dialects.tpums.plan import flag_sets, with_flags
+    from accelbench.benchmarks.tpu_flags import flag_sets, with_flags
     from accelbench.errors import UserError
 
     flags = tmp_path / "flags.yaml"
@@ -562,32 +557,36 @@ def test_xprof_device_mode_reaches_the_cases_run_settings(write_yaml):
 
 
 def test_a_dcn_mesh_groups_along_its_dcn_axis_and_never_falls_back():
-    from accelbench.dialects.jax_bench.collective import block_elements, resolve_group
+    from dataclasses import replace
 
-    f = {"mesh_shape": "2x8", "sharding_strategy": None, "mesh_axes": "dcn,ici"}
+    from accelbench.benchmarks.collective import CollectiveFields, block_elements, resolve_group
+
+    f = CollectiveFields(mesh_shape="2x8", mesh_axes="dcn,ici")
     group = resolve_group(f, devices=8)  # a mesh the devices cannot fill: kept, not one axis
     assert (group.mesh_shape, group.strategy, group.size) == ("2x8", "2x1", 2)
-    assert block_elements({**f, "matrix_dim": 8192, "input_layout": "dcn_1d"}) == 8192**2 // 2
+    assert block_elements(replace(f, matrix_dim=8192, input_layout="dcn_1d")) == 8192**2 // 2
 
 
 def test_dcn_columns_by_hand():
     """all_reduce over 2 slices of 8: shard = 8192^2 bf16 / 2 = 64 MiB; ring 2(2-1)/2 = 1; at 10 ms
     a device moves 64 MiB * 8 / 10 ms = 53.7 Gb/s, a host 8x that, 53.7% of 800 Gb/s at ring 1."""
+    from dataclasses import replace
+
+    from accelbench.benchmarks.collective import CollectiveFields, PermuteFields
     from accelbench.dialects.tpums.metrics import dcn
 
-    f = {
-        "mesh_shape": "2x8", "mesh_axes": "dcn,ici", "input_layout": "dcn_1d",
-        "matrix_dim": 8192, "dtype": "bfloat16", "ring_factor": None,
-    }  # fmt: skip
+    f = CollectiveFields(
+        mesh_shape="2x8", mesh_axes="dcn,ici", input_layout="dcn_1d", matrix_dim=8192
+    )
     shard = 8192**2 * 2 / 2
     got = dcn("all_reduce", f, {"xprof": 0.01})
     assert got["ring_factor"] == 1.0 and got["participants_per_slice"] == 8
     assert got["algorithm_bytes"] == shard * 8
     assert got["xprof_per_device_algo_gbps"] == pytest.approx(shard * 8 / 0.01 / 1e9)
     assert got["xprof_duplex_utilization_pct"] == pytest.approx(shard * 8 * 8 / 0.01 / 1e9 / 8)
-    bidi = dcn("ppermute", {**f, "direction": "bidi", "ring_factor": None}, {})
-    assert bidi["ring_factor"] == 2.0
-    assert dcn("ppermute", {**f, "direction": "uni", "ring_factor": 3}, {})["ring_factor"] == 3.0
+    permute = PermuteFields(**{k: getattr(f, k) for k in f.names()})
+    assert dcn("ppermute", replace(permute, direction="bidi"), {})["ring_factor"] == 2.0
+    assert dcn("ppermute", replace(permute, ring_factor=3), {})["ring_factor"] == 3.0
 
 
 @pytest.mark.slow
@@ -615,3 +614,57 @@ def test_dcn_permutes_and_all_reduce_on_two_processes_of_four_devices(tmp_path, 
         (row,) = csv.DictReader(open(tmp_path / "out" / f"{name}.summary.csv"))  # noqa: SIM115
         assert row["check"] == "passed" and row["participants_per_slice"] == "4"
         assert float(row["wall_clock_host_bus_gbps"]) > 0
+
+
+def test_a_bad_run_setting_in_params_names_its_key(write_yaml, run_cli):
+    """Issue 57: the TPUMS key that gave the value, not only the block it sits in."""
+    err = refused(write_yaml, run_cli, "benchmark: {name: gemm, params: {cache: tepid}}")
+    assert "benchmark.params.cache: must be one of cold, warm, got 'tepid'" in err
+    err = refused(write_yaml, run_cli, "benchmark: {name: gemm, cases: [{m: 8, num_runs: -1}]}")
+    assert "benchmark.cases[0].num_runs" in err
+
+
+@pytest.mark.parametrize("op_type", ["read_only", "write_only"])
+def test_hbms_long_op_type_names_are_accepted_in_files_and_on_the_command_line(
+    op_type, write_yaml, capsys
+):
+    """Issue 57: upstream and docs/tpums.md accept read_only and write_only; both run the read or
+    write kernel."""
+    (case,) = cases(write_yaml, f"benchmark: {{name: hbm, params: {{op_type: {op_type}}}}}")
+    assert case.params.op_type == op_type
+    from accelbench.dialects.tpums.cli import field_values
+
+    expansion, _ = field_values("hbm", ["--op_type", op_type])
+    assert [g.value for g in expansion.cases[0].values()] == [op_type]
+
+
+def test_a_field_given_twice_on_benchmark_run_is_swept_over_both_values():
+    """Issue 57: `-m 16 ... -m 32` is never the last value silently: both values, a product."""
+    from accelbench.config.expand import values_of
+    from accelbench.dialects.tpums.cli import field_values
+
+    expansion, _ = field_values("gemm", ["-m", "16", "--n", "8", "-m", "32"])
+    assert [values_of(p) for p in expansion.points()] == [{"n": 8, "m": 16}, {"n": 8, "m": 32}]
+
+
+def test_run_config_of_a_suite_file_says_to_run_it_as_a_suite(tmp_path, capsys):
+    from accelbench.dialects.tpums.cli import main
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("suite_name: s\ndescription: d\nconfigs: [a.yaml]\n")
+    assert main(["benchmark", "run-config", str(suite), "--output_dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tpums suite run" in err
+
+
+def test_a_flags_file_refuses_a_mapping_env_value_and_says_a_name_of_no_benchmark(tmp_path, capsys):
+    from accelbench.benchmarks.tpu_flags import flag_sets
+    from accelbench.errors import UserError
+
+    flags = tmp_path / "flags.yaml"
+    flags.write_text("gemm: {flags: ['--a'], env: {X: {nested: 1}}}\n")
+    with pytest.raises(UserError, match="env X: must be a string or a number, got a dict"):
+        flag_sets(str(flags))
+    flags.write_text("gemmm: ['--a']\n")
+    assert set(flag_sets(str(flags))) == {"gemmm"}
+    assert "gemmm: names no benchmark: its flags are never used" in capsys.readouterr().err

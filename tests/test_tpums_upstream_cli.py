@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from accelbench.dialects.tpums.names import ENUMS, TPUMS, listed
+from accelbench.benchmarks.base import ENUMS, TPUMS, listed
 
 GEMM_FILE = "benchmark:\n  name: gemm\n  params:\n    warmup_tries: 1\n    num_runs: 1\n"
 
@@ -28,9 +28,9 @@ class Handed:
     @property
     def tasks(self) -> list[tuple[str, dict[str, Any]]]:
         """(benchmark, fields) per case, in run order: upstream's `tasks`."""
-        from accelbench.dialects.jax_bench.outputs import given_fields
+        from accelbench.dialects.tpums.outputs import given_fields
 
-        return [(c.origin.generation_name, given_fields(c)) for c in self.cases]
+        return [given_fields(c) for c in self.cases]
 
     @property
     def traced(self) -> bool:
@@ -235,7 +235,7 @@ def test_benchmark_run_with_common_flags(tpums):
 def test_benchmark_run_without_xprof_timing(tpums):
     seen = tpums("benchmark", "run", "gemm", "-m", "128", "-n", "128", "-k", "128")
     assert not any(c.outputs.trace_dir for c in seen.cases)
-    assert dict(seen.cases[0].origin.fields)["xprof_dir"] == "/tmp/tensorboard"
+    assert seen.cases[0].origin.fields.as_dict()["xprof_dir"] == "/tmp/tensorboard"
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,9 @@ def refused(write_yaml, run_cli):
     """The one error line a TPUMS file gets (exit 2)."""
 
     def refuse(text: str) -> str:
+        """Under --strict-layout: upstream's newest loader (an earlier layout is not read)."""
         path = write_yaml(textwrap.dedent(text))
-        code, _, err = run_cli("validate", "--config", str(path))
+        code, _, err = run_cli("validate", "--config", str(path), "--strict-layout")
         assert code == 2 and err.count("\n") == 1, err
         return err
 
@@ -222,7 +223,7 @@ def test_load_config_unknown_model_preset_raises_error(refused):
 
 def test_benchmark_key_enum():
     """The keys of `benchmark:` are TPUMS's seven, and xprof_device_mode its runner takes there."""
-    from accelbench.dialects.tpums.plan import STAGE_B
+    from accelbench.dialects.tpums.layouts import STAGE_B
 
     upstream = {
         "name",
@@ -268,7 +269,7 @@ def test_load_config_root_xprof_timing_extracted(write_yaml, snippet, traced):
 
     path = write_yaml(f"benchmark: {{name: gemm, {snippet}params: {{warmup_tries: 1}}}}")
     (case,) = plan(load_config(str(path)), run_options(), lambda: 1)
-    assert dict(case.origin.fields)["xprof_timing"] is traced
+    assert case.origin.fields.as_dict()["xprof_timing"] is traced
     assert (case.outputs.trace_dir is not None) is traced
 
 

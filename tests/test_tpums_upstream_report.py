@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from accelbench.benchmarks.base import TPUMS
 from accelbench.dialects.tpums import report
-from accelbench.dialects.tpums.names import TPUMS
 
 SMALL = {
     "gemm": "{m: 32, k: 32, n: 32}",

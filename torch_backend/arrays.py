@@ -26,15 +26,16 @@ Fn = Callable[..., dict[str, Any]]  # a compute op: input tensors in, named outp
 
 def compute_device(case: Case) -> Any:
     """The case's device: GPU `device` when there are GPUs, else the CPU (one device, no sharding)."""
-    if case.params.get("sharding", "none") != "none":
+    where = case.params.placement
+    if where.sharding != "none":
         raise unsupported("the PyTorch parity ops run on one device (sharding: none)")
     if not torch.cuda.is_available():
-        if case.params.get("device", 0) != 0:
+        if where.device != 0:
             raise unsupported(
-                f"device {case.params['device']} requested but this machine has no GPU, only the CPU"
+                f"device {where.device} requested but this machine has no GPU, only the CPU"
             )
         return torch.device("cpu")
-    index = case.params.get("device", 0)
+    index = int(where.device)
     if index >= torch.cuda.device_count():
         raise unsupported(
             f"device {index} requested but only {torch.cuda.device_count()} GPUs exist"

@@ -106,7 +106,7 @@ def threads_for(case: Case) -> int | None:
     case keeps PyTorch's default: its host threads only launch kernels."""
     if case.run.threads:
         return case.run.threads
-    on_cpu = not torch.cuda.is_available() or case.params.get("device") == "cpu"
+    on_cpu = not torch.cuda.is_available() or case.params.placement.device == "cpu"
     return CPU_THREADS if on_cpu else None
 
 

@@ -14,16 +14,22 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from accelbench.ops.torchao import TorchaoModelParams
+
 THREADS = "TORCHINDUCTOR_COMPILE_THREADS"
 AUTOTUNE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
+
+
+def _mode(case: Any) -> str:
+    """A model case's compile mode (off for the others: an array op compiles by implementation)."""
+    return case.params.compile_mode if isinstance(case.params, TorchaoModelParams) else "off"
 
 
 def compiles(case: Any) -> bool:
     """A torch case that runs torch.compile (an array op's compile implementation, a model's mode)."""
     implementation = str(case.implementation or "")
-    mode = case.params.get("compile_mode")
     return case.backend == "torch" and (
-        implementation.startswith("compile") or mode not in (None, "", "off")
+        implementation.startswith("compile") or _mode(case) != "off"
     )
 
 
@@ -32,7 +38,7 @@ def in_process(cases: Sequence[Any]) -> bool | None:
     compiled = [c for c in cases if compiles(c)]
     if not compiled:
         return None
-    return not any(c.params.get("compile_mode") in AUTOTUNE_MODES for c in compiled)
+    return not any(_mode(c) in AUTOTUNE_MODES for c in compiled)
 
 
 _restore: list[Any] = []  # what setup changed, put back by teardown (a library caller's process)

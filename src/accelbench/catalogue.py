@@ -29,7 +29,7 @@ from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS, run_order
 from accelbench.platform.dtypes import dtype as lookup_dtype
 
-Params = Mapping[str, Any]
+Params = Any  # an op's typed parameters (OpParams)
 Arrays = dict[str, np.ndarray]
 ArrayFn = Callable[
     ..., dict[str, Any]
@@ -81,27 +81,32 @@ class Param:
         )
 
 
-class OpParams(Mapping[str, Any]):
+@dataclass(frozen=True)
+class Placement:
+    """Where an op runs and what it draws, as every backend reads it: a local device (an index, or a
+    PyTorch op's device name), spread over the local devices or not, and its inputs' seed."""
+
+    device: int | str = 0
+    sharding: str = "none"
+    seed: int = 0
+    rows: int | None = None  # the rows `sharding: split_m` splits (its m), where it has them
+
+
+# the parameters that say where an op runs, by the Placement field each fills
+PLACEMENT = {"device": "device", "sharding": "sharding", "seed": "seed", "m": "rows"}
+
+
+class OpParams:
     """The base of an op's frozen parameter dataclass, whose fields are declared with `param`: models,
-    inputs, references and framework twins read `p.m`, checked by the type checker. It is also a
-    read-only mapping, for the readers that treat every op alike (labels, rows, sweeps)."""
+    inputs, references and framework twins read `p.m`, checked by the type checker. Readers that
+    treat every op alike (labels, rows, sweeps) take its values by declaration (`as_dict`), or one by
+    a name a user chose (`value`)."""
 
     trailing: ClassVar[bool] = False  # its fields come after those of the classes derived from it
 
-    def __getitem__(self, key: str) -> Any:
-        if key not in _name_set(type(self)):
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names())
-
-    def __len__(self) -> int:
-        return len(self.names())
-
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        return _names(cls)
+        return _names(cls)  # type: ignore[arg-type]
 
     @classmethod
     def declared_param(cls, name: str) -> Param:
@@ -111,28 +116,61 @@ class OpParams(Mapping[str, Any]):
     def declared(cls) -> tuple[Param, ...]:
         """The op's parameters, each named by its field (what `OpSpec.params` holds), in field order,
         a `trailing` class's last (the placement every compute op has, after its own)."""
-        return _declared(cls)
+        return _declared(cls)  # type: ignore[arg-type]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every parameter's value, in declaration order."""
+        return {name: getattr(self, name) for name in self.names()}
+
+    def value(self, name: str, default: Any = None) -> Any:
+        """The value of a parameter named at run time (a chart's axis), `default` where it has none."""
+        known = _name_set(type(self))  # type: ignore[arg-type]
+        return getattr(self, name) if name in known else default
+
+    @property
+    def placement(self) -> Placement:
+        """Where it runs: its own device, sharding and seed where it declares them."""
+        return Placement(**{PLACEMENT[k]: v for k, v in self.as_dict().items() if k in PLACEMENT})
+
+
+class ReadParams(OpParams):
+    """Parameters read back that no class of this version takes (an op it does not know, a value
+    the kind does not take): the values as read, by name."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.read = dict(values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.read)
+
+    def value(self, name: str, default: Any = None) -> Any:
+        return self.read.get(name, default)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ReadParams) and other.read == self.read
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @functools.cache
-def _names(cls: type[OpParams]) -> tuple[str, ...]:
+def _names(cls: Any) -> tuple[str, ...]:
     return tuple(p.name for p in cls.declared())
 
 
 @functools.cache
-def _name_set(cls: type[OpParams]) -> frozenset[str]:
+def _name_set(cls: Any) -> frozenset[str]:
     return frozenset(_names(cls))
 
 
 @functools.cache
-def _declared(cls: type[OpParams]) -> tuple[Param, ...]:
+def _declared(cls: Any) -> tuple[Param, ...]:
     trailing = {
         name
         for c in cls.__mro__
         if vars(c).get("trailing")
         for name in vars(c).get("__annotations__", {})
     }
-    ordered = sorted(fields(cls), key=lambda f: f.name in trailing)  # type: ignore[arg-type]
+    ordered = sorted(fields(cls), key=lambda f: f.name in trailing)
     return tuple(replace(f.metadata["param"], name=f.name) for f in ordered)
 
 
@@ -278,7 +316,7 @@ class OpSpec(Generic[P]):
         return self.typed(**values)
 
     def check_constraints(self, params: Params, where: str) -> None:
-        problem = self.constraint(params)  # type: ignore[arg-type]
+        problem = self.constraint(params)
         if problem:
             raise UserError(f"op '{self.name}': {problem}", key=where)
 
@@ -293,7 +331,8 @@ class OpSpec(Generic[P]):
 
     def shape(self, params: Params, named: bool = False) -> str:
         """'1024x512x256' (or 'm=1024 k=512 n=256') from the op's dimensions."""
-        dims = [(d, params[d]) for d in self.dimensions if params.get(d) not in (None, "", 0)]
+        values = params.as_dict()
+        dims = [(d, values[d]) for d in self.dimensions if values.get(d) not in (None, "", 0)]
         return (" " if named else "x").join(f"{k}={v}" if named else str(v) for k, v in dims)
 
     @property
@@ -301,9 +340,7 @@ class OpSpec(Generic[P]):
         """The backends with an implementation of this op, in run order."""
         return backends_of(self.name)
 
-    def resolve(
-        self, given: Mapping[str, Any], where: str, also_known: Iterable[str] = ()
-    ) -> Mapping[str, Any]:
+    def resolve(self, given: Mapping[str, Any], where: str, also_known: Iterable[str] = ()) -> P:
         """Check names and values against the parameters and fill in defaults: the op's typed
         parameters where it declares them."""
         canonical = {alias: p.name for p in self.params for alias in p.aliases}

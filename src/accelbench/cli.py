@@ -21,7 +21,6 @@ from typing import Any, NoReturn
 from accelbench import __version__
 from accelbench.errors import UserError
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
-from accelbench.platform import chatter, processes, streams
 from accelbench.results.compare_formats import FORMATS
 from accelbench.run import history_commands, store_commands
 from accelbench.run.command_line import (
@@ -156,10 +155,10 @@ def _add_view_options(
 
 def _owned_flags(command: str | None = None) -> list[Any]:
     """The flags the dialects and the output formats declare (for `command`), once each."""
-    from accelbench.config.dialects import dialect_flags
-    from accelbench.results.sinks import sink_flags
+    from accelbench.config.dialects import dialect_flags, dialects
+    from accelbench.results.sinks import FLAGS
 
-    every = [*dialect_flags(), *sink_flags()]
+    every = [*dialect_flags(), *FLAGS, *(f for d in dialects() for f in d.sink_flags)]
     found = {f.dest: f for f in every if command is None or command in f.commands}
     return list(found.values())
 
@@ -392,6 +391,8 @@ def _validate_parser(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument("--list", action="store_true", help="print every case the config expands to")
     v.add_argument("--json", action="store_true", help="the cases as JSON")
+    for flag in _owned_flags("validate"):
+        flag.add_to(v)
 
 
 class _Version(argparse.Action):
@@ -444,11 +445,13 @@ def _list(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from accelbench.config.dialects import get_dialect
+    from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
     from accelbench.run.listing import case_records, print_cases, print_json
     from accelbench.run.planning import load_and_plan
 
-    options = RunOptions(max_cases=args.max_cases, max_dim=args.max_dim)
+    owned = FlagValues({f.dest: getattr(args, f.dest, None) for f in _owned_flags("validate")})
+    options = RunOptions(max_cases=args.max_cases, max_dim=args.max_dim, flags=owned)
     loaded, cases = load_and_plan(args.config, options)
     if args.json:
         print_json(case_records(cases, get_dialect(loaded.dialect).case_fields))
@@ -507,7 +510,7 @@ def _join(args: argparse.Namespace) -> None:
     given = (args.coordinator, args.num_processes, args.process_id)
     if args.multihost or any(v is not None for v in given):
         from accelbench.jax_backend.distributed import initialize
-        from accelbench.platform import launchers
+        from accelbench.platform import launchers, streams
 
         where = "--coordinator"
         if all(v is None for v in given):  # --multihost alone: the launcher's variables say
@@ -537,6 +540,8 @@ def _run(args: argparse.Namespace) -> int:
     from accelbench.run.session import run_planned  # the machinery, once the config is known good
 
     code = run_planned(loaded, cases, options)
+    from accelbench.platform import processes
+
     if processes.count() > 1:  # every process leaves the job in order, after its last case
         from accelbench.jax_backend.distributed import leave
 
@@ -582,6 +587,8 @@ def _dispatch(argv: list[str]) -> int:
         fields = [*fields, "--backend", args.backend]
     args.fields = fields
     args.argv = argv
+    from accelbench.platform import chatter
+
     chatter.route(int(getattr(args, "verbose", 0) or 0))
     return COMMANDS.get(args.command, _run)(args)  # else a dialect's alias of run
 

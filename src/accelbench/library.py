@@ -21,10 +21,11 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from accelbench.core.case import AbSettings, Case, Outputs, RunSettings
 from accelbench.errors import UserError, visible
+from accelbench.ops.callables import CallableParams
 from accelbench.results.records import Row
 
 # bench()'s own keywords; every other keyword is a run setting
@@ -123,13 +124,13 @@ class Result:
 
         r = self.row
         if not r.ok:
-            return visible(f"{r.params['name']}: {r.status.value}: {r.identity.error}")
+            return visible(f"{_name(r)}: {r.status.value}: {r.identity.error}")
         low, high = self.interval_s
         rate = f", {r.derived.tflop_per_s:.3g} TFLOP/s" if r.derived.tflop_per_s else ""
         rate += f", {r.derived.gb_per_s:.4g} GB/s" if r.derived.gb_per_s else ""
         host = f", host threads {self.threads}" if r.environment.platform == "cpu" else ""
         return visible(
-            f"{r.params['name']}: {format_seconds(r.median_s)} median ({r.timing.timing_source}"
+            f"{_name(r)}: {format_seconds(r.median_s)} median ({r.timing.timing_source}"
             f"{host}; p10-p90 {format_seconds(low)}-{format_seconds(high)}, "
             f"{r.stats.sample_count} samples, stopped: {r.stats.stop_reason}){rate}; check "
             f"{r.timing.check or 'off'}"
@@ -199,14 +200,19 @@ def bench(fn: Callable[..., Any], *args: Any, **keywords: Any) -> Result:
         keywords.setdefault("input_sets", len(arg_sets))
     case = _case(fn, options, keywords)
     run_id = new_run_id()
-    CALLS[case.params["name"]] = Call(fn, arg_sets, options.get("reference"), options.get("rtol"))
+    CALLS[case.params.name] = Call(fn, arg_sets, options.get("reference"), options.get("rtol"))
     try:
         started = timestamp()
         row, _ = execute(case, run_id, base_environment(run_id), None, case.run.timeout_s)
     finally:
-        CALLS.pop(case.params["name"], None)
+        CALLS.pop(case.params.name, None)
     row.started = started
     return Result(row)
+
+
+def _name(row: Row) -> str:
+    """The function's name a `bench()` row carries (its op's `name` parameter)."""
+    return str(cast(CallableParams, row.params).name)
 
 
 class Table:
@@ -250,7 +256,7 @@ def table(
     (default: the first) marked `?` where the one verdict of every comparison is inconclusive (the
     reasons under the table). No result is left out: one whose case lacks a baseline is a line with
     a blank where the baseline would be."""
-    rows = [dataclasses.replace(r.row, source=str(r.row.params["name"])) for r in results]
+    rows = [dataclasses.replace(r.row, source=_name(r.row)) for r in results]
     if by:
         from accelbench.results.compare import grid, pair_groups
         from accelbench.results.compare_formats import grid_table
@@ -309,7 +315,7 @@ def ab(
         _checked(side.fn, {k: keywords[k] for k in BENCH_OPTIONS if k in keywords})
     (pair,) = interleave(*sides, settings)
     assert pair.b is not None  # a side always has its row (a failed call is a row too)
-    labels = (str(pair.a.params.get("name")), str(pair.b.params.get("name")))
+    labels = (_name(pair.a), _name(pair.b))
     report = ab_report([pair], threshold, labels)
     (line,) = report.every
     interval = None if line.ratio_low is None else (line.ratio_low, line.ratio_high)
@@ -347,7 +353,7 @@ def save(results: Sequence[Result], path: str) -> str:
     from accelbench.results.writer import ResultFile
 
     rows = [r.row for r in results]
-    names = list(dict.fromkeys(p for r in rows for p in r.params))
+    names = list(dict.fromkeys(p for r in rows for p in r.params.as_dict()))
     case = Case(
         op="callable",
         backend="numpy",

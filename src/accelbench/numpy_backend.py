@@ -49,7 +49,7 @@ class NumpyBackend:
     def prepare(self, case: Case, impl: ArrayImplementation) -> Prepared:
         spec = get_spec(case.op)
         assert spec.make_inputs is not None
-        host = spec.make_inputs(case.params, np.random.default_rng(case.params.get("seed", 0)))
+        host = spec.make_inputs(case.params, np.random.default_rng(case.params.placement.seed))
         fn = impl.build(case.params)
         return Prepared(
             call=lambda: fn(*host.values()),

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from accelbench import catalogue
+from accelbench import catalogue, specs
 from accelbench.config import dialects
 from accelbench.measure import timers
 from accelbench.ops import torchao
-from accelbench.platform import backends, system_presets
+from accelbench.platform import backends
 from accelbench.results import sinks
 from accelbench.run import runner
 
@@ -21,14 +21,14 @@ from accelbench.run import runner
 def _tables() -> tuple[dict[Any, Any], ...]:
     """The registries that are plain tables (the catalogue and the sinks have their own scopes)."""
     timers.registered_timers()  # discovered first: a scope never hides a module registering late
-    owned = tuple(table for d in dialects.dialects() for table in d.registries)
+    owned = tuple(table for d in dialects.dialects() for table in d.registries())
     return (
         timers._TIMERS,
         backends.BACKENDS,
         dialects.DIALECTS,
         *owned,
         catalogue.PARAM_KINDS,
-        system_presets.PRESETS,
+        specs.presets(),
         torchao.RECIPES,
         runner._backend_cache,  # a registered backend's loaded instance goes with it
     )

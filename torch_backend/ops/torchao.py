@@ -262,13 +262,11 @@ def _transformed(
     linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
     if p.recipe != BASELINE and not all(is_quantized(m.weight) for m in linears):
         raise unsupported(
-            f"quantize_ with {p['recipe']} left the weights unquantized on {device.type}"
+            f"quantize_ with {p.recipe} left the weights unquantized on {device.type}"
         )
     if p.sparsity != "none" and not all(is_sparse(m.weight) for m in linears):
         kinds = sorted({type(m.weight).__name__ for m in linears})
-        raise unsupported(
-            f"{p['sparsity']} left dense weights ({', '.join(kinds)}) on {device.type}"
-        )
+        raise unsupported(f"{p.sparsity} left dense weights ({', '.join(kinds)}) on {device.type}")
     return _ready(module, x, p.compile_mode, device), reference, density
 
 

@@ -189,8 +189,8 @@ def _inputs(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any, A
 
 def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
     p = params_of(case, TorchaoTrainingParams)
-    keys = ("model_type", "m", "k", "n", "high_precision_dtype", "compile_mode")
-    key = (*(p[k] for k in keys), str(device), case.run.num_runs, case.run.warmup)
+    shape = (p.model_type, p.m, p.k, p.n, p.high_precision_dtype, p.compile_mode)
+    key = (*shape, str(device), case.run.num_runs, case.run.warmup)
     if key not in _baselines:
         module, x, grad_out = _inputs(p, device, dtype)
         step = make_step(module, x, grad_out, p.compile_mode, device)
@@ -222,7 +222,7 @@ def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
         raise
     except Exception as error:  # a kernel this device or torch lacks
         raise unsupported(
-            f"float8 {p['scaling_granularity']} training failed: {first_line(error, 200)}"
+            f"float8 {p.scaling_granularity} training failed: {first_line(error, 200)}"
         ) from None
 
 

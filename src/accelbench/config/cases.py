@@ -35,6 +35,16 @@ def implementations_to_run(
     )
 
 
+def within_cap(count: int, cap: int, where: str, hint: str = " or 'max_cases:'") -> None:
+    """A config that expands past its case cap is refused where it went past, before it runs."""
+    if count > cap:
+        raise UserError(
+            f"the config expands to more than {cap} cases; raise the cap with --max-cases{hint} if "
+            "this is intended",
+            key=where,
+        )
+
+
 def cases_per_implementation(
     spec: OpSpec,
     backends: list[str],

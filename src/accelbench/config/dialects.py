@@ -4,26 +4,48 @@ its own package under `accelbench/dialects/` (found by `accelbench.plugins`, nev
 A dialect says how its files are recognised, validated (`schema`) and planned into cases, and what it
 brings besides: the `microbench run` flags it reads, its output modules, its own command line, its
 `microbench list --NAME` table and the names `run --run NAME` may give. Dialects are asked in `order`.
+Its heavy parts (schema, planner, listing) it names as `Lazy("module:attribute")`, imported on first
+use: the command line's help, built from every dialect's declaration, loads none of them.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
-from accelbench.catalogue import Param
-from accelbench.config.settings import PlanRequest
-from accelbench.core.case import Case
 from accelbench.core.flags import Flag
 from accelbench.errors import UserError
 from accelbench.plugins import SINK_MODULES, discover_dialects
 from accelbench.registry import register_once
 
 DEFAULT_MAX_CASES = 5000
+
+
+class Lazy:
+    """A module's attribute named "module:attribute", imported on first use; it calls and answers
+    attributes as that attribute does."""
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+
+    @functools.cached_property
+    def target(self) -> Any:
+        module, _, name = self.ref.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.target(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+
+def resolved(value: Any) -> Any:
+    """The thing itself, whether given or named lazily."""
+    return value.target if isinstance(value, Lazy) else value
 
 
 @dataclass(frozen=True)
@@ -47,10 +69,10 @@ class Listing:
 
     option: str
     help: str
-    records: Callable[[], list[Any]]
+    records: Callable[[], list[Any]] | Lazy
     title: str
     columns: tuple[str, ...]
-    cells: Callable[[Any], tuple[str, ...]]
+    cells: Callable[[Any], tuple[str, ...]] | Lazy
     doc_page: str = ""  # from the repository root: docs/<dialect>.md
 
     def rows(self) -> list[tuple[str, ...]]:
@@ -60,10 +82,10 @@ class Listing:
 @dataclass(frozen=True)
 class OneOff:
     """`run --run NAME --field value`: whether the dialect knows NAME (its fields, or None), and the
-    config data of one entry made of the fields given."""
+    cases of the values given (each keyed by its option: `--m`)."""
 
-    fields: Callable[[str], tuple[Param, ...] | None]
-    data: Callable[[str, dict[str, Any]], dict[str, Any]]
+    fields: Callable[[str], tuple[Any, ...] | None] | Lazy  # the op's or benchmark's Params
+    plan: Callable[[str, Any, Any], list[Any]] | Lazy  # (name, its Point, a PlanRequest) -> cases
 
 
 @dataclass(frozen=True)
@@ -81,26 +103,30 @@ class RunAlias:
 @dataclass(frozen=True)
 class Dialect:
     name: str
-    schema: type[BaseModel]
+    schema: Any  # its files' pydantic model (a Lazy naming it)
     recognise: Callable[[dict[str, Any]], bool]  # is this file written in the dialect?
-    plan: Callable[[Any, PlanRequest], list[Case]]
+    plan: Callable[[Any, Any], list[Any]] | Lazy  # (its model, a PlanRequest) -> cases
     order: int  # asked in this order whether a file is theirs
     # renames keys of the dialect's earlier versions: (upgraded data, one warning per key)
-    upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] = lambda data: (data, [])
+    upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] | Lazy = lambda data: (
+        data,
+        [],
+    )
     looks_like: str = ""  # what a file of this dialect has, for the error when none recognises it
     flags: tuple[Flag[Any], ...] = ()  # `microbench run` flags it reads: refused for other files
+    sink_flags: tuple[Flag[Any], ...] = ()  # flags its output formats read (any run may give them)
     sinks: tuple[str, ...] = ()  # modules of the output formats it brings
     command: Command | None = None
     listing: Listing | None = None
     one_off: OneOff | None = None
     aliases: tuple[RunAlias, ...] = ()
-    registries: tuple[
-        dict[Any, Any], ...
-    ] = ()  # its own name tables (scoped by tests with the rest)
+    # its own name tables (scoped by tests with the rest)
+    registries: Callable[[], tuple[dict[Any, Any], ...]] | Lazy = tuple
     # a file of the dialect's family that is not a config (a suite file): the line that says so
     explains: Callable[[dict[str, Any]], str | None] = lambda data: None
-    # a planned case's fields in the dialect's own names (`validate --json`); None: its op's
-    case_fields: Callable[[Any], dict[str, Any]] | None = None
+    # a planned case's benchmark and fields in the dialect's own names (`validate --json`); None: its
+    # op's
+    case_fields: Callable[[Any], tuple[str, dict[str, Any]]] | Lazy | None = None
 
     @property
     def title(self) -> str:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,32 +15,33 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from accelbench.catalogue import Param
-from accelbench.config.dialects import detect_dialect, dialects
+from accelbench.config.dialects import detect_dialect, dialects, resolved
+from accelbench.config.expand import Given, Point
 from accelbench.config.schema import RULE_ERROR
+from accelbench.config.settings import PlanRequest
 from accelbench.config.yaml_reader import read_yaml
+from accelbench.core.case import Case
 from accelbench.errors import UserError, did_you_mean, key_path, visible
 
 
 @dataclass(frozen=True)
 class LoadedConfig:
-    path: str
+    path: str  # the file, or a command line's benchmark name
     dialect: str  # a registered dialect's name (config/dialects.py)
-    model: BaseModel
+    model: BaseModel | None
     raw: dict[str, Any]
     warnings: tuple[str, ...] = ()  # keys of earlier dialect versions that were upgraded
-    command_line: bool = False  # made by `run --run NAME --field value`, not read from a file
+    # a command line's cases (`run --run NAME --field value`, `tpums benchmark run`), made from its
+    # typed values by the dialect, each error keyed by the option that gave the value
+    one_off: Callable[[PlanRequest], list[Case]] | None = None
+
+    @property
+    def command_line(self) -> bool:
+        return self.one_off is not None
 
     def located(self, error: UserError) -> UserError:
-        """The error attributed to the file, or for a command line to the option that caused it."""
-        if not self.command_line:
-            return error.with_file(self.path)
-        key = re.sub(
-            r"^(benchmarks\[0\](\.benchmark_params\[0\])?|benchmark\.(params|sweep))\.?",
-            "",
-            error.key or "",
-        )
-        error.key = f"--{key}" if key and not key.startswith("-") else (key or "--run")
-        return error
+        """The error attributed to the file (a command line's already names its option)."""
+        return error if self.command_line else error.with_file(self.path)
 
     @property
     def config_id(self) -> str:
@@ -134,7 +134,7 @@ def parse_config(data: Any, path: str) -> LoadedConfig:
     except UserError as error:
         raise error.with_file(path) from None
     except ValidationError as error:
-        raise _translate(error, dialect.schema, path) from None
+        raise _translate(error, resolved(dialect.schema), path) from None
     return LoadedConfig(path, dialect.name, model, data, tuple(warnings))
 
 
@@ -177,10 +177,11 @@ def typed_value(param: Param | None, text: str, option: str) -> Any:
         return text
 
 
-def parse_fields(name: str, args: Sequence[str]) -> dict[str, Any]:
-    """`--field value` and `--field=value` pairs for a one-off run of `name`, typed by its fields."""
+def parse_fields(name: str, args: Sequence[str]) -> Point:
+    """`--field value` and `--field=value` pairs for a one-off run of `name`, typed by its fields,
+    each keyed by its option."""
     known = {p.name: p for p in one_off_params(name)}
-    fields: dict[str, Any] = {}
+    fields: Point = {}
     i = 0
     while i < len(args):
         arg = args[i]
@@ -204,16 +205,20 @@ def parse_fields(name: str, args: Sequence[str]) -> dict[str, Any]:
             )
         if key in fields:
             raise UserError("given twice", key=option)
-        fields[key] = typed_value(known.get(key), value, option)
+        fields[key] = Given(typed_value(known.get(key), value, option), option)
         i += 1
     return fields
 
 
 def one_off_params(name: str) -> tuple[Param, ...]:
     """What `--run NAME` takes: the fields of the first dialect (in order) that knows NAME."""
+    return _owner(name)[1]
+
+
+def _owner(name: str) -> tuple[Any, tuple[Param, ...]]:
     for dialect in dialects():
         if dialect.one_off is not None and (found := dialect.one_off.fields(name)) is not None:
-            return found
+            return dialect, found
     known = [n for d in dialects() if d.one_off for n in _names(d)]
     raise UserError(
         f"unknown benchmark '{name}' (see `microbench list`)",
@@ -232,18 +237,15 @@ def _names(dialect: Any) -> list[str]:
 
 
 def one_off_config(name: str, args: Sequence[str]) -> LoadedConfig:
-    """A config of one entry from `run --run NAME --field value ...` (no file, no sweep), in the
-    dialect of the first that knows NAME."""
-    fields = parse_fields(name, args)
-    backend = fields.get("backend")
-    if isinstance(backend, str) and "," in backend:  # `--backend jax,torch`, as `run` documents it
-        fields["backend"] = [b.strip() for b in backend.split(",") if b.strip()]
-    owner = next(d for d in dialects() if d.one_off and d.one_off.fields(name) is not None)
-    assert owner.one_off is not None
-    data = owner.one_off.data(name, fields)
-    try:
-        dialect = detect_dialect(data)
-        model = dialect.schema.model_validate(data)
-    except ValidationError as error:
-        raise _translate(error, detect_dialect(data).schema, name) from None
-    return LoadedConfig(name, dialect.name, model, data, command_line=True)
+    """`run --run NAME --field value ...` (no file, no sweep): its typed values, planned by the first
+    dialect that knows NAME."""
+    owner, _ = _owner(name)
+    point = parse_fields(name, args)
+    backend = point.get("backend")
+    if backend is not None and isinstance(backend.value, str) and "," in backend.value:
+        names = [b.strip() for b in backend.value.split(",") if b.strip()]  # `--backend jax,torch`
+        point["backend"] = Given(names, backend.where)
+    plan = owner.one_off.plan
+    return LoadedConfig(
+        name, owner.name, None, {"run": [name, *args]}, one_off=lambda r: plan(name, point, r)
+    )

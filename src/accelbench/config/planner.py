@@ -111,7 +111,7 @@ def plan(
                 key=flag.option,
             )
     try:
-        cases = dialect.plan(model, request)
+        cases = loaded.one_off(request) if loaded.one_off else dialect.plan(model, request)
     except UserError as error:
         raise loaded.located(error) from None
     for warning in dict.fromkeys(request.warnings):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -156,6 +156,8 @@ class PlanRequest:
         return self.flags.get_flag(flag)
 
 
-def pair_key(op: str, params: Mapping[str, Any]) -> str:
+def pair_key(op: str, params: Any) -> str:
     """What the same op on the same inputs shares across backends: their outputs are compared."""
-    return hashlib.sha1(json.dumps([op, dict(params)], sort_keys=True).encode()).hexdigest()[:12]
+    return hashlib.sha1(json.dumps([op, params.as_dict()], sort_keys=True).encode()).hexdigest()[
+        :12
+    ]

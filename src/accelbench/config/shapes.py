@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from accelbench.config.expand import Axis, Expansion
 from accelbench.errors import UserError, did_you_mean
 
 Shape = tuple[str, list[int]]
@@ -171,9 +172,10 @@ def _pow2_extended(name: str, spec: dict[str, Any]) -> list[Shape]:
 
 
 def _grid(name: str, spec: dict[str, Any]) -> list[tuple[int, int, int]]:
-    """Every (M, K, N) of powers of two, M outermost and N innermost."""
-    powers = _powers(name, spec)
-    return [(2**mp, 2**kp, 2**np_) for mp in powers for kp in powers for np_ in powers]
+    """Every (M, K, N) of powers of two, M outermost and N innermost (the expansion's product)."""
+    powers = tuple(2**p for p in _powers(name, spec))
+    grid = Expansion(axes=tuple(Axis(d, powers, name) for d in "mkn"))
+    return [(p["m"].value, p["k"].value, p["n"].value) for p in grid.points()]
 
 
 def _small_sweep(name: str, spec: dict[str, Any]) -> list[Shape]:

@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from accelbench.limits import (
     MAX_INPUT_SETS,
@@ -16,9 +16,6 @@ from accelbench.limits import (
     MAX_SOAK_S,
     MAX_THREADS,
 )
-
-if TYPE_CHECKING:  # platform.system_presets imports NumPy: the command line reads this module
-    from accelbench.platform.system_presets import HardwareStats
 
 CHECK_MODES = ("strict", "flag", "off")
 CACHE_POLICIES = ("cold", "warm")
@@ -293,36 +290,19 @@ class Outputs:
 
 
 @dataclass(frozen=True)
-class Origin:
-    """A case as the harness whose config named it knows it (the jax-bench dialect): that harness's
-    benchmark name and fields, in its order (then this project's own fields), the roofline peaks the
-    config gave, the conditions it is measured under and a collective's group size as that harness
-    counts it. Its outputs in that harness's format are written from this."""
-
-    benchmark: str
-    fields: tuple[tuple[str, Any], ...]
-    hardware: HardwareStats | None = None
-    conditions: str = "upstream"
-    group_size: int = 1
-    # which generation's columns its summary.csv takes: "jax-bench", or "tpums" with that name
-    generation: str = "jax-bench"
-    generation_name: str | None = None
-
-
-@dataclass(frozen=True)
 class Case:
     op: str
     backend: str
-    params: Mapping[
-        str, Any
-    ]  # the op's typed parameters (catalogue.OpParams) or, unconverted, a dict
+    params: Any  # the op's typed parameters (catalogue.OpParams)
     run: RunSettings
     outputs: Outputs
     benchmark: str
     config_id: str = ""
     implementation: str | None = None  # a registered implementation of the op on this backend
     pair_key: str = field(default="", compare=False)
-    origin: Origin | None = field(default=None, compare=False)
+    # what the dialect whose file named it knows of the case (a reference benchmark's typed fields,
+    # benchmarks.Upstream), for that dialect's outputs; opaque here
+    origin: Any = field(default=None, compare=False)
     # environment the case's process must start with (libtpu reads its flags once, at start-up)
     process_env: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     # the same case asked for again (a jax-bench file under upstream's conditions runs it again)
@@ -335,7 +315,7 @@ class Case:
         ident = {
             "op": self.op,
             "backend": self.backend,
-            "params": dict(self.params),  # by value: the typed class does not enter the id
+            "params": self.params.as_dict(),  # by value: the typed class does not enter the id
             **identifying_settings(self.run),
             **{k: v for k, v in own if v},
         }
@@ -346,9 +326,9 @@ class Case:
         """What makes this case differ from another of its op: its parameters, the run settings in
         its id, and its repeat (a case a jax-bench file asks for again)."""
         repeat = {"repeat_count": self.occurrence} if self.occurrence else {}
-        return {**dict(self.params), **identifying_settings(self.run), **repeat}
+        return {**self.params.as_dict(), **identifying_settings(self.run), **repeat}
 
     @property
     def label(self) -> str:
-        parts = (self.op, self.backend, shape_label(self.params), self.id[:6])
+        parts = (self.op, self.backend, shape_label(self.params.as_dict()), self.id[:6])
         return "-".join(p for p in parts if p)

@@ -140,10 +140,10 @@ class JaxBackend:
     # -- preparation ---------------------------------------------------------------------
     def _placement(self, case: Case, host: dict[str, np.ndarray]) -> tuple[list[Any], int]:
         """Where each input goes (a device or a sharding) and how many devices the case uses."""
-        mode = case.params.get("sharding", "none")
+        where = case.params.placement
         devices = jax.local_devices()
-        if mode == "none":
-            index = case.params.get("device", 0)
+        if where.sharding == "none":
+            index = int(where.device)
             if index >= len(devices):
                 raise unsupported(
                     f"device {index} requested but only {len(devices)} local devices exist"
@@ -151,19 +151,17 @@ class JaxBackend:
             return [devices[index]] * len(host), 1
         mesh = Mesh(np.array(devices), ("d",))
         replicated = NamedSharding(mesh, P())
-        if mode == "replicated":
+        if where.sharding == "replicated":
             return [replicated] * len(host), len(devices)
-        if "m" not in case.params:
+        if where.rows is None:
             raise unsupported(f"sharding: split_m needs an m dimension, which {case.op} has not")
-        if case.params["m"] % len(devices):
-            raise unsupported(
-                f"m={case.params['m']} does not split evenly over {len(devices)} devices"
-            )
+        if where.rows % len(devices):
+            raise unsupported(f"m={where.rows} does not split evenly over {len(devices)} devices")
         # split_m: buffers with M rows split along M; everything else replicated
         split = NamedSharding(mesh, P("d", None))
-        return [
-            split if a.shape[:1] == (case.params["m"],) else replicated for a in host.values()
-        ], len(devices)
+        return [split if a.shape[:1] == (where.rows,) else replicated for a in host.values()], len(
+            devices
+        )
 
     def memory_capacity(self) -> float | None:
         stats = jax.local_devices()[0].memory_stats() or {}
@@ -234,9 +232,7 @@ class JaxBackend:
             # (0.1-0.2 s on an H200), a copy of even 100 MB costs less
             return np.asarray(jax.device_get(out[name]))[rows]
 
-        extras = PlacementExtras(
-            used_device_count=used, sharding=case.params.get("sharding", "none")
-        )
+        extras = PlacementExtras(used_device_count=used, sharding=case.params.placement.sharding)
 
         def check_one(h: dict[str, np.ndarray], out: dict[str, Any]) -> float | None:
             return check_outputs(spec, case.params, h, lambda n, r: fetch(out, n, r))

@@ -89,11 +89,8 @@ def flusher(case: Case) -> Callable[[], None]:
         return no_flush
     if jax.default_backend() == "cpu":
         return HostFlush()
-    return device_flush(
-        jax.local_devices()[
-            case.params.get("device", 0) if case.params.get("sharding", "none") == "none" else 0
-        ]
-    )
+    where = case.params.placement
+    return device_flush(jax.local_devices()[int(where.device) if where.sharding == "none" else 0])
 
 
 # the TPU firmware's thermal, power-level and throttle events and its power trace, as TPUMS asks for

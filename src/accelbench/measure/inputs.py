@@ -21,7 +21,7 @@ def host_sets(spec: OpSpec, case: Case) -> list[Host]:
     """The case's input sets as host arrays: one (from `seed`) unless it rotates, then `input_sets`
     from seed, seed + 1, ..."""
     assert spec.make_inputs is not None
-    seed = case.params.get("seed", 0)
+    seed = case.params.placement.seed
     count = case.run.input_sets if case.run.inputs == "rotate" else 1
     if count > 1 and spec.traits.donated_input:
         raise unsupported("inputs: rotate: this op feeds each iteration's output to the next")

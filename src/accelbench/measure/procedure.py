@@ -55,7 +55,7 @@ def check_fits(spec: OpSpec, case: Case, capacity_bytes: float | None) -> None:
     if need > capacity_bytes:
         raise CaseFailure(
             Status.OOM,
-            f"out of device memory at {shape_label(case.params, named=True)}: inputs and "
+            f"out of device memory at {shape_label(case.params.as_dict(), named=True)}: inputs and "
             f"outputs alone need {need / 2**30:.1f} GiB, the framework can allocate "
             f"{capacity_bytes / 2**30:.1f} GiB",
         )

@@ -212,7 +212,7 @@ def trace_session_dir(case: Case) -> str | None:
     if not outputs.trace_dir:
         return None
     shape = CATALOGUE.get_spec(case.op).shape(case.params)
-    named = [str(case.params[k]) for k in TRACE_NAMED if case.params.get(k) not in (None, "")]
+    named = [str(v) for k in TRACE_NAMED if (v := case.params.value(k)) not in (None, "")]
     label = "-".join(x for x in (case.op, case.id[:8], shape, *named, case.implementation) if x)
     folder = portable_name(label, TRACE_NAME_CHARS)
     session = outputs.trace_session or time.strftime("%Y_%m_%d_%H_%M_%S")

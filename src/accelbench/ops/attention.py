@@ -229,8 +229,10 @@ def jax_splash(p: AttentionParams) -> Callable[..., dict[str, Any]]:
     on_tpu = jax.default_backend() == "tpu"
     if not (on_tpu or INTERPRET_OFF_TPU):
         raise unsupported("the Pallas splash-attention kernel runs on TPUs only")
-    for name in ("q_seq_len", "kv_seq_len", "qk_head_dim", "v_head_dim"):
-        if p[name] % SPLASH_BLOCK:
+    sizes = {"q_seq_len": p.q_seq_len, "kv_seq_len": p.kv_seq_len}
+    sizes.update(qk_head_dim=p.qk_head_dim, v_head_dim=p.v_head_dim)
+    for name, size in sizes.items():
+        if size % SPLASH_BLOCK:
             raise unsupported(f"splash attention needs {name} a multiple of {SPLASH_BLOCK}")
     from jax.experimental.pallas.ops.tpu import splash_attention as splash
 

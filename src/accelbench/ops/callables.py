@@ -73,7 +73,7 @@ register(
 
 def call_of(case: Case) -> Call:
     try:
-        return CALLS[case.params["name"]]
+        return CALLS[case.params.name]
     except KeyError:
         raise unsupported("a callable is timed through accelbench.bench(), not a config") from None
 

@@ -121,6 +121,19 @@ def _flag(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
+@dataclass(frozen=True)
+class MonitorSummary:
+    """What a row keeps of a case's GPU monitor (TimingInfo's columns of these names, and the
+    series for its chart)."""
+
+    sm_clock_first_mhz: float | None = None
+    sm_clock_last_mhz: float | None = None
+    sm_clock_min_mhz: float | None = None
+    temperature_max_c: float | None = None
+    power_max_w: float | None = None
+    series: list[list[float]] = field(default_factory=list)
+
+
 @dataclass
 class Monitor:
     """A background sampler; `series` rows are GPU_SAMPLE_FIELDS (seconds since the start).
@@ -189,16 +202,17 @@ class Monitor:
         if self._thread is not None:
             self._thread.join(timeout=2)
 
-    def summary(self) -> dict[str, float | None]:
+    def summary(self) -> MonitorSummary:
         """First and last tenth's median SM clock, the lowest clock, the hottest and most power drawn."""
         if not self.series:
-            return {}
+            return MonitorSummary()
         tenth = max(1, len(self.series) // 10)
         sm = sorted(s[1] for s in self.series[:tenth]), sorted(s[1] for s in self.series[-tenth:])
-        return {
-            "sm_clock_first_mhz": sm[0][len(sm[0]) // 2],
-            "sm_clock_last_mhz": sm[1][len(sm[1]) // 2],
-            "sm_clock_min_mhz": min(s[1] for s in self.series),
-            "temperature_max_c": max(s[3] for s in self.series),
-            "power_max_w": max(s[4] for s in self.series),
-        }
+        return MonitorSummary(
+            sm_clock_first_mhz=sm[0][len(sm[0]) // 2],
+            sm_clock_last_mhz=sm[1][len(sm[1]) // 2],
+            sm_clock_min_mhz=min(s[1] for s in self.series),
+            temperature_max_c=max(s[3] for s in self.series),
+            power_max_w=max(s[4] for s in self.series),
+            series=[list(sample) for sample in self.series],
+        )

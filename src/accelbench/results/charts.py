@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
@@ -16,12 +16,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from accelbench.catalogue import get_spec  # noqa: E402
+from accelbench.catalogue import OpParams, get_spec  # noqa: E402
 from accelbench.errors import UserError, visible  # noqa: E402
 from accelbench.names import portable_name  # noqa: E402
 from accelbench.results.console import shape_of, significant  # noqa: E402
 from accelbench.results.records import Row, speedup  # noqa: E402
 from accelbench.results.writer import write_atomically  # noqa: E402
+
+GAP, DTYPE = "gap_strategy", "dtype"  # the parameters a soak chart's title names, where it has them
 
 
 def save_figure(fig: Any, path: str, **options: Any) -> None:
@@ -29,11 +31,11 @@ def save_figure(fig: Any, path: str, **options: Any) -> None:
     write_atomically(path, lambda f: fig.savefig(f, format="png", **options), binary=True)
 
 
-def dimensions(op: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+def dimensions(op: str, params: OpParams) -> tuple[str, ...]:
     try:
         return get_spec(op).dimensions
     except UserError:  # an op this version no longer has: any integer parameter may be its axis
-        return tuple(n for n, v in params.items() if isinstance(v, int))
+        return tuple(n for n, v in params.as_dict().items() if isinstance(v, int))
 
 
 LARGEST = 1e30  # past it a scale's arithmetic overflows (a ratio, a square); no measurement is that
@@ -46,7 +48,8 @@ def placeable(row: Row) -> bool:
     s, d = row.stats, row.derived
     numbers = (row.median_s, s.time_p10_s, s.time_p90_s, d.tflop_per_s, d.gb_per_s)
     given = [float(v) for v in (*numbers, d.intensity_flop_per_byte, speedup(row)) if v is not None]
-    sizes = [row.params[n] for n in dimensions(row.identity.op, row.params) if n in row.params]
+    values = row.params.as_dict()
+    sizes = [values[n] for n in dimensions(row.identity.op, row.params) if n in values]
     inside = (s.time_p10_s or 0) <= (row.median_s or 0) <= (s.time_p90_s or math.inf)
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in sizes)
     placed = numeric and all(0 < v < LARGEST for v in [*given, *sizes])
@@ -106,8 +109,8 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
             bottom.grid(True, alpha=0.3)
         clocked = f", throttled {row.stats.throttled}" if clocks else ""  # a clock to say so
         ax.set_title(
-            f"{row.identity.op} {row.params.get('gap_strategy', '')} {shape_of(row)} "
-            f"{row.params.get('dtype', '')}: last/first tenth "
+            f"{row.identity.op} {row.params.value(GAP, '')} {shape_of(row)} "
+            f"{row.params.value(DTYPE, '')}: last/first tenth "
             f"{significant(row.stats.decile_drift_ratio)}{clocked}",
             fontsize=9,
         )

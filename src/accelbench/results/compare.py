@@ -15,13 +15,13 @@ from __future__ import annotations
 import functools
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from accelbench.catalogue import OpParams, get_spec
+from accelbench.catalogue import OpParams, ReadParams, get_spec
 from accelbench.core.samples import ratio_intervals
 from accelbench.errors import UserError, did_you_mean
 from accelbench.results.compare_formats import Grid, Line, Report, show
@@ -56,7 +56,7 @@ def _identifying(row: Row, without: tuple[str, ...]) -> tuple[str, str, str, lis
     left_out = _left_out(without)
     params = [
         (name, value)
-        for name, value in row.params.items()
+        for name, value in row.params.as_dict().items()
         if value is not None and value != "" and name not in left_out
     ]
     if not without:
@@ -105,14 +105,14 @@ def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
     return " ".join([head, *(f"{k}={v}" for k, v in params if k in shown)])
 
 
-def _worth_showing(op: str, params: Mapping[str, Any]) -> set[str]:
-    """The parameters a label names: every one of a row read as a dict (an op this version does not
-    know), else the op's dimensions and those away from their defaults."""
-    if not isinstance(params, OpParams):
-        return set(params)
+def _worth_showing(op: str, params: OpParams) -> set[str]:
+    """The parameters a label names: every one of a row read as it stood (an op this version does
+    not know), else the op's dimensions and those away from their defaults."""
+    if isinstance(params, ReadParams):
+        return set(params.as_dict())
     spec = get_spec(op)
     defaults = {p.name: p.default_value for p in spec.params}
-    return {k for k, v in params.items() if k in spec.dimensions or v != defaults.get(k)}
+    return {k for k, v in params.as_dict().items() if k in spec.dimensions or v != defaults.get(k)}
 
 
 @dataclass

@@ -102,7 +102,7 @@ def shape_of(row: Row) -> str:
     try:
         return get_spec(row.identity.op).shape(row.params)
     except UserError:
-        return shape_label(row.params)
+        return shape_label(row.params.as_dict())
 
 
 def distinguishing(rows: Sequence[Row]) -> list[str]:
@@ -120,7 +120,7 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
             named = (*spec.dimensions, NAMED_BY.get(op))  # in the shape, or the op's name
             names = [p.name for p in spec.params if p.name not in named]
         except UserError:  # a row of an op this version no longer has: what it does have
-            names = sorted({k for i in members for k in rows[i].params})
+            names = sorted({k for i in members for k in rows[i].params.as_dict()})
         settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]
         keys = (
             [*names, *varying([rows[i] for i in members], settings)] if len(members) > 1 else names

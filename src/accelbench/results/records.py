@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from accelbench.catalogue import OpParams, ReadParams
 from accelbench.core.case import (
     OWN_POLICIES,
     RunSettings,
@@ -518,7 +518,7 @@ def used_devices(row: Row) -> int | None:
 @dataclass(slots=True)
 class Row:
     identity: Identity
-    params: Mapping[str, Any]  # the op's OpParams; a dict only for an op this version does not know
+    params: OpParams  # the op's; ReadParams for an op or value this version does not know
     stats: TimeStats = field(default_factory=TimeStats)
     conditions: Conditions = field(default_factory=Conditions)
     device_state: DeviceState = field(default_factory=DeviceState)
@@ -532,6 +532,10 @@ class Row:
     started: str = ""  # when the case began (the row's timestamp is when it ended); not a column
     loop_started: float | None = None  # when its timed loop began (epoch seconds); not a column
     source: str = ""  # a report over several runs or files: which it came from; not a column
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.params, OpParams):  # values by name, as a test or a reader has them
+            self.params = ReadParams(self.params)
 
     @property
     def status(self) -> Status:
@@ -562,8 +566,8 @@ class Row:
     def get(self, name: str) -> Any:
         """A parameter, an extras field or a run setting's condition column by name, None where the
         row has none of them (a sweep's axis)."""
-        if name in self.params:
-            return self.params[name]
+        if name in self.params.as_dict():
+            return self.params.value(name)
         if name in setting_columns():
             return getattr(self.conditions, name)
         return getattr(self.extras, name, None)
@@ -576,12 +580,10 @@ class Row:
         """The flat row: every declared column (and nothing else), in file order."""
         flat: dict[str, Any] = {}
         group = self.group
-        params = dict(self.params)  # the typed parameters by name (a Mapping)
-        body = map(group, BODY_GROUPS)
         for part in (
             *map(group, HEAD_GROUPS),
-            params,
-            *body,
+            self.params.as_dict(),  # the typed parameters by name
+            *map(group, BODY_GROUPS),
             self.extras,
             *map(group, TAIL_GROUPS),
         ):

@@ -171,7 +171,7 @@ def _throughput(row: Row, metric: str) -> float | None:
 def _sweep(op: str, mine: list[Row]) -> Sweep | None:
     values: dict[str, set[str]] = defaultdict(set)
     for r in mine:
-        for name, value in r.params.items():
+        for name, value in r.params.as_dict().items():
             values[name].add(str(value))
     dims = [d for d in dimensions(op, mine[0].params) if len(values.get(d, ())) > 2]
     if not dims:
@@ -181,8 +181,8 @@ def _sweep(op: str, mine: list[Row]) -> Sweep | None:
     # a parameter that takes one value per axis value is tied to the axis (n: SAME_AS_m): no series
     per_axis: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for r in mine:
-        for name, value in r.params.items():
-            per_axis[name][str(r.params.get(axis))].add(str(value))
+        for name, value in r.params.as_dict().items():
+            per_axis[name][str(r.params.value(axis))].add(str(value))
     tied = {name for name, by in per_axis.items() if all(len(v) == 1 for v in by.values())}
     names = [n for n in ("implementation", *values) if n != axis and n not in tied]
     split = varying(mine, ["source", "backend", *names]) if len(mine) > 1 else []
@@ -195,7 +195,7 @@ def _sweep(op: str, mine: list[Row]) -> Sweep | None:
         )
         median = float(r.median_s or 0.0)
         fast, slow = r.stats.time_p10_s or median, r.stats.time_p90_s or median
-        x = float(r.params[axis])
+        x = float(r.params.value(axis))
         times[label].append((x, median * 1e6, (median - fast) * 1e6, (slow - median) * 1e6))
         value = _throughput(r, metric)
         if value is not None:
@@ -269,7 +269,9 @@ class Bar(NamedTuple):
 def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
     """Each row's label: the values of every parameter that varies among these rows (`first` leading),
     so no two bars of a chart read the same."""
-    names = list(dict.fromkeys([*first, *(n for r in rows for n in r.params), "implementation"]))
+    names = list(
+        dict.fromkeys([*first, *(n for r in rows for n in r.params.as_dict()), "implementation"])
+    )
     keys = varying(rows, [n for n in names if n != "backend"])
     return [
         " ".join(str(value_of(r, k)) for k in keys if value_of(r, k) not in (None, "", "none"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from accelbench.core.column import doc
-from accelbench.platform.hardware import Peaks
+from accelbench.specs import Peaks
 
 
 @dataclass(slots=True)

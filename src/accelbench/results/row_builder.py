@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import fields, replace
+from dataclasses import asdict, fields, replace
 from typing import Any
 
 from accelbench.catalogue import OpSpec
@@ -13,8 +13,9 @@ from accelbench.core.case import Case
 from accelbench.core.samples import median_or_none
 from accelbench.core.types import DeviceInfo, Measurement, Timing
 from accelbench.errors import Status
+from accelbench.measure.throttle import ThrottleReport
 from accelbench.platform.environment import timestamp
-from accelbench.platform.hardware import Peaks, lookup, with_overrides
+from accelbench.platform.gpu_monitor import MonitorSummary
 from accelbench.results.records import (
     Conditions,
     DeviceState,
@@ -28,6 +29,7 @@ from accelbench.results.records import (
     setting_columns,
 )
 from accelbench.results.roofline import Derived, Roofline, derive
+from accelbench.specs import Peaks, lookup, with_overrides
 
 
 def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> Environment:
@@ -149,10 +151,16 @@ def time_stats(t: Timing) -> TimeStats:
     )
 
 
-def _timing_info(m: Measurement) -> TimingInfo:
+def _timing_info(
+    m: Measurement, clocks: ThrottleReport | None, monitor: MonitorSummary | None
+) -> TimingInfo:
     t = m.timing
     top = t.kernels[0] if t.kernels else None
+    # the clocks' columns, the charted monitor's after them (its lowest clock is the whole case's)
+    watched = {**(asdict(clocks) if clocks else {}), **(asdict(monitor) if monitor else {})}
+    watched.pop("series", None)
     return TimingInfo(
+        **watched,
         timing_source=t.source,
         device_span_median_s=median_or_none(t.span_samples_s),
         launch_median_s=median_or_none(t.launch_samples_s),
@@ -180,8 +188,9 @@ def _timing_info(m: Measurement) -> TimingInfo:
     )
 
 
-def _series(t: Timing) -> Series:
+def _series(t: Timing, monitor: MonitorSummary | None) -> Series:
     return Series(
+        gpu_monitor=list(monitor.series) if monitor else [],
         samples_s=list(t.samples_s),
         wall_samples_s=list(t.wall_samples_s),
         span_samples_s=list(t.span_samples_s),
@@ -239,8 +248,11 @@ def success_row(
     run_id: str,
     env: dict[str, Any],
     peak_overrides: dict[str, Any] | None,
+    clocks: ThrottleReport | None = None,
+    monitor: MonitorSummary | None = None,
 ) -> Row:
-    """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines."""
+    """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines;
+    `clocks`: what the throttle policy made of the GPU's clocks, `monitor`: the clocks charted."""
     check_extras(spec, m.extras)
     derived, roofline = _models_and_roofline(case, spec, m, peak_overrides)
     status = Status.WRONG_RESULT if m.check.flagged else Status.OK
@@ -251,11 +263,11 @@ def success_row(
         stats=time_stats(m.timing),
         conditions=_conditions(case, m.device),
         device_state=m.device_state or DeviceState(),
-        timing=_timing_info(m),
+        timing=_timing_info(m, clocks, monitor),
         derived=derived,
         roofline=roofline,
         extras=m.extras,
         environment=_environment(case, m.device, env),
-        series=_series(m.timing),
+        series=_series(m.timing, monitor),
         loop_started=m.timing.loop_started_at,
     )

@@ -11,11 +11,11 @@ import itertools
 import math
 import operator
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from typing import Any, NamedTuple
 
-from accelbench.catalogue import get_spec
+from accelbench.catalogue import OpParams, ReadParams, get_spec
 from accelbench.errors import Status, UserError
 from accelbench.results.records import ALL_GROUPS, GROUP_ATTRIBUTES, Identity, Row, Series
 
@@ -81,16 +81,16 @@ def _param_types(op: str) -> dict[str, CellType]:
 
 def _as_declared(
     op: str, params: dict[str, Any], names: list[str], foreign: list[bool]
-) -> Mapping[str, Any]:
+) -> OpParams:
     """A row's parameters as the op's typed class (its defaults where a cell is empty: a file of
     several ops has the union of their columns); a value in a column the op does not declare, a
     parameter it needs and the row lacks, or an op this version does not know, leaves the dict."""
     if any(n in params for n, other in zip(names, foreign, strict=True) if other):
-        return params
+        return ReadParams(params)
     try:
         return get_spec(op).made(params)
     except (TypeError, UserError):
-        return params
+        return ReadParams(params)
 
 
 def _typed(cells: Sequence[str], kind: CellType, blank: Any) -> Sequence[Any]:
@@ -137,7 +137,7 @@ class RowReader:
         at = self._index.get(name)
         return None if at is None else columns[at]
 
-    def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[Mapping[str, Any]]:
+    def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[OpParams]:
         """The op's parameters as its typed class (a value its kind does not take, or a parameter
         or op this version does not know, leaves that row a dict of what it read, text kept); an
         empty cell is the parameter's default."""
@@ -163,7 +163,7 @@ class RowReader:
                     else:
                         del params[name]
         return [
-            params if kept[i] else _as_declared(op, params, names, foreign)
+            ReadParams(params) if kept[i] else _as_declared(op, params, names, foreign)
             for i, params in enumerate(out)
         ]
 
@@ -221,7 +221,7 @@ class RowReader:
             else [cls() for _ in range(n)]
             for cls in ALL_GROUPS
         }
-        params: list[Mapping[str, Any]] = [{} for _ in range(n)]
+        params: list[OpParams] = [ReadParams({}) for _ in range(n)]
         extras: list[Any] = [None] * n
         by_op: dict[str, list[int]] = {}
         for k, identity in enumerate(built[Identity]):

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Protocol
 
+from accelbench.catalogue import ReadParams
 from accelbench.core.case import MIN_ROUNDS, AbSettings, Case
 from accelbench.core.samples import Samples
 from accelbench.core.types import Timing
@@ -117,11 +118,11 @@ class CommandSide:
         identity = Identity(op="command", backend="shell", label=self.label)
         if code:
             failed = dataclasses.replace(identity, status=Status.ERROR, error=f"exit status {code}")
-            return [Row(failed, {"command": self.command})]
+            return [Row(failed, ReadParams({"command": self.command}))]
         return [
             Row(
                 identity,
-                {"command": self.command},
+                ReadParams({"command": self.command}),
                 stats=time_stats(Timing(walls, "wall_clock")),
                 timing=TimingInfo(timing_source="wall_clock"),
                 environment=Environment(platform="cpu"),

@@ -18,7 +18,7 @@ from accelbench.core.case import declared_settings
 from accelbench.core.flags import Flag
 from accelbench.errors import UserError
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
-from accelbench.platform import chatter, interrupt, processes, streams
+from accelbench.platform import interrupt, processes, streams
 
 # What happens to a run's earlier files: one stop/resume contract, taken by every command line that runs
 # (`microbench run`, `jax-bench`, `tpums benchmark run/run-config`, `tpums suite run`).
@@ -183,6 +183,8 @@ def guarded_main(main_: Callable[[], int]) -> NoReturn:
 
 def command_main(run: Callable[[], int]) -> int:
     """Another command line's main (the `jax-bench` command): the same signals and error lines."""
+    from accelbench.platform import chatter
+
     take_signals()
     chatter.route(0)
     return serve(run)

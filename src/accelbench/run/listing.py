@@ -88,19 +88,18 @@ class CaseRecord:
     fields: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, c: Case, own: Callable[[Case], dict[str, Any]] | None = None) -> CaseRecord:
-        """`own`: the case's fields in its dialect's names, where the dialect has its own."""
-        benchmark, fields = None, None
-        if c.origin is not None and own is not None:  # a reference dialect's case
-            benchmark = c.origin.generation_name or c.origin.benchmark
-            fields = own(c)
+    def of(
+        cls, c: Case, own: Callable[[Case], tuple[str, dict[str, Any]]] | None = None
+    ) -> CaseRecord:
+        """`own`: the case's benchmark and fields in its dialect's names, where it has its own."""
+        benchmark, fields = own(c) if own is not None and c.origin is not None else (None, None)
         return cls(
             c.id,
             c.label,
             c.op,
             c.backend,
             c.implementation,
-            dict(c.params),
+            c.params.as_dict(),
             {f.name: getattr(c.run, f.name) for f in declared_settings()},
             c.occurrence,
             c.outputs.csv_path,
@@ -110,7 +109,7 @@ class CaseRecord:
 
 
 def case_records(
-    cases: list[Case], own: Callable[[Case], dict[str, Any]] | None = None
+    cases: list[Case], own: Callable[[Case], tuple[str, dict[str, Any]]] | None = None
 ) -> list[CaseRecord]:
     return [CaseRecord.of(c, own) for c in cases]
 
@@ -141,7 +140,7 @@ def varying_params(cases: list[Case]) -> list[str]:
     shown: dict[str, list[str]] = {}
     for op, members in by_op.items():
         keys = dict.fromkeys(k for i in members for k in what[i])
-        params, dims = set(cases[members[0]].params), get_spec(op).dimensions
+        params, dims = set(cases[members[0]].params.as_dict()), get_spec(op).dimensions
         shown[op] = [
             k
             for k in keys

@@ -171,14 +171,9 @@ def execute(
         backend = get_backend(case.backend)
         device = backend.device_info()
         m, monitor, clocks = _watched(case, backend, device, timeout_s)
-        row = success_row(case, spec, m, run_id, env, peaks)
-        for name, value in dataclasses.asdict(clocks).items() if clocks else ():
-            setattr(row.timing, name, value)  # TimingInfo's clock_source, throttled_share_ratio...
-        if monitor.series and (spec.traits.monitor_gpu or case.run.soak_chunk):
-            for column, value in monitor.summary().items():  # TimingInfo's sm_clock_* etc.
-                setattr(row.timing, column, value)
-            row.series.gpu_monitor = [list(sample) for sample in monitor.series]
-        return row, m.outputs_digest
+        charted = monitor.series and (spec.traits.monitor_gpu or case.run.soak_chunk)
+        summary = monitor.summary() if charted else None
+        return success_row(case, spec, m, run_id, env, peaks, clocks, summary), m.outputs_digest
     except CaseFailure as failure:
         status, reason = failure.status, failure.reason
     except CaseTimeout:
@@ -204,7 +199,7 @@ def _watched(
     spec = get_spec(case.op)
     charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
     judge = throttle.JUDGES.get(device.platform) if case.run.throttle != "off" else None
-    index = case.params.get("device", 0)
+    index = case.params.placement.device
     index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
     sampled = charted or judge is throttle.judge  # NVML's clocks: what a GPU is judged by
     with _alarm(timeout_s, case.label), Monitor(index, sampled) as monitor:

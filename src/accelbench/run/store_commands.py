@@ -8,13 +8,12 @@ import argparse
 import json
 import os
 import sys
-from importlib import resources
 from typing import Any
 
 from accelbench.errors import UserError
 
 # Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
-QUICKSTART = str(resources.files("accelbench") / "configs" / "quickstart.yaml")
+QUICKSTART = os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs", "quickstart.yaml")
 
 
 def listed(text: str | None) -> tuple[str, ...]:

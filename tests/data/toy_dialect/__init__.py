@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from accelbench.catalogue import get_spec
 from accelbench.config.cases import cases_per_implementation
 from accelbench.config.dialects import Command, Dialect, Listing, OneOff, register_dialect
+from accelbench.config.expand import Point
 from accelbench.config.settings import PlanRequest
 from accelbench.core.case import Case, Outputs, RunSettings
 from accelbench.core.flags import Flag
@@ -26,23 +27,28 @@ class ToyConfig(BaseModel):
     toy: list[dict[str, int]]
 
 
-def plan(cfg: ToyConfig, request: PlanRequest) -> list[Case]:
+def _cases(n: int, where: str, request: PlanRequest) -> list[Case]:
     spec = get_spec("fault")
-    cases: list[Case] = []
-    for i, entry in enumerate(cfg.toy):
-        params = spec.resolve({"n": entry["n"] * request.flag(SCALE)}, f"toy[{i}]")
-        cases += cases_per_implementation(
-            spec,
-            ["numpy"],
-            None,
-            f"toy[{i}]",
-            params=params,
-            run=RunSettings(num_runs=2, warmup=0),
-            outputs=Outputs(request.default_csv),
-            benchmark="toy_fault",
-            config_id=request.config_id,
-        )
-    return cases
+    return cases_per_implementation(
+        spec,
+        ["numpy"],
+        None,
+        where,
+        params=spec.resolve({"n": n * request.flag(SCALE)}, where),
+        run=RunSettings(num_runs=2, warmup=0),
+        outputs=Outputs(request.default_csv),
+        benchmark="toy_fault",
+        config_id=request.config_id,
+    )
+
+
+def plan(cfg: ToyConfig, request: PlanRequest) -> list[Case]:
+    return [c for i, entry in enumerate(cfg.toy) for c in _cases(entry["n"], f"toy[{i}]", request)]
+
+
+def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
+    """`run --run toy_fault --n 4`: the case of the values given."""
+    return _cases(point["n"].value, point["n"].where, request)
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,7 @@ register_dialect(
             lambda r: (r.name, r.what),
         ),
         one_off=OneOff(
-            lambda name: get_spec("fault").params if name in BENCHMARKS else None,
-            lambda name, fields: {"toy": [fields]},
+            lambda name: get_spec("fault").params if name in BENCHMARKS else None, one_off
         ),
     )
 )

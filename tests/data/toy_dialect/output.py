@@ -16,7 +16,7 @@ class ToyCsv(Sink):
         self.values: list[int] = []
 
     def row(self, case: Case, row: Row) -> None:
-        self.values.append(int(case.params["n"]))
+        self.values.append(int(case.params.n))
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
         with open(self.path, "w", newline="") as f:

@@ -5,34 +5,27 @@ OP --field value` names any op of the catalogue (docs/ironwood.md)."""
 
 from __future__ import annotations
 
-from typing import Any
+from accelbench.config.dialects import Dialect, Lazy, OneOff, register_dialect
+from accelbench.core.flags import Flag
 
-from accelbench.catalogue import Param, all_specs, case_choice_params, run_setting_params
-from accelbench.config.dialects import Dialect, OneOff, register_dialect
-from accelbench.dialects.ironwood import plan, schema
-
-
-def _one_off_fields(name: str) -> tuple[Param, ...] | None:
-    spec = all_specs().get(name)
-    return None if spec is None else (*spec.params, *case_choice_params(), *run_setting_params())
-
-
-def _one_off_data(name: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """A block of one parameter entry: the backend is the block's, the rest the entry's."""
-    block = {k: fields.pop(k) for k in ("backend",) if k in fields}
-    return {"benchmarks": [{"benchmark_name": name, **block, "benchmark_params": [fields]}]}
-
+HERE = "accelbench.dialects.ironwood"
+OUTPUT_PATH: Flag[str | None] = Flag(
+    "--output_path",
+    "as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
+    None,
+    aliases=("--output-path",),
+)
 
 register_dialect(
     Dialect(
         "ironwood",
-        schema.IronwoodConfig,
+        Lazy(f"{HERE}.schema:IronwoodConfig"),
         lambda data: "benchmarks" in data,
-        plan.plan,
+        Lazy(f"{HERE}.plan:plan"),
         order=30,  # after jax-bench, whose files have a `benchmarks:` list too
         looks_like="'benchmarks: - benchmark_name:' (Ironwood dialect)",
-        flags=(plan.OUTPUT_PATH,),
-        sinks=("accelbench.dialects.ironwood.xlml",),
-        one_off=OneOff(_one_off_fields, _one_off_data),
+        flags=(OUTPUT_PATH,),
+        sinks=(f"{HERE}.xlml",),
+        one_off=OneOff(Lazy(f"{HERE}.plan:one_off_fields"), Lazy(f"{HERE}.plan:one_off")),
     )
 )

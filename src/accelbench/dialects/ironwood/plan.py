@@ -4,31 +4,32 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.catalogue import OpSpec, get_spec
-from accelbench.config.cases import cases_per_implementation
+from accelbench.catalogue import (
+    OpParams,
+    OpSpec,
+    Param,
+    all_specs,
+    case_choice_params,
+    get_spec,
+    run_setting_params,
+)
+from accelbench.config.cases import cases_per_implementation, within_cap
+from accelbench.config.expand import Point, ironwood_sweep, resolve_same_as, values_of
 from accelbench.config.settings import (
     RUN_KEYS,
     PlanRequest,
+    check_setting,
     checked_run,
     run_settings,
 )
-from accelbench.config.sweep import count_sweep, expand_sweep, resolve_same_as
 from accelbench.core.case import Case, Outputs, RunSettings
-from accelbench.core.flags import Flag
+from accelbench.dialects.ironwood import OUTPUT_PATH
 from accelbench.dialects.ironwood.schema import Benchmark, IronwoodConfig
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS
-
-OUTPUT_PATH: Flag[str | None] = Flag(
-    "--output_path",
-    "as the Ironwood reference: traces and HLO dumps under <path>/<benchmark_name>/",
-    None,
-    aliases=("--output-path",),
-)
 
 
 def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[str]:
@@ -121,14 +122,11 @@ def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _clamp(spec: OpSpec, params: Mapping[str, Any], max_dim: int | None) -> Mapping[str, Any]:
+def _clamp(spec: OpSpec, params: OpParams, max_dim: int | None) -> OpParams:
     """--max-dim: every problem size within its kind's cap (catalogue.PARAM_KINDS)."""
     if not max_dim:
         return params
-    by_name = {p.name: p for p in spec.params}
-    return spec.made(
-        {k: by_name[k].clamped(v, max_dim) if k in by_name else v for k, v in params.items()}
-    )
+    return spec.made({p.name: p.clamped(getattr(params, p.name), max_dim) for p in spec.params})
 
 
 @dataclass(frozen=True)
@@ -140,7 +138,7 @@ class Planned:
     spec: OpSpec
     where: str
     dicts: list[dict[str, Any]]  # as written, run settings and implementation included
-    resolved: list[Mapping[str, Any]]  # the op's parameters, checked and defaulted
+    resolved: list[OpParams]  # the op's parameters, checked and defaulted
     backends: list[str]
     implementation: str | list[str] | None = None  # the block's, else the config's
 
@@ -169,9 +167,10 @@ def _expand(
     where: str,
     block: str,
     max_dim: int | None,
-) -> tuple[list[dict[str, Any]], list[Mapping[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[OpParams]]:
     """An entry's dicts (sweep expanded, reference spellings read) and its resolved parameters."""
-    dicts = expand_sweep(entry, where) if is_sweep else [resolve_same_as(entry, where)]
+    points = ironwood_sweep(entry, where).points() if is_sweep else [{}]
+    dicts = [resolve_same_as(values_of(p) if is_sweep else entry, where) for p in points]
     dicts = [
         e
         for d in dicts
@@ -208,13 +207,12 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
         backends = _backends(chosen, spec, key_path(where, "backend"))
         for entry_where, entry, is_sweep in _entries(bench, where):
             swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
-            total += (count_sweep(entry, entry_where) if is_sweep else 1) * len(backends) * swept
-            if total > request.max_cases:
-                raise UserError(
-                    f"the config expands to more than {request.max_cases} cases; raise the cap with "
-                    f"--max-cases or 'max_cases:' if this is intended",
-                    key=entry_where,
-                )
+            total += (
+                (ironwood_sweep(entry, entry_where).total if is_sweep else 1)
+                * len(backends)
+                * swept
+            )
+            within_cap(total, request.max_cases, entry_where)
             dicts, resolved = _expand(
                 spec, bench, entry, is_sweep, entry_where, where, request.max_dim
             )
@@ -273,3 +271,34 @@ def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
 
 def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
     return ironwood_cases(cfg, request)
+
+
+def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
+    """`run --run OP --field value`: a block of one parameter entry (the backend the block's), each
+    value checked where it was given (its option)."""
+    spec = get_spec(name)
+    for key, g in point.items():
+        if key in spec.param_names:
+            spec.param(key).validate(g.value, g.where)
+        elif key in RUN_KEYS:
+            check_setting(key, g.value, "", at=g.where)
+    values = values_of(point)
+    block = Benchmark(benchmark_name=name, backend=values.pop("backend", None))
+    try:
+        return ironwood_cases(
+            IronwoodConfig(benchmarks=[block.model_copy(update={"benchmark_params": [values]})]),
+            request,
+        )
+    except UserError as error:  # about the entry: the option that gave it, else --run
+        inner = (error.key or "").removeprefix("benchmarks[0]").lstrip(".")
+        inner = inner.removeprefix("benchmark_params[0]").lstrip(".")
+        raise UserError(
+            error.message, key=f"--{inner}" if inner else "--run", suggestion=error.suggestion
+        ) from None
+
+
+def one_off_fields(name: str) -> tuple[Param, ...] | None:
+    """What `run --run OP` takes: the op's parameters, its backends and implementation, the run
+    settings."""
+    spec = all_specs().get(name)
+    return None if spec is None else (*spec.params, *case_choice_params(), *run_setting_params())

@@ -69,7 +69,7 @@ def metrics_record(row: Row, started: str, ended: str) -> dict[str, Any]:
         dims["total_bytes"] = nbytes / devices
     dims["StepTime(median,ms)"] = Samples(step_ms).median_s
     dimensions = {
-        **{k: v for k, v in row.params.items() if v not in (None, "")},
+        **{k: v for k, v in row.params.as_dict().items() if v not in (None, "")},
         **dims,
         "backend": row.identity.backend,
         "implementation": row.identity.implementation,

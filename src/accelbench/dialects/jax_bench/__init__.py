@@ -1,67 +1,42 @@
 """The jax-bench (v2) dialect: the reference's second generation (`global:`, `hardware:`,
-`benchmarks: - name:` with `sweep:`, `csv_shapes:` and `model:`), its sixteen benchmark names and
-their fields (`benchmarks`), its planner (`plan`, `inputs`), its summary.csv / detailed.json
-(`outputs`), its flags (`flags`), its command line (`cli`: `jax-bench`) and its listing (`listing`).
-Everything here is registered below; nothing outside this folder names it (docs/jax_bench.md)."""
+`benchmarks: - name:` with `sweep:`, `csv_shapes:` and `model:`): its planner (`plan`; the benchmarks
+themselves and their expansion are `accelbench.benchmarks`'), its summary.csv / detailed.json
+entries (`outputs`), its command line (`cli`: `jax-bench`) and its listing (`listing`). Declared below,
+its parts named lazily; nothing outside this folder names it (docs/jax_bench.md)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from accelbench.benchmarks.flags import CONDITIONS, HW, XPROF_DIR
+from accelbench.config.dialects import Command, Dialect, Lazy, Listing, OneOff, register_dialect
 
-from accelbench.catalogue import Param
-from accelbench.config.dialects import Command, Dialect, Listing, OneOff, register_dialect
-from accelbench.dialects.jax_bench import listing, plan
-from accelbench.dialects.jax_bench.benchmarks import OURS_AS_PARAMS, V2
-from accelbench.dialects.jax_bench.flags import CONDITIONS, HW, XPROF_DIR
-
-# the benchmark families register their names, in upstream's order (compute, memory, collectives)
-for _family in ("compute", "memory", "collective"):
-    importlib.import_module(f"{__name__}.{_family}")
-
-
-def _one_off_fields(name: str) -> tuple[Param, ...] | None:
-    bench = V2.get(name)
-    return None if bench is None or bench.tpums_only else (*bench.all_fields, *OURS_AS_PARAMS)
-
-
-def case_fields(case: Any) -> dict[str, Any]:
-    """A planned case's fields in its generation's names (the outputs module knows them)."""
-    from accelbench.dialects.jax_bench.outputs import given_fields
-
-    return given_fields(case)
-
-
-def _one_off_data(name: str, fields: dict[str, Any]) -> dict[str, Any]:
-    return {"benchmarks": [{"name": name, **fields}]}
-
+HERE = "accelbench.dialects.jax_bench"
 
 register_dialect(
     Dialect(
         "jax_bench",
-        plan.JaxBenchConfig,
-        plan.recognise,
-        plan.plan,
+        Lazy(f"{HERE}.plan:JaxBenchConfig"),
+        Lazy(f"{HERE}.plan:recognise"),
+        Lazy(f"{HERE}.plan:plan"),
         order=20,  # after TPUMS: its stage-A files have `hardware:` too
         looks_like="'global:' or 'benchmarks: - name:' (jax-bench dialect)",
         flags=(HW, XPROF_DIR, CONDITIONS),
-        sinks=("accelbench.dialects.jax_bench.outputs",),
+        sinks=(f"{HERE}.outputs",),
         command=Command(
             "jax-bench",
-            "accelbench.dialects.jax_bench.cli",
+            f"{HERE}.cli",
             "the reference's jax-bench command line (--config FILE, or --run NAME --field value)",
         ),
         listing=Listing(
             "--jax-bench",
             "the jax-bench (v2) names instead: the op each runs, its fields, its departures",
-            listing.benchmark_records,
+            Lazy(f"{HERE}.listing:benchmark_records"),
             "jax-bench (v2) names, beside the common fields (warmup_tries, num_runs, ...)",
-            listing.COLUMNS,
-            listing.cells,
+            ("name", "runs op", "fields (default)", "departs from upstream"),
+            Lazy(f"{HERE}.listing:cells"),
             "docs/jax_bench.md",
         ),
-        one_off=OneOff(_one_off_fields, _one_off_data),
-        registries=(V2,),
-        case_fields=case_fields,
+        one_off=OneOff(Lazy(f"{HERE}.plan:one_off_fields"), Lazy(f"{HERE}.plan:one_off")),
+        registries=Lazy("accelbench.benchmarks.base:registries"),
+        case_fields=Lazy(f"{HERE}.outputs:given_fields"),
     )
 )

@@ -19,8 +19,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from accelbench.benchmarks.flags import CONDITIONS, HW, UPSTREAM_FILES, XPROF_DIR
 from accelbench.core.options import RunOptions
-from accelbench.dialects.jax_bench.flags import CONDITIONS, HW, UPSTREAM_FILES, XPROF_DIR
 from accelbench.errors import UserError, visible
 from accelbench.run.command_line import (
     OneLineParser,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelbench.dialects.jax_bench.benchmarks import V2, V2Benchmark
+from accelbench.benchmarks.base import V2, Benchmark
 from accelbench.run.listing import ParamRecord, shown_params
 
 
@@ -19,12 +19,12 @@ class BenchmarkRecord:
     notes: str
 
     @classmethod
-    def of(cls, bench: V2Benchmark) -> BenchmarkRecord:
+    def of(cls, bench: Benchmark) -> BenchmarkRecord:
         defaults = {p.name: p.default_value for p in bench.all_fields}
         variants = [defaults] + [
             {**defaults, p.name: choice} for p in bench.all_fields for choice in p.choices
         ]  # a choice field (mode) may pick another op
-        ops = list(dict.fromkeys(bench.op(v) for v in variants))
+        ops = list(dict.fromkeys(bench.op(bench.typed(**v)) for v in variants))
         fields = [
             ParamRecord(p.name, p.kind, p.default, list(p.choices))
             for p in (*bench.own_fields, *bench.ours)
@@ -34,9 +34,6 @@ class BenchmarkRecord:
 
 def benchmark_records() -> list[BenchmarkRecord]:
     return [BenchmarkRecord.of(b) for b in V2.values() if not b.tpums_only]
-
-
-COLUMNS = ("name", "runs op", "fields (default)", "departs from upstream")
 
 
 def cells(r: BenchmarkRecord) -> tuple[str, ...]:

@@ -4,29 +4,46 @@ its outputs (`runner`: the runner's CSV and the CI dashboard's records, `microbe
 
 from __future__ import annotations
 
-from accelbench.config.dialects import Dialect, Listing, RunAlias, register_dialect
-from accelbench.dialects.torchao import listing, plan, schema
-from accelbench.dialects.torchao.runner import DASHBOARD
+from accelbench.config.dialects import Dialect, Lazy, Listing, RunAlias, register_dialect
+from accelbench.core.flags import Flag
+
+HERE = "accelbench.dialects.torchao"
+TORCHAO_CSV: Flag[bool] = Flag(
+    "--torchao-csv",
+    "also write torchao rows as torchao's runner did: "
+    "<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv",
+    False,
+    switch=True,
+    commands=("run", "dashboard"),
+)
+# `microbench dashboard --output FILE` (the torchao dialect's shorthand) or `run --dashboard FILE`
+DASHBOARD: Flag[str | None] = Flag(
+    "--dashboard",
+    "also write the PyTorch OSS benchmark dashboard's JSON records of the torchao cases here",
+    None,
+    metavar="FILE",
+)
 
 register_dialect(
     Dialect(
         "torchao",
-        schema.TorchaoConfig,
+        Lazy(f"{HERE}.schema:TorchaoConfig"),
         lambda data: any(
             k in data for k in ("model_params", "quantization_config_recipe_names", "quantizations")
         ),
-        plan.plan,
+        Lazy(f"{HERE}.plan:plan"),
         order=40,
-        upgrade=plan.upgrade_earlier_keys,
+        upgrade=Lazy(f"{HERE}.plan:upgrade_earlier_keys"),
         looks_like="'model_params' (torchao dialect)",
-        sinks=("accelbench.dialects.torchao.runner",),
+        sink_flags=(TORCHAO_CSV, DASHBOARD),
+        sinks=(f"{HERE}.runner",),
         listing=Listing(
             "--torchao",
             "the torchao quantization recipes: names, torchao config, needs, what each measures",
-            listing.recipe_records,
+            Lazy(f"{HERE}.listing:recipe_records"),
             "torchao recipes",
-            listing.COLUMNS,
-            listing.cells,
+            ("recipe", "torchao config", "needs", "what it measures"),
+            Lazy(f"{HERE}.listing:cells"),
             doc_page="docs/torchao_recipes.md",
         ),
         aliases=(

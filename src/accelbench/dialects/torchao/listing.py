@@ -30,8 +30,5 @@ def recipe_records() -> list[RecipeRecord]:
     ]
 
 
-COLUMNS = ("recipe", "torchao config", "needs", "what it measures")
-
-
 def cells(record: RecipeRecord) -> tuple[str, ...]:
     return (record.name, record.torchao_config, record.needs, record.measures)

@@ -12,6 +12,8 @@ import sys
 from typing import Any
 
 from accelbench.catalogue import get_spec
+from accelbench.config.cases import within_cap
+from accelbench.config.expand import Axis, Expansion, Point, given, values_of
 from accelbench.config.settings import PlanRequest
 from accelbench.config.shapes import Shape, generate_shapes
 from accelbench.core.case import Case, Outputs, RunSettings
@@ -218,6 +220,12 @@ def _output_dir(cfg: TorchaoConfig, request: PlanRequest) -> str:
     return os.path.join(os.path.dirname(request.default_csv) or ".", "torchao")
 
 
+def _sized(name: str, dims: list[int], max_dim: int | None, where: str) -> Point:
+    """A generated shape as a case of the expansion, --max-dim clamped."""
+    m, k, n = (min(d, max_dim) for d in dims) if max_dim else dims
+    return given({"shape_name": name, "m": m, "k": k, "n": n}, where)
+
+
 def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
     spec = get_spec(MODE_OPS[cfg.benchmark_mode])
     csv_path = os.path.join(_output_dir(cfg, request), "results.csv")
@@ -226,41 +234,31 @@ def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
         where = key_path("model_params", i)
         shapes = _shapes(mp, where)
         variants = VARIANTS[cfg.benchmark_mode](cfg, mp, where)
-        if len(cases) + len(shapes) * len(variants) > request.max_cases:
-            raise UserError(
-                f"the config expands to more than {request.max_cases} cases; raise the cap with "
-                f"--max-cases or 'max_cases:' if this is intended",
-                key=where,
-            )
+        within_cap(len(cases) + len(shapes) * len(variants), request.max_cases, where)
         run = _run_settings(cfg, mp, where)
-        # shape-major, so the baseline measured for a shape serves every variant of that shape
-        for shape_name, (m, k, n) in shapes:
-            if request.max_dim:
-                m, k, n = (min(d, request.max_dim) for d in (m, k, n))
-            for variant in variants:
-                given = {
-                    **variant,
-                    "model_type": mp.model_type,
-                    "shape_name": shape_name,
-                    "m": m,
-                    "k": k,
-                    "n": n,
-                    "high_precision_dtype": mp.high_precision_dtype,
-                    "compile_mode": compile_mode(mp),
-                    "device": mp.device,
-                    "enable_profiler": mp.enable_profiler,
-                    "enable_memory_profiler": mp.enable_memory_profiler,
-                    "output_dir": _output_dir(cfg, request),
-                }
-                cases.append(
-                    Case(
-                        op=spec.name,
-                        backend="torch",
-                        params=spec.resolve(given, where),
-                        run=run,
-                        outputs=Outputs(csv_path=csv_path),
-                        benchmark=mp.name or f"model_params[{i}]",
-                        config_id=request.config_id,
-                    )
+        fixed = {
+            "model_type": mp.model_type,
+            "high_precision_dtype": mp.high_precision_dtype,
+            "compile_mode": compile_mode(mp),
+            "device": mp.device,
+            "enable_profiler": mp.enable_profiler,
+            "enable_memory_profiler": mp.enable_memory_profiler,
+            "output_dir": _output_dir(cfg, request),
+        }
+        # the shape generators' shapes are the cases, the variants an axis over them: shape-major,
+        # so the baseline measured for a shape serves every variant of that shape
+        sized = [_sized(name, dims, request.max_dim, where) for name, dims in shapes]
+        for point in Expansion(tuple(sized), (Axis("variant", tuple(variants), where),)).points():
+            values = {**fixed, **point.pop("variant").value, **values_of(point)}
+            cases.append(
+                Case(
+                    op=spec.name,
+                    backend="torch",
+                    params=spec.resolve(values, where),
+                    run=run,
+                    outputs=Outputs(csv_path=csv_path),
+                    benchmark=mp.name or f"model_params[{i}]",
+                    config_id=request.config_id,
                 )
+            )
     return cases

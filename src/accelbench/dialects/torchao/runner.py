@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from accelbench.catalogue import get_spec
-from accelbench.core.flags import Flag
+from accelbench.dialects.torchao import DASHBOARD, TORCHAO_CSV
 from accelbench.errors import Status, UserError
 from accelbench.ops.torchao import (
     TorchaoExtras,
@@ -99,7 +99,7 @@ def _mb(nbytes: int | None) -> float | None:
 
 def _params(row: Row) -> TorchaoModelParams:
     """The row's parameters as its op declares them (a row read back from a file included)."""
-    params = get_spec(row.identity.op).resolve(row.params, "torchao row")
+    params = get_spec(row.identity.op).resolve(row.params.as_dict(), "torchao row")
     assert isinstance(params, TorchaoModelParams)
     return params
 
@@ -298,24 +298,7 @@ class RunnerCsv(Sink):
                 print(f"torchao runner CSV: {path}", file=sys.stderr)
 
 
-TORCHAO_CSV: Flag[bool] = Flag(
-    "--torchao-csv",
-    "also write torchao rows as torchao's runner did: "
-    "<output_dir>/<benchmark_mode>/results_<ddmmYYYY_HHMMSS>.csv",
-    False,
-    switch=True,
-    commands=("run", "dashboard"),
-)
-# `microbench dashboard --output FILE` (the torchao dialect's shorthand) or `run --dashboard FILE`
-DASHBOARD: Flag[str | None] = Flag(
-    "--dashboard",
-    "also write the PyTorch OSS benchmark dashboard's JSON records of the torchao cases here",
-    None,
-    metavar="FILE",
-)
-
-
-@register_sink("torchao_csv", order=30, flags=(TORCHAO_CSV,))
+@register_sink("torchao_csv", order=30)
 def runner_csv(context: RunContext) -> Sink | None:
     return RunnerCsv() if context.options.flag(TORCHAO_CSV) else None
 
@@ -348,7 +331,7 @@ class Dashboard(Sink):
         print(f"dashboard records: {self.path}", file=sys.stderr)
 
 
-@register_sink("dashboard", order=40, flags=(DASHBOARD,))
+@register_sink("dashboard", order=40)
 def dashboard(context: RunContext) -> Sink | None:
     path = context.options.flag(DASHBOARD)
     return Dashboard(path, context.cases, context.options.overwrite) if path else None

@@ -1,20 +1,20 @@
 """The TPUMS dialect: the reference's third generation (`benchmark:` with `params`, `cases` or
-`cases_from_csv`, `sweep`; stage A and stage B files), its names over jax-bench's (`names`), its
-planner (`plan`, through the jax-bench dialect), its metric names and console matrices (`metrics`),
-its command line (`cli`: `tpums`, with `suite`) and its listing (`listing`) (docs/tpums.md)."""
+`cases_from_csv`, `sweep`; stage A and stage B files): its planner (`plan`, with `layouts`: the
+layouts only an earlier loader read; its names are declared in `accelbench.benchmarks.tpums`), its
+metric names and console matrices (`metrics`, `report`, `outputs`), its command line (`cli`: `tpums`,
+with `suite` and `cluster`) and its listing (`listing`) (docs/tpums.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from accelbench.config.dialects import Command, Dialect, Listing, register_dialect
-from accelbench.dialects.jax_bench import case_fields
-from accelbench.dialects.jax_bench.flags import XPROF_DIR
-from accelbench.dialects.tpums import listing, plan
-from accelbench.dialects.tpums.names import TPUMS
+from accelbench.benchmarks.flags import STRICT_LAYOUT, XPROF_DIR
+from accelbench.config.dialects import Command, Dialect, Lazy, Listing, register_dialect
+
+HERE = "accelbench.dialects.tpums"
 
 
-def _suite_file(data: dict[str, Any]) -> str | None:
+def suite_file(data: dict[str, Any]) -> str | None:
     if "suite_name" in data and "configs" in data:
         return "a TPUMS suite file (its configs run in turn): run it with `tpums suite run FILE`"
     return None
@@ -23,29 +23,29 @@ def _suite_file(data: dict[str, Any]) -> str | None:
 register_dialect(
     Dialect(
         "tpums",
-        plan.TpumsConfig,
-        plan.recognise,
-        plan.plan,
+        Lazy(f"{HERE}.plan:TpumsConfig"),
+        lambda data: "benchmark" in data and "benchmarks" not in data,
+        Lazy(f"{HERE}.plan:plan"),
         order=10,  # first: a stage-A file may have `hardware:` beside its `benchmark:`
         looks_like="'benchmark: {name: ...}' (TPUMS dialect)",
-        flags=(XPROF_DIR,),
-        sinks=("accelbench.dialects.tpums.outputs",),  # its generation of jax-bench's files
+        flags=(XPROF_DIR, STRICT_LAYOUT),
+        sinks=(f"{HERE}.outputs",),
         command=Command(
             "tpums",
-            "accelbench.dialects.tpums.cli",
+            f"{HERE}.cli",
             "the reference's TPUMS command line (platform, benchmark list/run/run-config, suite)",
         ),
         listing=Listing(
             "--tpums",
             "the TPUMS names instead: tier, the jax-bench name each runs as, fields, departures",
-            listing.tpums_records,
+            Lazy(f"{HERE}.listing:tpums_records"),
             "TPUMS names, beside the common fields (warmup_tries, num_runs, ...)",
-            listing.COLUMNS,
-            listing.cells,
+            ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream"),
+            Lazy(f"{HERE}.listing:cells"),
             "docs/tpums.md",
         ),
-        explains=_suite_file,
-        registries=(TPUMS,),
-        case_fields=case_fields,
+        explains=suite_file,
+        registries=Lazy("accelbench.benchmarks.base:registries"),
+        case_fields=Lazy(f"{HERE}.outputs:given_fields"),
     )
 )

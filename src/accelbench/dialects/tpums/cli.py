@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from accelbench.benchmarks.flags import STRICT_LAYOUT, XPROF_DIR
 from accelbench.catalogue import Param
+from accelbench.config.expand import Axis, Expansion, Given
 from accelbench.core.case import DEVICE_MODES
 from accelbench.dialects.jax_bench.cli import upstream_options
-from accelbench.dialects.jax_bench.flags import XPROF_DIR
 from accelbench.errors import UserError, visible
 from accelbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("file")
     config.set_defaults(handler=_run_config)
     _common(config)
+    STRICT_LAYOUT.add_to(config)
     config.add_argument(
         "--xprof_timing",
         action="store_true",
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_suite.set_defaults(handler=_suite)
     run_suite.add_argument("--output_dir", default="results", help="where results go (results)")
     XPROF_DIR.add_to(run_suite)
+    STRICT_LAYOUT.add_to(run_suite)
     add_run_files(run_suite)
     _suite_on_a_cluster(suites)
     return parser
@@ -200,7 +202,7 @@ def benchmark_parser(name: str) -> argparse.ArgumentParser:
     """`tpums benchmark run NAME`'s own parser, from the benchmark's field declarations: each field
     --field v1 [v2 ...] (one-letter ones as -f too) in a group titled after TPUMS's Config, then the
     run's options."""
-    from accelbench.dialects.tpums.names import get_tpums
+    from accelbench.benchmarks.base import get_tpums
 
     entry = get_tpums(name, "benchmark run")
     parser = OneLineParser(prog=f"tpums benchmark run {name}", allow_abbrev=False)
@@ -211,6 +213,7 @@ def benchmark_parser(name: str) -> argparse.ArgumentParser:
             *flags,
             dest=f"field_{p.name}",
             nargs="+",
+            action="extend",
             type=_typed(p),
             metavar=_metavar(p),
             help=f"{p.doc or p.name} (default: {p.default})",
@@ -233,13 +236,12 @@ def _metavar(param: Param) -> str:
     return "{" + ",".join(map(str, param.choices)) + "}" if param.choices else param.name.upper()
 
 
-def field_values(
-    name: str, args: Sequence[str]
-) -> tuple[dict[str, Any], dict[str, list[Any]], argparse.Namespace]:
-    """`--field v1 [v2 ...]` of benchmark `name`: single values and swept ones in the benchmark's
-    field order (the sweep's product runs in that order, as TPUMS's), and the run's options.
-    Arguments it does not know are left, as TPUMS leaves them, and said."""
-    from accelbench.dialects.tpums.names import TPUMS, get_tpums
+def field_values(name: str, args: Sequence[str]) -> tuple[Expansion, argparse.Namespace]:
+    """`--field v1 [v2 ...]` of benchmark `name` (a field given twice: its values together): the
+    single values a case, several a sweep in the benchmark's field order (its product runs in that
+    order, as TPUMS's), and the run's options. Arguments it does not know are left, as TPUMS leaves
+    them, and said."""
+    from accelbench.benchmarks.base import TPUMS, get_tpums
 
     entry = get_tpums(name, "benchmark run")
     if entry.is_alias:
@@ -247,19 +249,18 @@ def field_values(
         raise UserError(f"is an earlier name: run {current!r}", key=name)
     options, unknown = benchmark_parser(name).parse_known_args(args)
     _said_ignored(unknown, f"benchmark run {name}")
-    values = {
-        p.name: getattr(options, f"field_{p.name}")
-        for p in entry.fields
-        if getattr(options, f"field_{p.name}") is not None
-    }
-    if math.prod(len(v) for v in values.values()) > MAX_COMBINATIONS:
+    given = {p.name: getattr(options, f"field_{p.name}") for p in entry.fields}
+    values = {k: v for k, v in given.items() if v is not None}
+    expansion = Expansion(
+        ({k: Given(v[0], f"--{k}") for k, v in values.items() if len(v) == 1},),
+        tuple(Axis(k, tuple(v), f"--{k}") for k, v in values.items() if len(v) > 1),
+    )
+    if expansion.total > MAX_COMBINATIONS:
         raise UserError(
-            f"{math.prod(len(v) for v in values.values()):,} combinations; at most "
-            f"{MAX_COMBINATIONS} in one invocation",
+            f"{expansion.total:,} combinations; at most {MAX_COMBINATIONS} in one invocation",
             key="benchmark run",
         )
-    single = {k: v[0] for k, v in values.items() if len(v) == 1}
-    return single, {k: v for k, v in values.items() if len(v) > 1}, options
+    return expansion, options
 
 
 def _said_ignored(unknown: Sequence[str], command: str) -> None:
@@ -291,7 +292,8 @@ def _suite(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
     if rest:
         raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
-    return run_suite(args.file, args.output_dir, run_files(args), args.xprof_dir)
+    flags = {XPROF_DIR.dest: args.xprof_dir, STRICT_LAYOUT.dest: args.strict_layout}
+    return run_suite(args.file, args.output_dir, run_files(args), flags)
 
 
 def _submit(args: argparse.Namespace, rest: Sequence[str]) -> int:
@@ -316,7 +318,7 @@ def _collect(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 
 def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    from accelbench.dialects.tpums.names import listed
+    from accelbench.benchmarks.base import listed
 
     tiers = ("production", *(("experimental",) if args.experimental else ()))
     names = listed((*tiers, *(("alias",) if args.aliases else ())))
@@ -326,7 +328,7 @@ def _list(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
 def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if args.help and not args.name:  # `benchmark run --help`: how to call it, and the names
-        from accelbench.dialects.tpums.names import listed
+        from accelbench.benchmarks.base import listed
 
         print("usage: tpums benchmark run NAME [--field v1 [v2 ...]] ... (NAME --help: its fields)")
         print("\nSupported Tasks:")
@@ -338,55 +340,51 @@ def _run_one(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if args.help:
         benchmark_parser(args.name).print_help()
         return 0
-    single, swept, options = field_values(args.name, rest)
-    return _execute(options, _command_line(args.name, single, swept, options))
+    expansion, options = field_values(args.name, rest)
+    return _execute(options, _command_line(args.name, expansion, options))
 
 
 def _run_config(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from accelbench.config.loader import load_config
     from accelbench.config.yaml_reader import read_yaml
+    from accelbench.dialects.tpums import suite_file
     from accelbench.dialects.tpums.plan import MISSING
 
     _said_ignored([*rest, *(["--xprof_timing"] if args.xprof_timing else [])], "run-config")
     if not isinstance(data := read_yaml(args.file), dict) or "benchmark" not in data:
-        raise UserError(MISSING, file=args.file, key="(top level)")
+        said = suite_file(data) if isinstance(data, dict) else None
+        raise UserError(said or MISSING, file=args.file, key="(top level)")
     return _execute(args, load_config(args.file))
 
 
 def _execute(args: argparse.Namespace, loaded: Any) -> int:
     """A loaded TPUMS config run into --output_dir, with --xla_flags_file_path's flag sets."""
+    from accelbench.benchmarks.tpu_flags import flag_sets, with_flags
     from accelbench.config.planner import plan
-    from accelbench.dialects.tpums.plan import flag_sets, with_flags
     from accelbench.run.planning import check_options, jax_device_count
     from accelbench.run.session import run_planned
 
-    flags = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
-    options = upstream_options(
-        args.output_dir, "--output_dir", run_files(args), **{XPROF_DIR.dest: args.xprof_dir}
-    )
+    sets = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
+    owned = {
+        XPROF_DIR.dest: args.xprof_dir,
+        STRICT_LAYOUT.dest: getattr(args, "strict_layout", False),
+    }
+    options = upstream_options(args.output_dir, "--output_dir", run_files(args), **owned)
     check_options(options)
     cases = plan(loaded, options, jax_device_count)
-    return run_planned(loaded, with_flags(cases, flags) if flags is not None else cases, options)
+    return run_planned(loaded, with_flags(cases, sets) if sets is not None else cases, options)
 
 
-def _command_line(
-    name: str, single: dict[str, Any], swept: dict[str, list[Any]], options: argparse.Namespace
-) -> Any:
-    """`benchmark run NAME --field ...` as a TPUMS file of one benchmark: single values its params,
-    several its sweep (in field order)."""
-    from accelbench.config.dialects import get_dialect
+def _command_line(name: str, expansion: Expansion, options: argparse.Namespace) -> Any:
+    """`benchmark run NAME --field ...`: its cases, planned by the dialect from the typed values."""
     from accelbench.config.loader import LoadedConfig
+    from accelbench.dialects.tpums.plan import command_line
 
-    bench: dict[str, Any] = {"name": name, "params": single}
-    if options.xprof_timing:
-        bench["xprof_timing"] = True
-    if options.xprof_device_mode:
-        bench["xprof_device_mode"] = options.xprof_device_mode
-    if swept:
-        bench["sweep"] = swept
-    data = {"benchmark": bench}
-    model = get_dialect("tpums").schema.model_validate(data)
-    return LoadedConfig(name, "tpums", model, data, command_line=True)
+    xprof, mode = options.xprof_timing, options.xprof_device_mode
+    raw = {"benchmark run": name, "values": repr(expansion)}
+    return LoadedConfig(
+        name, "tpums", None, raw, one_off=lambda r: command_line(name, expansion, xprof, mode, r)
+    )
 
 
 def main(argv: Sequence[str]) -> int:

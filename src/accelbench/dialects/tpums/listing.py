@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelbench.dialects.jax_bench.benchmarks import BASE_FIELDS
-from accelbench.dialects.tpums.names import TPUMS, Tpums
+from accelbench.benchmarks.base import BASE_FIELDS, TPUMS, Tpums
 from accelbench.run.listing import ParamRecord, shown_params
 
 
@@ -34,9 +33,6 @@ class TpumsRecord:
 
 def tpums_records() -> list[TpumsRecord]:
     return [TpumsRecord.of(entry) for entry in TPUMS.values()]
-
-
-COLUMNS = ("name", "tier", "jax-bench name", "fields (default)", "departs from upstream")
 
 
 def cells(r: TpumsRecord) -> tuple[str, ...]:

@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from accelbench.core.case import Origin
-from accelbench.dialects.jax_bench.benchmarks import Figures, V2Benchmark
-from accelbench.dialects.jax_bench.collective import (
+from accelbench.benchmarks.base import Figures, Tpums, Upstream
+from accelbench.benchmarks.collective import (
+    CollectiveFields,
     block_bytes,
     dcn_axis,
     dcn_participants,
     dcn_slices,
     scatter_chunk_bytes,
 )
-from accelbench.dialects.tpums.names import TPUMS, Tpums, chip_spec
 from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS
+from accelbench.specs import tpums_spec
 
 MIB_PER_MB = 1e6 / 2**20
 # jax-bench's size columns (MB) as TPUMS names them (MiB)
@@ -74,9 +74,9 @@ def _plain(metrics: dict[str, Any]) -> dict[str, Any]:
 
 
 def _roofline(
-    name: str, fig: Figures, peak_dtype: str, device_kind: str | None, rates: dict[str, Any]
+    entry: Tpums, fig: Figures, peak_dtype: str, device_kind: str | None, rates: dict[str, Any]
 ) -> dict[str, Any]:
-    spec, mode = chip_spec(device_kind), TPUMS[name].roofline
+    spec, mode = tpums_spec(device_kind), entry.roofline
     if spec is None or mode == "none":
         return {}
     hbm = spec.hbm_gb_s_per_device
@@ -140,9 +140,8 @@ def collective(
 
 
 def tpums_metrics(
-    bench: V2Benchmark,
-    origin: Origin,
-    fields: dict[str, Any],
+    origin: Upstream,
+    fields: Any,
     domains: dict[str, tuple[float, float, float, float]],
     figures: dict[str, Figures],
     device_kind: str | None,
@@ -152,27 +151,27 @@ def tpums_metrics(
     """`domains`: each timing domain's (p50, p90, avg, std) in ms; `figures`: its models at its avg;
     `group`: a collective's first replica group (device ids); `soak`: a soak's initial and sustained
     ms per domain. Rates are at each domain's p50, as TPUMS computes them."""
-    name = origin.generation_name or bench.name
-    spec = chip_spec(device_kind)
+    bench, entry = origin.benchmark, origin.tpums
+    assert entry is not None
+    spec = tpums_spec(device_kind)
     per_chip = spec.devices_per_chip if spec else 1
     out: dict[str, Any] = {}
     for domain, stats in domains.items():
         out.update({f"{domain}_{key}": value for key, value in zip(LATENCY, stats, strict=True)})
     rates: dict[str, Any] = {}
-    entry = TPUMS[name]
     for domain, fig in figures.items():
         rates.update(_rates(domain, bench.metrics(fig), entry, per_chip))
     first = next(iter(figures.values()))
     seconds = {d: stats[0] / 1e3 for d, stats in domains.items()}
     if bench.collective and group is not None and bench.name in CHIP_BYTES:
-        block = _block_bytes(bench.name, fields)
+        block = BLOCKS.get(bench.name, block_bytes)(fields)
         rates.update(collective(bench.name, block, group, seconds, per_chip))
     if bench.collective and dcn_axis(fields) is not None:
         rates.update(dcn(bench.name, fields, seconds))
     out.update(rates)
     out.update(soaked(soak or {}))
     out.update(_plain(bench.metrics(first)))
-    out.update(_roofline(name, first, bench.peak_dtype(fields), device_kind, rates))
+    out.update(_roofline(entry, first, bench.peak_dtype(fields), device_kind, rates))
     return out
 
 
@@ -180,22 +179,22 @@ DUPLEX_GBPS = 800.0  # TPUMS's DCN line rate: two 400 Gb/s NICs
 
 
 # a DCN collective's ring factor where the config gives none, by its name (fields, slices) -> factor
-RING_FACTORS: dict[str, Callable[[dict[str, Any], int], float]] = {
+RING_FACTORS: dict[str, Callable[[Any, int], float]] = {
     "all_reduce": lambda f, n: 2 * (n - 1) / n,
-    "ppermute": lambda f, n: 2.0 if f.get("direction") == "bidi" else 1.0,
+    "ppermute": lambda f, n: 2.0 if f.both_ways else 1.0,
 }
 # S, one device's block, where it is not its whole input: reduce-scatter's output chunk
-BLOCKS: dict[str, Callable[[dict[str, Any]], float]] = {"reduce_scatter": scatter_chunk_bytes}
+BLOCKS: dict[str, Callable[[Any], float]] = {"reduce_scatter": scatter_chunk_bytes}
 
 
-def dcn(name: str, fields: dict[str, Any], seconds: dict[str, float]) -> dict[str, Any]:
+def dcn(name: str, fields: CollectiveFields, seconds: dict[str, float]) -> dict[str, Any]:
     """A DCN collective's columns, in Gbit/s as TPUMS writes them: one device's shard over the time
     (`per_device_algo`), times the devices of a slice (`host_algo`), times the ring factor (the given
     one, else all-reduce's 2(n-1)/n over n slices, a two-way permute's 2, else 1: `host_bus`), and
     that over the 800 Gb/s line (`duplex_utilization_pct`)."""
     slices, participants = dcn_slices(fields), dcn_participants(fields)
     default = RING_FACTORS.get(name, lambda f, n: 1.0)(fields, slices)
-    ring = float(fields.get("ring_factor") or default)
+    ring = float(fields.ring_factor or default)
     shard = block_bytes(fields)
     out: dict[str, Any] = {
         "algorithm_bytes": shard * ring * participants,
@@ -223,11 +222,6 @@ def soaked(phases: dict[str, tuple[float, float]]) -> dict[str, Any]:
         out[f"{domain}_sustained_p50_ms"] = sustained
         out[f"{domain}_slowdown_ratio"] = sustained / initial if initial > 0 else 1.0
     return out
-
-
-def _block_bytes(name: str, fields: dict[str, Any]) -> float:
-    """S: one device's block (reduce-scatter: its output chunk, matrix_dim x 256)."""
-    return BLOCKS.get(name, block_bytes)(fields)
 
 
 def nvml_telemetry(samples: list[list[float]]) -> dict[str, Any]:

@@ -186,7 +186,7 @@ def _job_files(
         for travels, here in tables[e.folder].items():
             files[f"configs/{e.folder}/{travels}"] = _read(here)
     if cluster.xla_flags_file_path:
-        from accelbench.dialects.tpums.plan import flag_sets
+        from accelbench.benchmarks.tpu_flags import flag_sets
 
         flag_sets(cluster.xla_flags_file_path)  # a bad file is one line here, not in every pod
         files["xla_flags.yaml"] = _read(cluster.xla_flags_file_path)

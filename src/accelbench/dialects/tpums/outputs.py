@@ -1,6 +1,6 @@
-"""TPUMS's summary.csv and detailed.json: the jax-bench dialect's files (its sink writes them) for the
-cases a TPUMS file planned, with TPUMS's field names, both timing domains' metrics, its telemetry and
-its device-to-device console matrices, registered as a `Generation` of those files."""
+"""TPUMS's summary.csv and detailed.json for the cases a TPUMS file planned (benchmarks/files.py writes
+them): TPUMS's field names, both timing domains' metrics, its telemetry and its device-to-device
+console matrices."""
 
 from __future__ import annotations
 
@@ -9,78 +9,58 @@ from typing import Any
 
 import numpy as np
 
+from accelbench.benchmarks.base import Upstream
+from accelbench.benchmarks.files import Generation, UpstreamStats, device_span_ms, upstream_files
 from accelbench.catalogue import params_of
-from accelbench.core.case import Case, Origin
-from accelbench.dialects.jax_bench.benchmarks import V2Benchmark
-from accelbench.dialects.jax_bench.outputs import (
-    Generation,
-    UpstreamStats,
-    device_span_ms,
-    figures_of,
-    register_generation,
-)
-from accelbench.dialects.tpums.metrics import (
-    nvml_telemetry,
-    tpums_metrics,
-    unmeasured_device,
-)
-from accelbench.dialects.tpums.names import TPUMS
+from accelbench.core.case import Case
+from accelbench.dialects.tpums.metrics import nvml_telemetry, tpums_metrics, unmeasured_device
 from accelbench.dialects.tpums.report import console_report
 from accelbench.ops import collective_model as collectives
 from accelbench.results.records import Row
+from accelbench.results.sinks import RunContext, Sink, register_sink
 
 
-def _params(case: Case, origin: Origin, params: dict[str, Any]) -> dict[str, Any]:
-    """jax-bench's fields under TPUMS's names (a soak's samples_per_run is the run's soak_chunk)."""
-    entry = TPUMS[origin.generation_name or origin.benchmark]
-    params = entry.from_v2(params)
-    if entry.soak:
-        params["samples_per_run"] = case.run.soak_chunk
-    return params
+def params(case: Case, origin: Upstream, fields: Any, ours: bool = False) -> dict[str, Any]:
+    """The case's fields as it ran, in TPUMS's names (a soak's samples_per_run is the run's
+    soak_chunk); with `ours`, this project's fields too."""
+    assert origin.tpums is not None
+    out = origin.tpums.written(fields, ours)
+    if origin.tpums.soak:
+        out["samples_per_run"] = case.run.soak_chunk
+    return out
+
+
+def given_fields(case: Case) -> tuple[str, dict[str, Any]]:
+    """The case's TPUMS name and fields (`validate --json`'s view of a file)."""
+    origin: Upstream = case.origin
+    return origin.name, params(case, origin, origin.fields, ours=True)
 
 
 def _metrics(
-    case: Case,
-    bench: V2Benchmark,
-    origin: Origin,
-    fields: dict[str, Any],
-    host_ms: list[float],
-    row: Row,
+    case: Case, origin: Upstream, fields: Any, host_ms: list[float], row: Row
 ) -> dict[str, Any]:
-    """TPUMS's metrics, then a TPU's firmware figures under TPUMS's names (on a GPU, the NVML
-    samples' equivalents)."""
-    metrics = _domains(case, bench, origin, fields, host_ms, row)
-    metrics.update(row.series.telemetry or nvml_telemetry(row.series.gpu_monitor))
-    return metrics
-
-
-def _domains(
-    case: Case,
-    bench: V2Benchmark,
-    origin: Origin,
-    fields: dict[str, Any],
-    host_ms: list[float],
-    row: Row,
-) -> dict[str, Any]:
-    """TPUMS's metrics (metrics.py): both timing domains with its filter, its rates
-    from each domain's p50, a collective's per-chip bytes from its first group; with xprof timing
-    and no device clock, the xprof latencies and rates are there and empty, as TPUMS leaves them."""
+    """TPUMS's metrics (metrics.py): both timing domains with its filter, its rates from each
+    domain's p50, a collective's per-chip bytes from its first group; with xprof timing and no
+    device clock, the xprof latencies and rates are there and empty, as TPUMS leaves them. Then a
+    TPU's firmware figures under TPUMS's names (on a GPU, the NVML samples' equivalents)."""
+    bench = origin.benchmark
     group = (
         collectives.groups(case.op, params_of(case, collectives.CollectiveParams))[0]
         if bench.collective
         else None
     )
     domains, figures = {}, {}
-    device = device_span_ms(row) if fields["xprof_timing"] else []
+    device = device_span_ms(row) if fields.xprof_timing else []
     for domain, samples in (("wall_clock", host_ms), ("xprof", device)):
         if samples:
             up = UpstreamStats.of(samples)
             domains[domain] = (up.p50_ms, up.p90_ms, up.avg_ms, up.std_ms)
-            figures[domain] = figures_of(bench, fields, up.p50_ms / 1e3, origin.group_size)
+            figures[domain] = bench.figures(fields, up.p50_ms / 1e3, origin.group_size)
     device_kind = row.environment.device_kind
-    metrics = tpums_metrics(bench, origin, fields, domains, figures, device_kind, group, _soak(row))
-    if fields["xprof_timing"] and not device:
+    metrics = tpums_metrics(origin, fields, domains, figures, device_kind, group, _soak(row))
+    if fields.xprof_timing and not device:
         metrics.update(unmeasured_device(metrics))
+    metrics.update(row.series.telemetry or nvml_telemetry(row.series.gpu_monitor))
     return metrics
 
 
@@ -107,4 +87,10 @@ def _flags(case: Case) -> dict[str, Any]:
     }
 
 
-register_generation(Generation("tpums", _params, _metrics, False, console_report, _flags))
+TPUMS = Generation(params, _metrics, _flags, ket_and_throughput=False, console=console_report)
+
+
+@register_sink("tpums", order=30)
+def tpums_files(context: RunContext) -> Sink | None:
+    """For runs with cases a TPUMS file (or `tpums benchmark run`) asked for."""
+    return upstream_files(context, TPUMS, lambda origin: origin.tpums is not None)

@@ -127,14 +127,14 @@ def console_report(entries: list[dict[str, Any]]) -> list[str]:
     """The tables of a run's TPUMS entries (detailed.json's), per benchmark in the order it ran."""
     import pandas as pd
 
-    from accelbench.dialects.jax_bench.outputs import OURS_KEY, summary_row
-    from accelbench.dialects.tpums.names import TPUMS
+    from accelbench.benchmarks.base import TPUMS
+    from accelbench.benchmarks.files import OURS_KEY, summary_row
 
     groups: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         name = entry.get(OURS_KEY, {}).get("name_given")
         if entry.get(OURS_KEY, {}).get("generation") == "tpums" and name in TPUMS:
-            groups.setdefault(name, []).append(summary_row(entry))
+            groups.setdefault(name, []).append(summary_row(entry, ket_and_throughput=False))
     out = []
     for name, rows in groups.items():
         tpums, frame = TPUMS[name], pd.DataFrame(rows)

@@ -96,18 +96,17 @@ class Ran:
 
 
 def _plan(
-    suite: Suite, path: str, output_dir: str, files: RunFiles, xprof_dir: str | None
+    suite: Suite, path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
 ) -> list[Planned]:
     """Every config planned before any runs: a bad one stops the suite in one line, nothing measured."""
     from accelbench.config.planner import plan
     from accelbench.dialects.jax_bench.cli import upstream_options
-    from accelbench.dialects.jax_bench.flags import XPROF_DIR
     from accelbench.run.planning import check_options, jax_device_count
 
     planned: list[Planned] = []
     for _, located, stem in suite_configs(suite, path):
         folder = os.path.join(output_dir, stem)
-        options = upstream_options(folder, "--output_dir", files, **{XPROF_DIR.dest: xprof_dir})
+        options = upstream_options(folder, "--output_dir", files, **flags)
         check_options(options)
         loaded = load_config(located)
         try:
@@ -136,7 +135,7 @@ def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
     return list(zip(suite.configs, located, folders[len(RESERVED) :], strict=True))
 
 
-def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None) -> int:
+def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]) -> int:
     """Each config in turn; a config that cannot write is said in the report and the suite goes on;
     a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
     from accelbench.platform.interrupt import stopped_by_signal
@@ -147,7 +146,7 @@ def run_suite(path: str, output_dir: str, files: RunFiles, xprof_dir: str | None
     check_directory(output_dir, "--output_dir")
     codes: list[int] = []
     ran: list[Ran] = []
-    for entry in _plan(suite, path, output_dir, files, xprof_dir):
+    for entry in _plan(suite, path, output_dir, files, flags):
         before = set(_summaries(entry.folder))
         try:
             outcome = run_and_tell(entry.loaded, entry.cases, entry.options)
@@ -205,8 +204,8 @@ def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
 def consolidated(found: Any) -> dict[str, str]:
     """A collected run's report (every config it submitted or holds, each by its full path, every
     TPUMS field that varies shown) and its per-category CSVs."""
+    from accelbench.benchmarks.base import TPUMS
     from accelbench.dialects.tpums.collect import aggregated, header
-    from accelbench.dialects.tpums.names import TPUMS
 
     fields = {p.name for entry in TPUMS.values() for p in entry.fields}
     named, s = found.submitted.get("configs", {}), found.submitted
@@ -227,7 +226,7 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
 
     if summary is not None:
         return shown(
-            pd.read_csv(summary), {k for c in cases if c.origin for k, _ in c.origin.fields}
+            pd.read_csv(summary), {k for c in cases if c.origin for k in c.origin.fields.names()}
         )
     from accelbench.results.reading import read_rows
 

@@ -14,13 +14,21 @@ import pkgutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from accelbench.core.case import Case
 from accelbench.core.flags import Flag
-from accelbench.core.options import RunOptions
 from accelbench.plugins import import_sink_modules
-from accelbench.results.records import Row
+
+if TYPE_CHECKING:  # the command line's help reads the flags below and loads no format
+    from accelbench.core.case import Case
+    from accelbench.core.options import RunOptions
+    from accelbench.results.records import Row
+
+# the flags this package's formats take (a dialect's formats' flags are the dialect's)
+SEED_JSON: Flag[str | None] = Flag(
+    "--seed-json", "also write fusion/elementwise rows in the seeds' JSON format", None
+)
+FLAGS = (SEED_JSON,)
 
 
 @dataclass(frozen=True)
@@ -72,20 +80,17 @@ class SinkInfo:
     name: str
     order: int  # opened, fed and closed in this order: the durable rows first, the console last
     factory: SinkFactory
-    flags: tuple[Flag[Any], ...] = ()  # the command-line flags that ask for it
 
 
 _SINKS: dict[str, SinkInfo] = {}
 _discovered = False
 
 
-def register_sink(
-    name: str, order: int = 50, flags: tuple[Flag[Any], ...] = ()
-) -> Callable[[SinkFactory], SinkFactory]:
+def register_sink(name: str, order: int = 50) -> Callable[[SinkFactory], SinkFactory]:
     def decorate(factory: SinkFactory) -> SinkFactory:
         if name in _SINKS:
             raise ValueError(f"sink {name!r} registered twice")
-        _SINKS[name] = SinkInfo(name, order, factory, flags)
+        _SINKS[name] = SinkInfo(name, order, factory)
         return factory
 
     return decorate
@@ -100,11 +105,6 @@ def registered_sinks() -> list[SinkInfo]:
             importlib.import_module(module.name)
         import_sink_modules()
     return sorted(_SINKS.values(), key=lambda s: s.order)
-
-
-def sink_flags() -> list[Flag[Any]]:
-    """The flags every output format declares, in its order."""
-    return [flag for info in registered_sinks() for flag in info.flags]
 
 
 @contextmanager

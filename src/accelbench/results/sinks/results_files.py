@@ -42,7 +42,7 @@ class ResultFiles(Sink):
                 params: list[str] = []
                 extras: list[type | None] = []
                 for case in group:
-                    params += [p for p in case.params if p not in params]
+                    params += [p for p in case.params.as_dict() if p not in params]
                     declared = get_spec(case.op).row_extras
                     extras += [declared] if declared not in extras else []
                 shared = ResultFile(

@@ -6,11 +6,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from accelbench.core.flags import Flag
-from accelbench.ops.elementwise import ElementwiseExtras
-from accelbench.ops.fusion import FusionExtras
+from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams
+from accelbench.ops.fusion import FusionExtras, FusionParams
 from accelbench.results.records import Row
-from accelbench.results.sinks import RunContext, Sink, register_sink
+from accelbench.results.sinks import SEED_JSON, RunContext, Sink, register_sink
 from accelbench.results.writer import check_new_file, write_json_atomically
 
 ELEMENTWISE_NAMES = {
@@ -39,9 +38,10 @@ def scaled(value: float | None, factor: float) -> float | None:
 def fusion_record(row: Row) -> dict[str, Any]:
     """The fusion seed's result dictionary (plus status/error, so failures are never dropped)."""
     x = row.extras if isinstance(row.extras, FusionExtras) else None
+    p = row.params if isinstance(row.params, FusionParams) else None
     shape = x.input_shape if x else ""
     return {
-        "fusion_pattern": x.fusion_pattern if x else row.params.get("pattern"),
+        "fusion_pattern": x.fusion_pattern if x else p and p.pattern,
         "unfused_latency_ms": scaled(x.unfused_latency_s, 1e3) if x else None,
         "unfused_gflops": x.unfused_gflop_per_s if x else None,
         "fused_latency_ms": scaled(x.fused_latency_s, 1e3) if x else None,
@@ -53,7 +53,7 @@ def fusion_record(row: Row) -> dict[str, Any]:
         "fused_bytes": int(x.fused_bytes) if x else None,
         "flops": int(row.derived.model_flop) if row.derived.model_flop is not None else None,
         "extra_params": {
-            "dtype": row.params.get("dtype"),
+            "dtype": p and p.dtype,
             "platform": row.environment.platform,
             "device_kind": row.environment.device_kind,
             "fused_impl": x.fused_impl if x else None,
@@ -71,15 +71,17 @@ def fusion_record(row: Row) -> dict[str, Any]:
 def elementwise_record(row: Row) -> dict[str, Any]:
     """The elementwise guide's JSON entry (its time_ms is the median device time)."""
     x = row.extras if isinstance(row.extras, ElementwiseExtras) else None
-    operation = str(row.params["operation"])
+    p = row.params
+    assert isinstance(p, ElementwiseParams)
+    operation = p.operation
     implementation = row.identity.implementation or ""
     return {
         "operation": ELEMENTWISE_NAMES.get(operation, operation),
         "implementation": IMPLEMENTATION_NAMES.get(implementation, implementation),
-        "batch_size": int(row.params["batch"]),
-        "sequence_length": int(row.params["seq"]),
-        "tensor_dimension": int(row.params["hidden"]),
-        "dtype": row.params.get("dtype"),
+        "batch_size": p.batch,
+        "sequence_length": p.seq,
+        "tensor_dimension": p.hidden,
+        "dtype": p.dtype,
         "time_ms": scaled(row.median_s, 1e3),
         "memory_mb": scaled(x.peak_memory_bytes, 1 / MIB) if x else None,
         "inference_speed": x.calls_per_s if x else None,
@@ -112,12 +114,7 @@ class SeedJson(Sink):
             print(f"seed-format JSON: {self.path}", file=sys.stderr)
 
 
-SEED_JSON: Flag[str | None] = Flag(
-    "--seed-json", "also write fusion/elementwise rows in the seeds' JSON format", None
-)
-
-
-@register_sink("seed_json", order=20, flags=(SEED_JSON,))
+@register_sink("seed_json", order=20)
 def seed_json(context: RunContext) -> Sink | None:
     path = context.options.flag(SEED_JSON)
     return SeedJson(path, context.options.overwrite) if path else None

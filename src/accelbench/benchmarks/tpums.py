@@ -1,0 +1,96 @@
+"""TPUMS's names (the reference's third generation), each declared on the jax-bench benchmark that
+runs it: TPUMS renamed jax-bench's benchmarks (`gemm_generalized` -> `gemm`, `hbm_bandwidth` ->
+`hbm`), moved some defaults and fields (gemm's `in_dtype` is bfloat16; hbm's `size` is
+`num_elements`) and added fields this project does not act on yet. Registered in TPUMS's order
+(production, experimental, then the earlier names); ../shared/reference/UPSTREAM_TPUMS.md sections 3
+and 10 are the source of every fact here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelbench.benchmarks.base import Tier, Tpums, register_tpums
+from accelbench.catalogue import Param
+
+COLLECTIVE_INERT = (
+    Param("xla_dump_dir", "str", None, doc="where upstream reads its replica groups: unused"),
+    Param("device_placement", "str", None, doc="e.g. id_sorted: recorded"),
+)
+# TPUMS's gemm defaults to bf16 (jax-bench's: fp8), and its configs have no dtype beside in_dtype and
+# out_dtype
+GEMM_MOVED: dict[str, object] = {"in_dtype": "bfloat16"}
+NO_DTYPE = ("dtype",)
+
+
+def _gemm(name: str, tier: Tier = "production", **more: Any) -> Tpums:
+    """A GEMM name: TPUMS's bf16 default, compute roofline, TFLOP/s and FLOPs in its table."""
+    return Tpums(
+        name,
+        "gemm_generalized",
+        tier,
+        defaults=GEMM_MOVED,
+        roofline="compute",
+        dropped=NO_DTYPE,
+        rate="tflops",
+        config=more.pop("config", "GemmParams"),
+        size_column="total_flops",
+        **more,
+    )
+
+
+def _hbm(name: str, tier: Tier = "production") -> Tpums:
+    return Tpums(
+        name,
+        "hbm_bandwidth",
+        tier,
+        renamed={"num_elements": "size"},
+        aliases={"size": "num_elements"},
+        roofline="memory_hbm",
+        config="HBMBandwidthParams",
+        size_column="total_bytes_mib",
+    )
+
+
+def _collective(name: str, v2: str, tier: Tier = "production", config: str = "") -> Tpums:
+    return Tpums(
+        name, v2, tier, inert=COLLECTIVE_INERT, size_column="shard_size_mib", config=config
+    )
+
+
+def _transfer(name: str) -> Tpums:
+    """Host-device copies: GB/s per device only (TPUMS derives no per-chip figure for them)."""
+    return Tpums(name, name, chip_bandwidth=False, config="HostDeviceParams")
+
+
+for _entry in (
+    _gemm("gemm"),
+    _hbm("hbm"),
+    _transfer("host_to_device"),
+    _transfer("device_to_host"),
+    Tpums(
+        "device_to_device",
+        "device_to_device",
+        chip_bandwidth=False,
+        config="DeviceToDeviceParams",
+        enums={"direction": ("uni", "bi")},
+        device_matrix=True,
+    ),
+    _collective("all_gather", "all_gather", config="CollectivesParams"),
+    _collective("all_reduce", "all_reduce", config="AllReduceParams"),
+    _collective("all_to_all", "all_to_all", config="CollectivesParams"),
+    _collective("reduce_scatter", "reduce_scatter", "experimental"),
+    _gemm("gemm_throttling", "experimental", soak=True, config="GemmThrottlingParams"),
+    _collective("ppermute", "ppermute", "experimental"),
+    Tpums("ppermute_uni", "ppermute", "experimental", defaults={"direction": "uni"}),
+    Tpums("ppermute_bidi", "ppermute", "experimental", defaults={"direction": "bidi"}),
+    Tpums("attention_flashed", "attention_flashed", "experimental", rate="tflops"),
+    Tpums("transformer_layer_moe", "transformer_layer_moe", "experimental", rate="tflops"),
+    *(
+        Tpums(name, name, "experimental")
+        for name in ("rmsnorm", "swiglu", "sigmoid", "simple_add", "quantization", "rope")
+    ),
+    # the earlier names, still used by shipped files
+    _gemm("gemm_generalized", "alias"),
+    _hbm("hbm_bandwidth", "alias"),
+):
+    register_tpums(_entry)

@@ -1,0 +1,329 @@
+"""One expansion engine: every dialect (and a one-off command line) describes its cases as data —
+the values given once, the cases over them (a list's items, a CSV table's rows, a shape generator's
+shapes) and a sweep of axes — and takes its points from `Expansion`: each case over the sweep's
+Cartesian product (the first axis slowest), every value with the key that gave it, to make its typed
+objects from. Two readers of a sweep's values: the Ironwood reference's (`_range`/`_list` suffixes,
+ranges that must name one step, `SAME_AS_<key>`) and the later generations' (`start`/`end` ranges
+with a default step, any other value one value).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from accelbench.errors import UserError, did_you_mean, key_path
+
+SAME_AS = "SAME_AS_"
+MAX_RANGE_VALUES = 100_000  # far beyond any case cap: a range is refused before it grows further
+RANGE_KEYS = ("start", "end", "multiplier", "increase_by")
+MAX_CSV_BYTES = 4 << 20
+MAX_CSV_ROWS = 10_000
+URL_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Given:
+    """A value and the key that gave it (errors name it)."""
+
+    value: Any
+    where: str
+
+
+Point = dict[str, Given]
+
+
+def given(values: dict[Any, Any], where: str) -> Point:
+    return {str(k): Given(v, key_path(where, str(k))) for k, v in values.items()}
+
+
+def values_of(point: Point) -> dict[str, Any]:
+    return {k: g.value for k, g in point.items()}
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str
+    values: tuple[Any, ...]
+    where: str
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """Each case (a point) over the sweep's product, at most `cap` combinations per case (the first,
+    in product order)."""
+
+    cases: tuple[Point, ...] = ({},)
+    axes: tuple[Axis, ...] = ()
+    cap: int | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        """Combinations per case."""
+        return math.prod(len(axis.values) for axis in self.axes)
+
+    def points(self) -> Iterator[Point]:
+        for case in self.cases:
+            combos = itertools.product(*(axis.values for axis in self.axes))
+            for combo in itertools.islice(combos, self.cap):
+                swept = {a.name: Given(v, a.where) for a, v in zip(self.axes, combo, strict=True)}
+                yield {**case, **swept}
+
+
+def expand_range(spec: dict[str, Any], where: str) -> list[int | float]:
+    """Values of an inclusive range with exactly one step; refuses ranges that would never end."""
+    for key in spec:
+        if key not in RANGE_KEYS:
+            raise UserError(
+                f"unknown range key '{key}'",
+                key=f"{where}.{key}",
+                suggestion=did_you_mean(key, RANGE_KEYS),
+            )
+    for key in ("start", "end"):
+        if key not in spec:
+            raise UserError(f"range needs '{key}'", key=where)
+        _number(spec[key], f"{where}.{key}")
+    if ("multiplier" in spec) == ("increase_by" in spec):
+        raise UserError("range needs exactly one of 'multiplier' or 'increase_by'", key=where)
+    step_key = "multiplier" if "multiplier" in spec else "increase_by"
+    start, end, step = spec["start"], spec["end"], _number(spec[step_key], f"{where}.{step_key}")
+    if step_key == "multiplier" and (step <= 1 or start <= 0):
+        raise UserError(
+            f"range never ends: multiplier must be > 1 and start > 0 (got multiplier={step}, "
+            f"start={start})",
+            key=f"{where}.{step_key}",
+        )
+    if step_key == "increase_by" and step <= 0:
+        raise UserError(
+            f"range never ends: increase_by must be > 0 (got {step})", key=f"{where}.{step_key}"
+        )
+    for key, number in (("start", start), ("end", end), (step_key, step)):
+        if not math.isfinite(number):
+            raise UserError(f"must be a finite number, got {number}", key=f"{where}.{key}")
+    if start > end:
+        raise UserError(f"range is empty: start ({start}) > end ({end})", key=where)
+    values: list[int | float] = []
+    value = start
+    while value <= end:
+        values.append(value)
+        if len(values) > MAX_RANGE_VALUES:
+            raise UserError(f"the range has more than {MAX_RANGE_VALUES:,} values", key=where)
+        value = value * step if step_key == "multiplier" else value + step
+    return values
+
+
+def _number(value: Any, where: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"must be a number, got {value!r}", key=where)
+    return value
+
+
+# ---- the Ironwood reference's sweeps ----------------------------------------------------------------
+
+
+def ironwood_axis(key: str, value: Any, where: str) -> Axis:
+    """As the Ironwood reference reads a sweep key: `_range`, then `_list`, is stripped from the name,
+    and the value's type alone decides: a mapping is a range, a list is a list, anything else one
+    value. A value repeated in one axis is one case (two rows with one case id would be a lie)."""
+    name = key.removesuffix("_range").removesuffix("_list")
+    if isinstance(value, dict):
+        return Axis(name, tuple(expand_range(value, where)), where)
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        raise UserError("empty list of values", key=where)
+    unique: dict[tuple[str, Any], Any] = {}
+    for v in values:
+        unique.setdefault((type(v).__name__, v if _plain(v) else repr(v)), v)
+    return Axis(name, tuple(unique.values()), where)
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool, type(None)))
+
+
+def ironwood_sweep(entry: Any, where: str) -> Expansion:
+    """One sweep entry of an Ironwood benchmark block: a product over its keys."""
+    if not isinstance(entry, dict):
+        raise UserError(f"a sweep entry must be a mapping, got {type(entry).__name__}", key=where)
+    axes = tuple(ironwood_axis(str(k), v, key_path(where, str(k))) for k, v in entry.items())
+    names = [a.name for a in axes]
+    if twice := sorted({n for n in names if names.count(n) > 1}):
+        raise UserError(
+            f"parameter '{twice[0]}' is given twice (plain and _list/_range)", key=where
+        )
+    return Expansion(axes=axes)
+
+
+def resolve_same_as(params: dict[str, Any], where: str) -> dict[str, Any]:
+    """Replace SAME_AS_<key> references by the referenced value (chains allowed, cycles refused)."""
+    resolved = dict(params)
+
+    def value_of(key: str, seen: tuple[str, ...]) -> Any:
+        value = resolved[key]
+        if not (isinstance(value, str) and value.startswith(SAME_AS)):
+            return value
+        target = value[len(SAME_AS) :]
+        if target in seen or target == key:
+            cycle = " -> ".join((*seen, key, target))
+            raise UserError(f"SAME_AS_ cycle: {cycle}", key=f"{where}.{(*seen, key)[0]}")
+        if target not in resolved:
+            raise UserError(
+                f"SAME_AS_ refers to unknown key '{target}'",
+                key=f"{where}.{key}",
+                suggestion=did_you_mean(target, [k for k in resolved if k != key]),
+            )
+        return value_of(target, (*seen, key))
+
+    for key in list(resolved):
+        resolved[key] = value_of(key, ())
+    return resolved
+
+
+# ---- the later generations' sweeps (jax-bench, TPUMS) -----------------------------------------------
+
+
+def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
+    """One sweep key's values, and a warning where upstream silently ignores part of the form. A list
+    is its elements; a mapping with start and end a range (geometric when `multiplier` is above 1, else
+    arithmetic by `increase_by`, default 1); any other mapping or scalar is one value. A multiplier that
+    is not above 1 (other than exactly 1), a step that is not positive and an empty range are refused:
+    upstream hangs on the first two and silently runs nothing for the third."""
+    if isinstance(value, list):
+        if not value:
+            raise UserError("empty list of values: the entry would run nothing", key=where)
+        return value, None
+    if not (isinstance(value, dict) and "start" in value and "end" in value):
+        return [value], None
+    multiplier = value.get("multiplier")
+    warning = None
+    if multiplier is None or (not isinstance(multiplier, bool) and multiplier == 1):
+        steps = {"increase_by": value.get("increase_by", 1)}
+        if multiplier is not None and "increase_by" in value:
+            warning = (
+                f"{where}: multiplier 1 and increase_by given: increase_by is used, as upstream"
+            )
+    else:
+        if _below_one(multiplier):
+            raise UserError(
+                f"range never ends: a multiplier below 1 (got {multiplier}) never reaches end",
+                key=key_path(where, "multiplier"),
+            )
+        steps = {"multiplier": multiplier}
+        if "increase_by" in value:
+            warning = (
+                f"{where}: multiplier and increase_by given: increase_by is ignored, as upstream"
+            )
+    rest = {k: v for k, v in value.items() if k not in ("multiplier", "increase_by")}
+    return expand_range({**rest, **steps}, where), warning
+
+
+def _below_one(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value < 1
+
+
+def upstream_sweep(sweep: Any, where: str, cap: int | None = None) -> Expansion:
+    """A `sweep:` mapping of key to values (first key slowest), at most `cap` combinations a case."""
+    if sweep is None:
+        return Expansion(cap=cap)
+    if not isinstance(sweep, dict):
+        raise UserError(
+            f"sweep must be a mapping of key to values, got {type(sweep).__name__}", key=where
+        )
+    axes, warnings = [], []
+    for key, value in sweep.items():
+        at = key_path(where, str(key))
+        values, warning = upstream_values(value, at)
+        axes.append(Axis(str(key), tuple(values), at))
+        warnings += [warning] if warning else []
+    return Expansion(axes=tuple(axes), cap=cap, warnings=tuple(warnings))
+
+
+# ---- tables (csv_shapes:, cases_from_csv:) ----------------------------------------------------------
+
+
+def _cell(text: str) -> Any:
+    """int, else float, else the string (upstream's typing of a cell)."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _fetch(url: str, where: str) -> str:
+    import urllib.error  # http.client and ssl: only for a config that names a URL
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=URL_TIMEOUT_S) as response:
+            data = response.read(MAX_CSV_BYTES + 1)
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", None) or error
+        raise UserError(f"cannot fetch {url}: {reason}", key=where) from None
+    if len(data) > MAX_CSV_BYTES:
+        raise UserError(f"{url} is larger than {MAX_CSV_BYTES >> 20} MiB", key=where)
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _local(path: str, config_dir: str, where: str) -> str:
+    """Upstream reads the path from the working directory; a path only the config's folder has is
+    found there too (a config run from elsewhere)."""
+    candidates = [path] if os.path.isabs(path) else [path, os.path.join(config_dir, path)]
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            if os.path.getsize(candidate) > MAX_CSV_BYTES:
+                raise UserError(f"{candidate} is larger than {MAX_CSV_BYTES >> 20} MiB", key=where)
+            try:
+                with open(candidate, encoding="utf-8-sig", newline="") as f:
+                    return f.read()
+            except UnicodeDecodeError as error:
+                raise UserError(
+                    f"{candidate} is not UTF-8 text (byte {error.start}): save it as a UTF-8 CSV",
+                    key=where,
+                ) from None
+    looked = " or ".join(dict.fromkeys(os.path.abspath(c) for c in candidates))
+    raise UserError(f"no CSV file at {looked}", key=where)
+
+
+def csv_cases(path: Any, config_dir: str, where: str) -> tuple[Point, ...]:
+    """A table's rows as cases: header names to typed cells, each cell keyed `WHERE row I column
+    K`; an empty cell leaves the key to what the case is laid over."""
+    if not isinstance(path, str) or not path:
+        raise UserError(f"must be a file path or an http(s) URL, got {path!r}", key=where)
+    text = (
+        _fetch(path, where)
+        if path.startswith(("http://", "https://"))
+        else _local(path, config_dir, where)
+    )
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip() for h in next(reader, [])]
+    if not header or any(not h for h in header):
+        raise UserError(f"{path}: the first line must name every column", key=where)
+    if twice := sorted({h for h in header if header.count(h) > 1}):
+        raise UserError(f"{path}: column {twice[0]!r} appears twice in the header", key=where)
+    rows: list[Point] = []
+    for line, cells in enumerate(reader, start=2):
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise UserError(
+                f"{path} line {line}: {len(cells)} cells under {len(header)} columns", key=where
+            )
+        at = f"{where} row {len(rows) + 1} column"
+        cells = [c.strip() for c in cells]
+        rows.append(
+            {h: Given(_cell(c), f"{at} {h}") for h, c in zip(header, cells, strict=True) if c}
+        )
+        if len(rows) > MAX_CSV_ROWS:
+            raise UserError(f"{path} has more than {MAX_CSV_ROWS:,} rows", key=where)
+    if not rows:
+        raise UserError(f"{path} has no rows: the entry would run nothing", key=where)
+    return tuple(rows)

@@ -1,0 +1,18 @@
+"""NVIDIA HGX B200 datasheet: 2250 TFLOP/s bf16/fp16, 4500 fp8/int8 dense (half the sparse
+figures), 8000 GB/s."""
+
+from accelbench.specs import Chip, Peaks, register_chip
+
+register_chip(
+    Chip(
+        r"B200",
+        Peaks(
+            "b200",
+            bf16_tflops=2250,
+            fp16_tflops=2250,
+            fp8_tflops=4500,
+            int8_tflops=4500,
+            hbm_gbps=8000,
+        ),
+    )
+)
