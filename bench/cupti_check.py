@@ -6,8 +6,8 @@ where the cache flush's kernels are placed. Each step is meant to run in a proce
 - config: one config listing a PyTorch case before a JAX case, run twice in one process: the first run
   times both (JAX first), the second refuses JAX (the held-out cold run's case);
 - foreign: the user's own torch.profiler session, then JAX: found from the trace, then refused;
-- teardown: PyTorch, JAX, PyTorch (CUDA graphs, then CUPTI) and JAX again through `bench()`, as the
-  harness sets TEARDOWN_CUPTI (or with the environment's value: the refusal where it is 0);
+- teardown: PyTorch, JAX, PyTorch (CUDA graphs, then CUPTI) and JAX again through `bench()`, with the
+  environment's TEARDOWN_CUPTI (the harness leaves it: unset, the refusal; 1, Kineto's teardown);
 - cost: what TEARDOWN_CUPTI=1 costs a PyTorch profiler session (run with and without it);
 - flush: the side-stream function of audit63 (cold, blocked) and a cold add, profiled as the CUPTI timer
   does: every kernel's records (runtime call, op) and where they and its execution lie (a window, the
@@ -105,8 +105,8 @@ def foreign() -> None:
 
 
 def teardown() -> None:
-    """The harness as it is: TEARDOWN_CUPTI=1 set before its first PyTorch session (unless the
-    environment gives a value: `cupti63` runs this step again with 0), nothing cleared by hand."""
+    """The harness as it is, with the environment's TEARDOWN_CUPTI (`cupti63` runs this step unset
+    and with 1), nothing cleared by hand."""
     import jax.numpy as jnp
     import torch
 
@@ -139,8 +139,8 @@ benchmarks:
 
 
 def cost() -> None:
-    """What TEARDOWN_CUPTI costs a PyTorch profiler session (`cupti63` runs this with the harness's
-    default and again with TEARDOWN_CUPTI=0, Kineto keeping CUPTI): the warm-up; 40 sessions of a
+    """What TEARDOWN_CUPTI costs a PyTorch profiler session (`cupti63` runs this as the harness
+    leaves it, Kineto keeping CUPTI, and again with TEARDOWN_CUPTI=1): the warm-up; 40 sessions of a
     20-call add loop as the cupti timer runs them, each session's own seconds (start, stop, read) and
     the next CUDA call's (where Kineto finalises CUPTI), with a CUDA call between sessions (a case's
     rounds) and back to back (Kineto's teardown can then land inside the next session: lost); and 12

@@ -220,12 +220,12 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
         | grep -Ev "Warning|_warn_once|^[EWI][0-9]{4} |Source Location|^external/|^$" | tee -a "$OUT/audit63.md"
     done
     nvidia-smi -q -d CLOCK,POWER,PERFORMANCE,ECC > "$OUT/audit63_nvidia_smi.txt" 2>&1 ;;
-  cupti63)  # issue 63 follow-up: JAX after PyTorch's profiler in one process (Kineto's teardown, as the
-    # harness sets it; STEP:0 runs STEP with TEARDOWN_CUPTI=0, the refusal), what the teardown costs a
+  cupti63)  # issue 63 follow-up: JAX after PyTorch's profiler in one process (as the harness leaves it:
+    # the refusal; STEP:1 runs STEP with TEARDOWN_CUPTI=1, Kineto's teardown), what the teardown costs a
     # session, and where the cold flush's kernels are placed; each step a process of its own (140 s
     # at most), none started after 390 s: under 9 minutes
     start=$SECONDS
-    for step in order config foreign teardown teardown:0 flush gaps cost cost:0; do
+    for step in order config foreign teardown teardown:1 flush flush:1 cost cost:1 gaps; do
       name=${step/:/_}; value=${step#*:}
       [ $((SECONDS - start)) -gt 390 ] && { echo "## $step: skipped, the part's time is up" | tee -a "$OUT/cupti63.md"; continue; }
       [ "$value" = "$step" ] && unset TEARDOWN_CUPTI || export TEARDOWN_CUPTI=$value

@@ -6,10 +6,10 @@ bytecode) into runs that compile nothing, and charged it to the first case's tim
 profiler beneath it records the same Kineto events without that. The first session of a process also
 starts CUPTI: `warm` pays for it once, before any case's clock starts.
 
-CUPTI serves one profiler a process. Kineto keeps it after a GPU session unless TEARDOWN_CUPTI=1, which
-this module sets (a user's value stands) before the first session where CUDA is 12.6 or later (below
-that, PyTorch keeps CUPTI for CUDA graphs' sake, as this does): Kineto then frees it at the first CUDA
-call after each session, so JAX's profiler can take it in the same process (docs/method.md).
+CUPTI serves one profiler a process. Kineto keeps it after a GPU session unless TEARDOWN_CUPTI=1 (then
+it frees it at the first CUDA call after each session, and JAX's profiler can take it). The harness
+leaves the variable as the user set it: a run times its JAX cases before its PyTorch ones, and the
+teardown cost each later session 8 ms and lost a session's kernels on an H100 (docs/method.md).
 """
 
 from __future__ import annotations
@@ -37,14 +37,12 @@ def recording(device: Any) -> Iterator[Any]:
     from torch.autograd import profiler
 
     on_gpu = device.type == "cuda"
-    if on_gpu and torch.torch_version.TorchVersion(torch.version.cuda or "0.0") >= "12.6":
-        os.environ.setdefault(TEARDOWN, "1")
     prof = profiler.profile(use_cpu=True, use_device="cuda" if on_gpu else None, use_kineto=True)
     with chatter.native_stderr("torch", logging.DEBUG):  # its session lines: -vv
         prof.__enter__()
     if on_gpu:  # what it leaves JAX's profiler: CUPTI freed at a CUDA call after it, or kept
         setting = os.environ.get(TEARDOWN)
-        kept = f"TEARDOWN_CUPTI={setting}" if setting else "CUDA below 12.6"
+        kept = f"TEARDOWN_CUPTI={setting}" if setting else "TEARDOWN_CUPTI unset"
         frameworks.CUPTI.setdefault(
             *(FREED if setting == "1" else ("holder", f"PyTorch's profiler ({kept})"))
         )
