@@ -21,13 +21,7 @@ import torch.multiprocessing as mp
 
 from accelbench.catalogue import PreparedImplementation, implementation_of, params_of
 from accelbench.core.case import Case
-from accelbench.core.types import (
-    CheckResult,
-    Measurement,
-    Prepared,
-    Timing,
-    slowest_per_iteration,
-)
+from accelbench.core.types import CheckResult, Measurement, Prepared, Timing, slowest_per_iteration
 from accelbench.errors import CaseFailure, Status, unsupported
 from accelbench.measure.procedure import measure
 from accelbench.ops.collectives import (

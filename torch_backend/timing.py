@@ -186,10 +186,7 @@ def cuda_events(
         warm_up(prepared, warmup)
         samples, wall = _event_loop(prepared, n, flush, _named(_label(case)), sustained=sustained)
     return Timing(
-        samples_s=samples,
-        source="cuda_events",
-        wall_samples_s=wall,
-        launch_samples_s=list(samples),
+        samples_s=samples, source="cuda_events", wall_samples_s=wall, launch_samples_s=list(samples)
     )
 
 

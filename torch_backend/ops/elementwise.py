@@ -41,11 +41,7 @@ def make_inputs(p: ElementwiseParams, device: Any) -> list[Any]:
 
     rows = p.batch * p.seq
     inputs: dict[str, Callable[[], list[Any]]] = {  # per operation; the activations take x alone
-        "layernorm": lambda: [
-            randn(*shape),
-            1 + 0.1 * randn(p.hidden),
-            0.1 * randn(p.hidden),
-        ],
+        "layernorm": lambda: [randn(*shape), 1 + 0.1 * randn(p.hidden), 0.1 * randn(p.hidden)],
         "mse_loss": lambda: [randn(*shape), randn(*shape)],
         "cross_entropy": lambda: [
             randn(rows, p.hidden),

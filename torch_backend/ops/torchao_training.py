@@ -22,11 +22,7 @@ from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import CaseFailure, first_line, unsupported, wrong_result
 from accelbench.measure.numerics import TOLERANCE
-from accelbench.ops.torchao import (
-    TorchaoModelParams,
-    TorchaoTrainingExtras,
-    TorchaoTrainingParams,
-)
+from accelbench.ops.torchao import TorchaoModelParams, TorchaoTrainingExtras, TorchaoTrainingParams
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import resolve_device, synchronizer
 from torch_backend.ops.torchao import (

@@ -14,15 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from accelbench.catalogue import (
-    OpParams,
-    OpSpec,
-    Traits,
-    get_spec,
-    implementation,
-    param,
-    register,
-)
+from accelbench.catalogue import OpParams, OpSpec, Traits, get_spec, implementation, param, register
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared
 from accelbench.errors import CaseFailure, Status, unsupported

@@ -12,10 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accelbench.catalogue import (
-    OpParams,
-    param,
-)
+from accelbench.catalogue import OpParams, param
 from accelbench.errors import CaseFailure, Status, UserError
 from accelbench.measure.numerics import check_rows, relative_error, tolerance
 from accelbench.platform.dtypes import dtype

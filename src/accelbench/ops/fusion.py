@@ -183,10 +183,7 @@ F = TypeVar("F", bound=FusionParams)
 
 
 def _spec(
-    name: str,
-    typed: type[F],
-    flops: Callable[[F], float],
-    nbytes: Callable[[F, bool], float],
+    name: str, typed: type[F], flops: Callable[[F], float], nbytes: Callable[[F, bool], float]
 ) -> OpSpec[F]:
     UNFUSED_BYTES[name] = lambda p: nbytes(p, False)
     return register(

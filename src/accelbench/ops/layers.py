@@ -183,10 +183,7 @@ LAYERS: dict[str, Layer] = {
         doc="dX of SwiGLU from X and dY (the VJP w.r.t. X)",
         flops=lambda p: 11 * _half(p),  # docs/ops.md counts the 11 per output pair
         bytes=lambda p: (2 * p.m * p.n + _half(p)) * BF16.nbytes,  # X, dY (n/2) in; dX out
-        inputs=lambda p, rng: {
-            "x": _x(p, rng),
-            "dy": normal(rng, (p.m, p.n // 2), BF16),
-        },
+        inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p.m, p.n // 2), BF16)},
         reference=lambda x, p: swiglu_grad64(x["x"], x["dy"]),
         jax=_swiglu_bwd,
         constraint=_even_n,
