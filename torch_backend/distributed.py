@@ -35,9 +35,8 @@ from accelbench.ops.collectives import (
 from accelbench.platform import processes
 from accelbench.platform.backends import BACKENDS
 
-TIMEOUT = timedelta(
-    minutes=5
-)  # a rank gone quiet this long fails the case rather than hanging the run
+# a rank gone quiet this long fails the case rather than hanging the run
+TIMEOUT = timedelta(minutes=5)
 
 
 @dataclass

@@ -22,20 +22,8 @@ SEED_OPERATIONS = {
 }
 BATCH_SIZES = (16, 32, 64, 128)
 SEQUENCE_LENGTHS = (256, 512, 1024, 2048)
-TENSOR_DIMENSIONS = (
-    8,
-    16,
-    32,
-    64,
-    128,
-    256,
-    512,
-    768,
-    1024,
-    2048,
-    4096,
-    8192,
-)  # seed's range + real hidden sizes
+# the seed's range and real hidden sizes
+TENSOR_DIMENSIONS = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 2048, 4096, 8192)
 QUICK = {"batch_sizes": (32,), "sequence_lengths": (512,), "tensor_dimensions": (768,)}
 
 

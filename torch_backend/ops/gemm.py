@@ -75,9 +75,8 @@ class Gemms:
         if is_fp8(a):
             return self.fp8_mm(a, b, None, None, out_dtype)
         if a.device.type == "cpu" and a.dtype in (torch.bfloat16, torch.float16):
-            return (a.float() @ b.float()).to(
-                out_dtype
-            )  # CPU half GEMMs may not accumulate in fp32
+            # CPU half GEMMs may not accumulate in fp32
+            return (a.float() @ b.float()).to(out_dtype)
         return torch.mm(a, b).to(out_dtype)
 
 

@@ -144,9 +144,7 @@ def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
         module, x = build_model(p, device, dtype)
         model = _ready(module, x, p.compile_mode, device)
         err = baseline_error(module, x, model.output, p.model_type)
-        tol = (
-            TOLERANCE[str(model.output.dtype).removeprefix("torch.")] * 2
-        )  # two roundings: norm + linear
+        tol = TOLERANCE[str(model.output.dtype).removeprefix("torch.")] * 2  # norm + linear
         _baselines.clear()  # keep one baseline alive at a time
         _baselines[key] = Baseline(model, err, tol)
     return _baselines[key]

@@ -179,9 +179,7 @@ def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
             doc=doc,
             typed=typed,
             flops=lambda p: 0.0,
-            bytes=lambda p: message_bytes(
-                name, p
-            ),  # the generic gb_per_s column is nccl-tests' algbw
+            bytes=lambda p: message_bytes(name, p),  # the gb_per_s column is nccl-tests' algbw
             peak_dtype=lambda p: "fp32",
             row_extras=CollectiveExtras,
             constraint=lambda p: mesh_problem(name, p) or size_problem(name, p),
@@ -191,9 +189,8 @@ def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
                 if COLLECTIVES[name].timed_on_receiver
                 else None,
                 roofline=False,
-                auto_timer={
-                    "jax": "xprof"
-                },  # CPU too: each device's host events, not the wall clock
+                # CPU too: each device's host events, not the wall clock
+                auto_timer={"jax": "xprof"},
                 # no flush: nccl-tests does none, and flushing one device's L2 would skew the group.
                 # Back to back, as nccl-tests runs them: with one process per GPU (torch.distributed)
                 # each rank launches an iteration at its own moment, and in the blocked cadence a late

@@ -80,9 +80,7 @@ def linear_flops(p: LinearFusionParams) -> float:
 def linear_bytes(p: LinearFusionParams, fused: bool) -> float:
     m, k, n, s = p.m, p.k, p.n, _s(p)
     once = (m * k + n * k + n + m * n) * s  # inputs, bias and the output, once each
-    return (
-        once if fused else once + LINEAR_PASSES[p.pattern] * 2 * m * n * s
-    )  # each pass re-reads, re-writes Y
+    return once if fused else once + LINEAR_PASSES[p.pattern] * 2 * m * n * s  # each pass: Y r+w
 
 
 # -- conv: X (b,c,h,w) * W (o,c,r,r), same padding, stride 1 [-> BN] [-> ReLU] ----------------------

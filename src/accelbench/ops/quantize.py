@@ -81,9 +81,8 @@ class Variant:
     def flops(self, p: QuantizeParams) -> float:
         if self.static:
             return float(p.m * p.n)  # one multiply per element
-        return 2.0 * p.m * p.n + self.rows(
-            p
-        )  # |x| into the row max and the scaling; a division per scale
+        # |x| into the row max and the scaling; a division per scale
+        return 2.0 * p.m * p.n + self.rows(p)
 
     def bytes(self, p: QuantizeParams) -> float:
         moved = p.m * p.n * (BF16.nbytes + dtype(p.qdtype).nbytes)

@@ -204,9 +204,8 @@ def weight_bits(recipe: str, hp_bits: int, sparsity: str = "none") -> float:
 
 
 def _layer_flops(m: int, k: int, n: int) -> float:
-    return (
-        2.0 * m * k * n + 5.0 * m * k + m * n
-    )  # layernorm ~5 ops/element, activation 1 op/element
+    # layernorm ~5 ops/element, activation 1 op/element
+    return 2.0 * m * k * n + 5.0 * m * k + m * n
 
 
 # FLOPs per model type (hidden size k for the transformer block: qkv, out proj, attention, 4x MLP)
