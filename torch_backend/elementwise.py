@@ -24,7 +24,6 @@ BATCH_SIZES = (16, 32, 64, 128)
 SEQUENCE_LENGTHS = (256, 512, 1024, 2048)
 # the seed's range and real hidden sizes
 TENSOR_DIMENSIONS = (8, 16, 32, 64, 128, 256, 512, 768, 1024, 2048, 4096, 8192)
-QUICK = {"batch_sizes": (32,), "sequence_lengths": (512,), "tensor_dimensions": (768,)}
 
 
 def run_comprehensive_benchmark(
@@ -41,23 +40,15 @@ def run_comprehensive_benchmark(
     quick: bool = False,
 ) -> list[dict[str, Any]]:
     """Every operation x implementation over the grid; unsupported combinations come back as such."""
-    if quick:
-        batch_sizes, sequence_lengths, tensor_dimensions = (
-            QUICK[k] for k in ("batch_sizes", "sequence_lengths", "tensor_dimensions")
-        )
+    if quick:  # one point
+        batch_sizes, sequence_lengths, tensor_dimensions = (32,), (512,), (768,)
     implementations = implementations or tuple(registered("elementwise", "torch"))
     ops = [op for name in operations for op in SEED_OPERATIONS.get(name, (name,))]
+    where = {"dtype": dtype, "device": device or default_device()}
     cases = [
         make_case(
             "elementwise",
-            {
-                "operation": op,
-                "batch": b,
-                "seq": s,
-                "hidden": h,
-                "dtype": dtype,
-                "device": device or default_device(),
-            },
+            {"operation": op, "batch": b, "seq": s, "hidden": h, **where},
             num_trials,
             num_warmup,
             implementation=impl,

@@ -7,93 +7,61 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from accelbench.ops.fusion import ATTENTION_PATTERNS, CONV_PATTERNS, LINEAR_PATTERNS
 from accelbench.results.writer import write_json_atomically
 from torch_backend.entry import default_device, make_case, run_seed_cases
 
-LINEAR_SIZES = {
-    "quick": [(512, 1024, 1024)],
-    "full": [(512, 1024, 1024), (2048, 4096, 4096), (4096, 4096, 4096)],
-}
-CONV_SIZES = {
-    "quick": [(4, 128, 128, 28)],
-    "full": [(4, 128, 128, 28), (32, 256, 256, 56), (8, 64, 64, 112)],
-}
-ATTENTION_SIZES = {
-    "quick": [(4, 8, 256, 64)],
-    "full": [(4, 8, 256, 64), (8, 16, 1024, 64), (8, 16, 2048, 128)],
-}
+Calibrate = Callable[..., list[dict[str, Any]]]
 
 
-def _calibrate(
-    op: str,
-    patterns: tuple[str, ...],
-    shapes: list[dict[str, int]],
-    quick: bool,
-    device: str | None,
-    dtype: str,
-    num_trials: int | None,
-    num_warmup: int,
-) -> list[dict[str, Any]]:
-    trials = num_trials or (20 if quick else 100)
-    cases = [
-        make_case(
-            op,
-            {"pattern": pattern, **shape, "dtype": dtype, "device": device or default_device()},
-            trials,
-            num_warmup,
-        )
-        for shape in shapes
-        for pattern in patterns
-    ]
-    return run_seed_cases(cases)
+def _family(
+    op: str, patterns: tuple[str, ...], fields: str, sizes: list[tuple[int, ...]]
+) -> Calibrate:
+    """A family's entry point: every pattern at each size (`quick`: the first size, fewer trials)."""
+
+    def calibrate(
+        quick: bool = False,
+        device: str | None = None,
+        dtype: str = "float32",
+        num_trials: int | None = None,
+        num_warmup: int = 10,
+    ) -> list[dict[str, Any]]:
+        trials = num_trials or (20 if quick else 100)
+        where = {"dtype": dtype, "device": device or default_device()}
+        shapes = [
+            dict(zip(fields.split(), size, strict=True)) for size in sizes[: 1 if quick else None]
+        ]
+        cases = [
+            make_case(op, {"pattern": pattern, **shape, **where}, trials, num_warmup)
+            for shape in shapes
+            for pattern in patterns
+        ]
+        return run_seed_cases(cases)
+
+    return calibrate
 
 
-def calibrate_linear_fusion_patterns(
-    quick: bool = False,
-    device: str | None = None,
-    dtype: str = "float32",
-    num_trials: int | None = None,
-    num_warmup: int = 10,
-) -> list[dict[str, Any]]:
-    shapes = [dict(m=m, k=k, n=n) for m, k, n in LINEAR_SIZES["quick" if quick else "full"]]
-    return _calibrate(
-        "fusion_linear", LINEAR_PATTERNS, shapes, quick, device, dtype, num_trials, num_warmup
-    )
-
-
-def calibrate_conv_fusion_patterns(
-    quick: bool = False,
-    device: str | None = None,
-    dtype: str = "float32",
-    num_trials: int | None = None,
-    num_warmup: int = 10,
-) -> list[dict[str, Any]]:
-    shapes = [
-        dict(batch=b, in_channels=ci, out_channels=co, size=s)
-        for b, ci, co, s in CONV_SIZES["quick" if quick else "full"]
-    ]
-    return _calibrate(
-        "fusion_conv", CONV_PATTERNS, shapes, quick, device, dtype, num_trials, num_warmup
-    )
-
-
-def calibrate_attention_fusion_patterns(
-    quick: bool = False,
-    device: str | None = None,
-    dtype: str = "float32",
-    num_trials: int | None = None,
-    num_warmup: int = 10,
-) -> list[dict[str, Any]]:
-    shapes = [
-        dict(batch=b, heads=h, seq=s, head_dim=d)
-        for b, h, s, d in ATTENTION_SIZES["quick" if quick else "full"]
-    ]
-    return _calibrate(
-        "fusion_attention", ATTENTION_PATTERNS, shapes, quick, device, dtype, num_trials, num_warmup
-    )
+calibrate_linear_fusion_patterns = _family(
+    "fusion_linear",
+    LINEAR_PATTERNS,
+    "m k n",
+    [(512, 1024, 1024), (2048, 4096, 4096), (4096, 4096, 4096)],
+)
+calibrate_conv_fusion_patterns = _family(
+    "fusion_conv",
+    CONV_PATTERNS,
+    "batch in_channels out_channels size",
+    [(4, 128, 128, 28), (32, 256, 256, 56), (8, 64, 64, 112)],
+)
+calibrate_attention_fusion_patterns = _family(
+    "fusion_attention",
+    ATTENTION_PATTERNS,
+    "batch heads seq head_dim",
+    [(4, 8, 256, 64), (8, 16, 1024, 64), (8, 16, 2048, 128)],
+)
 
 
 FAMILIES = {
