@@ -51,19 +51,11 @@ class TorchBackend:
             torch.cuda.empty_cache()
 
     def device_info_for(self, device: torch.device) -> DeviceInfo:
-        if device.type == "cuda":
-            return DeviceInfo(
-                kind=torch.cuda.get_device_name(device),
-                count=torch.cuda.device_count(),
-                platform="gpu",
-                framework="torch",
-                framework_version=torch.__version__,
-                threads=torch.get_num_threads(),
-            )
+        gpu = device.type == "cuda"
         return DeviceInfo(
-            kind=cpu_name(),
-            count=1,
-            platform="cpu",
+            kind=torch.cuda.get_device_name(device) if gpu else cpu_name(),
+            count=torch.cuda.device_count() if gpu else 1,
+            platform="gpu" if gpu else "cpu",
             framework="torch",
             framework_version=torch.__version__,
             threads=torch.get_num_threads(),

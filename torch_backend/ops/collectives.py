@@ -43,37 +43,21 @@ def _calls(
         "all_gather": lambda: gather(out, x, group=group),
         "psum_scatter": lambda: scatter(out, x, group=group),
         "all_to_all": lambda: dist.all_to_all_single(out, x, group=group),
-        "ppermute": lambda: [
-            request.wait()
-            for request in dist.batch_isend_irecv(
-                [
-                    dist.P2POp(dist.isend, x, mine[(member + 1) % r], group),
-                    dist.P2POp(dist.irecv, out, mine[(member - 1) % r], group),
-                ]
-            )
-        ],
+        "ppermute": lambda: _wait(
+            [
+                dist.P2POp(dist.isend, x, mine[(member + 1) % r], group),
+                dist.P2POp(dist.irecv, out, mine[(member - 1) % r], group),
+            ]
+        ),
         "send_recv": lambda: (
             dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
         ),
         "ppermute_uni": lambda: _pair(x, out, mine, member, group, both=False),
         "ppermute_bidi": lambda: _pair(x, out, mine, member, group, both=True),
-        "device_to_device": lambda: _exchange(x, out, mine, member, p, group),
+        "device_to_device": lambda: _pair(x, out, mine, member, group, spec.directions(p) == 2),
         "all_reduce": reduction,
     }
     return table[op]
-
-
-def _exchange(
-    x: Any, out: Any, mine: list[int], member: int, p: spec.CollectiveParams, group: Any
-) -> Any:
-    """Member 0 sends to member 1; bi: both send and receive at once."""
-    dist = torch.distributed
-    ops = []
-    if member == 0 or spec.directions(p) == 2:
-        ops.append(dist.P2POp(dist.isend, x, mine[1 - member], group))
-    if member == 1 or spec.directions(p) == 2:
-        ops.append(dist.P2POp(dist.irecv, out, mine[1 - member], group))
-    return [request.wait() for request in dist.batch_isend_irecv(ops)]
 
 
 def _pair(x: Any, out: Any, mine: list[int], member: int, group: Any, both: bool) -> Any:
@@ -84,7 +68,11 @@ def _pair(x: Any, out: Any, mine: list[int], member: int, group: Any, both: bool
         ops.append(dist.P2POp(dist.isend, x, mine[1 - member], group))
     if member == 1 or (both and member == 0):
         ops.append(dist.P2POp(dist.irecv, out, mine[1 - member], group))
-    return [request.wait() for request in dist.batch_isend_irecv(ops)] if ops else None
+    return _wait(ops) if ops else None
+
+
+def _wait(ops: list[Any]) -> list[Any]:
+    return [request.wait() for request in torch.distributed.batch_isend_irecv(ops)]
 
 
 def _reduction(reduce_op: str, out: Any, r: int, group: Any) -> tuple[Callable[[], Any], str]:
