@@ -107,11 +107,7 @@ def prepared(
     device = resolve_device(p.device)
     inputs = make_inputs(p, device)
     fn = make(p, device)
-
-    def call() -> Any:
-        with torch.no_grad():
-            return fn(*inputs)
-
+    call = torch.no_grad()(lambda: fn(*inputs))
     tol = 2 * TOLERANCE[p.dtype]
 
     def check(out: Any) -> float:

@@ -173,14 +173,6 @@ def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> tuple[Fn, Fn,
     return FAMILIES[spec.name](p, randn, device, dtype)
 
 
-def _no_grad(fn: Fn) -> Fn:
-    def call() -> Any:
-        with torch.no_grad():
-            return fn()
-
-    return call
-
-
 def fusion_extras(
     spec: Any,
     p: FusionParams,
@@ -227,7 +219,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
     spec, p = get_spec(case.op), params_of(case, FusionParams)
     device = resolve_device(p.device)
     unfused_fn, fused_fn, fused_impl, shape = _inputs_and_fns(spec, p, device)
-    unfused, fused = _no_grad(unfused_fn), _no_grad(fused_fn)
+    unfused, fused = torch.no_grad()(unfused_fn), torch.no_grad()(fused_fn)
     try:
         expected = unfused()
         fused()

@@ -73,14 +73,6 @@ class Baseline:
 _baselines: dict[tuple[Any, ...], Baseline] = {}
 
 
-def _forward(fn: Any, x: Any) -> Callable[[], Any]:
-    def call() -> Any:
-        with torch.no_grad():
-            return fn(x)
-
-    return call
-
-
 def build_model(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any]:
     from torch_backend.models import (
         create_model,
@@ -95,12 +87,13 @@ def build_model(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, An
 def _ready(module: Any, x: Any, mode: str, device: Any) -> Model:
     from torch_backend.recipes import weight_bytes
 
-    eager = _forward(module, x)
+    eager = torch.no_grad()(lambda: module(x))
     output = eager()
     compiled = compile_s = None
     if mode != "off":
         torch._dynamo.reset()  # no recipe's graphs or guards carry over to the next
-        compiled = _forward(torch.compile(module, mode=mode), x)
+        compiled_module = torch.compile(module, mode=mode)
+        compiled = torch.no_grad()(lambda: compiled_module(x))
         t0 = time.perf_counter()
         compiled()
         synchronizer(device)()
@@ -125,6 +118,18 @@ def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> float:
         ref = ref_model.double()(ref_in)
     got = (output[rows] if tokenwise else output).double().cpu()
     return relative_error(got.numpy(), ref.numpy())
+
+
+def checked_baseline(err: float, tol: float, what: str) -> float | None:
+    """The baseline's relative error against the float64 model (None: too large to check), or
+    `wrong_result` past its tolerance."""
+    if math.isnan(err):
+        return None
+    if not err <= tol:
+        raise wrong_result(
+            f"{what} output differs from the float64 model: relative error {err:.3g} > {tol:.3g}"
+        )
+    return err
 
 
 def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
@@ -297,17 +302,12 @@ class Sides:
         return out
 
     def check(self, out: Any) -> float | None:
-        base = self.base
-        if not base.check_err <= base.tolerance and not math.isnan(base.check_err):
-            raise wrong_result(
-                f"baseline output differs from the float64 model: relative error "
-                f"{base.check_err:.3g} > {base.tolerance:.3g}"
-            )
+        err = checked_baseline(self.base.check_err, self.base.tolerance, "baseline")
         if self.transformed and sqnr_db(self.reference, out) < MIN_SQNR_DB:
             raise wrong_result(
                 f"quantized output SQNR {sqnr_db(self.reference, out):.1f} dB is below {MIN_SQNR_DB} dB"
             )
-        return None if math.isnan(base.check_err) else base.check_err
+        return err
 
     def finish(self, primary: Timing, timings: dict[str, Timing]) -> TorchaoExtras:
         p, base, quant = params_of(self.case, TorchaoInferenceParams), self.base, self.quant

@@ -29,6 +29,7 @@ from torch_backend.ops.torchao import (
     MIN_SQNR_DB,
     baseline_error,
     build_model,
+    checked_baseline,
     median_s,
     ratio,
     sqnr_db,
@@ -236,14 +237,10 @@ def prepare_training(backend: Any, case: Case) -> Prepared:
 
     def check(out: Any) -> float | None:
         nonlocal sqnr
-        if not base.check_err <= base.tolerance and not math.isnan(base.check_err):
-            raise wrong_result(
-                f"high-precision output differs from the float64 model: relative error "
-                f"{base.check_err:.3g} > {base.tolerance:.3g}"
-            )
+        err = checked_baseline(base.check_err, base.tolerance, "high-precision")
         if float8:
             sqnr = check_step(base.step, out[0], out[1:])
-        return None if math.isnan(base.check_err) else base.check_err
+        return err
 
     def finish(primary: Timing, timings: dict[str, Timing]) -> TorchaoTrainingExtras:
         if base.timing is None:
