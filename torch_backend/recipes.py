@@ -95,14 +95,6 @@ def _has_field(config: type, name: str) -> bool:
     return any(f.name == name for f in fields(config))
 
 
-def _int8wo(tq: Any, match: re.Match[str], target: Target) -> Any:
-    return tq.Int8WeightOnlyConfig()
-
-
-def _int8dq(tq: Any, match: re.Match[str], target: Target) -> Any:
-    return tq.Int8DynamicActivationInt8WeightConfig()
-
-
 def _int8dq_prefill(tq: Any, match: re.Match[str], target: Target) -> Any:
     if not _has_field(tq.Int8DynamicActivationInt8WeightConfig, "weight_only_decode"):
         raise unsupported(
@@ -273,6 +265,27 @@ def _bits_of(at: int) -> Callable[[re.Match[str], int], float]:
     return lambda m, hp: int(m.group(at))
 
 
+FLOAT8DQ = Recipe(
+    "float8dq",
+    config="Float8DynamicActivationFloat8WeightConfig(PerTensor())",
+    needs="CUDA SM 8.9+",
+    doc="fp8 weights and activations, one scale per tensor",
+    peak="fp8",
+    with_2_4=True,
+    make=_float8dq("PerTensor"),
+    make_2_4=ROCM_ONLY_2_4,
+)
+MARLIN_RECIPE = Recipe(
+    "marlin",
+    config="none: removed",
+    needs="-",
+    doc="int4 weights in the 2:4 Marlin layout (removed)",
+    bits=lambda m, hp: 4,
+    with_2_4=True,
+    make=_gone(MARLIN_GONE),
+    make_2_4=_no_2_4(f" no longer has {MARLIN}"),
+)
+
 for _recipe in (
     Recipe(
         "baseline",
@@ -288,7 +301,7 @@ for _recipe in (
         config="Int8WeightOnlyConfig()",
         needs="any device",
         doc="int8 weights, high-precision activations",
-        make=_int8wo,
+        make=lambda tq, match, target: tq.Int8WeightOnlyConfig(),
     ),
     Recipe(
         "int8dq",
@@ -297,7 +310,7 @@ for _recipe in (
         doc="int8 weights and dynamically quantized int8 activations",
         peak="int8",
         with_2_4=True,
-        make=_int8dq,
+        make=lambda tq, match, target: tq.Int8DynamicActivationInt8WeightConfig(),
         make_2_4=INT8_NO_2_4,
     ),
     Recipe(
@@ -331,26 +344,8 @@ for _recipe in (
         doc="fp8 weights, high-precision activations",
         make=_float8wo,
     ),
-    Recipe(
-        "float8dq",
-        config="Float8DynamicActivationFloat8WeightConfig(PerTensor())",
-        needs="CUDA SM 8.9+",
-        doc="fp8 weights and activations, one scale per tensor",
-        peak="fp8",
-        with_2_4=True,
-        make=_float8dq("PerTensor"),
-        make_2_4=ROCM_ONLY_2_4,
-    ),
-    Recipe(
-        "float8dq-tensor",
-        config="Float8DynamicActivationFloat8WeightConfig(PerTensor())",
-        needs="CUDA SM 8.9+",
-        doc="the same as float8dq",
-        peak="fp8",
-        with_2_4=True,
-        make=_float8dq("PerTensor"),
-        make_2_4=ROCM_ONLY_2_4,
-    ),
+    FLOAT8DQ,
+    dataclasses.replace(FLOAT8DQ, name="float8dq-tensor", doc="the same as float8dq"),
     Recipe(
         "float8dq-row",
         config="Float8DynamicActivationFloat8WeightConfig(PerRow())",
@@ -387,25 +382,9 @@ for _recipe in (
         doc="4- or 8-bit weights on gemlite kernels",
         make=_gemlite,
     ),
-    Recipe(
-        "marlin",
-        config="none: removed",
-        needs="-",
-        doc="int4 weights in the 2:4 Marlin layout (removed)",
-        bits=lambda m, hp: 4,
-        with_2_4=True,
-        make=_gone(MARLIN_GONE),
-        make_2_4=_no_2_4(f" no longer has {MARLIN}"),
-    ),
-    Recipe(
-        "marlin-qqq",
-        config="none: removed",
-        needs="-",
-        doc="Marlin QQQ (removed)",
-        bits=lambda m, hp: 4,
-        with_2_4=True,
-        make=_gone(MARLIN_QQQ_GONE),
-        make_2_4=_no_2_4(f" no longer has {MARLIN}"),
+    MARLIN_RECIPE,
+    dataclasses.replace(
+        MARLIN_RECIPE, name="marlin-qqq", doc="Marlin QQQ (removed)", make=_gone(MARLIN_QQQ_GONE)
     ),
     Recipe(
         "int8adq-int4w-symm",

@@ -42,9 +42,7 @@ class Recipe:
     backend declares each recipe, with them, in torch_backend/recipes.py)."""
 
     name: str
-    pattern: str = (
-        ""  # the full-match pattern of the names a config may give it (default: the name)
-    )
+    pattern: str = ""  # the full-match pattern of the names a config may take (default: the name)
     examples: tuple[str, ...] = ()  # names it takes, spelt out (a parameterised recipe's)
     bits: Callable[[Match, int], float] = _eight_bits  # stored bits per weight (name, hp bits)
     group: Callable[[Match], int | None] = _per_channel  # elements per scale and zero point
@@ -52,9 +50,7 @@ class Recipe:
     group_at: int | None = None  # the pattern's group holding the group size (checked in `groups`)
     groups: tuple[int, ...] = GROUP_SIZES
     peak: str | None = None  # the peak its matmuls run at (None: the high-precision dtype's)
-    scale_bits: int = (
-        32  # bits of scale (and zero point) stored per group: 2x16, MX's and NVFP4's 8
-    )
+    scale_bits: int = 32  # bits of scale (and zero point) stored per group: 2x16; MX, NVFP4: 8
     with_2_4: bool = False  # the runner pairs it with 2:4 sparsity
     config: str = ""  # the torchao config it builds (docs/torchao_recipes.md)
     needs: str = ""  # the hardware or package it needs, as its maker checks it
