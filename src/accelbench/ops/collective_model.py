@@ -229,19 +229,37 @@ def lone_group(op: str, p: CollectiveParams) -> str | None:
 # ---- what each collective moves ----------------------------------------------------------------
 
 
+# (member j of the group, which of the output rows, j's input rows): the output rows are the sum of them
+Source = tuple[int, np.ndarray | slice, np.ndarray]
+EVERY = slice(None)
+
+
+def _same(rows: int, r: int) -> int:
+    return rows
+
+
+def _times_r(rows: int, r: int) -> int:
+    return rows * r
+
+
+def _one(r: int) -> float:
+    return 1.0
+
+
 @dataclass(frozen=True)
 class Collective:
-    """One collective: its reference op type, per-device input and output rows, and its traffic."""
+    """One collective: its reference op type, where each member's output comes from, per-device input
+    and output rows, and its traffic (the defaults: a block moved once, as a permute or a send)."""
 
     op_type: str  # the reference's AR / AG / RS / A2A, plus PERMUTE and SEND_RECV
-    in_rows: Callable[[int, int], int]  # (rows of one block, group size) -> input rows per device
-    out_rows: Callable[[int, int], int]
-    bus_factor: Callable[[int], float]  # nccl-tests: busbw = algbw * factor(n)
-    message_rows: Callable[[int, int], int]  # nccl-tests' "size" per rank, in rows
-    # the reference's factor on E*P*b*tf (of r); None: a permute, which moves its block once
-    reference_traffic: Callable[[int], float] | None
     sources: Callable[[int, int, int, np.ndarray, CollectiveParams], list[Source]]
     """(member, group size, rows of one block, output rows, params) -> where those rows come from."""
+    in_rows: Callable[[int, int], int] = _same  # (rows of one block, group size) -> input rows
+    out_rows: Callable[[int, int], int] = _same
+    bus_factor: Callable[[int], float] = _one  # nccl-tests: busbw = algbw * factor(n)
+    message_rows: Callable[[int, int], int] = _same  # nccl-tests' "size" per rank, in rows
+    # the reference's factor on E*P*b*tf (of r); None: a permute, which moves its block once
+    reference_traffic: Callable[[int], float] | None = None
     # sustained: iterations queued back to back, as nccl-tests runs them (`run_overrides` below)
     cadence: str = "sustained"
     point_to_point: bool = False  # one (source_id, target_id) pair on a 1-D mesh
@@ -254,13 +272,12 @@ class Collective:
     topology_peak: bool = False  # the reference gives a theoretical peak from the TPU topology
 
 
-# (member j of the group, which of the output rows, j's input rows): the output rows are the sum of them
-Source = tuple[int, np.ndarray | slice, np.ndarray]
-EVERY = slice(None)
-
-
 def _gathered(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> list[Source]:
     return [(j, out // n == j, out[out // n == j] % n) for j in np.unique(out // n)]
+
+
+def _scattered(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> list[Source]:
+    return [(j, EVERY, i * n + out) for j in range(r)]
 
 
 def _exchanged(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> list[Source]:
@@ -271,6 +288,10 @@ def _exchanged(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> 
     ]
 
 
+def _to_second(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> list[Source]:
+    return [(0, EVERY, out)] if i == 1 else []
+
+
 def _all_reduce(r: int) -> float:
     return 2.0 * (r - 1) / r
 
@@ -279,59 +300,30 @@ def _share(r: int) -> float:
     return (r - 1) / r
 
 
-def _one(r: int) -> float:
-    return 1.0
-
-
-def _same(rows: int, r: int) -> int:
-    return rows
-
-
-def _times_r(rows: int, r: int) -> int:
-    return rows * r
-
-
 COLLECTIVES: dict[str, Collective] = {
     "psum": Collective(
         "AR",
-        _same,
-        _same,
-        _all_reduce,
-        _same,
-        lambda r: 2.0 / r,
         lambda i, r, n, out, p: [(j, EVERY, out) for j in range(r)],
+        bus_factor=_all_reduce,
+        reference_traffic=lambda r: 2.0 / r,
         # in place, as NCCL's users (and nccl-tests) run it: without donation XLA copies the input to
         # the output first (64 us of 532 us at 128 MiB on two H200s)
         in_place=True,
     ),
-    "all_gather": Collective("AG", _same, _times_r, _share, _times_r, _one, _gathered),
+    "all_gather": Collective("AG", _gathered, _same, _times_r, _share, _times_r, _one),
     "psum_scatter": Collective(
-        "RS",
-        _times_r,
-        _same,
-        _share,
-        _times_r,
-        lambda r: 1.0 / r,
-        lambda i, r, n, out, p: [(j, EVERY, i * n + out) for j in range(r)],
+        "RS", _scattered, _times_r, _same, _share, _times_r, lambda r: 1 / r
     ),
     "all_to_all": Collective(
         "A2A",
-        _same,
-        _same,
-        _share,
-        _same,
-        lambda r: 1.0 / r,
         _exchanged,
+        bus_factor=_share,
+        reference_traffic=lambda r: 1.0 / r,
         must_split=True,
         topology_peak=True,
     ),
     "ppermute": Collective(  # a ring shift: member i sends to i + 1
         "PERMUTE",
-        _same,
-        _same,
-        _one,
-        _same,
-        None,
         lambda i, r, n, out, p: [((i - 1) % r, EVERY, out)],
         # blocked: batch_isend_irecv's kernels, queued back to back, carry no launch inside their
         # iteration that the profiler records (PyTorch 2.11), so only their run time places them
@@ -339,45 +331,18 @@ COLLECTIVES: dict[str, Collective] = {
     ),
     # TPUMS's ppermute over each group (the DCN slices): member 0 sends to member 1 (uni), or members
     # 0 and 1 exchange (bidi); the others take no part and end with zeros
-    "ppermute_uni": Collective(
-        "PERMUTE",
-        _same,
-        _same,
-        _one,
-        _same,
-        None,
-        lambda i, r, n, out, p: [(0, EVERY, out)] if i == 1 else [],
-        cadence="blocked",
-    ),
+    "ppermute_uni": Collective("PERMUTE", _to_second, cadence="blocked"),
     "ppermute_bidi": Collective(
         "PERMUTE",
-        _same,
-        _same,
-        _one,
-        lambda rows, r: 2 * rows,
-        None,
         lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i < 2 else [],
+        message_rows=lambda rows, r: 2 * rows,
         cadence="blocked",
     ),
-    "send_recv": Collective(  # member 0 (source) sends to member 1 (target); only it receives
-        "SEND_RECV",
-        _same,
-        _same,
-        _one,
-        _same,
-        None,
-        lambda i, r, n, out, p: [(0, EVERY, out)] if i == 1 else [],
-        point_to_point=True,
-        local_mesh=True,
-    ),
+    # member 0 (source) sends to member 1 (target); only it receives
+    "send_recv": Collective("SEND_RECV", _to_second, point_to_point=True, local_mesh=True),
     # one pair of the global devices, one way (uni) or both ways at once (bi): jax-bench's D2D
     "device_to_device": Collective(
         "D2D",
-        _same,
-        _same,
-        _one,
-        _same,
-        None,
         lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i == 1 or p.direction == "bi" else [],
         point_to_point=True,
         timed_on_receiver=True,
