@@ -55,21 +55,18 @@ ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device 
 # iterations captured in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
 GRAPH_UNROLL = 20
 KERNEL_DEVICE_TYPES = ("CUDA",)  # the DeviceType members whose events are kernels
+Flush = Callable[[], None]
 RUNTIME_CALL = re.compile(r"^(cuda|cu|hip)[A-Z]")  # CUDA's (HIP's) runtime and driver calls by name
 
 
-def l2_flush_buffer(device: Any) -> Any:
-    """A buffer twice the L2 size; zeroing it evicts the op's data from L2."""
-    l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20) or (64 << 20)
-    return torch.empty(2 * l2 // 4, dtype=torch.int32, device=device)
-
-
 class L2Flush:
-    """One per device for the process (`flusher`): made before the first case's clock starts."""
+    """One per device for the process (`flusher`): made before the first case's clock starts. Its
+    buffer is twice the L2: zeroing it evicts the op's data from L2."""
 
     def __init__(self, device: Any) -> None:
         self.device = device
-        self.buffer = l2_flush_buffer(device)
+        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or (64 << 20)
+        self.buffer = torch.empty(2 * l2 // 4, dtype=torch.int32, device=device)
 
     def __call__(self) -> None:
         self.buffer.zero_()
@@ -85,7 +82,7 @@ def _l2_flush(device: str) -> L2Flush:
     return L2Flush(torch.device(device))
 
 
-def flusher(case: Case, device: Any) -> Callable[[], None]:
+def flusher(case: Case, device: Any) -> Flush:
     if device.type != "cuda":
         return host_flush(case)
     return _l2_flush(str(device)) if case.run.cache == "cold" else no_flush
@@ -99,11 +96,7 @@ def ready(case: Case, device: Any) -> None:
 
 
 def _device(prepared: Prepared) -> Any:
-    return (
-        prepared.device
-        if prepared.device is not None
-        else torch.device("cuda", torch.cuda.current_device())
-    )
+    return prepared.device or torch.device("cuda", torch.cuda.current_device())
 
 
 def _named(label: str | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
@@ -135,7 +128,7 @@ def _nvtx_works() -> bool:
 def _event_loop(
     prepared: Prepared,
     n: int,
-    flush: Callable[[], None],
+    flush: Flush,
     window: Callable[[], Any] | None = None,
     sustained: bool = False,
     flush_range: Callable[[], Any] = contextlib.nullcontext,
@@ -174,12 +167,7 @@ def _event_loop(
 
 
 def cuda_events(
-    prepared: Prepared,
-    warmup: int,
-    n: int,
-    flush: Callable[[], None] = no_flush,
-    sustained: bool = False,
-    case: Case | None = None,
+    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
 ) -> Timing:
     """Launch-inclusive time of each iteration between two CUDA events."""
     with torch.cuda.device(_device(prepared)):
@@ -332,7 +320,7 @@ class Profiled:
 def profiled_iterations(
     prepared: Prepared,
     n: int,
-    flush: Callable[[], None],
+    flush: Flush,
     sustained: bool = False,
     case: Case | None = None,
 ) -> Profiled:
@@ -360,12 +348,7 @@ def profiled_iterations(
 
 
 def cupti(
-    prepared: Prepared,
-    warmup: int,
-    n: int,
-    flush: Callable[[], None] = no_flush,
-    sustained: bool = False,
-    case: Case | None = None,
+    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
 ) -> Timing:
     """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
     with torch.cuda.device(_device(prepared)):
@@ -385,12 +368,7 @@ def cupti(
 
 
 def cuda_graph(
-    prepared: Prepared,
-    warmup: int,
-    n: int,
-    flush: Callable[[], None] = no_flush,
-    sustained: bool = False,
-    case: Case | None = None,
+    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
 ) -> Timing:
     """Replays of one captured iteration, events around each replay."""
     device = _device(prepared)

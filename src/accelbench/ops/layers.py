@@ -31,10 +31,7 @@ class LayerParams(Placed):
 
     m: int = param("dim")
     n: int = param("dim")
-
-    @property
-    def dtype(self) -> str:
-        return "bfloat16"
+    dtype = "bfloat16"  # a class attribute, not a parameter: the ops that take one declare it
 
 
 @dataclass(frozen=True)

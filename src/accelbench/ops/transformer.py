@@ -148,13 +148,9 @@ def jax_layer(backend: Any, case: Case) -> Prepared:
         raise unsupported(f"tp={p.tp} x cp={p.cp} needs {need} devices, {len(devices)} are visible")
     mesh = jax.sharding.Mesh(np.array(devices[:need]).reshape(p.cp, p.tp), ("cp", "tp"))
     P = jax.sharding.PartitionSpec
-    layout = {
-        "x": P("cp", None),
-        "w1": P(None, "tp"),
-        "w2": P("tp", None),
-        "w3": P(None, "tp"),
-        "w4": P("tp", None),
-    }
+    layout = dict(
+        x=P("cp", None), w1=P(None, "tp"), w2=P("tp", None), w3=P(None, "tp"), w4=P("tp", None)
+    )
     host = make_inputs(p, np.random.default_rng(p.seed))
     args = [jax.device_put(host[n], jax.sharding.NamedSharding(mesh, layout[n])) for n in host]
     compiled = backend.compile(case, spec, layer, args, ())
