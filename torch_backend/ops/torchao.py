@@ -132,19 +132,15 @@ def checked_baseline(err: float, tol: float, what: str) -> float | None:
     return err
 
 
+def baseline_key(case: Case, p: TorchaoModelParams, device: Any) -> tuple[Any, ...]:
+    """What a shape's baseline is kept for: the model, how it runs, and the case's run length."""
+    model = (p.model_type, p.m, p.k, p.n, p.high_precision_dtype, p.compile_mode)
+    return (*model, str(device), case.run.num_runs, case.run.warmup)
+
+
 def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
     p = params_of(case, TorchaoModelParams)
-    key = (
-        p.model_type,
-        p.m,
-        p.k,
-        p.n,
-        p.high_precision_dtype,
-        p.compile_mode,
-        str(device),
-        case.run.num_runs,
-        case.run.warmup,
-    )
+    key = baseline_key(case, p, device)
     if key not in _baselines:
         module, x = build_model(p, device, dtype)
         model = _ready(module, x, p.compile_mode, device)

@@ -28,6 +28,7 @@ from torch_backend.devices import resolve_device, synchronizer
 from torch_backend.ops.torchao import (
     MIN_SQNR_DB,
     baseline_error,
+    baseline_key,
     build_model,
     checked_baseline,
     median_s,
@@ -186,8 +187,7 @@ def _inputs(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any, A
 
 def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
     p = params_of(case, TorchaoTrainingParams)
-    shape = (p.model_type, p.m, p.k, p.n, p.high_precision_dtype, p.compile_mode)
-    key = (*shape, str(device), case.run.num_runs, case.run.warmup)
+    key = baseline_key(case, p, device)
     if key not in _baselines:
         module, x, grad_out = _inputs(p, device, dtype)
         step = make_step(module, x, grad_out, p.compile_mode, device)

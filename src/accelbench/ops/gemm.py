@@ -7,7 +7,7 @@ so JAX and PyTorch numbers use the same models and the same reference. docs/ops.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -179,7 +179,7 @@ register_compute(
     )
 )
 
-register_compute(
+SCALED_GEMM = register_compute(
     OpSpec(
         name="gemm",
         suite="compute",
@@ -194,23 +194,18 @@ register_compute(
         tolerance_floor=lambda p: fp8_floor_if(True),
     )
 )
-
-register_compute(
-    OpSpec(
+register_compute(  # the scaled GEMM added to an fp32 buffer
+    replace(
+        SCALED_GEMM,
         name="gemm_accum",
-        suite="compute",
         doc="O_fp32 += (A_fp8 x B_fp8) * (S_A S_B^T), the fp32 buffer updated in place",
-        typed=GemmParams,
         flops=lambda p: gemm_flops(p) + 3.0 * p.m * p.n,
         bytes=lambda p: (p.m * p.k + p.k * p.n) * FP8.nbytes + scale_bytes(p) + 2 * 4.0 * p.m * p.n,
-        peak_dtype=_fp8,
         make_inputs=accum_inputs,
         reference=lambda x, p, rows: {
             "out": f64(x["acc"][rows]) + scaled_reference(x, p, rows)["out"]
         },
-        output_rows=rows_of,
         traits=Traits(donated_input="acc"),
-        tolerance_floor=lambda p: fp8_floor_if(True),
     )
 )
 
