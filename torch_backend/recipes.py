@@ -1,12 +1,7 @@
-"""The torchao suite's recipes, each declared once (`register_recipe(Recipe(...))`: its names, its
-weights' cost, its peak, its 2:4 pairing, and how the installed torchao builds it), and its sparsity
-configs.
-
-Names are those of torchao's runner and its earlier versions. Where the installed torchao no longer has
-a recipe's config, layout or kernel, or this device cannot run it, the maker raises `unsupported` with
-the reason: a row never silently measures something else. PyTorch is reached through
-`platform.frameworks`, so declaring the recipes (at discovery, when a config is checked) imports
-nothing heavy.
+"""The torchao suite's recipes, each declared once (`register_recipe(Recipe(...))`), and its sparsity
+configs. Where the installed torchao no longer has a recipe's config, layout or kernel, or this device
+cannot run it, the maker raises `unsupported` with the reason: a row never silently measures something
+else. PyTorch is reached through `platform.frameworks`: declaring the recipes imports nothing heavy.
 """
 
 from __future__ import annotations

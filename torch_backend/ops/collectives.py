@@ -1,10 +1,7 @@
-"""The collectives through torch.distributed, the twins of accelbench/ops/collectives.py: all_reduce,
-all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single, a ring of isend/irecv, send/recv.
-
-`build` runs in every rank (torch_backend/distributed.py starts them); rank = mesh position, and the
-groups are the JAX version's (the same mesh arithmetic). all_reduce works in place, as nccl-tests does:
-the first call (the checked one) sums the inputs; later ones keep summing its result, which only changes
-the values, not the traffic.
+"""The collectives through torch.distributed, in every rank (torch_backend/distributed.py starts them):
+rank = mesh position, the groups those of the JAX version. all_reduce works in place, as nccl-tests
+does: the first call (the checked one) sums the inputs; later ones keep summing its result, which only
+changes the values, not the traffic.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The torchao inference suite: one model before and after a recipe, eager and compiled.
 
 The op a row times is the quantized model (compiled when a compile mode is set); the unquantized
-baseline and the eager runs are its companions, timed with the same timer. The baseline of a shape is
-built, checked against a float64 run of the same model and timed once, then reused by every recipe of
-that shape. The quantized copy is verified to hold quantized weights and compared with the baseline
-output (SQNR) before it is timed. Compilation happens outside every sample.
+baseline and the eager runs are its companions, timed with the same timer. A shape's baseline is checked
+against float64 and timed once, then reused by every recipe of that shape. The quantized copy must hold
+quantized weights and match the baseline (SQNR) before it is timed; compilation is outside every sample.
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 high-precision twin.
 
 A step is the forward and the gradients of the input and every parameter for a fixed upstream
-gradient (`torch.autograd.grad`, so nothing accumulates between iterations). The high-precision
-model of a shape is built, its forward checked against float64 and its step timed once, then reused
-by every float8 variant of that shape. A float8 model starts from the same weights; before it is
-timed its output and every gradient are compared with the high-precision ones (SQNR).
+gradient (`torch.autograd.grad`, so nothing accumulates between iterations). The high-precision step
+of a shape is checked and timed once, then reused by every float8 variant; a float8 model starts from
+the same weights, its output and every gradient compared with the high-precision ones (SQNR).
 """
 
 from __future__ import annotations

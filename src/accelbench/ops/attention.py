@@ -2,12 +2,9 @@
 forward, or forward and backward, causal or not.
 
 Tensors are (batch, seq, heads, dim), so every output is a free (batch·seq, heads·dim) view whose rows
-the check samples: the float64 reference computes only the query rows it is asked for. The reference
-harness used fp32 inputs, no 1/√d scale and timed only the dK/dV kernel of its backward; here inputs are
-`dtype` (bf16 by default), the scale is the usual one, and `bwd` times the whole step from (Q, K, V, dO)
-to (dQ, dK, dV), the forward included (docs/ironwood.md). JAX implementations: `jit:xla` and `jit:cudnn`
-(jax.nn.dot_product_attention) and `pallas:splash` (the TPU kernel). The PyTorch twin:
-torch_backend/ops/attention.py.
+the check samples: the float64 reference computes only the query rows it is asked for. Unlike the
+reference, inputs are `dtype`, the scale is the usual 1/√d, and `bwd` times the whole step from
+(Q, K, V, dO) to (dQ, dK, dV) (docs/ironwood.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""Collectives over the chip interconnect (the reference's benchmark_collectives and send_recv), in JAX.
-
-A mesh of `ici_size` devices shaped `mesh_shape`; `sharding_strategy` picks the mesh axes whose entry is
-above 1, and the devices that differ only along those axes form one group (all groups run at once). Every
-device holds its own block (the block of mesh position d is a fixed pattern plus d, so sums, gather
-order, the all-to-all permutation and the permute shift are all visible to the float64 check). Group size
-and membership come from the mesh, never from HLO text.
+"""Collectives over the chip interconnect (the reference's benchmark_collectives and send_recv), in JAX,
+on the framework-free model of ops/collective_model.py (meshes, groups, blocks and their float64 check):
+group size and membership come from the mesh, never from HLO text.
 
 Bandwidth follows nccl-tests (algbw = message bytes / time, busbw = algbw x the op's factor) beside the
 reference's `achieved_bw` (its per-device traffic model) and, for all-to-all on a given TPU topology, its
 theoretical peak. Time is per device from the trace, the slowest device per iteration as the headline.
-The framework-free part (parameters, groups, what each member ends with) is ops/collective_model.py;
-the PyTorch twins (torch.distributed, one process per device) live in torch_backend/ops/collectives.py.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """SwiGLU and RMSNorm over an (m, n) activation, forward and backward, as a transformer layer runs them.
 
-Math in fp32 whatever the storage dtype, one rounding at the end. The backward ops time everything from
-(X, dY) to dX, the VJP with respect to the input: the forward quantities the gradient needs (sigmoid,
-the row's rms) are recomputed from X inside the timed region, as a fused backward kernel does; the
-reference counted only the ops XLA attributed to the pullback (docs/ironwood.md). RMSNorm's gain gamma
-is an fp32 (n,) input, not a constant a compiler could fold away; its gradient is not computed.
-`inference_rmsnorm` is `rmsnorm_fwd` in bf16 or fp8. The PyTorch twins: torch_backend/ops/layers.py.
+Math in fp32 whatever the storage dtype, one rounding at the end. A backward op times (X, dY) to dX,
+the forward quantities it needs recomputed from X inside the timed region, as a fused backward kernel
+does (the reference counted only the ops XLA attributed to the pullback: docs/ironwood.md). RMSNorm's
+gamma is an fp32 input, not a constant a compiler could fold away; its gradient is not computed.
 """
 
 from __future__ import annotations

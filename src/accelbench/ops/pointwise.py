@@ -1,9 +1,7 @@
 """Elementwise ops of the Ironwood suite over (m, n) tensors: the training `add` and the inference ops.
 
 One definition per math (`Pointwise`): inputs are upcast to fp32, the math runs there and the result is
-rounded to the op's dtype, in JAX, in PyTorch (torch_backend/ops/pointwise.py) and, in float64 then
-rounded the same way, in the reference. `add` and `inference_add` are one math under two names: the
-training op in bf16/fp16/fp32, the inference op in bf16/fp8.
+rounded to the op's dtype, in JAX, in PyTorch and (in float64, rounded the same way) in the reference.
 """
 
 from __future__ import annotations

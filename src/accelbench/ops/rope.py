@@ -1,11 +1,7 @@
 """Rotary position embedding (the jax-bench harness's rope): each (even, odd) pair of a head's features
 is rotated by the angle of its position, Y = X * F as a complex product, written out as real arithmetic
-so both frameworks run the same kernels on ordinary float tensors.
-
-X is (batch, heads, seq_len, head_dim) with pairs interleaved; F is (seq_len, head_dim) holding
-(cos θ, sin θ) per pair, θ = position · 10000^(-2i/head_dim). FLOPs: a complex product is 6 per pair.
-Bytes: X read, Y written, F read once (upstream counted X and Y only). The PyTorch twin:
-torch_backend/ops/rope.py.
+so both frameworks run the same kernels on ordinary float tensors. F is read once, in the bytes too
+(upstream counted X and Y only).
 """
 
 from __future__ import annotations

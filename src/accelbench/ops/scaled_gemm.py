@@ -1,10 +1,9 @@
 """The quantized GEMMs of the Ironwood suite: bf16 A (M,K) and B (K,N) quantized to fp8 e4m3 inside the
 timed region, an fp8 GEMM with fp32 accumulation, the scales applied, a bf16 result.
 
-Seven ops from one definition, differing only in how a scale covers its operand (`Scaling`):
-per row/column, per tensor, DeepSeek-V3 blocks (A 1x128 along K, B 128x128) or MX blocks (32 along K,
-power-of-two scales). Every op applies its scales: the reference left them out of all but one, so its
-outputs were wrong (docs/ironwood.md). The PyTorch twins are in torch_backend/ops/scaled_gemm.py.
+Seven ops from one definition, differing only in how a scale covers its operand (`Scaling`). Every op
+applies its scales: the reference left them out of all but one, so its outputs were wrong
+(docs/ironwood.md).
 """
 
 from __future__ import annotations

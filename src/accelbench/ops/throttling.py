@@ -1,18 +1,10 @@
 """gemm_throttling: one GEMM repeated for a long run, to see whether the chip slows down under load.
 
-The reference's four gap strategies decide what separates consecutive GEMMs; here each is a cadence and a
-cache policy, recorded in the row like any other (docs/ironwood.md):
-
-- data_gen_once_block_every_iter: same inputs, each GEMM waits for the previous one (blocked, warm);
-- data_gen_once_noblock: same inputs, GEMMs back to back (sustained, warm);
-- data_gen_every_iter_block_every_iter: a 256 MB buffer rewritten before every GEMM, so caches are cold
-  and there is a gap, as new data gave (blocked, cold);
-- data_gen_once_noblock_stressed_no_sharding: back to back on the case's device (sustained, warm); the
-  reference drove every device at once from threads, here each device is its own case.
-
-Every row carries the per-iteration series (JSON lines), `decile_drift_ratio`/`throttled` (last tenth of the run
-against the first) and, with nvidia-ml-py on an NVIDIA GPU, the SM clock, temperature and power sampled
-along the run. The output is bf16 (the reference cast it to the input dtype, fp8 for fp8 runs).
+The reference's four gap strategies (what separates consecutive GEMMs) are each a cadence and a cache
+policy (`STRATEGIES`, docs/ironwood.md): new data every iteration is a 256 MB buffer rewritten before
+every GEMM (cold caches and a gap); the stressed strategy runs on the case's device, where the reference
+drove every device at once from threads. Rows carry the per-iteration series, `decile_drift_ratio` /
+`throttled` and, with nvidia-ml-py, the GPU's clocks, temperature and power along the run.
 """
 
 from __future__ import annotations

@@ -2,12 +2,9 @@
 host to device or device to host, from pageable or pinned host memory.
 
 Each iteration makes a new destination buffer, as the reference did (so pageable device-to-host copies pay
-for first touching new host pages, which bounds them near 1.5 GB/s on the H200's host; pinned memory comes
-from the frameworks' caching allocators). Pageable memory for JAX is a numpy array (host to device) or the
-host platform's buffers (device to host) where the device offers no `unpinned_host` memory kind.
-PyTorch rows carry device time (CUPTI's memcpy records) on GPUs; JAX records no XLA module for a
-transfer, so its rows are timed by the host clock (`wall_clock`), a blocked transfer end to end.
-`gb_per_s` is decimal GB/s, `gib_per_s` the reference's binary GiB/s. The twin: torch_backend/ops/transfers.py.
+for first touching new host pages, which bounds them near 1.5 GB/s on the H200's host). JAX records no XLA
+module for a transfer, so its rows are timed by the host clock (`wall_clock`), a blocked transfer end to
+end; PyTorch's carry device time (CUPTI's memcpy records) on GPUs.
 """
 
 from __future__ import annotations

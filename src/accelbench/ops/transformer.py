@@ -2,14 +2,10 @@
 
     n = standardize(x);  h = x + (n W1) W2;  y = h + (h W3) W4
 
-x (mslen, D); W1 (D, 3D), W2 (3D, D), W3 (D, 2D), W4 (2D, D). Despite its name upstream's layer has no
-attention, no experts and no routing; this is that layer. It runs sharded over a mesh of cp x tp devices
-(the LLM study config's context and tensor parallelism): x split along mslen over cp, W1 and W3 split by
-columns and W2 and W4 by rows over tp (the partial sums all-reduced by XLA). Expert parallelism (ep, etp)
-needs experts, which the layer has not: such cases are `unsupported`, saying so.
-
-FLOPs: 20 mslen D^2 for the four matmuls (upstream reported 24), plus the normalisation and residual adds
-(7 mslen D). Bytes: x read, y written, the weights read once (upstream added the intermediates).
+Despite its name upstream's layer has no attention, experts or routing; this is that layer, sharded over
+a (cp, tp) mesh: tokens over cp, the weights over tp (the partial sums all-reduced by XLA). Expert
+parallelism (ep, etp) needs experts: such cases are `unsupported`, saying so. FLOPs: 20 mslen D^2 for
+the matmuls (upstream: 24) + 7 mslen D; bytes: x, y and the weights once (upstream added intermediates).
 """
 
 from __future__ import annotations
