@@ -33,6 +33,11 @@ def resolve_device(requested: str) -> Any:
     return torch.device("cpu")
 
 
+def capability(device: Any) -> tuple[int, int]:
+    """The CUDA compute capability (SM major, minor); (0, 0) for any other device."""
+    return torch.cuda.get_device_capability(device) if device.type == "cuda" else (0, 0)
+
+
 def synchronizer(device: Any) -> Callable[..., None]:
     """A sync(out) for Prepared: waits for the device's queued work (a no-op on the CPU)."""
     if device.type == "cuda":

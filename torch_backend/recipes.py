@@ -23,6 +23,7 @@ from accelbench.ops.torchao import (
     sparsity_kind,
 )
 from accelbench.platform.frameworks import torch
+from torch_backend.devices import capability
 
 
 @dataclass(frozen=True)
@@ -43,17 +44,13 @@ def torchao_version() -> str:
     return str(torchao.__version__)
 
 
-def _sm(device: torch.device) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(device) if device.type == "cuda" else (0, 0)
-
-
 def _where(device: torch.device) -> str:
-    sm = _sm(device)
+    sm = capability(device)
     return f"cuda SM {sm[0]}.{sm[1]}" if device.type == "cuda" else device.type
 
 
 def needs_sm(target: Target, sm: tuple[int, int], what: str) -> None:
-    if _sm(target.device) < sm:
+    if capability(target.device) < sm:
         raise unsupported(
             f"{target.recipe} needs a CUDA GPU with {what} (SM {sm[0]}.{sm[1]}+), "
             f"this is {_where(target.device)}"

@@ -15,14 +15,8 @@ from accelbench.platform.frameworks import torch
 
 @functools.cache
 def _torch_dtypes() -> dict[str, Any]:
-    return {
-        "float32": torch.float32,
-        "bfloat16": torch.bfloat16,
-        "float16": torch.float16,
-        "float8_e4m3fn": torch.float8_e4m3fn,
-        "float8_e5m2": torch.float8_e5m2,
-        "int8": torch.int8,
-    }
+    names = ("float32", "bfloat16", "float16", "float8_e4m3fn", "float8_e5m2", "int8")
+    return {name: getattr(torch, name) for name in names}
 
 
 _BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32}
@@ -79,11 +73,8 @@ def to_numpy(tensor: Any) -> np.ndarray:
 
 def relative_error(actual: Any, expected: Any) -> float:
     """||actual - expected|| / ||expected||, computed where the tensors live (no host copy); NaN stays NaN."""
-    a, e = (
-        actual.double() if actual.numel() < (1 << 24) else actual.float(),
-        expected.to(actual.device),
-    )
-    e = e.to(a.dtype)
+    a = actual.double() if actual.numel() < (1 << 24) else actual.float()
+    e = expected.to(actual.device).to(a.dtype)
     if a.shape != e.shape:
         return float("inf")
     denom = torch.linalg.vector_norm(e, dtype=torch.float64).item()

@@ -41,6 +41,7 @@ SEED_NAMES = {
     "attention": "FullAttention",
 }
 Fn = Callable[[], Any]
+Built = tuple[Fn, Fn, str, tuple]  # the unfused and fused calls, the fused one's name, the shape
 
 
 # per linear pattern: the activation of the unfused chain, and the fused call (addmm's epilogues)
@@ -59,9 +60,7 @@ LINEAR = {
 }
 
 
-def _linear(
-    p: LinearFusionParams, randn: Callable[..., Any], device: Any, dtype: Any
-) -> tuple[Fn, Fn, str, tuple]:
+def _linear(p: LinearFusionParams, randn: Callable[..., Any], device: Any, dtype: Any) -> Built:
     x, w, b = randn(p.m, p.k), randn(p.n, p.k) / math.sqrt(p.k), randn(p.n)
     act, fused, name = LINEAR[p.pattern]
 
@@ -73,9 +72,7 @@ def _linear(
     return unfused, lambda: fused(b, x, w.t()), name, (p.m, p.k, p.n)
 
 
-def _conv(
-    p: ConvFusionParams, randn: Callable[..., Any], device: Any, dtype: Any
-) -> tuple[Fn, Fn, str, tuple]:
+def _conv(p: ConvFusionParams, randn: Callable[..., Any], device: Any, dtype: Any) -> Built:
     F = torch.nn.functional
     c_in, c_out, r = p.in_channels, p.out_channels, p.kernel
     x = randn(p.batch, c_in, p.size, p.size)
@@ -97,16 +94,12 @@ def _conv(
         w_f, b_f = w, b
     if not has_relu:
         return unfused, lambda: F.conv2d(x, w_f, b_f, padding=pad), "bn_folded_conv", tuple(x.shape)
+    folded = "+bn_folded" if has_bn else ""
     if device.type == "cuda":
         fused = lambda: torch.cudnn_convolution_relu(x, w_f, b_f, (1, 1), (pad, pad), (1, 1), 1)  # noqa: E731
-        return (
-            unfused,
-            fused,
-            "cudnn_convolution_relu" + ("+bn_folded" if has_bn else ""),
-            tuple(x.shape),
-        )
+        return unfused, fused, f"cudnn_convolution_relu{folded}", tuple(x.shape)
     compiled = torch.compile(lambda: F.relu(F.conv2d(x, w_f, b_f, padding=pad)))
-    return unfused, compiled, "torch.compile" + ("+bn_folded" if has_bn else ""), tuple(x.shape)
+    return unfused, compiled, f"torch.compile{folded}", tuple(x.shape)
 
 
 def _sdpa_backend(device: Any, dtype: Any) -> Any:
@@ -119,7 +112,7 @@ def _sdpa_backend(device: Any, dtype: Any) -> Any:
 
 def _attention(
     p: AttentionFusionParams, randn: Callable[..., Any], device: Any, dtype: Any
-) -> tuple[Fn, Fn, str, tuple]:
+) -> Built:
     shape = (p.batch, p.heads, p.seq, p.head_dim)
     q, k, v = randn(*shape), randn(*shape), randn(*shape)
     scale = 1.0 / math.sqrt(p.head_dim)
@@ -156,14 +149,14 @@ def _attention(
 
 
 # each family's builder reads its own parameter class (the op's declared one)
-FAMILIES: dict[str, Callable[..., tuple[Fn, Fn, str, tuple]]] = {
+FAMILIES: dict[str, Callable[..., Built]] = {
     "fusion_linear": _linear,
     "fusion_conv": _conv,
     "fusion_attention": _attention,
 }
 
 
-def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> tuple[Fn, Fn, str, tuple]:
+def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> Built:
     dtype = torch_dtype(p.dtype)
     g = torch.Generator(device="cpu").manual_seed(p.seed)
 
@@ -171,46 +164,6 @@ def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> tuple[Fn, Fn,
         return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
 
     return FAMILIES[spec.name](p, randn, device, dtype)
-
-
-def fusion_extras(
-    spec: Any,
-    p: FusionParams,
-    fns: tuple[Callable[[], Any], Callable[[], Any]],
-    fused_impl: str,
-    shape: tuple[int, ...],
-    device: Any,
-    timings: tuple[Timing, Timing],
-) -> FusionExtras:
-    """The seed's result fields from the unfused and fused timings, with kernel counts that show
-    whether fusion happened."""
-    unfused, fused = fns
-    k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
-    mu, mf = timings[0].median_s, timings[1].median_s
-    flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), unfused_bytes(spec.name, p)
-    verdict = (
-        f"fused: {k_fused:g} vs {k_unfused:g} kernels"
-        if k_fused < k_unfused
-        else f"not fused: {k_fused:g} kernels, as many as unfused ({k_unfused:g})"
-    )
-    return FusionExtras(
-        fusion_pattern=SEED_NAMES[p.pattern],
-        input_shape="x".join(map(str, shape)),
-        unfused_latency_s=mu,
-        fused_latency_s=mf,
-        unfused_gflop_per_s=flops / mu / 1e9,
-        fused_gflop_per_s=flops / mf / 1e9,
-        unfused_bytes=round(b_unfused),
-        fused_bytes=round(b_fused),
-        speedup_ratio=mu / mf,
-        memory_reduction_pct=100 * (1 - b_fused / b_unfused),
-        unfused_kernels_per_iter=k_unfused,
-        fused_kernels_per_iter=k_fused,
-        fusion_verdict=verdict,
-        fused_impl=fused_impl,
-        unfused_peak_memory_bytes=peak_memory_bytes(unfused, device),
-        fused_peak_memory_bytes=peak_memory_bytes(fused, device),
-    )
 
 
 @implementation(tuple(FAMILIES), "torch", "fused")
@@ -236,8 +189,32 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
         return err
 
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
-        return fusion_extras(
-            spec, p, (unfused, fused), fused_impl, shape, device, (companions["unfused"], t_fused)
+        """The seed's result fields, with kernel counts that show whether fusion happened."""
+        k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
+        mu, mf = companions["unfused"].median_s, t_fused.median_s
+        flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), unfused_bytes(spec.name, p)
+        verdict = (
+            f"fused: {k_fused:g} vs {k_unfused:g} kernels"
+            if k_fused < k_unfused
+            else f"not fused: {k_fused:g} kernels, as many as unfused ({k_unfused:g})"
+        )
+        return FusionExtras(
+            fusion_pattern=SEED_NAMES[p.pattern],
+            input_shape="x".join(map(str, shape)),
+            unfused_latency_s=mu,
+            fused_latency_s=mf,
+            unfused_gflop_per_s=flops / mu / 1e9,
+            fused_gflop_per_s=flops / mf / 1e9,
+            unfused_bytes=round(b_unfused),
+            fused_bytes=round(b_fused),
+            speedup_ratio=mu / mf,
+            memory_reduction_pct=100 * (1 - b_fused / b_unfused),
+            unfused_kernels_per_iter=k_unfused,
+            fused_kernels_per_iter=k_fused,
+            fusion_verdict=verdict,
+            fused_impl=fused_impl,
+            unfused_peak_memory_bytes=peak_memory_bytes(unfused, device),
+            fused_peak_memory_bytes=peak_memory_bytes(fused, device),
         )
 
     sync = synchronizer(device)

@@ -14,11 +14,12 @@ from accelbench.ops.common import TINY
 from accelbench.ops.gemm import NO_GEMM, GemmParams, GeneralizedParams
 from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
+from torch_backend.devices import capability
 from torch_backend.tensors import torch_dtype
 
 
 def has_fp8_tensor_cores(device: Any) -> bool:
-    return device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 9)
+    return capability(device) >= (8, 9)
 
 
 def is_fp8(t: Any) -> bool:

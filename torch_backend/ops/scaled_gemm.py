@@ -22,6 +22,7 @@ from accelbench.ops.gemm import GemmParams
 from accelbench.ops.scaled_gemm import RECIPES, STATIC_SCALE, Block, Scaling, block_dims
 from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
+from torch_backend.devices import capability
 from torch_backend.ops.gemm import Gemms
 
 QMAX = FP8.max  # a plain float: torch.compile cannot trace ml_dtypes
@@ -62,15 +63,11 @@ def expand(q: Any, scale: Any, dtype: Any) -> Any:
     return q.to(dtype) * full
 
 
-def _capability(device: Any) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(device) if device.type == "cuda" else (0, 0)
-
-
 def _blockwise_kernel(device: Any, k: int, n: int) -> bool:
     """Hopper's cuBLAS block-scaled fp8 GEMM, which wants whole 128-blocks and k-blocks in fours."""
     scaling = getattr(torch.nn.functional, "ScalingType", None)
     return (
-        _capability(device)[0] == 9
+        capability(device)[0] == 9
         and scaling is not None
         and hasattr(scaling, "BlockWise128x128")
         and k % 512 == 0
@@ -79,7 +76,7 @@ def _blockwise_kernel(device: Any, k: int, n: int) -> bool:
 
 
 def _mx_kernel(device: Any, m: int, k: int, n: int) -> bool:
-    return _capability(device) >= (10, 0) and k % 32 == 0 and m % 128 == 0 and n % 128 == 0
+    return capability(device) >= (10, 0) and k % 32 == 0 and m % 128 == 0 and n % 128 == 0
 
 
 def _scaled(s: Scaling, g: Gemms) -> Callable[..., Any]:
