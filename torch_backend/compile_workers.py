@@ -1,11 +1,9 @@
 """How Inductor compiles, decided from what a run holds (issue 53). The harness's compiled cases are
-one graph each, compiled one after another: through Inductor's pool of compile workers they wait for the
-pool to start (seconds) and for it again at exit, and gain nothing from it (on an H100 a compiled one-off
-took 14.9 s in process against 21.1 s through the pool, a 64-case compiled sweep 24.3 s against 41.4 s;
-docs/overhead.md). So a run compiles in process (TORCHINDUCTOR_COMPILE_THREADS=1) unless a case asks for
-max-autotune, whose many candidate kernels the pool compiles in parallel. A TORCHINDUCTOR_COMPILE_THREADS
-the user set is theirs and stands. The run's environment record keeps the value (env_flags). Importing
-this module imports no part of PyTorch."""
+one graph each, compiled one after another: Inductor's pool of compile workers only adds its start and
+its wait at exit (docs/overhead.md). So a run compiles in process (TORCHINDUCTOR_COMPILE_THREADS=1)
+unless a case asks for max-autotune, whose candidate kernels the pool compiles in parallel, or the user
+set the variable. Importing this module imports no part of PyTorch.
+"""
 
 from __future__ import annotations
 

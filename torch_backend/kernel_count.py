@@ -1,7 +1,5 @@
-"""How many kernels one call launches, counted with the profiler.
-
-CUDA: device kernel events per call. CPU: top-level operator calls per call (a compiled region counts
-as one), the closest CPU analogue of a launch.
+"""How many kernels one call launches, counted with the profiler: device kernel events on CUDA, top-level
+operator calls on a CPU (a compiled region counts as one), the closest CPU analogue of a launch.
 """
 
 from __future__ import annotations

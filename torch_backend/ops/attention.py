@@ -1,6 +1,5 @@
-"""Attention in PyTorch, the twin of accelbench/ops/attention.py: F.scaled_dot_product_attention with
-grouped KV heads. The SDPA backend is chosen once per case (flash, then memory-efficient, then cuDNN, then
-the math fallback: the first that accepts the shape, dtype and device) and named in the row.
+"""Attention in PyTorch: F.scaled_dot_product_attention with grouped KV heads, on the first SDPA
+backend (in `PREFERENCE` order) that accepts the case, named in the row.
 """
 
 from __future__ import annotations

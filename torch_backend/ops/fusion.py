@@ -1,8 +1,5 @@
-"""The fusion suite: each pattern's unfused ops against a really fused version, on the same inputs.
-
-Fused versions: torch.addmm / torch._addmm_activation (cuBLASLt epilogues), BatchNorm folded into the
-conv weights, cuDNN's fused conv+bias+ReLU on CUDA (torch.compile elsewhere), a transposed-operand
-matmul, torch.compile for scale+softmax, and scaled_dot_product_attention with its backend chosen.
+"""The fusion suite: each pattern's unfused ops against a really fused version, on the same inputs
+(cuBLASLt epilogues, BatchNorm folded into the conv, cuDNN's conv+bias+ReLU or torch.compile, SDPA).
 """
 
 from __future__ import annotations

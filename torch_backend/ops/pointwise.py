@@ -1,8 +1,6 @@
-"""Elementwise compute ops in PyTorch, the twins of accelbench/ops/pointwise.py.
-
-bf16/fp16/fp32 run PyTorch's own kernels on the tensors as they are (they compute in fp32 inside and
-round once, as the definition says). PyTorch has no fp8 arithmetic kernels, so fp8 inputs are upcast
-to fp32 and the result rounded back: eager runs that as separate kernels, torch.compile fuses them.
+"""Elementwise compute ops in PyTorch: bf16/fp16/fp32 run PyTorch's own kernels (fp32 inside, one
+rounding); PyTorch has no fp8 arithmetic kernels, so fp8 inputs are upcast to fp32 and the result
+rounded back (eager runs that as separate kernels, torch.compile fuses them).
 """
 
 from __future__ import annotations

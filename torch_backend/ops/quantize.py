@@ -1,8 +1,6 @@
-"""The quantization family in PyTorch, the twins of accelbench/ops/quantize.py.
-
-fp4 (e2m1) values have no unpacked PyTorch dtype: they are rounded with torchao's MX-format kernel and
-packed two to a byte (`torch.float4_e2m1fn_x2`, the first element in the low nibble), the layout the
-block-scaled fp4 GEMMs consume. The check unpacks them (torch_backend.tensors.to_numpy).
+"""The quantization family in PyTorch. fp4 (e2m1) values have no unpacked PyTorch dtype: they are
+rounded with torchao's MX-format kernel and packed two to a byte (`torch.float4_e2m1fn_x2`, the first
+element in the low nibble), the layout the block-scaled fp4 GEMMs consume.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Any callable as an op: what `accelbench.bench(fn, ...)` times. The user's function and its inputs are
 held here under the case's name for the length of one measurement; the case then goes through the same
 backend, timer, procedure and row as every catalogue op, so the library and the YAML path cannot drift.
-
-Its parameters are what the caller says of the function (its name, its FLOPs and bytes for rates and the
-roofline, the dtype whose peak bounds it); its check is the caller's float64 `reference`, if given."""
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The collectives without any framework: their parameters, the groups a mesh and a sharding strategy
-make, what each collective moves (nccl-tests' message sizes and bus factors, the reference's traffic
-model) and what every member must end with, checked in float64 (`check_member`). The JAX op
-(ops/collectives.py) and the PyTorch twin (torch_backend/ops/collectives.py) both build on this.
+make, what each collective moves and what every member must end with, checked in float64
+(`check_member`). The JAX op and the PyTorch twin both build on this.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""LayerNorm, GELU, SiLU and losses over (batch, sequence, hidden): byte models and op counts.
-
-Bytes: the input read once, the output written once (LayerNorm also reads its weight and bias; the
-losses read a target and write one scalar). FLOPs are per-element op counts, documented in docs/ops.md.
+"""LayerNorm, GELU, SiLU and losses over (batch, sequence, hidden): byte models and per-element op
+counts (docs/ops.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Fused-versus-unfused patterns (linear, conv, attention): FLOP and byte models of both versions.
-
-Bytes are the fewest that must cross device memory: each version's ops read their inputs and write
-their outputs once. The unfused version writes and re-reads every intermediate; the fused one doesn't.
+Bytes are the fewest that must cross device memory: the unfused version writes and re-reads every
+intermediate; the fused one doesn't.
 """
 
 from __future__ import annotations

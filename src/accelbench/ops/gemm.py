@@ -1,7 +1,5 @@
-"""The Ironwood GEMM family: math, FLOP/byte models, inputs, float64 references and the JAX versions.
-
-The PyTorch twins are in torch_backend/ops/gemm.py; both share everything above the implementations,
-so JAX and PyTorch numbers use the same models and the same reference. docs/ops.md derives each model.
+"""The Ironwood GEMM family: math, FLOP/byte models (derived in docs/ops.md), inputs, float64
+references and the JAX versions; the PyTorch twins share all but the implementations.
 """
 
 from __future__ import annotations

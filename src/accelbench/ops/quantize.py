@@ -1,8 +1,6 @@
-"""Quantization to fp8 or fp4: dynamic per-row absmax scaling or a fixed scale, of X or of X^T.
-
-Four ops from one definition: {quantization, transpose_quantization} x {dynamic, static_scaling}.
-The fixed scale defaults to the reference's calibration ("fixed, -224, 224": 224/448 = 0.5); values
-beyond the quantized dtype's range saturate, as the reference's quantizer does.
+"""Quantization to fp8 or fp4: dynamic per-row absmax scaling or a fixed scale, of X or of X^T. The
+fixed scale defaults to the reference's calibration ("fixed, -224, 224": 224/448 = 0.5); values beyond
+the quantized dtype's range saturate, as the reference's quantizer does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The torchao inference op: a small model before and after a quantization recipe.
-
-Recipe names follow torchao's benchmark runner. FLOP and byte models are per model type
-(docs/ops.md); weight bytes use the recipe's storage bits including group scales.
+"""The torchao ops: a small model before and after a quantization recipe (names as torchao's runner),
+and a float8 training step. Models per model type (docs/ops.md), weights at their stored bits.
 """
 
 from __future__ import annotations
