@@ -1,10 +1,7 @@
 """The PyTorch collectives' ranks: this process is rank 0, the harness starts ranks 1..n-1 (one process
-per GPU, NCCL; or CPU processes, gloo) and keeps them for the run. Every rank measures the same case
-through the one procedure; rank 0 merges their timings (the slowest rank per iteration as headline).
-
-Ranks keep in step through the case sequence itself: each case starts with a world all-reduce (which also
-tells every rank whether all of them could build the case), and a wrong result is agreed within the
-group before anyone times, so no rank is left waiting in a collective alone.
+per GPU, NCCL; or CPU processes, gloo) and keeps them for the run; rank 0 merges their timings. Ranks
+keep in step through the cases: each starts with a world all-reduce (could every rank build it?), and a
+wrong result is agreed within the group before anyone times, so no rank waits in a collective alone.
 """
 
 from __future__ import annotations

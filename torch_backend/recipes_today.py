@@ -1,11 +1,7 @@
-"""The recipes torchao's own benchmarks lead with today (torchao 0.18: `benchmarks/quantization/`,
-`benchmarks/float8/bench_matmul.py`), each declared once as a `Recipe`, and the model-level names of
-torchao's perf script as aliases of them.
-
-Each maker states what it needs before torchao is asked: MX and NVFP4 dynamic quantization run on
-Blackwell-class tensor cores (SM 10.0+), blockwise and static float8 on fp8 tensor cores (SM 8.9+), the
-fp8 x int4 and the plain / preshuffled int4 packings on mslk's kernels. Where torchao offers an emulated
-path it is a recipe of its own (`mxfp8-emulated`), so a row says it was emulated by its name.
+"""The recipes torchao's own benchmarks lead with today (torchao 0.18), each declared once as a `Recipe`,
+and the model-level names of torchao's perf script as aliases of them. Each maker states what it needs
+before torchao is asked; an emulated path is a recipe of its own (`mxfp8-emulated`), so a row says by
+its name that it was emulated.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""PyTorch timers, all under one cache policy.
+"""PyTorch timers, all under one cache policy (`cache: cold` zeroes a buffer twice the L2 before every
+iteration and waits for it, outside every window).
 
-- `cupti` (auto on GPUs): the device time of each iteration from the profiler's kernel timestamps (CUPTI),
-  attributed to iterations by their host windows; CUDA events around the same iterations give the
-  launch-inclusive time. Same definition as the JAX GPU path: the iteration's kernel durations summed.
-- `cuda_graph`: one iteration captured as a CUDA graph and replayed, events around each replay: for
-  microsecond ops, the launch cost almost gone.
+- `cupti` (auto on GPUs): each iteration's kernel durations summed from the profiler's timestamps, as the
+  JAX GPU path defines it; CUDA events around the same iterations give the launch-inclusive time.
+- `cuda_graph`: iterations captured as a CUDA graph, events around each replay: launch cost almost gone.
 - `cuda_events`: events around each iteration: launch-inclusive, what eager dispatch costs.
-- `cache: cold` zeroes a buffer twice the L2 before every iteration and waits for it, outside every window.
 """
 
 from __future__ import annotations

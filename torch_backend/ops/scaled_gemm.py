@@ -1,14 +1,7 @@
-"""The quantized GEMMs in PyTorch, the twins of accelbench/ops/scaled_gemm.py.
-
-Kernels, chosen per device and shape, and named in the row's `implementation`:
-- per-tensor and per-row/column scales: torch._scaled_mm (`scaled_mm`), the scales in its epilogue;
-- DeepSeek-V3 blocks on Hopper (cuBLAS 12.9+): torch.nn.functional.scaled_mm with BlockWise1x128 and
-  BlockWise128x128 scales (`scaled_mm:blockwise`);
-- MX blocks on GPUs with block-scaled tensor cores (SM100+): torch._scaled_mm with swizzled e8m0
-  scales (`scaled_mm:mx`);
-- elsewhere a labelled fallback computing the same product: dequantize to fp32 and one fp32 GEMM
-  (`fp32_dequant_fallback`), or for MX, whose power-of-two scales make bf16 dequantization exact, one
-  bf16 GEMM (`bf16_dequant_fallback`).
+"""The quantized GEMMs in PyTorch. Each runs the kernel this device and shape allow (`kernel`), named in
+the row's `implementation`: torch._scaled_mm with per-tensor or per-row/column scales, Hopper's
+block-scaled scaled_mm for DeepSeek-V3 blocks, SM100's MX scaled_mm; elsewhere a labelled fallback that
+dequantizes to fp32 (or to bf16 for MX, whose power-of-two scales make that exact) and runs one GEMM.
 """
 
 from __future__ import annotations
