@@ -22,6 +22,7 @@ from torch_backend.devices import synchronizer
 from torch_backend.tensors import take_rows, to_numpy, to_torch
 
 Fn = Callable[..., dict[str, Any]]  # a compute op: input tensors in, named outputs out
+Builder = Callable[[Any, Any], tuple[Fn, str]]  # (the op's parameters, device) -> (fn, its label)
 
 
 def compute_device(case: Case) -> Any:
@@ -43,7 +44,7 @@ def compute_device(case: Case) -> Any:
     return torch.device("cuda", index)
 
 
-def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -> Prepared:
+def prepare_arrays(case: Case, build: Builder) -> Prepared:
     """Inputs drawn from the spec (bit-identical to JAX's), the built function, its check and digest."""
     spec: OpSpec = get_spec(case.op)
     device = compute_device(case)
@@ -90,9 +91,6 @@ def prepare_arrays(case: Case, build: Callable[[Params, Any], tuple[Fn, str]]) -
     )
 
 
-Builder = Callable[[Any, Any], tuple[Fn, str]]  # (the op's parameters, device) -> (fn, its label)
-
-
 @dataclass(frozen=True)
 class ArrayOp:
     """A compute op's torch implementation made from its builder, which it keeps: what a reader that
@@ -111,9 +109,7 @@ def array_builder(op: str, implementation: str = "eager") -> Builder | None:
     return made.build if isinstance(made, ArrayOp) else None
 
 
-def compiled(
-    build: Callable[[Params, Any], tuple[Fn, str]],
-) -> Callable[[Params, Any], tuple[Fn, str]]:
+def compiled(build: Builder) -> Builder:
     """The same builder with its function under torch.compile (compiled at the first, untimed call)."""
 
     def make(p: Params, device: Any) -> tuple[Fn, str]:

@@ -34,6 +34,7 @@ from accelbench.platform.backends import BACKENDS
 
 # a rank gone quiet this long fails the case rather than hanging the run
 TIMEOUT = timedelta(minutes=5)
+NOT_BUILT = "another rank could not build the case"
 
 
 @dataclass
@@ -116,11 +117,7 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     failure: tuple[Status, str] | None = None
     if not any(rank in group for group in groups(case.op, params_of(case, CollectiveParams))):
         # a bystander (send/recv between two other ranks) builds nothing; every rank agrees below
-        return (
-            Outcome(rank)
-            if _agree(True)
-            else Outcome(rank, failure=(Status.ERROR, "another rank could not build the case"))
-        )
+        return Outcome(rank) if _agree(True) else Outcome(rank, failure=(Status.ERROR, NOT_BUILT))
     try:
         impl = implementation_of(PreparedImplementation, case.op, "torch", case.implementation)
         prepared = impl.build(backend, case)
@@ -129,9 +126,7 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     except Exception as error:
         failure = (Status.ERROR, f"rank {rank}: {type(error).__name__}: {str(error)[:300]}")
     if not _agree(failure is None):
-        return Outcome(
-            rank, failure=failure or (Status.ERROR, "another rank could not build the case")
-        )
+        return Outcome(rank, failure=failure or (Status.ERROR, NOT_BUILT))
     assert prepared is not None
     try:
         device = prepared.device if prepared.device is not None else device_for(rank)

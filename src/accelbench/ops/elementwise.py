@@ -36,13 +36,8 @@ def elements(p: ElementwiseParams) -> int:
     return p.batch * p.seq * p.hidden
 
 
-# bytes beyond reading the input once, by operation: (writes of the output, extra reads)
-def _extra_bytes(p: ElementwiseParams, n: int, s: float, rows: int) -> float:
-    return EXTRA_BYTES[p.operation](p, n, s, rows)
-
-
-ExtraBytes = Callable[[ElementwiseParams, int, float, int], float]
-EXTRA_BYTES: dict[str, ExtraBytes] = {
+# bytes beyond reading the input once, by operation (p, elements, bytes each, rows): writes, extra reads
+EXTRA_BYTES: dict[str, Callable[[ElementwiseParams, int, float, int], float]] = {
     "layernorm": lambda p, n, s, rows: n * s + 2 * p.hidden * s,  # output, weight and bias
     "gelu": lambda p, n, s, rows: n * s,
     "gelu_tanh": lambda p, n, s, rows: n * s,
@@ -54,7 +49,7 @@ EXTRA_BYTES: dict[str, ExtraBytes] = {
 
 def elementwise_bytes(p: ElementwiseParams) -> float:
     s, n = dtype(p.dtype).nbytes, elements(p)
-    return n * s + _extra_bytes(p, n, s, p.batch * p.seq)
+    return n * s + EXTRA_BYTES[p.operation](p, n, s, p.batch * p.seq)
 
 
 @dataclass

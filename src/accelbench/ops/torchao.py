@@ -21,29 +21,19 @@ Match = re.Match[str]
 GROUP_SIZES = (32, 64, 128, 256)  # torchao's int4 / gemlite / uintx group sizes
 
 
-def _eight_bits(match: Match, high_precision_bits: int) -> float:
-    return 8
-
-
-def _per_channel(match: Match) -> int | None:
-    return None
-
-
 BASELINE = "baseline"  # the unquantized recipe every other one is measured against
 
 
 @dataclass(frozen=True)
 class Recipe:
-    """One quantization recipe of torchao's runner (or of its earlier versions), declared once: the
-    names a config may give it, what its weights cost, the peak its matmuls run at, whether the runner
-    pairs it with 2:4 sparsity, and how the installed torchao builds it (`make`, `make_2_4`; the torch
-    backend declares each recipe, with them, in torch_backend/recipes.py)."""
+    """One quantization recipe of torchao's runner (or of its earlier versions), declared once; the
+    torch backend declares each, with its makers, in torch_backend/recipes.py."""
 
     name: str
     pattern: str = ""  # the full-match pattern of the names a config may take (default: the name)
     examples: tuple[str, ...] = ()  # names it takes, spelt out (a parameterised recipe's)
-    bits: Callable[[Match, int], float] = _eight_bits  # stored bits per weight (name, hp bits)
-    group: Callable[[Match], int | None] = _per_channel  # elements per scale and zero point
+    bits: Callable[[Match, int], float] = lambda m, hp: 8  # stored bits per weight (name, hp bits)
+    group: Callable[[Match], int | None] = lambda m: None  # elements per scale (None: per channel)
     bits_at: int | None = None  # the pattern's group holding the weight bits (checked 1..8)
     group_at: int | None = None  # the pattern's group holding the group size (checked in `groups`)
     groups: tuple[int, ...] = GROUP_SIZES
