@@ -151,9 +151,8 @@ def _int4(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 
 def _gemlite(tq: Any, match: re.Match[str], target: Target) -> Any:
-    """gemlite's bit-packed weights on its Triton kernels: torchao 0.17+'s prototype
-    UIntxWeightOnlyConfig (fp16/bf16 weights, CUDA); an earlier torchao's GemliteUIntXWeightOnlyConfig,
-    which pytorch/ao#4144 (merged 2026-03) deleted with its GemlitePackedLayout."""
+    """gemlite's bit-packed weights on its Triton kernels: torchao 0.17+'s prototype UIntxWeightOnlyConfig,
+    or an earlier torchao's GemliteUIntXWeightOnlyConfig (deleted by pytorch/ao#4144, merged 2026-03)."""
     needs_package(target, "gemlite", "pip install gemlite")
     if target.device.type != "cuda" or target.dtype not in (torch.float16, torch.bfloat16):
         raise unsupported(

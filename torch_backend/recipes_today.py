@@ -82,9 +82,8 @@ def _float8_block(kernel: str) -> Any:
 
 
 def _probed(tq: Any, config: Callable[[], Any], target: Target) -> Any:
-    """The config, made and tried on one 128x128 linear called under inference mode, as a case calls
-    its model: a kernel choice torchao does not implement (refused by the config itself, or by its
-    matmul) is `unsupported` in torchao's words, before any model is built."""
+    """The config, tried on one 128x128 linear under inference mode, as a case calls its model: a kernel
+    choice torchao does not implement is `unsupported` in torchao's words, before any model is built."""
     probe = torch.nn.Linear(BLOCK, BLOCK, bias=False, device=target.device, dtype=target.dtype)
     try:
         made = config()

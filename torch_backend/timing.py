@@ -131,10 +131,9 @@ def _event_loop(
     sustained: bool = False,
     flush_range: Callable[[], Any] = contextlib.nullcontext,
 ) -> tuple[list[float], list[float]]:
-    """n iterations, each: flush (inside `flush_range`), then events around the call. Blocked: each
-    waits for its outputs. Sustained: queued back to back (the flush too), one wait at the end, the
-    GPU never idle. Returns (event times, host wall times) in seconds; sustained wall times are the
-    loop's mean."""
+    """n iterations, each: flush (inside `flush_range`), then events around the call; blocked, each
+    waits for its outputs; sustained, all queued back to back, one wait at the end, the GPU never idle.
+    (event times, host wall times) in seconds; sustained wall times are the loop's mean."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     wall: list[float] = []
@@ -229,9 +228,8 @@ class Kineto(NamedTuple):
 
 
 def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
-    """From kineto events: the iteration windows (host ranges named ITERATION), the host-side launches
-    and the device's kernels, launches and kernels paired by their correlation id; the flush's ranges
-    and the host calls the audit reads."""
+    """From kineto events: the iteration and flush windows, the device's kernels and the host-side
+    launches that place them (paired by correlation id), and the host calls the audit reads."""
     # enum members compared, not their names: str() of each event's type was most of this reader's
     # own time (~2 µs an event; a GPU iteration has a dozen events)
     types = torch.autograd.DeviceType
@@ -322,9 +320,8 @@ def profiled_iterations(
     sustained: bool = False,
     case: Case | None = None,
 ) -> Profiled:
-    """n iterations under the profiler: each one's kernels, their launch-inclusive and wall times, and
-    the session's own cost (start, stop, parse); the session kept as a Kineto trace where the case
-    keeps traces."""
+    """n iterations under the profiler: each one's kernels, launch-inclusive and wall times, and the
+    session's own cost (start, stop, parse); kept as a Kineto trace where the case keeps traces."""
     from torch.autograd.profiler import record_function
 
     device = _device(prepared)

@@ -186,7 +186,6 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
         return err
 
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
-        """The seed's result fields, with kernel counts that show whether fusion happened."""
         k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
         mu, mf = companions["unfused"].median_s, t_fused.median_s
         flops, b_fused, b_unfused = spec.flops(p), spec.bytes(p), unfused_bytes(spec.name, p)

@@ -120,8 +120,7 @@ def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> float:
 
 
 def checked_baseline(err: float, tol: float, what: str) -> float | None:
-    """The baseline's relative error against the float64 model (None: too large to check), or
-    `wrong_result` past its tolerance."""
+    """The baseline's error against float64 (None: not checked), `wrong_result` past its tolerance."""
     if math.isnan(err):
         return None
     if not err <= tol:
@@ -204,9 +203,8 @@ def ratio(a: float | None, b: float | None) -> float | None:
 
 
 def prune(module: Any, sparsity: str) -> float:
-    """Zero the weights of every linear layer in the sparsity's pattern (2:4 by magnitude along the
-    input dimension, or all but the largest-norm 64x64 blocks); returns the fraction kept. A
-    sparse kernel is only correct, and only worth timing, on weights that really are sparse."""
+    """Zero every linear layer's weights in the sparsity's pattern (2:4 by magnitude, or all but the
+    largest-norm blocks), the fraction kept returned: a sparse kernel is only right on sparse weights."""
     linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
     kept = total = 0
     with torch.no_grad():

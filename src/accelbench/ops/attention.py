@@ -220,9 +220,9 @@ INTERPRET_OFF_TPU = False  # tests run the splash kernel in Pallas's interpreter
 
 @array_implementation("tokamax_splash_attention", "jax", "pallas:splash")
 def jax_splash(p: AttentionParams) -> Callable[..., dict[str, Any]]:
-    """JAX's Pallas splash-attention kernel (TPU only): the MQA kernel over each KV head's group of
-    query heads, vmapped over batch and KV heads, as the reference ran it; default block sizes (the
-    reference autotuned them). Q is pre-scaled by 1/√d: the kernel applies no scale."""
+    """JAX's Pallas splash-attention kernel (TPU only): the MQA kernel over each KV head's query group,
+    vmapped over batch and KV heads, as the reference ran it, at default block sizes; Q pre-scaled by
+    1/√d, which the kernel does not apply (docs/ironwood.md)."""
     on_tpu = jax.default_backend() == "tpu"
     if not (on_tpu or INTERPRET_OFF_TPU):
         raise unsupported("the Pallas splash-attention kernel runs on TPUs only")

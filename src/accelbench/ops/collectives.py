@@ -85,13 +85,7 @@ def a2a_peak_gbps(topology: str, participating: int, r: int) -> float:
     wraps = (
         any(s >= 16 for s in sides) if len(sides) == 2 else len(sides) >= 3 and min(sides[:3]) >= 4
     )
-    wf = 2 if wraps else 1
-    if len(spatial) <= 1:
-        links = wf
-    elif len(spatial) == 2:
-        links = spatial[0] * wf
-    else:
-        links = spatial[0] * spatial[1] * wf
+    links = math.prod(spatial[:-1][:2]) * (2 if wraps else 1)  # the first one or two sides' links
     return 4 * LINK_GBPS * links * participating / r**2
 
 

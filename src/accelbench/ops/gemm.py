@@ -46,8 +46,7 @@ Fn = Callable[..., dict[str, Any]]
 
 @dataclass(frozen=True)
 class GemmParams(Matmul):
-    """A GEMM of fp8 inputs to a bf16 output (the ops below override either), B stored (k, n) or
-    (n, k)."""
+    """A GEMM of fp8 inputs to a bf16 output (the ops below override either), B (k, n) or (n, k)."""
 
     layout: str = param("choice", "kn", ("kn", "nk"), "B stored as (K,N) or (N,K)")
 
@@ -140,10 +139,6 @@ def accum_inputs(p: GemmParams, rng: np.random.Generator) -> Arrays:
     return x
 
 
-def _fp8(p: GemmParams) -> str:
-    return "fp8"
-
-
 def plain_gemm(name: str, doc: str, typed: type[GemmParams]) -> OpSpec[Any]:
     """A GEMM of the op's input and output dtypes (its parameter class says which)."""
     return OpSpec(
@@ -185,7 +180,7 @@ SCALED_GEMM = register_compute(
         typed=GemmParams,
         flops=lambda p: gemm_flops(p) + 2.0 * p.m * p.n,
         bytes=lambda p: gemm_bytes(p, FP8, BF16) + scale_bytes(p),
-        peak_dtype=_fp8,
+        peak_dtype=lambda p: "fp8",
         make_inputs=scaled_inputs,
         reference=scaled_reference,
         output_rows=rows_of,

@@ -59,9 +59,8 @@ STREAM_SCALAR = 3.0  # STREAM's own scalar; upstream drew one at random per case
 
 @dataclass(frozen=True)
 class Stream:
-    """One STREAM kernel: how many arrays it reads and writes, its FLOPs per element, its math (on
-    framework arrays or float64 numpy, with the scalar). A kernel that reads nothing writes the scalar
-    everywhere; one that writes nothing reduces its input to one value."""
+    """One STREAM kernel (its math on framework arrays or float64 numpy, with the scalar). One that reads
+    nothing writes the scalar everywhere; one that writes nothing reduces its input to one value."""
 
     reads: int
     flops_per_element: int

@@ -59,9 +59,8 @@ class Scaling:
         return grid((p.m, p.k), self.a_block) + grid((p.k, p.n), self.b_block)
 
     def flops(self, p: GemmParams) -> float:
-        """The GEMM, quantizing A and B (|x| into a max and a division per element when dynamic, a
-        division when static), each k-block's partial sums scaled by two factors, a division per
-        dynamic scale. docs/ops.md."""
+        """The GEMM, quantizing A and B (2 per element dynamic, 1 static), each k-block's partial sums
+        scaled by two factors, a division per dynamic scale (docs/ops.md)."""
         per_element = 1 if self.static else 2
         scales = 0 if self.static else self.scale_count(p)
         return (
