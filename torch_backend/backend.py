@@ -116,11 +116,10 @@ def thread_count(threads: int | None) -> Iterator[None]:
 
 @contextmanager
 def isolated_compiler_state(touches_options: bool) -> Iterator[None]:
-    """torchao's configs set global inductor options (e.g. coordinate_descent_tuning for int8): the
-    options a case changed are set back, and dynamo's caches dropped, so no case's settings or graphs
-    reach the next. Only the changed options are written (writing all of them set deprecated ones
-    again, a FutureWarning each on torch 2.15), and the compiler is imported only for a case that
-    changes options or when an earlier case loaded it (the import costs 3 s, an eager case none)."""
+    """torchao's configs set global inductor options: the options a case changed are set back, and
+    dynamo's caches dropped, so no case's settings or graphs reach the next. Only the changed options are
+    written (writing all set deprecated ones again, a FutureWarning each), and the compiler (3 s to
+    import) is imported only for a case that changes options or where an earlier case loaded it."""
     if touches_options:
         import torch._inductor.config  # noqa: F401  the case imports it anyway
     config: Any = sys.modules.get("torch._inductor.config")

@@ -1,15 +1,11 @@
 """One way into PyTorch's profiler (Kineto; CUPTI on a GPU) for every timer, breakdown and count.
 
 `torch.profiler.profile` asks `hasattr(torch, "_inductor")` as it starts, which imports the compiler
-stack (dynamo, inductor, sympy: ~900 modules, 5 s on a GPU machine whose packages had no cached
-bytecode) into runs that compile nothing, and charged it to the first case's timing. The autograd
-profiler beneath it records the same Kineto events without that. The first session of a process also
-starts CUPTI: `warm` pays for it once, before any case's clock starts.
-
-CUPTI serves one profiler a process. Kineto keeps it after a GPU session unless TEARDOWN_CUPTI=1 (then
-it frees it at the first CUDA call after each session, and JAX's profiler can take it). The harness
-leaves the variable as the user set it: a run times its JAX cases before its PyTorch ones, and the
-teardown cost each later session 8 ms and lost a session's kernels on an H100 (docs/method.md).
+stack (~900 modules, 5 s without cached bytecode) into runs that compile nothing, charged to the first
+case; the autograd profiler beneath it records the same Kineto events without that. The first session
+of a process also starts CUPTI: `warm` pays for it once, before any case's clock starts. CUPTI serves
+one profiler a process; Kineto frees it after a GPU session only with TEARDOWN_CUPTI=1, left as the user
+set it: a run times JAX before PyTorch, and the teardown cost each later session 8 ms (docs/method.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""CUDA C++ kernels built with torch.utils.cpp_extension (needs nvcc, ninja and a CUDA device).
-
-GELU (exact, tanh), SiLU: a grid-stride loop, fp32 math. LayerNorm: one block per row with a
-two-pass (mean, then centred variance) block reduction. The source includes only c10's stream and
-launch-check headers: ATen/cuda/CUDAContext.h pulls in cuSPARSE, cuBLAS and cuSOLVER headers, which a
-toolkit of nvcc and the runtime alone (the CUDA 13 GPU image's) does not have. A build that fails is
-tried once a process; run/runner.py names the missing piece in an `unsupported` row.
+"""CUDA C++ kernels built with torch.utils.cpp_extension (needs nvcc, ninja and a CUDA device): GELU
+(exact, tanh) and SiLU in a grid-stride loop, LayerNorm one block per row (mean, then centred variance).
+The source includes only c10's stream and launch-check headers: ATen/cuda/CUDAContext.h needs cuSPARSE,
+cuBLAS and cuSOLVER headers that a toolkit of nvcc and the runtime alone does not have. A failed build
+is tried once a process; run/runner.py names the missing piece in an `unsupported` row.
 """
 
 from __future__ import annotations
