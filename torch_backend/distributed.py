@@ -19,7 +19,7 @@ import torch.multiprocessing as mp
 from accelbench.catalogue import PreparedImplementation, implementation_of, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import CheckResult, Measurement, Prepared, Timing, slowest_per_iteration
-from accelbench.errors import CaseFailure, Status, unsupported
+from accelbench.errors import CaseFailure, Status, unsupported, wrong_result
 from accelbench.measure.procedure import measure
 from accelbench.ops.collectives import (
     COLLECTIVES,
@@ -100,9 +100,7 @@ def agreed_check(prepared: Prepared, group: Any) -> Prepared:
         except CaseFailure as caught:
             failure, err = caught, None
         if not _agree(failure is None, group) and failure is None:
-            failure = CaseFailure(
-                Status.WRONG_RESULT, "another rank's output differs from the reference"
-            )
+            failure = wrong_result("another rank's output differs from the reference")
         if failure is not None:
             raise failure
         return err

@@ -15,7 +15,7 @@ import numpy as np
 from accelbench.catalogue import OpParams, OpSpec, Traits, get_spec, implementation, param, register
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared
-from accelbench.errors import CaseFailure, Status, unsupported
+from accelbench.errors import unsupported, wrong_result
 from accelbench.measure.numerics import relative_error, tolerance
 from accelbench.platform.dtypes import dtype
 
@@ -101,19 +101,15 @@ def checker(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[Any]
         got = leaves(out)
         want = leaves(reference(*(host64(a) for a in args)))
         if len(got) != len(want):
-            raise CaseFailure(
-                Status.WRONG_RESULT,
-                f"the function gave {len(got)} arrays, the reference {len(want)}",
-            )
+            raise wrong_result(f"the function gave {len(got)} arrays, the reference {len(want)}")
         worst = 0.0
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             err = relative_error(host64(g), np.asarray(w, dtype=np.float64))
             allowed = call.rtol if call.rtol is not None else tolerance(dtype_name(g))
             if not err <= allowed:  # NaN too
-                raise CaseFailure(
-                    Status.WRONG_RESULT,
+                raise wrong_result(
                     f"output {i} differs from the float64 reference: relative error {err:.3g} > "
-                    f"tolerance {allowed:.3g} ({dtype_name(g)})",
+                    f"tolerance {allowed:.3g} ({dtype_name(g)})"
                 )
             worst = max(worst, err)
         return worst

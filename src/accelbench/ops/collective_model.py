@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from accelbench.catalogue import OpParams, param
-from accelbench.errors import CaseFailure, Status, UserError
+from accelbench.errors import UserError, wrong_result
 from accelbench.measure.numerics import check_rows, relative_error, tolerance
 from accelbench.platform.dtypes import dtype
 
@@ -408,10 +408,9 @@ def check_member(
     err = relative_error(got.reshape(want.shape), want)
     tol = tolerance(dtype(p.dtype).name)
     if not err <= tol:
-        raise CaseFailure(
-            Status.WRONG_RESULT,
+        raise wrong_result(
             f"device {position} (member {member} of its group) differs from the float64 reference: "
-            f"relative error {err:.3g} > tolerance {tol:.3g}",
+            f"relative error {err:.3g} > tolerance {tol:.3g}"
         )
     return err
 

@@ -338,17 +338,9 @@ class TorchaoTrainingParams(TorchaoModelParams):
     use_fast_accum: bool = param("bool", True)
 
 
-def training_flops(p: TorchaoTrainingParams) -> float:
-    return TRAINING_FLOP_FACTOR * model_flops(p)
-
-
 def training_bytes(p: TorchaoTrainingParams) -> float:
     """Each of the three passes reads and writes about what the high-precision forward does."""
     return TRAINING_FLOP_FACTOR * model_bytes(p, "baseline", "none")
-
-
-def training_peak(p: TorchaoTrainingParams) -> str:
-    return "fp8" if p.recipe == "float8" else dtype(p.high_precision_dtype).peak_family
 
 
 @dataclass
@@ -382,9 +374,11 @@ register(
         suite="quantization",
         doc="forward + backward of a model in high precision and with torchao.float8 training",
         typed=TorchaoTrainingParams,
-        flops=training_flops,
+        flops=lambda p: TRAINING_FLOP_FACTOR * model_flops(p),
         bytes=training_bytes,
-        peak_dtype=training_peak,
+        peak_dtype=lambda p: (
+            "fp8" if p.recipe == "float8" else dtype(p.high_precision_dtype).peak_family
+        ),
         row_extras=TorchaoTrainingExtras,
         traits=Traits(compiler_options=True),  # recipes set inductor options
     )
