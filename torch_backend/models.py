@@ -12,16 +12,8 @@ from torch import nn
 from accelbench.errors import unsupported
 from accelbench.ops.torchao import ACTIVATIONS, HEAD_DIM, MLP_RATIO
 
-_ACTIVATION = {
-    "sigmoid": nn.Sigmoid,
-    "relu": nn.ReLU,
-    "leakyrelu": nn.LeakyReLU,
-    "relu6": nn.ReLU6,
-    "gelu": nn.GELU,
-    "silu": nn.SiLU,
-    "hardswish": nn.Hardswish,
-}
-assert set(_ACTIVATION) == set(ACTIVATIONS)
+MODULES = ("Sigmoid", "ReLU", "LeakyReLU", "ReLU6", "GELU", "SiLU", "Hardswish")  # torch.nn's names
+_ACTIVATION = {name: getattr(nn, module) for name, module in zip(ACTIVATIONS, MODULES, strict=True)}
 
 
 class ToyLinear(nn.Module):

@@ -40,12 +40,8 @@ def choose_backend(p: AttentionParams, device: Any) -> tuple[Any, str]:
     """The first SDPA backend that runs this case's heads, head dims, dtype and mask on `device`
     (probed on a short sequence)."""
     dt, seq = torch_dtype(p.dtype), min(p.q_seq_len, 128)
-    probe = {
-        "q": (1, seq, p.q_heads, p.qk_head_dim),
-        "k": (1, seq, p.kv_heads, p.qk_head_dim),
-        "v": (1, seq, p.kv_heads, p.v_head_dim),
-    }
-    tensors = [torch.randn(shape, dtype=dt, device=device) for shape in probe.values()]
+    heads = (p.q_heads, p.qk_head_dim), (p.kv_heads, p.qk_head_dim), (p.kv_heads, p.v_head_dim)
+    tensors = [torch.randn((1, seq, *h), dtype=dt, device=device) for h in heads]  # q, k, v
     for name in PREFERENCE:
         backend = getattr(torch.nn.attention.SDPBackend, name, None)
         if backend is None:

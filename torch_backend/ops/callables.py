@@ -10,6 +10,7 @@ from accelbench.core.case import Case
 from accelbench.core.types import Prepared
 from accelbench.ops.callables import OP, call_of, checker, cycling
 from accelbench.platform.frameworks import torch
+from torch_backend.devices import synchronizer
 
 
 def _device(args: tuple[Any, ...]) -> Any:
@@ -27,13 +28,9 @@ def torch_callable(backend: Any, case: Case) -> Prepared:
     def run(args: tuple[Any, ...]) -> Any:
         return call.fn(*args)
 
-    def sync(out: Any) -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
     return Prepared(
         call=cycling(call, run),
-        sync=sync,
+        sync=synchronizer(device),
         check=checker(call, run),
         implementation="eager",
         device=device,

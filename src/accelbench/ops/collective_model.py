@@ -324,10 +324,7 @@ COLLECTIVES["all_reduce"] = COLLECTIVES["psum"]
 
 # the reductions of all_reduce: how the float64 reference combines the members' blocks
 REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
-    "sum": np.sum,
-    "mean": np.mean,
-    "max": np.max,
-    "min": np.min,
+    r: getattr(np, r) for r in ("sum", "mean", "max", "min")
 }
 
 
