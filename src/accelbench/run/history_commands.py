@@ -97,7 +97,7 @@ def history(args: argparse.Namespace) -> int:
     if args.bisect:
         for x in found:
             for step in x.steps:
-                print(visible("\n".join(bisect_lines(x, step, args.repo))))
+                print("\n".join(map(visible, bisect_lines(x, step, args.repo))))
     return 0
 
 
