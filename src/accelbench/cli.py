@@ -40,8 +40,7 @@ from accelbench.run.store_commands import QUICKSTART, listed
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     """Where rows go, and what happens to a results file that is already there."""
     p.add_argument(
-        "--output-dir",
-        help="where rows go when the config names no csv_path (default: results)",
+        "--output-dir", help="where rows go when the config names no csv_path (default: results)"
     )
     add_run_files(p)
 
@@ -49,9 +48,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 def _add_selection_options(p: argparse.ArgumentParser) -> None:
     """Which cases run, and how big they are."""
     p.add_argument(
-        "--max-cases",
-        type=count(1, MAX_CASES),
-        help="refuse configs expanding to more cases",
+        "--max-cases", type=count(1, MAX_CASES), help="refuse configs expanding to more cases"
     )
     p.add_argument(
         "--max-dim",
@@ -59,9 +56,7 @@ def _add_selection_options(p: argparse.ArgumentParser) -> None:
         help="clamp every dimension to this (cases that become equal run once)",
     )
     p.add_argument(
-        "--num-runs",
-        type=count(1, MAX_ITERATIONS),
-        help="override num_runs of every case",
+        "--num-runs", type=count(1, MAX_ITERATIONS), help="override num_runs of every case"
     )
     for flag, what in (("--only", "run only"), ("--skip", "leave out")):
         p.add_argument(
@@ -360,9 +355,7 @@ def _validate_parser(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument("--config", required=True, help="the YAML config to check")
     v.add_argument(
-        "--max-cases",
-        type=count(1, MAX_CASES),
-        help="refuse configs expanding to more cases",
+        "--max-cases", type=count(1, MAX_CASES), help="refuse configs expanding to more cases"
     )
     v.add_argument("--max-dim", type=count(1, 1 << 40), help="as for run: clamp every dimension")
     v.add_argument("--list", action="store_true", help="print every case the config expands to")

@@ -172,7 +172,4 @@ def detect_dialect(data: dict[str, Any]) -> Dialect:
             raise UserError(said, key="(top level)")
     keys = ", ".join(map(str, data)) or "nothing"
     expected = ", ".join(d.looks_like for d in known)
-    raise UserError(
-        f"not a benchmark config: expected {expected}; found {keys}",
-        key="(top level)",
-    )
+    raise UserError(f"not a benchmark config: expected {expected}; found {keys}", key="(top level)")

@@ -11,11 +11,7 @@ from typing import Any, TypeVar
 from accelbench.core.case import Rule, RunSettings, declared_settings
 from accelbench.core.flags import Flag, FlagValues
 from accelbench.errors import UserError, did_you_mean, key_path
-from accelbench.limits import (
-    MAX_ITERATIONS,
-    MAX_SECONDS,
-    MAX_SOAK_S,
-)
+from accelbench.limits import MAX_ITERATIONS, MAX_SECONDS, MAX_SOAK_S
 from accelbench.measure.timers import timer_names
 
 T = TypeVar("T")
@@ -54,8 +50,7 @@ def _duration(value: Any, key: str, where: str, high: float = MAX_SOAK_S) -> flo
 def _fraction(value: Any, key: str, where: str, of: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise UserError(
-            f"must be between 0 and 1: a fraction of {of}, got {value!r}",
-            key=key_path(where, key),
+            f"must be between 0 and 1: a fraction of {of}, got {value!r}", key=key_path(where, key)
         )
     return float(value)
 

@@ -20,9 +20,7 @@ from accelbench.platform import processes
 
 
 def initialize(
-    coordinator: str | None = None,
-    num_processes: int | None = None,
-    process_id: int | None = None,
+    coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
 ) -> None:
     """Join the job (every argument None: detect a TPU pod or GKE job), then record this process's
     place in it for the session (only process 0 writes)."""

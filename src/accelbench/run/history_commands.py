@@ -33,10 +33,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     store_options(h)
     h.add_argument(
-        "--case",
-        "--filter",
-        metavar="PATTERN",
-        help="cases whose label matches (shell pattern)",
+        "--case", "--filter", metavar="PATTERN", help="cases whose label matches (shell pattern)"
     )
     h.add_argument("--since", metavar="DATE", help="runs of commits from this date (YYYY-MM-DD)")
     h.add_argument(

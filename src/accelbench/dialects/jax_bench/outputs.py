@@ -17,12 +17,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.benchmarks.base import Figures, Upstream
-from accelbench.benchmarks.files import (
-    Generation,
-    UpstreamStats,
-    device_span_ms,
-    upstream_files,
-)
+from accelbench.benchmarks.files import Generation, UpstreamStats, device_span_ms, upstream_files
 from accelbench.core.case import Case
 from accelbench.results.records import Row
 from accelbench.results.sinks import RunContext, Sink, register_sink

@@ -131,8 +131,7 @@ def _sweep(
     where = key_path(TOP, "sweep")
     if not isinstance(bench["sweep"], dict) or not bench["sweep"]:
         raise UserError(
-            f"Expected 'sweep' in benchmark '{bench.get('name')}' to be a non-empty dict",
-            key=where,
+            f"Expected 'sweep' in benchmark '{bench.get('name')}' to be a non-empty dict", key=where
         )
     layout.reserved_in(bench["sweep"], where)
     sweep = upstream_sweep(bench["sweep"], where, MAX_COMBINATIONS)
