@@ -1,11 +1,8 @@
-"""One expansion engine: every dialect (and a one-off command line) describes its cases as data —
-the values given once, the cases over them (a list's items, a CSV table's rows, a shape generator's
-shapes) and a sweep of axes — and takes its points from `Expansion`: each case over the sweep's
-Cartesian product (the first axis slowest), every value with the key that gave it, to make its typed
-objects from. Two readers of a sweep's values: the Ironwood reference's (`_range`/`_list` suffixes,
-ranges that must name one step, `SAME_AS_<key>`) and the later generations' (`start`/`end` ranges
-with a default step, any other value one value).
-"""
+"""One expansion engine: every dialect (and a one-off command line) describes its cases as data (values
+given once, cases over them, a sweep of axes) and takes its points from `Expansion`: each case over
+the sweep's Cartesian product (the first axis slowest), every value with the key that gave it. Two
+readers of a sweep's values: the Ironwood reference's (`_range`/`_list`, `SAME_AS_<key>`) and the
+later generations' (`start`/`end` ranges with a default step)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Many processes, one JAX program: jax.distributed start-up and gathering per-device results to
-process 0 (which alone writes rows).
-
-On a TPU pod or a GKE indexed job `jax.distributed.initialize()` finds the coordinator, the process
-count and this process's id in its environment; elsewhere they are given on the command line. On CPU the
-processes' collectives go through gloo.
-"""
+"""Many processes, one JAX program: jax.distributed start-up (the coordinator from the environment on
+a TPU pod or GKE job, else from the command line; gloo on CPU) and per-device results gathered to
+process 0, which alone writes rows."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""The TPUMS dialect: one `benchmark:` mapping per file (docs/tpums.md), planned straight into the
-typed fields of the benchmark its name is declared on (benchmarks/tpums.py).
-
-The newest form ("stage B") holds `name`, `xprof_timing`, `xprof_device_mode`, `model_preset`,
-`params` (the baseline), `cases` or `cases_from_csv`, and `sweep` (keys disjoint from the others);
-each case is the preset, overlaid by params, then by the case (or CSV row), then expanded over the
-sweep's Cartesian product, capped at 1000 combinations per case. The earlier form ("stage A") keeps
-the fields flat in `benchmark:` beside `sweep:`, `csv_shapes:` and `model:`, other top-level keys being
-global values: read as jax-bench read its entries, in TPUMS's names. Every error names the TPUMS key.
-"""
+"""The TPUMS dialect: one `benchmark:` mapping per file, planned straight into the typed fields of the
+benchmark its name is declared on (benchmarks/tpums.py), in either form (stage B: `params`, `cases`,
+`cases_from_csv`, `sweep`; the earlier stage A: fields flat in `benchmark:`; docs/tpums.md). Every
+error names the TPUMS key."""
 
 from __future__ import annotations
 
