@@ -6,6 +6,7 @@ later generations' (`start`/`end` ranges with a default step)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -248,10 +249,8 @@ def upstream_sweep(sweep: Any, where: str, cap: int | None = None) -> Expansion:
 def _cell(text: str) -> Any:
     """int, else float, else the string (upstream's typing of a cell)."""
     for convert in (int, float):
-        try:
+        with contextlib.suppress(ValueError):
             return convert(text)
-        except ValueError:
-            pass
     return text
 
 

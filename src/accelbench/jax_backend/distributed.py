@@ -4,6 +4,7 @@ process 0, which alone writes rows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -22,10 +23,9 @@ def initialize(
     place in it for the session (only process 0 writes)."""
     import jax
 
-    try:  # CPU devices of several processes talk through gloo (a no-op where it is the default)
+    # CPU devices of several processes talk through gloo (a no-op where it is the default)
+    with contextlib.suppress(Exception):
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    except Exception:
-        pass
     try:
         jax.distributed.initialize(
             coordinator_address=coordinator, num_processes=num_processes, process_id=process_id

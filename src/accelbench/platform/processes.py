@@ -76,7 +76,5 @@ def watch_launcher() -> None:
 def die_with_parent() -> None:
     """Linux: this process is sent SIGTERM when the process that started it dies, so a launcher or a
     runner killed outright (SIGKILL) leaves no worker behind; elsewhere nothing is done."""
-    try:
+    with contextlib.suppress(OSError, AttributeError, TypeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
-    except (OSError, AttributeError, TypeError):
-        pass
