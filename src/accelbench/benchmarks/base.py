@@ -153,9 +153,8 @@ class Benchmark(Generic[F]):
     flops: Callable[[F, int], float]  # upstream's FLOP count (fields, group size)
     bytes: Callable[[F, int], float]  # upstream's get_total_bytes
     metrics: Metrics
-    placement: Callable[[F, Callable[[], int]], dict[str, Any]] = (
-        one_device  # upstream's conditions
-    )
+    # upstream's conditions
+    placement: Callable[[F, Callable[[], int]], dict[str, Any]] = one_device
     implementation: str | None = None  # upstream's conditions: the implementation upstream runs
     flags: str | None = None  # its TPU flag set (TPU_FLAGS): upstream's op_flags.yaml key
     peak_dtype: Callable[[F], str] = lambda f: str(f.dtype)  # the dtype whose peak it reads

@@ -137,9 +137,7 @@ class PlanRequest:
     config_id: str
     default_csv: str
     max_cases: int
-    max_dim: int | None = (
-        None  # every dimension clamped to this (cases equal after clamping merged)
-    )
+    max_dim: int | None = None  # every dimension clamped to this (equal cases merged)
     config_dir: str = "."  # the config's folder (a relative csv_shapes path is looked up there too)
     backend: list[str] | None = None  # --backend: every benchmark on these backends
     # devices the run will see (starts JAX: asked only by entries that span every device)
@@ -153,6 +151,5 @@ class PlanRequest:
 
 def pair_key(op: str, params: Any) -> str:
     """What the same op on the same inputs shares across backends: their outputs are compared."""
-    return hashlib.sha1(json.dumps([op, params.as_dict()], sort_keys=True).encode()).hexdigest()[
-        :12
-    ]
+    text = json.dumps([op, params.as_dict()], sort_keys=True)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]

@@ -25,9 +25,7 @@ CATEGORIES = (
     ("gemm", ("gemm",)),
 )
 AGGREGATED = "aggregated_results"
-JOB_FOLDER = (
-    ".job"  # a name no config's folder can take (portable_name never starts one with a dot)
-)
+JOB_FOLDER = ".job"  # no config's folder can take it (portable_name never starts one with a dot)
 SUMMARY = re.compile(r"summary(\.(\d+))?\.csv")
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4}")
 MAX_BYTES = 64 << 20

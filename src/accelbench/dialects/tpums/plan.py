@@ -170,12 +170,10 @@ class FileLevel:
         if values.get("num_runs") != 0:
             return values
         if not values.get("min_duration_s"):
-            note = (
+            self.request.warnings.append(  # said once: the planner drops repeats
                 f"{self.where}: num_runs 0 and no min_duration_s: TPUMS times nothing; one call is "
                 "timed here"
             )
-            if note not in self.request.warnings:
-                self.request.warnings.append(note)
         return {**values, "num_runs": 1}
 
     def run_keys(self, point: Point, values_where: str) -> Point:
@@ -196,12 +194,10 @@ class FileLevel:
 def _dcn_note(values: dict[str, Any], where: str, request: PlanRequest) -> None:
     """A DCN file's batching is recorded, not applied: each timed step here is one collective."""
     if values.get("batch_size") not in (None, 1) or values.get("sync_between_runs"):
-        note = (
+        request.warnings.append(
             f"{where}: batch_size and sync_between_runs are recorded; each timed step here is one "
             "collective (upstream's batching is not applied)"
         )
-        if note not in request.warnings:
-            request.warnings.append(note)
 
 
 def _choice(bench: dict[str, Any], key: str, choices: tuple[Any, ...]) -> Any:
