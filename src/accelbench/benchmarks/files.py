@@ -1,15 +1,9 @@
 """The reference harness's output files, `summary.csv` and `detailed.json`, as both of its generations
-write them: each case one entry of upstream's record (its params, metrics, device info and raw host
-times) with this project's additions under one key of their own (`microbench`); summary.csv flattens
-the entries, upstream's columns first. A generation's sink (`dialects/jax_bench/outputs.py`,
-`dialects/tpums/outputs.py`) says how its entries' params and metrics are made and what it prints.
-
-Unlike upstream's, both files are rewritten whole (atomically) after every case, so a crash loses no
-finished case, and they belong to one run of the run store: beside its results file (`c.csv` ->
-`c.summary.csv`, run 2's `c.2.csv` -> `c.2.summary.csv`). The upstream command lines name them as
-upstream does (`<output>/summary.csv`, a later run's `summary.2.csv`). Process 0 writes them for the
-whole job.
-"""
+write them: each case one entry of upstream's record with this project's additions under one key of
+their own (`microbench`); summary.csv flattens the entries, upstream's columns first. A generation's
+sink (dialects/*/outputs.py) says how its entries are made. Unlike upstream's, both files are
+rewritten whole (atomically) after every case, so a crash loses no finished case, and they belong to
+one run of the run store (`c.2.csv` -> `c.2.summary.csv`)."""
 
 from __future__ import annotations
 

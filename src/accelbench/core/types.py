@@ -172,13 +172,10 @@ class Prepared:
 
     call: Callable[[], Any]  # one iteration; returns its outputs (maybe not yet computed)
     sync: Callable[[Any], None]  # block until those outputs are computed
-    check: Callable[[Any], float | None] | None = (
-        None  # error against the reference (None: not computed);
-    )
-    #                                                    raises wrong_result
-    digest: Callable[[Any], dict[str, np.ndarray]] = (
-        _no_digest  # a few output rows, for cross-backend pairing
-    )
+    # error against the reference (None: not computed); raises wrong_result
+    check: Callable[[Any], float | None] | None = None
+    # a few output rows, for cross-backend pairing
+    digest: Callable[[Any], dict[str, np.ndarray]] = _no_digest
     compile_s: float | None = None
     compiler: CompilerCounts | None = None
     implementation: str = "default"
