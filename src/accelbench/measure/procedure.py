@@ -30,9 +30,8 @@ from accelbench.measure.timers import (
 from accelbench.platform import interrupt
 from accelbench.platform.environment import cpu_wait_s
 
-MAX_ROUND = (
-    10_000  # iterations one round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
-)
+# iterations one round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
+MAX_ROUND = 10_000
 MAX_SOAK_SAMPLES = 100_000  # a soak of tiny kernels stops recording here (and stops)
 # a round sized for the precision target asks this much more than the 1/sqrt(n) estimate: each round
 # is a profiler session (start, stop, parse: ~15 ms of JAX's on an H100 beside its iterations), and
@@ -118,9 +117,7 @@ def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: fl
     else:
         reached, target = timing.precision_ratio, run.target_precision or 1.0
         grow = (reached / target) ** 2 * ROUND_MARGIN if reached else 2.0
-        looping = (
-            max(elapsed_s - timing.session_s, 1e-9) / timing.count
-        )  # a session's cost left out
+        looping = max(elapsed_s - timing.session_s, 1e-9) / timing.count  # less the sessions
         wanted = max(
             min(int(timing.count * (grow - 1)) + 1, MAX_GROWTH * timing.count),
             timing.count // 4,
@@ -216,11 +213,8 @@ def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
     blocked = replace(run, warmup=0, target_precision=None)
     host = timed(lambda p, w, n: wall_clock(p, w, n), prepared, blocked)
     timing.wall_samples_s = host.samples_s
-    timing.loop_started_at, timing.loop_s, timing.loop_wait_s = (
-        host.loop_started_at,
-        host.loop_s,
-        host.loop_wait_s,
-    )
+    timing.loop_started_at, timing.loop_s = host.loop_started_at, host.loop_s
+    timing.loop_wait_s = host.loop_wait_s
 
 
 def audited(case: Case, found: tuple[Finding, ...]) -> tuple[Finding, ...]:

@@ -27,8 +27,9 @@ GAP, DTYPE = "gap_strategy", "dtype"  # the parameters a soak chart's title name
 
 
 def save_figure(fig: Any, path: str, **options: Any) -> None:
-    """A chart written whole, never through a link planted at its path."""
+    """A chart written whole, never through a link planted at its path; the figure is closed."""
     write_atomically(path, lambda f: fig.savefig(f, format="png", **options), binary=True)
+    plt.close(fig)
 
 
 def dimensions(op: str, params: OpParams) -> tuple[str, ...]:
@@ -119,6 +120,5 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
         name = f"series_{portable_name(row.identity.op)}_{portable_name(row.identity.case_id)}.png"
         path = os.path.join(out_dir, name)
         save_figure(fig, path, dpi=120)
-        plt.close(fig)
         written[path] = len(samples)
     return written

@@ -23,7 +23,6 @@ from accelbench.results.records import DISTINCTION_COLUMNS, Identity, Row, setti
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
 SIGNIFICANT = 3
 TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
-# dimensions a shape label shows: a row's params list them under these names
 
 
 def shown(text: object) -> str:
@@ -65,12 +64,7 @@ def format_pct(value: float | None) -> str:
 
 def varying(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
     """The parameter (or implementation) names, in order, whose values differ between the rows."""
-    out = []
-    for name in names:
-        values = {str(value_of(r, name)) for r in rows}
-        if len(values) > 1:
-            out.append(name)
-    return out
+    return [name for name in names if len({str(value_of(r, name)) for r in rows}) > 1]
 
 
 IDENTIFYING = frozenset(f.name for f in fields(Identity))  # read from the identity, not the params
@@ -91,10 +85,6 @@ def op_name(row: Row) -> str:
     """The op as a table names it (`my_matmul`, not `callable`, for a row of bench())."""
     by = NAMED_BY.get(row.identity.op)
     return str(getattr(row.params, by, None) or row.identity.op) if by else row.identity.op
-
-
-def _shown_value(value: Any) -> str:
-    return "-" if value is None else str(value)
 
 
 def shape_of(row: Row) -> str:
@@ -127,5 +117,5 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
         )
         for i in members:
             values = ((k, value_of(rows[i], k)) for k in keys)
-            out[i] = " ".join(f"{k}={_shown_value(v)}" for k, v in values if v not in (None, ""))
+            out[i] = " ".join(f"{k}={v}" for k, v in values if v not in (None, ""))
     return out

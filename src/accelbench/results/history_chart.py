@@ -76,7 +76,6 @@ def chart(found: Sequence[History], out_dir: str) -> tuple[str, int, list[Area]]
             areas.append(Area(round(x), round(height - y), said))
     path = os.path.join(out_dir, "history.png")
     save_figure(fig, path, dpi=DPI)
-    plt.close(fig)
     return path, sum(len(h.points) for h in cases), areas
 
 

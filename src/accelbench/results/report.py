@@ -147,7 +147,6 @@ def roofline(rows: Sequence[Row], path: str) -> int:
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     save_figure(fig, path, dpi=120)
-    plt.close(fig)
     return len(points)
 
 
@@ -255,7 +254,6 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         fig.tight_layout()
         path = os.path.join(out_dir, f"sweep_{portable_name(op)}.png")
         save_figure(fig, path, dpi=110)
-        plt.close(fig)
         written[path] = sum(len(p) for p in sweep.throughput.values())
     return written
 
@@ -384,7 +382,6 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         fig.tight_layout()
         path = os.path.join(out_dir, f"speedup_{kind}.png")
         save_figure(fig, path, dpi=110, bbox_inches="tight")  # long case labels stay whole
-        plt.close(fig)
         written[path] = len(bars)
     return written
 

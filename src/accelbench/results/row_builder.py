@@ -132,14 +132,10 @@ def check_extras(spec: OpSpec, extras: Any) -> None:
 
 def time_stats(t: Timing) -> TimeStats:
     drift = t.drift
+    # time_<x>_s is the timing's <x>_s
+    named = ("median", "mean", "min", "max", "p10", "p90", "std")
     return TimeStats(
-        time_median_s=t.median_s,
-        time_mean_s=t.mean_s,
-        time_min_s=t.min_s,
-        time_max_s=t.max_s,
-        time_p10_s=t.p10_s,
-        time_p90_s=t.p90_s,
-        time_std_s=t.std_s,
+        **{f"time_{x}_s": getattr(t, f"{x}_s") for x in named},
         sample_count=t.count,
         iqr_over_median_ratio=t.iqr_ratio,
         noisy=t.noisy,

@@ -84,9 +84,8 @@ class Host(NamedTuple):
     ended, and the stretch its timed loop shows (wall over wall less its wait for a CPU, per thread)."""
 
     load: float
-    stretch: (
-        float | None
-    )  # None: not recorded (a row of an older version, a host without schedstat)
+    # None: not recorded (a row of an older version, a host without schedstat)
+    stretch: float | None
 
     @property
     def contended(self) -> bool:
@@ -110,13 +109,8 @@ def _host(row: Row) -> Host | None:
 
 
 def _host_apart(name: str, a: Host, b: Host) -> str:
-    stretch = (a.stretch, b.stretch)
-    said = (
-        f", CPU stretch of the loop {_shown(a.stretch)} vs {_shown(b.stretch)}"
-        if any(stretch)
-        else ""
-    )
-    return f"{name} {_shown(a.load)} vs {_shown(b.load)}{said}"
+    said = f", CPU stretch of the loop {_shown(a.stretch)} vs {_shown(b.stretch)}"
+    return f"{name} {_shown(a.load)} vs {_shown(b.load)}{said if a.stretch or b.stretch else ''}"
 
 
 def _shown(value: Any) -> str:
