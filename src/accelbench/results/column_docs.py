@@ -1,9 +1,8 @@
 """The README's generated references: the CSV columns (from the row classes: each field's name and the
-note it declares with `core.column.doc`) and the run settings (from their one declaration,
-`core.case.RunSettings`), so neither can fall behind the code.
+note it declares) and the run settings (`core.case.RunSettings`), so neither falls behind the code.
 
-`python -m accelbench.results.column_docs --write README.md` rewrites both sections between their
-markers; a test fails when the README and this output differ.
+`python -m accelbench.results.column_docs --write README.md` rewrites both sections; a test fails when
+the README and this output differ.
 """
 
 from __future__ import annotations

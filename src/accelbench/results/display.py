@@ -1,8 +1,5 @@
-"""How a row reads in a table (the run's summary, the report's Markdown and HTML): one definition of
-each displayed column, cells as text, and columns that are empty in every row left out first.
-
-Cells never carry markup: the console escapes them, the HTML writer escapes them, and `markdown_safe`
-keeps a cell from breaking out of its Markdown table.
+"""How a row reads in a table: one definition of each displayed column, cells as text, columns
+empty in every row left out. Cells never carry markup (the writers escape them).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""`microbench history`: each case's median over the stored runs, in the order of their commits, and
-the steps in it (results/change_points.py): when a case got slower, and between which commits.
+"""`microbench history`: each case's median over the stored runs in the order of their commits, and
+the steps in it (results/change_points.py).
 
-A point is one run's row of a case (its identity is compare's `CaseKey`: op, backend, implementation,
-parameters and the compared run settings). Runs are ordered by the date of the commit they measured
-(the code under test's, else the harness's; the run's start where neither was recorded), then by when
-they started. Failed rows and rows without a usable time leave no point.
+A point is one run's row of a case (compare's `CaseKey`); runs are ordered by the date of the commit
+they measured, then by when they started. Rows without a usable time leave no point.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Typed rows: what one case leaves in the results, from measurement to writer (the row's schema; a
-row is made from a measurement in `row_builder` and read back from a file in `row_reader`).
+"""Typed rows: what one case leaves in the results (made in `row_builder`, read back in `row_reader`).
 
-A row is a few typed groups plus the op's typed parameters and the op's declared extras (a dataclass
-named by its spec's `row_extras`). The CSV columns are generated from these classes
-(`results.columns`), so a value that no class declares cannot reach a file, and a suite that hands back
-undeclared extras fails loudly.
+A row is a few typed groups, the op's typed parameters and its declared extras (`OpSpec.row_extras`);
+the CSV columns are generated from these classes, so an undeclared value cannot reach a file.
 """
 
 from __future__ import annotations

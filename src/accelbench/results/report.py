@@ -1,8 +1,5 @@
-"""`microbench report`: roofline, sweep (latency and throughput) and speedup charts, a Markdown summary
-and one self-contained HTML page holding them all, from a results file.
-
-Charts are drawn with seaborn (colours per series, markers per backend) and tables with pandas; every
-text from the results file is escaped where it lands (HTML, Markdown). The work is linear in rows.
+"""`microbench report`: roofline, sweep and speedup charts, a Markdown summary and one self-contained
+HTML page, from results files; every text from a file is escaped where it lands.
 """
 
 from __future__ import annotations
@@ -214,12 +211,7 @@ def sweep_series(rows: Sequence[Row]) -> dict[str, Sweep]:
     for r in rows:
         if r.ok and r.median_s:
             by_op[r.identity.op].append(r)
-    out = {}
-    for op in sorted(by_op):
-        sweep = _sweep(op, by_op[op])
-        if sweep is not None:
-            out[op] = sweep
-    return out
+    return {op: s for op in sorted(by_op) if (s := _sweep(op, by_op[op])) is not None}
 
 
 def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
@@ -352,15 +344,9 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
             if bar.doubtful:  # noisy or taken on a loaded host: drawn, never read as a verdict
                 patch.set_hatch("//")
         for i, b in enumerate(bars):
-            mark = " ?" if b.doubtful else ""
-            ax.text(
-                b.value,
-                i,
-                f" {b.value:.2f}×{mark} ",
-                va="center",
-                ha="left" if b.value >= 1 else "right",
-                fontsize=6,
-            )
+            side = "left" if b.value >= 1 else "right"
+            text = f" {b.value:.2f}×{' ?' if b.doubtful else ''} "
+            ax.text(b.value, i, text, va="center", ha=side, fontsize=6)
         span = max(max(values), 1 / min(values), 1.1) * 1.6
         ax.set_xlim(1 / span, span)
         ax.set_yticks(range(len(bars)), [b.label for b in bars], fontsize=7)
@@ -372,11 +358,8 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.tick_params(axis="x", labelsize=7)
         ax.set_xlabel("speedup (log scale; right of the line is faster)")
-        doubt = (
-            "\ngrey, hatched, ?: noisy or taken on a loaded host, no verdict"
-            if any(b.doubtful for b in bars)
-            else ""
-        )
+        doubt = "\ngrey, hatched, ?: noisy or taken on a loaded host, no verdict"
+        doubt = doubt if any(b.doubtful for b in bars) else ""
         ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows) + doubt, fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
         fig.tight_layout()

@@ -1,12 +1,9 @@
 """Runs that never collide and never replace one another, in the spirit of pytest-benchmark's autosave.
 
-A config's results file is the name of a series of runs: the first run writes `out.csv`, the next
-`out.2.csv`, then `out.3.csv`, ... (each with its `.jsonl` twin), all the run's files under one number.
-Each run leaves one record, `out.run.json` / `out.<n>.run.json`, written when it starts: when, which
-config, which files, and the machine it ran on (structured: CPU model, Python, package versions, commit).
-The latest run is the highest number. `--resume` continues the latest run and `--overwrite` replaces it;
-`-o FILE` names one exact file and keeps today's rules (refused when it exists). URL outputs are not
-numbered: a bucket is listed by no one here, so they keep the same rules as `-o`.
+A config's results file names a series of runs: `out.csv`, then `out.2.csv`, `out.3.csv`, ... (each
+with its `.jsonl` twin), and each run's record `out.<n>.run.json`, written when it starts (when, which
+config, which files, the machine). `--resume` continues the latest run, `--overwrite` replaces it;
+`-o FILE` and URL outputs are not numbered.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """One verdict for every comparison of two rows of a case: `compare`, `table()`, the pytest plugin's
 gate and `ab` all call `judge` (docs/method.md, "Verdicts", says why each rule is what it is).
 
-A verdict comes from an interval of the ratio candidate / baseline, and says which evidence gave it:
-paired rounds (`ab`: the per-round ratios), the raw samples (each median's distribution-free interval),
-or the summary columns alone (p10-p90: the ratio's range when the two ranges are set end to end).
-Slower or faster only when the whole interval lies beyond the threshold; and for rows of separately
-taken runs, only beyond what their differing conditions can explain (`CONDITIONS`): a loaded host can
-stretch a CPU time by its load per core, a lower clock by the clock ratio; a different device, thread
-count or cache policy by anything, so such rows get no verdict but `inconclusive (conditions differ)`.
+A verdict reads an interval of the ratio candidate / baseline (from paired rounds, raw samples or the
+p10-p90 columns): slower or faster only when the whole interval lies beyond the threshold and beyond
+what the rows' differing conditions can explain (`CONDITIONS`).
 """
 
 from __future__ import annotations
