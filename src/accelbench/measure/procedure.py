@@ -77,17 +77,6 @@ def run_check(mode: str, prepared: Prepared, out: object) -> CheckResult:
     return CheckResult(mode, "passed", max_rel_error_ratio=err)
 
 
-# why a case's timing stopped (the row's stop_reason)
-STOP_REASONS = {
-    "num_runs": "num_runs iterations were timed",
-    "min_duration": "min_duration_s had passed",
-    "precision": "the median's 95% confidence interval was within target_precision",
-    "max_runs": "max_runs reached before the precision target",
-    "max_time": "max_time_s of timing passed before the precision target",
-    "sample_cap": f"{MAX_SOAK_SAMPLES} samples, the most a case records",
-}
-
-
 def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | None:
     """Why timing may stop now, or None to time another round. A soak (min_duration_s) lasts its
     duration whatever the precision; the precision target then applies, within its ceilings."""

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from accelbench.catalogue import get_spec
+from accelbench.catalogue import all_specs, get_spec
 from accelbench.core.case import shape_label
 from accelbench.errors import UserError, visible
 from accelbench.ops.callables import OP as CALLABLE
@@ -105,12 +105,12 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
         groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
     out = [""] * len(rows)
     for (op, _, _), members in groups.items():
-        try:
-            spec = get_spec(op)
+        spec = all_specs().get(op)
+        if spec is None:  # a row of an op this version no longer has: what it does have
+            names = sorted({k for i in members for k in rows[i].params.as_dict()})
+        else:
             named = (*spec.dimensions, NAMED_BY.get(op))  # in the shape, or the op's name
             names = [p.name for p in spec.params if p.name not in named]
-        except UserError:  # a row of an op this version no longer has: what it does have
-            names = sorted({k for i in members for k in rows[i].params.as_dict()})
         settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]
         keys = (
             [*names, *varying([rows[i] for i in members], settings)] if len(members) > 1 else names

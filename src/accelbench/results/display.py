@@ -270,10 +270,8 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
             for record in records
         )
         return buffer.getvalue()
-    head = "| " + " | ".join(markdown_safe(c.heading) for c in chosen) + " |\n"
     rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
-    body = "".join("| " + " | ".join(markdown_safe(x) for x in line) + " |\n" for line in grid)
-    return head + rule + body
+    return markdown_lines([[c.heading for c in chosen]]) + rule + markdown_lines(grid)
 
 
 def _machine(column: Column, row: Row, params: str) -> dict[str, Any]:
@@ -299,6 +297,11 @@ def escaped(frame: Any, escape: Callable[[str], str]) -> Any:
 def html_safe(text: str) -> str:
     """Text from a file as HTML text: no markup, no control character obeyed."""
     return html.escape(visible(str(text)))
+
+
+def markdown_lines(lines: Sequence[Sequence[str]]) -> str:
+    """A Markdown table's lines, each cell `markdown_safe`."""
+    return "".join("| " + " | ".join(markdown_safe(c) for c in line) + " |\n" for line in lines)
 
 
 def markdown_safe(text: str) -> str:
