@@ -62,6 +62,12 @@ def format_pct(value: float | None) -> str:
     return "" if value is None or not math.isfinite(value) else f"{value:.0f}%"
 
 
+def cpu_threads(rows: Sequence[Row]) -> list[str]:
+    """Each framework's host threads in the CPU rows: what every CPU number depends on."""
+    cpu = (r for r in rows if r.environment.platform == "cpu" and r.conditions.thread_count)
+    return sorted({f"{r.environment.framework} {r.conditions.thread_count}" for r in cpu})
+
+
 def varying(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
     """The parameter (or implementation) names, in order, whose values differ between the rows."""
     return [name for name in names if len({str(value_of(r, name)) for r in rows}) > 1]

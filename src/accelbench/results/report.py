@@ -20,7 +20,7 @@ from accelbench.names import portable_name  # noqa: E402
 from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from accelbench.results import history_chart  # noqa: E402
 from accelbench.results.charts import dimensions, drawable, plt, save_figure, time_series  # noqa: E402
-from accelbench.results.console import op_name, value_of, varying  # noqa: E402
+from accelbench.results.console import cpu_threads, op_name, value_of, varying  # noqa: E402
 from accelbench.results.display import (  # noqa: E402
     AUDITED,
     REPORT,
@@ -314,12 +314,8 @@ SPEEDUP_TITLES = {
 
 def _threads_note(rows: Sequence[Row]) -> str:
     """On a CPU a ratio depends on each side's host threads: the chart says how many each had."""
-    cpu = {
-        f"{r.environment.framework} {r.conditions.thread_count}"
-        for r in rows
-        if r.environment.platform == "cpu" and r.conditions.thread_count
-    }
-    return f"\nCPU wall clock; host threads: {', '.join(sorted(cpu))}" if cpu else ""
+    cpu = cpu_threads(rows)
+    return f"\nCPU wall clock; host threads: {', '.join(cpu)}" if cpu else ""
 
 
 def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:

@@ -57,10 +57,9 @@ def host_load() -> float | None:
 def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) -> Conditions:
     """`measured`: the device info was read while the case ran, so its thread count is what it had;
     a failed case's row says what it asked for, or the framework's default."""
-    if measured or case.run.threads is None:
-        threads = device.threads if device is not None and device.threads else case.run.threads
-    else:
-        threads = case.run.threads
+    asked = case.run.threads
+    read = device.threads if device is not None and (measured or asked is None) else None
+    threads = read or asked
     settings = {
         column: recorded_setting(case.run, declared)
         for column, declared in setting_columns().items()
