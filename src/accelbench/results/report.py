@@ -115,10 +115,8 @@ def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
     copies = [r.derived.gb_per_s for r in rows if r.identity.op in COPY_OPS and r.derived.gb_per_s]
     if copies:
         best = max(copies)
-        label = f"measured copy {best:.0f} GB/s"
-        ax.plot(
-            [lo, hi], [lo * best / 1e3, hi * best / 1e3], ":", color="gray", lw=1.2, label=label
-        )
+        ys = [lo * best / 1e3, hi * best / 1e3]
+        ax.plot([lo, hi], ys, ":", color="gray", lw=1.2, label=f"measured copy {best:.0f} GB/s")
     return bool(ceilings or copies)
 
 

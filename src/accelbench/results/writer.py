@@ -46,10 +46,8 @@ def _json_safe(value: Any) -> Any:
 
 def _drop_partial_last_line(path: Path) -> None:
     """A killed writer can leave a line without its newline; cut it so the file stays whole."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    data = path.read_bytes()
-    if data.endswith(b"\n"):
+    data = path.read_bytes() if path.exists() else b""
+    if not data or data.endswith(b"\n"):
         return
     cut = data.rfind(b"\n") + 1
     with open(path, "r+b") as f:
