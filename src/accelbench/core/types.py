@@ -77,7 +77,7 @@ class Timing(SampleStats):
     # ops timed on many devices (collectives): each device's per-iteration time; samples_s is then the
     # slowest device's time per iteration
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
-    stop_reason: str = "num_runs"  # why timing stopped: procedure.STOP_REASONS
+    stop_reason: str = "num_runs"  # why timing stopped (the stop_reason column says which values)
     # the timed loop as a whole (warm-up and check excluded, the trace's stop and parse included):
     # when it began (seconds since the epoch) and how long it took; the procedure sets both
     loop_started_at: float | None = None
