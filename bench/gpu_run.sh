@@ -225,7 +225,7 @@ print('ten later sessions, ms:', ' '.join(f'{e * 1e3:.1f}' for e in each))
     # session, and where the cold flush's kernels are placed; each step a process of its own (140 s
     # at most), none started after 390 s: under 9 minutes
     start=$SECONDS
-    for step in order config foreign teardown teardown:1 flush flush:1 cost cost:1 gaps; do
+    for step in ${CUPTI_STEPS:-order config foreign teardown teardown:1 flush flush:1 cost cost:1 gaps}; do
       name=${step/:/_}; value=${step#*:}
       [ $((SECONDS - start)) -gt 390 ] && { echo "## $step: skipped, the part's time is up" | tee -a "$OUT/cupti63.md"; continue; }
       [ "$value" = "$step" ] && unset TEARDOWN_CUPTI || export TEARDOWN_CUPTI=$value
@@ -268,7 +268,7 @@ for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
     sed 's/mesh_shape: "2x8"/mesh_shape: "2x1"/; s/\[8192, 16384, 24576, 32768\]/[8192, 16384, 32768]/' \
       configs/tpums/dcn/7x_2x2x1_all_reduce.yaml > /tmp/rel57.yaml
     for v in "" -v; do
-      timeout 280 $RUN --config /tmp/rel57.yaml -o "/tmp/rel57$v.csv" --processes 2 --format csv $v \
+      timeout 150 $RUN --config /tmp/rel57.yaml -o "/tmp/rel57$v.csv" --processes 2 --format csv $v \
         > "$OUT/rel57$v.stdout" 2> "$OUT/rel57$v.stderr"
       echo "exit $? ${v:-quiet}: stdout's first line: $(head -1 "$OUT/rel57$v.stdout" | cut -c1-60);" \
         "service notes on stderr: $(grep -c 'WatchTasksAsync\|CANCELLED\|Source Location Trace' "$OUT/rel57$v.stderr")" \
@@ -276,11 +276,11 @@ for r in csv.DictReader(open('$OUT/psum_proc$n.csv')):
     done
     sed 's/num_runs: 5/num_runs: 5000/' /tmp/rel57.yaml > /tmp/rel57_long.yaml
     $RUN --config /tmp/rel57_long.yaml -o /tmp/rel57_long.csv --processes 2 > "$OUT/rel57_kill.log" 2>&1 &
-    sleep 60; kill -KILL $!; sleep 15
+    sleep 45; kill -KILL $!; sleep 15
     echo "workers left 15 s after the launcher's SIGKILL: $(pgrep -fc 'rel57_long.yaml')" | tee -a "$OUT/rel57.md"
     resume=$(grep -o 'to finish the sweep run: .*' "$OUT/rel57_kill.log" | sed 's/to finish the sweep run: //')
     echo "resume command: $resume" | tee -a "$OUT/rel57.md"
-    [ -n "$resume" ] && timeout 280 bash -c "$resume" > "$OUT/rel57_resume.log" 2>&1; echo "resume exit $?" | tee -a "$OUT/rel57.md"
+    [ -n "$resume" ] && timeout 150 bash -c "$resume" > "$OUT/rel57_resume.log" 2>&1; echo "resume exit $?" | tee -a "$OUT/rel57.md"
     tail -3 "$OUT/rel57_resume.log" ;;
   dcn)  # issue 38: upstream's DCN files on two GPUs, one process each (the dcn axis spans them)
     for name in ppermute_uni ppermute_bidi all_reduce; do

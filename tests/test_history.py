@@ -154,6 +154,7 @@ def test_bisect_lists_the_commits_inside_a_step_and_the_ab_command_for_each(tmp_
     between = commits[commits.index(good) + 1 : commits.index(bad) + 1]
     for commit in between:
         assert f"microbench ab {good} {commit} --config {store / 'c.yaml'}" in out
+    assert len([line for line in out.splitlines() if "microbench ab" in line]) == len(between)
     code, _, err = run_cli(
         "history", "--results-dir", str(store), "--bisect", "--repo", str(tmp_path)
     )

@@ -140,7 +140,7 @@ def test_an_isolated_case_s_timeout_leaves_out_its_process_s_start_up(
         "import functools, time\nfrom accelbench.numpy_backend import NumpyBackend\n"
         "start_up = functools.cache(lambda: time.sleep(4))\n"
         "real = NumpyBackend.device_info\n"
-        "NumpyBackend.device_info = lambda self: start_up() or real(self)\n"
+        "NumpyBackend.device_info = lambda self, *a: start_up() or real(self, *a)\n"
     )  # loaded by each spawned worker before it runs anything: its devices' first start-up is slow
     monkeypatch.setenv(
         "PYTHONPATH",

@@ -293,3 +293,18 @@ def test_format_device_matrix_xprof_and_empty_devices():
         ]
     )
     assert report.device_matrix(empty) == ""
+
+
+def test_with_a_machine_format_stdout_is_that_format_alone(tmp_path, capsys):
+    """`--format csv`: TPUMS's tables go to stderr, so stdout is the CSV (as a pipe to pandas needs)."""
+    import io
+
+    from accelbench.cli import main
+
+    config = tmp_path / "gemm.yaml"
+    config.write_text(f"benchmark:\n  name: gemm\n  params: {SMALL['gemm'][:-1]}, num_runs: 2}}\n")
+    argv = ["run", "--config", str(config), "-o", str(tmp_path / "o.csv"), "--format", "csv"]
+    assert main(argv) == 0
+    printed = capsys.readouterr()
+    assert pd.read_csv(io.StringIO(printed.out))["status"].tolist() == ["ok"]
+    assert "Benchmark Results (GeneralizedGemmBenchmark)" in printed.err

@@ -242,9 +242,8 @@ class Headline(str, Enum):
     """Whose time is a row's headline."""
 
     ONE_DEVICE = "one_device"
-    SLOWEST_DEVICE = (
-        "slowest_device"  # every device timed; per iteration, the slowest (collectives)
-    )
+    # every device timed; per iteration, the slowest (collectives)
+    SLOWEST_DEVICE = "slowest_device"
 
 
 @dataclass(frozen=True)

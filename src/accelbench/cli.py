@@ -40,9 +40,7 @@ from accelbench.run.store_commands import QUICKSTART, listed
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     """Where rows go, and what happens to a results file that is already there."""
     p.add_argument(
-        "--output-dir",
-        default=None,
-        help="where rows go when the config names no csv_path (default: results)",
+        "--output-dir", help="where rows go when the config names no csv_path (default: results)"
     )
     add_run_files(p)
 
@@ -50,22 +48,15 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 def _add_selection_options(p: argparse.ArgumentParser) -> None:
     """Which cases run, and how big they are."""
     p.add_argument(
-        "--max-cases",
-        type=count(1, MAX_CASES),
-        default=None,
-        help="refuse configs expanding to more cases",
+        "--max-cases", type=count(1, MAX_CASES), help="refuse configs expanding to more cases"
     )
     p.add_argument(
         "--max-dim",
         type=count(1, 1 << 40),
-        default=None,
         help="clamp every dimension to this (cases that become equal run once)",
     )
     p.add_argument(
-        "--num-runs",
-        type=count(1, MAX_ITERATIONS),
-        default=None,
-        help="override num_runs of every case",
+        "--num-runs", type=count(1, MAX_ITERATIONS), help="override num_runs of every case"
     )
     for flag, what in (("--only", "run only"), ("--skip", "leave out")):
         p.add_argument(
@@ -80,7 +71,7 @@ def _add_selection_options(p: argparse.ArgumentParser) -> None:
 def _add_execution_options(p: argparse.ArgumentParser) -> None:
     """How cases run and what the terminal shows."""
     p.add_argument("--isolate", action="store_true", help="run each case in its own process")
-    p.add_argument("--timeout", type=seconds, default=None, help="per-case timeout in seconds")
+    p.add_argument("--timeout", type=seconds, help="per-case timeout in seconds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     talk = p.add_mutually_exclusive_group()
     talk.add_argument(
@@ -105,19 +96,12 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="join a jax.distributed job found in the environment (TPU pod, GKE indexed job)",
     )
-    many.add_argument(
-        "--coordinator", default=None, help="HOST:PORT of process 0 (implies --multihost)"
-    )
-    many.add_argument(
-        "--num-processes", type=count(1, MAX_PROCESSES), default=None, help="processes in the job"
-    )
-    many.add_argument(
-        "--process-id", type=count(0, MAX_PROCESSES), default=None, help="this process's id"
-    )
+    many.add_argument("--coordinator", help="HOST:PORT of process 0 (implies --multihost)")
+    many.add_argument("--num-processes", type=count(1, MAX_PROCESSES), help="processes in the job")
+    many.add_argument("--process-id", type=count(0, MAX_PROCESSES), help="this process's id")
     many.add_argument(
         "--processes",
         type=count(1, MAX_PROCESSES),
-        default=None,
         metavar="N",
         help="start N local CPU processes joined by jax.distributed and run there",
     )
@@ -136,13 +120,12 @@ def _add_view_options(
     if columns:
         p.add_argument(
             "--columns",
-            default=None,
             metavar="A,B,...",
             help="the table's columns after what tells rows apart (median, min, mean, std, p10, "
             "p90, max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, audit, kernels, "
             "shape, spread)",
         )
-    p.add_argument("--sort", default=None, metavar="KEY", help=sort_help)
+    p.add_argument("--sort", metavar="KEY", help=sort_help)
     if formats:
         p.add_argument(
             "--format",
@@ -185,31 +168,27 @@ def _run_parser(sub: argparse._SubParsersAction) -> None:
         "microbench run --config configs/gpu/fusion.yaml --only 'fusion_linear*'",
     )
     p.allow_abbrev = False  # `--m 1024` is a field of --run, not an abbreviation of --max-dim
-    p.add_argument("--config", default=None, help="YAML config (default: configs/quickstart.yaml)")
+    p.add_argument("--config", help="YAML config (default: configs/quickstart.yaml)")
     p.add_argument(
         "--run",
-        default=None,
         metavar="NAME",
         help="run one benchmark (a jax-bench name or an op) configured by the --field value "
         "arguments that follow, e.g. --run gemm_generalized --m 2048 --in_dtype bfloat16",
     )
     p.add_argument(
         "--backend",
-        default=None,
         metavar="NAMES",
         help="run every benchmark on these backends (jax, torch; comma-separated), whatever the "
         "config says",
     )
     p.add_argument(
         "--name",
-        default=None,
         metavar="LABEL",
         help="a label for this run in the run store (microbench runs; compare LABEL OTHER)",
     )
     p.add_argument(
         "-o",
         "--output",
-        default=None,
         metavar="FILE",
         help="every row to this CSV (its .jsonl twin beside it), whatever the config names",
     )
@@ -272,7 +251,6 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
     )
     c.add_argument(
         "--config",
-        default=None,
         help="whose runs numbers and names refer to (default: every run under --results-dir; a "
         "number is of the latest run's series)",
     )
@@ -282,12 +260,9 @@ def _compare_parser(sub: argparse._SubParsersAction) -> None:
         help="where stored runs are looked for without --config: a folder, file:// or gs:// URL "
         "(default: results)",
     )
-    c.add_argument(
-        "--by", default=None, help="compare groups of this column (backend, implementation, recipe)"
-    )
+    c.add_argument("--by", help="compare groups of this column (backend, implementation, recipe)")
     c.add_argument(
         "--baseline",
-        default=None,
         help="the --by value to compare the others against; without --by, the baseline: a file, "
         "URL, run or `latest` (the latest run of the candidate's series under --results-dir)",
     )
@@ -361,7 +336,6 @@ def _traces_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--port",
         type=count(1, 65535),
-        default=None,
         help="its port on 127.0.0.1 (default 8791, or a free one where that is taken)",
     )
 
@@ -381,14 +355,9 @@ def _validate_parser(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument("--config", required=True, help="the YAML config to check")
     v.add_argument(
-        "--max-cases",
-        type=count(1, MAX_CASES),
-        default=None,
-        help="refuse configs expanding to more cases",
+        "--max-cases", type=count(1, MAX_CASES), help="refuse configs expanding to more cases"
     )
-    v.add_argument(
-        "--max-dim", type=count(1, 1 << 40), default=None, help="as for run: clamp every dimension"
-    )
+    v.add_argument("--max-dim", type=count(1, 1 << 40), help="as for run: clamp every dimension")
     v.add_argument("--list", action="store_true", help="print every case the config expands to")
     v.add_argument("--json", action="store_true", help="the cases as JSON")
     for flag in _owned_flags("validate"):

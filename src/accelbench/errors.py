@@ -62,9 +62,8 @@ class UserError(Exception):
     """Input the user can fix. The CLI prints str(self) and exits with code 2."""
 
     exit_code = 2
-    word_limit = (
-        MAX_QUOTED  # a user's value is quoted this far; an error naming our own path, further
-    )
+    # a user's value is quoted this far; an error naming our own path, further
+    word_limit = MAX_QUOTED
 
     def __init__(
         self,

@@ -1,17 +1,8 @@
-"""The device timer as a library: `bench(fn, *args)` times any callable (a jitted JAX function, PyTorch
-eager or compiled, a Triton launch, NumPy on a CPU) through the same backend, timer, procedure and row
-as a catalogue op (accelbench/ops/callables.py makes it one), and returns a printable `Result`.
-
-    import accelbench
-    r = accelbench.bench(torch.matmul, a, b, flops=2 * m * n * k)   # device kernel time on a GPU
-    print(r)                       # median, interval, samples, time definition, check
-    print(accelbench.table([r, r2], by="variant"))  # ops x variants; save(...) for compare/report
-    print(accelbench.ab(f, g, x))  # f and g in alternating rounds: the paired ratio and its verdict
-
-Keyword arguments are the bench's own (`BENCH_OPTIONS`) or run settings of the YAML path (num_runs,
-warmup, cache, target_precision, max_time_s, ...; the same names and checks); arguments for the function
-itself go through functools.partial or a lambda.
-"""
+"""The device timer as a library: `bench(fn, *args)` times any callable through the same backend,
+timer, procedure and row as a catalogue op (ops/callables.py makes it one), and returns a printable
+`Result`; `table` lays results out, `ab` alternates two callables, `save` stores them for compare.
+Keyword arguments are the bench's own (`BENCH_OPTIONS`) or YAML run settings (the same names and
+checks); the function's own arguments go through functools.partial or a lambda."""
 
 from __future__ import annotations
 

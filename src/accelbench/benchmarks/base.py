@@ -1,17 +1,9 @@
-"""The reference harness's benchmarks, in both of its generations (jax-bench: `dialects/jax_bench`;
-TPUMS: `dialects/tpums`), as this project's ops: what a benchmark is, and the registries.
-
-Each upstream benchmark is one `Benchmark` over one frozen typed dataclass of its fields: upstream's
-exactly as its Config declares them (names, defaults, order: they are summary.csv's first columns;
-`UpstreamFields` holds the fields every Config starts with), then this project's own (`ours_param`,
-written after upstream's columns). A file of either generation is parsed straight into an instance
-of it; every model reads that instance (`f.m`): which of our ops runs a case and with which
-parameters, where upstream puts the work (`placement`: its conditions), upstream's FLOP and byte
-models and metrics, its class name, run id and TPU flag set. A TPUMS name (`Tpums`) is declared
-beside the benchmark it runs on, with how its fields differ (names, defaults, fields it dropped or
-added). The families register in `compute`, `memory` and `collective`; docs/jax_bench.md and
-docs/tpums.md list every departure.
-"""
+"""The reference harness's benchmarks, both generations, as this project's ops: what one is, and the
+registries. Each upstream benchmark is one `Benchmark` over one frozen typed dataclass of its fields
+(upstream's exactly as its Config declares them, `UpstreamFields` first, then ours: `ours_param`); a
+file of either generation is parsed straight into it and every model reads it (`f.m`). A TPUMS name
+(`Tpums`) is declared beside the benchmark it runs on, with how its fields differ. Departures:
+docs/jax_bench.md and docs/tpums.md."""
 
 from __future__ import annotations
 
@@ -161,9 +153,8 @@ class Benchmark(Generic[F]):
     flops: Callable[[F, int], float]  # upstream's FLOP count (fields, group size)
     bytes: Callable[[F, int], float]  # upstream's get_total_bytes
     metrics: Metrics
-    placement: Callable[[F, Callable[[], int]], dict[str, Any]] = (
-        one_device  # upstream's conditions
-    )
+    # upstream's conditions
+    placement: Callable[[F, Callable[[], int]], dict[str, Any]] = one_device
     implementation: str | None = None  # upstream's conditions: the implementation upstream runs
     flags: str | None = None  # its TPU flag set (TPU_FLAGS): upstream's op_flags.yaml key
     peak_dtype: Callable[[F], str] = lambda f: str(f.dtype)  # the dtype whose peak it reads

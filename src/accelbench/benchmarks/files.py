@@ -1,15 +1,9 @@
 """The reference harness's output files, `summary.csv` and `detailed.json`, as both of its generations
-write them: each case one entry of upstream's record (its params, metrics, device info and raw host
-times) with this project's additions under one key of their own (`microbench`); summary.csv flattens
-the entries, upstream's columns first. A generation's sink (`dialects/jax_bench/outputs.py`,
-`dialects/tpums/outputs.py`) says how its entries' params and metrics are made and what it prints.
-
-Unlike upstream's, both files are rewritten whole (atomically) after every case, so a crash loses no
-finished case, and they belong to one run of the run store: beside its results file (`c.csv` ->
-`c.summary.csv`, run 2's `c.2.csv` -> `c.2.summary.csv`). The upstream command lines name them as
-upstream does (`<output>/summary.csv`, a later run's `summary.2.csv`). Process 0 writes them for the
-whole job.
-"""
+write them: each case one entry of upstream's record with this project's additions under one key of
+their own (`microbench`); summary.csv flattens the entries, upstream's columns first. A generation's
+sink (dialects/*/outputs.py) says how its entries are made. Unlike upstream's, both files are
+rewritten whole (atomically) after every case, so a crash loses no finished case, and they belong to
+one run of the run store (`c.2.csv` -> `c.2.summary.csv`)."""
 
 from __future__ import annotations
 
@@ -234,8 +228,10 @@ class UpstreamFiles(Sink):
         resume: bool,
         overwrite: bool,
         claimed: bool = False,
+        tables_to: IO[str] | None = None,
     ) -> None:
         self.generation = generation
+        self.tables_to = tables_to  # stdout, unless it carries a machine format (--format csv)
         self.summary, self.detailed = pair
         self.resume, self.overwrite = resume, overwrite
         self.claimed = claimed  # created empty, exclusively, for this run (the upstream names)
@@ -277,7 +273,8 @@ class UpstreamFiles(Sink):
     def close(self, rows: list[Row], interrupted: bool) -> None:
         if self.entries:
             for table in self.generation.console(self.entries):  # TPUMS's tables and matrices
-                print("\n" + "\n".join(visible(line) for line in table.splitlines()))
+                out = self.tables_to or sys.stdout
+                print("\n" + "\n".join(visible(line) for line in table.splitlines()), file=out)
             print(visible(f"jax-bench summary: {self.summary}, {self.detailed}"), file=sys.stderr)
         elif self.claimed:  # nothing measured: the names go back
             for path in (self.summary, self.detailed):
@@ -325,9 +322,10 @@ def upstream_files(
     if not named:
         return None
     options = context.options
+    tables_to = None if options.output_format == "table" else sys.stderr
     if not options.flag(UPSTREAM_FILES):
         pair = pair_beside(named[0].outputs.csv_path)
-        return UpstreamFiles(generation, pair, options.resume, options.overwrite)
+        return UpstreamFiles(generation, pair, options.resume, options.overwrite, False, tables_to)
     folder = os.path.dirname(named[0].outputs.csv_path) or "."
     try:
         pair = _claim_upstream_names(folder, options.resume, options.overwrite)
@@ -335,4 +333,6 @@ def upstream_files(
         raise UserError(
             f"cannot write in it: {error.strerror}", key=f"--output '{folder}'"
         ) from None
-    return UpstreamFiles(generation, pair, options.resume, options.overwrite, not options.resume)
+    return UpstreamFiles(
+        generation, pair, options.resume, options.overwrite, not options.resume, tables_to
+    )

@@ -46,11 +46,7 @@ def within_cap(count: int, cap: int, where: str, hint: str = " or 'max_cases:'")
 
 
 def cases_per_implementation(
-    spec: OpSpec,
-    backends: list[str],
-    requested: str | list[str] | None,
-    where: str,
-    **fields: Any,
+    spec: OpSpec, backends: list[str], requested: str | list[str] | None, where: str, **fields: Any
 ) -> list[Case]:
     """One case of the op per backend and implementation to run there (`implementations_to_run`),
     sharing the other fields (params, run, outputs, ...); paired across backends by its params."""

@@ -1,12 +1,7 @@
-"""The config dialects' registry: what each dialect is to the rest of the program, declared once by
-its own package under `accelbench/dialects/` (found by `accelbench.plugins`, never listed here).
-
-A dialect says how its files are recognised, validated (`schema`) and planned into cases, and what it
-brings besides: the `microbench run` flags it reads, its output modules, its own command line, its
-`microbench list --NAME` table and the names `run --run NAME` may give. Dialects are asked in `order`.
-Its heavy parts (schema, planner, listing) it names as `Lazy("module:attribute")`, imported on first
-use: the command line's help, built from every dialect's declaration, loads none of them.
-"""
+"""The config dialects' registry: what each dialect is to the rest of the program (how its files are
+recognised, validated and planned, its flags, outputs, command line, listing and one-off names),
+declared once by its own package under `accelbench/dialects/` (found by `accelbench.plugins`). Its
+heavy parts are `Lazy("module:attribute")`: the command line's help loads none of them."""
 
 from __future__ import annotations
 
@@ -172,7 +167,4 @@ def detect_dialect(data: dict[str, Any]) -> Dialect:
             raise UserError(said, key="(top level)")
     keys = ", ".join(map(str, data)) or "nothing"
     expected = ", ".join(d.looks_like for d in known)
-    raise UserError(
-        f"not a benchmark config: expected {expected}; found {keys}",
-        key="(top level)",
-    )
+    raise UserError(f"not a benchmark config: expected {expected}; found {keys}", key="(top level)")

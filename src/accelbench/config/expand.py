@@ -1,14 +1,12 @@
-"""One expansion engine: every dialect (and a one-off command line) describes its cases as data —
-the values given once, the cases over them (a list's items, a CSV table's rows, a shape generator's
-shapes) and a sweep of axes — and takes its points from `Expansion`: each case over the sweep's
-Cartesian product (the first axis slowest), every value with the key that gave it, to make its typed
-objects from. Two readers of a sweep's values: the Ironwood reference's (`_range`/`_list` suffixes,
-ranges that must name one step, `SAME_AS_<key>`) and the later generations' (`start`/`end` ranges
-with a default step, any other value one value).
-"""
+"""One expansion engine: every dialect (and a one-off command line) describes its cases as data (values
+given once, cases over them, a sweep of axes) and takes its points from `Expansion`: each case over
+the sweep's Cartesian product (the first axis slowest), every value with the key that gave it. Two
+readers of a sweep's values: the Ironwood reference's (`_range`/`_list`, `SAME_AS_<key>`) and the
+later generations' (`start`/`end` ranges with a default step)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -251,10 +249,8 @@ def upstream_sweep(sweep: Any, where: str, cap: int | None = None) -> Expansion:
 def _cell(text: str) -> Any:
     """int, else float, else the string (upstream's typing of a cell)."""
     for convert in (int, float):
-        try:
+        with contextlib.suppress(ValueError):
             return convert(text)
-        except ValueError:
-            pass
     return text
 
 

@@ -199,9 +199,7 @@ def parse_fields(name: str, args: Sequence[str]) -> Point:
             value, i = args[i + 1], i + 1
         if known and key not in known:
             raise UserError(
-                f"unknown field '{key}' for {name}",
-                key=option,
-                suggestion=did_you_mean(key, known),
+                f"unknown field '{key}' for {name}", key=option, suggestion=did_you_mean(key, known)
             )
         if key in fields:
             raise UserError("given twice", key=option)

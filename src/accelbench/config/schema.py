@@ -5,23 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    Strict,
-    create_model,
-)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, create_model
 from pydantic_core import PydanticCustomError
 
 from accelbench.config.settings import check_setting
 from accelbench.core.case import declared_settings
 from accelbench.errors import UserError
-from accelbench.limits import (
-    MAX_CASES,
-    MAX_ITERATIONS,
-)
+from accelbench.limits import MAX_CASES, MAX_ITERATIONS
 
 # counts are integers, never booleans (YAML `true` would otherwise be read as 1)
 PositiveInt = Annotated[int, Strict(), Field(gt=0)]

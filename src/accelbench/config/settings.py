@@ -11,11 +11,7 @@ from typing import Any, TypeVar
 from accelbench.core.case import Rule, RunSettings, declared_settings
 from accelbench.core.flags import Flag, FlagValues
 from accelbench.errors import UserError, did_you_mean, key_path
-from accelbench.limits import (
-    MAX_ITERATIONS,
-    MAX_SECONDS,
-    MAX_SOAK_S,
-)
+from accelbench.limits import MAX_ITERATIONS, MAX_SECONDS, MAX_SOAK_S
 from accelbench.measure.timers import timer_names
 
 T = TypeVar("T")
@@ -54,8 +50,7 @@ def _duration(value: Any, key: str, where: str, high: float = MAX_SOAK_S) -> flo
 def _fraction(value: Any, key: str, where: str, of: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise UserError(
-            f"must be between 0 and 1: a fraction of {of}, got {value!r}",
-            key=key_path(where, key),
+            f"must be between 0 and 1: a fraction of {of}, got {value!r}", key=key_path(where, key)
         )
     return float(value)
 
@@ -142,9 +137,7 @@ class PlanRequest:
     config_id: str
     default_csv: str
     max_cases: int
-    max_dim: int | None = (
-        None  # every dimension clamped to this (cases equal after clamping merged)
-    )
+    max_dim: int | None = None  # every dimension clamped to this (equal cases merged)
     config_dir: str = "."  # the config's folder (a relative csv_shapes path is looked up there too)
     backend: list[str] | None = None  # --backend: every benchmark on these backends
     # devices the run will see (starts JAX: asked only by entries that span every device)
@@ -158,6 +151,5 @@ class PlanRequest:
 
 def pair_key(op: str, params: Any) -> str:
     """What the same op on the same inputs shares across backends: their outputs are compared."""
-    return hashlib.sha1(json.dumps([op, params.as_dict()], sort_keys=True).encode()).hexdigest()[
-        :12
-    ]
+    text = json.dumps([op, params.as_dict()], sort_keys=True)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]

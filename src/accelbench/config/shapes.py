@@ -24,33 +24,18 @@ _LLAMA2_70B = {
     "ffn.w2": (3584, 8192),
 }
 
+
 # torchao's model generators: (layer, M, K, N) in the runner's order, at 16384 and 128000 tokens
+def _runner(*layers: tuple[str, int, int]) -> tuple[tuple[str, int, int, int], ...]:
+    return tuple((layer, m, k, n) for m in (16384, 128000) for layer, k, n in layers)
+
+
 RUNNER_MODELS: dict[str, tuple[tuple[str, int, int, int], ...]] = {
-    "llama4": tuple(
-        (layer, m, 8192, n)
-        for m in (16384, 128000)
-        for layer, n in (("FFN", 5120), ("QO_proj", 8192), ("KV_proj", 1024))
-    ),
-    "deepseek_v3_236b": tuple(
-        (layer, m, k, n)
-        for m in (16384, 128000)
-        for layer, k, n in (("FFN", 1536, 5120), ("QKVO_proj", 7168, 7168))
-    ),
-    "deepseek_v3_671b": tuple(
-        (layer, m, k, n)
-        for m in (16384, 128000)
-        for layer, k, n in (("FFN", 2048, 7168), ("QKVO_proj", 7168, 7168))
-    ),
-    "qwen3_32b": tuple(
-        (layer, m, 5120, n)
-        for m in (16384, 128000)
-        for layer, n in (("QO_proj", 5120), ("KV_proj", 640))
-    ),
-    "gemma3_27b": tuple(
-        (layer, m, 4096, n)
-        for m in (16384, 128000)
-        for layer, n in (("QO_proj", 4096), ("KV_proj", 1024))
-    ),
+    "llama4": _runner(("FFN", 8192, 5120), ("QO_proj", 8192, 8192), ("KV_proj", 8192, 1024)),
+    "deepseek_v3_236b": _runner(("FFN", 1536, 5120), ("QKVO_proj", 7168, 7168)),
+    "deepseek_v3_671b": _runner(("FFN", 2048, 7168), ("QKVO_proj", 7168, 7168)),
+    "qwen3_32b": _runner(("QO_proj", 5120, 5120), ("KV_proj", 5120, 640)),
+    "gemma3_27b": _runner(("QO_proj", 4096, 4096), ("KV_proj", 4096, 1024)),
 }
 
 # This project's presets: (in_features, out_features) of each distinct linear layer, with fused QKV
@@ -106,22 +91,13 @@ MODEL_PRESETS: dict[str, dict[str, tuple[int, int]]] = {
     },
 }
 
-GENERATORS = (
-    "custom",
-    "llama",
-    *RUNNER_MODELS,
-    "pow2",
-    "pow2_extended",
-    "small_sweep",
-    "sweep",
-    *MODEL_PRESETS,
-)
 DEFAULT_POWERS = {
     "pow2": (10, 14),
     "pow2_extended": (10, 14),
     "small_sweep": (10, 14),
     "sweep": (8, 15),
 }
+GENERATORS = ("custom", "llama", *RUNNER_MODELS, *DEFAULT_POWERS, *MODEL_PRESETS)
 PRESET_TOKENS = 4096
 
 

@@ -40,7 +40,6 @@ class Flag(Generic[T]):
             self.option,
             *self.aliases,
             dest=self.dest,
-            default=None,
             choices=self.choices,
             metavar=self.metavar,
             type=self.parse,

@@ -77,7 +77,7 @@ class Timing(SampleStats):
     # ops timed on many devices (collectives): each device's per-iteration time; samples_s is then the
     # slowest device's time per iteration
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
-    stop_reason: str = "num_runs"  # why timing stopped: procedure.STOP_REASONS
+    stop_reason: str = "num_runs"  # why timing stopped (the stop_reason column says which values)
     # the timed loop as a whole (warm-up and check excluded, the trace's stop and parse included):
     # when it began (seconds since the epoch) and how long it took; the procedure sets both
     loop_started_at: float | None = None
@@ -172,13 +172,10 @@ class Prepared:
 
     call: Callable[[], Any]  # one iteration; returns its outputs (maybe not yet computed)
     sync: Callable[[Any], None]  # block until those outputs are computed
-    check: Callable[[Any], float | None] | None = (
-        None  # error against the reference (None: not computed);
-    )
-    #                                                    raises wrong_result
-    digest: Callable[[Any], dict[str, np.ndarray]] = (
-        _no_digest  # a few output rows, for cross-backend pairing
-    )
+    # error against the reference (None: not computed); raises wrong_result
+    check: Callable[[Any], float | None] | None = None
+    # a few output rows, for cross-backend pairing
+    digest: Callable[[Any], dict[str, np.ndarray]] = _no_digest
     compile_s: float | None = None
     compiler: CompilerCounts | None = None
     implementation: str = "default"

@@ -30,12 +30,7 @@ from accelbench.catalogue import (
     get_spec,
 )
 from accelbench.core.case import Case
-from accelbench.core.types import (
-    CompilerCounts,
-    DeviceInfo,
-    Measurement,
-    Prepared,
-)
+from accelbench.core.types import CompilerCounts, DeviceInfo, Measurement, Prepared
 from accelbench.errors import CaseFailure, Status, first_line, unsupported
 from accelbench.jax_backend import distributed
 from accelbench.jax_backend.timers import module_name

@@ -1,13 +1,10 @@
-"""Many processes, one JAX program: jax.distributed start-up and gathering per-device results to
-process 0 (which alone writes rows).
-
-On a TPU pod or a GKE indexed job `jax.distributed.initialize()` finds the coordinator, the process
-count and this process's id in its environment; elsewhere they are given on the command line. On CPU the
-processes' collectives go through gloo.
-"""
+"""Many processes, one JAX program: jax.distributed start-up (the coordinator from the environment on
+a TPU pod or GKE job, else from the command line; gloo on CPU) and per-device results gathered to
+process 0, which alone writes rows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -20,18 +17,15 @@ from accelbench.platform import processes
 
 
 def initialize(
-    coordinator: str | None = None,
-    num_processes: int | None = None,
-    process_id: int | None = None,
+    coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
 ) -> None:
     """Join the job (every argument None: detect a TPU pod or GKE job), then record this process's
     place in it for the session (only process 0 writes)."""
     import jax
 
-    try:  # CPU devices of several processes talk through gloo (a no-op where it is the default)
+    # CPU devices of several processes talk through gloo (a no-op where it is the default)
+    with contextlib.suppress(Exception):
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    except Exception:
-        pass
     try:
         jax.distributed.initialize(
             coordinator_address=coordinator, num_processes=num_processes, process_id=process_id

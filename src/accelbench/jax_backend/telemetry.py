@@ -1,23 +1,8 @@
 """TPU firmware telemetry from a trace's device planes: the temperatures, throttling, power and
-p-states TPUMS reports around a soak (docs/tpums.md), and the thermal throttle level each timed
-iteration ran under (the `throttle` policy on a TPU, measure/throttle.py).
-
-Upstream's four keys (`core/throttle_profiler.py` @286dfeb9) are maxima over every device plane and
-every trace of the case: `hbm_peak_temp_c`, `peak_temp_c` (the compute die's, else the HBM's),
-`hbm_throttle_pct` (the highest `HBM FW Throttle(%)` reading) and `thermal_throttle_level` (the highest
-level on a `Power Throttle` line, whose events are named "0" or "<level> (<source>)": only the
-THERMAL_THROTTLE source counts, voltage-droop throttling does not). This project's extras read time
-series (events whose value is their first numeric statistic; a `performance_counter_id` is not a value)
-over the window the `XLA Ops` line spans: the share of that window with a positive value, and the
-time-weighted mean. Devices are aggregated by their maximum (p-state minimum: the minimum). Names are
-compared lower-cased with a trailing core number dropped.
-
-A value may arrive as a packed double in a bytes statistic (the last 8 bytes, little-endian; a longer
-value must end in a 64-bit protobuf field). jax.profiler.ProfileData hands such bytes over as text when
-they are valid UTF-8 and raises mid-statistic when they are not: an event's value is then taken from the
-error's bytes, while a plane statistic's name is lost with it (passed over). Planes are read through
-ProfileData's interface (name, lines of events, stats), so synthetic planes test it off a TPU.
-"""
+p-states TPUMS reports around a soak, and the thermal throttle level each timed iteration ran under
+(the `throttle` policy on a TPU). Upstream's keys, this project's time series and how a packed value
+is read: docs/tpums.md. Planes are read through ProfileData's interface (name, lines of events,
+stats), so synthetic planes test it off a TPU."""
 
 from __future__ import annotations
 

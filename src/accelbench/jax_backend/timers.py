@@ -373,8 +373,7 @@ def xprof_timer(case: Case) -> Timer:
     _cupti_refused()
     flush = flusher(case)
     return Sessioned(
-        lambda prepared, warmup, n: traced_samples(case, flush, prepared, warmup, n),
-        session_cost(),
+        lambda prepared, warmup, n: traced_samples(case, flush, prepared, warmup, n), session_cost()
     )
 
 

@@ -1,10 +1,8 @@
 """Device kernels attributed to timed iterations, and the per-kernel breakdown of a row.
 
-Framework-neutral: the PyTorch CUPTI timer feeds it profiler events; tests feed it synthetic lists.
-Each iteration is dispatched inside a host-side window. A kernel belongs to the window in which its
-launch happened (the launch and the kernel share a correlation id), so iterations may overlap on the
-device (cadence: sustained) and no clock is shared between host and device. Kernels launched outside
-every window (cache flushes, other work) are not counted.
+A kernel belongs to the host-side window in which its launch happened (they share a correlation id),
+so iterations may overlap on the device and no clock is shared between host and device. Kernels
+launched outside every window (cache flushes, other work) are not counted.
 """
 
 from __future__ import annotations

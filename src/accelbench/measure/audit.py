@@ -1,11 +1,8 @@
 """The audit of a timed loop: what the trace its timer already read says its timed windows held
 besides the op's own kernels run one after another (docs/method.md, "The audit").
 
-Each check is registered under its finding's name and returns that finding, with the figure its
-threshold is judged on and the figure in words, or None; a clean loop has no finding. Framework-
-neutral: the PyTorch CUPTI timer and the JAX trace reader hand it the per-kernel events they read for
-the device time (an event needs `name`, `start_ns`, `duration_ns`, `end_ns` and `stream`); tests hand
-it synthetic ones and real CPU traces.
+Each check is registered under its finding's name and returns that finding or None. Framework-neutral:
+timers hand it the per-kernel events they read (`Event`); tests hand it synthetic ones.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Garbage collection around timed windows, paid for only when it pays.
 
-A timed window runs with the collector off, so no collection pause lands in a sample. Before it, garbage
-is collected so that it does not pile up across cases: a full collection of a process holding PyTorch,
-dynamo and JAX scans about half a million objects (0.25-0.45 s on a 2-core VM, 0.16 s on an H100 host),
-more than many cases' timed work. So the long-lived heap is frozen after one full collection
-(`gc.freeze`: the collector skips it from then on) and each window's collection scans only what came
-after. The heap is collected whole again, and frozen anew, when the process has grown by
-`REFREEZE_GROWTH_BYTES` since, when a window's collection took longer than `SLOW_COLLECTION_S` (a
-module imported after the freeze, such as the profiler, is scanned every time until then), and after a
-failed case (`release`), so cyclic garbage that was live when frozen cannot hold memory for long.
+The collector is off inside a timed window and runs before it. A full collection of a process holding
+PyTorch, dynamo and JAX scans ~half a million objects (0.16-0.45 s), more than many cases' timed work,
+so the long-lived heap is frozen after one (`gc.freeze`) and a window's collection scans only what came
+after; the heap is collected and frozen anew after `REFREEZE_GROWTH_BYTES` of growth, a collection
+slower than `SLOW_COLLECTION_S`, or a failed case (`release`).
 """
 
 from __future__ import annotations

@@ -30,9 +30,8 @@ from accelbench.measure.timers import (
 from accelbench.platform import interrupt
 from accelbench.platform.environment import cpu_wait_s
 
-MAX_ROUND = (
-    10_000  # iterations one round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
-)
+# iterations one round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
+MAX_ROUND = 10_000
 MAX_SOAK_SAMPLES = 100_000  # a soak of tiny kernels stops recording here (and stops)
 # a round sized for the precision target asks this much more than the 1/sqrt(n) estimate: each round
 # is a profiler session (start, stop, parse: ~15 ms of JAX's on an H100 beside its iterations), and
@@ -78,17 +77,6 @@ def run_check(mode: str, prepared: Prepared, out: object) -> CheckResult:
     return CheckResult(mode, "passed", max_rel_error_ratio=err)
 
 
-# why a case's timing stopped (the row's stop_reason)
-STOP_REASONS = {
-    "num_runs": "num_runs iterations were timed",
-    "min_duration": "min_duration_s had passed",
-    "precision": "the median's 95% confidence interval was within target_precision",
-    "max_runs": "max_runs reached before the precision target",
-    "max_time": "max_time_s of timing passed before the precision target",
-    "sample_cap": f"{MAX_SOAK_SAMPLES} samples, the most a case records",
-}
-
-
 def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | None:
     """Why timing may stop now, or None to time another round. A soak (min_duration_s) lasts its
     duration whatever the precision; the precision target then applies, within its ceilings."""
@@ -118,9 +106,7 @@ def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: fl
     else:
         reached, target = timing.precision_ratio, run.target_precision or 1.0
         grow = (reached / target) ** 2 * ROUND_MARGIN if reached else 2.0
-        looping = (
-            max(elapsed_s - timing.session_s, 1e-9) / timing.count
-        )  # a session's cost left out
+        looping = max(elapsed_s - timing.session_s, 1e-9) / timing.count  # less the sessions
         wanted = max(
             min(int(timing.count * (grow - 1)) + 1, MAX_GROWTH * timing.count),
             timing.count // 4,
@@ -216,11 +202,8 @@ def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
     blocked = replace(run, warmup=0, target_precision=None)
     host = timed(lambda p, w, n: wall_clock(p, w, n), prepared, blocked)
     timing.wall_samples_s = host.samples_s
-    timing.loop_started_at, timing.loop_s, timing.loop_wait_s = (
-        host.loop_started_at,
-        host.loop_s,
-        host.loop_wait_s,
-    )
+    timing.loop_started_at, timing.loop_s = host.loop_started_at, host.loop_s
+    timing.loop_wait_s = host.loop_wait_s
 
 
 def audited(case: Case, found: tuple[Finding, ...]) -> tuple[Finding, ...]:

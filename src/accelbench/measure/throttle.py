@@ -1,12 +1,10 @@
-"""Samples judged by the clocks they ran at: a case's timed samples set beside the GPU monitor's
-series (platform/gpu_monitor.py), or on a TPU beside the thermal throttle level its firmware reported
-during each (jax_backend/telemetry.py), the run's `throttle` policy applied (flag, discard, off).
+"""Samples judged by the clocks they ran at: beside the GPU monitor's series (platform/gpu_monitor.py),
+or on a TPU the thermal throttle level its firmware reported (jax_backend/telemetry.py), under the
+run's `throttle` policy (flag, discard, off).
 
-A sample is throttled when its stretch of the timed loop meets a monitor reading whose SM clock is
-below `throttle_threshold` times the best clock the run has sustained (the median of a case's loop,
-highest so far), as nvbench judges samples against the clock at the start. The samples' own host times
-are not kept by every timer, so sample i of n is taken to span the i-th n-th of the loop's wall: exact
-for blocked iterations of one length, an approximation otherwise (docs/method.md).
+A sample is throttled when its stretch of the loop meets a reading below `throttle_threshold` times the
+best clock the run has sustained; sample i of n is taken to span the i-th n-th of the loop's wall
+(exact for blocked iterations of one length: docs/method.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Timers and their registry: a timer turns a prepared op into per-iteration samples.
 
-A timer is one registration: `register_timer(name, backends, auto_on)` on a factory `(case) -> timer`.
-`auto_on` names the (backend, platform) pairs where `timer: auto` picks it; anywhere else `auto` is the
-wall clock, which lives here because every backend can fall back to it on a CPU, where nothing better
-exists. Backends keep their device timers in their own timer module (`BackendInfo.timers`), found by
-the catalogue's discovery, so config validation knows every timer name without importing a framework.
+The wall clock lives here because every backend falls back to it on a CPU; device timers live in their
+backend's timer module, found by the catalogue's discovery, so a config's timer name is checked
+without importing a framework.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import importlib.metadata
@@ -13,16 +14,8 @@ import uuid
 from pathlib import Path
 
 # Installed distributions whose versions decide a number (read from metadata: nothing is imported)
-PACKAGES = (
-    "jax",
-    "jaxlib",
-    "libtpu",
-    "jax-cuda12-plugin",
-    "jax-cuda13-plugin",
-    "torch",
-    "torchao",
-    "triton",
-    "numpy",
+PACKAGES = tuple(
+    "jax jaxlib libtpu jax-cuda12-plugin jax-cuda13-plugin torch torchao triton numpy".split()
 )
 FLAGS = (
     "XLA_FLAGS",
@@ -49,9 +42,8 @@ def _git(*args: str, root: Path | str = HARNESS) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-COMMIT = (
-    "ACCELBENCH_COMMIT"  # set in a cluster pod (no checkout): the commit its wheel was built from
-)
+# set in a cluster pod (no checkout): the commit its wheel was built from
+COMMIT = "ACCELBENCH_COMMIT"
 
 
 @functools.lru_cache(maxsize=1)
@@ -87,10 +79,8 @@ def installed() -> dict[str, str]:
     """The versions of the packages that decide a number, as installed here (metadata only)."""
     found = {}
     for name in PACKAGES:
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
     return found
 
 
@@ -133,20 +123,16 @@ def gpu_clocks() -> str:
 @functools.lru_cache(maxsize=1)
 def cpu_name() -> str:
     """The processor's marketing name (what torchao's dashboard calls a CPU's arch), else its ISA."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
 
 
 def new_run_id() -> str:
-    return (
-        _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
-    )
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{uuid.uuid4().hex[:6]}"
 
 
 def env_flags() -> str:

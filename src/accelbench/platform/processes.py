@@ -44,9 +44,7 @@ def free_port() -> int:
 PR_SET_PDEATHSIG = 1
 LAUNCHED = "MICROBENCH_LAUNCHED"  # a worker of `run --processes N`: its index
 LAUNCHED_BY = "MICROBENCH_LAUNCHED_BY"  # the launcher's own command line (JSON), for messages
-LAUNCHER_PIPE = (
-    "MICROBENCH_LAUNCHER_PIPE"  # a pipe's read end; its end of file: the launcher is gone
-)
+LAUNCHER_PIPE = "MICROBENCH_LAUNCHER_PIPE"  # a pipe's read end; at its end: the launcher is gone
 STOP_GRACE_S = 10.0  # a worker asked to stop that has not, within this, is ended
 
 
@@ -76,7 +74,5 @@ def watch_launcher() -> None:
 def die_with_parent() -> None:
     """Linux: this process is sent SIGTERM when the process that started it dies, so a launcher or a
     runner killed outright (SIGKILL) leaves no worker behind; elsewhere nothing is done."""
-    try:
+    with contextlib.suppress(OSError, AttributeError, TypeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
-    except (OSError, AttributeError, TypeError):
-        pass

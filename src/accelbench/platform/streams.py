@@ -4,6 +4,7 @@ them: every row is on disk before anything about it is printed."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
@@ -111,7 +112,5 @@ def discard_output() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.__stdout__, sys.__stderr__, sys.stdout):
         if stream is not None:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 os.dup2(null, stream.fileno())
-            except (OSError, ValueError):
-                pass

@@ -16,8 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from accelbench.catalogue import OpParams, get_spec  # noqa: E402
-from accelbench.errors import UserError, visible  # noqa: E402
+from accelbench.catalogue import OpParams, all_specs  # noqa: E402
+from accelbench.errors import visible  # noqa: E402
 from accelbench.names import portable_name  # noqa: E402
 from accelbench.results.console import shape_of, significant  # noqa: E402
 from accelbench.results.records import Row, speedup  # noqa: E402
@@ -27,15 +27,18 @@ GAP, DTYPE = "gap_strategy", "dtype"  # the parameters a soak chart's title name
 
 
 def save_figure(fig: Any, path: str, **options: Any) -> None:
-    """A chart written whole, never through a link planted at its path."""
+    """A chart written whole, never through a link planted at its path; the figure is closed."""
     write_atomically(path, lambda f: fig.savefig(f, format="png", **options), binary=True)
+    plt.close(fig)
 
 
 def dimensions(op: str, params: OpParams) -> tuple[str, ...]:
-    try:
-        return get_spec(op).dimensions
-    except UserError:  # an op this version no longer has: any integer parameter may be its axis
-        return tuple(n for n, v in params.as_dict().items() if isinstance(v, int))
+    spec = all_specs().get(op)  # an op this version no longer has: any integer parameter may do
+    return (
+        spec.dimensions
+        if spec
+        else tuple(n for n, v in params.as_dict().items() if isinstance(v, int))
+    )
 
 
 LARGEST = 1e30  # past it a scale's arithmetic overflows (a ratio, a square); no measurement is that
@@ -76,10 +79,8 @@ def soaked(row: Row) -> bool:
     c = row.conditions
     if c.min_duration_s or c.soak_chunk_count or row.timing.sm_clock_first_mhz:
         return True
-    try:
-        return get_spec(row.identity.op).traits.monitor_gpu
-    except UserError:  # an op this version does not know
-        return False
+    spec = all_specs().get(row.identity.op)  # None: an op this version does not know
+    return bool(spec and spec.traits.monitor_gpu)
 
 
 def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[str, int]:
@@ -119,6 +120,5 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
         name = f"series_{portable_name(row.identity.op)}_{portable_name(row.identity.case_id)}.png"
         path = os.path.join(out_dir, name)
         save_figure(fig, path, dpi=120)
-        plt.close(fig)
         written[path] = len(samples)
     return written

@@ -1,9 +1,8 @@
 """The README's generated references: the CSV columns (from the row classes: each field's name and the
-note it declares with `core.column.doc`) and the run settings (from their one declaration,
-`core.case.RunSettings`), so neither can fall behind the code.
+note it declares) and the run settings (`core.case.RunSettings`), so neither falls behind the code.
 
-`python -m accelbench.results.column_docs --write README.md` rewrites both sections between their
-markers; a test fails when the README and this output differ.
+`python -m accelbench.results.column_docs --write README.md` rewrites both sections; a test fails when
+the README and this output differ.
 """
 
 from __future__ import annotations
@@ -17,22 +16,20 @@ from accelbench.catalogue import all_specs
 from accelbench.core.case import Rule, declared_settings
 from accelbench.core.column import doc_of
 from accelbench.results.columns import UNIT_SUFFIXES
-from accelbench.results.records import BODY_GROUPS, HEAD_GROUPS, TAIL_GROUPS
+from accelbench.results.records import (
+    BODY_GROUPS,
+    GROUP_ATTRIBUTES,
+    HEAD_GROUPS,
+    TAIL_GROUPS,
+    TimeStats,
+)
 
 START, END = "<!-- columns: generated -->", "<!-- columns: end -->"
 SETTINGS_START, SETTINGS_END = "<!-- settings: generated -->", "<!-- settings: end -->"
 
-BLOCKS = {
-    "Identity": "identity",
-    "TimeStats": "statistics",
-    "Conditions": "conditions",
-    "DeviceState": "device state",
-    "TimingInfo": "timing",
-    "Derived": "derived",
-    "Roofline": "roofline",
-    "Pairing": "pairing",
-    "Environment": "environment",
-}
+# each column block's name in the README: its attribute on the row
+BLOCKS = {cls: name.replace("_", " ") for cls, name in GROUP_ATTRIBUTES.items()}
+BLOCKS[TimeStats] = "statistics"
 
 
 def _cell(cls: type) -> str:
@@ -70,11 +67,11 @@ def markdown() -> str:
         "",
         "| block | columns |",
         "|---|---|",
-        *(f"| {BLOCKS[g.__name__]} | {_cell(g)} |" for g in HEAD_GROUPS),
+        *(f"| {BLOCKS[g]} | {_cell(g)} |" for g in HEAD_GROUPS),
         "| parameters | the union of the run's op parameters (`m`, `k`, `n`, `dtype`, `layout`, ...) |",
-        *(f"| {BLOCKS[g.__name__]} | {_cell(g)} |" for g in BODY_GROUPS),
+        *(f"| {BLOCKS[g]} | {_cell(g)} |" for g in BODY_GROUPS),
         *(f"| {label} | {_cell(cls)} |" for label, cls in _extras()),
-        *(f"| {BLOCKS[g.__name__]} | {_cell(g)} |" for g in TAIL_GROUPS),
+        *(f"| {BLOCKS[g]} | {_cell(g)} |" for g in TAIL_GROUPS),
         END,
     ]
     return "\n".join(lines)

@@ -147,8 +147,6 @@ def extras_columns(extras: Iterable[type | None]) -> list[str]:
 def header(param_names: Iterable[str], extras: Iterable[type | None] = ()) -> list[str]:
     """Stable ordered union: identity, params, statistics, timing, derived, roofline, pairing, extras,
     environment."""
-    ordered: list[str] = []
-    for name in (*IDENTITY, *param_names, *BODY, *extras_columns(extras), *ENVIRONMENT):
-        if name not in ordered:
-            ordered.append(name)
-    return ordered
+    return list(
+        dict.fromkeys((*IDENTITY, *param_names, *BODY, *extras_columns(extras), *ENVIRONMENT))
+    )

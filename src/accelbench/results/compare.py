@@ -1,13 +1,9 @@
 """`microbench compare`: two result files (or one file grouped by a column), matched case by case.
 
-Cases are matched on everything that identifies them: op, backend, implementation and every parameter
-(`CaseKey`), and the run settings a row records; a case whose settings changed is matched all the same
-and its verdict says so. A side holding two rows of one case is ambiguous and is refused, never
-silently resolved. Each pair's verdict is `results.verdict.judge`'s (the one every comparison uses),
-from the raw samples where the results' JSON lines hold them, else from the p10-p90 columns. A
-comparison of two runs exits 1 when any case got slower, or is missing, failed, has no usable time or
-became unsupported in the candidate, so CI can gate on it. The output formats are
-`results.compare_formats`'.
+Cases are matched on what identifies them (`CaseKey`) and the run settings a row records; a case whose
+settings changed is matched all the same and its verdict says so. A side holding two rows of one case
+is ambiguous and refused. Verdicts are `results.verdict.judge`'s; a comparison of two runs exits 1
+when a case got slower, went missing, failed or has no usable time, so CI can gate on it.
 """
 
 from __future__ import annotations
@@ -327,22 +323,14 @@ def grid(comparison: Comparison, by: str, baseline: str, threshold: float) -> Gr
     )
 
 
-PAIR_KEYS: dict[str, Callable[[Pair, float], Any]] = {
-    "case": lambda p, t: p.key,
-    "ratio": lambda p, t: p.ratio,
-    "verdict": lambda p, t: p.judged(t).text,
-}
-
-
 def sorted_pairs(pairs: list[Pair], sort: str | None, threshold: float) -> list[Pair]:
     """`--sort KEY` (`--sort=-KEY`: descending) by case, ratio or verdict."""
-    return ordered(
-        pairs, sort, {k: functools.partial(_at, v, threshold) for k, v in PAIR_KEYS.items()}
-    )
-
-
-def _at(value: Callable[[Pair, float], Any], threshold: float, pair: Pair) -> Any:
-    return value(pair, threshold)
+    keys: dict[str, Callable[[Pair], Any]] = {
+        "case": lambda p: p.key,
+        "ratio": lambda p: p.ratio,
+        "verdict": lambda p: p.judged(threshold).text,
+    }
+    return ordered(pairs, sort, keys)
 
 
 def line(pair: Pair, threshold: float, fails: bool = False) -> Line:
@@ -428,16 +416,15 @@ def run_compare(
             "no case matches between the two sides (different ops, parameters or backends?)",
             file=" vs ".join(" + ".join(side) for side in sides),
         )
-    failing = [] if by else comparison.failing(threshold)  # groups: a table to read, not a gate
+    # a comparison of groups is a table to read, not a regression gate: exit 0
+    failing = [] if by else comparison.failing(threshold)
     failing += [] if by else inconclusive(comparison.pairs, threshold, fail_inconclusive)
     report = report_of(comparison, threshold, labels, failing)
-    if by:  # a comparison of groups is a table to read, not a regression gate: exit 0
+    if by:
         report.grid = grid(comparison, by, labels[0], threshold)
         report.lines += [line(p, threshold) for p in comparison.alone]
-        show(report, output_format)
-        return 0
     show(report, output_format)
-    return 1 if failing or comparison.ambiguous else 0
+    return 1 if not by and (failing or comparison.ambiguous) else 0
 
 
 def inconclusive(pairs: list[Pair], threshold: float, reasons: tuple[str, ...]) -> list[Pair]:

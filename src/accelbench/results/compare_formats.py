@@ -176,11 +176,10 @@ def _csv(report: Report) -> None:
 
 @comparison_format("markdown")
 def _markdown(report: Report) -> None:
-    from accelbench.results.display import markdown_safe
+    from accelbench.results.display import markdown_lines
 
     head, *rest = _text_rows(report)
-    rows = [head, ["---"] * len(head), *rest]
-    print("".join("| " + " | ".join(markdown_safe(x) for x in r) + " |\n" for r in rows), end="")
+    print(markdown_lines([head, ["---"] * len(head), *rest]), end="")
 
 
 def finite(value: Any) -> Any:
@@ -188,11 +187,8 @@ def finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-GATE_ONLY = (
-    "fails",
-    "marks",
-    "trace",
-)  # a Line's fields JSON says elsewhere (`failing`) or not at all
+# a Line's fields JSON says elsewhere (`failing`) or not at all
+GATE_ONLY = ("fails", "marks", "trace")
 
 
 @comparison_format("json", machine=True)
@@ -281,11 +277,7 @@ def _junit(report: Report) -> None:
     ET.SubElement(ET.SubElement(suite, "properties"), "property", name="sides", value=sides)
     skipped = 0
     for x in every:
-        seconds = (
-            x.candidate_median_s
-            if x.candidate_median_s and math.isfinite(x.candidate_median_s)
-            else 0.0
-        )
+        seconds = finite(x.candidate_median_s) or 0.0
         case = ET.SubElement(
             suite, "testcase", classname="microbench", name=visible(x.case), time=f"{seconds:.3f}"
         )

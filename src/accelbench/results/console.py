@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from accelbench.catalogue import get_spec
+from accelbench.catalogue import all_specs, get_spec
 from accelbench.core.case import shape_label
 from accelbench.errors import UserError, visible
 from accelbench.ops.callables import OP as CALLABLE
@@ -23,7 +23,6 @@ from accelbench.results.records import DISTINCTION_COLUMNS, Identity, Row, setti
 PIPE_WIDTH = 200  # piped output is read by tools and people with wide windows: never wrap a row
 SIGNIFICANT = 3
 TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
-# dimensions a shape label shows: a row's params list them under these names
 
 
 def shown(text: object) -> str:
@@ -63,14 +62,15 @@ def format_pct(value: float | None) -> str:
     return "" if value is None or not math.isfinite(value) else f"{value:.0f}%"
 
 
+def cpu_threads(rows: Sequence[Row]) -> list[str]:
+    """Each framework's host threads in the CPU rows: what every CPU number depends on."""
+    cpu = (r for r in rows if r.environment.platform == "cpu" and r.conditions.thread_count)
+    return sorted({f"{r.environment.framework} {r.conditions.thread_count}" for r in cpu})
+
+
 def varying(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
     """The parameter (or implementation) names, in order, whose values differ between the rows."""
-    out = []
-    for name in names:
-        values = {str(value_of(r, name)) for r in rows}
-        if len(values) > 1:
-            out.append(name)
-    return out
+    return [name for name in names if len({str(value_of(r, name)) for r in rows}) > 1]
 
 
 IDENTIFYING = frozenset(f.name for f in fields(Identity))  # read from the identity, not the params
@@ -93,10 +93,6 @@ def op_name(row: Row) -> str:
     return str(getattr(row.params, by, None) or row.identity.op) if by else row.identity.op
 
 
-def _shown_value(value: Any) -> str:
-    return "-" if value is None else str(value)
-
-
 def shape_of(row: Row) -> str:
     """The row's shape from its op's dimensions (the m/k/n label for an op this version lacks)."""
     try:
@@ -115,17 +111,17 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
         groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
     out = [""] * len(rows)
     for (op, _, _), members in groups.items():
-        try:
-            spec = get_spec(op)
+        spec = all_specs().get(op)
+        if spec is None:  # a row of an op this version no longer has: what it does have
+            names = sorted({k for i in members for k in rows[i].params.as_dict()})
+        else:
             named = (*spec.dimensions, NAMED_BY.get(op))  # in the shape, or the op's name
             names = [p.name for p in spec.params if p.name not in named]
-        except UserError:  # a row of an op this version no longer has: what it does have
-            names = sorted({k for i in members for k in rows[i].params.as_dict()})
         settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]
         keys = (
             [*names, *varying([rows[i] for i in members], settings)] if len(members) > 1 else names
         )
         for i in members:
             values = ((k, value_of(rows[i], k)) for k in keys)
-            out[i] = " ".join(f"{k}={_shown_value(v)}" for k, v in values if v not in (None, ""))
+            out[i] = " ".join(f"{k}={v}" for k, v in values if v not in (None, ""))
     return out

@@ -1,8 +1,5 @@
-"""How a row reads in a table (the run's summary, the report's Markdown and HTML): one definition of
-each displayed column, cells as text, and columns that are empty in every row left out first.
-
-Cells never carry markup: the console escapes them, the HTML writer escapes them, and `markdown_safe`
-keeps a cell from breaking out of its Markdown table.
+"""How a row reads in a table: one definition of each displayed column, cells as text, columns
+empty in every row left out. Cells never carry markup (the writers escape them).
 """
 
 from __future__ import annotations
@@ -95,14 +92,10 @@ class Column:
     numeric: bool = False
     always: bool = False  # shown even when empty, and first in any chosen set: what a row is
     identifies: bool = False  # tells rows apart: first in any chosen set, never cut or folded first
-    value: Callable[[Row], Any] | None = (
-        None  # what --sort orders by and JSON holds (else the text)
-    )
+    value: Callable[[Row], Any] | None = None  # what --sort orders by and JSON holds (else text)
     default: bool = True  # in the tables unless --columns says otherwise
     title: str = ""
-    field: str = (
-        ""  # its name in CSV and JSON output: a number's ends in its unit (`time_median_s`)
-    )
+    field: str = ""  # its name in CSV and JSON output: a number's ends in its unit (time_median_s)
     fields: Callable[[Row], dict[str, Any]] | None = None  # several results columns in CSV and JSON
 
     @property
@@ -114,16 +107,23 @@ class Column:
         return self.field or self.key
 
 
+def _figure(
+    key: str,
+    get: Callable[[Row], float | None],
+    field: str,
+    title: str = "",
+    text: Callable[[float | None], str] = significant,
+    default: bool = True,
+) -> Column:
+    """A numeric column: its text from its value, which --sort orders by and CSV and JSON hold."""
+    return Column(
+        key, lambda r, p: text(get(r)), True, value=get, default=default, title=title, field=field
+    )
+
+
 def _stat(key: str, get: Callable[[Row], float | None]) -> Column:
     """A statistic of the headline samples, shown on request (--columns)."""
-    return Column(
-        key,
-        lambda r, p: format_seconds(get(r)),
-        True,
-        value=get,
-        default=False,
-        field=f"time_{key}_s",
-    )
+    return _figure(key, get, f"time_{key}_s", text=format_seconds, default=False)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -157,13 +157,12 @@ COLUMNS: tuple[Column, ...] = (
     _stat("p90", lambda r: r.stats.time_p90_s),
     _stat("max", lambda r: r.stats.time_max_s),
     Column("spread", lambda r, p: spread(r), True, title="p10 – p90", field="p10_to_p90"),
-    Column(
+    _figure(
         "samples",
-        lambda r, p: str(r.stats.sample_count or ""),
-        True,
-        value=lambda r: r.stats.sample_count,
+        lambda r: r.stats.sample_count,
+        "sample_count",
+        text=lambda n: str(n or ""),
         default=False,
-        field="sample_count",
     ),
     Column(
         "noise",
@@ -172,45 +171,11 @@ COLUMNS: tuple[Column, ...] = (
         value=lambda r: r.stats.iqr_over_median_ratio,
         field="iqr_over_median_ratio",
     ),
-    Column(
-        "tflops",
-        lambda r, p: significant(r.derived.tflop_per_s),
-        True,
-        value=lambda r: r.derived.tflop_per_s,
-        title="TFLOP/s",
-        field="tflop_per_s",
-    ),
-    Column(
-        "gbps",
-        lambda r, p: significant(r.derived.gb_per_s),
-        True,
-        value=lambda r: r.derived.gb_per_s,
-        title="GB/s",
-        field="gb_per_s",
-    ),
-    Column(
-        "peak",
-        lambda r, p: format_pct(peak_pct(r)),
-        True,
-        value=peak_pct,
-        title="% peak",
-        field="of_peak_pct",
-    ),
-    Column(
-        "speedup",
-        lambda r, p: significant(speedup(r)),
-        True,
-        value=speedup,
-        field="speedup_ratio",
-    ),
-    Column(
-        "sqnr",
-        lambda r, p: significant(quality_db(r)),
-        True,
-        value=quality_db,
-        title="SQNR dB",
-        field="sqnr_db",
-    ),
+    _figure("tflops", lambda r: r.derived.tflop_per_s, "tflop_per_s", "TFLOP/s"),
+    _figure("gbps", lambda r: r.derived.gb_per_s, "gb_per_s", "GB/s"),
+    _figure("peak", peak_pct, "of_peak_pct", "% peak", format_pct),
+    _figure("speedup", speedup, "speedup_ratio"),
+    _figure("sqnr", quality_db, "sqnr_db", "SQNR dB"),
     Column("timing", lambda r, p: r.timing.timing_source or "", field="timing_source"),
     Column("audit", lambda r, p: r.timing.audit or ""),
     Column("kernels", lambda r, p: top_kernels(r), title="top kernels"),
@@ -305,10 +270,8 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
             for record in records
         )
         return buffer.getvalue()
-    head = "| " + " | ".join(markdown_safe(c.heading) for c in chosen) + " |\n"
     rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
-    body = "".join("| " + " | ".join(markdown_safe(x) for x in line) + " |\n" for line in grid)
-    return head + rule + body
+    return markdown_lines([[c.heading for c in chosen]]) + rule + markdown_lines(grid)
 
 
 def _machine(column: Column, row: Row, params: str) -> dict[str, Any]:
@@ -334,6 +297,11 @@ def escaped(frame: Any, escape: Callable[[str], str]) -> Any:
 def html_safe(text: str) -> str:
     """Text from a file as HTML text: no markup, no control character obeyed."""
     return html.escape(visible(str(text)))
+
+
+def markdown_lines(lines: Sequence[Sequence[str]]) -> str:
+    """A Markdown table's lines, each cell `markdown_safe`."""
+    return "".join("| " + " | ".join(markdown_safe(c) for c in line) + " |\n" for line in lines)
 
 
 def markdown_safe(text: str) -> str:

@@ -1,10 +1,8 @@
-"""`microbench history`: each case's median over the stored runs, in the order of their commits, and
-the steps in it (results/change_points.py): when a case got slower, and between which commits.
+"""`microbench history`: each case's median over the stored runs in the order of their commits, and
+the steps in it (results/change_points.py).
 
-A point is one run's row of a case (its identity is compare's `CaseKey`: op, backend, implementation,
-parameters and the compared run settings). Runs are ordered by the date of the commit they measured
-(the code under test's, else the harness's; the run's start where neither was recorded), then by when
-they started. Failed rows and rows without a usable time leave no point.
+A point is one run's row of a case (compare's `CaseKey`); runs are ordered by the date of the commit
+they measured, then by when they started. Rows without a usable time leave no point.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from accelbench.errors import visible
 from accelbench.results.change_points import Step, steps
 from accelbench.results.compare import CaseKey, case_label, usable
 from accelbench.results.console import format_seconds
-from accelbench.results.display import markdown_safe
+from accelbench.results.display import markdown_lines
 from accelbench.results.reading import read_many
 from accelbench.results.records import Conditions, Environment, Identity, Row, TimeStats, TimingInfo
 from accelbench.results.run_store import StoredRun
@@ -119,8 +117,9 @@ def as_text(found: Sequence[History], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(as_records(found), indent=2) + "\n"
     if fmt == "markdown":
-        lines = [HEAD, ("---", "---:", "---", "---", "---"), *table_rows(found, "; ")]
-        return "".join("| " + " | ".join(markdown_safe(c) for c in line) + " |\n" for line in lines)
+        return markdown_lines(
+            [HEAD, ("---", "---:", "---", "---", "---"), *table_rows(found, "; ")]
+        )
     buffer = io.StringIO()
     out = csv.writer(buffer, lineterminator="\n")
     out.writerow(["case", "commit", "date", "label", "median_s", "conditions", "step_ratio"])

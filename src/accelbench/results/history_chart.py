@@ -69,14 +69,11 @@ def chart(found: Sequence[History], out_dir: str) -> tuple[str, int, list[Area]]
     for ax, history in zip(axes.flat, cases, strict=False):
         for i, p in enumerate(history.points):
             x, y = ax.transData.transform((i, p.median_s * 1e6))
-            at = f"{p.commit or '?'} ({p.date}), run {p.label}"
-            said = f"{history.case}: {format_seconds(p.median_s)} at {at}; {p.conditions}".strip(
-                "; "
-            )
-            areas.append(Area(round(x), round(height - y), said))
+            at = f"{p.commit or '?'} ({p.date}), run {p.label}; {p.conditions}"
+            said = f"{history.case}: {format_seconds(p.median_s)} at {at}"
+            areas.append(Area(round(x), round(height - y), said.strip("; ")))
     path = os.path.join(out_dir, "history.png")
     save_figure(fig, path, dpi=DPI)
-    plt.close(fig)
     return path, sum(len(h.points) for h in cases), areas
 
 

@@ -1,10 +1,7 @@
-"""Typed rows: what one case leaves in the results, from measurement to writer (the row's schema; a
-row is made from a measurement in `row_builder` and read back from a file in `row_reader`).
+"""Typed rows: what one case leaves in the results (made in `row_builder`, read back in `row_reader`).
 
-A row is a few typed groups plus the op's typed parameters and the op's declared extras (a dataclass
-named by its spec's `row_extras`). The CSV columns are generated from these classes
-(`results.columns`), so a value that no class declares cannot reach a file, and a suite that hands back
-undeclared extras fails loudly.
+A row is a few typed groups, the op's typed parameters and its declared extras (`OpSpec.row_extras`);
+the CSV columns are generated from these classes, so an undeclared value cannot reach a file.
 """
 
 from __future__ import annotations
@@ -31,29 +28,27 @@ from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS, DeviceState
 from accelbench.results.roofline import Derived, Roofline
 
 
+def noted(text: str, default: Any = None) -> Any:
+    """A column's field with the note the README's column reference prints beside it."""
+    return field(default=default, metadata=doc(text))
+
+
 @dataclass(slots=True)
 class Identity:
-    case_id: str = field(
-        default="", metadata=doc("stable hash of op, backend, params, run settings")
-    )
-    run_id: str = field(default="", metadata=doc("one per `microbench run`"))
-    timestamp: str = field(default="", metadata=doc("when the row was written, UTC"))
-    status: Status = field(
-        default=Status.OK, metadata=doc("`" + "`, `".join(s.value for s in Status) + "`")
-    )
-    error: str = field(default="", metadata=doc("why a row has no clean number"))
+    case_id: str = noted("stable hash of op, backend, params, run settings", "")
+    run_id: str = noted("one per `microbench run`", "")
+    timestamp: str = noted("when the row was written, UTC", "")
+    status: Status = noted("`" + "`, `".join(s.value for s in Status) + "`", Status.OK)
+    error: str = noted("why a row has no clean number", "")
     suite: str = ""
     benchmark: str = ""
     op: str = ""
     backend: str = ""
     implementation: str | None = None
     label: str = ""
-    repeat_count: int | None = field(
-        default=None,
-        metadata=doc(
-            "how many times the file asked for this case before (a jax-bench file under upstream's "
-            "conditions runs each ask); blank the first time"
-        ),
+    repeat_count: int | None = noted(
+        "how many times the file asked for this case before (a jax-bench file under upstream's "
+        "conditions runs each ask); blank the first time"
     )
 
 
@@ -90,7 +85,7 @@ def with_setting_columns(cls: type[T]) -> type[T]:
         (
             column,
             RULE_TYPES[declared.metadata["rule"].kind] | None,
-            field(default=None, metadata=doc(declared.metadata["doc"])),
+            noted(declared.metadata["doc"]),
         )
         for column, declared in setting_columns().items()
     ]
@@ -112,12 +107,9 @@ class Conditions:
     """What the time means and what it ran under: every row, failed or not, says so. Each run setting
     that declares a `column` is a field here (`with_setting_columns`), read as an attribute."""
 
-    host_load_ratio: float | None = field(
-        default=None,
-        metadata=doc(
-            "the host's 1-minute load average over its cores as the case ended: above 1, more work "
-            "wanted the CPUs than they had, and host-clock times say so"
-        ),
+    host_load_ratio: float | None = noted(
+        "the host's 1-minute load average over its cores as the case ended: above 1, more work "
+        "wanted the CPUs than they had, and host-clock times say so"
     )
 
     def __getattr__(self, name: str) -> Any:  # the generated columns, for the type checker
@@ -156,151 +148,95 @@ class TimeStats:
     time_std_s: float | None = None
     sample_count: int | None = None
     iqr_over_median_ratio: float | None = None
-    noisy: bool | None = field(
-        default=None, metadata=doc(f"IQR over median above {NOISE_THRESHOLD:.0%}")
+    noisy: bool | None = noted(f"IQR over median above {NOISE_THRESHOLD:.0%}")
+    decile_drift_ratio: float | None = noted(
+        "median of the last tenth of the samples over the first tenth's"
     )
-    decile_drift_ratio: float | None = field(
-        default=None, metadata=doc("median of the last tenth of the samples over the first tenth's")
+    decile_sample_count: int | None = noted("samples in each tenth")
+    throttled: bool | None = noted("drift above 1.05; no verdict under 5 samples a tenth")
+    median_precision_ratio: float | None = noted(
+        "half the median's 95% confidence interval over the median (order statistics)"
     )
-    decile_sample_count: int | None = field(default=None, metadata=doc("samples in each tenth"))
-    throttled: bool | None = field(
-        default=None, metadata=doc("drift above 1.05; no verdict under 5 samples a tenth")
-    )
-    median_precision_ratio: float | None = field(
-        default=None,
-        metadata=doc(
-            "half the median's 95% confidence interval over the median (order statistics)"
-        ),
-    )
-    stop_reason: str | None = field(
-        default=None,
-        metadata=doc(
-            "why timing stopped: `num_runs`, `min_duration`, `precision` (target reached), "
-            "`max_runs` or `max_time` (a ceiling came first), `sample_cap`"
-        ),
+    stop_reason: str | None = noted(
+        "why timing stopped: `num_runs`, `min_duration`, `precision` (target reached), "
+        "`max_runs` or `max_time` (a ceiling came first), `sample_cap`"
     )
 
 
 @dataclass(slots=True)
 class TimingInfo:
-    timing_source: str | None = field(
-        default=None,
-        metadata=doc(
-            "the timer that produced the samples: `xprof_gpu`, `cupti`, `wall_clock`, ..."
-        ),
+    timing_source: str | None = noted(
+        "the timer that produced the samples: `xprof_gpu`, `cupti`, `wall_clock`, ..."
     )
-    device_span_median_s: float | None = field(
-        default=None, metadata=doc("first kernel start to last kernel end")
-    )
-    launch_median_s: float | None = field(
-        default=None, metadata=doc("launch-inclusive: CUDA events or the host's clock")
-    )
-    wall_median_s: float | None = field(
-        default=None, metadata=doc("host time per blocked iteration")
-    )
+    device_span_median_s: float | None = noted("first kernel start to last kernel end")
+    launch_median_s: float | None = noted("launch-inclusive: CUDA events or the host's clock")
+    wall_median_s: float | None = noted("host time per blocked iteration")
     compile_s: float | None = None
-    timed_loop_s: float | None = field(
-        default=None,
-        metadata=doc(
-            "wall seconds of the timed iterations with their post-processing (a trace's stop and "
-            "parse); warm-up and the check excluded"
-        ),
+    timed_loop_s: float | None = noted(
+        "wall seconds of the timed iterations with their post-processing (a trace's stop and "
+        "parse); warm-up and the check excluded"
     )
-    cpu_wait_ratio: float | None = field(  # how far other processes stretched a host-clock time
-        default=None, metadata=doc("its threads' wait for a CPU (schedstat) over the loop's wall")
+    # how far other processes stretched a host-clock time
+    cpu_wait_ratio: float | None = noted(
+        "its threads' wait for a CPU (schedstat) over the loop's wall"
     )
-    soak_baseline_median_s: float | None = field(
-        default=None,
-        metadata=doc("a soak in phases (`soak_chunk`): the traced window right after warm-up"),
+    soak_baseline_median_s: float | None = noted(
+        "a soak in phases (`soak_chunk`): the traced window right after warm-up"
     )
-    soak_first_chunk_s: float | None = field(
-        default=None, metadata=doc("its first untraced chunk's wall per iteration")
+    soak_first_chunk_s: float | None = noted("its first untraced chunk's wall per iteration")
+    soak_last_chunk_s: float | None = noted(
+        "its last untraced chunk's (the row's samples are the worst window's, after it)"
     )
-    soak_last_chunk_s: float | None = field(
-        default=None,
-        metadata=doc(
-            "its last untraced chunk's (the row's samples are the worst window's, after it)"
-        ),
+    flush_s: float | None = noted(
+        "wall seconds of the cache flushes between blocked iterations (`cache: cold`), inside "
+        "`timed_loop_s` and outside every sample"
     )
-    flush_s: float | None = field(
-        default=None,
-        metadata=doc(
-            "wall seconds of the cache flushes between blocked iterations (`cache: cold`), inside "
-            "`timed_loop_s` and outside every sample"
-        ),
+    profiler_session_s: float | None = noted(
+        "wall seconds of the profiler's sessions (start, stop, parse), inside `timed_loop_s`"
     )
-    profiler_session_s: float | None = field(
-        default=None,
-        metadata=doc(
-            "wall seconds of the profiler's sessions (start, stop, parse), inside `timed_loop_s`"
-        ),
-    )
-    input_set_count: int | None = field(
-        default=None,
-        metadata=doc("input sets cycled through the iterations (`inputs: rotate`), each checked"),
+    input_set_count: int | None = noted(
+        "input sets cycled through the iterations (`inputs: rotate`), each checked"
     )
     dominant_kernel: str | None = None
     dominant_kernel_pct: float | None = None
     dominant_kernel_s: float | None = None
     kernels_per_iter: float | None = None
-    top_kernels: str | None = field(
-        default=None,
-        metadata=doc(
-            "the three largest kernels (ATen ops on a CPU), launches per iteration and share"
-        ),
+    top_kernels: str | None = noted(
+        "the three largest kernels (ATen ops on a CPU), launches per iteration and share"
     )
     max_rel_error_ratio: float | None = None
-    check: str | None = field(
-        default=None, metadata=doc("`passed`, `flagged: <why>`, `off`, `skipped: <why>`")
-    )
+    check: str | None = noted("`passed`, `flagged: <why>`, `off`, `skipped: <why>`")
     check_mode: str | None = None
     trace_path: str | None = None
     # sampled along the case by nvidia-ml-py where the op asks for it (gemm_throttling)
-    sm_clock_first_mhz: float | None = field(
-        default=None,
-        metadata=doc(
-            "this and the next four: sampled along a `gemm_throttling` case by nvidia-ml-py"
-        ),
+    sm_clock_first_mhz: float | None = noted(
+        "this and the next four: sampled along a `gemm_throttling` case by nvidia-ml-py"
     )
     sm_clock_last_mhz: float | None = None
     sm_clock_min_mhz: float | None = None
     temperature_max_c: float | None = None
     power_max_w: float | None = None
     # the clocks beside the timed samples (measure/throttle.py; the run setting `throttle`)
-    clock_source: str | None = field(
-        default=None, metadata=doc("where the clocks came from (nvml), or why there are none")
+    clock_source: str | None = noted("where the clocks came from (nvml), or why there are none")
+    sm_clock_median_mhz: float | None = noted("the SM clock over the timed loop: its median (NVML)")
+    throttled_share_ratio: float | None = noted(
+        "share of the timed loop's wall below throttle_threshold of the best clock"
     )
-    sm_clock_median_mhz: float | None = field(
-        default=None, metadata=doc("the SM clock over the timed loop: its median (NVML)")
+    discarded_sample_count: int | None = noted("samples dropped as throttled (throttle: discard)")
+    throttle_reasons: str | None = noted(
+        "NVML's slowing reasons seen during the loop (power, thermal)"
     )
-    throttled_share_ratio: float | None = field(
-        default=None,
-        metadata=doc("share of the timed loop's wall below throttle_threshold of the best clock"),
+    audit: str | None = noted(
+        "the audit of the timed windows (GPU device timers): each finding as name=figure; "
+        "blank: clean, or not audited (docs/method.md)"
     )
-    discarded_sample_count: int | None = field(
-        default=None, metadata=doc("samples dropped as throttled (throttle: discard)")
-    )
-    throttle_reasons: str | None = field(
-        default=None, metadata=doc("NVML's slowing reasons seen during the loop (power, thermal)")
-    )
-    audit: str | None = field(
-        default=None,
-        metadata=doc(
-            "the audit of the timed windows (GPU device timers): each finding as name=figure; "
-            "blank: clean, or not audited (docs/method.md)"
-        ),
-    )
-    audit_detail: str | None = field(
-        default=None, metadata=doc("each finding in words, with the figures it is made of")
-    )
+    audit_detail: str | None = noted("each finding in words, with the figures it is made of")
 
 
 @dataclass(slots=True)
 class Pairing:
     cross_backend_rel_error_ratio: float | None = None
-    paired_with: str | None = field(
-        default=None, metadata=doc("the other backend's case id for the same op and inputs")
-    )
+    paired_with: str | None = noted("the other backend's case id for the same op and inputs")
     paired_implementation: str | None = None  # the other backend's implementation
 
 
@@ -316,24 +252,14 @@ class Environment:
     cpu_model: str | None = None
     python_version: str | None = None
     git_commit: str | None = None
-    git_dirty: bool | None = field(
-        default=None, metadata=doc("uncommitted changes to tracked files when the run started")
-    )
-    packages: str | None = field(
-        default=None,
-        metadata=doc(
-            "jax, jaxlib, libtpu, jax CUDA plugin, torch, torchao, triton, numpy versions"
-        ),
+    git_dirty: bool | None = noted("uncommitted changes to tracked files when the run started")
+    packages: str | None = noted(
+        "jax, jaxlib, libtpu, jax CUDA plugin, torch, torchao, triton, numpy versions"
     )
     gpu_driver: str | None = None
-    gpu_clocks_mhz_at_start: str | None = field(
-        default=None, metadata=doc("each GPU's SM and memory clock as the run started")
-    )
-    env_flags: str | None = field(
-        default=None,
-        metadata=doc(
-            "`XLA_FLAGS`, `LIBTPU_INIT_ARGS`, `TPU_PREMAPPED_*`, `CUDA_VISIBLE_DEVICES` as set"
-        ),
+    gpu_clocks_mhz_at_start: str | None = noted("each GPU's SM and memory clock as the run started")
+    env_flags: str | None = noted(
+        "`XLA_FLAGS`, `LIBTPU_INIT_ARGS`, `TPU_PREMAPPED_*`, `CUDA_VISIBLE_DEVICES` as set"
     )
     config_id: str | None = None
 

@@ -1,16 +1,10 @@
-"""Paths given as URLs: outputs (`gs://bucket/run`, as Ironwood configs on TPU VMs write them), results
-read from a bucket (`compare`, `history`) and runs published to one (`publish`).
+"""Paths given as URLs: outputs (`gs://bucket/run`), results read from a bucket (`compare`,
+`history`) and runs published to one (`publish`).
 
-Everything is written to a local staging directory first, so rows reach a disk before the next case
-starts whatever the network does; the staged files are copied to the URL through fsspec when the run
-ends, is interrupted or fails. A remote results file that already exists is fetched first, so
---resume and the refusal to replace a file work exactly as they do locally. `gs://` needs gcsfs.
-
-The staging folder of a URL is always the same one (under the system's temporary folder, named by the
-URL), and it is said on screen: a run killed outright (SIGKILL, a lost machine) leaves its rows there,
-and `--resume` continues from them rather than from the older remote copy. A copy that succeeded
-removes the staged files; one that failed says so in one line and keeps them. Only protocols that can be
-written are accepted (not http:// or ftp://).
+Outputs are staged in one local folder per URL (said on screen) and copied through fsspec when the
+run ends however it ends, so rows reach a disk before the next case whatever the network does; a run
+killed outright leaves its rows there for `--resume`. A remote file that exists is fetched first, so
+--resume and the refusal to replace work as they do locally. Only writable protocols are accepted.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""`microbench report`: roofline, sweep (latency and throughput) and speedup charts, a Markdown summary
-and one self-contained HTML page holding them all, from a results file.
-
-Charts are drawn with seaborn (colours per series, markers per backend) and tables with pandas; every
-text from the results file is escaped where it lands (HTML, Markdown). The work is linear in rows.
+"""`microbench report`: roofline, sweep and speedup charts, a Markdown summary and one self-contained
+HTML page, from results files; every text from a file is escaped where it lands.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from accelbench.names import portable_name  # noqa: E402
 from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
 from accelbench.results import history_chart  # noqa: E402
 from accelbench.results.charts import dimensions, drawable, plt, save_figure, time_series  # noqa: E402
-from accelbench.results.console import op_name, value_of, varying  # noqa: E402
+from accelbench.results.console import cpu_threads, op_name, value_of, varying  # noqa: E402
 from accelbench.results.display import (  # noqa: E402
     AUDITED,
     REPORT,
@@ -118,10 +115,8 @@ def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
     copies = [r.derived.gb_per_s for r in rows if r.identity.op in COPY_OPS and r.derived.gb_per_s]
     if copies:
         best = max(copies)
-        label = f"measured copy {best:.0f} GB/s"
-        ax.plot(
-            [lo, hi], [lo * best / 1e3, hi * best / 1e3], ":", color="gray", lw=1.2, label=label
-        )
+        ys = [lo * best / 1e3, hi * best / 1e3]
+        ax.plot([lo, hi], ys, ":", color="gray", lw=1.2, label=f"measured copy {best:.0f} GB/s")
     return bool(ceilings or copies)
 
 
@@ -147,7 +142,6 @@ def roofline(rows: Sequence[Row], path: str) -> int:
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     save_figure(fig, path, dpi=120)
-    plt.close(fig)
     return len(points)
 
 
@@ -215,12 +209,7 @@ def sweep_series(rows: Sequence[Row]) -> dict[str, Sweep]:
     for r in rows:
         if r.ok and r.median_s:
             by_op[r.identity.op].append(r)
-    out = {}
-    for op in sorted(by_op):
-        sweep = _sweep(op, by_op[op])
-        if sweep is not None:
-            out[op] = sweep
-    return out
+    return {op: s for op in sorted(by_op) if (s := _sweep(op, by_op[op])) is not None}
 
 
 def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
@@ -255,7 +244,6 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         fig.tight_layout()
         path = os.path.join(out_dir, f"sweep_{portable_name(op)}.png")
         save_figure(fig, path, dpi=110)
-        plt.close(fig)
         written[path] = sum(len(p) for p in sweep.throughput.values())
     return written
 
@@ -324,12 +312,8 @@ SPEEDUP_TITLES = {
 
 def _threads_note(rows: Sequence[Row]) -> str:
     """On a CPU a ratio depends on each side's host threads: the chart says how many each had."""
-    cpu = {
-        f"{r.environment.framework} {r.conditions.thread_count}"
-        for r in rows
-        if r.environment.platform == "cpu" and r.conditions.thread_count
-    }
-    return f"\nCPU wall clock; host threads: {', '.join(sorted(cpu))}" if cpu else ""
+    cpu = cpu_threads(rows)
+    return f"\nCPU wall clock; host threads: {', '.join(cpu)}" if cpu else ""
 
 
 def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
@@ -354,15 +338,9 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
             if bar.doubtful:  # noisy or taken on a loaded host: drawn, never read as a verdict
                 patch.set_hatch("//")
         for i, b in enumerate(bars):
-            mark = " ?" if b.doubtful else ""
-            ax.text(
-                b.value,
-                i,
-                f" {b.value:.2f}×{mark} ",
-                va="center",
-                ha="left" if b.value >= 1 else "right",
-                fontsize=6,
-            )
+            side = "left" if b.value >= 1 else "right"
+            text = f" {b.value:.2f}×{' ?' if b.doubtful else ''} "
+            ax.text(b.value, i, text, va="center", ha=side, fontsize=6)
         span = max(max(values), 1 / min(values), 1.1) * 1.6
         ax.set_xlim(1 / span, span)
         ax.set_yticks(range(len(bars)), [b.label for b in bars], fontsize=7)
@@ -374,17 +352,13 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.tick_params(axis="x", labelsize=7)
         ax.set_xlabel("speedup (log scale; right of the line is faster)")
-        doubt = (
-            "\ngrey, hatched, ?: noisy or taken on a loaded host, no verdict"
-            if any(b.doubtful for b in bars)
-            else ""
-        )
+        doubt = "\ngrey, hatched, ?: noisy or taken on a loaded host, no verdict"
+        doubt = doubt if any(b.doubtful for b in bars) else ""
         ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows) + doubt, fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
         fig.tight_layout()
         path = os.path.join(out_dir, f"speedup_{kind}.png")
         save_figure(fig, path, dpi=110, bbox_inches="tight")  # long case labels stay whole
-        plt.close(fig)
         written[path] = len(bars)
     return written
 

@@ -57,10 +57,9 @@ def host_load() -> float | None:
 def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) -> Conditions:
     """`measured`: the device info was read while the case ran, so its thread count is what it had;
     a failed case's row says what it asked for, or the framework's default."""
-    if measured or case.run.threads is None:
-        threads = device.threads if device is not None and device.threads else case.run.threads
-    else:
-        threads = case.run.threads
+    asked = case.run.threads
+    read = device.threads if device is not None and (measured or asked is None) else None
+    threads = read or asked
     settings = {
         column: recorded_setting(case.run, declared)
         for column, declared in setting_columns().items()
@@ -132,14 +131,10 @@ def check_extras(spec: OpSpec, extras: Any) -> None:
 
 def time_stats(t: Timing) -> TimeStats:
     drift = t.drift
+    # time_<x>_s is the timing's <x>_s
+    named = ("median", "mean", "min", "max", "p10", "p90", "std")
     return TimeStats(
-        time_median_s=t.median_s,
-        time_mean_s=t.mean_s,
-        time_min_s=t.min_s,
-        time_max_s=t.max_s,
-        time_p10_s=t.p10_s,
-        time_p90_s=t.p90_s,
-        time_std_s=t.std_s,
+        **{f"time_{x}_s": getattr(t, f"{x}_s") for x in named},
         sample_count=t.count,
         iqr_over_median_ratio=t.iqr_ratio,
         noisy=t.noisy,

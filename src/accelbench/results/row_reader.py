@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from typing import Any, NamedTuple
 
-from accelbench.catalogue import OpParams, ReadParams, get_spec
+from accelbench.catalogue import OpParams, ReadParams, all_specs, get_spec
 from accelbench.errors import Status, UserError
 from accelbench.results.records import ALL_GROUPS, GROUP_ATTRIBUTES, Identity, Row, Series
 
@@ -73,10 +73,8 @@ def parsers(cls: type) -> tuple[tuple[str, CellType], ...]:
 
 def _param_types(op: str) -> dict[str, CellType]:
     """How each parameter of an op reads back, from its declaration (catalogue.Param.python_type)."""
-    try:
-        return {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in get_spec(op).params}
-    except UserError:
-        return {}
+    spec = all_specs().get(op)
+    return {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in spec.params} if spec else {}
 
 
 def _as_declared(
@@ -170,10 +168,8 @@ class RowReader:
     def _extras(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[Any]:
         """The op's extras (its spec's `row_extras`), None where a row has no extras cell (a failed
         case) or the op is not one this version knows."""
-        try:
-            cls = get_spec(op).row_extras
-        except UserError:
-            cls = None
+        spec = all_specs().get(op)
+        cls = spec.row_extras if spec else None
         if cls is None:
             return [None] * n
         own = [self._column(columns, name) for name, _ in parsers(cls)]

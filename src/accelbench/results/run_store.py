@@ -1,12 +1,9 @@
 """Runs that never collide and never replace one another, in the spirit of pytest-benchmark's autosave.
 
-A config's results file is the name of a series of runs: the first run writes `out.csv`, the next
-`out.2.csv`, then `out.3.csv`, ... (each with its `.jsonl` twin), all the run's files under one number.
-Each run leaves one record, `out.run.json` / `out.<n>.run.json`, written when it starts: when, which
-config, which files, and the machine it ran on (structured: CPU model, Python, package versions, commit).
-The latest run is the highest number. `--resume` continues the latest run and `--overwrite` replaces it;
-`-o FILE` names one exact file and keeps today's rules (refused when it exists). URL outputs are not
-numbered: a bucket is listed by no one here, so they keep the same rules as `-o`.
+A config's results file names a series of runs: `out.csv`, then `out.2.csv`, `out.3.csv`, ... (each
+with its `.jsonl` twin), and each run's record `out.<n>.run.json`, written when it starts (when, which
+config, which files, the machine). `--resume` continues the latest run, `--overwrite` replaces it;
+`-o FILE` and URL outputs are not numbered.
 """
 
 from __future__ import annotations
@@ -78,15 +75,14 @@ def _alive(record: Path) -> bool:
     claimed = read_record(record)
     if claimed is None or claimed.pid is None:
         return True  # unreadable: leave it alone
-    pid, host = claimed.pid, claimed.host
-    if host != socket.gethostname():
+    if claimed.host != socket.gethostname():
         return True
     try:
-        os.kill(pid, 0)
+        os.kill(claimed.pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # another user's process
+        pass
     return True
 
 
@@ -109,11 +105,12 @@ class Assigned:
                 break
 
 
-def _claim(path: str, n: int, body: dict[str, Any], take_over: bool = False) -> bool:
+def _claim(series: list[str], n: int, run: dict[str, Any]) -> bool:
     """Create run n's record exclusively: two runs started at once never share a number. A record
     whose run died before writing a row is taken over. Every path of the run is checked first, so a
     refused run writes nothing."""
-    target = record_path(path, n)
+    target = record_path(series[0], n)
+    body = {**run, "files": [numbered(p, n) for p in series]}
     for file in (*body["files"], target):
         check_writable(file)
     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
@@ -123,9 +120,8 @@ def _claim(path: str, n: int, body: dict[str, Any], take_over: bool = False) -> 
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
-        abandoned = not Path(numbered(path, n)).exists() and not _alive(Path(target))
-        if not (take_over or abandoned):
-            return False
+        if Path(numbered(series[0], n)).exists() or _alive(Path(target)):
+            return False  # not abandoned
         write_atomically(target, lambda f: print(text, file=f, end=""))
         return True
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -167,18 +163,10 @@ def assign(
         if os.path.isfile(config_path)
         else checkout(os.getcwd()),
     }
-    if options.resume or options.overwrite:
-        number = max(latest, 1)
-        created = _claim(
-            series[0], number, {**body, "files": [numbered(p, number) for p in series]}
-        )
-    else:
-        number, created = latest + 1, False
-        while not created:
-            created = _claim(
-                series[0], number, {**body, "files": [numbered(p, number) for p in series]}
-            )
-            number += 0 if created else 1
+    again = options.resume or options.overwrite  # the latest run's number; else the next free one
+    number = max(latest, 1) if again else latest + 1
+    while not (created := _claim(series, number, body)) and not again:
+        number += 1
     renamed = {p: numbered(p, number) for p in series}
     out = [
         dataclasses.replace(

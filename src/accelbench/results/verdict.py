@@ -1,13 +1,9 @@
 """One verdict for every comparison of two rows of a case: `compare`, `table()`, the pytest plugin's
 gate and `ab` all call `judge` (docs/method.md, "Verdicts", says why each rule is what it is).
 
-A verdict comes from an interval of the ratio candidate / baseline, and says which evidence gave it:
-paired rounds (`ab`: the per-round ratios), the raw samples (each median's distribution-free interval),
-or the summary columns alone (p10-p90: the ratio's range when the two ranges are set end to end).
-Slower or faster only when the whole interval lies beyond the threshold; and for rows of separately
-taken runs, only beyond what their differing conditions can explain (`CONDITIONS`): a loaded host can
-stretch a CPU time by its load per core, a lower clock by the clock ratio; a different device, thread
-count or cache policy by anything, so such rows get no verdict but `inconclusive (conditions differ)`.
+A verdict reads an interval of the ratio candidate / baseline (from paired rounds, raw samples or the
+p10-p90 columns): slower or faster only when the whole interval lies beyond the threshold and beyond
+what the rows' differing conditions can explain (`CONDITIONS`).
 """
 
 from __future__ import annotations
@@ -84,9 +80,8 @@ class Host(NamedTuple):
     ended, and the stretch its timed loop shows (wall over wall less its wait for a CPU, per thread)."""
 
     load: float
-    stretch: (
-        float | None
-    )  # None: not recorded (a row of an older version, a host without schedstat)
+    # None: not recorded (a row of an older version, a host without schedstat)
+    stretch: float | None
 
     @property
     def contended(self) -> bool:
@@ -110,13 +105,8 @@ def _host(row: Row) -> Host | None:
 
 
 def _host_apart(name: str, a: Host, b: Host) -> str:
-    stretch = (a.stretch, b.stretch)
-    said = (
-        f", CPU stretch of the loop {_shown(a.stretch)} vs {_shown(b.stretch)}"
-        if any(stretch)
-        else ""
-    )
-    return f"{name} {_shown(a.load)} vs {_shown(b.load)}{said}"
+    said = f", CPU stretch of the loop {_shown(a.stretch)} vs {_shown(b.stretch)}"
+    return f"{name} {_shown(a.load)} vs {_shown(b.load)}{said if a.stretch or b.stretch else ''}"
 
 
 def _shown(value: Any) -> str:

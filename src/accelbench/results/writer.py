@@ -46,10 +46,8 @@ def _json_safe(value: Any) -> Any:
 
 def _drop_partial_last_line(path: Path) -> None:
     """A killed writer can leave a line without its newline; cut it so the file stays whole."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    data = path.read_bytes()
-    if data.endswith(b"\n"):
+    data = path.read_bytes() if path.exists() else b""
+    if not data or data.endswith(b"\n"):
         return
     cut = data.rfind(b"\n") + 1
     with open(path, "r+b") as f:
@@ -62,9 +60,7 @@ def check_writable(path: str, key: str = "csv_path") -> None:
     target = Path(path)
     if target.is_dir():
         raise UserError("output path is a directory, expected a file", key=f"{key} '{path}'")
-    ancestor = target.parent
-    while not ancestor.exists():
-        ancestor = ancestor.parent
+    ancestor = _existing(target.parent)
     if not ancestor.is_dir():
         raise UserError(
             f"cannot create the output directory: '{ancestor}' is a file", key=f"{key} '{path}'"
@@ -93,13 +89,16 @@ def check_directory(path: str, key: str) -> None:
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise UserError("is a file, expected a folder", key=f"{key} '{path}'")
-    ancestor = target
-    while not ancestor.exists():
-        ancestor = ancestor.parent
+    ancestor = _existing(target)
     if not ancestor.is_dir():
         raise UserError(f"cannot create the folder: '{ancestor}' is a file", key=f"{key} '{path}'")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise UserError(f"the folder is not writable ('{ancestor}')", key=f"{key} '{path}'")
+
+
+def _existing(path: Path) -> Path:
+    """The path, or its nearest ancestor that exists."""
+    return next(p for p in (path, *path.parents) if p.exists())
 
 
 def holder_of(fd: int) -> str:
@@ -152,11 +151,11 @@ class OutputFailed(UserError):
     exit_code = 1
     strerror: str | None = None  # the system's reason, where a refused write gave one
 
-
-def _refused(error: OSError, path: str) -> OutputFailed:
-    failed = OutputFailed(f"cannot write it: {error.strerror}", file=path)
-    failed.strerror = error.strerror
-    return failed
+    @classmethod
+    def refused(cls, error: OSError, path: str) -> OutputFailed:
+        failed = cls(f"cannot write it: {error.strerror}", file=path)
+        failed.strerror = error.strerror
+        return failed
 
 
 class ResultFile:
@@ -448,7 +447,7 @@ def write_atomically(path: str, write: Callable[[IO[Any]], object], binary: bool
         os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=Path(path).suffix)
     except OSError as error:
-        raise _refused(error, path) from None
+        raise OutputFailed.refused(error, path) from None
     try:
         opened = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", newline="", encoding="utf-8")
         with opened as f:
@@ -459,7 +458,7 @@ def write_atomically(path: str, write: Callable[[IO[Any]], object], binary: bool
         os.replace(tmp, path)
     except OSError as error:
         os.unlink(tmp)
-        raise _refused(error, path) from None
+        raise OutputFailed.refused(error, path) from None
     except BaseException:
         os.unlink(tmp)
         raise

@@ -1,14 +1,8 @@
-"""`microbench ab` and `accelbench.ab`: two sides measured in alternating rounds of one invocation
-(A B, B A, A B, ...), so that drift and the neighbours' load fall on both alike. The verdict comes from
-the per-round ratios B/A of each case (their median, and its distribution-free 95% interval), not from
-two independent medians: `results.verdict.judge` with paired-rounds evidence.
-
-A side is two configs' (their cases run in this process, the frameworks started once), two git
-refs' (a worktree each, the same config run there by `microbench run` in its own process each
-round, the worktree first on the path, the same interpreter), two shell
-commands' (their wall time) or, in the library, two callables' (`bench()` in this process). Cases pair
-by their order: both sides run the same cases, or two configs the user lines up.
-"""
+"""`microbench ab` and `accelbench.ab`: two sides measured in alternating rounds (A B, B A, ...), so
+drift and the neighbours' load fall on both alike; the verdict comes from the per-round ratios B/A
+(`results.verdict.judge` with paired-rounds evidence), not from two independent medians. A side is a
+config, a git ref (a worktree run by `microbench run` each round), a shell command (its wall time)
+or, in the library, a callable; cases pair by their order."""
 
 from __future__ import annotations
 

@@ -16,9 +16,7 @@ from accelbench.run.command_line import command
 
 def store_options(p: argparse.ArgumentParser) -> None:
     """Which stored runs a command reads (`runs`, `history`, `publish`)."""
-    p.add_argument(
-        "--config", default=None, help="whose runs (default: every run under --results-dir)"
-    )
+    p.add_argument("--config", help="whose runs (default: every run under --results-dir)")
     p.add_argument(
         "--results-dir",
         default="results",
@@ -35,15 +33,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     store_options(h)
     h.add_argument(
-        "--case",
-        "--filter",
-        default=None,
-        metavar="PATTERN",
-        help="cases whose label matches (shell pattern)",
+        "--case", "--filter", metavar="PATTERN", help="cases whose label matches (shell pattern)"
     )
-    h.add_argument(
-        "--since", default=None, metavar="DATE", help="runs of commits from this date (YYYY-MM-DD)"
-    )
+    h.add_argument("--since", metavar="DATE", help="runs of commits from this date (YYYY-MM-DD)")
     h.add_argument(
         "--format",
         dest="output_format",
@@ -97,7 +89,7 @@ def history(args: argparse.Namespace) -> int:
     if args.bisect:
         for x in found:
             for step in x.steps:
-                print(visible("\n".join(bisect_lines(x, step, args.repo))))
+                print("\n".join(map(visible, bisect_lines(x, step, args.repo))))
     return 0
 
 

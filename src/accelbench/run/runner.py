@@ -82,8 +82,7 @@ def _release_device_memory() -> None:
     (a backend may have a `release()`), so an OOM does not fail the cases after it."""
     garbage.COLLECTOR.release()
     for backend in _backend_cache.values():
-        release = getattr(backend, "release", None)
-        if release is not None:
+        if (release := getattr(backend, "release", None)) is not None:
             release()
 
 
@@ -213,9 +212,7 @@ def _watched(
     return dataclasses.replace(m, timing=timing), monitor, clocks
 
 
-STARTUP_LIMIT_S = (
-    300.0  # a child importing its frameworks and planning: never counted as the case's time
-)
+STARTUP_LIMIT_S = 300.0  # a child importing its frameworks and planning: not the case's time
 STARTED = "started"
 
 
@@ -278,19 +275,13 @@ class Worker:
                 break
             elif time.monotonic() >= deadline:
                 self.stop()
-                what = (
-                    f"case exceeded its {timeout_s:g} s timeout"
-                    if started
-                    else f"the case's process did not start within {STARTUP_LIMIT_S:g} s"
-                )
+                late = f"the case's process did not start within {STARTUP_LIMIT_S:g} s"
+                what = f"case exceeded its {timeout_s:g} s timeout" if started else late
                 return self._failed(case, Status.TIMEOUT, what)
         self.proc.join(timeout=30)
         code = self.proc.exitcode
-        why = (
-            f"killed by signal {-code}"
-            if code is not None and code < 0
-            else f"exited with code {code}"
-        )
+        why = f"exited with code {code}"
+        why = f"killed by signal {-code}" if code is not None and code < 0 else why
         reason = f"the case's process {why} (crash or out-of-memory kill) at {_shape(case)}"
         return self._failed(case, Status.CRASHED, reason)
 
@@ -300,10 +291,8 @@ class Worker:
     def stop(self) -> None:
         """Ends the worker (asked politely first; killed if it is busy or stuck)."""
         if self.proc.is_alive():
-            try:
+            with contextlib.suppress(OSError):
                 self.conn.send(None)
-            except OSError:
-                pass
             self.proc.join(timeout=5)
         if self.proc.is_alive():
             self.proc.kill()
@@ -345,10 +334,8 @@ class GroupedExecution:
     ) -> Outcome:
         if self.worker is None or self.key != case.process_env or not self.worker.alive:
             self.close()
-            self.worker, self.key = (
-                Worker(dict(case.process_env), run_id, env, peaks),
-                case.process_env,
-            )
+            self.worker = Worker(dict(case.process_env), run_id, env, peaks)
+            self.key = case.process_env
         return self.worker.run(case, timeout_s)
 
     def close(self) -> None:
@@ -360,18 +347,15 @@ class GroupedExecution:
 def flag_groups_apply() -> bool:
     """Per-environment processes where libtpu will read the flags (a TPU host), or where
     MICROBENCH_FLAG_GROUPS=1 asks for them (tests of the grouping on a CPU)."""
-    forced = os.environ.get("MICROBENCH_FLAG_GROUPS")
-    if forced is not None:
+    if (forced := os.environ.get("MICROBENCH_FLAG_GROUPS")) is not None:
         return forced == "1"
     return importlib.util.find_spec("libtpu") is not None
 
 
 @dataclass
 class PairTracker:
-    """Outputs of the first backend to run a case, for comparing the other backend's rows against.
-
-    Every row of both backends carries device time by default (xprof and CUPTI kernel sums), so a
-    pair compares like with like; the row says which implementation it was paired with."""
+    """Outputs of the first backend to run a case, for comparing the other backend's rows against
+    (the row says which implementation it was paired with)."""
 
     seen: dict[str, tuple[str, str, str | None, dict[str, np.ndarray]]] = field(
         default_factory=dict

@@ -1,9 +1,5 @@
-"""One run of one config: plan, open the output sinks, execute every case, close the sinks.
-
-The session knows no output format by name: every format is a registered sink
-(`accelbench.results.sinks`), opened before the first case (so a bad path is refused before anything
-runs), handed each row before the next case starts, and closed however the run ends.
-"""
+"""One run of one config: open the registered sinks (a bad path refused before any case), execute
+every case, handing each row on before the next, and close the sinks however the run ends."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -46,15 +42,6 @@ from accelbench.run.runner import (
 console = Console(stderr=True, soft_wrap=True)  # a message is one line, never wrapped
 
 
-@contextlib.contextmanager
-def closing_worker(grouped: GroupedExecution | None) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        if grouped is not None:
-            grouped.close()
-
-
 RowHandler = Callable[[Case, Row], None]
 
 
@@ -75,16 +62,16 @@ def execute_all(
     env = base_environment(run_id)
     pairing = PairTracker()
     finished: list[Row] = []
-    columns = [
+    columns = (
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-    ]
+    )
     run = execute_isolated if options.isolate else grouped or execute
     with (
         Progress(*columns, console=console, disable=not options.progress) as bar,
-        closing_worker(grouped),
+        contextlib.closing(grouped) if grouped else contextlib.nullcontext(),
     ):
         task = bar.add_task("cases", total=len(todo))
         for case in todo:
@@ -158,13 +145,7 @@ def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -
     except UserError as error:
         assigned.abandon()
         raise error.with_file(loaded.path) from None
-    context = RunContext(
-        options=options,
-        config_path=loaded.path,
-        dialect=loaded.dialect,
-        cases=tuple(cases),
-        run_id=run_id,
-    )
+    context = RunContext(options, loaded.path, loaded.dialect, tuple(cases), run_id)
     try:  # staged outputs reach their URLs however the run ends
         try:
             sinks = open_sinks(context)  # refuses bad paths before any case
@@ -256,9 +237,8 @@ def resume_command(argv: list[str]) -> str:
         head = [sys.executable, argv[0]]
     else:
         head = argv[:1]
-    rest = [
-        a for a in argv[1:] if a not in ("--resume", "--overwrite")
-    ]  # it continues, never replaces
+    # it continues, never replaces
+    rest = [a for a in argv[1:] if a not in ("--resume", "--overwrite")]
     return " ".join(shlex.quote(a) for a in [*head, *rest, "--resume"])
 
 
@@ -289,11 +269,8 @@ def _run_cases(
         close_all(sinks, finished, interrupted=True)
         where = sorted({loc for s in sinks for loc in s.locations() if os.path.exists(loc)})
         saved = done + len(finished)
-        kept = (
-            f"{saved} finished cases are saved in {', '.join(where)}"
-            if saved and where
-            else ("no case had finished: nothing was saved")
-        )
+        kept = f"{saved} finished cases are saved in {', '.join(where)}"
+        kept = kept if saved and where else "no case had finished: nothing was saved"
         print(
             visible(f"interrupted: {kept}; to finish the sweep run: {resume_command(sys.argv)}"),
             file=sys.stderr,

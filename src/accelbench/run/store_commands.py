@@ -64,7 +64,7 @@ def ab_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("sides", nargs=2, metavar="SIDE", help="baseline then candidate")
     how = p.add_mutually_exclusive_group()
     how.add_argument(
-        "--config", default=None, help="the sides are git refs of this repository: run this config "
+        "--config", help="the sides are git refs of this repository: run this config "
         "in a worktree of each (its code first on the path, the same interpreter)",
     )  # fmt: skip
     how.add_argument(
@@ -74,7 +74,6 @@ def ab_arguments(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             f"--{f.name.replace('_', '-')}",
             type=float,
-            default=None,
             help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
         )
     p.add_argument("--output-dir", default="results/ab", help="where each round's results files go")

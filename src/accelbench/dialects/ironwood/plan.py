@@ -33,11 +33,8 @@ from accelbench.platform.backends import BACKENDS
 
 
 def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[str]:
-    names = (
-        [value]
-        if isinstance(value, str)
-        else list(value if value is not None else [spec.backends[0]])
-    )
+    names = list(value if value is not None else [spec.backends[0]])
+    names = [value] if isinstance(value, str) else names
     if not names:
         raise UserError("backend list is empty", key=where)
     for name in names:
@@ -57,23 +54,8 @@ def csv_path_for(csv_path: str | None, benchmark_name: str, default: str) -> str
     """csv_path may name a file (*.csv) or, as in the Ironwood reference configs, a directory."""
     if not csv_path:
         return default
-    return (
-        csv_path
-        if csv_path.lower().endswith(".csv")  # R.CSV is a file too
-        else os.path.join(csv_path, f"{benchmark_name}.csv")
-    )
-
-
-def _block_settings(bench: Benchmark, where: str) -> dict[str, Any]:
-    """The block's run settings, `warmup_tries` read as the reference's name for `warmup`."""
-    given = bench.model_dump(exclude_none=True)
-    if "warmup_tries" in given:
-        if "warmup" in given:
-            raise UserError(
-                "give warmup or warmup_tries, not both", key=key_path(where, "warmup_tries")
-            )
-        given["warmup"] = given.pop("warmup_tries")
-    return given
+    is_file = csv_path.lower().endswith(".csv")  # R.CSV is a file too
+    return csv_path if is_file else os.path.join(csv_path, f"{benchmark_name}.csv")
 
 
 def _inject(bench: Benchmark, spec: OpSpec, d: dict[str, Any], where: str) -> dict[str, Any]:
@@ -86,12 +68,15 @@ def _inject(bench: Benchmark, spec: OpSpec, d: dict[str, Any], where: str) -> di
 
 
 RUN_ALIASES = {"n_repeats": "num_runs"}  # send_recv's name for its timed iterations
+BLOCK_ALIASES = {"warmup_tries": "warmup"}  # a block's
 
 
-def _run_aliases(d: dict[str, Any], where: str) -> dict[str, Any]:
+def _run_aliases(
+    d: dict[str, Any], where: str, aliases: dict[str, str] = RUN_ALIASES
+) -> dict[str, Any]:
     """The reference's other names of run settings, read as ours."""
     out = dict(d)
-    for alias, name in RUN_ALIASES.items():
+    for alias, name in aliases.items():
         if alias in out:
             if name in out:
                 raise UserError(f"give {name} or {alias}, not both", key=key_path(where, alias))
@@ -240,7 +225,9 @@ def _outputs(bench: Benchmark, request: PlanRequest) -> Outputs:
 def _cases(entry: Planned, base: RunSettings, request: PlanRequest) -> list[Case]:
     block = key_path("benchmarks", entry.index)
     bench, spec = entry.bench, entry.spec
-    bench_run = run_settings(base, _block_settings(bench, block), block)
+    bench_run = run_settings(
+        base, _run_aliases(bench.model_dump(exclude_none=True), block, BLOCK_ALIASES), block
+    )
     outputs = _outputs(bench, request)
     cases = []
     for d, params in zip(entry.dicts, entry.resolved, strict=True):

@@ -1,10 +1,6 @@
-"""`xlml_metrics_dir`: the reference harness's `metrics_report.jsonl`, which users feed to their dashboards.
-
-One JSON object per finished case, `{"metrics": {...}, "dimensions": {...}}`, appended as the reference
-does. Metric names are the reference's, its `tflops_per_sec_pre_device` spelling included, so existing
-dashboards read these files unchanged; the numbers are per-iteration device times (the reference summed
-its iterations, docs/ironwood.md). Every dimension value is a string, as in the reference.
-"""
+"""`xlml_metrics_dir`: the reference's `metrics_report.jsonl` for users' dashboards: one JSON object per
+finished case, appended, in the reference's metric names (`tflops_per_sec_pre_device` included) and
+string dimensions; the numbers are per-iteration device times (docs/ironwood.md)."""
 
 from __future__ import annotations
 

@@ -59,10 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,  # `--m 1024` is a field of --run, never an abbreviation
     )
-    parser.add_argument("--config", default=None, help="YAML config path")
-    parser.add_argument(
-        "--run", default=None, help="run one registered benchmark (its fields follow)"
-    )
+    parser.add_argument("--config", help="YAML config path")
+    parser.add_argument("--run", help="run one registered benchmark (its fields follow)")
     parser.add_argument("--output", default="results", help="output directory (default: results)")
     for flag in OWN_FLAGS:
         flag.add_to(parser)

@@ -1,14 +1,6 @@
 """The jax-bench harness's outputs for the cases a v2 config named: its `summary.csv` and
-`detailed.json` (benchmarks/files.py writes them), with upstream's columns, order, units and formats
-first (docs/jax_bench.md), this project's device truth after them.
-
-Upstream's columns mean what they mean upstream: p50_ms ... std_ms and KET_ms are its IQR-filtered
-statistics of the host clock around each blocked call (its loop, up to its first 999 samples);
-`xprof_*` (with xprof_timing) are unfiltered statistics of the device span per iteration, and the
-rates then come from xprof_avg_ms, as upstream recomputes them; FLOPs and bytes are upstream's models.
-After them: the conditions, this project's device time per iteration (`device_*_ms`, with its
-`timing_source`), the float64 check, our own models, the backend and the case id.
-"""
+`detailed.json` (benchmarks/files.py writes them), upstream's columns, order, units and formats
+first, this project's device truth after them; what each column means: docs/jax_bench.md."""
 
 from __future__ import annotations
 
@@ -17,12 +9,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.benchmarks.base import Figures, Upstream
-from accelbench.benchmarks.files import (
-    Generation,
-    UpstreamStats,
-    device_span_ms,
-    upstream_files,
-)
+from accelbench.benchmarks.files import Generation, UpstreamStats, device_span_ms, upstream_files
 from accelbench.core.case import Case
 from accelbench.results.records import Row
 from accelbench.results.sinks import RunContext, Sink, register_sink

@@ -104,8 +104,7 @@ def _recipes(cfg: TorchaoConfig) -> list[str]:
             raise _reraise(error, key_path("quantization_config_recipe_names", i)) from None
         if problem := recipe_problem(name):
             raise UserError(
-                f"recipe '{name}': {problem}",
-                key=key_path("quantization_config_recipe_names", i),
+                f"recipe '{name}': {problem}", key=key_path("quantization_config_recipe_names", i)
             )
         if (note := alias_note(name)) and name not in _NOTED:
             _NOTED.add(name)  # once a process: a config is planned more than once

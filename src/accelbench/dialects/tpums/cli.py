@@ -43,7 +43,6 @@ def _common(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     XPROF_DIR.add_to(parser)
     parser.add_argument(
         "--xla_flags_file_path",
-        default=None,
         help="a YAML of per-benchmark TPU flags replacing the packaged set (TPU only)",
     )
     add_run_files(parser)
@@ -133,7 +132,7 @@ def _suite_on_a_cluster(suites: Any) -> None:
     submit.set_defaults(handler=_submit)
     collect = suites.add_parser("collect", help="the consolidated report of a suite's run")
     collect.add_argument("path", help="gs://BUCKET/<suite> (its runs), a run's folder, or a folder")
-    collect.add_argument("--run-id", default=None, help="which run (default: the latest)")
+    collect.add_argument("--run-id", help="which run (default: the latest)")
     collect.add_argument(
         "--output_dir", default="results", help="where the report goes (default: results)"
     )
@@ -223,7 +222,6 @@ def benchmark_parser(name: str) -> argparse.ArgumentParser:
     run.add_argument(
         "--xprof_device_mode",
         choices=DEVICE_MODES,
-        default=None,
         help="which device's trace times the case (max_device: the slowest)",
     )
     _common(run)

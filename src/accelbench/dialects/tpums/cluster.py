@@ -1,10 +1,6 @@
-"""A suite's JobSets (`tpums suite submit`), built as data: the submit options, a run's names, the pod.
-
-Every submission has a run id (UTC date-time, four random hex digits) that its JobSets' names carry;
-results go to `<bucket>/<suite>/<run id>/<config folder>/`, beside `.job/` (what the pods read). The
-pod's script is one fixed text: every value reaches it as an environment variable, only ever quoted
-there, so no name of a suite, config or bucket is read as shell.
-"""
+"""A suite's JobSets (`tpums suite submit`) as data: the submit options, a run's names (a run id that
+its JobSets and `<bucket>/<suite>/<run id>/` carry), the pod. The pod's script is one fixed text: every
+value reaches it as an environment variable, only ever quoted, so no name is read as shell."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
-"""A suite's results read back (`tpums suite collect`, and `suite submit` once its JobSets end): a run's
-folder in a bucket (through fsspec) or on disk, each config folder's latest summary.csv keyed by its
-full path below the run, their rows gathered per category as the reference's aggregator gathers them
-(`aggregated_results/<category>.csv`), and what the report's header says: the run, the commit and
-branch its wheel was built from, the JAX and libtpu it ran on.
-
-Whatever a folder holds, reading it neither hangs nor fills memory: only regular files are opened, at
-most MAX_BYTES of each; a summary.csv that is empty, binary or malformed is named and passed over.
-"""
+"""A suite's results read back (`tpums suite collect`, and `suite submit` once its JobSets end): each
+config folder's latest summary.csv of a run (in a bucket or on disk), their rows gathered per
+category as the reference's aggregator does, and the report's header (run, commit, JAX, libtpu).
+Reading a folder neither hangs nor fills memory: only regular files, at most MAX_BYTES of each; a
+summary.csv that is empty, binary or malformed is named and passed over."""
 
 from __future__ import annotations
 
@@ -29,9 +25,7 @@ CATEGORIES = (
     ("gemm", ("gemm",)),
 )
 AGGREGATED = "aggregated_results"
-JOB_FOLDER = (
-    ".job"  # a name no config's folder can take (portable_name never starts one with a dot)
-)
+JOB_FOLDER = ".job"  # no config's folder can take it (portable_name never starts one with a dot)
 SUMMARY = re.compile(r"summary(\.(\d+))?\.csv")
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4}")
 MAX_BYTES = 64 << 20

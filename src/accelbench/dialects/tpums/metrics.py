@@ -1,13 +1,6 @@
-"""TPUMS's metric names for a case a TPUMS file named: `<domain>_<metric>_<scope>` (docs/tpums.md).
-
-The domains are `wall_clock` (the host clock around each blocked call, always) and `xprof` (the device
-span per iteration, with xprof timing); each has p50/p90/avg/std in ms after TPUMS's 1.5 IQR filter,
-and its rates from its p50: TFLOP/s per device and per chip (gemm), GB/s per device (memory and
-transfers) and per chip (devices per chip times per device, except for the transfers that opt out;
-a collective's from the bytes a chip moves). The roofline fields come from TPUMS's spec tables of tpu7x and
-v6e only: on any other device they are left out, never guessed. The models are the jax-bench ones the
-case's benchmark runs on (dialects/jax_bench).
-"""
+"""TPUMS's metric names for a case a TPUMS file named: `<domain>_<metric>_<scope>` over the domains
+`wall_clock` and `xprof` (docs/tpums.md). The roofline fields come from TPUMS's spec tables of tpu7x
+and v6e only: on any other device they are left out, never guessed."""
 
 from __future__ import annotations
 

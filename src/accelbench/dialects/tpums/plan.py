@@ -1,13 +1,7 @@
-"""The TPUMS dialect: one `benchmark:` mapping per file (docs/tpums.md), planned straight into the
-typed fields of the benchmark its name is declared on (benchmarks/tpums.py).
-
-The newest form ("stage B") holds `name`, `xprof_timing`, `xprof_device_mode`, `model_preset`,
-`params` (the baseline), `cases` or `cases_from_csv`, and `sweep` (keys disjoint from the others);
-each case is the preset, overlaid by params, then by the case (or CSV row), then expanded over the
-sweep's Cartesian product, capped at 1000 combinations per case. The earlier form ("stage A") keeps
-the fields flat in `benchmark:` beside `sweep:`, `csv_shapes:` and `model:`, other top-level keys being
-global values: read as jax-bench read its entries, in TPUMS's names. Every error names the TPUMS key.
-"""
+"""The TPUMS dialect: one `benchmark:` mapping per file, planned straight into the typed fields of the
+benchmark its name is declared on (benchmarks/tpums.py), in either form (stage B: `params`, `cases`,
+`cases_from_csv`, `sweep`; the earlier stage A: fields flat in `benchmark:`; docs/tpums.md). Every
+error names the TPUMS key."""
 
 from __future__ import annotations
 
@@ -131,8 +125,7 @@ def _sweep(
     where = key_path(TOP, "sweep")
     if not isinstance(bench["sweep"], dict) or not bench["sweep"]:
         raise UserError(
-            f"Expected 'sweep' in benchmark '{bench.get('name')}' to be a non-empty dict",
-            key=where,
+            f"Expected 'sweep' in benchmark '{bench.get('name')}' to be a non-empty dict", key=where
         )
     layout.reserved_in(bench["sweep"], where)
     sweep = upstream_sweep(bench["sweep"], where, MAX_COMBINATIONS)
@@ -177,12 +170,10 @@ class FileLevel:
         if values.get("num_runs") != 0:
             return values
         if not values.get("min_duration_s"):
-            note = (
+            self.request.warnings.append(  # said once: the planner drops repeats
                 f"{self.where}: num_runs 0 and no min_duration_s: TPUMS times nothing; one call is "
                 "timed here"
             )
-            if note not in self.request.warnings:
-                self.request.warnings.append(note)
         return {**values, "num_runs": 1}
 
     def run_keys(self, point: Point, values_where: str) -> Point:
@@ -203,12 +194,10 @@ class FileLevel:
 def _dcn_note(values: dict[str, Any], where: str, request: PlanRequest) -> None:
     """A DCN file's batching is recorded, not applied: each timed step here is one collective."""
     if values.get("batch_size") not in (None, 1) or values.get("sync_between_runs"):
-        note = (
+        request.warnings.append(
             f"{where}: batch_size and sync_between_runs are recorded; each timed step here is one "
             "collective (upstream's batching is not applied)"
         )
-        if note not in request.warnings:
-            request.warnings.append(note)
 
 
 def _choice(bench: dict[str, Any], key: str, choices: tuple[Any, ...]) -> Any:

@@ -7,6 +7,7 @@ infinite or a boolean where a number belongs. pandas lays the tables out, as TPU
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,13 +36,11 @@ def format_str(value: Any) -> str:
         return "-"
     if isinstance(value, str):
         return value
-    try:
+    with contextlib.suppress(TypeError, ValueError):
         import pandas as pd
 
         if pd.isna(value):
             return "-"
-    except (TypeError, ValueError):
-        pass
     return str(value)
 
 

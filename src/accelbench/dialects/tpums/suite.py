@@ -1,11 +1,6 @@
-"""A TPUMS suite file (`suite_name`, `description`, `configs:`) run as one job, with one consolidated
-report: the overview the reference publishes nightly (docs/tpums.md).
-
-Every config is planned before any runs (a bad one stops the suite in one line, nothing measured); then
-each runs in turn into `<output_dir>/<config name>/` (its rows, summary.csv and detailed.json), and
-`consolidated_report.md` and `consolidated_report.html` beside them hold each config's summary table.
-A config that measured nothing is said so in the report, not left out.
-"""
+"""A TPUMS suite file (`suite_name`, `description`, `configs:`) run as one job with one consolidated
+report (docs/tpums.md): every config is planned before any runs (a bad one stops the suite in one
+line), then each runs into `<output_dir>/<config name>/`; a config that measured nothing is said so."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """Output formats as sinks (nvbench's printers): each is opened before the first case, handed every
-finished row as it arrives, and closed when the run ends, however it ends.
-
-A format is one registration: `register_sink(name, order)` on a factory that returns the sink for this
-run, or None when the run did not ask for it. The modules of this package are discovered, so a new
-format is a new module here (or a registration from anywhere, e.g. a test); the session drives the list
-and knows none of them by name.
+finished row as it arrives, and closed when the run ends, however it ends. A format is one
+`register_sink(name, order)` on a factory returning its sink, or None where the run did not ask for it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import os
 from rich.console import Console
 from rich.table import Table
 
-from accelbench.results.console import shown, table_console
+from accelbench.results.console import cpu_threads, shown, table_console
 from accelbench.results.display import CONSOLE, Column, as_text, cells, choose, sort_rows
 from accelbench.results.records import Row
 from accelbench.results.roofline import L2_EDGE, at_l2_edge
@@ -49,13 +49,12 @@ def summary_table(
     for key in DROP_ORDER:
         if width is None or measuring.measure(table).minimum <= width:
             break
-        if key in [c.key for c in columns]:
-            i = [c.key for c in columns].index(key)
+        keys = [c.key for c in columns]
+        if key in keys:
+            i = keys.index(key)
             dropped.append(columns[i].heading)
-            columns, grid = (
-                columns[:i] + columns[i + 1 :],
-                [line[:i] + line[i + 1 :] for line in grid],
-            )
+            columns = columns[:i] + columns[i + 1 :]
+            grid = [line[:i] + line[i + 1 :] for line in grid]
             table = _table(columns, grid)
     if width is not None and measuring.measure(table).minimum > width:
         table = _table(columns, grid, whole=False)  # long parameters fold: the row stays in view
@@ -67,13 +66,7 @@ def cpu_note(rows: list[Row]) -> str | None:
     cpu = [r for r in rows if r.environment.platform == "cpu" and r.ok]
     if not cpu:
         return None
-    threads = sorted(
-        {
-            f"{r.environment.framework} {r.conditions.thread_count}"
-            for r in cpu
-            if r.conditions.thread_count
-        }
-    )
+    threads = cpu_threads(cpu)
     return (
         "note: CPU rows are wall-clock times of blocked calls (no device clock) and depend on this "
         f"machine's load; host threads: {', '.join(threads) or 'unknown'} (one by default; a config's "
