@@ -655,6 +655,22 @@ def _sampled(tmp_path, name, samples, doubt=False):
     return str(tmp_path / f"{name}.csv")
 
 
+def test_compare_reads_raw_samples_from_the_documented_count_and_p10_p90_below_it(
+    tmp_path, run_cli
+):
+    """Trial finding 16: with both .jsonl twins but 5 samples the evidence is p10-p90, which the docs
+    said happens only where a CSV stands alone. The rule, its number from the code, is in method.md."""
+    from accelbench.core.samples import MIN_CI_SAMPLES
+
+    method = (Path(__file__).parent.parent / "docs" / "method.md").read_text()
+    assert f"fewer than {MIN_CI_SAMPLES} samples of the case" in method
+    for n, evidence in ((MIN_CI_SAMPLES - 1, "p10-p90"), (MIN_CI_SAMPLES + 1, "raw samples")):
+        a = _sampled(tmp_path, f"a{n}", [1e-3 * (1 + i / 100) for i in range(n)])
+        b = _sampled(tmp_path, f"b{n}", [2e-3 * (1 + i / 100) for i in range(n)])
+        (pair,) = json.loads(run_cli("compare", a, b, "--json")[1])["pairs"]
+        assert pair["evidence"] == evidence
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_the_gate_fails_a_ten_times_slowdown_however_noisy_and_passes_an_a_a_run(
     tmp_path, run_cli, seed

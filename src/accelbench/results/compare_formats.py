@@ -92,7 +92,7 @@ def show(report: Report, output_format: str) -> None:
 
 TITLE = (
     "median time; verdicts from the ratio's 95% interval (paired rounds, raw samples, or p10-p90 "
-    "where there are no samples), beyond what differing conditions explain"
+    "where samples are too few), beyond what differing conditions explain"
 )
 
 
