@@ -433,6 +433,23 @@ def test_the_medians_interval_ranks_match_scipys_binomial_without_importing_it()
         assert abs(half_binomial_ppf(0.025, n) - int(binom.ppf(0.025, n, 0.5))) <= 1
 
 
+def test_the_medians_interval_covers_it_at_least_as_often_as_it_says():
+    """Order statistics low and n - 1 - low (0-based) miss the median when `low` or fewer samples
+    fall below it, on either side: 2 P(Binomial(n, 1/2) <= low) at most the interval's own error
+    (the ranks were one too narrow: 88.5% for a stated 95% at 20 samples)."""
+    from scipy.stats import binom
+
+    from accelbench.core.samples import median_ranks
+
+    for confidence in (0.95, 0.975):
+        for n in (6, 7, 10, 20, 40, 100, 999):
+            low = median_ranks(n, confidence)
+            if low is not None:
+                assert 2 * binom.cdf(low, n, 0.5) <= 1 - confidence
+                assert 2 * binom.cdf(low + 1, n, 0.5) > 1 - confidence  # and no wider than that
+    assert median_ranks(6, 0.975) is None and median_ranks(6, 0.95) == 0
+
+
 def test_an_idle_gpu_is_kept_busy_for_its_clock_ramp_before_any_case(monkeypatch):
     """Both backends bring an idle GPU to its clocks the same way: bursts until CLOCK_RAMP_S has passed."""
     clock, bursts = [0.0], []

@@ -47,8 +47,15 @@ def median_ranks(n: int, confidence: float) -> int | None:
     n samples (the upper end is rank n - 1 - it), or None when n is too small for one."""
     if n < MIN_CI_SAMPLES:
         return None
-    low = half_binomial_ppf((1 - confidence) / 2, n)
-    return max(0, min(low, (n - 1) // 2))
+    # k, the smallest count with P(Binomial(n, 1/2) <= k) >= the tail: the interval is the k-th
+    # order statistic counted from 1 (index k - 1) to its mirror, missing the median with P(B <= k - 1),
+    # below the tail; a sample too small to leave one rank outside has none
+    low = half_binomial_ppf((1 - confidence) / 2, n) - 1
+    return min(low, (n - 1) // 2) if low >= 0 else None
+
+
+def _fewest(confidence: float) -> int:
+    return next(n for n in range(MIN_CI_SAMPLES, 64) if median_ranks(n, confidence) is not None)
 
 
 def ratio_intervals(
@@ -180,3 +187,7 @@ class Samples(SampleStats):
 def median_or_none(values_s: Sequence[float]) -> float | None:
     """The median of a series that may be empty (a timer that does not produce it)."""
     return Samples(values_s).median_s if len(values_s) else None
+
+
+# the fewest samples a side needs for a ratio's interval (each median's at 1 - (1 - CONFIDENCE) / 2)
+MIN_RATIO_SAMPLES = _fewest(1 - (1 - CONFIDENCE) / 2)
