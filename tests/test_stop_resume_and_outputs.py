@@ -360,6 +360,19 @@ def test_a_label_that_could_not_be_named_afterwards_is_refused(label, tmp_path, 
     assert code == 2 and "--name" in err and not list(tmp_path.glob("results/*"))
 
 
+def test_a_label_for_an_output_file_that_is_no_stored_run_is_refused(
+    tmp_path, monkeypatch, run_cli
+):
+    """Trial finding 12: an -o file keeps no record, so `compare LABEL` could never find the label."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n"
+    )
+    code, _, err = run_cli("run", "--config", "c.yaml", "--name", "first", "-o", "a.csv")
+    assert code == 2 and err.count("\n") == 1 and "error: --name: " in err and "-o" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
 @pytest.mark.slow  # shell scripts and several runs
 def test_the_ironwood_scripts_go_past_a_failed_config_and_name_files_with_spaces(tmp_path):
     root = Path(__file__).resolve().parents[1]
