@@ -3,6 +3,7 @@ labels that survive any table, a run that measured nothing failing, one thread o
 
 import csv
 import json
+import os
 
 import pytest
 
@@ -155,3 +156,20 @@ def test_a_narrow_terminal_keeps_what_tells_rows_apart():
     text = console.export_text()
     assert "recipe=int8wo" in text and "recipe=int8dq" in text  # never cut
     assert max(len(line) for line in text.splitlines()) <= 110 and dropped
+
+
+def test_a_config_and_a_link_to_it_are_one_series(tmp_path, monkeypatch, run_cli):
+    """Trial finding 1: `run` with no config takes the packaged quickstart that configs/quickstart.yaml
+    links to; the two runs are runs 1 and 2 of one series for numbering, compare, runs and history."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "c.yaml").write_text(CONFIG.replace("  csv_path: out/r.csv\n", ""))
+    (tmp_path / "c.yaml").symlink_to(os.path.join("pkg", "c.yaml"))
+    for config in ("c.yaml", "pkg/c.yaml"):
+        assert run_cli("run", "--config", config, "--no-progress")[0] == 0
+    for args in ((), ("1", "2"), ("--config", "c.yaml"), ("--config", "pkg/c.yaml")):
+        code, out, err = run_cli("compare", *args, "--json")
+        assert code in (0, 1) and len(json.loads(out)["pairs"]) == 2, (args, err)
+    for config in ("c.yaml", "pkg/c.yaml"):
+        code, out, _ = run_cli("runs", "--config", config, "--json")
+        assert [r["number"] for r in json.loads(out)] == [1, 2]

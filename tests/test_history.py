@@ -22,9 +22,9 @@ def _write_run(folder, n, commit, date, medians, name=None, device=""):
     with open(path, "w", newline="") as f:
         out = csv.DictWriter(f, COLUMNS)
         out.writeheader()
-        for m, median in medians.items():
+        for i, (m, median) in enumerate(medians.items() if isinstance(medians, dict) else medians):
             out.writerow(
-                {"case_id": f"c{m}", "status": "ok", "op": "add", "backend": "jax", "m": m,
+                {"case_id": f"c{m}-{i}", "status": "ok", "op": "add", "backend": "jax", "m": m,
                  "n": 64, "dtype": "bfloat16", "time_median_s": median, "device_kind": device,
                  "time_p10_s": median * 0.99, "time_p90_s": median * 1.01}
             )  # fmt: skip
@@ -96,6 +96,17 @@ def test_points_are_ordered_by_commit_date_not_by_run_number(tmp_path, run_cli):
     lines = list(csv.DictReader(out.splitlines()))
     assert [(r["commit"], r["label"]) for r in lines] == [("aaa", "older"), ("bbb", "1")]
     assert float(lines[0]["median_s"]) == 1e-3 and "conditions" in lines[0]
+
+
+def test_a_case_a_run_holds_twice_is_one_point_the_median_of_its_rows(tmp_path, run_cli):
+    """Trial finding 17: two entries made one case (--max-dim) are one run, so one point, not two."""
+    store = tmp_path / "results"
+    store.mkdir()
+    _write_run(store, 1, "aaa", "2026-11-01", [(1, 1e-3), (1, 3e-3), (1, 2.5e-3)])
+    _write_run(store, 2, "bbb", "2026-11-02", [(1, 2e-3), (1, 4e-3)])
+    code, out, _ = run_cli("history", "--results-dir", str(store), "--format", "json")
+    (found,) = json.loads(out)
+    assert [(p["label"], p["median_s"]) for p in found["points"]] == [("1", 2.5e-3), ("2", 3e-3)]
 
 
 def test_a_change_of_device_is_two_histories_not_a_step(tmp_path, run_cli):

@@ -360,6 +360,19 @@ def test_a_label_that_could_not_be_named_afterwards_is_refused(label, tmp_path, 
     assert code == 2 and "--name" in err and not list(tmp_path.glob("results/*"))
 
 
+def test_a_label_for_an_output_file_that_is_no_stored_run_is_refused(
+    tmp_path, monkeypatch, run_cli
+):
+    """Trial finding 12: an -o file keeps no record, so `compare LABEL` could never find the label."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(
+        FAULT + "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n"
+    )
+    code, _, err = run_cli("run", "--config", "c.yaml", "--name", "first", "-o", "a.csv")
+    assert code == 2 and err.count("\n") == 1 and "error: --name: " in err and "-o" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
 @pytest.mark.slow  # shell scripts and several runs
 def test_the_ironwood_scripts_go_past_a_failed_config_and_name_files_with_spaces(tmp_path):
     root = Path(__file__).resolve().parents[1]
@@ -387,3 +400,24 @@ def test_the_ironwood_scripts_go_past_a_failed_config_and_name_files_with_spaces
     assert done.returncode == 1, done.stdout + done.stderr
     assert len(rows(tmp_path / csv_at.format("good"))) == 1  # the group went on
     assert (tmp_path / "results/ironwood/g/overview/summary.md").is_file(), done.stderr
+
+
+def test_resume_under_other_run_settings_is_refused_and_writes_nothing(
+    tmp_path, monkeypatch, run_cli
+):
+    """Trial finding 3: another --num-runs makes other cases; resuming would measure each again
+    beside the first and leave a file compare cannot pair. Refused in one line naming the setting."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text(
+        "benchmarks:\n- benchmark_name: fault\n  backend: numpy\n  warmup: 0\n"
+        "  benchmark_params: [{n: 8}, {n: 16}]\n"
+    )
+    asked = ("run", "--config", "w.yaml", "-o", "a.csv", "--no-progress", "--num-runs")
+    assert run_cli(*asked, "5")[0] == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.glob("a.*")}
+    code, _, err = run_cli(*asked, "3", "--resume")
+    assert code == 2 and err.count("error") == 1
+    assert "rows of 'fault' were taken with num_runs 5, this run asks 3" in err
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("a.*")} == before
+    code, _, err = run_cli(*asked, "5", "--resume")
+    assert code == 0 and "2 of 2 cases already done" in err

@@ -85,10 +85,16 @@ class RunSettings:
         "timed iterations, at least (the floor of a soak or a precision target)",
         Rule("count", 1, MAX_ITERATIONS),
         IN_ID_ALWAYS,
+        column="run_count",
         compared=False,
     )
     warmup: int = setting(
-        3, "untimed calls first", Rule("count", 0, MAX_ITERATIONS), IN_ID_ALWAYS, compared=False
+        3,
+        "untimed calls first",
+        Rule("count", 0, MAX_ITERATIONS),
+        IN_ID_ALWAYS,
+        column="warmup_count",
+        compared=False,
     )
     timeout_s: float | None = setting(
         None,

@@ -1,8 +1,10 @@
 """`microbench history`: each case's median over the stored runs in the order of their commits, and
 the steps in it (results/change_points.py).
 
-A point is one run's row of a case (compare's `CaseKey`); runs are ordered by the date of the commit
-they measured, then by when they started. Rows without a usable time leave no point.
+A point is one run's row of a case (compare's `CaseKey`); where the run holds the case twice (a
+jax-bench file's repeat, two entries made one case by --max-dim), the median of those rows' medians: one
+point per run. Runs are ordered by the date of the commit they measured, then by when they started.
+Rows without a usable time leave no point.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import csv
 import fnmatch
 import io
 import json
+import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -68,14 +71,18 @@ def histories(
     kept = [r for r in sorted(runs, key=_order) if not since or _order(r)[0][: len(since)] >= since]
     read = iter(read_many([path for run in kept for path in run.files], GROUPS))
     for run in kept:
-        date = _order(run)[0]
+        mine: dict[tuple[CaseKey, str | None], list[tuple[float, Row]]] = {}
         for row in (r for _ in run.files for r in next(read)):
-            if row.ok and row.median_s is not None and usable(row.median_s):
+            if row.ok and (median := row.median_s) is not None and usable(median):
                 where = (CaseKey.of(row), row.environment.device_kind)
-                if where not in found:
-                    found[where] = History(case_label(row), run.source)
-                label, said = run.name or str(run.number), _conditions(row, run)
-                found[where].points.append(Point(run.tested or "", date, label, row.median_s, said))
+                mine.setdefault(where, []).append((median, row))
+        for where, rows in mine.items():  # a case the run holds twice is one point
+            if where not in found:
+                found[where] = History(case_label(rows[0][1]), run.source)
+            said = "; ".join(dict.fromkeys(_conditions(row, run) for _, row in rows))
+            median = statistics.median(m for m, _ in rows)
+            label = run.name or str(run.number)
+            found[where].points.append(Point(run.tested or "", _order(run)[0], label, median, said))
     devices = Counter(case_key for case_key, _ in found)
     for (case_key, device), history in found.items():
         history.case += f" on {device}" if devices[case_key] > 1 else ""

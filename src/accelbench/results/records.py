@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from accelbench.catalogue import OpParams, ReadParams
 from accelbench.core.case import (
+    IN_ID_NEVER,
     OWN_POLICIES,
     RunSettings,
     declared_settings,
@@ -71,6 +72,17 @@ def setting_columns(compared_only: bool = False) -> dict[str, Any]:
         f.metadata["column"]: f
         for f in declared_settings()
         if f.metadata["column"] and (f.metadata["compared"] or not compared_only)
+    }
+
+
+def identifying_columns() -> dict[str, Any]:
+    """The setting columns of a case's id, which a resumed file's rows must share with the run: a row
+    of another num_runs is another case, measured again beside the first. Not the thread count, which
+    a row records as the case had it."""
+    return {
+        column: declared
+        for column, declared in setting_columns().items()
+        if declared.metadata["in_id"] != IN_ID_NEVER and column != "thread_count"
     }
 
 

@@ -3,7 +3,7 @@
 A config's results file names a series of runs: `out.csv`, then `out.2.csv`, `out.3.csv`, ... (each
 with its `.jsonl` twin), and each run's record `out.<n>.run.json`, written when it starts (when, which
 config, which files, the machine). `--resume` continues the latest run, `--overwrite` replaces it;
-`-o FILE` and URL outputs are not numbered.
+`-o FILE` and URL outputs are not numbered. A config is keyed by its real path (`config_key`).
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def assign(
         "run_id": run_id,
         "name": options.name,
         "started": timestamp(),
-        "config": None if command_line else recordable(os.path.abspath(config_path)),
+        "config": None if command_line else config_key(config_path),
         "one_off": " ".join(options.one_off) if command_line else None,
         # the name as the user gave it, where the results' files carry its portable form
         "named_from": None if stem == portable_name(stem) else recordable(stem),
@@ -181,6 +181,12 @@ def recordable(text: str) -> str:
     """Text as a record keeps it: a byte of a file name that is not UTF-8 spelt `\\udce9`, which JSON
     can hold (a lone surrogate makes the record unreadable) and a later run of the same file matches."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def config_key(path: str) -> str:
+    """A config as the store keys its runs: its real path, so a link to a config (configs/quickstart.yaml
+    links to the packaged copy) and the file itself are one config whose runs are one series."""
+    return recordable(os.path.realpath(path))
 
 
 def _missing_folders(path: str) -> tuple[str, ...]:
@@ -319,7 +325,7 @@ def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
         files,
         record.name,
         record.started,
-        record.config,
+        config_key(record.config) if record.config else None,
         record.commit,
         record.host,
         record.selection,
@@ -335,14 +341,15 @@ def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
     config, not one-off runs filed under the same name; a run without a readable record is taken as
     one of it)."""
     series = [runs_of(p) for p in paths]  # each folder listed once: the work grows with the runs
-    mine = recordable(os.path.abspath(config)) if config else None
+    mine = config_key(config) if config else None
     out = []
     for n in sorted({n for runs in series for n in runs}):
         files = tuple(f for runs in series if (f := runs.get(n)))
         record = _record(paths[0], n)
         record.config = record.config or (None if record.one_off else mine)
-        if config is None or record.config == mine and not record.one_off:
-            out.append(_stored(n, files, record))
+        run = _stored(n, files, record)
+        if config is None or run.config == mine and not run.one_off:
+            out.append(run)
     return out
 
 

@@ -15,12 +15,12 @@ import stat
 import sys
 import tempfile
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from accelbench.errors import UserError, visible
-from accelbench.results.records import Row
+from accelbench.results.records import Row, setting_columns
 
 
 def _cell(value: Any) -> str:
@@ -181,8 +181,11 @@ class ResultFile:
         config_id: str,
         resume: bool,
         overwrite: bool = False,
+        asked: Mapping[tuple[str, str], set[Any]] | None = None,
     ) -> None:
         self.csv_path = Path(csv_path)
+        # (benchmark, setting column) -> the values this run takes it with: a resumed row must agree
+        self.asked = {at: {_cell(v) for v in values} for at, values in (asked or {}).items()}
         self.jsonl_path = self.csv_path.with_suffix(".jsonl")
         self.columns = list(columns)
         self.config_id = config_id
@@ -304,7 +307,21 @@ class ResultFile:
                     f"(config_id {row['config_id']}, this config {self.config_id})",
                     key=f"--resume '{self.csv_path}'",
                 )
+            self._check_settings(row)
             self.done.add(row["case_id"])
+
+    def _check_settings(self, row: dict[str, str]) -> None:
+        """A row taken under other run settings (another --num-runs) is another case: resuming would
+        measure every case again beside it, and compare could pair neither."""
+        for (benchmark, column), cells in self.asked.items():
+            if row.get("benchmark") == benchmark and row.get(column, "") not in cells:
+                name, asked = setting_columns()[column].name, " or ".join(sorted(cells))
+                raise UserError(
+                    f"cannot resume: its rows of '{benchmark}' were taken with {name} "
+                    f"{row[column] or 'unset'}, this run asks {asked or 'unset'}; "
+                    "resume with the settings it started with, or write a new file",
+                    key=f"--resume '{self.csv_path}'",
+                )
 
     def _repair_jsonl(self) -> None:
         """Keep one JSON line per finished case: a run killed between its two writes leaves a JSON line

@@ -29,6 +29,12 @@ def check_options(options: RunOptions) -> None:
         raise UserError("--output and --output-dir both place the rows; give one", key="--output")
     if options.name is not None:
         check_label(options.name)
+    if options.name is not None and options.output:
+        raise UserError(
+            "labels a stored run; an -o file is not stored (no record, not numbered), so "
+            "`compare LABEL` could never find it: give one (compare the file by its path)",
+            key="--name",
+        )
 
 
 # why a --name could not be named afterwards: `compare LABEL` reads digits as a run number and a

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from accelbench.catalogue import get_spec
 from accelbench.core.case import Case
 from accelbench.results.columns import header
 from accelbench.results.reading import read_rows
-from accelbench.results.records import Row
+from accelbench.results.records import Row, identifying_columns, recorded_setting
 from accelbench.results.remote import DIR_FIELDS
 from accelbench.results.sinks import RunContext, Sink, register_sink
 from accelbench.results.writer import ResultFile, check_directory, check_writable
@@ -41,16 +42,20 @@ class ResultFiles(Sink):
             for group in by_file.values():
                 params: list[str] = []
                 extras: list[type | None] = []
+                asked: dict[tuple[str, str], set[Any]] = defaultdict(set)
                 for case in group:
                     params += [p for p in case.params.as_dict() if p not in params]
                     declared = get_spec(case.op).row_extras
                     extras += [declared] if declared not in extras else []
+                    for column, setting in identifying_columns().items():
+                        asked[case.benchmark, column].add(recorded_setting(case.run, setting))
                 shared = ResultFile(
                     group[0].outputs.csv_path,
                     header(params, extras),
                     group[0].config_id,
                     self.options.resume,
                     self.options.overwrite,
+                    asked,
                 )
                 self.files.update({case.outputs.csv_path: shared for case in group})
         except BaseException:
