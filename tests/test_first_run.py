@@ -154,4 +154,6 @@ def test_a_narrow_terminal_keeps_what_tells_rows_apart():
     console.print(table)
     text = console.export_text()
     assert "recipe=int8wo" in text and "recipe=int8dq" in text  # never cut
-    assert max(len(line) for line in text.splitlines()) <= 110 and dropped
+    # the names fold before a figure is left out (trial finding 2)
+    assert max(len(line) for line in text.splitlines()) <= 110 and not dropped
+    assert "TFLOP/s" in text and "GB/s" in text and "16384x8192x1280" in text
