@@ -4,6 +4,7 @@ and the pytest plugin run by pytest itself in a subprocess."""
 
 from __future__ import annotations
 
+import ast
 import csv
 import functools
 import os
@@ -17,6 +18,29 @@ import pytest
 
 import accelbench
 from accelbench.errors import Status, UserError
+
+
+def test_the_documented_python_imports_the_package_it_uses():
+    """Every Python block of the README and docs parses, never imports `microbench` (another project's
+    name on the package index), and uses `accelbench.` only where its page has imported it (trial
+    finding 4)."""
+    root = Path(__file__).resolve().parents[1]
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        imported: set[str] = set()
+        for block in page.read_text(encoding="utf-8").split("```python\n")[1:]:
+            tree = ast.parse(block.split("```")[0], str(page))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    imported.update(a.name.split(".")[0] for a in node.names)
+                if isinstance(node, ast.ImportFrom):
+                    imported.add((node.module or "").split(".")[0])
+            used = {
+                n.value.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            }
+            assert "microbench" not in imported, page
+            assert "accelbench" not in used - imported, page
 
 
 def test_a_numpy_function_is_checked_then_timed_with_its_rates():
