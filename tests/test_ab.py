@@ -59,7 +59,7 @@ def test_ab_settings_are_checked_by_their_declarations():
         accelbench.ab(np.sum, np.sum, np.ones(3), threshold=float("nan"))
 
 
-def test_the_library_ab_finds_a_tenfold_slowdown_and_prints_a_table():
+def test_the_library_ab_finds_a_tenfold_slowdown_and_prints_a_table(monkeypatch, capsys):
     def quick(x):
         time.sleep(0.001)
         return x
@@ -68,10 +68,16 @@ def test_the_library_ab_finds_a_tenfold_slowdown_and_prints_a_table():
         time.sleep(0.01)
         return x
 
+    monkeypatch.setattr("accelbench.library.PROGRESS_S", 0.0)  # every round takes long enough
     r = accelbench.ab(quick, slow, np.ones(4), rounds=6, round_runs=3, warmup=1)
     assert r.verdict == "slower" and r.rounds == 6 and r.interval is not None
     assert r.interval[0] <= r.ratio <= r.interval[1]  # (a busy host stretches the 1 ms sleep)
     assert "paired rounds" in str(r) and r.a.ok and r.b.ok
+    # a long ab() says where it is on stderr, a line a round at most (trial finding 9), unless quiet
+    said = capsys.readouterr().err.splitlines()
+    assert said[-1].startswith("ab(): round 6 of at most 6: quick") and len(said) == 6
+    accelbench.ab(quick, slow, np.ones(4), rounds=6, round_runs=3, warmup=1, quiet=True)
+    assert capsys.readouterr().err == ""
 
 
 def test_two_commands_in_rounds(run_cli, tmp_path):

@@ -129,6 +129,20 @@ def test_numpy_runs_its_blas_on_one_thread_and_says_so():
     assert accelbench.bench(np.matmul, a, a, num_runs=3, threads=2).threads == 2
 
 
+@pytest.mark.slow  # a fresh process: JAX sizes its CPU pool once, when its client starts
+def test_a_jax_program_importing_accelbench_times_on_one_cpu_thread():
+    """docs/library.md's order: jax, then accelbench, then the arrays (trial finding 9)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: one thread whatever the policy")
+    program = (
+        "import jax.numpy as jnp\nimport accelbench\nx = jnp.ones((8, 8))\n"
+        "print(accelbench.bench(lambda a: a @ a, x, num_runs=3, warmup=1).threads)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}  # one host device, not 4
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.split()[-1] == "1", done.stderr
+
+
 @pytest.mark.parametrize(
     "fn, keywords, key",
     [

@@ -194,7 +194,8 @@ def interleave(
                 key="ab",
             )
         pairs = paired(*rounds)
-        say(f"round {k + 1}: " + "; ".join(_progress(p) for p in pairs[:3]))
+        said = "; ".join(_progress(p) for p in pairs[:3])
+        say(f"round {k + 1} of at most {settings.rounds}: {said}")
         if k + 1 >= MIN_ROUNDS and _precise(pairs, settings):
             break
     return pairs
