@@ -7,6 +7,7 @@ import csv
 import json
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,6 +137,12 @@ def test_two_configs_and_two_git_refs_in_rounds(run_cli, tmp_path, monkeypatch):
     )  # fmt: skip
     (pair,) = json.loads(out)["pairs"]
     assert code in (0, 1) and pair["rounds"] == 6 and "n=128" in pair["case"]  # paired in order
+    # each side's rows of each round are kept under --output-dir, as its help says (trial finding 11)
+    kept = sorted(p.name for p in Path(out_dir).rglob("*.round*.csv"))
+    assert kept == sorted(f"{side}.round{k}.csv" for side in "ab" for k in range(1, 7))
+    assert {r["n"] for r in csv.DictReader(open(next(Path(out_dir).rglob("b.round6.csv"))))} == {
+        "128"
+    }
     code, _, err = run_cli(
         "ab", str(tmp_path / "a.yaml"), str(tmp_path / "nope.yaml"), "--output-dir", out_dir
     )

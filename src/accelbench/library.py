@@ -357,11 +357,8 @@ def save(results: Sequence[Result], path: str) -> str:
     from accelbench.core.options import RunOptions
     from accelbench.platform.environment import new_run_id
     from accelbench.results import run_store
-    from accelbench.results.columns import header
-    from accelbench.results.writer import ResultFile
+    from accelbench.results.writer import write_rows
 
-    rows = [r.row for r in results]
-    names = list(dict.fromkeys(p for r in rows for p in r.params.as_dict()))
     case = Case(
         op="callable",
         backend="numpy",
@@ -372,10 +369,5 @@ def save(results: Sequence[Result], path: str) -> str:
     )
     assigned = run_store.assign([case], RunOptions(), "bench()", new_run_id(), command_line=True)
     written = assigned.cases[0].outputs.csv_path
-    out = ResultFile(written, header(names, []), "", False, False)
-    try:
-        for row in rows:
-            out.append(dataclasses.replace(row))
-    finally:
-        out.close()
+    write_rows(written, [r.row for r in results])
     return written
