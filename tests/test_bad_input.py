@@ -181,6 +181,26 @@ def test_bad_config_is_one_exact_line_exit_2_and_writes_nothing(
     assert files_under(tmp_path) == [tmp_path / "config.yaml"]
 
 
+def test_backend_for_every_benchmark_is_checked_on_what_only_keeps(tmp_path, monkeypatch, run_cli):
+    """`--backend` blames only a benchmark that --only/--skip keep (trial finding 15a)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text(
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n"
+        "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n"
+    )
+    lacks = "error: config.yaml: --backend: op 'add' has no numpy implementation (implemented in: "
+    for selection in ((), ("--only", "add"), ("--skip", "fault")):
+        code, _, err = run_cli(
+            "run", "--config", "config.yaml", "--backend", "numpy", *selection, "--no-progress"
+        )
+        assert code == 2 and err.startswith(lacks) and len(err.splitlines()) == 1
+        assert files_under(tmp_path) == [tmp_path / "config.yaml"]
+    code, _, err = run_cli(
+        "run", "--config", "config.yaml", "--backend", "numpy", "--only", "fault", "-q"
+    )
+    assert code == 0, err
+
+
 def test_missing_config_file(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     code, _, err = run_cli("run", "--config", "nope.yaml")
