@@ -151,7 +151,7 @@ def test_two_configs_and_two_git_refs_in_rounds(run_cli, tmp_path, monkeypatch):
     code, _, err = run_cli(
         "ab", str(tmp_path / "a.yaml"), str(tmp_path / "c.yaml"), "--output-dir", out_dir
     )
-    assert code == 2 and "plans 1 cases" in err
+    assert code == 2 and "plans 1 case and" in err
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "c.yaml").write_text(CONFIG.format(n=64))

@@ -25,7 +25,12 @@ CASES = {
         "just a string\n",
         "config.yaml: (top level): the top level must be a mapping, got str",
     ),
-    "empty_file": ("", "config.yaml: (top level): the top level must be a mapping, got NoneType"),
+    "empty_file": ("", "config.yaml: the file is empty (no YAML value in it)"),
+    "comments_only": ("# later\n\n", "config.yaml: the file is empty (no YAML value in it)"),
+    "binary": (
+        b"benchmarks:\n\xff\xfe\x00",
+        "config.yaml: not UTF-8 text (byte 12): a config is YAML",
+    ),
     "no_dialect": (
         "foo: 1\n",
         "config.yaml: (top level): not a benchmark config: expected 'benchmark: {name: ...}' "
@@ -173,7 +178,8 @@ def test_bad_config_is_one_exact_line_exit_2_and_writes_nothing(
 ):
     text, expected = CASES[name]
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "config.yaml").write_text(text)
+    path = tmp_path / "config.yaml"
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
     code, out, err = run_cli("run", "--config", "config.yaml", "--no-progress")
     assert code == 2
     assert err == f"error: {expected}\n"

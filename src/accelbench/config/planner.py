@@ -17,7 +17,7 @@ from accelbench.config.loader import LoadedConfig
 from accelbench.config.settings import PlanRequest
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
-from accelbench.errors import UserError, visible
+from accelbench.errors import UserError, counted, visible
 from accelbench.names import portable_name
 from accelbench.results.remote import DIR_FIELDS, is_url
 from accelbench.results.writer import check_path_text
@@ -64,7 +64,7 @@ def select(
     kept = [c for c in cases if (not only or matches(c, only)) and not matches(c, skip)]
     if not kept:
         raise UserError(
-            f"--only {list(only)} / --skip {list(skip)} leave none of the {len(cases)} cases",
+            f"--only {list(only)} / --skip {list(skip)} leave none of {counted(len(cases), 'case')}",
             file=path,
             key="(command line)",
         )

@@ -21,7 +21,7 @@ from accelbench.catalogue import ReadParams
 from accelbench.core.case import MIN_ROUNDS, AbSettings, Case
 from accelbench.core.samples import Samples
 from accelbench.core.types import Timing
-from accelbench.errors import Status, UserError, visible
+from accelbench.errors import Status, UserError, counted, visible
 from accelbench.results.compare import Comparison, Pair, case_label, report_of, sorted_pairs
 from accelbench.results.compare_formats import Report
 from accelbench.results.records import Environment, Identity, Row, Series, TimingInfo
@@ -302,7 +302,7 @@ def _sides(a: str, b: str, args: Any, out: str) -> Iterator[tuple[Side, Side]]:
         planned = [load_and_plan(config, RunOptions())[1] for config in (a, b)]
         if len(planned[0]) != len(planned[1]):
             raise UserError(
-                f"{a} plans {len(planned[0])} cases and {b} {len(planned[1])}: ab pairs them in "
+                f"{a} plans {counted(len(planned[0]), 'case')} and {b} {len(planned[1])}: ab pairs them in "
                 "order",
                 key="ab",
             )
