@@ -719,6 +719,34 @@ def test_the_state_nvml_gives_is_read_and_a_missing_query_leaves_its_column_blan
     assert gpu_monitor.read_state(0) == DeviceState()
 
 
+class TwoGpus(StateNvml):
+    """Two boards, told apart by their power limits (GPU 1's is 500 W) and their UUIDs."""
+
+    def nvmlDeviceGetCount(self) -> int:
+        return 2
+
+    def nvmlDeviceGetUUID(self, handle) -> bytes:
+        return f"GPU-{'ab'[handle] * 8}-0000".encode()
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle) -> int:
+        return 500_000 if handle else 700_000
+
+
+@pytest.mark.parametrize(
+    ("visible", "watts"), [(None, 700.0), ("1", 500.0), ("1,0", 500.0), ("GPU-bbbb", 500.0)]
+)
+def test_a_case_s_gpu_is_read_where_cuda_visible_devices_put_it(monkeypatch, visible, watts):
+    """A `--processes` worker's GPU 0 is the host's GPU 1 (CUDA_VISIBLE_DEVICES=1); NVML numbers the
+    host's: the state and the clocks are read from the board the case ran on."""
+    monkeypatch.setitem(sys.modules, "pynvml", TwoGpus())
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert gpu_monitor.read_state(0).power_limit_w == watts
+    assert gpu_monitor.nvml_handle(TwoGpus(), 0) == (0 if watts == 700.0 else 1)  # the monitor's
+
+
 def test_every_gpu_row_carries_its_state_and_reads_it_back(monkeypatch, tmp_path):
     from accelbench.catalogue import get_spec
     from accelbench.core.case import Case, Outputs, RunSettings

@@ -686,6 +686,10 @@ HOSTILE = {
         ADD + '  csv_path: "a\\0b.csv"\n  benchmark_params: [{m: 8, n: 8}]\n',
         "config.yaml: csv_path 'a\\x00b.csv': a path cannot contain a NUL character",
     ),
+    "escape_in_csv_path": (
+        ADD + '  csv_path: "x\\e[1m.csv"\n  benchmark_params: [{m: 8, n: 8}]\n',
+        "config.yaml: csv_path x\\x1b[1m.csv: an output path cannot contain a control character",
+    ),
     "trace_dir_under_a_file": (
         ADD + "  trace_dir: config.yaml/traces\n  benchmark_params: [{m: 8, n: 8}]\n",
         "trace_dir 'config.yaml/traces': cannot create the folder: 'config.yaml' is a file",

@@ -90,6 +90,21 @@ def test_which_inconclusive_reasons_fail_is_a_flag(reasons, code, tmp_path, run_
     assert case.find("failure" if code else "skipped") is not None
 
 
+def test_the_github_headline_never_calls_unjudged_cases_no_regression(tmp_path, run_cli):
+    """Trial finding 6: 'No regression: none slower' headed a table whose case was inconclusive."""
+    a, b = _inconclusive(tmp_path)
+    code, out, _ = run_cli("compare", a, b, "--format", "github")
+    assert code == 0 and "No regression" not in out
+    assert "**No verdict** for 1 of 1 cases (inconclusive)." in out
+    from test_compare_report import row, write
+
+    write(tmp_path / "a.csv", [row(1, 1e-3, spread=0.3), row(2, 1e-3)])
+    write(tmp_path / "b.csv", [row(1, 1.2e-3, spread=0.3), row(2, 1e-3)])
+    code, out, _ = run_cli("compare", a, b, "--format", "github")
+    assert code == 0 and "No regression" not in out
+    assert "**No verdict** for 1 of 2 cases (inconclusive); none of the other 1 slower by" in out
+
+
 def test_cannot_compare_is_exit_2_in_every_ci_format(tmp_path, run_cli):
     a, _ = _inconclusive(tmp_path)
     for fmt in ("github", "junit"):

@@ -11,6 +11,7 @@ import pytest
 from accelbench.catalogue import ReadParams
 from accelbench.ops.common import PlacementExtras
 from accelbench.results.columns import header
+from accelbench.results.verdict import CONDITIONS_DIFFER
 
 COLUMNS = header(["m", "n", "dtype"], [PlacementExtras])
 
@@ -568,6 +569,37 @@ def test_summary_verdicts_read_p10_p90_and_a_loaded_host_only_beyond_its_load(tm
     assert code == 0 and "microbench ab" in out  # the hint: interleave instead
 
 
+def test_a_load_on_both_sides_is_a_loaded_host_not_a_difference_and_still_bounds_the_ratio(
+    tmp_path, run_cli
+):
+    """Trial finding 5: a file against itself was 'inconclusive (conditions: ...)' with the hint about
+    different conditions. One load on both sides is noise ('loaded host'), not a difference, yet it
+    bounds the ratio all the same: two runs at one load per core can meet different neighbours (the
+    stored A/A pairs of bench/ab_load.py: an 8x interval at 4.86 vs 4.91 per core). And a verdict
+    withheld by its own noise says so, not that a differing condition withheld it."""
+    busy = {"host_load_ratio": 3.5, "timing_source": "wall_clock"}
+    idle = {"host_load_ratio": 0.3, "timing_source": "wall_clock"}
+    write(tmp_path / "a.csv", [row(m, 1e-3, **busy) for m in (1, 2, 3)])
+    write(tmp_path / "b.csv", [row(1, 1e-3, **busy), row(2, 2e-3, **busy), row(3, 23e-3, **busy)])
+    a, b = str(tmp_path / "a.csv"), str(tmp_path / "b.csv")
+    for other in (a, b):
+        code, out, _ = run_cli("compare", a, other, "--json")
+        verdicts = [p["verdict"] for p in json.loads(out)["pairs"]]
+        assert not any(CONDITIONS_DIFFER in v or "(conditions:" in v for v in verdicts), verdicts
+    loaded = "inconclusive (noisy, loaded host: host load per core 3.50 vs 3.50)"
+    assert verdicts[:2] == ["noise", loaded]  # 2x: a load of 3.5 can explain that
+    assert verdicts[2].startswith("slower (beyond what host load per core 3.50 vs 3.50")
+    _, out, _ = run_cli("compare", a, a)
+    assert "hint" not in out  # a file against itself: noise, nothing to interleave
+    _, out, _ = run_cli("compare", a, b)
+    assert "on a loaded host" in out and "microbench ab" in out
+    write(tmp_path / "c.csv", [row(m, 1.2e-3, spread=0.5, **idle) for m in (1, 2, 3)])
+    code, out, _ = run_cli("compare", str(tmp_path / "c.csv"), a, "--json")
+    assert {p["verdict"] for p in json.loads(out)["pairs"]} == {
+        "inconclusive (noisy, loaded host: host load per core 0.30 vs 3.50)"
+    }
+
+
 def test_speedup_bars_of_noisy_rows_are_marked_doubtful():
     from accelbench.results.records import Conditions, Identity, Pairing, Row, TimeStats, TimingInfo
     from accelbench.results.report import speedups
@@ -621,6 +653,22 @@ def _sampled(tmp_path, name, samples, doubt=False):
     with open(tmp_path / f"{name}.jsonl", "w") as f:
         f.write(json.dumps({"case_id": "c1", "samples_s": list(map(float, samples))}) + "\n")
     return str(tmp_path / f"{name}.csv")
+
+
+def test_compare_reads_raw_samples_from_the_documented_count_and_p10_p90_below_it(
+    tmp_path, run_cli
+):
+    """Trial finding 16: with both .jsonl twins but 5 samples the evidence is p10-p90, which the docs
+    said happens only where a CSV stands alone. The rule, its number from the code, is in method.md."""
+    from accelbench.core.samples import MIN_CI_SAMPLES
+
+    method = (Path(__file__).parent.parent / "docs" / "method.md").read_text()
+    assert f"fewer than {MIN_CI_SAMPLES} samples of the case" in method
+    for n, evidence in ((MIN_CI_SAMPLES - 1, "p10-p90"), (MIN_CI_SAMPLES + 1, "raw samples")):
+        a = _sampled(tmp_path, f"a{n}", [1e-3 * (1 + i / 100) for i in range(n)])
+        b = _sampled(tmp_path, f"b{n}", [2e-3 * (1 + i / 100) for i in range(n)])
+        (pair,) = json.loads(run_cli("compare", a, b, "--json")[1])["pairs"]
+        assert pair["evidence"] == evidence
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -179,6 +179,18 @@ def test_a_sample_is_throttled_when_its_stretch_meets_a_low_reading():
     assert report.throttled_share_ratio == pytest.approx(0.04)
 
 
+def test_a_loop_shorter_than_the_monitor_s_period_is_judged_by_the_reading_that_covers_it():
+    """5 ms between two readings 20 ms apart (a short collective on 2 H100s said "no GPU monitor")."""
+    monitor = gpu_monitor.Monitor(enabled=False)
+    monitor.started_at = 100.0
+    monitor.series = [(i * 0.02, LOW if i == 3 else FULL, 0, 0, 0) for i in range(10)]
+    monitor.reasons = [0] * 10
+    timing = Timing(samples_s=[1e-3] * 5, source="x", loop_started_at=100.065, loop_s=0.005)
+    throttle.forget()
+    _, report = throttle.judge(monitor, timing, RunSettings(throttle="flag"), 0)
+    assert report.clock_source == "nvml" and report.sm_clock_min_mhz == LOW  # reading 3, at 60 ms
+
+
 def test_cooldown_idles_between_cases(tmp_path, run_cli):
     (tmp_path / "c.yaml").write_text(
         "backend: numpy\nnum_runs: 2\nwarmup: 0\ncooldown_s: 0.3\nbenchmarks:\n"

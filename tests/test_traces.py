@@ -108,7 +108,9 @@ def test_microbench_traces_listens_on_this_machine_only_and_one_sigterm_stops_it
     (tmp_path / "tr").mkdir()
     port = _free_port()
     command = [sys.executable, "-m", "accelbench", "traces", str(tmp_path / "tr"), "--port"]
-    server = subprocess.Popen([*command, str(port)], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [*command, str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline, status = time.monotonic() + 120, None
         while status is None and time.monotonic() < deadline and server.poll() is None:
@@ -124,6 +126,7 @@ def test_microbench_traces_listens_on_this_machine_only_and_one_sigterm_stops_it
         assert "--port" in taken.stderr and "in use" in taken.stderr
         server.send_signal(signal.SIGTERM)  # once: xprof's threads do not hold the exit
         assert server.wait(timeout=120) == 128 + signal.SIGTERM
+        assert "warning: no trace under" in server.stderr.read()  # an empty folder: said
     finally:
         server.kill()
         server.wait(timeout=30)

@@ -172,7 +172,13 @@ def test_a_results_file_that_is_a_link_or_not_a_file_is_refused(tmp_path):
         ResultFile(
             str(tmp_path / "link.csv"), header(["m"], []), "cfg", resume=False, overwrite=True
         )
-    assert target.read_text() == "precious"
+    for resume in (False, True):  # said as it is, whatever the flags (not "the file exists")
+        with pytest.raises(UserError, match="link.csv is a symbolic link"):
+            ResultFile(str(tmp_path / "link.csv"), header(["m"], []), "cfg", resume=resume)
+    (tmp_path / "twin.jsonl").symlink_to(target)  # the rows' twin alone: named as itself
+    with pytest.raises(UserError, match="twin.jsonl is a symbolic link"):
+        ResultFile(str(tmp_path / "twin.csv"), header(["m"], []), "cfg", resume=False)
+    assert target.read_text() == "precious" and not (tmp_path / "twin.csv").exists()
     os.mkfifo(tmp_path / "pipe.csv")
     with pytest.raises(UserError):
         ResultFile(

@@ -43,10 +43,13 @@ class ThrottleReport:
 
 
 def _window(monitor: Monitor, timing: Timing) -> list[int]:
-    """The monitor's readings inside the timed loop (indices)."""
+    """The monitor's readings that cover the timed loop (indices): those inside it and the last one
+    before it, which holds until the next (a loop shorter than the period may hold none inside)."""
     start = timing.loop_started_at or 0.0
     end = start + (timing.loop_s or 0.0)
-    return [i for i, s in enumerate(monitor.series) if start <= monitor.started_at + s[0] <= end]
+    at = [monitor.started_at + s[0] for s in monitor.series]
+    before = [i for i, t in enumerate(at) if t < start][-1:]
+    return before + [i for i, t in enumerate(at) if start <= t <= end]
 
 
 def _throttled_spans(

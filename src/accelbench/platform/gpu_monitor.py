@@ -6,6 +6,7 @@ read once a case; the harness only reads them, never sets them."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field, fields
@@ -56,6 +57,24 @@ class DeviceState:
         return out
 
 
+def nvml_handle(nvml: Any, index: int) -> Any:
+    """NVML's handle of CUDA's GPU `index`: NVML numbers every GPU of the host, CUDA only those
+    CUDA_VISIBLE_DEVICES leaves, in its order (by number, or by a UUID or a prefix of one), as a
+    `--processes` worker (one GPU each) or a scheduler sets it."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return nvml.nvmlDeviceGetHandleByIndex(index)
+    named = [v.strip() for v in visible.split(",") if v.strip()][index]
+    if named.isdigit():
+        return nvml.nvmlDeviceGetHandleByIndex(int(named))
+    for i in range(nvml.nvmlDeviceGetCount()):
+        handle = nvml.nvmlDeviceGetHandleByIndex(i)
+        uuid = nvml.nvmlDeviceGetUUID(handle)
+        if (uuid.decode() if isinstance(uuid, bytes) else uuid).startswith(named):
+            return handle
+    raise LookupError(f"no GPU {named} (CUDA_VISIBLE_DEVICES)")
+
+
 def read_state(index: int, reasons: int = 0) -> DeviceState:
     """The settings of GPU `index` now; `reasons`: clock-event reason bits seen along the case (a
     locked clock may say so only under load). Each query on its own: a board without one of them
@@ -64,7 +83,7 @@ def read_state(index: int, reasons: int = 0) -> DeviceState:
         import pynvml as nvml
 
         nvml.nvmlInit()
-        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        handle = nvml_handle(nvml, index)
     except Exception:  # no library, no driver, no such GPU: nothing to say
         return DeviceState()
 
@@ -155,7 +174,7 @@ class Monitor:
             import pynvml
 
             pynvml.nvmlInit()
-            handle = pynvml.nvmlDeviceGetHandleByIndex(self.device_index)
+            handle = nvml_handle(pynvml, self.device_index)
         except Exception as error:  # no library, no driver, no such GPU: nothing to sample
             self.note = f"no GPU monitor: {type(error).__name__}: {error}"[:200]
             return self

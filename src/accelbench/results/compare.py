@@ -453,15 +453,16 @@ def report_of(
         f"ambiguous: several rows of one case on one side, not compared: {k}"
         for k in comparison.ambiguous
     ]
-    if hint and any(p.judged(threshold).conditions_differ for p in comparison.pairs):
+    if hint and any(p.judged(threshold).interleave for p in comparison.pairs):
         notes.append(AB_HINT)
     notes += _regressions(failing, len(comparison.pairs), threshold)
     return Report(labels, threshold, shown_lines, lines, notes, ambiguous=comparison.ambiguous)
 
 
 AB_HINT = (
-    "hint: rows taken under different conditions get no verdict; `microbench ab` measures both "
-    "sides in alternating rounds of one run, so the conditions hit both alike"
+    "hint: rows taken under different conditions or on a loaded host get no verdict beyond what "
+    "those can explain; `microbench ab` measures both sides in alternating rounds of one run, so "
+    "the conditions hit both alike"
 )
 
 

@@ -40,6 +40,10 @@ class Line:
     marks: tuple[str, str] = ("", "")  # after each median: the audit's `!` where it found something
     trace: str = ""  # the candidate's trace (else the baseline's), where a row kept one
 
+    @property
+    def inconclusive(self) -> bool:
+        return self.verdict.startswith("inconclusive")
+
 
 @dataclass
 class Grid:
@@ -88,7 +92,7 @@ def show(report: Report, output_format: str) -> None:
 
 TITLE = (
     "median time; verdicts from the ratio's 95% interval (paired rounds, raw samples, or p10-p90 "
-    "where there are no samples), beyond what differing conditions explain"
+    "where samples are too few), beyond what differing conditions explain"
 )
 
 
@@ -237,12 +241,18 @@ def _github(report: Report) -> None:
     a, b = (markdown_safe(label) for label in report.labels)
     head = f"| case | {a} | {b} | ratio | 95% interval | verdict | trace |\n|---|---:|---:|---:|---:|---|---|\n"
     said = Counter(x.verdict.split(" (")[0] for x in failing)
+    unjudged, beyond = sum(x.inconclusive for x in every), f"by more than {report.threshold:.0%}"
+    others = f"; none of the other {len(every) - unjudged} slower {beyond}" * (
+        unjudged < len(every)
+    )
     verdict = (
         f"**Regression**: {', '.join(f'{n} {v}' for v, n in said.items())} of {len(every)} cases "
         f"(threshold {report.threshold:.0%})."
+        + (f" **No verdict** for {unjudged} (inconclusive)." if unjudged else "")
         if failing
-        else f"**No regression**: {len(every)} cases compared, none slower by more than "
-        f"{report.threshold:.0%}."
+        else f"**No verdict** for {unjudged} of {len(every)} cases (inconclusive){others}."
+        if unjudged
+        else f"**No regression**: {len(every)} cases compared, none slower {beyond}."
     )
     ordered = [*failing, *(x for x in every if not x.fails)]
     shown = ordered[:SUMMARY_ROWS]
@@ -285,7 +295,7 @@ def _junit(report: Report) -> None:
         if x.fails:
             kind = x.verdict.split(" (")[0]
             ET.SubElement(case, "failure", type=kind, message=visible(x.verdict + ratio))
-        elif x.verdict.startswith("inconclusive"):
+        elif x.inconclusive:
             skipped += 1
             ET.SubElement(case, "skipped", message=visible(x.verdict))
     suite.set("skipped", str(skipped))

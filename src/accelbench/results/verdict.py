@@ -55,11 +55,15 @@ class Judgement:
         return f"{self.verdict.value} ({self.why})" if self.why else self.verdict.value
 
     @property
-    def conditions_differ(self) -> bool:
-        return self.verdict is Verdict.INCONCLUSIVE and self.why.startswith("conditions")
+    def interleave(self) -> bool:
+        """Withheld for what `ab`'s interleaved rounds would cancel: differing conditions or load."""
+        return self.verdict is Verdict.INCONCLUSIVE and (
+            self.why.startswith(CONDITIONS_DIFFER) or LOADED_HOST in self.why
+        )
 
 
 CONDITIONS_DIFFER = "conditions differ"
+LOADED_HOST = "loaded host"
 CLOCK_TOLERANCE = 0.02  # SM clocks this far apart (relative) are different conditions
 STRETCHED = 1.1  # a timed loop whose threads waited for a CPU over a tenth of its wall
 MOST_WAIT = 0.99  # a wait share this close to the whole loop says only "stretched a hundredfold"
@@ -119,7 +123,8 @@ def _shown(value: Any) -> str:
 class Condition:
     """One condition two rows were taken under. `material(a, b)`: whether their values (read by
     `value`) make a difference a verdict must allow for; `bound(a, b)`: how far that difference can
-    stretch the candidate's time over the baseline's (slower, faster); unbounded by default."""
+    stretch the candidate's time over the baseline's (slower, faster); unbounded by default;
+    `alike(a, b)`: both sides had it alike (two loaded hosts), which is noise, not a difference."""
 
     name: str
     value: Callable[[Row], Any]
@@ -128,6 +133,7 @@ class Condition:
     described: Callable[[str, Any, Any], str] = lambda name, a, b: (
         f"{name} {_shown(a)} vs {_shown(b)}"
     )
+    alike: Callable[[Any, Any], bool] = lambda a, b: a == b
 
     def judged(self, a: Row, b: Row) -> Found | None:
         va, vb = self.value(a), self.value(b)
@@ -135,12 +141,12 @@ class Condition:
             return None
         # one side did not record it: nothing bounds the difference
         slower, faster = (UNBOUNDED,) * 2 if va is None or vb is None else self.bound(va, vb)
-        return Found(self.described(self.name, va, vb), slower, faster, va != vb)
+        return Found(self.described(self.name, va, vb), slower, faster, not self.alike(va, vb))
 
 
 class Found(NamedTuple):
     """A condition that matters to a pair: what it is, how far it can stretch the ratio either way,
-    and whether the two sides' values differ (two equally loaded hosts do not, but still count)."""
+    and whether the two sides differ in it (two loaded hosts do not, but still bound the ratio)."""
 
     text: str
     slower: float
@@ -164,16 +170,24 @@ def _throttled(a: float | None, b: float | None) -> bool:
     return max(a or 0.0, b or 0.0) >= THROTTLED
 
 
-# A busy host stretches a host-timed row by at most `Host.most`; a slower SM clock a kernel by at most
-# the clock ratio (time ~ 1/clock for a clock-bound kernel, less for a memory-bound one).
+def _contended(host: Host | None) -> bool:
+    return host is not None and host.contended
+
+
+# A busy host stretches a host-timed row by at most `Host.most`, whatever the other side's load: two
+# rows taken minutes apart at one load per core can still meet different neighbours (docs/method.md).
+# A slower SM clock stretches a kernel by at most the clock ratio (time ~ 1/clock for a clock-bound
+# kernel, less for a memory-bound one).
+HOST = Condition(
+    "host load per core",
+    _host,
+    lambda a, b: _contended(a) or _contended(b),
+    lambda a, b: (b.most, a.most),
+    _host_apart,
+    lambda a, b: _contended(a) and _contended(b),
+)
 CONDITIONS: tuple[Condition, ...] = (
-    Condition(
-        "host load per core",
-        _host,
-        lambda a, b: any(h is not None and h.contended for h in (a, b)),
-        lambda a, b: (b.most, a.most),
-        _host_apart,
-    ),
+    HOST,
     Condition(
         "SM clock MHz",
         lambda r: r.timing.sm_clock_median_mhz,
@@ -225,6 +239,27 @@ def lost(a: Row, b: Row | None) -> Verdict | None:
     return None
 
 
+def _read(low: float, high: float, ratio: float, threshold: float, summary: bool) -> Verdict:
+    """What an interval of the ratio says by itself."""
+    if low > 1 + threshold:
+        return Verdict.SLOWER
+    if high < 1 - threshold:
+        return Verdict.FASTER
+    if low < 1 - threshold or high > 1 + threshold:
+        within = 1 - threshold <= ratio <= 1 + threshold and low <= 1 <= high
+        # p10-p90 ranges that overlap with the medians within the threshold: noise
+        return Verdict.NOISE if summary and within else Verdict.INCONCLUSIVE
+    return Verdict.NOISE if low <= 1 <= high else Verdict.WITHIN
+
+
+def _loaded(a: Row, b: Row) -> str:
+    """A noisy verdict's reason, naming the host's load where either side was taken on a busy one."""
+    hosts = _host(a), _host(b)
+    if not any(map(_contended, hosts)):
+        return "noisy"
+    return f"noisy, {LOADED_HOST}: {HOST.described(HOST.name, *hosts)}"
+
+
 def judge(
     a: Row,
     b: Row | None,
@@ -234,7 +269,9 @@ def judge(
 ) -> Judgement:
     """The candidate `b` against the baseline `a`. `interval`: the ratio's 95% interval from paired
     rounds (`evidence=ROUNDS`: both sides measured in one interleaved run, so their conditions are
-    the treatment, not a confound) or from the raw samples; without one, the p10-p90 columns."""
+    the treatment, not a confound) or from the raw samples; without one, the p10-p90 columns.
+    A verdict the interval gives by itself is withheld only where the conditions the rows differ in
+    can explain it: the interval is widened by the most they can stretch the ratio either way."""
     if (gone := lost(a, b)) is not None:
         return Judgement(gone)
     assert b is not None
@@ -244,20 +281,17 @@ def judge(
         return Judgement(Verdict.INCONCLUSIVE, Evidence.NONE, "no samples or p10-p90 to judge by")
     low, high = interval
     found, slower, faster = ([], 1.0, 1.0) if evidence is Evidence.ROUNDS else _conditions(a, b)
-    named = "; ".join(j.text for j in found)
-    beyond = f"beyond what {named} can explain" if found else ""
-    if low / slower > 1 + threshold:
-        return Judgement(Verdict.SLOWER, evidence, beyond, low, high)
-    if high * faster < 1 - threshold:
-        return Judgement(Verdict.FASTER, evidence, beyond, low, high)
-    if found:
-        head = CONDITIONS_DIFFER if any(j.differ for j in found) else "conditions"
-        return Judgement(Verdict.INCONCLUSIVE, evidence, f"{head}: {named}", low, high)
     ratio = b.median_s / a.median_s  # type: ignore[operator]
-    if low < 1 - threshold or high > 1 + threshold:
-        within = 1 - threshold <= ratio <= 1 + threshold and low <= 1 <= high
-        if evidence is Evidence.SUMMARY and within:  # overlapping ranges, median inside: noise
-            return Judgement(Verdict.NOISE, evidence, "", low, high)
-        return Judgement(Verdict.INCONCLUSIVE, evidence, "noisy", low, high)
-    verdict = Verdict.NOISE if low <= 1 <= high else Verdict.WITHIN
-    return Judgement(verdict, evidence, "", low, high)
+    summary = evidence is Evidence.SUMMARY
+    alone = _read(low, high, ratio, threshold, summary)
+    verdict = _read(low / slower, high * faster, ratio, threshold, summary)
+    named = "; ".join(j.text for j in found)
+    if verdict in (Verdict.SLOWER, Verdict.FASTER):
+        why = f"beyond what {named} can explain" if found else ""
+    elif verdict is not alone and any(j.differ for j in found):  # withheld for what differs
+        verdict, why = Verdict.INCONCLUSIVE, f"{CONDITIONS_DIFFER}: {named}"
+    elif verdict is not alone or verdict is Verdict.INCONCLUSIVE:  # noise, or a load on both sides
+        verdict, why = Verdict.INCONCLUSIVE, _loaded(a, b)
+    else:
+        why = ""
+    return Judgement(verdict, evidence, why, low, high)

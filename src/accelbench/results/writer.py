@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -76,9 +77,15 @@ MAX_PATH = 4096  # PATH_MAX on Linux
 
 
 def check_path_text(path: str, key: str) -> None:
-    """A path no system call would take (a NUL inside, longer than PATH_MAX): one line, not an OSError."""
+    """A path no system call would take (a NUL inside, longer than PATH_MAX), or one whose file name
+    would carry a control character into every listing that shows it: one line, not an OSError."""
     if "\0" in path:
         raise UserError("a path cannot contain a NUL character", key=f"{key} {path!r}")
+    if any(unicodedata.category(c) == "Cc" for c in path):
+        raise UserError(
+            "an output path cannot contain a control character",
+            key=f"{key} {visible(path)}",
+        )
     if len(path) > MAX_PATH:
         raise UserError(f"the path is longer than {MAX_PATH} characters", key=key)
 
@@ -230,10 +237,18 @@ class ResultFile:
             raise UserError(
                 "the rows' file is a CSV; its JSON-lines twin takes the .jsonl name", key=key
             )
-        existing = [p for p in (self.csv_path, self.jsonl_path) if _size(p) > 0]
-        if existing and not resume and not overwrite:
+        pair = (self.csv_path, self.jsonl_path)
+        if link := next((p for p in pair if p.is_symlink()), None):
             raise UserError(
-                "the results file exists; continue it with --resume, replace it with --overwrite, "
+                f"{link.name} is a symbolic link: refused (results are never written through one); "
+                "choose another path",
+                key=key,
+            )
+        existing = [p for p in pair if _size(p) > 0]
+        if existing and not resume and not overwrite:
+            which = existing[0].name if existing[0] != self.csv_path else "the results file"
+            raise UserError(
+                f"{which} exists; continue it with --resume, replace it with --overwrite, "
                 "or choose another path",
                 key=key,
             )

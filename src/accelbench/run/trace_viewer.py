@@ -9,6 +9,7 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from accelbench.errors import UserError, visible
@@ -16,6 +17,11 @@ from accelbench.platform import streams
 
 LOCAL = "127.0.0.1"
 DEFAULT_PORT = 8791  # xprof's own; another free port where it is taken and none was named
+
+
+def _names(root: str) -> Iterator[str]:
+    for _, _, names in os.walk(root):
+        yield from names
 
 
 def serve(logdir: str, port: int | None) -> int:
@@ -47,6 +53,10 @@ def serve(logdir: str, port: int | None) -> int:
     app = server.make_wsgi_app(server.ProfilePluginLoader().load(context))
     httpd = _listening(wsgi, app, port)
     bound = httpd.socket.getsockname()[1]
+    if not any(
+        n.endswith((".xplane.pb", ".trace.json.gz", ".pt.trace.json")) for n in _names(root)
+    ):
+        print(visible(f"warning: no trace under {logdir} yet"), file=sys.stderr)
     print(
         visible(
             f"xprof on http://{LOCAL}:{bound}/ over {logdir} (this machine only; Ctrl-C stops it)"
