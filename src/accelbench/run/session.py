@@ -328,12 +328,12 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
     unsupported = sum(not r.ok and not r.status.failed for r in rows)
     for what, chosen in (
         (
-            "ran partly below their clock threshold (throttled_share_ratio; throttle: discard drops "
-            "those samples)",
+            "that ran partly below the clock threshold (throttled_share_ratio; throttle: discard "
+            "drops those samples)",
             [r for r in rows if r.doubt == "throttled"],
         ),
         (
-            f"have audit findings ({AUDITED}; audit: strict makes them errors)",
+            f"with audit findings ({AUDITED}; audit: strict makes them errors)",
             [r for r in rows if r.timing.audit],
         ),
     ):
