@@ -7,6 +7,7 @@ import csv
 import json
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -59,7 +60,7 @@ def test_ab_settings_are_checked_by_their_declarations():
         accelbench.ab(np.sum, np.sum, np.ones(3), threshold=float("nan"))
 
 
-def test_the_library_ab_finds_a_tenfold_slowdown_and_prints_a_table():
+def test_the_library_ab_finds_a_tenfold_slowdown_and_prints_a_table(monkeypatch, capsys):
     def quick(x):
         time.sleep(0.001)
         return x
@@ -68,10 +69,16 @@ def test_the_library_ab_finds_a_tenfold_slowdown_and_prints_a_table():
         time.sleep(0.01)
         return x
 
+    monkeypatch.setattr("accelbench.library.PROGRESS_S", 0.0)  # every round takes long enough
     r = accelbench.ab(quick, slow, np.ones(4), rounds=6, round_runs=3, warmup=1)
     assert r.verdict == "slower" and r.rounds == 6 and r.interval is not None
     assert r.interval[0] <= r.ratio <= r.interval[1]  # (a busy host stretches the 1 ms sleep)
     assert "paired rounds" in str(r) and r.a.ok and r.b.ok
+    # a long ab() says where it is on stderr, a line a round at most (trial finding 9), unless quiet
+    said = capsys.readouterr().err.splitlines()
+    assert said[-1].startswith("ab(): round 6 of at most 6: quick") and len(said) == 6
+    accelbench.ab(quick, slow, np.ones(4), rounds=6, round_runs=3, warmup=1, quiet=True)
+    assert capsys.readouterr().err == ""
 
 
 def test_two_commands_in_rounds(run_cli, tmp_path):
@@ -130,6 +137,12 @@ def test_two_configs_and_two_git_refs_in_rounds(run_cli, tmp_path, monkeypatch):
     )  # fmt: skip
     (pair,) = json.loads(out)["pairs"]
     assert code in (0, 1) and pair["rounds"] == 6 and "n=128" in pair["case"]  # paired in order
+    # each side's rows of each round are kept under --output-dir, as its help says (trial finding 11)
+    kept = sorted(p.name for p in Path(out_dir).rglob("*.round*.csv"))
+    assert kept == sorted(f"{side}.round{k}.csv" for side in "ab" for k in range(1, 7))
+    assert {r["n"] for r in csv.DictReader(open(next(Path(out_dir).rglob("b.round6.csv"))))} == {
+        "128"
+    }
     code, _, err = run_cli(
         "ab", str(tmp_path / "a.yaml"), str(tmp_path / "nope.yaml"), "--output-dir", out_dir
     )
@@ -138,7 +151,7 @@ def test_two_configs_and_two_git_refs_in_rounds(run_cli, tmp_path, monkeypatch):
     code, _, err = run_cli(
         "ab", str(tmp_path / "a.yaml"), str(tmp_path / "c.yaml"), "--output-dir", out_dir
     )
-    assert code == 2 and "plans 1 cases" in err
+    assert code == 2 and "plans 1 case and" in err
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "c.yaml").write_text(CONFIG.format(n=64))

@@ -608,7 +608,7 @@ def test_the_audit_policy_through_the_command_line(policy, status, tmp_path, run
         ("streams=2", "streams: 2 streams") if audited_row else ("", "")
     )
     assert row["audit_mode"] == (policy or "flag")
-    assert ("1 cases have audit findings" in err) == audited_row
+    assert ("1 case with audit findings" in err) == audited_row
     assert (" ! " in out and "streams=2" in out) == audited_row  # the marker, the audit column
     if policy == "strict":
         assert "audit (strict): streams: 2 streams" in row["error"] and code == 1

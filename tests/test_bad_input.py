@@ -25,7 +25,12 @@ CASES = {
         "just a string\n",
         "config.yaml: (top level): the top level must be a mapping, got str",
     ),
-    "empty_file": ("", "config.yaml: (top level): the top level must be a mapping, got NoneType"),
+    "empty_file": ("", "config.yaml: the file is empty (no YAML value in it)"),
+    "comments_only": ("# later\n\n", "config.yaml: the file is empty (no YAML value in it)"),
+    "binary": (
+        b"benchmarks:\n\xff\xfe\x00",
+        "config.yaml: not UTF-8 text (byte 12): a config is YAML",
+    ),
     "no_dialect": (
         "foo: 1\n",
         "config.yaml: (top level): not a benchmark config: expected 'benchmark: {name: ...}' "
@@ -173,12 +178,33 @@ def test_bad_config_is_one_exact_line_exit_2_and_writes_nothing(
 ):
     text, expected = CASES[name]
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "config.yaml").write_text(text)
+    path = tmp_path / "config.yaml"
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
     code, out, err = run_cli("run", "--config", "config.yaml", "--no-progress")
     assert code == 2
     assert err == f"error: {expected}\n"
     assert "Traceback" not in out + err
     assert files_under(tmp_path) == [tmp_path / "config.yaml"]
+
+
+def test_backend_for_every_benchmark_is_checked_on_what_only_keeps(tmp_path, monkeypatch, run_cli):
+    """`--backend` blames only a benchmark that --only/--skip keep (trial finding 15a)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text(
+        "benchmarks:\n- benchmark_name: add\n  benchmark_params: [{m: 8, n: 8}]\n"
+        "- benchmark_name: fault\n  benchmark_params: [{n: 8}]\n"
+    )
+    lacks = "error: config.yaml: --backend: op 'add' has no numpy implementation (implemented in: "
+    for selection in ((), ("--only", "add"), ("--skip", "fault")):
+        code, _, err = run_cli(
+            "run", "--config", "config.yaml", "--backend", "numpy", *selection, "--no-progress"
+        )
+        assert code == 2 and err.startswith(lacks) and len(err.splitlines()) == 1
+        assert files_under(tmp_path) == [tmp_path / "config.yaml"]
+    code, _, err = run_cli(
+        "run", "--config", "config.yaml", "--backend", "numpy", "--only", "fault", "-q"
+    )
+    assert code == 0, err
 
 
 def test_missing_config_file(tmp_path, monkeypatch, run_cli):

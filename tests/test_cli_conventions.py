@@ -61,7 +61,7 @@ def test_only_and_skip_select_cases_by_op_or_label(tmp_path, write_yaml, run_cli
     rows = list(csv.DictReader(open(tmp_path / "o.csv")))
     assert code == 0 and [(r["op"], r["m"]) for r in rows] == [("add", "8")]
     code, _, err = run_cli("run", "--config", str(path), "--no-progress", "--only", "nothing*")
-    assert code == 2 and err.count("\n") == 1 and "leave none of the 3 cases" in err
+    assert code == 2 and err.count("\n") == 1 and "leave none of 3 cases" in err
 
 
 def test_rows_record_packages_flags_and_whether_the_tree_was_dirty(
@@ -151,25 +151,37 @@ def test_quiet_prints_only_the_count_and_verbose_a_line_per_case(tmp_path, write
 
 
 def test_the_summary_table_names_what_tells_rows_apart():
+    """The params column: what is away from its declared default (in any row of its op, backend and
+    shape), never a path, never a default the user did not give (trial findings 2 and 10)."""
+    from accelbench.catalogue import get_spec
     from accelbench.results.console import distinguishing
     from accelbench.results.records import Identity, Row
 
-    def row(backend, implementation, layout):
-        identity = Identity(op="gemm_simple", backend=backend, implementation=implementation)
-        params = {"m": 8, "k": 8, "n": 8, "dtype": "bfloat16", "layout": layout}
-        return Row(identity=identity, params=params)
+    def row(op, backend, implementation="", **params):
+        identity = Identity(op=op, backend=backend, implementation=implementation)
+        return Row(identity=identity, params=get_spec(op).typed(**params))
 
+    gemm = {"m": 8, "k": 8, "n": 8}
+    torchao = {"m": 8, "k": 8, "n": 8, "output_dir": "results/x/torchao"}
     rows = [
-        row("torch", "eager", "kn"),
-        row("torch", "compile", "kn"),
-        row("torch", "eager", "nk"),
-        row("jax", "jit", "kn"),
+        row("gemm_simple", "torch", "eager", layout="kn", **gemm),
+        row("gemm_simple", "torch", "compile", layout="kn", **gemm),
+        row("gemm_simple", "torch", "eager", layout="nk", **gemm),
+        row("gemm_simple", "jax", "jit", layout="kn", seed=0, **gemm),
+        row("gemm_simple", "jax", "jit", layout="kn", seed=3, **{**gemm, "m": 16}),
+        row("torchao_inference", "torch", "eager", recipe="int8wo", **torchao),
+        row("callable", "jax", "jit", name="my_kernel"),  # bench(): no flops, bytes or dtype given
+        row("callable", "jax", "jit", name="other", flops=2e9, dtype="float32"),
     ]
     assert distinguishing(rows) == [
         "layout=kn",  # the implementation is in the backend column (torch:eager)
-        "layout=kn",
+        "layout=kn",  # a default beside a row away from it says what it is
         "layout=nk",
-        "layout=kn",  # alone in its (op, backend, shape) group, and still says what it is (issue 60)
+        "",  # alone in its (op, backend, shape) group, at every default: nothing to say
+        "seed=3",
+        "recipe=int8wo",  # device=cuda, compile_mode=off: defaults; output_dir: a path
+        "",  # flops=0.0 bytes=0.0 dtype=bfloat16 were never given
+        "flops=2000000000.0 dtype=float32",
     ]
 
 

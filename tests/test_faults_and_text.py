@@ -163,7 +163,7 @@ def test_workers_end_with_a_launcher_killed_outright(config, tmp_path):
     assert err.count("the launcher of this job ended") == 1, err
     if config == "iterating":
         assert f"{' '.join(command[3:])} --resume" in err and "--overwrite" not in err, err
-        assert "1 finished cases are saved" in err
+        assert "1 finished case kept in" in err
 
 
 @pytest.mark.slow  # the watchdog's grace (10 s) passes

@@ -207,7 +207,7 @@ def test_url_outputs_are_staged_and_copied_and_never_silently_replaced(write_yam
         code, _, err = run_cli(
             "run", "--config", str(path), "--no-progress", "--num-runs", "2", "--resume"
         )
-        assert code == 0 and "1 of 1 cases already done" in err
+        assert code == 0 and "1 of 1 case already done" in err
         with fs.open("memory://bucket/run/add.csv", "r") as f:
             assert len(list(csv.DictReader(f))) == 1
     finally:

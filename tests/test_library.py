@@ -4,6 +4,7 @@ and the pytest plugin run by pytest itself in a subprocess."""
 
 from __future__ import annotations
 
+import ast
 import csv
 import functools
 import os
@@ -17,6 +18,29 @@ import pytest
 
 import accelbench
 from accelbench.errors import Status, UserError
+
+
+def test_the_documented_python_imports_the_package_it_uses():
+    """Every Python block of the README and docs parses, never imports `microbench` (another project's
+    name on the package index), and uses `accelbench.` only where its page has imported it (trial
+    finding 4)."""
+    root = Path(__file__).resolve().parents[1]
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        imported: set[str] = set()
+        for block in page.read_text(encoding="utf-8").split("```python\n")[1:]:
+            tree = ast.parse(block.split("```")[0], str(page))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    imported.update(a.name.split(".")[0] for a in node.names)
+                if isinstance(node, ast.ImportFrom):
+                    imported.add((node.module or "").split(".")[0])
+            used = {
+                n.value.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            }
+            assert "microbench" not in imported, page
+            assert "accelbench" not in used - imported, page
 
 
 def test_a_numpy_function_is_checked_then_timed_with_its_rates():
@@ -103,6 +127,20 @@ def test_numpy_runs_its_blas_on_one_thread_and_says_so():
     r = accelbench.bench(np.matmul, a, a, num_runs=3)
     assert r.threads == 1 and r.row.conditions.thread_count == 1 and "host threads 1" in str(r)
     assert accelbench.bench(np.matmul, a, a, num_runs=3, threads=2).threads == 2
+
+
+@pytest.mark.slow  # a fresh process: JAX sizes its CPU pool once, when its client starts
+def test_a_jax_program_importing_accelbench_times_on_one_cpu_thread():
+    """docs/library.md's order: jax, then accelbench, then the arrays (trial finding 9)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: one thread whatever the policy")
+    program = (
+        "import jax.numpy as jnp\nimport accelbench\nx = jnp.ones((8, 8))\n"
+        "print(accelbench.bench(lambda a: a @ a, x, num_runs=3, warmup=1).threads)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}  # one host device, not 4
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.split()[-1] == "1", done.stderr
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 `accelbench.bench(fn, *args)` times any callable with the project's device timer (accelbench/library.py);
 importing the package alone stays cheap: the library loads on first use."""
 
+import sys
 from typing import Any
 
 __version__ = "0.1.0"
@@ -16,3 +17,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(library, name)
     raise AttributeError(f"module 'accelbench' has no attribute {name!r}")
+
+
+if "jax" in sys.modules:  # a JAX program: JAX's CPU pool is sized when its client starts
+    from accelbench.jax_backend.backend import start_on_cpu
+
+    start_on_cpu()

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from accelbench import __version__
-from accelbench.errors import UserError
+from accelbench.errors import UserError, counted
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
 from accelbench.results.compare_formats import FORMATS
 from accelbench.run import history_commands, store_commands
@@ -427,7 +427,7 @@ def _validate(args: argparse.Namespace) -> int:
     elif args.list:
         print_cases(cases)
     else:
-        print(f"{args.config}: {len(cases)} cases")
+        print(f"{args.config}: {counted(len(cases), 'case')}")
     return 0
 
 

@@ -31,6 +31,11 @@ class Status(str, Enum):
         return self not in (Status.OK, Status.UNSUPPORTED)
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 case', '2 cases': a count in a message, its noun agreeing."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """Closest known name to a misspelt one, or None when nothing is close."""
     word = str(word)

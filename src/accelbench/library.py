@@ -10,6 +10,8 @@ import dataclasses
 import io
 import itertools
 import math
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -32,6 +34,7 @@ BENCH_OPTIONS = (
     "inputs",
 )
 _counter = itertools.count()
+PROGRESS_S = 5.0  # ab()'s rounds said on stderr at most this often, the first after this long
 
 
 class BenchError(UserError, ValueError):
@@ -285,12 +288,13 @@ def ab(
     g: Callable[..., Any],
     *args: Any,
     threshold: float = 0.05,
+    quiet: bool = False,
     **keywords: Any,
 ) -> AbResult:
     """Time `f(*args)` (the baseline) and `g(*args)` in alternating rounds (f g, g f, f g, ...) and
     judge g against f from the per-round ratios: drift and other processes' load fall on both alike.
     `rounds`, `round_runs` and `ratio_precision` are the A/B settings (`microbench ab`'s); every other
-    keyword goes to `bench()` for both."""
+    keyword goes to `bench()` for both. Rounds that take a while are said on stderr unless `quiet`."""
     from accelbench.results.compare import check_threshold
     from accelbench.results.compare_formats import pairs_table
     from accelbench.run.ab import ab_report, ab_settings, interleave
@@ -304,7 +308,7 @@ def ab(
     sides = (_CallableSide("a", f, args, keywords), _CallableSide("b", g, args, keywords))
     for side in sides:  # every argument checked before the first round
         _checked(side.fn, {k: keywords[k] for k in BENCH_OPTIONS if k in keywords})
-    (pair,) = interleave(*sides, settings)
+    (pair,) = interleave(*sides, settings, (lambda _: None) if quiet else _every(PROGRESS_S))
     assert pair.b is not None  # a side always has its row (a failed call is a row too)
     labels = (_name(pair.a), _name(pair.b))
     report = ab_report([pair], threshold, labels)
@@ -319,6 +323,19 @@ def ab(
         line.verdict,
         Table(pairs_table(report), report.notes),
     )
+
+
+def _every(seconds: float) -> Callable[[str], None]:
+    """A progress line on stderr at most once every `seconds`, the first after `seconds`."""
+    last = time.monotonic()
+
+    def say(line: str) -> None:
+        nonlocal last
+        if time.monotonic() - last >= seconds:
+            last = time.monotonic()
+            print(f"ab(): {visible(line)}", file=sys.stderr, flush=True)
+
+    return say
 
 
 @dataclass
@@ -340,11 +357,8 @@ def save(results: Sequence[Result], path: str) -> str:
     from accelbench.core.options import RunOptions
     from accelbench.platform.environment import new_run_id
     from accelbench.results import run_store
-    from accelbench.results.columns import header
-    from accelbench.results.writer import ResultFile
+    from accelbench.results.writer import write_rows
 
-    rows = [r.row for r in results]
-    names = list(dict.fromkeys(p for r in rows for p in r.params.as_dict()))
     case = Case(
         op="callable",
         backend="numpy",
@@ -355,10 +369,5 @@ def save(results: Sequence[Result], path: str) -> str:
     )
     assigned = run_store.assign([case], RunOptions(), "bench()", new_run_id(), command_line=True)
     written = assigned.cases[0].outputs.csv_path
-    out = ResultFile(written, header(names, []), "", False, False)
-    try:
-        for row in rows:
-            out.append(dataclasses.replace(row))
-    finally:
-        out.close()
+    write_rows(written, [r.row for r in results])
     return written

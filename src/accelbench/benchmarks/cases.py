@@ -27,7 +27,7 @@ from accelbench.benchmarks.flags import CONDITIONS, HW
 from accelbench.benchmarks.models import model_fields
 from accelbench.benchmarks.tpu_flags import process_env
 from accelbench.catalogue import Param, get_spec
-from accelbench.config.cases import cases_per_implementation, within_cap
+from accelbench.config.cases import cases_per_implementation, lacking, within_cap
 from accelbench.config.expand import Given, Point, csv_cases, given, upstream_sweep
 from accelbench.config.settings import (
     RUN_KEYS,
@@ -250,7 +250,12 @@ def cases_of(
     trace_dir = _trace_dir(fields.xprof_dir, request) if fields.xprof_timing else None
     return cases_per_implementation(
         spec,
-        _backends(request.backend or ours.get("backend"), spec.name, key_path(where, "backend")),
+        _backends(
+            request.backend or ours.get("backend"),
+            spec.name,
+            key_path(where, "backend"),
+            not request.backend,
+        ),
         ours.get("implementation") or (bench.implementation if conditions == "upstream" else None),
         where,
         params=params,
@@ -298,13 +303,14 @@ def _trace_dir(path: str, request: PlanRequest) -> str:
     return local
 
 
-def _backends(value: Any, op: str, where: str) -> list[str]:
+def _backends(value: Any, op: str, where: str, given: bool) -> list[str]:
+    """The entry's backends; `--backend`'s (not `given` here) are checked once --only/--skip chose."""
     names = [value] if isinstance(value, str) else list(value or ["jax"])
     spec = get_spec(op)
     for name in names:
-        if name not in spec.backends:
+        if given and name not in spec.backends:
             raise UserError(
-                f"op '{op}' has no {name} implementation (implemented in: {', '.join(spec.backends)})",
+                lacking(spec, name),
                 key=where,
                 suggestion=did_you_mean(str(name), [b for b in BACKENDS if b in spec.backends]),
             )

@@ -20,7 +20,7 @@ from accelbench.benchmarks.base import (
     register_v2,
 )
 from accelbench.catalogue import param
-from accelbench.errors import UserError
+from accelbench.errors import UserError, counted
 from accelbench.ops import collective_model as collectives
 
 
@@ -259,8 +259,8 @@ def resolve_group(f: CollectiveFields, devices: int) -> Group:
     warnings: list[str] = []
     if shape_text is not None and (shape is None or math.prod(shape) != devices):
         warnings.append(
-            f"mesh_shape {shape_text} does not fill the {devices} devices: one axis of all of them "
-            "(as jax-bench falls back), sharding_strategy ignored"
+            f"mesh_shape {shape_text} does not fill the {counted(devices, 'device')}: one axis of all "
+            "of them (as jax-bench falls back), sharding_strategy ignored"
         )
         shape = None
     if shape is None:

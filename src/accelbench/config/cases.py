@@ -17,6 +17,8 @@ def implementations_to_run(
     """The requested implementations of the op on the backend, or else its default ones (all of them
     unless the op names its defaults)."""
     registered = list(implementations(spec.name, backend))
+    if not registered:  # --backend on an op without it: the planner refuses it if --only keeps it
+        return [None]
     if requested is None:
         defaults = [n for n in spec.traits.default_implementations if n in registered]
         return list(defaults or registered)
@@ -33,6 +35,11 @@ def implementations_to_run(
         key=key_path(where, "implementation"),
         suggestion=did_you_mean(names[0], registered),
     )
+
+
+def lacking(spec: OpSpec, backend: str) -> str:
+    """What is wrong with running the op on a backend it has no implementation on."""
+    return f"op '{spec.name}' has no {backend} implementation (implemented in: {', '.join(spec.backends)})"
 
 
 def within_cap(count: int, cap: int, where: str, hint: str = " or 'max_cases:'") -> None:

@@ -169,7 +169,7 @@ def typed_value(param: Param | None, text: str, option: str) -> Any:
         if text.lower() not in (*TRUE_WORDS, *FALSE_WORDS):
             raise UserError(f"must be true or false, got {text!r}", key=option)
         return text.lower() in TRUE_WORDS
-    if kind in ("str", "choice", "dtype", "jnp_dtype"):
+    if kind in ("str", "path", "choice", "dtype", "jnp_dtype"):
         return text
     try:
         return yaml.safe_load(text)

@@ -10,12 +10,14 @@ from collections.abc import Callable
 from fnmatch import fnmatch
 from pathlib import Path
 
+from accelbench.catalogue import get_spec
+from accelbench.config.cases import lacking
 from accelbench.config.dialects import DEFAULT_MAX_CASES, dialect_flags, dialects, get_dialect
 from accelbench.config.loader import LoadedConfig
 from accelbench.config.settings import PlanRequest
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
-from accelbench.errors import UserError, visible
+from accelbench.errors import UserError, counted, visible
 from accelbench.names import portable_name
 from accelbench.results.remote import DIR_FIELDS, is_url
 from accelbench.results.writer import check_path_text
@@ -62,7 +64,7 @@ def select(
     kept = [c for c in cases if (not only or matches(c, only)) and not matches(c, skip)]
     if not kept:
         raise UserError(
-            f"--only {list(only)} / --skip {list(skip)} leave none of the {len(cases)} cases",
+            f"--only {list(only)} / --skip {list(skip)} leave none of {counted(len(cases), 'case')}",
             file=path,
             key="(command line)",
         )
@@ -130,7 +132,12 @@ def plan(
         unique.setdefault((case.id, _destinations(case, loaded.path)), case)
     if len(unique) < len(cases):
         print(_collapsed(len(cases), len(unique), options.max_dim), file=sys.stderr)
-    return select(list(unique.values()), options.only, options.skip, loaded.path)
+    kept = select(list(unique.values()), options.only, options.skip, loaded.path)
+    for case in kept:  # --backend, given for every benchmark, on those --only/--skip kept
+        spec = get_spec(case.op)
+        if case.backend not in spec.backends:
+            raise UserError(lacking(spec, case.backend), file=loaded.path, key="--backend")
+    return kept
 
 
 def _collapsed(planned: int, distinct: int, max_dim: int | None) -> str:

@@ -94,9 +94,14 @@ def read_yaml(path: str) -> Any:
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_BYTES + 1)
+    except PermissionError as error:
+        raise UserError(f"cannot read config: {error.strerror}", file=path) from None
+    try:
         text = raw.decode("utf-8")
-    except (PermissionError, UnicodeDecodeError) as error:
-        raise UserError(f"cannot read config: {error.__class__.__name__}", file=path) from None
+    except UnicodeDecodeError as error:
+        raise UserError(
+            f"not UTF-8 text (byte {error.start}): a config is YAML", file=path
+        ) from None
     try:
         data = yaml.load(text, Loader=BoundedLoader)  # noqa: S506  a safe loader with bounds
     except UserError as error:
@@ -110,6 +115,8 @@ def read_yaml(path: str) -> Any:
         raise UserError(
             f"the config nests deeper than {MAX_DEPTH} levels", file=path, key="(top level)"
         ) from None
+    if data is None:  # every file read here is a mapping
+        raise UserError("the file is empty (no YAML value in it)", file=path)
     try:
         _check_expansion(data)
     except UserError as error:

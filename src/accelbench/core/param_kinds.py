@@ -136,6 +136,7 @@ class ParamKind:
     validate: Callable[[Param, Any, str], Any]
     clamp: Callable[[int], int] | None = None  # D -> the cap; None: not a problem size
     python_type: type = str  # what a value is (a choice's: its choices'), as a row reads it back
+    names: bool = True  # a value away from its default names the case in tables (not a path's)
 
     @property
     def sizes_problem(self) -> bool:
@@ -158,5 +159,6 @@ PARAM_KINDS: dict[str, ParamKind] = {
     "names": ParamKind(_names),
     "bool": ParamKind(_typed(bool, "true or false"), python_type=bool),
     "str": ParamKind(_typed(str, "a string")),
+    "path": ParamKind(_typed(str, "a path"), names=False),  # where a file goes
     "mapping": ParamKind(_typed(dict, "a mapping"), python_type=dict),
 }

@@ -7,6 +7,7 @@ the inputs, checks and times it through the one procedure.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -74,8 +75,10 @@ def _started() -> bool:
     return bool(started and started())
 
 
+@functools.cache
 def start_client() -> int:
-    """Start JAX's clients; on a CPU, with one thread per host device (the thread policy the PyTorch
+    """Start JAX's clients (once: the package's import may have, for a JAX program); on a CPU, with
+    one thread per host device (the thread policy the PyTorch
     backend follows: XLA's pool, sized to every core, gave 25-70% IQR against 5-20% with one thread on a
     2-core machine, idle or with a core busy). XLA sizes its pool from the process's CPU affinity when
     the client starts, so the affinity is narrowed for that moment, then every thread is let run
@@ -95,6 +98,13 @@ def start_client() -> int:
             except OSError:  # a thread that has ended
                 continue
     return wanted
+
+
+def start_on_cpu() -> None:
+    """A JAX program importing accelbench: on a CPU its client starts now, before the program's first
+    array would start it with a thread per core, so `bench()` times under the thread policy."""
+    if cpu_only():
+        start_client()
 
 
 def warm_gpu() -> None:

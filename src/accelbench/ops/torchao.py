@@ -214,7 +214,7 @@ class TorchaoModelParams(OpParams):
     device: str = param("choice", "cuda", DEVICES)
     enable_profiler: bool = param("bool", False)
     enable_memory_profiler: bool = param("bool", False)
-    output_dir: str = param("str", "results/torchao")
+    output_dir: str = param("path", "results/torchao")
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from accelbench.catalogue import OpParams, ReadParams, get_spec
 from accelbench.core.samples import ratio_intervals
 from accelbench.errors import UserError, did_you_mean
 from accelbench.results.compare_formats import Grid, Line, Report, show
-from accelbench.results.console import NAMED_BY, format_seconds, op_name
+from accelbench.results.console import NAMED_BY, format_seconds, op_name, worth_showing
 from accelbench.results.display import AUDITED, audit_mark, ordered
 from accelbench.results.reading import read_rows
 from accelbench.results.records import (
@@ -97,18 +96,8 @@ def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
     that differ from their declared defaults, in the op's order."""
     op, backend, impl, params = _identifying(row, without)
     head = " ".join(x for x in (op and op_name(row), backend + (f":{impl}" if impl else "")) if x)
-    shown = _worth_showing(row.identity.op, row.params) - {NAMED_BY.get(row.identity.op)}
+    shown = worth_showing(row.identity.op, row.params) - {NAMED_BY.get(row.identity.op)}
     return " ".join([head, *(f"{k}={v}" for k, v in params if k in shown)])
-
-
-def _worth_showing(op: str, params: OpParams) -> set[str]:
-    """The parameters a label names: every one of a row read as it stood (an op this version does
-    not know), else the op's dimensions and those away from their defaults."""
-    if isinstance(params, ReadParams):
-        return set(params.as_dict())
-    spec = get_spec(op)
-    defaults = {p.name: p.default_value for p in spec.params}
-    return {k for k, v in params.as_dict().items() if k in spec.dimensions or v != defaults.get(k)}
 
 
 @dataclass

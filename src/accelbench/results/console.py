@@ -14,8 +14,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from accelbench.catalogue import all_specs, get_spec
+from accelbench.catalogue import OpParams, ReadParams, all_specs, get_spec
 from accelbench.core.case import shape_label
+from accelbench.core.param_kinds import PARAM_KINDS
 from accelbench.errors import UserError, visible
 from accelbench.ops.callables import OP as CALLABLE
 from accelbench.results.records import DISTINCTION_COLUMNS, Identity, Row, setting_columns
@@ -101,22 +102,39 @@ def shape_of(row: Row) -> str:
         return shape_label(row.params.as_dict())
 
 
+def worth_showing(op: str, params: OpParams) -> set[str]:
+    """The parameters that name a row's case in a table or label: every one of a row read as it stood
+    (an op this version does not know), else the op's dimensions and those away from their declared
+    defaults, never one of a kind that does not name a case (a path: where a file went)."""
+    spec = all_specs().get(op)
+    if spec is None or isinstance(params, ReadParams):
+        return set(params.as_dict())
+    declared = {p.name: p for p in spec.params}
+    return {
+        k
+        for k, v in params.as_dict().items()
+        if k in spec.dimensions
+        or (
+            k in declared and v != declared[k].default_value and PARAM_KINDS[declared[k].kind].names
+        )
+    }
+
+
 def distinguishing(rows: Sequence[Row]) -> list[str]:
-    """Per row, `key=value` for what identifies it beyond its op, backend and shape: every parameter
-    that is not a dimension (a float32 row says so even where every row is float32), then the run
-    settings and repeat counts that differ between rows of the same op, backend and shape (two rows
-    of one op and shape, one cold-cache)."""
-    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    """Per row, `key=value` for what identifies it beyond its op (as named), backend and shape: the
+    parameters `worth_showing` in any row of those (a float32 row beside a bfloat16 one: both say their
+    dtype; a default alone says nothing), then the run settings and repeat counts that differ between
+    those rows (two rows of one op and shape, one cold-cache)."""
+    groups: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
-        groups[r.identity.op, r.identity.backend, shape_of(r)].append(i)
+        groups[r.identity.op, op_name(r), r.identity.backend, shape_of(r)].append(i)
     out = [""] * len(rows)
-    for (op, _, _), members in groups.items():
+    for (op, *_), members in groups.items():
         spec = all_specs().get(op)
-        if spec is None:  # a row of an op this version no longer has: what it does have
-            names = sorted({k for i in members for k in rows[i].params.as_dict()})
-        else:
-            named = (*spec.dimensions, NAMED_BY.get(op))  # in the shape, or the op's name
-            names = [p.name for p in spec.params if p.name not in named]
+        named = (*(spec.dimensions if spec else ()), NAMED_BY.get(op))  # in the shape, or the name
+        shown = set().union(*(worth_showing(op, rows[i].params) for i in members))
+        order = [p.name for p in spec.params] if spec else sorted(shown)
+        names = [n for n in order if n in shown and n not in named]
         settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]
         keys = (
             [*names, *varying([rows[i] for i in members], settings)] if len(members) > 1 else names

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from accelbench.errors import UserError, visible
+from accelbench.results.columns import header
 from accelbench.results.records import Row, setting_columns
 
 
@@ -425,6 +426,19 @@ class ResultFile:
         self._write(self.jsonl_path, blob)
         self._write(self.csv_path, line)
         self.done.add(record["case_id"])
+
+
+def write_rows(path: str, rows: Sequence[Row], config_id: str = "") -> None:
+    """Rows measured apart from a run's sinks (`bench()`'s saved, each of `ab`'s rounds) as a new
+    results file: the columns of their parameters and extras."""
+    names = dict.fromkeys(p for r in rows for p in r.params.as_dict())
+    extras = dict.fromkeys(type(r.extras) for r in rows if r.extras is not None)
+    out = ResultFile(path, header(names, extras), config_id, resume=False)
+    try:
+        for row in rows:
+            out.append(row)
+    finally:
+        out.close()
 
 
 def _still_at(fd: int, path: Path) -> bool:

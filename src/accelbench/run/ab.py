@@ -21,7 +21,7 @@ from accelbench.catalogue import ReadParams
 from accelbench.core.case import MIN_ROUNDS, AbSettings, Case
 from accelbench.core.samples import Samples
 from accelbench.core.types import Timing
-from accelbench.errors import Status, UserError, visible
+from accelbench.errors import Status, UserError, counted, visible
 from accelbench.results.compare import Comparison, Pair, case_label, report_of, sorted_pairs
 from accelbench.results.compare_formats import Report
 from accelbench.results.records import Environment, Identity, Row, Series, TimingInfo
@@ -56,19 +56,27 @@ class Side(Protocol):
 @dataclass
 class PlannedSide:
     """A config's cases run in this process each round (two configs share this interpreter's code:
-    the frameworks start once, not once a round)."""
+    the frameworks start once, not once a round), each round's rows kept in `out`."""
 
     label: str
     cases: list[Case]
+    out: str
 
     def measure(self, round_no: int, runs: int | None) -> list[Row]:
         from accelbench.platform.environment import base_environment, new_run_id
+        from accelbench.results.writer import write_rows
         from accelbench.run.runner import execute
 
         run_id = new_run_id()
         env = base_environment(run_id)
         cases = [replace(c, run=replace(c.run, num_runs=runs)) if runs else c for c in self.cases]
-        return [execute(c, run_id, env, None, c.run.timeout_s)[0] for c in cases]
+        rows = [execute(c, run_id, env, None, c.run.timeout_s)[0] for c in cases]
+        write_rows(_round_file(self.out, self.label, round_no), rows, cases[0].config_id)
+        return rows
+
+
+def _round_file(out: str, label: str, round_no: int) -> str:
+    return os.path.join(out, f"{label}.round{round_no + 1}.csv")
 
 
 @dataclass
@@ -85,7 +93,7 @@ class ConfigSide:
     def measure(self, round_no: int, runs: int | None) -> list[Row]:
         from accelbench.results.reading import read_rows
 
-        path = os.path.join(self.out, f"{self.label}.round{round_no + 1}.csv")
+        path = _round_file(self.out, self.label, round_no)
         argv = [sys.executable, "-m", "accelbench", "run", "--config", self.config, "-o", path]
         argv += ["-q", "--no-progress", *(["--num-runs", str(runs)] if runs else [])]
         done = subprocess.run(argv, cwd=self.cwd, env=self.env, capture_output=True, text=True)
@@ -194,7 +202,8 @@ def interleave(
                 key="ab",
             )
         pairs = paired(*rounds)
-        say(f"round {k + 1}: " + "; ".join(_progress(p) for p in pairs[:3]))
+        said = "; ".join(_progress(p) for p in pairs[:3])
+        say(f"round {k + 1} of at most {settings.rounds}: {said}")
         if k + 1 >= MIN_ROUNDS and _precise(pairs, settings):
             break
     return pairs
@@ -293,8 +302,8 @@ def _sides(a: str, b: str, args: Any, out: str) -> Iterator[tuple[Side, Side]]:
         planned = [load_and_plan(config, RunOptions())[1] for config in (a, b)]
         if len(planned[0]) != len(planned[1]):
             raise UserError(
-                f"{a} plans {len(planned[0])} cases and {b} {len(planned[1])}: ab pairs them in "
+                f"{a} plans {counted(len(planned[0]), 'case')} and {b} {len(planned[1])}: ab pairs them in "
                 "order",
                 key="ab",
             )
-        yield PlannedSide("a", planned[0]), PlannedSide("b", planned[1])
+        yield PlannedSide("a", planned[0], out), PlannedSide("b", planned[1], out)

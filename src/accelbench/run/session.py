@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from accelbench.config.loader import LoadedConfig
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
-from accelbench.errors import UserError, visible
+from accelbench.errors import UserError, counted, visible
 from accelbench.platform import interrupt, processes
 from accelbench.platform.backends import run_hooks, run_order
 from accelbench.platform.environment import base_environment, new_run_id, timestamp
@@ -255,7 +255,7 @@ def _run_cases(
     pending = {id(c) for c in todo}
     restore([c for c in cases if id(c) not in pending], sinks)
     if options.resume and len(todo) < len(cases):
-        console.print(f"resuming: {len(cases) - len(todo)} of {len(cases)} cases already done")
+        console.print(f"resuming: {done} of {counted(len(cases), 'case')} already done")
     finished: list[Row] = []
 
     def hand_on(case: Case, row: Row) -> None:
@@ -269,7 +269,7 @@ def _run_cases(
         close_all(sinks, finished, interrupted=True)
         where = sorted({loc for s in sinks for loc in s.locations() if os.path.exists(loc)})
         saved = done + len(finished)
-        kept = f"{saved} finished cases are saved in {', '.join(where)}"
+        kept = f"{counted(saved, 'finished case')} kept in {', '.join(where)}"
         kept = kept if saved and where else "no case had finished: nothing was saved"
         print(
             visible(f"interrupted: {kept}; to finish the sweep run: {resume_command(sys.argv)}"),
@@ -328,25 +328,28 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
     unsupported = sum(not r.ok and not r.status.failed for r in rows)
     for what, chosen in (
         (
-            "ran partly below their clock threshold (throttled_share_ratio; throttle: discard drops "
-            "those samples)",
+            "that ran partly below the clock threshold (throttled_share_ratio; throttle: discard "
+            "drops those samples)",
             [r for r in rows if r.doubt == "throttled"],
         ),
         (
-            f"have audit findings ({AUDITED}; audit: strict makes them errors)",
+            f"with audit findings ({AUDITED}; audit: strict makes them errors)",
             [r for r in rows if r.timing.audit],
         ),
     ):
         labels = [r.identity.label for r in chosen]
         if labels:
             more = " ..." if len(labels) > 10 else ""
-            console.print(shown(f"{len(labels)} cases {what}: {', '.join(labels[:10])}{more}"))
+            console.print(
+                shown(f"{counted(len(labels), 'case')} {what}: {', '.join(labels[:10])}{more}")
+            )
     free = next((r.device_state for r in rows if r.device_state.clocks_set == "default"), None)
     if free is not None:
         console.print(shown(unlocked_note(free)))
     if failed:
         console.print(
-            f"{len(failed)} of {len(rows)} cases did not produce a clean number (see status/error)"
+            f"{len(failed)} of {counted(len(rows), 'case')} did not produce a clean number "
+            "(see status/error)"
         )
     console.print(
         f"{len(rows) - len(failed) - unsupported} ok, {len(failed)} failed, {unsupported} unsupported"
@@ -354,7 +357,7 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
     if exit_code(rows) == NOTHING_MEASURED:
         console.print(
             shown(
-                f"nothing was measured: all {len(rows)} cases are unsupported here "
+                f"nothing was measured: {counted(len(rows), 'case')}, all unsupported here "
                 f"(first: {rows[0].identity.label}: {rows[0].identity.error})"
             )
         )

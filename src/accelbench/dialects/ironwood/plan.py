@@ -16,7 +16,7 @@ from accelbench.catalogue import (
     get_spec,
     run_setting_params,
 )
-from accelbench.config.cases import cases_per_implementation, within_cap
+from accelbench.config.cases import cases_per_implementation, lacking, within_cap
 from accelbench.config.expand import Point, ironwood_sweep, resolve_same_as, values_of
 from accelbench.config.settings import (
     RUN_KEYS,
@@ -32,7 +32,10 @@ from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS
 
 
-def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[str]:
+def _backends(
+    value: str | list[str] | None, spec: OpSpec, where: str, given: bool = True
+) -> list[str]:
+    """The block's backends; `--backend`'s (not `given` here) are checked once --only/--skip chose."""
     names = list(value if value is not None else [spec.backends[0]])
     names = [value] if isinstance(value, str) else names
     if not names:
@@ -42,11 +45,8 @@ def _backends(value: str | list[str] | None, spec: OpSpec, where: str) -> list[s
             raise UserError(
                 f"unknown backend '{name}'", key=where, suggestion=did_you_mean(name, BACKENDS)
             )
-        if name not in spec.backends:
-            raise UserError(
-                f"op '{spec.name}' has no {name} implementation (implemented in: {', '.join(spec.backends)})",
-                key=where,
-            )
+        if given and name not in spec.backends:
+            raise UserError(lacking(spec, name), key=where)
     return names
 
 
@@ -189,7 +189,7 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
                 error.message, key=key_path(where, "benchmark_name"), suggestion=error.suggestion
             ) from None
         chosen = request.backend or bench.backend or cfg.backend  # --backend wins
-        backends = _backends(chosen, spec, key_path(where, "backend"))
+        backends = _backends(chosen, spec, key_path(where, "backend"), not request.backend)
         for entry_where, entry, is_sweep in _entries(bench, where):
             swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
             total += (

@@ -3,6 +3,7 @@ warning when rows are noisy (their number depends on the machine's load)."""
 
 from __future__ import annotations
 
+import bisect
 import os
 
 from rich.console import Console
@@ -17,19 +18,31 @@ from accelbench.results.sinks import RunContext, Sink, register_sink
 STDERR = Console(stderr=True, soft_wrap=True)
 
 
-# dropped in this order when the table is wider than the terminal (every column is in the CSV)
+# dropped in this order when the table is wider than the terminal (every column is in the CSV); the
+# names (op, backend, params) fold to fit once the first is gone, before any figure is dropped
 DROP_ORDER = ("timing", "peak", "gbps", "tflops", "sqnr", "noise", "speedup")
+FOLDING = (
+    "source",
+    "op",
+    "backend",
+    "params",
+)  # never the shape: a number split over lines misreads
+FOLD_FLOOR = 12  # the narrowest a name folds to
+MEASURING = Console(width=10_000)  # a table's own widths, not the terminal's
 
 
-def _table(columns: list[Column], grid: list[list[str]], whole: bool = True) -> Table:
-    """`whole`: what tells rows apart is never folded (off only when nothing else fits)."""
+def _table(columns: list[Column], grid: list[list[str]], fold: int | None = None) -> Table:
+    """What tells rows apart (`identifies`) is whole, or its names fold at `fold` characters."""
     table = Table(title="results", show_lines=False)
     for i, col in enumerate(columns):
-        widest = max((len(line[i]) for line in grid), default=0)
+        widest = max([len(col.heading), *(len(line[i]) for line in grid)])
+        whole = col.identifies and not (fold is not None and col.key in FOLDING)
         table.add_column(
             col.heading,
             justify="right" if col.numeric else "left",
-            min_width=max(widest, len(col.heading)) if whole and col.identifies else None,
+            min_width=widest if whole else None,
+            no_wrap=whole,
+            max_width=fold if col.key in FOLDING else None,
             overflow="fold",
         )
     for line in grid:
@@ -37,28 +50,41 @@ def _table(columns: list[Column], grid: list[list[str]], whole: bool = True) -> 
     return table
 
 
+def _fits(table: Table, width: int) -> bool:
+    return MEASURING.measure(table).minimum <= width
+
+
+def _fitted(columns: list[Column], grid: list[list[str]], width: int, folds: bool) -> Table | None:
+    """The table within `width`, its names folded as little as needed where `folds`."""
+    table = _table(columns, grid)
+    if _fits(table, width) or not folds:
+        return table if _fits(table, width) else None
+    # the widest fold that fits: folding is monotonic, so a bisection finds it in a few tables
+    folds_at = range(FOLD_FLOOR, max(len(cell) for line in grid for cell in line) + 1)
+    best = bisect.bisect(folds_at, False, key=lambda f: not _fits(_table(columns, grid, f), width))
+    return _table(columns, grid, folds_at[best - 1]) if best else None
+
+
 def summary_table(
     rows: list[Row], width: int | None = None, chosen: tuple[Column, ...] = CONSOLE
 ) -> tuple[Table, list[str]]:
     """The rows' table, and the columns left out so that it fits `width` (what a row is, its status
-    and its median are never left out; the parameters fold only when nothing else makes it fit)."""
+    and its median are never left out; the names fold before a figure is left out)."""
     columns, grid = cells(rows, chosen)
+    if width is None:
+        return _table(columns, grid), []
     dropped: list[str] = []
-    table = _table(columns, grid)
-    measuring = Console(width=10_000)  # the table's own widths, not the terminal's
-    for key in DROP_ORDER:
-        if width is None or measuring.measure(table).minimum <= width:
-            break
+    for i, key in enumerate(DROP_ORDER):
+        table = _fitted(columns, grid, width, folds=i > 0)
+        if table is not None:
+            return table, dropped
         keys = [c.key for c in columns]
         if key in keys:
-            i = keys.index(key)
-            dropped.append(columns[i].heading)
-            columns = columns[:i] + columns[i + 1 :]
-            grid = [line[:i] + line[i + 1 :] for line in grid]
-            table = _table(columns, grid)
-    if width is not None and measuring.measure(table).minimum > width:
-        table = _table(columns, grid, whole=False)  # long parameters fold: the row stays in view
-    return table, dropped
+            at = keys.index(key)
+            dropped.append(columns[at].heading)
+            columns = columns[:at] + columns[at + 1 :]
+            grid = [line[:at] + line[at + 1 :] for line in grid]
+    return _fitted(columns, grid, width, True) or _table(columns, grid, FOLD_FLOOR), dropped
 
 
 def cpu_note(rows: list[Row]) -> str | None:
