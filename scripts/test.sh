@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # found, not imported: importing torch and JAX here cost ten seconds of a loaded machine
 if ! .venv/bin/python -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in
-    ('accelbench', 'jax', 'torch', 'torchao', 'xprof', 'xdist', 'msgspec', 'xmlschema')))" 2>/dev/null \
+    ('accelbench', 'jax', 'torch', 'torchao', 'xprof', 'xdist', 'msgspec', 'xmlschema', 'threadpoolctl')))" 2>/dev/null \
    || [ ! -x .venv/bin/ruff ] || [ ! -x .venv/bin/mypy ]; then
   bash scripts/setup.sh --no-run
 fi
