@@ -83,3 +83,20 @@ def test_results_files_of_hostile_config_names_are_portable_and_keep_the_given_n
     assert sorted(r["named_from"] for r in records) == given
     code, out, _ = run_cli("runs", "--config", "./my 'cfg' \"x\" $HOME.yaml")
     assert code == 0 and "my 'cfg' \"x\" $HOME.yaml" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "-o", "a" * 300 + ".csv"),
+        ("history", "--results-dir", "a" * 300),
+        ("runs", "--results-dir", "a" * 300),
+        ("compare", "1", "2", "--results-dir", "a" * 300),
+    ],
+)
+def test_a_name_longer_than_the_system_takes_is_one_line(tmp_path, monkeypatch, run_cli, argv):
+    """A file or folder name over NAME_MAX (255 bytes) was an OSError traceback (second trial)."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(*argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []

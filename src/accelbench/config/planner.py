@@ -42,8 +42,10 @@ def _overridden(cases: list[Case], options: RunOptions, path: str) -> list[Case]
         )
         if named:
             print(
-                f"note: --output {options.output} takes every row; the config's result files "
-                f"({', '.join(named)}) are not written",
+                visible(
+                    f"note: --output {options.output} takes every row; the config's result files "
+                    f"({', '.join(named)}) are not written"
+                ),
                 file=sys.stderr,
             )
         cases = [

@@ -74,6 +74,7 @@ def check_writable(path: str, key: str = "csv_path") -> None:
 
 
 MAX_PATH = 4096  # PATH_MAX on Linux
+MAX_NAME = 255  # NAME_MAX: one file or folder name
 
 
 def check_path_text(path: str, key: str) -> None:
@@ -88,6 +89,8 @@ def check_path_text(path: str, key: str) -> None:
         )
     if len(path) > MAX_PATH:
         raise UserError(f"the path is longer than {MAX_PATH} characters", key=key)
+    if any(len(part.encode(errors="surrogateescape")) > MAX_NAME for part in Path(path).parts):
+        raise UserError(f"a name in the path is longer than {MAX_NAME} bytes", key=key)
 
 
 def check_directory(path: str, key: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -16,7 +17,7 @@ from typing import Any, NoReturn
 
 from accelbench.core.case import declared_settings
 from accelbench.core.flags import Flag
-from accelbench.errors import UserError
+from accelbench.errors import UserError, visible
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
 from accelbench.platform import interrupt, processes, streams
 
@@ -139,7 +140,15 @@ def serve(command: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return interrupt.exit_code()
+    except BrokenPipeError:  # `microbench list --json | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as error:  # a stop that landed in code which raised its own error from it
+        if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:  # bad input: a path
+            name = visible(str(error.filename))
+            name = name if len(name) <= 80 else f"{name[:40]}...{name[-20:]}"
+            print(f"error: {name}: {error.strerror}", file=sys.stderr)
+            return 2
         stop = _stop_behind(error)
         if stop is None:
             raise
@@ -147,9 +156,6 @@ def serve(command: Callable[[], int]) -> int:
             return int(stop.code or 0)
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `microbench list --json | head`: the reader left, nothing is wrong
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 def _stop_behind(error: BaseException) -> SystemExit | KeyboardInterrupt | None:
