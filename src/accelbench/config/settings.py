@@ -50,7 +50,8 @@ def _duration(value: Any, key: str, where: str, high: float = MAX_SOAK_S) -> flo
 def _fraction(value: Any, key: str, where: str, of: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise UserError(
-            f"must be between 0 and 1: a fraction of {of}, got {value!r}", key=key_path(where, key)
+            f"must be between 0 and 1{f': a fraction of {of}' if of else ''}, got {value!r}",
+            key=key_path(where, key),
         )
     return float(value)
 

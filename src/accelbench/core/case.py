@@ -257,7 +257,7 @@ class AbSettings:
         0.01,
         f"stop (after {MIN_ROUNDS} rounds) once every case's paired-ratio 95% interval is within "
         "+-this fraction of its ratio",
-        Rule("fraction", 0, 1),
+        Rule("fraction", 0, 1, of="the ratio (0.01: within 1%)"),
     )
 
 
