@@ -492,12 +492,13 @@ def test_compare_reads_a_spreadsheet_saved_csv_and_a_huge_cell(runs, run_cli):
     assert run_cli("compare", str(runs / "a.csv"), str(runs / "huge.csv"))[0] == 0
 
 
-def test_negative_or_zero_candidate_times_are_no_usable_time_not_faster(runs, run_cli):
-    write(runs / "b.csv", [row(1, -1e-3), row(2, 0.0), row(3, 3e-3)])
+@pytest.mark.parametrize("impossible", [-1e-3, 0.0, 9e43, 1e308, 1e-320])
+def test_impossible_candidate_times_are_no_usable_time_not_a_verdict(impossible, runs, run_cli):
+    write(runs / "b.csv", [row(1, impossible), row(2, 2e-3), row(3, 3e-3)])
     code, out, _ = run_cli("compare", str(runs / "a.csv"), str(runs / "b.csv"), "--json")
-    verdicts = {p["case"].split()[2]: p["verdict"] for p in json.loads(out)["pairs"]}
+    pairs = {p["case"].split()[2]: p for p in json.loads(out)["pairs"]}
     assert code == 1
-    assert verdicts["m=1"] == verdicts["m=2"] == "no usable time"
+    assert pairs["m=1"]["verdict"] == "no usable time" and pairs["m=1"]["ratio"] is None
 
 
 def test_cells_with_newlines_and_markup_stay_text_in_the_report(tmp_path, run_cli):

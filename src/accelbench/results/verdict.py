@@ -70,8 +70,13 @@ MOST_WAIT = 0.99  # a wait share this close to the whole loop says only "stretch
 UNBOUNDED = math.inf  # a condition whose effect on a time has no known bound
 
 
+PLAUSIBLE_S = (1e-12, 1e6)  # a time outside (a picosecond, eleven days) is a corrupt cell
+
+
 def usable(seconds: float | None) -> bool:
-    return seconds is not None and math.isfinite(seconds) and seconds > 0
+    """A time a ratio can be made of: inside the plausible range (no inf, nan, negative, 0, or
+    extremes whose ratio would overflow or vanish)."""
+    return seconds is not None and PLAUSIBLE_S[0] <= seconds <= PLAUSIBLE_S[1]
 
 
 def host_timed(row: Row) -> bool:
