@@ -501,6 +501,21 @@ def test_impossible_candidate_times_are_no_usable_time_not_a_verdict(impossible,
     assert pairs["m=1"]["verdict"] == "no usable time" and pairs["m=1"]["ratio"] is None
 
 
+def test_a_results_file_not_utf8_says_so_and_a_foreign_twin_is_named(runs, run_cli):
+    """A CSV that is not UTF-8: one line with the byte it fails at; a .jsonl twin of random bytes
+    beside a good CSV: one warning naming it, and the verdicts from the CSV's p10-p90."""
+    good = (runs / "a.csv").read_bytes()
+    (runs / "bin.csv").write_bytes(good[:40] + b"\xff\xfe" + good[40:])
+    code, _, err = run_cli("compare", str(runs / "a.csv"), str(runs / "bin.csv"))
+    assert code == 2 and err.count("\n") == 1
+    assert f"{runs / 'bin.csv'}" in err and "not UTF-8 text (byte 40)" in err
+    (runs / "b.jsonl").write_bytes(bytes(range(256)) * 8)
+    code, out, err = run_cli("compare", str(runs / "a.csv"), str(runs / "b.csv"), "--json")
+    warned = [line for line in err.splitlines() if "b.jsonl" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: ")
+    assert {p["evidence"] for p in json.loads(out)["pairs"]} == {"p10-p90"}
+
+
 def test_cells_with_newlines_and_markup_stay_text_in_the_report(tmp_path, run_cli):
     hostile = "x\n# heading\n[click](http://e.vil) <script>alert(1)</script> [/x] [link=http://e]"
     rows = [row(m, m * 1e-6, error=hostile, dtype=hostile) for m in (256, 512)]

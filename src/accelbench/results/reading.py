@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import stat
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from accelbench.errors import UserError
+from accelbench.errors import UserError, visible
 from accelbench.measure.garbage import collector_off
 from accelbench.results.columns import IDENTITY, STATS, upgrade
 from accelbench.results.records import ALL_GROUPS, Row, Series
@@ -49,7 +50,12 @@ def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
             reader = csv.reader(f)
             header = next(reader, [])
             rows = list(reader)
-    except (UnicodeDecodeError, csv.Error) as error:
+    except UnicodeDecodeError:
+        raise UserError(
+            f"not UTF-8 text (byte {_first_bad_byte(csv_path)}): a results file is a UTF-8 CSV",
+            file=csv_path,
+        ) from None
+    except csv.Error as error:
         raise UserError(f"cannot read results: {type(error).__name__}", file=csv_path) from None
     except OSError as error:
         raise UserError(f"cannot read results: {error.strerror}", file=csv_path) from None
@@ -73,6 +79,16 @@ def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
         upgraded = (upgrade(dict(zip(header, cells, strict=False))) for cells in rows)
         rows = [[record.get(name, "") for name in names] for record in upgraded]
     return names, rows
+
+
+def _first_bad_byte(path: str) -> int:
+    """Where a file stops being UTF-8 (the text reader's error counts from its buffer, not the file)."""
+    with open(path, "rb") as f:
+        try:
+            f.read().decode("utf-8")
+        except UnicodeDecodeError as error:
+            return error.start
+    return 0
 
 
 REQUIRED = ("case_id", "status", "op", "backend", "time_median_s")
@@ -162,6 +178,12 @@ def read_series(csv_path: str, part: SeriesPart = "all") -> dict[str, Series]:
                 continue
             if isinstance(record, dict) and "case_id" in record:
                 out[str(record["case_id"])] = Series.from_json(record)
+    # no line of it a series: not a cut last line (a killed run) but a foreign file
+    if not out and jsonl.stat().st_size:
+        print(
+            visible(f"warning: {jsonl}: holds no series; ignored (percentiles stand in)"),
+            file=sys.stderr,
+        )
     return out
 
 
