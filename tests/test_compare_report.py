@@ -516,6 +516,15 @@ def test_a_results_file_not_utf8_says_so_and_a_foreign_twin_is_named(runs, run_c
     assert {p["evidence"] for p in json.loads(out)["pairs"]} == {"p10-p90"}
 
 
+def test_a_bare_compare_without_two_runs_says_where_it_looked_and_how_to_name_them(
+    tmp_path, run_cli
+):
+    """The runs of a config that writes outside the results folder are not under it: say so."""
+    code, _, err = run_cli("compare", "--results-dir", str(tmp_path / "results"))
+    assert code == 2 and err.count("\n") == 1
+    assert str(tmp_path / "results") in err and "--config" in err
+
+
 def test_cells_with_newlines_and_markup_stay_text_in_the_report(tmp_path, run_cli):
     hostile = "x\n# heading\n[click](http://e.vil) <script>alert(1)</script> [/x] [link=http://e]"
     rows = [row(m, m * 1e-6, error=hostile, dtype=hostile) for m in (256, 512)]

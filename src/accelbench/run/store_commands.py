@@ -156,8 +156,10 @@ def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list
     to its cases, so a filtered run never reads as the loss of the cases it left out."""
     runs = _latest_series(view) if view else []
     if len(runs) < 2:
+        elsewhere = "" if args.config else "; a config that writes elsewhere: name it (--config)"
         raise UserError(
-            "fewer than two runs to compare; run it again, or name two results files or runs",
+            "fewer than two runs to compare; run it again, or name two results files or runs"
+            + elsewhere,
             file=args.config or args.results_dir,
         )
     older, newer = runs[-2:]
