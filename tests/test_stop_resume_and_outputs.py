@@ -278,7 +278,8 @@ def test_hostile_run_records_are_passed_over(tmp_path, monkeypatch, run_cli):
             [sys.executable, "-m", "accelbench", *args],
             cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=60,
         )  # fmt: skip
-        assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+        # 0 or 1: a verdict between two timings of a loaded host is theirs; never 2 or a traceback
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, (args, done.stderr)
         if args == ["compare", "--config", "c.yaml"]:
             for bad in ("r.5.run.json", "r.6.run.json"):  # each named once, passed over
                 assert done.stderr.count(f"{bad}: not a run record") == 1, done.stderr
