@@ -57,14 +57,20 @@ class DeviceState:
         return out
 
 
+def cuda_visible() -> list[str] | None:
+    """CUDA_VISIBLE_DEVICES's entries, in CUDA's order (None: unset, every GPU of the host)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return None if visible is None else [v.strip() for v in visible.split(",") if v.strip()]
+
+
 def nvml_handle(nvml: Any, index: int) -> Any:
     """NVML's handle of CUDA's GPU `index`: NVML numbers every GPU of the host, CUDA only those
     CUDA_VISIBLE_DEVICES leaves, in its order (by number, or by a UUID or a prefix of one), as a
     `--processes` worker (one GPU each) or a scheduler sets it."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    visible = cuda_visible()
     if visible is None:
         return nvml.nvmlDeviceGetHandleByIndex(index)
-    named = [v.strip() for v in visible.split(",") if v.strip()][index]
+    named = visible[index]
     if named.isdigit():
         return nvml.nvmlDeviceGetHandleByIndex(int(named))
     for i in range(nvml.nvmlDeviceGetCount()):

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from accelbench.errors import UserError
+from accelbench.platform.gpu_monitor import cuda_visible
 from accelbench.platform.processes import (
     LAUNCHED,
     LAUNCHED_BY,
@@ -64,16 +65,15 @@ def gpus() -> int:
     if os.environ.get("JAX_PLATFORMS") == "cpu":
         return 0
     present = len(glob.glob("/dev/nvidia[0-9]*"))
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    return present if visible is None else min(present, len([v for v in visible.split(",") if v]))
+    visible = cuda_visible()
+    return present if visible is None else min(present, len(visible))
 
 
 def _placed(env: dict[str, str], i: int, devices: int) -> dict[str, str]:
     """Process i's environment: its own GPU, or (no GPU) JAX on the CPU."""
     if not devices:
         return {**env, "JAX_PLATFORMS": "cpu"}
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    ids = [v for v in visible.split(",") if v] if visible else [str(d) for d in range(devices)]
+    ids = cuda_visible() or [str(d) for d in range(devices)]
     return {**env, "CUDA_VISIBLE_DEVICES": ids[i]}
 
 
