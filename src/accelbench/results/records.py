@@ -1,11 +1,9 @@
-"""Typed rows: what one case leaves in the results (made in `row_builder`, read back in `row_reader`).
-
-A row is a few typed groups, the op's typed parameters and its declared extras (`OpSpec.row_extras`);
-the CSV columns are generated from these classes, so an undeclared value cannot reach a file.
-"""
+"""Typed rows: a few typed groups, the op's typed parameters and its declared extras. The CSV columns
+are generated from these classes, so an undeclared value cannot reach a file."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import typing
@@ -53,16 +51,8 @@ class Identity:
     )
 
 
-# a run setting's rule kind -> the Python type its condition column holds
-RULE_TYPES: dict[str, type] = {
-    "count": int,
-    "seconds": float,
-    "duration": float,
-    "fraction": float,
-    "choice": str,
-    "check": str,
-    "timer": str,
-}
+# a run setting's rule kind -> the Python type its condition column holds (other kinds: str)
+RULE_TYPES: dict[str, type] = {"count": int, "seconds": float, "duration": float, "fraction": float}
 
 
 @functools.cache
@@ -76,9 +66,8 @@ def setting_columns(compared_only: bool = False) -> dict[str, Any]:
 
 
 def identifying_columns() -> dict[str, Any]:
-    """The setting columns of a case's id, which a resumed file's rows must share with the run: a row
-    of another num_runs is another case, measured again beside the first. Not the thread count, which
-    a row records as the case had it."""
+    """The setting columns of a case's id, which a resumed file's rows must share with the run (not
+    the thread count, which a row records as the case had it)."""
     return {
         column: declared
         for column, declared in setting_columns().items()
@@ -90,13 +79,12 @@ T = typing.TypeVar("T")
 
 
 def with_setting_columns(cls: type[T]) -> type[T]:
-    """The class with a column first for each run setting that declares one (core/case.py), in the
-    settings' order, typed by its rule and documented by its declaration: a new setting is a new
+    """The class with a column first for each run setting that declares one: a new setting is a new
     column with no other edit."""
     columns = [
         (
             column,
-            RULE_TYPES[declared.metadata["rule"].kind] | None,
+            RULE_TYPES.get(declared.metadata["rule"].kind, str) | None,
             noted(declared.metadata["doc"]),
         )
         for column, declared in setting_columns().items()
@@ -116,8 +104,7 @@ DISTINCTION_COLUMNS = ("repeat_count",)
 @with_setting_columns
 @dataclass(slots=True)
 class Conditions:
-    """What the time means and what it ran under: every row, failed or not, says so. Each run setting
-    that declares a `column` is a field here (`with_setting_columns`), read as an attribute."""
+    """What the time means and what it ran under: every row, failed or not, says so."""
 
     host_load_ratio: float | None = noted(
         "the host's 1-minute load average over its cores as the case ended: above 1, more work "
@@ -129,9 +116,8 @@ class Conditions:
 
 
 def recorded_setting(run: RunSettings, declared: Any) -> Any:
-    """A setting as its row records it: blank where its declaration says it comes with another that
-    is not in the case's id (max_runs without a precision target), or where it is off (a falsy
-    default, such as no soak)."""
+    """A setting as its row records it: blank where it comes with another setting not in the case's id
+    (max_runs without a precision target), or where it is off (a falsy default, such as no soak)."""
     value = getattr(run, declared.name)
     depends = declared.metadata["in_id"]
     if depends not in OWN_POLICIES and depends not in identifying_settings(run):
@@ -140,8 +126,7 @@ def recorded_setting(run: RunSettings, declared: Any) -> Any:
 
 
 def condition_values(row: Row) -> tuple[tuple[str, Any], ...]:
-    """What `compare` pairs rows on besides the op and its parameters: the compared settings, a value
-    at its default read as blank (a file written before a column existed agrees with the default)."""
+    """The settings `compare` pairs rows on, a default read as blank (as a file older than the column)."""
     out = []
     for column, declared in setting_columns(compared_only=True).items():
         value = getattr(row.conditions, column)
@@ -289,17 +274,6 @@ BODY_GROUPS: tuple[type, ...] = (
 )
 TAIL_GROUPS: tuple[type, ...] = (Environment,)
 ALL_GROUPS = (*HEAD_GROUPS, *BODY_GROUPS, *TAIL_GROUPS)
-GROUP_ATTRIBUTES = {
-    Identity: "identity",
-    TimeStats: "stats",
-    Conditions: "conditions",
-    DeviceState: "device_state",
-    TimingInfo: "timing",
-    Derived: "derived",
-    Roofline: "roofline",
-    Pairing: "pairing",
-    Environment: "environment",
-}
 
 
 def group_columns(groups: tuple[type, ...]) -> tuple[str, ...]:
@@ -334,57 +308,41 @@ class Series:
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Series:
         """The series of one JSON line; a foreign or cut value is no series (never a traceback)."""
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            value = record.get(f.name)
-            if isinstance(value, (list, dict)):
-                values[f.name] = value
-        values["kernels"] = _kernels(values.get("kernels", []))
-        series = cls(**values)
+        series = cls()
         for name in SAMPLE_LISTS:
-            try:
-                setattr(series, name, [float(x) for x in getattr(series, name)])
-            except (TypeError, ValueError):
-                setattr(series, name, [])
+            with contextlib.suppress(TypeError, ValueError):
+                if isinstance(values := record.get(name), (list, dict)):
+                    setattr(series, name, [float(x) for x in values])
+        for k in record["kernels"] if isinstance(record.get("kernels"), list) else []:
+            numbers: list[Any] = (
+                [k.get(n, 0) for n in KERNEL_NUMBERS] if isinstance(k, dict) else [""]
+            )
+            if _numbers(numbers):
+                series.kernels.append(Kernel(str(k.get("name", "")), *map(float, numbers)))
+        for name in ("device_samples_s", "gpu_monitor", "telemetry"):
+            if isinstance(value := record.get(name), type(getattr(series, name))):
+                setattr(series, name, value)
         return series.checked()
 
     def checked(self) -> Series:
-        """The series less what a hand-edited or foreign line left malformed, so that readers index
-        it without checks: monitor samples short of the monitor's fields or holding no numbers,
-        devices without number lists (kernels that are not records with numbers: `_kernels`)."""
-        if self.gpu_monitor:
-            self.gpu_monitor = [
-                s
-                for s in self.gpu_monitor
-                if isinstance(s, list) and len(s) >= MONITOR_FIELDS and all(map(_is_number, s))
-            ]
-        if self.device_samples_s:
-            self.device_samples_s = {
-                str(d): v
-                for d, v in self.device_samples_s.items()
-                if isinstance(v, list) and all(map(_is_number, v))
-            }
+        """The series less monitor samples short of the monitor's fields and devices without number
+        lists (what a hand-edited or foreign line left malformed), so readers index it unchecked."""
+        monitor = self.gpu_monitor
+        self.gpu_monitor = [s for s in monitor if _numbers(s) and len(s) >= MONITOR_FIELDS]
+        devices = self.device_samples_s.items()
+        self.device_samples_s = {str(d): v for d, v in devices if _numbers(v)}
         return self
 
 
-def _kernels(records: Any) -> list[Kernel]:
-    """A JSON line's kernel records, typed; one that is not a record of a name and numbers is left out."""
-    kernels = []
-    for k in records if isinstance(records, list) else []:
-        numbers = (
-            [k.get(n, 0) for n in ("per_iter", "mean_s", "share")] if isinstance(k, dict) else []
-        )
-        if numbers and all(map(_is_number, numbers)):
-            kernels.append(Kernel(str(k.get("name", "")), *map(float, numbers)))
-    return kernels
-
-
 SAMPLE_LISTS = ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s")
+KERNEL_NUMBERS = ("per_iter", "mean_s", "share")
 MONITOR_FIELDS = len(GPU_SAMPLE_FIELDS)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _numbers(values: Any) -> bool:
+    return isinstance(values, list) and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in values
+    )
 
 
 LOADED = 1.0  # host load per core above which a host-clock time measures the load as much as the op
@@ -394,8 +352,8 @@ THROTTLED = 0.05
 
 
 class Extras(Protocol):
-    """A suite's columns beyond the core ones: an instance of the dataclass its op declares
-    (`OpSpec.row_extras`). What a reader may ask of any of them is one of the protocols below."""
+    """A suite's columns beyond the core ones (`OpSpec.row_extras`); readers ask through the protocols
+    below."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]
 
@@ -489,8 +447,7 @@ class Row:
 
     @property
     def doubt(self) -> str | None:
-        """Why this row's time cannot carry a verdict: its samples spread too widely, or it is a
-        host-clock time taken while the host was busier than its cores."""
+        """Why this row's time cannot carry a verdict (throttled, noisy, or a host clock on a busy host)."""
         share = self.timing.throttled_share_ratio
         if share is not None and share >= THROTTLED and not self.timing.discarded_sample_count:
             return "throttled"  # first: it says why such a row is noisy too
@@ -502,8 +459,7 @@ class Row:
         return None
 
     def get(self, name: str) -> Any:
-        """A parameter, an extras field or a run setting's condition column by name, None where the
-        row has none of them (a sweep's axis)."""
+        """A parameter, an extras field or a setting's condition column by name (a sweep's axis)."""
         if name in self.params.as_dict():
             return self.params.value(name)
         if name in setting_columns():
@@ -511,7 +467,6 @@ class Row:
         return getattr(self.extras, name, None)
 
     def group(self, cls: type) -> Any:
-        """The row's group of this class (GROUP_ATTRIBUTES)."""
         return getattr(self, GROUP_ATTRIBUTES[cls])
 
     def as_dict(self) -> dict[str, Any]:
@@ -535,3 +490,9 @@ class Row:
             for key, value in values.items():
                 flat.setdefault(key, value.value if isinstance(value, Enum) else value)
         return flat
+
+
+# each group's attribute on a row, as Row declares it
+GROUP_ATTRIBUTES = {
+    hint: name for name, hint in typing.get_type_hints(Row).items() if hint in ALL_GROUPS
+}

@@ -1,6 +1,5 @@
-"""The rows themselves: each results CSV and its JSON-lines twin, one `ResultFile` per file whatever
-the spellings of its path (`out/x.csv`, `./out/x.csv`), its header the union of its cases' parameters
-and declared extras. Every path is checked before the first case runs."""
+"""The rows themselves: one `ResultFile` per results file however its path is spelt, every path checked
+before the first case runs."""
 
 from __future__ import annotations
 
@@ -80,11 +79,8 @@ class ResultFiles(Sink):
         for f in set(self.files.values()):
             f.close()
 
-    def unique(self) -> list[ResultFile]:
-        return list({str(f.csv_path): f for f in self.files.values()}.values())
-
     def locations(self) -> list[str]:
-        return sorted(str(f.csv_path) for f in self.unique())
+        return sorted({str(f.csv_path) for f in self.files.values()})
 
 
 @register_sink("results", order=0)

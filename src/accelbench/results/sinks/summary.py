@@ -1,5 +1,4 @@
-"""The table a run prints when it ends: one line per row, what it is and what it measured, and a
-warning when rows are noisy (their number depends on the machine's load)."""
+"""The table a run prints when it ends, and the notes on what its numbers depend on."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ def _fitted(columns: list[Column], grid: list[list[str]], width: int, folds: boo
 def summary_table(
     rows: list[Row], width: int | None = None, chosen: tuple[Column, ...] = CONSOLE
 ) -> tuple[Table, list[str]]:
-    """The rows' table, and the columns left out so that it fits `width` (what a row is, its status
-    and its median are never left out; the names fold before a figure is left out)."""
+    """The rows' table, and the columns left out so that it fits `width` (names fold first)."""
     columns, grid = cells(rows, chosen)
     if width is None:
         return _table(columns, grid), []
