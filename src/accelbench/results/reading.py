@@ -47,8 +47,7 @@ def check_readable(path: str) -> None:
 
 
 def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
-    """A results CSV's header and rows of cells in today's column names and units, whichever version
-    wrote them."""
+    """A results CSV's header and rows of cells in today's names and units, whichever version wrote it."""
     check_readable(csv_path)
     csv.field_size_limit(MAX_CELL)
     try:
@@ -176,12 +175,10 @@ def _param_types(op: str) -> dict[str, CellType]:
     return {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in spec.params} if spec else {}
 
 
-def _as_declared(
-    op: str, params: dict[str, Any], names: list[str], foreign: list[bool]
-) -> OpParams:
+def _as_declared(op: str, params: dict[str, Any], undeclared: set[str]) -> OpParams:
     """A row's parameters as the op's typed class (its defaults for empty cells); a column the op does
     not declare, a parameter it needs and lacks, or an op this version does not know leaves a dict."""
-    if any(n in params for n, other in zip(names, foreign, strict=True) if other):
+    if undeclared & params.keys():
         return ReadParams(params)
     try:
         return get_spec(op).made(params)
@@ -231,8 +228,7 @@ class RowReader:
         return None if at is None else columns[at]
 
     def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[OpParams]:
-        """The op's parameters as its typed class; a value its kind does not take leaves that row a
-        dict of what it read, text kept."""
+        """The op's parameters as its typed class (a value its kind does not take: a dict, text kept)."""
         types = _param_types(op)
         names = self._param_names
         texts = [columns[self._index[name]] for name in names]
@@ -242,7 +238,7 @@ class RowReader:
         ]
         out = [dict(zip(names, values, strict=True)) for values in zip(*typed, strict=True)]
         out = out or [{} for _ in range(n)]
-        foreign = [name not in types for name in names]
+        undeclared = {name for name in names if name not in types}
         kept: list[bool] = [False] * len(out)  # a row with a value its kind did not take
         for name, column, values in zip(names, texts, typed, strict=True):
             if None not in values:
@@ -255,7 +251,7 @@ class RowReader:
                     else:
                         del params[name]
         return [
-            ReadParams(params) if kept[i] else _as_declared(op, params, names, foreign)
+            ReadParams(params) if kept[i] else _as_declared(op, params, undeclared)
             for i, params in enumerate(out)
         ]
 

@@ -66,8 +66,7 @@ def setting_columns(compared_only: bool = False) -> dict[str, Any]:
 
 
 def identifying_columns() -> dict[str, Any]:
-    """The setting columns of a case's id, which a resumed file's rows must share with the run (not
-    the thread count, which a row records as the case had it)."""
+    """The setting columns of a case's id, which a resumed file's rows must share (not thread_count)."""
     return {
         column: declared
         for column, declared in setting_columns().items()
@@ -79,8 +78,7 @@ T = typing.TypeVar("T")
 
 
 def with_setting_columns(cls: type[T]) -> type[T]:
-    """The class with a column first for each run setting that declares one: a new setting is a new
-    column with no other edit."""
+    """The class with a column first for each run setting that declares one (no other edit needed)."""
     columns = [
         (
             column,
@@ -205,7 +203,6 @@ class TimingInfo:
     check: str | None = noted("`passed`, `flagged: <why>`, `off`, `skipped: <why>`")
     check_mode: str | None = None
     trace_path: str | None = None
-    # sampled along the case by nvidia-ml-py where the op asks for it (gemm_throttling)
     sm_clock_first_mhz: float | None = noted(
         "this and the next four: sampled along a `gemm_throttling` case by nvidia-ml-py"
     )
@@ -352,8 +349,7 @@ THROTTLED = 0.05
 
 
 class Extras(Protocol):
-    """A suite's columns beyond the core ones (`OpSpec.row_extras`); readers ask through the protocols
-    below."""
+    """A suite's columns beyond the core ones (`OpSpec.row_extras`), read through the protocols below."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]
 

@@ -205,8 +205,7 @@ def local(ref: str, key: str) -> str:
 
 
 def publish(record: str, files: list[str], url: str) -> list[str]:
-    """A stored run's files and its record, uploaded into `url/<run id>/` (a nightly's runs never
-    replace one another); the record names its files beside itself. Returns the URLs written."""
+    """A stored run's files and record uploaded into `url/<run id>/`, so no run replaces another."""
     with open(record, encoding="utf-8") as f:
         body = json.load(f)
     target = f"{url.rstrip('/')}/{portable_name(str(body.get('run_id') or Path(record).stem))}"

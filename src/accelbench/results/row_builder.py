@@ -130,7 +130,6 @@ def check_extras(spec: OpSpec, extras: Any) -> None:
 
 def time_stats(t: Timing) -> TimeStats:
     drift = t.drift
-    # time_<x>_s is the timing's <x>_s
     named = ("median", "mean", "min", "max", "p10", "p90", "std")
     return TimeStats(
         **{f"time_{x}_s": getattr(t, f"{x}_s") for x in named},

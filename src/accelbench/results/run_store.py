@@ -61,18 +61,11 @@ def runs_of(path: str) -> dict[int, str]:
     return dict(sorted(found.items()))
 
 
-def _latest(paths: list[str]) -> int:
-    """The latest run that left rows (a claimed number whose run died before its first row is free)."""
-    return max((n for path in paths for n in runs_of(path)), default=0)
-
-
 def _alive(record: Path) -> bool:
     """Whether the run that wrote this record may still be running (so its number is taken)."""
     claimed = read_record(record)
-    if claimed is None or claimed.pid is None:
-        return True  # unreadable: leave it alone
-    if claimed.host != socket.gethostname():
-        return True
+    if claimed is None or claimed.pid is None or claimed.host != socket.gethostname():
+        return True  # unreadable, or another machine's: leave it alone
     try:
         os.kill(claimed.pid, 0)
     except ProcessLookupError:
@@ -112,15 +105,12 @@ def _claim(series: list[str], n: int, run: dict[str, Any]) -> bool:
     text = json.dumps(
         {**body, "pid": os.getpid(), "host": socket.gethostname()}, indent=1, default=str
     )
-    try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:  # the number is this run's once the empty record exists (read meanwhile: not abandoned)
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
     except FileExistsError:
         if Path(numbered(series[0], n)).exists() or _alive(Path(target)):
             return False  # not abandoned
-        write_atomically(target, lambda f: print(text, file=f, end=""))
-        return True
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_atomically(target, lambda f: print(text, file=f, end=""))
     return True
 
 
@@ -135,7 +125,8 @@ def assign(
     series = sorted({c.outputs.csv_path for c in cases})
     if options.output or any(is_url(p) for p in series):
         return Assigned(cases, 0, None)
-    latest = _latest(series)
+    # the latest run that left rows (a claimed number whose run died before its first row is free)
+    latest = max((n for path in series for n in runs_of(path)), default=0)
     made = _missing_folders(record_path(series[0], 1))
     stem = Path(config_path).stem
     body = {
@@ -161,10 +152,9 @@ def assign(
     number = max(latest, 1) if again else latest + 1
     while not (created := _claim(series, number, body)) and not again:
         number += 1
-    renamed = {p: numbered(p, number) for p in series}
     out = [
         dataclasses.replace(
-            c, outputs=dataclasses.replace(c.outputs, csv_path=renamed[c.outputs.csv_path])
+            c, outputs=dataclasses.replace(c.outputs, csv_path=numbered(c.outputs.csv_path, number))
         )
         for c in cases
     ]
@@ -326,8 +316,7 @@ def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
 
 
 def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
-    """Every run of these series that left rows, oldest first (`config`: only that config's runs, a run
-    without a readable record taken as one of it)."""
+    """Every run of these series that left rows, oldest first (`config`: only that config's runs)."""
     series = [runs_of(p) for p in paths]  # each folder listed once: the work grows with the runs
     mine = config_key(config) if config else None
     out = []
