@@ -207,9 +207,7 @@ def _build(cls: type, columns: list[Sequence[str] | None], n: int) -> list[Any]:
         default = None if f.default is dataclasses.MISSING else f.default
         blank = default if kind.blank is None else kind.blank
         values.append(itertools.repeat(blank, n) if cells is None else _typed(cells, kind, blank))
-    return (
-        [cls(*args) for args in zip(*values, strict=True)] if values else [cls() for _ in range(n)]
-    )
+    return [cls(*args) for args in zip(*values, strict=True)]
 
 
 class RowReader:
@@ -257,15 +255,12 @@ class RowReader:
 
     def _extras(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[Any]:
         """The op's extras, None where a row has no extras cell (a failed case) or the op is unknown."""
-        spec = all_specs().get(op)
-        cls = spec.row_extras if spec else None
-        if cls is None:
-            return [None] * n
-        own = [self._column(columns, name) for name, _ in parsers(cls)]
+        cls = spec.row_extras if (spec := all_specs().get(op)) else None
+        own = [self._column(columns, name) for name, _ in parsers(cls)] if cls else []
         present = [c for c in own if c is not None]
         if not present:
             return [None] * n
-        built = _build(cls, own, n)
+        built = _build(typing.cast(type, cls), own, n)
         return [
             e if any(row) else None
             for e, row in zip(built, zip(*present, strict=True), strict=True)
@@ -292,11 +287,10 @@ class RowReader:
     ) -> list[Row]:
         """Every row of cells typed again, with its case's series; `groups`: those a reader needs, the
         others left at their defaults, never typed (compare reads 39 of a hundred columns)."""
-        n, width = len(table), self.width
+        n = len(table)  # every row as wide as the header (read_records refuses a torn one)
         if not n:
             return []
-        padded = [r if len(r) >= width else r + [""] * (width - len(r)) for r in table]
-        columns = self._columns(padded, groups)
+        columns = self._columns(table, groups)
         built = {
             cls: _build(cls, [self._column(columns, name) for name, _ in parsers(cls)], n)
             if cls in groups or cls is Identity
@@ -309,7 +303,7 @@ class RowReader:
         for k, identity in enumerate(built[Identity]):
             by_op.setdefault(identity.op, []).append(k)
         for op, at in by_op.items():
-            own = columns if len(by_op) == 1 else list(zip(*(padded[k] for k in at), strict=False))
+            own = columns if len(by_op) == 1 else list(zip(*(table[k] for k in at), strict=True))
             typed = zip(
                 at, self._params(op, own, len(at)), self._extras(op, own, len(at)), strict=True
             )

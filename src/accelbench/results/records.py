@@ -20,7 +20,7 @@ from accelbench.core.case import (
     identifying_settings,
 )
 from accelbench.core.column import doc
-from accelbench.core.samples import NOISE_THRESHOLD, Samples
+from accelbench.core.samples import NOISE_THRESHOLD
 from accelbench.core.types import Kernel
 from accelbench.errors import Status
 from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS, DeviceState
@@ -290,10 +290,6 @@ class Series:
     gpu_monitor: list[list[float]] = field(default_factory=list)
     # a TPU's firmware figures over the traced window (TPUMS's names; `_pre_soaking`: before a soak)
     telemetry: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def samples(self) -> Samples | None:
-        return Samples(self.samples_s) if self.samples_s else None
 
     def as_json(self) -> dict[str, Any]:
         """The series a row has (an empty one is left out, as a failed case has none)."""

@@ -346,10 +346,9 @@ class ResultFile:
     def _write(self, path: Path, text: str) -> None:
         """Append whole and flush to disk; a write the disk refuses stops the run, in one line."""
         fd = self._fds[path]
-        data = text.encode()
         try:
             os.lseek(fd, 0, os.SEEK_END)
-            _write_all(fd, data)
+            _write_all(fd, text.encode())
         except OSError as error:
             raise OutputFailed(
                 f"cannot write results: {error.strerror}; the rows before this case are saved",
@@ -397,8 +396,7 @@ class ResultFile:
         if not self._opened:
             self._open()
         record = row.as_dict()
-        unknown = set(record) - set(self.columns)
-        if unknown:
+        if unknown := set(record) - set(self.columns):
             raise ValueError(f"row has columns the file's header lacks: {sorted(unknown)}")
         line = self._line(_cell(record.get(c)) for c in self.columns)
         blob = json.dumps(_json_safe({**record, **row.series.as_json()}), default=str) + "\n"

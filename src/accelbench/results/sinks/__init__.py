@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from accelbench.core.flags import Flag
 from accelbench.plugins import import_sink_modules
+from accelbench.registry import register_once
 
 if TYPE_CHECKING:  # the command line's help reads the flags below and loads no format
     from accelbench.core.case import Case
@@ -78,9 +79,7 @@ _discovered = False
 
 def register_sink(name: str, order: int = 50) -> Callable[[SinkFactory], SinkFactory]:
     def decorate(factory: SinkFactory) -> SinkFactory:
-        if name in _SINKS:
-            raise ValueError(f"sink {name!r} registered twice")
-        _SINKS[name] = SinkInfo(name, order, factory)
+        register_once(_SINKS, name, SinkInfo(name, order, factory), "sink")
         return factory
 
     return decorate

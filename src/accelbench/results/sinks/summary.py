@@ -20,12 +20,8 @@ STDERR = Console(stderr=True, soft_wrap=True)
 # dropped in this order when the table is wider than the terminal (every column is in the CSV); the
 # names (op, backend, params) fold to fit once the first is gone, before any figure is dropped
 DROP_ORDER = ("timing", "peak", "gbps", "tflops", "sqnr", "noise", "speedup")
-FOLDING = (
-    "source",
-    "op",
-    "backend",
-    "params",
-)  # never the shape: a number split over lines misreads
+# the names that fold, never the shape: a number split over lines misreads
+FOLDING = ("source", "op", "backend", "params")
 FOLD_FLOOR = 12  # the narrowest a name folds to
 MEASURING = Console(width=10_000)  # a table's own widths, not the terminal's
 
@@ -55,8 +51,7 @@ def _fits(table: Table, width: int) -> bool:
 
 def _fitted(columns: list[Column], grid: list[list[str]], width: int, folds: bool) -> Table | None:
     """The table within `width`, its names folded as little as needed where `folds`."""
-    table = _table(columns, grid)
-    if _fits(table, width) or not folds:
+    if _fits(table := _table(columns, grid), width) or not folds:
         return table if _fits(table, width) else None
     # the widest fold that fits: folding is monotonic, so a bisection finds it in a few tables
     folds_at = range(FOLD_FLOOR, max(len(cell) for line in grid for cell in line) + 1)
