@@ -169,12 +169,6 @@ def parsers(cls: type) -> tuple[tuple[str, CellType], ...]:
     return tuple((f.name, _cell_type(hints[f.name])) for f in fields(cls))
 
 
-def _param_types(op: str) -> dict[str, CellType]:
-    """How each parameter of an op reads back, from its declaration (catalogue.Param.python_type)."""
-    spec = all_specs().get(op)
-    return {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in spec.params} if spec else {}
-
-
 def _as_declared(op: str, params: dict[str, Any], undeclared: set[str]) -> OpParams:
     """A row's parameters as the op's typed class (its defaults for empty cells); a column the op does
     not declare, a parameter it needs and lacks, or an op this version does not know leaves a dict."""
@@ -227,7 +221,8 @@ class RowReader:
 
     def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[OpParams]:
         """The op's parameters as its typed class (a value its kind does not take: a dict, text kept)."""
-        types = _param_types(op)
+        spec = all_specs().get(op)  # each parameter read back as its declaration types it
+        types = {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in spec.params} if spec else {}
         names = self._param_names
         texts = [columns[self._index[name]] for name in names]
         typed = [

@@ -80,12 +80,8 @@ T = typing.TypeVar("T")
 def with_setting_columns(cls: type[T]) -> type[T]:
     """The class with a column first for each run setting that declares one (no other edit needed)."""
     columns = [
-        (
-            column,
-            RULE_TYPES.get(declared.metadata["rule"].kind, str) | None,
-            noted(declared.metadata["doc"]),
-        )
-        for column, declared in setting_columns().items()
+        (column, RULE_TYPES.get(f.metadata["rule"].kind, str) | None, noted(f.metadata["doc"]))
+        for column, f in setting_columns().items()
     ]
     own = [(f.name, f.type, f) for f in fields(cls)]  # type: ignore[arg-type]
     made = dataclasses.make_dataclass(
