@@ -58,10 +58,7 @@ def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) ->
     """`measured`: the device's thread count is what the case had; a failed case's is what it asked."""
     asked = case.run.threads
     read = device.threads if device is not None and (measured or asked is None) else None
-    settings = {
-        column: recorded_setting(case.run, declared)
-        for column, declared in setting_columns().items()
-    }
+    settings = {column: recorded_setting(case.run, f) for column, f in setting_columns().items()}
     settings["thread_count"] = read or asked
     return Conditions(**settings, host_load_ratio=host_load() if measured else None)
 
