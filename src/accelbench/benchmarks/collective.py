@@ -1,6 +1,5 @@
-"""jax-bench's collectives over their typed fields (all_reduce, all_gather, all_to_all, reduce_scatter,
-and TPUMS's ppermute), with TPUMS's DCN layout as this project's fields, and how upstream resolves a
-collective's mesh and group over the devices (`resolve_group`)."""
+"""jax-bench's collectives (and TPUMS's ppermute) over their typed fields, TPUMS's DCN layout as ours,
+and how upstream resolves a collective's mesh and group over the devices (`resolve_group`)."""
 
 from __future__ import annotations
 
@@ -78,13 +77,12 @@ def dcn_axis(f: CollectiveFields) -> int | None:
 
 
 def dcn_slices(f: CollectiveFields) -> int:
-    """Slices along the dcn axis (1 without one)."""
     axis, shape = dcn_axis(f), _ints(f.mesh_shape)
     return shape[axis] if axis is not None and shape and axis < len(shape) else 1
 
 
 def dcn_participants(f: CollectiveFields) -> int:
-    """Devices of one slice: the mesh's devices over its dcn slices."""
+    """Devices of one slice."""
     shape = _ints(f.mesh_shape) or [1]
     return math.prod(shape) // dcn_slices(f)
 
@@ -111,8 +109,8 @@ def _sized(f: CollectiveFields) -> dict[str, Any]:
 
 
 def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float]) -> Metrics:
-    """bandwidth_gb_s: the bytes upstream counts as transferred over time (nccl-tests' bus bandwidth),
-    0 for a group of one; the size column is one device's block (reduce-scatter: its output)."""
+    """bandwidth_gb_s: nccl-tests' bus bandwidth, 0 for a group of one; the size column: one device's
+    block (reduce-scatter: its output)."""
 
     def metrics(f: Figures) -> dict[str, Any]:
         return {
@@ -125,8 +123,7 @@ def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float])
 
 @dataclass(frozen=True)
 class Collective:
-    """How one collective differs from the others: our op, upstream's bytes moved (over the group
-    size), its input, its size column, run id, TPU flag set and further op parameters."""
+    """How one collective differs from the others (moved: upstream's bytes, by the group size)."""
 
     op: Callable[[Any], str]
     moved: Callable[[Any, int], float]
@@ -217,9 +214,8 @@ _collective(
 
 @dataclass(frozen=True)
 class Group:
-    """A collective's mesh and group as upstream resolves them: the mesh_shape's grid when it fills
-    exactly the devices, else one axis of all of them; the axes whose sharding_strategy entry is above
-    1 (all axes when the strategy is absent, unreadable or of another rank)."""
+    """A collective's mesh as upstream resolves it (mesh_shape where it fills exactly the devices, else
+    one axis of all) and its group (the axes sharding_strategy puts above 1, else all)."""
 
     mesh_shape: str  # our op's mesh ('' = one axis)
     strategy: str
@@ -228,8 +224,7 @@ class Group:
 
 
 def _mesh(text: Any) -> list[int] | None:
-    """A given mesh_shape's axes (None: none given, or text that is no grid, which upstream falls
-    back from); an axis of 0 or fewer devices is a one-line error, never a mesh to fall back from."""
+    """A mesh_shape's axes (None: none, or no grid: upstream falls back); an axis below 1 is refused."""
     shape = _ints(text) if text is not None else None
     if shape is not None and min(shape) < 1:
         raise UserError(f"mesh_shape {text!r} has an axis of {min(shape)}: each is 1 or more (2x4)")
@@ -238,12 +233,11 @@ def _mesh(text: Any) -> list[int] | None:
 
 def _dcn_group(f: CollectiveFields, axis: int) -> Group:
     """DCN: the mesh as given, the group along dcn, never a fallback."""
-    shape_text = f.mesh_shape
-    shape = _mesh(shape_text)
+    shape = _mesh(f.mesh_shape)
     names = str(f.mesh_axes).split(",")
     if shape is None or len(names) != len(shape):
         raise UserError(
-            f"mesh_axes names {len(names)} axes; mesh_shape {shape_text!r} has "
+            f"mesh_axes names {len(names)} axes; mesh_shape {f.mesh_shape!r} has "
             f"{len(shape) if shape else 'no'} axes: give one name per axis"
         )
     along = "x".join(str(d) if i == axis else "1" for i, d in enumerate(shape))

@@ -1,11 +1,10 @@
-"""jax-bench's compute benchmarks, each over its typed fields: gemm_generalized, quantization, swiglu,
-rmsnorm, sigmoid (named by upstream's cop.yaml), rope, simple_add, attention_flashed and
-transformer_layer_moe."""
+"""jax-bench's compute benchmarks, each over its typed fields (sigmoid: named by upstream's cop.yaml)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from accelbench.benchmarks.base import (
@@ -23,6 +22,8 @@ from accelbench.benchmarks.base import (
 )
 from accelbench.catalogue import param
 from accelbench.ops.gemm import GeneralizedParams
+from accelbench.ops.rope import RopeParams
+from accelbench.ops.transformer import TransformerParams
 
 
 @dataclass(frozen=True)
@@ -203,12 +204,7 @@ register_v2(
         "RoPEBenchmark",
         RopeFields,
         fixed("rope"),
-        lambda f: {
-            "batch": f.batch,
-            "heads": f.heads,
-            "seq_len": f.seq_len,
-            "head_dim": f.head_dim,
-        },
+        shared_with(RopeParams, but=("dtype",)),  # fp32, whatever upstream's dtype says
         lambda f: f"b_{f.batch}_h_{f.heads}_s_{f.seq_len}_d_{f.head_dim}",
         # a complex multiply is 6 FLOPs; X read and Y written as complex64 (the table not counted)
         *per_element(6, 16, _rope_pairs),
@@ -224,10 +220,6 @@ class AddFields(UpstreamFields):
     size: int = param("elements", 1048576, doc="elements of each operand")
 
 
-def _elements(f: AddFields) -> int:
-    return f.size
-
-
 register_v2(
     Benchmark(
         "simple_add",
@@ -236,7 +228,7 @@ register_v2(
         fixed("simple_add"),
         lambda f: {"size": f.size, "dtype": "bfloat16"},
         lambda f: f"size_{f.size}",
-        *per_element(1, 6, _elements),  # one add; x, y read and z written, bf16
+        *per_element(1, 6, attrgetter("size")),  # one add; x, y read and z written, bf16
         intensity_metrics,
         placement=replicated,
         notes="x and y differ (upstream draws both from one key)",
@@ -258,8 +250,7 @@ class AttentionFields(UpstreamFields):
 
 
 def attention_flops(f: AttentionFields, n: int = 1) -> float:
-    """(4 S^2 - 2 S^2 causal) Hq D for the forward, twice that for `bwd`; no batch factor. An
-    integer, as upstream's total_flops column holds it."""
+    """(4 S^2 - 2 S^2 causal) Hq D, twice for `bwd`; no batch factor; an int, as upstream's."""
     s = f.seq_len
     flops = (4 * s * s - (2 * s * s if f.causal else 0)) * f.num_q_heads * f.head_dim
     return flops * (2 if f.mode == "bwd" else 1)
@@ -329,15 +320,7 @@ register_v2(
         "TransformerLayerMoE",
         MoeFields,
         fixed("transformer_layer_moe"),
-        lambda f: {
-            "model_dim": f.model_dim,
-            "mslen": f.mslen,
-            "dtype": f.dtype,
-            "tp": f.tp,
-            "cp": f.cp,
-            "ep": f.ep,
-            "etp": f.etp,
-        },
+        shared_with(TransformerParams),
         lambda f: f"dim_{f.model_dim}_len_{f.mslen}",
         lambda f, n: 24.0 * f.mslen * f.model_dim**2,
         lambda f, n: 10.0 * f.mslen * f.model_dim * 2 + 10.0 * f.model_dim**2 * 2,

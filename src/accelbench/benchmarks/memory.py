@@ -1,5 +1,4 @@
-"""jax-bench's memory and transfer benchmarks, each over its typed fields: hbm_bandwidth (the STREAM
-kernels, TPUMS's read and write ones too), host_to_device, device_to_host and device_to_device."""
+"""jax-bench's memory and transfer benchmarks, each over its typed fields."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ class HbmFields(UpstreamFields):
     device_id: int = param("int", 0, doc="the device the arrays live on")
 
     @property
-    def kernel(self) -> str:
-        """The STREAM kernel it names (any case, TPUMS's short names too)."""
+    def kernel(self) -> str:  # any case, TPUMS's short names too
         name = str(self.op_type).lower()
         return OP_TYPES.get(name, name)
 
