@@ -24,7 +24,7 @@ from accelbench.benchmarks.collective import resolve_group
 from accelbench.benchmarks.flags import CONDITIONS, HW
 from accelbench.benchmarks.models import model_fields
 from accelbench.benchmarks.tpu_flags import process_env
-from accelbench.catalogue import Param, get_spec
+from accelbench.catalogue import OpSpec, Param, get_spec
 from accelbench.config.cases import cases_per_implementation, lacking, within_cap
 from accelbench.config.expand import Given, Point, csv_cases, given, upstream_sweep
 from accelbench.config.settings import (
@@ -239,12 +239,7 @@ def cases_of(
     trace_dir = _trace_dir(fields.xprof_dir, request) if fields.xprof_timing else None
     return cases_per_implementation(
         spec,
-        _backends(
-            request.backend or ours.get("backend"),
-            spec.name,
-            key_path(where, "backend"),
-            not request.backend,
-        ),
+        _backends(spec, request.backend or ours.get("backend"), where, not request.backend),
         ours.get("implementation") or (bench.implementation if conditions == "upstream" else None),
         where,
         params=params,
@@ -290,15 +285,14 @@ def _trace_dir(path: str, request: PlanRequest) -> str:
     return local
 
 
-def _backends(value: Any, op: str, where: str, given: bool) -> list[str]:
+def _backends(spec: OpSpec, value: Any, where: str, given: bool) -> list[str]:
     """The entry's backends; `--backend`'s (not `given` here) are checked once --only/--skip chose."""
     names = [value] if isinstance(value, str) else list(value or ["jax"])
-    spec = get_spec(op)
     for name in names:
         if given and name not in spec.backends:
             raise UserError(
                 lacking(spec, name),
-                key=where,
+                key=key_path(where, "backend"),
                 suggestion=did_you_mean(str(name), [b for b in BACKENDS if b in spec.backends]),
             )
     return names

@@ -192,24 +192,18 @@ def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
     if not (isinstance(value, dict) and "start" in value and "end" in value):
         return [value], None
     multiplier = value.get("multiplier")
+    by_one = multiplier is None or (not isinstance(multiplier, bool) and multiplier == 1)
+    if not by_one and _below_one(multiplier):
+        raise UserError(
+            f"range never ends: a multiplier below 1 (got {multiplier}) never reaches end",
+            key=key_path(where, "multiplier"),
+        )
+    steps = {"increase_by": value.get("increase_by", 1)} if by_one else {"multiplier": multiplier}
     warning = None
-    if multiplier is None or (not isinstance(multiplier, bool) and multiplier == 1):
-        steps = {"increase_by": value.get("increase_by", 1)}
-        if multiplier is not None and "increase_by" in value:
-            warning = (
-                f"{where}: multiplier 1 and increase_by given: increase_by is used, as upstream"
-            )
-    else:
-        if _below_one(multiplier):
-            raise UserError(
-                f"range never ends: a multiplier below 1 (got {multiplier}) never reaches end",
-                key=key_path(where, "multiplier"),
-            )
-        steps = {"multiplier": multiplier}
-        if "increase_by" in value:
-            warning = (
-                f"{where}: multiplier and increase_by given: increase_by is ignored, as upstream"
-            )
+    if multiplier is not None and "increase_by" in value:
+        used = "1 and increase_by given: increase_by is used" if by_one else "and increase_by given"
+        ignored = "" if by_one else ": increase_by is ignored"
+        warning = f"{where}: multiplier {used}{ignored}, as upstream"
     rest = {k: v for k, v in value.items() if k not in ("multiplier", "increase_by")}
     return expand_range({**rest, **steps}, where), warning
 

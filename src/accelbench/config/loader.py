@@ -147,20 +147,19 @@ def load_config(path: str | Path) -> LoadedConfig:
 
 TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
+NUMBERS = {"dim": int, "elements": int, "mib": int, "int": int, "float": float}
 
 
 def typed_value(param: Param | None, text: str, option: str) -> Any:
     """A command-line value typed by the parameter it sets (YAML's reading where none is known)."""
     kind = param.kind if param else None
-    try:
-        if kind in ("dim", "elements", "mib", "int", "float") and not text.isascii():
-            raise ValueError  # as YAML reads a number: '١٠٢٤' is text there
-        if kind in ("dim", "elements", "mib", "int"):
-            return int(text)
-        if kind == "float":
-            return float(text)
-    except ValueError:
-        raise UserError(f"must be a number, got {text!r}", key=option) from None
+    if kind in NUMBERS:
+        try:
+            if not text.isascii():  # as YAML reads a number: '١٠٢٤' is text there
+                raise ValueError
+            return NUMBERS[kind](text)
+        except ValueError:
+            raise UserError(f"must be a number, got {text!r}", key=option) from None
     if kind == "bool":
         if text.lower() not in (*TRUE_WORDS, *FALSE_WORDS):
             raise UserError(f"must be true or false, got {text!r}", key=option)

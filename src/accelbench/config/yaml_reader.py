@@ -97,6 +97,7 @@ def read_yaml(path: str) -> Any:
         ) from None
     try:
         data = yaml.load(text, Loader=BoundedLoader)  # noqa: S506  a safe loader with bounds
+        _check_expansion(data)
     except UserError as error:
         raise error.with_file(path) from None
     except yaml.YAMLError as error:
@@ -110,10 +111,6 @@ def read_yaml(path: str) -> Any:
         ) from None
     if data is None:  # every file read here is a mapping
         raise UserError("the file is empty (no YAML value in it)", file=path)
-    try:
-        _check_expansion(data)
-    except UserError as error:
-        raise error.with_file(path) from None
     if isinstance(data, dict):  # `x-` keys hold anchors for merge keys (docker compose's rule)
         data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
     return data
