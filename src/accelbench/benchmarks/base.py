@@ -136,12 +136,12 @@ class Benchmark(Generic[F]):
     name: str
     class_name: str  # upstream's `benchmark` column
     typed: type[F]  # its fields: upstream's in upstream's order, then ours (`ours_param`)
-    op: Callable[[F], str]  # which of our ops runs a case
     translation: Callable[[F], dict[str, Any]]  # the case's fields -> our op's parameters
     run_id: Callable[[F], str]  # upstream's run id
     flops: Callable[[F, int], float]  # upstream's FLOP count (fields, group size)
     bytes: Callable[[F, int], float]  # upstream's get_total_bytes
     metrics: Metrics
+    runs: str | Callable[[F], str] = ""  # which of our ops runs a case (none given: its name's)
     # upstream's conditions
     placement: Callable[[F, Callable[[], int]], dict[str, Any]] = one_device
     implementation: str | None = None  # upstream's conditions: the implementation upstream runs
@@ -178,6 +178,9 @@ class Benchmark(Generic[F]):
     def __reduce__(self) -> tuple[Any, ...]:
         return (registered, ("v2", self.name))  # its models are lambdas: a worker looks it up
 
+    def op(self, fields: F) -> str:
+        return self.runs(fields) if callable(self.runs) else self.runs or self.name
+
     def figures(self, fields: F, seconds: float, group: int = 1) -> Figures:
         return Figures(fields, self.flops(fields, group), self.bytes(fields, group), seconds, group)
 
@@ -202,10 +205,6 @@ def get_v2(name: str, where: str) -> Benchmark[Any]:
             suggestion=did_you_mean(str(name), jax_bench_names()),
         )
     return V2[name]
-
-
-def fixed(op: str) -> Callable[[Any], str]:
-    return lambda f: op
 
 
 def shared_with(

@@ -13,7 +13,6 @@ from accelbench.benchmarks.base import (
     Figures,
     Metrics,
     UpstreamFields,
-    fixed,
     itemsize,
     ours_param,
     register_v2,
@@ -125,8 +124,8 @@ def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float])
 class Collective:
     """How one collective differs from the others (moved: upstream's bytes, by the group size)."""
 
-    op: Callable[[Any], str]
     moved: Callable[[Any, int], float]
+    runs: str | Callable[[Any], str] = ""  # our op (none given: the benchmark's name)
     sized: Callable[[Any], dict[str, Any]] = _sized
     size_key: str = "shard_size_mb"
     size: Callable[[CollectiveFields], float] = block_bytes
@@ -148,12 +147,12 @@ def _collective(
             name,
             class_name,
             typed,
-            how.op,
             lambda f: {"dtype": f.dtype, "seed": f.seed, **how.sized(f), **how.more_params(f)},
             how.run_id,
             lambda f, n: 0.0,
             how.moved,
             collective_metrics(how.size_key, how.size),
+            runs=how.runs,
             flags=how.flags or name,
             collective=True,
             notes=how.notes,
@@ -166,7 +165,6 @@ _collective(
     "all_reduce",
     "AllReduceBenchmark",
     Collective(
-        fixed("all_reduce"),
         lambda f, n: block_bytes(f) * 2 * (n - 1) / n,
         run_id=lambda f: f"dim_{f.matrix_dim}_op_{str(f.reduce_op).lower()}",
         more_params=lambda f: {"reduce_op": str(f.reduce_op).lower()},
@@ -175,22 +173,20 @@ _collective(
 _collective(
     "all_gather",
     "AllGatherBenchmark",
-    Collective(fixed("all_gather"), lambda f, n: block_bytes(f) * (n - 1)),
+    Collective(lambda f, n: block_bytes(f) * (n - 1)),
 )
 _collective(
     "all_to_all",
     "AllToAllBenchmark",
-    Collective(
-        fixed("all_to_all"), lambda f, n: block_bytes(f) / n * (n - 1), size_key="local_size_mb"
-    ),
+    Collective(lambda f, n: block_bytes(f) / n * (n - 1), size_key="local_size_mb"),
 )
 # upstream's (N, D, 256) input is N blocks of D*256 elements: ours as rows of 128
 _collective(
     "reduce_scatter",
     "ReduceScatterBenchmark",
     Collective(
-        fixed("psum_scatter"),
         lambda f, n: scatter_chunk_bytes(f) * (n - 1),
+        runs="psum_scatter",
         sized=lambda f: {"num_elements": f.matrix_dim * 256},
         size=scatter_chunk_bytes,
         flags="psum_scatter",
@@ -201,8 +197,8 @@ _collective(
     "ppermute",
     "PPermuteBenchmark",
     Collective(
-        lambda f: "ppermute_bidi" if f.both_ways else "ppermute_uni",
         lambda f, n: block_bytes(f) * (2 if f.both_ways else 1),
+        runs=lambda f: "ppermute_bidi" if f.both_ways else "ppermute_uni",
         run_id=lambda f: f"dim_{f.matrix_dim}_dir_{f.direction}",
         flags="all_to_all",
         notes="TPUMS's, not jax-bench's; with mesh_axes dcn,ici it permutes across the slices",

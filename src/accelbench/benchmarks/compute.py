@@ -11,7 +11,6 @@ from accelbench.benchmarks.base import (
     Benchmark,
     UpstreamFields,
     compute_metrics,
-    fixed,
     intensity_metrics,
     itemsize,
     ours_param,
@@ -64,7 +63,6 @@ register_v2(
         "gemm_generalized",
         "GeneralizedGemmBenchmark",
         GemmFields,
-        fixed("gemm_generalized"),
         shared_with(GeneralizedParams),  # our op's parameters are upstream's fields, by name
         lambda f: (
             f"m_{f.m}_k_{f.k}_n_{f.n}_{f.in_dtype}_to_{f.out_dtype}"
@@ -94,7 +92,6 @@ register_v2(
         "quantization",
         "QuantizationBenchmark",
         QuantizationFields,
-        fixed("quantization"),
         lambda f: {"m": f.m, "n": f.n, "qdtype": "float8_e4m3fn"},
         lambda f: f"m_{f.m}_n_{f.n}",
         lambda f, n: 4.0 * f.m * f.n,  # 4 per element
@@ -133,11 +130,11 @@ def _layer(
             name,
             class_name,
             LayerFields,
-            lambda f: bwd if f.mode == "bwd" else fwd,
             lambda f: {"m": f.batch, "n": width(f)},
             lambda f: f"batch_{f.batch}_dim_{f.dim}",
             *models,
             intensity_metrics,
+            runs=lambda f: bwd if f.mode == "bwd" else fwd,
             placement=replicated,
             notes="`mode: bwd` is ours (upstream's cop.yaml asks for it): the backward pass",
         )
@@ -174,12 +171,12 @@ register_v2(
         "sigmoid",
         "SigmoidBenchmark",
         SigmoidFields,
-        lambda f: "sigmoid_bwd" if f.mode == "bwd" else "inference_sigmoid",
         lambda f: {"m": f.batch, "n": f.dim, "dtype": f.dtype},
         lambda f: f"batch_{f.batch}_dim_{f.dim}",
         lambda f, n: 4.0 * f.batch * f.dim,
         lambda f, n: 2.0 * f.batch * f.dim * itemsize(f.dtype),
         intensity_metrics,
+        runs=lambda f: "sigmoid_bwd" if f.mode == "bwd" else "inference_sigmoid",
         placement=replicated,
         notes="not registered upstream (its cop.yaml names it); runs here in `dtype`",
     )
@@ -203,7 +200,6 @@ register_v2(
         "rope",
         "RoPEBenchmark",
         RopeFields,
-        fixed("rope"),
         shared_with(RopeParams, but=("dtype",)),  # fp32, whatever upstream's dtype says
         lambda f: f"b_{f.batch}_h_{f.heads}_s_{f.seq_len}_d_{f.head_dim}",
         # a complex multiply is 6 FLOPs; X read and Y written as complex64 (the table not counted)
@@ -225,7 +221,6 @@ register_v2(
         "simple_add",
         "AddBenchmark",
         AddFields,
-        fixed("simple_add"),
         lambda f: {"size": f.size, "dtype": "bfloat16"},
         lambda f: f"size_{f.size}",
         *per_element(1, 6, attrgetter("size")),  # one add; x, y read and z written, bf16
@@ -284,7 +279,6 @@ register_v2(
         "attention_flashed",
         "AttentionBenchmark",
         AttentionFields,
-        fixed("tokamax_splash_attention"),
         _attention,
         lambda f: (
             f"b_{f.batch}_s_{f.seq_len}_hq_{f.num_q_heads}_hkv_{f.num_kv_heads}_d_{f.head_dim}"
@@ -292,6 +286,7 @@ register_v2(
         attention_flops,
         attention_bytes,
         compute_metrics(),
+        runs="tokamax_splash_attention",
         implementation="jit:xla",  # jax.nn.dot_product_attention's default
         notes="attends over the sequence (upstream's layout attends over heads); one device",
     )
@@ -319,7 +314,6 @@ register_v2(
         "transformer_layer_moe",
         "TransformerLayerMoE",
         MoeFields,
-        fixed("transformer_layer_moe"),
         shared_with(TransformerParams),
         lambda f: f"dim_{f.model_dim}_len_{f.mslen}",
         lambda f, n: 24.0 * f.mslen * f.model_dim**2,

@@ -66,24 +66,20 @@ class Timing(SampleStats):
     launch_samples_s: list[float] = field(default_factory=list)
     kernels: list[Kernel] = field(default_factory=list)
     trace_path: str | None = None
-    # ops timed on many devices (collectives): each device's per-iteration time; samples_s is then the
-    # slowest device's time per iteration
+    # a many-device op's (a collective's) per-device times; samples_s is then the slowest's
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
     stop_reason: str = "num_runs"  # why timing stopped (the stop_reason column says which values)
-    # the timed loop as a whole (warm-up and check excluded, the trace's stop and parse included):
-    # when it began (seconds since the epoch) and how long it took; the procedure sets both
+    # the timed loop's start (epoch s) and length: no warm-up or check, the trace's stop and parse in
     loop_started_at: float | None = None
     loop_s: float | None = None
     loop_wait_s: float | None = None  # its threads' time waiting for a CPU over the same loop
-    # host wall spent on cache flushes between blocked iterations (outside the samples), and on the
-    # profiler's sessions (start, stop, parse) around the iterations; both inside loop_s
+    # host wall on cache flushes (outside the samples) and on profiler sessions, both inside loop_s
     flush_s: float = 0.0
     session_s: float = 0.0
     soak: SoakPhases | None = None  # a soak in phases (soak_chunk): its baseline and chunks
     # a TPU's firmware telemetry over the traced window (jax_backend/telemetry.py); None elsewhere
     telemetry: dict[str, Any] | None = None
-    # per sample: the highest thermal throttle level a TPU's firmware reported during it (empty: not
-    # recorded); what the `throttle` policy judges a TPU's samples by (measure/throttle.py)
+    # per sample, the highest thermal throttle level a TPU reported (what `throttle` judges it by)
     thermal_levels: list[float] = field(default_factory=list)
     audit: tuple[Finding, ...] = ()  # what the trace says the timed windows held (measure/audit.py)
 
@@ -171,9 +167,8 @@ class Prepared:
     known_timings: dict[str, Timing] = field(default_factory=dict)  # measured by an earlier case
     finish: Callable[[Timing, dict[str, Timing]], Any] | None = None
     input_sets: int = 1  # input sets cycled through the iterations (inputs: rotate), each checked
-    # the largest of a value over every process whose iterations run together with these (the members
-    # of a collective): each round's size and whether to go on are agreed, so none waits forever in a
-    # collective the others stopped calling; alone, the value itself
+    # a value's largest over the processes timed together (a collective's members): rounds agreed,
+    # so none waits forever in a collective the others left; alone, the value itself
     agree: Callable[[float], float] = _alone
 
 
