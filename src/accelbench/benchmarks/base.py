@@ -145,7 +145,7 @@ class Benchmark(Generic[F]):
     # upstream's conditions
     placement: Callable[[F, Callable[[], int]], dict[str, Any]] = one_device
     implementation: str | None = None  # upstream's conditions: the implementation upstream runs
-    flags: str | None = None  # its TPU flag set (TPU_FLAGS): upstream's op_flags.yaml key
+    flags: str = ""  # its TPU flag set: upstream's op_flags.yaml key (none given: its name)
     peak_dtype: Callable[[F], str] = lambda f: str(f.dtype)  # the dtype whose peak it reads
     notes: str = ""  # how it departs from upstream, for docs and `list`
     every_pair: bool = False  # no pair given: one case per ordered pair of devices (upstream's D2D)

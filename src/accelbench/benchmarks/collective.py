@@ -130,7 +130,7 @@ class Collective:
     size_key: str = "shard_size_mb"
     size: Callable[[CollectiveFields], float] = block_bytes
     run_id: Callable[[Any], str] = lambda f: f"dim_{f.matrix_dim}"
-    flags: str | None = None
+    flags: str = ""
     more_params: Callable[[Any], dict[str, Any]] = lambda f: {}
     notes: str = "the group is upstream's (a mesh the devices cannot fill: one axis of all)"
 
@@ -153,7 +153,7 @@ def _collective(
             how.moved,
             collective_metrics(how.size_key, how.size),
             runs=how.runs,
-            flags=how.flags or name,
+            flags=how.flags,
             collective=True,
             notes=how.notes,
             tpums_only=tpums_only,

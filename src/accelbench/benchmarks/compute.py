@@ -74,7 +74,6 @@ register_v2(
         gemm_bytes,
         compute_metrics(),
         placement=replicated,
-        flags="gemm_generalized",
         peak_dtype=lambda f: str(f.in_dtype),
         notes="fp32 accumulation (upstream's product is in_dtype-typed); scaling works for fp8",
     )
@@ -98,7 +97,6 @@ register_v2(
         lambda f, n: float(f.m * f.n * 2 + f.m * f.n + 4 * f.m),  # X, Q, fp32 scales
         intensity_metrics,
         placement=replicated,
-        flags="quantization",
         notes="fp32 per-row scales with saturation (upstream: bf16 scales, no clamp)",
     )
 )

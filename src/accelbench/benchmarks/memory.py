@@ -64,7 +64,6 @@ register_v2(
         lambda f, n: float(f.stream[1] * f.size),
         lambda f, n: float(f.size * itemsize(f.dtype) * f.stream[0]),
         hbm_metrics,
-        flags="hbm_bandwidth",
         notes="copy is a copy (upstream's computes x + 1, the same traffic)",
     )
 )
@@ -93,7 +92,6 @@ def _host(name: str, class_name: str, direction: str) -> None:
             lambda f, n: float(f.data_size_mib * 2**20),
             host_metrics,
             runs="host_device",
-            flags=name,
             notes="JAX: wall clock of the blocked copy (no device event); torch: CUPTI device time",
         )
     )
@@ -146,7 +144,6 @@ register_v2(
         lambda f, n: 0.0,
         lambda f, n: float(f.data_size_mib * 2**20 * (2 if f.both_ways else 1)),
         d2d_metrics,
-        flags="device_to_device",
         every_pair=True,
         notes="src/dst_device_index pick one pair (upstream: always every ordered pair)",
     )

@@ -33,8 +33,10 @@ def packaged() -> dict[str, FlagSet]:
 
 
 def process_env(benchmark: Benchmark[Any]) -> tuple[tuple[str, str], ...]:
-    """The environment a benchmark's process starts with on a TPU host (empty: as it is)."""
-    return packaged()[benchmark.flags].process_env() if benchmark.flags else ()
+    """The environment a benchmark's process starts with on a TPU host (a name op_flags.yaml lacks:
+    the environment as it is)."""
+    found = packaged().get(benchmark.flags or benchmark.name)
+    return found.process_env() if found else ()
 
 
 def flag_sets(path: str, shipped: bool = False) -> dict[str, FlagSet]:
