@@ -73,14 +73,11 @@ class Reading:
         as jax-bench reads it; its inert fields checked and set aside."""
         bench, back = entry.bench, {v: k for k, v in entry.renamed.items()}
         inert: dict[str, tuple[str | None, Param]] = {p.name: (None, p) for p in entry.inert}
+        fields: dict[str, tuple[str | None, Param]] = {}
         if flat:
-            fields = {
-                back.get(p.name, p.name): (
-                    p.name,
-                    replace(p, default=entry.defaults.get(back.get(p.name, p.name), p.default)),
-                )
-                for p in bench.all_fields
-            }
+            for p in bench.all_fields:
+                name = back.get(p.name, p.name)
+                fields[name] = (p.name, replace(p, default=entry.defaults.get(name, p.default)))
         else:
             declared = {p.name: p for p in bench.all_fields}
             skip = (*inert, SAMPLES_PER_RUN.name)

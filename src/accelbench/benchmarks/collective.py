@@ -170,11 +170,7 @@ _collective(
         more_params=lambda f: {"reduce_op": str(f.reduce_op).lower()},
     ),
 )
-_collective(
-    "all_gather",
-    "AllGatherBenchmark",
-    Collective(lambda f, n: block_bytes(f) * (n - 1)),
-)
+_collective("all_gather", "AllGatherBenchmark", Collective(lambda f, n: block_bytes(f) * (n - 1)))
 _collective(
     "all_to_all",
     "AllToAllBenchmark",

@@ -58,12 +58,8 @@ class UpstreamStats:
             low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
             kept = x[(x >= low) & (x <= high)]
             x = kept if kept.size else x
-        return cls(
-            float(np.percentile(x, 50)),
-            float(np.percentile(x, 90)),
-            float(x.mean()),
-            float(x.std()),
-        )
+        p50, p90 = np.percentile(x, [50, 90])
+        return cls(float(p50), float(p90), float(x.mean()), float(x.std()))
 
 
 def ms(samples_s: list[float]) -> list[float]:

@@ -16,6 +16,7 @@ from accelbench.plugins import SINK_MODULES, discover_dialects
 from accelbench.registry import register_once
 
 DEFAULT_MAX_CASES = 5000
+Data = dict[str, Any]  # a config file's top level
 
 
 class Lazy:
@@ -93,14 +94,11 @@ class RunAlias:
 class Dialect:
     name: str
     schema: Any  # its files' pydantic model (a Lazy naming it)
-    recognise: Callable[[dict[str, Any]], bool]  # is this file written in the dialect?
+    recognise: Callable[[Data], bool]  # is this file written in the dialect?
     plan: Callable[[Any, Any], list[Any]] | Lazy  # (its model, a PlanRequest) -> cases
     order: int  # asked in this order whether a file is theirs
     # renames keys of the dialect's earlier versions: (upgraded data, one warning per key)
-    upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] | Lazy = lambda data: (
-        data,
-        [],
-    )
+    upgrade: Callable[[Data], tuple[Data, list[str]]] | Lazy = lambda data: (data, [])
     looks_like: str = ""  # what a file of this dialect has, for the error when none recognises it
     flags: tuple[Flag[Any], ...] = ()  # `microbench run` flags it reads: refused for other files
     sink_flags: tuple[Flag[Any], ...] = ()  # flags its output formats read (any run may give them)
@@ -112,7 +110,7 @@ class Dialect:
     # its own name tables (scoped by tests with the rest)
     registries: Callable[[], tuple[dict[Any, Any], ...]] | Lazy = tuple
     # a file of the dialect's family that is not a config (a suite file): the line that says so
-    explains: Callable[[dict[str, Any]], str | None] = lambda data: None
+    explains: Callable[[Data], str | None] = lambda data: None
     # a planned case's benchmark and fields in the dialect's own names (`validate --json`); None: its
     # op's
     case_fields: Callable[[Any], tuple[str, dict[str, Any]]] | Lazy | None = None
@@ -149,7 +147,7 @@ def get_dialect(name: str) -> Dialect:
     return DIALECTS[name]
 
 
-def detect_dialect(data: dict[str, Any]) -> Dialect:
+def detect_dialect(data: Data) -> Dialect:
     known = dialects()
     for dialect in known:
         if dialect.recognise(data):

@@ -29,10 +29,7 @@ def default_csv(path: str, output_dir: str) -> str:
 
 
 def _overridden(cases: list[Case], options: RunOptions, path: str) -> list[Case]:
-    given = {
-        **dict(options.settings),
-        **({"num_runs": options.num_runs} if options.num_runs else {}),
-    }
+    given = dict(options.settings) | ({"num_runs": options.num_runs} if options.num_runs else {})
     if given:
         cases = [dataclasses.replace(c, run=dataclasses.replace(c.run, **given)) for c in cases]
     if options.output:
