@@ -118,11 +118,9 @@ def _batch_dim(f: LayerFields) -> int:
 def _layer(
     name: str,
     class_name: str,
-    ops: tuple[str, str],
     width: Callable[[LayerFields], int],
     models: tuple[Callable[[LayerFields, int], float], Callable[[LayerFields, int], float]],
 ) -> None:
-    fwd, bwd = ops
     register_v2(
         Benchmark(
             name,
@@ -132,7 +130,7 @@ def _layer(
             lambda f: f"batch_{f.batch}_dim_{f.dim}",
             *models,
             intensity_metrics,
-            runs=lambda f: bwd if f.mode == "bwd" else fwd,
+            runs=lambda f: f"{name}_{f.mode}",  # our ops <name>_fwd and <name>_bwd
             placement=replicated,
             notes="`mode: bwd` is ours (upstream's cop.yaml asks for it): the backward pass",
         )
@@ -140,18 +138,11 @@ def _layer(
 
 
 # swiglu: 10 FLOPs per output element; X (batch, 2 dim) read and Y (batch, dim) written, bf16
-_layer(
-    "swiglu",
-    "SwiGLUBenchmark",
-    ("swiglu_fwd", "swiglu_bwd"),
-    lambda f: 2 * f.dim,
-    per_element(10, 6, _batch_dim),
-)
+_layer("swiglu", "SwiGLUBenchmark", lambda f: 2 * f.dim, per_element(10, 6, _batch_dim))
 # rmsnorm: 5 FLOPs per element; X read, Y written (bf16) and the dim weights read
 _layer(
     "rmsnorm",
     "RMSNormBenchmark",
-    ("rmsnorm_fwd", "rmsnorm_bwd"),
     lambda f: f.dim,
     (lambda f, n: 5.0 * _batch_dim(f), lambda f, n: 4.0 * _batch_dim(f) + 2 * f.dim),
 )

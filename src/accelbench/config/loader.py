@@ -59,20 +59,16 @@ def _string_keys(value: Any) -> Any:
 
 
 def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    current: Any = model
+    current: type[BaseModel] | None = model
     for part in loc:
         if isinstance(part, int):
             continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        field = current.model_fields.get(str(part))
-        if field is None:
-            return None
-        current = _first_model(field.annotation)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+        field = current.model_fields.get(str(part)) if current else None
+        current = _first_model(field.annotation) if field else None
+    return current
 
 
-def _first_model(annotation: Any) -> Any:
+def _first_model(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):
