@@ -1,7 +1,6 @@
-"""The reference harness's `summary.csv` and `detailed.json`, both generations': each case upstream's
-record with our additions under `microbench`, flattened for summary.csv (upstream's columns first).
-Unlike upstream's, both are rewritten whole (atomically) after every case, so a crash loses none, and
-they belong to one run of the run store (`c.2.csv` -> `c.2.summary.csv`)."""
+"""The reference harness's `summary.csv` and `detailed.json`: each case upstream's record, ours under
+`microbench`. Unlike upstream's, both are rewritten whole (atomically) after every case, so a crash
+loses none, and belong to one run of the run store (`c.2.csv` -> `c.2.summary.csv`)."""
 
 from __future__ import annotations
 
@@ -122,9 +121,8 @@ def _ours(case: Case, origin: Upstream, row: Row) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Generation:
-    """How one generation's entries differ: params (the fields as the case ran, in its names),
-    metrics (from those and the host times in ms), added metadata, summary.csv's KET_ms and
-    throughput, and the tables it prints at the end."""
+    """How one generation's entries differ (params: the fields as the case ran, in its names; metrics:
+    from those and the host times in ms)."""
 
     params: Callable[[Case, Upstream, Any], dict[str, Any]]
     metrics: Callable[[Case, Upstream, Any, list[float], Row], dict[str, Any]]

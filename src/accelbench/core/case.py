@@ -64,9 +64,8 @@ def setting(
     compared: bool = True,
     option: bool = False,
 ) -> Any:
-    """A run setting: its default, README line, rule, place in the id, the row's column that records
-    it, whether `compare` pairs only rows that agree on it (not if it bounds how long a case ran, not
-    what it measured) and whether every command line that runs takes it as `--NAME`."""
+    """A run setting (`compared`: `compare` pairs only rows that agree on it, not if it bounds how long a
+    case ran; `option`: every command line that runs takes `--NAME`)."""
     meta = {"doc": doc, "rule": rule, "in_id": in_id, "column": column, "compared": compared}
     meta["option"] = option
     return field(default=default, metadata=meta)

@@ -1,7 +1,5 @@
-"""Every accelerator's figures, one module per generation (as upstream's `specs/`): its device kinds,
-dense per-chip peaks and L2, TPUMS's per-device table and the jax-bench presets naming it. Each
-source's figures as it states them (TPUMS's tpu7x HBM is 7380 GB/s, the datasheet's 7370); unknown
-ones None, their columns blank."""
+"""Every accelerator's figures, one module per generation (as upstream's `specs/`), each source's as it
+states them (TPUMS's tpu7x HBM is 7380 GB/s, the datasheet's 7370); unknown ones None (blank)."""
 
 from __future__ import annotations
 
