@@ -97,11 +97,10 @@ def _device(prepared: Prepared) -> Any:
     return prepared.device or torch.device("cuda", torch.cuda.current_device())
 
 
-def _named(label: str | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
-    """Each iteration's context: the case's name as an NVTX range (what Nsight Systems and Compute
+def _named(case: Case | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
+    """Each iteration's context: the case's label as an NVTX range (what Nsight Systems and Compute
     show), inside `window` where one is given (the profiler's iteration range)."""
-
-    nvtx = label if label and _nvtx_works() else None
+    nvtx = case.label if case is not None and _nvtx_works() else None
 
     @contextlib.contextmanager
     def both() -> Iterator[None]:
@@ -144,18 +143,14 @@ def _event_loop(
             interrupt.check()
             with flush_range():
                 queue_flush()
-            context = window() if window else None
-            if context is not None:
-                context.__enter__()
-            t0 = time.perf_counter()
-            starts[i].record()
-            out = prepared.call()
-            ends[i].record()
-            if not sustained:  # sustained: the allocator frees in stream order; nothing kept
-                prepared.sync(out)
-                wall.append(time.perf_counter() - t0)
-            if context is not None:
-                context.__exit__(None, None, None)
+            with window() if window else contextlib.nullcontext():
+                t0 = time.perf_counter()
+                starts[i].record()
+                out = prepared.call()
+                ends[i].record()
+                if not sustained:  # sustained: the allocator frees in stream order; nothing kept
+                    prepared.sync(out)
+                    wall.append(time.perf_counter() - t0)
             del out
         torch.cuda.synchronize()
         if sustained:
@@ -163,21 +158,12 @@ def _event_loop(
     return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)], wall
 
 
-def cuda_events(
-    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
-) -> Timing:
+def cuda_events(prepared: Prepared, n: int, flush: Flush, sustained: bool, case: Case) -> Timing:
     """Launch-inclusive time of each iteration between two CUDA events."""
-    with torch.cuda.device(_device(prepared)):
-        warm_up(prepared, warmup)
-        samples, wall = _event_loop(prepared, n, flush, _named(_label(case)), sustained=sustained)
+    samples, wall = _event_loop(prepared, n, flush, _named(case), sustained=sustained)
     return Timing(
         samples_s=samples, source="cuda_events", wall_samples_s=wall, launch_samples_s=list(samples)
     )
-
-
-def _label(case: Case | None) -> str | None:
-    """The name an iteration's NVTX range and trace step carry: the case's label."""
-    return case.label if case is not None else None
 
 
 def traced_wall(case: Case) -> Timer:
@@ -325,7 +311,7 @@ def profiled_iterations(
     from torch.autograd.profiler import record_function
 
     device = _device(prepared)
-    window = _named(_label(case), lambda: record_function(ITERATION))
+    window = _named(case, lambda: record_function(ITERATION))
     session_start = time.perf_counter()
     with profiling.recording(device) as prof:
         loop_start = time.perf_counter()
@@ -342,13 +328,9 @@ def profiled_iterations(
     return Profiled(iterations, launch, wall, time.perf_counter() - session_start - loop_s, found)
 
 
-def cupti(
-    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
-) -> Timing:
+def cupti(prepared: Prepared, n: int, flush: Flush, sustained: bool, case: Case) -> Timing:
     """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
-    with torch.cuda.device(_device(prepared)):
-        warm_up(prepared, warmup)
-        run = profiled_iterations(prepared, n, flush, sustained, case)
+    run = profiled_iterations(prepared, n, flush, sustained, case)
     return Timing(
         samples_s=[it.total_ns * 1e-9 for it in run.iterations],
         source="cupti",
@@ -357,32 +339,28 @@ def cupti(
         launch_samples_s=run.launch,
         kernels=breakdown(run.iterations),
         session_s=run.session_s,
-        trace_path=trace_session_dir(case) if case is not None else None,
+        trace_path=trace_session_dir(case),
         audit=run.audit,
     )
 
 
-def cuda_graph(
-    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
-) -> Timing:
+def cuda_graph(prepared: Prepared, n: int, flush: Flush, sustained: bool, case: Case) -> Timing:
     """Replays of one captured iteration, events around each replay."""
-    device = _device(prepared)
-    with torch.cuda.device(device):
-        warm_up(prepared, warmup)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        # capture needs the op's allocations settled on a side stream first
-        with torch.cuda.stream(side):
-            prepared.sync(prepared.call())
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):  # GRAPH_UNROLL per replay: its own launch amortised
-            captured = [prepared.call() for _ in range(GRAPH_UNROLL)]
-        replay = Prepared(call=lambda: graph.replay(), sync=prepared.sync, device=device)
-        samples, wall = _event_loop(replay, n, flush, _named(_label(case)), sustained=sustained)
-        samples = [s / GRAPH_UNROLL for s in samples]
-        del captured
-    return Timing(samples_s=samples, source="cuda_graph", wall_samples_s=wall)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    # capture needs the op's allocations settled on a side stream first
+    with torch.cuda.stream(side):
+        prepared.sync(prepared.call())
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # GRAPH_UNROLL per replay: its own launch amortised
+        captured = [prepared.call() for _ in range(GRAPH_UNROLL)]
+    replay = Prepared(call=graph.replay, sync=prepared.sync)
+    samples, wall = _event_loop(replay, n, flush, _named(case), sustained=sustained)
+    del captured
+    return Timing(
+        samples_s=[s / GRAPH_UNROLL for s in samples], source="cuda_graph", wall_samples_s=wall
+    )
 
 
 def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
@@ -416,20 +394,17 @@ def host_op_breakdown(prepared: Prepared, iterations: int = 3) -> list[Kernel]:
     return sorted(kernels, key=lambda k: -k.share)
 
 
-def with_host_ops(timer: Timer) -> Timer:
-    """A host timer whose rows also name the ops that took the time (device timers name kernels)."""
-    return Described(timer, host_op_breakdown)
-
-
 def _timer(fn: Callable[..., Timing], traced: bool = False) -> Callable[[Case], Timer]:
-    """A registered timer from one of the loops above; one that is not `traced` names its kernels in a
-    short profiled pass after the timed loop."""
+    """A registered timer from one of the loops above, warmed up on the prepared call's device; one
+    that is not `traced` names its kernels in a short profiled pass after the timed loop."""
 
     def factory(case: Case) -> Timer:
         def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
-            sustained = case.run.cadence == "sustained"
-            flush = Metered(flusher(case, _device(prepared)))
-            timing: Timing = fn(prepared, warmup, n, flush, sustained, case)
+            device = _device(prepared)
+            flush = Metered(flusher(case, device))
+            with torch.cuda.device(device):
+                warm_up(prepared, warmup)
+                timing: Timing = fn(prepared, n, flush, case.run.cadence == "sustained", case)
             timing.flush_s = flush.seconds
             return timing
 
