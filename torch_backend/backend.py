@@ -16,11 +16,8 @@ from accelbench.core.types import DeviceInfo, Measurement
 from accelbench.measure.procedure import measure
 from accelbench.measure.timers import Described, Timer, get_timer, keep_busy, timer_name
 from accelbench.platform.environment import cpu_name
+from torch_backend.devices import default_device
 from torch_backend.timing import host_op_breakdown, ready, traced_wall
-
-
-def default_device() -> torch.device:
-    return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
 
 
 def warm_gpu() -> None:

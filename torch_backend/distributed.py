@@ -31,6 +31,7 @@ from accelbench.ops.collectives import (
 )
 from accelbench.platform import processes
 from accelbench.platform.backends import BACKENDS
+from torch_backend.devices import default_device
 
 # a rank gone quiet this long fails the case rather than hanging the run
 TIMEOUT = timedelta(minutes=5)
@@ -45,10 +46,6 @@ class Outcome:
     timing: Timing | None = None
     check: CheckResult | None = None
     failure: tuple[Status, str] | None = None
-
-
-def device_for(rank: int) -> torch.device:
-    return torch.device("cuda", rank) if torch.cuda.is_available() else torch.device("cpu")
 
 
 def world_size(case: Case) -> int:
@@ -75,7 +72,7 @@ def process_group(members: list[list[int]], mine: list[int]) -> Any:
 
 def _largest(value: float, group: Any = None) -> float:
     """The largest of the group's values (`Prepared.agree`: each round's size, whether to go on)."""
-    held = torch.tensor([value], dtype=torch.float64, device=device_for(dist.get_rank()))
+    held = torch.tensor([value], dtype=torch.float64, device=default_device(dist.get_rank()))
     dist.all_reduce(held, op=dist.ReduceOp.MAX, group=group)
     return float(held.item())
 
@@ -127,7 +124,7 @@ def run_rank(backend: Any, case: Case) -> Outcome:
         return Outcome(rank, failure=failure or (Status.ERROR, NOT_BUILT))
     assert prepared is not None
     try:
-        device = prepared.device if prepared.device is not None else device_for(rank)
+        device = prepared.device if prepared.device is not None else default_device(rank)
         m = measure(case, prepared, backend.timer(case, device), backend.device_info_for(device))
     except CaseFailure as caught:
         return Outcome(rank, failure=(caught.status, caught.reason))
@@ -279,7 +276,7 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     checks = [o.check for o in timed if o.check]
     worst = max((c.max_rel_error_ratio or 0.0 for c in checks), default=None)
     check = replace(checks[0], max_rel_error_ratio=worst) if checks else CheckResult("off", "off")
-    device = device_for(0)
+    device = default_device()
     return Measurement(
         timing=merged,
         device=replace(backend.device_info_for(device), count=world),

@@ -50,16 +50,13 @@ ITERATION = "mb::iteration"
 FLUSH = "mb::flush"  # the cache flush's range: kernels launched in it are the harness's
 EVENT_RECORD = "cudaEventRecord"  # the timer's events around the call bound what the call did
 ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device timeline
-# iterations captured in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
-GRAPH_UNROLL = 20
-KERNEL_DEVICE_TYPES = ("CUDA",)  # the DeviceType members whose events are kernels
+GRAPH_UNROLL = 20  # iterations in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
 Flush = Callable[[], None]
 RUNTIME_CALL = re.compile(r"^(cuda|cu|hip)[A-Z]")  # CUDA's (HIP's) runtime and driver calls by name
 
 
 class L2Flush:
-    """One per device for the process (`flusher`): made before the first case's clock starts. Its
-    buffer is twice the L2: zeroing it evicts the op's data from L2."""
+    """One per device for the process, made before the first case's clock starts (`ready`)."""
 
     def __init__(self, device: Any) -> None:
         self.device = device
@@ -98,8 +95,7 @@ def _device(prepared: Prepared) -> Any:
 
 
 def _named(case: Case | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
-    """Each iteration's context: the case's label as an NVTX range (what Nsight Systems and Compute
-    show), inside `window` where one is given (the profiler's iteration range)."""
+    """Each iteration's context: the case's label as an NVTX range (for Nsight), inside `window`."""
     nvtx = case.label if case is not None and _nvtx_works() else None
 
     @contextlib.contextmanager
@@ -130,9 +126,8 @@ def _event_loop(
     sustained: bool = False,
     flush_range: Callable[[], Any] = contextlib.nullcontext,
 ) -> tuple[list[float], list[float]]:
-    """n iterations, each: flush (inside `flush_range`), then events around the call; blocked, each
-    waits for its outputs; sustained, all queued back to back, one wait at the end, the GPU never idle.
-    (event times, host wall times) in seconds; sustained wall times are the loop's mean."""
+    """(event times, host wall times) in seconds of n iterations. Blocked, each waits for its
+    outputs; sustained, all are queued back to back, one wait at the end (wall: the loop's mean)."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     wall: list[float] = []
@@ -167,8 +162,7 @@ def cuda_events(prepared: Prepared, n: int, flush: Flush, sustained: bool, case:
 
 
 def traced_wall(case: Case) -> Timer:
-    """A CPU has no device clock: the timed loop's wall times, with the loop kept as a Kineto trace
-    (each iteration a range named after the case) where the case keeps traces."""
+    """A CPU has no device clock: the timed loop's wall times, kept as a Kineto trace."""
     from torch.autograd.profiler import record_function
 
     def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
@@ -214,12 +208,10 @@ class Kineto(NamedTuple):
 
 
 def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
-    """From kineto events: the iteration and flush windows, the device's kernels and the host-side
-    launches that place them (paired by correlation id), and the host calls the audit reads."""
+    """Kineto's windows, kernels, launches (by correlation id) and host calls the audit reads."""
     # enum members compared, not their names: str() of each event's type was most of this reader's
     # own time (~2 µs an event; a GPU iteration has a dozen events)
-    types = torch.autograd.DeviceType
-    host, kernel_types = types.CPU, {getattr(types, name) for name in KERNEL_DEVICE_TYPES}
+    host, kernel = torch.autograd.DeviceType.CPU, torch.autograd.DeviceType.CUDA
     cpu: list[Any] = []
     device: list[Any] = []
     for e in events:
@@ -236,9 +228,7 @@ def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
             int(e.linked_correlation_id()),
         )
         for e in device
-        if e.device_type() in kernel_types
-        and e.device_index() == device_index
-        and not _annotation(e)
+        if e.device_type() == kernel and e.device_index() == device_index and not _annotation(e)
     ]
     # a runtime launch shares the kernel's correlation id and links to its op; the op (recorded by
     # PyTorch itself, not CUPTI) is the second way to place a kernel whose launch record was dropped.
@@ -290,7 +280,7 @@ def audited_loop(read: Kineto, iterations: list[IterationKernels], blocked: bool
 
 @dataclass
 class Profiled:
-    """One profiled loop: its iterations' kernels, launch-inclusive and wall times, session cost."""
+    """One profiled loop; `session_s`: the profiler's own start, stop and parse."""
 
     iterations: list[IterationKernels]
     launch: list[float]
@@ -306,8 +296,7 @@ def profiled_iterations(
     sustained: bool = False,
     case: Case | None = None,
 ) -> Profiled:
-    """n iterations under the profiler: each one's kernels, launch-inclusive and wall times, and the
-    session's own cost (start, stop, parse); kept as a Kineto trace where the case keeps traces."""
+    """n iterations under the profiler, kept as a Kineto trace where the case keeps traces."""
     from torch.autograd.profiler import record_function
 
     device = _device(prepared)
@@ -395,8 +384,7 @@ def host_op_breakdown(prepared: Prepared, iterations: int = 3) -> list[Kernel]:
 
 
 def _timer(fn: Callable[..., Timing], traced: bool = False) -> Callable[[Case], Timer]:
-    """A registered timer from one of the loops above, warmed up on the prepared call's device; one
-    that is not `traced` names its kernels in a short profiled pass after the timed loop."""
+    """A registered timer; one not `traced` names its kernels in a short profiled pass after."""
 
     def factory(case: Case) -> Timer:
         def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
