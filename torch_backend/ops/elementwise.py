@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -51,10 +52,6 @@ def make_inputs(p: ElementwiseParams, device: Any) -> list[Any]:
     return inputs.get(p.operation, lambda: [randn(*shape)])()
 
 
-def _eager(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
-    return EAGER[p.operation]
-
-
 def _compiled(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
     torch._dynamo.reset()
     return torch.compile(EAGER[p.operation])
@@ -100,7 +97,10 @@ def reference(p: ElementwiseParams, inputs: list[Any]) -> Any:
 
 
 def prepared(
-    name: str, make: Callable[[ElementwiseParams, Any], Callable[..., Any]], case: Case
+    name: str,
+    make: Callable[[ElementwiseParams, Any], Callable[..., Any]],
+    backend: Any,
+    case: Case,
 ) -> Prepared:
     """One operation by one implementation, checked against eager PyTorch in fp32."""
     p = params_of(case, ElementwiseParams)
@@ -137,16 +137,11 @@ def prepared(
 
 
 IMPLEMENTATIONS = {
-    "eager": _eager,
+    "eager": lambda p, device: EAGER[p.operation],
     "compile": _compiled,
     "triton": kernel(_triton, "triton"),
     "cuda": kernel(_cuda, "cuda"),
 }
 
-
-def _register(name: str, make: Callable[[ElementwiseParams, Any], Callable[..., Any]]) -> None:
-    implementation("elementwise", "torch", name)(lambda backend, case: prepared(name, make, case))
-
-
 for _name, _make in IMPLEMENTATIONS.items():
-    _register(_name, _make)
+    implementation("elementwise", "torch", _name)(functools.partial(prepared, _name, _make))

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from accelbench.catalogue import OpSpec, get_spec, implementation, params_of
+from accelbench.catalogue import get_spec, implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import first_line, unsupported, wrong_result
@@ -153,22 +153,17 @@ FAMILIES: dict[str, Callable[..., Built]] = {
 }
 
 
-def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> Built:
-    dtype = torch_dtype(p.dtype)
+@implementation(tuple(FAMILIES), "torch", "fused")
+def prepare_fusion(backend: Any, case: Case) -> Prepared:
+    """The fused version is the op; the unfused chain is its companion and its reference."""
+    spec, p = get_spec(case.op), params_of(case, FusionParams)
+    device, dtype = resolve_device(p.device), torch_dtype(p.dtype)
     g = torch.Generator(device="cpu").manual_seed(p.seed)
 
     def randn(*shape: int) -> Any:
         return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
 
-    return FAMILIES[spec.name](p, randn, device, dtype)
-
-
-@implementation(tuple(FAMILIES), "torch", "fused")
-def prepare_fusion(backend: Any, case: Case) -> Prepared:
-    """The fused version is the op; the unfused chain is its companion and its reference."""
-    spec, p = get_spec(case.op), params_of(case, FusionParams)
-    device = resolve_device(p.device)
-    unfused_fn, fused_fn, fused_impl, shape = _inputs_and_fns(spec, p, device)
+    unfused_fn, fused_fn, fused_impl, shape = FAMILIES[spec.name](p, randn, device, dtype)
     unfused, fused = torch.no_grad()(unfused_fn), torch.no_grad()(fused_fn)
     try:
         expected = unfused()
