@@ -83,8 +83,7 @@ def _agree(ok: bool, group: Any = None) -> bool:
 
 
 def agreed_check(prepared: Prepared, group: Any) -> Prepared:
-    """The rank's check, then agreement within its group: a wrong result stops every member; and
-    the group's timing decisions made together (`Prepared.agree`)."""
+    """The rank's check and timing decisions (`Prepared.agree`) agreed within its group."""
     prepared = replace(prepared, agree=lambda value: _largest(value, group))
     check = prepared.check
     if check is None:
@@ -213,8 +212,7 @@ def ranks_for(world: int) -> Ranks:
     """The run's ranks, started again only when a case needs another world size."""
     global _ranks
     if _ranks is not None and _ranks.world != world:
-        _ranks.close()
-        _ranks = None
+        _close()
     if _ranks is None:
         _ranks = Ranks(world)
         atexit.register(_close)
@@ -244,8 +242,7 @@ def _drop_first(outcome: Outcome) -> Outcome:
 
 
 def measure_ranks(backend: Any, case: Case) -> Measurement:
-    """Every rank measures the case; rank 0 merges: per-rank samples, the slowest rank per iteration as
-    headline, the worst check."""
+    """Every rank measures the case; rank 0 merges: the slowest rank per iteration, the worst check."""
     if not processes.primary():
         raise unsupported("the torch.distributed ranks are started by process 0 of the job")
     if lone := lone_group(case.op, params_of(case, CollectiveParams)):

@@ -100,9 +100,9 @@ def _named(case: Case | None, window: Callable[[], Any] | None = None) -> Callab
 
     @contextlib.contextmanager
     def both() -> Iterator[None]:
-        with window() if window else contextlib.nullcontext():
-            with torch.cuda.nvtx.range(nvtx) if nvtx else contextlib.nullcontext():
-                yield
+        outer = window() if window else contextlib.nullcontext()
+        with outer, torch.cuda.nvtx.range(nvtx) if nvtx else contextlib.nullcontext():
+            yield
 
     return both
 
@@ -168,14 +168,10 @@ def traced_wall(case: Case) -> Timer:
     def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
         warm_up(prepared, warmup)
         device = prepared.device if prepared.device is not None else torch.device("cpu")
-        flush = Metered(flusher(case, device))
+        flush, sustained = Metered(flusher(case, device)), case.run.cadence == "sustained"
         with profiling.recording(device) as prof:
             wall = timed_iterations(
-                prepared,
-                n,
-                flush,
-                case.run.cadence == "sustained",
-                lambda i: record_function(case.label),
+                prepared, n, flush, sustained, lambda i: record_function(case.label)
             )
         session = trace_session_dir(case)
         profiling.keep(prof, session)

@@ -9,12 +9,12 @@ from typing import Any
 from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
-from accelbench.errors import unsupported, wrong_result
+from accelbench.errors import unsupported
 from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams, elements
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
-from torch_backend.tensors import relative_error, torch_dtype
+from torch_backend.tensors import relative_error, torch_dtype, within
 
 
 def _f() -> Any:
@@ -112,11 +112,7 @@ def prepared(
 
     def check(out: Any) -> float:
         err = relative_error(out, reference(p, inputs))
-        if not err <= tol:
-            raise wrong_result(
-                f"{name} {p.operation} differs from PyTorch: relative error {err:.3g} > {tol:.3g}"
-            )
-        return err
+        return within(err, tol, f"{name} {p.operation} differs from PyTorch")
 
     def finish(timing: Timing, companions: dict[str, Timing]) -> ElementwiseExtras:
         median = timing.median_s

@@ -8,10 +8,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from accelbench.catalogue import get_spec, implementation, params_of
+from accelbench.catalogue import OpSpec, get_spec, implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
-from accelbench.errors import first_line, unsupported, wrong_result
+from accelbench.errors import first_line, unsupported
 from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.fusion import (
     AttentionFusionParams,
@@ -24,7 +24,7 @@ from accelbench.ops.fusion import (
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.kernel_count import count_kernels
-from torch_backend.tensors import relative_error, torch_dtype
+from torch_backend.tensors import relative_error, torch_dtype, within
 
 SEED_NAMES = {
     "linear_bias": "Linear_Bias",
@@ -153,17 +153,22 @@ FAMILIES: dict[str, Callable[..., Built]] = {
 }
 
 
-@implementation(tuple(FAMILIES), "torch", "fused")
-def prepare_fusion(backend: Any, case: Case) -> Prepared:
-    """The fused version is the op; the unfused chain is its companion and its reference."""
-    spec, p = get_spec(case.op), params_of(case, FusionParams)
-    device, dtype = resolve_device(p.device), torch_dtype(p.dtype)
+def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> Built:
+    dtype = torch_dtype(p.dtype)
     g = torch.Generator(device="cpu").manual_seed(p.seed)
 
     def randn(*shape: int) -> Any:
         return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
 
-    unfused_fn, fused_fn, fused_impl, shape = FAMILIES[spec.name](p, randn, device, dtype)
+    return FAMILIES[spec.name](p, randn, device, dtype)
+
+
+@implementation(tuple(FAMILIES), "torch", "fused")
+def prepare_fusion(backend: Any, case: Case) -> Prepared:
+    """The fused version is the op; the unfused chain is its companion and its reference."""
+    spec, p = get_spec(case.op), params_of(case, FusionParams)
+    device = resolve_device(p.device)
+    unfused_fn, fused_fn, fused_impl, shape = _inputs_and_fns(spec, p, device)
     unfused, fused = torch.no_grad()(unfused_fn), torch.no_grad()(fused_fn)
     try:
         expected = unfused()
@@ -174,11 +179,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
 
     def check(got: Any) -> float:
         err = relative_error(got, expected)
-        if not err <= tol:
-            raise wrong_result(
-                f"fused {fused_impl} differs from the unfused ops: relative error {err:.3g} > {tol:.3g}"
-            )
-        return err
+        return within(err, tol, f"fused {fused_impl} differs from the unfused ops")
 
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
         k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)

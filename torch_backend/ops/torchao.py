@@ -1,9 +1,6 @@
-"""The torchao inference suite: one model before and after a recipe, eager and compiled.
-
-The op a row times is the quantized model (compiled when a compile mode is set); the unquantized
-baseline and the eager runs are its companions, timed with the same timer. A shape's baseline is checked
-against float64 and timed once, then reused by every recipe of that shape. The quantized copy must hold
-quantized weights and match the baseline (SQNR) before it is timed; compilation is outside every sample.
+"""The torchao inference suite: a row times the quantized model (compiled where a compile mode is set),
+with the baseline and eager runs as companions. A shape's baseline is checked against float64 and timed
+once for every recipe; the quantized copy must hold quantized weights and match it (SQNR) to be timed.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import torch_backend.recipes_today  # noqa: F401  (declares the recipes torchao's benchmarks lead with today)
+import torch_backend.recipes_today  # noqa: F401  (declares today's recipes)
 from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
@@ -39,7 +36,7 @@ from torch_backend.recipes import (  # declares the recipes: their names are che
     torchao_config,
     weight_bytes,
 )
-from torch_backend.tensors import torch_dtype
+from torch_backend.tensors import torch_dtype, within
 
 MIN_SQNR_DB = 10.0  # below this a quantized output is unusable, whatever the recipe
 CHECK_ROWS = 64  # token-wise models are checked on this many rows in float64
@@ -129,13 +126,11 @@ def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> tuple[fl
 
 def checked_baseline(err: float, tol: float, what: str) -> float | None:
     """The baseline's error against float64 (None: not checked), `wrong_result` past its tolerance."""
-    if math.isnan(err):
-        return None
-    if not err <= tol:
-        raise wrong_result(
-            f"{what} output differs from the float64 model: relative error {err:.3g} > {tol:.3g}"
-        )
-    return err
+    return (
+        None
+        if math.isnan(err)
+        else within(err, tol, f"{what} output differs from the float64 model")
+    )
 
 
 def baseline_key(case: Case, p: TorchaoModelParams, device: Any) -> tuple[Any, ...]:

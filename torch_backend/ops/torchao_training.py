@@ -1,10 +1,7 @@
-"""float8 training (torchao.float8): one forward + backward step of a model against its
-high-precision twin.
-
-A step is the forward and the gradients of the input and every parameter for a fixed upstream
-gradient (`torch.autograd.grad`, so nothing accumulates between iterations). The high-precision step
-of a shape is checked and timed once, then reused by every float8 variant; a float8 model starts from
-the same weights, its output and every gradient compared with the high-precision ones (SQNR).
+"""float8 training (torchao.float8): a step is the forward and the gradients of the input and every
+parameter for a fixed upstream gradient (`torch.autograd.grad`: nothing accumulates). A shape's
+high-precision step is checked and timed once for every float8 variant, which starts from the same
+weights and must match its output and every gradient (SQNR).
 """
 
 from __future__ import annotations
