@@ -65,8 +65,7 @@ class PeakMemory:
 
 
 def memory_peaks(call: Callable[[], Any], device: Any) -> PeakMemory | None:
-    """Peak allocation and reservation during one call (the cache emptied first, so the call's
-    reservations show); CUDA only, None elsewhere."""
+    """Peak allocation and reservation over one call, the cache emptied first (None off CUDA)."""
     if device.type != "cuda":
         return None
     torch.cuda.synchronize(device)

@@ -54,8 +54,7 @@ def needs_sm(target: Target, sm: tuple[int, int], what: str) -> None:
 
 @dataclass(frozen=True)
 class Removal:
-    """What torchao removed, where (the pull request that deleted it, and when it merged) and what
-    took its place, as a row of a removed recipe says it."""
+    """What torchao removed, by which pull request (and when), and what took its place."""
 
     what: str
     removed_by: str = ""  # "pytorch/ao#3520 (merged 2025-12)"
@@ -437,8 +436,7 @@ SPARSE_MAKERS: dict[str, Callable[[Any, Target], Any]] = {
 
 
 def torchao_config(target: Target, sparsity: str = "none") -> Any | None:
-    """The torchao config for a recipe and sparsity (None: the plain baseline), or an `unsupported`
-    CaseFailure saying why there is none here."""
+    """The torchao config of a recipe and sparsity (None: the plain baseline), or `unsupported`."""
     if target.recipe == BASELINE and sparsity == "none":
         return None
     try:

@@ -17,7 +17,7 @@ from accelbench.core.types import Prepared
 from accelbench.errors import unsupported
 from accelbench.ops import collective_model as spec
 from accelbench.platform.frameworks import torch
-from torch_backend.devices import default_device
+from torch_backend.devices import default_device, synchronizer
 from torch_backend.tensors import to_torch
 
 
@@ -125,10 +125,9 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
             lambda rows: result[torch.as_tensor(rows, device=device)].float().cpu().numpy(),
         )
 
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda out=None: None)
     prepared = Prepared(
         call=run,
-        sync=lambda result: sync(),
+        sync=synchronizer(device),
         check=check,
         implementation=f"torch.distributed:{how}",
         device=device,

@@ -23,8 +23,7 @@ def is_fp8(t: Any) -> bool:
 def quantize(
     x: Any, dim: int, qmax: float = 448.0, cast: Callable[[Any], Any] | None = None
 ) -> tuple[Any, Any]:
-    """Dynamic absmax quantization along `dim`: values (fp8 e4m3 unless `cast` says otherwise) and
-    fp32 dequantization scales."""
+    """Dynamic absmax quantization along `dim`: values (fp8 e4m3 unless `cast`), fp32 scales."""
     x32 = x.float()
     scale = x32.abs().amax(dim=dim, keepdim=True).clamp(min=TINY) / qmax
     scaled = x32 / scale
