@@ -245,7 +245,8 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     """Every rank measures the case; rank 0 merges: the slowest rank per iteration, the worst check."""
     if not processes.primary():
         raise unsupported("the torch.distributed ranks are started by process 0 of the job")
-    if lone := lone_group(case.op, params_of(case, CollectiveParams)):
+    p = params_of(case, CollectiveParams)
+    if lone := lone_group(case.op, p):
         raise unsupported(lone)
     world = world_size(case)
     if torch.cuda.is_available() and world > torch.cuda.device_count():
@@ -273,14 +274,11 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     checks = [o.check for o in timed if o.check]
     worst = max((c.max_rel_error_ratio or 0.0 for c in checks), default=None)
     check = replace(checks[0], max_rel_error_ratio=worst) if checks else CheckResult("off", "off")
-    device = default_device()
     return Measurement(
         timing=merged,
-        device=replace(backend.device_info_for(device), count=world),
+        device=replace(backend.device_info_for(default_device()), count=world),
         check=check,
         implementation=f"torch.distributed:{dist.get_backend() if dist.is_initialized() else ''}",
         # one device per rank: each its own chip, and each rank its own process
-        extras=extras_for(
-            case.op, params_of(case, CollectiveParams), merged, list(range(world)), processes=world
-        ),
+        extras=extras_for(case.op, p, merged, list(range(world)), processes=world),
     )

@@ -30,6 +30,7 @@ EAGER: dict[str, Callable[..., Any]] = {
     "cross_entropy": lambda logits, target: _f().cross_entropy(logits, target),
 }
 CUDA_ACTIVATION_CODES = {"gelu": 0, "gelu_tanh": 1, "silu": 2}
+Make = Callable[[ElementwiseParams, Any], Callable[..., Any]]  # an implementation's function
 
 
 def make_inputs(p: ElementwiseParams, device: Any) -> list[Any]:
@@ -79,7 +80,7 @@ def _cuda(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
 KERNELS_FOR = ("layernorm", *CUDA_ACTIVATION_CODES)  # what the project's own kernels cover
 
 
-def kernel(make: Callable[[ElementwiseParams, Any], Callable[..., Any]], name: str) -> Any:
+def kernel(make: Make, name: str) -> Any:
     """One of the project's kernels, for the operations it covers."""
 
     def build(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
@@ -96,12 +97,7 @@ def reference(p: ElementwiseParams, inputs: list[Any]) -> Any:
     return EAGER[p.operation](*upcast)
 
 
-def prepared(
-    name: str,
-    make: Callable[[ElementwiseParams, Any], Callable[..., Any]],
-    backend: Any,
-    case: Case,
-) -> Prepared:
+def prepared(name: str, make: Make, backend: Any, case: Case) -> Prepared:
     """One operation by one implementation, checked against eager PyTorch in fp32."""
     p = params_of(case, ElementwiseParams)
     device = resolve_device(p.device)

@@ -108,10 +108,8 @@ def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> tuple[fl
     tol = TOLERANCE[str(output.dtype).removeprefix("torch.")] * 2
     tokenwise = model_type != "transformer_block"
     if not tokenwise and x.shape[0] * x.shape[1] > (1 << 22):
-        return (
-            math.nan,
-            tol,
-        )  # attention mixes all tokens: a float64 reference would be the whole model
+        # attention mixes all tokens: a float64 reference would be the whole model
+        return math.nan, tol
     rows = (
         torch.linspace(0, x.shape[0] - 1, min(CHECK_ROWS, x.shape[0])).long() if tokenwise else None
     )
@@ -126,11 +124,9 @@ def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> tuple[fl
 
 def checked_baseline(err: float, tol: float, what: str) -> float | None:
     """The baseline's error against float64 (None: not checked), `wrong_result` past its tolerance."""
-    return (
-        None
-        if math.isnan(err)
-        else within(err, tol, f"{what} output differs from the float64 model")
-    )
+    if math.isnan(err):
+        return None
+    return within(err, tol, f"{what} output differs from the float64 model")
 
 
 def baseline_key(case: Case, p: TorchaoModelParams, device: Any) -> tuple[Any, ...]:
