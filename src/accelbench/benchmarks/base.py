@@ -329,10 +329,9 @@ class Tpums:
     def is_experimental(self) -> bool:
         return self.tier == "experimental"
 
+    # an earlier name: listed with --aliases, refused by `benchmark run`
     @property
-    def is_alias(
-        self,
-    ) -> bool:  # an earlier name: listed with --aliases, refused by `benchmark run`
+    def is_alias(self) -> bool:
         return self.tier == "alias"
 
     @property

@@ -43,11 +43,7 @@ MAX_COMBINATIONS = 1000  # upstream keeps the first 1000 of a larger product, wi
 STRUCTURE = ("name", "sweep", "csv_shapes", "model")  # keys of an entry that are not fields
 OUR_CHECKS = {p.name: p.validate for p in OURS_AS_PARAMS if p.kind == "choice"}
 # jax-bench's own names for three run settings
-UPSTREAM_SETTINGS = {
-    "num_runs": "num_runs",
-    "warmup": "warmup_tries",
-    "min_duration_s": "min_duration_s",
-}
+UPSTREAM_NAMES = dict(num_runs="num_runs", warmup="warmup_tries", min_duration_s="min_duration_s")
 # Google-internal file systems upstream cannot write to from a TPU VM: it traces to /tmp instead
 UNWRITABLE_ROOTS = ("/cns/", "/bigstore/")
 LOCAL_TRACE_ROOT = "/tmp/microbenchmarks_tmptrace"
@@ -197,8 +193,8 @@ def _run_settings(
     """Upstream's conditions (warm, the host loop timed too) or strict ones, then upstream's three
     fields and ours, each checked where it was given."""
     base = RunSettings(cache="warm", host_loop=True) if conditions == "upstream" else RunSettings()
-    upstream = {setting: getattr(fields, name) for setting, name in UPSTREAM_SETTINGS.items()}
-    for setting, name in UPSTREAM_SETTINGS.items():  # an error names the key that gave the value
+    upstream = {setting: getattr(fields, name) for setting, name in UPSTREAM_NAMES.items()}
+    for setting, name in UPSTREAM_NAMES.items():  # an error names the key that gave the value
         if name in point:
             check_setting(setting, upstream[setting], "", at=point[name].where)
     mine = {k: v for k, v in ours.items() if k not in ("backend", "implementation")}

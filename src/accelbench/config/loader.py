@@ -119,9 +119,6 @@ def parse_config(data: Any, path: str) -> LoadedConfig:
         )
     try:
         dialect = detect_dialect(data)
-    except UserError as error:
-        raise error.with_file(path) from None
-    try:
         upgraded, warnings = dialect.upgrade(data)
         model = dialect.schema.model_validate(upgraded)
     except UserError as error:

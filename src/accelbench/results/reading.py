@@ -135,10 +135,6 @@ def _number(kind: type) -> Callable[[str], Any]:
     return parse
 
 
-def _status(text: str) -> Status:
-    return _STATUSES.get(text, Status.ERROR)  # one this version does not know gave no clean number
-
-
 class CellType(NamedTuple):
     """How a cell of one field type reads back (the writer's `_cell` in reverse): `fast` raises on a
     cell this writer would not write, `careful` reads it as None; `blank`: an empty cell, if not the
@@ -151,7 +147,8 @@ class CellType(NamedTuple):
 
 TEXT = CellType(str, str)
 CELL_TYPES: dict[type, CellType] = {
-    Status: CellType(_STATUSES.__getitem__, _status, Status.ERROR),  # no status is no clean number
+    # a status this version does not know, or none, gave no clean number
+    Status: CellType(_STATUSES.__getitem__, lambda t: _STATUSES.get(t, Status.ERROR), Status.ERROR),
     bool: CellType(_BOOLS.__getitem__, _BOOLS.get),
     int: CellType(int, _number(int)),
     float: CellType(float, _number(float)),

@@ -36,12 +36,9 @@ def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> 
     known = {f.name for f in fields(Environment)}
     values = {k: v for k, v in env.items() if k in known}
     if device is not None:
+        values.update(device_kind=device.kind, device_count=device.count)
         values.update(
-            device_kind=device.kind,
-            device_count=device.count,
-            platform=device.platform,
-            framework=device.framework,
-            framework_version=device.framework_version,
+            {k: getattr(device, k) for k in ("platform", "framework", "framework_version")}
         )
     return Environment(**values, config_id=case.config_id)
 
@@ -209,14 +206,10 @@ def _models_and_roofline(
     if not spec.traits.roofline:  # interconnect traffic: HBM and FLOP peaks do not bound it
         peaks = Peaks(chip=peaks.chip)
     if used_device_count > 1:  # the table is per chip
-        peaks = replace(
-            peaks,
-            **{
-                f.name: getattr(peaks, f.name) * used_device_count
-                for f in fields(peaks)
-                if isinstance(getattr(peaks, f.name), (int, float))
-            },
-        )
+        numbers: dict[str, Any] = {
+            k: v for k, v in asdict(peaks).items() if isinstance(v, (int, float))
+        }
+        peaks = replace(peaks, **{k: v * used_device_count for k, v in numbers.items()})
     derived, roofline = derive(
         flops, nbytes, m.timing.median_s, peaks, spec.peak_dtype(case.params)
     )
