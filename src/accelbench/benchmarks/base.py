@@ -313,8 +313,7 @@ class Tpums:
 
     @property
     def report_columns(self) -> tuple[tuple[str, str], ...]:
-        """The console table (TPUMS's REPORT_SCHEMA): the fields that say what was measured, the
-        size column, then each domain's p50 and rate."""
+        """The console table's columns (TPUMS's REPORT_SCHEMA)."""
         inert = {p.name for p in self.inert}
         shown = [(p.name, "str") for p in self.fields if p.name not in (*UNSHOWN, *inert)]
         size = [(self.size_column, "2f")] if self.size_column else []

@@ -190,8 +190,7 @@ def _group(fields: Any, request: PlanRequest, where: str) -> tuple[dict[str, Any
 def _run_settings(
     fields: Any, ours: dict[str, Any], point: Point, conditions: str, where: str
 ) -> RunSettings:
-    """Upstream's conditions (warm, the host loop timed too) or strict ones, then upstream's three
-    fields and ours, each checked where it was given."""
+    """Upstream's conditions (warm, host loop timed) or strict ones, under the fields and ours."""
     base = RunSettings(cache="warm", host_loop=True) if conditions == "upstream" else RunSettings()
     upstream = {setting: getattr(fields, name) for setting, name in UPSTREAM_NAMES.items()}
     for setting, name in UPSTREAM_NAMES.items():  # an error names the key that gave the value

@@ -206,8 +206,7 @@ _collective(
 
 @dataclass(frozen=True)
 class Group:
-    """A collective's mesh as upstream resolves it (mesh_shape where it fills exactly the devices, else
-    one axis of all) and its group (the axes sharding_strategy puts above 1, else all)."""
+    """A collective's mesh and group as upstream resolves them over the devices (`resolve_group`)."""
 
     mesh_shape: str  # our op's mesh ('' = one axis)
     strategy: str

@@ -121,8 +121,7 @@ def _ours(case: Case, origin: Upstream, row: Row) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Generation:
-    """How one generation's entries differ (params: the fields as the case ran, in its names; metrics:
-    from those and the host times in ms)."""
+    """How one generation's entries differ (params in its names; metrics from them and host ms)."""
 
     params: Callable[[Case, Upstream, Any], dict[str, Any]]
     metrics: Callable[[Case, Upstream, Any, list[float], Row], dict[str, Any]]
@@ -160,8 +159,7 @@ def detailed_entry(case: Case, row: Row, generation: Generation) -> dict[str, An
 
 
 def summary_row(entry: dict[str, Any], ket_and_throughput: bool = True) -> dict[str, Any]:
-    """A detailed entry as upstream flattens it (a metric named like a param overwrites it in place),
-    then this project's columns."""
+    """A detailed entry as upstream flattens it (a metric overwrites a like-named param), then ours."""
     meta, metrics = entry["metadata"], entry["metrics"]
     row = {**meta["params"], **metrics, **meta["device_info"]}
     row.update({k: v for k, v in meta.items() if k not in NOT_FLATTENED})

@@ -43,8 +43,7 @@ def resolved(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Command:
-    """A dialect's own command line: `microbench NAME ARGS` and that console script run
-    `module.main(ARGS) -> exit code`."""
+    """A dialect's own command line: `microbench NAME ARGS` runs `module.main(ARGS) -> exit code`."""
 
     name: str
     module: str

@@ -73,8 +73,7 @@ def setting(
 
 @dataclass(frozen=True)
 class RunSettings:
-    """How a case is timed: each field a config may set declared once (`setting`), whence the schemas,
-    checks, command lines and the README's table."""
+    """How a case is timed: each setting declared once; schemas, checks, flags and docs derive."""
 
     num_runs: int = setting(
         20,
@@ -263,8 +262,7 @@ def declared_settings() -> tuple[Any, ...]:
 
 
 def identifying_settings(run: RunSettings) -> dict[str, Any]:
-    """The run settings that make a case what it is, by each one's `in_id` (every field takes part, so
-    a new setting is never left out of the id)."""
+    """The run settings that make a case what it is, by each one's `in_id` (no field left out)."""
     chosen: dict[str, Any] = {}
     declared = fields(RunSettings)
     for f in declared:

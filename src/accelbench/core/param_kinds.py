@@ -128,8 +128,7 @@ def _names(param: Param, value: Any, where: str) -> str:
 
 @dataclass(frozen=True)
 class ParamKind:
-    """What a parameter's kind means: how a value is checked and normalised, and for a problem size
-    the largest value `--max-dim D` lets through."""
+    """What a parameter's kind means: its check, and for a problem size the cap `--max-dim D` sets."""
 
     validate: Callable[[Param, Any, str], Any]
     clamp: Callable[[int], int] | None = None  # D -> the cap; None: not a problem size

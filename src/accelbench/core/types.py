@@ -36,8 +36,7 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing the audit of a timed loop found (measure/audit.py): its check, the figure judged, and
-    that figure in words."""
+    """One finding of a timed loop's audit (measure/audit.py): its check, the figure, in words too."""
 
     name: str
     figure: float

@@ -136,9 +136,8 @@ def _number(kind: type) -> Callable[[str], Any]:
 
 
 class CellType(NamedTuple):
-    """How a cell of one field type reads back (the writer's `_cell` in reverse): `fast` raises on a
-    cell this writer would not write, `careful` reads it as None; `blank`: an empty cell, if not the
-    field's default."""
+    """A cell of one field type read back (`_cell` reversed): `fast` raises on a foreign cell, `careful`
+    reads it as None; `blank`: an empty cell, if not the field's default."""
 
     fast: Callable[[str], Any]
     careful: Callable[[str], Any]

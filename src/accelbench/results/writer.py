@@ -359,8 +359,7 @@ class ResultFile:
             self._made_again(path)
 
     def _made_again(self, path: Path) -> None:
-        """A file removed while this run wrote it is made again from what the run holds open; a file
-        put in its place is never overwritten."""
+        """A file removed while this run wrote it, made again from the held copy (never over another)."""
         held = self._fds[path]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
