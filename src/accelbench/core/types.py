@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,9 +28,6 @@ class Kernel:
     per_iter: float  # launches per iteration
     mean_s: float  # mean duration of one launch
     share: float  # fraction of the iteration's device time
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
@@ -139,14 +135,6 @@ class CompilerCounts:
     bytes: float | None = None
 
 
-def _no_digest(out: Any) -> dict[str, np.ndarray]:
-    return {}
-
-
-def _alone(value: float) -> float:
-    return value
-
-
 @dataclass
 class Prepared:
     """A ready-to-call op with its inputs in place, and how to check it. `companions` are timed right
@@ -157,7 +145,7 @@ class Prepared:
     # error against the reference (None: not computed); raises wrong_result
     check: Callable[[Any], float | None] | None = None
     # a few output rows, for cross-backend pairing
-    digest: Callable[[Any], dict[str, np.ndarray]] = _no_digest
+    digest: Callable[[Any], dict[str, np.ndarray]] = lambda out: {}
     compile_s: float | None = None
     compiler: CompilerCounts | None = None
     implementation: str = "default"
@@ -168,7 +156,7 @@ class Prepared:
     input_sets: int = 1  # input sets cycled through the iterations (inputs: rotate), each checked
     # a value's largest over the processes timed together (a collective's members): rounds agreed,
     # so none waits forever in a collective the others left; alone, the value itself
-    agree: Callable[[float], float] = _alone
+    agree: Callable[[float], float] = lambda value: value
 
 
 @dataclass(frozen=True)

@@ -291,7 +291,7 @@ class Series:
         """The series a row has (an empty one is left out, as a failed case has none)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
         if self.kernels:
-            out["kernels"] = [k.as_dict() for k in self.kernels]
+            out["kernels"] = [dataclasses.asdict(k) for k in self.kernels]
         return out
 
     @classmethod
