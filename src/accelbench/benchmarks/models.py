@@ -7,19 +7,9 @@ from typing import Any
 
 from accelbench.errors import did_you_mean
 
-PRESET_KEYS = (
-    "layers",
-    "seq_len",
-    "attn_type",
-    "num_q_heads",
-    "num_kv_heads",
-    "head_dim",
-    "ffn_type",
-    "model_dim",
-    "shared_ffn_dim",
-    "routed_ffn_dim",
-    "num_experts",
-    "experts_activated",
+PRESET_KEYS = tuple(
+    "layers seq_len attn_type num_q_heads num_kv_heads head_dim ffn_type model_dim shared_ffn_dim "
+    "routed_ffn_dim num_experts experts_activated".split()
 )
 
 

@@ -19,12 +19,7 @@ ELEMENTWISE_NAMES = {
     "mse_loss": "MSELoss",
     "cross_entropy": "CrossEntropyLoss",
 }
-IMPLEMENTATION_NAMES = {
-    "eager": "PyTorch",
-    "compile": "torch.compile",
-    "triton": "Triton",
-    "cuda": "CUDA",
-}
+IMPLEMENTATION_NAMES = dict(eager="PyTorch", compile="torch.compile", triton="Triton", cuda="CUDA")
 MIB = 2**20  # the seeds' "MB" is what torch's memory counters divide by
 
 
@@ -100,8 +95,7 @@ def to_seed_records(rows: list[Row]) -> list[dict[str, Any]]:
 
 class SeedJson(Sink):
     def __init__(self, path: str, overwrite: bool) -> None:
-        self.path = path
-        self.overwrite = overwrite
+        self.path, self.overwrite = path, overwrite
 
     def open(self) -> None:
         check_new_file(self.path, "--seed-json", self.overwrite)
