@@ -34,23 +34,11 @@ class Flag(Generic[T]):
         parser.add_argument(self.option, *self.aliases, dest=self.dest, help=self.help, **how)
 
 
-class FlagValues(Mapping[str, Any]):
+class FlagValues(dict[str, Any]):
     """The declared flags' values of one run, by `dest`; a flag not given reads as its default."""
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
-        self._values = {k: v for k, v in (values or {}).items() if v not in (None, False)}
+        super().__init__({k: v for k, v in (values or {}).items() if v not in (None, False)})
 
     def get_flag(self, flag: Flag[T]) -> T:
-        return self._values.get(flag.dest, flag.default)
-
-    def __getitem__(self, key: str) -> Any:
-        return self._values[key]
-
-    def __iter__(self) -> Any:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __repr__(self) -> str:
-        return f"FlagValues({self._values!r})"
+        return self.get(flag.dest, flag.default)
