@@ -181,16 +181,15 @@ class Benchmark(Generic[F]):
     def op(self, fields: F) -> str:
         return self.runs(fields) if callable(self.runs) else self.runs or self.name
 
+    def register(self) -> Benchmark[F]:
+        register_once(V2, self.name, self, "jax-bench benchmark")
+        return self
+
     def figures(self, fields: F, seconds: float, group: int = 1) -> Figures:
         return Figures(fields, self.flops(fields, group), self.bytes(fields, group), seconds, group)
 
 
 V2: dict[str, Benchmark[Any]] = {}
-
-
-def register_v2(benchmark: Benchmark[F]) -> Benchmark[F]:
-    register_once(V2, benchmark.name, benchmark, "jax-bench benchmark")
-    return benchmark
 
 
 def jax_bench_names() -> list[str]:

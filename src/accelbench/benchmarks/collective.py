@@ -15,7 +15,6 @@ from accelbench.benchmarks.base import (
     UpstreamFields,
     itemsize,
     ours_param,
-    register_v2,
 )
 from accelbench.catalogue import param
 from accelbench.errors import UserError, counted
@@ -142,23 +141,21 @@ def _collective(
     typed: type[CollectiveFields] = CollectiveFields,
     tpums_only: bool = False,
 ) -> None:
-    register_v2(
-        Benchmark(
-            name,
-            class_name,
-            typed,
-            lambda f: {"dtype": f.dtype, "seed": f.seed, **how.sized(f), **how.more_params(f)},
-            how.run_id,
-            lambda f, n: 0.0,
-            how.moved,
-            collective_metrics(how.size_key, how.size),
-            runs=how.runs,
-            flags=how.flags,
-            collective=True,
-            notes=how.notes,
-            tpums_only=tpums_only,
-        )
-    )
+    Benchmark(
+        name,
+        class_name,
+        typed,
+        lambda f: {"dtype": f.dtype, "seed": f.seed, **how.sized(f), **how.more_params(f)},
+        how.run_id,
+        lambda f, n: 0.0,
+        how.moved,
+        collective_metrics(how.size_key, how.size),
+        runs=how.runs,
+        flags=how.flags,
+        collective=True,
+        notes=how.notes,
+        tpums_only=tpums_only,
+    ).register()
 
 
 _collective(

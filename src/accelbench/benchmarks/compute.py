@@ -15,7 +15,6 @@ from accelbench.benchmarks.base import (
     itemsize,
     ours_param,
     per_element,
-    register_v2,
     replicated,
     shared_with,
 )
@@ -58,26 +57,24 @@ def gemm_bytes(f: GemmFields, n: int = 1) -> float:
     return float((f.m * f.k + f.k * f.n) * ins + f.m * f.n * out + c)
 
 
-register_v2(
-    Benchmark(
-        "gemm_generalized",
-        "GeneralizedGemmBenchmark",
-        GemmFields,
-        shared_with(GeneralizedParams),  # our op's parameters are upstream's fields, by name
-        lambda f: (
-            f"m_{f.m}_k_{f.k}_n_{f.n}_{f.in_dtype}_to_{f.out_dtype}"
-            f"_ta_{f.transpose_a}_tb_{f.transpose_b}_alpha_{f.alpha}"
-            + (f"_beta_{f.beta}" if f.beta != 0.0 else "")
-            + ("_sf" if f.use_scaling_factors else "")
-        ),
-        gemm_flops,
-        gemm_bytes,
-        compute_metrics(),
-        placement=replicated,
-        peak_dtype=lambda f: str(f.in_dtype),
-        notes="fp32 accumulation (upstream's product is in_dtype-typed); scaling works for fp8",
-    )
-)
+Benchmark(
+    "gemm_generalized",
+    "GeneralizedGemmBenchmark",
+    GemmFields,
+    shared_with(GeneralizedParams),  # our op's parameters are upstream's fields, by name
+    lambda f: (
+        f"m_{f.m}_k_{f.k}_n_{f.n}_{f.in_dtype}_to_{f.out_dtype}"
+        f"_ta_{f.transpose_a}_tb_{f.transpose_b}_alpha_{f.alpha}"
+        + (f"_beta_{f.beta}" if f.beta != 0.0 else "")
+        + ("_sf" if f.use_scaling_factors else "")
+    ),
+    gemm_flops,
+    gemm_bytes,
+    compute_metrics(),
+    placement=replicated,
+    peak_dtype=lambda f: str(f.in_dtype),
+    notes="fp32 accumulation (upstream's product is in_dtype-typed); scaling works for fp8",
+).register()
 
 
 @dataclass(frozen=True)
@@ -86,20 +83,18 @@ class QuantizationFields(UpstreamFields):
     n: int = param("dim", 4096, doc="columns of the tensor quantized")
 
 
-register_v2(
-    Benchmark(
-        "quantization",
-        "QuantizationBenchmark",
-        QuantizationFields,
-        lambda f: {"m": f.m, "n": f.n, "qdtype": "float8_e4m3fn"},
-        lambda f: f"m_{f.m}_n_{f.n}",
-        lambda f, n: 4.0 * f.m * f.n,  # 4 per element
-        lambda f, n: float(f.m * f.n * 2 + f.m * f.n + 4 * f.m),  # X, Q, fp32 scales
-        intensity_metrics,
-        placement=replicated,
-        notes="fp32 per-row scales with saturation (upstream: bf16 scales, no clamp)",
-    )
-)
+Benchmark(
+    "quantization",
+    "QuantizationBenchmark",
+    QuantizationFields,
+    lambda f: {"m": f.m, "n": f.n, "qdtype": "float8_e4m3fn"},
+    lambda f: f"m_{f.m}_n_{f.n}",
+    lambda f, n: 4.0 * f.m * f.n,  # 4 per element
+    lambda f, n: float(f.m * f.n * 2 + f.m * f.n + 4 * f.m),  # X, Q, fp32 scales
+    intensity_metrics,
+    placement=replicated,
+    notes="fp32 per-row scales with saturation (upstream: bf16 scales, no clamp)",
+).register()
 
 MODE_DOC = "ours: bwd times the backward (cop.yaml)"
 
@@ -121,20 +116,18 @@ def _layer(
     width: Callable[[LayerFields], int],
     models: tuple[Callable[[LayerFields, int], float], Callable[[LayerFields, int], float]],
 ) -> None:
-    register_v2(
-        Benchmark(
-            name,
-            class_name,
-            LayerFields,
-            lambda f: {"m": f.batch, "n": width(f)},
-            lambda f: f"batch_{f.batch}_dim_{f.dim}",
-            *models,
-            intensity_metrics,
-            runs=lambda f: f"{name}_{f.mode}",  # our ops <name>_fwd and <name>_bwd
-            placement=replicated,
-            notes="`mode: bwd` is ours (upstream's cop.yaml asks for it): the backward pass",
-        )
-    )
+    Benchmark(
+        name,
+        class_name,
+        LayerFields,
+        lambda f: {"m": f.batch, "n": width(f)},
+        lambda f: f"batch_{f.batch}_dim_{f.dim}",
+        *models,
+        intensity_metrics,
+        runs=lambda f: f"{name}_{f.mode}",  # our ops <name>_fwd and <name>_bwd
+        placement=replicated,
+        notes="`mode: bwd` is ours (upstream's cop.yaml asks for it): the backward pass",
+    ).register()
 
 
 # swiglu: 10 FLOPs per output element; X (batch, 2 dim) read and Y (batch, dim) written, bf16
@@ -155,21 +148,19 @@ class SigmoidFields(UpstreamFields):
     mode: str = ours_param("choice", "fwd", ("fwd", "bwd"), MODE_DOC)
 
 
-register_v2(
-    Benchmark(
-        "sigmoid",
-        "SigmoidBenchmark",
-        SigmoidFields,
-        lambda f: {"m": f.batch, "n": f.dim, "dtype": f.dtype},
-        lambda f: f"batch_{f.batch}_dim_{f.dim}",
-        lambda f, n: 4.0 * f.batch * f.dim,
-        lambda f, n: 2.0 * f.batch * f.dim * itemsize(f.dtype),
-        intensity_metrics,
-        runs=lambda f: "sigmoid_bwd" if f.mode == "bwd" else "inference_sigmoid",
-        placement=replicated,
-        notes="not registered upstream (its cop.yaml names it); runs here in `dtype`",
-    )
-)
+Benchmark(
+    "sigmoid",
+    "SigmoidBenchmark",
+    SigmoidFields,
+    lambda f: {"m": f.batch, "n": f.dim, "dtype": f.dtype},
+    lambda f: f"batch_{f.batch}_dim_{f.dim}",
+    lambda f, n: 4.0 * f.batch * f.dim,
+    lambda f, n: 2.0 * f.batch * f.dim * itemsize(f.dtype),
+    intensity_metrics,
+    runs=lambda f: "sigmoid_bwd" if f.mode == "bwd" else "inference_sigmoid",
+    placement=replicated,
+    notes="not registered upstream (its cop.yaml names it); runs here in `dtype`",
+).register()
 
 
 @dataclass(frozen=True)
@@ -184,20 +175,18 @@ def _rope_pairs(f: RopeFields) -> int:
     return int(f.batch * f.heads * f.seq_len * (f.head_dim // 2))
 
 
-register_v2(
-    Benchmark(
-        "rope",
-        "RoPEBenchmark",
-        RopeFields,
-        shared_with(RopeParams, but=("dtype",)),  # fp32, whatever upstream's dtype says
-        lambda f: f"b_{f.batch}_h_{f.heads}_s_{f.seq_len}_d_{f.head_dim}",
-        # a complex multiply is 6 FLOPs; X read and Y written as complex64 (the table not counted)
-        *per_element(6, 16, _rope_pairs),
-        intensity_metrics,
-        placement=replicated,
-        notes="fp32 (re, im) pairs with distinct real and imaginary parts (upstream: equal ones)",
-    )
-)
+Benchmark(
+    "rope",
+    "RoPEBenchmark",
+    RopeFields,
+    shared_with(RopeParams, but=("dtype",)),  # fp32, whatever upstream's dtype says
+    lambda f: f"b_{f.batch}_h_{f.heads}_s_{f.seq_len}_d_{f.head_dim}",
+    # a complex multiply is 6 FLOPs; X read and Y written as complex64 (the table not counted)
+    *per_element(6, 16, _rope_pairs),
+    intensity_metrics,
+    placement=replicated,
+    notes="fp32 (re, im) pairs with distinct real and imaginary parts (upstream: equal ones)",
+).register()
 
 
 @dataclass(frozen=True)
@@ -205,19 +194,17 @@ class AddFields(UpstreamFields):
     size: int = param("elements", 1048576, doc="elements of each operand")
 
 
-register_v2(
-    Benchmark(
-        "simple_add",
-        "AddBenchmark",
-        AddFields,
-        lambda f: {"size": f.size, "dtype": "bfloat16"},
-        lambda f: f"size_{f.size}",
-        *per_element(1, 6, attrgetter("size")),  # one add; x, y read and z written, bf16
-        intensity_metrics,
-        placement=replicated,
-        notes="x and y differ (upstream draws both from one key)",
-    )
-)
+Benchmark(
+    "simple_add",
+    "AddBenchmark",
+    AddFields,
+    lambda f: {"size": f.size, "dtype": "bfloat16"},
+    lambda f: f"size_{f.size}",
+    *per_element(1, 6, attrgetter("size")),  # one add; x, y read and z written, bf16
+    intensity_metrics,
+    placement=replicated,
+    notes="x and y differ (upstream draws both from one key)",
+).register()
 
 
 @dataclass(frozen=True)
@@ -263,23 +250,19 @@ def _attention(f: AttentionFields) -> dict[str, Any]:
     }
 
 
-register_v2(
-    Benchmark(
-        "attention_flashed",
-        "AttentionBenchmark",
-        AttentionFields,
-        _attention,
-        lambda f: (
-            f"b_{f.batch}_s_{f.seq_len}_hq_{f.num_q_heads}_hkv_{f.num_kv_heads}_d_{f.head_dim}"
-        ),
-        attention_flops,
-        attention_bytes,
-        compute_metrics(),
-        runs="tokamax_splash_attention",
-        implementation="jit:xla",  # jax.nn.dot_product_attention's default
-        notes="attends over the sequence (upstream's layout attends over heads); one device",
-    )
-)
+Benchmark(
+    "attention_flashed",
+    "AttentionBenchmark",
+    AttentionFields,
+    _attention,
+    lambda f: f"b_{f.batch}_s_{f.seq_len}_hq_{f.num_q_heads}_hkv_{f.num_kv_heads}_d_{f.head_dim}",
+    attention_flops,
+    attention_bytes,
+    compute_metrics(),
+    runs="tokamax_splash_attention",
+    implementation="jit:xla",  # jax.nn.dot_product_attention's default
+    notes="attends over the sequence (upstream's layout attends over heads); one device",
+).register()
 
 
 @dataclass(frozen=True)
@@ -298,17 +281,15 @@ def _moe_place(f: MoeFields, devices: Callable[[], int]) -> dict[str, Any]:
     return {"cp": n} if n > 1 and f.mslen % n == 0 and f.cp == 1 else {}
 
 
-register_v2(
-    Benchmark(
-        "transformer_layer_moe",
-        "TransformerLayerMoE",
-        MoeFields,
-        shared_with(TransformerParams),
-        lambda f: f"dim_{f.model_dim}_len_{f.mslen}",
-        lambda f, n: 24.0 * f.mslen * f.model_dim**2,
-        lambda f, n: 10.0 * f.mslen * f.model_dim * 2 + 10.0 * f.model_dim**2 * 2,
-        compute_metrics(total_flops=False),
-        placement=_moe_place,
-        notes="tp/cp shard the layer (ours); the four matmuls are 20 mslen D^2 (model_flops)",
-    )
-)
+Benchmark(
+    "transformer_layer_moe",
+    "TransformerLayerMoE",
+    MoeFields,
+    shared_with(TransformerParams),
+    lambda f: f"dim_{f.model_dim}_len_{f.mslen}",
+    lambda f, n: 24.0 * f.mslen * f.model_dim**2,
+    lambda f, n: 10.0 * f.mslen * f.model_dim * 2 + 10.0 * f.model_dim**2 * 2,
+    compute_metrics(total_flops=False),
+    placement=_moe_place,
+    notes="tp/cp shard the layer (ours); the four matmuls are 20 mslen D^2 (model_flops)",
+).register()

@@ -5,15 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.benchmarks.base import (
-    Benchmark,
-    Figures,
-    UpstreamFields,
-    intensity,
-    itemsize,
-    rate,
-    register_v2,
-)
+from accelbench.benchmarks.base import Benchmark, Figures, UpstreamFields, intensity, itemsize, rate
 from accelbench.catalogue import param
 
 # STREAM kernels: (arrays read + written, FLOPs per element); copy computes x + 1 upstream
@@ -54,19 +46,17 @@ def hbm_metrics(f: Figures) -> dict[str, Any]:
     }
 
 
-register_v2(
-    Benchmark(
-        "hbm_bandwidth",
-        "HBMBandwidthBenchmark",
-        HbmFields,
-        lambda f: {"op_type": f.kernel, "size": f.size, "dtype": f.dtype, "device": f.device_id},
-        lambda f: f"{f.op_type}_dim_{f.size}_dev_{f.device_id}",
-        lambda f, n: float(f.stream[1] * f.size),
-        lambda f, n: float(f.size * itemsize(f.dtype) * f.stream[0]),
-        hbm_metrics,
-        notes="copy is a copy (upstream's computes x + 1, the same traffic)",
-    )
-)
+Benchmark(
+    "hbm_bandwidth",
+    "HBMBandwidthBenchmark",
+    HbmFields,
+    lambda f: {"op_type": f.kernel, "size": f.size, "dtype": f.dtype, "device": f.device_id},
+    lambda f: f"{f.op_type}_dim_{f.size}_dev_{f.device_id}",
+    lambda f, n: float(f.stream[1] * f.size),
+    lambda f, n: float(f.size * itemsize(f.dtype) * f.stream[0]),
+    hbm_metrics,
+    notes="copy is a copy (upstream's computes x + 1, the same traffic)",
+).register()
 
 
 @dataclass(frozen=True)
@@ -81,20 +71,18 @@ def host_metrics(f: Figures) -> dict[str, Any]:
 
 
 def _host(name: str, class_name: str, direction: str) -> None:
-    register_v2(
-        Benchmark(
-            name,
-            class_name,
-            HostFields,
-            lambda f: {"data_size_mib": f.data_size_mib, "direction": direction},
-            lambda f: f"size_{f.data_size_mib}mib",
-            lambda f, n: 0.0,
-            lambda f, n: float(f.data_size_mib * 2**20),
-            host_metrics,
-            runs="host_device",
-            notes="JAX: wall clock of the blocked copy (no device event); torch: CUPTI device time",
-        )
-    )
+    Benchmark(
+        name,
+        class_name,
+        HostFields,
+        lambda f: {"data_size_mib": f.data_size_mib, "direction": direction},
+        lambda f: f"size_{f.data_size_mib}mib",
+        lambda f, n: 0.0,
+        lambda f, n: float(f.data_size_mib * 2**20),
+        host_metrics,
+        runs="host_device",
+        notes="JAX: wall clock of the blocked copy (no device event); torch: CUPTI device time",
+    ).register()
 
 
 _host("host_to_device", "HostToDeviceBenchmark", "h2d")
@@ -125,26 +113,24 @@ def d2d_metrics(f: Figures) -> dict[str, Any]:
     }
 
 
-register_v2(
-    Benchmark(
-        "device_to_device",
-        "DeviceToDeviceBenchmark",
-        D2dFields,
-        lambda f: {
-            "data_size_mib": f.data_size_mib,
-            "direction": "bi" if f.both_ways else "uni",
-            "source_id": f.src_device_index,
-            "target_id": f.dst_device_index,
-            "dtype": f.dtype,
-            "seed": f.seed,
-        },
-        lambda f: (
-            f"d2d_{f.src_device_index}_to_{f.dst_device_index}_{f.direction}_{f.data_size_mib}mib"
-        ),
-        lambda f, n: 0.0,
-        lambda f, n: float(f.data_size_mib * 2**20 * (2 if f.both_ways else 1)),
-        d2d_metrics,
-        every_pair=True,
-        notes="src/dst_device_index pick one pair (upstream: always every ordered pair)",
-    )
-)
+Benchmark(
+    "device_to_device",
+    "DeviceToDeviceBenchmark",
+    D2dFields,
+    lambda f: {
+        "data_size_mib": f.data_size_mib,
+        "direction": "bi" if f.both_ways else "uni",
+        "source_id": f.src_device_index,
+        "target_id": f.dst_device_index,
+        "dtype": f.dtype,
+        "seed": f.seed,
+    },
+    lambda f: (
+        f"d2d_{f.src_device_index}_to_{f.dst_device_index}_{f.direction}_{f.data_size_mib}mib"
+    ),
+    lambda f, n: 0.0,
+    lambda f, n: float(f.data_size_mib * 2**20 * (2 if f.both_ways else 1)),
+    d2d_metrics,
+    every_pair=True,
+    notes="src/dst_device_index pick one pair (upstream: always every ordered pair)",
+).register()

@@ -17,7 +17,6 @@ from accelbench.limits import MAX_CASES, MAX_ITERATIONS
 PositiveInt = Annotated[int, Strict(), Field(gt=0)]
 NonNegativeInt = Annotated[int, Strict(), Field(ge=0)]
 # bounded settings (core/limits): a count or duration past its ceiling is refused at load
-Iterations = Annotated[int, Strict(), Field(gt=0, le=MAX_ITERATIONS)]
 Warmup = Annotated[int, Strict(), Field(ge=0, le=MAX_ITERATIONS)]
 CaseCap = Annotated[int, Strict(), Field(gt=0, le=MAX_CASES)]
 Peak = Annotated[float, Field(gt=0, allow_inf_nan=False)]
