@@ -123,6 +123,8 @@ def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float])
 class Collective:
     """How one collective differs from the others (moved: upstream's bytes, by the group size)."""
 
+    name: str
+    class_name: str
     moved: Callable[[Any, int], float]
     runs: str | Callable[[Any], str] = ""  # our op (none given: the benchmark's name)
     sized: Callable[[Any], dict[str, Any]] = _sized
@@ -132,73 +134,63 @@ class Collective:
     flags: str = ""
     more_params: Callable[[Any], dict[str, Any]] = lambda f: {}
     notes: str = "the group is upstream's (a mesh the devices cannot fill: one axis of all)"
+    typed: type[CollectiveFields] = CollectiveFields
+    tpums_only: bool = False
+
+    def register(self) -> None:
+        Benchmark(
+            self.name,
+            self.class_name,
+            self.typed,
+            lambda f: {"dtype": f.dtype, "seed": f.seed, **self.sized(f), **self.more_params(f)},
+            self.run_id,
+            lambda f, n: 0.0,
+            self.moved,
+            collective_metrics(self.size_key, self.size),
+            runs=self.runs,
+            flags=self.flags,
+            collective=True,
+            notes=self.notes,
+            tpums_only=self.tpums_only,
+        ).register()
 
 
-def _collective(
-    name: str,
-    class_name: str,
-    how: Collective,
-    typed: type[CollectiveFields] = CollectiveFields,
-    tpums_only: bool = False,
-) -> None:
-    Benchmark(
-        name,
-        class_name,
-        typed,
-        lambda f: {"dtype": f.dtype, "seed": f.seed, **how.sized(f), **how.more_params(f)},
-        how.run_id,
-        lambda f, n: 0.0,
-        how.moved,
-        collective_metrics(how.size_key, how.size),
-        runs=how.runs,
-        flags=how.flags,
-        collective=True,
-        notes=how.notes,
-        tpums_only=tpums_only,
-    ).register()
-
-
-_collective(
+Collective(
     "all_reduce",
     "AllReduceBenchmark",
-    Collective(
-        lambda f, n: block_bytes(f) * 2 * (n - 1) / n,
-        run_id=lambda f: f"dim_{f.matrix_dim}_op_{str(f.reduce_op).lower()}",
-        more_params=lambda f: {"reduce_op": str(f.reduce_op).lower()},
-    ),
-)
-_collective("all_gather", "AllGatherBenchmark", Collective(lambda f, n: block_bytes(f) * (n - 1)))
-_collective(
+    lambda f, n: block_bytes(f) * 2 * (n - 1) / n,
+    run_id=lambda f: f"dim_{f.matrix_dim}_op_{str(f.reduce_op).lower()}",
+    more_params=lambda f: {"reduce_op": str(f.reduce_op).lower()},
+).register()
+Collective("all_gather", "AllGatherBenchmark", lambda f, n: block_bytes(f) * (n - 1)).register()
+Collective(
     "all_to_all",
     "AllToAllBenchmark",
-    Collective(lambda f, n: block_bytes(f) / n * (n - 1), size_key="local_size_mb"),
-)
+    lambda f, n: block_bytes(f) / n * (n - 1),
+    size_key="local_size_mb",
+).register()
 # upstream's (N, D, 256) input is N blocks of D*256 elements: ours as rows of 128
-_collective(
+Collective(
     "reduce_scatter",
     "ReduceScatterBenchmark",
-    Collective(
-        lambda f, n: scatter_chunk_bytes(f) * (n - 1),
-        runs="psum_scatter",
-        sized=lambda f: {"num_elements": f.matrix_dim * 256},
-        size=scatter_chunk_bytes,
-        flags="psum_scatter",
-    ),
-)
+    lambda f, n: scatter_chunk_bytes(f) * (n - 1),
+    runs="psum_scatter",
+    sized=lambda f: {"num_elements": f.matrix_dim * 256},
+    size=scatter_chunk_bytes,
+    flags="psum_scatter",
+).register()
 # TPUMS's permute (jax-bench has none): uni, member 0 to member 1 of each group; bidi, both ways
-_collective(
+Collective(
     "ppermute",
     "PPermuteBenchmark",
-    Collective(
-        lambda f, n: block_bytes(f) * (2 if f.both_ways else 1),
-        runs=lambda f: "ppermute_bidi" if f.both_ways else "ppermute_uni",
-        run_id=lambda f: f"dim_{f.matrix_dim}_dir_{f.direction}",
-        flags="all_to_all",
-        notes="TPUMS's, not jax-bench's; with mesh_axes dcn,ici it permutes across the slices",
-    ),
-    PermuteFields,
+    lambda f, n: block_bytes(f) * (2 if f.both_ways else 1),
+    runs=lambda f: "ppermute_bidi" if f.both_ways else "ppermute_uni",
+    run_id=lambda f: f"dim_{f.matrix_dim}_dir_{f.direction}",
+    flags="all_to_all",
+    notes="TPUMS's, not jax-bench's; with mesh_axes dcn,ici it permutes across the slices",
+    typed=PermuteFields,
     tpums_only=True,
-)
+).register()
 
 
 @dataclass(frozen=True)
