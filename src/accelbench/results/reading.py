@@ -4,6 +4,7 @@ command line names."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import functools
@@ -343,13 +344,12 @@ def read_series(csv_path: str, part: SeriesPart = "all") -> dict[str, Series]:
     out: dict[str, Series] = {}
     with open(jsonl, "rb") as f:
         for line in f:
-            try:
+            # a foreign value, NaN spelt out, a cut line: the slow way
+            with contextlib.suppress(msgspec.MsgspecError):
                 decoded = decoder.decode(line)
                 series = decoded if part == "all" else Series(samples_s=decoded.samples_s)
                 out[decoded.case_id] = series.checked()
                 continue
-            except msgspec.MsgspecError:  # a foreign value, NaN spelt out, a cut line: the slow way
-                pass
             try:
                 record = json.loads(line)
             except ValueError:  # a cut line (a killed run) or not JSON at all

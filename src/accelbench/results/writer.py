@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import fcntl
@@ -113,14 +114,11 @@ def holder_of(fd: int) -> str:
     """The process holding a flock on this open file, from /proc/locks (Linux), else 'another run'."""
     info = os.fstat(fd)
     target = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-    try:
-        with open("/proc/locks") as f:
-            for line in f:
-                fields = line.split()
-                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == target:
-                    return f"process {fields[4]}"
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/locks") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == target:
+                return f"process {fields[4]}"
     return "another process"
 
 
