@@ -9,7 +9,7 @@ from typing import Any
 from accelbench.benchmarks.base import Tier, Tpums, register_tpums
 from accelbench.catalogue import Param
 
-COLLECTIVE_INERT = (
+INERT_FIELDS = (
     Param("xla_dump_dir", "str", None, doc="where upstream reads its replica groups: unused"),
     Param("device_placement", "str", None, doc="e.g. id_sorted: recorded"),
 )
@@ -48,9 +48,7 @@ def _hbm(name: str, tier: Tier = "production") -> Tpums:
 
 
 def _collective(name: str, v2: str, tier: Tier = "production", config: str = "") -> Tpums:
-    return Tpums(
-        name, v2, tier, inert=COLLECTIVE_INERT, size_column="shard_size_mib", config=config
-    )
+    return Tpums(name, v2, tier, inert=INERT_FIELDS, size_column="shard_size_mib", config=config)
 
 
 def _transfer(name: str) -> Tpums:

@@ -37,9 +37,7 @@ def _environment(case: Case, device: DeviceInfo | None, env: dict[str, Any]) -> 
     values = {k: v for k, v in env.items() if k in known}
     if device is not None:
         values.update(device_kind=device.kind, device_count=device.count)
-        values.update(
-            {k: getattr(device, k) for k in ("platform", "framework", "framework_version")}
-        )
+        values |= {k: getattr(device, k) for k in ("platform", "framework", "framework_version")}
     return Environment(**values, config_id=case.config_id)
 
 
