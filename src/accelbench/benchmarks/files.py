@@ -83,8 +83,7 @@ def device_info(row: Row) -> dict[str, Any]:
         "local_device_count": local,
         "jax_version": versions.get("jax"),
     }
-    libtpu = versions.get("libtpu") or versions.get("libtpu-nightly")
-    if libtpu:
+    if libtpu := versions.get("libtpu") or versions.get("libtpu-nightly"):
         info["libtpu_version"] = libtpu
     info["chip_version"] = env.device_kind
     return info
@@ -182,8 +181,7 @@ def write_summary(f: IO[str], entries: list[dict[str, Any]], ket: bool) -> None:
     added = {k for e in entries for k in e.get(OURS_KEY, {})}
     upstream = list(dict.fromkeys(k for r in rows for k in r if k not in added))
     ours = list(dict.fromkeys(k for r in rows for k in r if k not in upstream))
-    frame = pd.DataFrame(rows)
-    frame[[*upstream, *ours]].to_csv(f, index=False)
+    pd.DataFrame(rows)[[*upstream, *ours]].to_csv(f, index=False)
 
 
 def _earlier_entries(path: str) -> list[dict[str, Any]]:

@@ -104,11 +104,8 @@ class Staging:
                 value = getattr(out, name)
                 if is_url(value):
                     changes[name] = self.directory(value, name)
-            staged.append(
-                dataclasses.replace(case, outputs=dataclasses.replace(out, **changes))
-                if changes
-                else case
-            )
+            moved = dataclasses.replace(out, **changes)
+            staged.append(dataclasses.replace(case, outputs=moved) if changes else case)
         return staged
 
     def upload(self) -> list[str]:
