@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench.core.types import TELEMETRY_MAXIMA
+from accelbench.core.types import TELEMETRY_MAXIMA as TELEMETRY_MAXIMA
 
 DEVICE_PLANE = re.compile(r"^/device:TPU:\d+$")
 CORE_SUFFIX = re.compile(r"\s+\d+$")
@@ -36,20 +36,6 @@ SERIES = {
     "hbm fw power meter pl1(w)": "hbm_power",
     "p state": "pstate",
 }
-KEYS = (
-    *TELEMETRY_MAXIMA,
-    "peak_temp_source",
-    "hbm_throttle_time_pct",
-    "hbm_throttle_mean_pct",
-    "vdd_core_throttle_time_pct",
-    "vdd_core_throttle_mean_pct",
-    "vdd_core_power_mean_w",
-    "hbm_power_mean_w",
-    "total_power_mean_w",
-    "pstate_min",
-    "pstate_max",
-    "pstate_changes",
-)
 Interval = tuple[float, float, float]  # start ns, end ns, value
 
 
@@ -217,6 +203,9 @@ def _metrics(s: _Samples) -> dict[str, Any]:
         "pstate_max": high,
         "pstate_changes": changes,
     }
+
+
+KEYS = tuple(_metrics(_Samples()))  # every figure, the maxima (TELEMETRY_MAXIMA) first
 
 
 def _devices(planes: Any) -> dict[str, _Samples]:
