@@ -30,6 +30,7 @@ from accelbench.measure.timers import (
     register_timer,
     timed_iterations,
     trace_session_dir,
+    wall_timing,
     warm_up,
 )
 from accelbench.names import portable_name
@@ -371,14 +372,11 @@ def traced_wall_timer(case: Case) -> Timer:
 
     def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
         traced = traced_samples(case, flush, prepared, warmup, n)
-        return Timing(
-            samples_s=traced.wall_samples_s,
-            source="wall_clock",
-            wall_samples_s=traced.wall_samples_s,
-            launch_samples_s=traced.wall_samples_s,
+        return wall_timing(
+            traced.wall_samples_s,
+            traced.flush_s,
             kernels=traced.kernels,
             trace_path=traced.trace_path,
-            flush_s=traced.flush_s,
             session_s=traced.session_s,
         )
 

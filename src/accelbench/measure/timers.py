@@ -259,13 +259,18 @@ def wall_clock(
     """Wall clock around blocked calls: the right timer on a CPU (launch-inclusive by nature)."""
     warm_up(prepared, warmup)
     metered = Metered(flush)
-    samples = timed_iterations(prepared, n, metered, sustained)
+    return wall_timing(timed_iterations(prepared, n, metered, sustained), metered.seconds)
+
+
+def wall_timing(samples: list[float], flush_s: float, **more: Any) -> Timing:
+    """Host wall samples as a timing: its time, wall and launch samples alike."""
     return Timing(
         samples_s=samples,
         source="wall_clock",
         wall_samples_s=list(samples),
         launch_samples_s=list(samples),
-        flush_s=metered.seconds,
+        flush_s=flush_s,
+        **more,
     )
 
 
