@@ -231,9 +231,7 @@ class JaxBackend:
         def check_one(h: dict[str, np.ndarray], out: dict[str, Any]) -> float | None:
             return check_outputs(spec, case.params, h, lambda n, r: fetch(out, n, r))
 
-        def run(args: list[Any]) -> dict[str, Any]:
-            return compiled.fn(*args)
-
+        run = lambda args: compiled.fn(*args)
         return Prepared(
             call=call,
             sync=jax.block_until_ready,

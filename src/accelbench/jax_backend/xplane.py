@@ -132,8 +132,7 @@ def _chunk(events: list[Event], n_iters: int, what: str) -> list[list[Event]]:
 
 @dataclass
 class Read:
-    """One module's iterations in a trace, and XLA's other work beside them (the other modules'
-    kernels on the same GPU, or host threads on a CPU; none read on a TPU): what the audit reads."""
+    """One module's iterations, and XLA's other work beside them (GPU, CPU; not read on a TPU)."""
 
     platform: str
     iterations: list[Iteration]
@@ -149,8 +148,7 @@ def iterations(
 
 
 def read(profile: Any, module: str, n_iters: int, device: str = "first_device") -> Read:
-    """One jitted module's iterations: on the first device plane, or (`device: max_device`,
-    TPUMS's xprof_device_mode) on the one whose median is highest."""
+    """One jitted module's iterations on the first device plane, or the highest median's (max_device)."""
     planes = list(profile.planes)
     tpu = sorted((p for p in planes if p.name.startswith("/device:TPU")), key=_plane_order)
     gpu = sorted((p for p in planes if p.name.startswith("/device:GPU")), key=_plane_order)
@@ -178,11 +176,8 @@ def read(profile: Any, module: str, n_iters: int, device: str = "first_device") 
 
 
 def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]]:
-    """Each device's device time per iteration of one module (many-device ops: collectives).
-
-    GPU: each device plane's kernels; TPU: each chip plane's module executions; CPU: host events by
-    their `device_ordinal`. A device with no event of the module (a bystander of a send/recv) is left
-    out; one whose events do not split into n iterations raises."""
+    """Each device's time per iteration of one module (GPU kernels, TPU executions, CPU host events by
+    `device_ordinal`); a bystander without events is left out, one that does not split raises."""
     planes = list(profile.planes)
     out: dict[str, list[float]] = {}
     devices = [p for p in planes if p.name.startswith(("/device:TPU", "/device:GPU"))]
