@@ -115,8 +115,7 @@ class JaxBackend:
     name = "jax"
 
     def __init__(self) -> None:
-        # Allocate on demand, so JAX and PyTorch cases can share one GPU in a run; must be set
-        # before JAX initialises its GPU client, which happens at the first device query below.
+        # on demand, so JAX and PyTorch cases share a GPU; set before the first device query below
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         self.cpu_threads = start_client()
         if jax.default_backend() == "gpu":

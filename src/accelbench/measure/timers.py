@@ -65,9 +65,6 @@ class TimerInfo:
     auto_on: tuple[tuple[str, str], ...]  # (backend, platform) pairs where `auto` picks this timer
     factory: TimerFactory
 
-    def serves(self, backend: str) -> bool:
-        return self.backends is None or backend in self.backends
-
 
 _TIMERS: dict[str, TimerInfo] = {}
 
@@ -113,7 +110,7 @@ def timer_name(backend: str, platform: str, requested: str = AUTO) -> str:
 
 def get_timer(backend: str, name: str, case: Case) -> Timer:
     info = registered_timers().get(name)
-    if info is None or not info.serves(backend):
+    if info is None or backend not in (info.backends or (backend,)):
         raise unsupported(f"the {backend} backend has no timer '{name}' here")
     return info.factory(case)
 

@@ -26,8 +26,7 @@ jax: Any = OnFirstUse("jax")
 torch: Any = OnFirstUse("torch")
 
 
-# CUPTI, NVIDIA's tracing interface, serves one profiler a process, and XLA's tracer stops trying for
-# good after one failed start: who took it from JAX here ("holder"), set where that is seen (a PyTorch
-# GPU session that keeps it; a JAX GPU trace without GPU events), so JAX's GPU timers refuse before they
-# try; "pending": PyTorch's profiler frees it after each session (the holder if JAX still finds it taken).
+# CUPTI serves one profiler a process, and XLA's tracer stops trying after one failed start: who took it
+# from JAX ("holder": a PyTorch session that keeps it, or a JAX GPU trace without GPU events), so JAX's
+# GPU timers refuse first; "pending": PyTorch frees it after each session (the holder if still taken).
 CUPTI: dict[str, str] = {}
