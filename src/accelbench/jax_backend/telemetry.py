@@ -107,22 +107,20 @@ def _collect(plane: Any) -> _Samples:
         kind = line.name.strip().lower()
         for event in line.events:
             start, end = float(event.start_ns), float(event.start_ns + event.duration_ns)
-            if kind == OPS_LINE and end > start:
-                low, high = got.window or (start, end)
-                got.window = (min(low, start), max(high, end))
             if kind == OPS_LINE:
-                continue
-            if kind == THROTTLE_LINE:
+                if end > start:
+                    low, high = got.window or (start, end)
+                    got.window = (min(low, start), max(high, end))
+            elif kind == THROTTLE_LINE:
                 if (level := thermal_level(event.name)) is not None:
                     got.series["thermal_level"].append((start, end, level))
-                continue
-            name = canonical(event.name)
-            if (name in MAXIMA or name in SERIES) and (value := _value(event.stats)) is None:
-                continue
-            if name in MAXIMA:
-                got.peaks[MAXIMA[name]].append(value)
-            if name in SERIES:
-                got.series[SERIES[name]].append((start, end, value))
+            elif (name := canonical(event.name)) in MAXIMA or name in SERIES:
+                if (value := _value(event.stats)) is None:
+                    continue
+                if name in MAXIMA:
+                    got.peaks[MAXIMA[name]].append(value)
+                if name in SERIES:
+                    got.series[SERIES[name]].append((start, end, value))
     got.peaks["thermal_throttle_level"] += [v for _, _, v in got.series["thermal_level"]]
     return got
 

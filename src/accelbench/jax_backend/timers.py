@@ -23,11 +23,10 @@ from accelbench.errors import CaseFailure, Status
 from accelbench.jax_backend import distributed, telemetry, xplane
 from accelbench.measure import audit
 from accelbench.measure.timers import (
-    HostFlush,
     Metered,
     Sessioned,
     Timer,
-    no_flush,
+    host_flush,
     register_timer,
     timed_iterations,
     trace_session_dir,
@@ -80,10 +79,8 @@ def device_flush(device: Any) -> DeviceFlush:
 
 
 def flusher(case: Case) -> Callable[[], None]:
-    if case.run.cache != "cold":
-        return no_flush
-    if jax.default_backend() == "cpu":
-        return HostFlush()
+    if case.run.cache != "cold" or jax.default_backend() == "cpu":
+        return host_flush(case)
     where = case.params.placement
     return device_flush(jax.local_devices()[int(where.device) if where.sharding == "none" else 0])
 
@@ -246,11 +243,13 @@ def traced_samples(
         profile, wall = profiled(run, trace_dir, firmware)
         _cupti_refused(profile)
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:
-            timing = _slowest_device(case, profile, n, wall, trace_dir)
+            timing = _slowest_device(case, profile, n)
         else:
-            timing = _per_iteration(case, profile, n, wall, trace_dir)
+            timing = _per_iteration(case, profile, n)
     except xplane.TraceError as error:
         raise CaseFailure(Status.ERROR, f"device time unavailable: {error}") from None
+    # the blocked host wall per iteration is its launch and dispatch too
+    timing.wall_samples_s, timing.launch_samples_s, timing.trace_path = wall, list(wall), trace_dir
     timing.flush_s = metered.seconds
     timing.session_s = time.perf_counter() - session_start - loop_s
     if tpu():
@@ -298,20 +297,15 @@ def _steps(case: Case) -> Callable[[int], Any]:
     return lambda i: jax.profiler.StepTraceAnnotation(name, step_num=i)
 
 
-def _per_iteration(
-    case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
-) -> Timing:
+def _per_iteration(case: Case, profile: Any, n: int) -> Timing:
     """Each iteration's device time (GPU kernels, TPU module execution); on a GPU, the audit."""
     read = xplane.read(profile, module_name(case), n, case.run.xprof_device_mode)
     platform, iters = read.platform, read.iterations
     return Timing(
         samples_s=[i.total_ns * 1e-9 for i in iters],
         source=f"xprof_{platform}",
-        wall_samples_s=wall,
         span_samples_s=[i.span_ns * 1e-9 for i in iters],
-        launch_samples_s=list(wall),  # blocked host wall per iteration: launch, dispatch
         kernels=xplane.breakdown(iters),
-        trace_path=trace_dir,
         audit=_audit(read) if platform == "gpu" and case.run.audit != "off" else (),
     )
 
@@ -326,9 +320,7 @@ def _audit(read: xplane.Read) -> tuple[Finding, ...]:
     return audit.findings(audit.Loop([i.kernels for i in read.iterations], others, harness))
 
 
-def _slowest_device(
-    case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
-) -> Timing:
+def _slowest_device(case: Case, profile: Any, n: int) -> Timing:
     """Every device's time per iteration (all processes'); the headline the slowest device's, or the
     one the op names (a transfer's receiver)."""
     per_device = distributed.gather_devices(xplane.per_device(profile, module_name(case), n))
@@ -345,9 +337,6 @@ def _slowest_device(
     return Timing(
         samples_s=samples,
         source=f"xprof_{jax.default_backend()}_{whose}",
-        wall_samples_s=wall,
-        launch_samples_s=list(wall),
-        trace_path=trace_dir,
         kernels=kernels,
         device_samples_s=per_device,
     )
