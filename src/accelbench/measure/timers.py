@@ -102,10 +102,8 @@ def timer_name(backend: str, platform: str, requested: str = AUTO) -> str:
     """The timer `requested` means for this backend on this platform."""
     if requested != AUTO:
         return requested
-    for info in registered_timers().values():
-        if (backend, platform) in info.auto_on:
-            return info.name
-    return FALLBACK
+    claims = (i.name for i in registered_timers().values() if (backend, platform) in i.auto_on)
+    return next(claims, FALLBACK)
 
 
 def get_timer(backend: str, name: str, case: Case) -> Timer:

@@ -19,16 +19,12 @@ from accelbench.platform.gpu_monitor import nvml
 PACKAGES = tuple(
     "jax jaxlib libtpu jax-cuda12-plugin jax-cuda13-plugin torch torchao triton numpy".split()
 )
-FLAGS = (
-    "XLA_FLAGS",
-    "LIBTPU_INIT_ARGS",
-    "TPU_PREMAPPED_BUFFER_SIZE",
-    "TPU_PREMAPPED_BUFFER_TRANSFER_THRESHOLD_BYTES",
-    "CUDA_VISIBLE_DEVICES",
-    "TORCHINDUCTOR_COMPILE_THREADS",  # set by the run where its compiled cases are few (issue 53)
+# the environment flags the frameworks read (TORCHINDUCTOR_COMPILE_THREADS: set by the run where its
+# compiled cases are few, issue 53)
+FLAGS = tuple(
+    "XLA_FLAGS LIBTPU_INIT_ARGS TPU_PREMAPPED_BUFFER_SIZE TPU_PREMAPPED_BUFFER_TRANSFER_THRESHOLD_BYTES"
+    " CUDA_VISIBLE_DEVICES TORCHINDUCTOR_COMPILE_THREADS".split()
 )
-
-
 HARNESS = Path(__file__).resolve().parents[2]  # this harness's own checkout, where it runs from one
 
 

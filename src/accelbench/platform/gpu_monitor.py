@@ -107,10 +107,9 @@ def read_state(index: int, reasons: int = 0) -> DeviceState:
     links = range(getattr(lib, "NVML_NVLINK_MAX_LINKS", 18))
     active = [link for link in links if ask("nvmlDeviceGetNvLinkState", link) == 1]
     generation, width = (ask(f"nvmlDeviceGetMaxPcieLink{q}") for q in ("Generation", "Width"))
-    power = [
-        ask(f"nvmlDeviceGet{q}") for q in ("EnforcedPowerLimit", "PowerManagementDefaultLimit")
-    ]
-    watts = [None if mw is None else mw / 1000.0 for mw in power]  # NVML says milliwatts
+    limits = ("EnforcedPowerLimit", "PowerManagementDefaultLimit")  # NVML says milliwatts
+    watts = [None if (mw := ask(f"nvmlDeviceGet{q}")) is None else mw / 1000.0 for q in limits]
+    version = ask("nvmlDeviceGetNvLinkVersion", active[0]) if active else None
     mig, ecc = (ask(q) for q in ("nvmlDeviceGetMigMode", "nvmlDeviceGetEccMode"))  # (now, pending)
     return DeviceState(
         clocks_set="application" if moved else "locked" if reasons & USER_CLOCKS else "default",
@@ -123,9 +122,7 @@ def read_state(index: int, reasons: int = 0) -> DeviceState:
         mig_mode=_flag(mig[0] if mig else None),
         ecc_mode=_flag(ecc[0] if ecc else None),
         pcie_link=f"gen{generation} x{width}" if generation and width else None,
-        nvlink=f"{len(active)} links, version {ask('nvmlDeviceGetNvLinkVersion', active[0])}"
-        if active
-        else None,
+        nvlink=f"{len(active)} links, version {version}" if active else None,
     )
 
 
