@@ -1,9 +1,7 @@
 """Per-iteration device time from a JAX profiler trace (XSpace), read with jax.profiler.ProfileData.
-
 GPU: kernel events on the device plane's stream lines, tagged with the `hlo_module` stat.
 TPU: one event per execution on the `XLA Modules` line; ops on `XLA Ops` give the breakdown.
-CPU: thunk events on host threads, tagged with `hlo_module` and a per-execution `run_id`.
-"""
+CPU: thunk events on host threads, tagged with `hlo_module` and a per-execution `run_id`."""
 
 from __future__ import annotations
 

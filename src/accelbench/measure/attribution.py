@@ -1,8 +1,7 @@
 """Device kernels attributed to timed iterations, and a row's per-kernel breakdown. A kernel belongs to
 the host window its launch happened in (they share a correlation id): iterations may overlap on the
 device, and no clock is shared between host and device. Kernels launched outside every window
-(flushes, other work) are not counted.
-"""
+(flushes, other work) are not counted."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The audit of a timed loop: what the trace its timer already read says its timed windows held
 besides the op's own kernels run one after another (docs/method.md, "The audit"). Framework-neutral:
-timers hand it the per-kernel events they read (`Event`); tests hand it synthetic ones.
-"""
+timers hand it the per-kernel events they read (`Event`); tests hand it synthetic ones."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Garbage collection around timed windows: off inside, run before. A full collection of a process
 holding PyTorch, dynamo and JAX scans ~half a million objects (0.16-0.45 s), so the heap is frozen
-after one (`gc.freeze`) and a window's collection scans only what came after; it is collected and
-frozen anew after REFREEZE_GROWTH_BYTES of growth, a collection over SLOW_COLLECTION_S, or a failed case.
-"""
+after one (`gc.freeze`) and a window's collection scans only what came after; it is frozen anew
+after REFREEZE_GROWTH_BYTES of growth, a collection over SLOW_COLLECTION_S, or a failed case."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Samples judged by the clocks they ran at (the GPU monitor's series; on a TPU its firmware's thermal
 throttle level) under the run's `throttle` policy. A sample is throttled when its stretch of the loop
 (sample i of n: the i-th n-th of the loop's wall, docs/method.md) meets a reading below
-`throttle_threshold` times the best clock the run has sustained.
-"""
+`throttle_threshold` times the best clock the run has sustained."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Timers and their registry: a timer turns a prepared op into per-iteration samples. The wall clock
 lives here (every backend's fallback on a CPU); device timers live in their backend's timer module,
-found by the catalogue's discovery, so a config's timer name is checked without importing a framework.
-"""
+found by the catalogue's discovery, so a config's timer is checked without importing a framework."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Third-party chatter kept off the terminal (a CUDA build without a GPU, an Enum registered twice):
 Python warnings and the frameworks' records below ERROR go to one logger, shown by `-v` (warnings) and
-`-vv` (everything: Inductor's INFO is hundreds of lines a case). Our own messages are printed, never warned.
-"""
+`-vv` (all: Inductor's INFO is hundreds of lines a case). Our own messages are printed, not warned."""
 
 from __future__ import annotations
 

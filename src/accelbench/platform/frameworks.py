@@ -1,8 +1,7 @@
 """JAX and PyTorch imported on first use: op modules name them at module level, but planning and
 validating must not pay seconds of import. A stand-in takes over the real module's namespace at its
 first attribute access, so torch.compile traces later lookups without a graph break; `sys.modules` is
-left alone (a lazy placeholder there broke PyTorch 2.11's own import on a GPU machine).
-"""
+left alone (a lazy placeholder there broke PyTorch 2.11's own import on a GPU machine)."""
 
 from __future__ import annotations
 

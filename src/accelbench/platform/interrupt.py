@@ -2,8 +2,7 @@
 between iterations; a second stops at once; no traceback (the session prints the resume message).
 SIGTERM (a scheduler, `kill`) is Ctrl-C too; the exit code says which (130 SIGINT, 143 SIGTERM).
 A KeyboardInterrupt raised inside a garbage-collector callback (JAX installs one) is printed as
-"ignored" and lost; a flag is not (`keep_swallowed`, outside a run too).
-"""
+"ignored" and lost; a flag is not (`keep_swallowed`, outside a run too)."""
 
 from __future__ import annotations
 

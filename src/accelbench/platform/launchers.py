@@ -2,8 +2,7 @@
 process's id and the count, and how the coordinator is found); the first whose variables are all set
 wins, else `jax.distributed.initialize()` detects it (a TPU pod, GKE). JAX's coordinator takes the port
 after a launcher's rendezvous port; `MICROBENCH_COORDINATOR` (HOST:PORT) overrides. Every value is
-checked here, naming its variable: a job that cannot form is one line, never a traceback or a hang.
-"""
+checked here, naming its variable: a job that cannot form is one line, not a traceback or a hang."""
 
 from __future__ import annotations
 
