@@ -286,11 +286,8 @@ def cost_of(compiled: Any) -> CompilerCounts:
         cost = cost[0] if cost else {}
     if not isinstance(cost, dict):
         return CompilerCounts()
-    flops, nbytes = cost.get("flops"), cost.get("bytes accessed")
-    return CompilerCounts(
-        float(flops) if flops is not None and flops >= 0 else None,
-        float(nbytes) if nbytes is not None and nbytes >= 0 else None,
-    )
+    counts = (cost.get(key) for key in ("flops", "bytes accessed"))
+    return CompilerCounts(*(float(v) if v is not None and v >= 0 else None for v in counts))
 
 
 def checked_everywhere(check: Callable[[Any], float | None] | None) -> Any:

@@ -50,8 +50,7 @@ def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
         return float("inf")
     if not np.all(np.isfinite(a)):
         return float("nan")
-    denom = np.linalg.norm(e)
-    diff = np.linalg.norm(a - e)
+    denom, diff = np.linalg.norm(e), np.linalg.norm(a - e)
     return float(diff / denom) if denom > 0 else float(diff)
 
 

@@ -60,11 +60,8 @@ def _discarded(timing: Timing, kept: list[bool]) -> Timing:
     """The timing without the throttled samples (every per-iteration series alike)."""
 
     def only(series: list[float]) -> list[float]:
-        return (
-            [v for v, k in zip(series, kept, strict=True) if k]
-            if len(series) == len(kept)
-            else series
-        )
+        fits = len(series) == len(kept)
+        return [v for v, k in zip(series, kept, strict=True) if k] if fits else series
 
     return dataclasses.replace(
         timing,

@@ -59,8 +59,7 @@ def request(signum: int) -> None:
 def _on_signal(signum: int, frame: Any) -> None:
     if _requested.is_set():
         raise KeyboardInterrupt  # the second Ctrl-C (or SIGTERM): now
-    _received[:] = [signum]
-    _requested.set()
+    request(signum)
     name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
     print(
         f"\n{name}: stopping at the next iteration; press Ctrl-C again to stop now",
