@@ -4,6 +4,7 @@ and timed through the one procedure."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -84,10 +85,8 @@ def start_client() -> int:
         jax.devices()
     finally:
         for tid in os.listdir("/proc/self/task"):
-            try:
+            with contextlib.suppress(OSError):  # a thread that has ended
                 os.sched_setaffinity(int(tid), set(cores))
-            except OSError:  # a thread that has ended
-                continue
     return wanted
 
 

@@ -168,10 +168,8 @@ class _Loop:
 
 
 def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
-    """TPUMS's soak (soak_chunk = n): warm-up, a traced window of n, untraced chunks of n (back to
-    back, one wait each) for min_duration_s, then a traced worst window of n, whose samples are the
-    timing's; the baseline and each chunk's wall per iteration ride along. Nothing traced runs during
-    the soak itself, as upstream's executor."""
+    """TPUMS's soak (soak_chunk = n), as upstream's executor: a traced window of n, untraced chunks of n
+    (one wait each) for min_duration_s, then a traced worst window of n: the timing's samples."""
     n = run.soak_chunk or run.num_runs
     warm_up(prepared, run.warmup)
     loop = _Loop()

@@ -118,9 +118,8 @@ def check_job(coordinator: str | None, count: int | None, index: int | None, whe
 
 
 def reach(address: str, where: str, process_id: int | None) -> None:
-    """The coordinator's host resolves within RESOLVE_WAIT_S and, from a process known not to be 0 (its
-    starter), answers within REACH_WAIT_S (asked each second), or one line naming where the address
-    came from (JAX itself aborts with a native stack trace)."""
+    """The coordinator resolves within RESOLVE_WAIT_S and (seen from a process not 0) answers within
+    REACH_WAIT_S, or one line naming the address's variables (JAX itself aborts natively)."""
     host, port = address.rpartition(":")[0].strip("[]"), int(address.rpartition(":")[2])
     waits = [(RESOLVE_WAIT_S, "does not resolve", lambda: _resolves(host))]
     if process_id:
