@@ -35,10 +35,9 @@ def initialize(
 
 
 def leave(code: int, verbose: bool) -> NoReturn:
-    """Leave the job in order and exit with `code`. The shutdown waits for the others, yet JAX logs its
-    cancelled watches natively to the end (`WatchTasksAsync failed ... CANCELLED`, on GPUs): stderr
-    from the shutdown on is held (shown under -v or on failure) and the process ends without the
-    native teardown; every row and file was closed before."""
+    """Leave the job in order and exit with `code`. JAX logs its cancelled watches natively to the end
+    (`WatchTasksAsync failed ... CANCELLED`, on GPUs): stderr from the shutdown on is held (shown under
+    -v or on failure) and the native teardown skipped; every row and file was closed before."""
     import jax
 
     sys.stdout.flush()

@@ -313,10 +313,8 @@ def _per_iteration(case: Case, profile: Any, n: int) -> Timing:
 def _audit(read: xplane.Read) -> tuple[Finding, ...]:
     """The audit of a GPU module's iterations: the flush's kernels are the harness's (XLA's trace
     holds no host calls)."""
-    harness: list[xplane.Event] = []
-    others: list[xplane.Event] = []
-    for e in read.others:
-        (harness if xplane.of_module(e, FLUSH_MODULE) else others).append(e)
+    harness = [e for e in read.others if xplane.of_module(e, FLUSH_MODULE)]
+    others = [e for e in read.others if not xplane.of_module(e, FLUSH_MODULE)]
     return audit.findings(audit.Loop([i.kernels for i in read.iterations], others, harness))
 
 

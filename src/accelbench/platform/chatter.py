@@ -57,9 +57,8 @@ def settle() -> None:
 
 @contextlib.contextmanager
 def native_stderr(framework: str, level: int = logging.WARNING) -> Iterator[None]:
-    """What a framework's C++ writes to stderr meanwhile (Kineto's `profiler_start`, XLA's pages of
-    `cuptiSubscribe ... ignored`), as records of its logger at `level`. A file, not a pipe: a page
-    nobody reads yet must not block the writer."""
+    """A framework's C++ stderr meanwhile (Kineto's `profiler_start`, XLA's `cuptiSubscribe` pages) as
+    records of its logger at `level`; a file, not a pipe, so an unread page never blocks the writer."""
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as held:

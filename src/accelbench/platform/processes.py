@@ -49,10 +49,9 @@ STOP_GRACE_S = 10.0  # a worker asked to stop that has not, within this, is ende
 
 
 def watch_launcher() -> None:
-    """A worker of `run --processes N` ends with its launcher however it ended (SIGKILL too): a read of
-    the launcher's never-written pipe returns at its death; the run stops as at Ctrl-C, and the process
-    is ended STOP_GRACE_S later if it waits in a collective (jax.distributed takes SIGTERM for its
-    preemption notice, so a parent-death signal is not enough)."""
+    """A worker of `run --processes N` ends with its launcher, even SIGKILLed: a read of its never-written
+    pipe returns at its death; the run stops as at Ctrl-C, ended STOP_GRACE_S later if stuck in a
+    collective (jax.distributed takes SIGTERM for preemption: a parent-death signal is not enough)."""
     fd = os.environ.pop(LAUNCHER_PIPE, "")  # this process's alone, not its children's
     if not fd.isdigit():
         return
