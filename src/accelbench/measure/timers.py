@@ -170,8 +170,8 @@ gc_paused = garbage.paused  # a timed window: see measure/garbage.py
 
 
 def warm_up(prepared: Prepared, warmup: int) -> float | None:
-    """`warmup` blocked calls; the fastest one's host wall (None without any) sizes a pilot: the first
-    is slow (JAX gemm 4096³, H100: 2.6-6.7 ms, then 0.47, ... 0.28 ms; a median sized pilots at 20, not ~50)."""
+    """`warmup` blocked calls; the fastest one's wall (None without any) sizes a pilot: the first is
+    slow (JAX gemm 4096³, H100: 2.6-6.7 ms, then ... 0.28 ms; a median sized pilots at 20, not ~50)."""
     walls = []
     for _ in range(warmup):
         interrupt.check()
