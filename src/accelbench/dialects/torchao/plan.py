@@ -1,9 +1,5 @@
-"""The torchao dialect's planner: model_params entries x generated shapes x the mode's variants.
-
-Inference runs every (recipe, sparsity) pair of torchao's runner on every shape; training runs the
-high-precision model and float8 training (torchao.float8) at each scaling granularity. Keys of the
-runner's earlier versions are upgraded, with a warning, before validation.
-"""
+"""The torchao dialect's planner: model_params entries x generated shapes x the mode's variants
+(inference: every (recipe, sparsity) pair; training: float8 at each scaling granularity)."""
 
 from __future__ import annotations
 
@@ -168,17 +164,10 @@ def _training_variants(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[
     keys.pop("repeat_n")
     scaling = {k: v or "dynamic" for k, v in keys.items() if k.startswith("scaling_type")}
     fast = bool(keys["use_fast_accum"]) if keys["use_fast_accum"] is not None else True
-    variants: list[dict[str, Any]] = [{"recipe": "baseline"}]
-    for granularity in [granularities] if isinstance(granularities, str) else granularities:
-        variants.append(
-            {
-                "recipe": "float8",
-                "scaling_granularity": granularity,
-                "use_fast_accum": fast,
-                **scaling,
-            }
-        )
-    return variants
+    return [{"recipe": "baseline"}] + [
+        {"recipe": "float8", "scaling_granularity": g, "use_fast_accum": fast, **scaling}
+        for g in ([granularities] if isinstance(granularities, str) else granularities)
+    ]
 
 
 VARIANTS = {"inference": _inference_variants, "training": _training_variants}
@@ -212,8 +201,7 @@ def _run_settings(cfg: TorchaoConfig, mp: ModelParams, where: str) -> RunSetting
 
 
 def _output_dir(cfg: TorchaoConfig, request: PlanRequest) -> str:
-    """The config's `output_dir` where it names one, else `torchao/` in the run's output folder
-    (--output-dir; `results/torchao` by default, the runner's own default)."""
+    """The config's `output_dir`, else `torchao/` in the run's folder (the runner's default)."""
     if "output_dir" in cfg.model_fields_set:
         return cfg.output_dir
     return os.path.join(os.path.dirname(request.default_csv) or ".", "torchao")

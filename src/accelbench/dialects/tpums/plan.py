@@ -34,16 +34,11 @@ MISSING = "must define a 'benchmark:' mapping (name, params, cases or cases_from
 
 
 class TpumsConfig(BaseModel):
-    """The top level: `benchmark:` (checked by the planner, its keys depend on its name); stage-A
-    files may add global keys beside it."""
+    """`benchmark:`, checked by the planner (its keys depend on its name); stage A adds globals."""
 
     model_config = ConfigDict(extra="allow")
 
     benchmark: Any
-
-
-def recognise(data: dict[str, Any]) -> bool:
-    return TOP in data and "benchmarks" not in data
 
 
 def _mapping(value: Any, where: str, name: object = None) -> dict[str, Any]:
@@ -74,12 +69,12 @@ def _cases(bench: dict[str, Any], request: PlanRequest, layout: LayoutNote) -> t
         return tuple({**base, **row} for row in rows)
     if "cases" not in bench:
         return (base,)
-    return tuple({**base, **case} for case in listed_cases(bench, TOP, layout))
+    return tuple({**base, **case} for case in listed_cases(bench, layout))
 
 
-def listed_cases(bench: dict[str, Any], top: str, layout: LayoutNote) -> Iterator[Point]:
+def listed_cases(bench: dict[str, Any], layout: LayoutNote) -> Iterator[Point]:
     """`cases:`, a list of mappings (each laid over the params, or a stage-A file's flat fields)."""
-    where, cases, name = key_path(top, "cases"), bench["cases"], bench.get("name")
+    where, cases, name = key_path(TOP, "cases"), bench["cases"], bench.get("name")
     if not isinstance(cases, list) or not cases:
         raise UserError(
             f"Expected 'cases' in benchmark '{name}' to be a list (non-empty) of mappings, got "
@@ -99,8 +94,7 @@ def listed_cases(bench: dict[str, Any], top: str, layout: LayoutNote) -> Iterato
 
 
 def _preset(bench: dict[str, Any], entry: Tpums) -> Point:
-    """The model preset's values for the fields this benchmark has (an unknown preset is an error,
-    as TPUMS made it)."""
+    """The model preset's values for this benchmark's fields (an unknown one: TPUMS's error)."""
     if "model_preset" not in bench:
         return {}
     where, name = key_path(TOP, "model_preset"), bench["model_preset"]
@@ -118,8 +112,7 @@ def _preset(bench: dict[str, Any], entry: Tpums) -> Point:
 def _sweep(
     bench: dict[str, Any], cases: tuple[Point, ...], request: PlanRequest, layout: LayoutNote
 ) -> Expansion:
-    """The cases over the sweep's product (first key slowest), at most 1000 combinations a case;
-    the sweep's keys given nowhere else."""
+    """The cases over the sweep's product (first key slowest); its keys given nowhere else."""
     if "sweep" not in bench:
         return Expansion(cases=cases)
     where = key_path(TOP, "sweep")
@@ -152,8 +145,7 @@ def _sweep(
 
 @dataclass(frozen=True)
 class FileLevel:
-    """What a stage-B file sets for every case: xprof_timing and the device mode, and the soak's
-    chunk; what a case's values become (a run of none is one call; the DCN batching noted)."""
+    """What a stage-B file (or `benchmark run`) sets for every case, and how a case's values end."""
 
     entry: Tpums
     xprof: bool | None
@@ -284,8 +276,8 @@ def _soaks(xprof: Any, point: Point, where: str) -> None:
 def _stage_a_cases(
     data: dict[str, Any], entry: Tpums, request: PlanRequest, layout: LayoutNote
 ) -> list[Case]:
-    """A stage-A file: its flat fields an entry as jax-bench read it (each item of a `cases:` list
-    over them), the other top-level keys global values, `hardware:` the file's peaks."""
+    """A stage-A file: its flat fields an entry as jax-bench read it, each `cases:` item over them,
+    the other top-level keys globals, `hardware:` the file's peaks."""
     bench = data[TOP]
     reading = Reading.of_tpums(entry, flat=True)
     top = {k: v for k, v in data.items() if k not in (TOP, "hardware")}
@@ -295,7 +287,7 @@ def _stage_a_cases(
         request.warnings.extend(warnings)
     shared = shared_values(top, request, "")
     flat = {k: v for k, v in bench.items() if k != "cases"}
-    overlays = list(listed_cases(bench, TOP, layout)) if "cases" in bench else [{}]
+    overlays = list(listed_cases(bench, layout)) if "cases" in bench else [{}]
     sweep_of = (bench.get("sweep"), key_path(TOP, "sweep"))
     cases: list[Case] = []
     for overlay in overlays:

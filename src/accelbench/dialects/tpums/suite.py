@@ -66,8 +66,7 @@ def _located(config: str, suite_path: str, index: int) -> str:
 
 
 def _folder(path: str) -> str:
-    """A config's folder in the suite's output: its path below configs/ (else its file name) without
-    `.yaml`, each part a safe name whatever the file is called (`...yaml` stays inside the output)."""
+    """Its path below configs/ (else its file name) less `.yaml`, each part a safe name."""
     parts = Path(path).with_suffix("").parts
     below = parts[parts.index("configs") + 1 :] if "configs" in parts[:-1] else parts[-1:]
     return "/".join(portable_name(p) for p in below)
@@ -83,8 +82,6 @@ class Planned:
 
 @dataclass(frozen=True)
 class Ran:
-    """One config of this suite run, as the report tells it."""
-
     config: str
     table: Any  # a pandas DataFrame, or None where nothing was measured
     said: str = ""  # why there is no table (the config's one-line error)
@@ -93,7 +90,6 @@ class Ran:
 def _plan(
     suite: Suite, path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
 ) -> list[Planned]:
-    """Every config planned before any runs: a bad one stops the suite in one line, nothing measured."""
     from accelbench.config.planner import plan
     from accelbench.dialects.jax_bench.cli import upstream_options
     from accelbench.run.planning import check_options, jax_device_count
@@ -113,9 +109,8 @@ def _plan(
 
 
 def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
-    """Each config: its path as the suite names it, where it was found, and its results folder (its
-    path below configs/; where two would meet, or meet a name the run's folder keeps for itself, a
-    short hash of its full path sets them apart). Every one found, none listed twice, or one line."""
+    """Each config: as the suite names it, where found, its results folder (a short hash of its path
+    where two would meet, or meet a name kept for the suite). Every one found, none listed twice."""
     from accelbench.dialects.tpums.cluster import distinct
 
     located = [_located(config, path, i) for i, config in enumerate(suite.configs)]
@@ -175,8 +170,7 @@ def _this_runs_summary(folder: str, before: set[Path], resumed: bool) -> Path | 
 
 
 def shown(frame: Any, fields: set[str]) -> Any:
-    """A summary's columns the report shows: the case's fields that vary between its rows, then
-    TPUMS's figures."""
+    """The case's fields that vary between the summary's rows, then TPUMS's figures."""
     varying = [
         c for c in frame.columns
         if c in fields and c not in SHOWN and frame[c].astype(str).nunique() > 1
@@ -185,8 +179,7 @@ def shown(frame: Any, fields: set[str]) -> Any:
 
 
 def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
-    """`tpums suite collect PATH`: the consolidated report and per-category CSVs of a run in a bucket
-    (or a folder), written to `output_dir`."""
+    """`tpums suite collect PATH`: a run's report and per-category CSVs, written to `output_dir`."""
     from accelbench.dialects.tpums.collect import collect_run, publish
     from accelbench.results.writer import check_directory
 
@@ -197,8 +190,7 @@ def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
 
 
 def consolidated(found: Any) -> dict[str, str]:
-    """A collected run's report (every config it submitted or holds, each by its full path, every
-    TPUMS field that varies shown) and its per-category CSVs."""
+    """A collected run's report (every config submitted or held, by its full path) and its CSVs."""
     from accelbench.benchmarks.base import TPUMS
     from accelbench.dialects.tpums.collect import aggregated, header
 
@@ -215,8 +207,7 @@ def consolidated(found: Any) -> dict[str, str]:
 
 
 def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
-    """What the report shows of one config: this run's summary.csv (the figures, and every field
-    that varies between its rows), else this run's rows (a config of another layout)."""
+    """This run's summary.csv, else its rows (a config of another layout)."""
     import pandas as pd
 
     if summary is not None:
@@ -243,8 +234,7 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
 
 
 def report_files(suite: Suite, ran: list[Ran], header: Sequence[str] = ()) -> dict[str, str]:
-    """consolidated_report.md and .html: the suite, its header lines, then each config's table. Every
-    text a file carries is escaped for where it goes (a Markdown cell, HTML)."""
+    """consolidated_report.md and .html: the suite, its header, each config's table; all escaped."""
     from accelbench.results.display import escaped, html_safe, markdown_safe
 
     lead = [markdown_safe(line) for line in (suite.description, *header) if line]
