@@ -45,10 +45,10 @@ def _rename(mapping: dict[str, Any], renames: dict[str, str], where: str) -> lis
         if new in mapping and mapping[new] != value:
             raise UserError(
                 f"'{old}' (an earlier spelling of '{new}') and '{new}' disagree; keep '{new}'",
-                key=key_path(where, old) if where else old,
+                key=key_path(where, old),
             )
         mapping[new] = value
-        warnings.append(f"'{key_path(where, old) if where else old}' is deprecated; use '{new}'")
+        warnings.append(f"'{key_path(where, old)}' is deprecated; use '{new}'")
     return warnings
 
 
@@ -57,16 +57,12 @@ def upgrade_earlier_keys(data: dict[str, Any]) -> tuple[dict[str, Any], list[str
     data = dict(data)
     warnings = _rename(data, TorchaoConfig.EARLIER_KEYS, "")
     entries = data.get("model_params")
-    if isinstance(entries, dict):
-        entries = [entries]
-    if isinstance(entries, list):
-        upgraded = []
-        for i, entry in enumerate(entries):
+    if isinstance(entries, (dict, list)):
+        entries = [entries] if isinstance(entries, dict) else entries
+        data["model_params"] = [dict(e) if isinstance(e, dict) else e for e in entries]
+        for i, entry in enumerate(data["model_params"]):
             if isinstance(entry, dict):
-                entry = dict(entry)
                 warnings += _rename(entry, ModelParams.EARLIER_KEYS, key_path("model_params", i))
-            upgraded.append(entry)
-        data["model_params"] = upgraded
     return data, warnings
 
 

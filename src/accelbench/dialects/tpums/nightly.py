@@ -18,8 +18,12 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from accelbench.benchmarks.tpu_flags import flag_sets
+from accelbench.config.loader import load_config
 from accelbench.dialects.tpums import cluster as jobs
 from accelbench.dialects.tpums.cluster import Cluster, Entry, Run
+from accelbench.dialects.tpums.collect import collect_run, publish
+from accelbench.dialects.tpums.suite import REPORT, consolidated, read_suite, suite_configs
 from accelbench.errors import UserError, visible
 from accelbench.names import portable_name
 from accelbench.platform.environment import git_branch, git_commit, git_dirty
@@ -30,7 +34,6 @@ TERMINAL = ("Completed", "Failed")
 def submit(
     path: str, cluster: Cluster, patterns: list[str], topologies: list[str], dry: bool
 ) -> int:
-    from accelbench.dialects.tpums.suite import read_suite, suite_configs
 
     suite = read_suite(path)
     entries = jobs.chosen(
@@ -53,7 +56,6 @@ def submit(
     if dry:
         print(manifest_text(*documents), end="")
         return 0
-    from accelbench.dialects.tpums.collect import publish
 
     record = _record(suite, entries, cluster, run)
     publish(
@@ -126,7 +128,6 @@ def _wheel(dry: bool) -> tuple[str, bytes]:
 def _tables(entry: Entry) -> dict[str, str]:
     """The files a config reads, found as the run would find them (the working directory, then the
     config's folder): where each travels beside it -> where it is here. A TPUMS config only."""
-    from accelbench.config.loader import load_config
 
     loaded = load_config(entry.located)
     if "benchmark" not in loaded.raw:
@@ -174,8 +175,6 @@ def _job_files(
         for travels, here in tables[e.folder].items():
             files[f"configs/{e.folder}/{travels}"] = _read(here)
     if cluster.xla_flags_file_path:
-        from accelbench.benchmarks.tpu_flags import flag_sets
-
         flag_sets(cluster.xla_flags_file_path)  # a bad file is one line here, not in every pod
         files["xla_flags.yaml"] = _read(cluster.xla_flags_file_path)
     if wheel:
@@ -251,8 +250,6 @@ def _states(kubectl: str, ns: list[str], run_id: str) -> dict[str, str]:
 
 def _report(root: str, states: dict[str, str]) -> int:
     """The per-category CSVs and the report beside the results; 1 unless every JobSet completed."""
-    from accelbench.dialects.tpums.collect import collect_run, publish
-    from accelbench.dialects.tpums.suite import REPORT, consolidated
 
     try:
         publish(root, consolidated(collect_run(root)), "--bucket")

@@ -41,15 +41,16 @@ class TpumsConfig(BaseModel):
     benchmark: Any
 
 
+def _expected(what: str, name: object, shape: str, where: str) -> UserError:
+    return UserError(f"Expected {what} in benchmark '{name}' to be {shape}", key=where)
+
+
 def _mapping(value: Any, where: str, name: object = None) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise UserError(
-            f"Expected '{where.rpartition('.')[2]}' in benchmark '{name}' to be a dict, got "
-            f"{type(value).__name__}",
-            key=where,
-        )
+        got = f"a dict, got {type(value).__name__}"
+        raise _expected(f"'{where.rpartition('.')[2]}'", name, got, where)
     return {str(k): v for k, v in value.items()}
 
 
@@ -76,19 +77,13 @@ def listed_cases(bench: dict[str, Any], layout: LayoutNote) -> Iterator[Point]:
     """`cases:`, a list of mappings (each laid over the params, or a stage-A file's flat fields)."""
     where, cases, name = key_path(TOP, "cases"), bench["cases"], bench.get("name")
     if not isinstance(cases, list) or not cases:
-        raise UserError(
-            f"Expected 'cases' in benchmark '{name}' to be a list (non-empty) of mappings, got "
-            f"{type(cases).__name__}",
-            key=where,
-        )
+        got = f"a list (non-empty) of mappings, got {type(cases).__name__}"
+        raise _expected("'cases'", name, got, where)
     for i, case in enumerate(cases):
         at = key_path(where, i)
         if not isinstance(case, dict):
-            raise UserError(
-                f"Expected each item of 'cases' in benchmark '{name}' to be a dict, got "
-                f"{type(case).__name__}",
-                key=at,
-            )
+            got = f"a dict, got {type(case).__name__}"
+            raise _expected("each item of 'cases'", name, got, at)
         layout.reserved_in(case, at)
         yield given(case, at)
 
@@ -117,9 +112,7 @@ def _sweep(
         return Expansion(cases=cases)
     where = key_path(TOP, "sweep")
     if not isinstance(bench["sweep"], dict) or not bench["sweep"]:
-        raise UserError(
-            f"Expected 'sweep' in benchmark '{bench.get('name')}' to be a non-empty dict", key=where
-        )
+        raise _expected("'sweep'", bench.get("name"), "a non-empty dict", where)
     layout.reserved_in(bench["sweep"], where)
     sweep = upstream_sweep(bench["sweep"], where, MAX_COMBINATIONS)
     request.warnings.extend(sweep.warnings)
@@ -246,10 +239,8 @@ def _xprof(value: Any, where: str, entry: Tpums, layout: LayoutNote) -> bool | N
     if value is None and layout.xprof is not None:
         value, where = layout.xprof.value, layout.xprof.where
     if value is not None and not isinstance(value, bool):
-        raise UserError(
-            f"Expected 'xprof_timing' in benchmark '{entry.name}' to be a bool (true or false), "
-            f"got {value!r}",
-            key=where,
+        raise _expected(
+            "'xprof_timing'", entry.name, f"a bool (true or false), got {value!r}", where
         )
     return value
 

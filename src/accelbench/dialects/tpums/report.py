@@ -29,13 +29,11 @@ def format_float(value: Any, precision: int = 2) -> str:
 
 
 def format_str(value: Any) -> str:
-    if value is None or (isinstance(value, str) and not value):
-        return "-"
     if isinstance(value, str):
-        return value
-    with contextlib.suppress(TypeError, ValueError):
-        import pandas as pd
+        return value or "-"
+    import pandas as pd
 
+    with contextlib.suppress(TypeError, ValueError):
         if pd.isna(value):
             return "-"
     return str(value)

@@ -11,11 +11,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accelbench.benchmarks.base import TPUMS
 from accelbench.config.loader import LoadedConfig, load_config
+from accelbench.config.planner import plan
+from accelbench.config.yaml_reader import read_yaml
 from accelbench.core.case import Case
+from accelbench.dialects.jax_bench.cli import upstream_options
+from accelbench.dialects.tpums.cluster import distinct
+from accelbench.dialects.tpums.collect import aggregated, collect_run, header, publish
 from accelbench.errors import UserError, key_path, visible
 from accelbench.names import portable_name
+from accelbench.platform.interrupt import stopped_by_signal
+from accelbench.results.display import escaped, html_safe, markdown_safe
+from accelbench.results.reading import read_rows
+from accelbench.results.writer import check_directory
 from accelbench.run.command_line import RunFiles
+from accelbench.run.planning import check_options, jax_device_count
 
 KEYS = ("suite_name", "description", "configs")
 REPORT = ("consolidated_report.md", "consolidated_report.html")
@@ -40,7 +51,6 @@ class Suite:
 
 
 def read_suite(path: str) -> Suite:
-    from accelbench.config.yaml_reader import read_yaml
 
     data = read_yaml(path)
     where = lambda key: f"{path}: {key}"  # noqa: E731
@@ -90,9 +100,6 @@ class Ran:
 def _plan(
     suite: Suite, path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
 ) -> list[Planned]:
-    from accelbench.config.planner import plan
-    from accelbench.dialects.jax_bench.cli import upstream_options
-    from accelbench.run.planning import check_options, jax_device_count
 
     planned: list[Planned] = []
     for _, located, stem in suite_configs(suite, path):
@@ -111,7 +118,6 @@ def _plan(
 def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
     """Each config: as the suite names it, where found, its results folder (a short hash of its path
     where two would meet, or meet a name kept for the suite). Every one found, none listed twice."""
-    from accelbench.dialects.tpums.cluster import distinct
 
     located = [_located(config, path, i) for i, config in enumerate(suite.configs)]
     real = [os.path.realpath(p) for p in located]
@@ -128,9 +134,8 @@ def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
 def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]) -> int:
     """Each config in turn; a config that cannot write is said in the report and the suite goes on;
     a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
-    from accelbench.platform.interrupt import stopped_by_signal
-    from accelbench.results.writer import check_directory
-    from accelbench.run.session import run_and_tell
+
+    from accelbench.run.session import run_and_tell  # looked up at each run (tests replace it)
 
     suite = read_suite(path)
     check_directory(output_dir, "--output_dir")
@@ -150,7 +155,6 @@ def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
             return outcome.code
         summary = _this_runs_summary(entry.folder, before, files.resume)
         ran.append(Ran(entry.loaded.path, _table(summary, outcome.cases)))
-    from accelbench.dialects.tpums.collect import publish
 
     publish(output_dir, report_files(suite, ran), "--output_dir")
     paths = ", ".join(os.path.join(output_dir, name) for name in REPORT)
@@ -180,8 +184,6 @@ def shown(frame: Any, fields: set[str]) -> Any:
 
 def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
     """`tpums suite collect PATH`: a run's report and per-category CSVs, written to `output_dir`."""
-    from accelbench.dialects.tpums.collect import collect_run, publish
-    from accelbench.results.writer import check_directory
 
     check_directory(output_dir, "--output_dir")
     publish(output_dir, consolidated(collect_run(path, run_id)), "--output_dir")
@@ -191,8 +193,6 @@ def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
 
 def consolidated(found: Any) -> dict[str, str]:
     """A collected run's report (every config submitted or held, by its full path) and its CSVs."""
-    from accelbench.benchmarks.base import TPUMS
-    from accelbench.dialects.tpums.collect import aggregated, header
 
     fields = {p.name for entry in TPUMS.values() for p in entry.fields}
     named, s = found.submitted.get("configs", {}), found.submitted
@@ -214,7 +214,6 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
         return shown(
             pd.read_csv(summary), {k for c in cases if c.origin for k in c.origin.fields.names()}
         )
-    from accelbench.results.reading import read_rows
 
     ids = {c.id for c in cases}
     rows = [
@@ -235,7 +234,6 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
 
 def report_files(suite: Suite, ran: list[Ran], header: Sequence[str] = ()) -> dict[str, str]:
     """consolidated_report.md and .html: the suite, its header, each config's table; all escaped."""
-    from accelbench.results.display import escaped, html_safe, markdown_safe
 
     lead = [markdown_safe(line) for line in (suite.description, *header) if line]
     lead = [line + "  " for line in lead]  # a line each (a Markdown hard break)
