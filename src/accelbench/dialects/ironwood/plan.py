@@ -162,14 +162,10 @@ def _expand(
             spec, _inject(bench, spec, _run_aliases(_inert(spec, d, where), where), block)
         )
     ]
-    resolved = [
-        _clamp(
-            spec,
-            spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS),
-            max_dim,
-        )
-        for d in dicts
-    ]
+    resolved = []
+    for d in dicts:
+        params = spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS)
+        resolved.append(_clamp(spec, params, max_dim))
     for params in resolved:
         spec.check_constraints(params, where)
     return dicts, resolved

@@ -85,14 +85,10 @@ def _mode(p: TorchaoModelParams) -> str:
     return p.compile_mode if _compiled(p) else "false"
 
 
-def _name(p: TorchaoModelParams, recipe: str) -> str:
-    compiled = "_compile" if _compiled(p) else ""
-    return f"benchmark_{recipe}_{p.model_type}_m{p.m}_k{p.k}_n{p.n}{compiled}"
-
-
 def _case(p: TorchaoModelParams, recipe: str) -> dict[str, Any]:
+    compiled = "_compile" if _compiled(p) else ""
     return {
-        "name": _name(p, recipe),
+        "name": f"benchmark_{recipe}_{p.model_type}_m{p.m}_k{p.k}_n{p.n}{compiled}",
         "quantization": recipe,
         "m": p.m,
         "k": p.k,

@@ -276,8 +276,12 @@ def _suite(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
     if rest:
         raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
-    flags = {XPROF_DIR.dest: args.xprof_dir, STRICT_LAYOUT.dest: args.strict_layout}
-    return run_suite(args.file, args.output_dir, run_files(args), flags)
+    return run_suite(args.file, args.output_dir, run_files(args), _owned(args))
+
+
+def _owned(args: argparse.Namespace) -> dict[str, Any]:
+    """The dialect's flags as the command gave them (a command without one: its default)."""
+    return {f.dest: getattr(args, f.dest, f.default) for f in (XPROF_DIR, STRICT_LAYOUT)}
 
 
 def _submit(args: argparse.Namespace, rest: Sequence[str]) -> int:
@@ -345,11 +349,7 @@ def _execute(args: argparse.Namespace, loaded: Any) -> int:
     from accelbench.run.session import run_planned
 
     sets = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
-    owned = {
-        XPROF_DIR.dest: args.xprof_dir,
-        STRICT_LAYOUT.dest: getattr(args, "strict_layout", False),
-    }
-    options = upstream_options(args.output_dir, "--output_dir", run_files(args), **owned)
+    options = upstream_options(args.output_dir, "--output_dir", run_files(args), **_owned(args))
     check_options(options)
     cases = plan(loaded, options, jax_device_count)
     return run_planned(loaded, with_flags(cases, sets) if sets is not None else cases, options)

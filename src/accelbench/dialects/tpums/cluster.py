@@ -42,6 +42,10 @@ def _named(pattern: re.Pattern[str], what: str) -> Callable[[str], str | None]:
 _label = _named(LABEL_VALUE, "a label value")
 
 
+def _gcp(what: str) -> Callable[[str], str | None]:
+    return _named(GCP_NAME, what)
+
+
 def _bucket(url: str) -> str | None:
     if not BUCKET.fullmatch(url):
         return "must be gs://BUCKET[/PREFIX] (file:///PATH for a local try)"
@@ -94,16 +98,10 @@ class Cluster:
     cleanup: bool = _option(
         True, "delete each JobSet once it ends", shown="on; --no-cleanup keeps them"
     )
-    cluster: str = _option(
-        "", "a GKE cluster: its credentials fetched first", _named(GCP_NAME, "a name")
-    )
-    project: str = _option(
-        "", "the cluster's Google Cloud project", _named(GCP_NAME, "a project id")
-    )
-    region: str = _option("", "the cluster's region", _named(GCP_NAME, "a region"))
-    zone: str = _option(
-        "", "the cluster's zone (where it has no region)", _named(GCP_NAME, "a zone")
-    )
+    cluster: str = _option("", "a GKE cluster: its credentials fetched first", _gcp("a name"))
+    project: str = _option("", "the cluster's Google Cloud project", _gcp("a project id"))
+    region: str = _option("", "the cluster's region", _gcp("a region"))
+    zone: str = _option("", "the cluster's zone (where it has no region)", _gcp("a zone"))
     xla_flags_file_path: str = _option(
         "", "a YAML of per-benchmark TPU flags, sent with the run", flag="--xla_flags_file_path"
     )
@@ -268,6 +266,7 @@ def _pod(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
 def jobset(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
     """The JobSet that runs one config on its slice."""
     n = hosts(entry.topology)
+    exclusive = "kubernetes.io/hostname" if n == 1 else "cloud.google.com/gke-nodepool"
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
@@ -280,9 +279,7 @@ def jobset(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
                 RUN_LABEL: run.run_id,
             },
             "annotations": {
-                "alpha.jobset.sigs.k8s.io/exclusive-topology": "kubernetes.io/hostname"
-                if n == 1
-                else "cloud.google.com/gke-nodepool",
+                "alpha.jobset.sigs.k8s.io/exclusive-topology": exclusive,
                 "accelbench/config": entry.config,
             },
         },

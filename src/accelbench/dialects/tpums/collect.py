@@ -61,11 +61,10 @@ def collect_run(path: str, run_id: str | None = None) -> Collected:
     found = Collected(f"{root.rstrip('/')}/{chosen}" if chosen else root.rstrip("/"), chosen)
     found.submitted = _submitted(fs, found.root)
     _read_summaries(fs, found)
+    missing = "no summary.csv: its JobSet failed or measured nothing (its pod log)"
     for folder in found.submitted.get("configs", {}):
-        if folder not in found.tables and folder not in found.said:
-            found.said[folder] = (
-                "no summary.csv: its JobSet failed or measured nothing (its pod log)"
-            )
+        if folder not in found.tables:
+            found.said.setdefault(folder, missing)
     if not found.tables and not found.said:
         raise UserError("holds no summary.csv of a suite's run", key=key)
     return found

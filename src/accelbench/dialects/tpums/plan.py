@@ -144,7 +144,6 @@ class FileLevel:
     xprof: bool | None
     device_mode: str | None
     request: PlanRequest
-    where: str
 
     def adjusted(self, values: dict[str, Any]) -> dict[str, Any]:
         if self.xprof is not None:
@@ -156,7 +155,7 @@ class FileLevel:
             return values
         if not values.get("min_duration_s"):
             self.request.warnings.append(  # said once: the planner drops repeats
-                f"{self.where}: num_runs 0 and no min_duration_s: TPUMS times nothing; one call is "
+                f"{TOP}: num_runs 0 and no min_duration_s: TPUMS times nothing; one call is "
                 "timed here"
             )
         return {**values, "num_runs": 1}
@@ -199,9 +198,9 @@ def _stage_b_cases(
 ) -> list[Case]:
     expansion = _sweep(bench, _cases(bench, request, layout), request, layout)
     points = [layout.file_xprof(p) for p in expansion.points()]
-    xprof = _xprof(bench.get("xprof_timing"), key_path(TOP, "xprof_timing"), entry, layout)
+    xprof = _xprof(bench.get("xprof_timing"), entry, layout)
     device_mode = _choice(bench, "xprof_device_mode", DEVICE_MODES)
-    level = FileLevel(entry, xprof, device_mode, request, TOP)
+    level = FileLevel(entry, xprof, device_mode, request)
     preset = _preset(bench, entry)
     return planned(level, [{**preset, **p} for p in points], key_path(TOP, "params"))
 
@@ -230,12 +229,13 @@ def command_line(
     entry = get_tpums(name, "benchmark run")
     if entry.is_experimental:
         request.warnings.append(f"[WARNING] Running experimental benchmark '{entry.name}'")
-    level = FileLevel(entry, xprof or None, device_mode, request, TOP)
+    level = FileLevel(entry, xprof or None, device_mode, request)
     return planned(level, list(expansion.points()), "benchmark run")
 
 
-def _xprof(value: Any, where: str, entry: Tpums, layout: LayoutNote) -> bool | None:
+def _xprof(value: Any, entry: Tpums, layout: LayoutNote) -> bool | None:
     """The file's xprof_timing: benchmark's, else (an earlier layout) the first case's."""
+    where = key_path(TOP, "xprof_timing")
     if value is None and layout.xprof is not None:
         value, where = layout.xprof.value, layout.xprof.where
     if value is not None and not isinstance(value, bool):
