@@ -30,6 +30,10 @@ from accelbench.ops.torchao import (
 FALSE_WORDS = ("false", "off", "none", "no", "")
 MODE_OPS = {"inference": "torchao_inference", "training": "torchao_training"}
 TRAINING_KEYS = tuple(Float8TrainingKeys.model_fields)
+# a model_params entry's keys that every case of it takes as they are
+AS_GIVEN = tuple(
+    "model_type high_precision_dtype device enable_profiler enable_memory_profiler".split()
+)
 
 
 SWITCHES = {"compile": "use_torch_compile"}  # an earlier key that was a switch when it held a bool
@@ -219,15 +223,8 @@ def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
         variants = VARIANTS[cfg.benchmark_mode](cfg, mp, where)
         within_cap(len(cases) + len(shapes) * len(variants), request.max_cases, where)
         run = _run_settings(cfg, mp, where)
-        fixed = {
-            "model_type": mp.model_type,
-            "high_precision_dtype": mp.high_precision_dtype,
-            "compile_mode": compile_mode(mp),
-            "device": mp.device,
-            "enable_profiler": mp.enable_profiler,
-            "enable_memory_profiler": mp.enable_memory_profiler,
-            "output_dir": _output_dir(cfg, request),
-        }
+        fixed = {key: getattr(mp, key) for key in AS_GIVEN}
+        fixed.update(compile_mode=compile_mode(mp), output_dir=_output_dir(cfg, request))
         # the shape generators' shapes are the cases, the variants an axis over them: shape-major,
         # so the baseline measured for a shape serves every variant of that shape
         sized = [_sized(name, dims, request.max_dim, where) for name, dims in shapes]

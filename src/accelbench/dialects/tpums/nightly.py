@@ -34,7 +34,6 @@ TERMINAL = ("Completed", "Failed")
 def submit(
     path: str, cluster: Cluster, patterns: list[str], topologies: list[str], dry: bool
 ) -> int:
-
     suite = read_suite(path)
     entries = jobs.chosen(
         [Entry(c, at, folder, jobs.topology_of(c)) for c, at, folder in suite_configs(suite, path)],
@@ -128,7 +127,6 @@ def _wheel(dry: bool) -> tuple[str, bytes]:
 def _tables(entry: Entry) -> dict[str, str]:
     """The files a config reads, found as the run would find them (the working directory, then the
     config's folder): where each travels beside it -> where it is here. A TPUMS config only."""
-
     loaded = load_config(entry.located)
     if "benchmark" not in loaded.raw:
         raise UserError("a cluster run takes TPUMS configs (benchmark: ...)", file=entry.located)
@@ -250,7 +248,6 @@ def _states(kubectl: str, ns: list[str], run_id: str) -> dict[str, str]:
 
 def _report(root: str, states: dict[str, str]) -> int:
     """The per-category CSVs and the report beside the results; 1 unless every JobSet completed."""
-
     try:
         publish(root, consolidated(collect_run(root)), "--bucket")
         print(visible(f"consolidated report: {root}/{REPORT[0]}"), file=sys.stderr)

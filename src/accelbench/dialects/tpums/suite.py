@@ -51,7 +51,6 @@ class Suite:
 
 
 def read_suite(path: str) -> Suite:
-
     data = read_yaml(path)
     where = lambda key: f"{path}: {key}"  # noqa: E731
     if not isinstance(data, dict):
@@ -100,7 +99,6 @@ class Ran:
 def _plan(
     suite: Suite, path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
 ) -> list[Planned]:
-
     planned: list[Planned] = []
     for _, located, stem in suite_configs(suite, path):
         folder = os.path.join(output_dir, stem)
@@ -118,7 +116,6 @@ def _plan(
 def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
     """Each config: as the suite names it, where found, its results folder (a short hash of its path
     where two would meet, or meet a name kept for the suite). Every one found, none listed twice."""
-
     located = [_located(config, path, i) for i, config in enumerate(suite.configs)]
     real = [os.path.realpath(p) for p in located]
     for i, here in enumerate(real):
@@ -134,7 +131,6 @@ def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
 def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]) -> int:
     """Each config in turn; a config that cannot write is said in the report and the suite goes on;
     a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
-
     from accelbench.run.session import run_and_tell  # looked up at each run (tests replace it)
 
     suite = read_suite(path)
@@ -184,7 +180,6 @@ def shown(frame: Any, fields: set[str]) -> Any:
 
 def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
     """`tpums suite collect PATH`: a run's report and per-category CSVs, written to `output_dir`."""
-
     check_directory(output_dir, "--output_dir")
     publish(output_dir, consolidated(collect_run(path, run_id)), "--output_dir")
     print(visible(f"consolidated report: {os.path.join(output_dir, REPORT[0])}"), file=sys.stderr)
@@ -193,7 +188,6 @@ def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
 
 def consolidated(found: Any) -> dict[str, str]:
     """A collected run's report (every config submitted or held, by its full path) and its CSVs."""
-
     fields = {p.name for entry in TPUMS.values() for p in entry.fields}
     named, s = found.submitted.get("configs", {}), found.submitted
     ran = {f: Ran(str(named.get(f, f)), shown(frame, fields)) for f, frame in found.tables.items()}
@@ -234,7 +228,6 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
 
 def report_files(suite: Suite, ran: list[Ran], header: Sequence[str] = ()) -> dict[str, str]:
     """consolidated_report.md and .html: the suite, its header, each config's table; all escaped."""
-
     lead = [markdown_safe(line) for line in (suite.description, *header) if line]
     lead = [line + "  " for line in lead]  # a line each (a Markdown hard break)
     md = [f"# {markdown_safe(suite.name)}", "", *lead, ""]
