@@ -11,9 +11,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, Protocol
 
 from accelbench.core.case import declared_settings
 from accelbench.core.flags import Flag
@@ -65,17 +65,83 @@ def run_files(args: argparse.Namespace) -> RunFiles:
     )
 
 
+class Option(Protocol):
+    def add_to(self, parser: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a command line as data: its spellings and argparse's keywords."""
+
+    names: tuple[str, ...]
+    how: dict[str, Any]
+
+    def add_to(self, parser: Any) -> None:
+        parser.add_argument(*self.names, **self.how)
+
+
+def arg(*names: str, **how: Any) -> Arg:
+    return Arg(names, how)
+
+
+class Group:
+    """Options under a heading (`title`), or without one, options of which one at most is given."""
+
+    def __init__(self, *options: Option, title: str | None = None) -> None:
+        self.options, self.title = options, title
+
+    def add_to(self, parser: Any) -> None:
+        titled = self.title is not None
+        group = (
+            parser.add_argument_group(self.title)
+            if titled
+            else parser.add_mutually_exclusive_group()
+        )
+        for option in self.options:
+            option.add_to(group)
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """Options the registries declare, read when the parser is built (never on import)."""
+
+    options: Callable[[], Sequence[Option]]
+
+    def add_to(self, parser: Any) -> None:
+        for option in self.options():
+            option.add_to(parser)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand as data: what it does, one way to call it (its help shows both), what runs it,
+    its options in order, argparse's keywords for its parser and the values it sets unasked."""
+
+    name: str
+    summary: str
+    example: str
+    main: Callable[[argparse.Namespace], int] | None
+    options: tuple[Option, ...]
+    parser: dict[str, Any]
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    def add_to(self, sub: argparse._SubParsersAction) -> None:
+        p = sub.add_parser(
+            self.name,
+            help=self.summary,
+            description=f"{self.summary}. Example: {self.example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **self.parser,
+        )
+        for option in self.options:
+            option.add_to(p)
+        p.set_defaults(**self.defaults)
+
+
 def command(
-    sub: argparse._SubParsersAction, name: str, summary: str, example: str, **more: Any
-) -> argparse.ArgumentParser:
-    """A subcommand whose help says what it does and shows one way to call it."""
-    return sub.add_parser(
-        name,
-        help=summary,
-        description=f"{summary}. Example: {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        **more,
-    )
+    name: str, summary: str, example: str, main: Any, *options: Option, **parser: Any
+) -> Command:
+    return Command(name, summary, example, main, options, parser)
 
 
 class OneLineParser(argparse.ArgumentParser):

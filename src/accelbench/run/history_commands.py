@@ -11,58 +11,6 @@ import subprocess
 from typing import Any
 
 from accelbench.errors import UserError, visible
-from accelbench.run.command_line import command
-
-
-def store_options(p: argparse.ArgumentParser) -> None:
-    """Which stored runs a command reads (`runs`, `history`, `publish`)."""
-    p.add_argument("--config", help="whose runs (default: every run under --results-dir)")
-    p.add_argument(
-        "--results-dir",
-        default="results",
-        help="where stored runs are found: a folder, file:// or gs:// URL (default: results)",
-    )
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    h = command(
-        sub,
-        "history",
-        "each case's median over the stored runs in commit order, and the steps in it",
-        "microbench history --case 'gemm*' --since 2026-11-01 --bisect",
-    )
-    store_options(h)
-    h.add_argument(
-        "--case", "--filter", metavar="PATTERN", help="cases whose label matches (shell pattern)"
-    )
-    h.add_argument("--since", metavar="DATE", help="runs of commits from this date (YYYY-MM-DD)")
-    h.add_argument(
-        "--format",
-        dest="output_format",
-        choices=("table", "csv", "json", "markdown"),
-        default="table",
-        help="a line per case (table, markdown), a row per point (csv), or everything (json)",
-    )
-    h.add_argument(
-        "--bisect",
-        action="store_true",
-        help="for each step, the commits inside it (git, in --repo) and the `microbench ab` command "
-        "that settles each",
-    )
-    h.add_argument(
-        "--repo", default=".", help="the git checkout --bisect lists commits of (default: .)"
-    )
-    p = command(
-        sub,
-        "publish",
-        "upload a stored run (its results and record) to a bucket or folder",
-        "microbench publish latest --to gs://bucket/nightly",
-    )
-    p.add_argument("run", help="the run: its number, its --name, or latest")
-    p.add_argument(
-        "--to", required=True, metavar="URL", help="gs://bucket/prefix or file:///folder"
-    )
-    store_options(p)
 
 
 def history(args: argparse.Namespace) -> int:

@@ -47,39 +47,6 @@ def compare(args: argparse.Namespace) -> int:
     )
 
 
-AB_HELP = (
-    "measure two sides in alternating rounds of one run (A B, B A, ...): the verdict from the "
-    "paired per-round ratios, so drift and the neighbours' load hit both alike",
-    "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
-    "--command 'python old.py' 'python new.py'",
-)
-
-
-def ab_arguments(p: argparse.ArgumentParser) -> None:
-    """`ab`'s own arguments: its sides, what they are, and a flag per A/B setting (AbSettings)."""
-    from dataclasses import fields
-
-    from accelbench.core.case import AbSettings
-
-    p.add_argument("sides", nargs=2, metavar="SIDE", help="baseline then candidate")
-    how = p.add_mutually_exclusive_group()
-    how.add_argument(
-        "--config", help="the sides are git refs of this repository: run this config "
-        "in a worktree of each (its code first on the path, the same interpreter)",
-    )  # fmt: skip
-    how.add_argument(
-        "--command", dest="commands", action="store_true", help="the sides are shell commands"
-    )
-    for f in fields(AbSettings):  # checked by their rules (run/ab.py): one line naming the flag
-        p.add_argument(
-            f"--{f.name.replace('_', '-')}",
-            type=float,
-            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
-        )
-    p.add_argument("--output-dir", default="results/ab", help="where each round's results files go")
-    p.add_argument("-q", "--quiet", action="store_true", help="no line per round")
-
-
 def ab(args: argparse.Namespace) -> int:
     from accelbench.run.ab import run_ab
 
