@@ -1,6 +1,5 @@
-"""What every command line of the program shares (`microbench`, and each dialect's own: `jax-bench`,
-`tpums`): option errors as one line and exit 2, bounded numbers, signals as quiet exits, bad input as
-its one line, and the process's end."""
+"""What every command line shares (`microbench`, `jax-bench`, `tpums`): options declared as data,
+option errors as one line and exit 2, bounded numbers, signals as quiet exits, the process's end."""
 
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> 
 
 @dataclass(frozen=True)
 class RunFiles:
-    """--resume and --overwrite as given (RunOptions' fields of the same names), and the run settings
-    given as options (RunOptions.settings)."""
+    """--resume, --overwrite and the run settings given as options (RunOptions' fields)."""
 
     resume: bool = False
     overwrite: bool = False
@@ -182,8 +180,7 @@ def seconds(text: str) -> float:
 
 
 def _quit(signum: int, frame: object) -> None:
-    """Ctrl-C or SIGTERM outside a run's cases (imports, config parsing, writing reports): a quiet
-    exit, 128 + the signal."""
+    """Ctrl-C or SIGTERM outside a run's cases: a quiet exit, 128 + the signal."""
     print("interrupted", file=sys.stderr, flush=True)
     raise SystemExit(128 + signum)
 
@@ -197,7 +194,6 @@ def take_signals() -> None:
 
 
 def serve(command: Callable[[], int]) -> int:
-    """Run one command: bad input is one line and its exit code, a Ctrl-C a quiet exit."""
     try:
         return command()
     except UserError as error:
@@ -225,8 +221,8 @@ def serve(command: Callable[[], int]) -> int:
 
 
 def _stop_behind(error: BaseException) -> SystemExit | KeyboardInterrupt | None:
-    """The Ctrl-C or SIGTERM an error was raised while handling: a C extension importing when it
-    landed (`PyCapsule_Import could not import module "datetime"`), a class body's __set_name__."""
+    """The Ctrl-C or SIGTERM an error was raised while handling (a C extension importing when it
+    landed: `PyCapsule_Import could not import module "datetime"`)."""
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
@@ -238,9 +234,8 @@ def _stop_behind(error: BaseException) -> SystemExit | KeyboardInterrupt | None:
 
 
 def guarded_main(main_: Callable[[], int]) -> NoReturn:
-    """The process entry point: main, then exit. A Ctrl-C that lands after the run has finished (its rows
-    written) would otherwise kill the interpreter during shutdown, with a signal for an exit code. A
-    console that refuses writes (a full disk) is one line on stderr where stderr still works, exit 1."""
+    """main, then exit, ignoring a late Ctrl-C (it would kill the interpreter's shutdown); a console
+    refusing writes (a full disk) is one line on stderr, where that works, and exit 1."""
     streams.guard_standard_streams()
     try:
         code = main_()
@@ -254,7 +249,6 @@ def guarded_main(main_: Callable[[], int]) -> NoReturn:
 
 
 def command_main(run: Callable[[], int]) -> int:
-    """Another command line's main (the `jax-bench` command): the same signals and error lines."""
     from accelbench.platform import chatter
 
     take_signals()

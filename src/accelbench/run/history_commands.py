@@ -1,6 +1,5 @@
-"""`microbench history` (each case over the stored runs, in commit order, with its steps; `--bisect`:
-the commits inside each step and the `ab` command that settles each) and `microbench publish` (a
-stored run into a bucket, where tomorrow's `compare --baseline latest` and `history` read it)."""
+"""`microbench history` (each case over the stored runs in commit order, its steps; `--bisect`) and
+`microbench publish` (a stored run into a bucket, for `compare --baseline latest` and `history`)."""
 
 from __future__ import annotations
 
@@ -42,7 +41,6 @@ def history(args: argparse.Namespace) -> int:
 
 
 def commits_between(repo: str, good: str, bad: str) -> list[str]:
-    """The commits after `good` up to `bad`, oldest first (git rev-list --ancestry-path)."""
     try:
         out = subprocess.run(
             ["git", "-C", repo, "rev-list", "--reverse", "--ancestry-path", "--abbrev-commit",
@@ -58,8 +56,7 @@ def commits_between(repo: str, good: str, bad: str) -> list[str]:
 
 
 def bisect_lines(history: Any, step: Any, repo: str) -> list[str]:
-    """A step's commits, each with the interleaved A/B against the last commit before the step (the
-    middle one first: each answer halves what is left)."""
+    """A step's commits, each with its `ab` against the commit before the step (the middle first)."""
     before, after = history.around(step)
     head = f"{history.case}: {step.ratio - 1:+.1%} between {before.commit or '?'} and {after.commit or '?'}"
     if not (before.commit and after.commit) or before.commit == after.commit:

@@ -1,6 +1,4 @@
-"""The run store's commands: `compare` (two results files, groups of one, or a config's stored runs by
-number or label), `ab` (two sides measured in rounds), `runs` (a config's stored runs) and `report`
-(charts and pages over results files)."""
+"""The run store's commands: `compare`, `ab`, `runs` and `report`."""
 
 from __future__ import annotations
 
@@ -16,8 +14,7 @@ from accelbench.errors import UserError
 QUICKSTART = os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs", "quickstart.yaml")
 
 
-def listed(text: str | None) -> tuple[str, ...]:
-    """`--columns a,b,c` as names."""
+def listed(text: str | None) -> tuple[str, ...]:  # `--columns a,b,c` as names
     return tuple(name.strip() for name in (text or "").split(",") if name.strip())
 
 
@@ -53,16 +50,14 @@ def ab(args: argparse.Namespace) -> int:
     return run_ab(args)
 
 
-def _series(config: str) -> list[str]:
-    """The results files a config's runs are numbered after."""
+def _series(config: str) -> list[str]:  # the results files a config's runs are numbered after
     from accelbench.run.planning import plan_from_file
 
     return sorted({c.outputs.csv_path for c in plan_from_file(config)})
 
 
 def _view(args: argparse.Namespace) -> list[Any]:
-    """The stored runs a command's references mean: the config's (--config), else every run under
-    the results folder (any config or one-off), oldest first."""
+    """The config's stored runs, else every run under --results-dir, oldest first."""
     from accelbench.results.remote import local
     from accelbench.results.run_store import runs_under, stored_runs
 
@@ -71,8 +66,7 @@ def _view(args: argparse.Namespace) -> list[Any]:
     return runs_under(local(args.results_dir, "--results-dir"))
 
 
-def _latest_series(view: list[Any]) -> list[Any]:
-    """The runs of the latest run's series (what the user ran last), oldest first."""
+def _latest_series(view: list[Any]) -> list[Any]:  # what the user ran last
     last = view[-1]
     return [r for r in view if r.series == last.series and r.source == last.source]
 
@@ -80,9 +74,8 @@ def _latest_series(view: list[Any]) -> list[Any]:
 def _side(
     ref: str, view: list[Any], args: argparse.Namespace, candidate: str
 ) -> tuple[list[str], bool]:
-    """A results file (a path or URL), or a stored run by its --name (anywhere in the view), its
-    number (of the config's series, else of the latest run's) or `latest` (the latest run of the
-    candidate's series); and whether it is a run of a selection of cases."""
+    """A results file, or a stored run by --name, number (of the latest series) or `latest` (of the
+    candidate's series); and whether it ran a selection of cases."""
     from accelbench.results.remote import is_url, local
     from accelbench.results.run_store import find_run
 
@@ -118,9 +111,8 @@ def _series_name(path: str) -> str:
 
 
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
-    """The files of the two latest runs of a series (the config's, else the latest run's), older
-    first, and whether the latest ran a selection of the cases (--only/--skip): compare then keeps
-    to its cases, so a filtered run never reads as the loss of the cases it left out."""
+    """The two latest runs' files, older first, and whether the latest ran a selection (--only):
+    compared on its cases, a filtered run never reads as the loss of those it left out."""
     runs = _latest_series(view) if view else []
     if len(runs) < 2:
         elsewhere = "" if args.config else "; a config that writes elsewhere: name it (--config)"
@@ -143,9 +135,6 @@ TABLE_RUNS = 100
 
 
 def runs(args: argparse.Namespace) -> int:
-    """The stored runs (a config's, or every one under the results folder): number, label, what ran,
-    when, the commit of the code under test (the config's checkout) and the harness's, host, rows,
-    selection, files."""
     from dataclasses import asdict
 
     from accelbench.run.listing import print_table

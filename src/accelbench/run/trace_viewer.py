@@ -1,7 +1,6 @@
-"""`microbench traces DIR`: xprof's web viewer over a run's kept traces, listening on this machine only.
-xprof's own command listens on every interface and starts a gRPC worker on `*:50051` that no option
-holds to 127.0.0.1 (a trace names the code it ran), so the page is served here without that worker
-(it only splits a session of several hosts' traces across machines), on 127.0.0.1 alone."""
+"""`microbench traces DIR`: xprof's web viewer over kept traces, on 127.0.0.1 alone. xprof's own command
+listens everywhere and starts a gRPC worker on `*:50051` (a trace names the code it ran), so the page
+is served here without that worker (it only splits several hosts' traces across machines)."""
 
 from __future__ import annotations
 
@@ -76,8 +75,7 @@ def serve(logdir: str, port: int | None) -> int:
 
 
 def _listening(wsgi: Any, app: Any, port: int | None) -> Any:
-    """The page's server, bound to 127.0.0.1 on the port named (taken: one line), else on xprof's
-    usual port or, where that one is taken, a free one."""
+    """Bound to 127.0.0.1 on the port named (taken: one line), else xprof's usual one or a free one."""
     for tried in (port,) if port else (DEFAULT_PORT, 0):
         with socket.socket() as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
