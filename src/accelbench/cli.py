@@ -213,32 +213,24 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    """The command line as one RunOptions (imported here: `list` and `--help` stay light); the
-    owned flags by their names."""
+    """The command line as one RunOptions (imported here: `list` and `--help` stay light): each
+    option of a field's name as given, the owned flags by their names."""
     from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
 
+    named = {f.name for f in dataclasses.fields(RunOptions)}
     owned = {f.dest: getattr(args, f.dest, None) for f in _owned_flags()}
-    return RunOptions(
+    return dataclasses.replace(
+        RunOptions(**{k: v for k, v in vars(args).items() if k in named}),
         output_dir=args.output_dir or "results",
         output_dir_given=args.output_dir is not None,
-        output=args.output,
-        resume=args.resume,
-        overwrite=args.overwrite,
-        max_cases=args.max_cases,
-        max_dim=args.max_dim,
-        num_runs=args.num_runs,
         settings=run_files(args).settings,
-        isolate=args.isolate,
         timeout_s=args.timeout,
         progress=not (args.no_progress or args.quiet),
         verbosity=-1 if args.quiet else min(args.verbose, 2),
         only=tuple(args.only),
         skip=tuple(args.skip),
-        name=args.name,
         columns=listed(args.columns),
-        sort=args.sort,
-        output_format=args.output_format,
         backend=tuple(b for b in (args.backend or "").split(",") if b) if not args.run else (),
         one_off=(args.run, *args.fields) if args.run else (),
         flags=FlagValues(owned),
