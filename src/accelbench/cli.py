@@ -24,7 +24,7 @@ from accelbench.core.case import AbSettings
 from accelbench.errors import UserError, counted
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
 from accelbench.results.compare_formats import FORMATS
-from accelbench.run import history_commands, store_commands
+from accelbench.run import store_commands
 from accelbench.run.command_line import (
     RUN_FILES,
     SETTING_FLAGS,
@@ -464,7 +464,7 @@ HISTORY = command(
     "history",
     "each case's median over the stored runs in commit order, and the steps in it",
     "microbench history --case 'gemm*' --since 2026-11-01 --bisect",
-    history_commands.history,
+    store_commands.history,
     *STORE,
     arg("--case", "--filter", metavar="PATTERN", help="cases whose label matches (shell pattern)"),
     arg("--since", metavar="DATE", help="runs of commits from this date (YYYY-MM-DD)"),
@@ -484,7 +484,7 @@ PUBLISH = command(
     "publish",
     "upload a stored run (its results and record) to a bucket or folder",
     "microbench publish latest --to gs://bucket/nightly",
-    history_commands.publish,
+    store_commands.publish,
     arg("run", help="the run: its number, its --name, or latest"),
     arg("--to", required=True, metavar="URL", help="gs://bucket/prefix or file:///folder"),
     *STORE,

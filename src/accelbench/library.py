@@ -149,11 +149,10 @@ def _case(fn: Callable[..., Any], options: dict[str, Any], settings: dict[str, A
     try:
         run = checked_run(run_settings(RunSettings(), settings, "bench()"), "bench()")
         spec = get_spec(OP)
-        given: dict[str, Any] = {k: options[k] for k in spec.param_names if k in options}
-        checked: dict[str, Any] = {
-            p.name: p.validate(given[p.name], f"bench(): {p.name}")
+        checked = {
+            p.name: p.validate(options[p.name], f"bench(): {p.name}")
             for p in spec.params
-            if p.name in given
+            if p.name in options
         }
     except UserError as error:  # a run setting's own check: the same line, as a ValueError
         raise BenchError(error.message, key=error.key, suggestion=error.suggestion) from None
@@ -171,9 +170,9 @@ def bench(fn: Callable[..., Any], *args: Any, **keywords: Any) -> Result:
     """Time `fn(*args)`, checked first against `reference` (of float64 copies of the inputs).
     `inputs=[args, ...]` rotates input sets; `flops=`/`bytes=` give rates; `name=`/`variant=` tell
     rows apart (by default the function's name, `default`)."""
+    from accelbench.core.options import RunOptions
     from accelbench.ops.callables import CALLS, Call
-    from accelbench.platform.environment import base_environment, new_run_id, timestamp
-    from accelbench.run.runner import execute
+    from accelbench.run.session import execute_all
 
     options = {k: keywords.pop(k) for k in BENCH_OPTIONS if k in keywords}
     _checked(fn, options)
@@ -186,14 +185,11 @@ def bench(fn: Callable[..., Any], *args: Any, **keywords: Any) -> Result:
         keywords.setdefault("inputs", "rotate")
         keywords.setdefault("input_sets", len(arg_sets))
     case = _case(fn, options, keywords)
-    run_id = new_run_id()
     CALLS[case.params.name] = Call(fn, arg_sets, options.get("reference"), options.get("rtol"))
     try:
-        started = timestamp()
-        row, _ = execute(case, run_id, base_environment(run_id), None, case.run.timeout_s)
+        (row,) = execute_all([case], RunOptions(progress=False))
     finally:
         CALLS.pop(case.params.name, None)
-    row.started = started
     return Result(row)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from accelbench.catalogue import get_spec
 from accelbench.core.case import Case
 from accelbench.core.types import DeviceInfo, Measurement
-from accelbench.errors import CaseFailure, Status, first_line, visible
+from accelbench.errors import CaseFailure, Status, first_line, unsupported, visible
 from accelbench.measure import garbage, throttle
 from accelbench.measure.numerics import relative_error
 from accelbench.measure.throttle import ThrottleReport
@@ -69,9 +69,7 @@ def get_backend(name: str) -> Backend:
             chatter.settle()  # the framework just installed its own log handlers
         except ImportError as error:
             hint = f" (install it: {BACKENDS[name].install})" if BACKENDS[name].install else ""
-            raise CaseFailure(
-                Status.UNSUPPORTED, f"the {name} backend cannot load: {error}{hint}"
-            ) from None
+            raise unsupported(f"the {name} backend cannot load: {error}{hint}") from None
     return _backend_cache[name]
 
 

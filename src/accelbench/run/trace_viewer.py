@@ -8,7 +8,6 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from accelbench.errors import UserError, visible
@@ -18,15 +17,10 @@ LOCAL = "127.0.0.1"
 DEFAULT_PORT = 8791  # xprof's own; another free port where it is taken and none was named
 
 
-def _names(root: str) -> Iterator[str]:
-    for _, _, names in os.walk(root):
-        yield from names
-
-
 def serve(logdir: str, port: int | None) -> int:
-    key = f"traces '{logdir}'"
     if not os.path.isdir(logdir):
-        raise UserError("is not a folder" if os.path.exists(logdir) else "no such folder", key=key)
+        why = "is not a folder" if os.path.exists(logdir) else "no such folder"
+        raise UserError(why, key=f"traces '{logdir}'")
     # its notes on start-up, on each request and on each trace's first visit (a cache it has yet to
     # write, logged as an error with a traceback): the page shows what fails
     quiet = logging.getLogger("tensorboard.plugins.profile")
@@ -52,16 +46,11 @@ def serve(logdir: str, port: int | None) -> int:
     app = server.make_wsgi_app(server.ProfilePluginLoader().load(context))
     httpd = _listening(wsgi, app, port)
     bound = httpd.socket.getsockname()[1]
-    if not any(
-        n.endswith((".xplane.pb", ".trace.json.gz", ".pt.trace.json")) for n in _names(root)
-    ):
+    kept = (".xplane.pb", ".trace.json.gz", ".pt.trace.json")
+    if not any(n.endswith(kept) for _, _, names in os.walk(root) for n in names):
         print(visible(f"warning: no trace under {logdir} yet"), file=sys.stderr)
-    print(
-        visible(
-            f"xprof on http://{LOCAL}:{bound}/ over {logdir} (this machine only; Ctrl-C stops it)"
-        ),
-        flush=True,
-    )
+    where = f"http://{LOCAL}:{bound}/ over {logdir}"
+    print(visible(f"xprof on {where} (this machine only; Ctrl-C stops it)"), flush=True)
     try:
         httpd.serve()
         code = 0
