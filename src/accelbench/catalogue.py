@@ -66,17 +66,15 @@ class Param:
     def python_type(self) -> type:
         """What its values are: its kind's type, or for a choice the one type of its choices."""
         kinds = {type(c) for c in self.choices}
-        return (
-            kinds.pop()
-            if self.kind == "choice" and len(kinds) == 1
-            else PARAM_KINDS[self.kind].python_type
-        )
+        if self.kind == "choice" and len(kinds) == 1:
+            return kinds.pop()
+        return PARAM_KINDS[self.kind].python_type
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Where an op runs and what it draws, as every backend reads it: a local device (an index, or a
-    PyTorch op's device name), spread over the local devices or not, and its inputs' seed."""
+    """Where an op runs, as every backend reads it (a device index or PyTorch device name, spread over
+    the local devices or not), and its inputs' seed."""
 
     device: int | str = 0
     sharding: str = "none"
@@ -236,8 +234,7 @@ class Traits:
     """How an op is run and reported beyond its math, as named facts (tritonbench's operator attributes)."""
 
     headline: Headline = Headline.ONE_DEVICE
-    # of a many-device op, the global id of the one device whose time is the headline (a transfer's
-    # receiver) instead of the slowest; every device's time is kept beside it
+    # the global id of the device whose time is the headline (a transfer's receiver), not the slowest
     timed_device: Callable[[Any], int] | None = None
     roofline: bool = True  # False: interconnect traffic, which the HBM and FLOP peaks do not bound
     auto_timer: Mapping[str, str] = field(default_factory=dict)  # backend -> what `auto` means here
@@ -274,10 +271,7 @@ class OpSpec(Generic[P]):
         return self.typed.declared()
 
     def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
+        return {p.name: p for p in self.params}[name]
 
     def made(self, values: Mapping[str, Any]) -> P:  # of checked values
         return self.typed(**values)
@@ -289,7 +283,7 @@ class OpSpec(Generic[P]):
 
     @property
     def param_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.params)
+        return self.typed.names()
 
     @property
     def dimensions(self) -> tuple[str, ...]:

@@ -70,10 +70,7 @@ class UserError(Exception):
         key: str | None = None,
         suggestion: str | None = None,
     ) -> None:
-        self.message = message
-        self.file = file
-        self.key = key
-        self.suggestion = suggestion
+        self.message, self.file, self.key, self.suggestion = message, file, key, suggestion
         super().__init__(str(self))
 
     def with_file(self, file: str) -> UserError:

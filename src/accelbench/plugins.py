@@ -12,8 +12,7 @@ import sys
 DIALECT_PACKAGE = "accelbench.dialects"
 ENTRY_POINT_GROUP = "accelbench.dialects"  # another distribution's dialects: name = "package"
 
-# modules of output formats that a dialect brings (its registration names them; imported before the
-# sinks are listed)
+# the output formats' modules that dialects bring (imported before the sinks are listed)
 SINK_MODULES: list[str] = []
 _discovered = False
 

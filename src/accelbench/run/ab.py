@@ -258,9 +258,7 @@ def run_ab(args: Any) -> int:
     a, b = args.sides
     os.makedirs(args.output_dir, exist_ok=True)
     out = os.path.abspath(tempfile.mkdtemp(prefix="ab-", dir=args.output_dir))
-    say = (
-        (lambda line: print(visible(line), file=sys.stderr)) if not args.quiet else (lambda _: None)
-    )
+    say = (lambda _: None) if args.quiet else (lambda line: print(visible(line), file=sys.stderr))
     with _sides(a, b, args, out) as sides:
         pairs = interleave(*sides, settings, say)
     report = ab_report(sorted_pairs(pairs, args.sort, args.threshold), args.threshold, (a, b))

@@ -20,16 +20,14 @@ from accelbench.errors import UserError, visible
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
 from accelbench.platform import interrupt, processes, streams
 
-# What happens to a run's earlier files: one stop/resume contract, taken by every command line that runs
-# (`microbench run`, `jax-bench`, `tpums benchmark run/run-config`, `tpums suite run`).
+# a run's earlier files: one stop/resume contract, taken by every command line that runs
 RESUME: Flag[bool] = Flag(
     "--resume", "skip cases already in the output files (finish an interrupted run)", False,
     switch=True,
 )  # fmt: skip
 OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
 RUN_FILES = (RESUME, OVERWRITE)
-# the run settings declared `option` (core/case.py), each --NAME on the same command lines: every case
-# of the run takes it, over what its config says
+# the run settings declared `option` (core/case.py): --NAME, over what the config says, for every case
 SETTING_FLAGS: tuple[Flag[str | None], ...] = tuple(
     Flag(
         f"--{f.name.replace('_', '-')}", f.metadata["doc"], None, choices=f.metadata["rule"].choices

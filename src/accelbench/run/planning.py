@@ -36,8 +36,7 @@ def check_options(options: RunOptions) -> None:
         )
 
 
-# why a --name could not be named afterwards: `compare LABEL` reads digits as a run number and a
-# path-like name as a file
+# why `compare LABEL` could not name a --name afterwards (digits: a run number; a path: a file)
 LABEL_RULES: tuple[tuple[Callable[[str], bool], str], ...] = (
     (lambda s: not s.strip(), "is empty"),
     (str.isdigit, "looks like a run number"),

@@ -36,8 +36,7 @@ from accelbench.results.records import Row
 from accelbench.results.row_builder import failure_row, success_row
 
 OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
-# what a failed build (a CUDA extension, Triton's launcher, Inductor's C++) says this machine lacks:
-# the case cannot run here, so its row is `unsupported` and names the piece; any other failure is an error
+# what a failed build says this machine lacks: the case's row is `unsupported`, naming the piece
 MISSING_PIECES = (
     (
         r"fatal error: ([^\s:]+): No such file or directory",

@@ -129,7 +129,6 @@ def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -
     if options.output_dir_given:
         warn_overridden_output_dir(cases, options.output_dir)
     run_id = new_run_id()
-    # a new run never replaces one
     assigned = run_store.assign(cases, options, loaded.path, run_id, loaded.command_line)
     staging = Staging()
     try:
@@ -226,7 +225,6 @@ def resume_command(argv: list[str]) -> str:
         head = [sys.executable, argv[0]]
     else:
         head = argv[:1]
-    # it continues, never replaces
     rest = [a for a in argv[1:] if a not in ("--resume", "--overwrite")]
     return " ".join(shlex.quote(a) for a in [*head, *rest, "--resume"])
 

@@ -21,8 +21,8 @@ def serve(logdir: str, port: int | None) -> int:
     if not os.path.isdir(logdir):
         why = "is not a folder" if os.path.exists(logdir) else "no such folder"
         raise UserError(why, key=f"traces '{logdir}'")
-    # its notes on start-up, on each request and on each trace's first visit (a cache it has yet to
-    # write, logged as an error with a traceback): the page shows what fails
+    # its notes on start-up, each request and each trace's first visit (logged as errors): the page
+    # shows what fails
     quiet = logging.getLogger("tensorboard.plugins.profile")
     quiet.addFilter(lambda record: record.levelno >= logging.CRITICAL)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # its converters' notes, before they load
