@@ -4,8 +4,7 @@ without running it), and each dialect's own (jax-bench, tpums, dashboard). Bad i
 stderr, exit code 2.
 Example: microbench run   (the CPU quick-start; then: microbench report results/quickstart.csv)
 
-Every option is declared once, as data (`Command`, `arg`); the options of `run` that a dialect or an
-output format owns are each a `Flag` of its owner (core/flags.py), added from the registries."""
+Every option is declared once as data (`Command`, `arg`; a dialect's or output format's as its `Flag`)."""
 
 from __future__ import annotations
 
@@ -213,8 +212,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    """The command line as one RunOptions (imported here: `list` and `--help` stay light): each
-    option of a field's name as given, the owned flags by their names."""
+    """One RunOptions (imported here: `--help` stays light); options named as its fields as given."""
     from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
 
@@ -495,8 +493,7 @@ COMMANDS = {c.name: c.main for c in (RUN, *TABLE) if c.main is not None}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The whole command line: `run`, each dialect's shorthand of it, the table's commands, and each
-    dialect's own command line (named in the help: `main` hands it every argument unparsed)."""
+    """`run`, its dialect shorthands, the table, and each dialect's own (`main` hands it every argument)."""
     from accelbench.config.dialects import dialects
 
     parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])

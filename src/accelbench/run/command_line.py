@@ -110,8 +110,7 @@ class Lazy:
 
 @dataclass(frozen=True)
 class Command:
-    """A subcommand as data: what it does, one way to call it (its help shows both), what runs it,
-    its options in order, argparse's keywords for its parser and the values it sets unasked."""
+    """A subcommand as data: what it does, an example (its help shows both), its handler and options."""
 
     name: str
     summary: str
