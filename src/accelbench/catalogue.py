@@ -171,13 +171,8 @@ def param(
 
 # the parameter kind a run setting's rule reads as on a command line (core/case.py declares them)
 SETTING_KINDS = {
-    "count": "int",
-    "seconds": "float",
-    "duration": "float",
-    "fraction": "float",
-    "choice": "choice",
-    "check": "choice",
-    "timer": "str",
+    **dict.fromkeys(("seconds", "duration", "fraction"), "float"),
+    **{"count": "int", "choice": "choice", "check": "choice", "timer": "str"},
 }
 
 

@@ -22,15 +22,8 @@ from accelbench.results.records import Row
 
 # bench()'s own keywords; every other keyword is a run setting
 BENCH_OPTIONS = (
-    "name",
-    "variant",
-    "backend",
-    "reference",
-    "rtol",
-    "flops",
-    "bytes",
-    "dtype",
-    "inputs",
+    *("name", "variant", "backend", "reference", "rtol"),
+    *("flops", "bytes", "dtype", "inputs"),
 )
 _counter = itertools.count()
 PROGRESS_S = 5.0  # ab()'s rounds said on stderr at most this often, the first after this long

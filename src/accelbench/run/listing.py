@@ -144,16 +144,8 @@ def varying_params(cases: list[Case]) -> list[str]:
 
 def print_cases(cases: list[Case]) -> None:
     table = Table(title=f"{len(cases)} cases")
-    for col in (
-        "case",
-        "op",
-        "backend",
-        "implementation",
-        "shape",
-        "params",
-        "runs",
-        "timer / cache / cadence",
-    ):
+    columns = ("case", "op", "backend", "implementation", "shape", "params", "runs")
+    for col in (*columns, "timer / cache / cadence"):
         table.add_column(col, overflow="fold")
     for c, params in zip(cases, varying_params(cases), strict=True):
         table.add_row(

@@ -144,14 +144,12 @@ def _shape(case: Case) -> str:
 
 
 Outcome = tuple[Row, dict[str, np.ndarray]]
+Env = dict[str, Any]  # the run's environment record (base_environment)
+Peaks = dict[str, Any] | None  # a config's roofline peaks, where it gives them
 
 
 def execute(
-    case: Case,
-    run_id: str,
-    env: dict[str, Any],
-    peaks: dict[str, Any] | None,
-    timeout_s: float | None = None,
+    case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None = None
 ) -> Outcome:
     """One case, start to finish. Never raises for a case's own failure: that becomes its row."""
     spec = get_spec(case.op)
@@ -205,9 +203,7 @@ STARTUP_LIMIT_S = 300.0  # a child importing its frameworks and planning: not th
 STARTED = "started"
 
 
-def _serve(
-    conn: Any, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
-) -> None:
+def _serve(conn: Any, process_env: dict[str, str], run_id: str, env: Env, peaks: Peaks) -> None:
     """A worker: its environment set before any framework loads, then cases until None; each case
     sends STARTED once its backend is up, then its outcome."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -227,9 +223,7 @@ class Worker:
     """A child process running cases one at a time: a crash, OOM kill or hang becomes that case's row.
     The timeout starts once the backend and devices are up, not at start-up."""
 
-    def __init__(
-        self, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
-    ) -> None:
+    def __init__(self, process_env: dict[str, str], run_id: str, env: Env, peaks: Peaks) -> None:
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(
@@ -288,11 +282,7 @@ class Worker:
 
 
 def execute_isolated(
-    case: Case,
-    run_id: str,
-    env: dict[str, Any],
-    peaks: dict[str, Any] | None,
-    timeout_s: float | None,
+    case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
 ) -> Outcome:
     worker = Worker(dict(case.process_env), run_id, env, peaks)
     try:
@@ -310,12 +300,7 @@ class GroupedExecution:
         self.key: tuple[tuple[str, str], ...] | None = None
 
     def __call__(
-        self,
-        case: Case,
-        run_id: str,
-        env: dict[str, Any],
-        peaks: dict[str, Any] | None,
-        timeout_s: float | None,
+        self, case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
     ) -> Outcome:
         if self.worker is None or self.key != case.process_env or not self.worker.alive:
             self.close()
