@@ -186,13 +186,8 @@ def say_where_traces_went(cases: list[Case]) -> None:
 def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
     """--output-dir only places rows of benchmarks that name no csv_path: say so when the config wins."""
     root = os.path.realpath(output_dir)
-    elsewhere = sorted(
-        {
-            c.outputs.csv_path
-            for c in cases
-            if os.path.commonpath([root, os.path.realpath(c.outputs.csv_path)]) != root
-        }
-    )
+    paths = {c.outputs.csv_path for c in cases}
+    elsewhere = sorted(p for p in paths if os.path.commonpath([root, os.path.realpath(p)]) != root)
     if elsewhere:
         print(
             f"note: --output-dir {output_dir} does not apply where the config names csv_path; "
@@ -215,8 +210,7 @@ def _module_of(script: str) -> str | None:
 def resume_command(argv: list[str]) -> str:
     """The command that finishes an interrupted sweep, as the user typed it (a worker names its
     launcher's); a package's file as a module: as a script, its folder would shadow the stdlib."""
-    launched_by = os.environ.get(processes.LAUNCHED_BY)
-    if launched_by:
+    if launched_by := os.environ.get(processes.LAUNCHED_BY):
         argv = json.loads(launched_by)
     module = _module_of(argv[0]) if argv and argv[0].endswith(".py") else None
     if module:

@@ -36,15 +36,11 @@ def compare(args: argparse.Namespace) -> int:
         sides, selected = _last_two_runs(view, args)
     if args.by and not args.files:
         sides = sides[-1:]  # groups of the latest run
+    baseline = args.baseline if args.by else None
+    shown = "json" if args.json else args.output_format
+    failing = listed(args.fail_inconclusive)
     return run_compare(
-        sides,
-        args.by,
-        args.baseline if args.by else None,
-        args.threshold,
-        "json" if args.json else args.output_format,
-        selected,
-        args.sort,
-        listed(args.fail_inconclusive),
+        sides, args.by, baseline, args.threshold, shown, selected, args.sort, failing
     )
 
 
@@ -83,12 +79,8 @@ def _side(
     from accelbench.results.remote import is_url, local
     from accelbench.results.run_store import find_run
 
-    if (
-        is_url(ref)
-        or os.path.exists(ref)
-        or ref.lower().endswith((".csv", ".jsonl"))
-        or os.sep in ref
-    ):
+    path_like = ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref
+    if is_url(ref) or os.path.exists(ref) or path_like:
         from accelbench.results.reading import expand_results
 
         return expand_results([local(ref, "compare")], "compare"), False  # a folder: a run's files
