@@ -180,14 +180,12 @@ def _list(args: argparse.Namespace) -> int:
     from accelbench.config.dialects import dialects
     from accelbench.run import listing
 
-    for dialect in dialects():
-        if dialect.listing is not None and getattr(args, f"list_{dialect.name}", False):
-            if args.json:
-                listing.print_json(dialect.listing.records())
-            else:
-                found = dialect.listing
-                listing.print_table(found.title, found.columns, found.rows())
-            return 0
+    for found in (d.listing for d in dialects() if getattr(args, f"list_{d.name}", False)):
+        if found is not None and args.json:
+            listing.print_json(found.records())
+        elif found is not None:
+            listing.print_table(found.title, found.columns, found.rows())
+        return 0
     listing.print_json(listing.op_records()) if args.json else listing.print_ops()
     return 0
 

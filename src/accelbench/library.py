@@ -287,8 +287,7 @@ def ab(
         _checked(side.fn, {k: keywords[k] for k in BENCH_OPTIONS if k in keywords})
     (pair,) = interleave(*sides, settings, (lambda _: None) if quiet else _every(PROGRESS_S))
     assert pair.b is not None  # a side always has its row (a failed call is a row too)
-    labels = (_name(pair.a), _name(pair.b))
-    report = ab_report([pair], threshold, labels)
+    report = ab_report([pair], threshold, (_name(pair.a), _name(pair.b)))
     (line,) = report.every
     interval = None if line.ratio_low is None else (line.ratio_low, line.ratio_high)
     return AbResult(

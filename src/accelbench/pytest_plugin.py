@@ -134,7 +134,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not results:
         return
     from accelbench.errors import UserError
-    from accelbench.library import save
+    from accelbench.library import save, table
 
     if _worker(config):  # the controller saves, prints and gates for every worker
         folder = tempfile.mkdtemp(prefix="microbench-")
@@ -150,7 +150,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         said.append(f"microbench: the session's measurements were not saved: {error}")
         session.exitstatus = 2 if _gated(config) else exitstatus
         return
-    _show(results, written, said)
+    said += [str(table(results)), f"microbench: {len(results)} measurements in {written}"]
     if _gated(config):
         code = _gate(config, path, written, said)
         if code:
@@ -159,12 +159,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def _gated(config: pytest.Config) -> bool:
     return config.getoption("microbench_compare") is not None
-
-
-def _show(results: list[Any], written: str, said: list[str]) -> None:
-    from accelbench.library import table
-
-    said += [str(table(results)), f"microbench: {len(results)} measurements in {written}"]
 
 
 def _gate(config: pytest.Config, path: str, written: str, said: list[str]) -> int:
