@@ -107,10 +107,9 @@ def _collect(plane: Any) -> _Samples:
         kind = line.name.strip().lower()
         for event in line.events:
             start, end = float(event.start_ns), float(event.start_ns + event.duration_ns)
-            if kind == OPS_LINE:
-                if end > start:
-                    low, high = got.window or (start, end)
-                    got.window = (min(low, start), max(high, end))
+            if kind == OPS_LINE and end > start:
+                low, high = got.window or (start, end)
+                got.window = (min(low, start), max(high, end))
             elif kind == THROTTLE_LINE:
                 if (level := thermal_level(event.name)) is not None:
                     got.series["thermal_level"].append((start, end, level))

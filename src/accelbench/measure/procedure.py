@@ -30,9 +30,8 @@ from accelbench.measure.timers import (
 from accelbench.platform import interrupt
 from accelbench.platform.environment import cpu_wait_s
 
-MAX_ROUND = (
-    10_000  # iterations a round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
-)
+# iterations a round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
+MAX_ROUND = 10_000
 MAX_SOAK_SAMPLES = 100_000  # a soak of tiny kernels stops recording here (and stops)
 # a round sized for the precision target asks this much more than the 1/sqrt(n) estimate: each round
 # is a profiler session (~15 ms of JAX's on an H100), and an estimate that just misses costs a round
@@ -127,8 +126,9 @@ def pilot_size(run: RunSettings, per_call_s: float | None, session_s: float) -> 
 
 def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     """Warm-up (a soak's: at least min(1 s, min_duration_s / 5), as jax-bench), then `pilot_size`
-    iterations, then rounds (one timer call, one trace) until `stop_reason`; the loop's start and length
-    (post-processing included, warm-up not) kept on the timing."""
+    iterations, then, under min_duration_s or target_precision, rounds (one timer call, one trace)
+    until `stop_reason`; the loop's start and length (post-processing included, warm-up not) kept
+    on the timing."""
     agree = prepared.agree
     warm_until = time.perf_counter() + min(1.0, run.min_duration_s / 5)
     per_call = warm_up(prepared, run.warmup)
