@@ -36,22 +36,19 @@ class Step:
 
 
 def noise(x: np.ndarray) -> float:
-    """The noise of one point: the scaled MAD of the first differences (a step is one outlier among
-    them, a slow drift their median, taken out)."""
+    """The noise of one point: the scaled MAD of the first differences."""
     d = np.diff(x)
     return MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
 
 
 def _score(before: np.ndarray, after: np.ndarray, sigma: float) -> float:
-    """The difference of the two sides' medians in its standard errors (the median of k normal points
-    has a variance of pi/2 sigma^2/k)."""
+    """The medians' difference in standard errors (a median of k normal points: variance pi/2 s^2/k)."""
     se = sigma * math.sqrt(math.pi / 2 * (1 / len(before) + 1 / len(after)))
     return float(np.median(after) - np.median(before)) / se
 
 
 def _scores(x: np.ndarray, sigma: float, window: int) -> np.ndarray:
-    """Each point's score as the first after a step: its WINDOW points against the WINDOW before
-    (fewer near the ends, at least EDGE); vectorised where both windows are whole."""
+    """Each point's score as the first after a step (fewer points near the ends, at least EDGE)."""
     n = len(x)
     out = np.zeros(n)
     for t in [*range(EDGE, min(window, n)), *range(max(window, n - window + 1), n - EDGE + 1)]:
@@ -64,8 +61,7 @@ def _scores(x: np.ndarray, sigma: float, window: int) -> np.ndarray:
 
 
 def _refined(x: np.ndarray, t: int, window: int) -> int:
-    """The split near t where one jump fits the points around it best (least absolute deviation from
-    each side's median: asv's cost)."""
+    """The split near t where one jump fits best (least absolute deviation: asv's cost)."""
     lo, hi = max(0, t - window), min(len(x), t + window)
     costs = {
         u: sum(float(np.abs(s - np.median(s)).sum()) for s in (x[lo:u], x[u:hi]))

@@ -1,7 +1,5 @@
-"""What every chart of a report needs (the headless backend, the rows whose numbers it can place, a
-figure written whole), and each case's samples over its run (with, where they were sampled, the GPU's
-SM clock and power along it): drawn for soaks and GPU-monitored cases, or every case when
-`report --sample-charts` asks."""
+"""What every chart of a report needs (the headless backend, the rows it can place, a figure written
+whole), and each case's samples over its run, with the GPU's SM clock and power where sampled."""
 
 from __future__ import annotations
 
@@ -45,9 +43,8 @@ LARGEST = 1e30  # past it a scale's arithmetic overflows (a ratio, a square); no
 
 
 def placeable(row: Row) -> bool:
-    """Whether a chart can place every number it reads from the row: each finite, above 0 and below
-    LARGEST, and the median within its p10-p90 (its bars are lengths). Rows that are not ok are
-    drawn by no chart."""
+    """Every number a chart reads is finite, in (0, LARGEST), the median within its p10-p90 (bars
+    are lengths); rows that are not ok are drawn by no chart."""
     s, d = row.stats, row.derived
     numbers = (row.median_s, s.time_p10_s, s.time_p90_s, d.tflop_per_s, d.gb_per_s)
     given = [float(v) for v in (*numbers, d.intensity_flop_per_byte, speedup(row)) if v is not None]
@@ -75,7 +72,6 @@ def drawable(rows: Sequence[Row]) -> list[Row]:
 
 
 def soaked(row: Row) -> bool:
-    """A case timed for a duration (a soak), or one whose op samples the GPU along it."""
     c = row.conditions
     if c.min_duration_s or c.soak_chunk_count or row.timing.sm_clock_first_mhz:
         return True
@@ -84,8 +80,7 @@ def soaked(row: Row) -> bool:
 
 
 def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[str, int]:
-    """Per soaked case (or every case, `every`: `report --sample-charts`): each iteration's time over
-    the run and, where they were sampled, the SM clock and power along it."""
+    """Per soaked case (`every`: `report --sample-charts`), each iteration's time, clock and power."""
     written: dict[str, int] = {}
     for row in rows:
         samples = row.series.samples_s

@@ -1,6 +1,5 @@
-"""The report's history: each case's medians over the stored runs in commit order, its steps marked, as
-small multiples (the cases with steps first), and each point's place in the picture, so the HTML page
-names its commit, date and run on hover (an image map: the page stays one self-contained file)."""
+"""The report's history as small multiples (cases with steps first), and each point's place in the
+picture, so the HTML page names its commit, date and run on hover (an image map)."""
 
 from __future__ import annotations
 
@@ -24,7 +23,6 @@ MIN_POINTS = 3  # fewer runs of a case make no history
 
 
 def stored_runs(paths: Sequence[str]) -> list[StoredRun]:
-    """The stored runs whose files are among `paths` (their records beside them)."""
     wanted = {os.path.abspath(p) for p in paths}
     folders = {os.path.dirname(p) for p in wanted}
     return [
@@ -52,8 +50,7 @@ class Area:
 
 
 def chart(found: Sequence[History], out_dir: str) -> tuple[str, int, list[Area]]:
-    """The small multiples (the first PER_CHART cases), written to history.png: the path, the points
-    drawn and where each lies in the picture."""
+    """history.png of the first PER_CHART cases: its path, the points drawn and where each lies."""
     cases = list(found[:PER_CHART])
     rows = math.ceil(len(cases) / COLUMNS)
     cols = min(COLUMNS, len(cases))
@@ -92,7 +89,6 @@ def _draw(ax: Any, history: History) -> None:
 
 
 def hover_areas(areas: Sequence[Area]) -> str:
-    """The areas of an HTML image map that name each point on hover."""
     return "".join(
         f"<area shape='circle' coords='{a.x},{a.y},6' title='{html_safe(a.title)}' "
         f"alt='{html_safe(a.title)}'>"

@@ -1,6 +1,5 @@
-"""`microbench report`: roofline, sweep and speedup charts, a Markdown summary and one self-contained
-HTML page, from results files; every text from a file is escaped where it lands.
-"""
+"""`microbench report`: charts, a Markdown summary and one self-contained HTML page from results files;
+every text from a file is escaped where it lands."""
 
 from __future__ import annotations
 
@@ -12,16 +11,16 @@ from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import pandas as pd
-import seaborn as sns  # noqa: E402
+import seaborn as sns
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from accelbench.errors import UserError, visible  # noqa: E402
-from accelbench.names import portable_name  # noqa: E402
-from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
-from accelbench.results import history_chart  # noqa: E402
-from accelbench.results.charts import dimensions, drawable, plt, save_figure, time_series  # noqa: E402
-from accelbench.results.console import cpu_threads, op_name, value_of, varying  # noqa: E402
-from accelbench.results.display import (  # noqa: E402
+from accelbench.errors import UserError, visible
+from accelbench.names import portable_name
+from accelbench.platform.backends import BACKENDS, run_order
+from accelbench.results.charts import dimensions, drawable, plt, save_figure, time_series
+from accelbench.results.compare import rows_of
+from accelbench.results.console import cpu_threads, op_name, value_of, varying
+from accelbench.results.display import (
     AUDITED,
     REPORT,
     Column,
@@ -32,12 +31,11 @@ from accelbench.results.display import (  # noqa: E402
     markdown_safe,
     sort_rows,
 )
-from accelbench.results.history import History  # noqa: E402
-from accelbench.results.history import as_text as history_text  # noqa: E402
-from accelbench.results.history_chart import report_histories  # noqa: E402
-from accelbench.results.reading import read_rows  # noqa: E402
-from accelbench.results.records import DeviceState, Labelled, Row, Variants, speedup  # noqa: E402
-from accelbench.results.writer import OutputFailed, write_atomically  # noqa: E402
+from accelbench.results.history import History
+from accelbench.results.history import as_text as history_text
+from accelbench.results.history_chart import chart, hover_areas, report_histories
+from accelbench.results.records import DeviceState, Labelled, Row, Variants, speedup
+from accelbench.results.writer import OutputFailed, write_atomically
 
 MARKERS = ("o", "^", "s", "D", "v", "P", "X")
 COPY_OPS = ("single_device_hbm_copy", "copy", "hbm_bandwidth")  # a measured memory ceiling
@@ -46,27 +44,23 @@ FLOP_BOUND = 4.0  # FLOP per byte at and above which an op's throughput is repor
 
 
 def marker(backend: str) -> str:
-    """One marker shape per backend, in the backend registry's order."""
     names = sorted(BACKENDS, key=run_order)
     return MARKERS[names.index(backend) % len(MARKERS)] if backend in names else MARKERS[-1]
 
 
 def flop_bound(row: Row) -> bool:
-    """The op's kind at this shape: enough FLOPs per byte that TFLOP/s is what says how well it ran."""
     intensity = row.derived.intensity_flop_per_byte
     return bool(row.derived.model_flop) and intensity is not None and intensity >= FLOP_BOUND
 
 
 def series_label(row: Row) -> str:
-    """What a roofline point's colour stands for: the op, and its variant where its rows say one
-    (a torchao recipe)."""
+    """What a roofline point's colour stands for: the op, and its variant (a torchao recipe)."""
     variant = row.extras.variant if isinstance(row.extras, Variants) else None
     return f"{op_name(row)} {variant}" if variant else op_name(row)
 
 
 def _scatter(ax: Any, points: Sequence[Row]) -> None:
-    """The measured points: colour by series, marker by backend (by run or file, in a report over
-    several: the same case of two runs would otherwise be two look-alike points)."""
+    """The measured points: colour by series, marker by backend (by source, over several runs)."""
     sources = sorted({visible(r.source) for r in points})  # a file name that is not UTF-8 drawn too
     frame = pd.DataFrame(
         {
@@ -95,8 +89,7 @@ def _scatter(ax: Any, points: Sequence[Row]) -> None:
 
 
 def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
-    """The peak table's roofs where it knows the device, and the best measured copy bandwidth.
-    True when a roof was drawn."""
+    """The peak table's roofs where it knows the device, and the best measured copy bandwidth."""
     ceilings = {
         (r.roofline.peak_chip, r.roofline.peak_family): (
             float(r.roofline.peak_tflop_per_s),
@@ -121,9 +114,7 @@ def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
 
 
 def roofline(rows: Sequence[Row], path: str) -> int:
-    """Achieved TFLOP/s against arithmetic intensity: a colour per op (per recipe for torchao), a marker
-    per backend (per source over several runs), the peak table's ceilings where known and the best
-    measured copy bandwidth."""
+    """Achieved TFLOP/s against arithmetic intensity, under the roofs."""
     points = [
         r for r in rows if r.ok and r.derived.tflop_per_s and r.derived.intensity_flop_per_byte
     ]
@@ -203,8 +194,7 @@ def _sweep(op: str, mine: list[Row]) -> Sweep | None:
 
 
 def sweep_series(rows: Sequence[Row]) -> dict[str, Sweep]:
-    """Per op, one series per backend, implementation and parameter setting; dimensions tied to the
-    axis (SAME_AS_) are not series of their own."""
+    """Per op, one series per backend, implementation and parameter setting."""
     by_op: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         if r.ok and r.median_s:
@@ -213,7 +203,6 @@ def sweep_series(rows: Sequence[Row]) -> dict[str, Sweep]:
 
 
 def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
-    """Per op: latency and throughput over its sweep axis, one line with p10-p90 bars per series."""
     written: dict[str, int] = {}
     for op, sweep in sweep_series(rows).items():
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
@@ -255,8 +244,7 @@ class Bar(NamedTuple):
 
 
 def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
-    """Each row's label: the values of every parameter that varies among these rows (`first` leading),
-    so no two bars of a chart read the same."""
+    """Each row's label: the values of every parameter that varies among these rows (`first` leading)."""
     names = list(
         dict.fromkeys([*first, *(n for r in rows for n in r.params.as_dict()), "implementation"])
     )
@@ -269,8 +257,7 @@ def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
 
 
 def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
-    """The ratios a run exists to show: JAX over PyTorch for paired cases (PyTorch time / JAX time),
-    a torchao recipe over its baseline, a fused pattern over the unfused one."""
+    """JAX over PyTorch for paired cases, a torchao recipe over its baseline, fused over unfused."""
     ok = [r for r in rows if r.ok]
     by_id = {r.identity.case_id: r for r in ok}
     charts: dict[str, list[Bar]] = {}
@@ -317,7 +304,6 @@ def _threads_note(rows: Sequence[Row]) -> str:
 
 
 def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
-    """One horizontal bar chart per kind of ratio, with the break-even line at 1."""
     written: dict[str, int] = {}
     for kind, bars in speedups(rows).items():
         fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
@@ -364,14 +350,12 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
 
 
 def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFrame:
-    """The rows as the report shows them (the chosen columns that say something about these rows),
-    at most TABLE_ROWS of them: a page of 100k rows is read by nobody and took minutes to write."""
+    """At most TABLE_ROWS rows: a page of 100k rows is read by nobody and took minutes to write."""
     columns, grid = cells(rows[:TABLE_ROWS], chosen)
     return pd.DataFrame(grid, columns=[c.heading for c in columns])
 
 
 def table_note(rows: Sequence[Row]) -> str:
-    """How many rows the table shows, and what its audit marker means where a row has one."""
     left = len(rows) - TABLE_ROWS
     shown = f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all. " if left > 0 else ""
     return shown + (f"{AUDITED}." if any(r.timing.audit for r in rows) else "")
@@ -384,7 +368,6 @@ def markdown(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> str:
 
 
 def runs(rows: Sequence[Row]) -> set[str]:
-    """Each run the rows come from, with when its rows were written (first to last)."""
     stamps: dict[str, list[str]] = defaultdict(list)
     for r in rows:
         if r.identity.run_id:
@@ -393,13 +376,11 @@ def runs(rows: Sequence[Row]) -> set[str]:
 
 
 def _state(state: DeviceState) -> str:
-    """A GPU's settings in one line: each column that has a value."""
     values = ((f.name, getattr(state, f.name)) for f in fields(state))
     return ", ".join(f"{name}={value}" for name, value in values if value is not None)
 
 
 def environment_lines(rows: Sequence[Row]) -> list[str]:
-    """What the rows ran on, once per distinct value: device, frameworks, packages, commit, host."""
     env = [r.environment for r in rows]
     facts = (
         ("device", {f"{e.device_kind} ({e.platform})" for e in env if e.device_kind}),
@@ -423,8 +404,7 @@ def html_page(
     chosen: Sequence[Column] = REPORT,
     maps: dict[str, str] | None = None,
 ) -> str:
-    """One self-contained page: the environment, every chart inlined (base64 PNG; `maps`: the areas
-    of a chart's image map, which name its points on hover), the table of rows."""
+    """One self-contained page (charts inlined; `maps`: a chart's image-map areas), the table."""
     maps = maps or {}
     charts = "".join(
         f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
@@ -458,9 +438,8 @@ def html_page(
 
 
 def label_sources(read: Sequence[tuple[str, Sequence[Row]]]) -> None:
-    """Rows of several runs or files say which they came from (the run's label where the run store
-    has one, else the file's name, else its path; a run id where one file holds several runs): every
-    table gains a source column and every chart one series per source. One run of one file: none."""
+    """Rows of several runs or files say which they came from: the run's label, else the file's name,
+    else its path (a run id where one file holds several runs)."""
     if len(read) < 2 and len({r.identity.run_id for _, rows in read for r in rows}) < 2:
         return
     from accelbench.results.run_store import runs_under
@@ -485,16 +464,9 @@ def run_report(
     sort: str | None = None,
     sample_charts: bool = False,
 ) -> dict[str, Any]:
-    """One report of every row of `paths` (a run's files, or several runs: an overview)."""
     chosen = choose(columns, REPORT)
-    read: list[tuple[str, list[Row]]] = []
-    for path in paths:  # a foreign or broken file is refused before anything
-        found = read_rows(path, series="all")
-        if not found:
-            raise UserError(
-                "no rows: not a results file of this harness, or an empty run", file=path
-            )
-        read.append((path, found))
+    # a foreign or broken file is refused before anything
+    read = [(path, rows_of(path, series="all")) for path in paths]
     label_sources(read)
     rows = sort_rows([r for _, found in read for r in found], sort)
     path = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
@@ -535,8 +507,8 @@ def _write_report(
     }
     maps, steps = {}, ""
     if found:  # the runs span commits: each case's history, its steps in the summary
-        drawn, points, areas = history_chart.chart(found, out_dir)
-        counts[drawn], maps[drawn] = points, history_chart.hover_areas(areas)
+        drawn, points, areas = chart(found, out_dir)
+        counts[drawn], maps[drawn] = points, hover_areas(areas)
         steps = "\n## History (median per run, in commit order)\n\n" + history_text(
             found, "markdown"
         )
