@@ -1,13 +1,7 @@
-"""Steps in a series of medians taken run after run (a case's history), found robustly.
-
-The series is read on a log scale (a step is a ratio). The noise is the scaled MAD of the first
-differences, which neither a step (one outlier among the differences) nor a slow drift (their median,
-taken out) inflates. At each point the median of the WINDOW points after it is set against the median
-of the WINDOW before, less the drift over the gap; a point whose difference is at least Z of its
-standard errors (and MIN_STEP in size) and the largest within a window either side is a step, moved to
-where one jump fits the points around it best in the L1 sense (asv's regularized median, one jump at a
-time). docs/method.md says why, and what the detection rate is (bench/history_detection.py).
-"""
+"""Steps in a case's history of medians, on a log scale: the median of the WINDOW points after each
+point against the WINDOW before, in standard errors of a noise neither a step nor a slow drift inflates;
+a step is moved to where one jump fits best (asv's regularized median). docs/method.md says why, and
+what the detection rate is (bench/history_detection.py)."""
 
 from __future__ import annotations
 
@@ -36,7 +30,8 @@ class Step:
 
 
 def noise(x: np.ndarray) -> float:
-    """The noise of one point: the scaled MAD of the first differences."""
+    """The noise of one point: the scaled MAD of the first differences (a step is one outlier among
+    them, a slow drift their median, taken out)."""
     d = np.diff(x)
     return MAD_TO_SIGMA * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
 

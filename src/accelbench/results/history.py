@@ -88,18 +88,13 @@ def _step_line(history: History, step: Step) -> str:
 
 def as_records(found: Sequence[History]) -> list[dict[str, object]]:
     return [
-        {
-            "case": h.case,
-            "config": h.config,
-            "points": [asdict(p) for p in h.points],
+        asdict(h)
+        | {
             "steps": [
-                {
-                    **asdict(s),
-                    "last_before": asdict(h.around(s)[0]),
-                    "first_after": asdict(h.around(s)[1]),
-                }
+                {**asdict(s), "last_before": asdict(a), "first_after": asdict(b)}
                 for s in h.steps
-            ],
+                for a, b in [h.around(s)]
+            ]
         }
         for h in found
     ]

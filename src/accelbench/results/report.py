@@ -7,7 +7,7 @@ import base64
 import os
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -33,7 +33,7 @@ from accelbench.results.display import (
 )
 from accelbench.results.history import History
 from accelbench.results.history import as_text as history_text
-from accelbench.results.history_chart import chart, hover_areas, report_histories
+from accelbench.results.history_chart import chart, hover_areas, report_histories, stored_runs
 from accelbench.results.records import DeviceState, Labelled, Row, Variants, speedup
 from accelbench.results.writer import OutputFailed, write_atomically
 
@@ -123,9 +123,9 @@ def roofline(rows: Sequence[Row], path: str) -> int:
         _scatter(ax, points)
     roofs = _roofs(ax, rows, points)
     known = any(r.roofline.peak_tflop_per_s for r in points)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP/byte, from the op's models)")
+    ax.set(
+        xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte, from the op's models)"
+    )
     ax.set_ylabel("achieved TFLOP/s (median)")
     ax.set_title("roofline" + ("" if known else " (device peaks unknown: no ceilings drawn)"))
     ax.grid(True, which="both", alpha=0.3)
@@ -213,18 +213,12 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
             (right, sweep.throughput, sweep.metric),
         ):
             for label, pts in series.items():
+                x, y, minus, plus = zip(*pts, strict=True)
                 ax.errorbar(
-                    [p[0] for p in pts],
-                    [p[1] for p in pts],
-                    yerr=[[p[2] for p in pts], [p[3] for p in pts]],
-                    marker="o",
-                    capsize=3,
-                    label=label,
-                    color=colours[label],
+                    x, y, [minus, plus], marker="o", capsize=3, label=label, color=colours[label]
                 )
             ax.set_xscale("log", base=2)
-            ax.set_xlabel(sweep.axis)
-            ax.set_ylabel(ylabel)
+            ax.set(xlabel=sweep.axis, ylabel=ylabel)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
         left.set_yscale("log")
@@ -256,37 +250,31 @@ def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
     ]
 
 
+SUITE_SPEEDUPS = {"quantization": "recipe_over_baseline", "fusion": "fused_over_unfused"}
+PAIRED = "jax_over_torch"
+LEADING = {PAIRED: ("op",)}  # what a chart's labels start with (else the extras' LABEL_ORDER)
+
+
 def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
     """JAX over PyTorch for paired cases, a torchao recipe over its baseline, fused over unfused."""
     ok = [r for r in rows if r.ok]
-    by_id = {r.identity.case_id: r for r in ok}
-    charts: dict[str, list[Bar]] = {}
-    pairs = [
-        (r, by_id[r.pairing.paired_with])
-        for r in ok
-        if r.identity.backend != "jax" and r.pairing.paired_with in by_id
-    ]
-    pairs = [(t, j) for t, j in pairs if j.median_s and t.median_s]
-    if pairs:
-        labels = _labels([t for t, _ in pairs], ("op",))
-        charts["jax_over_torch"] = [
-            Bar(label, float(t.median_s) / float(j.median_s), bool(t.doubt or j.doubt))  # type: ignore[arg-type]
-            for label, (t, j) in zip(labels, pairs, strict=True)
-        ]
-    ratios: dict[str, list[tuple[Row, float]]] = defaultdict(list)
+    by_id: dict[str | None, Row] = {r.identity.case_id: r for r in ok}
+    found: dict[str, list[tuple[Row, float, bool]]] = defaultdict(list)
+    for t in ok:
+        j = by_id.get(t.pairing.paired_with) if t.identity.backend != "jax" else None
+        if j is not None and j.median_s and t.median_s:
+            found[PAIRED].append((t, t.median_s / j.median_s, bool(t.doubt or j.doubt)))
     for r in ok:
-        value = speedup(r)
-        if value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
-            ratios[r.identity.suite].append((r, float(value)))
-    for kind, suite in (("recipe_over_baseline", "quantization"), ("fused_over_unfused", "fusion")):
-        found = ratios.get(suite, [])
-        if found:
-            extras = found[0][0].extras
+        value, kind = speedup(r), SUITE_SPEEDUPS.get(r.identity.suite)
+        if kind and value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
+            found[kind].append((r, float(value), bool(r.doubt)))
+    charts: dict[str, list[Bar]] = {}
+    for kind in (PAIRED, *SUITE_SPEEDUPS.values()):  # in this order whatever the rows' order
+        if bars := found.get(kind):
+            extras = bars[0][0].extras
             first = extras.LABEL_ORDER if isinstance(extras, Labelled) else ()
-            labels = _labels([r for r, _ in found], first)
-            charts[kind] = [
-                Bar(label, v, bool(r.doubt)) for label, (r, v) in zip(labels, found, strict=True)
-            ]
+            labels = _labels([r for r, _, _ in bars], LEADING.get(kind, first))
+            charts[kind] = [Bar(label, v, d) for label, (_, v, d) in zip(labels, bars, strict=True)]
     return charts
 
 
@@ -376,8 +364,9 @@ def runs(rows: Sequence[Row]) -> set[str]:
 
 
 def _state(state: DeviceState) -> str:
-    values = ((f.name, getattr(state, f.name)) for f in fields(state))
-    return ", ".join(f"{name}={value}" for name, value in values if value is not None)
+    return ", ".join(
+        f"{name}={value}" for name, value in asdict(state).items() if value is not None
+    )
 
 
 def environment_lines(rows: Sequence[Row]) -> list[str]:
@@ -442,12 +431,9 @@ def label_sources(read: Sequence[tuple[str, Sequence[Row]]]) -> None:
     else its path (a run id where one file holds several runs)."""
     if len(read) < 2 and len({r.identity.run_id for _, rows in read for r in rows}) < 2:
         return
-    from accelbench.results.run_store import runs_under
-
     labels: dict[str, str] = {}
-    for folder in {os.path.dirname(os.path.abspath(path)) for path, _ in read}:
-        for run in runs_under(folder):
-            labels.update((os.path.abspath(f), run.name or os.path.basename(f)) for f in run.files)
+    for run in stored_runs([path for path, _ in read]):
+        labels.update((os.path.abspath(f), run.name or os.path.basename(f)) for f in run.files)
     names = {path: labels.get(os.path.abspath(path), os.path.basename(path)) for path, _ in read}
     if len(set(names.values())) < len(names):  # two files of one name: their paths
         names = {path: path for path, _ in read}
