@@ -147,6 +147,9 @@ class Comparison:
     def __post_init__(self) -> None:
         sample_intervals(self.pairs)
 
+    def failing(self, threshold: float) -> list[Pair]:
+        return [p for p in self.pairs if p.judged(threshold).verdict.fails]
+
 
 def _by_key(rows: Iterable[Row]) -> dict[CaseKey, list[Row]]:
     out: dict[CaseKey, list[Row]] = defaultdict(list)
@@ -381,7 +384,7 @@ def run_compare(
             file=" vs ".join(" + ".join(side) for side in sides),
         )
     # a comparison of groups is a table to read, not a regression gate: exit 0
-    failing = [p for p in comparison.pairs if p.judged(threshold).verdict.fails] if not by else []
+    failing = [] if by else comparison.failing(threshold)
     failing += [] if by else inconclusive(comparison.pairs, threshold, fail_inconclusive)
     report = report_of(comparison, threshold, labels, failing)
     if by:
