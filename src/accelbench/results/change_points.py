@@ -1,5 +1,5 @@
 """Steps in a case's history of medians, on a log scale: the median of the WINDOW points after each
-point against the WINDOW before, in standard errors of a noise neither a step nor a slow drift inflates;
+point against the WINDOW before, in standard errors of a noise no step or slow drift inflates;
 a step is moved to where one jump fits best (asv's regularized median). docs/method.md says why, and
 what the detection rate is (bench/history_detection.py)."""
 
@@ -37,7 +37,7 @@ def noise(x: np.ndarray) -> float:
 
 
 def _score(before: np.ndarray, after: np.ndarray, sigma: float) -> float:
-    """The medians' difference in standard errors (a median of k normal points: variance pi/2 s^2/k)."""
+    """The medians' difference in standard errors (a median of k normal points: var pi/2 s^2/k)."""
     se = sigma * math.sqrt(math.pi / 2 * (1 / len(before) + 1 / len(after)))
     return float(np.median(after) - np.median(before)) / se
 

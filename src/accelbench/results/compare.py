@@ -1,11 +1,11 @@
 """`microbench compare`: two result files (or one grouped by a column), matched case by case; a
-comparison of two runs exits 1 when a case got slower, went missing or failed, so CI can gate on it."""
+comparison of two runs exits 1 when a case got slower, went missing or failed: a CI gate."""
 
 from __future__ import annotations
 
 import functools
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -80,7 +80,7 @@ class CaseKey(NamedTuple):
 
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
-    """The case as a line of the table: op, backend:implementation and the parameters worth showing."""
+    """The case as a table line: op, backend:implementation and the parameters worth showing."""
     op, backend, impl, params = _identifying(row, without)
     head = " ".join(x for x in (op and op_name(row), backend + (f":{impl}" if impl else "")) if x)
     shown = worth_showing(row.identity.op, row.params) - {NAMED_BY.get(row.identity.op)}
@@ -159,8 +159,8 @@ def _by_key(rows: Iterable[Row]) -> dict[CaseKey, list[Row]]:
 
 
 def pair_files(a_rows: list[Row], b_rows: list[Row]) -> Comparison:
-    """Every baseline case with the candidate's row of it, else its one row under other settings (the
-    verdict then says which conditions differ, never 'missing')."""
+    """Every baseline case with the candidate's row of it, else its one row under other settings
+    (the verdict then says which conditions differ, never 'missing')."""
     a_keys, b_keys = _by_key(a_rows), _by_key(b_rows)
     ambiguous = sorted(
         {case_label(rows[0]) for rows in (*a_keys.values(), *b_keys.values()) if len(rows) > 1}
@@ -241,14 +241,13 @@ def _side(value: str, row: Row, group: list[Row]) -> str:
 def _distinct(group: list[Row], by_implementation: bool) -> bool:
     if not by_implementation:
         return len(group) == 1
-    impls = [r.identity.implementation for r in group]
-    return len(set(impls)) == len(impls)
+    return len({r.identity.implementation for r in group}) == len(group)
 
 
 def _cell(
     row: Row, pair: Pair | None = None, threshold: float = 0.0, why: set[str] | None = None
 ) -> str:
-    """A grid cell: the median, its ratio to the baseline's, `?` where the verdict is inconclusive."""
+    """A grid cell: the median, its ratio to the baseline's, `?` where inconclusive."""
     if not row.ok or not usable(row.median_s):
         return row.status.value
     text = format_seconds(row.median_s) + audit_mark(row)
@@ -262,7 +261,7 @@ def _cell(
 
 
 def grid(comparison: Comparison, by: str, baseline: str, threshold: float) -> Grid:
-    """`compare --by` and `table(by=...)`: the cases down, each group across (the baseline first)."""
+    """`compare --by` and `table(by=...)`: the cases down, each group across (baseline first)."""
     sides: list[str] = [baseline]
     cases: dict[str, dict[str, str]] = {}
     why: set[str] = set()
@@ -374,11 +373,8 @@ def run_compare(
     if candidate_cases_only:
         comparison.pairs = [p for p in comparison.pairs if p.b is not None]
     comparison.pairs = sorted_pairs(comparison.pairs, sort, threshold)
-    if (
-        all(p.b is None for p in comparison.pairs)
-        and not comparison.alone
-        and not comparison.ambiguous
-    ):
+    unmatched = all(p.b is None for p in comparison.pairs)
+    if unmatched and not (comparison.alone or comparison.ambiguous):
         raise UserError(
             "no case matches between the two sides (different ops, parameters or backends?)",
             file=" vs ".join(" + ".join(side) for side in sides),
@@ -395,7 +391,7 @@ def run_compare(
 
 
 def inconclusive(pairs: list[Pair], threshold: float, reasons: tuple[str, ...]) -> list[Pair]:
-    """`--fail-inconclusive REASONS`: the inconclusive cases whose reason names a word (`all`: any)."""
+    """`--fail-inconclusive REASONS`: inconclusive cases whose reason names a word (`all`: any)."""
     said = [(p, p.judged(threshold)) for p in pairs] if reasons else []
     return [
         p
@@ -414,7 +410,7 @@ def report_of(
     """The comparison as the output formats take it (only changed lines above a table's worth)."""
     failed = {id(p) for p in failing}
     lines = [line(p, threshold, id(p) in failed) for p in comparison.pairs]
-    notes = []
+    notes, shown_lines = [], lines
     if len(lines) > FULL_TABLE:
         changed = [x for x in lines if x.verdict not in (Verdict.WITHIN.value, Verdict.NOISE.value)]
         notes.append(
@@ -422,8 +418,6 @@ def report_of(
             f"{len(lines) - len(changed)} unchanged (compare --format json lists every case)"
         )
         shown_lines = changed[:FULL_TABLE]
-    else:
-        shown_lines = lines
     notes += [AUDITED] if any(any(x.marks) for x in lines) else []
     notes += [
         f"ambiguous: several rows of one case on one side, not compared: {k}"
@@ -443,9 +437,7 @@ AB_HINT = (
 
 
 def _regressions(failing: list[Pair], matched: int, threshold: float) -> list[str]:
-    counts: dict[Verdict, int] = defaultdict(int)
-    for p in failing:
-        counts[p.judged(threshold).verdict] += 1
+    counts = Counter(p.judged(threshold).verdict for p in failing)
     return [
         f"regression: {n} of {matched} matched cases are slower by more than {threshold:.0%}"
         if verdict is Verdict.SLOWER

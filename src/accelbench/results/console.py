@@ -1,5 +1,5 @@
-"""Where tables are printed, and how numbers and labels look in them (text from a file is never read as
-console markup)."""
+"""Where tables are printed, and how numbers and labels look in them (text from a file is never
+read as console markup)."""
 
 from __future__ import annotations
 
@@ -40,19 +40,16 @@ def significant(value: float | None, digits: int = SIGNIFICANT) -> str:
     if value == 0:
         return "0"
     magnitude = math.floor(math.log10(abs(value)))
-    decimals = max(0, digits - 1 - magnitude)
     if magnitude >= 6 or magnitude < -4:
         return f"{value:.{digits - 1}e}"
-    return f"{value:.{decimals}f}"
+    return f"{value:.{max(0, digits - 1 - magnitude)}f}"
 
 
 def format_seconds(seconds: float | None) -> str:
     if seconds is None or not math.isfinite(seconds):
         return ""
-    for scale, unit in TIME_UNITS:
-        if abs(seconds) >= scale:
-            return f"{significant(seconds / scale)} {unit}"
-    return f"{significant(seconds / 1e-9)} ns"
+    scale, unit = next((u for u in TIME_UNITS if abs(seconds) >= u[0]), TIME_UNITS[-1])
+    return f"{significant(seconds / scale)} {unit}"
 
 
 def format_pct(value: float | None) -> str:

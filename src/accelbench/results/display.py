@@ -1,4 +1,4 @@
-"""How a row reads in a table: one definition of each displayed column, cells as text (never markup)."""
+"""How a row reads in a table: one definition of each displayed column, cells as text."""
 
 from __future__ import annotations
 
@@ -95,10 +95,6 @@ class Column:
     @property
     def heading(self) -> str:
         return self.title or self.key
-
-    @property
-    def machine_name(self) -> str:
-        return self.field or self.key
 
 
 def _figure(
@@ -267,7 +263,8 @@ def csv_text(lines: Iterable[Iterable[Any]]) -> str:
 def _machine(column: Column, row: Row, params: str) -> dict[str, Any]:
     if column.fields:
         return column.fields(row)
-    return {column.machine_name: column.value(row) if column.value else column.cell(row, params)}
+    value = column.value(row) if column.value else column.cell(row, params)
+    return {column.field or column.key: value}
 
 
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")

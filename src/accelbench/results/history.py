@@ -101,7 +101,7 @@ def as_records(found: Sequence[History]) -> list[dict[str, object]]:
 
 
 def as_text(found: Sequence[History], fmt: str) -> str:
-    """`--format csv` (a row per point, a step's size on the first after it), `json` or `markdown`."""
+    """`--format csv` (a row per point, a step's size on the first after it), json or markdown."""
     if fmt == "json":
         return json.dumps(as_records(found), indent=2) + "\n"
     if fmt == "markdown":

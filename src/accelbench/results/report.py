@@ -1,5 +1,5 @@
-"""`microbench report`: charts, a Markdown summary and one self-contained HTML page from results files;
-every text from a file is escaped where it lands."""
+"""`microbench report`: charts, a Markdown summary and one self-contained HTML page from results
+files; every text from a file is escaped where it lands."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from accelbench.errors import UserError, visible
 from accelbench.names import portable_name
 from accelbench.platform.backends import BACKENDS, run_order
-from accelbench.results.charts import dimensions, drawable, plt, save_figure, time_series
+from accelbench.results import charts
+from accelbench.results.charts import plt, save_figure
 from accelbench.results.compare import rows_of
 from accelbench.results.console import cpu_threads, op_name, value_of, varying
 from accelbench.results.display import (
@@ -31,9 +32,7 @@ from accelbench.results.display import (
     markdown_safe,
     sort_rows,
 )
-from accelbench.results.history import History
 from accelbench.results.history import as_text as history_text
-from accelbench.results.history_chart import chart, hover_areas, report_histories, stored_runs
 from accelbench.results.records import DeviceState, Labelled, Row, Variants, speedup
 from accelbench.results.writer import OutputFailed, write_atomically
 
@@ -149,16 +148,12 @@ class Sweep:
     latency: dict[str, list[Point]]  # µs, bars: p10 and p90
 
 
-def _throughput(row: Row, metric: str) -> float | None:
-    return row.derived.tflop_per_s if metric == "TFLOP/s" else row.derived.gb_per_s
-
-
 def _sweep(op: str, mine: list[Row]) -> Sweep | None:
     values: dict[str, set[str]] = defaultdict(set)
     for r in mine:
         for name, value in r.params.as_dict().items():
             values[name].add(str(value))
-    dims = [d for d in dimensions(op, mine[0].params) if len(values.get(d, ())) > 2]
+    dims = [d for d in charts.dimensions(op, mine[0].params) if len(values.get(d, ())) > 2]
     if not dims:
         return None
     axis = max(dims, key=lambda d: len(values[d]))
@@ -182,7 +177,7 @@ def _sweep(op: str, mine: list[Row]) -> Sweep | None:
         fast, slow = r.stats.time_p10_s or median, r.stats.time_p90_s or median
         x = float(r.params.value(axis))
         times[label].append((x, median * 1e6, (median - fast) * 1e6, (slow - median) * 1e6))
-        value = _throughput(r, metric)
+        value = r.derived.tflop_per_s if metric == "TFLOP/s" else r.derived.gb_per_s
         if value is not None:
             low, high = value * median / slow, value * median / fast
             # rates at the p90 and p10 times: never past the median's own by a rounding error
@@ -238,7 +233,7 @@ class Bar(NamedTuple):
 
 
 def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
-    """Each row's label: the values of every parameter that varies among these rows (`first` leading)."""
+    """Each row's label: the values of every parameter that varies among the rows, `first` first."""
     names = list(
         dict.fromkeys([*first, *(n for r in rows for n in r.params.as_dict()), "implementation"])
     )
@@ -268,14 +263,14 @@ def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
         value, kind = speedup(r), SUITE_SPEEDUPS.get(r.identity.suite)
         if kind and value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
             found[kind].append((r, float(value), bool(r.doubt)))
-    charts: dict[str, list[Bar]] = {}
+    out: dict[str, list[Bar]] = {}
     for kind in (PAIRED, *SUITE_SPEEDUPS.values()):  # in this order whatever the rows' order
         if bars := found.get(kind):
             extras = bars[0][0].extras
             first = extras.LABEL_ORDER if isinstance(extras, Labelled) else ()
             labels = _labels([r for r, _, _ in bars], LEADING.get(kind, first))
-            charts[kind] = [Bar(label, v, d) for label, (_, v, d) in zip(labels, bars, strict=True)]
-    return charts
+            out[kind] = [Bar(label, v, d) for label, (_, v, d) in zip(labels, bars, strict=True)]
+    return out
 
 
 SPEEDUP_TITLES = {
@@ -297,24 +292,16 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
         values = [b.value for b in bars]
         palette = sns.color_palette()
-        drawn = (
-            ax.barh(  # from the break-even line to the value: faster cases grow right, slower left
-                range(len(bars)),
-                [v - 1 for v in values],
-                left=1,
-                color=[
-                    "lightgrey" if b.doubtful else palette[2] if b.value >= 1 else palette[3]
-                    for b in bars
-                ],
-            )
-        )
-        for patch, bar in zip(drawn, bars, strict=True):
-            if bar.doubtful:  # noisy or taken on a loaded host: drawn, never read as a verdict
+        colours = ["lightgrey" if b.doubtful else palette[2 if b.value >= 1 else 3] for b in bars]
+        # from the break-even line to the value: faster cases grow right, slower left
+        drawn = ax.barh(range(len(bars)), [v - 1 for v in values], left=1, color=colours)
+        for i, (patch, b) in enumerate(zip(drawn, bars, strict=True)):
+            if b.doubtful:  # noisy or taken on a loaded host: drawn, never read as a verdict
                 patch.set_hatch("//")
-        for i, b in enumerate(bars):
-            side = "left" if b.value >= 1 else "right"
             text = f" {b.value:.2f}×{' ?' if b.doubtful else ''} "
-            ax.text(b.value, i, text, va="center", ha=side, fontsize=6)
+            ax.text(
+                b.value, i, text, va="center", ha="left" if b.value >= 1 else "right", fontsize=6
+            )
         span = max(max(values), 1 / min(values), 1.1) * 1.6
         ax.set_xlim(1 / span, span)
         ax.set_yticks(range(len(bars)), [b.label for b in bars], fontsize=7)
@@ -395,7 +382,7 @@ def html_page(
 ) -> str:
     """One self-contained page (charts inlined; `maps`: a chart's image-map areas), the table."""
     maps = maps or {}
-    charts = "".join(
+    figures = "".join(
         f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
         f"{base64.b64encode(open(path, 'rb').read()).decode()}'"
         # a mapped chart at its own size: an image map's areas do not scale with the picture
@@ -422,17 +409,17 @@ def html_page(
         f"<h1>{html_safe(source)}</h1><ul>{facts}</ul><p>{len(rows)} rows, {ok} ok, {noisy} noisy. "
         "Times are per iteration as each row's timing column defines it; bars span p10-p90; noise is "
         "the IQR as a share of the median.</p>"
-        f"<h2>Charts</h2>{charts}<h2>Rows</h2><p>{html_safe(table_note(rows))}</p>{body}</body></html>\n"
+        f"<h2>Charts</h2>{figures}<h2>Rows</h2><p>{html_safe(table_note(rows))}</p>{body}</body></html>\n"
     )
 
 
 def label_sources(read: Sequence[tuple[str, Sequence[Row]]]) -> None:
-    """Rows of several runs or files say which they came from: the run's label, else the file's name,
-    else its path (a run id where one file holds several runs)."""
+    """Rows of several runs or files say which they came from: the run's label, else the file's
+    name, else its path (a run id where one file holds several runs)."""
     if len(read) < 2 and len({r.identity.run_id for _, rows in read for r in rows}) < 2:
         return
     labels: dict[str, str] = {}
-    for run in stored_runs([path for path, _ in read]):
+    for run in charts.stored_runs([path for path, _ in read]):
         labels.update((os.path.abspath(f), run.name or os.path.basename(f)) for f in run.files)
     names = {path: labels.get(os.path.abspath(path), os.path.basename(path)) for path, _ in read}
     if len(set(names.values())) < len(names):  # two files of one name: their paths
@@ -466,7 +453,7 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        return _write_report(path, rows, out_dir, chosen, sample_charts, report_histories(paths))
+        return _write_report(path, rows, out_dir, chosen, sample_charts, paths)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -481,23 +468,23 @@ def _write_report(
     out_dir: str,
     chosen: Sequence[Column] = REPORT,
     sample_charts: bool = False,
-    found: Sequence[History] = (),
+    paths: Sequence[str] = (),
 ) -> dict[str, Any]:
+    found = charts.report_histories(paths)
     roof = os.path.join(out_dir, "roofline.png")
-    charted = drawable(rows)
+    charted = charts.drawable(rows)
     counts = {
         roof: roofline(charted, roof),
         **sweeps(charted, out_dir),
         **speedup_charts(charted, out_dir),
-        **time_series(charted, out_dir, sample_charts),
+        **charts.time_series(charted, out_dir, sample_charts),
     }
     maps, steps = {}, ""
     if found:  # the runs span commits: each case's history, its steps in the summary
-        drawn, points, areas = chart(found, out_dir)
-        counts[drawn], maps[drawn] = points, hover_areas(areas)
-        steps = "\n## History (median per run, in commit order)\n\n" + history_text(
-            found, "markdown"
-        )
+        drawn, points, areas = charts.history_chart(found, out_dir)
+        counts[drawn], maps[drawn] = points, areas
+        table = history_text(found, "markdown")
+        steps = f"\n## History (median per run, in commit order)\n\n{table}"
     summary = os.path.join(out_dir, "summary.md")
     text = (
         f"# Results: {markdown_safe(path)}\n\n"

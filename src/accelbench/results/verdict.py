@@ -1,6 +1,6 @@
-"""One verdict for every comparison of two rows of a case (`compare`, `table()`, the pytest gate, `ab`):
-slower or faster only when the ratio's whole interval lies beyond the threshold and beyond what the
-rows' differing conditions can explain (docs/method.md, "Verdicts", says why)."""
+"""One verdict for every comparison of two rows of a case (`compare`, `table()`, the pytest gate,
+`ab`): slower or faster only when the ratio's whole interval lies beyond the threshold and beyond
+what the rows' differing conditions can explain (docs/method.md, "Verdicts", says why)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class Host(NamedTuple):
 
     @property
     def most(self) -> float:
-        """The most contention can have stretched the time (a runnable thread gets 1/L of a core)."""
+        """The most contention can have stretched the time (a thread gets 1/L of a core)."""
         return max(1.0, self.load, self.stretch or 1.0)
 
 
@@ -120,7 +120,7 @@ def _shown(value: Any) -> str:
 @dataclass(frozen=True)
 class Condition:
     """One condition two rows were taken under: whether their values are `material` to a verdict,
-    how far they can stretch the ratio (`bound`: slower, faster), and whether both had it `alike`."""
+    how far they can stretch the ratio (`bound`: slower, faster), whether both had it `alike`."""
 
     name: str
     value: Callable[[Row], Any]
@@ -141,7 +141,7 @@ class Condition:
 
 
 class Found(NamedTuple):
-    """A condition that matters to a pair (two loaded hosts do not differ, but still bound the ratio)."""
+    """A condition that matters to a pair (two loaded hosts do not differ, yet bound the ratio)."""
 
     text: str
     slower: float
@@ -259,8 +259,8 @@ def judge(
     interval: tuple[float, float] | None = None,
     evidence: Evidence = Evidence.SAMPLES,
 ) -> Judgement:
-    """The candidate `b` against the baseline `a`, from the ratio's 95% `interval` (else the p10-p90
-    columns) widened by the most the differing conditions can stretch it (none for paired rounds)."""
+    """The candidate `b` against the baseline `a`, from the ratio's 95% `interval` (else p10-p90)
+    widened by the most the differing conditions can stretch it (none for paired rounds)."""
     if (gone := lost(a, b)) is not None:
         return Judgement(gone)
     assert b is not None
