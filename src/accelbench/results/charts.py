@@ -36,11 +36,9 @@ def save_figure(fig: Any, path: str, **options: Any) -> None:
 
 def dimensions(op: str, params: OpParams) -> tuple[str, ...]:
     spec = all_specs().get(op)  # an op this version no longer has: any integer parameter may do
-    return (
-        spec.dimensions
-        if spec
-        else tuple(n for n, v in params.as_dict().items() if isinstance(v, int))
-    )
+    if spec:
+        return spec.dimensions
+    return tuple(n for n, v in params.as_dict().items() if isinstance(v, int))
 
 
 LARGEST = 1e30  # past it a scale's arithmetic overflows (a ratio, a square); no measurement is that

@@ -64,8 +64,7 @@ class CaseKey(NamedTuple):
     backend: str
     implementation: str
     params: tuple[tuple[str, Any], ...]  # sorted by name: the same case whatever the column order
-    # the run settings declared `compared` (cache, cadence, ...): a cold-cache row is never paired
-    # with a warm one
+    # the run settings declared `compared` (cache, ...): a cold-cache row never pairs a warm one
     settings: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
@@ -181,8 +180,7 @@ def _match(rows: list[Row]) -> Row | None:
     return rows[0] if len(rows) == 1 else None
 
 
-# grouping by one of these compares implementations that belong to it: the implementation is part of
-# the side (torch:eager, torch:compile), not of the case
+# grouped by these, the implementation is part of the side (torch:eager), not of the case
 SIDE_WITH_IMPLEMENTATION = frozenset(("backend",))
 
 

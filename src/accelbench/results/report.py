@@ -182,8 +182,7 @@ def _sweep(op: str, mine: list[Row]) -> Sweep | None:
             low, high = value * median / slow, value * median / fast
             # rates at the p90 and p10 times: never past the median's own by a rounding error
             lines[label].append((x, value, max(0.0, value - low), max(0.0, high - value)))
-    # a "sweep" whose every series is one point is a list of unrelated shapes (the llama layers):
-    # joining them would draw a line that means nothing
+    # series of one point each are unrelated shapes (the llama layers): no line may join them
     kept = {k: sorted(v) for k, v in lines.items() if len(v) > 1}
     return Sweep(axis, metric, kept, {k: sorted(times[k]) for k in kept}) if kept else None
 

@@ -201,8 +201,7 @@ CONDITIONS: tuple[Condition, ...] = (
         lambda a, b: bool(a.differences(b)),
         described=lambda name, a, b: f"{name} {'; '.join(a.differences(b))}",
     ),
-    # the run settings `compare` pairs rows on (thread_count, cache, timer, ...): rows told apart by
-    # nothing else are paired all the same, and say which settings differ
+    # the run settings `compare` pairs on: rows told apart by nothing else pair, saying which differ
     Condition("settings", condition_values, described=_settings_apart),
 )
 
