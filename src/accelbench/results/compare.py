@@ -348,10 +348,9 @@ def rows_of(
     return rows
 
 
-def check_threshold(threshold: float, key: str = "--threshold") -> float:
+def check_threshold(threshold: float, key: str = "--threshold") -> None:
     if not math.isfinite(threshold) or threshold < 0:
         raise UserError(f"must be a finite number >= 0, got {threshold}", key=key)
-    return threshold
 
 
 def run_compare(

@@ -122,10 +122,8 @@ def roofline(rows: Sequence[Row], path: str) -> int:
         _scatter(ax, points)
     roofs = _roofs(ax, rows, points)
     known = any(r.roofline.peak_tflop_per_s for r in points)
-    ax.set(
-        xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte, from the op's models)"
-    )
-    ax.set_ylabel("achieved TFLOP/s (median)")
+    ax.set(xscale="log", yscale="log", ylabel="achieved TFLOP/s (median)")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte, from the op's models)")
     ax.set_title("roofline" + ("" if known else " (device peaks unknown: no ceilings drawn)"))
     ax.grid(True, which="both", alpha=0.3)
     if points or roofs:
@@ -215,8 +213,7 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
             ax.set(xlabel=sweep.axis, ylabel=ylabel)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-        left.set_yscale("log")
-        left.set_title(f"{op}: latency over {sweep.axis} (bars: p10-p90)")
+        left.set(yscale="log", title=f"{op}: latency over {sweep.axis} (bars: p10-p90)")
         right.set_title(f"{op}: {sweep.metric} over {sweep.axis}")
         fig.tight_layout()
         path = os.path.join(out_dir, f"sweep_{portable_name(op)}.png")
@@ -435,13 +432,13 @@ def run_report(
     columns: Sequence[str] = (),
     sort: str | None = None,
     sample_charts: bool = False,
-) -> dict[str, Any]:
+) -> None:
     chosen = choose(columns, REPORT)
     # a foreign or broken file is refused before anything
     read = [(path, rows_of(path, series="all")) for path in paths]
     label_sources(read)
     rows = sort_rows([r for _, found in read for r in found], sort)
-    path = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
+    title = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
     key = f"--output-dir '{out_dir}'"
     if not out_dir.strip():
         raise UserError("names no folder", key=key)
@@ -452,7 +449,7 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        return _write_report(path, rows, out_dir, chosen, sample_charts, paths)
+        _write_report(title, rows, out_dir, chosen, sample_charts, paths)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -462,13 +459,13 @@ def run_report(
 
 
 def _write_report(
-    path: str,
+    title: str,
     rows: list[Row],
     out_dir: str,
     chosen: Sequence[Column] = REPORT,
     sample_charts: bool = False,
     paths: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> None:
     found = charts.report_histories(paths)
     roof = os.path.join(out_dir, "roofline.png")
     charted = charts.drawable(rows)
@@ -486,7 +483,7 @@ def _write_report(
         steps = f"\n## History (median per run, in commit order)\n\n{table}"
     summary = os.path.join(out_dir, "summary.md")
     text = (
-        f"# Results: {markdown_safe(path)}\n\n"
+        f"# Results: {markdown_safe(title)}\n\n"
         + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
         + "\n"
         + markdown(rows, chosen)
@@ -496,9 +493,8 @@ def _write_report(
     )
     write_atomically(summary, lambda f: f.write(text))
     page = os.path.join(out_dir, "report.html")
-    write_atomically(page, lambda f: f.write(html_page(path, rows, counts, chosen, maps)))
+    write_atomically(page, lambda f: f.write(html_page(title, rows, counts, chosen, maps)))
     for p, n in counts.items():
         print(f"{p}: {n} points")
     print(summary)
     print(page)
-    return counts
