@@ -147,8 +147,7 @@ def report_histories(paths: Sequence[str]) -> list[History]:
 
 
 def history_chart(found: Sequence[History], out_dir: str) -> tuple[str, int, str]:
-    """history.png of the first PER_CHART cases: its path, the points drawn, and its image map's
-    areas, which name each point on hover."""
+    """history.png of the first PER_CHART cases: its path, its points, its image map's areas."""
     cases = list(found[:PER_CHART])
     rows = math.ceil(len(cases) / COLUMNS)
     cols = min(COLUMNS, len(cases))

@@ -115,9 +115,8 @@ def _rounds(report: Report) -> bool:
 
 
 def _head(report: Report) -> list[str]:
-    a, b = report.labels
     rounds = ["rounds"] if _rounds(report) else []
-    return ["case", a, b, "ratio", "95% interval", "evidence", *rounds, "verdict"]
+    return ["case", *report.labels, "ratio", "95% interval", "evidence", *rounds, "verdict"]
 
 
 def _grid_rows(grid: Grid) -> list[list[str]]:

@@ -124,9 +124,7 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
         order = [p.name for p in spec.params] if spec else sorted(shown)
         names = [n for n in order if n in shown and n not in named]
         settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]
-        keys = (
-            [*names, *varying([rows[i] for i in members], settings)] if len(members) > 1 else names
-        )
+        keys = names + (varying([rows[i] for i in members], settings) if len(members) > 1 else [])
         for i in members:
             values = ((k, value_of(rows[i], k)) for k in keys)
             out[i] = " ".join(f"{k}={v}" for k, v in values if v not in (None, ""))

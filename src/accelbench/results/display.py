@@ -29,8 +29,7 @@ KERNEL_CHARS = 48
 
 
 def readable_kernel(name: str) -> str:
-    name = HASH.sub("…", name)
-    name = re.sub(r"<[^<>]*>", "<…>", name)
+    name = re.sub(r"<[^<>]*>", "<…>", HASH.sub("…", name))
     return name if len(name) <= KERNEL_CHARS else name[: KERNEL_CHARS - 1] + "…"
 
 
@@ -59,9 +58,7 @@ def peak_pct(row: Row) -> float | None:
 
 def noise(row: Row) -> str:
     ratio = row.stats.iqr_over_median_ratio
-    if ratio is None:
-        return ""
-    return f"{100 * ratio:.0f}%" + (" noisy" if row.stats.noisy else "")
+    return "" if ratio is None else f"{100 * ratio:.0f}%" + " noisy" * bool(row.stats.noisy)
 
 
 def spread(row: Row) -> str:
@@ -235,8 +232,7 @@ FORMATS = ("table", "csv", "json", "markdown")
 
 
 def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
-    """`--format csv|json|markdown`: CSV and JSON hold numbers under the results files' names,
-    Markdown the table's display cells."""
+    """`--format csv|json|markdown` (CSV and JSON hold numbers, under the results files' names)."""
     params = distinguishing(rows)
     chosen, grid = cells(rows, columns)
     if fmt in ("json", "csv"):

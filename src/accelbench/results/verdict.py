@@ -79,8 +79,7 @@ def host_timed(row: Row) -> bool:
 
 
 class Host(NamedTuple):
-    """What the host's other work can have done to a host-timed row: its load per core, and the
-    stretch its timed loop shows (wall over wall less its wait for a CPU, per thread)."""
+    """A host-timed row's load per core, and its loop's stretch (wall over wall less CPU wait)."""
 
     load: float
     # None: not recorded (a row of an older version, a host without schedstat)
