@@ -147,7 +147,7 @@ def summary(path: str) -> dict[str, object]:
         cases = [_local(c, folder) for c in _picked(planned)]
         for kind, platform in DEVICES:
             with tempfile.TemporaryDirectory() as tmp, _inside(tmp):
-                context = RunContext(options, str(ROOT / path), loaded.dialect, tuple(cases), "r")
+                context = RunContext(options, tuple(cases))
                 sinks = open_sinks(context)
                 rows = _rows(cases, kind, platform)
                 for case, row in rows:

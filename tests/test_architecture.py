@@ -385,7 +385,6 @@ def test_no_package_imports_one_above_it():
 COLUMN_HOMES = (
     "results/records.py",
     "results/row_builder.py",
-    "results/row_reader.py",
     "results/roofline.py",
     "results/columns.py",
     "results/column_docs.py",

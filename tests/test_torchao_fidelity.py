@@ -130,7 +130,7 @@ def test_the_runners_csv_has_its_columns_and_name(every_recipe):
 
 def test_the_runners_csv_never_replaces_a_file(tmp_path):
     from accelbench.dialects.torchao.runner import write_runner_csvs
-    from accelbench.results.row_reader import RowReader
+    from accelbench.results.reading import RowReader
 
     row = {
         "op": "torchao_inference",
@@ -148,22 +148,7 @@ def test_the_runners_csv_never_replaces_a_file(tmp_path):
         "enable_memory_profiler": False,
     }
     record = {k: str(v) for k, v in row.items()}
-    (typed,) = RowReader(
-        list(record),
-        [
-            "m",
-            "k",
-            "n",
-            "high_precision_dtype",
-            "compile_mode",
-            "device",
-            "enable_profiler",
-            "enable_memory_profiler",
-            "output_dir",
-            "recipe",
-            "model_type",
-        ],
-    ).rows([list(record.values())])
+    (typed,) = RowReader(list(record)).rows([list(record.values())])
     first = write_runner_csvs([typed], now=0)
     second = write_runner_csvs([typed], now=0)
     assert first != second and all(map(lambda p: open(p).read(), first + second))

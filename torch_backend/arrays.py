@@ -51,7 +51,6 @@ def prepare_arrays(case: Case, build: Builder) -> Prepared:
     if device.type == "cuda":
         check_fits(spec, case, torch.cuda.get_device_properties(device).total_memory)
     hosts = host_sets(spec, case)
-    host = hosts[0]
     rotation = Rotation([[to_torch(h[name], device) for name in h] for h in hosts])
     fn, label = build(case.params, device)
 
@@ -83,7 +82,7 @@ def prepare_arrays(case: Case, build: Builder) -> Prepared:
         sync=sync,
         check=check_every_set(hosts, rotation, run, sync, check_one),
         input_sets=len(hosts),
-        digest=lambda out: digest_rows(spec, case.params, host, lambda n, r: fetch(out, n, r)),
+        digest=lambda out: digest_rows(spec, case.params, hosts[0], lambda n, r: fetch(out, n, r)),
         implementation=label,
         compile_s=compile_s,
         device=device,
@@ -93,8 +92,7 @@ def prepare_arrays(case: Case, build: Builder) -> Prepared:
 
 @dataclass(frozen=True)
 class ArrayOp:
-    """A compute op's torch implementation made from its builder, which it keeps: what a reader that
-    wants the function itself (a test tracing the compiled twin) asks the catalogue for."""
+    """A compute op's torch implementation, keeping its builder for readers of the function."""
 
     build: Builder
 

@@ -14,13 +14,10 @@ from accelbench.catalogue import Headline, PreparedImplementation, get_spec, imp
 from accelbench.core.case import Case
 from accelbench.core.types import DeviceInfo, Measurement
 from accelbench.measure.procedure import measure
-from accelbench.measure.timers import Timer, get_timer, keep_busy, timer_name
+from accelbench.measure.timers import Described, Timer, get_timer, keep_busy, timer_name
 from accelbench.platform.environment import cpu_name
-from torch_backend.timing import ready, traced_wall, with_host_ops
-
-
-def default_device() -> torch.device:
-    return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
+from torch_backend.devices import default_device
+from torch_backend.timing import host_op_breakdown, ready, traced_wall
 
 
 def warm_gpu() -> None:
@@ -65,13 +62,15 @@ class TorchBackend:
         """The case's timer, made (with what it needs: `ready`) before the case's clock starts."""
         platform_name = "gpu" if device.type == "cuda" else "cpu"
         name = timer_name(self.name, platform_name, case.run.timer)
-        if device.type != "cuda" and name == "wall" and case.outputs.trace_dir:
-            return with_host_ops(traced_wall(case))  # no device clock: keep the trace asked for
-        timer = get_timer(self.name, name, case)
-        if device.type != "cuda":
-            return with_host_ops(timer)
-        ready(case, device)
-        return timer
+        if device.type == "cuda":
+            timer = get_timer(self.name, name, case)
+            ready(case, device)
+            return timer
+        # a host timer's rows name the ops that took the time (device timers name kernels)
+        traced = name == "wall" and case.outputs.trace_dir  # no device clock: the trace asked for
+        return Described(
+            traced_wall(case) if traced else get_timer(self.name, name, case), host_op_breakdown
+        )
 
     def measure(self, case: Case) -> Measurement:
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:  # a process per device

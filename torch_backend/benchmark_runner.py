@@ -1,7 +1,5 @@
-"""torchao's entry point, kept for its users: python -m torch_backend.benchmark_runner --config FILE.
-
-Same as `microbench run --config FILE` (every `run` option works).
-"""
+"""torchao's entry point, kept for its users: python -m torch_backend.benchmark_runner --config FILE
+is `microbench run --config FILE` (every `run` option works)."""
 
 import sys
 

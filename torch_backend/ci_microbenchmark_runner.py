@@ -1,8 +1,5 @@
-"""torchao's CI dashboard runner, kept for its users:
-python -m torch_backend.ci_microbenchmark_runner --config FILE --output benchmark_results.json
-
-Same as `microbench dashboard --config FILE --output JSON` (every `run` option works).
-"""
+"""torchao's CI dashboard runner, for its users: `python -m torch_backend.ci_microbenchmark_runner
+--config FILE --output JSON` is `microbench dashboard` with them (every `run` option works)."""
 
 import sys
 

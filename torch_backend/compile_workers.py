@@ -56,8 +56,7 @@ def setup(cases: Sequence[Any]) -> None:
 
 
 def teardown() -> None:
-    """After the run's last case: the pool, if one was started, shut down now rather than waited on
-    at the interpreter's exit."""
+    """After the run's last case: the compile pool, if any, shut down now, not at exit."""
     pool = sys.modules.get("torch._inductor.async_compile")
     shutdown = getattr(pool, "shutdown_compile_workers", None)
     if shutdown is not None:

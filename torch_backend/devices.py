@@ -33,6 +33,11 @@ def resolve_device(requested: str) -> Any:
     return torch.device("cpu")
 
 
+def default_device(index: int = 0) -> Any:
+    """GPU `index` where there are GPUs, else the CPU."""
+    return torch.device("cuda", index) if torch.cuda.is_available() else torch.device("cpu")
+
+
 def capability(device: Any) -> tuple[int, int]:
     """The CUDA compute capability (SM major, minor); (0, 0) for any other device."""
     return torch.cuda.get_device_capability(device) if device.type == "cuda" else (0, 0)
@@ -60,8 +65,7 @@ class PeakMemory:
 
 
 def memory_peaks(call: Callable[[], Any], device: Any) -> PeakMemory | None:
-    """Peak allocation and reservation during one call (the cache emptied first, so the call's
-    reservations show); CUDA only, None elsewhere."""
+    """Peak allocation and reservation over one call, the cache emptied first (None off CUDA)."""
     if device.type != "cuda":
         return None
     torch.cuda.synchronize(device)

@@ -31,6 +31,7 @@ from accelbench.ops.collectives import (
 )
 from accelbench.platform import processes
 from accelbench.platform.backends import BACKENDS
+from torch_backend.devices import default_device
 
 # a rank gone quiet this long fails the case rather than hanging the run
 TIMEOUT = timedelta(minutes=5)
@@ -45,10 +46,6 @@ class Outcome:
     timing: Timing | None = None
     check: CheckResult | None = None
     failure: tuple[Status, str] | None = None
-
-
-def device_for(rank: int) -> torch.device:
-    return torch.device("cuda", rank) if torch.cuda.is_available() else torch.device("cpu")
 
 
 def world_size(case: Case) -> int:
@@ -75,7 +72,7 @@ def process_group(members: list[list[int]], mine: list[int]) -> Any:
 
 def _largest(value: float, group: Any = None) -> float:
     """The largest of the group's values (`Prepared.agree`: each round's size, whether to go on)."""
-    held = torch.tensor([value], dtype=torch.float64, device=device_for(dist.get_rank()))
+    held = torch.tensor([value], dtype=torch.float64, device=default_device(dist.get_rank()))
     dist.all_reduce(held, op=dist.ReduceOp.MAX, group=group)
     return float(held.item())
 
@@ -86,8 +83,7 @@ def _agree(ok: bool, group: Any = None) -> bool:
 
 
 def agreed_check(prepared: Prepared, group: Any) -> Prepared:
-    """The rank's check, then agreement within its group: a wrong result stops every member; and
-    the group's timing decisions made together (`Prepared.agree`)."""
+    """The rank's check and timing decisions (`Prepared.agree`) agreed within its group."""
     prepared = replace(prepared, agree=lambda value: _largest(value, group))
     check = prepared.check
     if check is None:
@@ -127,7 +123,7 @@ def run_rank(backend: Any, case: Case) -> Outcome:
         return Outcome(rank, failure=failure or (Status.ERROR, NOT_BUILT))
     assert prepared is not None
     try:
-        device = prepared.device if prepared.device is not None else device_for(rank)
+        device = prepared.device if prepared.device is not None else default_device(rank)
         m = measure(case, prepared, backend.timer(case, device), backend.device_info_for(device))
     except CaseFailure as caught:
         return Outcome(rank, failure=(caught.status, caught.reason))
@@ -216,8 +212,7 @@ def ranks_for(world: int) -> Ranks:
     """The run's ranks, started again only when a case needs another world size."""
     global _ranks
     if _ranks is not None and _ranks.world != world:
-        _ranks.close()
-        _ranks = None
+        _close()
     if _ranks is None:
         _ranks = Ranks(world)
         atexit.register(_close)
@@ -247,11 +242,11 @@ def _drop_first(outcome: Outcome) -> Outcome:
 
 
 def measure_ranks(backend: Any, case: Case) -> Measurement:
-    """Every rank measures the case; rank 0 merges: per-rank samples, the slowest rank per iteration as
-    headline, the worst check."""
+    """Every rank measures the case; rank 0 merges: the slowest rank per iteration, the worst check."""
     if not processes.primary():
         raise unsupported("the torch.distributed ranks are started by process 0 of the job")
-    if lone := lone_group(case.op, params_of(case, CollectiveParams)):
+    p = params_of(case, CollectiveParams)
+    if lone := lone_group(case.op, p):
         raise unsupported(lone)
     world = world_size(case)
     if torch.cuda.is_available() and world > torch.cuda.device_count():
@@ -279,14 +274,11 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     checks = [o.check for o in timed if o.check]
     worst = max((c.max_rel_error_ratio or 0.0 for c in checks), default=None)
     check = replace(checks[0], max_rel_error_ratio=worst) if checks else CheckResult("off", "off")
-    device = device_for(0)
     return Measurement(
         timing=merged,
-        device=replace(backend.device_info_for(device), count=world),
+        device=replace(backend.device_info_for(default_device()), count=world),
         check=check,
         implementation=f"torch.distributed:{dist.get_backend() if dist.is_initialized() else ''}",
         # one device per rank: each its own chip, and each rank its own process
-        extras=extras_for(
-            case.op, params_of(case, CollectiveParams), merged, list(range(world)), processes=world
-        ),
+        extras=extras_for(case.op, p, merged, list(range(world)), processes=world),
     )

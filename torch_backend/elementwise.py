@@ -12,7 +12,8 @@ from typing import Any
 
 from accelbench.catalogue import implementations as registered
 from accelbench.results.writer import write_json_atomically
-from torch_backend.entry import default_device, make_case, run_seed_cases
+from torch_backend.devices import default_device
+from torch_backend.entry import make_case, run_seed_cases
 
 SEED_OPERATIONS = {
     "LayerNorm": ("layernorm",),
@@ -44,7 +45,7 @@ def run_comprehensive_benchmark(
         batch_sizes, sequence_lengths, tensor_dimensions = (32,), (512,), (768,)
     implementations = implementations or tuple(registered("elementwise", "torch"))
     ops = [op for name in operations for op in SEED_OPERATIONS.get(name, (name,))]
-    where = {"dtype": dtype, "device": device or default_device()}
+    where = {"dtype": dtype, "device": device or default_device().type}
     cases = [
         make_case(
             "elementwise",

@@ -9,11 +9,6 @@ from accelbench.core.case import Case, Outputs, RunSettings
 from accelbench.core.options import RunOptions
 from accelbench.results.sinks.seed_json import to_seed_records
 from accelbench.run.session import execute_all
-from torch_backend.backend import default_device as backend_device
-
-
-def default_device() -> str:
-    return backend_device().type
 
 
 def make_case(

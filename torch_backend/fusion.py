@@ -12,7 +12,8 @@ from typing import Any
 
 from accelbench.ops.fusion import ATTENTION_PATTERNS, CONV_PATTERNS, LINEAR_PATTERNS
 from accelbench.results.writer import write_json_atomically
-from torch_backend.entry import default_device, make_case, run_seed_cases
+from torch_backend.devices import default_device
+from torch_backend.entry import make_case, run_seed_cases
 
 Calibrate = Callable[..., list[dict[str, Any]]]
 
@@ -30,7 +31,7 @@ def _family(
         num_warmup: int = 10,
     ) -> list[dict[str, Any]]:
         trials = num_trials or (20 if quick else 100)
-        where = {"dtype": dtype, "device": device or default_device()}
+        where = {"dtype": dtype, "device": device or default_device().type}
         shapes = [
             dict(zip(fields.split(), size, strict=True)) for size in sizes[: 1 if quick else None]
         ]

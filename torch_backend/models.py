@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from collections.abc import Callable
 
 import torch
@@ -16,24 +17,14 @@ MODULES = ("Sigmoid", "ReLU", "LeakyReLU", "ReLU6", "GELU", "SiLU", "Hardswish")
 _ACTIVATION = {name: getattr(nn, module) for name, module in zip(ACTIVATIONS, MODULES, strict=True)}
 
 
-class ToyLinear(nn.Module):
-    def __init__(self, k: int, n: int) -> None:
-        super().__init__()
-        self.linear = nn.Linear(k, n, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear(x)
+def _linear(k: int, n: int) -> nn.Module:
+    # layers named as the rows name their gradients (`linear.weight`)
+    return nn.Sequential(OrderedDict(linear=nn.Linear(k, n, bias=False)))
 
 
-class LNLinearActivation(nn.Module):
-    def __init__(self, k: int, n: int, activation: str) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(k)
-        self.linear = nn.Linear(k, n, bias=False)
-        self.activation = _ACTIVATION[activation]()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.activation(self.linear(self.norm(x)))
+def _ln_linear(k: int, n: int, activation: str) -> nn.Module:
+    layers = OrderedDict(norm=nn.LayerNorm(k), linear=nn.Linear(k, n, bias=False))
+    return nn.Sequential(OrderedDict(layers, activation=_ACTIVATION[activation]()))
 
 
 class TransformerBlock(nn.Module):
@@ -70,12 +61,9 @@ def _transformer_block(k: int, n: int) -> nn.Module:
 
 
 MODELS: dict[str, Callable[[int, int], nn.Module]] = {
-    "linear": ToyLinear,
+    "linear": _linear,
     "transformer_block": _transformer_block,
-    **{
-        f"ln_linear_{act}": functools.partial(LNLinearActivation, activation=act)
-        for act in _ACTIVATION
-    },
+    **{f"ln_linear_{act}": functools.partial(_ln_linear, activation=act) for act in _ACTIVATION},
 }
 
 

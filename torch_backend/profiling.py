@@ -28,8 +28,7 @@ FREED = ("pending", "PyTorch's profiler (its teardown had not run when JAX's pro
 
 @contextlib.contextmanager
 def recording(device: Any) -> Iterator[Any]:
-    """A Kineto session: host operators always, the GPU's kernels on a CUDA device. The profile it
-    yields has `kineto_results` (raw events) and `key_averages()`/`function_events` after the block."""
+    """A Kineto session: host operators always, the GPU's kernels on a CUDA device."""
     from torch.autograd import profiler
 
     on_gpu = device.type == "cuda"
@@ -74,24 +73,19 @@ def raw_events(prof: Any) -> list[Any]:
 
 
 @functools.cache
-def _warmed(device: str) -> float:
-    dev = torch.device(device)
+def warm(device: Any) -> float:
+    """Start the profiler (and CUPTI) once per process and device, outside any case's timing; what a
+    session (start, stop, read) costs from then on."""
     cost = 0.0
     for _ in range(2):  # the first session starts CUPTI; the second costs what every later one will
         start = time.perf_counter()
-        with recording(dev) as prof:
-            x = torch.ones(8, device=dev)
+        with recording(device) as prof:
+            x = torch.ones(8, device=device)
             (x + 1).sum().item()
         raw_events(prof)
         cost = time.perf_counter() - start
         x.sum().item()  # CUDA calls between sessions, as a case's rounds make: Kineto's teardown lands
     return cost
-
-
-def warm(device: Any) -> float:
-    """Start the profiler (and CUPTI) once per process and device, outside any case's timing; what a
-    session (start, stop, read) costs from then on."""
-    return _warmed(str(device))
 
 
 def session_cost() -> float:

@@ -44,23 +44,17 @@ def torchao_version() -> str:
     return str(torchao.__version__)
 
 
-def _where(device: torch.device) -> str:
-    sm = capability(device)
-    return f"cuda SM {sm[0]}.{sm[1]}" if device.type == "cuda" else device.type
-
-
 def needs_sm(target: Target, sm: tuple[int, int], what: str) -> None:
-    if capability(target.device) < sm:
+    if (has := capability(target.device)) < sm:
+        where = f"cuda SM {has[0]}.{has[1]}" if target.device.type == "cuda" else target.device.type
         raise unsupported(
-            f"{target.recipe} needs a CUDA GPU with {what} (SM {sm[0]}.{sm[1]}+), "
-            f"this is {_where(target.device)}"
+            f"{target.recipe} needs a CUDA GPU with {what} (SM {sm[0]}.{sm[1]}+), this is {where}"
         )
 
 
 @dataclass(frozen=True)
 class Removal:
-    """What torchao removed, where (the pull request that deleted it, and when it merged) and what
-    took its place, as a row of a removed recipe says it."""
+    """What torchao removed, by which pull request (and when), and what took its place."""
 
     what: str
     removed_by: str = ""  # "pytorch/ao#3520 (merged 2025-12)"
@@ -83,12 +77,10 @@ def needs_package(target: Target, module: str, install: str) -> None:
         raise unsupported(f"{target.recipe} needs the {module} package ({install}), not installed")
 
 
-def _has_field(config: type, name: str) -> bool:
-    return any(f.name == name for f in fields(config))
-
-
 def _int8dq_prefill(tq: Any, match: re.Match[str], target: Target) -> Any:
-    if not _has_field(tq.Int8DynamicActivationInt8WeightConfig, "weight_only_decode"):
+    if "weight_only_decode" not in {
+        f.name for f in fields(tq.Int8DynamicActivationInt8WeightConfig)
+    }:
         raise unsupported(
             f"torchao {torchao_version()}'s Int8DynamicActivationInt8WeightConfig has no weight_only_decode"
         )
@@ -247,13 +239,16 @@ INT8_NO_2_4 = _no_2_4(
 )
 
 
-def _group_of(at: int, per_channel_below: int = 1) -> Callable[[re.Match[str]], int | None]:
-    """A group size read from the name's group `at` (per channel, no group scales, below 1)."""
-    return lambda m: int(m.group(at)) if int(m.group(at)) >= per_channel_below else None
-
-
-def _bits_of(at: int) -> Callable[[re.Match[str], int], float]:
-    return lambda m, hp: int(m.group(at))
+def _numbers(group_at: int, bits_at: int | None = None) -> dict[str, Any]:
+    """A parameterised name's group size (per channel, no group scales, below 1) and weight bits, read
+    from its pattern's groups."""
+    read: dict[str, Any] = {
+        "group": lambda m: int(m.group(group_at)) if int(m.group(group_at)) >= 1 else None,
+        "group_at": group_at,
+    }
+    if bits_at is not None:
+        read |= {"bits": lambda m, hp: int(m.group(bits_at)), "bits_at": bits_at}
+    return read
 
 
 FLOAT8DQ = Recipe(
@@ -318,10 +313,7 @@ for _recipe in (
         "int8_dynamic_activation_intx_weight",
         r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+)(?:-(.*))?",
         ("int8_dynamic_activation_intx_weight-4-32-asym",),
-        bits=_bits_of(1),
-        group=_group_of(2),
-        bits_at=1,
-        group_at=2,
+        **_numbers(group_at=2, bits_at=1),
         groups=(-1, 0, *GROUP_SIZES),  # -1 and 0 both mean per channel
         config="Int8DynamicActivationIntxWeightConfig(opaque_torchao_auto)",
         needs="high_precision_dtype float32 (CPU kernels)",
@@ -352,8 +344,7 @@ for _recipe in (
         r"int4wo-(\d+)(-hqq)?(?:-(plain|preshuffled|plain_int32|tile_packed_to_4d))?",
         ("int4wo-128", "int4wo-128-hqq", "int4wo-128-plain", "int4wo-128-preshuffled"),
         bits=lambda m, hp: 4,
-        group=_group_of(1),
-        group_at=1,
+        **_numbers(group_at=1),
         config="Int4WeightOnlyConfig(group_size, int4_packing_format)",
         needs="CUDA; plain and preshuffled: the mslk package",
         doc="int4 grouped weights (tinygemm or HQQ parameters) in the named packing",
@@ -363,10 +354,7 @@ for _recipe in (
         "gemlitewo",
         r"gemlitewo-(4|8)-(\d+)",
         ("gemlitewo-4-64",),
-        bits=_bits_of(1),
-        group=_group_of(2),
-        bits_at=1,
-        group_at=2,
+        **_numbers(group_at=2, bits_at=1),
         config="prototype UIntxWeightOnlyConfig(bit_width, group_size) (before pytorch/ao#4144: "
         "GemliteUIntXWeightOnlyConfig)",
         needs="the gemlite package; CUDA; fp16 or bf16",
@@ -403,10 +391,7 @@ for _recipe in (
         "uintx",
         r"uintx-(\d+)-(\d+)(-hqq)?",
         ("uintx-4-64",),
-        bits=_bits_of(1),
-        group=_group_of(2),
-        bits_at=1,
-        group_at=2,
+        **_numbers(group_at=2, bits_at=1),
         config="IntxWeightOnlyConfig(ASYMMETRIC, PerGroup)",
         needs="k a multiple of the group",
         doc="b-bit asymmetric grouped weights",
@@ -451,8 +436,7 @@ SPARSE_MAKERS: dict[str, Callable[[Any, Target], Any]] = {
 
 
 def torchao_config(target: Target, sparsity: str = "none") -> Any | None:
-    """The torchao config for a recipe and sparsity (None: the plain baseline), or an `unsupported`
-    CaseFailure saying why there is none here."""
+    """The torchao config of a recipe and sparsity (None: the plain baseline), or `unsupported`."""
     if target.recipe == BASELINE and sparsity == "none":
         return None
     try:

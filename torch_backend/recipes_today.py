@@ -146,8 +146,7 @@ def _per(group: int) -> Any:
 
 
 def _mx_pair(name: str, element: str, bits: int, peak: str) -> tuple[Recipe, Recipe]:
-    """An MX format's recipe on Blackwell-class tensor cores, and its emulated twin (any device: the
-    format's accuracy, not its speed), one 8-bit scale per 32 elements."""
+    """An MX format's recipe on Blackwell-class tensor cores, and its emulated twin (any device)."""
     shared = dict(bits=_element_bits(bits), group=_per(32), scale_bits=8)
     config = f"MXDynamicActivationMXWeightConfig({element}"
     return (

@@ -8,7 +8,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from accelbench.errors import unsupported
+from accelbench.errors import unsupported, wrong_result
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import torch
 
@@ -19,7 +19,7 @@ def _torch_dtypes() -> dict[str, Any]:
     return {name: getattr(torch, name) for name in names}
 
 
-_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32}
+_BITS = {1: np.uint8, 2: np.int16}  # raw bits by itemsize (torch reads no uint16 from numpy)
 
 
 def torch_dtype(name: str) -> Any:
@@ -35,9 +35,7 @@ def to_torch(array: np.ndarray, device: Any) -> Any:
     # always a copy: a tensor aliasing the host array would let in-place ops corrupt the reference inputs
     if name in ("float32", "float16", "int8"):
         return torch.from_numpy(np.ascontiguousarray(array)).to(device, copy=True)
-    raw = np.ascontiguousarray(array).view(_BITS[array.dtype.itemsize * 8])
-    if raw.dtype == np.uint16:
-        raw = raw.view(np.int16)
+    raw = np.ascontiguousarray(array).view(_BITS[array.dtype.itemsize])
     return torch.from_numpy(raw).view(target).to(device, copy=True)
 
 
@@ -69,6 +67,13 @@ def to_numpy(tensor: Any) -> np.ndarray:
     }[t.dtype]
     bits = t.view(torch.int16 if t.element_size() == 2 else torch.uint8).numpy()
     return bits.view(numpy_type)
+
+
+def within(err: float, tol: float, differs: str) -> float:
+    """`err`, or `wrong_result` saying what `differs` past the tolerance."""
+    if not err <= tol:
+        raise wrong_result(f"{differs}: relative error {err:.3g} > {tol:.3g}")
+    return err
 
 
 def relative_error(actual: Any, expected: Any) -> float:

@@ -50,16 +50,13 @@ ITERATION = "mb::iteration"
 FLUSH = "mb::flush"  # the cache flush's range: kernels launched in it are the harness's
 EVENT_RECORD = "cudaEventRecord"  # the timer's events around the call bound what the call did
 ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device timeline
-# iterations captured in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
-GRAPH_UNROLL = 20
-KERNEL_DEVICE_TYPES = ("CUDA",)  # the DeviceType members whose events are kernels
+GRAPH_UNROLL = 20  # iterations in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
 Flush = Callable[[], None]
 RUNTIME_CALL = re.compile(r"^(cuda|cu|hip)[A-Z]")  # CUDA's (HIP's) runtime and driver calls by name
 
 
 class L2Flush:
-    """One per device for the process (`flusher`): made before the first case's clock starts. Its
-    buffer is twice the L2: zeroing it evicts the op's data from L2."""
+    """One per device for the process, made before the first case's clock starts (`ready`)."""
 
     def __init__(self, device: Any) -> None:
         self.device = device
@@ -97,17 +94,15 @@ def _device(prepared: Prepared) -> Any:
     return prepared.device or torch.device("cuda", torch.cuda.current_device())
 
 
-def _named(label: str | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
-    """Each iteration's context: the case's name as an NVTX range (what Nsight Systems and Compute
-    show), inside `window` where one is given (the profiler's iteration range)."""
-
-    nvtx = label if label and _nvtx_works() else None
+def _named(case: Case | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
+    """Each iteration's context: the case's label as an NVTX range (for Nsight), inside `window`."""
+    nvtx = case.label if case is not None and _nvtx_works() else None
 
     @contextlib.contextmanager
     def both() -> Iterator[None]:
-        with window() if window else contextlib.nullcontext():
-            with torch.cuda.nvtx.range(nvtx) if nvtx else contextlib.nullcontext():
-                yield
+        outer = window() if window else contextlib.nullcontext()
+        with outer, torch.cuda.nvtx.range(nvtx) if nvtx else contextlib.nullcontext():
+            yield
 
     return both
 
@@ -131,9 +126,8 @@ def _event_loop(
     sustained: bool = False,
     flush_range: Callable[[], Any] = contextlib.nullcontext,
 ) -> tuple[list[float], list[float]]:
-    """n iterations, each: flush (inside `flush_range`), then events around the call; blocked, each
-    waits for its outputs; sustained, all queued back to back, one wait at the end, the GPU never idle.
-    (event times, host wall times) in seconds; sustained wall times are the loop's mean."""
+    """(event times, host wall times) in seconds of n iterations. Blocked, each waits for its
+    outputs; sustained, all are queued back to back, one wait at the end (wall: the loop's mean)."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     wall: list[float] = []
@@ -144,18 +138,14 @@ def _event_loop(
             interrupt.check()
             with flush_range():
                 queue_flush()
-            context = window() if window else None
-            if context is not None:
-                context.__enter__()
-            t0 = time.perf_counter()
-            starts[i].record()
-            out = prepared.call()
-            ends[i].record()
-            if not sustained:  # sustained: the allocator frees in stream order; nothing kept
-                prepared.sync(out)
-                wall.append(time.perf_counter() - t0)
-            if context is not None:
-                context.__exit__(None, None, None)
+            with window() if window else contextlib.nullcontext():
+                t0 = time.perf_counter()
+                starts[i].record()
+                out = prepared.call()
+                ends[i].record()
+                if not sustained:  # sustained: the allocator frees in stream order; nothing kept
+                    prepared.sync(out)
+                    wall.append(time.perf_counter() - t0)
             del out
         torch.cuda.synchronize()
         if sustained:
@@ -163,39 +153,25 @@ def _event_loop(
     return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)], wall
 
 
-def cuda_events(
-    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
-) -> Timing:
+def cuda_events(prepared: Prepared, n: int, flush: Flush, sustained: bool, case: Case) -> Timing:
     """Launch-inclusive time of each iteration between two CUDA events."""
-    with torch.cuda.device(_device(prepared)):
-        warm_up(prepared, warmup)
-        samples, wall = _event_loop(prepared, n, flush, _named(_label(case)), sustained=sustained)
+    samples, wall = _event_loop(prepared, n, flush, _named(case), sustained=sustained)
     return Timing(
         samples_s=samples, source="cuda_events", wall_samples_s=wall, launch_samples_s=list(samples)
     )
 
 
-def _label(case: Case | None) -> str | None:
-    """The name an iteration's NVTX range and trace step carry: the case's label."""
-    return case.label if case is not None else None
-
-
 def traced_wall(case: Case) -> Timer:
-    """A CPU has no device clock: the timed loop's wall times, with the loop kept as a Kineto trace
-    (each iteration a range named after the case) where the case keeps traces."""
+    """A CPU has no device clock: the timed loop's wall times, kept as a Kineto trace."""
     from torch.autograd.profiler import record_function
 
     def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
         warm_up(prepared, warmup)
         device = prepared.device if prepared.device is not None else torch.device("cpu")
-        flush = Metered(flusher(case, device))
+        flush, sustained = Metered(flusher(case, device)), case.run.cadence == "sustained"
         with profiling.recording(device) as prof:
             wall = timed_iterations(
-                prepared,
-                n,
-                flush,
-                case.run.cadence == "sustained",
-                lambda i: record_function(case.label),
+                prepared, n, flush, sustained, lambda i: record_function(case.label)
             )
         session = trace_session_dir(case)
         profiling.keep(prof, session)
@@ -228,12 +204,10 @@ class Kineto(NamedTuple):
 
 
 def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
-    """From kineto events: the iteration and flush windows, the device's kernels and the host-side
-    launches that place them (paired by correlation id), and the host calls the audit reads."""
+    """Kineto's windows, kernels, launches (by correlation id) and host calls the audit reads."""
     # enum members compared, not their names: str() of each event's type was most of this reader's
     # own time (~2 µs an event; a GPU iteration has a dozen events)
-    types = torch.autograd.DeviceType
-    host, kernel_types = types.CPU, {getattr(types, name) for name in KERNEL_DEVICE_TYPES}
+    host, kernel = torch.autograd.DeviceType.CPU, torch.autograd.DeviceType.CUDA
     cpu: list[Any] = []
     device: list[Any] = []
     for e in events:
@@ -250,9 +224,7 @@ def windows_and_kernels(events: list[Any], device_index: int) -> Kineto:
             int(e.linked_correlation_id()),
         )
         for e in device
-        if e.device_type() in kernel_types
-        and e.device_index() == device_index
-        and not _annotation(e)
+        if e.device_type() == kernel and e.device_index() == device_index and not _annotation(e)
     ]
     # a runtime launch shares the kernel's correlation id and links to its op; the op (recorded by
     # PyTorch itself, not CUPTI) is the second way to place a kernel whose launch record was dropped.
@@ -304,7 +276,7 @@ def audited_loop(read: Kineto, iterations: list[IterationKernels], blocked: bool
 
 @dataclass
 class Profiled:
-    """One profiled loop: its iterations' kernels, launch-inclusive and wall times, session cost."""
+    """One profiled loop; `session_s`: the profiler's own start, stop and parse."""
 
     iterations: list[IterationKernels]
     launch: list[float]
@@ -320,12 +292,11 @@ def profiled_iterations(
     sustained: bool = False,
     case: Case | None = None,
 ) -> Profiled:
-    """n iterations under the profiler: each one's kernels, launch-inclusive and wall times, and the
-    session's own cost (start, stop, parse); kept as a Kineto trace where the case keeps traces."""
+    """n iterations under the profiler, kept as a Kineto trace where the case keeps traces."""
     from torch.autograd.profiler import record_function
 
     device = _device(prepared)
-    window = _named(_label(case), lambda: record_function(ITERATION))
+    window = _named(case, lambda: record_function(ITERATION))
     session_start = time.perf_counter()
     with profiling.recording(device) as prof:
         loop_start = time.perf_counter()
@@ -342,13 +313,9 @@ def profiled_iterations(
     return Profiled(iterations, launch, wall, time.perf_counter() - session_start - loop_s, found)
 
 
-def cupti(
-    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
-) -> Timing:
+def cupti(prepared: Prepared, n: int, flush: Flush, sustained: bool, case: Case) -> Timing:
     """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
-    with torch.cuda.device(_device(prepared)):
-        warm_up(prepared, warmup)
-        run = profiled_iterations(prepared, n, flush, sustained, case)
+    run = profiled_iterations(prepared, n, flush, sustained, case)
     return Timing(
         samples_s=[it.total_ns * 1e-9 for it in run.iterations],
         source="cupti",
@@ -357,32 +324,28 @@ def cupti(
         launch_samples_s=run.launch,
         kernels=breakdown(run.iterations),
         session_s=run.session_s,
-        trace_path=trace_session_dir(case) if case is not None else None,
+        trace_path=trace_session_dir(case),
         audit=run.audit,
     )
 
 
-def cuda_graph(
-    prepared: Prepared, warmup: int, n: int, flush: Flush, sustained: bool, case: Case | None
-) -> Timing:
+def cuda_graph(prepared: Prepared, n: int, flush: Flush, sustained: bool, case: Case) -> Timing:
     """Replays of one captured iteration, events around each replay."""
-    device = _device(prepared)
-    with torch.cuda.device(device):
-        warm_up(prepared, warmup)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        # capture needs the op's allocations settled on a side stream first
-        with torch.cuda.stream(side):
-            prepared.sync(prepared.call())
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):  # GRAPH_UNROLL per replay: its own launch amortised
-            captured = [prepared.call() for _ in range(GRAPH_UNROLL)]
-        replay = Prepared(call=lambda: graph.replay(), sync=prepared.sync, device=device)
-        samples, wall = _event_loop(replay, n, flush, _named(_label(case)), sustained=sustained)
-        samples = [s / GRAPH_UNROLL for s in samples]
-        del captured
-    return Timing(samples_s=samples, source="cuda_graph", wall_samples_s=wall)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    # capture needs the op's allocations settled on a side stream first
+    with torch.cuda.stream(side):
+        prepared.sync(prepared.call())
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # GRAPH_UNROLL per replay: its own launch amortised
+        captured = [prepared.call() for _ in range(GRAPH_UNROLL)]
+    replay = Prepared(call=graph.replay, sync=prepared.sync)
+    samples, wall = _event_loop(replay, n, flush, _named(case), sustained=sustained)
+    del captured
+    return Timing(
+        samples_s=[s / GRAPH_UNROLL for s in samples], source="cuda_graph", wall_samples_s=wall
+    )
 
 
 def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
@@ -416,20 +379,16 @@ def host_op_breakdown(prepared: Prepared, iterations: int = 3) -> list[Kernel]:
     return sorted(kernels, key=lambda k: -k.share)
 
 
-def with_host_ops(timer: Timer) -> Timer:
-    """A host timer whose rows also name the ops that took the time (device timers name kernels)."""
-    return Described(timer, host_op_breakdown)
-
-
 def _timer(fn: Callable[..., Timing], traced: bool = False) -> Callable[[Case], Timer]:
-    """A registered timer from one of the loops above; one that is not `traced` names its kernels in a
-    short profiled pass after the timed loop."""
+    """A registered timer; one not `traced` names its kernels in a short profiled pass after."""
 
     def factory(case: Case) -> Timer:
         def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
-            sustained = case.run.cadence == "sustained"
-            flush = Metered(flusher(case, _device(prepared)))
-            timing: Timing = fn(prepared, warmup, n, flush, sustained, case)
+            device = _device(prepared)
+            flush = Metered(flusher(case, device))
+            with torch.cuda.device(device):
+                warm_up(prepared, warmup)
+                timing: Timing = fn(prepared, n, flush, case.run.cadence == "sustained", case)
             timing.flush_s = flush.seconds
             return timing
 

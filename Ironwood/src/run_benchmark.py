@@ -1,9 +1,5 @@
-"""Entry point documented by the Ironwood guide: python Ironwood/src/run_benchmark.py --config=FILE.
-
-This is the project's one entry shim: when the package is not installed it puts the
-repository's src/ and root (for torch_backend) on sys.path, then hands over to
-`microbench run`. Every option of `microbench run` works here too.
-"""
+"""The Ironwood guide's `python Ironwood/src/run_benchmark.py --config=FILE`: `microbench run`
+(every option); the repository's src/ and root go on sys.path when the package is not installed."""
 
 import os
 import sys

@@ -37,8 +37,7 @@ def sdpa(p: AttentionParams, backend: Any) -> Any:
 
 
 def choose_backend(p: AttentionParams, device: Any) -> tuple[Any, str]:
-    """The first SDPA backend that runs this case's heads, head dims, dtype and mask on `device`
-    (probed on a short sequence)."""
+    """The first SDPA backend that runs this case on `device` (probed on a short sequence)."""
     dt, seq = torch_dtype(p.dtype), min(p.q_seq_len, 128)
     heads = (p.q_heads, p.qk_head_dim), (p.kv_heads, p.qk_head_dim), (p.kv_heads, p.v_head_dim)
     tensors = [torch.randn((1, seq, *h), dtype=dt, device=device) for h in heads]  # q, k, v

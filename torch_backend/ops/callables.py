@@ -10,14 +10,12 @@ from accelbench.core.case import Case
 from accelbench.core.types import Prepared
 from accelbench.ops.callables import OP, call_of, checker, cycling
 from accelbench.platform.frameworks import torch
-from torch_backend.devices import synchronizer
+from torch_backend.devices import default_device, synchronizer
 
 
 def _device(args: tuple[Any, ...]) -> Any:
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if tensors:
-        return tensors[0].device
-    return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
+    return tensors[0].device if tensors else default_device()
 
 
 @implementation(OP, "torch", "eager")

@@ -17,6 +17,7 @@ from accelbench.core.types import Prepared
 from accelbench.errors import unsupported
 from accelbench.ops import collective_model as spec
 from accelbench.platform.frameworks import torch
+from torch_backend.devices import default_device, synchronizer
 from torch_backend.tensors import to_torch
 
 
@@ -90,7 +91,7 @@ def _reduction(reduce_op: str, out: Any, r: int, group: Any) -> tuple[Callable[[
 @implementation(tuple(spec.COLLECTIVES), "torch", "torch.distributed")
 def torch_collective(backend: Any, case: Case) -> Prepared:
     """This rank's tensors and call (every rank that takes part; the ranks see to bystanders)."""
-    from torch_backend.distributed import agreed_check, device_for, process_group
+    from torch_backend.distributed import agreed_check, process_group
 
     op, p = case.op, params_of(case, spec.CollectiveParams)
     rank = torch.distributed.get_rank()
@@ -101,7 +102,7 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
     c, n = spec.COLLECTIVES[op], spec.block_rows(p)
     if c.must_split and n % r:
         raise unsupported(f"{n} rows do not split into {r} chunks")
-    device = device_for(rank)
+    device = default_device(rank)
     x = to_torch(spec.block(p, rank, np.arange(c.in_rows(n, r))), device)
     out = (
         x.clone()
@@ -124,10 +125,9 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
             lambda rows: result[torch.as_tensor(rows, device=device)].float().cpu().numpy(),
         )
 
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda out=None: None)
     prepared = Prepared(
         call=run,
-        sync=lambda result: sync(),
+        sync=synchronizer(device),
         check=check,
         implementation=f"torch.distributed:{how}",
         device=device,

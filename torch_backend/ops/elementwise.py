@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
-from accelbench.errors import unsupported, wrong_result
+from accelbench.errors import unsupported
 from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams, elements
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
-from torch_backend.tensors import relative_error, torch_dtype
+from torch_backend.tensors import relative_error, torch_dtype, within
 
 
 def _f() -> Any:
@@ -29,6 +30,7 @@ EAGER: dict[str, Callable[..., Any]] = {
     "cross_entropy": lambda logits, target: _f().cross_entropy(logits, target),
 }
 CUDA_ACTIVATION_CODES = {"gelu": 0, "gelu_tanh": 1, "silu": 2}
+Make = Callable[[ElementwiseParams, Any], Callable[..., Any]]  # an implementation's function
 
 
 def make_inputs(p: ElementwiseParams, device: Any) -> list[Any]:
@@ -49,10 +51,6 @@ def make_inputs(p: ElementwiseParams, device: Any) -> list[Any]:
         ],
     }
     return inputs.get(p.operation, lambda: [randn(*shape)])()
-
-
-def _eager(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
-    return EAGER[p.operation]
 
 
 def _compiled(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
@@ -82,7 +80,7 @@ def _cuda(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
 KERNELS_FOR = ("layernorm", *CUDA_ACTIVATION_CODES)  # what the project's own kernels cover
 
 
-def kernel(make: Callable[[ElementwiseParams, Any], Callable[..., Any]], name: str) -> Any:
+def kernel(make: Make, name: str) -> Any:
     """One of the project's kernels, for the operations it covers."""
 
     def build(p: ElementwiseParams, device: Any) -> Callable[..., Any]:
@@ -99,9 +97,7 @@ def reference(p: ElementwiseParams, inputs: list[Any]) -> Any:
     return EAGER[p.operation](*upcast)
 
 
-def prepared(
-    name: str, make: Callable[[ElementwiseParams, Any], Callable[..., Any]], case: Case
-) -> Prepared:
+def prepared(name: str, make: Make, backend: Any, case: Case) -> Prepared:
     """One operation by one implementation, checked against eager PyTorch in fp32."""
     p = params_of(case, ElementwiseParams)
     device = resolve_device(p.device)
@@ -112,11 +108,7 @@ def prepared(
 
     def check(out: Any) -> float:
         err = relative_error(out, reference(p, inputs))
-        if not err <= tol:
-            raise wrong_result(
-                f"{name} {p.operation} differs from PyTorch: relative error {err:.3g} > {tol:.3g}"
-            )
-        return err
+        return within(err, tol, f"{name} {p.operation} differs from PyTorch")
 
     def finish(timing: Timing, companions: dict[str, Timing]) -> ElementwiseExtras:
         median = timing.median_s
@@ -137,16 +129,11 @@ def prepared(
 
 
 IMPLEMENTATIONS = {
-    "eager": _eager,
+    "eager": lambda p, device: EAGER[p.operation],
     "compile": _compiled,
     "triton": kernel(_triton, "triton"),
     "cuda": kernel(_cuda, "cuda"),
 }
 
-
-def _register(name: str, make: Callable[[ElementwiseParams, Any], Callable[..., Any]]) -> None:
-    implementation("elementwise", "torch", name)(lambda backend, case: prepared(name, make, case))
-
-
 for _name, _make in IMPLEMENTATIONS.items():
-    _register(_name, _make)
+    implementation("elementwise", "torch", _name)(functools.partial(prepared, _name, _make))

@@ -11,7 +11,7 @@ from typing import Any
 from accelbench.catalogue import OpSpec, get_spec, implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
-from accelbench.errors import first_line, unsupported, wrong_result
+from accelbench.errors import first_line, unsupported
 from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.fusion import (
     AttentionFusionParams,
@@ -24,7 +24,7 @@ from accelbench.ops.fusion import (
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.kernel_count import count_kernels
-from torch_backend.tensors import relative_error, torch_dtype
+from torch_backend.tensors import relative_error, torch_dtype, within
 
 SEED_NAMES = {
     "linear_bias": "Linear_Bias",
@@ -179,11 +179,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
 
     def check(got: Any) -> float:
         err = relative_error(got, expected)
-        if not err <= tol:
-            raise wrong_result(
-                f"fused {fused_impl} differs from the unfused ops: relative error {err:.3g} > {tol:.3g}"
-            )
-        return err
+        return within(err, tol, f"fused {fused_impl} differs from the unfused ops")
 
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
         k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)

@@ -16,10 +16,6 @@ from torch_backend.devices import capability
 from torch_backend.tensors import torch_dtype
 
 
-def has_fp8_tensor_cores(device: Any) -> bool:
-    return capability(device) >= (8, 9)
-
-
 def is_fp8(t: Any) -> bool:
     return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
 
@@ -27,8 +23,7 @@ def is_fp8(t: Any) -> bool:
 def quantize(
     x: Any, dim: int, qmax: float = 448.0, cast: Callable[[Any], Any] | None = None
 ) -> tuple[Any, Any]:
-    """Dynamic absmax quantization along `dim`: values (fp8 e4m3 unless `cast` says otherwise) and
-    fp32 dequantization scales."""
+    """Dynamic absmax quantization along `dim`: values (fp8 e4m3 unless `cast`), fp32 scales."""
     x32 = x.float()
     scale = x32.abs().amax(dim=dim, keepdim=True).clamp(min=TINY) / qmax
     scaled = x32 / scale
@@ -44,7 +39,7 @@ class Gemms:
     """GEMM kernels chosen once per device: fp8 tensor cores or the labelled fallback."""
 
     def __init__(self, device: Any) -> None:
-        self.fp8 = has_fp8_tensor_cores(device)
+        self.fp8 = capability(device) >= (8, 9)  # fp8 tensor cores
         self.one = torch.ones((), dtype=torch.float32, device=device)
 
     @property
@@ -109,12 +104,9 @@ def _accum(p: GemmParams, g: Gemms) -> Fn:
     }
 
 
-def _fp8_in(p: GemmParams) -> bool:
-    return p.input_dtype.peak_family == "fp8"
-
-
 register_array_op(
-    ("gemm_multiple_run", "gemm_simple_with_dtype", "gemm_throttling"), gemm_op(_plain, _fp8_in)
+    ("gemm_multiple_run", "gemm_simple_with_dtype", "gemm_throttling"),
+    gemm_op(_plain, lambda p: p.input_dtype.peak_family == "fp8"),
 )
 register_array_op("gemm_simple", gemm_op(_plain, lambda p: True))
 register_array_op("gemm", gemm_op(_scaled, lambda p: True))
@@ -160,8 +152,6 @@ def _generalized(p: GeneralizedParams, g: Gemms) -> Fn:
     return fn
 
 
-def _generalized_fp8(p: GeneralizedParams) -> bool:
-    return p.in_dtype.startswith("float8")
-
-
-register_array_op("gemm_generalized", gemm_op(_generalized, _generalized_fp8))
+register_array_op(
+    "gemm_generalized", gemm_op(_generalized, lambda p: p.in_dtype.startswith("float8"))
+)

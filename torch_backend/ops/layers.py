@@ -1,5 +1,4 @@
-"""SwiGLU and RMSNorm in PyTorch, the twins of accelbench/ops/layers.py (backward through
-torch_backend.arrays.vjp)."""
+"""SwiGLU and RMSNorm in PyTorch, twins of accelbench/ops/layers.py (backward through `vjp`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The torchao inference suite: one model before and after a recipe, eager and compiled.
-
-The op a row times is the quantized model (compiled when a compile mode is set); the unquantized
-baseline and the eager runs are its companions, timed with the same timer. A shape's baseline is checked
-against float64 and timed once, then reused by every recipe of that shape. The quantized copy must hold
-quantized weights and match the baseline (SQNR) before it is timed; compilation is outside every sample.
+"""The torchao inference suite: a row times the quantized model (compiled where a compile mode is set),
+with the baseline and eager runs as companions. A shape's baseline is checked against float64 and timed
+once for every recipe; the quantized copy must hold quantized weights and match it (SQNR) to be timed.
 """
 
 from __future__ import annotations
@@ -14,10 +11,9 @@ import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-import torch_backend.recipes  # noqa: F401  (declares the recipes: their names are checked at planning)
-import torch_backend.recipes_today  # noqa: F401  (and those torchao's benchmarks lead with today)
+import torch_backend.recipes_today  # noqa: F401  (declares today's recipes)
 from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
@@ -33,7 +29,14 @@ from accelbench.ops.torchao import (
 )
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import PeakMemory, memory_peaks, resolve_device, synchronizer
-from torch_backend.tensors import torch_dtype
+from torch_backend.recipes import (  # declares the recipes: their names are checked at planning
+    Target,
+    is_quantized,
+    is_sparse,
+    torchao_config,
+    weight_bytes,
+)
+from torch_backend.tensors import torch_dtype, within
 
 MIN_SQNR_DB = 10.0  # below this a quantized output is unusable, whatever the recipe
 CHECK_ROWS = 64  # token-wise models are checked on this many rows in float64
@@ -70,12 +73,11 @@ class Baseline:
 
 
 _baselines: dict[tuple[Any, ...], Baseline] = {}
+B = TypeVar("B")
 
 
 def build_model(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any]:
-    from torch_backend.models import (
-        create_model,
-    )  # nn.Module subclasses: importing them loads torch
+    from torch_backend.models import create_model  # nn.Module subclasses: importing loads torch
 
     torch.manual_seed(0)
     model = create_model(p.model_type, p.k, p.n).to(device=device, dtype=dtype).eval()
@@ -84,8 +86,6 @@ def build_model(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, An
 
 
 def _ready(module: Any, x: Any, mode: str, device: Any) -> Model:
-    from torch_backend.recipes import weight_bytes
-
     eager = torch.no_grad()(lambda: module(x))
     output = eager()
     compiled = compile_s = None
@@ -100,13 +100,16 @@ def _ready(module: Any, x: Any, mode: str, device: Any) -> Model:
     return Model(module, x, eager, compiled, compile_s, weight_bytes(module), output)
 
 
-def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> float:
-    """Relative error of the baseline against the same model run in float64 on the CPU (NaN: too large)."""
+def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> tuple[float, float]:
+    """Relative error of the baseline against the same model run in float64 on the CPU (NaN: too
+    large), and its tolerance: twice the output dtype's (a norm, then a linear layer)."""
     from torch_backend.models import create_model
 
+    tol = TOLERANCE[str(output.dtype).removeprefix("torch.")] * 2
     tokenwise = model_type != "transformer_block"
     if not tokenwise and x.shape[0] * x.shape[1] > (1 << 22):
-        return math.nan  # attention mixes all tokens: a float64 reference would be the whole model
+        # attention mixes all tokens: a float64 reference would be the whole model
+        return math.nan, tol
     rows = (
         torch.linspace(0, x.shape[0] - 1, min(CHECK_ROWS, x.shape[0])).long() if tokenwise else None
     )
@@ -116,18 +119,14 @@ def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> float:
     with torch.no_grad():
         ref = ref_model.double()(ref_in)
     got = (output[rows] if tokenwise else output).double().cpu()
-    return relative_error(got.numpy(), ref.numpy())
+    return relative_error(got.numpy(), ref.numpy()), tol
 
 
 def checked_baseline(err: float, tol: float, what: str) -> float | None:
     """The baseline's error against float64 (None: not checked), `wrong_result` past its tolerance."""
     if math.isnan(err):
         return None
-    if not err <= tol:
-        raise wrong_result(
-            f"{what} output differs from the float64 model: relative error {err:.3g} > {tol:.3g}"
-        )
-    return err
+    return within(err, tol, f"{what} output differs from the float64 model")
 
 
 def baseline_key(case: Case, p: TorchaoModelParams, device: Any) -> tuple[Any, ...]:
@@ -136,17 +135,24 @@ def baseline_key(case: Case, p: TorchaoModelParams, device: Any) -> tuple[Any, .
     return (*model, str(device), case.run.num_runs, case.run.warmup)
 
 
+def kept(baselines: dict[tuple[Any, ...], B], key: tuple[Any, ...], build: Callable[[], B]) -> B:
+    """A shape's baseline, built once for every case of that shape; one kept alive at a time."""
+    if key not in baselines:
+        built = build()
+        baselines.clear()
+        baselines[key] = built
+    return baselines[key]
+
+
 def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
     p = params_of(case, TorchaoModelParams)
-    key = baseline_key(case, p, device)
-    if key not in _baselines:
+
+    def build() -> Baseline:
         module, x = build_model(p, device, dtype)
         model = _ready(module, x, p.compile_mode, device)
-        err = baseline_error(module, x, model.output, p.model_type)
-        tol = TOLERANCE[str(model.output.dtype).removeprefix("torch.")] * 2  # norm + linear
-        _baselines.clear()  # keep one baseline alive at a time
-        _baselines[key] = Baseline(model, err, tol)
-    return _baselines[key]
+        return Baseline(model, *baseline_error(module, x, model.output, p.model_type))
+
+    return kept(_baselines, baseline_key(case, p, device), build)
 
 
 def sqnr_db(reference: Any, other: Any) -> float:
@@ -237,8 +243,6 @@ def _transformed(
     """The model after the recipe and sparsity, the output it must reproduce (the dense model's, or
     the pruned dense model's for a sparse case) and the weights' density."""
     from torchao.quantization import quantize_
-
-    from torch_backend.recipes import is_quantized, is_sparse
 
     module, x = build_model(p, device, dtype)
     density, reference = 1.0, None
@@ -355,8 +359,6 @@ class Sides:
 
 @implementation("torchao_inference", "torch", "torchao")
 def prepare_torchao(backend: Any, case: Case) -> Prepared:
-    from torch_backend.recipes import Target, torchao_config
-
     p = params_of(case, TorchaoInferenceParams)
     device = resolve_device(p.device)
     dtype = torch_dtype(p.high_precision_dtype)

@@ -1,10 +1,7 @@
-"""float8 training (torchao.float8): one forward + backward step of a model against its
-high-precision twin.
-
-A step is the forward and the gradients of the input and every parameter for a fixed upstream
-gradient (`torch.autograd.grad`, so nothing accumulates between iterations). The high-precision step
-of a shape is checked and timed once, then reused by every float8 variant; a float8 model starts from
-the same weights, its output and every gradient compared with the high-precision ones (SQNR).
+"""float8 training (torchao.float8): a step is the forward and the gradients of the input and every
+parameter for a fixed upstream gradient (`torch.autograd.grad`: nothing accumulates). A shape's
+high-precision step is checked and timed once for every float8 variant, which starts from the same
+weights and must match its output and every gradient (SQNR).
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import CaseFailure, first_line, unsupported, wrong_result
-from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.torchao import TorchaoModelParams, TorchaoTrainingExtras, TorchaoTrainingParams
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import resolve_device, synchronizer
@@ -30,11 +26,13 @@ from torch_backend.ops.torchao import (
     baseline_key,
     build_model,
     checked_baseline,
+    kept,
     median_s,
     ratio,
     sqnr_db,
     write_artifacts,
 )
+from torch_backend.recipes import Target, needs_sm
 from torch_backend.tensors import torch_dtype
 
 FP8_DIVISOR = 16  # torch._scaled_mm needs every GEMM dimension divisible by 16
@@ -75,8 +73,6 @@ def _blockwise(module: Any, p: TorchaoTrainingParams, target: Any) -> None:
     from torchao.prototype.blockwise_fp8_training.linear import Float8BlockwiseLinearConfig
     from torchao.quantization import quantize_
 
-    from torch_backend.recipes import needs_sm
-
     needs_sm(target, (9, 0), "the blockwise fp8 Triton kernels (sm90)")
     if any(d % 128 for d in (p.k, p.n)):
         raise unsupported("blockwise fp8 training needs k and n multiples of 128")
@@ -90,8 +86,6 @@ def _mxfp8(kernel: str) -> Callable[[Any, TorchaoTrainingParams, Any], None]:
         from torchao.prototype.moe_training.config import MXFP8TrainingOpConfig
         from torchao.quantization import quantize_
         from torchao.quantization.quantize_.common import KernelPreference
-
-        from torch_backend.recipes import needs_sm
 
         if kernel == "auto":
             needs_sm(target, (10, 0), "Blackwell-class MX tensor cores")
@@ -141,19 +135,12 @@ def make_step(module: Any, x: Any, grad_out: Any, mode: str, device: Any) -> Ste
     return Step(module, call, compile_s, first[0], first[1:], ("input", *(n for n, _ in named)))
 
 
-def gradient_sqnr(reference: Step, grads: tuple[Any, ...]) -> tuple[float, str]:
-    """The worst SQNR over the input gradient and every parameter gradient, and whose it is."""
-    scores = [
-        (sqnr_db(r, g), name)
-        for r, g, name in zip(reference.grads, grads, reference.names, strict=True)
-    ]
-    return min(scores)
-
-
 def check_step(reference: Step, output: Any, grads: tuple[Any, ...]) -> tuple[float, float]:
     """Output and gradient SQNR against the high-precision step; `wrong_result` below MIN_SQNR_DB."""
     out_db = sqnr_db(reference.output, output)
-    grad_db, worst_grad = gradient_sqnr(reference, grads)
+    # the worst over the input gradient and every parameter gradient, and whose it is
+    scores = zip(reference.grads, grads, reference.names, strict=True)
+    grad_db, worst_grad = min((sqnr_db(r, g), name) for r, g, name in scores)
     if out_db < MIN_SQNR_DB:
         raise wrong_result(f"float8 output SQNR {out_db:.1f} dB is below {MIN_SQNR_DB} dB")
     if grad_db < MIN_SQNR_DB:
@@ -186,15 +173,13 @@ def _inputs(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any, A
 
 def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
     p = params_of(case, TorchaoTrainingParams)
-    key = baseline_key(case, p, device)
-    if key not in _baselines:
+
+    def build() -> Baseline:
         module, x, grad_out = _inputs(p, device, dtype)
         step = make_step(module, x, grad_out, p.compile_mode, device)
-        err = baseline_error(module, x.detach(), step.output, p.model_type)
-        tol = TOLERANCE[str(step.output.dtype).removeprefix("torch.")] * 2
-        _baselines.clear()  # one baseline alive at a time
-        _baselines[key] = Baseline(step, err, tol)
-    return _baselines[key]
+        return Baseline(step, *baseline_error(module, x.detach(), step.output, p.model_type))
+
+    return kept(_baselines, baseline_key(case, p, device), build)
 
 
 def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
@@ -203,8 +188,6 @@ def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
         raise unsupported(
             f"float8 training needs a scaling_granularity: {', '.join(TRAINING_CONVERSIONS)}"
         )
-    from torch_backend.recipes import Target, needs_sm  # imports torch: not at discovery
-
     target = Target(f"float8 {p.scaling_granularity} training", device, p.k, p.n, dtype)
     if not p.scaling_granularity.endswith("emulated"):
         needs_sm(target, (8, 9), "fp8 tensor cores")

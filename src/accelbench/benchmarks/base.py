@@ -1,9 +1,6 @@
-"""The reference harness's benchmarks, both generations, as this project's ops: what one is, and the
-registries. Each upstream benchmark is one `Benchmark` over one frozen typed dataclass of its fields
-(upstream's exactly as its Config declares them, `UpstreamFields` first, then ours: `ours_param`); a
-file of either generation is parsed straight into it and every model reads it (`f.m`). A TPUMS name
-(`Tpums`) is declared beside the benchmark it runs on, with how its fields differ. Departures:
-docs/jax_bench.md and docs/tpums.md."""
+"""The reference harness's benchmarks: each a `Benchmark` over one frozen typed dataclass of its fields
+(upstream's as its Config declares them, then ours), which a file of either generation is parsed
+into; a TPUMS name (`Tpums`) is declared on the benchmark it runs. Departures: docs/jax_bench.md."""
 
 from __future__ import annotations
 
@@ -34,8 +31,7 @@ from accelbench.specs import HardwareStats
 
 @dataclass(frozen=True)
 class UpstreamFields(OpParams):
-    """Every jax-bench Config starts with these (BaseBenchmarkParams), in this order; a benchmark's
-    class adds its own after them (one it declares again keeps its place here)."""
+    """Every jax-bench Config starts with these (BaseBenchmarkParams), in this order."""
 
     warmup_tries: int = param("int", 10, doc="untimed calls before timing")
     num_runs: int = param("int", 10, doc="timed calls, at least")
@@ -62,11 +58,6 @@ def ours_param(kind: str, default: Any = None, choices: tuple[Any, ...] = (), do
     return field(default=default, metadata={"param": declared, "ours": True})
 
 
-@functools.cache
-def _ours(cls: type) -> frozenset[str]:
-    return frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get("ours"))
-
-
 BASE_FIELDS = UpstreamFields.declared()
 
 # This project's keys, allowed in any entry (and on a one-off command line) beside its fields: the
@@ -88,8 +79,7 @@ OURS = tuple(p.name for p in OURS_AS_PARAMS)
 
 @dataclass(frozen=True)
 class Figures:
-    """What upstream's metrics are computed from: the case's typed fields, upstream's models, a time,
-    and the collective's group size (upstream's N)."""
+    """What upstream's metrics are computed from (group: a collective's N)."""
 
     fields: Any
     flops: float
@@ -135,8 +125,7 @@ def one_device(f: Any, devices: Callable[[], int]) -> dict[str, Any]:
 
 
 def replicated(f: Any, devices: Callable[[], int]) -> dict[str, Any]:
-    """Upstream's compute ops: the whole op on every local device at once (a fully replicated
-    PartitionSpec); rates are per device."""
+    """Upstream's compute ops: the whole op on every local device at once; rates per device."""
     return {"sharding": "replicated"}
 
 
@@ -147,39 +136,40 @@ class Benchmark(Generic[F]):
     name: str
     class_name: str  # upstream's `benchmark` column
     typed: type[F]  # its fields: upstream's in upstream's order, then ours (`ours_param`)
-    op: Callable[[F], str]  # which of our ops runs a case
     translation: Callable[[F], dict[str, Any]]  # the case's fields -> our op's parameters
     run_id: Callable[[F], str]  # upstream's run id
     flops: Callable[[F, int], float]  # upstream's FLOP count (fields, group size)
     bytes: Callable[[F, int], float]  # upstream's get_total_bytes
     metrics: Metrics
+    runs: str | Callable[[F], str] = ""  # which of our ops runs a case (none given: its name's)
     # upstream's conditions
     placement: Callable[[F, Callable[[], int]], dict[str, Any]] = one_device
     implementation: str | None = None  # upstream's conditions: the implementation upstream runs
-    flags: str | None = None  # its TPU flag set (TPU_FLAGS): upstream's op_flags.yaml key
+    flags: str = ""  # its TPU flag set: upstream's op_flags.yaml key (none given: its name)
     peak_dtype: Callable[[F], str] = lambda f: str(f.dtype)  # the dtype whose peak it reads
     notes: str = ""  # how it departs from upstream, for docs and `list`
     every_pair: bool = False  # no pair given: one case per ordered pair of devices (upstream's D2D)
     collective: bool = False  # a mesh and a group over the devices (upstream's N)
     tpums_only: bool = False  # TPUMS's name, not jax-bench's: planned for TPUMS files only
 
+    @functools.cached_property
+    def _ours(self) -> frozenset[str]:
+        return frozenset(f.name for f in dataclasses.fields(self.typed) if f.metadata.get("ours"))
+
     @property
     def upstream_fields(self) -> tuple[Param, ...]:
-        """Base fields then its own, as upstream's dataclass orders them."""
-        ours = _ours(self.typed)  # type: ignore[arg-type]
-        return tuple(p for p in self.typed.declared() if p.name not in ours)
+        return tuple(p for p in self.typed.declared() if p.name not in self._ours)
 
     @property
     def own_fields(self) -> tuple[Param, ...]:
-        """Upstream's fields of this benchmark beyond the ones every Config starts with."""
+        """Upstream's fields beyond the ones every Config starts with."""
         base = {p.name for p in BASE_FIELDS}
         return tuple(p for p in self.upstream_fields if p.name not in base)
 
     @property
     def ours(self) -> tuple[Param, ...]:
-        """This project's fields of this benchmark (written after upstream's columns)."""
-        ours = _ours(self.typed)  # type: ignore[arg-type]
-        return tuple(p for p in self.typed.declared() if p.name in ours)
+        """This project's fields (written after upstream's columns)."""
+        return tuple(p for p in self.typed.declared() if p.name in self._ours)
 
     @property
     def all_fields(self) -> tuple[Param, ...]:
@@ -188,8 +178,10 @@ class Benchmark(Generic[F]):
     def __reduce__(self) -> tuple[Any, ...]:
         return (registered, ("v2", self.name))  # its models are lambdas: a worker looks it up
 
+    def op(self, fields: F) -> str:
+        return self.runs(fields) if callable(self.runs) else self.runs or self.name
+
     def figures(self, fields: F, seconds: float, group: int = 1) -> Figures:
-        """Upstream's models of these fields, at a time."""
         return Figures(fields, self.flops(fields, group), self.bytes(fields, group), seconds, group)
 
 
@@ -206,7 +198,6 @@ def jax_bench_names() -> list[str]:
 
 
 def get_v2(name: str, where: str) -> Benchmark[Any]:
-    """A jax-bench name's entry."""
     if name not in V2 or V2[name].tpums_only:
         raise UserError(
             f"unknown benchmark '{name}' (jax-bench names: {', '.join(jax_bench_names())})",
@@ -216,29 +207,25 @@ def get_v2(name: str, where: str) -> Benchmark[Any]:
     return V2[name]
 
 
-def fixed(op: str) -> Callable[[Any], str]:
-    return lambda f: op
-
-
-def shared_with(params: type[OpParams]) -> Callable[[Any], dict[str, Any]]:
-    """The translation of a benchmark whose fields our op declares under the same names: each of
-    the op's parameters that the benchmark has."""
-    return lambda f: {name: getattr(f, name) for name in params.names() if name in type(f).names()}
+def shared_with(
+    params: type[OpParams], but: tuple[str, ...] = ()
+) -> Callable[[Any], dict[str, Any]]:
+    """The translation where our op's parameters are the benchmark's fields by name."""
+    names = [n for n in params.names() if n not in but]
+    return lambda f: {name: getattr(f, name) for name in names if name in type(f).names()}
 
 
 def per_element(
     flops: float, nbytes: float, count: Callable[[F], int]
 ) -> tuple[Callable[[F, int], float], Callable[[F, int], float]]:
-    """Models of an op upstream counts per element: flops and bytes each, over `count` elements."""
+    """Upstream's models of an op it counts per element: flops and bytes each."""
     return (lambda f, n: flops * count(f)), (lambda f, n: nbytes * count(f))
 
 
 @dataclass(frozen=True)
 class Upstream:
-    """A case as the reference harness whose file named it knows it: the benchmark and its typed
-    fields (after this project's clamping), the roofline peaks the file gave, the conditions it is
-    measured under, a collective's group size as upstream counts it, and the TPUMS name a TPUMS file
-    gave it (its outputs then take TPUMS's columns)."""
+    """A case as the reference harness whose file named it knows it (`tpums`: the TPUMS name a TPUMS
+    file gave it, whose outputs take TPUMS's columns)."""
 
     benchmark: Benchmark[Any]
     fields: Any
@@ -249,7 +236,6 @@ class Upstream:
 
     @property
     def name(self) -> str:
-        """The name the file gave it."""
         return self.tpums.name if self.tpums else self.benchmark.name
 
 
@@ -295,8 +281,7 @@ def tpums_field(param: Param, enums: dict[str, tuple[str, ...]]) -> Param:
 
 @dataclass(frozen=True)
 class Tpums:
-    """A TPUMS name: the jax-bench benchmark it runs on and how its fields differ from that one's
-    (every other fact is the benchmark's), and how TPUMS reports it."""
+    """A TPUMS name: the jax-bench benchmark it runs, how its fields differ, how TPUMS reports it."""
 
     name: str
     v2: str  # the jax-bench benchmark it runs on
@@ -345,22 +330,21 @@ class Tpums:
         return self.tier == "experimental"
 
     @property
-    def is_alias(self) -> bool:
-        """An earlier name of another entry (listed with --aliases, refused by `benchmark run`)."""
+    def is_alias(
+        self,
+    ) -> bool:  # an earlier name: listed with --aliases, refused by `benchmark run`
         return self.tier == "alias"
 
     @property
     def bench(self) -> Benchmark[Any]:
         return V2[self.v2]
 
-    def attribute(self, name: str) -> str:
-        """The benchmark's field a TPUMS field is."""
+    def attribute(self, name: str) -> str:  # the benchmark's field a TPUMS field is
         return self.renamed.get(name, name)
 
     @property
     def fields(self) -> tuple[Param, ...]:
-        """Its fields in TPUMS's names and defaults: the benchmark's (no xprof or roofline fields:
-        TPUMS sets those per run), the soak's samples_per_run, then the inert ones."""
+        """In TPUMS's names and defaults: the benchmark's but the run-level ones, then its own."""
         back = {v: k for k, v in self.renamed.items()}
         out = []
         for p in self.bench.all_fields:
@@ -375,8 +359,7 @@ class Tpums:
         return tuple(tpums_field(p, enums) for p in every)
 
     def written(self, fields: Any, ours: bool = False) -> dict[str, Any]:
-        """A case's typed fields in TPUMS's names (upstream's; with `ours`, this project's too), as
-        its files hold them: no run-level field, no inert one."""
+        """A case's typed fields as TPUMS's files hold them (`ours`: this project's too)."""
         mine = {p.name for p in self.bench.ours}
         skip = {p.name for p in self.inert} | {SAMPLES_PER_RUN.name}
         return {
@@ -389,13 +372,11 @@ class Tpums:
 TPUMS: dict[str, Tpums] = {}
 
 
-def registries() -> tuple[dict[str, Any], ...]:
-    """The name tables both generations' dialects hold (a test's scope saves and restores them)."""
+def registries() -> tuple[dict[str, Any], ...]:  # a test's scope saves and restores them
     return (V2, TPUMS)
 
 
-def registered(table: str, name: str) -> Any:
-    """An entry by its name: how a case that holds one crosses into a worker process."""
+def registered(table: str, name: str) -> Any:  # how an entry crosses into a worker process
     return dict(zip(("v2", "tpums"), registries(), strict=True))[table][name]
 
 

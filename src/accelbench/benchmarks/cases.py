@@ -1,9 +1,7 @@
-"""A reference benchmark's cases, whichever generation's file gave its values: each point of the
-file's expansion (config/expand.py), in the file's own names (`Reading`), is checked where it was
-given, made the benchmark's typed fields, and planned as the op the benchmark names, under upstream's
-conditions (warm, the work placed as upstream places it) or strict ones. jax-bench's entries (and
-TPUMS's earlier, flat form) expand here too: model preset, then CSV rows, laid over `global`, then
-the sweep; precedence sweep > CSV cell > entry > preset > global > the field's default."""
+"""A reference benchmark's cases, from either generation's file: each point of its expansion, in the
+file's names (`Reading`), is checked where given, made the benchmark's typed fields and planned as its
+op, under upstream's conditions or strict ones. jax-bench's entries expand here too; precedence: sweep
+> CSV cell > entry > model preset > global > the field's default."""
 
 from __future__ import annotations
 
@@ -26,7 +24,7 @@ from accelbench.benchmarks.collective import resolve_group
 from accelbench.benchmarks.flags import CONDITIONS, HW
 from accelbench.benchmarks.models import model_fields
 from accelbench.benchmarks.tpu_flags import process_env
-from accelbench.catalogue import Param, get_spec
+from accelbench.catalogue import OpSpec, Param, get_spec
 from accelbench.config.cases import cases_per_implementation, lacking, within_cap
 from accelbench.config.expand import Given, Point, csv_cases, given, upstream_sweep
 from accelbench.config.settings import (
@@ -57,9 +55,8 @@ LOCAL_TRACE_ROOT = "/tmp/microbenchmarks_tmptrace"
 
 @dataclass(frozen=True)
 class Reading:
-    """How a file names a benchmark's fields: each key it may give, to the field's attribute (None:
-    checked, then set aside) and its declaration (what checks and defaults it), and the spellings
-    it also takes."""
+    """How a file names a benchmark's fields: each key to its attribute (None: checked, set aside) and
+    its declaration, and the other spellings it takes."""
 
     bench: Benchmark[Any]
     fields: dict[str, tuple[str | None, Param]]
@@ -72,19 +69,15 @@ class Reading:
 
     @classmethod
     def of_tpums(cls, entry: Tpums, flat: bool = False) -> Reading:
-        """TPUMS's names, with its defaults; its newest form checks its fields by TPUMS's rules
-        (enums, least values), its earlier flat form reads every field of the benchmark as jax-bench
-        reads it. The fields TPUMS added with no effect here are checked and set aside."""
+        """TPUMS's names and defaults: its newest form checked by TPUMS's rules, its earlier `flat` one
+        as jax-bench reads it; its inert fields checked and set aside."""
         bench, back = entry.bench, {v: k for k, v in entry.renamed.items()}
         inert: dict[str, tuple[str | None, Param]] = {p.name: (None, p) for p in entry.inert}
+        fields: dict[str, tuple[str | None, Param]] = {}
         if flat:
-            fields = {
-                back.get(p.name, p.name): (
-                    p.name,
-                    replace(p, default=entry.defaults.get(back.get(p.name, p.name), p.default)),
-                )
-                for p in bench.all_fields
-            }
+            for p in bench.all_fields:
+                name = back.get(p.name, p.name)
+                fields[name] = (p.name, replace(p, default=entry.defaults.get(name, p.default)))
         else:
             declared = {p.name: p for p in bench.all_fields}
             skip = (*inert, SAMPLES_PER_RUN.name)
@@ -124,8 +117,7 @@ class Reading:
         return out
 
     def values(self, point: Point, max_dim: int | None = None) -> dict[str, Any]:
-        """Every field, by attribute: checked where it was given, else its default, --max-dim
-        clamped."""
+        """Every field, by attribute: checked where given, else its default, --max-dim clamped."""
         out: dict[str, Any] = {}
         for key, (attribute, param) in self.fields.items():
             g = point.get(key)
@@ -137,15 +129,12 @@ class Reading:
 
 @dataclass(frozen=True)
 class Context:
-    """What a point's cases share: its reading, where its entry is, and the file's `hardware:`."""
-
     reading: Reading
     where: str
     hardware: HardwareStats | None = None
 
 
 def our_value(key: str, g: Given) -> Any:
-    """One of this project's keys, checked where it was given (a run setting by its rule)."""
     if key in RUN_KEYS:
         return check_setting(key, g.value, "", at=g.where)
     return OUR_CHECKS[key](g.value, g.where) if key in OUR_CHECKS else g.value
@@ -157,9 +146,8 @@ def point_cases(
     request: PlanRequest,
     adjust: Callable[[dict[str, Any]], dict[str, Any]] = lambda values: values,
 ) -> list[tuple[str, Case]]:
-    """The cases of one point (d2d: of each pair), each with what was asked for before --max-dim
-    clamped it (a repeat is a point asked for twice, not two points clamping made equal); `adjust`:
-    what the file's generation makes of its checked values (TPUMS's file-level xprof_timing)."""
+    """The cases of one point (d2d: of each pair), each with what was asked before --max-dim clamped
+    it (a repeat is one point asked twice); `adjust`: TPUMS's file-level xprof_timing."""
     reading = ctx.reading
     point = reading.canonical(point)
     ours = {k: our_value(k, g) for k, g in point.items() if k in OURS}
@@ -175,7 +163,7 @@ def point_cases(
 
 
 def _pairs(values: dict[str, Any], request: PlanRequest, where: str) -> list[dict[str, Any]]:
-    """device_to_device: the pair given, or every ordered pair of the devices (upstream's expansion)."""
+    """device_to_device: the pair given, or every ordered pair of the devices (upstream's)."""
     src, dst = values["src_device_index"], values["dst_device_index"]
     if (src < 0) != (dst < 0):
         raise UserError(
@@ -197,8 +185,7 @@ def _group(fields: Any, request: PlanRequest, where: str) -> tuple[dict[str, Any
     except UserError as error:  # a mesh the fields cannot make: the case that gave them
         raise UserError(error.message, key=where) from None
     request.warnings.extend(group.warnings)
-    # the mesh's own device count (a DCN mesh the devices cannot fill: an unsupported row, not a
-    # fallback; any other mesh fills them or is one axis of all)
+    # the mesh's own devices (a DCN mesh the devices cannot fill: an unsupported row, no fallback)
     size = math.prod(int(d) for d in group.mesh_shape.split("x")) if group.mesh_shape else devices
     mesh = {"ici_size": size, "mesh_shape": group.mesh_shape}
     return {**mesh, "sharding_strategy": group.strategy}, group.size
@@ -207,8 +194,8 @@ def _group(fields: Any, request: PlanRequest, where: str) -> tuple[dict[str, Any
 def _run_settings(
     fields: Any, ours: dict[str, Any], point: Point, conditions: str, where: str
 ) -> RunSettings:
-    """The case's run settings: upstream's conditions (warm, the host loop timed too) or strict ones,
-    upstream's three fields and ours, each checked where it was given."""
+    """Upstream's conditions (warm, the host loop timed too) or strict ones, then upstream's three
+    fields and ours, each checked where it was given."""
     base = RunSettings(cache="warm", host_loop=True) if conditions == "upstream" else RunSettings()
     upstream = {setting: getattr(fields, name) for setting, name in UPSTREAM_SETTINGS.items()}
     for setting, name in UPSTREAM_SETTINGS.items():  # an error names the key that gave the value
@@ -221,7 +208,6 @@ def _run_settings(
 def cases_of(
     fields: Any, ours: dict[str, Any], point: Point, ctx: Context, request: PlanRequest
 ) -> list[Case]:
-    """The case(s) of one set of typed fields (one per backend and implementation)."""
     bench, where = ctx.reading.bench, ctx.where
     translated = bench.translation(fields)
     group = 1
@@ -250,12 +236,7 @@ def cases_of(
     trace_dir = _trace_dir(fields.xprof_dir, request) if fields.xprof_timing else None
     return cases_per_implementation(
         spec,
-        _backends(
-            request.backend or ours.get("backend"),
-            spec.name,
-            key_path(where, "backend"),
-            not request.backend,
-        ),
+        _backends(spec, request.backend or ours.get("backend"), where, not request.backend),
         ours.get("implementation") or (bench.implementation if conditions == "upstream" else None),
         where,
         params=params,
@@ -271,9 +252,8 @@ def cases_of(
 def _hardware(
     point: Point, top: HardwareStats | None, request: PlanRequest
 ) -> HardwareStats | None:
-    """Upstream's order: an entry's own `hardware_stats`, else the `hardware:` block, else a
-    `hardware_stats` in `global`; else the `system` the entry or `global` names (even an empty one),
-    else --hw."""
+    """Upstream's order: the entry's `hardware_stats`, `hardware:`, `global`'s `hardware_stats`, the
+    `system` named (even an empty one), --hw."""
     from accelbench.benchmarks.hardware import parse_hardware, preset
 
     stats = point.get("hardware_stats")
@@ -294,8 +274,7 @@ def _hardware(
 
 
 def _trace_dir(path: str, request: PlanRequest) -> str:
-    """Where a case's trace goes: `xprof_dir`, except that /cns/ and /bigstore/ paths go under
-    /tmp/microbenchmarks_tmptrace, as upstream redirects them (said once)."""
+    """`xprof_dir`, but /cns/ and /bigstore/ under LOCAL_TRACE_ROOT, as upstream redirects them."""
     if not path.startswith(UNWRITABLE_ROOTS):
         return path
     local = os.path.join(LOCAL_TRACE_ROOT, path.lstrip("/"))
@@ -303,15 +282,14 @@ def _trace_dir(path: str, request: PlanRequest) -> str:
     return local
 
 
-def _backends(value: Any, op: str, where: str, given: bool) -> list[str]:
+def _backends(spec: OpSpec, value: Any, where: str, given: bool) -> list[str]:
     """The entry's backends; `--backend`'s (not `given` here) are checked once --only/--skip chose."""
     names = [value] if isinstance(value, str) else list(value or ["jax"])
-    spec = get_spec(op)
     for name in names:
         if given and name not in spec.backends:
             raise UserError(
                 lacking(spec, name),
-                key=where,
+                key=key_path(where, "backend"),
                 suggestion=did_you_mean(str(name), [b for b in BACKENDS if b in spec.backends]),
             )
     return names
@@ -323,8 +301,8 @@ def _backends(value: Any, op: str, where: str, given: bool) -> list[str]:
 def _layers(
     entry: dict[str, Any], where: str, reading: Reading, request: PlanRequest
 ) -> tuple[Point, ...]:
-    """The entry's values before `global` and the sweep: entry keys, the preset under them and one
-    clone per CSV row over them."""
+    """The entry's values before `global` and the sweep: its keys over its preset's, one clone per
+    CSV row over them."""
     own = given({k: v for k, v in entry.items() if k not in STRUCTURE}, where)
     reading.check_keys((k, g.where) for k, g in own.items())
     if "model" in entry:
@@ -365,9 +343,8 @@ def entry_points(
 
 
 def numbered_repeats(cases: list[tuple[str, Case]]) -> list[Case]:
-    """Under upstream's conditions a case asked for twice runs twice, as jax-bench runs it: each
-    repeat is numbered, so it is a case of its own (its own id, row and summary line). Points that
-    only --max-dim made equal are not repeats: they stay one case, which runs once."""
+    """Under upstream's conditions a case asked for twice runs twice, as jax-bench's: each repeat a
+    numbered case of its own; points only --max-dim made equal stay one case."""
     seen: dict[tuple[str, str], int] = {}
     out = []
     for asked, case in cases:

@@ -1,6 +1,5 @@
-"""jax-bench's collectives over their typed fields (all_reduce, all_gather, all_to_all, reduce_scatter,
-and TPUMS's ppermute), with TPUMS's DCN layout as this project's fields, and how upstream resolves a
-collective's mesh and group over the devices (`resolve_group`)."""
+"""jax-bench's collectives (and TPUMS's ppermute) over their typed fields, TPUMS's DCN layout as ours,
+and how upstream resolves a collective's mesh and group over the devices (`resolve_group`)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from accelbench.benchmarks.base import (
     Figures,
     Metrics,
     UpstreamFields,
-    fixed,
     itemsize,
     ours_param,
     register_v2,
@@ -78,13 +76,12 @@ def dcn_axis(f: CollectiveFields) -> int | None:
 
 
 def dcn_slices(f: CollectiveFields) -> int:
-    """Slices along the dcn axis (1 without one)."""
     axis, shape = dcn_axis(f), _ints(f.mesh_shape)
     return shape[axis] if axis is not None and shape and axis < len(shape) else 1
 
 
 def dcn_participants(f: CollectiveFields) -> int:
-    """Devices of one slice: the mesh's devices over its dcn slices."""
+    """Devices of one slice."""
     shape = _ints(f.mesh_shape) or [1]
     return math.prod(shape) // dcn_slices(f)
 
@@ -111,8 +108,8 @@ def _sized(f: CollectiveFields) -> dict[str, Any]:
 
 
 def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float]) -> Metrics:
-    """bandwidth_gb_s: the bytes upstream counts as transferred over time (nccl-tests' bus bandwidth),
-    0 for a group of one; the size column is one device's block (reduce-scatter: its output)."""
+    """bandwidth_gb_s: nccl-tests' bus bandwidth, 0 for a group of one; the size column: one device's
+    block (reduce-scatter: its output)."""
 
     def metrics(f: Figures) -> dict[str, Any]:
         return {
@@ -125,16 +122,15 @@ def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float])
 
 @dataclass(frozen=True)
 class Collective:
-    """How one collective differs from the others: our op, upstream's bytes moved (over the group
-    size), its input, its size column, run id, TPU flag set and further op parameters."""
+    """How one collective differs from the others (moved: upstream's bytes, by the group size)."""
 
-    op: Callable[[Any], str]
     moved: Callable[[Any, int], float]
+    runs: str | Callable[[Any], str] = ""  # our op (none given: the benchmark's name)
     sized: Callable[[Any], dict[str, Any]] = _sized
     size_key: str = "shard_size_mb"
     size: Callable[[CollectiveFields], float] = block_bytes
     run_id: Callable[[Any], str] = lambda f: f"dim_{f.matrix_dim}"
-    flags: str | None = None
+    flags: str = ""
     more_params: Callable[[Any], dict[str, Any]] = lambda f: {}
     notes: str = "the group is upstream's (a mesh the devices cannot fill: one axis of all)"
 
@@ -151,13 +147,13 @@ def _collective(
             name,
             class_name,
             typed,
-            how.op,
             lambda f: {"dtype": f.dtype, "seed": f.seed, **how.sized(f), **how.more_params(f)},
             how.run_id,
             lambda f, n: 0.0,
             how.moved,
             collective_metrics(how.size_key, how.size),
-            flags=how.flags or name,
+            runs=how.runs,
+            flags=how.flags,
             collective=True,
             notes=how.notes,
             tpums_only=tpums_only,
@@ -169,31 +165,24 @@ _collective(
     "all_reduce",
     "AllReduceBenchmark",
     Collective(
-        fixed("all_reduce"),
         lambda f, n: block_bytes(f) * 2 * (n - 1) / n,
         run_id=lambda f: f"dim_{f.matrix_dim}_op_{str(f.reduce_op).lower()}",
         more_params=lambda f: {"reduce_op": str(f.reduce_op).lower()},
     ),
 )
-_collective(
-    "all_gather",
-    "AllGatherBenchmark",
-    Collective(fixed("all_gather"), lambda f, n: block_bytes(f) * (n - 1)),
-)
+_collective("all_gather", "AllGatherBenchmark", Collective(lambda f, n: block_bytes(f) * (n - 1)))
 _collective(
     "all_to_all",
     "AllToAllBenchmark",
-    Collective(
-        fixed("all_to_all"), lambda f, n: block_bytes(f) / n * (n - 1), size_key="local_size_mb"
-    ),
+    Collective(lambda f, n: block_bytes(f) / n * (n - 1), size_key="local_size_mb"),
 )
 # upstream's (N, D, 256) input is N blocks of D*256 elements: ours as rows of 128
 _collective(
     "reduce_scatter",
     "ReduceScatterBenchmark",
     Collective(
-        fixed("psum_scatter"),
         lambda f, n: scatter_chunk_bytes(f) * (n - 1),
+        runs="psum_scatter",
         sized=lambda f: {"num_elements": f.matrix_dim * 256},
         size=scatter_chunk_bytes,
         flags="psum_scatter",
@@ -204,8 +193,8 @@ _collective(
     "ppermute",
     "PPermuteBenchmark",
     Collective(
-        lambda f: "ppermute_bidi" if f.both_ways else "ppermute_uni",
         lambda f, n: block_bytes(f) * (2 if f.both_ways else 1),
+        runs=lambda f: "ppermute_bidi" if f.both_ways else "ppermute_uni",
         run_id=lambda f: f"dim_{f.matrix_dim}_dir_{f.direction}",
         flags="all_to_all",
         notes="TPUMS's, not jax-bench's; with mesh_axes dcn,ici it permutes across the slices",
@@ -217,9 +206,8 @@ _collective(
 
 @dataclass(frozen=True)
 class Group:
-    """A collective's mesh and group as upstream resolves them: the mesh_shape's grid when it fills
-    exactly the devices, else one axis of all of them; the axes whose sharding_strategy entry is above
-    1 (all axes when the strategy is absent, unreadable or of another rank)."""
+    """A collective's mesh as upstream resolves it (mesh_shape where it fills exactly the devices, else
+    one axis of all) and its group (the axes sharding_strategy puts above 1, else all)."""
 
     mesh_shape: str  # our op's mesh ('' = one axis)
     strategy: str
@@ -228,8 +216,7 @@ class Group:
 
 
 def _mesh(text: Any) -> list[int] | None:
-    """A given mesh_shape's axes (None: none given, or text that is no grid, which upstream falls
-    back from); an axis of 0 or fewer devices is a one-line error, never a mesh to fall back from."""
+    """A mesh_shape's axes (None: none, or no grid: upstream falls back); an axis below 1 is refused."""
     shape = _ints(text) if text is not None else None
     if shape is not None and min(shape) < 1:
         raise UserError(f"mesh_shape {text!r} has an axis of {min(shape)}: each is 1 or more (2x4)")
@@ -238,12 +225,11 @@ def _mesh(text: Any) -> list[int] | None:
 
 def _dcn_group(f: CollectiveFields, axis: int) -> Group:
     """DCN: the mesh as given, the group along dcn, never a fallback."""
-    shape_text = f.mesh_shape
-    shape = _mesh(shape_text)
+    shape = _mesh(f.mesh_shape)
     names = str(f.mesh_axes).split(",")
     if shape is None or len(names) != len(shape):
         raise UserError(
-            f"mesh_axes names {len(names)} axes; mesh_shape {shape_text!r} has "
+            f"mesh_axes names {len(names)} axes; mesh_shape {f.mesh_shape!r} has "
             f"{len(shape) if shape else 'no'} axes: give one name per axis"
         )
     along = "x".join(str(d) if i == axis else "1" for i, d in enumerate(shape))

@@ -1,18 +1,16 @@
-"""jax-bench's compute benchmarks, each over its typed fields: gemm_generalized, quantization, swiglu,
-rmsnorm, sigmoid (named by upstream's cop.yaml), rope, simple_add, attention_flashed and
-transformer_layer_moe."""
+"""jax-bench's compute benchmarks, each over its typed fields (sigmoid: named by upstream's cop.yaml)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from accelbench.benchmarks.base import (
     Benchmark,
     UpstreamFields,
     compute_metrics,
-    fixed,
     intensity_metrics,
     itemsize,
     ours_param,
@@ -23,6 +21,8 @@ from accelbench.benchmarks.base import (
 )
 from accelbench.catalogue import param
 from accelbench.ops.gemm import GeneralizedParams
+from accelbench.ops.rope import RopeParams
+from accelbench.ops.transformer import TransformerParams
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,6 @@ register_v2(
         "gemm_generalized",
         "GeneralizedGemmBenchmark",
         GemmFields,
-        fixed("gemm_generalized"),
         shared_with(GeneralizedParams),  # our op's parameters are upstream's fields, by name
         lambda f: (
             f"m_{f.m}_k_{f.k}_n_{f.n}_{f.in_dtype}_to_{f.out_dtype}"
@@ -75,7 +74,6 @@ register_v2(
         gemm_bytes,
         compute_metrics(),
         placement=replicated,
-        flags="gemm_generalized",
         peak_dtype=lambda f: str(f.in_dtype),
         notes="fp32 accumulation (upstream's product is in_dtype-typed); scaling works for fp8",
     )
@@ -93,14 +91,12 @@ register_v2(
         "quantization",
         "QuantizationBenchmark",
         QuantizationFields,
-        fixed("quantization"),
         lambda f: {"m": f.m, "n": f.n, "qdtype": "float8_e4m3fn"},
         lambda f: f"m_{f.m}_n_{f.n}",
         lambda f, n: 4.0 * f.m * f.n,  # 4 per element
         lambda f, n: float(f.m * f.n * 2 + f.m * f.n + 4 * f.m),  # X, Q, fp32 scales
         intensity_metrics,
         placement=replicated,
-        flags="quantization",
         notes="fp32 per-row scales with saturation (upstream: bf16 scales, no clamp)",
     )
 )
@@ -122,21 +118,19 @@ def _batch_dim(f: LayerFields) -> int:
 def _layer(
     name: str,
     class_name: str,
-    ops: tuple[str, str],
     width: Callable[[LayerFields], int],
     models: tuple[Callable[[LayerFields, int], float], Callable[[LayerFields, int], float]],
 ) -> None:
-    fwd, bwd = ops
     register_v2(
         Benchmark(
             name,
             class_name,
             LayerFields,
-            lambda f: bwd if f.mode == "bwd" else fwd,
             lambda f: {"m": f.batch, "n": width(f)},
             lambda f: f"batch_{f.batch}_dim_{f.dim}",
             *models,
             intensity_metrics,
+            runs=lambda f: f"{name}_{f.mode}",  # our ops <name>_fwd and <name>_bwd
             placement=replicated,
             notes="`mode: bwd` is ours (upstream's cop.yaml asks for it): the backward pass",
         )
@@ -144,18 +138,11 @@ def _layer(
 
 
 # swiglu: 10 FLOPs per output element; X (batch, 2 dim) read and Y (batch, dim) written, bf16
-_layer(
-    "swiglu",
-    "SwiGLUBenchmark",
-    ("swiglu_fwd", "swiglu_bwd"),
-    lambda f: 2 * f.dim,
-    per_element(10, 6, _batch_dim),
-)
+_layer("swiglu", "SwiGLUBenchmark", lambda f: 2 * f.dim, per_element(10, 6, _batch_dim))
 # rmsnorm: 5 FLOPs per element; X read, Y written (bf16) and the dim weights read
 _layer(
     "rmsnorm",
     "RMSNormBenchmark",
-    ("rmsnorm_fwd", "rmsnorm_bwd"),
     lambda f: f.dim,
     (lambda f, n: 5.0 * _batch_dim(f), lambda f, n: 4.0 * _batch_dim(f) + 2 * f.dim),
 )
@@ -173,12 +160,12 @@ register_v2(
         "sigmoid",
         "SigmoidBenchmark",
         SigmoidFields,
-        lambda f: "sigmoid_bwd" if f.mode == "bwd" else "inference_sigmoid",
         lambda f: {"m": f.batch, "n": f.dim, "dtype": f.dtype},
         lambda f: f"batch_{f.batch}_dim_{f.dim}",
         lambda f, n: 4.0 * f.batch * f.dim,
         lambda f, n: 2.0 * f.batch * f.dim * itemsize(f.dtype),
         intensity_metrics,
+        runs=lambda f: "sigmoid_bwd" if f.mode == "bwd" else "inference_sigmoid",
         placement=replicated,
         notes="not registered upstream (its cop.yaml names it); runs here in `dtype`",
     )
@@ -202,13 +189,7 @@ register_v2(
         "rope",
         "RoPEBenchmark",
         RopeFields,
-        fixed("rope"),
-        lambda f: {
-            "batch": f.batch,
-            "heads": f.heads,
-            "seq_len": f.seq_len,
-            "head_dim": f.head_dim,
-        },
+        shared_with(RopeParams, but=("dtype",)),  # fp32, whatever upstream's dtype says
         lambda f: f"b_{f.batch}_h_{f.heads}_s_{f.seq_len}_d_{f.head_dim}",
         # a complex multiply is 6 FLOPs; X read and Y written as complex64 (the table not counted)
         *per_element(6, 16, _rope_pairs),
@@ -224,19 +205,14 @@ class AddFields(UpstreamFields):
     size: int = param("elements", 1048576, doc="elements of each operand")
 
 
-def _elements(f: AddFields) -> int:
-    return f.size
-
-
 register_v2(
     Benchmark(
         "simple_add",
         "AddBenchmark",
         AddFields,
-        fixed("simple_add"),
         lambda f: {"size": f.size, "dtype": "bfloat16"},
         lambda f: f"size_{f.size}",
-        *per_element(1, 6, _elements),  # one add; x, y read and z written, bf16
+        *per_element(1, 6, attrgetter("size")),  # one add; x, y read and z written, bf16
         intensity_metrics,
         placement=replicated,
         notes="x and y differ (upstream draws both from one key)",
@@ -258,8 +234,7 @@ class AttentionFields(UpstreamFields):
 
 
 def attention_flops(f: AttentionFields, n: int = 1) -> float:
-    """(4 S^2 - 2 S^2 causal) Hq D for the forward, twice that for `bwd`; no batch factor. An
-    integer, as upstream's total_flops column holds it."""
+    """(4 S^2 - 2 S^2 causal) Hq D, twice for `bwd`; no batch factor; an int, as upstream's."""
     s = f.seq_len
     flops = (4 * s * s - (2 * s * s if f.causal else 0)) * f.num_q_heads * f.head_dim
     return flops * (2 if f.mode == "bwd" else 1)
@@ -293,7 +268,6 @@ register_v2(
         "attention_flashed",
         "AttentionBenchmark",
         AttentionFields,
-        fixed("tokamax_splash_attention"),
         _attention,
         lambda f: (
             f"b_{f.batch}_s_{f.seq_len}_hq_{f.num_q_heads}_hkv_{f.num_kv_heads}_d_{f.head_dim}"
@@ -301,6 +275,7 @@ register_v2(
         attention_flops,
         attention_bytes,
         compute_metrics(),
+        runs="tokamax_splash_attention",
         implementation="jit:xla",  # jax.nn.dot_product_attention's default
         notes="attends over the sequence (upstream's layout attends over heads); one device",
     )
@@ -328,16 +303,7 @@ register_v2(
         "transformer_layer_moe",
         "TransformerLayerMoE",
         MoeFields,
-        fixed("transformer_layer_moe"),
-        lambda f: {
-            "model_dim": f.model_dim,
-            "mslen": f.mslen,
-            "dtype": f.dtype,
-            "tp": f.tp,
-            "cp": f.cp,
-            "ep": f.ep,
-            "etp": f.etp,
-        },
+        shared_with(TransformerParams),
         lambda f: f"dim_{f.model_dim}_len_{f.mslen}",
         lambda f, n: 24.0 * f.mslen * f.model_dim**2,
         lambda f, n: 10.0 * f.mslen * f.model_dim * 2 + 10.0 * f.model_dim**2 * 2,

@@ -1,9 +1,6 @@
-"""The reference harness's output files, `summary.csv` and `detailed.json`, as both of its generations
-write them: each case one entry of upstream's record with this project's additions under one key of
-their own (`microbench`); summary.csv flattens the entries, upstream's columns first. A generation's
-sink (dialects/*/outputs.py) says how its entries are made. Unlike upstream's, both files are
-rewritten whole (atomically) after every case, so a crash loses no finished case, and they belong to
-one run of the run store (`c.2.csv` -> `c.2.summary.csv`)."""
+"""The reference harness's `summary.csv` and `detailed.json`: each case upstream's record, ours under
+`microbench`. Unlike upstream's, both are rewritten whole (atomically) after every case, so a crash
+loses none, and belong to one run of the run store (`c.2.csv` -> `c.2.summary.csv`)."""
 
 from __future__ import annotations
 
@@ -60,12 +57,8 @@ class UpstreamStats:
             low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
             kept = x[(x >= low) & (x <= high)]
             x = kept if kept.size else x
-        return cls(
-            float(np.percentile(x, 50)),
-            float(np.percentile(x, 90)),
-            float(x.mean()),
-            float(x.std()),
-        )
+        p50, p90 = np.percentile(x, [50, 90])
+        return cls(float(p50), float(p90), float(x.mean()), float(x.std()))
 
 
 def ms(samples_s: list[float]) -> list[float]:
@@ -74,7 +67,7 @@ def ms(samples_s: list[float]) -> list[float]:
 
 def device_span_ms(row: Row) -> list[float]:
     """The device's time per iteration as upstream's trace parser measures it (first marked op's
-    start to the last one's end), where this row has a device clock."""
+    start to the last one's end), where the row has a device clock."""
     if not (row.timing.timing_source or "").startswith(DEVICE_CLOCKS):
         return []
     return ms(row.series.span_samples_s or row.series.samples_s)
@@ -103,7 +96,6 @@ def _iso(epoch_s: float) -> str:
 
 
 def _ours(case: Case, origin: Upstream, row: Row) -> dict[str, Any]:
-    """This project's additions: the conditions, device time, the check, our models, the case."""
     samples_ms = ms(row.series.samples_s)
     spec, bench = get_spec(case.op), origin.benchmark
     name = {"name_given": origin.tpums.name} if origin.tpums else {}
@@ -129,10 +121,8 @@ def _ours(case: Case, origin: Upstream, row: Row) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Generation:
-    """How one generation's entries differ: their params (the case's fields as it ran, in the
-    generation's names), their metrics (from those fields and the host times in ms), the metadata it
-    adds (TPUMS: the flags the case ran with), whether summary.csv keeps KET_ms and throughput, and
-    the tables it prints at the end."""
+    """How one generation's entries differ (params: the fields as the case ran, in its names; metrics:
+    from those and the host times in ms)."""
 
     params: Callable[[Case, Upstream, Any], dict[str, Any]]
     metrics: Callable[[Case, Upstream, Any, list[float], Row], dict[str, Any]]
@@ -170,8 +160,8 @@ def detailed_entry(case: Case, row: Row, generation: Generation) -> dict[str, An
 
 
 def summary_row(entry: dict[str, Any], ket_and_throughput: bool = True) -> dict[str, Any]:
-    """A detailed entry as a summary.csv row, as upstream flattens it (a metric named like a param
-    overwrites it in place), then this project's columns."""
+    """A detailed entry as upstream flattens it (a metric named like a param overwrites it in place),
+    then this project's columns."""
     meta, metrics = entry["metadata"], entry["metrics"]
     row = {**meta["params"], **metrics, **meta["device_info"]}
     row.update({k: v for k, v in meta.items() if k not in NOT_FLATTENED})
@@ -199,7 +189,6 @@ def write_summary(f: IO[str], entries: list[dict[str, Any]], ket: bool) -> None:
 
 
 def _earlier_entries(path: str) -> list[dict[str, Any]]:
-    """The cases a resumed run's detailed.json already holds."""
     if not os.path.exists(path):
         return []
     try:
@@ -259,8 +248,7 @@ class UpstreamFiles(Sink):
         write_atomically(self.summary, lambda f: write_summary(f, self.entries, ket))
 
     def _check_preset(self, stats: HardwareStats | None, device_kind: str | None) -> None:
-        """Say once per preset when its peaks are another chip's: the roofline fields then compare
-        this device with that chip, which the summary cannot show."""
+        """Say once per preset when its peaks are another chip's (the summary cannot show it)."""
         if stats is None or stats.describes(device_kind) or stats.name in self.foreign_presets:
             return
         self.foreign_presets.add(stats.name)
@@ -284,9 +272,8 @@ class UpstreamFiles(Sink):
 
 
 def _claim_upstream_names(directory: str, resume: bool, overwrite: bool) -> tuple[str, str]:
-    """The upstream command lines' pair: `summary.csv` and `detailed.json` in the output folder, or
-    the first number free, created empty and exclusively, so two runs started at once never share one
-    (a later run never replaces one); --resume and --overwrite take the latest pair."""
+    """The upstream command lines' pair in the output folder, the first number free, created empty
+    and exclusively (two runs never share one); --resume and --overwrite take the latest pair."""
 
     def pair(n: int) -> tuple[str, str]:
         summary = numbered(os.path.join(directory, SUMMARY), n)
@@ -299,19 +286,17 @@ def _claim_upstream_names(directory: str, resume: bool, overwrite: bool) -> tupl
         return pair(max(1, n - 1))
     os.makedirs(directory or ".", exist_ok=True)
     while True:
-        summary, detailed = pair(n)
+        made: list[str] = []
         try:
-            os.close(os.open(summary, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
+            for path in pair(n):
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
+                made.append(path)
         except FileExistsError:
+            for path in made:
+                os.unlink(path)
             n += 1
             continue
-        try:
-            os.close(os.open(detailed, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
-        except FileExistsError:
-            os.unlink(summary)
-            n += 1
-            continue
-        return summary, detailed
+        return pair(n)
 
 
 def upstream_files(
@@ -323,16 +308,17 @@ def upstream_files(
         return None
     options = context.options
     tables_to = None if options.output_format == "table" else sys.stderr
-    if not options.flag(UPSTREAM_FILES):
-        pair = pair_beside(named[0].outputs.csv_path)
-        return UpstreamFiles(generation, pair, options.resume, options.overwrite, False, tables_to)
+    claim = options.flag(UPSTREAM_FILES)
     folder = os.path.dirname(named[0].outputs.csv_path) or "."
     try:
-        pair = _claim_upstream_names(folder, options.resume, options.overwrite)
+        pair = (
+            _claim_upstream_names(folder, options.resume, options.overwrite)
+            if claim
+            else pair_beside(named[0].outputs.csv_path)
+        )
     except OSError as error:
         raise UserError(
             f"cannot write in it: {error.strerror}", key=f"--output '{folder}'"
         ) from None
-    return UpstreamFiles(
-        generation, pair, options.resume, options.overwrite, not options.resume, tables_to
-    )
+    claimed = claim and not options.resume
+    return UpstreamFiles(generation, pair, options.resume, options.overwrite, claimed, tables_to)

@@ -1,7 +1,5 @@
-"""Roofline peaks as a jax-bench config gives them: a `hardware:` block, or a named system preset
-(`system: ironwood`, `--hw gfc`: the presets are the chips' own, in `accelbench.specs`). Per-chip
-figures, as upstream's are; on a chip of two devices (TPU v7x) one device's share of them is about
-half (docs/jax_bench.md)."""
+"""Roofline peaks as a jax-bench config gives them: a `hardware:` block, or a system preset (`system:
+ironwood`, `--hw gfc`; from `accelbench.specs`). Per chip, as upstream's (docs/jax_bench.md)."""
 
 from __future__ import annotations
 
@@ -14,8 +12,8 @@ from accelbench.specs import HardwareStats, presets
 
 
 def preset(name: str, where: str) -> tuple[HardwareStats | None, str | None]:
-    """A named system (case-insensitive). An unknown one gives no roofline and a warning, as upstream
-    (its own v6e sample names `ghostlite`, which it does not know)."""
+    """A named system (any case); an unknown one (upstream's v6e sample names `ghostlite`) gives no
+    roofline and a warning, as upstream."""
     found = presets().get(name.lower())
     if found is not None:
         return found, None
@@ -29,12 +27,8 @@ def preset(name: str, where: str) -> tuple[HardwareStats | None, str | None]:
 
 def _number(value: Any, where: str) -> float:
     """A peak: finite and not negative (NaN and infinity would make every roofline field meaningless)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
+    real = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not real or not math.isfinite(value) or value < 0:
         raise UserError(f"must be a finite non-negative number, got {value!r}", key=where)
     return float(value)
 
@@ -69,9 +63,8 @@ HARDWARE_KEYS = ("tflops", "hbm_bw", "ici", "peak_tflops")
 
 
 def parse_hardware(block: Any, where: str) -> tuple[HardwareStats, list[str]]:
-    """A `hardware:` mapping, and the warnings it earns. `peak_tflops`, which upstream's own sample
-    configs use and upstream ignores, is read as `tflops`, as the people who wrote it meant; any other
-    key upstream does not read is ignored, as upstream, with a warning."""
+    """A `hardware:` mapping, and its warnings: `peak_tflops` (upstream's samples give it, upstream
+    ignores it) is read as `tflops`, as meant; any other key upstream ignores is ignored, said."""
     if not isinstance(block, dict):
         raise UserError(f"must be a mapping, got {type(block).__name__}", key=where)
     warnings = []

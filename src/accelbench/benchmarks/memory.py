@@ -1,5 +1,4 @@
-"""jax-bench's memory and transfer benchmarks, each over its typed fields: hbm_bandwidth (the STREAM
-kernels, TPUMS's read and write ones too), host_to_device, device_to_host and device_to_device."""
+"""jax-bench's memory and transfer benchmarks, each over its typed fields."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ from accelbench.benchmarks.base import (
     Benchmark,
     Figures,
     UpstreamFields,
-    fixed,
     intensity,
     itemsize,
     rate,
@@ -38,8 +36,7 @@ class HbmFields(UpstreamFields):
     device_id: int = param("int", 0, doc="the device the arrays live on")
 
     @property
-    def kernel(self) -> str:
-        """The STREAM kernel it names (any case, TPUMS's short names too)."""
+    def kernel(self) -> str:  # any case, TPUMS's short names too
         name = str(self.op_type).lower()
         return OP_TYPES.get(name, name)
 
@@ -62,13 +59,11 @@ register_v2(
         "hbm_bandwidth",
         "HBMBandwidthBenchmark",
         HbmFields,
-        fixed("hbm_bandwidth"),
         lambda f: {"op_type": f.kernel, "size": f.size, "dtype": f.dtype, "device": f.device_id},
         lambda f: f"{f.op_type}_dim_{f.size}_dev_{f.device_id}",
         lambda f, n: float(f.stream[1] * f.size),
         lambda f, n: float(f.size * itemsize(f.dtype) * f.stream[0]),
         hbm_metrics,
-        flags="hbm_bandwidth",
         notes="copy is a copy (upstream's computes x + 1, the same traffic)",
     )
 )
@@ -91,13 +86,12 @@ def _host(name: str, class_name: str, direction: str) -> None:
             name,
             class_name,
             HostFields,
-            fixed("host_device"),
             lambda f: {"data_size_mib": f.data_size_mib, "direction": direction},
             lambda f: f"size_{f.data_size_mib}mib",
             lambda f, n: 0.0,
             lambda f, n: float(f.data_size_mib * 2**20),
             host_metrics,
-            flags=name,
+            runs="host_device",
             notes="JAX: wall clock of the blocked copy (no device event); torch: CUPTI device time",
         )
     )
@@ -136,7 +130,6 @@ register_v2(
         "device_to_device",
         "DeviceToDeviceBenchmark",
         D2dFields,
-        fixed("device_to_device"),
         lambda f: {
             "data_size_mib": f.data_size_mib,
             "direction": "bi" if f.both_ways else "uni",
@@ -151,7 +144,6 @@ register_v2(
         lambda f, n: 0.0,
         lambda f, n: float(f.data_size_mib * 2**20 * (2 if f.both_ways else 1)),
         d2d_metrics,
-        flags="device_to_device",
         every_pair=True,
         notes="src/dst_device_index pick one pair (upstream: always every ordered pair)",
     )

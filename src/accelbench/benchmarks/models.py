@@ -38,9 +38,8 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
 def model_fields(
     name: Any, benchmark_fields: tuple[str, ...], entry: dict[str, Any], where: str
 ) -> tuple[dict[str, Any], str]:
-    """The preset's values for the fields this benchmark has and the entry lacks, and a note saying
-    which were used (upstream passes all of them and every such entry fails). An unknown name adds
-    nothing, as upstream, and the note says so."""
+    """The preset's values for the fields the benchmark has and the entry lacks (upstream passes all,
+    and fails), and a note saying which; an unknown name adds nothing, as upstream."""
     preset = MODEL_PRESETS.get(str(name))
     if preset is None:
         close = did_you_mean(str(name), MODEL_PRESETS)

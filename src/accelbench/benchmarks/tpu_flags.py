@@ -28,20 +28,20 @@ PACKAGED = os.path.join(os.path.dirname(__file__), "op_flags.yaml")  # upstream'
 
 @functools.cache
 def packaged() -> dict[str, FlagSet]:
-    """The flag sets this project ships, keyed as upstream's file is; names upstream has no entry
-    for run with the environment as it is."""
+    """The flag sets this project ships, keyed as upstream's file is."""
     return flag_sets(PACKAGED, shipped=True)
 
 
 def process_env(benchmark: Benchmark[Any]) -> tuple[tuple[str, str], ...]:
-    """The environment a benchmark's process starts with on a TPU host (empty: the current one)."""
-    return packaged()[benchmark.flags].process_env() if benchmark.flags else ()
+    """The environment a benchmark's process starts with on a TPU host (a name op_flags.yaml lacks:
+    the environment as it is)."""
+    found = packaged().get(benchmark.flags or benchmark.name)
+    return found.process_env() if found else ()
 
 
 def flag_sets(path: str, shipped: bool = False) -> dict[str, FlagSet]:
-    """--xla_flags_file_path: per benchmark name, a list of flags or `{flags: [...], env: {...}}`
-    (both forms upstream's op_flags.yaml has used), replacing the packaged sets. A name no
-    benchmark has is said (its flags are never used); an env value must be a string or a number."""
+    """--xla_flags_file_path: per benchmark name, flags or `{flags: [...], env: {...}}` (both of
+    upstream's forms), replacing the packaged sets; a name no benchmark has is said."""
     from accelbench.config.yaml_reader import read_yaml
 
     data = read_yaml(path)
@@ -77,8 +77,7 @@ def _flag_set(entry: Any, where: str) -> FlagSet:
 
 
 def with_flags(cases: list[Case], sets: dict[str, FlagSet]) -> list[Case]:
-    """Each case's TPU flags from the file (by its TPUMS name, else its jax-bench one); none where
-    the file names neither, as upstream passes none."""
+    """Each case's TPU flags from the file, by its TPUMS name, else its jax-bench one, else none."""
     out = []
     for case in cases:
         origin = case.origin

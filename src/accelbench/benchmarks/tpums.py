@@ -1,9 +1,6 @@
-"""TPUMS's names (the reference's third generation), each declared on the jax-bench benchmark that
-runs it: TPUMS renamed jax-bench's benchmarks (`gemm_generalized` -> `gemm`, `hbm_bandwidth` ->
-`hbm`), moved some defaults and fields (gemm's `in_dtype` is bfloat16; hbm's `size` is
-`num_elements`) and added fields this project does not act on yet. Registered in TPUMS's order
-(production, experimental, then the earlier names); ../shared/reference/UPSTREAM_TPUMS.md sections 3
-and 10 are the source of every fact here."""
+"""TPUMS's names, each declared on the jax-bench benchmark that runs it (renamed, defaults and fields
+moved, fields added that do nothing here yet), in TPUMS's order: production, experimental, earlier
+names. Source of every fact: ../shared/reference/UPSTREAM_TPUMS.md sections 3 and 10."""
 
 from __future__ import annotations
 
@@ -23,7 +20,6 @@ NO_DTYPE = ("dtype",)
 
 
 def _gemm(name: str, tier: Tier = "production", **more: Any) -> Tpums:
-    """A GEMM name: TPUMS's bf16 default, compute roofline, TFLOP/s and FLOPs in its table."""
     return Tpums(
         name,
         "gemm_generalized",

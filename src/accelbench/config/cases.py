@@ -1,5 +1,4 @@
-"""What every dialect's planner does last: one case of an op per backend and implementation to run
-there, paired across backends by its parameters."""
+"""What every dialect's planner does last: one case of an op per backend and implementation."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ from accelbench.errors import UserError, did_you_mean, key_path
 def implementations_to_run(
     spec: OpSpec, backend: str, requested: str | list[str] | None, where: str
 ) -> list[str | None]:
-    """The requested implementations of the op on the backend, or else its default ones (all of them
-    unless the op names its defaults)."""
+    """The requested implementations of the op on the backend, else its defaults (else all)."""
     registered = list(implementations(spec.name, backend))
     if not registered:  # --backend on an op without it: the planner refuses it if --only keeps it
         return [None]
@@ -26,9 +24,7 @@ def implementations_to_run(
     chosen = [n for n in names if n in registered]
     if chosen:
         return list(chosen)
-    if (
-        len(registered) == 1
-    ):  # one way to run it (JAX's jit): the names were another backend's twins
+    if len(registered) == 1:  # one way to run it (JAX's jit): the names were another backend's
         return list(registered)
     raise UserError(
         f"op '{spec.name}' has no {backend} implementation '{names[0]}' (registered: {', '.join(registered)})",
@@ -38,12 +34,11 @@ def implementations_to_run(
 
 
 def lacking(spec: OpSpec, backend: str) -> str:
-    """What is wrong with running the op on a backend it has no implementation on."""
     return f"op '{spec.name}' has no {backend} implementation (implemented in: {', '.join(spec.backends)})"
 
 
 def within_cap(count: int, cap: int, where: str, hint: str = " or 'max_cases:'") -> None:
-    """A config that expands past its case cap is refused where it went past, before it runs."""
+    """A config past its case cap is refused where it went past, before it runs."""
     if count > cap:
         raise UserError(
             f"the config expands to more than {cap} cases; raise the cap with --max-cases{hint} if "
@@ -55,8 +50,7 @@ def within_cap(count: int, cap: int, where: str, hint: str = " or 'max_cases:'")
 def cases_per_implementation(
     spec: OpSpec, backends: list[str], requested: str | list[str] | None, where: str, **fields: Any
 ) -> list[Case]:
-    """One case of the op per backend and implementation to run there (`implementations_to_run`),
-    sharing the other fields (params, run, outputs, ...); paired across backends by its params."""
+    """One case of the op per backend and implementation, sharing the other fields."""
     return [
         Case(
             op=spec.name,

@@ -1,7 +1,6 @@
-"""The config dialects' registry: what each dialect is to the rest of the program (how its files are
-recognised, validated and planned, its flags, outputs, command line, listing and one-off names),
-declared once by its own package under `accelbench/dialects/` (found by `accelbench.plugins`). Its
-heavy parts are `Lazy("module:attribute")`: the command line's help loads none of them."""
+"""The config dialects' registry: what each dialect is to the rest of the program, declared once by its
+package under `accelbench/dialects/`; its heavy parts `Lazy("module:attribute")`, which the command
+line's help loads none of."""
 
 from __future__ import annotations
 
@@ -17,11 +16,11 @@ from accelbench.plugins import SINK_MODULES, discover_dialects
 from accelbench.registry import register_once
 
 DEFAULT_MAX_CASES = 5000
+Data = dict[str, Any]  # a config file's top level
 
 
 class Lazy:
-    """A module's attribute named "module:attribute", imported on first use; it calls and answers
-    attributes as that attribute does."""
+    """A "module:attribute", imported on first use; it calls and answers attributes as that does."""
 
     def __init__(self, ref: str) -> None:
         self.ref = ref
@@ -39,14 +38,13 @@ class Lazy:
 
 
 def resolved(value: Any) -> Any:
-    """The thing itself, whether given or named lazily."""
     return value.target if isinstance(value, Lazy) else value
 
 
 @dataclass(frozen=True)
 class Command:
-    """A dialect's own command line (`jax-bench`, `tpums`): `microbench NAME ARGS` and the console
-    script of that name run `main(ARGS) -> exit code` of `module`."""
+    """A dialect's own command line: `microbench NAME ARGS` and that console script run
+    `module.main(ARGS) -> exit code`."""
 
     name: str
     module: str
@@ -58,9 +56,8 @@ class Command:
 
 @dataclass(frozen=True)
 class Listing:
-    """`microbench list --OPTION`: the dialect's benchmark names as records (dataclasses with a
-    `name`: `--json` prints their fields), or as a table of `columns`, each record's `cells`: on the
-    console, and in the dialect's doc page (`doc_page`, between its markers; tested to be current)."""
+    """`microbench list --OPTION`: the dialect's names as records (dataclasses with a `name`, for
+    `--json`) or a table of `columns` (on the console and between the markers of `doc_page`)."""
 
     option: str
     help: str
@@ -76,8 +73,7 @@ class Listing:
 
 @dataclass(frozen=True)
 class OneOff:
-    """`run --run NAME --field value`: whether the dialect knows NAME (its fields, or None), and the
-    cases of the values given (each keyed by its option: `--m`)."""
+    """`run --run NAME --field value`: NAME's fields (None: not the dialect's), and its cases."""
 
     fields: Callable[[str], tuple[Any, ...] | None] | Lazy  # the op's or benchmark's Params
     plan: Callable[[str, Any, Any], list[Any]] | Lazy  # (name, its Point, a PlanRequest) -> cases
@@ -85,8 +81,7 @@ class OneOff:
 
 @dataclass(frozen=True)
 class RunAlias:
-    """A `microbench` subcommand that is `run --config FILE` with one of the dialect's flags made
-    required under another spelling (`microbench dashboard --config F --output R`)."""
+    """A subcommand that is `run --config FILE` with a dialect flag required under another spelling."""
 
     name: str
     summary: str
@@ -99,14 +94,11 @@ class RunAlias:
 class Dialect:
     name: str
     schema: Any  # its files' pydantic model (a Lazy naming it)
-    recognise: Callable[[dict[str, Any]], bool]  # is this file written in the dialect?
+    recognise: Callable[[Data], bool]  # is this file written in the dialect?
     plan: Callable[[Any, Any], list[Any]] | Lazy  # (its model, a PlanRequest) -> cases
     order: int  # asked in this order whether a file is theirs
     # renames keys of the dialect's earlier versions: (upgraded data, one warning per key)
-    upgrade: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]] | Lazy = lambda data: (
-        data,
-        [],
-    )
+    upgrade: Callable[[Data], tuple[Data, list[str]]] | Lazy = lambda data: (data, [])
     looks_like: str = ""  # what a file of this dialect has, for the error when none recognises it
     flags: tuple[Flag[Any], ...] = ()  # `microbench run` flags it reads: refused for other files
     sink_flags: tuple[Flag[Any], ...] = ()  # flags its output formats read (any run may give them)
@@ -118,14 +110,13 @@ class Dialect:
     # its own name tables (scoped by tests with the rest)
     registries: Callable[[], tuple[dict[Any, Any], ...]] | Lazy = tuple
     # a file of the dialect's family that is not a config (a suite file): the line that says so
-    explains: Callable[[dict[str, Any]], str | None] = lambda data: None
+    explains: Callable[[Data], str | None] = lambda data: None
     # a planned case's benchmark and fields in the dialect's own names (`validate --json`); None: its
     # op's
     case_fields: Callable[[Any], tuple[str, dict[str, Any]]] | Lazy | None = None
 
     @property
-    def title(self) -> str:
-        """The dialect as its users spell it (jax-bench)."""
+    def title(self) -> str:  # as its users spell it (jax-bench)
         return self.name.replace("_", "-")
 
 
@@ -138,13 +129,12 @@ def register_dialect(dialect: Dialect) -> Dialect:
 
 
 def dialects() -> list[Dialect]:
-    """Every registered dialect, in the order files are matched against them."""
+    """Every registered dialect, in the order files are matched."""
     discover_dialects()
     return sorted(DIALECTS.values(), key=lambda d: d.order)
 
 
 def dialect_flags() -> list[Flag[Any]]:
-    """Every flag some dialect owns, once each, in dialect order."""
     seen: dict[str, Flag[Any]] = {}
     for dialect in dialects():
         for flag in dialect.flags:
@@ -157,7 +147,7 @@ def get_dialect(name: str) -> Dialect:
     return DIALECTS[name]
 
 
-def detect_dialect(data: dict[str, Any]) -> Dialect:
+def detect_dialect(data: Data) -> Dialect:
     known = dialects()
     for dialect in known:
         if dialect.recognise(data):

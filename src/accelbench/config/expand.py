@@ -1,8 +1,6 @@
-"""One expansion engine: every dialect (and a one-off command line) describes its cases as data (values
-given once, cases over them, a sweep of axes) and takes its points from `Expansion`: each case over
-the sweep's Cartesian product (the first axis slowest), every value with the key that gave it. Two
-readers of a sweep's values: the Ironwood reference's (`_range`/`_list`, `SAME_AS_<key>`) and the
-later generations' (`start`/`end` ranges with a default step)."""
+"""One expansion engine: every dialect describes its cases as data and takes its points from
+`Expansion` (each case over the sweep's product, the first axis slowest), every value with the key
+that gave it. Sweeps are read the Ironwood reference's way or the later generations'."""
 
 from __future__ import annotations
 
@@ -54,8 +52,7 @@ class Axis:
 
 @dataclass(frozen=True)
 class Expansion:
-    """Each case (a point) over the sweep's product, at most `cap` combinations per case (the first,
-    in product order)."""
+    """Each case over the sweep's product, at most the first `cap` combinations per case."""
 
     cases: tuple[Point, ...] = ({},)
     axes: tuple[Axis, ...] = ()
@@ -63,8 +60,7 @@ class Expansion:
     warnings: tuple[str, ...] = ()
 
     @property
-    def total(self) -> int:
-        """Combinations per case."""
+    def total(self) -> int:  # combinations per case
         return math.prod(len(axis.values) for axis in self.axes)
 
     def points(self) -> Iterator[Point]:
@@ -127,9 +123,8 @@ def _number(value: Any, where: str) -> Any:
 
 
 def ironwood_axis(key: str, value: Any, where: str) -> Axis:
-    """As the Ironwood reference reads a sweep key: `_range`, then `_list`, is stripped from the name,
-    and the value's type alone decides: a mapping is a range, a list is a list, anything else one
-    value. A value repeated in one axis is one case (two rows with one case id would be a lie)."""
+    """As the Ironwood reference reads a sweep key: `_range`/`_list` stripped, the value's type alone
+    decides (a mapping is a range); a value repeated in one axis is one case (one id, one row)."""
     name = key.removesuffix("_range").removesuffix("_list")
     if isinstance(value, dict):
         return Axis(name, tuple(expand_range(value, where)), where)
@@ -147,7 +142,6 @@ def _plain(value: Any) -> bool:
 
 
 def ironwood_sweep(entry: Any, where: str) -> Expansion:
-    """One sweep entry of an Ironwood benchmark block: a product over its keys."""
     if not isinstance(entry, dict):
         raise UserError(f"a sweep entry must be a mapping, got {type(entry).__name__}", key=where)
     axes = tuple(ironwood_axis(str(k), v, key_path(where, str(k))) for k, v in entry.items())
@@ -188,11 +182,9 @@ def resolve_same_as(params: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
-    """One sweep key's values, and a warning where upstream silently ignores part of the form. A list
-    is its elements; a mapping with start and end a range (geometric when `multiplier` is above 1, else
-    arithmetic by `increase_by`, default 1); any other mapping or scalar is one value. A multiplier that
-    is not above 1 (other than exactly 1), a step that is not positive and an empty range are refused:
-    upstream hangs on the first two and silently runs nothing for the third."""
+    """One sweep key's values (a list; a start-end range, by `multiplier` above 1, else `increase_by`,
+    default 1; else one value), and a warning where upstream ignores part of it. Ranges upstream hangs
+    on or runs nothing for are refused."""
     if isinstance(value, list):
         if not value:
             raise UserError("empty list of values: the entry would run nothing", key=where)
@@ -200,24 +192,18 @@ def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
     if not (isinstance(value, dict) and "start" in value and "end" in value):
         return [value], None
     multiplier = value.get("multiplier")
+    by_one = multiplier is None or (not isinstance(multiplier, bool) and multiplier == 1)
+    if not by_one and _below_one(multiplier):
+        raise UserError(
+            f"range never ends: a multiplier below 1 (got {multiplier}) never reaches end",
+            key=key_path(where, "multiplier"),
+        )
+    steps = {"increase_by": value.get("increase_by", 1)} if by_one else {"multiplier": multiplier}
     warning = None
-    if multiplier is None or (not isinstance(multiplier, bool) and multiplier == 1):
-        steps = {"increase_by": value.get("increase_by", 1)}
-        if multiplier is not None and "increase_by" in value:
-            warning = (
-                f"{where}: multiplier 1 and increase_by given: increase_by is used, as upstream"
-            )
-    else:
-        if _below_one(multiplier):
-            raise UserError(
-                f"range never ends: a multiplier below 1 (got {multiplier}) never reaches end",
-                key=key_path(where, "multiplier"),
-            )
-        steps = {"multiplier": multiplier}
-        if "increase_by" in value:
-            warning = (
-                f"{where}: multiplier and increase_by given: increase_by is ignored, as upstream"
-            )
+    if multiplier is not None and "increase_by" in value:
+        used = "1 and increase_by given: increase_by is used" if by_one else "and increase_by given"
+        ignored = "" if by_one else ": increase_by is ignored"
+        warning = f"{where}: multiplier {used}{ignored}, as upstream"
     rest = {k: v for k, v in value.items() if k not in ("multiplier", "increase_by")}
     return expand_range({**rest, **steps}, where), warning
 
@@ -227,7 +213,6 @@ def _below_one(value: Any) -> bool:
 
 
 def upstream_sweep(sweep: Any, where: str, cap: int | None = None) -> Expansion:
-    """A `sweep:` mapping of key to values (first key slowest), at most `cap` combinations a case."""
     if sweep is None:
         return Expansion(cap=cap)
     if not isinstance(sweep, dict):
@@ -270,8 +255,7 @@ def _fetch(url: str, where: str) -> str:
 
 
 def _local(path: str, config_dir: str, where: str) -> str:
-    """Upstream reads the path from the working directory; a path only the config's folder has is
-    found there too (a config run from elsewhere)."""
+    """From the working directory as upstream, else from the config's folder."""
     candidates = [path] if os.path.isabs(path) else [path, os.path.join(config_dir, path)]
     for candidate in candidates:
         if os.path.isfile(candidate):
@@ -290,8 +274,7 @@ def _local(path: str, config_dir: str, where: str) -> str:
 
 
 def csv_cases(path: Any, config_dir: str, where: str) -> tuple[Point, ...]:
-    """A table's rows as cases: header names to typed cells, each cell keyed `WHERE row I column
-    K`; an empty cell leaves the key to what the case is laid over."""
+    """A table's rows as cases, each cell keyed `WHERE row I column K`; an empty cell gives nothing."""
     if not isinstance(path, str) or not path:
         raise UserError(f"must be a file path or an http(s) URL, got {path!r}", key=where)
     text = (

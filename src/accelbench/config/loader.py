@@ -39,8 +39,7 @@ class LoadedConfig:
     def command_line(self) -> bool:
         return self.one_off is not None
 
-    def located(self, error: UserError) -> UserError:
-        """The error attributed to the file (a command line's already names its option)."""
+    def located(self, error: UserError) -> UserError:  # a command line's names its option
         return error if self.command_line else error.with_file(self.path)
 
     @property
@@ -51,7 +50,7 @@ class LoadedConfig:
 
 
 def _string_keys(value: Any) -> Any:
-    """The data with every mapping key a string, so it sorts (YAML keys may mix 1024 and "1024")."""
+    """Every mapping key a string, so it sorts (YAML keys may mix 1024 and "1024")."""
     if isinstance(value, dict):
         return {str(k): _string_keys(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -60,21 +59,16 @@ def _string_keys(value: Any) -> Any:
 
 
 def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model class that sits at a validation error's location."""
-    current: Any = model
+    current: type[BaseModel] | None = model
     for part in loc:
         if isinstance(part, int):
             continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        field = current.model_fields.get(str(part))
-        if field is None:
-            return None
-        current = _first_model(field.annotation)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+        field = current.model_fields.get(str(part)) if current else None
+        current = _first_model(field.annotation) if field else None
+    return current
 
 
-def _first_model(annotation: Any) -> Any:
+def _first_model(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):
@@ -85,7 +79,7 @@ def _first_model(annotation: Any) -> Any:
 
 
 def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Drop pydantic's union-branch markers (e.g. 'list[ModelParams]') from a location."""
+    """A location without pydantic's union-branch markers (e.g. 'list[ModelParams]')."""
     return tuple(p for p in loc if isinstance(p, int) or not any(c in str(p) for c in "[]"))
 
 
@@ -117,7 +111,6 @@ def _translate(error: ValidationError, model: type[BaseModel], path: str) -> Use
 
 
 def parse_config(data: Any, path: str) -> LoadedConfig:
-    """Validate already-parsed YAML data."""
     if not isinstance(data, dict):
         raise UserError(
             f"the top level must be a mapping, got {type(data).__name__}",
@@ -139,7 +132,6 @@ def parse_config(data: Any, path: str) -> LoadedConfig:
 
 
 def load_config(path: str | Path) -> LoadedConfig:
-    """Read and validate a config file; every problem is a one-line UserError."""
     path = str(path)
     if not path:
         raise UserError("--config is empty; name a YAML file")
@@ -151,20 +143,19 @@ def load_config(path: str | Path) -> LoadedConfig:
 
 TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
+NUMBERS = {"dim": int, "elements": int, "mib": int, "int": int, "float": float}
 
 
 def typed_value(param: Param | None, text: str, option: str) -> Any:
     """A command-line value typed by the parameter it sets (YAML's reading where none is known)."""
     kind = param.kind if param else None
-    try:
-        if kind in ("dim", "elements", "mib", "int", "float") and not text.isascii():
-            raise ValueError  # as YAML reads a number: '١٠٢٤' is text there
-        if kind in ("dim", "elements", "mib", "int"):
-            return int(text)
-        if kind == "float":
-            return float(text)
-    except ValueError:
-        raise UserError(f"must be a number, got {text!r}", key=option) from None
+    if kind in NUMBERS:
+        try:
+            if not text.isascii():  # as YAML reads a number: '١٠٢٤' is text there
+                raise ValueError
+            return NUMBERS[kind](text)
+        except ValueError:
+            raise UserError(f"must be a number, got {text!r}", key=option) from None
     if kind == "bool":
         if text.lower() not in (*TRUE_WORDS, *FALSE_WORDS):
             raise UserError(f"must be true or false, got {text!r}", key=option)
@@ -178,8 +169,7 @@ def typed_value(param: Param | None, text: str, option: str) -> Any:
 
 
 def parse_fields(name: str, args: Sequence[str]) -> Point:
-    """`--field value` and `--field=value` pairs for a one-off run of `name`, typed by its fields,
-    each keyed by its option."""
+    """`--field value` and `--field=value` pairs, typed by `name`'s fields, each keyed by its option."""
     known = {p.name: p for p in one_off_params(name)}
     fields: Point = {}
     i = 0
@@ -235,8 +225,7 @@ def _names(dialect: Any) -> list[str]:
 
 
 def one_off_config(name: str, args: Sequence[str]) -> LoadedConfig:
-    """`run --run NAME --field value ...` (no file, no sweep): its typed values, planned by the first
-    dialect that knows NAME."""
+    """`run --run NAME --field value ...`: planned by the first dialect that knows NAME."""
     owner, _ = _owner(name)
     point = parse_fields(name, args)
     backend = point.get("backend")

@@ -1,5 +1,5 @@
 """From a loaded config and the run's options to the list of cases: the dialect's planner, then every
-command-line override (--num-runs, the run settings given as options, -o, --only/--skip), then one case per id."""
+command-line override, then one case per id."""
 
 from __future__ import annotations
 
@@ -24,16 +24,12 @@ from accelbench.results.writer import check_path_text
 
 
 def default_csv(path: str, output_dir: str) -> str:
-    """Where rows go when the config names no file: <output_dir>/<config stem>.csv, the stem made a
-    portable name (`-o.yaml`, `..yaml`, a stem with a quote or a newline in it: `names.portable_name`)."""
+    """Where rows go when the config names no file: <output_dir>/<config stem, made portable>.csv."""
     return os.path.join(output_dir, f"{portable_name(Path(path).stem)}.csv")
 
 
 def _overridden(cases: list[Case], options: RunOptions, path: str) -> list[Case]:
-    given = {
-        **dict(options.settings),
-        **({"num_runs": options.num_runs} if options.num_runs else {}),
-    }
+    given = dict(options.settings) | ({"num_runs": options.num_runs} if options.num_runs else {})
     if given:
         cases = [dataclasses.replace(c, run=dataclasses.replace(c.run, **given)) for c in cases]
     if options.output:
@@ -74,8 +70,7 @@ def select(
 
 
 def _destinations(case: Case, config: str) -> tuple[str, ...]:
-    """Where a case's rows, traces and records go, each path checked as text (a NUL, an overlong path:
-    one line) and spelled one way (`./x.csv` is `x.csv`)."""
+    """Where a case's rows, traces and records go, each checked as text and spelled one way."""
     out = []
     for name in ("csv_path", *DIR_FIELDS):
         value = getattr(case.outputs, name)
@@ -92,8 +87,7 @@ def _destinations(case: Case, config: str) -> tuple[str, ...]:
 def plan(
     loaded: LoadedConfig, options: RunOptions, device_count: Callable[[], int] | None = None
 ) -> list[Case]:
-    """All cases of a validated config, in config order. Errors name the file and key.
-    `device_count` says how many devices the run will see (asked only where a config needs it)."""
+    """All cases of a validated config, in config order (`device_count`: asked only where needed)."""
     model = loaded.model
     request = PlanRequest(
         config_id=loaded.config_id,

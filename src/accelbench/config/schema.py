@@ -1,5 +1,5 @@
-"""What every dialect's pydantic schema shares: mappings that refuse unknown keys, bounded counts and
-peaks, and the run settings as fields checked by their declared rules (one message per mistake)."""
+"""What every dialect's pydantic schema shares: closed mappings, bounded counts and peaks, and the run
+settings checked by their declared rules."""
 
 from __future__ import annotations
 
@@ -32,14 +32,8 @@ class Closed(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def run_setting_field(name: str) -> Any:
-    """A run setting's YAML field: any value, checked by its rule (`run_setting_check`)."""
-    return Annotated[Any, run_setting_check(name)]
-
-
 def run_setting_check(name: str) -> Any:
-    """The check of a run setting's YAML field: the same rule and the same message as wherever else
-    the setting is given (config/settings.py), so one mistake reads one way."""
+    """A run setting's YAML check: the same rule and message as wherever else it is given."""
 
     def check(value: Any) -> Any:
         if value is None:
@@ -56,7 +50,7 @@ def run_setting_check(name: str) -> Any:
 # Every run setting as an optional field (a config gives some, per config or per benchmark), generated
 # from their one declaration
 _RUN_SETTING_FIELDS: dict[str, Any] = {
-    f.name: (run_setting_field(f.name), None) for f in declared_settings()
+    f.name: (Annotated[Any, run_setting_check(f.name)], None) for f in declared_settings()
 }
 RunSettingFields: type[Closed] = create_model(
     "RunSettingFields", __base__=Closed, **_RUN_SETTING_FIELDS

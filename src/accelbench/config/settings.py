@@ -11,52 +11,45 @@ from typing import Any, TypeVar
 from accelbench.core.case import Rule, RunSettings, declared_settings
 from accelbench.core.flags import Flag, FlagValues
 from accelbench.errors import UserError, did_you_mean, key_path
-from accelbench.limits import MAX_ITERATIONS, MAX_SECONDS, MAX_SOAK_S
 from accelbench.measure.timers import timer_names
 
 T = TypeVar("T")
 
 
-def _count(value: Any, low: int, key: str, where: str, high: int = MAX_ITERATIONS) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise UserError(
-            f"must be an integer from {low} to {high:,}, got {value!r}", key=key_path(where, key)
-        )
-    return value
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _seconds(value: Any, key: str, where: str, high: float = MAX_SECONDS) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not 0 < value <= high  # NaN and infinity fail this too
-    ):
-        raise UserError(
-            f"must be a positive number of seconds up to {high:g}, got {value!r}",
-            key=key_path(where, key),
-        )
-    return float(value)
+# a numeric kind: whether a value is within its rule (NaN and infinity never are), what it must be
+BOUNDS: dict[str, tuple[Callable[[Rule, Any], bool], Callable[[Rule], str]]] = {
+    "count": (
+        lambda r, v: isinstance(v, int) and _real(v) and r.low <= v <= r.high,
+        lambda r: f"an integer from {int(r.low)} to {int(r.high):,}",
+    ),
+    "seconds": (
+        lambda r, v: _real(v) and 0 < v <= r.high,
+        lambda r: f"a positive number of seconds up to {r.high:g}",
+    ),
+    "duration": (
+        lambda r, v: _real(v) and 0 <= v <= r.high,
+        lambda r: f"a number of seconds from 0 to {r.high:g}",
+    ),
+    "fraction": (
+        lambda r, v: _real(v) and 0 < v < 1,
+        lambda r: f"between 0 and 1{f': a fraction of {r.of}' if r.of else ''}",
+    ),
+}
 
 
-def _duration(value: Any, key: str, where: str, high: float = MAX_SOAK_S) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
-        raise UserError(
-            f"must be a number of seconds from 0 to {high:g}, got {value!r}",
-            key=key_path(where, key),
-        )
-    return float(value)
+def _bounded(rule: Rule, value: Any, key: str, where: str) -> Any:
+    within, wanted = BOUNDS[rule.kind]
+    if not within(rule, value):
+        raise UserError(f"must be {wanted(rule)}, got {value!r}", key=key_path(where, key))
+    return value if rule.kind == "count" else float(value)
 
 
-def _fraction(value: Any, key: str, where: str, of: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise UserError(
-            f"must be between 0 and 1{f': a fraction of {of}' if of else ''}, got {value!r}",
-            key=key_path(where, key),
-        )
-    return float(value)
-
-
-def _choice(value: Any, key: str, where: str, choices: tuple[str, ...]) -> str:
+def _choice(rule: Rule, value: Any, key: str, where: str) -> str:
+    choices = timer_names() if rule.kind == "timer" else rule.choices
     if isinstance(value, bool):  # YAML 1.1 reads a bare off/on (no/yes) as a boolean
         value = {False: "off", True: "on"}[value]
     if value not in choices:
@@ -68,18 +61,11 @@ def _choice(value: Any, key: str, where: str, choices: tuple[str, ...]) -> str:
     return str(value)
 
 
-def _choices(rule: Rule) -> tuple[str, ...]:
-    return timer_names() if rule.kind == "timer" else rule.choices
-
-
 # How a rule's kind checks a value (key: the setting's name, where: the key path above it).
 CHECKS: dict[str, Callable[[Rule, Any, str, str], Any]] = {
-    "count": lambda r, v, key, where: _count(v, int(r.low), key, where, int(r.high)),
-    "seconds": lambda r, v, key, where: _seconds(v, key, where, r.high),
-    "duration": lambda r, v, key, where: _duration(v, key, where, r.high),
-    "fraction": lambda r, v, key, where: _fraction(v, key, where, r.of),
-    "choice": lambda r, v, key, where: _choice(v, key, where, _choices(r)),
-    "timer": lambda r, v, key, where: _choice(v, key, where, _choices(r)),
+    **dict.fromkeys(BOUNDS, _bounded),
+    "choice": _choice,
+    "timer": _choice,
 }
 # every run setting a config may give, in declaration order (core/case.py declares them)
 RUN_KEYS = tuple(f.name for f in declared_settings())
@@ -87,8 +73,7 @@ RULES: dict[str, Rule] = {f.name: f.metadata["rule"] for f in declared_settings(
 
 
 def check_setting(key: str, value: Any, where: str, at: str | None = None) -> Any:
-    """A run setting's value as its rule takes it, or a one-line error naming the key (`at`: the
-    key path that gave the value, where it is not `where.key`)."""
+    """A run setting's value as its rule takes it (`at`: the key that gave it, if not `where.key`)."""
     rule = RULES[key]
     try:
         return CHECKS[rule.kind](rule, value, key, where)
@@ -99,7 +84,6 @@ def check_setting(key: str, value: Any, where: str, at: str | None = None) -> An
 
 
 def run_settings(base: RunSettings, given: dict[str, Any], where: str) -> RunSettings:
-    """`base` updated with whichever run settings `given` holds."""
     updates: dict[str, Any] = {
         key: check_setting(key, given[key], where) for key in RUN_KEYS if key in given
     }
@@ -113,9 +97,8 @@ def run_settings(base: RunSettings, given: dict[str, Any], where: str) -> RunSet
 
 
 def checked_run(run: RunSettings, where: str) -> RunSettings:
-    """The settings a case ends with (an op's own overrides applied) hold together: a precision target
-    needs independent samples, and sustained iterations give one mean per round (67 samples of 3
-    values would make any interval look tight)."""
+    """The settings a case ends with hold together (sustained iterations give one mean per round, and
+    67 samples of 3 values would make any precision interval look tight)."""
     if run.target_precision is not None and run.cadence == "sustained":
         raise UserError(
             "target_precision needs one sample per iteration, and cadence: sustained (collectives "

@@ -1,13 +1,10 @@
-"""Matrix shape generators of the torchao dialect: (name, [m, k, n]) = (tokens, in, out).
-
-Every generator named as in torchao's benchmark runner yields that runner's shapes, order and names
-(../shared/reference/UPSTREAM_TORCHAO.md). The `<model>_layers` presets are this project's own: every
-distinct linear layer of a model at a chosen token count (docs/ops.md, "Shape generators").
-"""
+"""The torchao dialect's matrix shape generators: (name, [m, k, n]) = (tokens, in, out). One named as
+in torchao's runner yields its shapes, order and names (../shared/reference/UPSTREAM_TORCHAO.md); the
+`<model>_layers` presets are ours: each distinct linear layer of a model (docs/ops.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from accelbench.config.expand import Axis, Expansion
@@ -91,22 +88,33 @@ MODEL_PRESETS: dict[str, dict[str, tuple[int, int]]] = {
     },
 }
 
-DEFAULT_POWERS = {
-    "pow2": (10, 14),
-    "pow2_extended": (10, 14),
-    "small_sweep": (10, 14),
-    "sweep": (8, 15),
-}
-GENERATORS = ("custom", "llama", *RUNNER_MODELS, *DEFAULT_POWERS, *MODEL_PRESETS)
 PRESET_TOKENS = 4096
-
-
 MAX_POWER = 22  # 2^22: the largest single dimension a case may have (catalogue.MAX_DIM)
 
 
-def _powers(name: str, spec: dict[str, Any]) -> range:
-    """The generator's powers of two, bounded before any shape exists (at most 23^3 shapes)."""
-    low, high = DEFAULT_POWERS[name]
+def _grid(powers: range) -> Iterator[list[int]]:
+    """Every (M, K, N) of powers of two, M outermost and N innermost (the expansion's product)."""
+    sizes = tuple(2**p for p in powers)
+    grid = Expansion(axes=tuple(Axis(d, sizes, d) for d in "mkn"))
+    return ([p["m"].value, p["k"].value, p["n"].value] for p in grid.points())
+
+
+# the power-of-two generators: their default (lowest, highest) powers, and their shapes over them,
+# numbered in order (small_sweep's after its filter)
+POWERS: dict[str, tuple[tuple[int, int], Callable[[range], Iterable[list[int]]]]] = {
+    "pow2": ((10, 14), lambda ps: ([2**p] * 3 for p in ps)),
+    "pow2_extended": (
+        (10, 14),
+        lambda ps: (s for p in ps for s in ([2**p] * 3, [2**p + 2 ** (p - 1)] * 3)),
+    ),
+    "small_sweep": ((10, 14), lambda ps: (s for s in _grid(ps) if s[0] <= s[1] <= s[2])),
+    "sweep": ((8, 15), _grid),
+}
+
+
+def _powers(name: str, spec: dict[str, Any]) -> list[Shape]:
+    """The generator's shapes, its powers bounded before any shape exists (at most 23^3 shapes)."""
+    (low, high), shapes = POWERS[name]
     low = spec["min_power"] if spec.get("min_power") is not None else low
     high = spec["max_power"] if spec.get("max_power") is not None else high
     if high > MAX_POWER:
@@ -114,16 +122,7 @@ def _powers(name: str, spec: dict[str, Any]) -> range:
             f"max_power {high} makes dimensions of 2^{high}; the largest allowed is 2^{MAX_POWER}",
             key="max_power",
         )
-    return range(low, high + 1)
-
-
-def _custom(name: str, spec: dict[str, Any]) -> list[Shape]:
-    return [(name, [int(d) for d in shape]) for shape in spec.get("shapes") or []]
-
-
-def _llama(name: str, spec: dict[str, Any]) -> list[Shape]:
-    tokens = 4 * 4096
-    return [(f"llama_{layer}", [tokens, k, n]) for layer, (k, n) in _LLAMA2_70B.items()]
+    return [(f"{name}_{i}", mkn) for i, mkn in enumerate(shapes(range(low, high + 1)))]
 
 
 def _runner_model(name: str, spec: dict[str, Any]) -> list[Shape]:
@@ -135,44 +134,14 @@ def _preset(name: str, spec: dict[str, Any]) -> list[Shape]:
     return [(f"{name}_{layer}", [tokens, k, n]) for layer, (k, n) in MODEL_PRESETS[name].items()]
 
 
-def _pow2(name: str, spec: dict[str, Any]) -> list[Shape]:
-    return [(f"pow2_{i}", [2**p] * 3) for i, p in enumerate(_powers(name, spec))]
-
-
-def _pow2_extended(name: str, spec: dict[str, Any]) -> list[Shape]:
-    shapes: list[Shape] = []
-    for i, p in enumerate(_powers(name, spec)):
-        shapes.append((f"pow2_extended_{2 * i}", [2**p] * 3))
-        shapes.append((f"pow2_extended_{2 * i + 1}", [2**p + 2 ** (p - 1)] * 3))
-    return shapes
-
-
-def _grid(name: str, spec: dict[str, Any]) -> list[tuple[int, int, int]]:
-    """Every (M, K, N) of powers of two, M outermost and N innermost (the expansion's product)."""
-    powers = tuple(2**p for p in _powers(name, spec))
-    grid = Expansion(axes=tuple(Axis(d, powers, name) for d in "mkn"))
-    return [(p["m"].value, p["k"].value, p["n"].value) for p in grid.points()]
-
-
-def _small_sweep(name: str, spec: dict[str, Any]) -> list[Shape]:
-    """The grid kept where M <= K <= N, numbered after filtering."""
-    kept = [mkn for mkn in _grid(name, spec) if mkn[0] <= mkn[1] <= mkn[2]]
-    return [(f"small_sweep_{i}", list(mkn)) for i, mkn in enumerate(kept)]
-
-
-def _sweep(name: str, spec: dict[str, Any]) -> list[Shape]:
-    return [(f"sweep_{i}", list(mkn)) for i, mkn in enumerate(_grid(name, spec))]
-
-
 GENERATOR_FUNCTIONS: dict[str, Callable[[str, dict[str, Any]], list[Shape]]] = {
-    "custom": _custom,
-    "llama": _llama,
-    **{model: _runner_model for model in RUNNER_MODELS},
-    "pow2": _pow2,
-    "pow2_extended": _pow2_extended,
-    "small_sweep": _small_sweep,
-    "sweep": _sweep,
-    **{preset: _preset for preset in MODEL_PRESETS},
+    "custom": lambda name, spec: [(name, [int(d) for d in s]) for s in spec.get("shapes") or []],
+    "llama": lambda name, spec: [
+        (f"llama_{layer}", [4 * 4096, k, n]) for layer, (k, n) in _LLAMA2_70B.items()
+    ],
+    **dict.fromkeys(RUNNER_MODELS, _runner_model),
+    **dict.fromkeys(POWERS, _powers),
+    **dict.fromkeys(MODEL_PRESETS, _preset),
 }
 
 
@@ -183,7 +152,7 @@ def generate_shapes(spec: dict[str, Any]) -> list[Shape]:
         raise UserError(
             f"unknown shape generator '{name}'",
             key="name",
-            suggestion=did_you_mean(name, GENERATORS),
+            suggestion=did_you_mean(name, GENERATOR_FUNCTIONS),
         )
     # a generator makes its own shapes: given ones would be lost silently
     if spec.get("shapes") and name != "custom":

@@ -1,10 +1,6 @@
-"""Reading YAML with bounds: a config is answered in well under a second however large it claims to be.
-
-libyaml's parser where PyYAML has it; duplicate keys refused (PyYAML keeps the last silently); the file's
-size, its nesting depth and the number of values it expands to (aliases re-use nodes, so a small file can
-expand to billions) are capped before anything else reads the data; only regular files are read. Top-level
-keys that start with `x-` are the file's own (anchors for `<<:` merge keys) and are dropped.
-"""
+"""Reading YAML with bounds, so a config is answered in well under a second however large it claims to
+be: duplicate keys refused (PyYAML keeps the last); size, depth and expanded values (aliases can make
+billions) capped; regular files only; top-level `x-` keys (anchors for merge keys) dropped."""
 
 from __future__ import annotations
 
@@ -27,8 +23,7 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class BoundedLoader(_Base):
-    """The safe loader, refusing a mapping that names one key twice. Merge keys (`<<: *defaults`) work
-    as in YAML 1.1: a key written beside them overrides the merged one, which is not a duplicate."""
+    """The safe loader, refusing a key named twice (one beside a `<<:` merge overrides it, as YAML 1.1)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -54,7 +49,6 @@ BoundedLoader.add_constructor(
 
 
 def _check_expansion(data: Any) -> None:
-    """Walk the data as a reader would see it (aliases expanded), giving up past the caps."""
     count = 0
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
@@ -75,7 +69,6 @@ def _check_expansion(data: Any) -> None:
 
 
 def read_yaml(path: str) -> Any:
-    """The parsed YAML of a config file, or a one-line UserError naming the file."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -104,6 +97,7 @@ def read_yaml(path: str) -> Any:
         ) from None
     try:
         data = yaml.load(text, Loader=BoundedLoader)  # noqa: S506  a safe loader with bounds
+        _check_expansion(data)
     except UserError as error:
         raise error.with_file(path) from None
     except yaml.YAMLError as error:
@@ -117,10 +111,6 @@ def read_yaml(path: str) -> Any:
         ) from None
     if data is None:  # every file read here is a mapping
         raise UserError("the file is empty (no YAML value in it)", file=path)
-    try:
-        _check_expansion(data)
-    except UserError as error:
-        raise error.with_file(path) from None
     if isinstance(data, dict):  # `x-` keys hold anchors for merge keys (docker compose's rule)
         data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
     return data

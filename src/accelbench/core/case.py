@@ -37,8 +37,7 @@ def shape_label(
 
 @dataclass(frozen=True)
 class Rule:
-    """What values a run setting takes, declared with it: config/settings.py checks a config's value
-    against it (one line naming the key), config/schema.py types the YAML schemas' fields from it."""
+    """What values a run setting takes (config/settings.py checks them by it)."""
 
     kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, timer
     low: float = 0
@@ -65,10 +64,8 @@ def setting(
     compared: bool = True,
     option: bool = False,
 ) -> Any:
-    """A run setting: its default, the README's line for it, its rule, how it enters a case's id,
-    the row's condition column that records it (results/records.Conditions), whether `compare`
-    pairs only rows that agree on it (False: it bounds how long a case ran, not what it measured) and
-    whether every command line that runs takes it as `--NAME` (run/command_line.py)."""
+    """A run setting (`compared`: `compare` pairs only rows that agree on it, not if it bounds how long a
+    case ran; `option`: every command line that runs takes `--NAME`)."""
     meta = {"doc": doc, "rule": rule, "in_id": in_id, "column": column, "compared": compared}
     meta["option"] = option
     return field(default=default, metadata=meta)
@@ -76,9 +73,8 @@ def setting(
 
 @dataclass(frozen=True)
 class RunSettings:
-    """How a case is timed. Each field a config may set is declared here once (`setting`): the YAML
-    schemas, the checks, the one-off command line's fields, the jax-bench dialect's keys and the
-    README's table are made from these declarations."""
+    """How a case is timed: each field a config may set declared once (`setting`), whence the schemas,
+    checks, command lines and the README's table."""
 
     num_runs: int = setting(
         20,
@@ -242,7 +238,7 @@ MIN_ROUNDS = 6  # core.samples.MIN_CI_SAMPLES: fewer per-round ratios give no 95
 
 @dataclass(frozen=True)
 class AbSettings:
-    """How `ab` takes an A/B run; its command line's flags and `ab()`'s keywords are these fields."""
+    """How `ab` takes an A/B run (its flags and `ab()`'s keywords)."""
 
     rounds: int = setting(
         40, "the most rounds; each measures both sides once", Rule("count", MIN_ROUNDS, MAX_ROUNDS)
@@ -262,14 +258,13 @@ class AbSettings:
 
 
 def declared_settings() -> tuple[Any, ...]:
-    """The run settings a config may give, in declaration order (dataclass fields with a rule)."""
+    """The run settings a config may give, in declaration order."""
     return tuple(f for f in fields(RunSettings) if "rule" in f.metadata)
 
 
 def identifying_settings(run: RunSettings) -> dict[str, Any]:
-    """The run settings that make a case what it is, by their declarations' `in_id`: each one that
-    differs from its default, those declared `always`, and those that come with another in the id.
-    Every field of RunSettings takes part, so a new setting can never be left out of the id."""
+    """The run settings that make a case what it is, by each one's `in_id` (every field takes part, so
+    a new setting is never left out of the id)."""
     chosen: dict[str, Any] = {}
     declared = fields(RunSettings)
     for f in declared:
@@ -329,8 +324,7 @@ class Case:
         return hashlib.sha1(blob).hexdigest()[:12]
 
     def distinctions(self) -> dict[str, Any]:
-        """What makes this case differ from another of its op: its parameters, the run settings in
-        its id, and its repeat (a case a jax-bench file asks for again)."""
+        """What tells this case from another of its op: parameters, settings in its id, repeat."""
         repeat = {"repeat_count": self.occurrence} if self.occurrence else {}
         return {**self.params.as_dict(), **identifying_settings(self.run), **repeat}
 

@@ -1,7 +1,5 @@
-"""A command-line flag that a dialect or an output format owns, declared once as typed data: the
-`microbench` command line (and a dialect's own) is assembled from these declarations, the run carries
-their values by name, and the owner reads its own back typed (`RunOptions.flag(FLAG)`). Core declares
-none of them."""
+"""A command-line flag that a dialect or an output format owns, declared once as typed data: command
+lines are assembled from them, and the owner reads its value back typed (`RunOptions.flag(FLAG)`)."""
 
 from __future__ import annotations
 
@@ -30,21 +28,10 @@ class Flag(Generic[T]):
         return self.option.lstrip("-").replace("-", "_")
 
     def add_to(self, parser: Any) -> None:
-        """The flag as an argparse option of `parser`."""
-        if self.switch:
-            parser.add_argument(
-                self.option, *self.aliases, dest=self.dest, action="store_true", help=self.help
-            )
-            return
-        parser.add_argument(
-            self.option,
-            *self.aliases,
-            dest=self.dest,
-            choices=self.choices,
-            metavar=self.metavar,
-            type=self.parse,
-            help=self.help,
-        )
+        how: dict[str, Any] = {"action": "store_true"}
+        if not self.switch:
+            how = {"choices": self.choices, "metavar": self.metavar, "type": self.parse}
+        parser.add_argument(self.option, *self.aliases, dest=self.dest, help=self.help, **how)
 
 
 class FlagValues(Mapping[str, Any]):

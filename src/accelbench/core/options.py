@@ -3,7 +3,7 @@ and every output sink read it, instead of keyword arguments threaded through cal
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from accelbench.core.flags import Flag, FlagValues
@@ -43,6 +43,4 @@ class RunOptions:
 
     def with_flags(self, **values: Any) -> RunOptions:
         """The same options with these flags set (a command line of a dialect's own)."""
-        import dataclasses
-
-        return dataclasses.replace(self, flags=FlagValues({**self.flags, **values}))
+        return replace(self, flags=FlagValues({**self.flags, **values}))

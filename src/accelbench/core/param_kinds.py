@@ -1,6 +1,5 @@
-"""How a parameter's value is checked, by its kind: a problem size (positive, within bounds, what
-`--max-dim` clamps), a dtype (by name, or by jax.numpy's name), a choice, TPUMS's enum (canonical values
-only, in its words), or a plain typed value. `Param` (catalogue) names its kind; the checks are here."""
+"""How a parameter's value is checked, by its kind (`catalogue.Param` names it): a problem size (what
+`--max-dim` clamps), a dtype, a choice, TPUMS's enum (in its words) or a plain typed value."""
 
 from __future__ import annotations
 
@@ -60,8 +59,7 @@ def _dtype(param: Param, value: Any, where: str) -> Any:
 
 
 def _named_dtype(param: Param, value: Any, where: str) -> Any:
-    """A dtype spelt as jax.numpy spells it (`bfloat16`, `float8_e4m3fn`): the jax-bench harness
-    looks the name up on jax.numpy, so its configs never hold the short aliases."""
+    """A dtype as jax.numpy spells it (`bfloat16`): jax-bench looks it up there, so no short aliases."""
     canonical = _dtype(param, value, where)
     if value != canonical:
         raise UserError(
@@ -130,8 +128,8 @@ def _names(param: Param, value: Any, where: str) -> str:
 
 @dataclass(frozen=True)
 class ParamKind:
-    """What a parameter's kind means: how a value is checked and normalised, and, for the kinds that
-    size a problem, the largest value `--max-dim D` lets through (a stock config on a laptop)."""
+    """What a parameter's kind means: how a value is checked and normalised, and for a problem size
+    the largest value `--max-dim D` lets through."""
 
     validate: Callable[[Param, Any, str], Any]
     clamp: Callable[[int], int] | None = None  # D -> the cap; None: not a problem size
@@ -146,9 +144,7 @@ class ParamKind:
 PARAM_KINDS: dict[str, ParamKind] = {
     "dim": ParamKind(_dim, lambda d: d, int),  # one dimension: at most D
     "elements": ParamKind(_elements, lambda d: d * d, int),  # a flat element count: at most D*D
-    "mib": ParamKind(
-        _dim, lambda d: max(1, d * d * 4 >> 20), int
-    ),  # MiB: D*D fp32 values, at least 1 MiB
+    "mib": ParamKind(_dim, lambda d: max(1, d * d * 4 >> 20), int),  # D*D fp32 values, >= 1 MiB
     "dtype": ParamKind(_dtype),
     "jnp_dtype": ParamKind(_named_dtype),  # the jax-bench dialect's: full names only
     "choice": ParamKind(_choice),

@@ -28,9 +28,8 @@ EXACT_BINOMIAL_UP_TO = 1000
 
 
 def half_binomial_ppf(q: float, n: int) -> int:
-    """The smallest k with P(Binomial(n, 1/2) <= k) >= q: exact up to 1000 trials, the normal
-    approximation with continuity correction beyond (within one rank there). Written out because
-    importing scipy.stats costs half a second, which every row's statistics would pay."""
+    """The smallest k with P(Binomial(n, 1/2) <= k) >= q: exact up to 1000 trials, then normal with
+    continuity correction (within one rank). Not scipy.stats: its import costs half a second."""
     if n <= EXACT_BINOMIAL_UP_TO:
         total, need = 0, q * 2**n
         for k in range(n + 1):
@@ -61,10 +60,8 @@ def _fewest(confidence: float) -> int:
 def ratio_intervals(
     a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE
 ) -> np.ndarray | None:
-    """For rows of samples a (pairs x n_a) and b (pairs x n_b): each pair's confidence interval of
-    median(b) / median(a), as [low, high] per row, distribution-free and conservative: each median's
-    own interval at 1 - (1 - confidence) / 2 (Bonferroni), the ratio's the quotient of their ends.
-    None when a side has too few samples for such an interval."""
+    """Per row of a (pairs x n_a) and b: the [low, high] interval of median(b) / median(a), from each
+    median's own at 1 - (1 - confidence) / 2 (Bonferroni); None when a side has too few samples."""
     each = 1 - (1 - confidence) / 2
     ra, rb = median_ranks(a.shape[1], each), median_ranks(b.shape[1], each)
     if ra is None or rb is None:
@@ -135,8 +132,7 @@ class SampleStats:
         return bool(self.iqr_ratio > NOISE_THRESHOLD)
 
     def median_interval_s(self, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
-        """Distribution-free confidence interval of the median from order statistics (the ranks a
-        binomial(n, 1/2) puts outside the interval), or None when there are too few samples."""
+        """The median's distribution-free interval from order statistics; None: too few samples."""
         x = np.sort(self._array())
         n = x.size
         low = median_ranks(n, confidence)
@@ -154,7 +150,6 @@ class SampleStats:
         return (interval[1] - interval[0]) / 2 / median
 
     def meets_confidence(self, target_ratio: float) -> bool:
-        """True when the median is known to within `target_ratio` of itself (95% interval)."""
         precision = self.precision_ratio
         return precision is not None and precision <= target_ratio
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,18 +31,13 @@ class Kernel:
     share: float  # fraction of the iteration's device time
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "per_iter": self.per_iter,
-            "mean_s": self.mean_s,
-            "share": self.share,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing the audit of a timed loop found (measure/audit.py): the check's name, the figure its
-    threshold is judged on, and that figure in words with what it is made of."""
+    """One thing the audit of a timed loop found (measure/audit.py): its check, the figure judged, and
+    that figure in words."""
 
     name: str
     figure: float
@@ -50,8 +46,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class SoakPhases:
-    """TPUMS's soak beside its worst window (the timing's own samples): the traced baseline window's
-    samples right after warm-up, and each untraced chunk's wall per iteration, in order."""
+    """TPUMS's soak beside its worst window (the timing's samples): the traced baseline window's
+    samples after warm-up, and each untraced chunk's wall per iteration."""
 
     baseline_s: list[float]
     chunks_s: list[float]
@@ -60,38 +56,30 @@ class SoakPhases:
 
 @dataclass
 class Timing(SampleStats):
-    """A timer's result; its statistics (`median_s`, `iqr_ratio`, `meets_confidence`, ...) are those
-    of `samples_s`, the headline series."""
+    """A timer's result; its statistics are those of `samples_s`, the headline series."""
 
     samples_s: list[float]  # one per iteration: the row's headline time
     source: str  # the timer that produced them, e.g. xprof_gpu, cupti, wall_clock
     wall_samples_s: list[float] = field(default_factory=list)  # host wall per blocked iteration
-    span_samples_s: list[float] = field(
-        default_factory=list
-    )  # first kernel start to last kernel end
-    launch_samples_s: list[float] = field(
-        default_factory=list
-    )  # launch-inclusive: events or host wall
+    # first kernel start to last kernel end; launch-inclusive (events or host wall)
+    span_samples_s: list[float] = field(default_factory=list)
+    launch_samples_s: list[float] = field(default_factory=list)
     kernels: list[Kernel] = field(default_factory=list)
     trace_path: str | None = None
-    # ops timed on many devices (collectives): each device's per-iteration time; samples_s is then the
-    # slowest device's time per iteration
+    # a many-device op's (a collective's) per-device times; samples_s is then the slowest's
     device_samples_s: dict[str, list[float]] = field(default_factory=dict)
     stop_reason: str = "num_runs"  # why timing stopped (the stop_reason column says which values)
-    # the timed loop as a whole (warm-up and check excluded, the trace's stop and parse included):
-    # when it began (seconds since the epoch) and how long it took; the procedure sets both
+    # the timed loop's start (epoch s) and length: no warm-up or check, the trace's stop and parse in
     loop_started_at: float | None = None
     loop_s: float | None = None
     loop_wait_s: float | None = None  # its threads' time waiting for a CPU over the same loop
-    # host wall spent on cache flushes between blocked iterations (outside the samples), and on the
-    # profiler's sessions (start, stop, parse) around the iterations; both inside loop_s
+    # host wall on cache flushes (outside the samples) and on profiler sessions, both inside loop_s
     flush_s: float = 0.0
     session_s: float = 0.0
     soak: SoakPhases | None = None  # a soak in phases (soak_chunk): its baseline and chunks
     # a TPU's firmware telemetry over the traced window (jax_backend/telemetry.py); None elsewhere
     telemetry: dict[str, Any] | None = None
-    # per sample: the highest thermal throttle level a TPU's firmware reported during it (empty: not
-    # recorded); what the `throttle` policy judges a TPU's samples by (measure/throttle.py)
+    # per sample, the highest thermal throttle level a TPU reported (what `throttle` judges it by)
     thermal_levels: list[float] = field(default_factory=list)
     audit: tuple[Finding, ...] = ()  # what the trace says the timed windows held (measure/audit.py)
 
@@ -99,8 +87,7 @@ class Timing(SampleStats):
         return self.samples_s
 
     def extend(self, later: Timing) -> None:
-        """Append a later round of the same timer (a soak timed in rounds): every series grows; the
-        kernel breakdown and trace are the latest round's."""
+        """Append a later round of the same timer: every series grows; kernels and trace: the latest."""
         for name in ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s"):
             getattr(self, name).extend(getattr(later, name))
         for device, samples in later.device_samples_s.items():
@@ -125,8 +112,8 @@ TELEMETRY_MAXIMA = ("hbm_peak_temp_c", "peak_temp_c", "hbm_throttle_pct", "therm
 def merged_telemetry(
     earlier: dict[str, Any] | None, later: dict[str, Any] | None
 ) -> dict[str, Any] | None:
-    """Two traces of one case (rounds, a soak's windows): upstream's four keys the highest of both
-    (upstream reads every trace of the case), the rest the later trace's."""
+    """Two traces of one case: upstream's four keys the highest of both (upstream reads every trace),
+    the rest the later trace's."""
     if not (earlier and later):
         return later or earlier
     highest = (
@@ -137,8 +124,7 @@ def merged_telemetry(
 
 
 def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
-    """The headline of a many-device op: per iteration, the time of the device that took longest (a
-    collective is done when its last member is)."""
+    """Per iteration, the slowest device's time (a collective is done when its last member is)."""
     runs = [s for s in per_device.values() if s]
     if not runs:
         return []
@@ -164,11 +150,8 @@ def _alone(value: float) -> float:
 
 @dataclass
 class Prepared:
-    """A ready-to-call op with its inputs in place, and how to check it.
-
-    `companions` are timed right after the op with the same timer (a suite's other side: the unfused
-    pattern, the unquantized baseline); `finish` turns all timings into the suite's declared extras.
-    """
+    """A ready-to-call op with its inputs in place, and how to check it. `companions` are timed right
+    after it by the same timer (a suite's other side); `finish` makes the suite's declared extras."""
 
     call: Callable[[], Any]  # one iteration; returns its outputs (maybe not yet computed)
     sync: Callable[[Any], None]  # block until those outputs are computed
@@ -181,14 +164,11 @@ class Prepared:
     implementation: str = "default"
     device: Any = None  # the framework's device object, for device timers
     companions: dict[str, Prepared] = field(default_factory=dict)
-    known_timings: dict[str, Timing] = field(
-        default_factory=dict
-    )  # companions measured by an earlier case
+    known_timings: dict[str, Timing] = field(default_factory=dict)  # measured by an earlier case
     finish: Callable[[Timing, dict[str, Timing]], Any] | None = None
     input_sets: int = 1  # input sets cycled through the iterations (inputs: rotate), each checked
-    # the largest of a value over every process whose iterations run together with these (the members
-    # of a collective): each round's size and whether to go on are agreed, so none waits forever in a
-    # collective the others stopped calling; alone, the value itself
+    # a value's largest over the processes timed together (a collective's members): rounds agreed,
+    # so none waits forever in a collective the others left; alone, the value itself
     agree: Callable[[float], float] = _alone
 
 
@@ -200,8 +180,7 @@ class CheckResult:
     max_rel_error_ratio: float | None = None
 
     @property
-    def text(self) -> str:
-        """The `check` column: passed, off, or the outcome with its reason."""
+    def text(self) -> str:  # the `check` column
         return f"{self.outcome}: {self.reason}" if self.reason else self.outcome
 
     @property

@@ -1,5 +1,4 @@
-"""The CSV column order, generated from the typed row (results.records) so every backend's rows line up,
-and the naming convention every numeric column follows."""
+"""The CSV column order, generated from the typed row, and the unit every numeric column's name ends in."""
 
 from __future__ import annotations
 
@@ -35,10 +34,6 @@ UNIT_SUFFIXES: dict[str, str] = {
     "_w": "watts",
     "_s": "seconds",
 }
-
-
-def unit_of(column: str) -> str | None:
-    return next((s for s in UNIT_SUFFIXES if column.endswith(s)), None)
 
 
 # Files written before the convention: old name -> (new name or None where the column was a duplicate,
@@ -140,13 +135,7 @@ def upgrade(row: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def extras_columns(extras: Iterable[type | None]) -> list[str]:
-    return [f.name for cls in extras if cls is not None for f in fields(cls)]
-
-
 def header(param_names: Iterable[str], extras: Iterable[type | None] = ()) -> list[str]:
-    """Stable ordered union: identity, params, statistics, timing, derived, roofline, pairing, extras,
-    environment."""
-    return list(
-        dict.fromkeys((*IDENTITY, *param_names, *BODY, *extras_columns(extras), *ENVIRONMENT))
-    )
+    """Stable ordered union: identity, params, the body groups, extras, environment."""
+    extra = [f.name for cls in extras if cls is not None for f in fields(cls)]
+    return list(dict.fromkeys((*IDENTITY, *param_names, *BODY, *extra, *ENVIRONMENT)))

@@ -1,29 +1,35 @@
-"""Results read back: a results CSV's cells in today's column names and units (`read_records`), its
-rows typed again (`read_rows`, through row_reader), its JSON-lines series (`read_series`), and which
-files a user's arguments name (`expand_results`: files, folders of them, shell patterns)."""
+"""Results read back: a results CSV's cells in today's names, its rows typed again a column at a time
+(each column typed in one pass, so 100k rows read in seconds), its JSON-lines series, and which files a
+command line names."""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
 import glob
+import io
 import itertools
 import json
+import math
+import operator
 import os
 import stat
 import sys
+import typing
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from accelbench.errors import UserError, visible
+from accelbench.catalogue import OpParams, ReadParams, all_specs, get_spec
+from accelbench.errors import Status, UserError, visible
 from accelbench.measure.garbage import collector_off
 from accelbench.results.columns import IDENTITY, STATS, upgrade
-from accelbench.results.records import ALL_GROUPS, Row, Series
-from accelbench.results.row_reader import RowReader
+from accelbench.results.records import ALL_GROUPS, GROUP_ATTRIBUTES, Identity, Row, Series
 
 MAX_CELL = 1 << 24  # a cell may hold a long kernel list or error; 16 MiB is no results file's
 
@@ -41,18 +47,18 @@ def check_readable(path: str) -> None:
 
 
 def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
-    """A results CSV's header and rows of cells, in today's column names and units whichever version
-    wrote them; anything that is not a results file of this harness is a one-line UserError."""
+    """A results CSV's header and rows of cells in today's names and units, whichever version wrote it."""
     check_readable(csv_path)
     csv.field_size_limit(MAX_CELL)
     try:
-        with open(csv_path, newline="", encoding="utf-8-sig") as f:  # a BOM from a spreadsheet
-            reader = csv.reader(f)
-            header = next(reader, [])
-            rows = list(reader)
-    except UnicodeDecodeError:
+        with open(csv_path, "rb") as f:
+            text = f.read().decode("utf-8").removeprefix("\ufeff")  # a BOM from a spreadsheet
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, [])
+        rows = list(reader)
+    except UnicodeDecodeError as error:
         raise UserError(
-            f"not UTF-8 text (byte {_first_bad_byte(csv_path)}): a results file is a UTF-8 CSV",
+            f"not UTF-8 text (byte {error.start}): a results file is a UTF-8 CSV",
             file=csv_path,
         ) from None
     except csv.Error as error:
@@ -81,22 +87,11 @@ def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
     return names, rows
 
 
-def _first_bad_byte(path: str) -> int:
-    """Where a file stops being UTF-8 (the text reader's error counts from its buffer, not the file)."""
-    with open(path, "rb") as f:
-        try:
-            f.read().decode("utf-8")
-        except UnicodeDecodeError as error:
-            return error.start
-    return 0
-
-
 REQUIRED = ("case_id", "status", "op", "backend", "time_median_s")
 
 
 def _is_results_file(path: Path) -> bool:
-    """A regular CSV whose header has this harness's required columns (a jax-bench summary.csv or a
-    torchao runner CSV beside it is not one)."""
+    """A CSV with this harness's required columns (not a jax-bench summary.csv beside it)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             header = next(csv.reader([f.readline()]), [])
@@ -106,8 +101,7 @@ def _is_results_file(path: Path) -> bool:
 
 
 def expand_results(refs: Sequence[str], key: str) -> list[str]:
-    """Results files from what a command line names: files, folders (every results CSV in them) and
-    shell patterns (`runs/*/r.csv`). A folder or pattern that holds none is a one-line error."""
+    """Results files from what a command line names: files, folders of them and shell patterns."""
     found: list[str] = []
     for ref in refs:
         if os.path.isdir(ref):
@@ -124,12 +118,202 @@ def expand_results(refs: Sequence[str], key: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def param_names(header: Sequence[str]) -> list[str]:
-    """The parameter columns: the writer puts them between the identity and statistics blocks (a file
-    written before an identity column existed lacks it)."""
-    start = 1 + max((i for i, name in enumerate(header) if name in IDENTITY), default=-1)
-    end = header.index(STATS[0]) if STATS[0] in header else len(header)
-    return list(header[start:end])
+_BOOLS = {"true": True, "false": False, "True": True, "False": False}
+_STATUSES = {s.value: s for s in Status}  # a dict: Enum() costs 20 µs a cell
+
+
+def _number(kind: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = float(text)
+        except ValueError:
+            return None  # a hand-edited or foreign cell is no number, never a traceback
+        if kind is int:
+            return int(value) if math.isfinite(value) and value.is_integer() else None
+        return value
+
+    return parse
+
+
+def _status(text: str) -> Status:
+    return _STATUSES.get(text, Status.ERROR)  # one this version does not know gave no clean number
+
+
+class CellType(NamedTuple):
+    """How a cell of one field type reads back (the writer's `_cell` in reverse): `fast` raises on a
+    cell this writer would not write, `careful` reads it as None; `blank`: an empty cell, if not the
+    field's default."""
+
+    fast: Callable[[str], Any]
+    careful: Callable[[str], Any]
+    blank: Any = None
+
+
+TEXT = CellType(str, str)
+CELL_TYPES: dict[type, CellType] = {
+    Status: CellType(_STATUSES.__getitem__, _status, Status.ERROR),  # no status is no clean number
+    bool: CellType(_BOOLS.__getitem__, _BOOLS.get),
+    int: CellType(int, _number(int)),
+    float: CellType(float, _number(float)),
+}
+
+
+def _cell_type(annotation: Any) -> CellType:
+    kinds = set(typing.get_args(annotation)) or {annotation}
+    return next((CELL_TYPES[k] for k in CELL_TYPES if k in kinds), TEXT)  # bool before int
+
+
+@functools.cache
+def parsers(cls: type) -> tuple[tuple[str, CellType], ...]:
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, _cell_type(hints[f.name])) for f in fields(cls))
+
+
+def _as_declared(op: str, params: dict[str, Any], undeclared: set[str]) -> OpParams:
+    """A row's parameters as the op's typed class (its defaults for empty cells); a column the op does
+    not declare, a parameter it needs and lacks, or an op this version does not know leaves a dict."""
+    if undeclared & params.keys():
+        return ReadParams(params)
+    try:
+        return get_spec(op).made(params)
+    except (TypeError, UserError):
+        return ReadParams(params)
+
+
+def _typed(cells: Sequence[str], kind: CellType, blank: Any) -> Sequence[Any]:
+    """One column typed, the careful way cell by cell only where a cell is foreign."""
+    if not any(cells):
+        return [blank] * len(cells)
+    fast = kind.fast
+    try:
+        if all(cells):  # no blanks: map runs at C speed, and text is already text
+            return list(cells) if fast is str else list(map(fast, cells))
+        return [fast(c) if c else blank for c in cells]
+    except (ValueError, KeyError):
+        careful = kind.careful
+        return [careful(c) if c else blank for c in cells]
+
+
+def _build(cls: type, columns: list[Sequence[str] | None], n: int) -> list[Any]:
+    """n instances of a row group from its fields' columns (None: a column the file lacks)."""
+    values: list[Iterable[Any]] = []
+    for f, (_, kind), cells in zip(fields(cls), parsers(cls), columns, strict=True):
+        default = None if f.default is dataclasses.MISSING else f.default
+        blank = default if kind.blank is None else kind.blank
+        values.append(itertools.repeat(blank, n) if cells is None else _typed(cells, kind, blank))
+    return [cls(*args) for args in zip(*values, strict=True)]
+
+
+class RowReader:
+    """How the rows of one file become typed rows; the op's parameters and extras are read per op."""
+
+    def __init__(self, header: list[str]) -> None:
+        self.width = len(header)
+        self._names = header
+        self._index = {name: i for i, name in enumerate(header)}
+        # the parameters: between the identity and statistics blocks
+        start = 1 + max((i for i, name in enumerate(header) if name in IDENTITY), default=-1)
+        self._param_names = header[start : self._index.get(STATS[0], self.width)]
+
+    def _column(self, columns: list[tuple[str, ...]], name: str) -> Sequence[str] | None:
+        at = self._index.get(name)
+        return None if at is None else columns[at]
+
+    def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[OpParams]:
+        """The op's parameters as its typed class (a value its kind does not take: a dict, text kept)."""
+        spec = all_specs().get(op)  # each parameter read back as its declaration types it
+        types = {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in spec.params} if spec else {}
+        names = self._param_names
+        texts = [columns[self._index[name]] for name in names]
+        typed = [
+            _typed(column, types.get(name, TEXT), None)
+            for name, column in zip(names, texts, strict=True)
+        ]
+        out = [dict(zip(names, values, strict=True)) for values in zip(*typed, strict=True)]
+        out = out or [{} for _ in range(n)]
+        undeclared = {name for name in names if name not in types}
+        kept: list[bool] = [False] * len(out)  # a row with a value its kind did not take
+        for name, column, values in zip(names, texts, typed, strict=True):
+            if None not in values:
+                continue
+            for i, (params, text, value) in enumerate(zip(out, column, values, strict=True)):
+                if value is None:  # empty: no entry; a value its kind does not take: its text
+                    if text:
+                        params[name] = text
+                        kept[i] = True
+                    else:
+                        del params[name]
+        return [
+            ReadParams(params) if kept[i] else _as_declared(op, params, undeclared)
+            for i, params in enumerate(out)
+        ]
+
+    def _extras(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[Any]:
+        """The op's extras, None where a row has no extras cell (a failed case) or the op is unknown."""
+        cls = spec.row_extras if (spec := all_specs().get(op)) else None
+        own = [self._column(columns, name) for name, _ in parsers(cls)] if cls else []
+        present = [c for c in own if c is not None]
+        if not present:
+            return [None] * n
+        built = _build(typing.cast(type, cls), own, n)
+        return [
+            e if any(row) else None
+            for e, row in zip(built, zip(*present, strict=True), strict=True)
+        ]
+
+    def _columns(self, table: list[list[str]], groups: tuple[type, ...]) -> list[tuple[str, ...]]:
+        """The table's columns in one pass in memory order; those of the groups left out are empty."""
+        skipped = {n for cls in ALL_GROUPS if cls not in groups for n, _ in parsers(cls)}
+        skipped -= {n for n, _ in parsers(Identity)}
+        keep = [i for i in range(self.width) if self._names[i] not in skipped]
+        if len(keep) == self.width:
+            return list(zip(*table, strict=False))
+        columns: list[tuple[str, ...]] = [()] * self.width
+        picked = zip(*map(operator.itemgetter(*keep), table), strict=True) if keep else ()
+        for i, column in zip(keep, picked, strict=True):
+            columns[i] = column
+        return columns
+
+    def rows(
+        self,
+        table: list[list[str]],
+        series: dict[str, Series] | None = None,
+        groups: tuple[type, ...] = ALL_GROUPS,
+    ) -> list[Row]:
+        """Every row of cells typed again, with its case's series; `groups`: those a reader needs, the
+        others left at their defaults, never typed (compare reads 39 of a hundred columns)."""
+        n = len(table)  # every row as wide as the header (read_records refuses a torn one)
+        if not n:
+            return []
+        columns = self._columns(table, groups)
+        built = {
+            cls: _build(cls, [self._column(columns, name) for name, _ in parsers(cls)], n)
+            if cls in groups or cls is Identity
+            else [cls() for _ in range(n)]
+            for cls in ALL_GROUPS
+        }
+        params: list[OpParams] = [ReadParams({}) for _ in range(n)]
+        extras: list[Any] = [None] * n
+        by_op: dict[str, list[int]] = {}
+        for k, identity in enumerate(built[Identity]):
+            by_op.setdefault(identity.op, []).append(k)
+        for op, at in by_op.items():
+            own = columns if len(by_op) == 1 else list(zip(*(table[k] for k in at), strict=True))
+            typed = zip(
+                at, self._params(op, own, len(at)), self._extras(op, own, len(at)), strict=True
+            )
+            for k, p, e in typed:
+                params[k], extras[k] = p, e
+        series = series or {}
+        return [
+            Row(
+                params=params[k],
+                extras=extras[k],
+                series=series.get(identity.case_id) or Series(),
+                **{GROUP_ATTRIBUTES[cls]: built[cls][k] for cls in ALL_GROUPS},
+            )
+            for k, identity in enumerate(built[Identity])
+        ]
 
 
 @dataclass(slots=True)
@@ -141,8 +325,7 @@ class SeriesLine(Series):
 
 @dataclass(slots=True)
 class SamplesLine:
-    """A JSON line's case and per-iteration samples only: what compare's intervals need, decoded in
-    half the time of the whole series."""
+    """A JSON line's case and samples only: compare's intervals, decoded in half the time."""
 
     case_id: str = ""
     samples_s: list[float] = field(default_factory=list)
@@ -156,8 +339,7 @@ _DECODERS: dict[SeriesPart, msgspec.json.Decoder[Any]] = {
 
 
 def read_series(csv_path: str, part: SeriesPart = "all") -> dict[str, Series]:
-    """Each case's raw series from the CSV's .jsonl twin ({} when there is none); a cut or foreign
-    line leaves its case without series (compare falls back to percentiles)."""
+    """Each case's raw series from the CSV's .jsonl twin; a cut or foreign line leaves its case none."""
     jsonl = Path(csv_path).with_suffix(".jsonl")
     if not jsonl.is_file():
         return {}
@@ -190,19 +372,17 @@ def read_series(csv_path: str, part: SeriesPart = "all") -> dict[str, Series]:
 def read_rows(
     csv_path: str, series: SeriesPart | None = None, groups: tuple[type, ...] = ALL_GROUPS
 ) -> list[Row]:
-    """A results file's rows, typed again (`series`: with their raw series from the JSON lines, all
-    of it or the samples only; `groups`: the row groups a reader needs, the others at defaults)."""
+    """A results file's rows typed again, with their series (all, or the samples only) if asked."""
     # no cyclic collection while the rows are built (they hold no cycles): a collector walking the
     # million new row objects again and again doubled the time of a 100k-row read
     with collector_off():
         header, rows = read_records(csv_path)
         by_case = read_series(csv_path, series) if series else {}
-        return RowReader(header, param_names(header)).rows(rows, by_case, groups)
+        return RowReader(header).rows(rows, by_case, groups)
 
 
 def read_many(paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS) -> list[list[Row]]:
-    """Many results files' rows (without series), a list per file: the files of one header are
-    typed in one pass (a history of 2,000 one-row runs read them 2,000 times over before)."""
+    """Many results files' rows, a list per file: the files of one header typed in one pass."""
     with collector_off():
         read = [read_records(path) for path in paths]
         out: list[list[Row]] = [[] for _ in paths]
@@ -210,7 +390,7 @@ def read_many(paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS) -> li
         for i, (names, _) in enumerate(read):
             by_header[tuple(names)].append(i)
         for header, files in by_header.items():
-            reader = RowReader(list(header), param_names(header))
+            reader = RowReader(list(header))
             rows = iter(reader.rows([cells for i in files for cells in read[i][1]], groups=groups))
             for i in files:
                 out[i] = list(itertools.islice(rows, len(read[i][1])))

@@ -1,11 +1,9 @@
-"""Typed rows: what one case leaves in the results (made in `row_builder`, read back in `row_reader`).
-
-A row is a few typed groups, the op's typed parameters and its declared extras (`OpSpec.row_extras`);
-the CSV columns are generated from these classes, so an undeclared value cannot reach a file.
-"""
+"""Typed rows: a few typed groups, the op's typed parameters and its declared extras. The CSV columns
+are generated from these classes, so an undeclared value cannot reach a file."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import typing
@@ -22,7 +20,7 @@ from accelbench.core.case import (
     identifying_settings,
 )
 from accelbench.core.column import doc
-from accelbench.core.samples import NOISE_THRESHOLD, Samples
+from accelbench.core.samples import NOISE_THRESHOLD
 from accelbench.core.types import Kernel
 from accelbench.errors import Status
 from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS, DeviceState
@@ -53,16 +51,8 @@ class Identity:
     )
 
 
-# a run setting's rule kind -> the Python type its condition column holds
-RULE_TYPES: dict[str, type] = {
-    "count": int,
-    "seconds": float,
-    "duration": float,
-    "fraction": float,
-    "choice": str,
-    "check": str,
-    "timer": str,
-}
+# a run setting's rule kind -> the Python type its condition column holds (other kinds: str)
+RULE_TYPES: dict[str, type] = {"count": int, "seconds": float, "duration": float, "fraction": float}
 
 
 @functools.cache
@@ -76,9 +66,7 @@ def setting_columns(compared_only: bool = False) -> dict[str, Any]:
 
 
 def identifying_columns() -> dict[str, Any]:
-    """The setting columns of a case's id, which a resumed file's rows must share with the run: a row
-    of another num_runs is another case, measured again beside the first. Not the thread count, which
-    a row records as the case had it."""
+    """The setting columns of a case's id, which a resumed file's rows must share (not thread_count)."""
     return {
         column: declared
         for column, declared in setting_columns().items()
@@ -90,16 +78,10 @@ T = typing.TypeVar("T")
 
 
 def with_setting_columns(cls: type[T]) -> type[T]:
-    """The class with a column first for each run setting that declares one (core/case.py), in the
-    settings' order, typed by its rule and documented by its declaration: a new setting is a new
-    column with no other edit."""
+    """The class with a column first for each run setting that declares one (no other edit needed)."""
     columns = [
-        (
-            column,
-            RULE_TYPES[declared.metadata["rule"].kind] | None,
-            noted(declared.metadata["doc"]),
-        )
-        for column, declared in setting_columns().items()
+        (column, RULE_TYPES.get(f.metadata["rule"].kind, str) | None, noted(f.metadata["doc"]))
+        for column, f in setting_columns().items()
     ]
     own = [(f.name, f.type, f) for f in fields(cls)]  # type: ignore[arg-type]
     made = dataclasses.make_dataclass(
@@ -116,8 +98,7 @@ DISTINCTION_COLUMNS = ("repeat_count",)
 @with_setting_columns
 @dataclass(slots=True)
 class Conditions:
-    """What the time means and what it ran under: every row, failed or not, says so. Each run setting
-    that declares a `column` is a field here (`with_setting_columns`), read as an attribute."""
+    """What the time means and what it ran under: every row, failed or not, says so."""
 
     host_load_ratio: float | None = noted(
         "the host's 1-minute load average over its cores as the case ended: above 1, more work "
@@ -129,9 +110,8 @@ class Conditions:
 
 
 def recorded_setting(run: RunSettings, declared: Any) -> Any:
-    """A setting as its row records it: blank where its declaration says it comes with another that
-    is not in the case's id (max_runs without a precision target), or where it is off (a falsy
-    default, such as no soak)."""
+    """A setting as its row records it: blank where it comes with another setting not in the case's id
+    (max_runs without a precision target), or where it is off (a falsy default, such as no soak)."""
     value = getattr(run, declared.name)
     depends = declared.metadata["in_id"]
     if depends not in OWN_POLICIES and depends not in identifying_settings(run):
@@ -140,8 +120,7 @@ def recorded_setting(run: RunSettings, declared: Any) -> Any:
 
 
 def condition_values(row: Row) -> tuple[tuple[str, Any], ...]:
-    """What `compare` pairs rows on besides the op and its parameters: the compared settings, a value
-    at its default read as blank (a file written before a column existed agrees with the default)."""
+    """The settings `compare` pairs rows on, a default read as blank (as a file older than the column)."""
     out = []
     for column, declared in setting_columns(compared_only=True).items():
         value = getattr(row.conditions, column)
@@ -220,7 +199,6 @@ class TimingInfo:
     check: str | None = noted("`passed`, `flagged: <why>`, `off`, `skipped: <why>`")
     check_mode: str | None = None
     trace_path: str | None = None
-    # sampled along the case by nvidia-ml-py where the op asks for it (gemm_throttling)
     sm_clock_first_mhz: float | None = noted(
         "this and the next four: sampled along a `gemm_throttling` case by nvidia-ml-py"
     )
@@ -289,17 +267,6 @@ BODY_GROUPS: tuple[type, ...] = (
 )
 TAIL_GROUPS: tuple[type, ...] = (Environment,)
 ALL_GROUPS = (*HEAD_GROUPS, *BODY_GROUPS, *TAIL_GROUPS)
-GROUP_ATTRIBUTES = {
-    Identity: "identity",
-    TimeStats: "stats",
-    Conditions: "conditions",
-    DeviceState: "device_state",
-    TimingInfo: "timing",
-    Derived: "derived",
-    Roofline: "roofline",
-    Pairing: "pairing",
-    Environment: "environment",
-}
 
 
 def group_columns(groups: tuple[type, ...]) -> tuple[str, ...]:
@@ -320,10 +287,6 @@ class Series:
     # a TPU's firmware figures over the traced window (TPUMS's names; `_pre_soaking`: before a soak)
     telemetry: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def samples(self) -> Samples | None:
-        return Samples(self.samples_s) if self.samples_s else None
-
     def as_json(self) -> dict[str, Any]:
         """The series a row has (an empty one is left out, as a failed case has none)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
@@ -334,57 +297,41 @@ class Series:
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Series:
         """The series of one JSON line; a foreign or cut value is no series (never a traceback)."""
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            value = record.get(f.name)
-            if isinstance(value, (list, dict)):
-                values[f.name] = value
-        values["kernels"] = _kernels(values.get("kernels", []))
-        series = cls(**values)
+        series = cls()
         for name in SAMPLE_LISTS:
-            try:
-                setattr(series, name, [float(x) for x in getattr(series, name)])
-            except (TypeError, ValueError):
-                setattr(series, name, [])
+            with contextlib.suppress(TypeError, ValueError):
+                if isinstance(values := record.get(name), (list, dict)):
+                    setattr(series, name, [float(x) for x in values])
+        for k in record["kernels"] if isinstance(record.get("kernels"), list) else []:
+            numbers: list[Any] = (
+                [k.get(n, 0) for n in KERNEL_NUMBERS] if isinstance(k, dict) else [""]
+            )
+            if _numbers(numbers):
+                series.kernels.append(Kernel(str(k.get("name", "")), *map(float, numbers)))
+        for name in ("device_samples_s", "gpu_monitor", "telemetry"):
+            if isinstance(value := record.get(name), type(getattr(series, name))):
+                setattr(series, name, value)
         return series.checked()
 
     def checked(self) -> Series:
-        """The series less what a hand-edited or foreign line left malformed, so that readers index
-        it without checks: monitor samples short of the monitor's fields or holding no numbers,
-        devices without number lists (kernels that are not records with numbers: `_kernels`)."""
-        if self.gpu_monitor:
-            self.gpu_monitor = [
-                s
-                for s in self.gpu_monitor
-                if isinstance(s, list) and len(s) >= MONITOR_FIELDS and all(map(_is_number, s))
-            ]
-        if self.device_samples_s:
-            self.device_samples_s = {
-                str(d): v
-                for d, v in self.device_samples_s.items()
-                if isinstance(v, list) and all(map(_is_number, v))
-            }
+        """The series less monitor samples short of the monitor's fields and devices without number
+        lists (what a hand-edited or foreign line left malformed), so readers index it unchecked."""
+        monitor = self.gpu_monitor
+        self.gpu_monitor = [s for s in monitor if _numbers(s) and len(s) >= MONITOR_FIELDS]
+        devices = self.device_samples_s.items()
+        self.device_samples_s = {str(d): v for d, v in devices if _numbers(v)}
         return self
 
 
-def _kernels(records: Any) -> list[Kernel]:
-    """A JSON line's kernel records, typed; one that is not a record of a name and numbers is left out."""
-    kernels = []
-    for k in records if isinstance(records, list) else []:
-        numbers = (
-            [k.get(n, 0) for n in ("per_iter", "mean_s", "share")] if isinstance(k, dict) else []
-        )
-        if numbers and all(map(_is_number, numbers)):
-            kernels.append(Kernel(str(k.get("name", "")), *map(float, numbers)))
-    return kernels
-
-
 SAMPLE_LISTS = ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s")
+KERNEL_NUMBERS = ("per_iter", "mean_s", "share")
 MONITOR_FIELDS = len(GPU_SAMPLE_FIELDS)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _numbers(values: Any) -> bool:
+    return isinstance(values, list) and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in values
+    )
 
 
 LOADED = 1.0  # host load per core above which a host-clock time measures the load as much as the op
@@ -394,8 +341,7 @@ THROTTLED = 0.05
 
 
 class Extras(Protocol):
-    """A suite's columns beyond the core ones: an instance of the dataclass its op declares
-    (`OpSpec.row_extras`). What a reader may ask of any of them is one of the protocols below."""
+    """A suite's columns beyond the core ones (`OpSpec.row_extras`), read through the protocols below."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]
 
@@ -489,8 +435,7 @@ class Row:
 
     @property
     def doubt(self) -> str | None:
-        """Why this row's time cannot carry a verdict: its samples spread too widely, or it is a
-        host-clock time taken while the host was busier than its cores."""
+        """Why this row's time cannot carry a verdict (throttled, noisy, or a host clock on a busy host)."""
         share = self.timing.throttled_share_ratio
         if share is not None and share >= THROTTLED and not self.timing.discarded_sample_count:
             return "throttled"  # first: it says why such a row is noisy too
@@ -502,8 +447,7 @@ class Row:
         return None
 
     def get(self, name: str) -> Any:
-        """A parameter, an extras field or a run setting's condition column by name, None where the
-        row has none of them (a sweep's axis)."""
+        """A parameter, an extras field or a setting's condition column by name (a sweep's axis)."""
         if name in self.params.as_dict():
             return self.params.value(name)
         if name in setting_columns():
@@ -511,7 +455,6 @@ class Row:
         return getattr(self.extras, name, None)
 
     def group(self, cls: type) -> Any:
-        """The row's group of this class (GROUP_ATTRIBUTES)."""
         return getattr(self, GROUP_ATTRIBUTES[cls])
 
     def as_dict(self) -> dict[str, Any]:
@@ -535,3 +478,9 @@ class Row:
             for key, value in values.items():
                 flat.setdefault(key, value.value if isinstance(value, Enum) else value)
         return flat
+
+
+# each group's attribute on a row, as Row declares it
+GROUP_ATTRIBUTES = {
+    hint: name for name, hint in typing.get_type_hints(Row).items() if hint in ALL_GROUPS
+}

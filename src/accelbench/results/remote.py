@@ -1,16 +1,13 @@
-"""Paths given as URLs: outputs (`gs://bucket/run`), results read from a bucket (`compare`,
-`history`) and runs published to one (`publish`).
-
-Outputs are staged in one local folder per URL (said on screen) and copied through fsspec when the
-run ends however it ends, so rows reach a disk before the next case whatever the network does; a run
-killed outright leaves its rows there for `--resume`. A remote file that exists is fetched first, so
---resume and the refusal to replace work as they do locally. Only writable protocols are accepted.
-"""
+"""Paths given as URLs (`gs://bucket/run`): outputs, results read from a bucket, runs published to one.
+Outputs are staged in a local folder per URL and copied through fsspec when the run ends, so rows reach
+a disk whatever the network does; a remote file that exists is fetched first, for --resume."""
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -63,7 +60,7 @@ class Staging:
     def _local(self, url: str) -> str:
         """The same local folder for a URL in every run, so a killed run's rows can be resumed."""
         self.root = self.root or os.path.join(
-            tempfile.gettempdir(), f"microbench-staging-{_user()}"
+            tempfile.gettempdir(), f"microbench-staging-{os.getuid()}"
         )
         digest = hashlib.sha1(url.rstrip("/").encode()).hexdigest()[:10]
         return os.path.join(self.root, digest, Path(url.rstrip("/")).name)
@@ -115,8 +112,7 @@ class Staging:
         return staged
 
     def upload(self) -> list[str]:
-        """Copy every staged file that exists to its URL, then remove the staged copies; returns the
-        URLs written. A copy that fails is one line naming where the rows stay."""
+        """Copy every staged file to its URL, then remove the staged copies; returns the URLs written."""
         written = []
         for local, url in self.files.items():
             if os.path.exists(local):
@@ -154,13 +150,6 @@ class UploadFailed(UserError):
     word_limit = 4096  # the staged path is the user's way to the rows: never cut
 
 
-def _user() -> str:
-    try:
-        return str(os.getuid())
-    except AttributeError:  # not POSIX
-        return "user"
-
-
 def _exists(fs: Any, url: str, key: str) -> bool:
     """Whether the remote file exists; a network that does not answer is one line, not a traceback."""
     try:
@@ -182,9 +171,8 @@ STORE_FILES = ("*.run.json", "*.csv", "*.jsonl")  # what a published store holds
 
 
 def local(ref: str, key: str) -> str:
-    """A path or URL read as a local path: a plain path as it is, a file:// URL without its scheme,
-    any other URL's file (with its .jsonl twin) or folder (its runs' records and results) copied
-    into a temporary folder first, removed when the process ends."""
+    """A path or URL read as a local path: any URL but file:// has its file (and .jsonl twin) or folder
+    of runs copied into a temporary folder first, removed when the process ends."""
     if not is_url(ref):
         return ref
     import fsspec
@@ -199,7 +187,8 @@ def local(ref: str, key: str) -> str:
             if folder
             else [root, *fs.glob(os.path.splitext(root)[0] + ".jsonl")]
         )
-        here = _scratch()
+        here = tempfile.mkdtemp(prefix="microbench-read-")
+        atexit.register(shutil.rmtree, here, True)
         for name in names:
             target = os.path.normpath(
                 os.path.join(here, os.path.relpath(name, root if folder else Path(root).parent))
@@ -215,19 +204,8 @@ def local(ref: str, key: str) -> str:
     return here if folder else os.path.join(here, Path(root).name)
 
 
-def _scratch() -> str:
-    import atexit
-
-    folder = tempfile.mkdtemp(prefix="microbench-read-")
-    atexit.register(shutil.rmtree, folder, True)
-    return folder
-
-
 def publish(record: str, files: list[str], url: str) -> list[str]:
-    """A stored run's files and its record, uploaded into `url/<run id>/` (a nightly's runs never
-    replace one another); the record names its files beside itself. Returns the URLs written."""
-    import json
-
+    """A stored run's files and record uploaded into `url/<run id>/`, so no run replaces another."""
     with open(record, encoding="utf-8") as f:
         body = json.load(f)
     target = f"{url.rstrip('/')}/{portable_name(str(body.get('run_id') or Path(record).stem))}"

@@ -1,5 +1,4 @@
-"""A row made from what a case did: its measurement (or why it has none), its case, its op's spec and
-the run's environment, every group filled from one place (`success_row`, `failure_row`)."""
+"""A row made from what a case did: its measurement (or why it has none), case, spec and environment."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from accelbench.measure.throttle import ThrottleReport
 from accelbench.platform.environment import timestamp
 from accelbench.platform.gpu_monitor import MonitorSummary
 from accelbench.results.records import (
+    SAMPLE_LISTS,
     Conditions,
     DeviceState,
     Environment,
@@ -55,16 +55,11 @@ def host_load() -> float | None:
 
 
 def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) -> Conditions:
-    """`measured`: the device info was read while the case ran, so its thread count is what it had;
-    a failed case's row says what it asked for, or the framework's default."""
+    """`measured`: the device's thread count is what the case had; a failed case's is what it asked."""
     asked = case.run.threads
     read = device.threads if device is not None and (measured or asked is None) else None
-    threads = read or asked
-    settings = {
-        column: recorded_setting(case.run, declared)
-        for column, declared in setting_columns().items()
-    }
-    settings["thread_count"] = threads
+    settings = {column: recorded_setting(case.run, f) for column, f in setting_columns().items()}
+    settings["thread_count"] = read or asked
     return Conditions(**settings, host_load_ratio=host_load() if measured else None)
 
 
@@ -131,7 +126,6 @@ def check_extras(spec: OpSpec, extras: Any) -> None:
 
 def time_stats(t: Timing) -> TimeStats:
     drift = t.drift
-    # time_<x>_s is the timing's <x>_s
     named = ("median", "mean", "min", "max", "p10", "p90", "std")
     return TimeStats(
         **{f"time_{x}_s": getattr(t, f"{x}_s") for x in named},
@@ -186,10 +180,7 @@ def _timing_info(
 def _series(t: Timing, monitor: MonitorSummary | None) -> Series:
     return Series(
         gpu_monitor=list(monitor.series) if monitor else [],
-        samples_s=list(t.samples_s),
-        wall_samples_s=list(t.wall_samples_s),
-        span_samples_s=list(t.span_samples_s),
-        launch_samples_s=list(t.launch_samples_s),
+        **{name: list(getattr(t, name)) for name in SAMPLE_LISTS},
         kernels=list(t.kernels),
         device_samples_s=dict(t.device_samples_s),
         telemetry=_telemetry(t),
@@ -246,8 +237,7 @@ def success_row(
     clocks: ThrottleReport | None = None,
     monitor: MonitorSummary | None = None,
 ) -> Row:
-    """The row of a timed case, its raw samples and kernel breakdown attached for the JSON lines;
-    `clocks`: what the throttle policy made of the GPU's clocks, `monitor`: the clocks charted."""
+    """The row of a timed case (`clocks`: the throttle policy's, `monitor`: the clocks charted)."""
     check_extras(spec, m.extras)
     derived, roofline = _models_and_roofline(case, spec, m, peak_overrides)
     status = Status.WRONG_RESULT if m.check.flagged else Status.OK

@@ -1,10 +1,6 @@
-"""Runs that never collide and never replace one another, in the spirit of pytest-benchmark's autosave.
-
-A config's results file names a series of runs: `out.csv`, then `out.2.csv`, `out.3.csv`, ... (each
-with its `.jsonl` twin), and each run's record `out.<n>.run.json`, written when it starts (when, which
-config, which files, the machine). `--resume` continues the latest run, `--overwrite` replaces it;
-`-o FILE` and URL outputs are not numbered. A config is keyed by its real path (`config_key`).
-"""
+"""Runs that never collide nor replace one another (as pytest-benchmark's autosave): a config's
+results file names a series `out.csv`, `out.2.csv`, ..., each run with its record `out.<n>.run.json`.
+`--resume` continues the latest run, `--overwrite` replaces it; `-o FILE` and URLs are not numbered."""
 
 from __future__ import annotations
 
@@ -65,18 +61,11 @@ def runs_of(path: str) -> dict[int, str]:
     return dict(sorted(found.items()))
 
 
-def _latest(paths: list[str]) -> int:
-    """The latest run that left rows (a claimed number whose run died before its first row is free)."""
-    return max((n for path in paths for n in runs_of(path)), default=0)
-
-
 def _alive(record: Path) -> bool:
     """Whether the run that wrote this record may still be running (so its number is taken)."""
     claimed = read_record(record)
-    if claimed is None or claimed.pid is None:
-        return True  # unreadable: leave it alone
-    if claimed.host != socket.gethostname():
-        return True
+    if claimed is None or claimed.pid is None or claimed.host != socket.gethostname():
+        return True  # unreadable, or another machine's: leave it alone
     try:
         os.kill(claimed.pid, 0)
     except ProcessLookupError:
@@ -106,9 +95,8 @@ class Assigned:
 
 
 def _claim(series: list[str], n: int, run: dict[str, Any]) -> bool:
-    """Create run n's record exclusively: two runs started at once never share a number. A record
-    whose run died before writing a row is taken over. Every path of the run is checked first, so a
-    refused run writes nothing."""
+    """Create run n's record exclusively (two runs never share a number), taking over a record whose
+    run died before writing a row; every path is checked first, so a refused run writes nothing."""
     target = record_path(series[0], n)
     body = {**run, "files": [numbered(p, n) for p in series]}
     for file in (*body["files"], target):
@@ -117,15 +105,12 @@ def _claim(series: list[str], n: int, run: dict[str, Any]) -> bool:
     text = json.dumps(
         {**body, "pid": os.getpid(), "host": socket.gethostname()}, indent=1, default=str
     )
-    try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:  # the number is this run's once the empty record exists (read meanwhile: not abandoned)
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
     except FileExistsError:
         if Path(numbered(series[0], n)).exists() or _alive(Path(target)):
             return False  # not abandoned
-        write_atomically(target, lambda f: print(text, file=f, end=""))
-        return True
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_atomically(target, lambda f: print(text, file=f, end=""))
     return True
 
 
@@ -136,12 +121,12 @@ def assign(
     run_id: str,
     command_line: bool = False,
 ) -> Assigned:
-    """The cases with their results files numbered for this run (see the module's docstring). A run
-    of `run --run NAME` (`command_line`) records its command, not a config: it is its own series."""
+    """The cases with their results files numbered for this run (`command_line`: a one-off run)."""
     series = sorted({c.outputs.csv_path for c in cases})
     if options.output or any(is_url(p) for p in series):
         return Assigned(cases, 0, None)
-    latest = _latest(series)
+    # the latest run that left rows (a claimed number whose run died before its first row is free)
+    latest = max((n for path in series for n in runs_of(path)), default=0)
     made = _missing_folders(record_path(series[0], 1))
     stem = Path(config_path).stem
     body = {
@@ -167,10 +152,9 @@ def assign(
     number = max(latest, 1) if again else latest + 1
     while not (created := _claim(series, number, body)) and not again:
         number += 1
-    renamed = {p: numbered(p, number) for p in series}
     out = [
         dataclasses.replace(
-            c, outputs=dataclasses.replace(c.outputs, csv_path=renamed[c.outputs.csv_path])
+            c, outputs=dataclasses.replace(c.outputs, csv_path=numbered(c.outputs.csv_path, number))
         )
         for c in cases
     ]
@@ -277,9 +261,7 @@ _DECODE_RECORD = msgspec.json.Decoder(RunRecord)
 
 
 def read_record(path: Path | str) -> RunRecord | None:
-    """A run's record, or None where it cannot be one: not a regular file (a FIFO, a link to a
-    device is never read), larger than MAX_RECORD_BYTES, not JSON, nested past any limit, or of
-    other types."""
+    """A run's record, or None where it cannot be one (a FIFO or device is never read)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
@@ -323,23 +305,18 @@ def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
     return StoredRun(
         n,
         files,
-        record.name,
-        record.started,
-        config_key(record.config) if record.config else None,
-        record.commit,
-        record.host,
-        record.selection,
-        sum(_rows_in(f) for f in files),
-        record.one_off,
-        record.code.commit,
-        record.code.date,
+        **{name: getattr(record, name) for name in ("name", "started", "host", "selection")},
+        config=config_key(record.config) if record.config else None,
+        commit=record.commit,
+        rows=sum(_rows_in(f) for f in files),
+        one_off=record.one_off,
+        tested=record.code.commit,
+        date=record.code.date,
     )
 
 
 def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
-    """Every run of these series that left rows, oldest first (`config`: only the runs of that
-    config, not one-off runs filed under the same name; a run without a readable record is taken as
-    one of it)."""
+    """Every run of these series that left rows, oldest first (`config`: only that config's runs)."""
     series = [runs_of(p) for p in paths]  # each folder listed once: the work grows with the runs
     mine = config_key(config) if config else None
     out = []
@@ -381,8 +358,7 @@ def _held(record: Path, name: str, published: str | None) -> str | None:
 
 
 def find_run(runs: list[StoredRun], ref: str) -> StoredRun | None:
-    """A run by its number or its --name (the latest of that name); `latest`, unless a run has that
-    name: the last."""
+    """A run by its number or its --name (the latest of that name); `latest`: the last."""
     if ref.isascii() and ref.isdigit():
         return next((r for r in runs if r.number == int(ref)), None)
     named = next((r for r in reversed(runs) if r.name == ref), None)

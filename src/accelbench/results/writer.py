@@ -1,6 +1,4 @@
-"""The one metric writer: CSV rows plus JSON lines with raw samples, appended whole as cases finish.
-
-Also the atomic JSON writer used for every whole-file output (dashboard records, seed formats)."""
+"""The one metric writer (CSV rows and JSON-lines samples, appended whole) and the atomic file writer."""
 
 from __future__ import annotations
 
@@ -49,11 +47,9 @@ def _json_safe(value: Any) -> Any:
 def _drop_partial_last_line(path: Path) -> None:
     """A killed writer can leave a line without its newline; cut it so the file stays whole."""
     data = path.read_bytes() if path.exists() else b""
-    if not data or data.endswith(b"\n"):
-        return
-    cut = data.rfind(b"\n") + 1
-    with open(path, "r+b") as f:
-        f.truncate(cut)
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
 
 
 def check_writable(path: str, key: str = "csv_path") -> None:
@@ -79,8 +75,7 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (ca
 
 
 def check_path_text(path: str, key: str) -> None:
-    """A path no system call would take (a NUL inside, longer than PATH_MAX), or one whose file name
-    would carry a control character into every listing that shows it: one line, not an OSError."""
+    """A path no system call takes, or a name that carries control characters into every listing."""
     if "\0" in path:
         raise UserError("a path cannot contain a NUL character", key=f"{key} {path!r}")
     if CONTROL.search(path):
@@ -97,8 +92,7 @@ def check_path_text(path: str, key: str) -> None:
 
 
 def check_directory(path: str, key: str) -> None:
-    """An output folder (traces, dumps, metrics) that can be made and written, checked before the first
-    case: a folder under a file, or where this user cannot write, is refused in one line."""
+    """An output folder (traces, dumps, metrics) that can be made and written, before the first case."""
     check_path_text(path, key)
     target = Path(path)
     if target.exists() and not target.is_dir():
@@ -139,7 +133,10 @@ def _open_no_follow(path: Path, create: bool) -> tuple[int, bool]:
         if not create:
             raise
     except OSError as error:
-        raise UserError(_why(error, "a symbolic link"), key=_named(path)) from None
+        why = f"cannot open it: {error.strerror}"
+        if error.errno == errno.ELOOP:
+            why = "is a symbolic link; name the results file itself"
+        raise UserError(why, key=_named(path)) from None
     try:
         return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
     except FileExistsError:  # another run created it just now: open what is there
@@ -151,12 +148,6 @@ def _open_no_follow(path: Path, create: bool) -> tuple[int, bool]:
 def _named(path: Path) -> str:
     """The key of an error about one of a results file's two files (the CSV or its twin)."""
     return f"{'csv_path' if path.suffix != '.jsonl' else 'csv_path .jsonl twin'} '{path}'"
-
-
-def _why(error: OSError, link: str) -> str:
-    if error.errno == errno.ELOOP:
-        return f"is {link}; name the results file itself"
-    return f"cannot open it: {error.strerror}"
 
 
 class OutputFailed(UserError):
@@ -173,13 +164,8 @@ class OutputFailed(UserError):
 
 
 class ResultFile:
-    """One CSV and its .jsonl twin, held by one run at a time.
-
-    The lock is the CSV itself (flock on its inode, opened without following links): a second spelling
-    of the file (`./x.csv`, a hard link) finds it taken, and no lock file is left behind. A file this run
-    created and never wrote a row to is removed when it closes. An existing file is never replaced
-    silently: it is continued with `resume` or replaced with `overwrite`, and refused otherwise.
-    """
+    """One CSV and its .jsonl twin, held by one run at a time. The lock is a flock on the CSV's inode
+    (opened without following links): another spelling of the file finds it taken, no lock file left."""
 
     def __init__(
         self,
@@ -231,8 +217,7 @@ class ResultFile:
             raise
 
     def close(self) -> None:
-        """Release the file (the OS releases the lock if the process dies); a file this run created
-        and never wrote to is removed, so a run that stopped before its first row leaves nothing."""
+        """A run that stopped before its first row leaves no file it created."""
         for path, fd in self._fds.items():
             if path in self._created and not self._written and os.fstat(fd).st_size == 0:
                 path.unlink(missing_ok=True)
@@ -240,8 +225,6 @@ class ResultFile:
         self._fds = {}
 
     def _check_paths(self, key: str, resume: bool, overwrite: bool) -> None:
-        """The pair of files can be this run's: distinct names, not another run's results unless it
-        resumes or replaces them, and a CSV to resume where rows were kept."""
         if self.jsonl_path == self.csv_path:
             raise UserError(
                 "the rows' file is a CSV; its JSON-lines twin takes the .jsonl name", key=key
@@ -318,8 +301,7 @@ class ResultFile:
             self.done.add(row["case_id"])
 
     def _check_settings(self, row: dict[str, str]) -> None:
-        """A row taken under other run settings (another --num-runs) is another case: resuming would
-        measure every case again beside it, and compare could pair neither."""
+        """A row of other run settings is another case: resuming would measure every case again."""
         for (benchmark, column), cells in self.asked.items():
             if row.get("benchmark") == benchmark and row.get(column, "") not in cells:
                 name, asked = setting_columns()[column].name, " or ".join(sorted(cells))
@@ -331,11 +313,8 @@ class ResultFile:
                 )
 
     def _repair_jsonl(self) -> None:
-        """Keep one JSON line per finished case: a run killed between its two writes leaves a JSON line
-        whose CSV row is missing (the case runs again) or a line twice; the CSV is the record of what
-        finished. Rewritten in place, through the file this run holds (never a path a link could
-        redirect), and never emptied first: the usual repair (a torn last line) only cuts the end, and
-        any other overwrites the start before cutting, so a kill or a full disk midway loses no line."""
+        """One JSON line per case the CSV finished (a kill between the two writes leaves one too many),
+        rewritten in place through the held file and never emptied first, so no kill loses a line."""
         fd = self._fds[self.jsonl_path]
         os.lseek(fd, 0, os.SEEK_SET)
         text = _read_all(fd)
@@ -367,12 +346,9 @@ class ResultFile:
     def _write(self, path: Path, text: str) -> None:
         """Append whole and flush to disk; a write the disk refuses stops the run, in one line."""
         fd = self._fds[path]
-        data = text.encode()
         try:
             os.lseek(fd, 0, os.SEEK_END)
-            while data:
-                data = data[os.write(fd, data) :]
-            os.fsync(fd)
+            _write_all(fd, text.encode())
         except OSError as error:
             raise OutputFailed(
                 f"cannot write results: {error.strerror}; the rows before this case are saved",
@@ -383,9 +359,8 @@ class ResultFile:
             self._made_again(path)
 
     def _made_again(self, path: Path) -> None:
-        """The file (or its folder) was removed while this run wrote it: made again at its path
-        from what this run still holds open, every row so far, and the run goes on. A file put in
-        its place is never overwritten: the run stops there, in one line."""
+        """A file removed while this run wrote it is made again from what the run holds open; a file
+        put in its place is never overwritten."""
         held = self._fds[path]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -397,10 +372,7 @@ class ResultFile:
                 key=f"csv_path '{path}'",
             ) from None
         os.lseek(held, 0, os.SEEK_SET)
-        data = _read_all(held)
-        while data:
-            data = data[os.write(fd, data) :]
-        os.fsync(fd)
+        _write_all(fd, _read_all(held))
         if path == self.csv_path:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._fds[path] = fd
@@ -424,8 +396,7 @@ class ResultFile:
         if not self._opened:
             self._open()
         record = row.as_dict()
-        unknown = set(record) - set(self.columns)
-        if unknown:
+        if unknown := set(record) - set(self.columns):
             raise ValueError(f"row has columns the file's header lacks: {sorted(unknown)}")
         line = self._line(_cell(record.get(c)) for c in self.columns)
         blob = json.dumps(_json_safe({**record, **row.series.as_json()}), default=str) + "\n"
@@ -435,8 +406,7 @@ class ResultFile:
 
 
 def write_rows(path: str, rows: Sequence[Row], config_id: str = "") -> None:
-    """Rows measured apart from a run's sinks (`bench()`'s saved, each of `ab`'s rounds) as a new
-    results file: the columns of their parameters and extras."""
+    """Rows measured apart from a run's sinks (`bench()`, `ab`'s rounds) as a new results file."""
     names = dict.fromkeys(p for r in rows for p in r.params.as_dict())
     extras = dict.fromkeys(type(r.extras) for r in rows if r.extras is not None)
     out = ResultFile(path, header(names, extras), config_id, resume=False)
@@ -465,6 +435,12 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+    os.fsync(fd)
+
+
 def _read_all(fd: int) -> bytes:
     chunks = []
     while chunk := os.read(fd, 1 << 20):
@@ -473,8 +449,7 @@ def _read_all(fd: int) -> bytes:
 
 
 def check_new_file(path: str, key: str, overwrite: bool) -> None:
-    """A whole-file output (JSON records) follows the rows' rule: an existing file is replaced only
-    with --overwrite, and never when it is a link, a device or anything but a regular file."""
+    """A whole-file output replaces an existing regular file only with --overwrite."""
     check_writable(path, key=key)
     target = Path(path)
     if target.is_symlink() or (target.exists() and not target.is_file()):
@@ -486,10 +461,8 @@ def check_new_file(path: str, key: str, overwrite: bool) -> None:
 
 
 def write_atomically(path: str, write: Callable[[IO[Any]], object], binary: bool = False) -> None:
-    """Whole or nothing: written to a temporary name in the same directory, then renamed (with the
-    permissions a new file gets here, not the temporary file's owner-only ones). A link planted at the
-    path is refused, never written through nor replaced. A disk that is full or a folder that refuses
-    is OutputFailed, in one line; the file before it is left as it was."""
+    """Whole or nothing: a temporary file beside it renamed over it (with a new file's permissions, not
+    mkstemp's owner-only ones); a planted link is refused, and a refused write leaves the old file."""
     if os.path.islink(path):
         raise OutputFailed(
             "is a symbolic link: refused (an output is never written through one)", file=path

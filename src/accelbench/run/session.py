@@ -145,7 +145,7 @@ def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -
     except UserError as error:
         assigned.abandon()
         raise error.with_file(loaded.path) from None
-    context = RunContext(options, loaded.path, loaded.dialect, tuple(cases), run_id)
+    context = RunContext(options, tuple(cases))
     try:  # staged outputs reach their URLs however the run ends
         try:
             sinks = open_sinks(context)  # refuses bad paths before any case

@@ -1,8 +1,5 @@
-"""Every accelerator's figures in one place, one module per generation (as upstream's `specs/`): the
-device kinds it reports, its dense per-chip peaks and L2 (this project's rooflines), the per-device
-table TPUMS's `specs/` states for it, and the jax-bench system presets that describe it. Each source's
-figures are kept as it states them (TPUMS's tpu7x HBM is 7380 GB/s, the datasheet's 7370); unknown
-figures stay None and their columns blank. Rooflines, presets and reports read them from here."""
+"""Every accelerator's figures, one module per generation (as upstream's `specs/`), each source's as it
+states them (TPUMS's tpu7x HBM is 7380 GB/s, the datasheet's 7370); unknown ones None (blank)."""
 
 from __future__ import annotations
 
@@ -33,8 +30,7 @@ class Peaks:
 
 @dataclass(frozen=True)
 class DeviceSpec:
-    """TPUMS's per-device peaks: TFLOP/s by dtype name (absent: bfloat16's; None: no compute
-    roofline), the chip's HBM bandwidth, and devices (TensorCores) per chip."""
+    """TPUMS's per-device peaks: TFLOP/s by dtype name (absent: bfloat16's; None: no roofline)."""
 
     devices_per_chip: int
     tflops: dict[str, float | None]
@@ -50,9 +46,8 @@ class DeviceSpec:
 
 @dataclass(frozen=True)
 class HardwareStats:
-    """Peaks as the jax-bench harness's configs give them (a system preset, or a `hardware:` block):
-    TFLOP/s (one figure, or by dtype name) and HBM GB/s (one figure, or a curve over transfer sizes
-    in bytes, sorted by size), per chip."""
+    """Per-chip peaks as jax-bench's configs give them: TFLOP/s (by dtype name or not) and HBM GB/s
+    (a curve over transfer sizes in bytes, sorted)."""
 
     tflops: float | dict[str, float] = 0.0
     hbm_curve: tuple[tuple[float, float], ...] = ()
@@ -94,8 +89,7 @@ class HardwareStats:
 
 
 def preset_stats(name: str, stats: HardwareStats) -> HardwareStats:
-    """A named preset as upstream spells it in `hardware_stats`: its dtype table, the curve as
-    (bytes, GB/s) pairs, the ICI entry."""
+    """A named preset, shown as upstream spells it in `hardware_stats`."""
     tflops = dict(stats.tflops) if isinstance(stats.tflops, dict) else stats.tflops
     curve = [(int(size), gbps) for size, gbps in stats.hbm_curve]
     shown = {"tflops": tflops, "hbm_bw": curve, "ici": dict(stats.ici)}
@@ -104,9 +98,8 @@ def preset_stats(name: str, stats: HardwareStats) -> HardwareStats:
 
 @dataclass(frozen=True)
 class Chip:
-    """One accelerator: a pattern over the device kind its framework reports (first match wins, in
-    registration order), its peaks, TPUMS's spec where TPUMS has one (matched by its exact lower-case
-    names) and the jax-bench system presets naming it."""
+    """One accelerator: a pattern over its framework's device kind (the first registered match
+    wins), its peaks, TPUMS's spec (by exact lower-case kinds) and the jax-bench presets naming it."""
 
     kinds: str
     peaks: Peaks
@@ -141,7 +134,7 @@ def lookup(device_kind: str) -> Peaks:
 
 
 def with_overrides(peaks: Peaks, overrides: dict[str, Any] | None) -> Peaks:
-    """Apply user-provided peaks (YAML `peaks:`), which take precedence over the table."""
+    """The user's peaks (YAML `peaks:`) over the table's."""
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if not given:
         return peaks

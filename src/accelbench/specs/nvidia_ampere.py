@@ -3,17 +3,13 @@
 
 from accelbench.specs import Chip, Peaks, register_chip
 
-register_chip(
-    Chip(
-        r"A100.*80GB",
-        Peaks(
-            "a100-80gb",
-            bf16_tflops=312,
-            fp16_tflops=312,
-            int8_tflops=624,
-            fp32_tflops=19.5,
-            hbm_gbps=2039,
-            l2_mib=40,
-        ),
-    )
+A100 = Peaks(
+    "a100-80gb",
+    bf16_tflops=312,
+    fp16_tflops=312,
+    int8_tflops=624,
+    fp32_tflops=19.5,
+    hbm_gbps=2039,
+    l2_mib=40,
 )
+register_chip(Chip(r"A100.*80GB", A100))

@@ -29,12 +29,6 @@ IRONWOOD = HardwareStats(
     ici={"peak_bw_gbps": 1200.0, "bidirectional": True},
     chips=("TPU7x", "TPU v7"),
 )
-register_chip(
-    Chip(
-        r"^TPU ?7x|Ironwood",
-        Peaks("tpu7x", bf16_tflops=2307, fp8_tflops=4614, hbm_gbps=7370),
-        TPUMS_TPU7X,
-        ("tpu7x", "tpu v7x"),
-        {name: preset_stats(name, IRONWOOD) for name in ("ironwood", "gfc")},
-    )
-)
+TPU7X = Peaks("tpu7x", bf16_tflops=2307, fp8_tflops=4614, hbm_gbps=7370)
+SYSTEMS = {name: preset_stats(name, IRONWOOD) for name in ("ironwood", "gfc")}  # jax-bench presets
+register_chip(Chip(r"^TPU ?7x|Ironwood", TPU7X, TPUMS_TPU7X, ("tpu7x", "tpu v7x"), SYSTEMS))

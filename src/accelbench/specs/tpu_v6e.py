@@ -16,11 +16,5 @@ TPUMS_V6E = DeviceSpec(
     },
     1638.4,
 )
-register_chip(
-    Chip(
-        r"^TPU v6( lite|e)",
-        Peaks("tpu-v6e", bf16_tflops=918, int8_tflops=1836, hbm_gbps=1640),
-        TPUMS_V6E,
-        ("v6e", "tpu v6e", "tpu v6 lite"),
-    )
-)
+V6E = Peaks("tpu-v6e", bf16_tflops=918, int8_tflops=1836, hbm_gbps=1640)
+register_chip(Chip(r"^TPU v6( lite|e)", V6E, TPUMS_V6E, ("v6e", "tpu v6e", "tpu v6 lite")))

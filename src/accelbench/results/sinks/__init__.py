@@ -1,7 +1,5 @@
-"""Output formats as sinks (nvbench's printers): each is opened before the first case, handed every
-finished row as it arrives, and closed when the run ends, however it ends. A format is one
-`register_sink(name, order)` on a factory returning its sink, or None where the run did not ask for it.
-"""
+"""Output formats as sinks (nvbench's printers): opened before the first case, handed each finished
+row, closed however the run ends. A format is one `register_sink` on a factory of its sink (or None)."""
 
 from __future__ import annotations
 
@@ -9,11 +7,12 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from accelbench.core.flags import Flag
 from accelbench.plugins import import_sink_modules
+from accelbench.registry import register_once
 
 if TYPE_CHECKING:  # the command line's help reads the flags below and loads no format
     from accelbench.core.case import Case
@@ -32,11 +31,7 @@ class RunContext:
     """What a sink may know about the run it writes."""
 
     options: RunOptions
-    config_path: str
-    dialect: str
     cases: tuple[Case, ...]
-    run_id: str
-    environment: dict[str, Any] = field(default_factory=dict)
 
 
 class Sink:
@@ -84,9 +79,7 @@ _discovered = False
 
 def register_sink(name: str, order: int = 50) -> Callable[[SinkFactory], SinkFactory]:
     def decorate(factory: SinkFactory) -> SinkFactory:
-        if name in _SINKS:
-            raise ValueError(f"sink {name!r} registered twice")
-        _SINKS[name] = SinkInfo(name, order, factory)
+        register_once(_SINKS, name, SinkInfo(name, order, factory), "sink")
         return factory
 
     return decorate

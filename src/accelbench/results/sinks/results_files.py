@@ -1,6 +1,4 @@
-"""The rows themselves: each results CSV and its JSON-lines twin, one `ResultFile` per file whatever
-the spellings of its path (`out/x.csv`, `./out/x.csv`), its header the union of its cases' parameters
-and declared extras. Every path is checked before the first case runs."""
+"""The rows themselves: one `ResultFile` per results file however its path is spelt."""
 
 from __future__ import annotations
 
@@ -40,13 +38,10 @@ class ResultFiles(Sink):
                     check_directory(folder, name)
         try:
             for group in by_file.values():
-                params: list[str] = []
-                extras: list[type | None] = []
+                params = dict.fromkeys(p for case in group for p in case.params.as_dict())
+                extras = dict.fromkeys(get_spec(case.op).row_extras for case in group)
                 asked: dict[tuple[str, str], set[Any]] = defaultdict(set)
                 for case in group:
-                    params += [p for p in case.params.as_dict() if p not in params]
-                    declared = get_spec(case.op).row_extras
-                    extras += [declared] if declared not in extras else []
                     for column, setting in identifying_columns().items():
                         asked[case.benchmark, column].add(recorded_setting(case.run, setting))
                 shared = ResultFile(
@@ -80,11 +75,8 @@ class ResultFiles(Sink):
         for f in set(self.files.values()):
             f.close()
 
-    def unique(self) -> list[ResultFile]:
-        return list({str(f.csv_path): f for f in self.files.values()}.values())
-
     def locations(self) -> list[str]:
-        return sorted(str(f.csv_path) for f in self.unique())
+        return sorted({str(f.csv_path) for f in self.files.values()})
 
 
 @register_sink("results", order=0)

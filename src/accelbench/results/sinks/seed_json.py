@@ -1,5 +1,4 @@
-"""Rows of the fusion and elementwise suites in the result formats their seed documents show
-(`--seed-json FILE`), written whole when the run ends."""
+"""Fusion and elementwise rows in their seed documents' result formats (`--seed-json FILE`)."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ MIB = 2**20  # the seeds' "MB" is what torch's memory counters divide by
 
 
 def scaled(value: float | None, factor: float) -> float | None:
-    """A value in the seed's unit (s to ms, bytes to MiB), to 12 significant digits so that
-    0.008816 s stays 8.816 ms rather than 8.816000000000001."""
+    """A value in the seed's unit, to 12 digits: 0.008816 s is 8.816 ms, not 8.816000000000001."""
     return None if value is None else float(f"{value * factor:.12g}")
 
 

@@ -1,5 +1,4 @@
-"""The table a run prints when it ends: one line per row, what it is and what it measured, and a
-warning when rows are noisy (their number depends on the machine's load)."""
+"""The table a run prints when it ends, and the notes on what its numbers depend on."""
 
 from __future__ import annotations
 
@@ -21,12 +20,8 @@ STDERR = Console(stderr=True, soft_wrap=True)
 # dropped in this order when the table is wider than the terminal (every column is in the CSV); the
 # names (op, backend, params) fold to fit once the first is gone, before any figure is dropped
 DROP_ORDER = ("timing", "peak", "gbps", "tflops", "sqnr", "noise", "speedup")
-FOLDING = (
-    "source",
-    "op",
-    "backend",
-    "params",
-)  # never the shape: a number split over lines misreads
+# the names that fold, never the shape: a number split over lines misreads
+FOLDING = ("source", "op", "backend", "params")
 FOLD_FLOOR = 12  # the narrowest a name folds to
 MEASURING = Console(width=10_000)  # a table's own widths, not the terminal's
 
@@ -56,8 +51,7 @@ def _fits(table: Table, width: int) -> bool:
 
 def _fitted(columns: list[Column], grid: list[list[str]], width: int, folds: bool) -> Table | None:
     """The table within `width`, its names folded as little as needed where `folds`."""
-    table = _table(columns, grid)
-    if _fits(table, width) or not folds:
+    if _fits(table := _table(columns, grid), width) or not folds:
         return table if _fits(table, width) else None
     # the widest fold that fits: folding is monotonic, so a bisection finds it in a few tables
     folds_at = range(FOLD_FLOOR, max(len(cell) for line in grid for cell in line) + 1)
@@ -68,8 +62,7 @@ def _fitted(columns: list[Column], grid: list[list[str]], width: int, folds: boo
 def summary_table(
     rows: list[Row], width: int | None = None, chosen: tuple[Column, ...] = CONSOLE
 ) -> tuple[Table, list[str]]:
-    """The rows' table, and the columns left out so that it fits `width` (what a row is, its status
-    and its median are never left out; the names fold before a figure is left out)."""
+    """The rows' table, and the columns left out so that it fits `width` (names fold first)."""
     columns, grid = cells(rows, chosen)
     if width is None:
         return _table(columns, grid), []
@@ -144,27 +137,28 @@ class Summary(Sink):
         sort_rows([], sort)
 
     def close(self, rows: list[Row], interrupted: bool) -> None:
-        if rows and not interrupted:
-            rows = sort_rows(rows, self.sort)
-            dropped: list[str] = []
-            if self.format != "table":  # for a program or a page: stdout holds nothing else
-                print(as_text(rows, self.chosen, self.format), end="")
-            else:
-                console = table_console()
-                table, dropped = summary_table(rows, console.width, self.chosen)
-                console.print(table)
-            if dropped:
-                STDERR.print(
-                    f"left out to fit the terminal: {', '.join(dropped)} (every column is in the CSV)"
-                )
-            notes = (
-                (cpu_note(rows), None),
-                (l2_edge_note(rows), None),
-                (noisy_warning(rows), "yellow"),
+        if not rows or interrupted:
+            return
+        rows = sort_rows(rows, self.sort)
+        dropped: list[str] = []
+        if self.format != "table":  # for a program or a page: stdout holds nothing else
+            print(as_text(rows, self.chosen, self.format), end="")
+        else:
+            console = table_console()
+            table, dropped = summary_table(rows, console.width, self.chosen)
+            console.print(table)
+        if dropped:
+            STDERR.print(
+                f"left out to fit the terminal: {', '.join(dropped)} (every column is in the CSV)"
             )
-            for line, style in notes:
-                if line:
-                    STDERR.print(shown(line), style=style, soft_wrap=True)
+        notes = (
+            (cpu_note(rows), None),
+            (l2_edge_note(rows), None),
+            (noisy_warning(rows), "yellow"),
+        )
+        for line, style in notes:
+            if line:
+                STDERR.print(shown(line), style=style, soft_wrap=True)
 
 
 @register_sink("summary", order=100)
