@@ -148,34 +148,29 @@ def devices_needed(op: str, p: CollectiveParams) -> int:
     return math.prod(mesh_dims(p))
 
 
-def size_problem(op: str, p: CollectiveParams) -> str | None:
-    """A block is sized by matrix_dim (rows of 8x128) or num_elements (rows of 128), not both."""
-    given = [k for k in ("matrix_dim", "num_elements") if getattr(p, k)]
-    if len(given) != 1 and not COLLECTIVES[op].point_to_point:
+def problem(op: str, p: CollectiveParams) -> str | None:
+    """Why the case's parameters cannot run (the op's constraint), if they cannot."""
+    if COLLECTIVES[op].point_to_point:
+        if min(p.source_id, p.target_id) < 0:
+            return "source_id and target_id are device indices: 0 or more"
+        if p.source_id == p.target_id:
+            return "source_id and target_id must differ"
+    elif wrong := mesh_problem(p):
+        return wrong
+    elif bool(p.matrix_dim) == bool(p.num_elements):
         return "give matrix_dim or num_elements (one of them)"
-    if p.num_elements and p.num_elements % LANE:
+    if p.num_elements % LANE:
         return f"num_elements must be a multiple of {LANE}"
     return None
 
 
-def _shape_text_problem(p: CollectiveParams) -> str | None:
-    """mesh_shape and sharding_strategy are 'AxBxC' of positive integers (checked before any use)."""
-    for key in ("mesh_shape", "sharding_strategy"):
+def mesh_problem(p: CollectiveParams) -> str | None:
+    for key in ("mesh_shape", "sharding_strategy"):  # 'AxBxC' of positive integers, before any use
         if text := getattr(p, key):
             try:
                 dims(text, key)
             except UserError as error:
                 return f"{key} {error.message}"
-    return None
-
-
-def mesh_problem(op: str, p: CollectiveParams) -> str | None:
-    if COLLECTIVES[op].point_to_point:
-        if min(p.source_id, p.target_id) < 0:
-            return "source_id and target_id are device indices: 0 or more"
-        return "source_id and target_id must differ" if p.source_id == p.target_id else None
-    if problem := _shape_text_problem(p):
-        return problem
     if p.ici_size < 1:
         return f"ici_size counts devices: 1 or more, got {p.ici_size}"
     shape = mesh_dims(p)

@@ -90,9 +90,9 @@ def quantize_rows(x: np.ndarray, qdt: DType) -> tuple[np.ndarray, np.ndarray]:
     return (f64(x) / f64(scale)).astype(qdt.numpy), scale
 
 
-def fp8_floor_if(is_fp8: bool) -> float:
+def fp8_floor(inputs: DType) -> float:
     """fp8 GEMMs may accumulate in the tensor cores' reduced-precision mode (numerics.FP8_GEMM_FLOOR)."""
-    return FP8_GEMM_FLOOR if is_fp8 else 0.0
+    return FP8_GEMM_FLOOR if inputs.peak_family == "fp8" else 0.0
 
 
 # ---- JAX building blocks ------------------------------------------------------------------

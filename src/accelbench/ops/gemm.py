@@ -1,6 +1,5 @@
 """The Ironwood GEMM family: math, FLOP/byte models (derived in docs/ops.md), inputs, float64
-references and the JAX versions; the PyTorch twins share all but the implementations.
-"""
+references and the JAX versions; the PyTorch twins share all but the implementations."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from accelbench.ops.common import (
     FP8,
     Matmul,
     f64,
-    fp8_floor_if,
+    fp8_floor,
     jnp_dtype,
     matmul_f32,
     matmul_to,
@@ -29,17 +28,8 @@ from accelbench.ops.common import (
 from accelbench.platform.dtypes import DType, dtype
 from accelbench.platform.frameworks import jax
 
-GEMM_DTYPES = (
-    "bfloat16",
-    "float32",
-    "float16",
-    "float8",
-    "float8_e4m3fn",
-    "float8_e5m2",
-    "float4",
-    "float4_e2m1fn",
-)
 OUT_DTYPES = ("bfloat16", "float32", "float16")
+GEMM_DTYPES = (*OUT_DTYPES, "float8", "float8_e4m3fn", "float8_e5m2", "float4", "float4_e2m1fn")
 SCALE_BYTES = 4  # fp32 S_A (M,1) and S_B (1,N)
 Fn = Callable[..., dict[str, Any]]
 
@@ -106,10 +96,6 @@ def rows_of(p: Matmul) -> int:
     return p.m
 
 
-def fp8_gemm_floor(p: GemmParams) -> float:
-    return fp8_floor_if(p.input_dtype.peak_family == "fp8")
-
-
 def plain_inputs(p: GemmParams, rng: np.random.Generator) -> Arrays:
     return {
         "a": normal(rng, (p.m, p.k), p.input_dtype),
@@ -152,7 +138,7 @@ def plain_gemm(name: str, doc: str, typed: type[GemmParams]) -> OpSpec[Any]:
         make_inputs=plain_inputs,
         reference=plain_reference,
         output_rows=rows_of,
-        tolerance_floor=fp8_gemm_floor,
+        tolerance_floor=lambda p: fp8_floor(p.input_dtype),
     )
 
 
@@ -184,7 +170,7 @@ SCALED_GEMM = register_compute(
         make_inputs=scaled_inputs,
         reference=scaled_reference,
         output_rows=rows_of,
-        tolerance_floor=lambda p: fp8_floor_if(True),
+        tolerance_floor=lambda p: fp8_floor(FP8),
     )
 )
 register_compute(  # the scaled GEMM added to an fp32 buffer
@@ -230,16 +216,10 @@ def jax_gemm_accum(p: GemmParams) -> Fn:
 # in_dtype; here the accumulator is fp32, as every GEMM of this project, and C is out_dtype (what a
 # beta-accumulated output is): docs/jax_bench.md.
 
-GENERALIZED_DTYPES = (
-    "float8_e4m3fn",
-    "float8_e5m2",
-    "bfloat16",
-    "float16",
-    "float32",
-    "int8",
-    "float4_e2m1fn",  # accepted so a sweep over it plans: its cases are unsupported rows here
-)
 NO_GEMM = {"float4_e2m1fn": "an fp4 GEMM (block-scaled e2m1) is not implemented here"}
+# NO_GEMM's dtypes are accepted so a sweep over them plans: their cases are unsupported rows here
+FP8_KINDS = ("float8_e4m3fn", "float8_e5m2")
+GENERALIZED_DTYPES = (*FP8_KINDS, "bfloat16", "float16", "float32", "int8", *NO_GEMM)
 
 
 @dataclass(frozen=True)
@@ -281,10 +261,9 @@ def generalized_flops(p: GeneralizedParams) -> float:
 def generalized_bytes(p: GeneralizedParams) -> float:
     """A and B read in in_dtype, the output written (and C read when beta is not 0) in out_dtype, the
     fp32 scales read (upstream leaves them out)."""
-    in_dt, out_dt = dtype(p.in_dtype), dtype(p.out_dtype)
-    mn = p.m * p.n
-    total = (p.m * p.k + p.k * p.n) * in_dt.nbytes + mn * out_dt.nbytes
-    total += mn * out_dt.nbytes if p.beta != 0 else 0
+    out_dt = dtype(p.out_dtype)
+    total = gemm_bytes(p, dtype(p.in_dtype), out_dt)
+    total += p.m * p.n * out_dt.nbytes if p.beta != 0 else 0
     return float(total + (scale_bytes(p) if p.use_scaling_factors else 0))
 
 
@@ -325,7 +304,7 @@ register_compute(
         make_inputs=generalized_inputs,
         reference=generalized_reference,
         output_rows=rows_of,
-        tolerance_floor=lambda p: fp8_floor_if(dtype(p.in_dtype).peak_family == "fp8"),
+        tolerance_floor=lambda p: fp8_floor(dtype(p.in_dtype)),
     )
 )
 

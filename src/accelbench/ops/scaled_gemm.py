@@ -22,7 +22,7 @@ from accelbench.ops.common import (
     FP8,
     TINY,
     f64,
-    fp8_floor_if,
+    fp8_floor,
     matmul_f32,
     normal,
     register_compute,
@@ -104,7 +104,7 @@ class Scaling:
             },
             reference=self.reference,
             output_rows=rows_of,
-            tolerance_floor=lambda p: fp8_floor_if(True),
+            tolerance_floor=lambda p: fp8_floor(FP8),
         )
 
 
