@@ -4,8 +4,7 @@ forward, or forward and backward, causal or not.
 Tensors are (batch, seq, heads, dim), so every output is a free (batch·seq, heads·dim) view whose rows
 the check samples: the float64 reference computes only the query rows it is asked for. Unlike the
 reference, inputs are `dtype`, the scale is the usual 1/√d, and `bwd` times the whole step from
-(Q, K, V, dO) to (dQ, dK, dV) (docs/ironwood.md).
-"""
+(Q, K, V, dO) to (dQ, dK, dV) (docs/ironwood.md)."""
 
 from __future__ import annotations
 
@@ -170,9 +169,6 @@ register_compute(
         constraint=constraint,
     )
 )
-
-
-# ---- JAX ---------------------------------------------------------------------------------------
 
 
 def jax_outputs(attend: Callable[..., Any], p: AttentionParams) -> Callable[..., dict[str, Any]]:

@@ -130,10 +130,6 @@ def cycling(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[], A
     return lambda: run(next(sets))
 
 
-def is_array(value: Any) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype")
-
-
 @implementation(OP, "numpy", "numpy")
 def numpy_callable(backend: Any, case: Case) -> Prepared:
     call = call_of(case)
@@ -158,7 +154,7 @@ def jax_callable(backend: Any, case: Case) -> Prepared:
 
     call = call_of(case)
     first = call.arg_sets[0]
-    at = [i for i, a in enumerate(first) if is_array(a)]
+    at = [i for i, a in enumerate(first) if hasattr(a, "shape") and hasattr(a, "dtype")]
 
     def body(*arrays: Any) -> Any:
         full = list(first)

@@ -1,7 +1,6 @@
 """The collectives without any framework: their parameters, the groups a mesh and a sharding strategy
 make, what each collective moves and what every member must end with, checked in float64
-(`check_member`). The JAX op and the PyTorch twin both build on this.
-"""
+(`check_member`). The JAX op and the PyTorch twin both build on this."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ DTYPES = ("float32", "bfloat16", "float16")
 
 @dataclass(frozen=True)
 class CollectiveParams(OpParams):
-    """What the framework-free code below reads of any collective: each kind (the classes that follow)
-    declares the fields it takes, and a field it lacks reads as the default here."""
+    """What the framework-free code reads of any collective: a field a kind lacks reads as below."""
 
     trailing = True
     seed: int = param("int", 0, doc="input pattern seed")
@@ -59,10 +57,7 @@ class CollectiveParams(OpParams):
     direction = "uni"
     source_id = 0
     target_id = 1
-
-    @property
-    def dtype(self) -> str:
-        raise NotImplementedError  # every kind declares its dtype
+    dtype = ""  # every kind declares its dtype
 
     @property
     def reduce_op(self) -> str | None:
@@ -324,17 +319,14 @@ REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
 
 
 def directions(p: CollectiveParams) -> int:
-    """Transfers a point-to-point case makes at once: 2 for a bidirectional pair."""
     return 2 if p.direction == "bi" else 1
 
 
 def row_len(p: CollectiveParams) -> int:
-    """Elements in one row of a block: the reference's 8x128 tile when sized by matrix_dim."""
     return TILE if p.matrix_dim else LANE
 
 
 def block_rows(p: CollectiveParams) -> int:
-    """Rows in one device's block: matrix_dim, or num_elements / 128, or data_size_mib MiB of rows."""
     if p.matrix_dim:
         return int(p.matrix_dim)
     if p.data_size_mib:
@@ -377,9 +369,6 @@ def expected(
     for j, where, src in sources:
         total[where] += block(p, group[j], np.asarray(src)).astype(np.float64)
     return total
-
-
-# ---- bandwidth ---------------------------------------------------------------------------------
 
 
 def check_member(

@@ -31,8 +31,7 @@ class OnDevice(OpParams):
 
 @dataclass(frozen=True)
 class Placed(OnDevice):
-    """Every compute op also takes where to run (one device, or spread over all) and which inputs to
-    draw: a typed compute op's parameters derive from this, after their own."""
+    """Where a compute op runs (one device, or spread over all) and what it draws, after its own."""
 
     trailing = True
     sharding: str = param(
@@ -81,6 +80,10 @@ def normal(rng: np.random.Generator, shape: tuple[int, ...], dt: DType) -> np.nd
 
 def f64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
+
+
+def sigmoid64(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
 
 
 def quantize_rows(x: np.ndarray, qdt: DType) -> tuple[np.ndarray, np.ndarray]:

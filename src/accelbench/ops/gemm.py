@@ -188,8 +188,6 @@ register_compute(  # the scaled GEMM added to an fp32 buffer
     )
 )
 
-# ---- JAX ---------------------------------------------------------------------------------------
-
 
 @array_implementation(("gemm_multiple_run", "gemm_simple", "gemm_simple_with_dtype"), "jax", "jit")
 def jax_gemm(p: GemmParams) -> Fn:

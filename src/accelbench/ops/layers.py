@@ -3,8 +3,7 @@
 Math in fp32 whatever the storage dtype, one rounding at the end. A backward op times (X, dY) to dX,
 the forward quantities it needs recomputed from X inside the timed region, as a fused backward kernel
 does (the reference counted only the ops XLA attributed to the pullback: docs/ironwood.md). RMSNorm's
-gamma is an fp32 input, not a constant a compiler could fold away; its gradient is not computed.
-"""
+gamma is an fp32 input, not a constant a compiler could fold away; its gradient is not computed."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.catalogue import Arrays, OpSpec, array_implementation, param
-from accelbench.ops.common import BF16, Placed, f64, normal, register_compute
+from accelbench.ops.common import BF16, Placed, f64, normal, register_compute, sigmoid64
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import jax
 
@@ -46,18 +45,14 @@ def _dt(p: LayerParams) -> Any:
     return dtype(p.dtype)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
 def swiglu64(x: np.ndarray) -> np.ndarray:
     a, b = np.split(x, 2, axis=1)
-    return a * _sigmoid(a) * b
+    return a * sigmoid64(a) * b
 
 
 def swiglu_grad64(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
     a, b = np.split(x, 2, axis=1)
-    s = _sigmoid(a)
+    s = sigmoid64(a)
     return np.concatenate([dy * b * s * (1 + a * (1 - s)), dy * a * s], axis=1)
 
 
@@ -203,7 +198,7 @@ LAYERS: dict[str, Layer] = {
         flops=lambda p: 6.0 * p.m * p.n,  # sigmoid (exp, add, divide), 1 - s, two multiplies
         bytes=lambda p: 3.0 * p.m * p.n * _dt(p).nbytes,  # X, dY in; dX out
         inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p.m, p.n), _dt(p))},
-        reference=lambda x, p: x["dy"] * _sigmoid(x["x"]) * (1 - _sigmoid(x["x"])),
+        reference=lambda x, p: x["dy"] * sigmoid64(x["x"]) * (1 - sigmoid64(x["x"])),
         jax=lambda p: lambda x, dy: {"out": jax.vjp(jax_sigmoid, x)[1](dy)[0]},
         typed=SigmoidBwdParams,
     ),

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.catalogue import Arrays, OpSpec, array_implementation, param
-from accelbench.ops.common import Placed, f64, normal, register_compute
+from accelbench.ops.common import Placed, f64, normal, register_compute, sigmoid64
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import jax
 
@@ -92,10 +92,6 @@ class Pointwise:
         )
 
 
-def _sigmoid64(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
 ADD = Pointwise("Z = X + Y", 2, 1, lambda x, y: x + y, lambda x, y: x + y)
 OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
     "add": (ADD, MatrixParams),
@@ -105,13 +101,13 @@ OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
             "Z = silu(X) * Y = X * sigmoid(X) * Y",
             2,
             5,  # sigmoid (exp, add, divide), two multiplies
-            lambda x, y: x * _sigmoid64(x) * y,
+            lambda x, y: x * sigmoid64(x) * y,
             lambda x, y: x * jax.nn.sigmoid(x) * y,
         ),
         InferenceParams,
     ),
     "inference_sigmoid": (
-        Pointwise("Z = sigmoid(X)", 1, 3, _sigmoid64, lambda x: jax.nn.sigmoid(x)),
+        Pointwise("Z = sigmoid(X)", 1, 3, sigmoid64, lambda x: jax.nn.sigmoid(x)),
         InferenceParams,
     ),
 }

@@ -3,8 +3,7 @@ timed region, an fp8 GEMM with fp32 accumulation, the scales applied, a bf16 res
 
 Seven ops from one definition, differing only in how a scale covers its operand (`Scaling`). Every op
 applies its scales: the reference left them out of all but one, so its outputs were wrong
-(docs/ironwood.md).
-"""
+(docs/ironwood.md)."""
 
 from __future__ import annotations
 
@@ -169,9 +168,6 @@ RECIPES = {
         "MX fp8 with every block's scale fixed at 2^-1 (no reduction)",
     ),
 }
-
-
-# ---- JAX ---------------------------------------------------------------------------------------
 
 
 def jax_block_quantize(x: Any, block: Block, s: Scaling) -> tuple[Any, Any]:

@@ -1,6 +1,5 @@
 """The torchao ops: a small model before and after a quantization recipe (names as torchao's runner),
-and a float8 training step. Models per model type (docs/ops.md), weights at their stored bits.
-"""
+and a float8 training step. Models per model type (docs/ops.md), weights at their stored bits."""
 
 from __future__ import annotations
 
