@@ -1,7 +1,6 @@
 """Any callable as an op: what `accelbench.bench(fn, ...)` times. The user's function and its inputs are
 held here under the case's name for the length of one measurement; the case then goes through the same
-backend, timer, procedure and row as every catalogue op, so the library and the YAML path cannot drift.
-"""
+backend, timer, procedure and row as every catalogue op: the library and the YAML path cannot drift."""
 
 from __future__ import annotations
 
@@ -24,8 +23,6 @@ OP = "callable"
 
 @dataclass(frozen=True)
 class CallableParams(OpParams):
-    """What the caller says of its function."""
-
     name: str = param("str", "fn", doc="the function's name (its rows' and comparisons' key)")
     variant: str = param("str", "default", doc="which version of it (compare --by variant)")
     flops: float = param("float", 0.0, doc="floating-point operations per call (0: unknown)")

@@ -144,7 +144,6 @@ def devices_needed(op: str, p: CollectiveParams) -> int:
 
 
 def problem(op: str, p: CollectiveParams) -> str | None:
-    """Why the case's parameters cannot run (the op's constraint), if they cannot."""
     if COLLECTIVES[op].point_to_point:
         if min(p.source_id, p.target_id) < 0:
             return "source_id and target_id are device indices: 0 or more"
@@ -184,9 +183,6 @@ def lone_group(op: str, p: CollectiveParams) -> str | None:
     if not COLLECTIVES[op].point_to_point and group_size(op, p) < 2:
         return "the group is one device (no mesh axis above 1 is chosen): nothing to communicate"
     return None
-
-
-# ---- what each collective moves ----------------------------------------------------------------
 
 
 # (member j of the group, which of the output rows, j's input rows): the output rows are the sum of them
@@ -252,10 +248,6 @@ def _to_second(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> 
     return [(0, EVERY, out)] if i == 1 else []
 
 
-def _all_reduce(r: int) -> float:
-    return 2.0 * (r - 1) / r
-
-
 def _share(r: int) -> float:
     return (r - 1) / r
 
@@ -264,7 +256,7 @@ COLLECTIVES: dict[str, Collective] = {
     "psum": Collective(
         "AR",
         lambda i, r, n, out, p: [(j, EVERY, out) for j in range(r)],
-        bus_factor=_all_reduce,
+        bus_factor=lambda r: 2.0 * (r - 1) / r,
         reference_traffic=lambda r: 2.0 / r,
         # in place, as NCCL's users (and nccl-tests) run it: without donation XLA copies the input to
         # the output first (64 us of 532 us at 128 MiB on two H200s)
@@ -375,18 +367,13 @@ def check_member(
     op: str, p: CollectiveParams, position: int, fetch: Callable[[np.ndarray], np.ndarray]
 ) -> float:
     """Compare one device's output with the float64 reference; the relative error, or raise."""
-    for members in groups(op, p):
-        if position in members:
-            member, group = members.index(position), members
-            break
-    else:  # not in any group (send/recv bystanders): nothing to compare
+    group = next((members for members in groups(op, p) if position in members), None)
+    if group is None:  # not in any group (send/recv bystanders): nothing to compare
         return 0.0
-    c = COLLECTIVES[op]
-    n_out = c.out_rows(block_rows(p), len(group))
-    rows = check_rows(n_out, row_len(p))
+    member = group.index(position)
+    rows = check_rows(COLLECTIVES[op].out_rows(block_rows(p), len(group)), row_len(p))
     want = expected(op, p, member, group, rows)
-    got = fetch(rows)
-    err = relative_error(got.reshape(want.shape), want)
+    err = relative_error(fetch(rows).reshape(want.shape), want)
     tol = tolerance(dtype(p.dtype).name)
     if not err <= tol:
         raise wrong_result(

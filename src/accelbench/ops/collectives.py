@@ -27,7 +27,7 @@ from accelbench.catalogue import (
 )
 from accelbench.core.case import Case
 from accelbench.core.column import doc
-from accelbench.core.samples import median_or_none
+from accelbench.core.samples import Samples, median_or_none
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import unsupported
 from accelbench.ops import collective_model as cm
@@ -107,7 +107,7 @@ def extras_for(
     algbw = size / t / 1e9 if t else None
     achieved = transferred / t / 1e9 if t else None
     theo = a2a_peak_gbps(p.topology, participating, r) if c.topology_peak and p.topology else None
-    medians = {name: median_or_none(s) for name, s in timing.device_samples_s.items() if s}
+    medians = {name: Samples(s).median_s for name, s in timing.device_samples_s.items() if s}
     return CollectiveExtras(
         op_type=c.op_type,
         group_device_count=r,
@@ -123,10 +123,8 @@ def extras_for(
         achieved_bw_gb_per_s=achieved,
         theoretical_bw_gb_per_s=theo,
         utilization_pct=100 * achieved / theo if achieved and theo else None,
-        slowest_device=max(medians, key=lambda k: medians[k] or 0.0) if medians else None,
-        fastest_device_median_s=min(v for v in medians.values() if v is not None)
-        if medians
-        else None,
+        slowest_device=max(medians, key=medians.__getitem__, default=None),
+        fastest_device_median_s=min(medians.values(), default=None),
     )
 
 
@@ -245,16 +243,15 @@ def _mesh(op: str, p: cm.CollectiveParams) -> Any:
 
 def _blocks(op: str, p: cm.CollectiveParams, mesh: Any) -> Any:
     """The input: each device's block made on the device that holds it (dim 0 split over the mesh)."""
-    spec = jax.sharding.PartitionSpec(tuple(mesh.axis_names))
     rows_in = cm.COLLECTIVES[op].in_rows(cm.block_rows(p), cm.group_size(op, p))
-    devices = mesh.devices.size
 
     def shard(index: tuple[slice, ...]) -> np.ndarray:
         position = (index[0].start or 0) // rows_in
         return cm.block(p, position, np.arange(rows_in))
 
-    sharding = jax.sharding.NamedSharding(mesh, spec)
-    return jax.make_array_from_callback((devices * rows_in, cm.row_len(p)), sharding, shard)
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(tuple(mesh.axis_names)))
+    shape = (mesh.devices.size * rows_in, cm.row_len(p))
+    return jax.make_array_from_callback(shape, sharding, shard)
 
 
 def _checker(op: str, p: cm.CollectiveParams, mesh: Any) -> Callable[[Any], float]:

@@ -60,7 +60,6 @@ class PlacementExtras:
 
 
 def register_compute(spec: OpSpec) -> OpSpec:
-    """Register a compute-suite op, whose parameters derive from `Placed` (placement and seed)."""
     if not issubclass(spec.typed, Placed):
         raise TypeError(f"op {spec.name}: a compute op's parameters derive from Placed")
     return register_spec(replace(spec, suite="compute", row_extras=PlacementExtras))
@@ -123,7 +122,6 @@ DIRECT_OUT_RESULTS = ("bfloat16", "float16")
 
 
 def matmul_to(a: Any, b: Any, layout: str, out: Any) -> Any:
-    """A x B with fp32 accumulation, rounded to `out`."""
     names = {a.dtype.name, b.dtype.name}
     if names <= set(DIRECT_OUT_INPUTS) and jax.numpy.dtype(out).name in DIRECT_OUT_RESULTS:
         dims = (((1,), (0,)), ((), ())) if layout == "kn" else (((1,), (1,)), ((), ()))

@@ -235,7 +235,6 @@ class GeneralizedParams(Matmul):
 
     @property
     def plain(self) -> bool:
-        """No alpha, beta or scales: the product alone."""
         return self.alpha == 1 and self.beta == 0 and not self.use_scaling_factors
 
 

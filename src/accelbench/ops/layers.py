@@ -87,8 +87,6 @@ def _even_n(p: LayerParams) -> str | None:
 
 @dataclass(frozen=True)
 class Layer:
-    """One op: its tensors, models, float64 math and JAX body."""
-
     doc: str
     flops: Callable[[LayerParams], float]
     bytes: Callable[[LayerParams], float]
@@ -110,7 +108,6 @@ class Layer:
             typed=self.typed,
             flops=self.flops,
             bytes=self.bytes,
-            peak_dtype=lambda p: "bf16",
             make_inputs=self.inputs,
             reference=reference,
             output_rows=lambda p: p.m,
@@ -143,14 +140,6 @@ def _rms_bwd(p: LayerParams) -> Callable[..., Any]:
     return fn
 
 
-def _swiglu_bwd(p: LayerParams) -> Callable[..., Any]:
-    def fn(x: Any, dy: Any) -> dict[str, Any]:
-        _, pullback = jax.vjp(jax_swiglu, x)
-        return {"out": pullback(dy)[0]}
-
-    return fn
-
-
 RMSNORM_FWD = Layer(
     doc="Y = X / rms(X) * gamma over each row (eps 1e-6), fp32 math",
     flops=lambda p: 4.0 * p.m * p.n + 3.0 * p.m,  # x^2, sum, two multiplies; 3 per row
@@ -175,7 +164,7 @@ LAYERS: dict[str, Layer] = {
         bytes=lambda p: (2 * p.m * p.n + _half(p)) * BF16.nbytes,  # X, dY (n/2) in; dX out
         inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p.m, p.n // 2), BF16)},
         reference=lambda x, p: swiglu_grad64(x["x"], x["dy"]),
-        jax=_swiglu_bwd,
+        jax=lambda p: lambda x, dy: {"out": jax.vjp(jax_swiglu, x)[1](dy)[0]},
         constraint=_even_n,
     ),
     "rmsnorm_fwd": RMSNORM_FWD,

@@ -1,8 +1,7 @@
 """Elementwise ops of the Ironwood suite over (m, n) tensors: the training `add` and the inference ops.
 
 One definition per math (`Pointwise`): inputs are upcast to fp32, the math runs there and the result is
-rounded to the op's dtype, in JAX, in PyTorch and (in float64, rounded the same way) in the reference.
-"""
+rounded to the op's dtype, in JAX, in PyTorch and (in float64, rounded the same way) the reference."""
 
 from __future__ import annotations
 
@@ -69,7 +68,6 @@ class Pointwise:
     jax: Callable[..., Any]  # fp32 math on JAX arrays
 
     def spec(self, name: str, typed: type[PointwiseParams]) -> OpSpec[Any]:
-        """The op over tensors of the parameters' shape."""
 
         def inputs(p: PointwiseParams, rng: np.random.Generator) -> Arrays:
             return {NAMES[i]: normal(rng, p.shape, dtype(p.dtype)) for i in range(self.inputs)}

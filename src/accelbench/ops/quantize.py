@@ -49,8 +49,6 @@ class StaticQuantizeParams(QuantizeParams):
 
 @dataclass(frozen=True)
 class Variant:
-    """Which of the four quantization ops: transposed input or not, dynamic or fixed scale."""
-
     transpose: bool
     static: bool
 
@@ -91,7 +89,6 @@ class Variant:
             typed=StaticQuantizeParams if self.static else QuantizeParams,
             flops=self.flops,
             bytes=self.bytes,
-            peak_dtype=lambda p: "bf16",
             make_inputs=lambda p, rng: {"x": normal(rng, (p.m, p.n), BF16)},
             reference=self.reference,
             output_rows=self.rows,
@@ -100,17 +97,14 @@ class Variant:
 
 def jax_builder(v: Variant) -> Callable[[QuantizeParams], Callable[..., dict[str, Any]]]:
     def build(p: QuantizeParams) -> Callable[..., dict[str, Any]]:
-        qdt = jnp_dtype(p.qdtype)
-        if isinstance(p, StaticQuantizeParams):
-            scale, limit = np.float32(p.scale), float(dtype(p.qdtype).max)
-            return lambda x: {
-                "q": jax.numpy.clip(
-                    (x.T if v.transpose else x).astype(np.float32) / scale, -limit, limit
-                ).astype(qdt)
-            }
+        qdt, limit = jnp_dtype(p.qdtype), float(dtype(p.qdtype).max)
 
         def fn(x: Any) -> dict[str, Any]:
-            q, s = jax_quantize(x.T if v.transpose else x, 1, qdt)
+            x = x.T if v.transpose else x
+            if isinstance(p, StaticQuantizeParams):
+                scaled = x.astype(np.float32) / np.float32(p.scale)
+                return {"q": jax.numpy.clip(scaled, -limit, limit).astype(qdt)}
+            q, s = jax_quantize(x, 1, qdt)
             return {"q": q, "scale": s}
 
         return fn

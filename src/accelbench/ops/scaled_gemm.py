@@ -51,9 +51,6 @@ class Scaling:
         """Elements of K one scale covers (0: all of K)."""
         return self.a_block[1]
 
-    def k_blocks(self, p: GemmParams) -> int:
-        return math.ceil(p.k / self.k_block) if self.k_block else 1
-
     def scale_count(self, p: GemmParams) -> int:
         return grid((p.m, p.k), self.a_block) + grid((p.k, p.n), self.b_block)
 
@@ -65,7 +62,7 @@ class Scaling:
         return (
             gemm_flops(p)
             + per_element * (p.m * p.k + p.k * p.n)
-            + 2.0 * p.m * p.n * self.k_blocks(p)
+            + 2.0 * p.m * p.n * grid((p.k, 1), (self.k_block, 1))  # k-blocks
             + scales
         )
 

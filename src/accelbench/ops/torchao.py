@@ -120,10 +120,6 @@ def recipe_of(name: str) -> tuple[Recipe, Match] | None:
     return None
 
 
-def is_known_recipe(name: str) -> bool:
-    return recipe_of(name) is not None
-
-
 def recipe_problem(name: str) -> str | None:
     """What is wrong with the numbers a known recipe's name spells, if anything: `int4wo-0` is a name
     torchao's runner would take and then fail on deep inside a case."""

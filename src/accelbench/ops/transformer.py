@@ -39,8 +39,6 @@ WIDTHS = {"w1": (1, 3), "w2": (3, 1), "w3": (1, 2), "w4": (2, 1)}  # (rows, cols
 
 @dataclass(frozen=True)
 class TransformerParams(OpParams):
-    """The layer's width, tokens, dtype and parallel layout."""
-
     model_dim: int = param("dim", 7168)
     mslen: int = param("dim", 1024, doc="tokens (the sequence length of one micro-batch)")
     dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
