@@ -97,9 +97,6 @@ def fp8_floor(inputs: DType) -> float:
     return FP8_GEMM_FLOOR if inputs.peak_family == "fp8" else 0.0
 
 
-# ---- JAX building blocks ------------------------------------------------------------------
-
-
 def jnp_dtype(name: str) -> Any:
     return jax.numpy.dtype(dtype(name).numpy)
 

@@ -12,7 +12,6 @@ from accelbench.catalogue import OpParams, OpSpec, param, register
 from accelbench.core.column import doc
 from accelbench.platform.dtypes import dtype
 
-FUSION_DTYPES = ("float32", "bfloat16", "float16")
 LINEAR_PATTERNS = ("linear_bias", "linear_bias_relu", "linear_bias_gelu")
 CONV_PATTERNS = ("conv_relu", "conv_bn", "conv_bn_relu")
 ATTENTION_PATTERNS = ("qk", "qk_softmax", "attention")
@@ -23,7 +22,7 @@ class FusionParams(OpParams):
     """What every fusion pattern takes after its pattern and sizes."""
 
     trailing = True
-    dtype: str = param("dtype", "float32", FUSION_DTYPES)
+    dtype: str = param("dtype", "float32", ("float32", "bfloat16", "float16"))
     device: str = param("choice", "cuda", ("cuda", "cpu"))
     seed: int = param("int", 0)
     pattern = ""  # each family declares its patterns

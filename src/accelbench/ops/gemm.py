@@ -30,7 +30,6 @@ from accelbench.platform.frameworks import jax
 
 OUT_DTYPES = ("bfloat16", "float32", "float16")
 GEMM_DTYPES = (*OUT_DTYPES, "float8", "float8_e4m3fn", "float8_e5m2", "float4", "float4_e2m1fn")
-SCALE_BYTES = 4  # fp32 S_A (M,1) and S_B (1,N)
 Fn = Callable[..., dict[str, Any]]
 
 
@@ -89,7 +88,7 @@ def gemm_bytes(p: Matmul, in_dt: DType, out_dt: DType) -> float:
 
 
 def scale_bytes(p: Matmul) -> float:
-    return float(SCALE_BYTES * (p.m + p.n))
+    return float(4 * (p.m + p.n))  # fp32 S_A (M,1) and S_B (1,N)
 
 
 def rows_of(p: Matmul) -> int:
@@ -207,12 +206,10 @@ def jax_gemm_accum(p: GemmParams) -> Fn:
     return lambda a, b, sa, sb, acc: {"out": acc + matmul_f32(a, b, p.layout) * sa * sb}
 
 
-# ---- gemm_generalized (the jax-bench harness's one GEMM) ------------------------------------------
-#
-# P = op(A) op(B) accumulated in fp32, then alpha P, + beta C, then (s0 s1^T) on the whole, rounded once
-# to out_dtype. Upstream typed the product as in_dtype (an fp8 product for fp8 inputs) and kept C in
-# in_dtype; here the accumulator is fp32, as every GEMM of this project, and C is out_dtype (what a
-# beta-accumulated output is): docs/jax_bench.md.
+# gemm_generalized, the jax-bench harness's one GEMM: P = op(A) op(B) accumulated in fp32, then
+# alpha P, + beta C, then (s0 s1^T) on the whole, rounded once to out_dtype. Upstream typed the product
+# as in_dtype (an fp8 product for fp8 inputs) and kept C in in_dtype; here the accumulator is fp32, as
+# every GEMM of this project, and C is out_dtype (what a beta-accumulated output is): docs/jax_bench.md.
 
 NO_GEMM = {"float4_e2m1fn": "an fp4 GEMM (block-scaled e2m1) is not implemented here"}
 # NO_GEMM's dtypes are accepted so a sweep over them plans: their cases are unsupported rows here
@@ -306,18 +303,14 @@ register_compute(
 )
 
 
-def generalized_dims(p: GeneralizedParams) -> Any:
-    """dot_general's contracting dimensions for the stored layouts (the result is (m, n) either way)."""
-    return (((0 if p.transpose_a else 1,), (1 if p.transpose_b else 0,)), ((), ()))
-
-
 @array_implementation("gemm_generalized", "jax", "jit")
 def jax_gemm_generalized(p: GeneralizedParams) -> Fn:
     if p.in_dtype in NO_GEMM:
         raise unsupported(NO_GEMM[p.in_dtype])
     lax, jnp = jax.lax, jax.numpy
-    odt = jnp_dtype(dtype(p.out_dtype).name)
-    dims = generalized_dims(p)
+    odt = jnp_dtype(p.out_dtype)
+    # contracting dimensions of the stored layouts (the result is (m, n) either way)
+    dims = (((0 if p.transpose_a else 1,), (1 if p.transpose_b else 0,)), ((), ()))
     direct = p.in_dtype in DIRECT_OUT_INPUTS and p.out_dtype in DIRECT_OUT_RESULTS
     if p.plain and direct:  # one GEMM kernel, rounded once in its epilogue
         return lambda a, b: {"out": lax.dot_general(a, b, dims, preferred_element_type=odt)}

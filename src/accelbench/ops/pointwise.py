@@ -17,8 +17,6 @@ from accelbench.ops.common import Placed, f64, normal, register_compute, sigmoid
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import jax
 
-TRAINING_DTYPES = ("bfloat16", "float32", "float16")
-INFERENCE_DTYPES = ("bfloat16", "float8_e4m3fn")
 NAMES = "xyz"
 
 
@@ -26,7 +24,7 @@ NAMES = "xyz"
 class PointwiseParams(Placed):
     """The tensors' shape and dtype (each op below declares which shapes and dtypes it takes)."""
 
-    dtype: str = param("dtype", "bfloat16", TRAINING_DTYPES)
+    dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -45,7 +43,7 @@ class MatrixParams(PointwiseParams):
 
 @dataclass(frozen=True)
 class InferenceParams(MatrixParams):
-    dtype: str = param("dtype", "bfloat16", INFERENCE_DTYPES)
+    dtype: str = param("dtype", "bfloat16", ("bfloat16", "float8_e4m3fn"))
 
 
 @dataclass(frozen=True)
@@ -70,10 +68,10 @@ class Pointwise:
     def spec(self, name: str, typed: type[PointwiseParams]) -> OpSpec[Any]:
 
         def inputs(p: PointwiseParams, rng: np.random.Generator) -> Arrays:
-            return {NAMES[i]: normal(rng, p.shape, dtype(p.dtype)) for i in range(self.inputs)}
+            return {name: normal(rng, p.shape, dtype(p.dtype)) for name in NAMES[: self.inputs]}
 
         def reference(x: Arrays, p: PointwiseParams, rows: np.ndarray) -> Arrays:
-            out = self.reference(*(f64(x[NAMES[i]][rows]) for i in range(self.inputs)))
+            out = self.reference(*(f64(x[name][rows]) for name in NAMES[: self.inputs]))
             return {"out": out.astype(dtype(p.dtype).numpy)}
 
         return OpSpec(
@@ -108,7 +106,10 @@ OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
         Pointwise("Z = sigmoid(X)", 1, 3, sigmoid64, lambda x: jax.nn.sigmoid(x)),
         InferenceParams,
     ),
+    "simple_add": (ADD, FlatParams),
 }
+# the jax-bench harness's add: one flat array of `size` elements, the same math and implementations
+FLAT_OPS = {"simple_add": "add"}
 
 
 def jax_builder(op: Pointwise) -> Callable[[PointwiseParams], Callable[..., dict[str, Any]]]:
@@ -122,7 +123,3 @@ def jax_builder(op: Pointwise) -> Callable[[PointwiseParams], Callable[..., dict
 for _name, (_op, _typed) in OPS.items():
     register_compute(_op.spec(_name, _typed))
     array_implementation(_name, "jax", "jit")(jax_builder(_op))
-# the jax-bench harness's add: one flat array of `size` elements, the same math and implementations
-FLAT_OPS = {"simple_add": "add"}
-register_compute(ADD.spec("simple_add", FlatParams))
-array_implementation("simple_add", "jax", "jit")(jax_builder(ADD))

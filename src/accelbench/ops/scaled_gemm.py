@@ -10,23 +10,14 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from accelbench.catalogue import Arrays, OpSpec, array_implementation
-from accelbench.ops.common import (
-    BF16,
-    FP8,
-    TINY,
-    f64,
-    fp8_floor,
-    matmul_f32,
-    normal,
-    register_compute,
-)
-from accelbench.ops.gemm import GemmParams, b_as_kn, b_shape, gemm_bytes, gemm_flops, rows_of
+from accelbench.ops.common import BF16, FP8, TINY, f64, matmul_f32, normal, register_compute
+from accelbench.ops.gemm import SCALED_GEMM, GemmParams, b_as_kn, b_shape, gemm_bytes, gemm_flops
 from accelbench.platform.frameworks import jax
 
 STATIC_SCALE = 0.5  # the reference's calibration "fixed, -224, 224": 224 / 448
@@ -86,21 +77,18 @@ class Scaling:
         return value
 
     def spec(self, name: str, doc: str) -> OpSpec:
-        return OpSpec(
+        """The scaled fp8 GEMM's spec (type, peak, rows, tolerance) with this scaling's models."""
+        return replace(
+            SCALED_GEMM,
             name=name,
-            suite="compute",
             doc=doc,
-            typed=GemmParams,
             flops=self.flops,
             bytes=self.bytes,
-            peak_dtype=lambda p: "fp8",
             make_inputs=lambda p, rng: {
                 "a": normal(rng, (p.m, p.k), BF16),
                 "b": normal(rng, b_shape(p), BF16),
             },
             reference=self.reference,
-            output_rows=rows_of,
-            tolerance_floor=lambda p: fp8_floor(FP8),
         )
 
 

@@ -131,7 +131,6 @@ SPARSITY_KINDS = ("semi-sparse", "block")
 # float8 training's scalings: torchao.float8's recipes, and the prototypes (blockwise, MX) beside them
 TRAINING_GRANULARITIES = ("tensorwise", "rowwise", "blockwise", "mxfp8", "mxfp8-emulated")
 BLOCK_DENSITY = 0.1  # block-sparse weights keep 10% of their 64x64 blocks (90% sparsity)
-COMPILE_MODES = ("off", "default", "max-autotune")
 DEVICES = ("cuda", "cpu", "mps", "xpu")
 HEAD_DIM = 128  # attention heads of transformer_block are k / 128 wide-128 heads (flash/efficient SDPA sizes)
 MLP_RATIO = 4
@@ -205,7 +204,7 @@ class TorchaoModelParams(OpParams):
     k: int = param("dim")
     n: int = param("dim")
     high_precision_dtype: str = param("dtype", "bfloat16", ("bfloat16", "float16", "float32"))
-    compile_mode: str = param("choice", "off", COMPILE_MODES)
+    compile_mode: str = param("choice", "off", ("off", "default", "max-autotune"))
     device: str = param("choice", "cuda", DEVICES)
     enable_profiler: bool = param("bool", False)
     enable_memory_profiler: bool = param("bool", False)
