@@ -90,8 +90,7 @@ def dtype_name(value: Any) -> str:
 def checker(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[Any], float] | None:
     """The check of every input set's output against the float64 reference: the worst relative error,
     or a wrong_result failure past the tolerance (the output dtype's, or `rtol`)."""
-    reference = call.reference
-    if reference is None:
+    if (reference := call.reference) is None:
         return None
 
     def one(args: tuple[Any, ...], out: Any) -> float:

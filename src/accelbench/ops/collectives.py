@@ -95,8 +95,7 @@ def extras_for(
     c, group = cm.COLLECTIVES[op], cm.groups(op, p)[0]
     r = len(group)
     kind, participating, tf = parallel_groups(group, chips)
-    rows = c.in_rows(cm.block_rows(p), r)
-    e_bytes = rows * cm.row_bytes(p)
+    e_bytes = c.in_rows(cm.block_rows(p), r) * cm.row_bytes(p)
     transferred = (
         e_bytes * participating * tf * c.reference_traffic(r)
         if c.reference_traffic is not None

@@ -101,8 +101,7 @@ def register_alias(alias: Alias) -> Alias:
 
 def alias_note(name: str) -> str | None:
     """What a config is told when it names a recipe by torchao's perf-script name."""
-    alias = ALIASES.get(name)
-    if alias is None:
+    if (alias := ALIASES.get(name)) is None:
         return None
     return f"'{name}' is torchao's perf-script name; it runs as {alias.runs_as}" + (
         f" ({alias.note})" if alias.note else ""
@@ -114,8 +113,7 @@ def recipe_of(name: str) -> tuple[Recipe, Match] | None:
     recipes()
     name = ALIASES[name].runs_as if name in ALIASES else name
     for recipe in RECIPES.values():
-        match = re.fullmatch(recipe.full_pattern, name)
-        if match:
+        if match := re.fullmatch(recipe.full_pattern, name):
             return recipe, match
     return None
 
@@ -160,8 +158,7 @@ def check_name(name: str, known: bool, examples: tuple[str, ...], what: str) -> 
     model (the torchao tutorial's placeholders) and yields `unsupported` rows at run time."""
     if known:
         return name
-    suggestion = did_you_mean(name, examples)
-    if suggestion:
+    if suggestion := did_you_mean(name, examples):
         raise UserError(f"unknown {what} '{name}'", suggestion=suggestion)
     return name
 
@@ -170,8 +167,7 @@ def weight_bits(recipe: str, hp_bits: int, sparsity: str = "none") -> float:
     """Stored bits per dense weight element: group scales and zero points, 2:4 values and their
     2-bit indices, or the kept blocks of a block-sparse weight."""
     bits: float = 8
-    known = recipe_of(recipe)
-    if known is not None:
+    if (known := recipe_of(recipe)) is not None:
         declared, match = known
         group = declared.group(match)
         bits = declared.bits(match, hp_bits) + (declared.scale_bits / group if group else 0)
