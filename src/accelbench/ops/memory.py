@@ -19,8 +19,6 @@ PATTERN = 1 << 20  # distinct values drawn; larger arrays repeat them (a copy ca
 
 @dataclass(frozen=True)
 class CopyParams(Placed):
-    """A flat array copied once."""
-
     num_elements: int = param("elements", doc="elements of X")
     dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16", "float8"))
 
@@ -82,8 +80,6 @@ STREAM: dict[str, Stream] = {
 
 @dataclass(frozen=True)
 class StreamParams(Placed):
-    """One STREAM kernel over flat arrays."""
-
     op_type: str = param("choice", "copy", tuple(STREAM), "y=x, y=s*x, z=x+y, z=x+s*y, max(x), y=s")
     size: int = param("elements", 1 << 27, doc="elements per array (not bytes)")
     dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))

@@ -20,8 +20,8 @@ from accelbench.ops.torchao import (
     SPARSITY_KINDS,
     alias_note,
     check_name,
-    is_known_recipe,
     recipe_examples,
+    recipe_of,
     recipe_problem,
     sparsity_kind,
     sparsity_pairs,
@@ -95,7 +95,7 @@ _NOTED: set[str] = set()
 def _recipes(cfg: TorchaoConfig) -> list[str]:
     for i, name in enumerate(cfg.quantization_config_recipe_names):
         try:
-            check_name(name, is_known_recipe(name), recipe_examples(), "quantization recipe")
+            check_name(name, recipe_of(name) is not None, recipe_examples(), "quantization recipe")
         except UserError as error:
             raise _reraise(error, key_path("quantization_config_recipe_names", i)) from None
         if problem := recipe_problem(name):
