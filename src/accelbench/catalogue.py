@@ -247,11 +247,11 @@ class OpSpec(Generic[P]):
     """What an op is, independent of the framework that runs it; `params` derive from `typed`."""
 
     name: str
-    suite: str
     doc: str
     typed: type[P]
     flops: Callable[[P], float]
     bytes: Callable[[P], float]
+    suite: str = "compute"
     peak_dtype: Callable[[P], str] = lambda p: "bf16"
     make_inputs: Callable[[P, np.random.Generator], Arrays] | None = None
     reference: Callable[[Arrays, P, np.ndarray], Arrays] | None = None

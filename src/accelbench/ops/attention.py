@@ -146,7 +146,6 @@ def _key_gradients(
 register_compute(
     OpSpec(
         name="tokamax_splash_attention",
-        suite="compute",
         doc="softmax(Q Kᵀ/√d) V with grouped KV heads; bwd: (dQ, dK, dV) from (Q, K, V, dO)",
         typed=AttentionParams,
         flops=flops,

@@ -128,7 +128,6 @@ def plain_gemm(name: str, doc: str, typed: type[GemmParams]) -> OpSpec[Any]:
     """A GEMM of the op's input and output dtypes (its parameter class says which)."""
     return OpSpec(
         name=name,
-        suite="compute",
         doc=doc,
         typed=typed,
         flops=gemm_flops,
@@ -160,7 +159,6 @@ register_compute(
 SCALED_GEMM = register_compute(
     OpSpec(
         name="gemm",
-        suite="compute",
         doc="O_bf16 = (A_fp8 x B_fp8) * (S_A S_B^T): fp8 GEMM, fp32 accumulation, outer-product scaling",
         typed=GemmParams,
         flops=lambda p: gemm_flops(p) + 2.0 * p.m * p.n,
@@ -289,7 +287,6 @@ def generalized_reference(x: Arrays, p: GeneralizedParams, rows: np.ndarray) -> 
 register_compute(
     OpSpec(
         name="gemm_generalized",
-        suite="compute",
         doc="O = ((alpha op(A) op(B) + beta C) * s0 s1^T) in out_dtype, fp32 accumulation",
         typed=GeneralizedParams,
         flops=generalized_flops,

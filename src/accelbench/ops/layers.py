@@ -103,7 +103,6 @@ class Layer:
 
         return OpSpec(
             name=name,
-            suite="compute",
             doc=self.doc,
             typed=self.typed,
             flops=self.flops,

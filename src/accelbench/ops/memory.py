@@ -32,7 +32,6 @@ def copy_inputs(p: CopyParams, rng: np.random.Generator) -> Arrays:
 register_compute(
     OpSpec(
         name="single_device_hbm_copy",
-        suite="compute",
         doc="Y = copy(X) into a new buffer, X a flat array: read once, written once",
         typed=CopyParams,
         flops=lambda p: 0.0,
@@ -110,7 +109,6 @@ def stream_bytes(p: StreamParams) -> float:
 register_compute(
     OpSpec(
         name="hbm_bandwidth",
-        suite="compute",
         doc="a STREAM kernel over flat arrays of `size` elements: copy, scale, add, triad, "
         "read_only or write_only",
         typed=StreamParams,

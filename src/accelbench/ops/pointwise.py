@@ -76,7 +76,6 @@ class Pointwise:
 
         return OpSpec(
             name=name,
-            suite="compute",
             doc=self.doc,
             typed=typed,
             flops=lambda p: float(self.flops_per_element * math.prod(p.shape)),

@@ -84,7 +84,6 @@ class Variant:
         )
         return OpSpec(
             name=name,
-            suite="compute",
             doc=doc,
             typed=StaticQuantizeParams if self.static else QuantizeParams,
             flops=self.flops,

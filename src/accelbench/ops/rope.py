@@ -62,7 +62,6 @@ def reference(x: Arrays, p: RopeParams, rows: np.ndarray) -> Arrays:
 register_compute(
     OpSpec(
         name="rope",
-        suite="compute",
         doc="rotary position embedding: each feature pair rotated by its position's angle",
         typed=RopeParams,
         flops=lambda p: 3.0 * elements(p),  # 6 per pair

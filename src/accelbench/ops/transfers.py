@@ -61,7 +61,6 @@ def gib_per_s(timing: Timing, p: TransferParams) -> float | None:
 
 SPEC = OpSpec(
     name="host_device",
-    suite="compute",
     doc="one host-to-device or device-to-host copy of data_size_mib MiB of fp32",
     typed=TransferParams,
     flops=lambda p: 0.0,

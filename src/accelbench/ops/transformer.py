@@ -93,7 +93,6 @@ def problem(p: TransformerParams) -> str | None:
 register(
     OpSpec(
         name="transformer_layer_moe",
-        suite="compute",
         doc="x + FFN(norm(x)) then + FFN: two feed-forward blocks, sharded over cp x tp devices",
         typed=TransformerParams,
         flops=layer_flops,
