@@ -83,6 +83,7 @@ def test_a_backend_that_cannot_load_says_what_installs_it():
             get_backend("ghost")
 
 
+@pytest.mark.slow  # compiles 24 cases: about 70 s of CPU, several minutes on a loaded host
 def test_the_elementwise_seed_script_says_where_its_results_went(tmp_path):
     done = subprocess.run(
         [
@@ -97,7 +98,7 @@ def test_the_elementwise_seed_script_says_where_its_results_went(tmp_path):
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr

@@ -143,7 +143,6 @@ def test_an_op_with_a_jax_and_a_pytorch_twin_is_one_registration_each(
     register_compute(  # a compute op: its parameters plus placement and seed
         OpSpec(
             name="probe_triple",
-            suite="compute",
             doc="y = 3x",
             typed=Rows,
             flops=lambda p: float(p.m),
@@ -190,7 +189,6 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
     register_compute(
         OpSpec(
             name="probe_scale",
-            suite="compute",
             doc="y = scale x",
             typed=ProbeParams,
             flops=lambda p: float(p.m),

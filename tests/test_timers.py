@@ -487,3 +487,30 @@ def test_processes_that_run_iterations_together_agree_on_every_round(monkeypatch
     assert timer.calls == [30, 40, 40, 40] and timing.count == 150
     assert asked[1] == 10 and asked[2::2][:4] == [0.0] * 4  # this one would have stopped
     assert timing.stop_reason == "precision"
+
+
+def test_traced_wall_rounds_count_each_sample_once(monkeypatch):
+    """A traced_wall timing's time, wall and launch samples are separate lists: a later round adds its
+    samples once to each (they were one list, so a round's extend appended them three times)."""
+    pytest.importorskip("jax")
+    from accelbench.core.case import Case, Outputs, RunSettings
+    from accelbench.core.types import Timing
+    from accelbench.jax_backend import timers as jax_timers
+
+    monkeypatch.setattr(jax_timers, "flusher", lambda case: lambda: None)
+    monkeypatch.setattr(jax_timers, "session_cost", lambda: 0.01)
+    traced = lambda case, flush, prepared, warmup, n: Timing([1e-3] * n, "xprof_cpu", [2e-3] * n)
+    monkeypatch.setattr(jax_timers, "traced_samples", traced)
+    case = Case(
+        op="add",
+        backend="jax",
+        params={"m": 4, "n": 4},
+        run=RunSettings(),
+        outputs=Outputs(csv_path="x.csv"),
+        benchmark="b",
+    )
+    timer = jax_timers.traced_wall_timer(case)
+    timing = timer(None, 0, 3)
+    timing.extend(timer(None, 0, 2))
+    assert timing.source == "wall_clock"
+    assert timing.samples_s == timing.wall_samples_s == timing.launch_samples_s == [2e-3] * 5

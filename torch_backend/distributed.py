@@ -21,14 +21,14 @@ from accelbench.core.case import Case
 from accelbench.core.types import CheckResult, Measurement, Prepared, Timing, slowest_per_iteration
 from accelbench.errors import CaseFailure, Status, unsupported, wrong_result
 from accelbench.measure.procedure import measure
-from accelbench.ops.collectives import (
+from accelbench.ops.collective_model import (
     COLLECTIVES,
     CollectiveParams,
     devices_needed,
-    extras_for,
     groups,
     lone_group,
 )
+from accelbench.ops.collectives import extras_for
 from accelbench.platform import processes
 from accelbench.platform.backends import BACKENDS
 from torch_backend.devices import default_device

@@ -1,7 +1,5 @@
-"""Device-accurate accelerator microbenchmarks for JAX and PyTorch.
-
-`accelbench.bench(fn, *args)` times any callable with the project's device timer (accelbench/library.py);
-importing the package alone stays cheap: the library loads on first use."""
+"""Device-accurate accelerator microbenchmarks for JAX and PyTorch. `accelbench.bench(fn, *args)` times
+any callable (library.py, loaded on first use: importing the package stays cheap)."""
 
 import sys
 from typing import Any

@@ -1,13 +1,7 @@
 """The op catalogue: what each op is (its spec and traits) and which backends implement it, how.
-
-An op family's module (``accelbench/ops/<family>.py``) registers its specs with `register` and its
-implementations with `array_implementation` (a function of the op's input arrays, placed, compiled and
-timed by the backend) or `implementation` (the op prepares itself); PyTorch implementations register the
-same way from ``torch_backend/ops``. `discover` imports every module of those packages and every
-backend's timer module, so the catalogue is complete whatever was imported first. Nothing here imports a
-framework. `CATALOGUE` is the process's catalogue; a test can build a fresh `Catalogue` or work in a
-`scoped` copy of the real one.
-"""
+Op modules (``accelbench/ops``, ``torch_backend/ops``) register as they are imported; `discover` imports
+them all and every backend's timer module, so the catalogue is complete whatever was imported first.
+Nothing here imports a framework."""
 
 from __future__ import annotations
 
@@ -28,15 +22,13 @@ from accelbench.core.types import Prepared
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS, run_order
 from accelbench.platform.dtypes import dtype as lookup_dtype
+from accelbench.registry import register_once
 
 Params = Any  # an op's typed parameters (OpParams)
 Arrays = dict[str, np.ndarray]
-ArrayFn = Callable[
-    ..., dict[str, Any]
-]  # the op's input arrays in make_inputs order -> named outputs
-ArrayBuild = Callable[[Any], ArrayFn]  # the op's parameters (its OpParams, or a mapping) -> fn
+# the op's parameters -> fn(*its input arrays, in make_inputs order) -> named outputs
+ArrayBuild = Callable[[Any], Callable[..., dict[str, Any]]]
 PreparedBuild = Callable[[Any, Case], Prepared]  # (the backend object, the case) -> ready to time
-F = TypeVar("F", bound=Callable[..., Any])
 P = TypeVar("P", bound="OpParams")
 
 
@@ -74,17 +66,15 @@ class Param:
     def python_type(self) -> type:
         """What its values are: its kind's type, or for a choice the one type of its choices."""
         kinds = {type(c) for c in self.choices}
-        return (
-            kinds.pop()
-            if self.kind == "choice" and len(kinds) == 1
-            else PARAM_KINDS[self.kind].python_type
-        )
+        if self.kind == "choice" and len(kinds) == 1:
+            return kinds.pop()
+        return PARAM_KINDS[self.kind].python_type
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Where an op runs and what it draws, as every backend reads it: a local device (an index, or a
-    PyTorch op's device name), spread over the local devices or not, and its inputs' seed."""
+    """Where an op runs, as every backend reads it (a device index or PyTorch device name, spread over
+    the local devices or not), and its inputs' seed."""
 
     device: int | str = 0
     sharding: str = "none"
@@ -97,45 +87,52 @@ PLACEMENT = {"device": "device", "sharding": "sharding", "seed": "seed", "m": "r
 
 
 class OpParams:
-    """The base of an op's frozen parameter dataclass, whose fields are declared with `param`: models,
-    inputs, references and framework twins read `p.m`, checked by the type checker. Readers that
-    treat every op alike (labels, rows, sweeps) take its values by declaration (`as_dict`), or one by
-    a name a user chose (`value`)."""
+    """The base of an op's frozen parameter dataclass, its fields declared with `param`: read by
+    attribute (`p.m`, typed), or by declaration where every op is treated alike (`as_dict`)."""
 
     trailing: ClassVar[bool] = False  # its fields come after those of the classes derived from it
 
     @classmethod
+    @functools.cache
     def names(cls) -> tuple[str, ...]:
-        return _names(cls)  # type: ignore[arg-type]
+        return tuple(p.name for p in cls.declared())
+
+    @classmethod
+    @functools.cache
+    def _name_set(cls) -> frozenset[str]:
+        return frozenset(cls.names())
 
     @classmethod
     def declared_param(cls, name: str) -> Param:
         return next(p for p in cls.declared() if p.name == name)
 
     @classmethod
+    @functools.cache
     def declared(cls) -> tuple[Param, ...]:
-        """The op's parameters, each named by its field (what `OpSpec.params` holds), in field order,
-        a `trailing` class's last (the placement every compute op has, after its own)."""
-        return _declared(cls)  # type: ignore[arg-type]
+        """In field order, a `trailing` class's last (the placement every compute op has)."""
+        trailing = {
+            name
+            for c in cls.__mro__
+            if vars(c).get("trailing")
+            for name in vars(c).get("__annotations__", {})
+        }
+        ordered = sorted(fields(cls), key=lambda f: f.name in trailing)  # type: ignore[arg-type]
+        return tuple(replace(f.metadata["param"], name=f.name) for f in ordered)
 
     def as_dict(self) -> dict[str, Any]:
-        """Every parameter's value, in declaration order."""
         return {name: getattr(self, name) for name in self.names()}
 
     def value(self, name: str, default: Any = None) -> Any:
         """The value of a parameter named at run time (a chart's axis), `default` where it has none."""
-        known = _name_set(type(self))  # type: ignore[arg-type]
-        return getattr(self, name) if name in known else default
+        return getattr(self, name) if name in self._name_set() else default
 
     @property
     def placement(self) -> Placement:
-        """Where it runs: its own device, sharding and seed where it declares them."""
         return Placement(**{PLACEMENT[k]: v for k, v in self.as_dict().items() if k in PLACEMENT})
 
 
 class ReadParams(OpParams):
-    """Parameters read back that no class of this version takes (an op it does not know, a value
-    the kind does not take): the values as read, by name."""
+    """Parameters read back that no class of this version takes (an unknown op or value), by name."""
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         self.read = dict(values)
@@ -152,30 +149,7 @@ class ReadParams(OpParams):
     __hash__ = None  # type: ignore[assignment]
 
 
-@functools.cache
-def _names(cls: Any) -> tuple[str, ...]:
-    return tuple(p.name for p in cls.declared())
-
-
-@functools.cache
-def _name_set(cls: Any) -> frozenset[str]:
-    return frozenset(_names(cls))
-
-
-@functools.cache
-def _declared(cls: Any) -> tuple[Param, ...]:
-    trailing = {
-        name
-        for c in cls.__mro__
-        if vars(c).get("trailing")
-        for name in vars(c).get("__annotations__", {})
-    }
-    ordered = sorted(fields(cls), key=lambda f: f.name in trailing)
-    return tuple(replace(f.metadata["param"], name=f.name) for f in ordered)
-
-
 def params_of(case: Case, kind: type[P]) -> P:
-    """A case's parameters as its op's declared dataclass (what a framework twin reads)."""
     if not isinstance(case.params, kind):
         raise TypeError(
             f"case {case.op}: parameters {type(case.params).__name__}, not {kind.__name__}"
@@ -191,26 +165,19 @@ def param(
     aliases: tuple[str, ...] = (),
     each: tuple[Any, ...] = (),
 ) -> Any:
-    """One field of an op's parameter dataclass: its kind (PARAM_KINDS), default, choices and doc."""
     declared = Param("", kind, default, tuple(choices), doc, aliases, each)
     return field(default=default, metadata={"param": declared})
 
 
 # the parameter kind a run setting's rule reads as on a command line (core/case.py declares them)
 SETTING_KINDS = {
-    "count": "int",
-    "seconds": "float",
-    "duration": "float",
-    "fraction": "float",
-    "choice": "choice",
-    "check": "choice",
-    "timer": "str",
+    **dict.fromkeys(("seconds", "duration", "fraction"), "float"),
+    **{"count": "int", "choice": "choice", "check": "choice", "timer": "str"},
 }
 
 
 def case_choice_params(default_backend: str | None = None) -> tuple[Param, ...]:
-    """What a one-off command line or a dialect's entry may choose besides the op's parameters: the
-    backends and the implementation."""
+    """What a one-off command line or a dialect's entry may choose besides the op's parameters."""
     return (
         Param(
             "backend",
@@ -223,8 +190,7 @@ def case_choice_params(default_backend: str | None = None) -> tuple[Param, ...]:
 
 
 def run_setting_params(leave_out: Iterable[str] = ()) -> tuple[Param, ...]:
-    """The run settings as parameters of a one-off command line or a dialect's keys, from their one
-    declaration (default, rule and doc)."""
+    """The run settings as parameters of a one-off command line or a dialect's keys."""
     return tuple(
         Param(
             f.name,
@@ -238,9 +204,7 @@ def run_setting_params(leave_out: Iterable[str] = ()) -> tuple[Param, ...]:
     )
 
 
-class Headline(str, Enum):
-    """Whose time is a row's headline."""
-
+class Headline(str, Enum):  # whose time is a row's headline
     ONE_DEVICE = "one_device"
     # every device timed; per iteration, the slowest (collectives)
     SLOWEST_DEVICE = "slowest_device"
@@ -265,8 +229,7 @@ class Traits:
     """How an op is run and reported beyond its math, as named facts (tritonbench's operator attributes)."""
 
     headline: Headline = Headline.ONE_DEVICE
-    # of a many-device op, the global id of the one device whose time is the headline (a transfer's
-    # receiver) instead of the slowest; every device's time is kept beside it
+    # the global id of the device whose time is the headline (a transfer's receiver), not the slowest
     timed_device: Callable[[Any], int] | None = None
     roofline: bool = True  # False: interconnect traffic, which the HBM and FLOP peaks do not bound
     auto_timer: Mapping[str, str] = field(default_factory=dict)  # backend -> what `auto` means here
@@ -281,16 +244,14 @@ class Traits:
 
 @dataclass(frozen=True)
 class OpSpec(Generic[P]):
-    """What an op is, independent of the framework that runs it. Its parameters are one `OpParams`
-    dataclass (`typed`): the parameter list every reader uses (`params`) is derived from it, and its
-    models, inputs and references take an instance of it."""
+    """What an op is, independent of the framework that runs it; `params` derive from `typed`."""
 
     name: str
-    suite: str
     doc: str
     typed: type[P]
     flops: Callable[[P], float]
     bytes: Callable[[P], float]
+    suite: str = "compute"
     peak_dtype: Callable[[P], str] = lambda p: "bf16"
     make_inputs: Callable[[P, np.random.Generator], Arrays] | None = None
     reference: Callable[[Arrays, P, np.ndarray], Arrays] | None = None
@@ -305,13 +266,9 @@ class OpSpec(Generic[P]):
         return self.typed.declared()
 
     def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
+        return {p.name: p for p in self.params}[name]
 
-    def made(self, values: Mapping[str, Any]) -> P:
-        """The op's parameters of these (checked) values."""
+    def made(self, values: Mapping[str, Any]) -> P:  # of checked values
         return self.typed(**values)
 
     def check_constraints(self, params: Params, where: str) -> None:
@@ -321,7 +278,7 @@ class OpSpec(Generic[P]):
 
     @property
     def param_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.params)
+        return self.typed.names()
 
     @property
     def dimensions(self) -> tuple[str, ...]:
@@ -336,12 +293,10 @@ class OpSpec(Generic[P]):
 
     @property
     def backends(self) -> tuple[str, ...]:
-        """The backends with an implementation of this op, in run order."""
         return backends_of(self.name)
 
     def resolve(self, given: Mapping[str, Any], where: str, also_known: Iterable[str] = ()) -> P:
-        """Check names and values against the parameters and fill in defaults: the op's typed
-        parameters where it declares them."""
+        """Names and values checked against the parameters, defaults filled in."""
         canonical = {alias: p.name for p in self.params for alias in p.aliases}
         named: dict[str, Any] = {}
         spelled: dict[str, str] = {}  # errors name the key as the config wrote it
@@ -396,10 +351,6 @@ class PreparedImplementation:
 Implementation = ArrayImplementation | PreparedImplementation
 
 
-def _as_list(ops: str | Iterable[str]) -> list[str]:
-    return [ops] if isinstance(ops, str) else list(ops)
-
-
 class Catalogue:
     """Op specs and implementations by name; discovered from the op packages on first use."""
 
@@ -410,13 +361,10 @@ class Catalogue:
         self._discovered = False
 
     def register(self, spec: OpSpec) -> OpSpec:
-        if spec.name in self._specs:
-            raise ValueError(f"op {spec.name!r} registered twice")
-        self._specs[spec.name] = spec
-        return spec
+        return register_once(self._specs, spec.name, spec, "op")
 
     def add_implementation(self, impl: Implementation, replace: bool = False) -> None:
-        """Register an implementation; `replace` swaps a registered one (tests injecting a fault)."""
+        """`replace` swaps a registered one (tests injecting a fault)."""
         if impl.backend not in BACKENDS:
             raise ValueError(f"unknown backend {impl.backend!r}")
         table = self._implementations.setdefault((impl.op, impl.backend), {})
@@ -427,7 +375,6 @@ class Catalogue:
         table[impl.name] = impl
 
     def discover(self) -> None:
-        """Import every op and timer module exactly once (they register as they are imported)."""
         if self._discovered:
             return
         self._discovered = True
@@ -473,7 +420,6 @@ class Catalogue:
 
 
 def _discovered_packages() -> list[str]:
-    """Our op modules, each backend's implementation package, and each backend's timer module."""
     return [
         "accelbench.ops",
         *(b.implementations for b in BACKENDS.values()),
@@ -493,23 +439,20 @@ def array_implementation(
     ops: str | Iterable[str], backend: str, name: str = "default"
 ) -> Callable[[ArrayBuild], ArrayBuild]:
     """Register `build(params) -> fn(*arrays) -> {name: array}` as `backend`'s `name` of the ops."""
-
-    def decorate(build: ArrayBuild) -> ArrayBuild:
-        for op in _as_list(ops):
-            CATALOGUE.add_implementation(ArrayImplementation(op, backend, name, build))
-        return build
-
-    return decorate
+    return _registers(ArrayImplementation, ops, backend, name)
 
 
 def implementation(
     ops: str | Iterable[str], backend: str, name: str = "default"
 ) -> Callable[[PreparedBuild], PreparedBuild]:
     """Register `build(backend, case) -> Prepared` as `backend`'s `name` of the ops."""
+    return _registers(PreparedImplementation, ops, backend, name)
 
-    def decorate(build: PreparedBuild) -> PreparedBuild:
-        for op in _as_list(ops):
-            CATALOGUE.add_implementation(PreparedImplementation(op, backend, name, build))
+
+def _registers(kind: Any, ops: str | Iterable[str], backend: str, name: str) -> Any:
+    def decorate(build: Any) -> Any:
+        for op in [ops] if isinstance(ops, str) else ops:
+            CATALOGUE.add_implementation(kind(op, backend, name, build))
         return build
 
     return decorate

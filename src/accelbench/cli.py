@@ -4,8 +4,7 @@ without running it), and each dialect's own (jax-bench, tpums, dashboard). Bad i
 stderr, exit code 2.
 Example: microbench run   (the CPU quick-start; then: microbench report results/quickstart.csv)
 
-The options of `run` that a dialect or an output format owns are not declared here: each is a `Flag`
-of its owner (core/flags.py), added to the parser from the registries, and carried by name."""
+Every option is declared once as data (`Command`, `arg`; a dialect's or output format's as its `Flag`)."""
 
 from __future__ import annotations
 
@@ -14,18 +13,27 @@ import accelbench.quiet_start  # noqa: F401  (first: a signal while importing is
 # isort: split
 
 import argparse
+import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from accelbench import __version__
+from accelbench.core.case import AbSettings
 from accelbench.errors import UserError, counted
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
 from accelbench.results.compare_formats import FORMATS
-from accelbench.run import history_commands, store_commands
+from accelbench.run import store_commands
 from accelbench.run.command_line import (
+    RUN_FILES,
+    SETTING_FLAGS,
+    Arg,
+    Command,
+    Group,
+    Lazy,
     OneLineParser,
-    add_run_files,
+    Option,
+    arg,
     command,
     count,
     guarded_main,
@@ -36,104 +44,99 @@ from accelbench.run.command_line import (
 )
 from accelbench.run.store_commands import QUICKSTART, listed
 
+TABLE_FORMATS = ("table", "csv", "json", "markdown")
+COLUMNS = (
+    "the table's columns after what tells rows apart (median, min, mean, std, p10, p90, max, samples, "
+    "noise, tflops, gbps, peak, speedup, sqnr, timing, audit, kernels, shape, spread)"
+)
+SORT = "order rows by a column (--sort=-COLUMN: descending)"
+JSON = arg("--json", action="store_true", help="machine-readable output")
+MAX_CASE_COUNT = arg(
+    "--max-cases", type=count(1, MAX_CASES), help="refuse configs expanding to more cases"
+)
+THRESHOLD = arg("--threshold", type=float, default=0.05, help="relative change that counts")
+RESULTS_DIR = "a folder, file:// or gs:// URL (default: results)"
+STORE = (  # which stored runs a command reads
+    arg("--config", help="whose runs (default: every run under --results-dir)"),
+    arg("--results-dir", default="results", help=f"where stored runs are found: {RESULTS_DIR}"),
+)
 
-def _add_output_options(p: argparse.ArgumentParser) -> None:
-    """Where rows go, and what happens to a results file that is already there."""
-    p.add_argument(
-        "--output-dir", help="where rows go when the config names no csv_path (default: results)"
+
+def _format(formats: Sequence[str], help: str = "") -> Arg:
+    shown = f"the table to standard output: {', '.join(formats)} (default: table)"
+    return arg(
+        "--format", dest="output_format", choices=formats, default="table", help=help or shown
     )
-    add_run_files(p)
 
 
-def _add_selection_options(p: argparse.ArgumentParser) -> None:
-    """Which cases run, and how big they are."""
-    p.add_argument(
-        "--max-cases", type=count(1, MAX_CASES), help="refuse configs expanding to more cases"
+def _view(columns: bool = True, formats: Sequence[str] = TABLE_FORMATS, sort: str = SORT) -> Any:
+    """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
+    shown = (arg("--columns", metavar="A,B,...", help=COLUMNS),) if columns else ()
+    return (
+        *shown,
+        arg("--sort", metavar="KEY", help=sort),
+        *([_format(formats)] if formats else []),
     )
-    p.add_argument(
+
+
+RUN_OPTIONS: tuple[Option, ...] = (
+    *_view(),
+    arg("--output-dir", help="where rows go when the config names no csv_path (default: results)"),
+    *RUN_FILES,
+    *SETTING_FLAGS,
+    MAX_CASE_COUNT,
+    arg(
         "--max-dim",
         type=count(1, 1 << 40),
         help="clamp every dimension to this (cases that become equal run once)",
-    )
-    p.add_argument(
-        "--num-runs", type=count(1, MAX_ITERATIONS), help="override num_runs of every case"
-    )
-    for flag, what in (("--only", "run only"), ("--skip", "leave out")):
-        p.add_argument(
+    ),
+    arg("--num-runs", type=count(1, MAX_ITERATIONS), help="override num_runs of every case"),
+    *(
+        arg(
             flag,
             action="append",
             default=[],
             metavar="PATTERN",
             help=f"{what} cases whose op or label matches (shell pattern; repeatable)",
         )
-
-
-def _add_execution_options(p: argparse.ArgumentParser) -> None:
-    """How cases run and what the terminal shows."""
-    p.add_argument("--isolate", action="store_true", help="run each case in its own process")
-    p.add_argument("--timeout", type=seconds, help="per-case timeout in seconds")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    talk = p.add_mutually_exclusive_group()
-    talk.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="only errors and the final count (no bar, no tables)",
-    )
-    talk.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="a line per case as it finishes, and the frameworks' warnings (-vv: all they log)",
-    )
-
-
-def _add_process_options(p: argparse.ArgumentParser) -> None:
-    many = p.add_argument_group("many processes (collectives)")
-    many.add_argument(
-        "--multihost",
-        action="store_true",
-        help="join a jax.distributed job found in the environment (TPU pod, GKE indexed job)",
-    )
-    many.add_argument("--coordinator", help="HOST:PORT of process 0 (implies --multihost)")
-    many.add_argument("--num-processes", type=count(1, MAX_PROCESSES), help="processes in the job")
-    many.add_argument("--process-id", type=count(0, MAX_PROCESSES), help="this process's id")
-    many.add_argument(
-        "--processes",
-        type=count(1, MAX_PROCESSES),
-        metavar="N",
-        help="start N local CPU processes joined by jax.distributed and run there",
-    )
-
-
-TABLE_FORMATS = ("table", "csv", "json", "markdown")
-
-
-def _add_view_options(
-    p: argparse.ArgumentParser,
-    columns: bool = True,
-    formats: tuple[str, ...] = TABLE_FORMATS,
-    sort_help: str = "order rows by a column (--sort=-COLUMN: descending)",
-) -> None:
-    """Which columns a table shows, in which order its rows come, and (on screen) in what format."""
-    if columns:
-        p.add_argument(
-            "--columns",
-            metavar="A,B,...",
-            help="the table's columns after what tells rows apart (median, min, mean, std, p10, "
-            "p90, max, samples, noise, tflops, gbps, peak, speedup, sqnr, timing, audit, kernels, "
-            "shape, spread)",
-        )
-    p.add_argument("--sort", metavar="KEY", help=sort_help)
-    if formats:
-        p.add_argument(
-            "--format",
-            dest="output_format",
-            choices=formats,
-            default="table",
-            help=f"the table to standard output: {', '.join(formats)} (default: table)",
-        )
+        for flag, what in (("--only", "run only"), ("--skip", "leave out"))
+    ),
+    arg("--isolate", action="store_true", help="run each case in its own process"),
+    arg("--timeout", type=seconds, help="per-case timeout in seconds"),
+    arg("--no-progress", action="store_true", help="no progress bar"),
+    Group(
+        arg(
+            "-q",
+            "--quiet",
+            action="store_true",
+            help="only errors and the final count (no bar, no tables)",
+        ),
+        arg(
+            "-v",
+            "--verbose",
+            action="count",
+            default=0,
+            help="a line per case as it finishes, and the frameworks' warnings (-vv: all they log)",
+        ),
+    ),
+    Group(
+        arg(
+            "--multihost",
+            action="store_true",
+            help="join a jax.distributed job found in the environment (TPU pod, GKE indexed job)",
+        ),
+        arg("--coordinator", help="HOST:PORT of process 0 (implies --multihost)"),
+        arg("--num-processes", type=count(1, MAX_PROCESSES), help="processes in the job"),
+        arg("--process-id", type=count(0, MAX_PROCESSES), help="this process's id"),
+        arg(
+            "--processes",
+            type=count(1, MAX_PROCESSES),
+            metavar="N",
+            help="start N local CPU processes joined by jax.distributed and run there",
+        ),
+        title="many processes (collectives)",
+    ),
+)
 
 
 def _owned_flags(command: str | None = None) -> list[Any]:
@@ -146,222 +149,21 @@ def _owned_flags(command: str | None = None) -> list[Any]:
     return list(found.values())
 
 
-def _add_run_options(p: argparse.ArgumentParser, command: str) -> None:
-    for add in (
-        _add_view_options,
-        _add_output_options,
-        _add_selection_options,
-        _add_execution_options,
-        _add_process_options,
-    ):
-        add(p)
-    owned = p.add_argument_group("owned by a dialect or an output format")
-    for flag in _owned_flags(command):
-        flag.add_to(owned)
+def _run_options(command: str) -> tuple[Option, ...]:
+    title = "owned by a dialect or an output format"
+    owned = Lazy(lambda: [Group(*_owned_flags(command), title=title)])
+    return (*RUN_OPTIONS, owned)
 
 
-def _run_parser(sub: argparse._SubParsersAction) -> None:
-    p = command(
-        sub,
-        "run",
-        "run the benchmarks a config describes, or one benchmark (--run)",
-        "microbench run --config configs/gpu/fusion.yaml --only 'fusion_linear*'",
-    )
-    p.allow_abbrev = False  # `--m 1024` is a field of --run, not an abbreviation of --max-dim
-    p.add_argument("--config", help="YAML config (default: configs/quickstart.yaml)")
-    p.add_argument(
-        "--run",
-        metavar="NAME",
-        help="run one benchmark (a jax-bench name or an op) configured by the --field value "
-        "arguments that follow, e.g. --run gemm_generalized --m 2048 --in_dtype bfloat16",
-    )
-    p.add_argument(
-        "--backend",
-        metavar="NAMES",
-        help="run every benchmark on these backends (jax, torch; comma-separated), whatever the "
-        "config says",
-    )
-    p.add_argument(
-        "--name",
-        metavar="LABEL",
-        help="a label for this run in the run store (microbench runs; compare LABEL OTHER)",
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        metavar="FILE",
-        help="every row to this CSV (its .jsonl twin beside it), whatever the config names",
-    )
-    _add_run_options(p, "run")
-
-
-def _alias_parsers(sub: argparse._SubParsersAction) -> None:
-    """Each dialect's `run` shorthand (`dashboard`): --config and its one flag, both required."""
+def _listings() -> list[Option]:
     from accelbench.config.dialects import dialects
 
-    for alias in (a for d in dialects() for a in d.aliases):
-        d = command(sub, alias.name, alias.summary, alias.example)
-        d.add_argument("--config", required=True, help="the YAML config to run")
-        d.add_argument(alias.option, dest=alias.flag.dest, required=True, help=alias.flag.help)
-        d.set_defaults(run=None, output=None, backend=None, name=None, alias=alias.name)
-        _add_run_options(d, alias.name)
-
-
-def _dialect_parsers(sub: argparse._SubParsersAction) -> None:
-    """Each dialect's own command line (`microbench jax-bench ...`), named in the help: `main` hands
-    it every argument before this parser sees them."""
-    from accelbench.config.dialects import dialects
-
-    for dialect in dialects():
-        if dialect.command is not None:
-            name, summary = dialect.command.name, dialect.command.summary
-            command(sub, name, summary, f"microbench {name} --help", add_help=False)
-
-
-def _list_parser(sub: argparse._SubParsersAction) -> None:
-    from accelbench.config.dialects import dialects
-
-    lst = command(sub, "list", "list ops, their parameters and backends", "microbench list --json")
-    lst.add_argument("--json", action="store_true", help="machine-readable output")
-    names = lst.add_mutually_exclusive_group()
-    for dialect in dialects():
-        if dialect.listing is not None:
-            names.add_argument(
-                dialect.listing.option,
-                dest=f"list_{dialect.name}",
-                action="store_true",
-                help=dialect.listing.help,
-            )
-
-
-def _compare_parser(sub: argparse._SubParsersAction) -> None:
-    c = command(
-        sub,
-        "compare",
-        "compare two results files or stored runs, groups of one file (--by), or the last two runs",
-        "microbench compare (the last two runs of what ran last); microbench compare a.csv b.csv; "
-        "microbench compare run.csv --by backend",
+    names = (
+        arg(d.listing.option, dest=f"list_{d.name}", action="store_true", help=d.listing.help)
+        for d in dialects()
+        if d.listing is not None
     )
-    c.add_argument(
-        "files",
-        nargs="*",
-        help="baseline candidate: results files (paths, file:// or gs:// URLs), or runs of "
-        "--config by number or --name; one file with --by; none: the last two runs of what ran "
-        "last (or of --config)",
-    )
-    c.add_argument(
-        "--config",
-        help="whose runs numbers and names refer to (default: every run under --results-dir; a "
-        "number is of the latest run's series)",
-    )
-    c.add_argument(
-        "--results-dir",
-        default="results",
-        help="where stored runs are looked for without --config: a folder, file:// or gs:// URL "
-        "(default: results)",
-    )
-    c.add_argument("--by", help="compare groups of this column (backend, implementation, recipe)")
-    c.add_argument(
-        "--baseline",
-        help="the --by value to compare the others against; without --by, the baseline: a file, "
-        "URL, run or `latest` (the latest run of the candidate's series under --results-dir)",
-    )
-    c.add_argument(
-        "--fail-inconclusive",
-        default="",
-        metavar="REASONS",
-        help="inconclusive cases that fail the comparison (exit 1): those whose reason names one "
-        "of these words (noisy, conditions, ...), or all; default none",
-    )
-    _add_threshold(c)
-    c.add_argument("--json", action="store_true", help="machine-readable output (--format json)")
-    _add_view_options(
-        c,
-        columns=False,
-        formats=tuple(FORMATS),
-        sort_help="order cases by case, ratio or verdict (--sort=-KEY: descending)",
-    )
-
-
-def _add_threshold(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threshold", type=float, default=0.05, help="relative change that counts")
-
-
-def _ab_parser(sub: argparse._SubParsersAction) -> None:
-    p = command(sub, "ab", *store_commands.AB_HELP)
-    store_commands.ab_arguments(p)
-    _add_threshold(p)
-    _add_view_options(p, columns=False, formats=tuple(FORMATS))
-
-
-def _store_parsers(sub: argparse._SubParsersAction) -> None:
-    rs = command(
-        sub,
-        "runs",
-        "list the stored runs (every one under results/, or a config's): number, name, what ran, "
-        "when, commit, host, rows",
-        "microbench runs; then: microbench compare baseline candidate",
-    )
-    history_commands.store_options(rs)
-    rs.add_argument("--json", action="store_true", help="machine-readable output")
-    r = command(
-        sub,
-        "report",
-        "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
-        "microbench report results/quickstart.csv --output-dir report",
-    )
-    r.add_argument(
-        "results",
-        nargs="+",
-        help="results CSVs (their .jsonl twins are read for the raw samples), folders of them or "
-        "shell patterns: several make one overview",
-    )
-    r.add_argument("--output-dir", default="report", help="where the charts and pages go")
-    r.add_argument(
-        "--sample-charts",
-        action="store_true",
-        help="each case's samples over its run (by default only soaks and GPU-monitored cases)",
-    )
-    _add_view_options(r, formats=())
-
-
-def _traces_parser(sub: argparse._SubParsersAction) -> None:
-    t = command(
-        sub,
-        "traces",
-        "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
-        "microbench traces tr --port 8791",
-    )
-    t.add_argument("logdir", help="the traces folder (a config's trace_dir, --xprof_dir)")
-    t.add_argument(
-        "--port",
-        type=count(1, 65535),
-        help="its port on 127.0.0.1 (default 8791, or a free one where that is taken)",
-    )
-
-
-def _traces(args: argparse.Namespace) -> int:
-    from accelbench.run.trace_viewer import serve
-
-    return serve(args.logdir, args.port)
-
-
-def _validate_parser(sub: argparse._SubParsersAction) -> None:
-    v = command(
-        sub,
-        "validate",
-        "load and expand a config without running it",
-        "microbench validate --config configs/quickstart.yaml --list",
-    )
-    v.add_argument("--config", required=True, help="the YAML config to check")
-    v.add_argument(
-        "--max-cases", type=count(1, MAX_CASES), help="refuse configs expanding to more cases"
-    )
-    v.add_argument("--max-dim", type=count(1, 1 << 40), help="as for run: clamp every dimension")
-    v.add_argument("--list", action="store_true", help="print every case the config expands to")
-    v.add_argument("--json", action="store_true", help="the cases as JSON")
-    for flag in _owned_flags("validate"):
-        flag.add_to(v)
+    return [Group(*names)]
 
 
 class _Version(argparse.Action):
@@ -374,40 +176,16 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", action=_Version, nargs=0, help="the version and its commit")
-    sub = parser.add_subparsers(
-        dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
-    )
-    for add in (
-        _run_parser,
-        _alias_parsers,
-        _list_parser,
-        _compare_parser,
-        _ab_parser,
-        _store_parsers,
-        _validate_parser,
-        _traces_parser,
-        history_commands.add_parsers,
-        _dialect_parsers,
-    ):
-        add(sub)
-    return parser
-
-
 def _list(args: argparse.Namespace) -> int:
     from accelbench.config.dialects import dialects
     from accelbench.run import listing
 
-    for dialect in dialects():
-        if dialect.listing is not None and getattr(args, f"list_{dialect.name}", False):
-            if args.json:
-                listing.print_json(dialect.listing.records())
-            else:
-                found = dialect.listing
-                listing.print_table(found.title, found.columns, found.rows())
-            return 0
+    for found in (d.listing for d in dialects() if getattr(args, f"list_{d.name}", False)):
+        if found is not None and args.json:
+            listing.print_json(found.records())
+        elif found is not None:
+            listing.print_table(found.title, found.columns, found.rows())
+        return 0
     listing.print_json(listing.op_records()) if args.json else listing.print_ops()
     return 0
 
@@ -431,33 +209,24 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_options(args: argparse.Namespace) -> Any:
-    """The command line as one RunOptions (imported here: `list` and `--help` stay light); the
-    owned flags by their names."""
+def _options(args: argparse.Namespace) -> Any:
+    """One RunOptions (imported here: `--help` stays light); options named as its fields as given."""
     from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
 
+    named = {f.name for f in dataclasses.fields(RunOptions)}
     owned = {f.dest: getattr(args, f.dest, None) for f in _owned_flags()}
-    return RunOptions(
+    return dataclasses.replace(
+        RunOptions(**{k: v for k, v in vars(args).items() if k in named}),
         output_dir=args.output_dir or "results",
         output_dir_given=args.output_dir is not None,
-        output=args.output,
-        resume=args.resume,
-        overwrite=args.overwrite,
-        max_cases=args.max_cases,
-        max_dim=args.max_dim,
-        num_runs=args.num_runs,
         settings=run_files(args).settings,
-        isolate=args.isolate,
         timeout_s=args.timeout,
         progress=not (args.no_progress or args.quiet),
         verbosity=-1 if args.quiet else min(args.verbose, 2),
         only=tuple(args.only),
         skip=tuple(args.skip),
-        name=args.name,
         columns=listed(args.columns),
-        sort=args.sort,
-        output_format=args.output_format,
         backend=tuple(b for b in (args.backend or "").split(",") if b) if not args.run else (),
         one_off=(args.run, *args.fields) if args.run else (),
         flags=FlagValues(owned),
@@ -500,7 +269,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.run and args.config is not None:
         raise UserError("give --config or --run, not both", key="--run")
     config = args.run or (QUICKSTART if args.config is None else args.config)
-    options = _run_options(args)
+    options = _options(args)
     check_options(options)
     if args.processes:
         return _launch(args, config, options)
@@ -518,18 +287,243 @@ def _run(args: argparse.Namespace) -> int:
     return code
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "runs": store_commands.runs,
-    "run": _run,
-    "list": _list,
-    "compare": store_commands.compare,
-    "ab": store_commands.ab,
-    "report": store_commands.report,
-    "validate": _validate,
-    "traces": _traces,
-    "history": history_commands.history,
-    "publish": history_commands.publish,
-}
+def _traces(args: argparse.Namespace) -> int:
+    from accelbench.run.trace_viewer import serve
+
+    return serve(args.logdir, args.port)
+
+
+RUN = command(
+    "run",
+    "run the benchmarks a config describes, or one benchmark (--run)",
+    "microbench run --config configs/gpu/fusion.yaml --only 'fusion_linear*'",
+    _run,
+    arg("--config", help="YAML config (default: configs/quickstart.yaml)"),
+    arg(
+        "--run",
+        metavar="NAME",
+        help="run one benchmark (a jax-bench name or an op) configured by the --field value "
+        "arguments that follow, e.g. --run gemm_generalized --m 2048 --in_dtype bfloat16",
+    ),
+    arg(
+        "--backend",
+        metavar="NAMES",
+        help="run every benchmark on these backends (jax, torch; comma-separated), whatever the "
+        "config says",
+    ),
+    arg(
+        "--name",
+        metavar="LABEL",
+        help="a label for this run in the run store (microbench runs; compare LABEL OTHER)",
+    ),
+    arg(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="every row to this CSV (its .jsonl twin beside it), whatever the config names",
+    ),
+    *_run_options("run"),
+    allow_abbrev=False,  # `--m 1024` is a field of --run, not an abbreviation of --max-dim
+)
+LIST = command(
+    "list",
+    "list ops, their parameters and backends",
+    "microbench list --json",
+    _list,
+    JSON,
+    Lazy(_listings),
+)
+COMPARE = command(
+    "compare",
+    "compare two results files or stored runs, groups of one file (--by), or the last two runs",
+    "microbench compare (the last two runs of what ran last); microbench compare a.csv b.csv; "
+    "microbench compare run.csv --by backend",
+    store_commands.compare,
+    arg(
+        "files",
+        nargs="*",
+        help="baseline candidate: results files (paths, file:// or gs:// URLs), or runs of "
+        "--config by number or --name; one file with --by; none: the last two runs of what ran "
+        "last (or of --config)",
+    ),
+    arg(
+        "--config",
+        help="whose runs numbers and names refer to (default: every run under --results-dir; a "
+        "number is of the latest run's series)",
+    ),
+    arg(
+        "--results-dir",
+        default="results",
+        help=f"where stored runs are looked for without --config: {RESULTS_DIR}",
+    ),
+    arg("--by", help="compare groups of this column (backend, implementation, recipe)"),
+    arg(
+        "--baseline",
+        help="the --by value to compare the others against; without --by, the baseline: a file, "
+        "URL, run or `latest` (the latest run of the candidate's series under --results-dir)",
+    ),
+    arg(
+        "--fail-inconclusive",
+        default="",
+        metavar="REASONS",
+        help="inconclusive cases that fail the comparison (exit 1): those whose reason names one "
+        "of these words (noisy, conditions, ...), or all; default none",
+    ),
+    THRESHOLD,
+    arg("--json", action="store_true", help="machine-readable output (--format json)"),
+    *_view(
+        False, tuple(FORMATS), "order cases by case, ratio or verdict (--sort=-KEY: descending)"
+    ),
+)
+AB = command(
+    "ab",
+    "measure two sides in alternating rounds of one run (A B, B A, ...): the verdict from the "
+    "paired per-round ratios, so drift and the neighbours' load hit both alike",
+    "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
+    "--command 'python old.py' 'python new.py'",
+    store_commands.ab,
+    arg("sides", nargs=2, metavar="SIDE", help="baseline then candidate"),
+    Group(
+        arg(
+            "--config",
+            help="the sides are git refs of this repository: run this config in a worktree of "
+            "each (its code first on the path, the same interpreter)",
+        ),
+        arg("--command", dest="commands", action="store_true", help="the sides are shell commands"),
+    ),
+    *(  # checked by their rules (run/ab.py): one line naming the flag
+        arg(
+            f"--{f.name.replace('_', '-')}",
+            type=float,
+            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
+        )
+        for f in dataclasses.fields(AbSettings)
+    ),
+    arg("--output-dir", default="results/ab", help="where each round's results files go"),
+    arg("-q", "--quiet", action="store_true", help="no line per round"),
+    THRESHOLD,
+    *_view(False, tuple(FORMATS)),
+)
+RUNS = command(
+    "runs",
+    "list the stored runs (every one under results/, or a config's): number, name, what ran, "
+    "when, commit, host, rows",
+    "microbench runs; then: microbench compare baseline candidate",
+    store_commands.runs,
+    *STORE,
+    JSON,
+)
+REPORT = command(
+    "report",
+    "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
+    "microbench report results/quickstart.csv --output-dir report",
+    store_commands.report,
+    arg(
+        "results",
+        nargs="+",
+        help="results CSVs (their .jsonl twins are read for the raw samples), folders of them or "
+        "shell patterns: several make one overview",
+    ),
+    arg("--output-dir", default="report", help="where the charts and pages go"),
+    arg(
+        "--sample-charts",
+        action="store_true",
+        help="each case's samples over its run (by default only soaks and GPU-monitored cases)",
+    ),
+    *_view(formats=()),
+)
+VALIDATE = command(
+    "validate",
+    "load and expand a config without running it",
+    "microbench validate --config configs/quickstart.yaml --list",
+    _validate,
+    arg("--config", required=True, help="the YAML config to check"),
+    MAX_CASE_COUNT,
+    arg("--max-dim", type=count(1, 1 << 40), help="as for run: clamp every dimension"),
+    arg("--list", action="store_true", help="print every case the config expands to"),
+    arg("--json", action="store_true", help="the cases as JSON"),
+    Lazy(lambda: _owned_flags("validate")),
+)
+TRACES = command(
+    "traces",
+    "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
+    "microbench traces tr --port 8791",
+    _traces,
+    arg("logdir", help="the traces folder (a config's trace_dir, --xprof_dir)"),
+    arg(
+        "--port",
+        type=count(1, 65535),
+        help="its port on 127.0.0.1 (default 8791, or a free one where that is taken)",
+    ),
+)
+HISTORY = command(
+    "history",
+    "each case's median over the stored runs in commit order, and the steps in it",
+    "microbench history --case 'gemm*' --since 2026-11-01 --bisect",
+    store_commands.history,
+    *STORE,
+    arg("--case", "--filter", metavar="PATTERN", help="cases whose label matches (shell pattern)"),
+    arg("--since", metavar="DATE", help="runs of commits from this date (YYYY-MM-DD)"),
+    _format(
+        TABLE_FORMATS,
+        "a line per case (table, markdown), a row per point (csv), or everything (json)",
+    ),
+    arg(
+        "--bisect",
+        action="store_true",
+        help="for each step, the commits inside it (git, in --repo) and the `microbench ab` command "
+        "that settles each",
+    ),
+    arg("--repo", default=".", help="the git checkout --bisect lists commits of (default: .)"),
+)
+PUBLISH = command(
+    "publish",
+    "upload a stored run (its results and record) to a bucket or folder",
+    "microbench publish latest --to gs://bucket/nightly",
+    store_commands.publish,
+    arg("run", help="the run: its number, its --name, or latest"),
+    arg("--to", required=True, metavar="URL", help="gs://bucket/prefix or file:///folder"),
+    *STORE,
+)
+# after `run` and each dialect's shorthand of it, in their help's order
+TABLE = (LIST, COMPARE, AB, RUNS, REPORT, VALIDATE, TRACES, HISTORY, PUBLISH)
+COMMANDS = {c.name: c.main for c in (RUN, *TABLE) if c.main is not None}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """`run`, its dialect shorthands, the table, and each dialect's own (`main` hands it every argument)."""
+    from accelbench.config.dialects import dialects
+
+    parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action=_Version, nargs=0, help="the version and its commit")
+    sub = parser.add_subparsers(
+        dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
+    )
+    aliases = [
+        Command(
+            a.name,
+            a.summary,
+            a.example,
+            _run,
+            (
+                arg("--config", required=True, help="the YAML config to run"),
+                arg(a.option, dest=a.flag.dest, required=True, help=a.flag.help),
+                *_run_options(a.name),
+            ),
+            {},
+            dict.fromkeys(("run", "output", "backend", "name")),
+        )
+        for d in dialects()
+        for a in d.aliases
+    ]
+    own = [
+        command(c.name, c.summary, f"microbench {c.name} --help", None, add_help=False)
+        for d in dialects()
+        if (c := d.command) is not None
+    ]
+    for each in (RUN, *aliases, *TABLE, *own):
+        each.add_to(sub)
+    return parser
 
 
 def _own_command_line(name: str) -> Any:

@@ -25,19 +25,15 @@ class Status(str, Enum):
     ERROR = "error"
 
     @property
-    def failed(self) -> bool:
-        """A case that should have produced a number and did not (unsupported says the platform
-        cannot run it, which is not a failure of the run)."""
+    def failed(self) -> bool:  # no number where one was due (unsupported: the platform cannot)
         return self not in (Status.OK, Status.UNSUPPORTED)
 
 
-def counted(n: int, noun: str) -> str:
-    """'1 case', '2 cases': a count in a message, its noun agreeing."""
+def counted(n: int, noun: str) -> str:  # '1 case', '2 cases'
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    """Closest known name to a misspelt one, or None when nothing is close."""
     word = str(word)
     if len(word) > MAX_QUOTED:  # no name is that long, and difflib is quadratic in it
         return None
@@ -46,20 +42,16 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
 
 
 def first_line(error: BaseException, limit: int = 300) -> str:
-    """What an exception says, in its first line (its type's name where it says nothing: a message
-    can be empty), cut to `limit` characters."""
+    """An exception's first line (its type's name where it says nothing), cut to `limit`."""
     text = str(error).strip()
     return text.splitlines()[0][:limit] if text else type(error).__name__
 
 
 def key_path(*parts: object) -> str:
-    """Render ('benchmarks', 0, 'm') as 'benchmarks[0].m'."""
+    """('benchmarks', 0, 'm') as 'benchmarks[0].m'."""
     out = ""
     for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
+        out += f"[{part}]" if isinstance(part, int) else f"{'.' if out else ''}{part}"
     return out
 
 
@@ -78,14 +70,10 @@ class UserError(Exception):
         key: str | None = None,
         suggestion: str | None = None,
     ) -> None:
-        self.message = message
-        self.file = file
-        self.key = key
-        self.suggestion = suggestion
+        self.message, self.file, self.key, self.suggestion = message, file, key, suggestion
         super().__init__(str(self))
 
     def with_file(self, file: str) -> UserError:
-        """The same error, attributed to a config file (keeps an existing attribution)."""
         if self.file is None:
             self.file = file
         return self
@@ -98,22 +86,18 @@ class UserError(Exception):
         return bounded(text, self.word_limit)
 
 
-# C0 and C1 controls (ESC starts a terminal's escape sequences), DEL, and the bidirectional overrides
-# that make text display in another order than it reads
-# control and bidirectional characters, and the lone surrogates a file name that is not UTF-8 decodes to
+# C0 and C1 controls (ESC starts escape sequences), DEL, the bidirectional overrides (text shown in
+# another order than it reads), and the lone surrogates a file name that is not UTF-8 decodes to
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def visible(text: str) -> str:
-    """Text from a file or an argument as it may be shown on a terminal: each control character
-    spelt out (`\\x1b`), so none is obeyed (a hyperlink, a cleared screen, reordered text)."""
+    """Text as it may be shown on a terminal: each control character spelt out (`\\x1b`), none obeyed."""
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 def bounded(text: str, word_limit: int = MAX_QUOTED) -> str:
-    """One line, always, and a short one, with no control character obeyed: each word past
-    `word_limit` characters is cut (saying how long it was), and the line past MAX_LINE plus the
-    longest word it may keep."""
+    """One short line, no control obeyed: words past `word_limit` cut (saying how long), the line too."""
     text = visible(" ".join(str(text).split()))
     words = [
         w if len(w) <= word_limit else f"{w[: word_limit - 20]}...({len(w):,} characters)"
@@ -125,7 +109,7 @@ def bounded(text: str, word_limit: int = MAX_QUOTED) -> str:
 
 
 class CaseFailure(Exception):
-    """A case that cannot produce a clean row; becomes a row with this status."""
+    """A case that cannot produce a clean row: a row with this status."""
 
     def __init__(self, status: Status, reason: str) -> None:
         self.status = Status(status)

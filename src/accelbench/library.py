@@ -1,8 +1,7 @@
 """The device timer as a library: `bench(fn, *args)` times any callable through the same backend,
-timer, procedure and row as a catalogue op (ops/callables.py makes it one), and returns a printable
-`Result`; `table` lays results out, `ab` alternates two callables, `save` stores them for compare.
-Keyword arguments are the bench's own (`BENCH_OPTIONS`) or YAML run settings (the same names and
-checks); the function's own arguments go through functools.partial or a lambda."""
+timer, procedure and row as a catalogue op (ops/callables.py makes it one); `table` lays results out,
+`ab` alternates two callables, `save` stores them for compare. Keywords are the bench's own
+(`BENCH_OPTIONS`) or YAML run settings (the same names and checks)."""
 
 from __future__ import annotations
 
@@ -23,15 +22,8 @@ from accelbench.results.records import Row
 
 # bench()'s own keywords; every other keyword is a run setting
 BENCH_OPTIONS = (
-    "name",
-    "variant",
-    "backend",
-    "reference",
-    "rtol",
-    "flops",
-    "bytes",
-    "dtype",
-    "inputs",
+    *("name", "variant", "backend", "reference", "rtol"),
+    *("flops", "bytes", "dtype", "inputs"),
 )
 _counter = itertools.count()
 PROGRESS_S = 5.0  # ab()'s rounds said on stderr at most this often, the first after this long
@@ -94,13 +86,11 @@ class Result:
         return list(self.row.series.samples_s)
 
     @property
-    def interval_s(self) -> tuple[float | None, float | None]:
-        """The 10th and 90th percentiles of the samples."""
+    def interval_s(self) -> tuple[float | None, float | None]:  # p10, p90
         return self.row.stats.time_p10_s, self.row.stats.time_p90_s
 
     @property
-    def time_definition(self) -> str | None:
-        """What the time is and where it came from (`xprof`, `cupti`, `wall_clock`, ...)."""
+    def time_definition(self) -> str | None:  # `xprof`, `cupti`, `wall_clock`, ...
         return self.row.timing.timing_source
 
     @property
@@ -108,12 +98,10 @@ class Result:
         return self.row.timing.top_kernels
 
     @property
-    def threads(self) -> int | None:
-        """The host threads its framework used (NumPy: its BLAS's)."""
+    def threads(self) -> int | None:  # the host threads its framework used (NumPy: its BLAS's)
         return self.row.conditions.thread_count
 
     def __str__(self) -> str:
-        """One line; nothing from the function's name or error reaches the terminal as a control."""
         from accelbench.results.console import format_seconds
 
         r = self.row
@@ -132,7 +120,6 @@ class Result:
 
 
 def _backend(fn: Callable[..., Any], arg_sets: Sequence[tuple[Any, ...]]) -> str:
-    """The framework the arguments (or a jitted function) belong to; NumPy otherwise."""
     roots = {type(a).__module__.split(".")[0] for args in arg_sets for a in args}
     if roots & {"jax", "jaxlib"} or hasattr(fn, "lower"):
         return "jax"
@@ -155,11 +142,10 @@ def _case(fn: Callable[..., Any], options: dict[str, Any], settings: dict[str, A
     try:
         run = checked_run(run_settings(RunSettings(), settings, "bench()"), "bench()")
         spec = get_spec(OP)
-        given: dict[str, Any] = {k: options[k] for k in spec.param_names if k in options}
-        checked: dict[str, Any] = {
-            p.name: p.validate(given[p.name], f"bench(): {p.name}")
+        checked = {
+            p.name: p.validate(options[p.name], f"bench(): {p.name}")
             for p in spec.params
-            if p.name in given
+            if p.name in options
         }
     except UserError as error:  # a run setting's own check: the same line, as a ValueError
         raise BenchError(error.message, key=error.key, suggestion=error.suggestion) from None
@@ -174,13 +160,12 @@ def _case(fn: Callable[..., Any], options: dict[str, Any], settings: dict[str, A
 
 
 def bench(fn: Callable[..., Any], *args: Any, **keywords: Any) -> Result:
-    """Time `fn(*args)`: checked against `reference` (a function of float64 copies of the inputs)
-    first, then timed as the run settings say. `inputs=[args, ...]` rotates input sets instead of
-    one `*args`; `flops=` and `bytes=` give rates and the roofline; `name=` and `variant=` are how
-    rows are told apart and compared (by default the function's name, `default`)."""
+    """Time `fn(*args)`, checked first against `reference` (of float64 copies of the inputs).
+    `inputs=[args, ...]` rotates input sets; `flops=`/`bytes=` give rates; `name=`/`variant=` tell
+    rows apart (by default the function's name, `default`)."""
+    from accelbench.core.options import RunOptions
     from accelbench.ops.callables import CALLS, Call
-    from accelbench.platform.environment import base_environment, new_run_id, timestamp
-    from accelbench.run.runner import execute
+    from accelbench.run.session import execute_all
 
     options = {k: keywords.pop(k) for k in BENCH_OPTIONS if k in keywords}
     _checked(fn, options)
@@ -193,25 +178,20 @@ def bench(fn: Callable[..., Any], *args: Any, **keywords: Any) -> Result:
         keywords.setdefault("inputs", "rotate")
         keywords.setdefault("input_sets", len(arg_sets))
     case = _case(fn, options, keywords)
-    run_id = new_run_id()
     CALLS[case.params.name] = Call(fn, arg_sets, options.get("reference"), options.get("rtol"))
     try:
-        started = timestamp()
-        row, _ = execute(case, run_id, base_environment(run_id), None, case.run.timeout_s)
+        (row,) = execute_all([case], RunOptions(progress=False))
     finally:
         CALLS.pop(case.params.name, None)
-    row.started = started
     return Result(row)
 
 
 def _name(row: Row) -> str:
-    """The function's name a `bench()` row carries (its op's `name` parameter)."""
     return str(cast(CallableParams, row.params).name)
 
 
 class Table:
-    """A table of results: `print()` writes it as text, a notebook renders it (`_repr_html_`), and a
-    rich console prints it as it is (`__rich__`)."""
+    """Results as text (`print()`), in a notebook (`_repr_html_`) or a rich console (`__rich__`)."""
 
     def __init__(self, rich_table: Any, notes: Sequence[str] = ()) -> None:
         self.rich, self.notes = rich_table, [visible(n) for n in notes]
@@ -245,11 +225,9 @@ def table(
     baseline: str | None = None,
     threshold: float = 0.05,
 ) -> Table:
-    """The results as a table: one line each, or (`by`: any column, such as `variant`, `backend` or
-    `implementation`) cases down and that column's values across, each a ratio to `baseline`
-    (default: the first) marked `?` where the one verdict of every comparison is inconclusive (the
-    reasons under the table). No result is left out: one whose case lacks a baseline is a line with
-    a blank where the baseline would be."""
+    """One line each, or (`by`: a column such as `variant`) cases down and that column's values
+    across, each a ratio to `baseline` (default: the first), `?` where inconclusive (the reasons
+    under the table); a case without a baseline keeps its line, a blank there."""
     rows = [dataclasses.replace(r.row, source=_name(r.row)) for r in results]
     if by:
         from accelbench.results.compare import grid, pair_groups
@@ -291,10 +269,9 @@ def ab(
     quiet: bool = False,
     **keywords: Any,
 ) -> AbResult:
-    """Time `f(*args)` (the baseline) and `g(*args)` in alternating rounds (f g, g f, f g, ...) and
-    judge g against f from the per-round ratios: drift and other processes' load fall on both alike.
-    `rounds`, `round_runs` and `ratio_precision` are the A/B settings (`microbench ab`'s); every other
-    keyword goes to `bench()` for both. Rounds that take a while are said on stderr unless `quiet`."""
+    """Time `f(*args)` (the baseline) and `g(*args)` in alternating rounds and judge g from the
+    per-round ratios (drift and load fall on both alike). `rounds`, `round_runs`, `ratio_precision`:
+    `microbench ab`'s settings; other keywords go to `bench()`; slow rounds are said unless `quiet`."""
     from accelbench.results.compare import check_threshold
     from accelbench.results.compare_formats import pairs_table
     from accelbench.run.ab import ab_report, ab_settings, interleave
@@ -310,8 +287,7 @@ def ab(
         _checked(side.fn, {k: keywords[k] for k in BENCH_OPTIONS if k in keywords})
     (pair,) = interleave(*sides, settings, (lambda _: None) if quiet else _every(PROGRESS_S))
     assert pair.b is not None  # a side always has its row (a failed call is a row too)
-    labels = (_name(pair.a), _name(pair.b))
-    report = ab_report([pair], threshold, labels)
+    report = ab_report([pair], threshold, (_name(pair.a), _name(pair.b)))
     (line,) = report.every
     interval = None if line.ratio_low is None else (line.ratio_low, line.ratio_high)
     return AbResult(
@@ -326,7 +302,6 @@ def ab(
 
 
 def _every(seconds: float) -> Callable[[str], None]:
-    """A progress line on stderr at most once every `seconds`, the first after `seconds`."""
     last = time.monotonic()
 
     def say(line: str) -> None:
@@ -351,9 +326,8 @@ class _CallableSide:
 
 
 def save(results: Sequence[Result], path: str) -> str:
-    """The results through the project's one writer: a results CSV and its JSON lines, numbered in the
-    run store as a config's runs are (`path`, then `path.2.csv`, ...), so `compare`, `runs` and `report`
-    read them. Returns the file written."""
+    """The results through the one writer, numbered in the run store as a config's runs are (`path`,
+    then `path.2.csv`, ...); the file written."""
     from accelbench.core.options import RunOptions
     from accelbench.platform.environment import new_run_id
     from accelbench.results import run_store

@@ -1,6 +1,5 @@
-"""Ceilings on every count and duration a config or the command line may give: a value past one is a
-typo or a hostile input (a first case that never ends, a sweep that fills memory before it starts),
-refused in one line before anything runs. Each is far above any real use."""
+"""Ceilings on every count and duration a config or command line may give, far above any real use: a
+value past one is a typo or hostile, refused in one line before anything runs."""
 
 from __future__ import annotations
 

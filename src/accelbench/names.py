@@ -1,5 +1,4 @@
-"""File names made from text (a config's stem, a case's trace folder, a suite's or a JobSet's name):
-one function, so each is portable, stays in the folder it is joined to, and two inputs never share one."""
+"""File names made from text: portable, inside the folder they are joined to, never shared by two inputs."""
 
 from __future__ import annotations
 
@@ -16,11 +15,9 @@ _DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECA
 
 
 def portable_name(text: str, limit: int = MAX_NAME, rfc1123: bool = False) -> str:
-    """`text` itself where it is already a portable name (letters, digits, `.`, `_`, `-`; not leading
-    with `.` or `-` nor ending in `.<digits>`; not empty; at most `limit` characters). Otherwise its
-    readable part (accents dropped, each run of other characters one `_`, cut to fit) and `-` with 8
-    hex digits of its hash, so distinct texts stay distinct. `rfc1123`: a Kubernetes name (lower-case
-    letters, digits and `-`, a letter or digit at each end; `limit` 63 for a label)."""
+    """`text` itself where already portable (`[A-Za-z0-9._-]`, not leading `.`/`-`, no `.<digits>` end,
+    1 to `limit` long); else its readable part and `-` with 8 hex digits of its hash, so distinct texts
+    stay distinct. `rfc1123`: a Kubernetes name (`limit` 63 for a label)."""
     text = str(text)
     plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     if rfc1123:

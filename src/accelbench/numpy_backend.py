@@ -1,6 +1,5 @@
-"""A host-only backend (the fault ops, and NumPy functions given to `bench()`): wall-clock time, with
-NumPy's BLAS on one thread unless the case's `threads:` says otherwise (the policy of every backend on
-a CPU: JAX's pool and PyTorch's are one thread too)."""
+"""A host-only backend (the fault ops, NumPy functions given to `bench()`): wall-clock time, BLAS on one
+thread unless `threads:` says otherwise (every backend's policy on a CPU)."""
 
 from __future__ import annotations
 
@@ -64,8 +63,7 @@ CPU_THREADS = 1
 
 @contextmanager
 def blas_threads(threads: int) -> Iterator[int | None]:
-    """NumPy's BLAS held to `threads` (threadpoolctl), and that count; None where it cannot be told
-    (threadpoolctl missing: the BLAS keeps its own default, and the row says it is unknown)."""
+    """NumPy's BLAS held to `threads`, and that count; None without threadpoolctl (row: unknown)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:

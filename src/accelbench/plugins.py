@@ -1,7 +1,6 @@
-"""Where the program finds what plugs into it by name: the reference dialects (each a subpackage of
-`accelbench.dialects`, or a package another distribution names under the `accelbench.dialects` entry
-point group) and the output modules they bring. Imported by name, once, on first need: a lower layer
-asks for them without depending on any."""
+"""Where the program finds the dialects (subpackages of `accelbench.dialects`, or packages named under
+that entry point group) and the output modules they bring: imported once, on first need, so a lower
+layer asks for them without depending on any."""
 
 from __future__ import annotations
 
@@ -13,14 +12,12 @@ import sys
 DIALECT_PACKAGE = "accelbench.dialects"
 ENTRY_POINT_GROUP = "accelbench.dialects"  # another distribution's dialects: name = "package"
 
-# modules of output formats that a dialect brings (its registration names them; imported before the
-# sinks are listed)
+# the output formats' modules that dialects bring (imported before the sinks are listed)
 SINK_MODULES: list[str] = []
 _discovered = False
 
 
 def discover_dialects() -> None:
-    """Import every dialect package (each registers itself), ours first, then installed ones."""
     global _discovered
     if _discovered:
         return
@@ -40,9 +37,8 @@ def import_sink_modules() -> None:
 
 
 def installed(group: str) -> list[str]:
-    """The modules installed distributions name under an entry point group: each `*.dist-info` on
-    the path, its entry_points.txt's `[group]` section, as importlib.metadata reads it (not imported
-    here: with its email parser it would cost the command line's help a third of its time)."""
+    """The modules installed distributions name under an entry point group, read from each
+    `*.dist-info/entry_points.txt` (importlib.metadata would cost `--help` a third of its time)."""
     found: dict[str, None] = {}
     for folder in dict.fromkeys(sys.path):
         try:

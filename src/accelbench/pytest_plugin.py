@@ -1,18 +1,8 @@
-"""The pytest plugin (entry point `pytest11: microbench`): a `microbench` fixture that times a callable
-with `accelbench.bench` under the test's name, every measurement of the session saved through the
-project's writer into the run store, a table at the end, and a gate.
-
-    def test_matmul(microbench):
-        microbench(torch.matmul, a, b, flops=2 * m * n * k)
-
-    pytest --microbench-compare            # fail on a conclusive regression against the previous run
-    pytest --microbench-compare=3 --microbench-threshold=0.1   # against run 3 (or a --name label)
-
-The gate is `microbench compare`'s (the one verdict function): a case fails it when it is conclusively
-slower beyond the threshold, or failed; noise and inconclusive pairs never do. Under pytest-xdist each
-worker hands its measurements to the controller, which saves one session file, prints one table and
-gates. Nothing of the harness is imported until a test asks for the fixture or the session ends.
-"""
+"""The pytest plugin (`pytest11: microbench`): a `microbench` fixture timing a callable with
+`accelbench.bench` under the test's name, the session's measurements saved into the run store, a table
+at the end, and `compare`'s gate (`--microbench-compare[=RUN]`: conclusively slower, or failed, fails).
+Under pytest-xdist the controller saves, prints and gates for every worker. Nothing of the harness is
+imported until a test asks for the fixture or the session ends."""
 
 from __future__ import annotations
 
@@ -74,8 +64,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: Any, args: list[str]
 ) -> None:
-    """`--microbench-compare` takes a value only as `=RUN`: alone, it is `=previous`, so the word
-    after it (a test file, another option) stays what it is."""
+    """`--microbench-compare` alone is `=previous`: the word after it is never taken as its value."""
     args[:] = [f"{COMPARE}={PREVIOUS}" if a == COMPARE else a for a in args]
 
 
@@ -88,8 +77,7 @@ def _stop(message: str) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """A named baseline that does not exist, or a save folder that cannot be written: one line,
-    exit 2, before any test runs."""
+    """A missing named baseline or an unwritable save folder: one line, exit 2, before any test."""
     if _worker(config):
         return
     path = config.getoption("microbench_save")
@@ -105,8 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def microbench(request: pytest.FixtureRequest) -> Any:
-    """`microbench(fn, *args, **options)`: `accelbench.bench` named after the test (`name=` to choose),
-    the measurement kept for the session's file and table, and returned."""
+    """`microbench(fn, *args, **options)`: `accelbench.bench` named after the test, kept for the session."""
     from accelbench.library import bench
 
     def measure(fn: Any, *args: Any, **options: Any) -> Any:
@@ -128,7 +115,6 @@ def _baseline(path: str, ref: str, written: str | None) -> str | None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """pytest-xdist, on the controller: a worker's measurements, read back from the file it left."""
     folder = getattr(node, "workeroutput", {}).get(WORKER_FILE)
     if not folder:
         return
@@ -148,7 +134,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not results:
         return
     from accelbench.errors import UserError
-    from accelbench.library import save
+    from accelbench.library import save, table
 
     if _worker(config):  # the controller saves, prints and gates for every worker
         folder = tempfile.mkdtemp(prefix="microbench-")
@@ -164,7 +150,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         said.append(f"microbench: the session's measurements were not saved: {error}")
         session.exitstatus = 2 if _gated(config) else exitstatus
         return
-    _show(results, written, said)
+    said += [str(table(results)), f"microbench: {len(results)} measurements in {written}"]
     if _gated(config):
         code = _gate(config, path, written, said)
         if code:
@@ -175,14 +161,8 @@ def _gated(config: pytest.Config) -> bool:
     return config.getoption("microbench_compare") is not None
 
 
-def _show(results: list[Any], written: str, said: list[str]) -> None:
-    from accelbench.library import table
-
-    said += [str(table(results)), f"microbench: {len(results)} measurements in {written}"]
-
-
 def _gate(config: pytest.Config, path: str, written: str, said: list[str]) -> int:
-    """0 (pass, or no earlier run to compare with), 1 (a conclusive regression), 2 (no comparison)."""
+    """0 (pass, or no earlier run), 1 (a conclusive regression), 2 (no comparison)."""
     from accelbench.errors import UserError
     from accelbench.results.compare import run_compare
 

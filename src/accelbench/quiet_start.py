@@ -1,8 +1,6 @@
-"""Imported first by every entry point (the `microbench` and `jax-bench` commands, `python -m`, the
-modules run as scripts): a Ctrl-C or SIGTERM that lands while the program is still importing ends it
-quietly, as one at any later moment does. `cli.main` replaces this handler with the run's own as soon
-as it starts. Only the C signal module is used: `signal` itself imports enum and more, long enough for
-a Ctrl-C to land first."""
+"""Imported first by every entry point: a Ctrl-C or SIGTERM while still importing is a quiet exit
+(`cli.main` then installs its own). The C signal module only: `signal` imports enum, long enough for a
+Ctrl-C to land first."""
 
 import _signal
 import os

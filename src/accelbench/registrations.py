@@ -1,7 +1,5 @@
-"""Every registry of the program, and one way to make registrations that do not outlive a block:
-`with scoped(): ...` (a test adding a timer, a backend, a sink, a dialect, an op and its twins, a
-jax-bench name, a torchao recipe, a parameter kind or a roofline preset, and running it end to end). Whatever is
-registered inside is gone afterwards, and whatever was there is as it was."""
+"""Every registry of the program, and `with scoped(): ...`: registrations made inside (a test's timer,
+backend, sink, dialect, op, ...) are gone afterwards, whatever was there as it was."""
 
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ from accelbench.run import runner
 
 
 def _tables() -> tuple[dict[Any, Any], ...]:
-    """The registries that are plain tables (the catalogue and the sinks have their own scopes)."""
     timers.registered_timers()  # discovered first: a scope never hides a module registering late
     owned = tuple(table for d in dialects.dialects() for table in d.registries())
     return (
@@ -36,7 +33,6 @@ def _tables() -> tuple[dict[Any, Any], ...]:
 
 @contextmanager
 def scoped() -> Iterator[None]:
-    """Registrations made inside are undone on the way out, however the block ends."""
     saved = [(table, dict(table)) for table in _tables()]
     try:
         with catalogue.CATALOGUE.scoped(), sinks.scoped_sinks():

@@ -32,6 +32,4 @@ def builder(math: Callable[..., Any]) -> Callable[[PointwiseParams, Any], tuple[
 
 
 for _name in OPS:
-    register_array_op(_name, builder(MATH[_name]))
-for _flat, _name in FLAT_OPS.items():
-    register_array_op(_flat, builder(MATH[_name]))
+    register_array_op(_name, builder(MATH[FLAT_OPS.get(_name, _name)]))

@@ -1,12 +1,10 @@
-"""JAX backend: placement, compilation, HLO dumps, sharding and device-time measurement.
-
-Op implementations register under backend "jax" (accelbench/ops/*): `build(params)` returns a function of
-the op's input arrays (in make_inputs order) that returns a dict of outputs. This module jits it, places
-the inputs, checks and times it through the one procedure.
-"""
+"""JAX backend: an implementation's `build(params)` is a function of the op's input arrays (make_inputs
+order) returning a dict of outputs; here it is jitted, its inputs placed (sharded), HLO dumped, checked
+and timed through the one procedure."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -43,8 +41,6 @@ from accelbench.names import portable_name
 from accelbench.ops.common import PlacementExtras
 
 EXOTIC_DTYPES = {"float4_e2m1fn", "float8_e5m2", "float8_e4m3fn"}
-
-
 ACCELERATOR_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin", "libtpu")
 
 
@@ -57,8 +53,7 @@ def cpu_only() -> bool:
 
 
 def host_devices() -> int:
-    """Devices the CPU client will make (--xla_force_host_platform_device_count), each of which
-    needs a thread of its own when a collective waits for all of them."""
+    """Devices the CPU client will make (each needs a thread when a collective waits for all)."""
     match = re.search(
         r"xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", "")
     )
@@ -77,12 +72,9 @@ def _started() -> bool:
 
 @functools.cache
 def start_client() -> int:
-    """Start JAX's clients (once: the package's import may have, for a JAX program); on a CPU, with
-    one thread per host device (the thread policy the PyTorch
-    backend follows: XLA's pool, sized to every core, gave 25-70% IQR against 5-20% with one thread on a
-    2-core machine, idle or with a core busy). XLA sizes its pool from the process's CPU affinity when
-    the client starts, so the affinity is narrowed for that moment, then every thread is let run
-    anywhere again. Returns the CPU pool's threads."""
+    """Start JAX's clients once; on a CPU with one thread per host device (PyTorch's policy too: XLA's
+    pool of every core gave 25-70% IQR against 5-20% on a 2-core host). XLA sizes its pool from the
+    CPU affinity at start, so it is narrowed for that moment. Returns the CPU pool's threads."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     wanted = host_devices()
     if not cores or not cpu_only() or wanted >= len(cores) or _started():
@@ -93,16 +85,14 @@ def start_client() -> int:
         jax.devices()
     finally:
         for tid in os.listdir("/proc/self/task"):
-            try:
+            with contextlib.suppress(OSError):  # a thread that has ended
                 os.sched_setaffinity(int(tid), set(cores))
-            except OSError:  # a thread that has ended
-                continue
     return wanted
 
 
 def start_on_cpu() -> None:
-    """A JAX program importing accelbench: on a CPU its client starts now, before the program's first
-    array would start it with a thread per core, so `bench()` times under the thread policy."""
+    """A JAX program importing accelbench: a CPU client started now, under the thread policy (its first
+    array would start one with a thread per core)."""
     if cpu_only():
         start_client()
 
@@ -124,8 +114,7 @@ class JaxBackend:
     name = "jax"
 
     def __init__(self) -> None:
-        # Allocate on demand, so JAX and PyTorch cases can share one GPU in a run; must be set
-        # before JAX initialises its GPU client, which happens at the first device query below.
+        # on demand, so JAX and PyTorch cases share a GPU; set before the first device query below
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         self.cpu_threads = start_client()
         if jax.default_backend() == "gpu":
@@ -142,7 +131,6 @@ class JaxBackend:
             threads=self.cpu_threads,
         )
 
-    # -- preparation ---------------------------------------------------------------------
     def _placement(self, case: Case, host: dict[str, np.ndarray]) -> tuple[list[Any], int]:
         """Where each input goes (a device or a sharding) and how many devices the case uses."""
         where = case.params.placement
@@ -189,8 +177,7 @@ class JaxBackend:
     def compile(
         self, case: Case, spec: OpSpec, body: Any, args: list[Any], donate: tuple[int, ...]
     ) -> Compiled:
-        """The jitted function compiled for these inputs, how long that took and XLA's count of its
-        work; a dtype XLA cannot compile here is `unsupported`, not an error."""
+        """Jitted and compiled for these inputs (a dtype XLA cannot compile here: `unsupported`)."""
         body.__name__ = module_name(case).removeprefix("jit_")
         t0 = time.perf_counter()
         try:
@@ -242,9 +229,7 @@ class JaxBackend:
         def check_one(h: dict[str, np.ndarray], out: dict[str, Any]) -> float | None:
             return check_outputs(spec, case.params, h, lambda n, r: fetch(out, n, r))
 
-        def run(args: list[Any]) -> dict[str, Any]:
-            return compiled.fn(*args)
-
+        run = lambda args: compiled.fn(*args)
         return Prepared(
             call=call,
             sync=jax.block_until_ready,
@@ -291,8 +276,7 @@ class Compiled(NamedTuple):
 
 
 def cost_of(compiled: Any) -> CompilerCounts:
-    """XLA's cost analysis of a compiled program (a dict, or a list of one on older JAX), where the
-    platform gives one."""
+    """XLA's cost analysis (a dict, or a list of one on older JAX), where the platform gives one."""
     try:
         cost = compiled.cost_analysis()
     except Exception:
@@ -301,16 +285,13 @@ def cost_of(compiled: Any) -> CompilerCounts:
         cost = cost[0] if cost else {}
     if not isinstance(cost, dict):
         return CompilerCounts()
-    flops, nbytes = cost.get("flops"), cost.get("bytes accessed")
-    return CompilerCounts(
-        float(flops) if flops is not None and flops >= 0 else None,
-        float(nbytes) if nbytes is not None and nbytes >= 0 else None,
-    )
+    counts = (cost.get(key) for key in ("flops", "bytes accessed"))
+    return CompilerCounts(*(float(v) if v is not None and v >= 0 else None for v in counts))
 
 
 def checked_everywhere(check: Callable[[Any], float | None] | None) -> Any:
-    """A many-process op's check: each process checks its own devices, then all agree on the worst
-    (a process that failed alone would leave the others waiting in the next collective)."""
+    """Each process checks its own devices, then all agree on the worst (one failing alone would
+    leave the others waiting in the next collective)."""
     if check is None:
         return None
 

@@ -19,8 +19,7 @@ from accelbench.platform import processes
 def initialize(
     coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None
 ) -> None:
-    """Join the job (every argument None: detect a TPU pod or GKE job), then record this process's
-    place in it for the session (only process 0 writes)."""
+    """Join the job (every argument None: detect a TPU pod or GKE job) and record this process's place."""
     import jax
 
     # CPU devices of several processes talk through gloo (a no-op where it is the default)
@@ -36,13 +35,9 @@ def initialize(
 
 
 def leave(code: int, verbose: bool) -> NoReturn:
-    """Leave the job in order, every process at the end of its run, and end the process with `code`.
-    jax.distributed's shutdown waits for the others, so the coordinator (process 0) does not go
-    first; even so its service's watches are cancelled as peers go, which JAX logs natively from
-    then to the process's end (`WatchTasksAsync failed ... CANCELLED`, a Source Location Trace
-    block; measured on GPUs). So what is written to stderr from the shutdown on is held, shown under
-    -v or where the shutdown failed, and the process ends without the native teardown that would
-    log again; every row and file was closed before."""
+    """Leave the job in order and exit with `code`. JAX logs its cancelled watches natively to the end
+    (`WatchTasksAsync failed ... CANCELLED`, on GPUs): stderr from the shutdown on is held (shown under
+    -v or on failure) and the native teardown skipped; every row and file was closed before."""
     import jax
 
     sys.stdout.flush()
@@ -69,8 +64,7 @@ def leave(code: int, verbose: bool) -> NoReturn:
 
 
 def gather_devices(local: dict[str, list[float]]) -> dict[str, list[float]]:
-    """Every process's per-device samples, named 'p<process>/<device>' when there are several processes
-    (each process traces only its own devices)."""
+    """Every process's per-device samples, as 'p<process>/<device>' where there are several."""
     import jax
 
     if jax.process_count() == 1:
@@ -106,8 +100,7 @@ def device_key(global_id: int, per_device: dict[str, list[float]]) -> str:
 
 
 def from_process_0(flags: list[bool]) -> list[bool]:
-    """Process 0's flags, in every process: which cases a resumed job has done (only process 0
-    reads the rows, and every process must run the same cases, in step)."""
+    """Process 0's flags in every process: which cases a resumed job has done (only it reads rows)."""
     import jax
 
     if jax.process_count() == 1 or not flags:

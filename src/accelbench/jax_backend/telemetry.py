@@ -1,8 +1,6 @@
-"""TPU firmware telemetry from a trace's device planes: the temperatures, throttling, power and
-p-states TPUMS reports around a soak, and the thermal throttle level each timed iteration ran under
-(the `throttle` policy on a TPU). Upstream's keys, this project's time series and how a packed value
-is read: docs/tpums.md. Planes are read through ProfileData's interface (name, lines of events,
-stats), so synthetic planes test it off a TPU."""
+"""TPU firmware telemetry from a trace's device planes: what TPUMS reports around a soak, and each
+timed iteration's thermal throttle level (docs/tpums.md). Read through ProfileData's interface, so
+synthetic planes test it off a TPU."""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench.core.types import TELEMETRY_MAXIMA
+from accelbench.core.types import TELEMETRY_MAXIMA as TELEMETRY_MAXIMA
 
 DEVICE_PLANE = re.compile(r"^/device:TPU:\d+$")
 CORE_SUFFIX = re.compile(r"\s+\d+$")
@@ -36,20 +34,6 @@ SERIES = {
     "hbm fw power meter pl1(w)": "hbm_power",
     "p state": "pstate",
 }
-KEYS = (
-    *TELEMETRY_MAXIMA,
-    "peak_temp_source",
-    "hbm_throttle_time_pct",
-    "hbm_throttle_mean_pct",
-    "vdd_core_throttle_time_pct",
-    "vdd_core_throttle_mean_pct",
-    "vdd_core_power_mean_w",
-    "hbm_power_mean_w",
-    "total_power_mean_w",
-    "pstate_min",
-    "pstate_max",
-    "pstate_changes",
-)
 Interval = tuple[float, float, float]  # start ns, end ns, value
 
 
@@ -58,8 +42,7 @@ def canonical(name: str) -> str:
 
 
 def _packed(raw: bytes) -> float | None:
-    """A double packed in bytes: the last 8, little-endian; a longer value must end in a 64-bit field
-    (wire type 1 in the key byte before them). Not finite: no value."""
+    """The finite double in the last 8 bytes (little-endian; a longer value's key byte: wire type 1)."""
     if len(raw) < 8 or (len(raw) > 8 and raw[-9] & 0x07 != 1):
         return None
     value = struct.unpack("<d", raw[-8:])[0]
@@ -67,8 +50,7 @@ def _packed(raw: bytes) -> float | None:
 
 
 def _number(value: Any) -> float | None:
-    """A statistic's number: int or float, or a packed double (bytes, or bytes ProfileData decoded as
-    text: never printable, unlike a string statistic)."""
+    """A statistic's number: int, float or a packed double (bytes, or bytes decoded as unprintable text)."""
     if isinstance(value, str) and not value.isprintable():
         value = value.encode("utf-8", "surrogateescape")
     if isinstance(value, bytes):
@@ -79,8 +61,7 @@ def _number(value: Any) -> float | None:
 
 
 def _stats(stats: Iterable[Any]) -> Iterator[tuple[str, Any]]:
-    """(name, value) pairs; a bytes value that is not UTF-8 makes ProfileData raise mid-pair: its
-    bytes come back under no name."""
+    """(name, value) pairs; a non-UTF-8 bytes value (ProfileData raises) comes back under no name."""
     pairs = iter(stats)
     while True:
         try:
@@ -100,8 +81,7 @@ def _value(stats: Any) -> float | None:
 
 
 def thermal_level(event_name: str) -> float | None:
-    """A Power Throttle event's thermal level: "0" is 0, "<level> (THERMAL_THROTTLE)" its level;
-    any other source (voltage droop) or form: None."""
+    """A Power Throttle event's thermal level ("0", "<level> (THERMAL_THROTTLE)"); else None."""
     found = THROTTLE_EVENT.match(str(event_name).strip())
     if found is None:
         return None
@@ -130,19 +110,16 @@ def _collect(plane: Any) -> _Samples:
             if kind == OPS_LINE and end > start:
                 low, high = got.window or (start, end)
                 got.window = (min(low, start), max(high, end))
-            if kind == OPS_LINE:
-                continue
-            if kind == THROTTLE_LINE:
+            elif kind == THROTTLE_LINE:
                 if (level := thermal_level(event.name)) is not None:
                     got.series["thermal_level"].append((start, end, level))
-                continue
-            name = canonical(event.name)
-            if (name in MAXIMA or name in SERIES) and (value := _value(event.stats)) is None:
-                continue
-            if name in MAXIMA:
-                got.peaks[MAXIMA[name]].append(value)
-            if name in SERIES:
-                got.series[SERIES[name]].append((start, end, value))
+            elif (name := canonical(event.name)) in MAXIMA or name in SERIES:
+                if (value := _value(event.stats)) is None:
+                    continue
+                if name in MAXIMA:
+                    got.peaks[MAXIMA[name]].append(value)
+                if name in SERIES:
+                    got.series[SERIES[name]].append((start, end, value))
     got.peaks["thermal_throttle_level"] += [v for _, _, v in got.series["thermal_level"]]
     return got
 
@@ -161,8 +138,7 @@ def _bounds(
 def _weighted(
     series: list[Interval], window: tuple[float, float] | None, positive_share: bool = False
 ) -> float | None:
-    """Over the window: the share of covered time with a positive value (in %), or the
-    time-weighted mean value."""
+    """Over the window: the % of covered time with a positive value, or the time-weighted mean."""
     bounds = _bounds(series, window)
     if bounds is None:
         return None
@@ -176,8 +152,7 @@ def _weighted(
 
 
 def _pstates(series: list[Interval], window: tuple[float, float] | None) -> tuple[Any, Any, Any]:
-    """The lowest and highest p-state in the window (the one in force as it opens included), and
-    how often it changed."""
+    """The lowest and highest p-state in the window (the one in force at its start too), and changes."""
     ordered = sorted(series)
     bounds = _bounds(ordered, window)
     if bounds is not None:
@@ -219,6 +194,9 @@ def _metrics(s: _Samples) -> dict[str, Any]:
     }
 
 
+KEYS = tuple(_metrics(_Samples()))  # every figure, the maxima (TELEMETRY_MAXIMA) first
+
+
 def _devices(planes: Any) -> dict[str, _Samples]:
     return {p.name: _collect(p) for p in planes if DEVICE_PLANE.match(str(p.name))}
 
@@ -229,8 +207,8 @@ def per_device(planes: Any) -> dict[str, dict[str, Any]]:
 
 
 def aggregate(devices: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Over devices: the highest of each figure (the p-state minimum: the lowest); peak_temp_c the
-    hottest compute die, the hottest HBM only where no device reported its die (as upstream)."""
+    """Over devices: the highest of each figure (pstate_min the lowest); peak_temp_c the hottest die,
+    the hottest HBM only where no device reported its die (as upstream)."""
     values: dict[str, list[Any]] = defaultdict(list)
     for metrics in devices.values():
         for key, value in metrics.items():
@@ -245,9 +223,8 @@ def aggregate(devices: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def read(planes: Any, windows: list[tuple[float, float]]) -> tuple[dict[str, Any], list[float]]:
-    """The trace's telemetry over its devices, and per window (an iteration's start and end on the
-    trace clock) the highest thermal throttle level any TPU's Power Throttle line reported while it
-    ran: 0 where none did; no levels where no plane has the line (not recorded)."""
+    """The trace's telemetry, and per window (an iteration on the trace clock) the highest thermal
+    level any TPU reported during it (0: none; no levels where no plane has the line)."""
     devices = _devices(planes)
     events = [e for samples in devices.values() for e in samples.series["thermal_level"]]
     metrics = aggregate({name: _metrics(samples) for name, samples in devices.items()})

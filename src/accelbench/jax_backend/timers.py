@@ -1,12 +1,10 @@
-"""The JAX backend's timers: device time per iteration read from the profiler's trace (`xprof`, auto on
-GPUs and TPUs), and the wall clock with the trace kept (`traced_wall`, CPUs when a trace is asked for).
-
-JAX is reached through `platform.frameworks`, so discovering these timers (config validation) costs no
-import of JAX.
-"""
+"""The JAX backend's timers: device time per iteration from the profiler's trace (`xprof`, auto on GPUs
+and TPUs), and the wall clock with the trace kept (`traced_wall`, CPUs asked for a trace). JAX comes
+through `platform.frameworks`: discovering these timers (config validation) imports no JAX."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -25,14 +23,14 @@ from accelbench.errors import CaseFailure, Status
 from accelbench.jax_backend import distributed, telemetry, xplane
 from accelbench.measure import audit
 from accelbench.measure.timers import (
-    HostFlush,
     Metered,
     Sessioned,
     Timer,
-    no_flush,
+    host_flush,
     register_timer,
     timed_iterations,
     trace_session_dir,
+    wall_timing,
     warm_up,
 )
 from accelbench.names import portable_name
@@ -49,16 +47,14 @@ FLUSH_BYTES = 256 << 20  # more than any GPU's L2 (H100/H200: 50-60 MB); TPU CME
 FLUSH_MODULE = "jit_mb_flush"  # the flush's module: its kernels are the harness's, never the op's
 
 
-def mb_flush(buffer: Any) -> Any:
-    """The flush's one computation (its name is its module's)."""
+def mb_flush(buffer: Any) -> Any:  # the flush's one computation (its name is its module's)
     return jax.numpy.zeros_like(buffer)
 
 
 class DeviceFlush:
     """cache: cold on an accelerator: overwrite a buffer larger than the L2 before every iteration, in its
-    own module, so the trace never counts it as the op's time. (Reading it instead left the L2 warmer:
-    cold add 1024² read 2.75 µs against 3.23 µs after a write on an H200.) Written, not read and
-    written: b + 1 cost ~550 µs an iteration on an H100, three times PyTorch's zero_ flush."""
+    own module (never the op's time in the trace). Written only: a read left the L2 warmer (cold add
+    1024², H200: 2.75 µs, 3.23 µs after a write); b + 1 cost ~550 µs on an H100, 3x PyTorch's zero_."""
 
     def __init__(self, device: Any) -> None:
         jnp = jax.numpy
@@ -73,22 +69,18 @@ class DeviceFlush:
         self.buffer = jax.block_until_ready(self.fill_in_place(self.buffer))
 
     def enqueue(self) -> None:
-        """Queued before the iteration without waiting (cadence: sustained): a new buffer each time, the
-        old one freed (donating a buffer still in use would make the host wait)."""
+        """Queued without waiting (sustained): a new buffer each time (donating one in use would wait)."""
         self.buffer = self.fill(self.buffer)
 
 
 @functools.cache
 def device_flush(device: Any) -> DeviceFlush:
-    """One flush buffer per device for the whole run (allocating and compiling it per case cost time)."""
-    return DeviceFlush(device)
+    return DeviceFlush(device)  # one per device for the run (per case, it cost time)
 
 
 def flusher(case: Case) -> Callable[[], None]:
-    if case.run.cache != "cold":
-        return no_flush
-    if jax.default_backend() == "cpu":
-        return HostFlush()
+    if case.run.cache != "cold" or jax.default_backend() == "cpu":
+        return host_flush(case)
     where = case.params.placement
     return device_flush(jax.local_devices()[int(where.device) if where.sharding == "none" else 0])
 
@@ -105,9 +97,9 @@ FIRMWARE_EVENTS = {
 
 
 def profile_options(host_events: bool = True, firmware: bool = False) -> Any:
-    """Device activity and host events, without tracing every Python call (which costs time per case).
-    Without host events where only the device's are read (a GPU trace nobody keeps): a session's
-    stop cost ~110 µs per iteration with them and ~18 µs without on an H100 (bench/trace_overhead.py)."""
+    """Device activity, host events only where read (a kept trace, a CPU's, a TPU's: a session's stop
+    cost ~110 µs per iteration with them, ~18 µs without on an H100, bench/trace_overhead.py), no
+    Python calls (costly per case)."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     if not host_events:
@@ -120,7 +112,7 @@ def profile_options(host_events: bool = True, firmware: bool = False) -> Any:
 def _profile_to_disk(
     trace_dir: str, run: Callable[[], list[float]], firmware: bool = False
 ) -> tuple[Any, list[float]]:
-    """The xprof layout users open (trace_dir kept): start_trace/stop_trace, then read the xplane back."""
+    """start_trace/stop_trace into trace_dir, then its xplane read back."""
     with chatter.native_stderr("jax"):
         jax.profiler.start_trace(trace_dir, profiler_options=profile_options(firmware=firmware))
     try:
@@ -138,8 +130,8 @@ def _profile_to_disk(
 
 
 def _forget_session() -> None:
-    """jax.profiler keeps a session whose export failed as started, so every later case would fail
-    with "Profile has already been started": its state is reset (private state, where it exists)."""
+    """jax.profiler keeps a session whose export failed as started (every later case: "Profile has
+    already been started"): its private state reset, where it exists."""
     state = getattr(getattr(jax, "_src", None) and jax._src.profiler, "_profile_state", None)
     if state is not None and hasattr(state, "reset"):
         with state.lock:
@@ -149,8 +141,8 @@ def _forget_session() -> None:
 def _profile_in_memory(
     run: Callable[[], list[float]], firmware: bool = False, host_events: bool = False
 ) -> tuple[tuple[Any, bytes], list[float]] | None:
-    """The same profiler session, its XSpace kept in memory: no trace-viewer conversion (the per-case
-    cost when nobody keeps the trace). None where this JAX has no such session."""
+    """The session's XSpace kept in memory: no trace-viewer conversion per case. None where this JAX
+    has no such session."""
     try:
         from jax._src.lib import _profiler  # not public API: fall back to start_trace without it
 
@@ -172,9 +164,8 @@ def _profile_in_memory(
 def profiled(
     run: Callable[[], list[float]], session_dir: str | None, firmware: bool = False
 ) -> tuple[Any, list[float]]:
-    """`run` inside one profiler session, kept in memory; where a trace is kept, its XSpace is written
-    as `<session_dir>/<host>.xplane.pb` (what xprof and TensorBoard open; a later round of the same
-    case and run replaces it). Where this JAX has no in-memory session, start_trace writes it."""
+    """`run` in one profiler session; a kept trace's XSpace written as `<session_dir>/<host>.xplane.pb`
+    (what xprof opens; a later round replaces it)."""
     in_memory = _profile_in_memory(run, firmware, host_events=session_dir is not None)
     if in_memory is None:
         scratch = tempfile.mkdtemp(prefix="mb_trace_")
@@ -213,20 +204,17 @@ def _probe(v: Any) -> Any:
 
 @functools.cache
 def session_cost() -> float:
-    """The profiler started before any case's clock (a GPU's CUPTI, the first session's set-up: the
-    first case paid them), and what a round's session costs from then on: the mean start, stop and
-    read of SESSION_PROBES later sessions of a one-call loop, its iteration found as a round's are.
-    Sizes an adaptive case's pilot (`procedure.pilot_size`)."""
+    """The profiler started before any case's clock (CUPTI's set-up: the first case paid it), and a
+    round's session cost from then on: the mean of SESSION_PROBES later one-call sessions, read as a
+    round's are (`procedure.pilot_size`)."""
     probe, x = jax.jit(_probe), jax.numpy.ones(8)
     jax.block_until_ready(probe(x))
     costs = []
     for _ in range(1 + SESSION_PROBES):
         start = time.perf_counter()
         profile, _ = profiled(lambda: [float(jax.block_until_ready(probe(x))[0])], None)
-        try:
+        with contextlib.suppress(xplane.TraceError):  # a probe's kernel may be fused away
             xplane.iterations(profile, "jit__probe", 1)
-        except xplane.TraceError:  # the cost is what is wanted; a probe's kernel may be fused away
-            pass
         costs.append(time.perf_counter() - start)
     return statistics.mean(costs[1:])
 
@@ -255,11 +243,13 @@ def traced_samples(
         profile, wall = profiled(run, trace_dir, firmware)
         _cupti_refused(profile)
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:
-            timing = _slowest_device(case, profile, n, wall, trace_dir)
+            timing = _slowest_device(case, profile, n)
         else:
-            timing = _per_iteration(case, profile, n, wall, trace_dir)
+            timing = _per_iteration(case, profile, n)
     except xplane.TraceError as error:
         raise CaseFailure(Status.ERROR, f"device time unavailable: {error}") from None
+    # the blocked host wall per iteration is its launch and dispatch too
+    timing.wall_samples_s, timing.launch_samples_s, timing.trace_path = wall, list(wall), trace_dir
     timing.flush_s = metered.seconds
     timing.session_s = time.perf_counter() - session_start - loop_s
     if tpu():
@@ -268,8 +258,8 @@ def traced_samples(
 
 
 def _cupti_refused(profile: Any = None) -> None:
-    """A JAX GPU timing where another profiler holds CUPTI: refused before any session once that is
-    known (PyTorch's profiler without its teardown), and known from a GPU trace without a GPU plane."""
+    """Refuse a JAX GPU timing where another profiler holds CUPTI: known before (PyTorch's profiler
+    without its teardown), or from a GPU trace without a GPU plane."""
     if jax.default_backend() != "gpu":
         return
     if profile is not None:
@@ -292,8 +282,7 @@ def tpu() -> bool:
 
 
 def _firmware(case: Case, profile: Any, n: int, timing: Timing) -> None:
-    """A TPU's temperatures, throttling, power and p-states, and each sample's thermal throttle level
-    (the timed device's module executions as the samples' windows)."""
+    """A TPU's telemetry, and each sample's thermal throttle level (its module execution's window)."""
     try:
         _, iters = xplane.iterations(profile, module_name(case), n, case.run.xprof_device_mode)
     except xplane.TraceError:
@@ -304,45 +293,34 @@ def _firmware(case: Case, profile: Any, n: int, timing: Timing) -> None:
 
 
 def _steps(case: Case) -> Callable[[int], Any]:
-    """Each timed iteration as a step named after the case: xprof's step view and trace viewer."""
-    name = case.label
+    name = case.label  # each timed iteration a step named after the case, in xprof
     return lambda i: jax.profiler.StepTraceAnnotation(name, step_num=i)
 
 
-def _per_iteration(
-    case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
-) -> Timing:
-    """Each iteration's device time: its kernels (GPU) or module execution (TPU) in the trace; on a
-    GPU, the audit of its windows."""
+def _per_iteration(case: Case, profile: Any, n: int) -> Timing:
+    """Each iteration's device time (GPU kernels, TPU module execution); on a GPU, the audit."""
     read = xplane.read(profile, module_name(case), n, case.run.xprof_device_mode)
     platform, iters = read.platform, read.iterations
     return Timing(
         samples_s=[i.total_ns * 1e-9 for i in iters],
         source=f"xprof_{platform}",
-        wall_samples_s=wall,
         span_samples_s=[i.span_ns * 1e-9 for i in iters],
-        launch_samples_s=list(wall),  # blocked host wall per iteration: launch, dispatch
         kernels=xplane.breakdown(iters),
-        trace_path=trace_dir,
         audit=_audit(read) if platform == "gpu" and case.run.audit != "off" else (),
     )
 
 
 def _audit(read: xplane.Read) -> tuple[Finding, ...]:
-    """The audit of a GPU module's iterations: the flush's kernels are the harness's, XLA's other
-    work beside them no timed call's; XLA's trace holds no host calls to read."""
-    harness: list[xplane.Event] = []
-    others: list[xplane.Event] = []
-    for e in read.others:
-        (harness if xplane.of_module(e, FLUSH_MODULE) else others).append(e)
+    """The audit of a GPU module's iterations: the flush's kernels are the harness's (XLA's trace
+    holds no host calls)."""
+    harness = [e for e in read.others if xplane.of_module(e, FLUSH_MODULE)]
+    others = [e for e in read.others if not xplane.of_module(e, FLUSH_MODULE)]
     return audit.findings(audit.Loop([i.kernels for i in read.iterations], others, harness))
 
 
-def _slowest_device(
-    case: Case, profile: Any, n: int, wall: list[float], trace_dir: str | None
-) -> Timing:
-    """Every device's time per iteration (all processes'); the headline is the slowest device's per
-    iteration, or the one device the op names (a transfer's receiver)."""
+def _slowest_device(case: Case, profile: Any, n: int) -> Timing:
+    """Every device's time per iteration (all processes'); the headline the slowest device's, or the
+    one the op names (a transfer's receiver)."""
     per_device = distributed.gather_devices(xplane.per_device(profile, module_name(case), n))
     try:  # the kernels of the first device that has them, for the breakdown columns
         kernels = xplane.breakdown(xplane.iterations(profile, module_name(case), n)[1])
@@ -357,9 +335,6 @@ def _slowest_device(
     return Timing(
         samples_s=samples,
         source=f"xprof_{jax.default_backend()}_{whose}",
-        wall_samples_s=wall,
-        launch_samples_s=list(wall),
-        trace_path=trace_dir,
         kernels=kernels,
         device_samples_s=per_device,
     )
@@ -367,9 +342,8 @@ def _slowest_device(
 
 @register_timer("xprof", ("jax",), auto_on=(("jax", "gpu"), ("jax", "tpu")))
 def xprof_timer(case: Case) -> Timer:
-    """Device time per iteration from the profiler trace (GPU kernels, TPU module executions). The
-    flush is made (allocated, compiled) here, before the case's clock starts: it cost the first case
-    0.24 s of its budget on an H100. Refused before any session where CUPTI is another profiler's."""
+    """Device time per iteration from the trace; the flush made here, before the case's clock (it cost
+    the first case 0.24 s on an H100)."""
     _cupti_refused()
     flush = flusher(case)
     return Sessioned(
@@ -384,14 +358,11 @@ def traced_wall_timer(case: Case) -> Timer:
 
     def timer(prepared: Prepared, warmup: int, n: int) -> Timing:
         traced = traced_samples(case, flush, prepared, warmup, n)
-        return Timing(
-            samples_s=traced.wall_samples_s,
-            source="wall_clock",
-            wall_samples_s=traced.wall_samples_s,
-            launch_samples_s=traced.wall_samples_s,
+        return wall_timing(
+            traced.wall_samples_s,
+            traced.flush_s,
             kernels=traced.kernels,
             trace_path=traced.trace_path,
-            flush_s=traced.flush_s,
             session_s=traced.session_s,
         )
 

@@ -1,9 +1,7 @@
 """Per-iteration device time from a JAX profiler trace (XSpace), read with jax.profiler.ProfileData.
-
 GPU: kernel events on the device plane's stream lines, tagged with the `hlo_module` stat.
 TPU: one event per execution on the `XLA Modules` line; ops on `XLA Ops` give the breakdown.
-CPU: thunk events on host threads, tagged with `hlo_module` and a per-execution `run_id`.
-"""
+CPU: thunk events on host threads, tagged with `hlo_module` and a per-execution `run_id`."""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from accelbench.measure.attribution import breakdown
+from accelbench.measure.attribution import breakdown as breakdown
 
 
 class TraceError(Exception):
@@ -48,20 +46,6 @@ class Iteration:
         return max(k.end_ns for k in self.kernels) - min(k.start_ns for k in self.kernels)
 
 
-__all__ = [
-    "Event",
-    "Iteration",
-    "TraceError",
-    "breakdown",
-    "find_xplane",
-    "iterations",
-    "load",
-    "per_device",
-    "read",
-    "top_level",
-]
-
-
 def find_xplane(trace_dir: str) -> str:
     """The newest *.xplane.pb that jax.profiler wrote under trace_dir."""
     paths = glob.glob(os.path.join(trace_dir, "plugins", "profile", "*", "*.xplane.pb"))
@@ -75,14 +59,33 @@ def _events(line: Any) -> list[Event]:
     # read (116 times in a test run); a defect of the binding, not of this code or the user's run
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "builtin type .* has no __module__", DeprecationWarning)
-        return _read_events(line)
+        return [
+            Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats), line.name)
+            for e in line.events
+        ]
 
 
-def _read_events(line: Any) -> list[Event]:
+def _host_events(planes: list[Any]) -> list[Event]:
+    """The host threads' events that XLA tagged with a module (a CPU's thunks)."""
     return [
-        Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats), line.name)
-        for e in line.events
+        e
+        for p in planes
+        if p.name.startswith("/host:CPU")
+        for line in p.lines
+        for e in _events(line)
+        if "hlo_module" in e.stats
     ]
+
+
+def _kernels(plane: Any, module: str) -> tuple[list[Event], list[Event]]:
+    """A GPU plane's kernel events of the module, and its other events."""
+    mine: list[Event] = []
+    others: list[Event] = []
+    for line in plane.lines:
+        if line.name not in ("XLA Modules", "XLA Ops"):
+            for e in _events(line):
+                (mine if of_module(e, module) else others).append(e)
+    return mine, others
 
 
 def _module_matches(value: Any, module: str) -> bool:
@@ -127,8 +130,7 @@ def _chunk(events: list[Event], n_iters: int, what: str) -> list[list[Event]]:
 
 @dataclass
 class Read:
-    """One module's iterations in a trace, and XLA's other work beside them (the other modules'
-    kernels on the same GPU, or host threads on a CPU; none read on a TPU): what the audit reads."""
+    """One module's iterations, and XLA's other work beside them (GPU, CPU; not read on a TPU)."""
 
     platform: str
     iterations: list[Iteration]
@@ -144,8 +146,7 @@ def iterations(
 
 
 def read(profile: Any, module: str, n_iters: int, device: str = "first_device") -> Read:
-    """One jitted module's iterations: on the first device plane, or (`device: max_device`,
-    TPUMS's xprof_device_mode) on the one whose median is highest."""
+    """One jitted module's iterations on the first device plane, or the highest median's (max_device)."""
     planes = list(profile.planes)
     tpu = sorted((p for p in planes if p.name.startswith("/device:TPU")), key=_plane_order)
     gpu = sorted((p for p in planes if p.name.startswith("/device:GPU")), key=_plane_order)
@@ -163,14 +164,7 @@ def read(profile: Any, module: str, n_iters: int, device: str = "first_device") 
         if not runs:
             raise errors[0]
         return Read(platform, *max(runs, key=lambda run: _median_ns(run[0])))
-    host = [
-        e
-        for p in planes
-        if p.name.startswith("/host:CPU")
-        for line in p.lines
-        for e in _events(line)
-        if "hlo_module" in e.stats
-    ]
+    host = _host_events(planes)
     mine = [e for e in host if of_module(e, module)]
     if not mine:
         raise TraceError(f"the trace has no device or host-thread events of module {module}")
@@ -180,11 +174,8 @@ def read(profile: Any, module: str, n_iters: int, device: str = "first_device") 
 
 
 def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]]:
-    """Each device's device time per iteration of one module (many-device ops: collectives).
-
-    GPU: each device plane's kernels; TPU: each chip plane's module executions; CPU: host events by
-    their `device_ordinal`. A device with no event of the module (a bystander of a send/recv) is left
-    out; one whose events do not split into n iterations raises."""
+    """Each device's time per iteration of one module (GPU kernels, TPU executions, CPU host events by
+    `device_ordinal`); a bystander without events is left out, one that does not split raises."""
     planes = list(profile.planes)
     out: dict[str, list[float]] = {}
     devices = [p for p in planes if p.name.startswith(("/device:TPU", "/device:GPU"))]
@@ -200,13 +191,7 @@ def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]
             if ran:  # a chip that ran the module must show every iteration, like a GPU
                 out[name] = [i.total_ns * 1e-9 for i in _tpu_read(plane, module, n_iters)[0]]
             continue
-        kernels = [
-            e
-            for line in plane.lines
-            if line.name not in ("XLA Modules", "XLA Ops")
-            for e in _events(line)
-            if of_module(e, module)
-        ]
+        kernels = _kernels(plane, module)[0]
         if kernels:
             chunks = _chunk(kernels, n_iters, f"{module} on {name}")
             out[name] = [sum(e.duration_ns for e in c) * 1e-9 for c in chunks]
@@ -215,12 +200,9 @@ def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]
             raise TraceError(f"no device has events of module {module}")
         return out
     by_device: dict[Any, list[Event]] = defaultdict(list)
-    for p in planes:
-        if p.name.startswith("/host:CPU"):
-            for line in p.lines:
-                for e in _events(line):
-                    if of_module(e, module):
-                        by_device[e.stats.get("device_ordinal", 0)].append(e)
+    for e in _host_events(planes):
+        if of_module(e, module):
+            by_device[e.stats.get("device_ordinal", 0)].append(e)
     if not by_device:
         raise TraceError(f"the trace has no host-thread events of module {module}")
     for ordinal, events in sorted(by_device.items()):
@@ -242,12 +224,7 @@ def _median_ns(runs: list[Iteration]) -> float:
 
 def _gpu_read(plane: Any, module: str, n_iters: int) -> tuple[list[Iteration], list[Event]]:
     """The module's kernels in iterations, and the plane's other events."""
-    mine: list[Event] = []
-    others: list[Event] = []
-    for line in plane.lines:
-        if line.name not in ("XLA Modules", "XLA Ops"):
-            for e in _events(line):
-                (mine if of_module(e, module) else others).append(e)
+    mine, others = _kernels(plane, module)
     if not mine:
         raise TraceError(f"the GPU trace has no kernel events of module {module}")
     chunks = _chunk(mine, n_iters, module)
@@ -259,11 +236,7 @@ def _tpu_read(plane: Any, module: str, n_iters: int) -> tuple[list[Iteration], l
     if "XLA Modules" not in lines:
         raise TraceError("the TPU trace has no 'XLA Modules' line")
     runs = sorted(
-        (
-            e
-            for e in _events(lines["XLA Modules"])
-            if e.name == module or e.name.startswith(module + "(")
-        ),
+        (e for e in _events(lines["XLA Modules"]) if _module_matches(e.name, module)),
         key=lambda e: e.start_ns,
     )
     if len(runs) != n_iters:

@@ -1,9 +1,7 @@
-"""Device kernels attributed to timed iterations, and the per-kernel breakdown of a row.
-
-A kernel belongs to the host-side window in which its launch happened (they share a correlation id),
-so iterations may overlap on the device and no clock is shared between host and device. Kernels
-launched outside every window (cache flushes, other work) are not counted.
-"""
+"""Device kernels attributed to timed iterations, and a row's per-kernel breakdown. A kernel belongs to
+the host window its launch happened in (they share a correlation id): iterations may overlap on the
+device, and no clock is shared between host and device. Kernels launched outside every window
+(flushes, other work) are not counted."""
 
 from __future__ import annotations
 
@@ -65,8 +63,7 @@ class IterationKernels:
 def launched_in(
     ranges: Sequence[tuple[float, float]], launches: Sequence[Launch]
 ) -> dict[tuple[str, int], int]:
-    """Each launch issued inside one of the sorted, disjoint host ranges, by its key (kind and
-    correlation): that range's index."""
+    """Each launch issued inside one of the sorted, disjoint host ranges, by its key: that range's index."""
     starts = [r[0] for r in ranges]
     placed: dict[tuple[str, int], int] = {}
     for launch in launches:
@@ -83,13 +80,9 @@ def attribute(
     executed_inside: bool = False,
     harness: Sequence[tuple[float, float]] = (),
 ) -> list[IterationKernels]:
-    """One IterationKernels per window, each holding the kernels launched inside it.
-
-    `executed_inside`: each window also waited for its kernels (cadence: blocked), so a kernel whose launch
-    record the profiler lost (seen: 5 of 100 on an H200) is placed by where it ran instead.
-    `harness`: the host ranges of the harness's own work (the cache flush): a kernel either of its
-    records places in one is never an iteration's, whatever the other record or where it ran says
-    (an H100's blocked cold loops counted flush kernels in a few iterations, issue 63)."""
+    """Per window, the kernels launched inside it. `executed_inside` (blocked): a kernel whose launch
+    record was lost (5 of 100 on an H200) is placed by where it ran. `harness`: the flush's host ranges;
+    a kernel either record places in one is never an iteration's (an H100's cold loops, issue 63)."""
     ordered = sorted(windows)
     if any(a_end > b_start for (_, a_end), (b_start, _) in zip(ordered, ordered[1:], strict=False)):
         raise AttributionError(
@@ -105,7 +98,8 @@ def attribute(
         # the runtime call's record; where it was lost, the op that issued it
         index = next((window_of[key] for key in kernel.keys if key in window_of), None)
         if index is None and executed_inside:  # its launch record was lost: where did it run?
-            index = _window_containing(kernel, ordered, starts)
+            at = bisect.bisect_right(starts, kernel.start_ns) - 1
+            index = at if at >= 0 and kernel.end_ns <= ordered[at][1] else None
         if index is not None:
             iterations[index].kernels.append(kernel)
     empty = [i for i, it in enumerate(iterations) if not it.kernels]
@@ -117,19 +111,9 @@ def attribute(
     return iterations
 
 
-def _window_containing(
-    kernel: KernelEvent, windows: list[tuple[float, float]], starts: list[float]
-) -> int | None:
-    index = bisect.bisect_right(starts, kernel.start_ns) - 1
-    if index >= 0 and kernel.end_ns <= windows[index][1]:
-        return index
-    return None
-
-
 def breakdown(iterations: Sequence[object]) -> list[Kernel]:
-    """Each kernel's launches per iteration, mean duration and share of device time, largest first.
-
-    Takes anything with `total_ns` and `kernels` (each with `name` and `duration_ns`)."""
+    """Each kernel's launches per iteration, mean duration and share of device time, largest first
+    (of anything with `total_ns` and `kernels` of `name` and `duration_ns`)."""
     total = sum(it.total_ns for it in iterations) or 1.0  # type: ignore[attr-defined]
     durations: dict[str, list[float]] = defaultdict(list)
     for it in iterations:

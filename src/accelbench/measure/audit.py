@@ -1,9 +1,6 @@
 """The audit of a timed loop: what the trace its timer already read says its timed windows held
-besides the op's own kernels run one after another (docs/method.md, "The audit").
-
-Each check is registered under its finding's name and returns that finding or None. Framework-neutral:
-timers hand it the per-kernel events they read (`Event`); tests hand it synthetic ones.
-"""
+besides the op's own kernels run one after another (docs/method.md, "The audit"). Framework-neutral:
+timers hand it the per-kernel events they read (`Event`); tests hand it synthetic ones."""
 
 from __future__ import annotations
 
@@ -55,8 +52,7 @@ class Loop:
 
     @functools.cached_property
     def table(self) -> Table:
-        """The iterations' events as arrays, read once (the checks share them: the audit's cost
-        is a share of the timing wall's, docs/results_gpu.md)."""
+        """The iterations' events as arrays, read once for every check (docs/results_gpu.md)."""
         return Table(self.iterations)
 
 
@@ -107,23 +103,20 @@ class Table:
         return [e for e, m in zip(events, meet.tolist(), strict=True) if m]
 
 
-Check = Callable[[Loop], Finding | None]
-CHECKS: dict[str, Check] = {}
+Check = Callable[[Loop], tuple[float, str] | None]  # a finding's value and detail, or None
+CHECKS: dict[str, Check] = {}  # by the finding's name
 
 
 def check(name: str) -> Callable[[Check], Check]:
-    def register(fn: Check) -> Check:
-        return register_once(CHECKS, name, fn, "audit check")
-
-    return register
+    return lambda fn: register_once(CHECKS, name, fn, "audit check")
 
 
 def findings(loop: Loop, names: Sequence[str] | None = None) -> tuple[Finding, ...]:
     """Every check's finding on the loop (those of `names`, where given), in registration order."""
     if not loop.iterations:
         return ()
-    chosen = (CHECKS[n] for n in names) if names is not None else CHECKS.values()
-    return tuple(found for fn in chosen if (found := fn(loop)) is not None)
+    chosen = names if names is not None else CHECKS
+    return tuple(Finding(n, *found) for n in chosen if (found := CHECKS[n](loop)))
 
 
 def _us(ns: float) -> str:
@@ -141,7 +134,7 @@ def _busy_ns(events: Sequence[Event]) -> float:
 
 
 @check("streams")
-def _streams(loop: Loop) -> Finding | None:
+def _streams(loop: Loop) -> tuple[float, str] | None:
     """Kernels of one iteration on more than one stream: each stream's time, and how much of it ran
     at once (the device time, a sum of kernel times, counts that part once per stream)."""
     if not (loop.table.streams != loop.table.streams[0]).any():  # one stream in all
@@ -169,13 +162,11 @@ def _streams(loop: Loop) -> Finding | None:
         if overlap > 0
         else "none overlapped: the device time is their sum"
     )
-    return Finding(
-        "streams", len(names), f"{len(names)} streams per iteration ({times}); {counted}"
-    )
+    return len(names), f"{len(names)} streams per iteration ({times}); {counted}"
 
 
 @check("idle_gaps")
-def _idle(loop: Loop) -> Finding | None:
+def _idle(loop: Loop) -> tuple[float, str] | None:
     """Gaps of GAP_NS or more between an iteration's kernels, as a share of its span: the device
     waited for the host's launches, and the device time (which leaves gaps out) understates wall."""
     table = loop.table
@@ -186,17 +177,15 @@ def _idle(loop: Loop) -> Finding | None:
     if share < IDLE_SHARE:
         return None
     gaps = gap.tolist()
-    return Finding(
-        "idle_gaps",
-        share,
+    return share, (
         f"{share:.0%} of the median iteration's span idle in {len(gaps) / table.count:.3g} gaps "
         f"of {_us(GAP_NS)} or more (median {_us(statistics.median(gaps))}, largest "
-        f"{_us(max(gaps))}): launch-bound, the device time leaves the gaps out",
+        f"{_us(max(gaps))}): launch-bound, the device time leaves the gaps out"
     )
 
 
 @check("harness_overlap")
-def _harness(loop: Loop) -> Finding | None:
+def _harness(loop: Loop) -> tuple[float, str] | None:
     """A harness kernel (the cache flush) running while timed kernels ran: their figure is then the
     flush's too. As a share of the loop's device time."""
     near = loop.table.during(loop.harness)  # a flush outside every iteration's span: no overlap
@@ -207,16 +196,14 @@ def _harness(loop: Loop) -> Finding | None:
     if overlap < 1:  # under a nanosecond: the sums' rounding, not an overlap
         return None
     device = sum(e.duration_ns for e in timed)
-    return Finding(
-        "harness_overlap",
-        overlap / device,
+    return overlap / device, (
         f"the harness's cache flush ({_counted(Counter(map(NAME, near)))}) ran {_us(overlap)} "
-        f"during timed kernels ({overlap / device:.1%} of the device time)",
+        f"during timed kernels ({overlap / device:.1%} of the device time)"
     )
 
 
 @check("host_copies")
-def _copies(loop: Loop) -> Finding | None:
+def _copies(loop: Loop) -> tuple[float, str] | None:
     """Host<->device copies inside the timed call: data crossing the host link is timed with the op."""
     named = {name for name in set(map(NAME, loop.table.flat)) if COPY.match(name)}
     if not named:
@@ -225,16 +212,14 @@ def _copies(loop: Loop) -> Finding | None:
     count = sum(map(len, copies))
     per = count / len(copies)
     time = statistics.median(sum(e.duration_ns for e in c) for c in copies)
-    return Finding(
-        "host_copies",
-        per,
+    return per, (
         f"{per:.3g} host<->device copies per iteration inside the timed call ({_us(time)} of its "
-        "device time in the median iteration)",
+        "device time in the median iteration)"
     )
 
 
 @check("host_sync")
-def _sync(loop: Loop) -> Finding | None:
+def _sync(loop: Loop) -> tuple[float, str] | None:
     """Synchronising host calls inside the timed call: the host waits for the device mid-call, so
     what it launches after starts late."""
     if loop.syncs is None:
@@ -244,13 +229,11 @@ def _sync(loop: Loop) -> Finding | None:
         return None
     per = sum(calls.values()) / len(loop.syncs)
     named = ", ".join(f"{name} x{n}" for name, n in calls.most_common())
-    return Finding(
-        "host_sync", per, f"{per:.3g} synchronising host calls per iteration ({named} in all)"
-    )
+    return per, f"{per:.3g} synchronising host calls per iteration ({named} in all)"
 
 
 @check("kernels_vary")
-def _vary(loop: Loop) -> Finding | None:
+def _vary(loop: Loop) -> tuple[float, str] | None:
     """Iterations that launched other kernels than the rest: a compile, autotuning or a lazy
     initialisation inside the timed loop."""
     table = loop.table  # the names' hashes as multisets first (sum and xor): a clean loop stops
@@ -268,12 +251,10 @@ def _vary(loop: Loop) -> Finding | None:
         for what, kernels in (("with", first - usual), ("without", usual - first))
         if kernels
     )
-    return Finding(
-        "kernels_vary",
-        len(unlike) / len(signatures),
+    return len(unlike) / len(signatures), (
         f"{len(unlike)} of {len(signatures)} iterations launched other kernels than the rest "
         f"(first: iteration {unlike[0]}, {first.total()} kernels where most have {len(common)}: "
-        f"{differs})",
+        f"{differs})"
     )
 
 
@@ -285,7 +266,7 @@ def _counted(kernels: Counter[str]) -> str:
 
 
 @check("foreign")
-def _foreign(loop: Loop) -> Finding | None:
+def _foreign(loop: Loop) -> tuple[float, str] | None:
     """Device events of no timed call while the loop ran: another thread's or process's work, or
     kernels whose launch the profiler did not record; none is in the device time."""
     table = loop.table
@@ -293,9 +274,7 @@ def _foreign(loop: Loop) -> Finding | None:
     inside = [e for e in loop.others if e.start_ns < last and e.end_ns > first]
     if not inside:
         return None
-    return Finding(
-        "foreign",
-        len(inside),
+    return len(inside), (
         f"{len(inside)} device events of no timed call ran during the timed loop "
-        f"({_us(sum(e.duration_ns for e in inside))}; first: {inside[0].name[:60]})",
+        f"({_us(sum(e.duration_ns for e in inside))}; first: {inside[0].name[:60]})"
     )

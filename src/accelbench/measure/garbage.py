@@ -1,11 +1,7 @@
-"""Garbage collection around timed windows, paid for only when it pays.
-
-The collector is off inside a timed window and runs before it. A full collection of a process holding
-PyTorch, dynamo and JAX scans ~half a million objects (0.16-0.45 s), more than many cases' timed work,
-so the long-lived heap is frozen after one (`gc.freeze`) and a window's collection scans only what came
-after; the heap is collected and frozen anew after `REFREEZE_GROWTH_BYTES` of growth, a collection
-slower than `SLOW_COLLECTION_S`, or a failed case (`release`).
-"""
+"""Garbage collection around timed windows: off inside, run before. A full collection of a process
+holding PyTorch, dynamo and JAX scans ~half a million objects (0.16-0.45 s), so the heap is frozen
+after one (`gc.freeze`) and a window's collection scans only what came after; it is frozen anew
+after REFREEZE_GROWTH_BYTES of growth, a collection over SLOW_COLLECTION_S, or a failed case."""
 
 from __future__ import annotations
 
@@ -31,8 +27,7 @@ def resident_bytes() -> int | None:
 
 
 class Collector:
-    """When a window's collection is a full one (and the heap is frozen again), and when it is only
-    of what was allocated since the last freeze."""
+    """Whether a window's collection is a full one (then a freeze) or of what came since the last."""
 
     def __init__(self) -> None:
         self.frozen_at: int | None = None  # resident bytes at the last full collection

@@ -1,7 +1,6 @@
-"""Input sets for `inputs: rotate`: several sets, drawn from consecutive seeds, cycled through the
-iterations so that no cache (the device's L2 under `cache: warm`, a framework's memoised result) can
-serve an iteration from the one before; every set is checked against its own float64 reference before
-anything is timed. One helper for every backend's array path."""
+"""Input sets for `inputs: rotate` (every backend's array path): sets from consecutive seeds, cycled
+through the iterations so no cache (the L2, a memoised result) serves one from the one before; each
+set is checked against its own float64 reference before anything is timed."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ Host = dict[str, np.ndarray]
 
 
 def host_sets(spec: OpSpec, case: Case) -> list[Host]:
-    """The case's input sets as host arrays: one (from `seed`) unless it rotates, then `input_sets`
-    from seed, seed + 1, ..."""
+    """The case's input sets as host arrays: one (from `seed`), or `input_sets` from seed, seed + 1..."""
     assert spec.make_inputs is not None
     seed = case.params.placement.seed
     count = case.run.input_sets if case.run.inputs == "rotate" else 1
@@ -47,8 +45,7 @@ def check_every_set(
     sync: Callable[[Any], None],
     check_one: Callable[[Host, Any], float | None],
 ) -> Callable[[Any], float | None]:
-    """A check of the first call's outputs (set 0) that then runs and checks each other set: the
-    largest error of all, or a wrong result from any set."""
+    """A check of the first call's outputs (set 0) that then runs and checks each other set."""
 
     def check(out: Any) -> float | None:
         errors = [check_one(hosts[0], out)]

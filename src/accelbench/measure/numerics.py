@@ -25,7 +25,6 @@ TOLERANCE = {
 # torch._scaled_mm); outputs of fp8 GEMMs are allowed this much whatever their dtype.
 FP8_GEMM_FLOOR = 5e-3
 FULL_CHECK_ELEMENTS = 1 << 22
-
 SAMPLED_ROWS = 64
 
 
@@ -51,25 +50,19 @@ def relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
         return float("inf")
     if not np.all(np.isfinite(a)):
         return float("nan")
-    denom = np.linalg.norm(e)
-    diff = np.linalg.norm(a - e)
+    denom, diff = np.linalg.norm(e), np.linalg.norm(a - e)
     return float(diff / denom) if denom > 0 else float(diff)
 
 
 def check_outputs(
     spec: OpSpec, params: Params, inputs: Arrays, fetch: Callable[[str, np.ndarray], np.ndarray]
 ) -> float:
-    """Compare the op's outputs with the reference; return the worst relative error.
-
-    `fetch(name, rows)` returns those rows of the named output as a numpy array
-    in the output's own dtype. Raises a wrong_result CaseFailure when any output
-    is off by more than its dtype's tolerance (or is NaN).
-    """
+    """The worst relative error against the reference (`fetch(name, rows)`: those rows of an output,
+    in its dtype); wrong_result where one is off by more than its dtype's tolerance (or NaN)."""
     if spec.reference is None or spec.output_rows is None:
         return float("nan")
     n_rows = spec.output_rows(params)
-    probe_rows = np.arange(min(1, n_rows))
-    first = spec.reference(inputs, params, probe_rows)
+    first = spec.reference(inputs, params, np.arange(min(1, n_rows)))
     row_len = max(int(np.prod(v.shape[1:])) for v in first.values())
     rows = check_rows(n_rows, row_len)
     expected = spec.reference(inputs, params, rows)

@@ -30,19 +30,16 @@ from accelbench.measure.timers import (
 from accelbench.platform import interrupt
 from accelbench.platform.environment import cpu_wait_s
 
-# iterations one round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
+# iterations a round times at most (one trace, one parse: ~1 s of a 20 µs kernel's)
 MAX_ROUND = 10_000
 MAX_SOAK_SAMPLES = 100_000  # a soak of tiny kernels stops recording here (and stops)
 # a round sized for the precision target asks this much more than the 1/sqrt(n) estimate: each round
-# is a profiler session (start, stop, parse: ~15 ms of JAX's on an H100 beside its iterations), and
-# an estimate that just misses cost a third round
+# is a profiler session (~15 ms of JAX's on an H100), and an estimate that just misses costs a round
 ROUND_MARGIN = 1.2
-# ...but at most this many times the samples so far: the estimate comes from a noisy interval (a
-# pilot that caught a slow burst asked for four times what the target needed: 1 757 samples and
-# 1.16 s where ~400 sufficed, PyTorch compiled, H100), and one more session costs less than that
+# ...but at most this many times the samples so far: a pilot that caught a slow burst asked for 1 757
+# samples (1.16 s) where ~400 sufficed (PyTorch compiled, H100); one more session costs less
 MAX_GROWTH = 4
-# ...and its iterations last at least this many times its session's cost: once a session is paid for,
-# more samples in it are cheap, and the session is then at most half of the round's wall
+# ...and its iterations last this many times its session: the session is at most half the round's wall
 SESSION_SHARE = 1.0
 
 
@@ -78,8 +75,7 @@ def run_check(mode: str, prepared: Prepared, out: object) -> CheckResult:
 
 
 def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | None:
-    """Why timing may stop now, or None to time another round. A soak (min_duration_s) lasts its
-    duration whatever the precision; the precision target then applies, within its ceilings."""
+    """Why timing may stop now (None: another round). A soak lasts min_duration_s whatever the precision."""
     if timing.count >= MAX_SOAK_SAMPLES:
         return "sample_cap"
     if elapsed_s < run.min_duration_s:
@@ -96,10 +92,8 @@ def stop_reason(timing: Timing, run: RunSettings, elapsed_s: float) -> str | Non
 
 
 def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: float = 0.0) -> int:
-    """Iterations for the next round: what fills the rest of a soak, or what the precision target
-    needs if the interval narrows as 1/sqrt(n), with ROUND_MARGIN (at least a quarter more, at most
-    MAX_GROWTH times the samples so far) and enough iterations to outlast the last round's profiler
-    session (`session_s`, SESSION_SHARE), within the ceilings."""
+    """Iterations for the next round: the rest of a soak, or what the precision target needs if the
+    interval narrows as 1/sqrt(n) (see the constants above), within the ceilings."""
     per_iteration = elapsed_s / timing.count
     if elapsed_s < run.min_duration_s:
         wanted = int((run.min_duration_s - elapsed_s) / per_iteration) + 1
@@ -121,10 +115,8 @@ def next_round(timing: Timing, run: RunSettings, elapsed_s: float, session_s: fl
 
 
 def pilot_size(run: RunSettings, per_call_s: float | None, session_s: float) -> int:
-    """The first round: num_runs; under a precision target, on a timer that pays a profiler session
-    per round (`session_s`), enough iterations to outlast it (SESSION_SHARE), from the warm-up's wall
-    per call: 20 samples of a 20 µs add spent ~25 ms of an H100's wall in their session and under
-    1 ms in the op. Within max_runs, MAX_ROUND and half of max_time_s."""
+    """The first round: num_runs; under a precision target, on a timer that pays a profiler session per
+    round, enough to outlast it (20 samples of a 20 µs add: ~25 ms of H100 wall in their session)."""
     if run.target_precision is None or not per_call_s or not session_s:
         return run.num_runs
     wanted = int(SESSION_SHARE * session_s / per_call_s) + 1
@@ -133,52 +125,54 @@ def pilot_size(run: RunSettings, per_call_s: float | None, session_s: float) -> 
 
 
 def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
-    """Warm-up, then num_runs iterations (the floor; under a precision target, a pilot sized to its
-    session: `pilot_size`). With min_duration_s or target_precision, time goes on in rounds (each one
-    call of the timer: one trace for a device timer) until `stop_reason` says why not; a soak warms
-    up for at least min(1 s, min_duration_s / 5) first, as jax-bench does. The timed loop's start and
-    length (post-processing included, warm-up not) are kept on the timing; a `Described` timer's
-    kernel breakdown follows, outside it."""
+    """Warm-up (a soak's: at least min(1 s, min_duration_s / 5), as jax-bench), then `pilot_size`
+    iterations, then, under min_duration_s or target_precision, rounds (one timer call, one trace)
+    until `stop_reason`; the loop's start and length (post-processing included, warm-up not) kept
+    on the timing."""
     agree = prepared.agree
     warm_until = time.perf_counter() + min(1.0, run.min_duration_s / 5)
     per_call = warm_up(prepared, run.warmup)
     while agree(time.perf_counter() < warm_until):
         warm_up(prepared, 1)
-    garbage.COLLECTOR.before_window()  # a full collection, when due, is not the loop's time
     session = timer.session_s if isinstance(timer, Sessioned) else 0.0
-    started_at, start, waited = time.time(), time.perf_counter(), cpu_wait_s()
+    loop = _Loop()
     timing = last = timer(prepared, 0, int(agree(pilot_size(run, per_call, session))))
     if run.min_duration_s or run.target_precision is not None:
         # on while any process that runs these iterations with this one would go on
-        while agree((reason := stop_reason(timing, run, time.perf_counter() - start)) is None):
+        while agree((reason := stop_reason(timing, run, time.perf_counter() - loop.start)) is None):
             interrupt.check()
-            elapsed = time.perf_counter() - start
+            elapsed = time.perf_counter() - loop.start
             wanted = next_round(timing, run, elapsed, last.session_s)
             last = timer(prepared, 0, int(agree(wanted)))
             timing.extend(last)
         assert reason is not None  # every process has stopped, this one too
         timing.stop_reason = reason
-    timing.loop_started_at, timing.loop_s = started_at, time.perf_counter() - start
-    timing.loop_wait_s = _since(waited)
-    if isinstance(timer, Described) and not timing.kernels:
-        timing.kernels = timer.breakdown(prepared)
-    return timing
+    return loop.close(timing, timer, prepared)
 
 
-def _since(waited: float | None) -> float | None:
-    now = cpu_wait_s()
-    return None if now is None or waited is None else now - waited
+class _Loop:
+    """A timed loop's start (after a full collection, when due) and what its timing keeps of it."""
+
+    def __init__(self) -> None:
+        garbage.COLLECTOR.before_window()  # a full collection, when due, is not the loop's time
+        self.at, self.start, self.waited = time.time(), time.perf_counter(), cpu_wait_s()
+
+    def close(self, timing: Timing, timer: Timer, prepared: Prepared) -> Timing:
+        """The loop's start, length and CPU wait; a `Described` timer's breakdown after, outside it."""
+        timing.loop_started_at, timing.loop_s = self.at, time.perf_counter() - self.start
+        now = cpu_wait_s()
+        timing.loop_wait_s = None if now is None or self.waited is None else now - self.waited
+        if isinstance(timer, Described) and not timing.kernels:
+            timing.kernels = timer.breakdown(prepared)
+        return timing
 
 
 def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
-    """TPUMS's soak (soak_chunk = n): warm-up, a traced window of n iterations, untraced chunks of n
-    (queued back to back, one wait each) until min_duration_s has passed, then a traced worst window
-    of n, whose samples are the timing's; the baseline and each chunk's wall per iteration ride
-    along (`Timing.soak`). Nothing traced runs during the soak itself, as upstream's executor."""
+    """TPUMS's soak (soak_chunk = n), as upstream's executor: a traced window of n, untraced chunks of n
+    (one wait each) for min_duration_s, then a traced worst window of n: the timing's samples."""
     n = run.soak_chunk or run.num_runs
     warm_up(prepared, run.warmup)
-    garbage.COLLECTOR.before_window()
-    started_at, start, waited = time.time(), time.perf_counter(), cpu_wait_s()
+    loop = _Loop()
     baseline = timer(prepared, 0, n)
     chunks: list[float] = []
     soaking = time.perf_counter()
@@ -189,16 +183,12 @@ def soak_phases(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     worst.soak = SoakPhases(baseline.samples_s, chunks, baseline.telemetry)
     worst.telemetry = merged_telemetry(baseline.telemetry, worst.telemetry)  # upstream's maxima
     worst.stop_reason = "min_duration"
-    worst.loop_started_at, worst.loop_s = started_at, time.perf_counter() - start
-    worst.loop_wait_s = _since(waited)
-    if isinstance(timer, Described) and not worst.kernels:
-        worst.kernels = timer.breakdown(prepared)
-    return worst
+    return loop.close(worst, timer, prepared)
 
 
 def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
-    """The host clock around each call of an untraced, blocked loop (jax-bench's measurement), in
-    place of the device timer's wall samples and loop: a profiler's overhead stays out of it."""
+    """The host clock of an untraced, blocked loop (jax-bench's) in place of the device timer's wall
+    samples and loop: a profiler's overhead stays out of it."""
     blocked = replace(run, warmup=0, target_precision=None)
     host = timed(lambda p, w, n: wall_clock(p, w, n), prepared, blocked)
     timing.wall_samples_s = host.samples_s
@@ -207,8 +197,7 @@ def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
 
 
 def audited(case: Case, found: tuple[Finding, ...]) -> tuple[Finding, ...]:
-    """The audit's findings less those the op's work is made of (`Traits.audit_expects`); under
-    `audit: strict` a finding makes the case an error row."""
+    """The audit's findings less those the op's work is made of; under `audit: strict`, an error row."""
     expected = get_spec(case.op).traits.audit_expects
     kept = tuple(f for f in found if f.name not in expected)
     if kept and case.run.audit == "strict":

@@ -1,11 +1,7 @@
-"""Samples judged by the clocks they ran at: beside the GPU monitor's series (platform/gpu_monitor.py),
-or on a TPU the thermal throttle level its firmware reported (jax_backend/telemetry.py), under the
-run's `throttle` policy (flag, discard, off).
-
-A sample is throttled when its stretch of the loop meets a reading below `throttle_threshold` times the
-best clock the run has sustained; sample i of n is taken to span the i-th n-th of the loop's wall
-(exact for blocked iterations of one length: docs/method.md).
-"""
+"""Samples judged by the clocks they ran at (the GPU monitor's series; on a TPU its firmware's thermal
+throttle level) under the run's `throttle` policy. A sample is throttled when its stretch of the loop
+(sample i of n: the i-th n-th of the loop's wall, docs/method.md) meets a reading below
+`throttle_threshold` times the best clock the run has sustained."""
 
 from __future__ import annotations
 
@@ -42,27 +38,12 @@ class ThrottleReport:
     throttle_reasons: str | None = None  # the slowing reasons NVML gave during the loop
 
 
-def _window(monitor: Monitor, timing: Timing) -> list[int]:
-    """The monitor's readings that cover the timed loop (indices): those inside it and the last one
-    before it, which holds until the next (a loop shorter than the period may hold none inside)."""
+def _window(times: list[float], timing: Timing) -> list[int]:
+    """The indices of the readings covering the timed loop: those inside it and the last before it."""
     start = timing.loop_started_at or 0.0
     end = start + (timing.loop_s or 0.0)
-    at = [monitor.started_at + s[0] for s in monitor.series]
-    before = [i for i, t in enumerate(at) if t < start][-1:]
-    return before + [i for i, t in enumerate(at) if start <= t <= end]
-
-
-def _throttled_spans(
-    monitor: Monitor, readings: list[int], below: float
-) -> list[tuple[float, float]]:
-    """Each reading below the clock covers the time until the next reading (a sampler a busy host
-    delayed leaves no gap uncovered; the last covers one period)."""
-    times = [monitor.started_at + s[0] for s in monitor.series]
-    return [
-        (times[i], times[i + 1] if i + 1 < len(times) else times[i] + PERIOD_S)
-        for i in readings
-        if monitor.series[i][1] < below
-    ]
+    before = [i for i, t in enumerate(times) if t < start][-1:]
+    return before + [i for i, t in enumerate(times) if start <= t <= end]
 
 
 def _kept(timing: Timing, spans: list[tuple[float, float]]) -> list[bool]:
@@ -79,11 +60,8 @@ def _discarded(timing: Timing, kept: list[bool]) -> Timing:
     """The timing without the throttled samples (every per-iteration series alike)."""
 
     def only(series: list[float]) -> list[float]:
-        return (
-            [v for v, k in zip(series, kept, strict=True) if k]
-            if len(series) == len(kept)
-            else series
-        )
+        fits = len(series) == len(kept)
+        return [v for v, k in zip(series, kept, strict=True) if k] if fits else series
 
     return dataclasses.replace(
         timing,
@@ -100,13 +78,18 @@ def judge(
     monitor: Monitor, timing: Timing, run: RunSettings, device: int
 ) -> tuple[Timing, ThrottleReport]:
     """The timing as the policy leaves it, and what its row says of the clocks."""
-    readings = _window(monitor, timing)
+    times = [monitor.started_at + s[0] for s in monitor.series]
+    readings = _window(times, timing)
     if not readings:
         return timing, ThrottleReport(monitor.note or "none: no GPU monitor on this device")
     clocks = [monitor.series[i][1] for i in readings]
     median = statistics.median(clocks)
     best = _best_clock[device] = max(_best_clock.get(device, 0.0), median)
-    spans = _throttled_spans(monitor, readings, run.throttle_threshold * best)
+    spans = [  # each reading below the clock covers the time until the next (the last: one period)
+        (times[i], times[i + 1] if i + 1 < len(times) else times[i] + PERIOD_S)
+        for i in readings
+        if monitor.series[i][1] < run.throttle_threshold * best
+    ]
     seen = 0
     for i in readings:
         seen |= monitor.reasons[i] if i < len(monitor.reasons) else 0
@@ -130,9 +113,8 @@ def judge(
 def judge_levels(
     monitor: Monitor, timing: Timing, run: RunSettings, device: int
 ) -> tuple[Timing, ThrottleReport]:
-    """A TPU's samples: throttled where its firmware reported a thermal throttle level above 0 while
-    the sample ran (any chip of the host; the sample's own execution is its window, so nothing is
-    approximated). No live reading to wait on: `discard` drops and goes on."""
+    """A TPU's samples: throttled where any chip's firmware reported a thermal level above 0 during the
+    sample's own execution; `discard` drops them without waiting (no live reading)."""
     levels = timing.thermal_levels
     if len(levels) != len(timing.samples_s) or not levels:
         return timing, ThrottleReport(f"none: {NO_LEVELS}")

@@ -1,9 +1,6 @@
-"""Timers and their registry: a timer turns a prepared op into per-iteration samples.
-
-The wall clock lives here because every backend falls back to it on a CPU; device timers live in their
-backend's timer module, found by the catalogue's discovery, so a config's timer name is checked
-without importing a framework.
-"""
+"""Timers and their registry: a timer turns a prepared op into per-iteration samples. The wall clock
+lives here (every backend's fallback on a CPU); device timers live in their backend's timer module,
+found by the catalogue's discovery, so a config's timer is checked without importing a framework."""
 
 from __future__ import annotations
 
@@ -44,9 +41,8 @@ class Described:
 
 @dataclass
 class Sessioned:
-    """A timer whose every call is one profiler session (start, stop, parse: milliseconds beside its
-    iterations), with what a session costs: the profiler's warm-up session's before the first round,
-    the latest round's after. An adaptive case's pilot is sized to outlast it (`procedure.pilot_size`)."""
+    """A timer whose every call is one profiler session (milliseconds beside its iterations), with what
+    a session costs (a warm-up session's, then the latest round's): `procedure.pilot_size` outlasts it."""
 
     timer: Timer
     session_s: float
@@ -67,9 +63,6 @@ class TimerInfo:
     backends: tuple[str, ...] | None  # None: every backend
     auto_on: tuple[tuple[str, str], ...]  # (backend, platform) pairs where `auto` picks this timer
     factory: TimerFactory
-
-    def serves(self, backend: str) -> bool:
-        return self.backends is None or backend in self.backends
 
 
 _TIMERS: dict[str, TimerInfo] = {}
@@ -108,15 +101,13 @@ def timer_name(backend: str, platform: str, requested: str = AUTO) -> str:
     """The timer `requested` means for this backend on this platform."""
     if requested != AUTO:
         return requested
-    for info in registered_timers().values():
-        if (backend, platform) in info.auto_on:
-            return info.name
-    return FALLBACK
+    claims = (i.name for i in registered_timers().values() if (backend, platform) in i.auto_on)
+    return next(claims, FALLBACK)
 
 
 def get_timer(backend: str, name: str, case: Case) -> Timer:
     info = registered_timers().get(name)
-    if info is None or not info.serves(backend):
+    if info is None or backend not in (info.backends or (backend,)):
         raise unsupported(f"the {backend} backend has no timer '{name}' here")
     return info.factory(case)
 
@@ -138,7 +129,7 @@ def _host_buffer() -> np.ndarray:
 
 
 class HostFlush:
-    """Evicts the CPU's caches before an iteration (cache: cold) by rewriting twice the last-level cache."""
+    """cache: cold on a CPU: rewrite twice the last-level cache before an iteration."""
 
     def __call__(self) -> None:
         buffer = _host_buffer()
@@ -150,9 +141,8 @@ def no_flush() -> None:
 
 
 class Metered:
-    """A flush that keeps the host wall it took (blocked cadence: each flush waits for the device), so
-    a row reports the flushes' cost apart from the kernels they keep cold (`flush_s`). A sustained
-    loop's queued flushes (`enqueue`) cost the host nothing to measure: their time is the device's."""
+    """A flush that keeps the host wall it took (`flush_s`: blocked, each waits for the device); a
+    sustained loop's queued flushes (`enqueue`) are the device's time, not measured here."""
 
     def __init__(self, flush: Callable[[], None]) -> None:
         self.flush, self.seconds = flush, 0.0
@@ -169,9 +159,8 @@ CLOCK_RAMP_S = 0.3  # busy time that brings an idle GPU to its working clocks
 
 
 def keep_busy(burst: Callable[[], None], seconds: float = CLOCK_RAMP_S) -> None:
-    """Repeat `burst` (some work, waited for) for `seconds`, once per process before any case: an idle
-    GPU's first case ran ~15% slow on an H200 with its clocks still ramping (an idle H100 read
-    345 MHz), in its samples and in the warm-up calls that size an adaptive pilot."""
+    """Repeat `burst` (work, waited for) for `seconds`, once per process before any case: an idle GPU's
+    first case ran ~15% slow on an H200 with its clocks still ramping (an idle H100 read 345 MHz)."""
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
         burst()
@@ -181,10 +170,8 @@ gc_paused = garbage.paused  # a timed window: see measure/garbage.py
 
 
 def warm_up(prepared: Prepared, warmup: int) -> float | None:
-    """`warmup` blocked calls; the fastest one's host wall (None without any), which sizes a pilot:
-    the first call after the check is the slow one (JAX gemm 4096³ on an H100: 2.6-6.7 ms, then
-    0.47, 0.31, ... 0.28 ms), and a mean or median of three sized some pilots at 20 where ~50 were
-    needed to outlast the session."""
+    """`warmup` blocked calls; the fastest one's wall (None without any) sizes a pilot: the first is
+    slow (JAX gemm 4096³, H100: 2.6-6.7 ms, then ... 0.28 ms; a median sized pilots at 20, not ~50)."""
     walls = []
     for _ in range(warmup):
         interrupt.check()
@@ -196,16 +183,14 @@ def warm_up(prepared: Prepared, warmup: int) -> float | None:
     return min(walls, default=None)
 
 
-# what the trace folder of a case names besides its op, id and shape: the parameters that make two
-# cases of one op and shape differ most often
+# what a case's trace folder names besides op, id and shape: what most often tells two cases apart
 TRACE_NAMED = ("dtype", "in_dtype", "out_dtype", "layout", "recipe", "sparsity", "mode", "op_type")
 TRACE_NAME_CHARS = 96
 
 
 def trace_session_dir(case: Case) -> str | None:
-    """Where a kept trace of the case goes: `<trace_dir>/<op>-<id>-<shape>-<dtype, layout, recipe,
-    ...>/plugins/profile/<session>/` (the layout xprof and TensorBoard list), None where none is kept.
-    The id comes right after the op, so a list that cuts long names still tells cases apart."""
+    """`<trace_dir>/<op>-<id>-<shape>-<TRACE_NAMED...>/plugins/profile/<session>/` (xprof's layout;
+    the id early, so a list that cuts long names tells cases apart), None where no trace is kept."""
     outputs = case.outputs
     if not outputs.trace_dir:
         return None
@@ -224,11 +209,9 @@ def timed_iterations(
     sustained: bool = False,
     step: Callable[[int], AbstractContextManager[Any]] | None = None,
 ) -> list[float]:
-    """Host wall time of n calls, `flush` run before each outside the clock; outputs released after the
-    clock stops. Blocked: each call waits for its outputs. Sustained: the calls (and flushes, queued with
-    their `enqueue` where they have one) go back to back and the loop waits once; each sample is then
-    the loop's mean. `step`: each iteration inside a context of its number (a kept trace's step
-    marker, which xprof shows as the iteration)."""
+    """Host wall of n calls, `flush` before each outside the clock. Blocked: each call waits for its
+    outputs. Sustained: calls (and `enqueue`d flushes) back to back, one wait, each sample the loop's
+    mean. `step`: each iteration inside a context of its number (a kept trace's step marker)."""
     marked = step or (lambda i: nullcontext())
     if sustained:
         queue_flush = getattr(flush, "enqueue", flush)
@@ -270,13 +253,18 @@ def wall_clock(
     """Wall clock around blocked calls: the right timer on a CPU (launch-inclusive by nature)."""
     warm_up(prepared, warmup)
     metered = Metered(flush)
-    samples = timed_iterations(prepared, n, metered, sustained)
+    return wall_timing(timed_iterations(prepared, n, metered, sustained), metered.seconds)
+
+
+def wall_timing(samples: list[float], flush_s: float, **more: Any) -> Timing:
+    """Host wall samples as a timing: its time, wall and launch samples alike."""
     return Timing(
         samples_s=samples,
         source="wall_clock",
         wall_samples_s=list(samples),
         launch_samples_s=list(samples),
-        flush_s=metered.seconds,
+        flush_s=flush_s,
+        **more,
     )
 
 

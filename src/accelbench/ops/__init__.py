@@ -1,3 +1,2 @@
-"""The op catalogue's families. Every module here is imported by `accelbench.catalogue.discover()`;
-each registers its specs and its JAX (or host) implementations. PyTorch implementations register the
-same way from `torch_backend.ops`."""
+"""The op catalogue's families: `catalogue.discover()` imports each module, which registers its specs
+and JAX (or host) implementations; the PyTorch ones register the same way from `torch_backend.ops`."""

@@ -4,8 +4,7 @@ forward, or forward and backward, causal or not.
 Tensors are (batch, seq, heads, dim), so every output is a free (batch·seq, heads·dim) view whose rows
 the check samples: the float64 reference computes only the query rows it is asked for. Unlike the
 reference, inputs are `dtype`, the scale is the usual 1/√d, and `bwd` times the whole step from
-(Q, K, V, dO) to (dQ, dK, dV) (docs/ironwood.md).
-"""
+(Q, K, V, dO) to (dQ, dK, dV) (docs/ironwood.md)."""
 
 from __future__ import annotations
 
@@ -27,8 +26,6 @@ FULL_BWD_CHECK = 1 << 22  # query x key pairs up to which dK and dV are checked 
 
 @dataclass(frozen=True)
 class AttentionParams(Placed):
-    """Grouped-query attention's sizes, mode and dtype."""
-
     batch_size: int = param("dim")
     q_seq_len: int = param("dim")
     kv_seq_len: int = param("dim")
@@ -60,22 +57,22 @@ def flops(p: AttentionParams) -> float:
     return forward_flops(p) * (1.0 if p.mode == "fwd" else 3.5)
 
 
-def sizes(p: AttentionParams) -> dict[str, int]:
+def shapes(p: AttentionParams) -> dict[str, tuple[int, int, int, int]]:
+    """Q, K, V and dO (O's shape too)."""
     b, sq, skv = p.batch_size, p.q_seq_len, p.kv_seq_len
     return {
-        "q": b * sq * p.q_heads * p.qk_head_dim,
-        "k": b * skv * p.kv_heads * p.qk_head_dim,
-        "v": b * skv * p.kv_heads * p.v_head_dim,
-        "o": b * sq * p.q_heads * p.v_head_dim,
+        "q": (b, sq, p.q_heads, p.qk_head_dim),
+        "k": (b, skv, p.kv_heads, p.qk_head_dim),
+        "v": (b, skv, p.kv_heads, p.v_head_dim),
+        "do": (b, sq, p.q_heads, p.v_head_dim),
     }
 
 
 def nbytes(p: AttentionParams) -> float:
     """fwd reads Q, K, V and writes O; bwd reads Q, K, V, dO and writes dQ, dK, dV."""
-    n, s = sizes(p), dtype(p.dtype).nbytes
-    if p.mode == "fwd":
-        return s * (n["q"] + n["k"] + n["v"] + n["o"])
-    return s * (2 * (n["q"] + n["k"] + n["v"]) + n["o"])
+    n, s = {k: math.prod(v) for k, v in shapes(p).items()}, dtype(p.dtype).nbytes
+    qkv = n["q"] + n["k"] + n["v"]
+    return s * ((qkv if p.mode == "fwd" else 2 * qkv) + n["do"])
 
 
 def constraint(p: AttentionParams) -> str | None:
@@ -89,16 +86,8 @@ def constraint(p: AttentionParams) -> str | None:
 
 
 def make_inputs(p: AttentionParams, rng: np.random.Generator) -> Arrays:
-    dt, b = dtype(p.dtype), p.batch_size
-    sq, skv, hq, hkv = p.q_seq_len, p.kv_seq_len, p.q_heads, p.kv_heads
-    x = {
-        "q": normal(rng, (b, sq, hq, p.qk_head_dim), dt),
-        "k": normal(rng, (b, skv, hkv, p.qk_head_dim), dt),
-        "v": normal(rng, (b, skv, hkv, p.v_head_dim), dt),
-    }
-    if p.mode != "fwd":
-        x["do"] = normal(rng, (b, sq, hq, p.v_head_dim), dt)
-    return x
+    names = ("q", "k", "v") if p.mode == "fwd" else ("q", "k", "v", "do")
+    return {name: normal(rng, shapes(p)[name], dtype(p.dtype)) for name in names}
 
 
 def _rows_of_batch(
@@ -118,23 +107,22 @@ def _rows_of_batch(
 
 
 def reference(x: Arrays, p: AttentionParams, rows: np.ndarray) -> Arrays:
-    names = ("out",) if p.mode == "fwd" else ("dq",)
-    parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    parts: list[np.ndarray] = []  # the output (fwd) or dQ (bwd) of each batch's rows
     batches, positions = np.divmod(rows, p.q_seq_len)
     full: list[tuple[np.ndarray, np.ndarray]] = []
     for b in np.unique(batches):  # rows come sorted, so concatenating keeps their order
         s = positions[batches == b]
         probs, q, k, v = _rows_of_batch(x, p, int(b), s)
         if p.mode == "fwd":
-            parts["out"].append(np.einsum("rhgj,jhd->rhgd", probs, v).reshape(len(s), -1))
+            parts.append(np.einsum("rhgj,jhd->rhgd", probs, v).reshape(len(s), -1))
             continue
         do = f64(x["do"][b, s]).reshape(probs.shape[:3] + (-1,))
         dp = np.einsum("rhgd,jhd->rhgj", do, v)
         ds = probs * (dp - np.sum(probs * dp, axis=3, keepdims=True))
         dq = np.einsum("rhgj,jhd->rhgd", ds, k) / math.sqrt(p.qk_head_dim)
-        parts["dq"].append(dq.reshape(len(s), -1))
+        parts.append(dq.reshape(len(s), -1))
         full.append((probs, ds))
-    out = {n: np.concatenate(v) for n, v in parts.items()}
+    out = {"out" if p.mode == "fwd" else "dq": np.concatenate(parts)}
     whole = len(rows) == p.batch_size * p.q_seq_len
     if full and whole and p.q_seq_len == p.kv_seq_len and pairs(p) * p.batch_size <= FULL_BWD_CHECK:
         out.update(_key_gradients(x, p, full))
@@ -158,7 +146,6 @@ def _key_gradients(
 register_compute(
     OpSpec(
         name="tokamax_splash_attention",
-        suite="compute",
         doc="softmax(Q Kᵀ/√d) V with grouped KV heads; bwd: (dQ, dK, dV) from (Q, K, V, dO)",
         typed=AttentionParams,
         flops=flops,
@@ -170,9 +157,6 @@ register_compute(
         constraint=constraint,
     )
 )
-
-
-# ---- JAX ---------------------------------------------------------------------------------------
 
 
 def jax_outputs(attend: Callable[..., Any], p: AttentionParams) -> Callable[..., dict[str, Any]]:

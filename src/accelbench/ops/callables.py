@@ -1,7 +1,6 @@
 """Any callable as an op: what `accelbench.bench(fn, ...)` times. The user's function and its inputs are
 held here under the case's name for the length of one measurement; the case then goes through the same
-backend, timer, procedure and row as every catalogue op, so the library and the YAML path cannot drift.
-"""
+backend, timer, procedure and row as every catalogue op: the library and the YAML path cannot drift."""
 
 from __future__ import annotations
 
@@ -24,8 +23,6 @@ OP = "callable"
 
 @dataclass(frozen=True)
 class CallableParams(OpParams):
-    """What the caller says of its function."""
-
     name: str = param("str", "fn", doc="the function's name (its rows' and comparisons' key)")
     variant: str = param("str", "default", doc="which version of it (compare --by variant)")
     flops: float = param("float", 0.0, doc="floating-point operations per call (0: unknown)")
@@ -93,8 +90,7 @@ def dtype_name(value: Any) -> str:
 def checker(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[Any], float] | None:
     """The check of every input set's output against the float64 reference: the worst relative error,
     or a wrong_result failure past the tolerance (the output dtype's, or `rtol`)."""
-    reference = call.reference
-    if reference is None:
+    if (reference := call.reference) is None:
         return None
 
     def one(args: tuple[Any, ...], out: Any) -> float:
@@ -130,10 +126,6 @@ def cycling(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[], A
     return lambda: run(next(sets))
 
 
-def is_array(value: Any) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype")
-
-
 @implementation(OP, "numpy", "numpy")
 def numpy_callable(backend: Any, case: Case) -> Prepared:
     call = call_of(case)
@@ -158,7 +150,7 @@ def jax_callable(backend: Any, case: Case) -> Prepared:
 
     call = call_of(case)
     first = call.arg_sets[0]
-    at = [i for i, a in enumerate(first) if is_array(a)]
+    at = [i for i, a in enumerate(first) if hasattr(a, "shape") and hasattr(a, "dtype")]
 
     def body(*arrays: Any) -> Any:
         full = list(first)

@@ -1,7 +1,6 @@
 """The collectives without any framework: their parameters, the groups a mesh and a sharding strategy
 make, what each collective moves and what every member must end with, checked in float64
-(`check_member`). The JAX op and the PyTorch twin both build on this.
-"""
+(`check_member`). The JAX op and the PyTorch twin both build on this."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ DTYPES = ("float32", "bfloat16", "float16")
 
 @dataclass(frozen=True)
 class CollectiveParams(OpParams):
-    """What the framework-free code below reads of any collective: each kind (the classes that follow)
-    declares the fields it takes, and a field it lacks reads as the default here."""
+    """What the framework-free code reads of any collective: a field a kind lacks reads as below."""
 
     trailing = True
     seed: int = param("int", 0, doc="input pattern seed")
@@ -59,10 +57,7 @@ class CollectiveParams(OpParams):
     direction = "uni"
     source_id = 0
     target_id = 1
-
-    @property
-    def dtype(self) -> str:
-        raise NotImplementedError  # every kind declares its dtype
+    dtype = ""  # every kind declares its dtype
 
     @property
     def reduce_op(self) -> str | None:
@@ -148,34 +143,28 @@ def devices_needed(op: str, p: CollectiveParams) -> int:
     return math.prod(mesh_dims(p))
 
 
-def size_problem(op: str, p: CollectiveParams) -> str | None:
-    """A block is sized by matrix_dim (rows of 8x128) or num_elements (rows of 128), not both."""
-    given = [k for k in ("matrix_dim", "num_elements") if getattr(p, k)]
-    if len(given) != 1 and not COLLECTIVES[op].point_to_point:
+def problem(op: str, p: CollectiveParams) -> str | None:
+    if COLLECTIVES[op].point_to_point:
+        if min(p.source_id, p.target_id) < 0:
+            return "source_id and target_id are device indices: 0 or more"
+        if p.source_id == p.target_id:
+            return "source_id and target_id must differ"
+    elif wrong := mesh_problem(p):
+        return wrong
+    elif bool(p.matrix_dim) == bool(p.num_elements):
         return "give matrix_dim or num_elements (one of them)"
-    if p.num_elements and p.num_elements % LANE:
+    if p.num_elements % LANE:
         return f"num_elements must be a multiple of {LANE}"
     return None
 
 
-def _shape_text_problem(p: CollectiveParams) -> str | None:
-    """mesh_shape and sharding_strategy are 'AxBxC' of positive integers (checked before any use)."""
-    for key in ("mesh_shape", "sharding_strategy"):
+def mesh_problem(p: CollectiveParams) -> str | None:
+    for key in ("mesh_shape", "sharding_strategy"):  # 'AxBxC' of positive integers, before any use
         if text := getattr(p, key):
             try:
                 dims(text, key)
             except UserError as error:
                 return f"{key} {error.message}"
-    return None
-
-
-def mesh_problem(op: str, p: CollectiveParams) -> str | None:
-    if COLLECTIVES[op].point_to_point:
-        if min(p.source_id, p.target_id) < 0:
-            return "source_id and target_id are device indices: 0 or more"
-        return "source_id and target_id must differ" if p.source_id == p.target_id else None
-    if problem := _shape_text_problem(p):
-        return problem
     if p.ici_size < 1:
         return f"ici_size counts devices: 1 or more, got {p.ici_size}"
     shape = mesh_dims(p)
@@ -194,9 +183,6 @@ def lone_group(op: str, p: CollectiveParams) -> str | None:
     if not COLLECTIVES[op].point_to_point and group_size(op, p) < 2:
         return "the group is one device (no mesh axis above 1 is chosen): nothing to communicate"
     return None
-
-
-# ---- what each collective moves ----------------------------------------------------------------
 
 
 # (member j of the group, which of the output rows, j's input rows): the output rows are the sum of them
@@ -262,10 +248,6 @@ def _to_second(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> 
     return [(0, EVERY, out)] if i == 1 else []
 
 
-def _all_reduce(r: int) -> float:
-    return 2.0 * (r - 1) / r
-
-
 def _share(r: int) -> float:
     return (r - 1) / r
 
@@ -274,7 +256,7 @@ COLLECTIVES: dict[str, Collective] = {
     "psum": Collective(
         "AR",
         lambda i, r, n, out, p: [(j, EVERY, out) for j in range(r)],
-        bus_factor=_all_reduce,
+        bus_factor=lambda r: 2.0 * (r - 1) / r,
         reference_traffic=lambda r: 2.0 / r,
         # in place, as NCCL's users (and nccl-tests) run it: without donation XLA copies the input to
         # the output first (64 us of 532 us at 128 MiB on two H200s)
@@ -329,17 +311,14 @@ REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
 
 
 def directions(p: CollectiveParams) -> int:
-    """Transfers a point-to-point case makes at once: 2 for a bidirectional pair."""
     return 2 if p.direction == "bi" else 1
 
 
 def row_len(p: CollectiveParams) -> int:
-    """Elements in one row of a block: the reference's 8x128 tile when sized by matrix_dim."""
     return TILE if p.matrix_dim else LANE
 
 
 def block_rows(p: CollectiveParams) -> int:
-    """Rows in one device's block: matrix_dim, or num_elements / 128, or data_size_mib MiB of rows."""
     if p.matrix_dim:
         return int(p.matrix_dim)
     if p.data_size_mib:
@@ -384,25 +363,17 @@ def expected(
     return total
 
 
-# ---- bandwidth ---------------------------------------------------------------------------------
-
-
 def check_member(
     op: str, p: CollectiveParams, position: int, fetch: Callable[[np.ndarray], np.ndarray]
 ) -> float:
     """Compare one device's output with the float64 reference; the relative error, or raise."""
-    for members in groups(op, p):
-        if position in members:
-            member, group = members.index(position), members
-            break
-    else:  # not in any group (send/recv bystanders): nothing to compare
+    group = next((members for members in groups(op, p) if position in members), None)
+    if group is None:  # not in any group (send/recv bystanders): nothing to compare
         return 0.0
-    c = COLLECTIVES[op]
-    n_out = c.out_rows(block_rows(p), len(group))
-    rows = check_rows(n_out, row_len(p))
+    member = group.index(position)
+    rows = check_rows(COLLECTIVES[op].out_rows(block_rows(p), len(group)), row_len(p))
     want = expected(op, p, member, group, rows)
-    got = fetch(rows)
-    err = relative_error(got.reshape(want.shape), want)
+    err = relative_error(fetch(rows).reshape(want.shape), want)
     tol = tolerance(dtype(p.dtype).name)
     if not err <= tol:
         raise wrong_result(

@@ -4,8 +4,7 @@ group size and membership come from the mesh, never from HLO text.
 
 Bandwidth follows nccl-tests (algbw = message bytes / time, busbw = algbw x the op's factor) beside the
 reference's `achieved_bw` (its per-device traffic model) and, for all-to-all on a given TPU topology, its
-theoretical peak. Time is per device from the trace, the slowest device per iteration as the headline.
-"""
+theoretical peak. Time is per device from the trace, the slowest device per iteration as the headline."""
 
 from __future__ import annotations
 
@@ -28,35 +27,10 @@ from accelbench.catalogue import (
 )
 from accelbench.core.case import Case
 from accelbench.core.column import doc
-from accelbench.core.samples import median_or_none
+from accelbench.core.samples import Samples, median_or_none
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import unsupported
-from accelbench.ops.collective_model import (
-    COLLECTIVES,
-    LINK_GBPS,
-    AllReduceParams,
-    CollectiveParams,
-    DeviceToDeviceParams,
-    GroupedParams,
-    SendRecvParams,
-    block,
-    block_rows,
-    check_member,
-    checked_positions,
-    devices_needed,
-    dims,
-    directions,
-    group_axes,
-    group_size,
-    groups,
-    lone_group,
-    mesh_dims,
-    mesh_problem,
-    message_bytes,
-    row_bytes,
-    row_len,
-    size_problem,
-)
+from accelbench.ops import collective_model as cm
 from accelbench.platform.frameworks import jax
 
 
@@ -80,13 +54,13 @@ def a2a_peak_gbps(topology: str, participating: int, r: int) -> float:
     """The reference's all-to-all ceiling: 4 x 100 GB/s x links x P / r^2. A 2-D topology is a v6e
     slice (wraparound from 16 chips on a side), a 3-D one a v7x slice (wraparound when all three sides
     are 4 or more)."""
-    sides = dims(topology)
+    sides = cm.dims(topology)
     spatial = sorted(s for s in sides if s > 1)
     wraps = (
         any(s >= 16 for s in sides) if len(sides) == 2 else len(sides) >= 3 and min(sides[:3]) >= 4
     )
     links = math.prod(spatial[:-1][:2]) * (2 if wraps else 1)  # the first one or two sides' links
-    return 4 * LINK_GBPS * links * participating / r**2
+    return 4 * cm.LINK_GBPS * links * participating / r**2
 
 
 @dataclass
@@ -115,29 +89,28 @@ class CollectiveExtras:
 
 
 def extras_for(
-    op: str, p: CollectiveParams, timing: Timing, chips: Sequence[Any], processes: int
+    op: str, p: cm.CollectiveParams, timing: Timing, chips: Sequence[Any], processes: int
 ) -> CollectiveExtras:
     """The row's extras from the merged timing (headline: slowest device per iteration)."""
-    c, group = COLLECTIVES[op], groups(op, p)[0]
+    c, group = cm.COLLECTIVES[op], cm.groups(op, p)[0]
     r = len(group)
     kind, participating, tf = parallel_groups(group, chips)
-    rows = c.in_rows(block_rows(p), r)
-    e_bytes = rows * row_bytes(p)
+    e_bytes = c.in_rows(cm.block_rows(p), r) * cm.row_bytes(p)
     transferred = (
         e_bytes * participating * tf * c.reference_traffic(r)
         if c.reference_traffic is not None
         else float(e_bytes)
     )
     t = median_or_none(timing.samples_s)
-    size = message_bytes(op, p)
+    size = cm.message_bytes(op, p)
     algbw = size / t / 1e9 if t else None
     achieved = transferred / t / 1e9 if t else None
     theo = a2a_peak_gbps(p.topology, participating, r) if c.topology_peak and p.topology else None
-    medians = {name: median_or_none(s) for name, s in timing.device_samples_s.items() if s}
+    medians = {name: Samples(s).median_s for name, s in timing.device_samples_s.items() if s}
     return CollectiveExtras(
         op_type=c.op_type,
         group_device_count=r,
-        group_count=len(groups(op, p)),
+        group_count=len(cm.groups(op, p)),
         process_count=processes,
         used_device_count=len(chips),
         message_bytes=int(size),
@@ -149,17 +122,12 @@ def extras_for(
         achieved_bw_gb_per_s=achieved,
         theoretical_bw_gb_per_s=theo,
         utilization_pct=100 * achieved / theo if achieved and theo else None,
-        slowest_device=max(medians, key=lambda k: medians[k] or 0.0) if medians else None,
-        fastest_device_median_s=min(v for v in medians.values() if v is not None)
-        if medians
-        else None,
+        slowest_device=max(medians, key=medians.__getitem__, default=None),
+        fastest_device_median_s=min(medians.values(), default=None),
     )
 
 
-# ---- specs -------------------------------------------------------------------------------------
-
-
-def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
+def _spec(name: str, doc: str, typed: type[cm.CollectiveParams]) -> OpSpec[Any]:
     return register(
         OpSpec(
             name=name,
@@ -167,14 +135,14 @@ def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
             doc=doc,
             typed=typed,
             flops=lambda p: 0.0,
-            bytes=lambda p: message_bytes(name, p),  # the gb_per_s column is nccl-tests' algbw
+            bytes=lambda p: cm.message_bytes(name, p),  # the gb_per_s column is nccl-tests' algbw
             peak_dtype=lambda p: "fp32",
             row_extras=CollectiveExtras,
-            constraint=lambda p: mesh_problem(name, p) or size_problem(name, p),
+            constraint=lambda p: cm.problem(name, p),
             traits=Traits(
                 headline=Headline.SLOWEST_DEVICE,
                 timed_device=(lambda p: p.target_id)
-                if COLLECTIVES[name].timed_on_receiver
+                if cm.COLLECTIVES[name].timed_on_receiver
                 else None,
                 roofline=False,
                 # CPU too: each device's host events, not the wall clock
@@ -185,7 +153,7 @@ def _spec(name: str, doc: str, typed: type[CollectiveParams]) -> OpSpec[Any]:
                 # rank's launch lands inside the others' timed kernels (4xH200, 128 MiB all-reduce:
                 # slowest rank 785 us, fastest 608 us). Queued, the ranks' kernels run in lockstep and
                 # only the first, dropped as the settling iteration, absorbs the start.
-                run_overrides=lambda p: RunOverride("warm", COLLECTIVES[name].cadence),
+                run_overrides=lambda p: RunOverride("warm", cm.COLLECTIVES[name].cadence),
                 audit_expects=("streams",),  # NCCL's kernels run on a stream of its own
             ),
         )
@@ -201,25 +169,22 @@ for _name, _doc in (
     ("ppermute_uni", "member 0 of each group sends its block to member 1 (TPUMS's, DCN's)"),
     ("ppermute_bidi", "members 0 and 1 of each group exchange their blocks (TPUMS's, DCN's)"),
 ):
-    _spec(_name, _doc, GroupedParams)
+    _spec(_name, _doc, cm.GroupedParams)
 _spec(
     "all_reduce",
     "all-reduce of each device's (matrix_dim, 8, 128) block over its group: sum, mean, max or min",
-    AllReduceParams,
+    cm.AllReduceParams,
 )
 _spec(
     "device_to_device",
     "one device's data_size_mib MiB sent to another (uni) or exchanged (bi) over the interconnect",
-    DeviceToDeviceParams,
+    cm.DeviceToDeviceParams,
 )
 _spec(
     "send_recv",
     "one device's block sent to another on the 1-D mesh of local devices; the rest idle",
-    SendRecvParams,
+    cm.SendRecvParams,
 )
-
-
-# ---- the JAX implementation --------------------------------------------------------------------
 
 
 def chip_of(device: Any) -> Any:
@@ -228,11 +193,14 @@ def chip_of(device: Any) -> Any:
     return (device.process_index, tuple(coords)) if coords is not None else device.id
 
 
-def _collective_body(op: str, p: CollectiveParams, axes: tuple[str, ...]) -> Callable[[Any], Any]:
-    lax, r = jax.lax, group_size(op, p)
+def _collective_body(
+    op: str, p: cm.CollectiveParams, axes: tuple[str, ...]
+) -> Callable[[Any], Any]:
+    lax, r = jax.lax, cm.group_size(op, p)
     name = axes if len(axes) > 1 else axes[0]
     reductions = {"sum": lax.psum, "mean": lax.pmean, "max": lax.pmax, "min": lax.pmin}
     reduce = reductions[p.reduce_op or "sum"]
+    there = (p.source_id, p.target_id)
     bodies: dict[str, Callable[[Any], Any]] = {
         "psum": lambda x: lax.psum(x, name),
         "all_gather": lambda x: lax.all_gather(x, name, axis=0, tiled=True),
@@ -241,33 +209,26 @@ def _collective_body(op: str, p: CollectiveParams, axes: tuple[str, ...]) -> Cal
         "ppermute": lambda x: lax.ppermute(x, name, [(i, (i + 1) % r) for i in range(r)]),
         "ppermute_uni": lambda x: lax.ppermute(x, name, [(0, 1)]),
         "ppermute_bidi": lambda x: lax.ppermute(x, name, [(0, 1), (1, 0)]),
-        "send_recv": lambda x: lax.ppermute(x, name, [(p.source_id, p.target_id)]),
-        "device_to_device": lambda x: lax.ppermute(x, name, _pairs(p)),
+        "send_recv": lambda x: lax.ppermute(x, name, [there]),
+        "device_to_device": lambda x: lax.ppermute(
+            x, name, [there, there[::-1]][: cm.directions(p)]
+        ),
         "all_reduce": lambda x: reduce(x, name),
     }
     return bodies[op]
 
 
-def _pairs(p: CollectiveParams) -> list[tuple[int, int]]:
-    there = (p.source_id, p.target_id)
-    return [there, there[::-1]] if directions(p) == 2 else [there]
-
-
-def _shard_map() -> Any:
-    return getattr(jax, "shard_map", None) or jax.experimental.shard_map.shard_map
-
-
-def _mesh(op: str, p: CollectiveParams) -> Any:
-    c = COLLECTIVES[op]
+def _mesh(op: str, p: cm.CollectiveParams) -> Any:
+    c = cm.COLLECTIVES[op]
     if c.point_to_point:  # every (local, for the reference's send/recv) device on one axis
         devices = jax.local_devices() if c.local_mesh else jax.devices()
         shape: tuple[int, ...] = (len(devices),)
     else:
-        devices, shape = jax.devices(), mesh_dims(p)
-    need = devices_needed(op, p)
+        devices, shape = jax.devices(), cm.mesh_dims(p)
+    need = cm.devices_needed(op, p)
     if len(devices) < need:
         raise unsupported(f"needs {need} devices, {len(devices)} are visible")
-    if lone := lone_group(op, p):
+    if lone := cm.lone_group(op, p):
         raise unsupported(lone)
     devices = devices[: math.prod(shape)]
     try:
@@ -279,25 +240,24 @@ def _mesh(op: str, p: CollectiveParams) -> Any:
     return jax.sharding.Mesh(grid, tuple(f"d_{i}" for i in range(len(shape))))
 
 
-def _blocks(op: str, p: CollectiveParams, mesh: Any) -> Any:
+def _blocks(op: str, p: cm.CollectiveParams, mesh: Any) -> Any:
     """The input: each device's block made on the device that holds it (dim 0 split over the mesh)."""
-    spec = jax.sharding.PartitionSpec(tuple(mesh.axis_names))
-    rows_in = COLLECTIVES[op].in_rows(block_rows(p), group_size(op, p))
-    devices = mesh.devices.size
+    rows_in = cm.COLLECTIVES[op].in_rows(cm.block_rows(p), cm.group_size(op, p))
 
     def shard(index: tuple[slice, ...]) -> np.ndarray:
         position = (index[0].start or 0) // rows_in
-        return block(p, position, np.arange(rows_in))
+        return cm.block(p, position, np.arange(rows_in))
 
-    sharding = jax.sharding.NamedSharding(mesh, spec)
-    return jax.make_array_from_callback((devices * rows_in, row_len(p)), sharding, shard)
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(tuple(mesh.axis_names)))
+    shape = (mesh.devices.size * rows_in, cm.row_len(p))
+    return jax.make_array_from_callback(shape, sharding, shard)
 
 
-def _checker(op: str, p: CollectiveParams, mesh: Any) -> Callable[[Any], float]:
+def _checker(op: str, p: cm.CollectiveParams, mesh: Any) -> Callable[[Any], float]:
     """Each checked device's output against the float64 reference; the worst relative error."""
     flat = list(mesh.devices.flat)
     position_of = {d: i for i, d in enumerate(flat)}
-    checked = set(checked_positions(len(flat)))
+    checked = set(cm.checked_positions(len(flat)))
 
     def check(out: Any) -> float:
         worst = 0.0
@@ -305,30 +265,31 @@ def _checker(op: str, p: CollectiveParams, mesh: Any) -> Callable[[Any], float]:
             position = position_of[s.device]
             if position in checked:
                 data = s.data
-                err = check_member(op, p, position, lambda rows: np.asarray(data[rows]))
+                err = cm.check_member(op, p, position, lambda rows: np.asarray(data[rows]))
                 worst = max(worst, err)
         return worst
 
     return check
 
 
-@implementation(tuple(COLLECTIVES), "jax", "shard_map")
+@implementation(tuple(cm.COLLECTIVES), "jax", "shard_map")
 def jax_collective(backend: Any, case: Case) -> Prepared:
     """jit(shard_map(collective)) over the case's mesh; each device's block made where it lives."""
-    op, p = case.op, params_of(case, CollectiveParams)
-    c = COLLECTIVES[op]
+    op, p = case.op, params_of(case, cm.CollectiveParams)
+    c = cm.COLLECTIVES[op]
     mesh = _mesh(op, p)
     names = mesh.axis_names
-    axes = names if c.point_to_point else tuple(names[a] for a in group_axes(p))
-    r = group_size(op, p)
-    if c.must_split and block_rows(p) % r:
-        raise unsupported(f"{block_rows(p)} rows do not split into {r} chunks")
+    axes = names if c.point_to_point else tuple(names[a] for a in cm.group_axes(p))
+    r = cm.group_size(op, p)
+    if c.must_split and cm.block_rows(p) % r:
+        raise unsupported(f"{cm.block_rows(p)} rows do not split into {r} chunks")
     x = _blocks(op, p, mesh)
     spec = jax.sharding.PartitionSpec(tuple(names))
     body = _collective_body(op, p, axes)
 
     def mb(x: Any) -> Any:
-        return _shard_map()(body, mesh=mesh, in_specs=spec, out_specs=spec)(x)
+        shard_map = getattr(jax, "shard_map", None) or jax.experimental.shard_map.shard_map
+        return shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec)(x)
 
     donate = (0,) if c.in_place else ()
     compiled = backend.compile(case, get_spec(op), mb, [x], donate)

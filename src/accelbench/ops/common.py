@@ -31,8 +31,7 @@ class OnDevice(OpParams):
 
 @dataclass(frozen=True)
 class Placed(OnDevice):
-    """Every compute op also takes where to run (one device, or spread over all) and which inputs to
-    draw: a typed compute op's parameters derive from this, after their own."""
+    """Where a compute op runs (one device, or spread over all) and what it draws, after its own."""
 
     trailing = True
     sharding: str = param(
@@ -61,7 +60,6 @@ class PlacementExtras:
 
 
 def register_compute(spec: OpSpec) -> OpSpec:
-    """Register a compute-suite op, whose parameters derive from `Placed` (placement and seed)."""
     if not issubclass(spec.typed, Placed):
         raise TypeError(f"op {spec.name}: a compute op's parameters derive from Placed")
     return register_spec(replace(spec, suite="compute", row_extras=PlacementExtras))
@@ -83,6 +81,10 @@ def f64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
 
 
+def sigmoid64(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
 def quantize_rows(x: np.ndarray, qdt: DType) -> tuple[np.ndarray, np.ndarray]:
     """Dynamic absmax quantization along axis 1: (values in qdt, float32 dequant scales (rows,1))."""
     amax = np.max(np.abs(f64(x)), axis=1, keepdims=True)
@@ -90,12 +92,9 @@ def quantize_rows(x: np.ndarray, qdt: DType) -> tuple[np.ndarray, np.ndarray]:
     return (f64(x) / f64(scale)).astype(qdt.numpy), scale
 
 
-def fp8_floor_if(is_fp8: bool) -> float:
+def fp8_floor(inputs: DType) -> float:
     """fp8 GEMMs may accumulate in the tensor cores' reduced-precision mode (numerics.FP8_GEMM_FLOOR)."""
-    return FP8_GEMM_FLOOR if is_fp8 else 0.0
-
-
-# ---- JAX building blocks ------------------------------------------------------------------
+    return FP8_GEMM_FLOOR if inputs.peak_family == "fp8" else 0.0
 
 
 def jnp_dtype(name: str) -> Any:
@@ -120,7 +119,6 @@ DIRECT_OUT_RESULTS = ("bfloat16", "float16")
 
 
 def matmul_to(a: Any, b: Any, layout: str, out: Any) -> Any:
-    """A x B with fp32 accumulation, rounded to `out`."""
     names = {a.dtype.name, b.dtype.name}
     if names <= set(DIRECT_OUT_INPUTS) and jax.numpy.dtype(out).name in DIRECT_OUT_RESULTS:
         dims = (((1,), (0,)), ((), ())) if layout == "kn" else (((1,), (1,)), ((), ()))

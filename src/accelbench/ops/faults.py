@@ -66,8 +66,6 @@ def _hang_in_gc_callback(seconds: float) -> None:
 
 @dataclass(frozen=True)
 class FaultParams(OpParams):
-    """What the fault op is told to do, and its size."""
-
     mode: str = param("choice", "ok", tuple(BEHAVIOURS))
     n: int = param("dim", 64)
     alloc_gb: float = param("float", 1024.0)

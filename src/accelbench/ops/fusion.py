@@ -1,7 +1,6 @@
 """Fused-versus-unfused patterns (linear, conv, attention): FLOP and byte models of both versions.
 Bytes are the fewest that must cross device memory: the unfused version writes and re-reads every
-intermediate; the fused one doesn't.
-"""
+intermediate; the fused one doesn't."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from accelbench.catalogue import OpParams, OpSpec, param, register
 from accelbench.core.column import doc
 from accelbench.platform.dtypes import dtype
 
-FUSION_DTYPES = ("float32", "bfloat16", "float16")
 LINEAR_PATTERNS = ("linear_bias", "linear_bias_relu", "linear_bias_gelu")
 CONV_PATTERNS = ("conv_relu", "conv_bn", "conv_bn_relu")
 ATTENTION_PATTERNS = ("qk", "qk_softmax", "attention")
@@ -24,13 +22,10 @@ class FusionParams(OpParams):
     """What every fusion pattern takes after its pattern and sizes."""
 
     trailing = True
-    dtype: str = param("dtype", "float32", FUSION_DTYPES)
+    dtype: str = param("dtype", "float32", ("float32", "bfloat16", "float16"))
     device: str = param("choice", "cuda", ("cuda", "cpu"))
     seed: int = param("int", 0)
-
-    @property
-    def pattern(self) -> str:  # each family declares its patterns
-        raise NotImplementedError
+    pattern = ""  # each family declares its patterns
 
 
 @dataclass(frozen=True)
@@ -72,8 +67,7 @@ LINEAR_PASSES = {"linear_bias": 1, "linear_bias_relu": 2, "linear_bias_gelu": 2}
 
 
 def linear_flops(p: LinearFusionParams) -> float:
-    m, k, n = p.m, p.k, p.n
-    return 2.0 * m * k * n + LINEAR_PASSES[p.pattern] * m * n
+    return 2.0 * p.m * p.k * p.n + LINEAR_PASSES[p.pattern] * p.m * p.n
 
 
 def linear_bytes(p: LinearFusionParams, fused: bool) -> float:

@@ -1,6 +1,5 @@
 """The Ironwood GEMM family: math, FLOP/byte models (derived in docs/ops.md), inputs, float64
-references and the JAX versions; the PyTorch twins share all but the implementations.
-"""
+references and the JAX versions; the PyTorch twins share all but the implementations."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from accelbench.ops.common import (
     FP8,
     Matmul,
     f64,
-    fp8_floor_if,
+    fp8_floor,
     jnp_dtype,
     matmul_f32,
     matmul_to,
@@ -29,18 +28,8 @@ from accelbench.ops.common import (
 from accelbench.platform.dtypes import DType, dtype
 from accelbench.platform.frameworks import jax
 
-GEMM_DTYPES = (
-    "bfloat16",
-    "float32",
-    "float16",
-    "float8",
-    "float8_e4m3fn",
-    "float8_e5m2",
-    "float4",
-    "float4_e2m1fn",
-)
 OUT_DTYPES = ("bfloat16", "float32", "float16")
-SCALE_BYTES = 4  # fp32 S_A (M,1) and S_B (1,N)
+GEMM_DTYPES = (*OUT_DTYPES, "float8", "float8_e4m3fn", "float8_e5m2", "float4", "float4_e2m1fn")
 Fn = Callable[..., dict[str, Any]]
 
 
@@ -99,15 +88,11 @@ def gemm_bytes(p: Matmul, in_dt: DType, out_dt: DType) -> float:
 
 
 def scale_bytes(p: Matmul) -> float:
-    return float(SCALE_BYTES * (p.m + p.n))
+    return float(4 * (p.m + p.n))  # fp32 S_A (M,1) and S_B (1,N)
 
 
 def rows_of(p: Matmul) -> int:
     return p.m
-
-
-def fp8_gemm_floor(p: GemmParams) -> float:
-    return fp8_floor_if(p.input_dtype.peak_family == "fp8")
 
 
 def plain_inputs(p: GemmParams, rng: np.random.Generator) -> Arrays:
@@ -143,7 +128,6 @@ def plain_gemm(name: str, doc: str, typed: type[GemmParams]) -> OpSpec[Any]:
     """A GEMM of the op's input and output dtypes (its parameter class says which)."""
     return OpSpec(
         name=name,
-        suite="compute",
         doc=doc,
         typed=typed,
         flops=gemm_flops,
@@ -152,7 +136,7 @@ def plain_gemm(name: str, doc: str, typed: type[GemmParams]) -> OpSpec[Any]:
         make_inputs=plain_inputs,
         reference=plain_reference,
         output_rows=rows_of,
-        tolerance_floor=fp8_gemm_floor,
+        tolerance_floor=lambda p: fp8_floor(p.input_dtype),
     )
 
 
@@ -175,7 +159,6 @@ register_compute(
 SCALED_GEMM = register_compute(
     OpSpec(
         name="gemm",
-        suite="compute",
         doc="O_bf16 = (A_fp8 x B_fp8) * (S_A S_B^T): fp8 GEMM, fp32 accumulation, outer-product scaling",
         typed=GemmParams,
         flops=lambda p: gemm_flops(p) + 2.0 * p.m * p.n,
@@ -184,7 +167,7 @@ SCALED_GEMM = register_compute(
         make_inputs=scaled_inputs,
         reference=scaled_reference,
         output_rows=rows_of,
-        tolerance_floor=lambda p: fp8_floor_if(True),
+        tolerance_floor=lambda p: fp8_floor(FP8),
     )
 )
 register_compute(  # the scaled GEMM added to an fp32 buffer
@@ -201,8 +184,6 @@ register_compute(  # the scaled GEMM added to an fp32 buffer
         traits=Traits(donated_input="acc"),
     )
 )
-
-# ---- JAX ---------------------------------------------------------------------------------------
 
 
 @array_implementation(("gemm_multiple_run", "gemm_simple", "gemm_simple_with_dtype"), "jax", "jit")
@@ -223,23 +204,15 @@ def jax_gemm_accum(p: GemmParams) -> Fn:
     return lambda a, b, sa, sb, acc: {"out": acc + matmul_f32(a, b, p.layout) * sa * sb}
 
 
-# ---- gemm_generalized (the jax-bench harness's one GEMM) ------------------------------------------
-#
-# P = op(A) op(B) accumulated in fp32, then alpha P, + beta C, then (s0 s1^T) on the whole, rounded once
-# to out_dtype. Upstream typed the product as in_dtype (an fp8 product for fp8 inputs) and kept C in
-# in_dtype; here the accumulator is fp32, as every GEMM of this project, and C is out_dtype (what a
-# beta-accumulated output is): docs/jax_bench.md.
+# gemm_generalized, the jax-bench harness's one GEMM: P = op(A) op(B) accumulated in fp32, then
+# alpha P, + beta C, then (s0 s1^T) on the whole, rounded once to out_dtype. Upstream typed the product
+# as in_dtype (an fp8 product for fp8 inputs) and kept C in in_dtype; here the accumulator is fp32, as
+# every GEMM of this project, and C is out_dtype (what a beta-accumulated output is): docs/jax_bench.md.
 
-GENERALIZED_DTYPES = (
-    "float8_e4m3fn",
-    "float8_e5m2",
-    "bfloat16",
-    "float16",
-    "float32",
-    "int8",
-    "float4_e2m1fn",  # accepted so a sweep over it plans: its cases are unsupported rows here
-)
 NO_GEMM = {"float4_e2m1fn": "an fp4 GEMM (block-scaled e2m1) is not implemented here"}
+# NO_GEMM's dtypes are accepted so a sweep over them plans: their cases are unsupported rows here
+FP8_KINDS = ("float8_e4m3fn", "float8_e5m2")
+GENERALIZED_DTYPES = (*FP8_KINDS, "bfloat16", "float16", "float32", "int8", *NO_GEMM)
 
 
 @dataclass(frozen=True)
@@ -257,7 +230,6 @@ class GeneralizedParams(Matmul):
 
     @property
     def plain(self) -> bool:
-        """No alpha, beta or scales: the product alone."""
         return self.alpha == 1 and self.beta == 0 and not self.use_scaling_factors
 
 
@@ -281,10 +253,9 @@ def generalized_flops(p: GeneralizedParams) -> float:
 def generalized_bytes(p: GeneralizedParams) -> float:
     """A and B read in in_dtype, the output written (and C read when beta is not 0) in out_dtype, the
     fp32 scales read (upstream leaves them out)."""
-    in_dt, out_dt = dtype(p.in_dtype), dtype(p.out_dtype)
-    mn = p.m * p.n
-    total = (p.m * p.k + p.k * p.n) * in_dt.nbytes + mn * out_dt.nbytes
-    total += mn * out_dt.nbytes if p.beta != 0 else 0
+    out_dt = dtype(p.out_dtype)
+    total = gemm_bytes(p, dtype(p.in_dtype), out_dt)
+    total += p.m * p.n * out_dt.nbytes if p.beta != 0 else 0
     return float(total + (scale_bytes(p) if p.use_scaling_factors else 0))
 
 
@@ -316,7 +287,6 @@ def generalized_reference(x: Arrays, p: GeneralizedParams, rows: np.ndarray) -> 
 register_compute(
     OpSpec(
         name="gemm_generalized",
-        suite="compute",
         doc="O = ((alpha op(A) op(B) + beta C) * s0 s1^T) in out_dtype, fp32 accumulation",
         typed=GeneralizedParams,
         flops=generalized_flops,
@@ -325,14 +295,9 @@ register_compute(
         make_inputs=generalized_inputs,
         reference=generalized_reference,
         output_rows=rows_of,
-        tolerance_floor=lambda p: fp8_floor_if(dtype(p.in_dtype).peak_family == "fp8"),
+        tolerance_floor=lambda p: fp8_floor(dtype(p.in_dtype)),
     )
 )
-
-
-def generalized_dims(p: GeneralizedParams) -> Any:
-    """dot_general's contracting dimensions for the stored layouts (the result is (m, n) either way)."""
-    return (((0 if p.transpose_a else 1,), (1 if p.transpose_b else 0,)), ((), ()))
 
 
 @array_implementation("gemm_generalized", "jax", "jit")
@@ -340,8 +305,9 @@ def jax_gemm_generalized(p: GeneralizedParams) -> Fn:
     if p.in_dtype in NO_GEMM:
         raise unsupported(NO_GEMM[p.in_dtype])
     lax, jnp = jax.lax, jax.numpy
-    odt = jnp_dtype(dtype(p.out_dtype).name)
-    dims = generalized_dims(p)
+    odt = jnp_dtype(p.out_dtype)
+    # contracting dimensions of the stored layouts (the result is (m, n) either way)
+    dims = (((0 if p.transpose_a else 1,), (1 if p.transpose_b else 0,)), ((), ()))
     direct = p.in_dtype in DIRECT_OUT_INPUTS and p.out_dtype in DIRECT_OUT_RESULTS
     if p.plain and direct:  # one GEMM kernel, rounded once in its epilogue
         return lambda a, b: {"out": lax.dot_general(a, b, dims, preferred_element_type=odt)}

@@ -3,8 +3,7 @@
 Math in fp32 whatever the storage dtype, one rounding at the end. A backward op times (X, dY) to dX,
 the forward quantities it needs recomputed from X inside the timed region, as a fused backward kernel
 does (the reference counted only the ops XLA attributed to the pullback: docs/ironwood.md). RMSNorm's
-gamma is an fp32 input, not a constant a compiler could fold away; its gradient is not computed.
-"""
+gamma is an fp32 input, not a constant a compiler could fold away; its gradient is not computed."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.catalogue import Arrays, OpSpec, array_implementation, param
-from accelbench.ops.common import BF16, Placed, f64, normal, register_compute
+from accelbench.ops.common import BF16, Placed, f64, normal, register_compute, sigmoid64
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import jax
 
@@ -46,18 +45,14 @@ def _dt(p: LayerParams) -> Any:
     return dtype(p.dtype)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
 def swiglu64(x: np.ndarray) -> np.ndarray:
     a, b = np.split(x, 2, axis=1)
-    return a * _sigmoid(a) * b
+    return a * sigmoid64(a) * b
 
 
 def swiglu_grad64(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
     a, b = np.split(x, 2, axis=1)
-    s = _sigmoid(a)
+    s = sigmoid64(a)
     return np.concatenate([dy * b * s * (1 + a * (1 - s)), dy * a * s], axis=1)
 
 
@@ -92,8 +87,6 @@ def _even_n(p: LayerParams) -> str | None:
 
 @dataclass(frozen=True)
 class Layer:
-    """One op: its tensors, models, float64 math and JAX body."""
-
     doc: str
     flops: Callable[[LayerParams], float]
     bytes: Callable[[LayerParams], float]
@@ -110,12 +103,10 @@ class Layer:
 
         return OpSpec(
             name=name,
-            suite="compute",
             doc=self.doc,
             typed=self.typed,
             flops=self.flops,
             bytes=self.bytes,
-            peak_dtype=lambda p: "bf16",
             make_inputs=self.inputs,
             reference=reference,
             output_rows=lambda p: p.m,
@@ -148,14 +139,6 @@ def _rms_bwd(p: LayerParams) -> Callable[..., Any]:
     return fn
 
 
-def _swiglu_bwd(p: LayerParams) -> Callable[..., Any]:
-    def fn(x: Any, dy: Any) -> dict[str, Any]:
-        _, pullback = jax.vjp(jax_swiglu, x)
-        return {"out": pullback(dy)[0]}
-
-    return fn
-
-
 RMSNORM_FWD = Layer(
     doc="Y = X / rms(X) * gamma over each row (eps 1e-6), fp32 math",
     flops=lambda p: 4.0 * p.m * p.n + 3.0 * p.m,  # x^2, sum, two multiplies; 3 per row
@@ -180,7 +163,7 @@ LAYERS: dict[str, Layer] = {
         bytes=lambda p: (2 * p.m * p.n + _half(p)) * BF16.nbytes,  # X, dY (n/2) in; dX out
         inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p.m, p.n // 2), BF16)},
         reference=lambda x, p: swiglu_grad64(x["x"], x["dy"]),
-        jax=_swiglu_bwd,
+        jax=lambda p: lambda x, dy: {"out": jax.vjp(jax_swiglu, x)[1](dy)[0]},
         constraint=_even_n,
     ),
     "rmsnorm_fwd": RMSNORM_FWD,
@@ -203,7 +186,7 @@ LAYERS: dict[str, Layer] = {
         flops=lambda p: 6.0 * p.m * p.n,  # sigmoid (exp, add, divide), 1 - s, two multiplies
         bytes=lambda p: 3.0 * p.m * p.n * _dt(p).nbytes,  # X, dY in; dX out
         inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p.m, p.n), _dt(p))},
-        reference=lambda x, p: x["dy"] * _sigmoid(x["x"]) * (1 - _sigmoid(x["x"])),
+        reference=lambda x, p: x["dy"] * sigmoid64(x["x"]) * (1 - sigmoid64(x["x"])),
         jax=lambda p: lambda x, dy: {"out": jax.vjp(jax_sigmoid, x)[1](dy)[0]},
         typed=SigmoidBwdParams,
     ),

@@ -19,8 +19,6 @@ PATTERN = 1 << 20  # distinct values drawn; larger arrays repeat them (a copy ca
 
 @dataclass(frozen=True)
 class CopyParams(Placed):
-    """A flat array copied once."""
-
     num_elements: int = param("elements", doc="elements of X")
     dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16", "float8"))
 
@@ -34,7 +32,6 @@ def copy_inputs(p: CopyParams, rng: np.random.Generator) -> Arrays:
 register_compute(
     OpSpec(
         name="single_device_hbm_copy",
-        suite="compute",
         doc="Y = copy(X) into a new buffer, X a flat array: read once, written once",
         typed=CopyParams,
         flops=lambda p: 0.0,
@@ -82,8 +79,6 @@ STREAM: dict[str, Stream] = {
 
 @dataclass(frozen=True)
 class StreamParams(Placed):
-    """One STREAM kernel over flat arrays."""
-
     op_type: str = param("choice", "copy", tuple(STREAM), "y=x, y=s*x, z=x+y, z=x+s*y, max(x), y=s")
     size: int = param("elements", 1 << 27, doc="elements per array (not bytes)")
     dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
@@ -114,7 +109,6 @@ def stream_bytes(p: StreamParams) -> float:
 register_compute(
     OpSpec(
         name="hbm_bandwidth",
-        suite="compute",
         doc="a STREAM kernel over flat arrays of `size` elements: copy, scale, add, triad, "
         "read_only or write_only",
         typed=StreamParams,

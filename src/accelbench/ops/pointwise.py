@@ -1,8 +1,7 @@
 """Elementwise ops of the Ironwood suite over (m, n) tensors: the training `add` and the inference ops.
 
 One definition per math (`Pointwise`): inputs are upcast to fp32, the math runs there and the result is
-rounded to the op's dtype, in JAX, in PyTorch and (in float64, rounded the same way) in the reference.
-"""
+rounded to the op's dtype, in JAX, in PyTorch and (in float64, rounded the same way) the reference."""
 
 from __future__ import annotations
 
@@ -14,12 +13,10 @@ from typing import Any
 import numpy as np
 
 from accelbench.catalogue import Arrays, OpSpec, array_implementation, param
-from accelbench.ops.common import Placed, f64, normal, register_compute
+from accelbench.ops.common import Placed, f64, normal, register_compute, sigmoid64
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import jax
 
-TRAINING_DTYPES = ("bfloat16", "float32", "float16")
-INFERENCE_DTYPES = ("bfloat16", "float8_e4m3fn")
 NAMES = "xyz"
 
 
@@ -27,7 +24,7 @@ NAMES = "xyz"
 class PointwiseParams(Placed):
     """The tensors' shape and dtype (each op below declares which shapes and dtypes it takes)."""
 
-    dtype: str = param("dtype", "bfloat16", TRAINING_DTYPES)
+    dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -46,7 +43,7 @@ class MatrixParams(PointwiseParams):
 
 @dataclass(frozen=True)
 class InferenceParams(MatrixParams):
-    dtype: str = param("dtype", "bfloat16", INFERENCE_DTYPES)
+    dtype: str = param("dtype", "bfloat16", ("bfloat16", "float8_e4m3fn"))
 
 
 @dataclass(frozen=True)
@@ -69,18 +66,16 @@ class Pointwise:
     jax: Callable[..., Any]  # fp32 math on JAX arrays
 
     def spec(self, name: str, typed: type[PointwiseParams]) -> OpSpec[Any]:
-        """The op over tensors of the parameters' shape."""
 
         def inputs(p: PointwiseParams, rng: np.random.Generator) -> Arrays:
-            return {NAMES[i]: normal(rng, p.shape, dtype(p.dtype)) for i in range(self.inputs)}
+            return {name: normal(rng, p.shape, dtype(p.dtype)) for name in NAMES[: self.inputs]}
 
         def reference(x: Arrays, p: PointwiseParams, rows: np.ndarray) -> Arrays:
-            out = self.reference(*(f64(x[NAMES[i]][rows]) for i in range(self.inputs)))
+            out = self.reference(*(f64(x[name][rows]) for name in NAMES[: self.inputs]))
             return {"out": out.astype(dtype(p.dtype).numpy)}
 
         return OpSpec(
             name=name,
-            suite="compute",
             doc=self.doc,
             typed=typed,
             flops=lambda p: float(self.flops_per_element * math.prod(p.shape)),
@@ -92,10 +87,6 @@ class Pointwise:
         )
 
 
-def _sigmoid64(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
 ADD = Pointwise("Z = X + Y", 2, 1, lambda x, y: x + y, lambda x, y: x + y)
 OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
     "add": (ADD, MatrixParams),
@@ -105,16 +96,19 @@ OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
             "Z = silu(X) * Y = X * sigmoid(X) * Y",
             2,
             5,  # sigmoid (exp, add, divide), two multiplies
-            lambda x, y: x * _sigmoid64(x) * y,
+            lambda x, y: x * sigmoid64(x) * y,
             lambda x, y: x * jax.nn.sigmoid(x) * y,
         ),
         InferenceParams,
     ),
     "inference_sigmoid": (
-        Pointwise("Z = sigmoid(X)", 1, 3, _sigmoid64, lambda x: jax.nn.sigmoid(x)),
+        Pointwise("Z = sigmoid(X)", 1, 3, sigmoid64, lambda x: jax.nn.sigmoid(x)),
         InferenceParams,
     ),
+    "simple_add": (ADD, FlatParams),
 }
+# the jax-bench harness's add: one flat array of `size` elements, the same math and implementations
+FLAT_OPS = {"simple_add": "add"}
 
 
 def jax_builder(op: Pointwise) -> Callable[[PointwiseParams], Callable[..., dict[str, Any]]]:
@@ -128,7 +122,3 @@ def jax_builder(op: Pointwise) -> Callable[[PointwiseParams], Callable[..., dict
 for _name, (_op, _typed) in OPS.items():
     register_compute(_op.spec(_name, _typed))
     array_implementation(_name, "jax", "jit")(jax_builder(_op))
-# the jax-bench harness's add: one flat array of `size` elements, the same math and implementations
-FLAT_OPS = {"simple_add": "add"}
-register_compute(ADD.spec("simple_add", FlatParams))
-array_implementation("simple_add", "jax", "jit")(jax_builder(ADD))

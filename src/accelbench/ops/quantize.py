@@ -1,7 +1,6 @@
 """Quantization to fp8 or fp4: dynamic per-row absmax scaling or a fixed scale, of X or of X^T. The
 fixed scale defaults to the reference's calibration ("fixed, -224, 224": 224/448 = 0.5); values beyond
-the quantized dtype's range saturate, as the reference's quantizer does.
-"""
+the quantized dtype's range saturate, as the reference's quantizer does."""
 
 from __future__ import annotations
 
@@ -48,15 +47,8 @@ class StaticQuantizeParams(QuantizeParams):
     scale: float = param("float", 0.5, doc="fixed dequantization scale")
 
 
-def saturate(x: np.ndarray, qdt_name: str) -> np.ndarray:
-    limit = dtype(qdt_name).max
-    return np.clip(x, -limit, limit)
-
-
 @dataclass(frozen=True)
 class Variant:
-    """Which of the four quantization ops: transposed input or not, dynamic or fixed scale."""
-
     transpose: bool
     static: bool
 
@@ -64,15 +56,12 @@ class Variant:
         """Rows of the output, and the count of dynamic scales."""
         return int(p.n if self.transpose else p.m)
 
-    def source(self, x: np.ndarray) -> np.ndarray:
-        return x.T if self.transpose else x
-
     def reference(self, x: Arrays, p: QuantizeParams, rows: np.ndarray) -> Arrays:
-        src = self.source(x["x"])[rows]
+        src = (x["x"].T if self.transpose else x["x"])[rows]
         qdt = dtype(p.qdtype)
         if isinstance(p, StaticQuantizeParams):
             scaled = f64(src) / np.float64(np.float32(p.scale))
-            return {"q": saturate(scaled, qdt.name).astype(qdt.numpy)}
+            return {"q": np.clip(scaled, -qdt.max, qdt.max).astype(qdt.numpy)}
         q, scale = quantize_rows(src, qdt)
         return {"q": q, "scale": scale}
 
@@ -95,12 +84,10 @@ class Variant:
         )
         return OpSpec(
             name=name,
-            suite="compute",
             doc=doc,
             typed=StaticQuantizeParams if self.static else QuantizeParams,
             flops=self.flops,
             bytes=self.bytes,
-            peak_dtype=lambda p: "bf16",
             make_inputs=lambda p, rng: {"x": normal(rng, (p.m, p.n), BF16)},
             reference=self.reference,
             output_rows=self.rows,
@@ -109,17 +96,14 @@ class Variant:
 
 def jax_builder(v: Variant) -> Callable[[QuantizeParams], Callable[..., dict[str, Any]]]:
     def build(p: QuantizeParams) -> Callable[..., dict[str, Any]]:
-        qdt = jnp_dtype(p.qdtype)
-        if isinstance(p, StaticQuantizeParams):
-            scale, limit = np.float32(p.scale), float(dtype(p.qdtype).max)
-            return lambda x: {
-                "q": jax.numpy.clip(
-                    (x.T if v.transpose else x).astype(np.float32) / scale, -limit, limit
-                ).astype(qdt)
-            }
+        qdt, limit = jnp_dtype(p.qdtype), float(dtype(p.qdtype).max)
 
         def fn(x: Any) -> dict[str, Any]:
-            q, s = jax_quantize(x.T if v.transpose else x, 1, qdt)
+            x = x.T if v.transpose else x
+            if isinstance(p, StaticQuantizeParams):
+                scaled = x.astype(np.float32) / np.float32(p.scale)
+                return {"q": jax.numpy.clip(scaled, -limit, limit).astype(qdt)}
+            q, s = jax_quantize(x, 1, qdt)
             return {"q": q, "scale": s}
 
         return fn

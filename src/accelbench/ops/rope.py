@@ -1,8 +1,7 @@
 """Rotary position embedding (the jax-bench harness's rope): each (even, odd) pair of a head's features
 is rotated by the angle of its position, Y = X * F as a complex product, written out as real arithmetic
 so both frameworks run the same kernels on ordinary float tensors. F is read once, in the bytes too
-(upstream counted X and Y only).
-"""
+(upstream counted X and Y only)."""
 
 from __future__ import annotations
 
@@ -63,7 +62,6 @@ def reference(x: Arrays, p: RopeParams, rows: np.ndarray) -> Arrays:
 register_compute(
     OpSpec(
         name="rope",
-        suite="compute",
         doc="rotary position embedding: each feature pair rotated by its position's angle",
         typed=RopeParams,
         flops=lambda p: 3.0 * elements(p),  # 6 per pair

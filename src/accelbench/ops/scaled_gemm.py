@@ -3,31 +3,21 @@ timed region, an fp8 GEMM with fp32 accumulation, the scales applied, a bf16 res
 
 Seven ops from one definition, differing only in how a scale covers its operand (`Scaling`). Every op
 applies its scales: the reference left them out of all but one, so its outputs were wrong
-(docs/ironwood.md).
-"""
+(docs/ironwood.md)."""
 
 from __future__ import annotations
 
 import math
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from accelbench.catalogue import Arrays, OpSpec, array_implementation
-from accelbench.ops.common import (
-    BF16,
-    FP8,
-    TINY,
-    f64,
-    fp8_floor_if,
-    matmul_f32,
-    normal,
-    register_compute,
-)
-from accelbench.ops.gemm import GemmParams, b_as_kn, b_shape, gemm_bytes, gemm_flops, rows_of
+from accelbench.ops.common import BF16, FP8, TINY, f64, matmul_f32, normal, register_compute
+from accelbench.ops.gemm import SCALED_GEMM, GemmParams, b_as_kn, b_shape, gemm_bytes, gemm_flops
 from accelbench.platform.frameworks import jax
 
 STATIC_SCALE = 0.5  # the reference's calibration "fixed, -224, 224": 224 / 448
@@ -52,9 +42,6 @@ class Scaling:
         """Elements of K one scale covers (0: all of K)."""
         return self.a_block[1]
 
-    def k_blocks(self, p: GemmParams) -> int:
-        return math.ceil(p.k / self.k_block) if self.k_block else 1
-
     def scale_count(self, p: GemmParams) -> int:
         return grid((p.m, p.k), self.a_block) + grid((p.k, p.n), self.b_block)
 
@@ -66,7 +53,7 @@ class Scaling:
         return (
             gemm_flops(p)
             + per_element * (p.m * p.k + p.k * p.n)
-            + 2.0 * p.m * p.n * self.k_blocks(p)
+            + 2.0 * p.m * p.n * grid((p.k, 1), (self.k_block, 1))  # k-blocks
             + scales
         )
 
@@ -90,21 +77,18 @@ class Scaling:
         return value
 
     def spec(self, name: str, doc: str) -> OpSpec:
-        return OpSpec(
+        """The scaled fp8 GEMM's spec (type, peak, rows, tolerance) with this scaling's models."""
+        return replace(
+            SCALED_GEMM,
             name=name,
-            suite="compute",
             doc=doc,
-            typed=GemmParams,
             flops=self.flops,
             bytes=self.bytes,
-            peak_dtype=lambda p: "fp8",
             make_inputs=lambda p, rng: {
                 "a": normal(rng, (p.m, p.k), BF16),
                 "b": normal(rng, b_shape(p), BF16),
             },
             reference=self.reference,
-            output_rows=rows_of,
-            tolerance_floor=lambda p: fp8_floor_if(True),
         )
 
 
@@ -169,9 +153,6 @@ RECIPES = {
         "MX fp8 with every block's scale fixed at 2^-1 (no reduction)",
     ),
 }
-
-
-# ---- JAX ---------------------------------------------------------------------------------------
 
 
 def jax_block_quantize(x: Any, block: Block, s: Scaling) -> tuple[Any, Any]:

@@ -4,8 +4,7 @@ The reference's four gap strategies (what separates consecutive GEMMs) are each 
 policy (`STRATEGIES`, docs/ironwood.md): new data every iteration is a 256 MB buffer rewritten before
 every GEMM (cold caches and a gap); the stressed strategy runs on the case's device, where the reference
 drove every device at once from threads. Rows carry the per-iteration series, `decile_drift_ratio` /
-`throttled` and, with nvidia-ml-py, the GPU's clocks, temperature and power along the run.
-"""
+`throttled` and, with nvidia-ml-py, the GPU's clocks, temperature and power along the run."""
 
 from __future__ import annotations
 

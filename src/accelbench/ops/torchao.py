@@ -1,6 +1,5 @@
 """The torchao ops: a small model before and after a quantization recipe (names as torchao's runner),
-and a float8 training step. Models per model type (docs/ops.md), weights at their stored bits.
-"""
+and a float8 training step. Models per model type (docs/ops.md), weights at their stored bits."""
 
 from __future__ import annotations
 
@@ -102,8 +101,7 @@ def register_alias(alias: Alias) -> Alias:
 
 def alias_note(name: str) -> str | None:
     """What a config is told when it names a recipe by torchao's perf-script name."""
-    alias = ALIASES.get(name)
-    if alias is None:
+    if (alias := ALIASES.get(name)) is None:
         return None
     return f"'{name}' is torchao's perf-script name; it runs as {alias.runs_as}" + (
         f" ({alias.note})" if alias.note else ""
@@ -115,14 +113,9 @@ def recipe_of(name: str) -> tuple[Recipe, Match] | None:
     recipes()
     name = ALIASES[name].runs_as if name in ALIASES else name
     for recipe in RECIPES.values():
-        match = re.fullmatch(recipe.full_pattern, name)
-        if match:
+        if match := re.fullmatch(recipe.full_pattern, name):
             return recipe, match
     return None
-
-
-def is_known_recipe(name: str) -> bool:
-    return recipe_of(name) is not None
 
 
 def recipe_problem(name: str) -> str | None:
@@ -136,7 +129,6 @@ SPARSITY_KINDS = ("semi-sparse", "block")
 # float8 training's scalings: torchao.float8's recipes, and the prototypes (blockwise, MX) beside them
 TRAINING_GRANULARITIES = ("tensorwise", "rowwise", "blockwise", "mxfp8", "mxfp8-emulated")
 BLOCK_DENSITY = 0.1  # block-sparse weights keep 10% of their 64x64 blocks (90% sparsity)
-COMPILE_MODES = ("off", "default", "max-autotune")
 DEVICES = ("cuda", "cpu", "mps", "xpu")
 HEAD_DIM = 128  # attention heads of transformer_block are k / 128 wide-128 heads (flash/efficient SDPA sizes)
 MLP_RATIO = 4
@@ -166,8 +158,7 @@ def check_name(name: str, known: bool, examples: tuple[str, ...], what: str) -> 
     model (the torchao tutorial's placeholders) and yields `unsupported` rows at run time."""
     if known:
         return name
-    suggestion = did_you_mean(name, examples)
-    if suggestion:
+    if suggestion := did_you_mean(name, examples):
         raise UserError(f"unknown {what} '{name}'", suggestion=suggestion)
     return name
 
@@ -176,8 +167,7 @@ def weight_bits(recipe: str, hp_bits: int, sparsity: str = "none") -> float:
     """Stored bits per dense weight element: group scales and zero points, 2:4 values and their
     2-bit indices, or the kept blocks of a block-sparse weight."""
     bits: float = 8
-    known = recipe_of(recipe)
-    if known is not None:
+    if (known := recipe_of(recipe)) is not None:
         declared, match = known
         group = declared.group(match)
         bits = declared.bits(match, hp_bits) + (declared.scale_bits / group if group else 0)
@@ -210,7 +200,7 @@ class TorchaoModelParams(OpParams):
     k: int = param("dim")
     n: int = param("dim")
     high_precision_dtype: str = param("dtype", "bfloat16", ("bfloat16", "float16", "float32"))
-    compile_mode: str = param("choice", "off", COMPILE_MODES)
+    compile_mode: str = param("choice", "off", ("off", "default", "max-autotune"))
     device: str = param("choice", "cuda", DEVICES)
     enable_profiler: bool = param("bool", False)
     enable_memory_profiler: bool = param("bool", False)

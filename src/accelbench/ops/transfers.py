@@ -4,8 +4,7 @@ host to device or device to host, from pageable or pinned host memory.
 Each iteration makes a new destination buffer, as the reference did (so pageable device-to-host copies pay
 for first touching new host pages, which bounds them near 1.5 GB/s on the H200's host). JAX records no XLA
 module for a transfer, so its rows are timed by the host clock (`wall_clock`), a blocked transfer end to
-end; PyTorch's carry device time (CUPTI's memcpy records) on GPUs.
-"""
+end; PyTorch's carry device time (CUPTI's memcpy records) on GPUs."""
 
 from __future__ import annotations
 
@@ -20,12 +19,10 @@ from accelbench.core.column import doc
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import unsupported
 from accelbench.measure.numerics import check_outputs, digest_rows
-from accelbench.ops.common import OnDevice, normal
-from accelbench.platform.dtypes import dtype
+from accelbench.ops.common import F32, OnDevice, normal
 from accelbench.platform.frameworks import jax
 
 MIB = 1 << 20
-F32 = dtype("float32")
 
 
 @dataclass
@@ -58,15 +55,12 @@ def make_inputs(p: TransferParams, rng: np.random.Generator) -> Arrays:
 
 
 def gib_per_s(timing: Timing, p: TransferParams) -> float | None:
-    if not timing.samples_s:
-        return None
-    median = timing.median_s
+    median = timing.median_s if timing.samples_s else 0.0
     return p.data_size_mib / 1024 / median if median > 0 else None
 
 
 SPEC = OpSpec(
     name="host_device",
-    suite="compute",
     doc="one host-to-device or device-to-host copy of data_size_mib MiB of fp32",
     typed=TransferParams,
     flops=lambda p: 0.0,
@@ -115,14 +109,11 @@ def jax_transfer(backend: Any, case: Case) -> Prepared:
         source, target = jax.device_put(host["x"], on_device), on_host
     jax.block_until_ready(source)
 
-    def call() -> Any:
-        return jax.device_put(source, target, may_alias=False)
-
     def fetch(out: Any, name: str, rows: np.ndarray) -> np.ndarray:
         return np.asarray(jax.device_get(out))[rows]
 
     return Prepared(
-        call=call,
+        call=lambda: jax.device_put(source, target, may_alias=False),
         sync=jax.block_until_ready,
         check=lambda out: check_outputs(SPEC, p, host, lambda n, r: fetch(out, n, r)),
         digest=lambda out: digest_rows(SPEC, p, host, lambda n, r: fetch(out, n, r)),

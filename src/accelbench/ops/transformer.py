@@ -5,8 +5,7 @@
 Despite its name upstream's layer has no attention, experts or routing; this is that layer, sharded over
 a (cp, tp) mesh: tokens over cp, the weights over tp (the partial sums all-reduced by XLA). Expert
 parallelism (ep, etp) needs experts: such cases are `unsupported`, saying so. FLOPs: 20 mslen D^2 for
-the matmuls (upstream: 24) + 7 mslen D; bytes: x, y and the weights once (upstream added intermediates).
-"""
+the matmuls (upstream: 24) + 7 mslen D; bytes: x, y and the weights once (upstream added intermediates)."""
 
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ from accelbench.catalogue import (
     Arrays,
     OpParams,
     OpSpec,
+    get_spec,
     implementation,
     param,
     params_of,
@@ -39,8 +39,6 @@ WIDTHS = {"w1": (1, 3), "w2": (3, 1), "w3": (1, 2), "w4": (2, 1)}  # (rows, cols
 
 @dataclass(frozen=True)
 class TransformerParams(OpParams):
-    """The layer's width, tokens, dtype and parallel layout."""
-
     model_dim: int = param("dim", 7168)
     mslen: int = param("dim", 1024, doc="tokens (the sequence length of one micro-batch)")
     dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
@@ -95,7 +93,6 @@ def problem(p: TransformerParams) -> str | None:
 register(
     OpSpec(
         name="transformer_layer_moe",
-        suite="compute",
         doc="x + FFN(norm(x)) then + FFN: two feed-forward blocks, sharded over cp x tp devices",
         typed=TransformerParams,
         flops=layer_flops,
@@ -121,22 +118,17 @@ def devices_for(p: TransformerParams) -> int:
 
 def layer(x: Any, w1: Any, w2: Any, w3: Any, w4: Any) -> dict[str, Any]:
     jnp = jax.numpy
-    f32 = jnp.float32
-    n = standardize(x.astype(f32), jnp.mean, jnp.sqrt).astype(x.dtype)
-    h = x + jnp.matmul(
-        jnp.matmul(n, w1, preferred_element_type=f32).astype(x.dtype),
-        w2,
-        preferred_element_type=f32,
-    ).astype(x.dtype)
-    up = jnp.matmul(h, w3, preferred_element_type=f32).astype(x.dtype)
-    return {"out": h + jnp.matmul(up, w4, preferred_element_type=f32).astype(x.dtype)}
+
+    def mm(a: Any, b: Any) -> Any:  # fp32 accumulation, rounded to x's dtype
+        return jnp.matmul(a, b, preferred_element_type=jnp.float32).astype(x.dtype)
+
+    h = x + mm(mm(standardize(x.astype(jnp.float32), jnp.mean, jnp.sqrt).astype(x.dtype), w1), w2)
+    return {"out": h + mm(mm(h, w3), w4)}
 
 
 @implementation("transformer_layer_moe", "jax", "jit")
 def jax_layer(backend: Any, case: Case) -> Prepared:
     """The layer jitted over a (cp, tp) mesh of the first tp x cp devices."""
-    from accelbench.catalogue import get_spec
-
     p, spec = params_of(case, TransformerParams), get_spec(case.op)
     need = devices_for(p)
     devices = jax.devices()

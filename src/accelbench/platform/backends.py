@@ -1,8 +1,5 @@
-"""The backend registry: every backend's name, run order, entry point, implementation and timer modules.
-
-A backend is one row here (`register_backend` for one added at run time): the planner, the session, the
-runner, the timers' `auto` choice and the report read this table; nothing else lists backends.
-"""
+"""The backend registry: one row per backend (`register_backend` at run time too), which the planner,
+session, runner, timers' `auto` and report read; nothing else lists backends."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Third-party chatter kept off the terminal: what the frameworks log or warn about themselves while
-importing and compiling (a CUDA build without a GPU, an Enum registered twice, a tensor subclass without a
-cache hash) is not about the user's run. Python warnings and the frameworks' log records below ERROR go
-to one logger: `-v` shows their warnings, `-vv` everything they log (Inductor's INFO alone is hundreds
-of lines a case); this harness's own messages are printed, never warned, so none is lost.
-"""
+"""Third-party chatter kept off the terminal (a CUDA build without a GPU, an Enum registered twice):
+Python warnings and the frameworks' records below ERROR go to one logger, shown by `-v` (warnings) and
+`-vv` (all: Inductor's INFO is hundreds of lines a case). Our own messages are printed, not warned."""
 
 from __future__ import annotations
 
@@ -32,8 +29,7 @@ class _ToSink(logging.Handler):
 
 
 def route(verbosity: int = 0) -> None:
-    """Python warnings and the frameworks' records below ERROR to one logger: on stderr from -v
-    (`verbosity` 1: warnings; 2, -vv: everything, DEBUG included)."""
+    """Warnings and the frameworks' records below ERROR to one logger, on stderr from `verbosity` 1."""
     global _level
     _level = logging.DEBUG if verbosity >= 2 else logging.WARNING
     logging.captureWarnings(True)
@@ -44,9 +40,8 @@ def route(verbosity: int = 0) -> None:
 
 
 def settle() -> None:
-    """Take the frameworks' loggers back from the handlers they install when they are imported (their
-    own children too: torch._logging gives torch._inductor a handler of its own, which printed every
-    INFO record of a compile under -v)."""
+    """Take the frameworks' loggers (and children: torch._inductor's own printed every INFO record of a
+    compile under -v) back from the handlers they install on import."""
     sink = logging.getLogger(ROUTED)
     for name in ("py.warnings", *FRAMEWORK_LOGGERS):
         logger = logging.getLogger(name)
@@ -62,10 +57,8 @@ def settle() -> None:
 
 @contextlib.contextmanager
 def native_stderr(framework: str, level: int = logging.WARNING) -> Iterator[None]:
-    """What a framework's C++ writes to stderr meanwhile (Kineto's `profiler_start` lines at every
-    session; XLA's pages of `cuptiSubscribe ... ignored due to a previous error` where CUPTI is held),
-    as records of its logger at `level`: routed like its Python records, never on the terminal by
-    itself. A file, not a pipe: a page nobody reads yet must not block the writer."""
+    """A framework's C++ stderr meanwhile (Kineto's `profiler_start`, XLA's `cuptiSubscribe` pages) as
+    records of its logger at `level`; a file, not a pipe, so an unread page never blocks the writer."""
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as held:

@@ -13,26 +13,23 @@ import subprocess
 import uuid
 from pathlib import Path
 
+from accelbench.platform.gpu_monitor import nvml
+
 # Installed distributions whose versions decide a number (read from metadata: nothing is imported)
 PACKAGES = tuple(
     "jax jaxlib libtpu jax-cuda12-plugin jax-cuda13-plugin torch torchao triton numpy".split()
 )
-FLAGS = (
-    "XLA_FLAGS",
-    "LIBTPU_INIT_ARGS",
-    "TPU_PREMAPPED_BUFFER_SIZE",
-    "TPU_PREMAPPED_BUFFER_TRANSFER_THRESHOLD_BYTES",
-    "CUDA_VISIBLE_DEVICES",
-    "TORCHINDUCTOR_COMPILE_THREADS",  # set by the run where its compiled cases are few (issue 53)
+# the environment flags the frameworks read (TORCHINDUCTOR_COMPILE_THREADS: set by the run where its
+# compiled cases are few, issue 53)
+FLAGS = tuple(
+    "XLA_FLAGS LIBTPU_INIT_ARGS TPU_PREMAPPED_BUFFER_SIZE TPU_PREMAPPED_BUFFER_TRANSFER_THRESHOLD_BYTES"
+    " CUDA_VISIBLE_DEVICES TORCHINDUCTOR_COMPILE_THREADS".split()
 )
-
-
 HARNESS = Path(__file__).resolve().parents[2]  # this harness's own checkout, where it runs from one
 
 
 def _git(*args: str, root: Path | str = HARNESS) -> str | None:
-    """A git command's output in the checkout holding `root`, or None (no git, not a checkout, a
-    failure)."""
+    """A git command's output in the checkout holding `root`, or None (no git, no checkout, a failure)."""
     try:
         out = subprocess.run(
             ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5
@@ -64,8 +61,8 @@ def git_dirty() -> bool | None:
 
 @functools.lru_cache(maxsize=8)
 def checkout(folder: Path | str = HARNESS) -> dict[str, object] | None:
-    """The commit of the checkout holding `folder`, its date (what a history orders runs by) and
-    whether tracked files differ from it; None outside a git checkout."""
+    """The commit of the checkout holding `folder`, its date (a history's order) and whether tracked
+    files differ from it; None outside a git checkout."""
     found = _git("log", "-1", "--format=%h %cI", "--abbrev=12", root=folder)
     if not found:
         return None
@@ -93,27 +90,22 @@ def package_versions() -> str:
 def gpu_driver() -> str:
     """The NVIDIA driver version (nvidia-ml-py), or '' where there is none."""
     try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        version = pynvml.nvmlSystemGetDriverVersion()
+        version = nvml().nvmlSystemGetDriverVersion()
         return version.decode() if isinstance(version, bytes) else str(version)
     except Exception:
         return ""
 
 
 def gpu_clocks() -> str:
-    """Each NVIDIA GPU's SM and memory clocks (MHz) as the run starts, '' where nvidia-ml-py finds
-    none: an idle GPU reads low, a throttled one reads low under load."""
+    """Each NVIDIA GPU's SM and memory clocks (MHz) as the run starts ('' without NVML): an idle GPU
+    reads low, a throttled one reads low under load."""
     try:
-        import pynvml
-
-        pynvml.nvmlInit()
+        lib = nvml()
         clocks = []
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-            sm = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
-            mem = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+        for i in range(lib.nvmlDeviceGetCount()):
+            handle = lib.nvmlDeviceGetHandleByIndex(i)
+            sm = lib.nvmlDeviceGetClockInfo(handle, lib.NVML_CLOCK_SM)
+            mem = lib.nvmlDeviceGetClockInfo(handle, lib.NVML_CLOCK_MEM)
             clocks.append(f"{i}:sm={sm},mem={mem}")
         return " ".join(clocks)
     except Exception:
@@ -144,8 +136,8 @@ FLAG_LISTS = ("LIBTPU_INIT_ARGS", "XLA_FLAGS")  # space-separated flags, where t
 
 
 def apply_process_env(process_env: dict[str, str]) -> None:
-    """Set a benchmark's environment in this (fresh) process. A flag list the user set already keeps
-    their flags after the benchmark's, so theirs win (jax-bench replaces the user's)."""
+    """Set a benchmark's environment in this (fresh) process; a user's flag list comes after the
+    benchmark's, so theirs win (jax-bench replaces the user's)."""
     for key, value in process_env.items():
         own = os.environ.get(key, "") if key in FLAG_LISTS else ""
         os.environ[key] = f"{value} {own}".strip()
@@ -169,8 +161,7 @@ def base_environment(run_id: str) -> dict[str, object]:
 
 
 def run_environment() -> dict[str, object]:
-    """The run-level record of where a run happened, as structured data (the run store writes it
-    once per run; rows carry the same facts flattened into cells)."""
+    """Where a run happened, structured (the run store's, once a run; rows carry it flattened)."""
     return {
         "host": socket.gethostname(),
         "cpu_model": cpu_name(),
@@ -189,9 +180,8 @@ def timestamp() -> str:
 
 
 def cpu_wait_s() -> float | None:
-    """Seconds this process's threads have spent runnable but waiting for a CPU (Linux schedstat's
-    run delay, summed over threads): what other processes took from a host clock. None where the
-    system does not say."""
+    """Seconds this process's threads have waited, runnable, for a CPU (Linux schedstat's run delay):
+    what other processes took from a host clock. None where the system does not say."""
     try:
         tids = os.listdir("/proc/self/task")
     except OSError:

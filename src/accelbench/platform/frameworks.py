@@ -1,12 +1,7 @@
-"""JAX and PyTorch, imported on first use.
-
-Op modules name their framework at module level, but importing JAX or PyTorch costs seconds; planning,
-listing and validating a config must not pay it (a bad config is answered in well under a second).
-Each stand-in is a module object that imports the real module at its first attribute access and then
-takes over its namespace, so later lookups are plain module attributes: torch.compile traces code that
-uses it without a graph break (an importlib call on every lookup broke the graph). `sys.modules` is left
-alone (a lazy placeholder module there broke PyTorch 2.11's own import on a GPU machine).
-"""
+"""JAX and PyTorch imported on first use: op modules name them at module level, but planning and
+validating must not pay seconds of import. A stand-in takes over the real module's namespace at its
+first attribute access, so torch.compile traces later lookups without a graph break; `sys.modules` is
+left alone (a lazy placeholder there broke PyTorch 2.11's own import on a GPU machine)."""
 
 from __future__ import annotations
 
@@ -30,8 +25,7 @@ jax: Any = OnFirstUse("jax")
 torch: Any = OnFirstUse("torch")
 
 
-# CUPTI, NVIDIA's tracing interface, serves one profiler a process, and XLA's tracer stops trying for
-# good after one failed start: who took it from JAX here ("holder"), set where that is seen (a PyTorch
-# GPU session that keeps it; a JAX GPU trace without GPU events), so JAX's GPU timers refuse before they
-# try; "pending": PyTorch's profiler frees it after each session (the holder if JAX still finds it taken).
+# CUPTI serves one profiler a process, and XLA's tracer stops trying after one failed start: who took it
+# from JAX ("holder": a PyTorch session that keeps it, or a JAX GPU trace without GPU events), so JAX's
+# GPU timers refuse first; "pending": PyTorch frees it after each session (the holder if still taken).
 CUPTI: dict[str, str] = {}

@@ -1,8 +1,6 @@
 """GPU clocks, temperature, power and clock-event (throttle) reasons sampled along a case on a side
-thread (nvidia-ml-py): what measure/throttle.py judges each timed sample by, and the series the
-throttling benchmark charts. One sample is five NVML reads, about 0.1 ms of one host core's time every
-PERIOD_S, none of the device's. Beside them, the device's settings as the case ran (`DeviceState`),
-read once a case; the harness only reads them, never sets them."""
+thread (nvidia-ml-py; five reads, ~0.1 ms of a host core every PERIOD_S): what measure/throttle.py
+judges samples by. Beside them, the device's settings as the case ran (`DeviceState`), only read."""
 
 from __future__ import annotations
 
@@ -18,16 +16,14 @@ USER_CLOCKS = 0x2  # NVML's clock-event reason "applications clocks setting" (us
 
 
 def _state(doc: str, verdict: bool = False) -> Any:
-    """A DeviceState column: its README note, and whether a verdict between two rows that differ in
-    it is inconclusive, naming it (`DeviceState.differences`)."""
+    """A DeviceState column: its README note, and whether rows differing in it make a verdict name it."""
     return field(default=None, metadata={"doc": doc, "verdict": verdict})
 
 
 @dataclass(slots=True)
 class DeviceState:
-    """A GPU's settings as its case ran (NVML; blank where NVML or the board does not say, and on
-    other devices): a row group (results/records.py). TPUs expose no such setting to a user; their
-    firmware's p-states, power and throttling are the row's telemetry."""
+    """A GPU's settings as its case ran (NVML; blank where it does not say, and on other devices: a
+    TPU's p-states, power and throttling are its row's telemetry): a row group (results/records.py)."""
 
     clocks_set: str | None = _state(
         "`default` (boost clocks move with power and temperature), `application` (application "
@@ -47,8 +43,7 @@ class DeviceState:
     nvlink: str | None = _state("active NVLink links and NVML's NVLink version number", True)
 
     def differences(self, other: DeviceState) -> list[str]:
-        """The columns declared `verdict` in which the two differ, each as `name mine vs theirs` (a
-        blank differs from nothing): what a verdict between their rows must name."""
+        """The `verdict` columns the two differ in (a blank differs from nothing), as `name a vs b`."""
         out = []
         for f in fields(self):
             mine, theirs = getattr(self, f.name), getattr(other, f.name)
@@ -63,10 +58,17 @@ def cuda_visible() -> list[str] | None:
     return None if visible is None else [v.strip() for v in visible.split(",") if v.strip()]
 
 
+def nvml() -> Any:
+    """nvidia-ml-py, initialised (raises without the library or a driver)."""
+    import pynvml
+
+    pynvml.nvmlInit()
+    return pynvml
+
+
 def nvml_handle(nvml: Any, index: int) -> Any:
-    """NVML's handle of CUDA's GPU `index`: NVML numbers every GPU of the host, CUDA only those
-    CUDA_VISIBLE_DEVICES leaves, in its order (by number, or by a UUID or a prefix of one), as a
-    `--processes` worker (one GPU each) or a scheduler sets it."""
+    """NVML's handle of CUDA's GPU `index`: NVML numbers every GPU of the host, CUDA those
+    CUDA_VISIBLE_DEVICES leaves (numbers, or UUIDs or their prefixes), in its order."""
     visible = cuda_visible()
     if visible is None:
         return nvml.nvmlDeviceGetHandleByIndex(index)
@@ -83,35 +85,31 @@ def nvml_handle(nvml: Any, index: int) -> Any:
 
 def read_state(index: int, reasons: int = 0) -> DeviceState:
     """The settings of GPU `index` now; `reasons`: clock-event reason bits seen along the case (a
-    locked clock may say so only under load). Each query on its own: a board without one of them
-    leaves only that column blank."""
+    locked clock may say so only under load). A query a board lacks leaves only its column blank."""
     try:
-        import pynvml as nvml
-
-        nvml.nvmlInit()
-        handle = nvml_handle(nvml, index)
+        lib = nvml()
+        handle = nvml_handle(lib, index)
     except Exception:  # no library, no driver, no such GPU: nothing to say
         return DeviceState()
 
     def ask(query: str, *args: Any) -> Any:
         try:
-            return getattr(nvml, query)(handle, *args)
+            return getattr(lib, query)(handle, *args)
         except Exception:
             return None
 
-    kinds = (nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM)
+    kinds = (lib.NVML_CLOCK_SM, lib.NVML_CLOCK_MEM)
     app = [ask("nvmlDeviceGetApplicationsClock", k) for k in kinds]
     default = [ask("nvmlDeviceGetDefaultApplicationsClock", k) for k in kinds]
     reasons |= ask("nvmlDeviceGetCurrentClocksEventReasons") or 0  # older nvidia-ml-py: Throttle
     reasons |= ask("nvmlDeviceGetCurrentClocksThrottleReasons") or 0
     moved = None not in app + default and app != default
-    links = range(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18))
+    links = range(getattr(lib, "NVML_NVLINK_MAX_LINKS", 18))
     active = [link for link in links if ask("nvmlDeviceGetNvLinkState", link) == 1]
     generation, width = (ask(f"nvmlDeviceGetMaxPcieLink{q}") for q in ("Generation", "Width"))
-    power = [
-        ask(f"nvmlDeviceGet{q}") for q in ("EnforcedPowerLimit", "PowerManagementDefaultLimit")
-    ]
-    watts = [None if mw is None else mw / 1000.0 for mw in power]  # NVML says milliwatts
+    limits = ("EnforcedPowerLimit", "PowerManagementDefaultLimit")  # NVML says milliwatts
+    watts = [None if (mw := ask(f"nvmlDeviceGet{q}")) is None else mw / 1000.0 for q in limits]
+    version = ask("nvmlDeviceGetNvLinkVersion", active[0]) if active else None
     mig, ecc = (ask(q) for q in ("nvmlDeviceGetMigMode", "nvmlDeviceGetEccMode"))  # (now, pending)
     return DeviceState(
         clocks_set="application" if moved else "locked" if reasons & USER_CLOCKS else "default",
@@ -124,15 +122,13 @@ def read_state(index: int, reasons: int = 0) -> DeviceState:
         mig_mode=_flag(mig[0] if mig else None),
         ecc_mode=_flag(ecc[0] if ecc else None),
         pcie_link=f"gen{generation} x{width}" if generation and width else None,
-        nvlink=f"{len(active)} links, version {ask('nvmlDeviceGetNvLinkVersion', active[0])}"
-        if active
-        else None,
+        nvlink=f"{len(active)} links, version {version}" if active else None,
     )
 
 
 def unlocked_note(state: DeviceState) -> str:
-    """Said once at the end of a run whose GPU clocks were not locked: what it means, and the
-    commands one with the right to change device settings would run (the harness never does)."""
+    """Said once after a run whose GPU clocks were not locked: what it means and the commands (the
+    harness never runs them)."""
     mhz = f"{state.sm_clock_default_mhz:g}" if state.sm_clock_default_mhz else "MHZ"
     return (
         "clocks: this run's GPU clocks were not locked (clocks_set: default): boost clocks follow "
@@ -148,8 +144,7 @@ def _flag(value: Any) -> bool | None:
 
 @dataclass(frozen=True)
 class MonitorSummary:
-    """What a row keeps of a case's GPU monitor (TimingInfo's columns of these names, and the
-    series for its chart)."""
+    """What a row keeps of a case's GPU monitor (TimingInfo's columns, and its chart's series)."""
 
     sm_clock_first_mhz: float | None = None
     sm_clock_last_mhz: float | None = None
@@ -161,8 +156,7 @@ class MonitorSummary:
 
 @dataclass
 class Monitor:
-    """A background sampler; `series` rows are GPU_SAMPLE_FIELDS (seconds since the start).
-    Without nvidia-ml-py or an NVIDIA GPU it samples nothing and says so in `note`."""
+    """A background sampler of GPU_SAMPLE_FIELDS rows (nothing without NVML, saying why in `note`)."""
 
     device_index: int = 0
     enabled: bool = True
@@ -177,14 +171,12 @@ class Monitor:
         if not self.enabled:
             return self
         try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            handle = nvml_handle(pynvml, self.device_index)
+            lib = nvml()
+            handle = nvml_handle(lib, self.device_index)
         except Exception as error:  # no library, no driver, no such GPU: nothing to sample
             self.note = f"no GPU monitor: {type(error).__name__}: {error}"[:200]
             return self
-        self._thread = threading.Thread(target=self._run, args=(pynvml, handle), daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(lib, handle), daemon=True)
         self._thread.start()
         return self
 
@@ -203,8 +195,7 @@ class Monitor:
                     float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)),
                     nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,
                 )
-                reason = int(reasons(handle))
-                self.reasons.append(reason)
+                self.reasons.append(int(reasons(handle)))
                 self.series.append(sample)
             except Exception as error:
                 self.note = f"GPU monitor stopped: {error}"[:200]
@@ -212,8 +203,7 @@ class Monitor:
             self._stop.wait(PERIOD_S)
 
     def wait_for(self, sm_clock_mhz: float, cap_s: float) -> float:
-        """Wait until the SM clock is back at `sm_clock_mhz` (the next sample says so), at most
-        `cap_s`; the seconds waited."""
+        """Wait (at most `cap_s`) until a sample shows the SM clock back at `sm_clock_mhz`; seconds waited."""
         start = time.perf_counter()
         while self._thread is not None and time.perf_counter() - start < cap_s:
             seen = len(self.series)

@@ -1,14 +1,8 @@
-"""Ctrl-C that is never lost: the first one raises a flag that the runner checks between cases and the
-timers between iterations; a second one stops at once. Neither leaves a traceback (the session turns
-the resulting KeyboardInterrupt into the resume message). SIGTERM (a scheduler, `kill`, a job's end) is
-treated as Ctrl-C everywhere, so it too saves what finished and prints the resume command; the exit code
-says which signal it was (130 for SIGINT, 143 for SIGTERM).
-
-A KeyboardInterrupt raised by Python's default handler can land inside a garbage-collector callback
-(JAX installs one), where it is printed as "ignored" and lost; a flag cannot be lost that way. The same
-holds outside a run, where Ctrl-C exits at once: `keep_swallowed` turns an exit that landed in such a
-callback into the flag, without the "ignored" traceback, and the run stops before its first case.
-"""
+"""Ctrl-C that is never lost: the first raises a flag the runner checks between cases and the timers
+between iterations; a second stops at once; no traceback (the session prints the resume message).
+SIGTERM (a scheduler, `kill`) is Ctrl-C too; the exit code says which (130 SIGINT, 143 SIGTERM).
+A KeyboardInterrupt raised inside a garbage-collector callback (JAX installs one) is printed as
+"ignored" and lost; a flag is not (`keep_swallowed`, outside a run too)."""
 
 from __future__ import annotations
 
@@ -21,9 +15,8 @@ from typing import Any
 
 
 class CaseTimeout(BaseException):
-    """A case's in-process timeout (run/runner raises it from SIGALRM). Not an Exception, as
-    KeyboardInterrupt is not: it lands anywhere in the case's code, and an `except Exception` there
-    (placing inputs, a library's fallback) must not turn it into another failure or swallow it."""
+    """A case's in-process timeout (SIGALRM, run/runner); not an Exception, so no `except Exception`
+    in the case's code (a library's fallback) turns it into another failure or swallows it."""
 
 
 _requested = threading.Event()
@@ -66,8 +59,7 @@ def request(signum: int) -> None:
 def _on_signal(signum: int, frame: Any) -> None:
     if _requested.is_set():
         raise KeyboardInterrupt  # the second Ctrl-C (or SIGTERM): now
-    _received[:] = [signum]
-    _requested.set()
+    request(signum)
     name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
     print(
         f"\n{name}: stopping at the next iteration; press Ctrl-C again to stop now",
@@ -97,8 +89,7 @@ def keep_swallowed() -> None:
 
 @contextmanager
 def handled() -> Iterator[None]:
-    """SIGINT and SIGTERM as a flag for the duration of a run (main thread only; elsewhere Python's
-    default). A Ctrl-C kept from before the run stays set, so the run stops before its first case."""
+    """SIGINT and SIGTERM as a flag during a run (main thread only); one kept from before stays set."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

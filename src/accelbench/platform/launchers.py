@@ -1,11 +1,8 @@
-"""Where a many-process job's shape comes from under `--multihost`: the launchers users have, each one
-row (the variables that show it, which give this process's id and the process count, and how the
-coordinator is found). The first whose variables are all set wins; none found leaves everything to
-`jax.distributed.initialize()`'s own detection (a TPU pod, GKE's TPU variables). JAX's coordinator
-needs a port of its own: beside a launcher's rendezvous port (torchrun's MASTER_PORT) it takes the next
-one; `MICROBENCH_COORDINATOR` (HOST:PORT) overrides whatever a launcher gives. Every value is checked
-here, naming its variable: a job that cannot form is one line, never a traceback or a hang.
-"""
+"""Where a `--multihost` job's shape comes from: one row per launcher (the variables giving this
+process's id and the count, and how the coordinator is found); the first whose variables are all set
+wins, else `jax.distributed.initialize()` detects it (a TPU pod, GKE). JAX's coordinator takes the port
+after a launcher's rendezvous port; `MICROBENCH_COORDINATOR` (HOST:PORT) overrides. Every value is
+checked here, naming its variable: a job that cannot form is one line, not a traceback or a hang."""
 
 from __future__ import annotations
 
@@ -54,14 +51,17 @@ def _torchrun(env: Env) -> Address:
 
 
 def _host(env: Env, name: str) -> Address | None:
-    """HOST:DEFAULT_PORT from the variable, where it is set."""
     return (f"{env[name].split(',')[0]}:{DEFAULT_PORT}", name) if env.get(name) else None
+
+
+def _master(env: Env) -> Address | None:
+    return _host(env, "MASTER_ADDR")
 
 
 def _jobset(env: Env) -> Address | None:
     """A JobSet's first pod, by the headless service JobSet makes: <jobset>-<job>-0-0.<jobset>."""
     if not env.get("JOBSET_NAME"):
-        return _host(env, "MASTER_ADDR")
+        return _master(env)
     name, job = env["JOBSET_NAME"], env.get("REPLICATED_JOB_NAME", "workers")
     return f"{name}-{job}-0-0.{name}:{DEFAULT_PORT}", "JOBSET_NAME"
 
@@ -69,13 +69,8 @@ def _jobset(env: Env) -> Address | None:
 LAUNCHERS: tuple[Launcher, ...] = (
     Launcher("torchrun", "RANK", "WORLD_SIZE", _torchrun, ("MASTER_ADDR", "MASTER_PORT")),
     # SLURM without MASTER_ADDR: JAX's SLURM detection (the step's first node)
-    Launcher("slurm", "SLURM_PROCID", "SLURM_NTASKS", lambda e: _host(e, "MASTER_ADDR")),
-    Launcher(
-        "open-mpi",
-        "OMPI_COMM_WORLD_RANK",
-        "OMPI_COMM_WORLD_SIZE",
-        lambda e: _host(e, "MASTER_ADDR"),
-    ),
+    Launcher("slurm", "SLURM_PROCID", "SLURM_NTASKS", _master),
+    Launcher("open-mpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", _master),
     Launcher("gke-indexed-job", "JOB_COMPLETION_INDEX", "NUM_PROCESSES", _jobset),
 )
 
@@ -123,10 +118,8 @@ def check_job(coordinator: str | None, count: int | None, index: int | None, whe
 
 
 def reach(address: str, where: str, process_id: int | None) -> None:
-    """The coordinator's host resolves within RESOLVE_WAIT_S and, from a process known not to be 0
-    (which starts the coordinator), accepts a connection within REACH_WAIT_S (asked again each second: a
-    pod's name and process 0 can take a while), or one line naming where the address came from;
-    JAX itself aborts with a native stack trace."""
+    """The coordinator resolves within RESOLVE_WAIT_S and (seen from a process not 0) answers within
+    REACH_WAIT_S, or one line naming the address's variables (JAX itself aborts natively)."""
     host, port = address.rpartition(":")[0].strip("[]"), int(address.rpartition(":")[2])
     waits = [(RESOLVE_WAIT_S, "does not resolve", lambda: _resolves(host))]
     if process_id:
@@ -142,16 +135,16 @@ def reach(address: str, where: str, process_id: int | None) -> None:
 
 
 def _resolves(host: str) -> bool:
-    try:
-        socket.getaddrinfo(host, None)
-    except (OSError, UnicodeError):
-        return False
-    return True
+    return _succeeds(lambda: socket.getaddrinfo(host, None))
 
 
 def _answers(host: str, port: int) -> bool:
+    return _succeeds(lambda: socket.create_connection((host, port), timeout=2.0).close())
+
+
+def _succeeds(attempt: Callable[[], object]) -> bool:
     try:
-        socket.create_connection((host, port), timeout=2.0).close()
+        attempt()
     except (OSError, UnicodeError):
         return False
     return True

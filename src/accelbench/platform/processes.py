@@ -49,11 +49,9 @@ STOP_GRACE_S = 10.0  # a worker asked to stop that has not, within this, is ende
 
 
 def watch_launcher() -> None:
-    """A worker of `run --processes N` ends with its launcher however the launcher ended (SIGKILL
-    included): the launcher holds a pipe's write end and never writes, so a read here returns at its
-    death. The run then stops as at Ctrl-C (process 0 keeps every finished row and prints the resume
-    command), and the process is ended STOP_GRACE_S later if it waits in a collective for a peer.
-    A parent-death signal is not enough: jax.distributed takes SIGTERM for its preemption notice."""
+    """A worker of `run --processes N` ends with its launcher, even SIGKILLed: a read of its never-written
+    pipe returns at its death; the run stops as at Ctrl-C, ended STOP_GRACE_S later if stuck in a
+    collective (jax.distributed takes SIGTERM for preemption: a parent-death signal is not enough)."""
     fd = os.environ.pop(LAUNCHER_PIPE, "")  # this process's alone, not its children's
     if not fd.isdigit():
         return
@@ -72,7 +70,6 @@ def watch_launcher() -> None:
 
 
 def die_with_parent() -> None:
-    """Linux: this process is sent SIGTERM when the process that started it dies, so a launcher or a
-    runner killed outright (SIGKILL) leaves no worker behind; elsewhere nothing is done."""
+    """Linux: SIGTERM when the parent dies (a launcher killed outright leaves no worker behind)."""
     with contextlib.suppress(OSError, AttributeError, TypeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))

@@ -1,6 +1,5 @@
-"""Standard output and error that fail in one line: a full disk or a device that refuses writes
-(`> /dev/full`) ends the program with a sentence, not a traceback. The results files never depend on
-them: every row is on disk before anything about it is printed."""
+"""Standard output and error that fail in one line (`> /dev/full`: a sentence, not a traceback); every
+row is on disk before anything about it is printed."""
 
 from __future__ import annotations
 
@@ -20,11 +19,10 @@ class OutputLost(Exception):
 
 class GuardedStream:
     """A text stream whose failed writes raise OutputLost (a closed pipe stays BrokenPipeError: the
-    reader of `| head` left and nothing is wrong); everything else is the wrapped stream's."""
+    reader of `| head` left)."""
 
     def __init__(self, stream: TextIO, name: str) -> None:
-        self._stream = stream
-        self._name = name
+        self._stream, self._name = stream, name
         self.spelt = False  # each control character spelt out: what a library prints from files
 
     def _guarded(self, action: str, *args: Any) -> Any:
@@ -69,8 +67,7 @@ ASCII_FORMS = str.maketrans(
 
 
 def in_ascii(text: str, encoding: str) -> str:
-    """Text a stream of `encoding` can take: our own symbols in their ASCII forms, anything else
-    escaped (`\\u2192`), never an error."""
+    """Text a stream of `encoding` takes: our symbols in ASCII forms, anything else escaped (`\\u2192`)."""
     return text.translate(ASCII_FORMS).encode(encoding, "backslashreplace").decode(encoding)
 
 
@@ -83,8 +80,7 @@ def guard_standard_streams() -> None:
 
 
 def spell_out_controls() -> None:
-    """From now on, text printed by a library that shows file names raw (xprof's viewer) reaches
-    the terminal with its control characters spelt out."""
+    """From now on, what a library prints of file names raw (xprof's viewer) has its controls spelt out."""
     guard_standard_streams()
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, GuardedStream):
@@ -92,9 +88,8 @@ def spell_out_controls() -> None:
 
 
 def native_stdout_aside(verbose: bool) -> None:
-    """Standard output kept for this program's own output (a `--format csv` table) in a process that
-    joins a job: what native code prints there (gloo's `[Gloo] Rank 0 is connected ...`) goes to
-    stderr under -v, else nowhere. Python's stdout moves to a copy of the descriptor."""
+    """Standard output kept for our own output in a process that joins a job: native code's (gloo's
+    `[Gloo] Rank 0 is connected ...`) goes to stderr under -v, else nowhere."""
     sys.stdout.flush()
     kept = os.dup(1)
     aside = 2 if verbose else os.open(os.devnull, os.O_WRONLY)
@@ -107,8 +102,7 @@ def native_stdout_aside(verbose: bool) -> None:
 
 
 def discard_output() -> None:
-    """After a failed write: what is still buffered, or printed by interpreter shutdown, goes nowhere
-    (a second failure at exit would print 'Exception ignored' lines)."""
+    """After a failed write, what is buffered or printed at shutdown goes nowhere (no 'Exception ignored')."""
     null = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.__stdout__, sys.__stderr__, sys.stdout):
         if stream is not None:

@@ -1,13 +1,7 @@
-"""Steps in a series of medians taken run after run (a case's history), found robustly.
-
-The series is read on a log scale (a step is a ratio). The noise is the scaled MAD of the first
-differences, which neither a step (one outlier among the differences) nor a slow drift (their median,
-taken out) inflates. At each point the median of the WINDOW points after it is set against the median
-of the WINDOW before, less the drift over the gap; a point whose difference is at least Z of its
-standard errors (and MIN_STEP in size) and the largest within a window either side is a step, moved to
-where one jump fits the points around it best in the L1 sense (asv's regularized median, one jump at a
-time). docs/method.md says why, and what the detection rate is (bench/history_detection.py).
-"""
+"""Steps in a case's history of medians, on a log scale: the median of the WINDOW points after each
+point against the WINDOW before, in standard errors of a noise no step or slow drift inflates;
+a step is moved to where one jump fits best (asv's regularized median). docs/method.md says why, and
+what the detection rate is (bench/history_detection.py)."""
 
 from __future__ import annotations
 
@@ -43,15 +37,13 @@ def noise(x: np.ndarray) -> float:
 
 
 def _score(before: np.ndarray, after: np.ndarray, sigma: float) -> float:
-    """The difference of the two sides' medians in its standard errors (the median of k normal points
-    has a variance of pi/2 sigma^2/k)."""
+    """The medians' difference in standard errors (a median of k normal points: var pi/2 s^2/k)."""
     se = sigma * math.sqrt(math.pi / 2 * (1 / len(before) + 1 / len(after)))
     return float(np.median(after) - np.median(before)) / se
 
 
 def _scores(x: np.ndarray, sigma: float, window: int) -> np.ndarray:
-    """Each point's score as the first after a step: its WINDOW points against the WINDOW before
-    (fewer near the ends, at least EDGE); vectorised where both windows are whole."""
+    """Each point's score as the first after a step (fewer points near the ends, at least EDGE)."""
     n = len(x)
     out = np.zeros(n)
     for t in [*range(EDGE, min(window, n)), *range(max(window, n - window + 1), n - EDGE + 1)]:
@@ -64,8 +56,7 @@ def _scores(x: np.ndarray, sigma: float, window: int) -> np.ndarray:
 
 
 def _refined(x: np.ndarray, t: int, window: int) -> int:
-    """The split near t where one jump fits the points around it best (least absolute deviation from
-    each side's median: asv's cost)."""
+    """The split near t where one jump fits best (least absolute deviation: asv's cost)."""
     lo, hi = max(0, t - window), min(len(x), t + window)
     costs = {
         u: sum(float(np.abs(s - np.median(s)).sum()) for s in (x[lo:u], x[u:hi]))

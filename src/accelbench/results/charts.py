@@ -1,7 +1,6 @@
-"""What every chart of a report needs (the headless backend, the rows whose numbers it can place, a
-figure written whole), and each case's samples over its run (with, where they were sampled, the GPU's
-SM clock and power along it): drawn for soaks and GPU-monitored cases, or every case when
-`report --sample-charts` asks."""
+"""What every chart of a report needs (the headless backend, the rows it can place, a figure written
+whole); each case's samples over its run, with the GPU's SM clock and power where sampled; and the
+history's small multiples, each point named on hover (an image map)."""
 
 from __future__ import annotations
 
@@ -19,8 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from accelbench.catalogue import OpParams, all_specs  # noqa: E402
 from accelbench.errors import visible  # noqa: E402
 from accelbench.names import portable_name  # noqa: E402
-from accelbench.results.console import shape_of, significant  # noqa: E402
+from accelbench.results.console import format_seconds, shape_of, significant  # noqa: E402
+from accelbench.results.display import html_safe  # noqa: E402
+from accelbench.results.history import History, histories  # noqa: E402
 from accelbench.results.records import Row, speedup  # noqa: E402
+from accelbench.results.run_store import StoredRun, runs_under  # noqa: E402
 from accelbench.results.writer import write_atomically  # noqa: E402
 
 GAP, DTYPE = "gap_strategy", "dtype"  # the parameters a soak chart's title names, where it has them
@@ -34,20 +36,17 @@ def save_figure(fig: Any, path: str, **options: Any) -> None:
 
 def dimensions(op: str, params: OpParams) -> tuple[str, ...]:
     spec = all_specs().get(op)  # an op this version no longer has: any integer parameter may do
-    return (
-        spec.dimensions
-        if spec
-        else tuple(n for n, v in params.as_dict().items() if isinstance(v, int))
-    )
+    if spec:
+        return spec.dimensions
+    return tuple(n for n, v in params.as_dict().items() if isinstance(v, int))
 
 
 LARGEST = 1e30  # past it a scale's arithmetic overflows (a ratio, a square); no measurement is that
 
 
 def placeable(row: Row) -> bool:
-    """Whether a chart can place every number it reads from the row: each finite, above 0 and below
-    LARGEST, and the median within its p10-p90 (its bars are lengths). Rows that are not ok are
-    drawn by no chart."""
+    """Every number a chart reads is finite, in (0, LARGEST), the median within its p10-p90 (bars
+    are lengths); rows that are not ok are drawn by no chart."""
     s, d = row.stats, row.derived
     numbers = (row.median_s, s.time_p10_s, s.time_p90_s, d.tflop_per_s, d.gb_per_s)
     given = [float(v) for v in (*numbers, d.intensity_flop_per_byte, speedup(row)) if v is not None]
@@ -75,7 +74,6 @@ def drawable(rows: Sequence[Row]) -> list[Row]:
 
 
 def soaked(row: Row) -> bool:
-    """A case timed for a duration (a soak), or one whose op samples the GPU along it."""
     c = row.conditions
     if c.min_duration_s or c.soak_chunk_count or row.timing.sm_clock_first_mhz:
         return True
@@ -84,8 +82,7 @@ def soaked(row: Row) -> bool:
 
 
 def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[str, int]:
-    """Per soaked case (or every case, `every`: `report --sample-charts`): each iteration's time over
-    the run and, where they were sampled, the SM clock and power along it."""
+    """Per soaked case (`every`: `report --sample-charts`): each iteration's time, clock, power."""
     written: dict[str, int] = {}
     for row in rows:
         samples = row.series.samples_s
@@ -97,8 +94,7 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
         )
         ax = axes[0][0]
         ax.plot([s * 1e3 for s in samples], lw=0.8)
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("ms per iteration")
+        ax.set(xlabel="iteration", ylabel="ms per iteration")
         if clocks:  # the monitor spans the whole case (inputs, compile, check, warm-up, timed run)
             bottom = axes[1][0]
             bottom.plot([c[0] for c in clocks], [c[1] for c in clocks], "r", lw=0.8)
@@ -122,3 +118,69 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
         save_figure(fig, path, dpi=120)
         written[path] = len(samples)
     return written
+
+
+PER_CHART = 24  # cases in one picture; the Markdown summary lists every case's steps
+COLUMNS = 3
+DPI = 100
+MIN_POINTS = 3  # fewer runs of a case make no history
+
+
+def stored_runs(paths: Sequence[str]) -> list[StoredRun]:
+    wanted = {os.path.abspath(p) for p in paths}
+    folders = {os.path.dirname(p) for p in wanted}
+    return [
+        run
+        for folder in folders
+        for run in runs_under(folder)
+        if any(os.path.abspath(f) in wanted for f in run.files)
+    ]
+
+
+def report_histories(paths: Sequence[str]) -> list[History]:
+    """The histories a report over these files draws: cases with at least MIN_POINTS runs."""
+    runs = stored_runs(paths)
+    if len(runs) < MIN_POINTS:
+        return []
+    found = [h for h in histories(runs) if len(h.points) >= MIN_POINTS]
+    return sorted(found, key=lambda h: not h.steps)  # stable: the runs' order otherwise
+
+
+def history_chart(found: Sequence[History], out_dir: str) -> tuple[str, int, str]:
+    """history.png of the first PER_CHART cases: its path, its points, its image map's areas."""
+    cases = list(found[:PER_CHART])
+    rows = math.ceil(len(cases) / COLUMNS)
+    cols = min(COLUMNS, len(cases))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.6 * rows), squeeze=False, dpi=DPI)
+    for ax, history in zip(axes.flat, cases, strict=False):
+        _draw(ax, history)
+    for ax in list(axes.flat)[len(cases) :]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.canvas.draw()
+    height = fig.get_size_inches()[1] * DPI
+    areas = ""
+    for ax, history in zip(axes.flat, cases, strict=False):
+        for i, p in enumerate(history.points):
+            x, y = ax.transData.transform((i, p.median_s * 1e6))
+            at = f"{p.commit or '?'} ({p.date}), run {p.label}; {p.conditions}"
+            said = f"{history.case}: {format_seconds(p.median_s)} at {at}"
+            title, spot = html_safe(said.strip("; ")), f"{round(x)},{round(height - y)},6"
+            areas += f"<area shape='circle' coords='{spot}' title='{title}' alt='{title}'>"
+    path = os.path.join(out_dir, "history.png")
+    save_figure(fig, path, dpi=DPI)
+    return path, sum(len(h.points) for h in cases), areas
+
+
+def _draw(ax: Any, history: History) -> None:
+    y = [p.median_s * 1e6 for p in history.points]
+    ax.plot(range(len(y)), y, "o-", ms=3, lw=0.8)
+    for step in history.steps:
+        ax.axvline(step.at - 0.5, color="tab:red", ls="--", lw=1)
+        ax.annotate(f"{step.ratio - 1:+.1%}", (step.at - 0.5, max(y)), color="tab:red", fontsize=8)
+    ticks = sorted({0, len(y) - 1, *(s.at for s in history.steps)})
+    names = [visible(history.points[t].commit[:8] or history.points[t].label) for t in ticks]
+    ax.set_xticks(ticks, names, fontsize=6)
+    ax.set_ylabel("µs (median)", fontsize=7)
+    ax.set_title(visible(history.case)[:60], fontsize=8)
+    ax.grid(True, alpha=0.3)

@@ -1,9 +1,5 @@
-"""The README's generated references: the CSV columns (from the row classes: each field's name and the
-note it declares) and the run settings (`core.case.RunSettings`), so neither falls behind the code.
-
-`python -m accelbench.results.column_docs --write README.md` rewrites both sections; a test fails when
-the README and this output differ.
-"""
+"""The README's generated references: the CSV columns and the run settings, from their declarations
+(`python -m accelbench.results.column_docs --write README.md` rewrites both)."""
 
 from __future__ import annotations
 
@@ -33,14 +29,12 @@ BLOCKS[TimeStats] = "statistics"
 
 
 def _cell(cls: type) -> str:
-    """Each column of a block, with the note its field declares (units are in the names)."""
     return ", ".join(
         f"`{f.name}` ({doc_of(f)})" if doc_of(f) else f"`{f.name}`" for f in fields(cls)
     )
 
 
 def _extras() -> list[tuple[str, type]]:
-    """Each declared extras class once, labelled by the ops that report it."""
     ops: dict[type, list[str]] = {}
     suite: dict[type, str] = {}
     for name, spec in sorted(all_specs().items()):
@@ -54,7 +48,6 @@ def _extras() -> list[tuple[str, type]]:
 
 
 def markdown() -> str:
-    """The section: the unit suffixes, then every column block in file order."""
     lines = [
         START,
         "Every numeric column's name ends in its unit (the op's parameters keep their config names):",
@@ -78,7 +71,6 @@ def markdown() -> str:
 
 
 def _allowed(rule: Rule) -> str:
-    """What values a rule takes, as a person reads them."""
     if rule.choices:
         return " \\| ".join(f"`{c}`" for c in rule.choices)
     ranges = {
@@ -92,7 +84,6 @@ def _allowed(rule: Rule) -> str:
 
 
 def settings_markdown() -> str:
-    """The run settings a config gives (per config, per benchmark or per parameter entry)."""
     lines = [
         SETTINGS_START,
         "| setting | default | takes | what it does |",
@@ -114,7 +105,6 @@ def _replaced(text: str, start: str, end: str, section: str) -> str:
 
 
 def rewrite(readme: Path) -> bool:
-    """Replace the README's generated sections; True when they changed."""
     text = readme.read_text(encoding="utf-8")
     new = _replaced(text, START, END, markdown())
     new = _replaced(new, SETTINGS_START, SETTINGS_END, settings_markdown())

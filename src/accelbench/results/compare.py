@@ -1,16 +1,11 @@
-"""`microbench compare`: two result files (or one file grouped by a column), matched case by case.
-
-Cases are matched on what identifies them (`CaseKey`) and the run settings a row records; a case whose
-settings changed is matched all the same and its verdict says so. A side holding two rows of one case
-is ambiguous and refused. Verdicts are `results.verdict.judge`'s; a comparison of two runs exits 1
-when a case got slower, went missing, failed or has no usable time, so CI can gate on it.
-"""
+"""`microbench compare`: two result files (or one grouped by a column), matched case by case; a
+comparison of two runs exits 1 when a case got slower, went missing or failed: a CI gate."""
 
 from __future__ import annotations
 
 import functools
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -22,7 +17,7 @@ from accelbench.errors import UserError, did_you_mean
 from accelbench.results.compare_formats import Grid, Line, Report, show
 from accelbench.results.console import NAMED_BY, format_seconds, op_name, worth_showing
 from accelbench.results.display import AUDITED, audit_mark, ordered
-from accelbench.results.reading import read_rows
+from accelbench.results.reading import SeriesPart, read_rows
 from accelbench.results.records import (
     ALL_GROUPS,
     Conditions,
@@ -40,13 +35,10 @@ RUN_SETTINGS = frozenset(("num_runs", "warmup"))  # how long a case ran is not w
 # what pairing and verdicts read of a row (with params and series)
 COMPARED = (Identity, TimeStats, Conditions, DeviceState, TimingInfo, Environment)
 FULL_TABLE = 200  # above this many pairs the table shows only the cases that changed
-
-
 IDENTIFYING = ("op", "backend", "implementation")  # CaseKey's identity fields, in its order
 
 
 def _identifying(row: Row, without: tuple[str, ...]) -> tuple[str, str, str, list[tuple[str, Any]]]:
-    """What identifies the row's case (its typed parameters in the file's order), less `without`."""
     ident = row.identity
     left_out = _left_out(without)
     params = [
@@ -66,34 +58,28 @@ def _left_out(without: tuple[str, ...]) -> frozenset[str]:
 
 
 class CaseKey(NamedTuple):
-    """What a case is, independent of when and how long it ran (a tuple: hashed and compared at C
-    speed, which a 100k-case comparison needs). Parameters compare as typed values: alpha=1 and
-    alpha=1.0 are one case."""
+    """What a case is, however long it ran (a tuple: hashed at C speed for 100k cases)."""
 
     op: str
     backend: str
     implementation: str
     params: tuple[tuple[str, Any], ...]  # sorted by name: the same case whatever the column order
-    # the run settings declared `compared` (cache, cadence, ...): a cold-cache row is never paired
-    # with a warm one
+    # the run settings declared `compared` (cache, ...): a cold-cache row never pairs a warm one
     settings: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def of(cls, row: Row, without: tuple[str, ...] = ()) -> CaseKey:
-        """The row's key, leaving out the identity fields or parameters named in `without`."""
         op, backend, impl, params = _identifying(row, without)
         # sorted by name (names are unique, so values of unlike types are never compared)
         return cls(op, backend, impl, tuple(sorted(params)), condition_values(row))
 
     def loosely(self) -> CaseKey:
-        """The case whatever its settings and implementation (a case that failed before it was
-        prepared names neither)."""
+        """The case whatever its settings and implementation (a failed case may name neither)."""
         return self._replace(implementation="", settings=())
 
 
 def case_label(row: Row, without: tuple[str, ...] = ()) -> str:
-    """The case as a line of the table: op, backend:implementation, its dimensions and the parameters
-    that differ from their declared defaults, in the op's order."""
+    """The case as a table line: op, backend:implementation and the parameters worth showing."""
     op, backend, impl, params = _identifying(row, without)
     head = " ".join(x for x in (op and op_name(row), backend + (f":{impl}" if impl else "")) if x)
     shown = worth_showing(row.identity.op, row.params) - {NAMED_BY.get(row.identity.op)}
@@ -106,8 +92,7 @@ class Pair:
     b: Row | None  # None: the candidate has no row of this case
     sides: str = ""  # grouped comparisons: which group against which, after the case
     without: tuple[str, ...] = ()  # what the label leaves out (the grouping column)
-    # the ratio's 95% interval: from the raw samples where both sides have enough (`sample_intervals`,
-    # for a whole comparison at once), or from paired rounds (`ab`)
+    # the ratio's 95% interval: from the raw samples (`sample_intervals`) or paired rounds (`ab`)
     interval: tuple[float, float] | None = None
     evidence: Evidence = Evidence.SAMPLES
     rounds: int | None = None  # ab: the rounds the interval is of
@@ -132,8 +117,7 @@ class Pair:
 
 
 def sample_intervals(pairs: list[Pair]) -> None:
-    """Each pair's 95% interval of the ratio of medians from its raw samples, computed in batches of
-    pairs with like sample counts (numpy over 100k pairs at once)."""
+    """Each pair's 95% ratio interval from its raw samples, batched by sample counts (numpy)."""
     batches: dict[tuple[int, int], list[tuple[Pair, list[float], list[float]]]] = defaultdict(list)
     for pair in pairs:
         if pair.b is not None and pair.interval is None:
@@ -155,8 +139,7 @@ def sample_intervals(pairs: list[Pair]) -> None:
 class Comparison:
     pairs: list[Pair]
     ambiguous: list[str]  # case keys with several rows on one side
-    # grouped comparisons: rows whose case has no row of the baseline group (shown, never dropped),
-    # and the baseline group
+    # grouped comparisons: rows whose case the baseline group lacks (shown), and the baseline group
     alone: list[Pair] = field(default_factory=list)
     base: str = ""
 
@@ -175,10 +158,8 @@ def _by_key(rows: Iterable[Row]) -> dict[CaseKey, list[Row]]:
 
 
 def pair_files(a_rows: list[Row], b_rows: list[Row]) -> Comparison:
-    """Every case the baseline timed, matched with the candidate's row of it (or its absence). A
-    baseline case the candidate has no row of under the same settings is matched with its one row
-    under other settings (a thread count or cache policy that changed, a failed row that recorded
-    none): the verdict then says which conditions differ, never 'missing'."""
+    """Every baseline case with the candidate's row of it, else its one row under other settings
+    (the verdict then says which conditions differ, never 'missing')."""
     a_keys, b_keys = _by_key(a_rows), _by_key(b_rows)
     ambiguous = sorted(
         {case_label(rows[0]) for rows in (*a_keys.values(), *b_keys.values()) if len(rows) > 1}
@@ -199,14 +180,12 @@ def _match(rows: list[Row]) -> Row | None:
     return rows[0] if len(rows) == 1 else None
 
 
-# grouping by one of these compares implementations that belong to it: the implementation is part of
-# the side (torch:eager, torch:compile), not of the case
+# grouped by these, the implementation is part of the side (torch:eager), not of the case
 SIDE_WITH_IMPLEMENTATION = frozenset(("backend",))
 
 
 def pair_groups(rows: list[Row], column: str, baseline: str | None) -> Comparison:
-    """Each group's rows (by the value of `column`, any column of the rows) against the baseline
-    group's, case by case; a row whose case the baseline group lacks is kept aside (`alone`)."""
+    """Each group's rows (by any column's value) against the baseline group's, case by case."""
     flat = [r.as_dict() for r in rows]
     columns = set(flat[0]) if flat else set()
     if rows and column not in columns:
@@ -258,18 +237,15 @@ def _side(value: str, row: Row, group: list[Row]) -> str:
 
 
 def _distinct(group: list[Row], by_implementation: bool) -> bool:
-    """A side's rows are told apart by their implementation, or it has one row."""
     if not by_implementation:
         return len(group) == 1
-    impls = [r.identity.implementation for r in group]
-    return len(set(impls)) == len(impls)
+    return len({r.identity.implementation for r in group}) == len(group)
 
 
 def _cell(
     row: Row, pair: Pair | None = None, threshold: float = 0.0, why: set[str] | None = None
 ) -> str:
-    """A grid cell: the median, its ratio to the baseline's, `?` where the verdict is inconclusive
-    (its reason a note under the table); a row without a time says why."""
+    """A grid cell: the median, its ratio to the baseline's, `?` where inconclusive."""
     if not row.ok or not usable(row.median_s):
         return row.status.value
     text = format_seconds(row.median_s) + audit_mark(row)
@@ -283,9 +259,7 @@ def _cell(
 
 
 def grid(comparison: Comparison, by: str, baseline: str, threshold: float) -> Grid:
-    """`compare --by` and `table(by=...)`: the cases down, each group across (the baseline first),
-    times and ratios to the baseline: a comparison of frameworks or implementations, not a gate.
-    Every row has its cell; a case the baseline group lacks shows a blank there, and says so."""
+    """`compare --by` and `table(by=...)`: the cases down, each group across (baseline first)."""
     sides: list[str] = [baseline]
     cases: dict[str, dict[str, str]] = {}
     why: set[str] = set()
@@ -313,7 +287,6 @@ def grid(comparison: Comparison, by: str, baseline: str, threshold: float) -> Gr
 
 
 def sorted_pairs(pairs: list[Pair], sort: str | None, threshold: float) -> list[Pair]:
-    """`--sort KEY` (`--sort=-KEY`: descending) by case, ratio or verdict."""
     keys: dict[str, Callable[[Pair], Any]] = {
         "case": lambda p: p.key,
         "ratio": lambda p: p.ratio,
@@ -353,7 +326,7 @@ def _compare(
             raise UserError(
                 "--by compares groups inside one results file; give exactly one file", key="--by"
             )
-        rows = [r for path in sides[0] for r in _rows(path, ALL_GROUPS)]  # any column may group
+        rows = [r for path in sides[0] for r in rows_of(path)]  # any column may group
         comparison = pair_groups(rows, by, baseline)
         return comparison, (comparison.base, "other")
     if len(sides) != 2:
@@ -361,21 +334,23 @@ def _compare(
             "compare needs two results files (baseline, candidate), one file and --by COLUMN, or "
             "none: the last two runs of a config (--config, default the quick-start)"
         )
-    a, b = ([r for path in side for r in _rows(path, COMPARED)] for side in sides)
+    a, b = ([r for path in side for r in rows_of(path, COMPARED)] for side in sides)
     return pair_files(a, b), (" + ".join(sides[0]), " + ".join(sides[1]))
 
 
-def _rows(path: str, groups: tuple[type, ...]) -> list[Row]:
-    rows = read_rows(path, series="samples", groups=groups)
+def rows_of(
+    path: str, groups: tuple[type, ...] = ALL_GROUPS, series: SeriesPart = "samples"
+) -> list[Row]:
+    """A results file's rows; none is a one-line error naming it."""
+    rows = read_rows(path, series=series, groups=groups)
     if not rows:
         raise UserError("no rows: not a results file of this harness, or an empty run", file=path)
     return rows
 
 
-def check_threshold(threshold: float, key: str = "--threshold") -> float:
+def check_threshold(threshold: float, key: str = "--threshold") -> None:
     if not math.isfinite(threshold) or threshold < 0:
         raise UserError(f"must be a finite number >= 0, got {threshold}", key=key)
-    return threshold
 
 
 def run_compare(
@@ -388,19 +363,15 @@ def run_compare(
     sort: str | None = None,
     fail_inconclusive: tuple[str, ...] = (),
 ) -> int:
-    """0: every matched case within the threshold, noise or inconclusive; 1: a candidate case
-    regressed, went missing, failed or became ambiguous; 2 (UserError): nothing to compare.
+    """0: no matched case failed; 1: one regressed, went missing, failed or became ambiguous.
     `candidate_cases_only`: the candidate ran a selection, so a case it left out is not missing."""
     check_threshold(threshold)
     comparison, labels = _compare(sides, by, baseline)
     if candidate_cases_only:
         comparison.pairs = [p for p in comparison.pairs if p.b is not None]
     comparison.pairs = sorted_pairs(comparison.pairs, sort, threshold)
-    if (
-        all(p.b is None for p in comparison.pairs)
-        and not comparison.alone
-        and not comparison.ambiguous
-    ):
+    unmatched = all(p.b is None for p in comparison.pairs)
+    if unmatched and not (comparison.alone or comparison.ambiguous):
         raise UserError(
             "no case matches between the two sides (different ops, parameters or backends?)",
             file=" vs ".join(" + ".join(side) for side in sides),
@@ -417,8 +388,7 @@ def run_compare(
 
 
 def inconclusive(pairs: list[Pair], threshold: float, reasons: tuple[str, ...]) -> list[Pair]:
-    """`--fail-inconclusive REASONS`: the inconclusive cases whose reason names one of the words
-    (noisy, conditions, host load, ...; `all`: any), which then fail the gate."""
+    """`--fail-inconclusive REASONS`: inconclusive cases whose reason names a word (`all`: any)."""
     said = [(p, p.judged(threshold)) for p in pairs] if reasons else []
     return [
         p
@@ -434,11 +404,10 @@ def report_of(
     failing: list[Pair],
     hint: bool = True,
 ) -> Report:
-    """The comparison as the output formats take it: its lines (the changed ones only above a
-    table's worth), and what is said under them."""
+    """The comparison as the output formats take it (only changed lines above a table's worth)."""
     failed = {id(p) for p in failing}
     lines = [line(p, threshold, id(p) in failed) for p in comparison.pairs]
-    notes = []
+    notes, shown_lines = [], lines
     if len(lines) > FULL_TABLE:
         changed = [x for x in lines if x.verdict not in (Verdict.WITHIN.value, Verdict.NOISE.value)]
         notes.append(
@@ -446,8 +415,6 @@ def report_of(
             f"{len(lines) - len(changed)} unchanged (compare --format json lists every case)"
         )
         shown_lines = changed[:FULL_TABLE]
-    else:
-        shown_lines = lines
     notes += [AUDITED] if any(any(x.marks) for x in lines) else []
     notes += [
         f"ambiguous: several rows of one case on one side, not compared: {k}"
@@ -467,9 +434,7 @@ AB_HINT = (
 
 
 def _regressions(failing: list[Pair], matched: int, threshold: float) -> list[str]:
-    counts: dict[Verdict, int] = defaultdict(int)
-    for p in failing:
-        counts[p.judged(threshold).verdict] += 1
+    counts = Counter(p.judged(threshold).verdict for p in failing)
     return [
         f"regression: {n} of {matched} matched cases are slower by more than {threshold:.0%}"
         if verdict is Verdict.SLOWER

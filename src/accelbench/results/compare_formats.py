@@ -1,12 +1,9 @@
 """How a comparison is written out (`compare --format`, `ab`): one registered function per format over
-the same typed `Report`, so a new format is one function here and touches no verdict or pairing. Light
-to import (the command line reads the format names); the console's modules load when one writes."""
+one typed `Report`. Light to import (the command line reads the format names)."""
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
-import io
 import json
 import math
 import sys
@@ -47,7 +44,7 @@ class Line:
 
 @dataclass
 class Grid:
-    """Groups of one file side by side (`--by`): a title, the groups, a line of cells per case."""
+    """Groups of one file side by side (`--by`)."""
 
     title: str
     sides: list[str]
@@ -99,11 +96,8 @@ TITLE = (
 def _cells(line: Line, rounds: bool) -> list[str]:
     from accelbench.results.console import format_seconds
 
-    interval = (
-        f"{line.ratio_low:.3f} - {line.ratio_high:.3f}"
-        if line.ratio_low is not None and line.ratio_high is not None
-        else ""
-    )
+    low, high = line.ratio_low, line.ratio_high
+    interval = f"{low:.3f} - {high:.3f}" if low is not None and high is not None else ""
     return [
         line.case,
         format_seconds(line.baseline_median_s) + line.marks[0],
@@ -117,47 +111,48 @@ def _cells(line: Line, rounds: bool) -> list[str]:
 
 
 def _rounds(report: Report) -> bool:
-    """The rounds column, where an A/B run gave any."""
     return any(x.rounds is not None for x in report.every)
 
 
 def _head(report: Report) -> list[str]:
-    a, b = report.labels
     rounds = ["rounds"] if _rounds(report) else []
-    return ["case", a, b, "ratio", "95% interval", "evidence", *rounds, "verdict"]
+    return ["case", *report.labels, "ratio", "95% interval", "evidence", *rounds, "verdict"]
 
 
-def _text_rows(report: Report) -> list[list[str]]:
-    if report.grid is not None and report.grid.rows:
-        return [["case", *report.grid.sides]] + [[c, *cells] for c, cells in report.grid.rows]
+def _grid_rows(grid: Grid) -> list[list[str]]:
+    return [["case", *grid.sides]] + [[c, *cells] for c, cells in grid.rows]
+
+
+def _pair_rows(report: Report) -> list[list[str]]:
     return [_head(report)] + [_cells(x, _rounds(report)) for x in report.lines]
 
 
-def grid_table(grid: Grid) -> Any:
+def _text_rows(report: Report) -> list[list[str]]:
+    grid = report.grid
+    return _grid_rows(grid) if grid is not None and grid.rows else _pair_rows(report)
+
+
+def _rich(title: str, rows: list[list[str]], left: Callable[[int, str], bool]) -> Any:
+    """A console table, its text never read as markup; `left`: which columns are left-justified."""
     from rich.table import Table
 
     from accelbench.results.console import shown
 
-    table = Table(title=shown(grid.title))
-    table.add_column("case", justify="left")
-    for side in grid.sides:
-        table.add_column(shown(side), justify="right")
-    for label, cells in grid.rows:
-        table.add_row(shown(label), *map(shown, cells))
+    table = Table(title=shown(title))
+    for i, heading in enumerate(rows[0]):
+        table.add_column(shown(heading), justify="left" if left(i, heading) else "right")
+    for cells in rows[1:]:
+        table.add_row(*map(shown, cells))
     return table
+
+
+def grid_table(grid: Grid) -> Any:
+    return _rich(grid.title, _grid_rows(grid), lambda i, _: i == 0)
 
 
 def pairs_table(report: Report) -> Any:
-    from rich.table import Table
-
-    from accelbench.results.console import shown
-
-    table = Table(title=shown(f"{report.labels[1]} vs {report.labels[0]} ({TITLE})"))
-    for col in _head(report):
-        table.add_column(shown(col), justify="left" if col in ("case", "verdict") else "right")
-    for x in report.lines:
-        table.add_row(*map(shown, _cells(x, _rounds(report))))
-    return table
+    title = f"{report.labels[1]} vs {report.labels[0]} ({TITLE})"
+    return _rich(title, _pair_rows(report), lambda _, heading: heading in ("case", "verdict"))
 
 
 @comparison_format("table")
@@ -172,10 +167,9 @@ def _table(report: Report) -> None:
 
 @comparison_format("csv", machine=True)
 def _csv(report: Report) -> None:
-    buffer = io.StringIO()
-    rows = _text_rows(report)
-    csv.writer(buffer, lineterminator="\n").writerows([[visible(x) for x in r] for r in rows])
-    print(buffer.getvalue(), end="")
+    from accelbench.results.display import csv_text
+
+    print(csv_text(_text_rows(report)), end="")
 
 
 @comparison_format("markdown")
@@ -280,12 +274,11 @@ def _junit(report: Report) -> None:
         tests=str(len(every)),
         failures=str(sum(x.fails for x in every)),
         errors="0",
-        skipped="0",
+        skipped=str(sum(x.inconclusive and not x.fails for x in every)),
         timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     )
     sides = visible(" vs ".join(report.labels))
     ET.SubElement(ET.SubElement(suite, "properties"), "property", name="sides", value=sides)
-    skipped = 0
     for x in every:
         seconds = finite(x.candidate_median_s) or 0.0
         case = ET.SubElement(
@@ -296,7 +289,5 @@ def _junit(report: Report) -> None:
             kind = x.verdict.split(" (")[0]
             ET.SubElement(case, "failure", type=kind, message=visible(x.verdict + ratio))
         elif x.inconclusive:
-            skipped += 1
             ET.SubElement(case, "skipped", message=visible(x.verdict))
-    suite.set("skipped", str(skipped))
     print('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode"))

@@ -1,6 +1,5 @@
-"""Where tables are printed, and how numbers and labels look in them: fitted to the terminal (or
-unwrapped when the output goes to a file or pipe), times in scaled units at three significant figures,
-and any text from a config or a results file shown as text, never read as console markup."""
+"""Where tables are printed, and how numbers and labels look in them (text from a file is never
+read as console markup)."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
 def shown(text: object) -> str:
-    """Any text from a config, a results file or an argument, as a console shows it: never read as
-    markup, no control character obeyed."""
+    """Any text from a config, a results file or an argument: no markup, no control character."""
     return escape(visible(str(text)))
 
 
@@ -37,26 +35,21 @@ def table_console() -> Console:
 
 
 def significant(value: float | None, digits: int = SIGNIFICANT) -> str:
-    """A number at `digits` significant figures, without exponent for everyday magnitudes."""
     if value is None or not math.isfinite(value):
         return ""
     if value == 0:
         return "0"
     magnitude = math.floor(math.log10(abs(value)))
-    decimals = max(0, digits - 1 - magnitude)
     if magnitude >= 6 or magnitude < -4:
         return f"{value:.{digits - 1}e}"
-    return f"{value:.{decimals}f}"
+    return f"{value:.{max(0, digits - 1 - magnitude)}f}"
 
 
 def format_seconds(seconds: float | None) -> str:
-    """A time in the unit that keeps it between 1 and 1000 ('8.82 µs', '291 ms')."""
     if seconds is None or not math.isfinite(seconds):
         return ""
-    for scale, unit in TIME_UNITS:
-        if abs(seconds) >= scale:
-            return f"{significant(seconds / scale)} {unit}"
-    return f"{significant(seconds / 1e-9)} ns"
+    scale, unit = next((u for u in TIME_UNITS if abs(seconds) >= u[0]), TIME_UNITS[-1])
+    return f"{significant(seconds / scale)} {unit}"
 
 
 def format_pct(value: float | None) -> str:
@@ -70,7 +63,6 @@ def cpu_threads(rows: Sequence[Row]) -> list[str]:
 
 
 def varying(rows: Sequence[Row], names: Iterable[str]) -> list[str]:
-    """The parameter (or implementation) names, in order, whose values differ between the rows."""
     return [name for name in names if len({str(value_of(r, name)) for r in rows}) > 1]
 
 
@@ -95,7 +87,6 @@ def op_name(row: Row) -> str:
 
 
 def shape_of(row: Row) -> str:
-    """The row's shape from its op's dimensions (the m/k/n label for an op this version lacks)."""
     try:
         return get_spec(row.identity.op).shape(row.params)
     except UserError:
@@ -103,9 +94,8 @@ def shape_of(row: Row) -> str:
 
 
 def worth_showing(op: str, params: OpParams) -> set[str]:
-    """The parameters that name a row's case in a table or label: every one of a row read as it stood
-    (an op this version does not know), else the op's dimensions and those away from their declared
-    defaults, never one of a kind that does not name a case (a path: where a file went)."""
+    """The parameters that name a row's case: the op's dimensions and those off their defaults, of a
+    kind that names a case (every one, for an op this version does not know)."""
     spec = all_specs().get(op)
     if spec is None or isinstance(params, ReadParams):
         return set(params.as_dict())
@@ -121,10 +111,8 @@ def worth_showing(op: str, params: OpParams) -> set[str]:
 
 
 def distinguishing(rows: Sequence[Row]) -> list[str]:
-    """Per row, `key=value` for what identifies it beyond its op (as named), backend and shape: the
-    parameters `worth_showing` in any row of those (a float32 row beside a bfloat16 one: both say their
-    dtype; a default alone says nothing), then the run settings and repeat counts that differ between
-    those rows (two rows of one op and shape, one cold-cache)."""
+    """Per row, `key=value` for what tells it apart beyond its op, backend and shape: the parameters
+    `worth_showing` in any row of its group, then the run settings that differ within it."""
     groups: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
         groups[r.identity.op, op_name(r), r.identity.backend, shape_of(r)].append(i)
@@ -136,9 +124,7 @@ def distinguishing(rows: Sequence[Row]) -> list[str]:
         order = [p.name for p in spec.params] if spec else sorted(shown)
         names = [n for n in order if n in shown and n not in named]
         settings = [*setting_columns(compared_only=True), *DISTINCTION_COLUMNS]
-        keys = (
-            [*names, *varying([rows[i] for i in members], settings)] if len(members) > 1 else names
-        )
+        keys = names + (varying([rows[i] for i in members], settings) if len(members) > 1 else [])
         for i in members:
             values = ((k, value_of(rows[i], k)) for k in keys)
             out[i] = " ".join(f"{k}={v}" for k, v in values if v not in (None, ""))

@@ -1,6 +1,4 @@
-"""How a row reads in a table: one definition of each displayed column, cells as text, columns
-empty in every row left out. Cells never carry markup (the writers escape them).
-"""
+"""How a row reads in a table: one definition of each displayed column, cells as text."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ import html
 import io
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,9 +29,7 @@ KERNEL_CHARS = 48
 
 
 def readable_kernel(name: str) -> str:
-    """A kernel or op name a person can read: hashes elided, templates shortened."""
-    name = HASH.sub("…", name)
-    name = re.sub(r"<[^<>]*>", "<…>", name)
+    name = re.sub(r"<[^<>]*>", "<…>", HASH.sub("…", name))
     return name if len(name) <= KERNEL_CHARS else name[: KERNEL_CHARS - 1] + "…"
 
 
@@ -49,13 +45,11 @@ AUDITED = f"{AUDIT_MARK}: the audit found something in its timed windows (the au
 
 
 def audit_mark(row: Row) -> str:
-    """The one marker of a row whose timed windows' audit has findings, after its time wherever a
-    time is shown (the tables here, compare, report, table())."""
+    """The one marker of a row whose audit has findings, after its time wherever a time is shown."""
     return f" {AUDIT_MARK}" if row.timing.audit else ""
 
 
 def peak_pct(row: Row) -> float | None:
-    """The share of the peak that bounds the op (compute or bandwidth)."""
     roof = row.roofline
     if roof.roofline_bound_by == "compute":
         return roof.compute_of_peak_pct
@@ -63,11 +57,8 @@ def peak_pct(row: Row) -> float | None:
 
 
 def noise(row: Row) -> str:
-    """IQR as a share of the median; `noisy` where it is above the threshold."""
     ratio = row.stats.iqr_over_median_ratio
-    if ratio is None:
-        return ""
-    return f"{100 * ratio:.0f}%" + (" noisy" if row.stats.noisy else "")
+    return "" if ratio is None else f"{100 * ratio:.0f}%" + " noisy" * bool(row.stats.noisy)
 
 
 def spread(row: Row) -> str:
@@ -102,10 +93,6 @@ class Column:
     def heading(self) -> str:
         return self.title or self.key
 
-    @property
-    def machine_name(self) -> str:
-        return self.field or self.key
-
 
 def _figure(
     key: str,
@@ -115,7 +102,6 @@ def _figure(
     text: Callable[[float | None], str] = significant,
     default: bool = True,
 ) -> Column:
-    """A numeric column: its text from its value, which --sort orders by and CSV and JSON hold."""
     return Column(
         key, lambda r, p: text(get(r)), True, value=get, default=default, title=title, field=field
     )
@@ -186,8 +172,7 @@ CONSOLE = tuple(c for c in REPORT if c.key not in ("spread", "kernels"))
 
 
 def choose(keys: Sequence[str], defaults: Sequence[Column]) -> tuple[Column, ...]:
-    """`--columns a,b,c`: those columns after what tells rows apart and their status (the defaults
-    where none are given); an unknown name is a one-line error naming the choices."""
+    """`--columns a,b,c`: those columns after what tells rows apart and their status."""
     if not keys:
         return tuple(defaults)
     for key in keys:
@@ -207,8 +192,7 @@ T = TypeVar("T")
 def ordered(
     items: Sequence[T], sort: str | None, values: Mapping[str, Callable[[T], Any]]
 ) -> list[T]:
-    """`--sort NAME` (`--sort=-NAME`: descending) by one of `values`; items without one go last, in
-    their order. An unknown name is a one-line error naming the choices."""
+    """`--sort NAME` (`--sort=-NAME`: descending) by one of `values`; items without one go last."""
     if not sort:
         return list(items)
     name = sort.removeprefix("-")
@@ -225,7 +209,6 @@ def ordered(
 
 
 def sort_rows(rows: Sequence[Row], key: str | None) -> list[Row]:
-    """Rows in a column's order (its value, or its text where it has none)."""
     if not key:
         return list(rows)
     labels = dict(zip(map(id, rows), distinguishing(rows), strict=True))
@@ -239,7 +222,6 @@ def sort_rows(rows: Sequence[Row], key: str | None) -> list[Row]:
 def cells(
     rows: Sequence[Row], columns: Sequence[Column] = REPORT
 ) -> tuple[list[Column], list[list[str]]]:
-    """The columns that say something about these rows, and each row's cells in them."""
     params = distinguishing(rows)
     grid = [[c.cell(r, p) for c in columns] for r, p in zip(rows, params, strict=True)]
     kept = [i for i, c in enumerate(columns) if c.always or any(line[i] for line in grid)]
@@ -250,9 +232,7 @@ FORMATS = ("table", "csv", "json", "markdown")
 
 
 def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
-    """The rows in a machine- or page-readable format (`--format csv|json|markdown`): CSV and JSON
-    hold numbers (seconds, ratios, percent) under names ending in their unit, as the results files
-    do; Markdown holds the table's display cells."""
+    """`--format csv|json|markdown` (CSV and JSON hold numbers, under the results files' names)."""
     params = distinguishing(rows)
     chosen, grid = cells(rows, columns)
     if fmt in ("json", "csv"):
@@ -262,31 +242,32 @@ def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:
         ]
         if fmt == "json":
             return json.dumps(records, indent=2, default=str) + "\n"
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, list(records[0]) if records else [], lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(
-            {k: visible(v) if isinstance(v, str) else v for k, v in record.items()}
-            for record in records
-        )
-        return buffer.getvalue()
+        return csv_text([list(records[0]) if records else [], *(r.values() for r in records)])
     rule = "|" + "|".join("---:" if c.numeric else "---" for c in chosen) + "|\n"
     return markdown_lines([[c.heading for c in chosen]]) + rule + markdown_lines(grid)
 
 
+def csv_text(lines: Iterable[Iterable[Any]]) -> str:
+    """CSV of these lines, every text cell `visible`."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(
+        [visible(c) if isinstance(c, str) else c for c in line] for line in lines
+    )
+    return buffer.getvalue()
+
+
 def _machine(column: Column, row: Row, params: str) -> dict[str, Any]:
-    """A column's cells in CSV and JSON, under the results file's names."""
     if column.fields:
         return column.fields(row)
-    return {column.machine_name: column.value(row) if column.value else column.cell(row, params)}
+    value = column.value(row) if column.value else column.cell(row, params)
+    return {column.field or column.key: value}
 
 
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
 def escaped(frame: Any, escape: Callable[[str], str]) -> Any:
-    """A table (a pandas DataFrame) with every text, heading or cell, passed through `escape`
-    (markdown_safe, html_safe, visible); numbers stay numbers."""
+    """A pandas DataFrame with every heading and text cell passed through `escape`."""
     import pandas as pd
 
     return frame.rename(columns=lambda c: escape(str(c))).map(
@@ -300,7 +281,6 @@ def html_safe(text: str) -> str:
 
 
 def markdown_lines(lines: Sequence[Sequence[str]]) -> str:
-    """A Markdown table's lines, each cell `markdown_safe`."""
     return "".join("| " + " | ".join(markdown_safe(c) for c in line) + " |\n" for line in lines)
 
 

@@ -1,28 +1,19 @@
-"""`microbench history`: each case's median over the stored runs in the order of their commits, and
-the steps in it (results/change_points.py).
-
-A point is one run's row of a case (compare's `CaseKey`); where the run holds the case twice (a
-jax-bench file's repeat, two entries made one case by --max-dim), the median of those rows' medians: one
-point per run. Runs are ordered by the date of the commit they measured, then by when they started.
-Rows without a usable time leave no point.
-"""
+"""`microbench history`: each case's median over the stored runs in commit order (one point per run:
+a case held twice is the median of its medians), and the steps in it (results/change_points.py)."""
 
 from __future__ import annotations
 
-import csv
 import fnmatch
-import io
 import json
 import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from accelbench.errors import visible
 from accelbench.results.change_points import Step, steps
 from accelbench.results.compare import CaseKey, case_label, usable
 from accelbench.results.console import format_seconds
-from accelbench.results.display import markdown_lines
+from accelbench.results.display import csv_text, markdown_lines
 from accelbench.results.reading import read_many
 from accelbench.results.records import Conditions, Environment, Identity, Row, TimeStats, TimingInfo
 from accelbench.results.run_store import StoredRun
@@ -47,7 +38,6 @@ class History:
     steps: list[Step] = field(default_factory=list)
 
     def around(self, step: Step) -> tuple[Point, Point]:
-        """The last point before a step and the first after it."""
         return self.points[step.at - 1], self.points[step.at]
 
 
@@ -63,10 +53,8 @@ def _conditions(row: Row, run: StoredRun) -> str:
 def histories(
     runs: Sequence[StoredRun], case: str | None = None, since: str | None = None
 ) -> list[History]:
-    """One history per case and device the runs hold (whose label matches the shell pattern `case`),
-    from the runs whose commit (or start) is dated `since` or later, each with its steps. A case
-    timed on two kinds of device is two histories, each label naming its device: a change of runner
-    is no step of the code."""
+    """One history per case (matching the shell pattern `case`) and device (a change of runner is no
+    step of the code), from the runs dated `since` or later."""
     found: dict[tuple[CaseKey, str | None], History] = {}
     kept = [r for r in sorted(runs, key=_order) if not since or _order(r)[0][: len(since)] >= since]
     read = iter(read_many([path for run in kept for path in run.files], GROUPS))
@@ -99,43 +87,35 @@ def _step_line(history: History, step: Step) -> str:
 
 
 def as_records(found: Sequence[History]) -> list[dict[str, object]]:
-    """`--format json`: each case with every point and every step (its size, interval, commits)."""
     return [
-        {
-            "case": h.case,
-            "config": h.config,
-            "points": [asdict(p) for p in h.points],
+        asdict(h)
+        | {
             "steps": [
-                {
-                    **asdict(s),
-                    "last_before": asdict(h.around(s)[0]),
-                    "first_after": asdict(h.around(s)[1]),
-                }
+                {**asdict(s), "last_before": asdict(a), "first_after": asdict(b)}
                 for s in h.steps
-            ],
+                for a, b in [h.around(s)]
+            ]
         }
         for h in found
     ]
 
 
 def as_text(found: Sequence[History], fmt: str) -> str:
-    """`--format csv` (a row per point, the step's size on the first point after it), `json` or
-    `markdown` (a line per case, as the table)."""
+    """`--format csv` (a row per point, a step's size on the first after it), json or markdown."""
     if fmt == "json":
         return json.dumps(as_records(found), indent=2) + "\n"
     if fmt == "markdown":
         return markdown_lines(
             [HEAD, ("---", "---:", "---", "---", "---"), *table_rows(found, "; ")]
         )
-    buffer = io.StringIO()
-    out = csv.writer(buffer, lineterminator="\n")
-    out.writerow(["case", "commit", "date", "label", "median_s", "conditions", "step_ratio"])
+    lines: list[tuple[object, ...]] = [CSV_HEAD]
     for h in found:
         at = {s.at: s.ratio for s in h.steps}
-        for i, p in enumerate(h.points):
-            cells = (h.case, p.commit, p.date, p.label, p.median_s, p.conditions, at.get(i, ""))
-            out.writerow([visible(c) if isinstance(c, str) else c for c in cells])
-    return buffer.getvalue()
+        lines += [
+            (h.case, p.commit, p.date, p.label, p.median_s, p.conditions, at.get(i, ""))
+            for i, p in enumerate(h.points)
+        ]
+    return csv_text(lines)
 
 
 def _point(p: Point) -> str:
@@ -143,10 +123,10 @@ def _point(p: Point) -> str:
 
 
 HEAD = ("case", "points", "first", "latest", "steps")
+CSV_HEAD = ("case", "commit", "date", "label", "median_s", "conditions", "step_ratio")
 
 
 def table_rows(found: Sequence[History], between: str = "\n") -> list[tuple[str, ...]]:
-    """A line per case: its points, first and latest medians, and its steps."""
     return [
         (
             h.case,

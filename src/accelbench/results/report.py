@@ -1,6 +1,5 @@
-"""`microbench report`: roofline, sweep and speedup charts, a Markdown summary and one self-contained
-HTML page, from results files; every text from a file is escaped where it lands.
-"""
+"""`microbench report`: charts, a Markdown summary and one self-contained HTML page from results
+files; every text from a file is escaped where it lands."""
 
 from __future__ import annotations
 
@@ -8,20 +7,21 @@ import base64
 import os
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 import pandas as pd
-import seaborn as sns  # noqa: E402
+import seaborn as sns
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from accelbench.errors import UserError, visible  # noqa: E402
-from accelbench.names import portable_name  # noqa: E402
-from accelbench.platform.backends import BACKENDS, run_order  # noqa: E402
-from accelbench.results import history_chart  # noqa: E402
-from accelbench.results.charts import dimensions, drawable, plt, save_figure, time_series  # noqa: E402
-from accelbench.results.console import cpu_threads, op_name, value_of, varying  # noqa: E402
-from accelbench.results.display import (  # noqa: E402
+from accelbench.errors import UserError, visible
+from accelbench.names import portable_name
+from accelbench.platform.backends import BACKENDS, run_order
+from accelbench.results import charts
+from accelbench.results.charts import plt, save_figure
+from accelbench.results.compare import rows_of
+from accelbench.results.console import cpu_threads, op_name, value_of, varying
+from accelbench.results.display import (
     AUDITED,
     REPORT,
     Column,
@@ -32,12 +32,9 @@ from accelbench.results.display import (  # noqa: E402
     markdown_safe,
     sort_rows,
 )
-from accelbench.results.history import History  # noqa: E402
-from accelbench.results.history import as_text as history_text  # noqa: E402
-from accelbench.results.history_chart import report_histories  # noqa: E402
-from accelbench.results.reading import read_rows  # noqa: E402
-from accelbench.results.records import DeviceState, Labelled, Row, Variants, speedup  # noqa: E402
-from accelbench.results.writer import OutputFailed, write_atomically  # noqa: E402
+from accelbench.results.history import as_text as history_text
+from accelbench.results.records import DeviceState, Labelled, Row, Variants, speedup
+from accelbench.results.writer import OutputFailed, write_atomically
 
 MARKERS = ("o", "^", "s", "D", "v", "P", "X")
 COPY_OPS = ("single_device_hbm_copy", "copy", "hbm_bandwidth")  # a measured memory ceiling
@@ -46,27 +43,23 @@ FLOP_BOUND = 4.0  # FLOP per byte at and above which an op's throughput is repor
 
 
 def marker(backend: str) -> str:
-    """One marker shape per backend, in the backend registry's order."""
     names = sorted(BACKENDS, key=run_order)
     return MARKERS[names.index(backend) % len(MARKERS)] if backend in names else MARKERS[-1]
 
 
 def flop_bound(row: Row) -> bool:
-    """The op's kind at this shape: enough FLOPs per byte that TFLOP/s is what says how well it ran."""
     intensity = row.derived.intensity_flop_per_byte
     return bool(row.derived.model_flop) and intensity is not None and intensity >= FLOP_BOUND
 
 
 def series_label(row: Row) -> str:
-    """What a roofline point's colour stands for: the op, and its variant where its rows say one
-    (a torchao recipe)."""
+    """What a roofline point's colour stands for: the op, and its variant (a torchao recipe)."""
     variant = row.extras.variant if isinstance(row.extras, Variants) else None
     return f"{op_name(row)} {variant}" if variant else op_name(row)
 
 
 def _scatter(ax: Any, points: Sequence[Row]) -> None:
-    """The measured points: colour by series, marker by backend (by run or file, in a report over
-    several: the same case of two runs would otherwise be two look-alike points)."""
+    """The measured points: colour by series, marker by backend (by source, over several runs)."""
     sources = sorted({visible(r.source) for r in points})  # a file name that is not UTF-8 drawn too
     frame = pd.DataFrame(
         {
@@ -95,8 +88,7 @@ def _scatter(ax: Any, points: Sequence[Row]) -> None:
 
 
 def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
-    """The peak table's roofs where it knows the device, and the best measured copy bandwidth.
-    True when a roof was drawn."""
+    """The peak table's roofs where it knows the device, and the best measured copy bandwidth."""
     ceilings = {
         (r.roofline.peak_chip, r.roofline.peak_family): (
             float(r.roofline.peak_tflop_per_s),
@@ -121,9 +113,7 @@ def _roofs(ax: Any, rows: Sequence[Row], points: Sequence[Row]) -> bool:
 
 
 def roofline(rows: Sequence[Row], path: str) -> int:
-    """Achieved TFLOP/s against arithmetic intensity: a colour per op (per recipe for torchao), a marker
-    per backend (per source over several runs), the peak table's ceilings where known and the best
-    measured copy bandwidth."""
+    """Achieved TFLOP/s against arithmetic intensity, under the roofs."""
     points = [
         r for r in rows if r.ok and r.derived.tflop_per_s and r.derived.intensity_flop_per_byte
     ]
@@ -132,10 +122,8 @@ def roofline(rows: Sequence[Row], path: str) -> int:
         _scatter(ax, points)
     roofs = _roofs(ax, rows, points)
     known = any(r.roofline.peak_tflop_per_s for r in points)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set(xscale="log", yscale="log", ylabel="achieved TFLOP/s (median)")
     ax.set_xlabel("arithmetic intensity (FLOP/byte, from the op's models)")
-    ax.set_ylabel("achieved TFLOP/s (median)")
     ax.set_title("roofline" + ("" if known else " (device peaks unknown: no ceilings drawn)"))
     ax.grid(True, which="both", alpha=0.3)
     if points or roofs:
@@ -158,16 +146,12 @@ class Sweep:
     latency: dict[str, list[Point]]  # µs, bars: p10 and p90
 
 
-def _throughput(row: Row, metric: str) -> float | None:
-    return row.derived.tflop_per_s if metric == "TFLOP/s" else row.derived.gb_per_s
-
-
 def _sweep(op: str, mine: list[Row]) -> Sweep | None:
     values: dict[str, set[str]] = defaultdict(set)
     for r in mine:
         for name, value in r.params.as_dict().items():
             values[name].add(str(value))
-    dims = [d for d in dimensions(op, mine[0].params) if len(values.get(d, ())) > 2]
+    dims = [d for d in charts.dimensions(op, mine[0].params) if len(values.get(d, ())) > 2]
     if not dims:
         return None
     axis = max(dims, key=lambda d: len(values[d]))
@@ -191,20 +175,18 @@ def _sweep(op: str, mine: list[Row]) -> Sweep | None:
         fast, slow = r.stats.time_p10_s or median, r.stats.time_p90_s or median
         x = float(r.params.value(axis))
         times[label].append((x, median * 1e6, (median - fast) * 1e6, (slow - median) * 1e6))
-        value = _throughput(r, metric)
+        value = r.derived.tflop_per_s if metric == "TFLOP/s" else r.derived.gb_per_s
         if value is not None:
             low, high = value * median / slow, value * median / fast
             # rates at the p90 and p10 times: never past the median's own by a rounding error
             lines[label].append((x, value, max(0.0, value - low), max(0.0, high - value)))
-    # a "sweep" whose every series is one point is a list of unrelated shapes (the llama layers):
-    # joining them would draw a line that means nothing
+    # series of one point each are unrelated shapes (the llama layers): no line may join them
     kept = {k: sorted(v) for k, v in lines.items() if len(v) > 1}
     return Sweep(axis, metric, kept, {k: sorted(times[k]) for k in kept}) if kept else None
 
 
 def sweep_series(rows: Sequence[Row]) -> dict[str, Sweep]:
-    """Per op, one series per backend, implementation and parameter setting; dimensions tied to the
-    axis (SAME_AS_) are not series of their own."""
+    """Per op, one series per backend, implementation and parameter setting."""
     by_op: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         if r.ok and r.median_s:
@@ -213,7 +195,6 @@ def sweep_series(rows: Sequence[Row]) -> dict[str, Sweep]:
 
 
 def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
-    """Per op: latency and throughput over its sweep axis, one line with p10-p90 bars per series."""
     written: dict[str, int] = {}
     for op, sweep in sweep_series(rows).items():
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
@@ -224,22 +205,15 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
             (right, sweep.throughput, sweep.metric),
         ):
             for label, pts in series.items():
+                x, y, minus, plus = zip(*pts, strict=True)
                 ax.errorbar(
-                    [p[0] for p in pts],
-                    [p[1] for p in pts],
-                    yerr=[[p[2] for p in pts], [p[3] for p in pts]],
-                    marker="o",
-                    capsize=3,
-                    label=label,
-                    color=colours[label],
+                    x, y, [minus, plus], marker="o", capsize=3, label=label, color=colours[label]
                 )
             ax.set_xscale("log", base=2)
-            ax.set_xlabel(sweep.axis)
-            ax.set_ylabel(ylabel)
+            ax.set(xlabel=sweep.axis, ylabel=ylabel)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-        left.set_yscale("log")
-        left.set_title(f"{op}: latency over {sweep.axis} (bars: p10-p90)")
+        left.set(yscale="log", title=f"{op}: latency over {sweep.axis} (bars: p10-p90)")
         right.set_title(f"{op}: {sweep.metric} over {sweep.axis}")
         fig.tight_layout()
         path = os.path.join(out_dir, f"sweep_{portable_name(op)}.png")
@@ -255,8 +229,7 @@ class Bar(NamedTuple):
 
 
 def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
-    """Each row's label: the values of every parameter that varies among these rows (`first` leading),
-    so no two bars of a chart read the same."""
+    """Each row's label: the values of every parameter that varies among the rows, `first` first."""
     names = list(
         dict.fromkeys([*first, *(n for r in rows for n in r.params.as_dict()), "implementation"])
     )
@@ -268,39 +241,32 @@ def _labels(rows: Sequence[Row], first: tuple[str, ...] = ()) -> list[str]:
     ]
 
 
+SUITE_SPEEDUPS = {"quantization": "recipe_over_baseline", "fusion": "fused_over_unfused"}
+PAIRED = "jax_over_torch"
+LEADING = {PAIRED: ("op",)}  # what a chart's labels start with (else the extras' LABEL_ORDER)
+
+
 def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
-    """The ratios a run exists to show: JAX over PyTorch for paired cases (PyTorch time / JAX time),
-    a torchao recipe over its baseline, a fused pattern over the unfused one."""
+    """JAX over PyTorch for paired cases, a torchao recipe over its baseline, fused over unfused."""
     ok = [r for r in rows if r.ok]
-    by_id = {r.identity.case_id: r for r in ok}
-    charts: dict[str, list[Bar]] = {}
-    pairs = [
-        (r, by_id[r.pairing.paired_with])
-        for r in ok
-        if r.identity.backend != "jax" and r.pairing.paired_with in by_id
-    ]
-    pairs = [(t, j) for t, j in pairs if j.median_s and t.median_s]
-    if pairs:
-        labels = _labels([t for t, _ in pairs], ("op",))
-        charts["jax_over_torch"] = [
-            Bar(label, float(t.median_s) / float(j.median_s), bool(t.doubt or j.doubt))  # type: ignore[arg-type]
-            for label, (t, j) in zip(labels, pairs, strict=True)
-        ]
-    ratios: dict[str, list[tuple[Row, float]]] = defaultdict(list)
+    by_id: dict[str | None, Row] = {r.identity.case_id: r for r in ok}
+    found: dict[str, list[tuple[Row, float, bool]]] = defaultdict(list)
+    for t in ok:
+        j = by_id.get(t.pairing.paired_with) if t.identity.backend != "jax" else None
+        if j is not None and j.median_s and t.median_s:
+            found[PAIRED].append((t, t.median_s / j.median_s, bool(t.doubt or j.doubt)))
     for r in ok:
-        value = speedup(r)
-        if value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
-            ratios[r.identity.suite].append((r, float(value)))
-    for kind, suite in (("recipe_over_baseline", "quantization"), ("fused_over_unfused", "fusion")):
-        found = ratios.get(suite, [])
-        if found:
-            extras = found[0][0].extras
+        value, kind = speedup(r), SUITE_SPEEDUPS.get(r.identity.suite)
+        if kind and value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
+            found[kind].append((r, float(value), bool(r.doubt)))
+    out: dict[str, list[Bar]] = {}
+    for kind in (PAIRED, *SUITE_SPEEDUPS.values()):  # in this order whatever the rows' order
+        if bars := found.get(kind):
+            extras = bars[0][0].extras
             first = extras.LABEL_ORDER if isinstance(extras, Labelled) else ()
-            labels = _labels([r for r, _ in found], first)
-            charts[kind] = [
-                Bar(label, v, bool(r.doubt)) for label, (r, v) in zip(labels, found, strict=True)
-            ]
-    return charts
+            labels = _labels([r for r, _, _ in bars], LEADING.get(kind, first))
+            out[kind] = [Bar(label, v, d) for label, (_, v, d) in zip(labels, bars, strict=True)]
+    return out
 
 
 SPEEDUP_TITLES = {
@@ -317,30 +283,21 @@ def _threads_note(rows: Sequence[Row]) -> str:
 
 
 def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
-    """One horizontal bar chart per kind of ratio, with the break-even line at 1."""
     written: dict[str, int] = {}
     for kind, bars in speedups(rows).items():
         fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
         values = [b.value for b in bars]
         palette = sns.color_palette()
-        drawn = (
-            ax.barh(  # from the break-even line to the value: faster cases grow right, slower left
-                range(len(bars)),
-                [v - 1 for v in values],
-                left=1,
-                color=[
-                    "lightgrey" if b.doubtful else palette[2] if b.value >= 1 else palette[3]
-                    for b in bars
-                ],
-            )
-        )
-        for patch, bar in zip(drawn, bars, strict=True):
-            if bar.doubtful:  # noisy or taken on a loaded host: drawn, never read as a verdict
+        colours = ["lightgrey" if b.doubtful else palette[2 if b.value >= 1 else 3] for b in bars]
+        # from the break-even line to the value: faster cases grow right, slower left
+        drawn = ax.barh(range(len(bars)), [v - 1 for v in values], left=1, color=colours)
+        for i, (patch, b) in enumerate(zip(drawn, bars, strict=True)):
+            if b.doubtful:  # noisy or taken on a loaded host: drawn, never read as a verdict
                 patch.set_hatch("//")
-        for i, b in enumerate(bars):
-            side = "left" if b.value >= 1 else "right"
             text = f" {b.value:.2f}×{' ?' if b.doubtful else ''} "
-            ax.text(b.value, i, text, va="center", ha=side, fontsize=6)
+            ax.text(
+                b.value, i, text, va="center", ha="left" if b.value >= 1 else "right", fontsize=6
+            )
         span = max(max(values), 1 / min(values), 1.1) * 1.6
         ax.set_xlim(1 / span, span)
         ax.set_yticks(range(len(bars)), [b.label for b in bars], fontsize=7)
@@ -364,14 +321,12 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
 
 
 def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFrame:
-    """The rows as the report shows them (the chosen columns that say something about these rows),
-    at most TABLE_ROWS of them: a page of 100k rows is read by nobody and took minutes to write."""
+    """At most TABLE_ROWS rows: a page of 100k rows is read by nobody and took minutes to write."""
     columns, grid = cells(rows[:TABLE_ROWS], chosen)
     return pd.DataFrame(grid, columns=[c.heading for c in columns])
 
 
 def table_note(rows: Sequence[Row]) -> str:
-    """How many rows the table shows, and what its audit marker means where a row has one."""
     left = len(rows) - TABLE_ROWS
     shown = f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all. " if left > 0 else ""
     return shown + (f"{AUDITED}." if any(r.timing.audit for r in rows) else "")
@@ -384,7 +339,6 @@ def markdown(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> str:
 
 
 def runs(rows: Sequence[Row]) -> set[str]:
-    """Each run the rows come from, with when its rows were written (first to last)."""
     stamps: dict[str, list[str]] = defaultdict(list)
     for r in rows:
         if r.identity.run_id:
@@ -393,13 +347,12 @@ def runs(rows: Sequence[Row]) -> set[str]:
 
 
 def _state(state: DeviceState) -> str:
-    """A GPU's settings in one line: each column that has a value."""
-    values = ((f.name, getattr(state, f.name)) for f in fields(state))
-    return ", ".join(f"{name}={value}" for name, value in values if value is not None)
+    return ", ".join(
+        f"{name}={value}" for name, value in asdict(state).items() if value is not None
+    )
 
 
 def environment_lines(rows: Sequence[Row]) -> list[str]:
-    """What the rows ran on, once per distinct value: device, frameworks, packages, commit, host."""
     env = [r.environment for r in rows]
     facts = (
         ("device", {f"{e.device_kind} ({e.platform})" for e in env if e.device_kind}),
@@ -423,10 +376,9 @@ def html_page(
     chosen: Sequence[Column] = REPORT,
     maps: dict[str, str] | None = None,
 ) -> str:
-    """One self-contained page: the environment, every chart inlined (base64 PNG; `maps`: the areas
-    of a chart's image map, which name its points on hover), the table of rows."""
+    """One self-contained page (charts inlined; `maps`: a chart's image-map areas), the table."""
     maps = maps or {}
-    charts = "".join(
+    figures = "".join(
         f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
         f"{base64.b64encode(open(path, 'rb').read()).decode()}'"
         # a mapped chart at its own size: an image map's areas do not scale with the picture
@@ -453,22 +405,18 @@ def html_page(
         f"<h1>{html_safe(source)}</h1><ul>{facts}</ul><p>{len(rows)} rows, {ok} ok, {noisy} noisy. "
         "Times are per iteration as each row's timing column defines it; bars span p10-p90; noise is "
         "the IQR as a share of the median.</p>"
-        f"<h2>Charts</h2>{charts}<h2>Rows</h2><p>{html_safe(table_note(rows))}</p>{body}</body></html>\n"
+        f"<h2>Charts</h2>{figures}<h2>Rows</h2><p>{html_safe(table_note(rows))}</p>{body}</body></html>\n"
     )
 
 
 def label_sources(read: Sequence[tuple[str, Sequence[Row]]]) -> None:
-    """Rows of several runs or files say which they came from (the run's label where the run store
-    has one, else the file's name, else its path; a run id where one file holds several runs): every
-    table gains a source column and every chart one series per source. One run of one file: none."""
+    """Rows of several runs or files say which they came from: the run's label, else the file's
+    name, else its path (a run id where one file holds several runs)."""
     if len(read) < 2 and len({r.identity.run_id for _, rows in read for r in rows}) < 2:
         return
-    from accelbench.results.run_store import runs_under
-
     labels: dict[str, str] = {}
-    for folder in {os.path.dirname(os.path.abspath(path)) for path, _ in read}:
-        for run in runs_under(folder):
-            labels.update((os.path.abspath(f), run.name or os.path.basename(f)) for f in run.files)
+    for run in charts.stored_runs([path for path, _ in read]):
+        labels.update((os.path.abspath(f), run.name or os.path.basename(f)) for f in run.files)
     names = {path: labels.get(os.path.abspath(path), os.path.basename(path)) for path, _ in read}
     if len(set(names.values())) < len(names):  # two files of one name: their paths
         names = {path: path for path, _ in read}
@@ -484,20 +432,13 @@ def run_report(
     columns: Sequence[str] = (),
     sort: str | None = None,
     sample_charts: bool = False,
-) -> dict[str, Any]:
-    """One report of every row of `paths` (a run's files, or several runs: an overview)."""
+) -> None:
     chosen = choose(columns, REPORT)
-    read: list[tuple[str, list[Row]]] = []
-    for path in paths:  # a foreign or broken file is refused before anything
-        found = read_rows(path, series="all")
-        if not found:
-            raise UserError(
-                "no rows: not a results file of this harness, or an empty run", file=path
-            )
-        read.append((path, found))
+    # a foreign or broken file is refused before anything
+    read = [(path, rows_of(path, series="all")) for path in paths]
     label_sources(read)
     rows = sort_rows([r for _, found in read for r in found], sort)
-    path = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
+    title = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
     key = f"--output-dir '{out_dir}'"
     if not out_dir.strip():
         raise UserError("names no folder", key=key)
@@ -508,7 +449,7 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        return _write_report(path, rows, out_dir, chosen, sample_charts, report_histories(paths))
+        _write_report(title, rows, out_dir, chosen, sample_charts, paths)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -518,31 +459,31 @@ def run_report(
 
 
 def _write_report(
-    path: str,
+    title: str,
     rows: list[Row],
     out_dir: str,
     chosen: Sequence[Column] = REPORT,
     sample_charts: bool = False,
-    found: Sequence[History] = (),
-) -> dict[str, Any]:
+    paths: Sequence[str] = (),
+) -> None:
+    found = charts.report_histories(paths)
     roof = os.path.join(out_dir, "roofline.png")
-    charted = drawable(rows)
+    charted = charts.drawable(rows)
     counts = {
         roof: roofline(charted, roof),
         **sweeps(charted, out_dir),
         **speedup_charts(charted, out_dir),
-        **time_series(charted, out_dir, sample_charts),
+        **charts.time_series(charted, out_dir, sample_charts),
     }
     maps, steps = {}, ""
     if found:  # the runs span commits: each case's history, its steps in the summary
-        drawn, points, areas = history_chart.chart(found, out_dir)
-        counts[drawn], maps[drawn] = points, history_chart.hover_areas(areas)
-        steps = "\n## History (median per run, in commit order)\n\n" + history_text(
-            found, "markdown"
-        )
+        drawn, points, areas = charts.history_chart(found, out_dir)
+        counts[drawn], maps[drawn] = points, areas
+        table = history_text(found, "markdown")
+        steps = f"\n## History (median per run, in commit order)\n\n{table}"
     summary = os.path.join(out_dir, "summary.md")
     text = (
-        f"# Results: {markdown_safe(path)}\n\n"
+        f"# Results: {markdown_safe(title)}\n\n"
         + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
         + "\n"
         + markdown(rows, chosen)
@@ -552,9 +493,8 @@ def _write_report(
     )
     write_atomically(summary, lambda f: f.write(text))
     page = os.path.join(out_dir, "report.html")
-    write_atomically(page, lambda f: f.write(html_page(path, rows, counts, chosen, maps)))
+    write_atomically(page, lambda f: f.write(html_page(title, rows, counts, chosen, maps)))
     for p, n in counts.items():
         print(f"{p}: {n} points")
     print(summary)
     print(page)
-    return counts

@@ -50,46 +50,36 @@ class Roofline:
     )
 
 
+def _pct(part: float | None, whole: float | None) -> float | None:
+    return 100 * part / whole if part and whole else None
+
+
 def derive(
     flops: float, nbytes: float, seconds: float, peaks: Peaks, peak_family: str
 ) -> tuple[Derived, Roofline]:
     """TFLOP/s, GB/s, intensity, % of peak and the roofline bound for one median time."""
     tflops = flops / seconds / 1e12 if seconds > 0 and flops else None
     gbps = nbytes / seconds / 1e9 if seconds > 0 and nbytes else None
-    peak_tflop_per_s = peaks.tflops(peak_family)
-    peak_gb_per_s = peaks.hbm_gbps
-    compute_s = flops / (peak_tflop_per_s * 1e12) if peak_tflop_per_s and flops else None
-    memory_s = nbytes / (peak_gb_per_s * 1e9) if peak_gb_per_s and nbytes else None
-    bound_s = None
-    bound_by = None
-    if compute_s is not None and memory_s is not None:
-        bound_s, bound_by = (
-            (compute_s, "compute") if compute_s >= memory_s else (memory_s, "memory")
-        )
-    derived = Derived(
-        model_flop=flops,
-        model_bytes=nbytes,
-        tflop_per_s=tflops,
-        gb_per_s=gbps,
-        intensity_flop_per_byte=flops / nbytes if nbytes else None,
-    )
-    roofline = Roofline(
+    peak_tflops, peak_gbps = peaks.tflops(peak_family), peaks.hbm_gbps
+    compute_s = flops / (peak_tflops * 1e12) if peak_tflops and flops else None
+    memory_s = nbytes / (peak_gbps * 1e9) if peak_gbps and nbytes else None
+    bound_s, bound_by = None, None
+    if compute_s is not None and memory_s is not None:  # compute on a tie
+        bound_s, bound_by = max((compute_s, "compute"), (memory_s, "memory"), key=lambda b: b[0])
+    l2_bytes = peaks.l2_mib * 2**20 if peaks.l2_mib else None
+    intensity = flops / nbytes if nbytes else None
+    return Derived(flops, nbytes, tflops, gbps, intensity), Roofline(
         peak_chip=peaks.chip,
         peak_family=peak_family,
-        peak_tflop_per_s=peak_tflop_per_s,
-        peak_gb_per_s=peak_gb_per_s,
-        compute_of_peak_pct=100 * tflops / peak_tflop_per_s
-        if tflops and peak_tflop_per_s
-        else None,
-        bandwidth_of_peak_pct=100 * gbps / peak_gb_per_s if gbps and peak_gb_per_s else None,
+        peak_tflop_per_s=peak_tflops,
+        peak_gb_per_s=peak_gbps,
+        compute_of_peak_pct=_pct(tflops, peak_tflops),
+        bandwidth_of_peak_pct=_pct(gbps, peak_gbps),
         roofline_bound_s=bound_s,
         roofline_bound_by=bound_by,
-        roofline_attained_pct=100 * bound_s / seconds if bound_s and seconds > 0 else None,
-        working_set_over_l2_ratio=nbytes / (peaks.l2_mib * 2**20)
-        if peaks.l2_mib and nbytes
-        else None,
+        roofline_attained_pct=_pct(bound_s, seconds if seconds > 0 else None),
+        working_set_over_l2_ratio=nbytes / l2_bytes if l2_bytes and nbytes else None,
     )
-    return derived, roofline
 
 
 # a working set within these multiples of the L2 is at its edge: the H100's 48 MiB add 2048x4096 read

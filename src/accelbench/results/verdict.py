@@ -1,10 +1,6 @@
-"""One verdict for every comparison of two rows of a case: `compare`, `table()`, the pytest plugin's
-gate and `ab` all call `judge` (docs/method.md, "Verdicts", says why each rule is what it is).
-
-A verdict reads an interval of the ratio candidate / baseline (from paired rounds, raw samples or the
-p10-p90 columns): slower or faster only when the whole interval lies beyond the threshold and beyond
-what the rows' differing conditions can explain (`CONDITIONS`).
-"""
+"""One verdict for every comparison of two rows of a case (`compare`, `table()`, the pytest gate,
+`ab`): slower or faster only when the ratio's whole interval lies beyond the threshold and beyond
+what the rows' differing conditions can explain (docs/method.md, "Verdicts", says why)."""
 
 from __future__ import annotations
 
@@ -31,7 +27,6 @@ class Verdict(str, Enum):
 
     @property
     def fails(self) -> bool:
-        """What makes a gate fail: the candidate lost ground or lost the case."""
         return self not in (Verdict.FASTER, Verdict.WITHIN, Verdict.NOISE, Verdict.INCONCLUSIVE)
 
 
@@ -56,7 +51,7 @@ class Judgement:
 
     @property
     def interleave(self) -> bool:
-        """Withheld for what `ab`'s interleaved rounds would cancel: differing conditions or load."""
+        # withheld for what `ab`'s interleaved rounds would cancel: differing conditions or load
         return self.verdict is Verdict.INCONCLUSIVE and (
             self.why.startswith(CONDITIONS_DIFFER) or LOADED_HOST in self.why
         )
@@ -74,8 +69,7 @@ PLAUSIBLE_S = (1e-12, 1e6)  # a time outside (a picosecond, eleven days) is a co
 
 
 def usable(seconds: float | None) -> bool:
-    """A time a ratio can be made of: inside the plausible range (no inf, nan, negative, 0, or
-    extremes whose ratio would overflow or vanish)."""
+    """A time a ratio can be made of (no inf, nan, 0, or extremes whose ratio would overflow)."""
     return seconds is not None and PLAUSIBLE_S[0] <= seconds <= PLAUSIBLE_S[1]
 
 
@@ -85,8 +79,7 @@ def host_timed(row: Row) -> bool:
 
 
 class Host(NamedTuple):
-    """What the host's other work can have done to a host-timed row: its load per core as the case
-    ended, and the stretch its timed loop shows (wall over wall less its wait for a CPU, per thread)."""
+    """A host-timed row's load per core, and its loop's stretch (wall over wall less CPU wait)."""
 
     load: float
     # None: not recorded (a row of an older version, a host without schedstat)
@@ -98,8 +91,7 @@ class Host(NamedTuple):
 
     @property
     def most(self) -> float:
-        """How far contention can have stretched the row's time (fair scheduling: a runnable thread
-        gets at least 1/L of a core at load L per core; the loop's own share says it directly)."""
+        """The most contention can have stretched the time (a thread gets 1/L of a core)."""
         return max(1.0, self.load, self.stretch or 1.0)
 
 
@@ -126,10 +118,8 @@ def _shown(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Condition:
-    """One condition two rows were taken under. `material(a, b)`: whether their values (read by
-    `value`) make a difference a verdict must allow for; `bound(a, b)`: how far that difference can
-    stretch the candidate's time over the baseline's (slower, faster); unbounded by default;
-    `alike(a, b)`: both sides had it alike (two loaded hosts), which is noise, not a difference."""
+    """One condition two rows were taken under: whether their values are `material` to a verdict,
+    how far they can stretch the ratio (`bound`: slower, faster), whether both had it `alike`."""
 
     name: str
     value: Callable[[Row], Any]
@@ -150,8 +140,7 @@ class Condition:
 
 
 class Found(NamedTuple):
-    """A condition that matters to a pair: what it is, how far it can stretch the ratio either way,
-    and whether the two sides differ in it (two loaded hosts do not, but still bound the ratio)."""
+    """A condition that matters to a pair (two loaded hosts do not differ, yet bound the ratio)."""
 
     text: str
     slower: float
@@ -211,14 +200,12 @@ CONDITIONS: tuple[Condition, ...] = (
         lambda a, b: bool(a.differences(b)),
         described=lambda name, a, b: f"{name} {'; '.join(a.differences(b))}",
     ),
-    # the run settings `compare` pairs rows on (thread_count, cache, timer, ...): rows told apart by
-    # nothing else are paired all the same, and say which settings differ
+    # the run settings `compare` pairs on: rows told apart by nothing else pair, saying which differ
     Condition("settings", condition_values, described=_settings_apart),
 )
 
 
 def _conditions(a: Row, b: Row) -> tuple[list[Found], float, float]:
-    """What in the two rows' conditions matters, and the most it can explain either way."""
     found = [j for c in CONDITIONS if (j := c.judged(a, b)) is not None]
     return found, math.prod(j.slower for j in found), math.prod(j.faster for j in found)
 
@@ -245,7 +232,6 @@ def lost(a: Row, b: Row | None) -> Verdict | None:
 
 
 def _read(low: float, high: float, ratio: float, threshold: float, summary: bool) -> Verdict:
-    """What an interval of the ratio says by itself."""
     if low > 1 + threshold:
         return Verdict.SLOWER
     if high < 1 - threshold:
@@ -258,7 +244,6 @@ def _read(low: float, high: float, ratio: float, threshold: float, summary: bool
 
 
 def _loaded(a: Row, b: Row) -> str:
-    """A noisy verdict's reason, naming the host's load where either side was taken on a busy one."""
     hosts = _host(a), _host(b)
     if not any(map(_contended, hosts)):
         return "noisy"
@@ -272,11 +257,8 @@ def judge(
     interval: tuple[float, float] | None = None,
     evidence: Evidence = Evidence.SAMPLES,
 ) -> Judgement:
-    """The candidate `b` against the baseline `a`. `interval`: the ratio's 95% interval from paired
-    rounds (`evidence=ROUNDS`: both sides measured in one interleaved run, so their conditions are
-    the treatment, not a confound) or from the raw samples; without one, the p10-p90 columns.
-    A verdict the interval gives by itself is withheld only where the conditions the rows differ in
-    can explain it: the interval is widened by the most they can stretch the ratio either way."""
+    """The candidate `b` against the baseline `a`, from the ratio's 95% `interval` (else p10-p90)
+    widened by the most the differing conditions can stretch it (none for paired rounds)."""
     if (gone := lost(a, b)) is not None:
         return Judgement(gone)
     assert b is not None

@@ -1,8 +1,6 @@
-"""`microbench ab` and `accelbench.ab`: two sides measured in alternating rounds (A B, B A, ...), so
-drift and the neighbours' load fall on both alike; the verdict comes from the per-round ratios B/A
-(`results.verdict.judge` with paired-rounds evidence), not from two independent medians. A side is a
-config, a git ref (a worktree run by `microbench run` each round), a shell command (its wall time)
-or, in the library, a callable; cases pair by their order."""
+"""`microbench ab` and `accelbench.ab`: two sides in alternating rounds (A B, B A, ...), so drift and
+load fall on both alike; the verdict from the per-round ratios B/A (paired-rounds evidence), not two
+independent medians. A side is a config, a git ref, a shell command or a callable; cases pair by order."""
 
 from __future__ import annotations
 
@@ -30,8 +28,7 @@ from accelbench.results.verdict import Evidence, usable
 
 
 def ab_settings(given: Mapping[str, Any], flags: bool = False) -> AbSettings:
-    """The settings given (None: the default), each checked by its rule; an error names the key
-    (`--round-runs` on the command line)."""
+    """Each setting given checked by its rule; an error names the key (`--round-runs` as a flag)."""
     from accelbench.config.settings import CHECKS
 
     values = {}
@@ -48,15 +45,12 @@ def ab_settings(given: Mapping[str, Any], flags: bool = False) -> AbSettings:
 class Side(Protocol):
     label: str
 
-    def measure(self, round_no: int, runs: int | None) -> list[Row]:
-        """One round: a row per case, in the side's order."""
-        ...
+    def measure(self, round_no: int, runs: int | None) -> list[Row]: ...  # a row per case, in order
 
 
 @dataclass
 class PlannedSide:
-    """A config's cases run in this process each round (two configs share this interpreter's code:
-    the frameworks start once, not once a round), each round's rows kept in `out`."""
+    """A config's cases run in this process each round (the frameworks start once), rows in `out`."""
 
     label: str
     cases: list[Case]
@@ -81,8 +75,7 @@ def _round_file(out: str, label: str, round_no: int) -> str:
 
 @dataclass
 class ConfigSide:
-    """A config run in its own process each round with this interpreter (`microbench run -o`):
-    a git ref's worktree is its working directory and first on its path."""
+    """A config run by `microbench run -o` each round, in a git ref's worktree where it has one."""
 
     label: str
     config: str
@@ -106,7 +99,7 @@ class ConfigSide:
 
 @dataclass
 class CommandSide:
-    """A shell command, timed by the wall clock around each run of it (as hyperfine does)."""
+    """A shell command, timed by the wall clock around each run (as hyperfine does)."""
 
     label: str
     command: str
@@ -134,7 +127,7 @@ class CommandSide:
 
 
 def pooled(rows: Sequence[Row]) -> Row:
-    """A side's row of one case over every round: its samples together, the statistics theirs."""
+    """A side's row of one case over every round: its samples pooled."""
     ok = [r for r in rows if r.ok]
     if not ok:
         return rows[-1]
@@ -151,8 +144,7 @@ def pooled(rows: Sequence[Row]) -> Row:
 
 
 def paired(a_rounds: list[list[Row]], b_rounds: list[list[Row]]) -> list[Pair]:
-    """Each case's pair: both sides' pooled rows, the median of its per-round ratios and their 95%
-    interval (order statistics; none below MIN_ROUNDS usable rounds)."""
+    """Each case's pooled rows, its median per-round ratio and 95% interval (from MIN_ROUNDS on)."""
     pairs = []
     for i in range(len(a_rounds[0])):
         a_rows, b_rows = [r[i] for r in a_rounds], [r[i] for r in b_rounds]
@@ -186,9 +178,8 @@ def _precise(pairs: list[Pair], settings: AbSettings) -> bool:
 def interleave(
     a: Side, b: Side, settings: AbSettings, say: Callable[[str], None] = lambda line: None
 ) -> list[Pair]:
-    """Rounds A B, B A, A B, ... until every case's paired ratio is known to `ratio_precision` (after
-    MIN_ROUNDS) or `rounds` have run. Width-based stopping does not look at where the interval lies,
-    so it does not bias the verdict toward either side."""
+    """Rounds until every paired ratio is known to `ratio_precision` or `rounds` ran: stopping on the
+    interval's width, never on where it lies, does not bias the verdict."""
     rounds: tuple[list[list[Row]], list[list[Row]]] = ([], [])
     sides = (a, b)
     pairs: list[Pair] = []
@@ -222,8 +213,7 @@ def ab_report(pairs: list[Pair], threshold: float, labels: tuple[str, str]) -> R
 
 @contextlib.contextmanager
 def worktrees(refs: Sequence[str]) -> Iterator[list[str]]:
-    """A detached worktree of each git ref of the repository here (in a temporary folder, outside
-    the user's tree), removed afterwards."""
+    """A detached worktree of each git ref, in a temporary folder, removed afterwards."""
     top = _git(["rev-parse", "--show-toplevel"], ".").strip()
     made: list[str] = []
     under = tempfile.mkdtemp(prefix="microbench-ab-")
@@ -251,8 +241,7 @@ def _git(args: list[str], cwd: str) -> str:
 
 
 def _ref_side(label: str, tree: str, top: str, config: str, out: str) -> ConfigSide:
-    """The config (its path inside the repository, if it is there) run in the ref's worktree, with
-    the worktree's code first on the path."""
+    """The config (as inside the repository, where it is) run in the ref's worktree, its code first."""
     inside = os.path.relpath(os.path.abspath(config), top)
     here = config if inside.startswith("..") else os.path.join(tree, inside)
     paths = [os.path.join(tree, "src"), tree, os.environ.get("PYTHONPATH", "")]
@@ -261,7 +250,6 @@ def _ref_side(label: str, tree: str, top: str, config: str, out: str) -> ConfigS
 
 
 def run_ab(args: Any) -> int:
-    """`microbench ab A B`: two configs, two git refs (`--config`) or two commands (`--command`)."""
     from accelbench.results.compare import check_threshold
     from accelbench.results.compare_formats import show
 
@@ -270,9 +258,7 @@ def run_ab(args: Any) -> int:
     a, b = args.sides
     os.makedirs(args.output_dir, exist_ok=True)
     out = os.path.abspath(tempfile.mkdtemp(prefix="ab-", dir=args.output_dir))
-    say = (
-        (lambda line: print(visible(line), file=sys.stderr)) if not args.quiet else (lambda _: None)
-    )
+    say = (lambda _: None) if args.quiet else (lambda line: print(visible(line), file=sys.stderr))
     with _sides(a, b, args, out) as sides:
         pairs = interleave(*sides, settings, say)
     report = ab_report(sorted_pairs(pairs, args.sort, args.threshold), args.threshold, (a, b))

@@ -1,6 +1,5 @@
-"""What every command line of the program shares (`microbench`, and each dialect's own: `jax-bench`,
-`tpums`): option errors as one line and exit 2, bounded numbers, signals as quiet exits, bad input as
-its one line, and the process's end."""
+"""What every command line shares (`microbench`, `jax-bench`, `tpums`): options declared as data,
+option errors as one line and exit 2, bounded numbers, signals as quiet exits, the process's end."""
 
 from __future__ import annotations
 
@@ -11,9 +10,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, Protocol
 
 from accelbench.core.case import declared_settings
 from accelbench.core.flags import Flag
@@ -21,16 +20,14 @@ from accelbench.errors import UserError, visible
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
 from accelbench.platform import interrupt, processes, streams
 
-# What happens to a run's earlier files: one stop/resume contract, taken by every command line that runs
-# (`microbench run`, `jax-bench`, `tpums benchmark run/run-config`, `tpums suite run`).
+# a run's earlier files: one stop/resume contract, taken by every command line that runs
 RESUME: Flag[bool] = Flag(
     "--resume", "skip cases already in the output files (finish an interrupted run)", False,
     switch=True,
 )  # fmt: skip
 OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
 RUN_FILES = (RESUME, OVERWRITE)
-# the run settings declared `option` (core/case.py), each --NAME on the same command lines: every case
-# of the run takes it, over what its config says
+# the run settings declared `option` (core/case.py): --NAME, over what the config says, for every case
 SETTING_FLAGS: tuple[Flag[str | None], ...] = tuple(
     Flag(
         f"--{f.name.replace('_', '-')}", f.metadata["doc"], None, choices=f.metadata["rule"].choices
@@ -49,8 +46,7 @@ def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> 
 
 @dataclass(frozen=True)
 class RunFiles:
-    """--resume and --overwrite as given (RunOptions' fields of the same names), and the run settings
-    given as options (RunOptions.settings)."""
+    """--resume, --overwrite and the run settings given as options (RunOptions' fields)."""
 
     resume: bool = False
     overwrite: bool = False
@@ -65,17 +61,82 @@ def run_files(args: argparse.Namespace) -> RunFiles:
     )
 
 
+class Option(Protocol):
+    def add_to(self, parser: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a command line as data: its spellings and argparse's keywords."""
+
+    names: tuple[str, ...]
+    how: dict[str, Any]
+
+    def add_to(self, parser: Any) -> None:
+        parser.add_argument(*self.names, **self.how)
+
+
+def arg(*names: str, **how: Any) -> Arg:
+    return Arg(names, how)
+
+
+class Group:
+    """Options under a heading (`title`), or without one, options of which one at most is given."""
+
+    def __init__(self, *options: Option, title: str | None = None) -> None:
+        self.options, self.title = options, title
+
+    def add_to(self, parser: Any) -> None:
+        titled = self.title is not None
+        group = (
+            parser.add_argument_group(self.title)
+            if titled
+            else parser.add_mutually_exclusive_group()
+        )
+        for option in self.options:
+            option.add_to(group)
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """Options the registries declare, read when the parser is built (never on import)."""
+
+    options: Callable[[], Sequence[Option]]
+
+    def add_to(self, parser: Any) -> None:
+        for option in self.options():
+            option.add_to(parser)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand as data: what it does, an example (its help shows both), its handler and options."""
+
+    name: str
+    summary: str
+    example: str
+    main: Callable[[argparse.Namespace], int] | None
+    options: tuple[Option, ...]
+    parser: dict[str, Any]
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    def add_to(self, sub: argparse._SubParsersAction) -> None:
+        p = sub.add_parser(
+            self.name,
+            help=self.summary,
+            description=f"{self.summary}. Example: {self.example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **self.parser,
+        )
+        for option in self.options:
+            option.add_to(p)
+        p.set_defaults(**self.defaults)
+
+
 def command(
-    sub: argparse._SubParsersAction, name: str, summary: str, example: str, **more: Any
-) -> argparse.ArgumentParser:
-    """A subcommand whose help says what it does and shows one way to call it."""
-    return sub.add_parser(
-        name,
-        help=summary,
-        description=f"{summary}. Example: {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        **more,
-    )
+    name: str, summary: str, example: str, main: Any, *options: Option, **parser: Any
+) -> Command:
+    return Command(name, summary, example, main, options, parser)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -116,8 +177,7 @@ def seconds(text: str) -> float:
 
 
 def _quit(signum: int, frame: object) -> None:
-    """Ctrl-C or SIGTERM outside a run's cases (imports, config parsing, writing reports): a quiet
-    exit, 128 + the signal."""
+    """Ctrl-C or SIGTERM outside a run's cases: a quiet exit, 128 + the signal."""
     print("interrupted", file=sys.stderr, flush=True)
     raise SystemExit(128 + signum)
 
@@ -131,7 +191,6 @@ def take_signals() -> None:
 
 
 def serve(command: Callable[[], int]) -> int:
-    """Run one command: bad input is one line and its exit code, a Ctrl-C a quiet exit."""
     try:
         return command()
     except UserError as error:
@@ -159,8 +218,8 @@ def serve(command: Callable[[], int]) -> int:
 
 
 def _stop_behind(error: BaseException) -> SystemExit | KeyboardInterrupt | None:
-    """The Ctrl-C or SIGTERM an error was raised while handling: a C extension importing when it
-    landed (`PyCapsule_Import could not import module "datetime"`), a class body's __set_name__."""
+    """The Ctrl-C or SIGTERM an error was raised while handling (a C extension importing when it
+    landed: `PyCapsule_Import could not import module "datetime"`)."""
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
@@ -172,9 +231,8 @@ def _stop_behind(error: BaseException) -> SystemExit | KeyboardInterrupt | None:
 
 
 def guarded_main(main_: Callable[[], int]) -> NoReturn:
-    """The process entry point: main, then exit. A Ctrl-C that lands after the run has finished (its rows
-    written) would otherwise kill the interpreter during shutdown, with a signal for an exit code. A
-    console that refuses writes (a full disk) is one line on stderr where stderr still works, exit 1."""
+    """main, then exit, ignoring a late Ctrl-C (it would kill the interpreter's shutdown); a console
+    refusing writes (a full disk) is one line on stderr, where that works, and exit 1."""
     streams.guard_standard_streams()
     try:
         code = main_()
@@ -188,7 +246,6 @@ def guarded_main(main_: Callable[[], int]) -> NoReturn:
 
 
 def command_main(run: Callable[[], int]) -> int:
-    """Another command line's main (the `jax-bench` command): the same signals and error lines."""
     from accelbench.platform import chatter
 
     take_signals()

@@ -1,7 +1,5 @@
-"""Each dialect's names table in its doc page, generated from the registry (the same table
-`microbench list --NAME` prints): between `<!-- NAME names: generated -->` and `<!-- NAME names: end
--->`. `python -m accelbench.run.dialect_docs --write` rewrites every page; a test keeps them current.
-"""
+"""Each dialect's names table (`microbench list --NAME`'s) in its doc page, between `<!-- NAME names:
+generated -->` and `<!-- NAME names: end -->`: `python -m accelbench.run.dialect_docs --write`."""
 
 from __future__ import annotations
 
@@ -20,7 +18,6 @@ def markers(dialect: Dialect) -> tuple[str, str]:
 
 
 def markdown(listing: Listing) -> str:
-    """The listing as a Markdown table, every cell one cell."""
     head = "| " + " | ".join(listing.columns) + " |"
     rule = "|" + "|".join("---" for _ in listing.columns) + "|"
     body = ["| " + " | ".join(markdown_safe(cell) for cell in row) + " |" for row in listing.rows()]
@@ -34,12 +31,10 @@ def section(dialect: Dialect) -> str:
 
 
 def documented() -> list[Dialect]:
-    """The dialects whose listing names a doc page."""
     return [d for d in dialects() if d.listing is not None and d.listing.doc_page]
 
 
 def current(dialect: Dialect, text: str) -> str:
-    """The page's text with the dialect's section regenerated (appended where it has none)."""
     start, end = markers(dialect)
     if start in text and end in text:
         before, rest = text.split(start, 1)

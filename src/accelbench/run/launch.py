@@ -1,8 +1,6 @@
-"""`run --processes N`: N local processes joined by jax.distributed, running the same command; process 0
-prints and writes the rows, the others keep quiet unless they fail. On a host with NVIDIA GPUs each
-process gets one GPU (CUDA_VISIBLE_DEVICES), as a multi-host GPU job runs; elsewhere (or with
-JAX_PLATFORMS=cpu) each is a CPU-only JAX process, gloo collectives between them. A process that ends
-badly while the others still run stops them within seconds, in one line naming it."""
+"""`run --processes N`: N local processes joined by jax.distributed; process 0 writes the rows. Each
+gets one NVIDIA GPU (CUDA_VISIBLE_DEVICES), or is a CPU-only JAX process (gloo collectives). One that
+ends badly stops the others within seconds, in one line naming it."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ OWN_OPTIONS = ("--processes",)
 JOIN_OPTIONS = ("--coordinator", "--num-processes", "--process-id", "--multihost")
 
 
-def without(argv: Sequence[str], options: Sequence[str]) -> list[str]:
-    """argv less the named options and their values (`--opt V` and `--opt=V`)."""
+def without(argv: Sequence[str], options: Sequence[str]) -> list[str]:  # `--opt V`, `--opt=V` too
     out: list[str] = []
     skip = False
     for arg in argv:
@@ -50,7 +47,6 @@ def without(argv: Sequence[str], options: Sequence[str]) -> list[str]:
 
 
 def _import_path() -> str:
-    """src/ and the repository root (torch_backend), as the running process found them."""
     roots = []
     for package in ("accelbench", "torch_backend"):
         spec = importlib.util.find_spec(package)
@@ -60,8 +56,7 @@ def _import_path() -> str:
 
 
 def gpus() -> int:
-    """NVIDIA GPUs this process may use, counted without importing a framework: their device files,
-    narrowed by CUDA_VISIBLE_DEVICES; none where JAX is told to use the CPU."""
+    """NVIDIA GPUs this process may use, from their device files (no framework imported)."""
     if os.environ.get("JAX_PLATFORMS") == "cpu":
         return 0
     present = len(glob.glob("/dev/nvidia[0-9]*"))
@@ -70,7 +65,6 @@ def gpus() -> int:
 
 
 def _placed(env: dict[str, str], i: int, devices: int) -> dict[str, str]:
-    """Process i's environment: its own GPU, or (no GPU) JAX on the CPU."""
     if not devices:
         return {**env, "JAX_PLATFORMS": "cpu"}
     ids = cuda_visible() or [str(d) for d in range(devices)]
@@ -81,8 +75,7 @@ FORCED_CPU_DEVICES = re.compile(r"--xla_force_host_platform_device_count=([0-9]+
 
 
 def job_devices(n: int) -> int:
-    """The devices n processes of this launcher hold together: a GPU each, or each its CPU (as many
-    as XLA_FLAGS forces), as the joined processes will count them."""
+    """The devices n processes hold together: a GPU each, or each its CPU's (as XLA_FLAGS forces)."""
     forced = FORCED_CPU_DEVICES.search(os.environ.get("XLA_FLAGS", ""))
     return n * (int(forced.group(1)) if forced and not gpus() else 1)
 
@@ -92,9 +85,8 @@ def _cores() -> int:
 
 
 def launch_local(argv: Sequence[str], n: int, plan: Callable[[int], object]) -> int:
-    """Run `microbench <argv>` in n processes on this machine; the worst exit code wins. Before any
-    starts: at most one per GPU (or per core, for CPU processes), and the config planned here for
-    the job's devices (`plan`), so a bad one is said once (process 0 says what it warns of)."""
+    """`microbench <argv>` in n processes, the worst exit code winning; first, at most one per GPU
+    (or core) and the config planned here (`plan`), so a bad one is said once."""
     if any(a.split("=", 1)[0] in JOIN_OPTIONS for a in argv):
         raise UserError("--processes starts its own job: leave out --coordinator/--process-id")
     devices, cores = gpus(), _cores()
@@ -114,21 +106,12 @@ def launch_local(argv: Sequence[str], n: int, plan: Callable[[int], object]) -> 
     env = {
         **os.environ,
         "PYTHONPATH": _import_path(),
-        LAUNCHER_PIPE: str(
-            watched
-        ),  # each worker ends with this launcher (processes.watch_launcher)
+        LAUNCHER_PIPE: str(watched),  # each worker ends with this launcher
         LAUNCHED_BY: json.dumps([sys.argv[0], *argv]),  # what the user typed: the resume command's
     }
     children = []
     for i in range(n):
-        join = [
-            "--coordinator",
-            f"127.0.0.1:{port}",
-            "--num-processes",
-            str(n),
-            "--process-id",
-            str(i),
-        ]
+        join = [f"--coordinator=127.0.0.1:{port}", f"--num-processes={n}", f"--process-id={i}"]
         children.append(
             subprocess.Popen(
                 [sys.executable, "-m", "accelbench.cli", *command, *join],
@@ -139,9 +122,7 @@ def launch_local(argv: Sequence[str], n: int, plan: Callable[[int], object]) -> 
         )
     try:
         return _wait(children)
-    except (
-        BaseException
-    ):  # Ctrl-C or SIGTERM (an exit) here: every worker stops too, then the launcher
+    except BaseException:  # Ctrl-C or SIGTERM here: every worker stops too, then the launcher
         stop_all(children)
         raise
 
@@ -149,15 +130,13 @@ def launch_local(argv: Sequence[str], n: int, plan: Callable[[int], object]) -> 
 NORMAL_ENDS = (0, 1, 3)  # every case ran (some failed or were unsupported): the others end too
 
 
-def _code(returned: int) -> int:
-    """A child's exit code as a shell gives it (killed by signal s: 128 + s)."""
+def _code(returned: int) -> int:  # as a shell gives it (killed by signal s: 128 + s)
     return 128 - returned if returned < 0 else returned
 
 
 def _wait(children: list[subprocess.Popen[bytes]]) -> int:
-    """Every process's end; the worst code. One that ends badly (killed, a crash, an error before its
-    cases) while others run: they are stopped at once; one that ended normally: the others get
-    STOP_GRACE_S to end too, as they should, before they are stopped (a peer left in a collective)."""
+    """The worst code. One ending badly stops the others at once; after one ends normally the others
+    get STOP_GRACE_S (a peer may wait in a collective for one that left)."""
     first_end: float | None = None
     while True:
         codes = [child.poll() for child in children]
@@ -182,8 +161,7 @@ def _wait(children: list[subprocess.Popen[bytes]]) -> int:
 
 
 def stop_all(children: list[subprocess.Popen[bytes]]) -> None:
-    """Each worker asked to stop as at Ctrl-C (it saves nothing itself: process 0 writes), then killed
-    if it has not ended within STOP_GRACE_S (one waiting in a collective for a peer that left)."""
+    """SIGINT to each worker (process 0 writes), then a kill past STOP_GRACE_S."""
     for child in children:
         if child.poll() is None:
             child.send_signal(signal.SIGINT)

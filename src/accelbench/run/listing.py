@@ -1,8 +1,5 @@
-"""`microbench list` and `validate --list`: the op catalogue and a config's cases, as tables or JSON
-(a dialect's own names are listed by its package, with the helpers here).
-
-Both are typed records (`OpRecord`, `CaseRecord`): the JSON is their fields, the tables show the same.
-"""
+"""`microbench list` and `validate --list`: the op catalogue and a config's cases as typed records
+(`OpRecord`, `CaseRecord`), printed as tables or JSON."""
 
 from __future__ import annotations
 
@@ -33,8 +30,6 @@ class ParamRecord:
 
 @dataclass(frozen=True)
 class OpRecord:
-    """An op: its suite, backends, parameters (kind, default, choices, aliases) and what it is."""
-
     op: str
     suite: str
     backends: list[str]
@@ -55,7 +50,6 @@ def shown_params(params: list[ParamRecord]) -> str:
 
 
 def print_table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
-    """A listing as a table, every cell made safe to print."""
     table = Table(title=title)
     for col in columns:
         table.add_column(col)
@@ -64,16 +58,14 @@ def print_table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, 
     table_console().print(table)
 
 
-def op_records() -> list[OpRecord]:
-    """Every op a user can run (the harness's own test ops are left out)."""
+def op_records() -> list[OpRecord]:  # not the harness's own test ops
     return [OpRecord.of(s) for s in all_specs().values() if not s.traits.internal]
 
 
 @dataclass(frozen=True)
 class CaseRecord:
-    """A planned case as `validate --json` prints it: what it is, every run setting (by its
-    declaration), where its rows go, and for a jax-bench or TPUMS file the benchmark and its fields
-    in that file's names (what the file expanded to)."""
+    """A planned case as `validate --json` prints it (a jax-bench or TPUMS case: its benchmark and
+    fields in that file's names)."""
 
     case_id: str
     label: str
@@ -91,7 +83,6 @@ class CaseRecord:
     def of(
         cls, c: Case, own: Callable[[Case], tuple[str, dict[str, Any]]] | None = None
     ) -> CaseRecord:
-        """`own`: the case's benchmark and fields in its dialect's names, where it has its own."""
         benchmark, fields = own(c) if own is not None and c.origin is not None else (None, None)
         return cls(
             c.id,
@@ -130,9 +121,8 @@ def print_ops() -> None:
 
 
 def varying_params(cases: list[Case]) -> list[str]:
-    """Per case, what identifies it beyond its shape: every parameter that is not a dimension (a
-    float32 case says so even where every case is float32), then the run settings in its id and a
-    repeat where they differ between the cases of its op (a cold-cache case beside a warm one)."""
+    """Per case, what identifies it beyond its shape: every non-dimension parameter, then the run
+    settings in its id and a repeat where they differ between its op's cases."""
     what = [c.distinctions() for c in cases]
     by_op: dict[str, list[int]] = {}
     for i, c in enumerate(cases):
@@ -154,16 +144,8 @@ def varying_params(cases: list[Case]) -> list[str]:
 
 def print_cases(cases: list[Case]) -> None:
     table = Table(title=f"{len(cases)} cases")
-    for col in (
-        "case",
-        "op",
-        "backend",
-        "implementation",
-        "shape",
-        "params",
-        "runs",
-        "timer / cache / cadence",
-    ):
+    columns = ("case", "op", "backend", "implementation", "shape", "params", "runs")
+    for col in (*columns, "timer / cache / cadence"):
         table.add_column(col, overflow="fold")
     for c, params in zip(cases, varying_params(cases), strict=True):
         table.add_row(

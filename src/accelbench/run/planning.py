@@ -1,6 +1,5 @@
-"""What a run will do, decided before the machinery that runs it is imported: the options checked,
-the config loaded and its cases planned. A bad config or option is answered from here, in a fraction
-of the second that importing the runner, the sinks and the console would add."""
+"""What a run will do, decided before the runner, sinks and console are imported (a fraction of a
+second a bad config or option is answered without): options checked, the config loaded and planned."""
 
 from __future__ import annotations
 
@@ -37,8 +36,7 @@ def check_options(options: RunOptions) -> None:
         )
 
 
-# why a --name could not be named afterwards: `compare LABEL` reads digits as a run number and a
-# path-like name as a file
+# why `compare LABEL` could not name a --name afterwards (digits: a run number; a path: a file)
 LABEL_RULES: tuple[tuple[Callable[[str], bool], str], ...] = (
     (lambda s: not s.strip(), "is empty"),
     (str.isdigit, "looks like a run number"),
@@ -59,8 +57,7 @@ def check_label(label: str) -> None:
 def load_and_plan(
     path: str, options: RunOptions, devices: Callable[[], int] | None = None
 ) -> tuple[LoadedConfig, list[Case]]:
-    """The config (a file, or a one-off command line) and its cases (`devices`: how many devices
-    JAX sees, where the plan asks; by default, counted)."""
+    """The config (a file, or a one-off command line) and its cases (`devices`: JAX's, where asked)."""
     if options.one_off:
         loaded = one_off_config(options.one_off[0], options.one_off[1:])
     else:
@@ -72,8 +69,8 @@ def load_and_plan(
 
 
 def jax_device_count() -> int:
-    """Devices JAX sees: what a jax-bench mesh without a shape spans. Where cases run in flag-group
-    workers (a TPU host), this process must not hold the devices, so a child counts them."""
+    """Devices JAX sees (a jax-bench mesh's default); counted by a child on a flag-group (TPU) host,
+    which this process must not hold."""
     from accelbench.run.runner import flag_groups_apply, get_backend
 
     if not flag_groups_apply():  # every process's devices, as upstream's mesh spans a job's

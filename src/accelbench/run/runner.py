@@ -23,7 +23,7 @@ import numpy as np
 from accelbench.catalogue import get_spec
 from accelbench.core.case import Case
 from accelbench.core.types import DeviceInfo, Measurement
-from accelbench.errors import CaseFailure, Status, first_line, visible
+from accelbench.errors import CaseFailure, Status, first_line, unsupported, visible
 from accelbench.measure import garbage, throttle
 from accelbench.measure.numerics import relative_error
 from accelbench.measure.throttle import ThrottleReport
@@ -36,8 +36,7 @@ from accelbench.results.records import Row
 from accelbench.results.row_builder import failure_row, success_row
 
 OOM_MARKERS = ("RESOURCE_EXHAUSTED", "out of memory", "OutOfMemory", "Out of memory")
-# what a failed build (a CUDA extension, Triton's launcher, Inductor's C++) says this machine lacks:
-# the case cannot run here, so its row is `unsupported` and names the piece; any other failure is an error
+# what a failed build says this machine lacks: the case's row is `unsupported`, naming the piece
 MISSING_PIECES = (
     (
         r"fatal error: ([^\s:]+): No such file or directory",
@@ -52,8 +51,6 @@ MISSING_PIECES = (
 
 
 class Backend(Protocol):
-    """What the runner needs of a backend (entries of accelbench.platform.backends)."""
-
     name: str
 
     def device_info(self) -> DeviceInfo: ...
@@ -71,15 +68,12 @@ def get_backend(name: str) -> Backend:
             chatter.settle()  # the framework just installed its own log handlers
         except ImportError as error:
             hint = f" (install it: {BACKENDS[name].install})" if BACKENDS[name].install else ""
-            raise CaseFailure(
-                Status.UNSUPPORTED, f"the {name} backend cannot load: {error}{hint}"
-            ) from None
+            raise unsupported(f"the {name} backend cannot load: {error}{hint}") from None
     return _backend_cache[name]
 
 
 def _release_device_memory() -> None:
-    """After a failed case: what it left behind collected, and each loaded backend's caches given back
-    (a backend may have a `release()`), so an OOM does not fail the cases after it."""
+    """After a failed case, its leftovers and each backend's caches freed: an OOM fails only it."""
     garbage.COLLECTOR.release()
     for backend in _backend_cache.values():
         if (release := getattr(backend, "release", None)) is not None:
@@ -92,7 +86,6 @@ def _is_oom(error: BaseException) -> bool:
 
 
 def _missing_piece(error: BaseException) -> str | None:
-    """What a failed build's output says this machine lacks (MISSING_PIECES), or None."""
     text = str(error)
     found = ((re.search(pattern, text), says) for pattern, says in MISSING_PIECES)
     return next((says.format(*hit.groups()) for hit, says in found if hit), None)
@@ -102,9 +95,8 @@ STUCK_GRACE_S = 10.0  # past its timeout, a case that Python cannot interrupt en
 
 
 def _stuck(label: str, seconds: float) -> None:
-    """A case still running STUCK_GRACE_S after its timeout is in code no signal reaches (native code,
-    or a garbage-collection callback that swallows the timeout every time it lands): the run ends here,
-    in one line; every finished case's row is already on disk."""
+    """A case past its timeout by STUCK_GRACE_S is where no signal reaches (native code, a GC callback
+    that swallows each timeout): the run ends in one line; finished rows are on disk."""
     message = (
         f"error: case {label} did not stop within {STUCK_GRACE_S:g} s of its {seconds:g} s timeout "
         "(stuck where Python cannot interrupt it); the rows of the cases before it are saved; "
@@ -116,10 +108,8 @@ def _stuck(label: str, seconds: float) -> None:
 
 @contextmanager
 def _alarm(seconds: float | None, label: str = "") -> Iterator[None]:
-    """The in-process timeout: a CaseTimeout raised in the case's Python code, again every 50 ms until
-    it stops the case (one that lands in a garbage-collector callback, which JAX installs, is swallowed
-    by Python; the next lands elsewhere), and, where no signal can reach the case, a watchdog that ends
-    the run STUCK_GRACE_S later (--isolate also ends such cases and goes on)."""
+    """The in-process timeout: CaseTimeout every 50 ms until one stops the case (one landing in a JAX
+    GC callback is swallowed), and a watchdog ending the run STUCK_GRACE_S later (see _stuck)."""
     if not seconds or not hasattr(signal, "SIGALRM"):
         yield
         return
@@ -154,14 +144,12 @@ def _shape(case: Case) -> str:
 
 
 Outcome = tuple[Row, dict[str, np.ndarray]]
+Env = dict[str, Any]  # the run's environment record (base_environment)
+Peaks = dict[str, Any] | None  # a config's roofline peaks, where it gives them
 
 
 def execute(
-    case: Case,
-    run_id: str,
-    env: dict[str, Any],
-    peaks: dict[str, Any] | None,
-    timeout_s: float | None = None,
+    case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None = None
 ) -> Outcome:
     """One case, start to finish. Never raises for a case's own failure: that becomes its row."""
     spec = get_spec(case.op)
@@ -192,9 +180,8 @@ def execute(
 def _watched(
     case: Case, backend: Backend, device: DeviceInfo, timeout_s: float | None
 ) -> tuple[Measurement, Monitor, ThrottleReport | None]:
-    """The case measured with the GPU's clocks sampled beside it (on a GPU, unless `throttle: off`;
-    always for a soak or an op that charts them), the throttle policy applied to its samples (a TPU's
-    by its firmware's thermal throttle levels), and a GPU's settings read as it ends."""
+    """Measured with the GPU's clocks sampled beside it (unless `throttle: off`; always where they are
+    charted), the platform's throttle policy applied, and a GPU's settings read as it ends."""
     spec = get_spec(case.op)
     charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
     judge = throttle.JUDGES.get(device.platform) if case.run.throttle != "off" else None
@@ -216,11 +203,9 @@ STARTUP_LIMIT_S = 300.0  # a child importing its frameworks and planning: not th
 STARTED = "started"
 
 
-def _serve(
-    conn: Any, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
-) -> None:
-    """A worker process: its environment set before any framework loads, then cases until told to
-    stop (None). Each case: STARTED once its backend is up, then its outcome."""
+def _serve(conn: Any, process_env: dict[str, str], run_id: str, env: Env, peaks: Peaks) -> None:
+    """A worker: its environment set before any framework loads, then cases until None; each case
+    sends STARTED once its backend is up, then its outcome."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     processes.die_with_parent()  # a runner killed outright leaves no worker holding the device
     apply_process_env(process_env)
@@ -235,13 +220,10 @@ def _serve(
 
 
 class Worker:
-    """A child process that runs cases one at a time: a crash, OOM kill or hang becomes that case's
-    row (and ends the worker). The timeout starts when the case's backend and devices are up, never
-    at the process's start-up and imports."""
+    """A child process running cases one at a time: a crash, OOM kill or hang becomes that case's row.
+    The timeout starts once the backend and devices are up, not at start-up."""
 
-    def __init__(
-        self, process_env: dict[str, str], run_id: str, env: dict[str, Any], peaks: Any
-    ) -> None:
+    def __init__(self, process_env: dict[str, str], run_id: str, env: Env, peaks: Peaks) -> None:
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(
@@ -289,7 +271,6 @@ class Worker:
         return failure_row(case, get_spec(case.op), status, reason, self.run_id, self.env), {}
 
     def stop(self) -> None:
-        """Ends the worker (asked politely first; killed if it is busy or stuck)."""
         if self.proc.is_alive():
             with contextlib.suppress(OSError):
                 self.conn.send(None)
@@ -301,13 +282,8 @@ class Worker:
 
 
 def execute_isolated(
-    case: Case,
-    run_id: str,
-    env: dict[str, Any],
-    peaks: dict[str, Any] | None,
-    timeout_s: float | None,
+    case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
 ) -> Outcome:
-    """The case in a child process of its own (--isolate), with the case's process environment."""
     worker = Worker(dict(case.process_env), run_id, env, peaks)
     try:
         return worker.run(case, timeout_s)
@@ -316,21 +292,15 @@ def execute_isolated(
 
 
 class GroupedExecution:
-    """Cases that need their own process environment (TPU flags, which libtpu reads once when its
-    process starts) run in one worker per environment, kept while consecutive cases share it; only
-    one worker lives at a time (a TPU belongs to one process)."""
+    """One worker per process environment (libtpu reads TPU flags once, at start), kept while cases
+    share it; one at a time (a TPU belongs to one process)."""
 
     def __init__(self) -> None:
         self.worker: Worker | None = None
         self.key: tuple[tuple[str, str], ...] | None = None
 
     def __call__(
-        self,
-        case: Case,
-        run_id: str,
-        env: dict[str, Any],
-        peaks: dict[str, Any] | None,
-        timeout_s: float | None,
+        self, case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
     ) -> Outcome:
         if self.worker is None or self.key != case.process_env or not self.worker.alive:
             self.close()
@@ -345,8 +315,7 @@ class GroupedExecution:
 
 
 def flag_groups_apply() -> bool:
-    """Per-environment processes where libtpu will read the flags (a TPU host), or where
-    MICROBENCH_FLAG_GROUPS=1 asks for them (tests of the grouping on a CPU)."""
+    """On a TPU host (libtpu), or where MICROBENCH_FLAG_GROUPS=1 asks (tests on a CPU)."""
     if (forced := os.environ.get("MICROBENCH_FLAG_GROUPS")) is not None:
         return forced == "1"
     return importlib.util.find_spec("libtpu") is not None
@@ -354,8 +323,7 @@ def flag_groups_apply() -> bool:
 
 @dataclass
 class PairTracker:
-    """Outputs of the first backend to run a case, for comparing the other backend's rows against
-    (the row says which implementation it was paired with)."""
+    """The first backend's outputs of a case, which the other backend's rows are compared against."""
 
     seen: dict[str, tuple[str, str, str | None, dict[str, np.ndarray]]] = field(
         default_factory=dict

@@ -1,5 +1,5 @@
-"""One run of one config: open the registered sinks (a bad path refused before any case), execute
-every case, handing each row on before the next, and close the sinks however the run ends."""
+"""One run of one config: the sinks opened (a bad path refused before any case), each row handed on
+before the next case, the sinks closed however the run ends."""
 
 from __future__ import annotations
 
@@ -42,13 +42,10 @@ from accelbench.run.runner import (
 console = Console(stderr=True, soft_wrap=True)  # a message is one line, never wrapped
 
 
-RowHandler = Callable[[Case, Row], None]
-
-
 def execute_all(
     cases: list[Case],
     options: RunOptions,
-    on_row: RowHandler | None = None,
+    on_row: Callable[[Case, Row], None] | None = None,
     peak_overrides: dict[str, object] | None = None,
     run_id: str | None = None,
 ) -> list[Row]:
@@ -94,8 +91,7 @@ def execute_all(
     return finished
 
 
-def case_line(row: Row) -> str:
-    """--verbose: one finished case."""
+def case_line(row: Row) -> str:  # --verbose: one finished case
     median = row.median_s
     timing = (
         f"{format_seconds(median)} {row.timing.timing_source}" if median else row.identity.error
@@ -104,7 +100,6 @@ def case_line(row: Row) -> str:
 
 
 def run_config(path: str, options: RunOptions) -> int:
-    """Run every case of a config (or those --only/--skip select). Returns the process exit code."""
     check_options(options)
     loaded, cases = load_and_plan(path, options)
     return run_planned(loaded, cases, options)
@@ -117,13 +112,10 @@ class RunOutcome:
 
 
 def run_planned(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -> int:
-    """Run the cases a config planned (`run.planning`); the process exit code."""
     return run_and_tell(loaded, cases, options).code
 
 
 def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -> RunOutcome:
-    """Run the cases a config planned: assign the results files, open the sinks, execute every case,
-    copy URL outputs."""
     peaks = getattr(loaded.model, "peaks", None)
     overrides = peaks.model_dump() if peaks else None
     hooks = run_hooks(cases)
@@ -137,7 +129,6 @@ def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -
     if options.output_dir_given:
         warn_overridden_output_dir(cases, options.output_dir)
     run_id = new_run_id()
-    # a new run never replaces one
     assigned = run_store.assign(cases, options, loaded.path, run_id, loaded.command_line)
     staging = Staging()
     try:
@@ -166,8 +157,7 @@ def run_and_tell(loaded: LoadedConfig, cases: list[Case], options: RunOptions) -
 
 
 def _traced_as(cases: list[Case], run_id: str) -> list[Case]:
-    """Cases that keep traces name this run's profiler session: one per case and run, named by when
-    the run started (sortable) and its id."""
+    """Traces name this run's profiler session: by when it started (sortable) and its id."""
     session = f"{time.strftime('%Y_%m_%d_%H_%M_%S')}_{run_id[-6:]}"
     return [
         dataclasses.replace(c, outputs=dataclasses.replace(c.outputs, trace_session=session))
@@ -178,7 +168,6 @@ def _traced_as(cases: list[Case], run_id: str) -> list[Case]:
 
 
 def say_where_traces_went(cases: list[Case]) -> None:
-    """Where the run's traces are, and the command that opens them on this machine only."""
     roots = sorted({c.outputs.trace_dir for c in cases if c.outputs.trace_dir})
     for root in (r for r in roots if os.path.isdir(r)):
         found = {p.suffix for p in Path(root).rglob("*") if p.suffix in (".pb", ".json")}
@@ -197,13 +186,8 @@ def say_where_traces_went(cases: list[Case]) -> None:
 def warn_overridden_output_dir(cases: list[Case], output_dir: str) -> None:
     """--output-dir only places rows of benchmarks that name no csv_path: say so when the config wins."""
     root = os.path.realpath(output_dir)
-    elsewhere = sorted(
-        {
-            c.outputs.csv_path
-            for c in cases
-            if os.path.commonpath([root, os.path.realpath(c.outputs.csv_path)]) != root
-        }
-    )
+    paths = {c.outputs.csv_path for c in cases}
+    elsewhere = sorted(p for p in paths if os.path.commonpath([root, os.path.realpath(p)]) != root)
     if elsewhere:
         print(
             f"note: --output-dir {output_dir} does not apply where the config names csv_path; "
@@ -224,11 +208,9 @@ def _module_of(script: str) -> str | None:
 
 
 def resume_command(argv: list[str]) -> str:
-    """The command that finishes an interrupted sweep, runnable as printed: the one the user typed (a
-    worker of `run --processes N` names its launcher's). A package's file is named as a module: run
-    as a script, its folder would shadow the standard library's names."""
-    launched_by = os.environ.get(processes.LAUNCHED_BY)
-    if launched_by:
+    """The command that finishes an interrupted sweep, as the user typed it (a worker names its
+    launcher's); a package's file as a module: as a script, its folder would shadow the stdlib."""
+    if launched_by := os.environ.get(processes.LAUNCHED_BY):
         argv = json.loads(launched_by)
     module = _module_of(argv[0]) if argv and argv[0].endswith(".py") else None
     if module:
@@ -237,7 +219,6 @@ def resume_command(argv: list[str]) -> str:
         head = [sys.executable, argv[0]]
     else:
         head = argv[:1]
-    # it continues, never replaces
     rest = [a for a in argv[1:] if a not in ("--resume", "--overwrite")]
     return " ".join(shlex.quote(a) for a in [*head, *rest, "--resume"])
 
@@ -286,8 +267,7 @@ def _run_cases(
 
 
 def _agreed(options: RunOptions, held: list[bool]) -> list[bool]:
-    """Which cases are done, as process 0 (the one that reads the rows) found them: a resumed
-    many-process job runs the same cases in every process."""
+    """Which cases are done, as process 0 found them: every process of a job runs the same cases."""
     if not options.resume or processes.count() == 1:
         return held
     from accelbench.jax_backend.distributed import from_process_0
@@ -296,8 +276,7 @@ def _agreed(options: RunOptions, held: list[bool]) -> list[bool]:
 
 
 def restore(done: list[Case], sinks: list[Sink]) -> None:
-    """The rows' files are the record of what finished: an output written after them that lacks a
-    finished case (the run was killed between the two writes) is handed the stored row."""
+    """An output that lacks a finished case (killed between two writes) gets the stored row."""
     for case in done:
         lacking = [s for s in sinks if s.restores and not s.holds(case)]
         stored = next((r for s in sinks if lacking and (r := s.stored(case))), None)
@@ -307,8 +286,7 @@ def restore(done: list[Case], sinks: list[Sink]) -> None:
 
 
 def close_all(sinks: list[Sink], finished: list[Row], interrupted: bool) -> None:
-    """Every sink closed (its files whole) even when one fails, say printing its table to a full
-    disk; the first failure is raised once all are closed."""
+    """Every sink closed (its files whole) even when one fails; then the first failure raised."""
     failure: BaseException | None = None
     for sink in sinks:
         try:
@@ -367,9 +345,8 @@ NOTHING_MEASURED = 3
 
 
 def exit_code(rows: list[Row]) -> int:
-    """1 when a case failed (error, wrong result, oom, timeout, crash); `unsupported` rows, which say the
-    platform cannot run a case (fp8 on a CPU, a missing package), do not fail a run, unless no case at
-    all was measured: a run that measured nothing is not a green run (3)."""
+    """1 when a case failed; `unsupported` rows (fp8 on a CPU) do not fail a run, but a run that
+    measured nothing is not green (3)."""
     if any(r.status.failed for r in rows):
         return 1
     return NOTHING_MEASURED if rows and not any(r.ok for r in rows) else 0

@@ -1,23 +1,24 @@
-"""The run store's commands: `compare` (two results files, groups of one, or a config's stored runs by
-number or label), `ab` (two sides measured in rounds), `runs` (a config's stored runs) and `report`
-(charts and pages over results files)."""
+"""The run store's commands: `compare`, `ab`, `runs`, `report`, `history` (each case over the stored
+runs in commit order, its steps; `--bisect`) and `publish` (a stored run into a bucket, for `compare
+--baseline latest` and `history`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
+import subprocess
 import sys
 from typing import Any
 
-from accelbench.errors import UserError
+from accelbench.errors import UserError, visible
 
 # Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
 QUICKSTART = os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs", "quickstart.yaml")
 
 
-def listed(text: str | None) -> tuple[str, ...]:
-    """`--columns a,b,c` as names."""
+def listed(text: str | None) -> tuple[str, ...]:  # `--columns a,b,c` as names
     return tuple(name.strip() for name in (text or "").split(",") if name.strip())
 
 
@@ -35,49 +36,12 @@ def compare(args: argparse.Namespace) -> int:
         sides, selected = _last_two_runs(view, args)
     if args.by and not args.files:
         sides = sides[-1:]  # groups of the latest run
+    baseline = args.baseline if args.by else None
+    shown = "json" if args.json else args.output_format
+    failing = listed(args.fail_inconclusive)
     return run_compare(
-        sides,
-        args.by,
-        args.baseline if args.by else None,
-        args.threshold,
-        "json" if args.json else args.output_format,
-        selected,
-        args.sort,
-        listed(args.fail_inconclusive),
+        sides, args.by, baseline, args.threshold, shown, selected, args.sort, failing
     )
-
-
-AB_HELP = (
-    "measure two sides in alternating rounds of one run (A B, B A, ...): the verdict from the "
-    "paired per-round ratios, so drift and the neighbours' load hit both alike",
-    "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
-    "--command 'python old.py' 'python new.py'",
-)
-
-
-def ab_arguments(p: argparse.ArgumentParser) -> None:
-    """`ab`'s own arguments: its sides, what they are, and a flag per A/B setting (AbSettings)."""
-    from dataclasses import fields
-
-    from accelbench.core.case import AbSettings
-
-    p.add_argument("sides", nargs=2, metavar="SIDE", help="baseline then candidate")
-    how = p.add_mutually_exclusive_group()
-    how.add_argument(
-        "--config", help="the sides are git refs of this repository: run this config "
-        "in a worktree of each (its code first on the path, the same interpreter)",
-    )  # fmt: skip
-    how.add_argument(
-        "--command", dest="commands", action="store_true", help="the sides are shell commands"
-    )
-    for f in fields(AbSettings):  # checked by their rules (run/ab.py): one line naming the flag
-        p.add_argument(
-            f"--{f.name.replace('_', '-')}",
-            type=float,
-            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
-        )
-    p.add_argument("--output-dir", default="results/ab", help="where each round's results files go")
-    p.add_argument("-q", "--quiet", action="store_true", help="no line per round")
 
 
 def ab(args: argparse.Namespace) -> int:
@@ -86,16 +50,14 @@ def ab(args: argparse.Namespace) -> int:
     return run_ab(args)
 
 
-def _series(config: str) -> list[str]:
-    """The results files a config's runs are numbered after."""
+def _series(config: str) -> list[str]:  # the results files a config's runs are numbered after
     from accelbench.run.planning import plan_from_file
 
     return sorted({c.outputs.csv_path for c in plan_from_file(config)})
 
 
 def _view(args: argparse.Namespace) -> list[Any]:
-    """The stored runs a command's references mean: the config's (--config), else every run under
-    the results folder (any config or one-off), oldest first."""
+    """The config's stored runs, else every run under --results-dir, oldest first."""
     from accelbench.results.remote import local
     from accelbench.results.run_store import runs_under, stored_runs
 
@@ -104,8 +66,7 @@ def _view(args: argparse.Namespace) -> list[Any]:
     return runs_under(local(args.results_dir, "--results-dir"))
 
 
-def _latest_series(view: list[Any]) -> list[Any]:
-    """The runs of the latest run's series (what the user ran last), oldest first."""
+def _latest_series(view: list[Any]) -> list[Any]:  # what the user ran last
     last = view[-1]
     return [r for r in view if r.series == last.series and r.source == last.source]
 
@@ -113,18 +74,13 @@ def _latest_series(view: list[Any]) -> list[Any]:
 def _side(
     ref: str, view: list[Any], args: argparse.Namespace, candidate: str
 ) -> tuple[list[str], bool]:
-    """A results file (a path or URL), or a stored run by its --name (anywhere in the view), its
-    number (of the config's series, else of the latest run's) or `latest` (the latest run of the
-    candidate's series); and whether it is a run of a selection of cases."""
+    """A results file, or a stored run by --name, number (of the latest series) or `latest` (of the
+    candidate's series); and whether it ran a selection of cases."""
     from accelbench.results.remote import is_url, local
     from accelbench.results.run_store import find_run
 
-    if (
-        is_url(ref)
-        or os.path.exists(ref)
-        or ref.lower().endswith((".csv", ".jsonl"))
-        or os.sep in ref
-    ):
+    path_like = ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref
+    if is_url(ref) or os.path.exists(ref) or path_like:
         from accelbench.results.reading import expand_results
 
         return expand_results([local(ref, "compare")], "compare"), False  # a folder: a run's files
@@ -151,9 +107,8 @@ def _series_name(path: str) -> str:
 
 
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
-    """The files of the two latest runs of a series (the config's, else the latest run's), older
-    first, and whether the latest ran a selection of the cases (--only/--skip): compare then keeps
-    to its cases, so a filtered run never reads as the loss of the cases it left out."""
+    """The two latest runs' files, older first, and whether the latest ran a selection (--only):
+    compared on its cases, a filtered run never reads as the loss of those it left out."""
     runs = _latest_series(view) if view else []
     if len(runs) < 2:
         elsewhere = "" if args.config else "; a config that writes elsewhere: name it (--config)"
@@ -176,9 +131,6 @@ TABLE_RUNS = 100
 
 
 def runs(args: argparse.Namespace) -> int:
-    """The stored runs (a config's, or every one under the results folder): number, label, what ran,
-    when, the commit of the code under test (the config's checkout) and the harness's, host, rows,
-    selection, files."""
     from dataclasses import asdict
 
     from accelbench.run.listing import print_table
@@ -217,4 +169,78 @@ def report(args: argparse.Namespace) -> int:
     from accelbench.results.report import run_report
 
     run_report(paths, args.output_dir, listed(args.columns), args.sort, args.sample_charts)
+    return 0
+
+
+def history(args: argparse.Namespace) -> int:
+    from accelbench.results import history as h
+
+    if args.since and not re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", args.since):
+        raise UserError(
+            f"is a date, YYYY-MM-DD (or YYYY-MM, YYYY), not {args.since!r}", key="--since"
+        )
+    found = [x for x in h.histories(_view(args), args.case, args.since) if x.points]
+    if not found:
+        raise UserError(
+            "no case has a point (no stored run, or none matches)",
+            key=args.config or args.results_dir,
+        )
+    if args.output_format != "table":
+        print(h.as_text(found, args.output_format), end="")
+    else:
+        from accelbench.run.listing import print_table
+
+        title = "history (median per run, in commit order; steps: size, 95% interval, commits)"
+        print_table(title, h.HEAD, h.table_rows(found))
+    if args.bisect:
+        for x in found:
+            for step in x.steps:
+                print("\n".join(map(visible, bisect_lines(x, step, args.repo))))
+    return 0
+
+
+def commits_between(repo: str, good: str, bad: str) -> list[str]:
+    try:
+        out = subprocess.run(
+            ["git", "-C", repo, "rev-list", "--reverse", "--ancestry-path", "--abbrev-commit",
+             "--abbrev=12", f"{good}..{bad}"],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as error:
+        raise UserError(f"git could not list the commits: {error}", key="--repo") from None
+    if out.returncode:
+        said = (out.stderr.strip().splitlines() or ["not a git checkout"])[0]
+        raise UserError(f"git could not list {good}..{bad}: {said}", key=f"--repo '{repo}'")
+    return out.stdout.split()
+
+
+def bisect_lines(history: Any, step: Any, repo: str) -> list[str]:
+    """A step's commits, each with its `ab` against the commit before the step (the middle first)."""
+    before, after = history.around(step)
+    head = f"{history.case}: {step.ratio - 1:+.1%} between {before.commit or '?'} and {after.commit or '?'}"
+    if not (before.commit and after.commit) or before.commit == after.commit:
+        return [head, "  the same commit on both sides: not the code (see each point's conditions)"]
+    inside = commits_between(repo, before.commit, after.commit)
+    # ab runs a config in a worktree of each ref; a one-off or bench() run names none
+    config = history.config if os.path.isfile(history.config) else "CONFIG"
+    lines = [f"{head}: {len(inside)} commit(s); start with the middle one (*)"]
+    for i, commit in enumerate(inside):
+        mark = "*" if i == (len(inside) - 1) // 2 else " "
+        lines.append(f" {mark} {commit}: microbench ab {before.commit} {commit} --config {config}")
+    return lines
+
+
+def publish(args: argparse.Namespace) -> int:
+    from accelbench.results.remote import is_url, publish
+    from accelbench.results.run_store import find_run, record_path
+
+    view = _view(args)
+    run = find_run(view, args.run)
+    if run is None:
+        raise UserError(
+            "names no stored run (`microbench runs` lists them)", key=f"publish '{args.run}'"
+        )
+    url = args.to if is_url(args.to) else f"file://{os.path.abspath(args.to)}"
+    for written in publish(record_path(run.series, run.number), list(run.files), url):
+        print(written)
     return 0

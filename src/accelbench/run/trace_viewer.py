@@ -1,7 +1,6 @@
-"""`microbench traces DIR`: xprof's web viewer over a run's kept traces, listening on this machine only.
-xprof's own command listens on every interface and starts a gRPC worker on `*:50051` that no option
-holds to 127.0.0.1 (a trace names the code it ran), so the page is served here without that worker
-(it only splits a session of several hosts' traces across machines), on 127.0.0.1 alone."""
+"""`microbench traces DIR`: xprof's web viewer over kept traces, on 127.0.0.1 alone. xprof's own command
+listens everywhere and starts a gRPC worker on `*:50051` (a trace names the code it ran), so the page
+is served here without that worker (it only splits several hosts' traces across machines)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from accelbench.errors import UserError, visible
@@ -19,17 +17,12 @@ LOCAL = "127.0.0.1"
 DEFAULT_PORT = 8791  # xprof's own; another free port where it is taken and none was named
 
 
-def _names(root: str) -> Iterator[str]:
-    for _, _, names in os.walk(root):
-        yield from names
-
-
 def serve(logdir: str, port: int | None) -> int:
-    key = f"traces '{logdir}'"
     if not os.path.isdir(logdir):
-        raise UserError("is not a folder" if os.path.exists(logdir) else "no such folder", key=key)
-    # its notes on start-up, on each request and on each trace's first visit (a cache it has yet to
-    # write, logged as an error with a traceback): the page shows what fails
+        why = "is not a folder" if os.path.exists(logdir) else "no such folder"
+        raise UserError(why, key=f"traces '{logdir}'")
+    # its notes on start-up, each request and each trace's first visit (logged as errors): the page
+    # shows what fails
     quiet = logging.getLogger("tensorboard.plugins.profile")
     quiet.addFilter(lambda record: record.levelno >= logging.CRITICAL)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # its converters' notes, before they load
@@ -53,16 +46,11 @@ def serve(logdir: str, port: int | None) -> int:
     app = server.make_wsgi_app(server.ProfilePluginLoader().load(context))
     httpd = _listening(wsgi, app, port)
     bound = httpd.socket.getsockname()[1]
-    if not any(
-        n.endswith((".xplane.pb", ".trace.json.gz", ".pt.trace.json")) for n in _names(root)
-    ):
+    kept = (".xplane.pb", ".trace.json.gz", ".pt.trace.json")
+    if not any(n.endswith(kept) for _, _, names in os.walk(root) for n in names):
         print(visible(f"warning: no trace under {logdir} yet"), file=sys.stderr)
-    print(
-        visible(
-            f"xprof on http://{LOCAL}:{bound}/ over {logdir} (this machine only; Ctrl-C stops it)"
-        ),
-        flush=True,
-    )
+    where = f"http://{LOCAL}:{bound}/ over {logdir}"
+    print(visible(f"xprof on {where} (this machine only; Ctrl-C stops it)"), flush=True)
     try:
         httpd.serve()
         code = 0
@@ -76,8 +64,7 @@ def serve(logdir: str, port: int | None) -> int:
 
 
 def _listening(wsgi: Any, app: Any, port: int | None) -> Any:
-    """The page's server, bound to 127.0.0.1 on the port named (taken: one line), else on xprof's
-    usual port or, where that one is taken, a free one."""
+    """Bound to 127.0.0.1 on the port named (taken: one line), else xprof's usual one or a free one."""
     for tried in (port,) if port else (DEFAULT_PORT, 0):
         with socket.socket() as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds

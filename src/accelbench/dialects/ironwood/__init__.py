@@ -1,7 +1,5 @@
-"""The Ironwood dialect: the reference's first generation (`benchmarks: - benchmark_name:` blocks with
-`benchmark_params` or `benchmark_sweep_params`, `csv_path`, `trace_dir`, `xlml_metrics_dir`), its
-schema (`schema`), planner (`plan`), the XLML metrics output (`xlml`) and its one-off form: `run --run
-OP --field value` names any op of the catalogue (docs/ironwood.md)."""
+"""The Ironwood dialect, the reference's first generation (`benchmarks: - benchmark_name:` blocks);
+its one-off form `run --run OP --field value` names any op of the catalogue (docs/ironwood.md)."""
 
 from __future__ import annotations
 

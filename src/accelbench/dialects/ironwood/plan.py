@@ -36,8 +36,9 @@ def _backends(
     value: str | list[str] | None, spec: OpSpec, where: str, given: bool = True
 ) -> list[str]:
     """The block's backends; `--backend`'s (not `given` here) are checked once --only/--skip chose."""
-    names = list(value if value is not None else [spec.backends[0]])
-    names = [value] if isinstance(value, str) else names
+    names = (
+        [value] if isinstance(value, str) else list(spec.backends[:1] if value is None else value)
+    )
     if not names:
         raise UserError("backend list is empty", key=where)
     for name in names:
@@ -51,7 +52,7 @@ def _backends(
 
 
 def csv_path_for(csv_path: str | None, benchmark_name: str, default: str) -> str:
-    """csv_path may name a file (*.csv) or, as in the Ironwood reference configs, a directory."""
+    """csv_path names a file (*.csv) or, as in the Ironwood reference configs, a directory."""
     if not csv_path:
         return default
     is_file = csv_path.lower().endswith(".csv")  # R.CSV is a file too
@@ -99,7 +100,7 @@ def _inert(spec: OpSpec, d: dict[str, Any], where: str) -> dict[str, Any]:
 
 def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
     """A parameter with `each` values that the entry leaves out is swept over them (host_device runs
-    both directions, as the reference's one benchmark reported both)."""
+    both directions, as the reference reported both)."""
     out = [d]
     for param in spec.params:
         if param.each and param.name not in d:
@@ -116,8 +117,6 @@ def _clamp(spec: OpSpec, params: OpParams, max_dim: int | None) -> OpParams:
 
 @dataclass(frozen=True)
 class Planned:
-    """One parameter entry of a benchmark block, validated and expanded (no case exists yet)."""
-
     index: int
     bench: Benchmark
     spec: OpSpec
@@ -163,14 +162,10 @@ def _expand(
             spec, _inject(bench, spec, _run_aliases(_inert(spec, d, where), where), block)
         )
     ]
-    resolved = [
-        _clamp(
-            spec,
-            spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS),
-            max_dim,
-        )
-        for d in dicts
-    ]
+    resolved = []
+    for d in dicts:
+        params = spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS)
+        resolved.append(_clamp(spec, params, max_dim))
     for params in resolved:
         spec.check_constraints(params, where)
     return dicts, resolved
@@ -191,12 +186,9 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
         chosen = request.backend or bench.backend or cfg.backend  # --backend wins
         backends = _backends(chosen, spec, key_path(where, "backend"), not request.backend)
         for entry_where, entry, is_sweep in _entries(bench, where):
+            points = ironwood_sweep(entry, entry_where).total if is_sweep else 1
             swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
-            total += (
-                (ironwood_sweep(entry, entry_where).total if is_sweep else 1)
-                * len(backends)
-                * swept
-            )
+            total += points * len(backends) * swept
             within_cap(total, request.max_cases, entry_where)
             dicts, resolved = _expand(
                 spec, bench, entry, is_sweep, entry_where, where, request.max_dim
@@ -209,11 +201,8 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
 
 
 def _outputs(bench: Benchmark, request: PlanRequest) -> Outputs:
-    under = (  # the reference's --output_path moves traces and HLO dumps under it
-        os.path.join(request.flag(OUTPUT_PATH) or "", bench.benchmark_name)
-        if request.flag(OUTPUT_PATH)
-        else None
-    )
+    path = request.flag(OUTPUT_PATH)  # the reference's: traces and HLO dumps under it
+    under = os.path.join(path, bench.benchmark_name) if path else None
     return Outputs(
         csv_path=csv_path_for(bench.csv_path, bench.benchmark_name, request.default_csv),
         trace_dir=os.path.join(under, "trace") if under else bench.trace_dir,
@@ -251,13 +240,9 @@ def _cases(entry: Planned, base: RunSettings, request: PlanRequest) -> list[Case
     return cases
 
 
-def ironwood_cases(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
+def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
     base = run_settings(RunSettings(), cfg.model_dump(exclude_none=True), "")
     return [case for entry in _plan_entries(cfg, request) for case in _cases(entry, base, request)]
-
-
-def plan(cfg: IronwoodConfig, request: PlanRequest) -> list[Case]:
-    return ironwood_cases(cfg, request)
 
 
 def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
@@ -272,10 +257,8 @@ def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
     values = values_of(point)
     block = Benchmark(benchmark_name=name, backend=values.pop("backend", None))
     try:
-        return ironwood_cases(
-            IronwoodConfig(benchmarks=[block.model_copy(update={"benchmark_params": [values]})]),
-            request,
-        )
+        block = block.model_copy(update={"benchmark_params": [values]})
+        return plan(IronwoodConfig(benchmarks=[block]), request)
     except UserError as error:  # about the entry: the option that gave it, else --run
         inner = (error.key or "").removeprefix("benchmarks[0]").lstrip(".")
         inner = inner.removeprefix("benchmark_params[0]").lstrip(".")
@@ -285,7 +268,6 @@ def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
 
 
 def one_off_fields(name: str) -> tuple[Param, ...] | None:
-    """What `run --run OP` takes: the op's parameters, its backends and implementation, the run
-    settings."""
+    """What `run --run OP` takes: the op's parameters, backend and implementation, run settings."""
     spec = all_specs().get(name)
     return None if spec is None else (*spec.params, *case_choice_params(), *run_setting_params())

@@ -8,8 +8,6 @@ import json
 import os
 from typing import Any
 
-import numpy as np
-
 from accelbench.core.case import Case
 from accelbench.core.samples import Samples
 from accelbench.results.records import Row, used_devices
@@ -22,23 +20,14 @@ PERCENTILES = (10, 50, 90, 95, 99)
 
 def statistics(name: str, values: list[float]) -> dict[str, float]:
     """`name_p10 ... name_p99, name_avg, name_max, name_min, name_num_runs`, linear percentiles."""
-    a = np.asarray(values, dtype=np.float64)
     s = Samples(values)
     out = {f"{name}_p{q}": s.percentile_s(q) for q in PERCENTILES}
-    out.update(
-        {
-            f"{name}_avg": s.mean_s,
-            f"{name}_max": s.max_s,
-            f"{name}_min": s.min_s,
-            f"{name}_num_runs": float(a.size),
-        }
-    )
-    return out
+    extremes = {"avg": s.mean_s, "max": s.max_s, "min": s.min_s, "num_runs": float(len(values))}
+    return out | {f"{name}_{key}": value for key, value in extremes.items()}
 
 
 def metrics_record(row: Row, started: str, ended: str) -> dict[str, Any]:
-    """The reference's record for one ok row: FLOP metrics where the op has FLOPs, byte metrics where
-    it moves bytes, MFU only where the peak is known."""
+    """The reference's record for one ok row (MFU only where the peak is known)."""
     devices = used_devices(row) or 1
     step_ms = [s * 1e3 for s in row.series.samples_s]
     metrics = statistics("step_time_ms", step_ms)
@@ -97,8 +86,6 @@ def append_record(directory: str, record: dict[str, Any]) -> None:
 
 
 class XlmlReports(Sink):
-    """A record per ok row of a benchmark that names `xlml_metrics_dir`."""
-
     def __init__(self, directories: set[str]) -> None:
         self.directories = directories
 

@@ -1,8 +1,5 @@
-"""The jax-bench (v2) dialect: the reference's second generation (`global:`, `hardware:`,
-`benchmarks: - name:` with `sweep:`, `csv_shapes:` and `model:`): its planner (`plan`; the benchmarks
-themselves and their expansion are `accelbench.benchmarks`'), its summary.csv / detailed.json
-entries (`outputs`), its command line (`cli`: `jax-bench`) and its listing (`listing`). Declared below,
-its parts named lazily; nothing outside this folder names it (docs/jax_bench.md)."""
+"""The jax-bench (v2) dialect, the reference's second generation (`global:`, `hardware:`, `benchmarks:
+- name:`); its benchmarks are `accelbench.benchmarks`'. Nothing outside this folder names it."""
 
 from __future__ import annotations
 

@@ -11,8 +11,6 @@ from accelbench.run.listing import ParamRecord, shown_params
 
 @dataclass(frozen=True)
 class BenchmarkRecord:
-    """A jax-bench (v2) name: the op(s) that run it, its own fields and how it departs from upstream."""
-
     name: str
     ops: list[str]
     fields: list[ParamRecord]

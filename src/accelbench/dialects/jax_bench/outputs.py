@@ -1,6 +1,5 @@
-"""The jax-bench harness's outputs for the cases a v2 config named: its `summary.csv` and
-`detailed.json` (benchmarks/files.py writes them), upstream's columns, order, units and formats
-first, this project's device truth after them; what each column means: docs/jax_bench.md."""
+"""jax-bench's `summary.csv` and `detailed.json` for a v2 config's cases (benchmarks/files.py writes
+them): upstream's columns first, this project's after them (docs/jax_bench.md)."""
 
 from __future__ import annotations
 
@@ -19,9 +18,8 @@ from accelbench.specs import HardwareStats
 def roofline(
     stats: HardwareStats, metrics: dict[str, Any], fig: Figures, peak_dtype: str
 ) -> dict[str, Any]:
-    """Upstream's roofline fields: the preset's peak for the dtype, the HBM curve at upstream's
-    bytes, the limit from upstream's analytic intensity, and the efficiencies where both sides are
-    positive (bandwidth against the HBM curve whatever the traffic, as upstream compares it)."""
+    """Upstream's roofline fields; efficiencies where both sides are positive (bandwidth against the
+    HBM curve whatever the traffic, as upstream compares it)."""
     peak = stats.peak_tflops(peak_dtype)
     bw = stats.bandwidth_at(fig.bytes)
     intensity = fig.flops / fig.bytes if fig.bytes else 0.0
@@ -91,5 +89,4 @@ JAX_BENCH = Generation(params, upstream_metrics)
 
 @register_sink("jax_bench", order=30)
 def jax_bench_files(context: RunContext) -> Sink | None:
-    """For runs with cases a v2 config (or a one-off --run of a v2 name) asked for."""
     return upstream_files(context, JAX_BENCH, lambda origin: origin.tpums is None)

@@ -1,9 +1,6 @@
-"""The jax-bench (v2) dialect: `global:` defaults, a `hardware:` block and `benchmarks: - name:` entries
-with `sweep:`, `csv_shapes:` and `model:` (their expansion: benchmarks/cases.py), and its one-off form
-(`run --run NAME --field value`). Each point becomes cases of the op its benchmark names, carrying its
-typed fields so the summary sink writes upstream's columns. Unlike upstream, a file may name several
-benchmarks, bad keys and values are one-line errors, and nothing is dropped silently.
-"""
+"""The jax-bench (v2) planner: `global:`, `hardware:` and `benchmarks: - name:` entries (expanded by
+benchmarks/cases.py), and `run --run NAME --field value`. Unlike upstream, a file may name several
+benchmarks, bad keys and values are one-line errors, and nothing is dropped silently."""
 
 from __future__ import annotations
 
@@ -32,8 +29,7 @@ from accelbench.specs import HardwareStats
 
 
 class JaxBenchConfig(BaseModel):
-    """The top level; entries are checked key by key by the planner (their keys depend on `name`).
-    Top-level keys upstream does not read are ignored, as upstream, with a warning."""
+    """The top level; entries are checked by the planner (their keys depend on `name`)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
@@ -44,8 +40,7 @@ class JaxBenchConfig(BaseModel):
 
 
 def recognise(data: dict[str, Any]) -> bool:
-    """A v2 file has `global:` or `hardware:`, or entries named by `name:` (Ironwood's say
-    `benchmark_name:`)."""
+    """`global:` or `hardware:`, or entries named by `name:` (Ironwood's: `benchmark_name:`)."""
     if "global" in data or "hardware" in data:
         return True
     entries = data.get("benchmarks")
@@ -90,7 +85,6 @@ def _entry_cases(
 
 
 def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
-    """The cases of a jax-bench file."""
     for key in cfg.model_extra or {}:
         request.warnings.append(
             f"{key}: not a jax-bench key (global, hardware, benchmarks): ignored, as jax-bench does"

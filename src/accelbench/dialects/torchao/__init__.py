@@ -1,6 +1,5 @@
 """The torchao runner's dialect: the deleted torchao microbenchmark runner's configs (`model_params`,
-`quantization_config_recipe_names`, their earlier keys), its schema (`schema`), planner (`plan`), and
-its outputs (`runner`: the runner's CSV and the CI dashboard's records, `microbench dashboard`)."""
+`quantization_config_recipe_names`, their earlier keys) and its outputs."""
 
 from __future__ import annotations
 

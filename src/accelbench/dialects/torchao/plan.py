@@ -1,9 +1,5 @@
-"""The torchao dialect's planner: model_params entries x generated shapes x the mode's variants.
-
-Inference runs every (recipe, sparsity) pair of torchao's runner on every shape; training runs the
-high-precision model and float8 training (torchao.float8) at each scaling granularity. Keys of the
-runner's earlier versions are upgraded, with a warning, before validation.
-"""
+"""The torchao dialect's planner: model_params entries x generated shapes x the mode's variants
+(inference: every (recipe, sparsity) pair; training: float8 at each scaling granularity)."""
 
 from __future__ import annotations
 
@@ -24,8 +20,8 @@ from accelbench.ops.torchao import (
     SPARSITY_KINDS,
     alias_note,
     check_name,
-    is_known_recipe,
     recipe_examples,
+    recipe_of,
     recipe_problem,
     sparsity_kind,
     sparsity_pairs,
@@ -34,6 +30,10 @@ from accelbench.ops.torchao import (
 FALSE_WORDS = ("false", "off", "none", "no", "")
 MODE_OPS = {"inference": "torchao_inference", "training": "torchao_training"}
 TRAINING_KEYS = tuple(Float8TrainingKeys.model_fields)
+# a model_params entry's keys that every case of it takes as they are
+AS_GIVEN = tuple(
+    "model_type high_precision_dtype device enable_profiler enable_memory_profiler".split()
+)
 
 
 SWITCHES = {"compile": "use_torch_compile"}  # an earlier key that was a switch when it held a bool
@@ -49,10 +49,10 @@ def _rename(mapping: dict[str, Any], renames: dict[str, str], where: str) -> lis
         if new in mapping and mapping[new] != value:
             raise UserError(
                 f"'{old}' (an earlier spelling of '{new}') and '{new}' disagree; keep '{new}'",
-                key=key_path(where, old) if where else old,
+                key=key_path(where, old),
             )
         mapping[new] = value
-        warnings.append(f"'{key_path(where, old) if where else old}' is deprecated; use '{new}'")
+        warnings.append(f"'{key_path(where, old)}' is deprecated; use '{new}'")
     return warnings
 
 
@@ -61,16 +61,12 @@ def upgrade_earlier_keys(data: dict[str, Any]) -> tuple[dict[str, Any], list[str
     data = dict(data)
     warnings = _rename(data, TorchaoConfig.EARLIER_KEYS, "")
     entries = data.get("model_params")
-    if isinstance(entries, dict):
-        entries = [entries]
-    if isinstance(entries, list):
-        upgraded = []
-        for i, entry in enumerate(entries):
+    if isinstance(entries, (dict, list)):
+        entries = [entries] if isinstance(entries, dict) else entries
+        data["model_params"] = [dict(e) if isinstance(e, dict) else e for e in entries]
+        for i, entry in enumerate(data["model_params"]):
             if isinstance(entry, dict):
-                entry = dict(entry)
                 warnings += _rename(entry, ModelParams.EARLIER_KEYS, key_path("model_params", i))
-            upgraded.append(entry)
-        data["model_params"] = upgraded
     return data, warnings
 
 
@@ -99,7 +95,7 @@ _NOTED: set[str] = set()
 def _recipes(cfg: TorchaoConfig) -> list[str]:
     for i, name in enumerate(cfg.quantization_config_recipe_names):
         try:
-            check_name(name, is_known_recipe(name), recipe_examples(), "quantization recipe")
+            check_name(name, recipe_of(name) is not None, recipe_examples(), "quantization recipe")
         except UserError as error:
             raise _reraise(error, key_path("quantization_config_recipe_names", i)) from None
         if problem := recipe_problem(name):
@@ -168,17 +164,10 @@ def _training_variants(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[
     keys.pop("repeat_n")
     scaling = {k: v or "dynamic" for k, v in keys.items() if k.startswith("scaling_type")}
     fast = bool(keys["use_fast_accum"]) if keys["use_fast_accum"] is not None else True
-    variants: list[dict[str, Any]] = [{"recipe": "baseline"}]
-    for granularity in [granularities] if isinstance(granularities, str) else granularities:
-        variants.append(
-            {
-                "recipe": "float8",
-                "scaling_granularity": granularity,
-                "use_fast_accum": fast,
-                **scaling,
-            }
-        )
-    return variants
+    return [{"recipe": "baseline"}] + [
+        {"recipe": "float8", "scaling_granularity": g, "use_fast_accum": fast, **scaling}
+        for g in ([granularities] if isinstance(granularities, str) else granularities)
+    ]
 
 
 VARIANTS = {"inference": _inference_variants, "training": _training_variants}
@@ -212,8 +201,7 @@ def _run_settings(cfg: TorchaoConfig, mp: ModelParams, where: str) -> RunSetting
 
 
 def _output_dir(cfg: TorchaoConfig, request: PlanRequest) -> str:
-    """The config's `output_dir` where it names one, else `torchao/` in the run's output folder
-    (--output-dir; `results/torchao` by default, the runner's own default)."""
+    """The config's `output_dir`, else `torchao/` in the run's folder (the runner's default)."""
     if "output_dir" in cfg.model_fields_set:
         return cfg.output_dir
     return os.path.join(os.path.dirname(request.default_csv) or ".", "torchao")
@@ -235,15 +223,8 @@ def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
         variants = VARIANTS[cfg.benchmark_mode](cfg, mp, where)
         within_cap(len(cases) + len(shapes) * len(variants), request.max_cases, where)
         run = _run_settings(cfg, mp, where)
-        fixed = {
-            "model_type": mp.model_type,
-            "high_precision_dtype": mp.high_precision_dtype,
-            "compile_mode": compile_mode(mp),
-            "device": mp.device,
-            "enable_profiler": mp.enable_profiler,
-            "enable_memory_profiler": mp.enable_memory_profiler,
-            "output_dir": _output_dir(cfg, request),
-        }
+        fixed = {key: getattr(mp, key) for key in AS_GIVEN}
+        fixed.update(compile_mode=compile_mode(mp), output_dir=_output_dir(cfg, request))
         # the shape generators' shapes are the cases, the variants an axis over them: shape-major,
         # so the baseline measured for a shape serves every variant of that shape
         sized = [_sized(name, dims, request.max_dim, where) for name, dims in shapes]

@@ -1,7 +1,5 @@
-"""The torchao suite's rows in the formats of torchao's own runner: its results CSV and the CI
-dashboard's records (PyTorch OSS benchmark database, v3). The richer rows stay the default output;
-these are for the dashboards and scripts already written against the runner
-(../shared/reference/UPSTREAM_TORCHAO.md, "Outputs")."""
+"""The torchao rows in the formats of torchao's own runner, for what was written against it: its
+results CSV and the CI dashboard's records (PyTorch OSS benchmark database, v3)."""
 
 from __future__ import annotations
 
@@ -30,49 +28,24 @@ from accelbench.results.writer import check_new_file, write_atomically, write_js
 
 # what a case is, in the runner's names and order; both CSVs carry it
 CASE_COLUMNS = (
-    "m",
-    "k",
-    "n",
-    "high_precision_dtype",
-    "torch_compile_mode",
-    "device",
-    "model_type",
+    "m", "k", "n", "high_precision_dtype", "torch_compile_mode", "device", "model_type",
     "output_dir",
-)
+)  # fmt: skip
 INFERENCE_COLUMNS = (
-    "name",
-    "quantization",
-    "sparsity",
-    *CASE_COLUMNS,
-    "enable_profiler",
-    "enable_memory_profiler",
-    "baseline_model_eager_inference_time_in_ms",
-    "quantized_model_eager_inference_time_in_ms",
+    "name", "quantization", "sparsity", *CASE_COLUMNS, "enable_profiler", "enable_memory_profiler",
+    "baseline_model_eager_inference_time_in_ms", "quantized_model_eager_inference_time_in_ms",
     "baseline_model_compiled_inference_time_in_ms",
-    "quantized_model_compiled_inference_time_in_ms",
-    "eager speedup on baseline",
-    "compile speedup on baseline",
-    "eager vs compile speedup",
-    "profiler_json_path",
-    "memory_profile_path",
-    "memory_visualization_path",
-    "memory_stats",
-)
+    "quantized_model_compiled_inference_time_in_ms", "eager speedup on baseline",
+    "compile speedup on baseline", "eager vs compile speedup", "profiler_json_path",
+    "memory_profile_path", "memory_visualization_path", "memory_stats",
+)  # fmt: skip
 # the training branch never released a CSV; these columns follow the inference ones' conventions
 TRAINING_COLUMNS = (
-    "name",
-    "quantization",
-    "scaling_granularity",
-    "scaling_type_input",
-    "scaling_type_weight",
-    "scaling_type_grad_output",
-    "use_fast_accum",
-    *CASE_COLUMNS,
-    "baseline_model_fwd_bwd_time_in_ms",
-    "float8_model_fwd_bwd_time_in_ms",
-    "speedup on baseline",
+    "name", "quantization", "scaling_granularity", "scaling_type_input", "scaling_type_weight",
+    "scaling_type_grad_output", "use_fast_accum", *CASE_COLUMNS,
+    "baseline_model_fwd_bwd_time_in_ms", "float8_model_fwd_bwd_time_in_ms", "speedup on baseline",
     "tops",
-)
+)  # fmt: skip
 MODES = {"torchao_inference": "inference", "torchao_training": "training"}
 
 # (metric name, unit): one dashboard record per metric and case
@@ -98,7 +71,6 @@ def _mb(nbytes: int | None) -> float | None:
 
 
 def _params(row: Row) -> TorchaoModelParams:
-    """The row's parameters as its op declares them (a row read back from a file included)."""
     params = get_spec(row.identity.op).resolve(row.params.as_dict(), "torchao row")
     assert isinstance(params, TorchaoModelParams)
     return params
@@ -113,15 +85,10 @@ def _mode(p: TorchaoModelParams) -> str:
     return p.compile_mode if _compiled(p) else "false"
 
 
-def _name(p: TorchaoModelParams, recipe: str) -> str:
-    compiled = "_compile" if _compiled(p) else ""
-    return f"benchmark_{recipe}_{p.model_type}_m{p.m}_k{p.k}_n{p.n}{compiled}"
-
-
 def _case(p: TorchaoModelParams, recipe: str) -> dict[str, Any]:
-    """The runner's columns naming the case (CASE_COLUMNS, its name and quantization)."""
+    compiled = "_compile" if _compiled(p) else ""
     return {
-        "name": _name(p, recipe),
+        "name": f"benchmark_{recipe}_{p.model_type}_m{p.m}_k{p.k}_n{p.n}{compiled}",
         "quantization": recipe,
         "m": p.m,
         "k": p.k,
@@ -143,15 +110,11 @@ def inference_line(row: Row) -> dict[str, Any]:
     p = _params(row)
     assert isinstance(p, TorchaoInferenceParams)
     x = row.extras if isinstance(row.extras, TorchaoExtras) else None
-    memory = (
-        {  # the quantized model's; reserved and fragmentation as torchao's profiling reports them
-            "max_memory_allocated_mb": _mb(x.quantized_peak_memory_bytes),
-            "max_memory_reserved_mb": _mb(x.quantized_peak_reserved_bytes),
-            "fragmentation_mb": _mb(x.quantized_fragmentation_bytes),
-        }
-        if x
-        else {}
-    )
+    memory = {  # the quantized model's; reserved and fragmentation as torchao's profiling has them
+        "max_memory_allocated_mb": _mb(getattr(x, "quantized_peak_memory_bytes", None)),
+        "max_memory_reserved_mb": _mb(getattr(x, "quantized_peak_reserved_bytes", None)),
+        "fragmentation_mb": _mb(getattr(x, "quantized_fragmentation_bytes", None)),
+    }
     return {
         **_case(p, p.recipe),
         "sparsity": "" if p.sparsity == "none" else p.sparsity,
@@ -167,9 +130,7 @@ def inference_line(row: Row) -> dict[str, Any]:
         "profiler_json_path": x.profiler_trace_path if x else None,
         "memory_profile_path": x.memory_profile_path if x else None,
         "memory_visualization_path": _visualization(x),
-        "memory_stats": json.dumps(memory)
-        if memory.get("max_memory_allocated_mb") is not None
-        else "",
+        "memory_stats": json.dumps(memory) if memory["max_memory_allocated_mb"] is not None else "",
     }
 
 
@@ -198,7 +159,7 @@ LINES = {
 
 
 def unused_path(path: str) -> str:
-    """`path`, or `path` with _1, _2, ... before the suffix when it exists: nothing is replaced."""
+    """`path`, or `path` with _1, _2, ... before the suffix: nothing is replaced."""
     stem, suffix = os.path.splitext(path)
     candidate, i = path, 0
     while os.path.exists(candidate):
@@ -234,8 +195,7 @@ DASHBOARD_OP = "torchao_inference"  # the dashboard holds inference records only
 
 
 def to_oss_records(rows: list[Row]) -> list[dict[str, Any]]:
-    """Four records per ok inference case, as the CI runner wrote them: compiled times where the case
-    was compiled (eager otherwise), peak allocated memory where the device reports it."""
+    """Four records per ok inference case, as the CI runner wrote them (compiled times if compiled)."""
     records = []
     for row in rows:
         if row.status is not Status.OK or row.identity.op != DASHBOARD_OP:
@@ -304,8 +264,8 @@ def runner_csv(context: RunContext) -> Sink | None:
 
 
 class Dashboard(Sink):
-    """`microbench dashboard --output FILE`: the CI dashboard's records of every planned case, from the
-    results files (so cases an earlier, resumed run finished are included), written when all succeeded."""
+    """`dashboard --output FILE`: every planned case's records, from the results files (a resumed
+    run's earlier cases too), written when all succeeded."""
 
     def __init__(self, path: str, cases: tuple[Any, ...], overwrite: bool) -> None:
         self.path = path

@@ -95,9 +95,8 @@ class TorchaoConfig(TorchaoSharedKeys):
     benchmark_mode: Literal["inference", "training"] = "inference"
     quantization_config_recipe_names: list[str] = Field(default_factory=lambda: ["baseline"])
     output_dir: str = "results/torchao"
-    model_params: list[
-        ModelParams
-    ]  # the README example gives one mapping: accepted as a list of one
+    # the README example gives one mapping: accepted as a list of one
+    model_params: list[ModelParams]
     peaks: PeakOverrides | None = None
     max_cases: CaseCap | None = None
 

@@ -1,8 +1,5 @@
-"""The TPUMS dialect: the reference's third generation (`benchmark:` with `params`, `cases` or
-`cases_from_csv`, `sweep`; stage A and stage B files): its planner (`plan`, with `layouts`: the
-layouts only an earlier loader read; its names are declared in `accelbench.benchmarks.tpums`), its
-metric names and console matrices (`metrics`, `report`, `outputs`), its command line (`cli`: `tpums`,
-with `suite` and `cluster`) and its listing (`listing`) (docs/tpums.md)."""
+"""The TPUMS dialect, the reference's third generation (`benchmark:` with `params`, `cases` or
+`cases_from_csv`, `sweep`; stage A and B files); its names are declared in benchmarks/tpums.py."""
 
 from __future__ import annotations
 

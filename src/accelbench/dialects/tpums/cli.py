@@ -25,6 +25,7 @@ import os
 import platform
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from typing import Any
 
 from accelbench.benchmarks.flags import STRICT_LAYOUT, XPROF_DIR
@@ -36,6 +37,7 @@ from accelbench.errors import UserError, visible
 from accelbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
 MAX_COMBINATIONS = 1000
+PACKAGES = ("jax", "jaxlib", "libtpu")  # whose versions `platform describe` gives
 
 
 def _common(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -99,8 +101,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _suite_on_a_cluster(suites: Any) -> None:
     """`suite submit` (its options are the Cluster's fields) and `suite collect`."""
-    import dataclasses
-
     from accelbench.dialects.tpums.cluster import Cluster, spelling
 
     submit = suites.add_parser(
@@ -108,7 +108,7 @@ def _suite_on_a_cluster(suites: Any) -> None:
         help="one JobSet a config on GKE, via Kueue (docs/tpums.md: run it on GKE tonight)",
     )
     submit.add_argument("file", help="the suite file")
-    for f in dataclasses.fields(Cluster):
+    for f in fields(Cluster):
         kind: dict[type, dict[str, Any]] = {
             bool: {"action": argparse.BooleanOptionalAction},
             int: {"type": f.metadata.get("parse")},
@@ -140,8 +140,8 @@ def _suite_on_a_cluster(suites: Any) -> None:
 
 
 def describe() -> dict[str, Any]:
-    """TPUMS's platform fields (a TPU's type and topology where the devices say them), and the device
-    kind and platform on any other machine (TPUMS itself refuses one)."""
+    """TPUMS's platform fields, and the device kind and platform (TPUMS refuses a machine not a TPU)."""
+    from accelbench.platform.environment import installed
     from accelbench.platform.frameworks import jax
 
     devices = jax.devices()
@@ -150,14 +150,7 @@ def describe() -> dict[str, Any]:
     bounds = getattr(first, "coords", None) and [
         max(getattr(d, "coords", (0,))[i] for d in devices) + 1 for i in range(len(first.coords))
     ]
-    versions: dict[str, str | None] = {}
-    for package in ("jax", "jaxlib", "libtpu"):
-        try:
-            from importlib.metadata import version
-
-            versions[f"{package}_version"] = version(package)
-        except Exception:
-            versions[f"{package}_version"] = None
+    versions = {f"{package}_version": installed().get(package) for package in PACKAGES}
     return {
         "tpu_type": kind.lower().replace("tpu ", "") if first.platform == "tpu" else None,
         "topology": "x".join(map(str, bounds)) if bounds else None,
@@ -180,8 +173,7 @@ def _boolean(text: str) -> bool:
 
 
 def _typed(param: Param) -> Callable[[str], Any]:
-    """How argparse reads one value of `param`: as its kind's Python type (a bool: true/false; an
-    enum: one of its canonical values, in TPUMS's words)."""
+    """How argparse reads one value of `param` (an enum: its canonical values, in TPUMS's words)."""
     if param.kind == "bool":
         return _boolean
     if param.kind == "enum":
@@ -198,9 +190,7 @@ def _typed(param: Param) -> Callable[[str], Any]:
 
 
 def benchmark_parser(name: str) -> argparse.ArgumentParser:
-    """`tpums benchmark run NAME`'s own parser, from the benchmark's field declarations: each field
-    --field v1 [v2 ...] (one-letter ones as -f too) in a group titled after TPUMS's Config, then the
-    run's options."""
+    """`tpums benchmark run NAME`'s parser, from the benchmark's field declarations."""
     from accelbench.benchmarks.base import get_tpums
 
     entry = get_tpums(name, "benchmark run")
@@ -235,10 +225,8 @@ def _metavar(param: Param) -> str:
 
 
 def field_values(name: str, args: Sequence[str]) -> tuple[Expansion, argparse.Namespace]:
-    """`--field v1 [v2 ...]` of benchmark `name` (a field given twice: its values together): the
-    single values a case, several a sweep in the benchmark's field order (its product runs in that
-    order, as TPUMS's), and the run's options. Arguments it does not know are left, as TPUMS leaves
-    them, and said."""
+    """`--field v1 [v2 ...]` of benchmark `name`: single values a case, several a sweep in the
+    benchmark's field order (as TPUMS's), and the run's options."""
     from accelbench.benchmarks.base import TPUMS, get_tpums
 
     entry = get_tpums(name, "benchmark run")
@@ -264,10 +252,8 @@ def field_values(name: str, args: Sequence[str]) -> tuple[Expansion, argparse.Na
 def _said_ignored(unknown: Sequence[str], command: str) -> None:
     """TPUMS ignores arguments it does not know (a launcher's own flags); so does this, aloud."""
     if unknown:
-        print(
-            visible(f"warning: tpums {command}: ignored (not its options): {' '.join(unknown)}"),
-            file=sys.stderr,
-        )
+        said = f"warning: tpums {command}: ignored (not its options): {' '.join(unknown)}"
+        print(visible(said), file=sys.stderr)
 
 
 def run(argv: Sequence[str]) -> int:
@@ -290,20 +276,20 @@ def _suite(args: argparse.Namespace, rest: Sequence[str]) -> int:
 
     if rest:
         raise UserError(f"unexpected arguments: {' '.join(rest)}", key="suite run")
-    flags = {XPROF_DIR.dest: args.xprof_dir, STRICT_LAYOUT.dest: args.strict_layout}
-    return run_suite(args.file, args.output_dir, run_files(args), flags)
+    return run_suite(args.file, args.output_dir, run_files(args), _owned(args))
+
+
+def _owned(args: argparse.Namespace) -> dict[str, Any]:
+    """The dialect's flags as the command gave them (a command without one: its default)."""
+    return {f.dest: getattr(args, f.dest, f.default) for f in (XPROF_DIR, STRICT_LAYOUT)}
 
 
 def _submit(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    import dataclasses
-
     from accelbench.dialects.tpums.cluster import Cluster, checked
     from accelbench.dialects.tpums.nightly import submit
 
     _said_ignored(rest, "suite submit")
-    cluster = checked(
-        Cluster(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Cluster)})
-    )
+    cluster = checked(Cluster(**{f.name: getattr(args, f.name) for f in fields(Cluster)}))
     topologies = [t.strip() for t in args.topologies.split(",") if t.strip()]
     return submit(args.file, cluster, args.filter, topologies, args.dry_run)
 
@@ -363,11 +349,7 @@ def _execute(args: argparse.Namespace, loaded: Any) -> int:
     from accelbench.run.session import run_planned
 
     sets = flag_sets(args.xla_flags_file_path) if args.xla_flags_file_path else None
-    owned = {
-        XPROF_DIR.dest: args.xprof_dir,
-        STRICT_LAYOUT.dest: getattr(args, "strict_layout", False),
-    }
-    options = upstream_options(args.output_dir, "--output_dir", run_files(args), **owned)
+    options = upstream_options(args.output_dir, "--output_dir", run_files(args), **_owned(args))
     check_options(options)
     cases = plan(loaded, options, jax_device_count)
     return run_planned(loaded, with_flags(cases, sets) if sets is not None else cases, options)

@@ -42,6 +42,10 @@ def _named(pattern: re.Pattern[str], what: str) -> Callable[[str], str | None]:
 _label = _named(LABEL_VALUE, "a label value")
 
 
+def _gcp(what: str) -> Callable[[str], str | None]:
+    return _named(GCP_NAME, what)
+
+
 def _bucket(url: str) -> str | None:
     if not BUCKET.fullmatch(url):
         return "must be gs://BUCKET[/PREFIX] (file:///PATH for a local try)"
@@ -56,15 +60,13 @@ def _text(value: str) -> str | None:
 def _option(
     default: Any, doc: str, check: Callable[[Any], str | None] | None = None, **more: Any
 ) -> Any:
-    """A submit option: its default, its help, its check (a reason it is refused, or None); `flag`
-    spells it otherwise than --its-name, `shown` says its default in words."""
+    """A submit option; `check` gives why a value is refused; `flag`, `shown`: its spelling, default."""
     return field(default=default, metadata={"doc": doc, "check": check, **more})
 
 
 @dataclass(frozen=True)
 class Cluster:
-    """Where and how a suite's JobSets run: each field is a `tpums suite submit --FIELD` option
-    (underscores spelt as hyphens), checked before anything is built."""
+    """Where and how a suite's JobSets run: each field a `suite submit` option, checked first."""
 
     bucket: str = _option(
         "", "where results go: <bucket>/<suite>/<run id>/<config>/", _bucket, required=True,
@@ -96,28 +98,20 @@ class Cluster:
     cleanup: bool = _option(
         True, "delete each JobSet once it ends", shown="on; --no-cleanup keeps them"
     )
-    cluster: str = _option(
-        "", "a GKE cluster: its credentials fetched first", _named(GCP_NAME, "a name")
-    )
-    project: str = _option(
-        "", "the cluster's Google Cloud project", _named(GCP_NAME, "a project id")
-    )
-    region: str = _option("", "the cluster's region", _named(GCP_NAME, "a region"))
-    zone: str = _option(
-        "", "the cluster's zone (where it has no region)", _named(GCP_NAME, "a zone")
-    )
+    cluster: str = _option("", "a GKE cluster: its credentials fetched first", _gcp("a name"))
+    project: str = _option("", "the cluster's Google Cloud project", _gcp("a project id"))
+    region: str = _option("", "the cluster's region", _gcp("a region"))
+    zone: str = _option("", "the cluster's zone (where it has no region)", _gcp("a zone"))
     xla_flags_file_path: str = _option(
         "", "a YAML of per-benchmark TPU flags, sent with the run", flag="--xla_flags_file_path"
     )
 
 
 def spelling(option: Any) -> str:
-    """A Cluster field's option on the command line."""
     return str(option.metadata.get("flag") or f"--{option.name.replace('_', '-')}")
 
 
 def checked(cluster: Cluster) -> Cluster:
-    """Every option as Kubernetes, GKE and the pod's script need it, else one line naming it."""
     for f in fields(cluster):
         value, check = getattr(cluster, f.name), f.metadata["check"]
         if value == f.default and not f.default and not f.metadata.get("required"):
@@ -133,9 +127,6 @@ def checked(cluster: Cluster) -> Cluster:
 
 @dataclass(frozen=True)
 class Entry:
-    """One config of a submission: its path as the suite names it, the file found, its results
-    folder, its slice and its JobSet's name."""
-
     config: str
     located: str
     folder: str
@@ -145,8 +136,6 @@ class Entry:
 
 @dataclass(frozen=True)
 class Run:
-    """One submission: its id, the URL of its folder, what the pods install and from which commit."""
-
     run_id: str
     root: str
     install: str  # a pip requirement (the job folder's wheel, or --install), or "" for --image
@@ -154,8 +143,7 @@ class Run:
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """UTC date-time and four random hex digits: sortable; two submissions share one only in the same
-    second and then once in 65,536."""
+    """UTC date-time and four random hex digits: sortable, shared only within a second, 1 in 65,536."""
     return f"{now or datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
@@ -178,14 +166,13 @@ def _digest(text: str) -> str:
 
 
 def dns_label(text: str) -> str:
-    """Text as an RFC 1123 label's characters (the JobSet-name rule; `portable_name` first, as every
-    name made from a file's text)."""
+    """Text as an RFC 1123 label's characters (`portable_name` first, as every name from a file)."""
     return re.sub(r"[^a-z0-9]+", "-", portable_name(text).lower()).strip("-") or "config"
 
 
 def jobset_names(entries: Sequence[Entry], run_id: str) -> list[str]:
-    """`tpums-<slice and config>-<run id>`: an RFC 1123 label short enough that JobSet's longest pod
-    name (`<name>-slice-0-<last host>-abcde`) stays within 63 characters."""
+    """`tpums-<slice and config>-<run id>`, short enough that JobSet's longest pod name
+    (`<name>-slice-0-<last host>-abcde`) stays within 63 characters."""
     most = max(hosts(e.topology) for e in entries)
     limit = 63 - len(f"tpums--{run_id}-{JOB}-0-{most - 1}{POD_SUFFIX}")
     readable = [dns_label("-".join(e.folder.split("/")[-2:])) for e in entries]
@@ -225,12 +212,12 @@ exit "$code"
 
 
 def config_in_job(entry: Entry) -> str:
-    """Where a config travels: `configs/<its folder>/<its file name>` in the job folder."""
     return f"configs/{entry.folder}/{portable_name(os.path.basename(entry.located))}"
 
 
-def _env(entry: Entry, cluster: Cluster, run: Run) -> list[dict[str, str]]:
-    values = {
+def _pod(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
+    """The pod template of one host of the slice."""
+    env = {
         "ACCELBENCH_JOB": f"{run.root}/{JOB_FOLDER}",
         "ACCELBENCH_CONFIG": config_in_job(entry),
         "ACCELBENCH_RESULTS": f"{run.root}/{entry.folder}",
@@ -238,23 +225,12 @@ def _env(entry: Entry, cluster: Cluster, run: Run) -> list[dict[str, str]]:
         COMMIT: run.commit,
         "JAX_PLATFORMS": "tpu",
     }
-    return [{"name": k, "value": v} for k, v in values.items()]
-
-
-def _selector(cluster: Cluster, topology: str) -> dict[str, str]:
-    """GKE's node labels for the slice: its accelerator and topology, and the reservation and
-    placement policy only where given."""
-    given = {
+    selector = {  # GKE's node labels; the reservation and placement policy only where given
         "cloud.google.com/gke-tpu-accelerator": cluster.accelerator,
-        "cloud.google.com/gke-tpu-topology": topology,
+        "cloud.google.com/gke-tpu-topology": entry.topology,
         "cloud.google.com/reservation-name": cluster.reservation,
         "cloud.google.com/placement-policy-name": cluster.placement_policy,
     }
-    return {k: v for k, v in given.items() if v}
-
-
-def _pod(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
-    """The pod template of one host of the slice."""
     tolerate = [
         "google.com/tpu",
         *(["cloud.google.com/reservation-name"] * bool(cluster.reservation)),
@@ -267,7 +243,7 @@ def _pod(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
             "restartPolicy": "Never",
             "hostNetwork": True,
             "dnsPolicy": "ClusterFirstWithHostNet",
-            "nodeSelector": _selector(cluster, entry.topology),
+            "nodeSelector": {k: v for k, v in selector.items() if v},
             "tolerations": [
                 {"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in tolerate
             ],
@@ -276,7 +252,7 @@ def _pod(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
                     "name": "tpums",
                     "image": cluster.image or DEFAULT_IMAGE,
                     "command": ["/bin/bash", "-c", SCRIPT],
-                    "env": _env(entry, cluster, run),
+                    "env": [{"name": k, "value": v} for k, v in env.items()],
                     "resources": {
                         "limits": {"google.com/tpu": CHIPS_PER_HOST},
                         "requests": {"google.com/tpu": CHIPS_PER_HOST},
@@ -290,6 +266,7 @@ def _pod(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
 def jobset(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
     """The JobSet that runs one config on its slice."""
     n = hosts(entry.topology)
+    exclusive = "kubernetes.io/hostname" if n == 1 else "cloud.google.com/gke-nodepool"
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
@@ -302,9 +279,7 @@ def jobset(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
                 RUN_LABEL: run.run_id,
             },
             "annotations": {
-                "alpha.jobset.sigs.k8s.io/exclusive-topology": "kubernetes.io/hostname"
-                if n == 1
-                else "cloud.google.com/gke-nodepool",
+                "alpha.jobset.sigs.k8s.io/exclusive-topology": exclusive,
                 "accelbench/config": entry.config,
             },
         },
@@ -331,7 +306,7 @@ def jobset(entry: Entry, cluster: Cluster, run: Run) -> dict[str, Any]:
 
 
 def chosen(entries: list[Entry], patterns: list[str], topologies: list[str]) -> list[Entry]:
-    """The configs `--filter` (substrings of the path) and `--topologies` (slices) select."""
+    """The configs `--filter` (substrings of the path) and `--topologies` select."""
     out = [
         e for e in entries
         if (not patterns or any(p.lower() in e.config.lower() for p in patterns))

@@ -1,7 +1,6 @@
-"""A suite's results read back (`tpums suite collect`, and `suite submit` once its JobSets end): each
-config folder's latest summary.csv of a run (in a bucket or on disk), their rows gathered per
-category as the reference's aggregator does, and the report's header (run, commit, JAX, libtpu).
-Reading a folder neither hangs nor fills memory: only regular files, at most MAX_BYTES of each; a
+"""A suite's results read back (`suite collect`, and `suite submit` at its end): each config folder's
+latest summary.csv, gathered per category as the reference's aggregator does, and the report's
+header. Reading neither hangs nor fills memory: regular files only, at most MAX_BYTES of each; a
 summary.csv that is empty, binary or malformed is named and passed over."""
 
 from __future__ import annotations
@@ -34,8 +33,6 @@ MAX_DEPTH = 16
 
 @dataclass
 class Collected:
-    """A run's folder as read: each config's table, or why it has none, and what was submitted."""
-
     root: str
     run_id: str | None
     tables: dict[str, Any] = field(default_factory=dict)  # config folder -> its summary (DataFrame)
@@ -44,8 +41,7 @@ class Collected:
 
 
 def collect_run(path: str, run_id: str | None = None) -> Collected:
-    """The run `run_id` under `path` (default: the latest), or `path` itself where it holds no runs
-    (a `suite run` output, a run's own folder)."""
+    """The run `run_id` under `path` (default: the latest), or `path` itself where it holds none."""
     import fsspec
 
     key = f"suite collect '{path}'"
@@ -65,11 +61,10 @@ def collect_run(path: str, run_id: str | None = None) -> Collected:
     found = Collected(f"{root.rstrip('/')}/{chosen}" if chosen else root.rstrip("/"), chosen)
     found.submitted = _submitted(fs, found.root)
     _read_summaries(fs, found)
+    missing = "no summary.csv: its JobSet failed or measured nothing (its pod log)"
     for folder in found.submitted.get("configs", {}):
-        if folder not in found.tables and folder not in found.said:
-            found.said[folder] = (
-                "no summary.csv: its JobSet failed or measured nothing (its pod log)"
-            )
+        if folder not in found.tables:
+            found.said.setdefault(folder, missing)
     if not found.tables and not found.said:
         raise UserError("holds no summary.csv of a suite's run", key=key)
     return found
@@ -85,8 +80,7 @@ def _submitted(fs: Any, root: str) -> dict[str, Any]:
 
 
 def _read_summaries(fs: Any, found: Collected) -> None:
-    """Each config folder's latest summary.csv (summary.N.csv is run N), keyed by the folder's full
-    path below the run; one that cannot be read is said, and the rest read on."""
+    """Each config folder's latest summary.csv (summary.N.csv is run N); one unread is said."""
     latest: dict[str, tuple[int, str, dict[str, Any]]] = {}
     for name, info in fs.find(found.root, maxdepth=MAX_DEPTH, detail=True).items():
         folder, _, file = name[len(found.root) + 1 :].rpartition("/")
@@ -120,7 +114,6 @@ def _table(fs: Any, name: str, info: dict[str, Any]) -> Any:
 
 
 def category(folder: str, frame: Any) -> str | None:
-    """A config's category, from its benchmark's name as given (else its folder's path)."""
     names = frame["name_given"].dropna().astype(str).unique() if "name_given" in frame else []
     said = " ".join([folder, *names]).lower().replace("-", "_")
     return next((c for c, parts in CATEGORIES if any(p in said for p in parts)), None)
@@ -141,8 +134,7 @@ def aggregated(found: Collected) -> dict[str, str]:
 
 
 def header(found: Collected) -> list[str]:
-    """The report's header: the run, the commit and branch the pods' wheel was built from, the JAX
-    and libtpu versions the rows name, and how many configs measured something."""
+    """The run, the wheel's commit and branch, the rows' JAX and libtpu, the configs measured."""
     s = found.submitted
     versions = {
         column: sorted({str(v) for f in found.tables.values() if column in f for v in f[column].dropna()})
@@ -160,17 +152,14 @@ def header(found: Collected) -> list[str]:
 
 
 def publish(destination: str, files: Mapping[str, str | bytes], key: str) -> None:
-    """Files (relative name -> content) written under a folder: a URL through fsspec, or a local folder
-    (whole or nothing, never through a planted link)."""
+    """Files (name -> content) under a URL (fsspec) or a local folder (atomically, no planted link)."""
     from accelbench.results.remote import filesystem, is_url
     from accelbench.results.writer import check_directory, write_atomically
 
     if not is_url(destination):
         check_directory(destination, key)
         for name, data in files.items():
-            write_atomically(
-                f"{destination}/{name}", _writing(data), binary=isinstance(data, bytes)
-            )
+            write_atomically(f"{destination}/{name}", _writing(data), isinstance(data, bytes))
         return
     fs = filesystem(destination, key)
     try:

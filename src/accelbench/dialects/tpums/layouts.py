@@ -1,9 +1,7 @@
-"""TPUMS file layouts its newest loader refuses and an earlier one read: fields flat in `benchmark:`
-(stage A, before `params:`) and `xprof_timing` inside `params:`, a case or the sweep (a per-case
-field before it moved to `benchmark:`, the first expanded case's value applying to the whole file).
+"""TPUMS layouts its newest loader refuses and an earlier one read: fields flat in `benchmark:` (stage
+A) and `xprof_timing` inside `params:`, a case or the sweep (the first case's applying to the file).
 Users keep files pinned at the version they wrote them for: each is read as that version read it,
-with one note in upstream's newest words saying how to move it; `--strict-layout` makes the note
-upstream's error."""
+with one note in upstream's newest words; `--strict-layout` makes the note upstream's error."""
 
 from __future__ import annotations
 
@@ -60,9 +58,8 @@ class LayoutNote:
 
 
 def stage_b(data: dict[str, Any], layout: LayoutNote) -> bool:
-    """Which layout a file is in. The newest (B) keeps only structure keys in `benchmark:`; fields
-    there are the earlier layout (A), unless the file mixes them with the newest one's keys (no
-    loader read that: upstream's error)."""
+    """Stage B keeps only structure keys in `benchmark:`; fields there are stage A, unless mixed
+    with keys only B has (no loader read that: upstream's error)."""
     bench = data[TOP]
     flat = [k for k in bench if k not in STAGE_B]
     if not flat:

@@ -11,9 +11,6 @@ from accelbench.run.listing import ParamRecord, shown_params
 
 @dataclass(frozen=True)
 class TpumsRecord:
-    """A TPUMS name: its tier, the jax-bench name it runs on (the map from the earlier generation),
-    its fields in TPUMS's names and defaults, and that entry's departures."""
-
     name: str
     tier: str
     runs_as: str

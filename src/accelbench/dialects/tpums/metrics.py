@@ -30,8 +30,7 @@ LATENCY = ("p50_ms", "p90_ms", "avg_ms", "std_ms")
 
 
 def _rates(domain: str, metrics: dict[str, Any], entry: Tpums, per_chip: int) -> dict[str, Any]:
-    """One domain's rates; per chip is per device times the devices of a chip (TPUMS's
-    derive_chip_metrics), bandwidth only where the benchmark derives it."""
+    """One domain's rates; per chip is per device times a chip's devices (derive_chip_metrics)."""
     out: dict[str, Any] = {}
     if "tflops_per_sec" in metrics:
         out[f"{domain}_tflops_per_device"] = metrics["tflops_per_sec"]
@@ -44,8 +43,7 @@ def _rates(domain: str, metrics: dict[str, Any], entry: Tpums, per_chip: int) ->
 
 
 def unmeasured_device(metrics: dict[str, Any]) -> dict[str, Any]:
-    """With xprof timing on and no device time: the xprof latencies, and each rate the wall clock
-    has, present and empty (TPUMS's None), never the wall clock's under the device's name."""
+    """With xprof timing and no device time: the xprof latencies and rates present and empty (None)."""
     out: dict[str, Any] = {f"xprof_{key}": None for key in LATENCY}
     for key in metrics:
         if key.startswith("wall_clock_") and ("_tflops_per_" in key or "_bandwidth_per_" in key):
@@ -55,15 +53,11 @@ def unmeasured_device(metrics: dict[str, Any]) -> dict[str, Any]:
 
 def _plain(metrics: dict[str, Any]) -> dict[str, Any]:
     """The metrics that are no domain's: sizes in MiB, FLOP counts, intensity, the case's labels."""
-    out: dict[str, Any] = {}
-    for key, value in metrics.items():
-        if key in ("tflops_per_sec", "bandwidth_gb_s"):
-            continue
-        if key in SIZES:
-            out[SIZES[key]] = value * MIB_PER_MB
-        else:
-            out[key] = value
-    return out
+    return {
+        SIZES.get(key, key): value * MIB_PER_MB if key in SIZES else value
+        for key, value in metrics.items()
+        if key not in ("tflops_per_sec", "bandwidth_gb_s")
+    }
 
 
 def _roofline(
@@ -105,9 +99,8 @@ CHIP_BYTES = {
 
 
 def replica_groups(group: list[int], per_chip: int) -> tuple[str, int, int]:
-    """(type, P, C) as TPUMS classifies a group from its ids and the devices a chip holds (D): on a
-    chip of several devices, every id a multiple of D is `parallel` (the sibling cores' groups run
-    beside it: P = R - 1, C = D), else `non-parallel` (P = R - D, C = 1)."""
+    """(type, P, C) as TPUMS classifies a group by the devices a chip holds (D): every id a multiple
+    of D is `parallel` (P = R - 1, C = D), else `non-parallel` (P = R - D, C = 1)."""
     rank = len(group)
     if per_chip > 1 and group and all(d % per_chip == 0 for d in group):
         return "parallel", max(rank - 1, 1), per_chip
@@ -117,8 +110,7 @@ def replica_groups(group: list[int], per_chip: int) -> tuple[str, int, int]:
 def collective(
     name: str, block_bytes: float, group: list[int], seconds: dict[str, float], per_chip: int
 ) -> dict[str, Any]:
-    """A collective's TPUMS columns: its group's classification, the bytes a chip moves a step and
-    GB/s per chip in each domain (0 for a group of one, as TPUMS reports it)."""
+    """A collective's group class, bytes a chip moves a step, GB/s per chip (0 for a group of one)."""
     kind, links, factor = replica_groups(group, per_chip)
     rank = len(group)
     moved = CHIP_BYTES[name](block_bytes, rank, links, factor)
@@ -141,9 +133,8 @@ def tpums_metrics(
     group: list[int] | None = None,
     soak: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
-    """`domains`: each timing domain's (p50, p90, avg, std) in ms; `figures`: its models at its avg;
-    `group`: a collective's first replica group (device ids); `soak`: a soak's initial and sustained
-    ms per domain. Rates are at each domain's p50, as TPUMS computes them."""
+    """`domains`: (p50, p90, avg, std) ms each; `group`: a collective's first replica group; `soak`:
+    initial and sustained ms per domain. Rates are at each domain's p50, as TPUMS computes them."""
     bench, entry = origin.benchmark, origin.tpums
     assert entry is not None
     spec = tpums_spec(device_kind)
@@ -181,10 +172,8 @@ BLOCKS: dict[str, Callable[[Any], float]] = {"reduce_scatter": scatter_chunk_byt
 
 
 def dcn(name: str, fields: CollectiveFields, seconds: dict[str, float]) -> dict[str, Any]:
-    """A DCN collective's columns, in Gbit/s as TPUMS writes them: one device's shard over the time
-    (`per_device_algo`), times the devices of a slice (`host_algo`), times the ring factor (the given
-    one, else all-reduce's 2(n-1)/n over n slices, a two-way permute's 2, else 1: `host_bus`), and
-    that over the 800 Gb/s line (`duplex_utilization_pct`)."""
+    """A DCN collective's Gbit/s: a device's shard over the time, times a slice's devices (host_algo),
+    times the ring factor (host_bus), and that over the 800 Gb/s line."""
     slices, participants = dcn_slices(fields), dcn_participants(fields)
     default = RING_FACTORS.get(name, lambda f, n: 1.0)(fields, slices)
     ring = float(fields.ring_factor or default)
@@ -206,9 +195,7 @@ def dcn(name: str, fields: CollectiveFields, seconds: dict[str, float]) -> dict[
 
 
 def soaked(phases: dict[str, tuple[float, float]]) -> dict[str, Any]:
-    """A soak's columns as TPUMS's sample config names them: per domain the initial and sustained
-    p50 (wall clock: the first and last untraced chunks; xprof: the baseline and worst windows) and
-    sustained over initial (1.0 where initial is not above 0, as TPUMS)."""
+    """A soak's initial and sustained p50 per domain and their ratio (1.0 where initial is 0)."""
     out: dict[str, Any] = {}
     for domain, (initial, sustained) in phases.items():
         out[f"{domain}_initial_p50_ms"] = initial
@@ -218,9 +205,8 @@ def soaked(phases: dict[str, tuple[float, float]]) -> dict[str, Any]:
 
 
 def nvml_telemetry(samples: list[list[float]]) -> dict[str, Any]:
-    """TPUMS's telemetry columns a GPU has an equivalent for, from NVML samples taken along the case
-    (platform/gpu_monitor.py: seconds, SM and memory clocks, temperature, power): the peak die
-    temperature (the first sample's as the pre-soak one) and the mean power; the others blank."""
+    """TPUMS's telemetry columns a GPU has an equivalent for, from the case's NVML samples: peak die
+    temperature (the first sample's as the pre-soak one) and mean power."""
     if not samples:
         return {}
     fields = dict(zip(GPU_SAMPLE_FIELDS, zip(*samples, strict=True), strict=True))

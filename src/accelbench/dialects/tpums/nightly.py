@@ -1,8 +1,6 @@
 """`tpums suite submit`, the reference's nightly pipeline point by point: configs chosen and checked,
-the cluster's credentials fetched, this checkout's wheel and the configs with their tables sent to the
-run's `.job/`, one JobSet a config created and watched until all end or the deadline passes, each
-deleted as it ends (unless --no-cleanup), then the per-category CSVs and the report beside the results.
-"""
+credentials fetched, the wheel, configs and tables sent to the run's `.job/`, one JobSet a config
+watched until all end or the deadline passes, then the per-category CSVs and the report."""
 
 from __future__ import annotations
 
@@ -20,10 +18,15 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from accelbench.benchmarks.tpu_flags import flag_sets
+from accelbench.config.loader import load_config
 from accelbench.dialects.tpums import cluster as jobs
 from accelbench.dialects.tpums.cluster import Cluster, Entry, Run
+from accelbench.dialects.tpums.collect import collect_run, publish
+from accelbench.dialects.tpums.suite import REPORT, consolidated, read_suite, suite_configs
 from accelbench.errors import UserError, visible
 from accelbench.names import portable_name
+from accelbench.platform.environment import git_branch, git_commit, git_dirty
 
 TERMINAL = ("Completed", "Failed")
 
@@ -31,9 +34,6 @@ TERMINAL = ("Completed", "Failed")
 def submit(
     path: str, cluster: Cluster, patterns: list[str], topologies: list[str], dry: bool
 ) -> int:
-    """Everything the pipeline does, in its order; 0 where every JobSet completed."""
-    from accelbench.dialects.tpums.suite import read_suite, suite_configs
-
     suite = read_suite(path)
     entries = jobs.chosen(
         [Entry(c, at, folder, jobs.topology_of(c)) for c, at, folder in suite_configs(suite, path)],
@@ -49,13 +49,12 @@ def submit(
     if not dry:
         _credentials(cluster)
     wheel = None if cluster.image is not None or cluster.install is not None else _wheel(dry)
-    commit = _commit() if wheel else ""
+    commit = (git_commit() + ("-dirty" if git_dirty() else "")) if wheel else ""
     run = Run(run_id, root, cluster.install or (f"./{wheel[0]}[jax]" if wheel else ""), commit)
     documents = [jobs.jobset(e, cluster, run) for e in entries]
     if dry:
         print(manifest_text(*documents), end="")
         return 0
-    from accelbench.dialects.tpums.collect import publish
 
     record = _record(suite, entries, cluster, run)
     publish(
@@ -89,7 +88,6 @@ def _tool(name: str) -> str:
 
 
 def _call(argv: list[str], key: str, given: str | None = None) -> str:
-    """A command's output, or one line with the last thing it said."""
     done = subprocess.run(argv, input=given, capture_output=True, text=True)
     if done.returncode:
         said = (done.stderr + done.stdout).strip().splitlines() or [f"exit {done.returncode}"]
@@ -107,8 +105,8 @@ def _credentials(cluster: Cluster) -> None:
 
 
 def _wheel(dry: bool) -> tuple[str, bytes]:
-    """This checkout's wheel, built now (its name only, on a dry run): what every pod installs. Built
-    with this environment's setuptools where it can, else with one pip fetches."""
+    """This checkout's wheel (its name only, on a dry run): with this environment's setuptools where
+    it can, else with one pip fetches."""
     root = Path(__file__).resolve().parents[4]  # src/accelbench/dialects/tpums/ in a checkout
     if not (root / "pyproject.toml").is_file():
         raise UserError(
@@ -126,17 +124,9 @@ def _wheel(dry: bool) -> tuple[str, bytes]:
         return built.name, built.read_bytes()
 
 
-def _commit() -> str:
-    from accelbench.platform.environment import git_commit, git_dirty
-
-    return git_commit() + ("-dirty" if git_dirty() else "")
-
-
 def _tables(entry: Entry) -> dict[str, str]:
     """The files a config reads, found as the run would find them (the working directory, then the
     config's folder): where each travels beside it -> where it is here. A TPUMS config only."""
-    from accelbench.config.loader import load_config
-
     loaded = load_config(entry.located)
     if "benchmark" not in loaded.raw:
         raise UserError("a cluster run takes TPUMS configs (benchmark: ...)", file=entry.located)
@@ -159,8 +149,6 @@ def _tables(entry: Entry) -> dict[str, str]:
 
 def _record(suite: Any, entries: list[Entry], cluster: Cluster, run: Run) -> dict[str, Any]:
     """submitted.json: what was run, from what, where; the report's header reads it."""
-    from accelbench.platform.environment import git_branch
-
     return {
         "suite": suite.name,
         "description": suite.description,
@@ -179,15 +167,12 @@ def _job_files(
     entries: list[Entry], tables: dict[str, dict[str, str]], cluster: Cluster,
     wheel: tuple[str, bytes] | None, record: dict[str, Any],
 ) -> dict[str, str | bytes]:  # fmt: skip
-    """What the pods read from the run's .job/ folder, by name in it."""
     files: dict[str, str | bytes] = {"submitted.json": json.dumps(record, indent=2) + "\n"}
     for e in entries:
         files[jobs.config_in_job(e)] = _read(e.located)
         for travels, here in tables[e.folder].items():
             files[f"configs/{e.folder}/{travels}"] = _read(here)
     if cluster.xla_flags_file_path:
-        from accelbench.benchmarks.tpu_flags import flag_sets
-
         flag_sets(cluster.xla_flags_file_path)  # a bad file is one line here, not in every pod
         files["xla_flags.yaml"] = _read(cluster.xla_flags_file_path)
     if wheel:
@@ -205,8 +190,8 @@ def _read(path: str) -> bytes:
 def _run_jobs(
     kubectl: str, documents: list[dict[str, Any]], cluster: Cluster, run_id: str
 ) -> dict[str, str]:
-    """Create every JobSet, then watch them until all end or the deadline passes, deleting each that
-    ends (and, on a Ctrl-C or at the deadline, those left) unless --no-cleanup."""
+    """Every JobSet created and watched until all end or the deadline passes; each deleted as it ends
+    (the rest on a Ctrl-C or at the deadline) unless --no-cleanup."""
     names = [d["metadata"]["name"] for d in documents]
     states, deleted = dict.fromkeys(names, "Submitted"), set()
     deadline = time.monotonic() + cluster.declared_duration_minutes * 60
@@ -221,9 +206,7 @@ def _run_jobs(
                     print(visible(f"{name}: {state}"), file=sys.stderr)
             ended = [n for n, s in states.items() if s in TERMINAL and n not in deleted]
             if cluster.cleanup and ended:
-                subprocess.run(
-                    [kubectl, "delete", "jobset", *ended, *ns, "--wait=false"], capture_output=True
-                )
+                _delete(kubectl, ended, ns)
                 deleted.update(ended)
             left = deadline - time.monotonic()
             counts = ", ".join(
@@ -235,14 +218,16 @@ def _run_jobs(
             time.sleep(min(cluster.poll_interval, left))
     finally:
         if cluster.cleanup and (left_over := [n for n in names if n not in deleted]):
-            subprocess.run(
-                [kubectl, "delete", "jobset", *left_over, *ns, "--wait=false"], capture_output=True
-            )
+            _delete(kubectl, left_over, ns)
+
+
+def _delete(kubectl: str, names: list[str], ns: list[str]) -> None:
+    subprocess.run([kubectl, "delete", "jobset", *names, *ns, "--wait=false"], capture_output=True)
 
 
 def _states(kubectl: str, ns: list[str], run_id: str) -> dict[str, str]:
-    """This run's JobSets as the cluster tells them: Completed, Failed, Queued (suspended: Kueue has
-    not admitted it) or Running; nothing where kubectl cannot tell now."""
+    """This run's JobSets: Completed, Failed, Queued (suspended: Kueue has not admitted it) or
+    Running; nothing where kubectl cannot tell now."""
     got = subprocess.run(
         [kubectl, "get", "jobsets", *ns, "-l", f"{jobs.RUN_LABEL}={run_id}", "-o", "json"],
         capture_output=True, text=True,
@@ -253,11 +238,8 @@ def _states(kubectl: str, ns: list[str], run_id: str) -> dict[str, str]:
         return {}
     out = {}
     for item in items:
-        true = {
-            c.get("type")
-            for c in item.get("status", {}).get("conditions", [])
-            if c.get("status") == "True"
-        }
+        conditions = item.get("status", {}).get("conditions", [])
+        true = {c.get("type") for c in conditions if c.get("status") == "True"}
         ended = [t for t in TERMINAL if t in true]
         queued = "Suspended" in true or item.get("spec", {}).get("suspend")
         out[item["metadata"]["name"]] = ended[0] if ended else "Queued" if queued else "Running"
@@ -265,11 +247,7 @@ def _states(kubectl: str, ns: list[str], run_id: str) -> dict[str, str]:
 
 
 def _report(root: str, states: dict[str, str]) -> int:
-    """The per-category CSVs and the consolidated report, written beside the results; 1 unless
-    every JobSet completed."""
-    from accelbench.dialects.tpums.collect import collect_run, publish
-    from accelbench.dialects.tpums.suite import REPORT, consolidated
-
+    """The per-category CSVs and the report beside the results; 1 unless every JobSet completed."""
     try:
         publish(root, consolidated(collect_run(root)), "--bucket")
         print(visible(f"consolidated report: {root}/{REPORT[0]}"), file=sys.stderr)

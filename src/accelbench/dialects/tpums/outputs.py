@@ -1,6 +1,5 @@
 """TPUMS's summary.csv and detailed.json for the cases a TPUMS file planned (benchmarks/files.py writes
-them): TPUMS's field names, both timing domains' metrics, its telemetry and its device-to-device
-console matrices."""
+them): TPUMS's names, both timing domains, its telemetry and console matrices."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ from accelbench.results.sinks import RunContext, Sink, register_sink
 
 
 def params(case: Case, origin: Upstream, fields: Any, ours: bool = False) -> dict[str, Any]:
-    """The case's fields as it ran, in TPUMS's names (a soak's samples_per_run is the run's
-    soak_chunk); with `ours`, this project's fields too."""
+    """The case's fields in TPUMS's names (a soak's samples_per_run: soak_chunk); `ours`: ours too."""
     assert origin.tpums is not None
     out = origin.tpums.written(fields, ours)
     if origin.tpums.soak:
@@ -39,10 +37,7 @@ def given_fields(case: Case) -> tuple[str, dict[str, Any]]:
 def _metrics(
     case: Case, origin: Upstream, fields: Any, host_ms: list[float], row: Row
 ) -> dict[str, Any]:
-    """TPUMS's metrics (metrics.py): both timing domains with its filter, its rates from each
-    domain's p50, a collective's per-chip bytes from its first group; with xprof timing and no
-    device clock, the xprof latencies and rates are there and empty, as TPUMS leaves them. Then a
-    TPU's firmware figures under TPUMS's names (on a GPU, the NVML samples' equivalents)."""
+    """TPUMS's metrics in both timing domains, then a TPU's firmware figures (a GPU's NVML ones)."""
     bench = origin.benchmark
     group = (
         collectives.groups(case.op, params_of(case, collectives.CollectiveParams))[0]
@@ -65,8 +60,8 @@ def _metrics(
 
 
 def _soak(row: Row) -> dict[str, tuple[float, float]] | None:
-    """A soak row's initial and sustained ms: the first and last untraced chunks on the host clock,
-    the baseline and worst windows on the device's (where it has one)."""
+    """A soak's initial and sustained ms: the first and last untraced chunks on the host clock, the
+    baseline and worst windows on the device's."""
     t = row.timing
     if t.soak_first_chunk_s is None or t.soak_last_chunk_s is None:
         return None
@@ -78,8 +73,7 @@ def _soak(row: Row) -> dict[str, tuple[float, float]] | None:
 
 
 def _flags(case: Case) -> dict[str, Any]:
-    """The XLA and libtpu flags the case ran with (its process's, or the environment's), as TPUMS
-    records them; empty where none were set."""
+    """The XLA and libtpu flags the case ran with (its process's, or the environment's)."""
     env = {**os.environ, **dict(case.process_env)}
     return {
         "xla_flags": env.get("XLA_FLAGS", ""),
@@ -92,5 +86,4 @@ TPUMS = Generation(params, _metrics, _flags, ket_and_throughput=False, console=c
 
 @register_sink("tpums", order=30)
 def tpums_files(context: RunContext) -> Sink | None:
-    """For runs with cases a TPUMS file (or `tpums benchmark run`) asked for."""
     return upstream_files(context, TPUMS, lambda origin: origin.tpums is not None)

@@ -34,27 +34,23 @@ MISSING = "must define a 'benchmark:' mapping (name, params, cases or cases_from
 
 
 class TpumsConfig(BaseModel):
-    """The top level: `benchmark:` (checked by the planner, its keys depend on its name); stage-A
-    files may add global keys beside it."""
+    """`benchmark:`, checked by the planner (its keys depend on its name); stage A adds globals."""
 
     model_config = ConfigDict(extra="allow")
 
     benchmark: Any
 
 
-def recognise(data: dict[str, Any]) -> bool:
-    return TOP in data and "benchmarks" not in data
+def _expected(what: str, name: object, shape: str, where: str) -> UserError:
+    return UserError(f"Expected {what} in benchmark '{name}' to be {shape}", key=where)
 
 
 def _mapping(value: Any, where: str, name: object = None) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise UserError(
-            f"Expected '{where.rpartition('.')[2]}' in benchmark '{name}' to be a dict, got "
-            f"{type(value).__name__}",
-            key=where,
-        )
+        got = f"a dict, got {type(value).__name__}"
+        raise _expected(f"'{where.rpartition('.')[2]}'", name, got, where)
     return {str(k): v for k, v in value.items()}
 
 
@@ -74,33 +70,26 @@ def _cases(bench: dict[str, Any], request: PlanRequest, layout: LayoutNote) -> t
         return tuple({**base, **row} for row in rows)
     if "cases" not in bench:
         return (base,)
-    return tuple({**base, **case} for case in listed_cases(bench, TOP, layout))
+    return tuple({**base, **case} for case in listed_cases(bench, layout))
 
 
-def listed_cases(bench: dict[str, Any], top: str, layout: LayoutNote) -> Iterator[Point]:
+def listed_cases(bench: dict[str, Any], layout: LayoutNote) -> Iterator[Point]:
     """`cases:`, a list of mappings (each laid over the params, or a stage-A file's flat fields)."""
-    where, cases, name = key_path(top, "cases"), bench["cases"], bench.get("name")
+    where, cases, name = key_path(TOP, "cases"), bench["cases"], bench.get("name")
     if not isinstance(cases, list) or not cases:
-        raise UserError(
-            f"Expected 'cases' in benchmark '{name}' to be a list (non-empty) of mappings, got "
-            f"{type(cases).__name__}",
-            key=where,
-        )
+        got = f"a list (non-empty) of mappings, got {type(cases).__name__}"
+        raise _expected("'cases'", name, got, where)
     for i, case in enumerate(cases):
         at = key_path(where, i)
         if not isinstance(case, dict):
-            raise UserError(
-                f"Expected each item of 'cases' in benchmark '{name}' to be a dict, got "
-                f"{type(case).__name__}",
-                key=at,
-            )
+            got = f"a dict, got {type(case).__name__}"
+            raise _expected("each item of 'cases'", name, got, at)
         layout.reserved_in(case, at)
         yield given(case, at)
 
 
 def _preset(bench: dict[str, Any], entry: Tpums) -> Point:
-    """The model preset's values for the fields this benchmark has (an unknown preset is an error,
-    as TPUMS made it)."""
+    """The model preset's values for this benchmark's fields (an unknown one: TPUMS's error)."""
     if "model_preset" not in bench:
         return {}
     where, name = key_path(TOP, "model_preset"), bench["model_preset"]
@@ -118,15 +107,12 @@ def _preset(bench: dict[str, Any], entry: Tpums) -> Point:
 def _sweep(
     bench: dict[str, Any], cases: tuple[Point, ...], request: PlanRequest, layout: LayoutNote
 ) -> Expansion:
-    """The cases over the sweep's product (first key slowest), at most 1000 combinations a case;
-    the sweep's keys given nowhere else."""
+    """The cases over the sweep's product (first key slowest); its keys given nowhere else."""
     if "sweep" not in bench:
         return Expansion(cases=cases)
     where = key_path(TOP, "sweep")
     if not isinstance(bench["sweep"], dict) or not bench["sweep"]:
-        raise UserError(
-            f"Expected 'sweep' in benchmark '{bench.get('name')}' to be a non-empty dict", key=where
-        )
+        raise _expected("'sweep'", bench.get("name"), "a non-empty dict", where)
     layout.reserved_in(bench["sweep"], where)
     sweep = upstream_sweep(bench["sweep"], where, MAX_COMBINATIONS)
     request.warnings.extend(sweep.warnings)
@@ -152,14 +138,12 @@ def _sweep(
 
 @dataclass(frozen=True)
 class FileLevel:
-    """What a stage-B file sets for every case: xprof_timing and the device mode, and the soak's
-    chunk; what a case's values become (a run of none is one call; the DCN batching noted)."""
+    """What a stage-B file (or `benchmark run`) sets for every case, and how a case's values end."""
 
     entry: Tpums
     xprof: bool | None
     device_mode: str | None
     request: PlanRequest
-    where: str
 
     def adjusted(self, values: dict[str, Any]) -> dict[str, Any]:
         if self.xprof is not None:
@@ -171,7 +155,7 @@ class FileLevel:
             return values
         if not values.get("min_duration_s"):
             self.request.warnings.append(  # said once: the planner drops repeats
-                f"{self.where}: num_runs 0 and no min_duration_s: TPUMS times nothing; one call is "
+                f"{TOP}: num_runs 0 and no min_duration_s: TPUMS times nothing; one call is "
                 "timed here"
             )
         return {**values, "num_runs": 1}
@@ -214,9 +198,9 @@ def _stage_b_cases(
 ) -> list[Case]:
     expansion = _sweep(bench, _cases(bench, request, layout), request, layout)
     points = [layout.file_xprof(p) for p in expansion.points()]
-    xprof = _xprof(bench.get("xprof_timing"), key_path(TOP, "xprof_timing"), entry, layout)
+    xprof = _xprof(bench.get("xprof_timing"), entry, layout)
     device_mode = _choice(bench, "xprof_device_mode", DEVICE_MODES)
-    level = FileLevel(entry, xprof, device_mode, request, TOP)
+    level = FileLevel(entry, xprof, device_mode, request)
     preset = _preset(bench, entry)
     return planned(level, [{**preset, **p} for p in points], key_path(TOP, "params"))
 
@@ -245,19 +229,18 @@ def command_line(
     entry = get_tpums(name, "benchmark run")
     if entry.is_experimental:
         request.warnings.append(f"[WARNING] Running experimental benchmark '{entry.name}'")
-    level = FileLevel(entry, xprof or None, device_mode, request, TOP)
+    level = FileLevel(entry, xprof or None, device_mode, request)
     return planned(level, list(expansion.points()), "benchmark run")
 
 
-def _xprof(value: Any, where: str, entry: Tpums, layout: LayoutNote) -> bool | None:
+def _xprof(value: Any, entry: Tpums, layout: LayoutNote) -> bool | None:
     """The file's xprof_timing: benchmark's, else (an earlier layout) the first case's."""
+    where = key_path(TOP, "xprof_timing")
     if value is None and layout.xprof is not None:
         value, where = layout.xprof.value, layout.xprof.where
     if value is not None and not isinstance(value, bool):
-        raise UserError(
-            f"Expected 'xprof_timing' in benchmark '{entry.name}' to be a bool (true or false), "
-            f"got {value!r}",
-            key=where,
+        raise _expected(
+            "'xprof_timing'", entry.name, f"a bool (true or false), got {value!r}", where
         )
     return value
 
@@ -284,8 +267,8 @@ def _soaks(xprof: Any, point: Point, where: str) -> None:
 def _stage_a_cases(
     data: dict[str, Any], entry: Tpums, request: PlanRequest, layout: LayoutNote
 ) -> list[Case]:
-    """A stage-A file: its flat fields an entry as jax-bench read it (each item of a `cases:` list
-    over them), the other top-level keys global values, `hardware:` the file's peaks."""
+    """A stage-A file: its flat fields an entry as jax-bench read it, each `cases:` item over them,
+    the other top-level keys globals, `hardware:` the file's peaks."""
     bench = data[TOP]
     reading = Reading.of_tpums(entry, flat=True)
     top = {k: v for k, v in data.items() if k not in (TOP, "hardware")}
@@ -295,7 +278,7 @@ def _stage_a_cases(
         request.warnings.extend(warnings)
     shared = shared_values(top, request, "")
     flat = {k: v for k, v in bench.items() if k != "cases"}
-    overlays = list(listed_cases(bench, TOP, layout)) if "cases" in bench else [{}]
+    overlays = list(listed_cases(bench, layout)) if "cases" in bench else [{}]
     sweep_of = (bench.get("sweep"), key_path(TOP, "sweep"))
     cases: list[Case] = []
     for overlay in overlays:

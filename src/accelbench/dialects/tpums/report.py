@@ -1,9 +1,6 @@
-"""TPUMS's console report after a run: per benchmark, a table of the columns its entry declares
-(`Tpums.report_columns`) in a banner of '=' at least 88 wide, and for device_to_device the GB/s matrix
-of every source and destination per (dtype, direction, data_size_mib). Cells read as TPUMS prints
-them: sizes and rates with 2 decimals, latencies with 4, and '-' for what is missing, not a number,
-infinite or a boolean where a number belongs. pandas lays the tables out, as TPUMS's does.
-"""
+"""TPUMS's console report after a run: per benchmark, a table of its entry's `report_columns` in a
+banner of '=', and for device_to_device the GB/s matrix per (dtype, direction, data_size_mib). Cells
+as TPUMS prints them: '-' for what is missing, not finite, or a boolean where a number belongs."""
 
 from __future__ import annotations
 
@@ -32,13 +29,11 @@ def format_float(value: Any, precision: int = 2) -> str:
 
 
 def format_str(value: Any) -> str:
-    if value is None or (isinstance(value, str) and not value):
-        return "-"
     if isinstance(value, str):
-        return value
-    with contextlib.suppress(TypeError, ValueError):
-        import pandas as pd
+        return value or "-"
+    import pandas as pd
 
+    with contextlib.suppress(TypeError, ValueError):
         if pd.isna(value):
             return "-"
     return str(value)
@@ -52,16 +47,14 @@ FORMATS: dict[str, Callable[[Any], str]] = {
 
 
 def banner(title: str, body: str) -> str:
-    """`title` and `body` between rules of '=' as wide as the widest line, the title plus padding,
-    or 88, whichever is most."""
+    """`title` and `body` between rules of '=' as wide as the widest line, title + padding, or 88."""
     widest = max((len(line) for line in body.splitlines()), default=0)
     rule = "=" * max(widest, len(title) + BANNER_PADDING, BANNER_MIN_WIDTH)
     return f"{rule}\n{title}\n{rule}\n{body}\n{rule}"
 
 
 def benchmark_table(frame: Any, columns: Sequence[tuple[str, str]], title: str = "") -> str:
-    """The rows under `columns` (name, format); an xprof column the rows lack is left out, any
-    other missing one shows '-'. Empty when there is nothing to show."""
+    """The rows under `columns` (name, format); an xprof column the rows lack is left out."""
     if frame is None or frame.empty:
         return ""
     active = [(c, f) for c, f in columns if not c.startswith("xprof_") or c in frame.columns]
@@ -74,8 +67,7 @@ def benchmark_table(frame: Any, columns: Sequence[tuple[str, str]], title: str =
 
 
 def device_matrix(frame: Any, marker: str = DIAGONAL) -> str:
-    """GB/s from each source device (rows) to each destination (columns), one matrix per timing
-    domain the rows have and per sweep point; `marker` on the diagonal, '-' where no pair ran."""
+    """GB/s from each source (rows) to each destination, per timing domain and sweep point."""
     src, dst = "src_device_index", "dst_device_index"
     if frame is None or frame.empty or src not in frame or dst not in frame:
         return ""
@@ -87,12 +79,9 @@ def device_matrix(frame: Any, marker: str = DIAGONAL) -> str:
         if domain != "wall_clock" and rate not in frame.columns:
             continue
         for key, rows in groups:
-            out += _matrix(rows, rate, marker, title, dict(zip(sweep, _tuple(key), strict=False)))
+            point = dict(zip(sweep, key if isinstance(key, tuple) else (key,), strict=False))
+            out += _matrix(rows, rate, marker, title, point)
     return "\n\n".join(out)
-
-
-def _tuple(key: Any) -> tuple[Any, ...]:
-    return key if isinstance(key, tuple) else (key,)
 
 
 def _matrix(rows: Any, rate: str, marker: str, title: str, point: dict[str, Any]) -> list[str]:
@@ -101,9 +90,8 @@ def _matrix(rows: Any, rate: str, marker: str, title: str, point: dict[str, Any]
     devices = sorted({int(d) for d in (*pairs[src], *pairs[dst])})
     if not devices:
         return []
-    cells = {
-        (int(r[src]), int(r[dst])): r.get(rate) for _, r in pairs.iterrows()
-    }  # the last row of a pair wins
+    # the last row of a pair wins
+    cells = {(int(r[src]), int(r[dst])): r.get(rate) for _, r in pairs.iterrows()}
     import pandas as pd
 
     names = [f"D{d}" for d in devices]
@@ -123,7 +111,6 @@ def _nan(value: Any) -> Any:
 
 
 def console_report(entries: list[dict[str, Any]]) -> list[str]:
-    """The tables of a run's TPUMS entries (detailed.json's), per benchmark in the order it ran."""
     import pandas as pd
 
     from accelbench.benchmarks.base import TPUMS

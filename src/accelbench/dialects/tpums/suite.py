@@ -11,11 +11,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accelbench.benchmarks.base import TPUMS
 from accelbench.config.loader import LoadedConfig, load_config
+from accelbench.config.planner import plan
+from accelbench.config.yaml_reader import read_yaml
 from accelbench.core.case import Case
+from accelbench.dialects.jax_bench.cli import upstream_options
+from accelbench.dialects.tpums.cluster import distinct
+from accelbench.dialects.tpums.collect import aggregated, collect_run, header, publish
 from accelbench.errors import UserError, key_path, visible
 from accelbench.names import portable_name
+from accelbench.platform.interrupt import stopped_by_signal
+from accelbench.results.display import escaped, html_safe, markdown_safe
+from accelbench.results.reading import read_rows
+from accelbench.results.writer import check_directory
 from accelbench.run.command_line import RunFiles
+from accelbench.run.planning import check_options, jax_device_count
 
 KEYS = ("suite_name", "description", "configs")
 REPORT = ("consolidated_report.md", "consolidated_report.html")
@@ -40,8 +51,6 @@ class Suite:
 
 
 def read_suite(path: str) -> Suite:
-    from accelbench.config.yaml_reader import read_yaml
-
     data = read_yaml(path)
     where = lambda key: f"{path}: {key}"  # noqa: E731
     if not isinstance(data, dict):
@@ -66,8 +75,7 @@ def _located(config: str, suite_path: str, index: int) -> str:
 
 
 def _folder(path: str) -> str:
-    """A config's folder in the suite's output: its path below configs/ (else its file name) without
-    `.yaml`, each part a safe name whatever the file is called (`...yaml` stays inside the output)."""
+    """Its path below configs/ (else its file name) less `.yaml`, each part a safe name."""
     parts = Path(path).with_suffix("").parts
     below = parts[parts.index("configs") + 1 :] if "configs" in parts[:-1] else parts[-1:]
     return "/".join(portable_name(p) for p in below)
@@ -83,8 +91,6 @@ class Planned:
 
 @dataclass(frozen=True)
 class Ran:
-    """One config of this suite run, as the report tells it."""
-
     config: str
     table: Any  # a pandas DataFrame, or None where nothing was measured
     said: str = ""  # why there is no table (the config's one-line error)
@@ -93,11 +99,6 @@ class Ran:
 def _plan(
     suite: Suite, path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
 ) -> list[Planned]:
-    """Every config planned before any runs: a bad one stops the suite in one line, nothing measured."""
-    from accelbench.config.planner import plan
-    from accelbench.dialects.jax_bench.cli import upstream_options
-    from accelbench.run.planning import check_options, jax_device_count
-
     planned: list[Planned] = []
     for _, located, stem in suite_configs(suite, path):
         folder = os.path.join(output_dir, stem)
@@ -113,11 +114,8 @@ def _plan(
 
 
 def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
-    """Each config: its path as the suite names it, where it was found, and its results folder (its
-    path below configs/; where two would meet, or meet a name the run's folder keeps for itself, a
-    short hash of its full path sets them apart). Every one found, none listed twice, or one line."""
-    from accelbench.dialects.tpums.cluster import distinct
-
+    """Each config: as the suite names it, where found, its results folder (a short hash of its path
+    where two would meet, or meet a name kept for the suite). Every one found, none listed twice."""
     located = [_located(config, path, i) for i, config in enumerate(suite.configs)]
     real = [os.path.realpath(p) for p in located]
     for i, here in enumerate(real):
@@ -133,9 +131,7 @@ def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
 def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]) -> int:
     """Each config in turn; a config that cannot write is said in the report and the suite goes on;
     a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
-    from accelbench.platform.interrupt import stopped_by_signal
-    from accelbench.results.writer import check_directory
-    from accelbench.run.session import run_and_tell
+    from accelbench.run.session import run_and_tell  # looked up at each run (tests replace it)
 
     suite = read_suite(path)
     check_directory(output_dir, "--output_dir")
@@ -155,7 +151,6 @@ def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
             return outcome.code
         summary = _this_runs_summary(entry.folder, before, files.resume)
         ran.append(Ran(entry.loaded.path, _table(summary, outcome.cases)))
-    from accelbench.dialects.tpums.collect import publish
 
     publish(output_dir, report_files(suite, ran), "--output_dir")
     paths = ", ".join(os.path.join(output_dir, name) for name in REPORT)
@@ -175,8 +170,7 @@ def _this_runs_summary(folder: str, before: set[Path], resumed: bool) -> Path | 
 
 
 def shown(frame: Any, fields: set[str]) -> Any:
-    """A summary's columns the report shows: the case's fields that vary between its rows, then
-    TPUMS's figures."""
+    """The case's fields that vary between the summary's rows, then TPUMS's figures."""
     varying = [
         c for c in frame.columns
         if c in fields and c not in SHOWN and frame[c].astype(str).nunique() > 1
@@ -185,11 +179,7 @@ def shown(frame: Any, fields: set[str]) -> Any:
 
 
 def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
-    """`tpums suite collect PATH`: the consolidated report and per-category CSVs of a run in a bucket
-    (or a folder), written to `output_dir`."""
-    from accelbench.dialects.tpums.collect import collect_run, publish
-    from accelbench.results.writer import check_directory
-
+    """`tpums suite collect PATH`: a run's report and per-category CSVs, written to `output_dir`."""
     check_directory(output_dir, "--output_dir")
     publish(output_dir, consolidated(collect_run(path, run_id)), "--output_dir")
     print(visible(f"consolidated report: {os.path.join(output_dir, REPORT[0])}"), file=sys.stderr)
@@ -197,11 +187,7 @@ def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
 
 
 def consolidated(found: Any) -> dict[str, str]:
-    """A collected run's report (every config it submitted or holds, each by its full path, every
-    TPUMS field that varies shown) and its per-category CSVs."""
-    from accelbench.benchmarks.base import TPUMS
-    from accelbench.dialects.tpums.collect import aggregated, header
-
+    """A collected run's report (every config submitted or held, by its full path) and its CSVs."""
     fields = {p.name for entry in TPUMS.values() for p in entry.fields}
     named, s = found.submitted.get("configs", {}), found.submitted
     ran = {f: Ran(str(named.get(f, f)), shown(frame, fields)) for f, frame in found.tables.items()}
@@ -215,15 +201,13 @@ def consolidated(found: Any) -> dict[str, str]:
 
 
 def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
-    """What the report shows of one config: this run's summary.csv (the figures, and every field
-    that varies between its rows), else this run's rows (a config of another layout)."""
+    """This run's summary.csv, else its rows (a config of another layout)."""
     import pandas as pd
 
     if summary is not None:
         return shown(
             pd.read_csv(summary), {k for c in cases if c.origin for k in c.origin.fields.names()}
         )
-    from accelbench.results.reading import read_rows
 
     ids = {c.id for c in cases}
     rows = [
@@ -243,10 +227,7 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
 
 
 def report_files(suite: Suite, ran: list[Ran], header: Sequence[str] = ()) -> dict[str, str]:
-    """consolidated_report.md and .html: the suite, its header lines, then each config's table. Every
-    text a file carries is escaped for where it goes (a Markdown cell, HTML)."""
-    from accelbench.results.display import escaped, html_safe, markdown_safe
-
+    """consolidated_report.md and .html: the suite, its header, each config's table; all escaped."""
     lead = [markdown_safe(line) for line in (suite.description, *header) if line]
     lead = [line + "  " for line in lead]  # a line each (a Markdown hard break)
     md = [f"# {markdown_safe(suite.name)}", "", *lead, ""]
