@@ -363,7 +363,8 @@ def run_compare(
     sort: str | None = None,
     fail_inconclusive: tuple[str, ...] = (),
 ) -> int:
-    """0: no matched case failed; 1: one regressed, went missing, failed or became ambiguous.
+    """0: no matched case failed; 1: one regressed, went missing, failed or became ambiguous;
+    2 (UserError): nothing to compare.
     `candidate_cases_only`: the candidate ran a selection, so a case it left out is not missing."""
     check_threshold(threshold)
     comparison, labels = _compare(sides, by, baseline)

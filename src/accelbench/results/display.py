@@ -1,4 +1,5 @@
-"""How a row reads in a table: one definition of each displayed column, cells as text."""
+"""How a row reads in a table: one definition of each displayed column, cells as text (never
+markup: the writers escape them)."""
 
 from __future__ import annotations
 

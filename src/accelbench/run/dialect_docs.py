@@ -1,5 +1,7 @@
-"""Each dialect's names table (`microbench list --NAME`'s) in its doc page, between `<!-- NAME names:
-generated -->` and `<!-- NAME names: end -->`: `python -m accelbench.run.dialect_docs --write`."""
+"""Each dialect's names table in its doc page, generated from the registry (the same table
+`microbench list --NAME` prints): between `<!-- NAME names: generated -->` and `<!-- NAME names: end
+-->`. `python -m accelbench.run.dialect_docs --write` rewrites every page; a test keeps them current.
+"""
 
 from __future__ import annotations
 

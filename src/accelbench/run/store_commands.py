@@ -74,8 +74,8 @@ def _latest_series(view: list[Any]) -> list[Any]:  # what the user ran last
 def _side(
     ref: str, view: list[Any], args: argparse.Namespace, candidate: str
 ) -> tuple[list[str], bool]:
-    """A results file, or a stored run by --name, number (of the latest series) or `latest` (of the
-    candidate's series); and whether it ran a selection of cases."""
+    """A results file, or a stored run by --name, number (of the config's series, else of the latest
+    run's) or `latest` (of the candidate's series); and whether it ran a selection of cases."""
     from accelbench.results.remote import is_url, local
     from accelbench.results.run_store import find_run
 
