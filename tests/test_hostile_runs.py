@@ -352,6 +352,14 @@ def test_a_folder_that_refuses_creation_is_one_line_before_any_case(where, run_c
     assert err.startswith(f"error: csv_path '{where}'") and len(err.splitlines()) == 1
 
 
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs Linux /sys")
+@pytest.mark.parametrize("where", ["/sys/kernel", "/sys/kernel/x"])
+def test_a_stored_run_in_a_folder_that_refuses_its_record_is_one_line(where, run_cli):
+    # as root the permission check passes /sys and only the record's creation is refused (trial 3)
+    code, _, err = run_cli("run", "--run", "add", "--m", "8", "--n", "8", "--output-dir", where)
+    assert code == 2 and len(err.splitlines()) == 1 and where in err
+
+
 def test_a_whole_file_output_that_cannot_be_written_is_one_line_and_keeps_the_old_file(tmp_path):
     from accelbench.results.writer import OutputFailed, write_atomically
 

@@ -19,7 +19,7 @@ import msgspec
 
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
-from accelbench.errors import visible
+from accelbench.errors import UserError, visible
 from accelbench.names import portable_name
 from accelbench.platform.environment import checkout, run_environment, timestamp
 from accelbench.results.remote import is_url
@@ -101,15 +101,17 @@ def _claim(series: list[str], n: int, run: dict[str, Any]) -> bool:
     body = {**run, "files": [numbered(p, n) for p in series]}
     for file in (*body["files"], target):
         check_writable(file)
-    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
     text = json.dumps(
         {**body, "pid": os.getpid(), "host": socket.gethostname()}, indent=1, default=str
     )
     try:  # the number is this run's once the empty record exists (read meanwhile: not abandoned)
+        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
     except FileExistsError:
         if Path(numbered(series[0], n)).exists() or _alive(Path(target)):
             return False  # not abandoned
+    except OSError as error:  # a folder the permission check passed that still refuses (/sys)
+        raise UserError(f"cannot write the run's record: {error.strerror}", file=target) from None
     write_atomically(target, lambda f: print(text, file=f, end=""))
     return True
 
