@@ -273,6 +273,17 @@ def test_control_bytes_from_files_and_arguments_are_shown_as_text(
     assert all("\\x1b" in text for text in shown), shown  # made visible, not dropped
 
 
+def test_control_characters_in_names_reach_a_csv_spelt_out(tmp_path):
+    import numpy as np
+
+    import accelbench
+
+    r = accelbench.bench(np.sum, np.ones(8), name="n" + ESC, variant="v\u202e\x07", num_runs=3)
+    text = Path(accelbench.save([r], str(tmp_path / "b.csv"))).read_text()
+    assert not set("\x1b\x07\u202e") & set(text)  # trial 3: they reached the CSV raw
+    assert "n\\x1b" in text and "v\\u202e\\x07" in text
+
+
 def test_a_csv_shapes_table_that_is_not_utf8_is_one_line(tmp_path, run_cli):
     (tmp_path / "shapes.csv").write_bytes(b"m,k,n\n64,64,\xe9\n")
     (tmp_path / "c.yaml").write_text(

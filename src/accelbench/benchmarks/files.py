@@ -177,7 +177,10 @@ def write_summary(f: IO[str], entries: list[dict[str, Any]], ket: bool) -> None:
     """pandas writes it, as upstream's does: the same cells (floats, booleans, None, dicts)."""
     import pandas as pd
 
-    rows = [summary_row(e, ket) for e in entries]
+    rows = [  # a name's control characters spelt out, as in every other CSV
+        {k: visible(v) if isinstance(v, str) else v for k, v in summary_row(e, ket).items()}
+        for e in entries
+    ]
     added = {k for e in entries for k in e.get(OURS_KEY, {})}
     upstream = list(dict.fromkeys(k for r in rows for k in r if k not in added))
     ours = list(dict.fromkeys(k for r in rows for k in r if k not in upstream))

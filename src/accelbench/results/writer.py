@@ -385,7 +385,7 @@ class ResultFile:
     @staticmethod
     def _line(values: Iterable[str]) -> str:
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow(list(values))
+        csv.writer(buf, lineterminator="\n").writerow([visible(v) for v in values])
         return buf.getvalue()
 
     def append(self, row: Row) -> None:

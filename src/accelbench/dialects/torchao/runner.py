@@ -12,7 +12,7 @@ from typing import Any
 
 from accelbench.catalogue import get_spec
 from accelbench.dialects.torchao import DASHBOARD, TORCHAO_CSV
-from accelbench.errors import Status, UserError
+from accelbench.errors import Status, UserError, visible
 from accelbench.ops.torchao import (
     TorchaoExtras,
     TorchaoInferenceParams,
@@ -58,8 +58,10 @@ METRICS = (
 
 
 def _cell(value: Any) -> Any:
-    """Floats to six significant digits (a millisecond time to the nanosecond), the rest as given."""
-    return f"{value:.6g}" if isinstance(value, float) else value
+    """Floats to six significant digits (a millisecond time to the nanosecond), text `visible`."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return visible(value) if isinstance(value, str) else value
 
 
 def _ms(seconds: float | None) -> float | None:
