@@ -264,7 +264,7 @@ def _machine(column: Column, row: Row, params: str) -> dict[str, Any]:
     return {column.field or column.key: value}
 
 
-MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#&])")
 
 
 def escaped(frame: Any, escape: Callable[[str], str]) -> Any:
