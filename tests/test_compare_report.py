@@ -526,7 +526,9 @@ def test_a_bare_compare_without_two_runs_says_where_it_looked_and_how_to_name_th
 
 
 def test_cells_with_newlines_and_markup_stay_text_in_the_report(tmp_path, run_cli):
-    hostile = "x\n# heading\n[click](http://e.vil) <script>alert(1)</script> [/x] [link=http://e] &lt;"
+    hostile = (
+        "x\n# heading\n[click](http://e.vil) <script>alert(1)</script> [/x] [link=http://e] &lt;"
+    )
     rows = [row(m, m * 1e-6, error=hostile, dtype=hostile) for m in (256, 512)]
     write(tmp_path / "r.csv", rows)
     code, _, err = run_cli("report", str(tmp_path / "r.csv"), "--output-dir", str(tmp_path / "rep"))
