@@ -18,11 +18,13 @@ def main(path, copy_json):
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in read_rows(path):
+        if r.identity.op != "elementwise":  # a file may hold other suites' rows (gpu_run.sh units)
+            continue
         gbps = r.derived.gb_per_s
         share = f"{100 * gbps / copy:.0f}" if gbps else ""
         time_ms = f"{r.median_s * 1e3:.4f}" if r.median_s else ""
         memory = getattr(r.extras, "peak_memory_bytes", None)
-        p = r.params
+        p = r.params.as_dict()
         impl = r.identity.implementation or p.get("implementation", "")
         print(
             f"| {p['operation']} | {p['batch']}x{p['seq']}x{p['hidden']} {p['dtype']} | {impl} | "

@@ -72,7 +72,7 @@ if attention:
         tf = f"{float(r.derived.tflop_per_s or 0):.0f}" if r.ok else ""
         ms = f"{float(r.median_s or 0) * 1e3:.2f}" if r.ok else ""
         note = r.status.value if r.ok else f"{r.status.value}: {r.identity.error[:70]}"
-        p = r.params
+        p = r.params.as_dict()
         print(
             f"| {p['q_seq_len']} | {p['mode']} | {str(p['causal']).lower()} | {r.identity.backend} "
             f"{r.identity.implementation} | {tf} | {ms} | {note} |"

@@ -15,7 +15,7 @@ for j in (r for r in rows if r.identity.backend == "jax"):
     if not t:
         continue
     a, b = float(j.median_s or 0) * 1e6, float(t.median_s or 0) * 1e6
-    p = j.params
+    p = j.params.as_dict()
     flav = "/".join(
         str(x) for x in (p.get("dtype") or p.get("in_dtype") or "", p.get("layout") or "") if x
     )

@@ -32,7 +32,7 @@ def main(paths):
     print(" | ".join(COLUMNS))
     for path in paths:
         for r in read_rows(path):
-            p = r.params
+            p = r.params.as_dict()
             shape = "x".join(str(p[d]) for d in ("m", "k", "n") if p.get(d))
             flavour = "/".join(
                 str(r.get(c))

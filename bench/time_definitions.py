@@ -163,7 +163,7 @@ def main() -> int:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        p, timing = r.params, r.timing
+        p, timing = r.params.as_dict(), r.timing
         per_iter = "" if timing.kernels_per_iter is None else f"{timing.kernels_per_iter:g}"
         print(
             f"| {r.identity.op} | {p['m']}x{p.get('k') or ''}x{p['n']} | {r.conditions.cache} | "

@@ -22,7 +22,7 @@ def inference(rows: list[Row]) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        p, x = r.params, r.extras if isinstance(r.extras, TorchaoExtras) else None
+        p, x = r.params.as_dict(), r.extras if isinstance(r.extras, TorchaoExtras) else None
         compiled = p.get("compile_mode") not in (None, "", "off")
         base = (x.baseline_compiled_s if compiled else x.baseline_eager_s) if x else None
         quant = (x.quantized_compiled_s if compiled else x.quantized_eager_s) if x else None
@@ -47,7 +47,7 @@ def training(rows: list[Row]) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        p, x = r.params, r.extras if isinstance(r.extras, TorchaoTrainingExtras) else None
+        p, x = r.params.as_dict(), r.extras if isinstance(r.extras, TorchaoTrainingExtras) else None
         print(
             f"| {p['m']}x{p['k']}x{p['n']} | {p['model_type']} | {p['recipe']} "
             f"| {p['scaling_granularity']} | {r.status.value} | {ms(x.baseline_s if x else None)} "
