@@ -47,14 +47,11 @@ def pairs(p: AttentionParams) -> float:
     return sq * (sq + 1) / 2 if p.causal else float(sq * skv)
 
 
-def forward_flops(p: AttentionParams) -> float:
-    """Q Kᵀ and P V: 2 (d_qk + d_v) per attended pair and query head."""
-    return 2.0 * p.batch_size * p.q_heads * pairs(p) * (p.qk_head_dim + p.v_head_dim)
-
-
 def flops(p: AttentionParams) -> float:
-    """bwd: the forward (1x) plus recomputing S, then dV, dP, dQ and dK (2.5x): 3.5x the forward."""
-    return forward_flops(p) * (1.0 if p.mode == "fwd" else 3.5)
+    """Q Kᵀ and P V: 2 (d_qk + d_v) per attended pair and query head; bwd: the forward (1x) plus
+    recomputing S, then dV, dP, dQ and dK (2.5x): 3.5x the forward."""
+    forward = 2.0 * p.batch_size * p.q_heads * pairs(p) * (p.qk_head_dim + p.v_head_dim)
+    return forward * (1.0 if p.mode == "fwd" else 3.5)
 
 
 def shapes(p: AttentionParams) -> dict[str, tuple[int, int, int, int]]:

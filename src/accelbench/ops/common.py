@@ -1,5 +1,5 @@
 """Shared by the compute families: input drawing, float64 helpers, placement parameters, and the JAX
-building blocks (fp32-accumulating matmul, absmax quantization) that several ops compose."""
+building blocks (fp32-accumulating matmul) that several ops compose."""
 
 from __future__ import annotations
 
@@ -85,13 +85,6 @@ def sigmoid64(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def quantize_rows(x: np.ndarray, qdt: DType) -> tuple[np.ndarray, np.ndarray]:
-    """Dynamic absmax quantization along axis 1: (values in qdt, float32 dequant scales (rows,1))."""
-    amax = np.max(np.abs(f64(x)), axis=1, keepdims=True)
-    scale = (np.maximum(amax, TINY) / qdt.max).astype(np.float32)
-    return (f64(x) / f64(scale)).astype(qdt.numpy), scale
-
-
 def fp8_floor(inputs: DType) -> float:
     """fp8 GEMMs may accumulate in the tensor cores' reduced-precision mode (numerics.FP8_GEMM_FLOOR)."""
     return FP8_GEMM_FLOOR if inputs.peak_family == "fp8" else 0.0
@@ -109,27 +102,3 @@ def matmul_f32(a: Any, b: Any, layout: str) -> Any:
     return lax.dot_general(
         a, b, dims, precision=precision, preferred_element_type=jax.numpy.float32
     )
-
-
-# inputs whose GEMMs accumulate in fp32 on every backend (MXU, cuBLAS, XLA:CPU), so asking for the
-# 16-bit result rounds once in the GEMM's epilogue: the same numbers as an fp32 result cast after it,
-# without the separate convert kernel XLA:GPU launches for that cast (about 100 µs at bf16 8192³)
-DIRECT_OUT_INPUTS = ("bfloat16", "float16", "float8_e4m3fn", "float8_e5m2")
-DIRECT_OUT_RESULTS = ("bfloat16", "float16")
-
-
-def matmul_to(a: Any, b: Any, layout: str, out: Any) -> Any:
-    names = {a.dtype.name, b.dtype.name}
-    if names <= set(DIRECT_OUT_INPUTS) and jax.numpy.dtype(out).name in DIRECT_OUT_RESULTS:
-        dims = (((1,), (0,)), ((), ())) if layout == "kn" else (((1,), (1,)), ((), ()))
-        return jax.lax.dot_general(a, b, dims, preferred_element_type=out)
-    return matmul_f32(a, b, layout).astype(out)
-
-
-def jax_quantize(x: Any, axis: int, qdtype: Any) -> tuple[Any, Any]:
-    """Dynamic absmax quantization along `axis`: values in qdtype and fp32 dequantization scales."""
-    jnp = jax.numpy
-    x32 = x.astype(jnp.float32)
-    amax = jnp.max(jnp.abs(x32), axis=axis, keepdims=True)
-    scale = jnp.maximum(amax, TINY) / jnp.float32(float(jnp.finfo(qdtype).max))
-    return (x32 / scale).astype(qdtype), scale

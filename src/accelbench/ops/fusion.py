@@ -55,10 +55,6 @@ class AttentionFusionParams(FusionParams):
     head_dim: int = param("dim", 64)
 
 
-def _s(p: FusionParams) -> float:
-    return dtype(p.dtype).nbytes
-
-
 # -- linear: X (m,k) @ W^T (k,n) + b (n) [-> activation] ---------------------------------------------
 
 
@@ -71,7 +67,7 @@ def linear_flops(p: LinearFusionParams) -> float:
 
 
 def linear_bytes(p: LinearFusionParams, fused: bool) -> float:
-    m, k, n, s = p.m, p.k, p.n, _s(p)
+    m, k, n, s = p.m, p.k, p.n, dtype(p.dtype).nbytes
     once = (m * k + n * k + n + m * n) * s  # inputs, bias and the output, once each
     return once if fused else once + LINEAR_PASSES[p.pattern] * 2 * m * n * s  # each pass: Y r+w
 
@@ -94,7 +90,7 @@ def conv_flops(p: ConvFusionParams) -> float:
 
 
 def conv_bytes(p: ConvFusionParams, fused: bool) -> float:
-    s, out = _s(p), conv_out(p)
+    s, out = dtype(p.dtype).nbytes, conv_out(p)
     x = p.batch * p.in_channels * p.size**2
     w = p.out_channels * p.in_channels * p.kernel**2
     has_bn, has_relu = CONV_STAGES[p.pattern]
@@ -127,7 +123,7 @@ def attention_flops(p: AttentionFusionParams) -> float:
 
 
 def attention_bytes(p: AttentionFusionParams, fused: bool) -> float:
-    b, h, s, d, sz = p.batch, p.heads, p.seq, p.head_dim, _s(p)
+    b, h, s, d, sz = p.batch, p.heads, p.seq, p.head_dim, dtype(p.dtype).nbytes
     fused_bytes, unfused_bytes = ATTENTION_MODEL[p.pattern][1](
         b * h * s * d * sz, b * h * s * s * sz
     )

@@ -41,10 +41,6 @@ class SigmoidBwdParams(LayerParams):
     dtype: str = param("dtype", "bfloat16", ("bfloat16", "float32", "float16"))
 
 
-def _dt(p: LayerParams) -> Any:
-    return dtype(p.dtype)
-
-
 def swiglu64(x: np.ndarray) -> np.ndarray:
     a, b = np.split(x, 2, axis=1)
     return a * sigmoid64(a) * b
@@ -99,7 +95,7 @@ class Layer:
     def spec(self, name: str) -> OpSpec[Any]:
         def reference(x: Arrays, p: LayerParams, rows: np.ndarray) -> Arrays:
             picked = {k: f64(v[rows]) if v.ndim == 2 else f64(v) for k, v in x.items()}
-            return {"out": np.asarray(self.reference(picked, p)).astype(_dt(p).numpy)}
+            return {"out": np.asarray(self.reference(picked, p)).astype(dtype(p.dtype).numpy)}
 
         return OpSpec(
             name=name,
@@ -115,7 +111,7 @@ class Layer:
 
 
 def _x(p: LayerParams, rng: np.random.Generator) -> np.ndarray:
-    return normal(rng, (p.m, p.n), _dt(p))
+    return normal(rng, (p.m, p.n), dtype(p.dtype))
 
 
 def _gamma(p: LayerParams, rng: np.random.Generator) -> np.ndarray:
@@ -124,11 +120,6 @@ def _gamma(p: LayerParams, rng: np.random.Generator) -> np.ndarray:
 
 def _half(p: LayerParams) -> float:
     return p.m * p.n / 2
-
-
-def _rms_fwd(p: LayerParams) -> Callable[..., Any]:
-    out = _dt(p).numpy
-    return lambda x, gamma: {"out": jax_rmsnorm(x, gamma, out)}
 
 
 def _rms_bwd(p: LayerParams) -> Callable[..., Any]:
@@ -142,10 +133,10 @@ def _rms_bwd(p: LayerParams) -> Callable[..., Any]:
 RMSNORM_FWD = Layer(
     doc="Y = X / rms(X) * gamma over each row (eps 1e-6), fp32 math",
     flops=lambda p: 4.0 * p.m * p.n + 3.0 * p.m,  # x^2, sum, two multiplies; 3 per row
-    bytes=lambda p: 2.0 * p.m * p.n * _dt(p).nbytes + GAMMA_BYTES * p.n,
+    bytes=lambda p: 2.0 * p.m * p.n * dtype(p.dtype).nbytes + GAMMA_BYTES * p.n,
     inputs=lambda p, rng: {"x": _x(p, rng), "gamma": _gamma(p, rng)},
     reference=lambda x, p: rmsnorm64(x["x"], x["gamma"]),
-    jax=_rms_fwd,
+    jax=lambda p: lambda x, gamma: {"out": jax_rmsnorm(x, gamma, dtype(p.dtype).numpy)},
 )
 LAYERS: dict[str, Layer] = {
     "swiglu_fwd": Layer(
@@ -184,8 +175,8 @@ LAYERS: dict[str, Layer] = {
     "sigmoid_bwd": Layer(
         doc="dX of sigmoid from X and dY: dY * s * (1 - s), s = sigmoid(X) recomputed",
         flops=lambda p: 6.0 * p.m * p.n,  # sigmoid (exp, add, divide), 1 - s, two multiplies
-        bytes=lambda p: 3.0 * p.m * p.n * _dt(p).nbytes,  # X, dY in; dX out
-        inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p.m, p.n), _dt(p))},
+        bytes=lambda p: 3.0 * p.m * p.n * dtype(p.dtype).nbytes,  # X, dY in; dX out
+        inputs=lambda p, rng: {"x": _x(p, rng), "dy": normal(rng, (p.m, p.n), dtype(p.dtype))},
         reference=lambda x, p: x["dy"] * sigmoid64(x["x"]) * (1 - sigmoid64(x["x"])),
         jax=lambda p: lambda x, dy: {"out": jax.vjp(jax_sigmoid, x)[1](dy)[0]},
         typed=SigmoidBwdParams,

@@ -88,23 +88,19 @@ class Pointwise:
 
 
 ADD = Pointwise("Z = X + Y", 2, 1, lambda x, y: x + y, lambda x, y: x + y)
+SILU_MUL = Pointwise(
+    "Z = silu(X) * Y = X * sigmoid(X) * Y",
+    2,
+    5,  # sigmoid (exp, add, divide), two multiplies
+    lambda x, y: x * sigmoid64(x) * y,
+    lambda x, y: x * jax.nn.sigmoid(x) * y,
+)
+SIGMOID = Pointwise("Z = sigmoid(X)", 1, 3, sigmoid64, lambda x: jax.nn.sigmoid(x))
 OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
     "add": (ADD, MatrixParams),
     "inference_add": (ADD, InferenceParams),
-    "inference_silu_mul": (
-        Pointwise(
-            "Z = silu(X) * Y = X * sigmoid(X) * Y",
-            2,
-            5,  # sigmoid (exp, add, divide), two multiplies
-            lambda x, y: x * sigmoid64(x) * y,
-            lambda x, y: x * jax.nn.sigmoid(x) * y,
-        ),
-        InferenceParams,
-    ),
-    "inference_sigmoid": (
-        Pointwise("Z = sigmoid(X)", 1, 3, sigmoid64, lambda x: jax.nn.sigmoid(x)),
-        InferenceParams,
-    ),
+    "inference_silu_mul": (SILU_MUL, InferenceParams),
+    "inference_sigmoid": (SIGMOID, InferenceParams),
     "simple_add": (ADD, FlatParams),
 }
 # the jax-bench harness's add: one flat array of `size` elements, the same math and implementations

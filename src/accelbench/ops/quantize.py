@@ -11,16 +11,7 @@ from typing import Any
 import numpy as np
 
 from accelbench.catalogue import Arrays, OpSpec, array_implementation, param
-from accelbench.ops.common import (
-    BF16,
-    Placed,
-    f64,
-    jax_quantize,
-    jnp_dtype,
-    normal,
-    quantize_rows,
-    register_compute,
-)
+from accelbench.ops.common import BF16, TINY, Placed, f64, jnp_dtype, normal, register_compute
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import jax
 
@@ -62,8 +53,9 @@ class Variant:
         if isinstance(p, StaticQuantizeParams):
             scaled = f64(src) / np.float64(np.float32(p.scale))
             return {"q": np.clip(scaled, -qdt.max, qdt.max).astype(qdt.numpy)}
-        q, scale = quantize_rows(src, qdt)
-        return {"q": q, "scale": scale}
+        amax = np.max(np.abs(f64(src)), axis=1, keepdims=True)  # each row's, dynamically
+        scale = (np.maximum(amax, TINY) / qdt.max).astype(np.float32)
+        return {"q": (f64(src) / f64(scale)).astype(qdt.numpy), "scale": scale}
 
     def flops(self, p: QuantizeParams) -> float:
         if self.static:
@@ -96,15 +88,15 @@ class Variant:
 
 def jax_builder(v: Variant) -> Callable[[QuantizeParams], Callable[..., dict[str, Any]]]:
     def build(p: QuantizeParams) -> Callable[..., dict[str, Any]]:
-        qdt, limit = jnp_dtype(p.qdtype), float(dtype(p.qdtype).max)
+        jnp, qdt, limit = jax.numpy, jnp_dtype(p.qdtype), float(dtype(p.qdtype).max)
 
         def fn(x: Any) -> dict[str, Any]:
-            x = x.T if v.transpose else x
+            x32 = (x.T if v.transpose else x).astype(jnp.float32)
             if isinstance(p, StaticQuantizeParams):
-                scaled = x.astype(np.float32) / np.float32(p.scale)
-                return {"q": jax.numpy.clip(scaled, -limit, limit).astype(qdt)}
-            q, s = jax_quantize(x, 1, qdt)
-            return {"q": q, "scale": s}
+                return {"q": jnp.clip(x32 / np.float32(p.scale), -limit, limit).astype(qdt)}
+            amax = jnp.max(jnp.abs(x32), axis=1, keepdims=True)
+            scale = jnp.maximum(amax, TINY) / jnp.float32(limit)
+            return {"q": (x32 / scale).astype(qdt), "scale": scale}
 
         return fn
 

@@ -42,19 +42,15 @@ class Scaling:
         """Elements of K one scale covers (0: all of K)."""
         return self.a_block[1]
 
-    def scale_count(self, p: GemmParams) -> int:
-        return grid((p.m, p.k), self.a_block) + grid((p.k, p.n), self.b_block)
-
     def flops(self, p: GemmParams) -> float:
         """The GEMM, quantizing A and B (2 per element dynamic, 1 static), each k-block's partial sums
         scaled by two factors, a division per dynamic scale (docs/ops.md)."""
-        per_element = 1 if self.static else 2
-        scales = 0 if self.static else self.scale_count(p)
+        scales = grid((p.m, p.k), self.a_block) + grid((p.k, p.n), self.b_block)
         return (
             gemm_flops(p)
-            + per_element * (p.m * p.k + p.k * p.n)
+            + (1 if self.static else 2) * (p.m * p.k + p.k * p.n)
             + 2.0 * p.m * p.n * grid((p.k, 1), (self.k_block, 1))  # k-blocks
-            + scales
+            + (0 if self.static else scales)
         )
 
     def bytes(self, p: GemmParams) -> float:

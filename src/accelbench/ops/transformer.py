@@ -19,7 +19,6 @@ from accelbench.catalogue import (
     Arrays,
     OpParams,
     OpSpec,
-    get_spec,
     implementation,
     param,
     params_of,
@@ -90,7 +89,7 @@ def problem(p: TransformerParams) -> str | None:
     return None
 
 
-register(
+SPEC = register(
     OpSpec(
         name="transformer_layer_moe",
         doc="x + FFN(norm(x)) then + FFN: two feed-forward blocks, sharded over cp x tp devices",
@@ -129,7 +128,7 @@ def layer(x: Any, w1: Any, w2: Any, w3: Any, w4: Any) -> dict[str, Any]:
 @implementation("transformer_layer_moe", "jax", "jit")
 def jax_layer(backend: Any, case: Case) -> Prepared:
     """The layer jitted over a (cp, tp) mesh of the first tp x cp devices."""
-    p, spec = params_of(case, TransformerParams), get_spec(case.op)
+    p = params_of(case, TransformerParams)
     need = devices_for(p)
     devices = jax.devices()
     if len(devices) < need:
@@ -141,7 +140,7 @@ def jax_layer(backend: Any, case: Case) -> Prepared:
     )
     host = make_inputs(p, np.random.default_rng(p.seed))
     args = [jax.device_put(host[n], jax.sharding.NamedSharding(mesh, layout[n])) for n in host]
-    compiled = backend.compile(case, spec, layer, args, ())
+    compiled = backend.compile(case, SPEC, layer, args, ())
 
     def fetch(out: dict[str, Any], name: str, rows: np.ndarray) -> np.ndarray:
         return np.asarray(jax.device_get(out[name]))[rows]
@@ -150,8 +149,8 @@ def jax_layer(backend: Any, case: Case) -> Prepared:
     return Prepared(
         call=lambda: compiled.fn(*args),
         sync=jax.block_until_ready,
-        check=lambda out: check_outputs(spec, p, host, lambda n, r: fetch(out, n, r)),
-        digest=lambda out: digest_rows(spec, p, host, lambda n, r: fetch(out, n, r)),
+        check=lambda out: check_outputs(SPEC, p, host, lambda n, r: fetch(out, n, r)),
+        digest=lambda out: digest_rows(SPEC, p, host, lambda n, r: fetch(out, n, r)),
         compile_s=compiled.seconds,
         compiler=compiled.counts,
         implementation="jit",
