@@ -35,8 +35,8 @@ class GemmParams(Matmul):
     """A GEMM of fp8 inputs to a bf16 output (the ops below override either), B (k, n) or (n, k)."""
 
     layout: str = param("choice", "kn", ("kn", "nk"), "B stored as (K,N) or (N,K)")
-    in_dtype = FP8.name  # class attributes: the ops that take them as parameters declare them
-    out_dtype = BF16.name
+    in_dtype = FP8.name  # class attributes: the ops that take them as parameters declare them (or,
+    out_dtype = BF16.name  # as gemm_multiple_run's `dtype`, override input_dtype)
 
     @property
     def input_dtype(self) -> DType:
