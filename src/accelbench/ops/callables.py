@@ -32,8 +32,7 @@ class CallableParams(OpParams):
 
 @dataclass
 class Call:
-    """One function to time, with its input sets (each a tuple of positional arguments) and its
-    float64 reference (the same function of float64 copies of the inputs), if any."""
+    """One function to time, its input sets (tuples of positional arguments), float64 reference."""
 
     fn: Callable[..., Any]
     arg_sets: Sequence[tuple[Any, ...]]

@@ -204,8 +204,7 @@ def _one(r: int) -> float:
 
 @dataclass(frozen=True)
 class Collective:
-    """One collective: its reference op type, where each member's output comes from, per-device input
-    and output rows, and its traffic (the defaults: a block moved once, as a permute or a send)."""
+    """One collective's data flow and traffic (by default a block moved once: a permute, a send)."""
 
     op_type: str  # the reference's AR / AG / RS / A2A, plus PERMUTE and SEND_RECV
     sources: Callable[[int, int, int, np.ndarray, CollectiveParams], list[Source]]

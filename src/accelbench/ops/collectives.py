@@ -65,8 +65,7 @@ def a2a_peak_gbps(topology: str, participating: int, r: int) -> float:
 
 @dataclass
 class CollectiveExtras:
-    """What a collective row adds: the group, nccl-tests' bandwidths, the reference's traffic model,
-    and how the devices' times spread (the headline is the slowest device per iteration)."""
+    """What a collective row adds (the headline is the slowest device per iteration)."""
 
     op_type: str
     group_device_count: int

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from accelbench.catalogue import OpParams, OpSpec, Traits, param, register
+from accelbench.catalogue import CATALOGUE, OpParams, OpSpec, Traits, param, register
 from accelbench.core.column import doc
 from accelbench.errors import UserError, did_you_mean
 from accelbench.platform.dtypes import dtype
@@ -73,8 +73,6 @@ def register_recipe(recipe: Recipe) -> Recipe:
 
 def recipes() -> dict[str, Recipe]:
     """Every declared recipe (the torch backend's module declares them: discovered first)."""
-    from accelbench.catalogue import CATALOGUE
-
     CATALOGUE.discover()
     return RECIPES
 
@@ -156,9 +154,7 @@ def sparsity_pairs(recipes: list[str], sparsities: list[str]) -> list[tuple[str,
 def check_name(name: str, known: bool, examples: tuple[str, ...], what: str) -> str:
     """A name close to a known one is a typo and refused; a distant one is a user's new recipe or
     model (the torchao tutorial's placeholders) and yields `unsupported` rows at run time."""
-    if known:
-        return name
-    if suggestion := did_you_mean(name, examples):
+    if not known and (suggestion := did_you_mean(name, examples)):
         raise UserError(f"unknown {what} '{name}'", suggestion=suggestion)
     return name
 
@@ -219,9 +215,7 @@ def model_flops(p: TorchaoModelParams) -> float:
 
 def recipe_peak(p: TorchaoInferenceParams) -> str:
     known = recipe_of(p.recipe)
-    if known is not None and known[0].peak:
-        return known[0].peak
-    return dtype(p.high_precision_dtype).peak_family
+    return known[0].peak if known and known[0].peak else dtype(p.high_precision_dtype).peak_family
 
 
 def model_bytes(p: TorchaoModelParams, recipe: str, sparsity: str) -> float:
