@@ -109,24 +109,27 @@ def profile_options(host_events: bool = True, firmware: bool = False) -> Any:
     return options
 
 
-def _profile_to_disk(
-    trace_dir: str, run: Callable[[], list[float]], firmware: bool = False
-) -> tuple[Any, list[float]]:
-    """start_trace/stop_trace into trace_dir, then its xplane read back."""
-    with chatter.native_stderr("jax"):
-        jax.profiler.start_trace(trace_dir, profiler_options=profile_options(firmware=firmware))
+def _profile_to_disk(run: Callable[[], list[float]], firmware: bool) -> tuple[bytes, list[float]]:
+    """start_trace/stop_trace into a scratch folder, then its XSpace read back."""
+    scratch = tempfile.mkdtemp(prefix="mb_trace_")
     try:
-        wall = run()
-    finally:
+        with chatter.native_stderr("jax"):
+            jax.profiler.start_trace(scratch, profiler_options=profile_options(firmware=firmware))
         try:
-            with chatter.native_stderr("jax"):
-                jax.profiler.stop_trace()
-        except Exception as error:  # the trace could not be written (a full disk, a lost folder)
-            _forget_session()
-            raise CaseFailure(
-                Status.ERROR, f"could not write the trace under {trace_dir}: {error}"
-            ) from None
-    return xplane.load(xplane.find_xplane(trace_dir)), wall
+            wall = run()
+        finally:
+            try:
+                with chatter.native_stderr("jax"):
+                    jax.profiler.stop_trace()
+            # the trace could not be written (a full disk, a lost folder)
+            except Exception as error:
+                _forget_session()
+                raise CaseFailure(
+                    Status.ERROR, f"could not write the trace under {scratch}: {error}"
+                ) from None
+        return Path(xplane.find_xplane(scratch)).read_bytes(), wall
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _forget_session() -> None:
@@ -139,8 +142,8 @@ def _forget_session() -> None:
 
 
 def _profile_in_memory(
-    run: Callable[[], list[float]], firmware: bool = False, host_events: bool = False
-) -> tuple[tuple[Any, bytes], list[float]] | None:
+    run: Callable[[], list[float]], firmware: bool, host_events: bool
+) -> tuple[bytes, list[float]] | None:
     """The session's XSpace kept in memory: no trace-viewer conversion per case. None where this JAX
     has no such session."""
     try:
@@ -158,7 +161,7 @@ def _profile_in_memory(
     finally:
         with chatter.native_stderr("jax"):
             serialized = session.stop()
-    return (jax.profiler.ProfileData.from_serialized_xspace(serialized), serialized), wall
+    return serialized, wall
 
 
 def profiled(
@@ -166,19 +169,12 @@ def profiled(
 ) -> tuple[Any, list[float]]:
     """`run` in one profiler session; a kept trace's XSpace written as `<session_dir>/<host>.xplane.pb`
     (what xprof opens; a later round replaces it)."""
-    in_memory = _profile_in_memory(run, firmware, host_events=session_dir is not None)
-    if in_memory is None:
-        scratch = tempfile.mkdtemp(prefix="mb_trace_")
-        try:
-            profile, wall = _profile_to_disk(scratch, run, firmware)
-            serialized = Path(xplane.find_xplane(scratch)).read_bytes()
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    else:
-        (profile, serialized), wall = in_memory
+    serialized, wall = _profile_in_memory(
+        run, firmware, host_events=session_dir is not None
+    ) or _profile_to_disk(run, firmware)
     if session_dir is not None:
         _keep(serialized, session_dir)
-    return profile, wall
+    return jax.profiler.ProfileData.from_serialized_xspace(serialized), wall
 
 
 def _keep(serialized: bytes, session_dir: str) -> None:

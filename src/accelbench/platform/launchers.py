@@ -50,12 +50,9 @@ def _torchrun(env: Env) -> Address:
     return f"{env['MASTER_ADDR']}:{port + 1}", "MASTER_ADDR/MASTER_PORT"
 
 
-def _host(env: Env, name: str) -> Address | None:
-    return (f"{env[name].split(',')[0]}:{DEFAULT_PORT}", name) if env.get(name) else None
-
-
 def _master(env: Env) -> Address | None:
-    return _host(env, "MASTER_ADDR")
+    host = env.get("MASTER_ADDR")
+    return (f"{host.split(',')[0]}:{DEFAULT_PORT}", "MASTER_ADDR") if host else None
 
 
 def _jobset(env: Env) -> Address | None:

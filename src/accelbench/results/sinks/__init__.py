@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -94,18 +93,6 @@ def registered_sinks() -> list[SinkInfo]:
             importlib.import_module(module.name)
         import_sink_modules()
     return sorted(_SINKS.values(), key=lambda s: s.order)
-
-
-@contextmanager
-def scoped_sinks() -> Iterator[None]:
-    """Registrations made inside are gone afterwards (a test's own sink)."""
-    registered_sinks()
-    saved = dict(_SINKS)
-    try:
-        yield
-    finally:
-        _SINKS.clear()
-        _SINKS.update(saved)
 
 
 def open_sinks(context: RunContext) -> list[Sink]:
