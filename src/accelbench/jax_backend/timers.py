@@ -234,7 +234,8 @@ def traced_samples(
 
     session_start = time.perf_counter()
     # a TPU's firmware events: a soak's telemetry, and the thermal levels the throttle policy judges
-    firmware = bool(case.run.soak_chunk or case.run.throttle != "off") and tpu()
+    on_tpu = jax.default_backend() == "tpu"
+    firmware = bool(case.run.soak_chunk or case.run.throttle != "off") and on_tpu
     try:
         profile, wall = profiled(run, trace_dir, firmware)
         _cupti_refused(profile)
@@ -248,7 +249,7 @@ def traced_samples(
     timing.wall_samples_s, timing.launch_samples_s, timing.trace_path = wall, list(wall), trace_dir
     timing.flush_s = metered.seconds
     timing.session_s = time.perf_counter() - session_start - loop_s
-    if tpu():
+    if on_tpu:
         _firmware(case, profile, n, timing)
     return timing
 
@@ -271,10 +272,6 @@ def _cupti_refused(profile: Any = None) -> None:
             f"no JAX device time in this process: CUPTI is held by {frameworks.CUPTI['holder']}; "
             "time JAX before PyTorch, or in a process of its own",
         )
-
-
-def tpu() -> bool:
-    return bool(jax.default_backend() == "tpu")
 
 
 def _firmware(case: Case, profile: Any, n: int, timing: Timing) -> None:

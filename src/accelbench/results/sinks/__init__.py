@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from accelbench.core.flags import Flag
 from accelbench.plugins import import_sink_modules
@@ -63,6 +63,7 @@ class Sink:
 
 
 SinkFactory = Callable[[RunContext], Sink | None]
+F = TypeVar("F", bound=SinkFactory)  # a factory function, or a Sink class made from the context
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,8 @@ _SINKS: dict[str, SinkInfo] = {}
 _discovered = False
 
 
-def register_sink(name: str, order: int = 50) -> Callable[[SinkFactory], SinkFactory]:
-    def decorate(factory: SinkFactory) -> SinkFactory:
+def register_sink(name: str, order: int = 50) -> Callable[[F], F]:
+    def decorate(factory: F) -> F:
         register_once(_SINKS, name, SinkInfo(name, order, factory), "sink")
         return factory
 
