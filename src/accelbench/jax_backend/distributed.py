@@ -7,12 +7,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from typing import NoReturn
 
 import numpy as np
 
 from accelbench.errors import UserError, first_line
-from accelbench.platform import chatter, processes
+from accelbench.platform import processes
 
 
 def initialize(
@@ -40,13 +41,23 @@ def leave(code: int, verbose: bool) -> NoReturn:
     import jax
 
     sys.stdout.flush()
+    sys.stderr.flush()
+    saved, (reading, writing) = os.dup(2), os.pipe()
+    held: list[bytes] = []
+    reader = threading.Thread(
+        target=lambda: held.extend(iter(lambda: os.read(reading, 65536), b""))
+    )
+    reader.start()
+    os.dup2(writing, 2)
+    os.close(writing)
     failed = False
-    with chatter.held_stderr() as held:
-        try:
-            jax.distributed.shutdown()
-        except Exception:  # a peer already gone: what it says is shown
-            failed = True
-        sys.stderr.flush()
+    try:
+        jax.distributed.shutdown()
+    except Exception:  # a peer already gone: what it says is shown
+        failed = True
+    sys.stderr.flush()
+    os.dup2(saved, 2)  # the pipe's last writer closed: the reader ends
+    reader.join(timeout=5)
     if failed or verbose:
         os.write(2, b"".join(held))
     os._exit(code)

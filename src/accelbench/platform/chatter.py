@@ -56,32 +56,19 @@ def settle() -> None:
 
 
 @contextlib.contextmanager
-def held_stderr() -> Iterator[list[bytes]]:
-    """Native stderr (fd 2) held meanwhile, in the list once given back: a file, not a pipe, so an
-    unread page never blocks the writer."""
+def native_stderr(framework: str, level: int = logging.WARNING) -> Iterator[None]:
+    """A framework's C++ stderr meanwhile (Kineto's `profiler_start`, XLA's `cuptiSubscribe` pages) as
+    records of its logger at `level`; a file, not a pipe, so an unread page never blocks the writer."""
     sys.stderr.flush()
     saved = os.dup(2)
-    held: list[bytes] = []
-    with tempfile.TemporaryFile() as file:
+    with tempfile.TemporaryFile() as held:
         try:
-            os.dup2(file.fileno(), 2)
-            yield held
+            os.dup2(held.fileno(), 2)
+            yield
         finally:
             os.dup2(saved, 2)
             os.close(saved)
-            file.seek(0)
-            held.append(file.read())
-
-
-@contextlib.contextmanager
-def native_stderr(framework: str, level: int = logging.WARNING) -> Iterator[None]:
-    """A framework's C++ stderr meanwhile (Kineto's `profiler_start`, XLA's `cuptiSubscribe` pages) as
-    records of its logger at `level`."""
-    held: list[bytes] = []
-    try:
-        with held_stderr() as held:
-            yield
-    finally:
-        for line in b"".join(held).decode(errors="replace").splitlines():
-            if line.strip():
-                logging.getLogger(framework).log(level, line)
+            held.seek(0)
+            for line in held.read().decode(errors="replace").splitlines():
+                if line.strip():
+                    logging.getLogger(framework).log(level, line)
