@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import statistics
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -144,7 +145,9 @@ def read(profile: Any, module: str, n_iters: int, device: str = "first_device") 
                 errors.append(error)
         if not runs:
             raise errors[0]
-        return Read(platform, *max(runs, key=lambda run: _median_ns(run[0])))
+        return Read(
+            platform, *max(runs, key=lambda r: statistics.median_high(i.total_ns for i in r[0]))
+        )
     host = _host_events(planes)
     mine = [e for e in host if of_module(e, module)]
     if not mine:
@@ -188,11 +191,6 @@ def _plane_order(plane: Any) -> tuple[int, str]:
     """Device planes by their device number (TPU:10 after TPU:9)."""
     number = plane.name.rpartition(":")[2]
     return (int(number) if number.isdigit() else 0, plane.name)
-
-
-def _median_ns(runs: list[IterationKernels]) -> float:
-    ordered = sorted(r.total_ns for r in runs)
-    return ordered[len(ordered) // 2] if ordered else 0.0
 
 
 def _gpu_read(
