@@ -73,9 +73,7 @@ class DeviceFlush:
         self.buffer = self.fill(self.buffer)
 
 
-@functools.cache
-def device_flush(device: Any) -> DeviceFlush:
-    return DeviceFlush(device)  # one per device for the run (per case, it cost time)
+device_flush = functools.cache(DeviceFlush)  # one per device for the run (per case, it cost time)
 
 
 def flusher(case: Case) -> Callable[[], None]:
@@ -227,8 +225,7 @@ def traced_samples(
     def run() -> list[float]:
         nonlocal loop_s
         t0 = time.perf_counter()
-        sustained = case.run.cadence == "sustained"
-        wall = timed_iterations(prepared, n, metered, sustained, step)
+        wall = timed_iterations(prepared, n, metered, case.run.cadence == "sustained", step)
         loop_s = time.perf_counter() - t0
         return wall
 
