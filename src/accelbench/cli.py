@@ -16,19 +16,17 @@ import argparse
 import dataclasses
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from accelbench import __version__
-from accelbench.core.case import AbSettings
+from accelbench.config.dialects import Lazy as Imported
 from accelbench.errors import UserError, counted
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
-from accelbench.results.compare_formats import FORMATS
-from accelbench.run import store_commands
 from accelbench.run.command_line import (
     RUN_FILES,
-    SETTING_FLAGS,
     Arg,
     Command,
+    Commands,
     Group,
     Lazy,
     OneLineParser,
@@ -40,9 +38,9 @@ from accelbench.run.command_line import (
     run_files,
     seconds,
     serve,
+    setting_flags,
     take_signals,
 )
-from accelbench.run.store_commands import QUICKSTART, listed
 
 TABLE_FORMATS = ("table", "csv", "json", "markdown")
 COLUMNS = (
@@ -79,11 +77,39 @@ def _view(columns: bool = True, formats: Sequence[str] = TABLE_FORMATS, sort: st
     )
 
 
+def _compared(sort: str = SORT) -> Lazy:
+    """A comparison's view: its formats are the comparison formats' names."""
+
+    def view() -> Any:
+        from accelbench.results.compare_formats import FORMATS
+
+        return _view(False, tuple(FORMATS), sort)
+
+    return Lazy(view)
+
+
+def _stored(name: str) -> Any:  # a run-store command, imported when it runs
+    return Imported(f"accelbench.run.store_commands:{name}")
+
+
+def _ab_settings() -> list[Arg]:  # checked by their rules (run/ab.py): one line naming the flag
+    from accelbench.core.case import AbSettings
+
+    return [
+        arg(
+            f"--{f.name.replace('_', '-')}",
+            type=float,
+            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
+        )
+        for f in dataclasses.fields(AbSettings)
+    ]
+
+
 RUN_OPTIONS: tuple[Option, ...] = (
     *_view(),
     arg("--output-dir", help="where rows go when the config names no csv_path (default: results)"),
     *RUN_FILES,
-    *SETTING_FLAGS,
+    Lazy(setting_flags),
     MAX_CASE_COUNT,
     arg(
         "--max-dim",
@@ -213,6 +239,7 @@ def _options(args: argparse.Namespace) -> Any:
     """One RunOptions (imported here: `--help` stays light); options named as its fields as given."""
     from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
+    from accelbench.run.store_commands import listed
 
     named = {f.name for f in dataclasses.fields(RunOptions)}
     owned = {f.dest: getattr(args, f.dest, None) for f in _owned_flags()}
@@ -263,6 +290,7 @@ def _join(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from accelbench.run.planning import check_options, load_and_plan
+    from accelbench.run.store_commands import QUICKSTART
 
     if args.run == "":
         raise UserError("names no benchmark (see `microbench list`)", key="--run")
@@ -338,7 +366,7 @@ COMPARE = command(
     "compare two results files or stored runs, groups of one file (--by), or the last two runs",
     "microbench compare (the last two runs of what ran last); microbench compare a.csv b.csv; "
     "microbench compare run.csv --by backend",
-    store_commands.compare,
+    _stored("compare"),
     arg(
         "files",
         nargs="*",
@@ -371,9 +399,7 @@ COMPARE = command(
     ),
     THRESHOLD,
     arg("--json", action="store_true", help="machine-readable output (--format json)"),
-    *_view(
-        False, tuple(FORMATS), "order cases by case, ratio or verdict (--sort=-KEY: descending)"
-    ),
+    _compared("order cases by case, ratio or verdict (--sort=-KEY: descending)"),
 )
 AB = command(
     "ab",
@@ -381,7 +407,7 @@ AB = command(
     "paired per-round ratios, so drift and the neighbours' load hit both alike",
     "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
     "--command 'python old.py' 'python new.py'",
-    store_commands.ab,
+    _stored("ab"),
     arg("sides", nargs=2, metavar="SIDE", help="baseline then candidate"),
     Group(
         arg(
@@ -391,25 +417,18 @@ AB = command(
         ),
         arg("--command", dest="commands", action="store_true", help="the sides are shell commands"),
     ),
-    *(  # checked by their rules (run/ab.py): one line naming the flag
-        arg(
-            f"--{f.name.replace('_', '-')}",
-            type=float,
-            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
-        )
-        for f in dataclasses.fields(AbSettings)
-    ),
+    Lazy(_ab_settings),
     arg("--output-dir", default="results/ab", help="where each round's results files go"),
     arg("-q", "--quiet", action="store_true", help="no line per round"),
     THRESHOLD,
-    *_view(False, tuple(FORMATS)),
+    _compared(),
 )
 RUNS = command(
     "runs",
     "list the stored runs (every one under results/, or a config's): number, name, what ran, "
     "when, commit, host, rows",
     "microbench runs; then: microbench compare baseline candidate",
-    store_commands.runs,
+    _stored("runs"),
     *STORE,
     JSON,
 )
@@ -417,7 +436,7 @@ REPORT = command(
     "report",
     "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
     "microbench report results/quickstart.csv --output-dir report",
-    store_commands.report,
+    _stored("report"),
     arg(
         "results",
         nargs="+",
@@ -460,7 +479,7 @@ HISTORY = command(
     "history",
     "each case's median over the stored runs in commit order, and the steps in it",
     "microbench history --case 'gemm*' --since 2026-11-01 --bisect",
-    store_commands.history,
+    _stored("history"),
     *STORE,
     arg("--case", "--filter", metavar="PATTERN", help="cases whose label matches (shell pattern)"),
     arg("--since", metavar="DATE", help="runs of commits from this date (YYYY-MM-DD)"),
@@ -480,7 +499,7 @@ PUBLISH = command(
     "publish",
     "upload a stored run (its results and record) to a bucket or folder",
     "microbench publish latest --to gs://bucket/nightly",
-    store_commands.publish,
+    _stored("publish"),
     arg("run", help="the run: its number, its --name, or latest"),
     arg("--to", required=True, metavar="URL", help="gs://bucket/prefix or file:///folder"),
     *STORE,
@@ -490,14 +509,22 @@ TABLE = (LIST, COMPARE, AB, RUNS, REPORT, VALIDATE, TRACES, HISTORY, PUBLISH)
 COMMANDS = {c.name: c.main for c in (RUN, *TABLE) if c.main is not None}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """`run`, its dialect shorthands, the table, and each dialect's own (`main` hands it every argument)."""
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """`run`, its dialect shorthands, the table, and each dialect's own (`main` hands it every argument);
+    `lazy`: a command's options are added once it is chosen (as `main` parses), else all now."""
     from accelbench.config.dialects import dialects
 
     parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action=_Version, nargs=0, help="the version and its commit")
-    sub = parser.add_subparsers(
-        dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
+    sub = cast(
+        Commands,
+        parser.add_subparsers(
+            dest="command",
+            required=True,
+            parser_class=OneLineParser,
+            metavar="COMMAND",
+            action=Commands,
+        ),
     )
     aliases = [
         Command(
@@ -523,6 +550,8 @@ def build_parser() -> argparse.ArgumentParser:
     ]
     for each in (RUN, *aliases, *TABLE, *own):
         each.add_to(sub)
+    if not lazy:
+        sub.build()
     return parser
 
 
@@ -543,7 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(argv: list[str]) -> int:
     if argv and (own := _own_command_line(argv[0])) is not None:
         return int(own.main(argv[1:]))  # its own parser reads every argument
-    args, fields = build_parser().parse_known_args(argv)
+    args, fields = build_parser(lazy=True).parse_known_args(argv)
     if fields and getattr(args, "run", None) is None:
         build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
     if getattr(args, "run", None) and getattr(args, "backend", None):  # a field of the one-off

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import functools
 import os
 import signal
 import sys
@@ -14,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
-from accelbench.core.case import declared_settings
 from accelbench.core.flags import Flag
 from accelbench.errors import UserError, visible
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
@@ -27,20 +27,30 @@ RESUME: Flag[bool] = Flag(
 )  # fmt: skip
 OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
 RUN_FILES = (RESUME, OVERWRITE)
-# the run settings declared `option` (core/case.py): --NAME, over what the config says, for every case
-SETTING_FLAGS: tuple[Flag[str | None], ...] = tuple(
-    Flag(
-        f"--{f.name.replace('_', '-')}", f.metadata["doc"], None, choices=f.metadata["rule"].choices
+
+
+@functools.cache
+def setting_flags() -> tuple[Flag[str | None], ...]:
+    """The run settings declared `option` (core/case.py): --NAME, over what the config says, for every
+    case (read when a parser needs them: `--help` imports no case)."""
+    from accelbench.core.case import declared_settings
+
+    return tuple(
+        Flag(
+            f"--{f.name.replace('_', '-')}",
+            f.metadata["doc"],
+            None,
+            choices=f.metadata["rule"].choices,
+        )
+        for f in declared_settings()
+        if f.metadata["option"]
     )
-    for f in declared_settings()
-    if f.metadata["option"]
-)
 
 
 def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     for flag in RUN_FILES:
         flag.add_to(parser)
-    for setting in SETTING_FLAGS:
+    for setting in setting_flags():
         setting.add_to(parser)
 
 
@@ -54,7 +64,7 @@ class RunFiles:
 
 
 def run_files(args: argparse.Namespace) -> RunFiles:
-    given = ((f.dest, getattr(args, f.dest, None)) for f in SETTING_FLAGS)
+    given = ((f.dest, getattr(args, f.dest, None)) for f in setting_flags())
     return RunFiles(
         **{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES},
         settings=tuple((name, value) for name, value in given if value is not None),
@@ -120,7 +130,7 @@ class Command:
     parser: dict[str, Any]
     defaults: dict[str, Any] = field(default_factory=dict)
 
-    def add_to(self, sub: argparse._SubParsersAction) -> None:
+    def add_to(self, sub: Commands) -> None:
         p = sub.add_parser(
             self.name,
             help=self.summary,
@@ -128,9 +138,29 @@ class Command:
             formatter_class=argparse.RawDescriptionHelpFormatter,
             **self.parser,
         )
-        for option in self.options:
-            option.add_to(p)
-        p.set_defaults(**self.defaults)
+
+        def build() -> None:
+            for option in self.options:
+                option.add_to(p)
+            p.set_defaults(**self.defaults)
+
+        sub.unbuilt[self.name] = build
+
+
+class Commands(argparse._SubParsersAction):
+    """The subcommands; a command's options are added once it is chosen (the help of all reads none)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unbuilt: dict[str, Callable[[], None]] = {}
+
+    def build(self, *names: str) -> None:
+        for name in names or list(self.unbuilt):
+            self.unbuilt.pop(name, lambda: None)()
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        self.build(values[0])
+        super().__call__(parser, namespace, values, option_string)
 
 
 def command(
