@@ -260,16 +260,6 @@ def _options(args: argparse.Namespace) -> Any:
     )
 
 
-def _launch(args: argparse.Namespace, config: str, options: Any) -> int:
-    from accelbench.run.launch import launch_local
-    from accelbench.run.planning import load_and_plan
-
-    # planned here first, without a framework: a bad config is one line, not one per process
-    return launch_local(
-        args.argv, args.processes, lambda n: load_and_plan(config, options, lambda: n)
-    )
-
-
 def _join(args: argparse.Namespace) -> None:
     """Join a many-process job before any case touches JAX."""
     given = (args.coordinator, args.num_processes, args.process_id)
@@ -299,8 +289,12 @@ def _run(args: argparse.Namespace) -> int:
     config = args.run or (QUICKSTART if args.config is None else args.config)
     options = _options(args)
     check_options(options)
-    if args.processes:
-        return _launch(args, config, options)
+    if args.processes:  # planned here first, without a framework: a bad config is one line
+        from accelbench.run.launch import launch_local
+
+        return launch_local(
+            args.argv, args.processes, lambda n: load_and_plan(config, options, lambda: n)
+        )
     _join(args)
     loaded, cases = load_and_plan(config, options)
     from accelbench.run.session import run_planned  # the machinery, once the config is known good
@@ -313,12 +307,6 @@ def _run(args: argparse.Namespace) -> int:
 
         leave(code, options.verbosity > 0)
     return code
-
-
-def _traces(args: argparse.Namespace) -> int:
-    from accelbench.run.trace_viewer import serve
-
-    return serve(args.logdir, args.port)
 
 
 RUN = command(
@@ -467,7 +455,7 @@ TRACES = command(
     "traces",
     "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
     "microbench traces tr --port 8791",
-    _traces,
+    Imported("accelbench.run.trace_viewer:serve"),
     arg("logdir", help="the traces folder (a config's trace_dir, --xprof_dir)"),
     arg(
         "--port",
@@ -555,13 +543,6 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
-def _own_command_line(name: str) -> Any:
-    """The dialect command line called `name` (`microbench jax-bench ...`), if one is."""
-    from accelbench.config.dialects import dialects
-
-    return next((d.command for d in dialects() if d.command and d.command.name == name), None)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     take_signals()
     given = list(sys.argv[1:] if argv is None else argv)
@@ -570,8 +551,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(argv: list[str]) -> int:
-    if argv and (own := _own_command_line(argv[0])) is not None:
-        return int(own.main(argv[1:]))  # its own parser reads every argument
+    from accelbench.config.dialects import dialects
+
+    named = (d.command for d in dialects() if d.command and argv and d.command.name == argv[0])
+    if (own := next(named, None)) is not None:  # `microbench jax-bench ...`: its parser reads all
+        return int(own.main(argv[1:]))
     args, fields = build_parser(lazy=True).parse_known_args(argv)
     if fields and getattr(args, "run", None) is None:
         build_parser().error(f"unrecognized arguments: {' '.join(fields)}")

@@ -333,14 +333,7 @@ def save(results: Sequence[Result], path: str) -> str:
     from accelbench.results import run_store
     from accelbench.results.writer import write_rows
 
-    case = Case(
-        op="callable",
-        backend="numpy",
-        params={},
-        run=RunSettings(),
-        outputs=Outputs(csv_path=path),
-        benchmark="bench",
-    )
+    case = Case("callable", "numpy", {}, RunSettings(), Outputs(csv_path=path), benchmark="bench")
     assigned = run_store.assign([case], RunOptions(), "bench()", new_run_id(), command_line=True)
     written = assigned.cases[0].outputs.csv_path
     write_rows(written, [r.row for r in results])
