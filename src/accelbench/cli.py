@@ -16,7 +16,7 @@ import argparse
 import dataclasses
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 from accelbench import __version__
 from accelbench.config.dialects import Lazy as Imported
@@ -77,9 +77,7 @@ def _view(columns: bool = True, formats: Sequence[str] = TABLE_FORMATS, sort: st
     )
 
 
-def _compared(sort: str = SORT) -> Lazy:
-    """A comparison's view: its formats are the comparison formats' names."""
-
+def _compared(sort: str = SORT) -> Lazy:  # a comparison's view, in the comparison formats
     def view() -> Any:
         from accelbench.results.compare_formats import FORMATS
 
@@ -395,7 +393,7 @@ AB = command(
     "paired per-round ratios, so drift and the neighbours' load hit both alike",
     "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
     "--command 'python old.py' 'python new.py'",
-    _stored("ab"),
+    Imported("accelbench.run.ab:run_ab"),
     arg("sides", nargs=2, metavar="SIDE", help="baseline then candidate"),
     Group(
         arg(
@@ -504,15 +502,8 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
 
     parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action=_Version, nargs=0, help="the version and its commit")
-    sub = cast(
-        Commands,
-        parser.add_subparsers(
-            dest="command",
-            required=True,
-            parser_class=OneLineParser,
-            metavar="COMMAND",
-            action=Commands,
-        ),
+    sub: Any = parser.add_subparsers(  # its parsers are OneLineParsers, as the parser is
+        dest="command", required=True, metavar="COMMAND", action=Commands
     )
     aliases = [
         Command(
