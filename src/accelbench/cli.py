@@ -547,9 +547,10 @@ def _dispatch(argv: list[str]) -> int:
     named = (d.command for d in dialects() if d.command and argv and d.command.name == argv[0])
     if (own := next(named, None)) is not None:  # `microbench jax-bench ...`: its parser reads all
         return int(own.main(argv[1:]))
-    args, fields = build_parser(lazy=True).parse_known_args(argv)
+    parser = build_parser(lazy=True)
+    args, fields = parser.parse_known_args(argv)
     if fields and getattr(args, "run", None) is None:
-        build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
+        parser.error(f"unrecognized arguments: {' '.join(fields)}")
     if getattr(args, "run", None) and getattr(args, "backend", None):  # a field of the one-off
         fields = [*fields, "--backend", args.backend]
     args.fields = fields
