@@ -26,7 +26,6 @@ from accelbench.run.command_line import (
     RUN_FILES,
     Arg,
     Command,
-    Commands,
     Group,
     Lazy,
     OneLineParser,
@@ -495,15 +494,15 @@ TABLE = (LIST, COMPARE, AB, RUNS, REPORT, VALIDATE, TRACES, HISTORY, PUBLISH)
 COMMANDS = {c.name: c.main for c in (RUN, *TABLE) if c.main is not None}
 
 
-def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     """`run`, its dialect shorthands, the table, and each dialect's own (`main` hands it every argument);
-    `lazy`: a command's options are added once it is chosen (as `main` parses), else all now."""
+    with their options, or (`chosen`: the command named) only its own: `--help` reads none."""
     from accelbench.config.dialects import dialects
 
     parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action=_Version, nargs=0, help="the version and its commit")
-    sub: Any = parser.add_subparsers(  # its parsers are OneLineParsers, as the parser is
-        dest="command", required=True, metavar="COMMAND", action=Commands
+    sub = parser.add_subparsers(
+        dest="command", required=True, parser_class=OneLineParser, metavar="COMMAND"
     )
     aliases = [
         Command(
@@ -528,9 +527,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
         if (c := d.command) is not None
     ]
     for each in (RUN, *aliases, *TABLE, *own):
-        each.add_to(sub)
-    if not lazy:
-        sub.build()
+        each.add_to(sub, chosen is None or each.name == chosen)
     return parser
 
 
@@ -547,7 +544,7 @@ def _dispatch(argv: list[str]) -> int:
     named = (d.command for d in dialects() if d.command and argv and d.command.name == argv[0])
     if (own := next(named, None)) is not None:  # `microbench jax-bench ...`: its parser reads all
         return int(own.main(argv[1:]))
-    parser = build_parser(lazy=True)
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))
     args, fields = parser.parse_known_args(argv)
     if fields and getattr(args, "run", None) is None:
         parser.error(f"unrecognized arguments: {' '.join(fields)}")

@@ -130,7 +130,8 @@ class Command:
     parser: dict[str, Any]
     defaults: dict[str, Any] = field(default_factory=dict)
 
-    def add_to(self, sub: Commands) -> None:
+    def add_to(self, sub: argparse._SubParsersAction, options: bool = True) -> None:
+        """Its parser, with its options or (listing the commands: `--help`) without."""
         p = sub.add_parser(
             self.name,
             help=self.summary,
@@ -138,29 +139,9 @@ class Command:
             formatter_class=argparse.RawDescriptionHelpFormatter,
             **self.parser,
         )
-
-        def build() -> None:
-            for option in self.options:
-                option.add_to(p)
-            p.set_defaults(**self.defaults)
-
-        sub.unbuilt[self.name] = build
-
-
-class Commands(argparse._SubParsersAction):
-    """The subcommands; a command's options are added once it is chosen (the help of all reads none)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.unbuilt: dict[str, Callable[[], None]] = {}
-
-    def build(self, *names: str) -> None:
-        for name in names or list(self.unbuilt):
-            self.unbuilt.pop(name, lambda: None)()
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
-        self.build(values[0])
-        super().__call__(parser, namespace, values, option_string)
+        for option in self.options if options else ():
+            option.add_to(p)
+        p.set_defaults(**self.defaults)
 
 
 def command(
