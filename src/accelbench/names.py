@@ -15,7 +15,7 @@ _DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECA
 
 def portable_name(text: str, limit: int = MAX_NAME) -> str:
     """`text` itself where already portable (`[A-Za-z0-9._-]`, not leading `.`/`-`, no `.<digits>`
-    end, 1 to `limit` long); else its readable part and `-` with 8 hex digits of its hash (distinct)."""
+    end, 1 to `limit` long); else its readable part, `-` and 8 hex digits of its hash (distinct)."""
     text = str(text)
     plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     readable = _PORTABLE.sub("_", plain).lstrip(".-")
