@@ -644,9 +644,10 @@ def test_the_list_of_commands_loads_no_command_s_machinery():
         "hashlib",
         "json",
     )
-    code = (
-        "import atexit, sys\n"
-        f"atexit.register(lambda: print('LOADED', [m for m in {heavy!r} if m in sys.modules]))\n"
+    code = (  # what the interpreter's own start-up loaded (a sitecustomize) is not ours
+        "import atexit, sys\nbefore = set(sys.modules)\n"
+        f"atexit.register(lambda: print('LOADED', [m for m in {heavy!r} if m in sys.modules"
+        " and m not in before]))\n"
         "sys.argv = ['microbench', '--help']\n"
         "from accelbench.entry import entry\nentry()\n"
     )
