@@ -149,13 +149,9 @@ def _case(fn: Callable[..., Any], options: dict[str, Any], settings: dict[str, A
         }
     except UserError as error:  # a run setting's own check: the same line, as a ValueError
         raise BenchError(error.message, key=error.key, suggestion=error.suggestion) from None
+    params = spec.made({**{p.name: p.default for p in spec.params}, **checked})
     return Case(
-        op=OP,
-        backend=options["backend"],
-        params=spec.made({**{p.name: p.default for p in spec.params}, **checked}),
-        run=run,
-        outputs=Outputs(csv_path=""),
-        benchmark=checked.get("name", "fn"),
+        OP, options["backend"], params, run, Outputs(csv_path=""), checked.get("name", "fn")
     )
 
 
