@@ -42,7 +42,7 @@ class History:
 
 
 def _order(run: StoredRun) -> tuple[str, str, int]:
-    return (run.date or run.started or "", run.started or "", run.number)
+    return (run.code.date or run.started or "", run.started or "", run.number)
 
 
 def _conditions(row: Row, run: StoredRun) -> str:
@@ -70,7 +70,9 @@ def histories(
             said = "; ".join(dict.fromkeys(_conditions(row, run) for _, row in rows))
             median = statistics.median(m for m, _ in rows)
             label = run.name or str(run.number)
-            found[where].points.append(Point(run.tested or "", _order(run)[0], label, median, said))
+            found[where].points.append(
+                Point(run.code.commit or "", _order(run)[0], label, median, said)
+            )
     devices = Counter(case_key for case_key, _ in found)
     for (case_key, device), history in found.items():
         history.case += f" on {device}" if devices[case_key] > 1 else ""

@@ -271,14 +271,9 @@ class RowReader:
             columns[i] = column
         return columns
 
-    def rows(
-        self,
-        table: list[list[str]],
-        series: dict[str, Series] | None = None,
-        groups: tuple[type, ...] = ALL_GROUPS,
-    ) -> list[Row]:
-        """Every row of cells typed again, with its case's series; `groups`: those a reader needs, the
-        others left at their defaults, never typed (compare reads 39 of a hundred columns)."""
+    def rows(self, table: list[list[str]], groups: tuple[type, ...] = ALL_GROUPS) -> list[Row]:
+        """Every row of cells typed again; `groups`: those a reader needs, the others left at their
+        defaults, never typed (compare reads 39 of a hundred columns)."""
         n = len(table)  # every row as wide as the header (read_records refuses a torn one)
         if not n:
             return []
@@ -301,15 +296,13 @@ class RowReader:
             )
             for k, p, e in typed:
                 params[k], extras[k] = p, e
-        series = series or {}
         return [
             Row(
                 params=params[k],
                 extras=extras[k],
-                series=series.get(identity.case_id) or Series(),
                 **{GROUP_ATTRIBUTES[cls]: built[cls][k] for cls in ALL_GROUPS},
             )
-            for k, identity in enumerate(built[Identity])
+            for k in range(n)
         ]
 
 
@@ -369,16 +362,15 @@ def read_rows(
     csv_path: str, series: SeriesPart | None = None, groups: tuple[type, ...] = ALL_GROUPS
 ) -> list[Row]:
     """A results file's rows typed again, with their series (all, or the samples only) if asked."""
+    return read_many([csv_path], groups, series)[0]
+
+
+def read_many(
+    paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS, series: SeriesPart | None = None
+) -> list[list[Row]]:
+    """Many results files' rows, a list per file: the files of one header typed in one pass."""
     # no cyclic collection while the rows are built (they hold no cycles): a collector walking the
     # million new row objects again and again doubled the time of a 100k-row read
-    with collector_off():
-        header, rows = read_records(csv_path)
-        by_case = read_series(csv_path, series) if series else {}
-        return RowReader(header).rows(rows, by_case, groups)
-
-
-def read_many(paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS) -> list[list[Row]]:
-    """Many results files' rows, a list per file: the files of one header typed in one pass."""
     with collector_off():
         read = [read_records(path) for path in paths]
         out: list[list[Row]] = [[] for _ in paths]
@@ -387,7 +379,11 @@ def read_many(paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS) -> li
             by_header[tuple(names)].append(i)
         for header, files in by_header.items():
             reader = RowReader(list(header))
-            rows = iter(reader.rows([cells for i in files for cells in read[i][1]], groups=groups))
+            rows = iter(reader.rows([cells for i in files for cells in read[i][1]], groups))
             for i in files:
                 out[i] = list(itertools.islice(rows, len(read[i][1])))
+        for path, found in zip(paths, out, strict=True):
+            by_case = read_series(path, series) if series else {}
+            for row in found:
+                row.series = by_case.get(row.identity.case_id) or row.series
         return out

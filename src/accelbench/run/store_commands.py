@@ -131,13 +131,11 @@ TABLE_RUNS = 100
 
 
 def runs(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
     from accelbench.run.listing import print_table
 
     runs = _view(args)
     if args.json:
-        print(json.dumps([asdict(r) for r in runs], indent=2))
+        print(json.dumps([r.listed() for r in runs], indent=2))
         return 0
     where = args.config or args.results_dir
     if not runs:
@@ -151,7 +149,7 @@ def runs(args: argparse.Namespace) -> int:
         *("host", "rows", "selection", "files"),
     )
     cells = [
-        (str(r.number), r.name or "", r.source, r.started or "", (r.tested or "")[:12])
+        (str(r.number), r.name or "", r.source, r.started or "", (r.code.commit or "")[:12])
         + ((r.commit or "")[:12], r.host or "", str(r.rows), str(r.selection or ""))
         + (", ".join(r.files),)
         for r in runs
