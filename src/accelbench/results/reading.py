@@ -18,7 +18,7 @@ import os
 import stat
 import sys
 import typing
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -66,8 +66,7 @@ def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
         raise UserError(f"cannot read results: {type(error).__name__}", file=csv_path) from None
     except OSError as error:
         raise UserError(f"cannot read results: {error.strerror}", file=csv_path) from None
-    if len(set(header)) != len(header):
-        twice = sorted({c for c in header if header.count(c) > 1})
+    if twice := sorted(c for c, k in Counter(header).items() if k > 1):
         raise UserError(f"column {twice[0]!r} appears twice in the header", file=csv_path)
     torn = next((i for i, cells in enumerate(rows) if len(cells) != len(header)), None)
     if torn is not None:  # a cut copy or a hand edit: its cells would land in the wrong columns

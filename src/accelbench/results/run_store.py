@@ -5,6 +5,7 @@ results file names a series `out.csv`, `out.2.csv`, ..., each run with its recor
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import re
@@ -177,12 +178,8 @@ def config_key(path: str) -> str:
 
 def _missing_folders(path: str) -> tuple[str, ...]:
     """The folders above `path` that do not exist yet, deepest first."""
-    missing = []
-    folder = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(folder):
-        missing.append(folder)
-        folder = os.path.dirname(folder)
-    return tuple(missing)
+    above = Path(os.path.abspath(path)).parents
+    return tuple(str(p) for p in itertools.takewhile(lambda p: not p.exists(), above))
 
 
 class _Git(msgspec.Struct):
@@ -248,7 +245,7 @@ class StoredRun(RunRecord):
         """What ran: the config, or the one-off command."""
         return self.config or (f"--run {self.one_off}" if self.one_off else "")
 
-    def listed(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         """As `runs --json` lists it (`tested`, `date`: the code under test's)."""
         keys = ("number", "files", "name", "started", "config", "commit", "host", "selection")
         return {k: getattr(self, k) for k in (*keys, "rows", "one_off")} | {
@@ -298,10 +295,10 @@ def _rows_in(path: str) -> int:
         return 0
 
 
-def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
+def _stored(n: int, files: list[str], record: RunRecord) -> StoredRun:
     config = config_key(record.config) if record.config else None
     return StoredRun(
-        **msgspec.structs.asdict(record) | {"files": list(files), "config": config}, number=n
+        **msgspec.structs.asdict(record) | {"files": files, "config": config}, number=n
     )
 
 
@@ -311,7 +308,7 @@ def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
     mine = config_key(config) if config else None
     out = []
     for n in sorted({n for runs in series for n in runs}):
-        files = tuple(f for runs in series if (f := runs.get(n)))
+        files = [f for runs in series if (f := runs.get(n))]
         record = _read_or_warn(record_path(paths[0], n)) or RunRecord()
         record.config = record.config or (None if record.one_off else mine)
         run = _stored(n, files, record)
@@ -327,7 +324,7 @@ def runs_under(folder: str) -> list[StoredRun]:
         data = _read_or_warn(record)
         if data is None or not data.files:
             continue
-        held = tuple(at for f in data.files if (at := _held(record, f, data.published)))
+        held = [at for f in data.files if (at := _held(record, f, data.published))]
         if held:
             stem = record.name[: -len(RECORD)]
             match = NUMBERED.match(stem)

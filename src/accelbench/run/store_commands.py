@@ -135,7 +135,7 @@ def runs(args: argparse.Namespace) -> int:
 
     runs = _view(args)
     if args.json:
-        print(json.dumps([r.listed() for r in runs], indent=2))
+        print(json.dumps([r.as_json() for r in runs], indent=2))
         return 0
     where = args.config or args.results_dir
     if not runs:
