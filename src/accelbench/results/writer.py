@@ -269,7 +269,7 @@ class ResultFile:
                 f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
                 key=f"--resume '{self.csv_path}'",
             )
-        self._repair_jsonl()
+        self._repair_jsonl(whole[self.jsonl_path])
         self._opened = True  # append to what is there
 
     def _read_done(self, reader: csv.DictReader) -> None:
@@ -301,22 +301,16 @@ class ResultFile:
                     key=f"--resume '{self.csv_path}'",
                 )
 
-    def _repair_jsonl(self) -> None:
+    def _repair_jsonl(self, text: bytes) -> None:
         """One JSON line per case the CSV finished (a kill between the two writes leaves one too many),
         rewritten in place through the held file and never emptied first, so no kill loses a line."""
         fd = self._fds[self.jsonl_path]
-        text = _read_all(fd)
-        kept: list[bytes] = []
-        seen: set[str] = set()
-        for line in text.splitlines():
-            try:
-                case_id = json.loads(line).get("case_id")
-            except (ValueError, AttributeError):  # cut, not JSON, or not UTF-8
-                continue
-            if case_id in self.done and case_id not in seen:
-                seen.add(case_id)
-                kept.append(line)
-        repaired = b"".join(line + b"\n" for line in kept)
+        kept: dict[str, bytes] = {}  # each finished case's first line
+        for line in text.splitlines():  # a cut line, or one of no JSON object, is dropped
+            with contextlib.suppress(ValueError, AttributeError, TypeError):
+                if (case_id := json.loads(line).get("case_id")) in self.done:
+                    kept.setdefault(case_id, line + b"\n")
+        repaired = b"".join(kept.values())
         if repaired == text:
             return
         if not text.startswith(repaired):
