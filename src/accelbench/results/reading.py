@@ -342,12 +342,10 @@ def read_series(csv_path: str, part: SeriesPart = "all") -> dict[str, Series]:
                 series = decoded if part == "all" else Series(samples_s=decoded.samples_s)
                 out[decoded.case_id] = series.checked()
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError:  # a cut line (a killed run) or not JSON at all
-                continue
-            if isinstance(record, dict) and "case_id" in record:
-                out[str(record["case_id"])] = Series.from_json(record)
+            # a cut line (a killed run), not JSON at all, or a number no float holds
+            with contextlib.suppress(ValueError, OverflowError):
+                if isinstance(record := json.loads(line), dict) and "case_id" in record:
+                    out[str(record["case_id"])] = Series.from_json(record)
     # no line of it a series: not a cut last line (a killed run) but a foreign file
     if not out and jsonl.stat().st_size:
         print(
