@@ -69,7 +69,7 @@ def _alive(record: Path) -> bool:
         return True  # unreadable, or another machine's: leave it alone
     try:
         os.kill(claimed.pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # no such process (or a pid no system has)
         return False
     except PermissionError:  # another user's process
         pass
