@@ -122,17 +122,16 @@ _BOOLS = {"true": True, "false": False, "True": True, "False": False}
 _STATUSES = {s.value: s for s in Status}  # a dict: Enum() costs 20 µs a cell
 
 
-def _number(kind: type) -> Callable[[str], Any]:
-    def parse(text: str) -> Any:
-        try:
-            value = float(text)
-        except ValueError:
-            return None  # a hand-edited or foreign cell is no number, never a traceback
-        if kind is int:
-            return int(value) if math.isfinite(value) and value.is_integer() else None
-        return value
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None  # a hand-edited or foreign cell is no number, never a traceback
 
-    return parse
+
+def _int(text: str) -> int | None:
+    value = _float(text)
+    return int(value) if value is not None and math.isfinite(value) and value.is_integer() else None
 
 
 class CellType(NamedTuple):
@@ -149,8 +148,8 @@ CELL_TYPES: dict[type, CellType] = {
     # a status this version does not know, or none, gave no clean number
     Status: CellType(_STATUSES.__getitem__, lambda t: _STATUSES.get(t, Status.ERROR), Status.ERROR),
     bool: CellType(_BOOLS.__getitem__, _BOOLS.get),
-    int: CellType(int, _number(int)),
-    float: CellType(float, _number(float)),
+    int: CellType(int, _int),
+    float: CellType(float, _float),
 }
 
 

@@ -77,7 +77,7 @@ def _side(
     """A results file, or a stored run by --name, number (of the config's series, else of the latest
     run's) or `latest` (of the candidate's series); and whether it ran a selection of cases."""
     from accelbench.results.remote import is_url, local
-    from accelbench.results.run_store import find_run
+    from accelbench.results.run_store import find_run, series_of
 
     path_like = ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref
     if is_url(ref) or os.path.exists(ref) or path_like:
@@ -86,7 +86,8 @@ def _side(
         return expand_results([local(ref, "compare")], "compare"), False  # a folder: a run's files
     numbered = ref.isascii() and ref.isdigit()
     if ref == "latest" and candidate.lower().endswith(".csv"):  # of the candidate's series
-        view = [r for r in view if _series_name(r.series) == _series_name(candidate)]
+        name = os.path.basename(series_of(candidate))
+        view = [r for r in view if os.path.basename(series_of(r.series)) == name]
     found = find_run(_latest_series(view) if numbered and view else view, ref)
     if found is None:
         where = args.config or f"the runs under {args.results_dir}"
@@ -98,12 +99,6 @@ def _side(
             key=f"compare '{ref}'",
         )
     return list(found.files), found.selected
-
-
-def _series_name(path: str) -> str:
-    from accelbench.results.run_store import series_of
-
-    return os.path.basename(series_of(path))
 
 
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
