@@ -232,10 +232,6 @@ class StoredRun(RunRecord):
         return sum(_rows_in(f) for f in self.files)
 
     @property
-    def selected(self) -> bool:
-        return bool(self.selection)
-
-    @property
     def series(self) -> str:
         """The series it is a run of: its first file, as run 1 names it."""
         return series_of(self.files[0]) if self.files else ""

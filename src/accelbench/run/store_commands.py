@@ -98,7 +98,7 @@ def _side(
             "`microbench runs` lists every one)",
             key=f"compare '{ref}'",
         )
-    return list(found.files), found.selected
+    return found.files, bool(found.selection)
 
 
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
@@ -113,13 +113,13 @@ def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list
             file=args.config or args.results_dir,
         )
     older, newer = runs[-2:]
-    if newer.selected:
+    if newer.selection:
         print(
             f"run {newer.number} ran a selection of the cases ({newer.selection}): compared with run "
             f"{older.number} on its cases only",
             file=sys.stderr,
         )
-    return [list(older.files), list(newer.files)], newer.selected
+    return [older.files, newer.files], bool(newer.selection)
 
 
 TABLE_RUNS = 100
@@ -234,6 +234,6 @@ def publish(args: argparse.Namespace) -> int:
             "names no stored run (`microbench runs` lists them)", key=f"publish '{args.run}'"
         )
     url = args.to if is_url(args.to) else f"file://{os.path.abspath(args.to)}"
-    for written in publish(record_path(run.series, run.number), list(run.files), url):
+    for written in publish(record_path(run.series, run.number), run.files, url):
         print(written)
     return 0
