@@ -341,7 +341,7 @@ THROTTLED = 0.05
 
 
 class Extras(Protocol):
-    """A suite's columns beyond the core ones (`OpSpec.row_extras`), read through what follows."""
+    """A suite's columns beyond the core ones (`OpSpec.row_extras`), read by the code below."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]
 
