@@ -435,6 +435,7 @@ def test_malformed_json_lines_leave_series_readers_can_index(tmp_path):
         json.dumps({"case_id": "c", "samples_s": [1e-3, "x"], "device_samples_s": {"0": [1]}}),
         '{"case_id": "d", "samples_s": [NaN, 1.0]}',  # what a foreign writer may spell
         json.dumps({"case_id": "e", "samples_s": [1.0]})[:20],  # a killed run's last line
+        '{"case_id": "f", "kernels": [{"name": "k", "per_iter": 1%s}]}' % ("0" * 400),
     ]
     (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
     series = read_series(str(tmp_path / "r.csv"))
@@ -442,7 +443,7 @@ def test_malformed_json_lines_leave_series_readers_can_index(tmp_path):
     assert [k.share for k in series["b"].kernels] == [0.5]  # typed; the malformed one left out
     assert series["c"].samples_s == [] and series["c"].device_samples_s == {"0": [1]}
     assert len(series["d"].samples_s) == 2
-    assert "e" not in series
+    assert "e" not in series and "f" not in series  # no traceback either
 
 
 def _hostile_candidate(kind, tmp_path):
