@@ -184,7 +184,6 @@ class Measurement:
     compiler: CompilerCounts | None = None
     implementation: str = "default"
     extras: Any = None  # an instance of the suite's declared extras class (results.records)
-    companion_timings: dict[str, Timing] = field(default_factory=dict)
     outputs_digest: dict[str, np.ndarray] = field(default_factory=dict)
     input_sets: int = 1
     device_state: DeviceState | None = None  # a GPU's settings as the case ran (NVML)
