@@ -98,11 +98,6 @@ class OpParams:
         return tuple(p.name for p in cls.declared())
 
     @classmethod
-    @functools.cache
-    def _name_set(cls) -> frozenset[str]:
-        return frozenset(cls.names())
-
-    @classmethod
     def declared_param(cls, name: str) -> Param:
         return next(p for p in cls.declared() if p.name == name)
 
@@ -124,7 +119,7 @@ class OpParams:
 
     def value(self, name: str, default: Any = None) -> Any:
         """The value of a parameter named at run time (a chart's axis), `default` where it has none."""
-        return getattr(self, name) if name in self._name_set() else default
+        return getattr(self, name) if name in self.names() else default
 
     @property
     def placement(self) -> Placement:
@@ -172,7 +167,7 @@ def param(
 # the parameter kind a run setting's rule reads as on a command line (core/case.py declares them)
 SETTING_KINDS = {
     **dict.fromkeys(("seconds", "duration", "fraction"), "float"),
-    **{"count": "int", "choice": "choice", "check": "choice", "timer": "str"},
+    **{"count": "int", "choice": "choice", "timer": "str"},
 }
 
 
@@ -314,13 +309,11 @@ class OpSpec(Generic[P]):
                     key=key_path(where, name),
                 )
             named[target], spelled[target] = value, name
-        given = named
         resolved: dict[str, Any] = {}
         for param in self.params:
-            if param.name in given:
-                resolved[param.name] = param.validate(
-                    given[param.name], key_path(where, spelled[param.name])
-                )
+            if param.name in named:
+                at = key_path(where, spelled[param.name])
+                resolved[param.name] = param.validate(named[param.name], at)
             elif param.required:
                 raise UserError(f"op '{self.name}' needs parameter '{param.name}'", key=where)
             else:

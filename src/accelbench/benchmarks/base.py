@@ -140,7 +140,7 @@ class Benchmark(Generic[F]):
     run_id: Callable[[F], str]  # upstream's run id
     flops: Callable[[F, int], float]  # upstream's FLOP count (fields, group size)
     bytes: Callable[[F, int], float]  # upstream's get_total_bytes
-    metrics: Metrics
+    metrics: Metrics = intensity_metrics
     runs: str | Callable[[F], str] = ""  # which of our ops runs a case (none given: its name's)
     # upstream's conditions
     placement: Callable[[F, Callable[[], int]], dict[str, Any]] = one_device
