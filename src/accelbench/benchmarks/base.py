@@ -120,10 +120,6 @@ def intensity_metrics(f: Figures) -> dict[str, Any]:
     return {"intensity": intensity(f)}
 
 
-def one_device(f: Any, devices: Callable[[], int]) -> dict[str, Any]:
-    return {}
-
-
 def replicated(f: Any, devices: Callable[[], int]) -> dict[str, Any]:
     """Upstream's compute ops: the whole op on every local device at once; rates per device."""
     return {"sharding": "replicated"}
@@ -143,7 +139,7 @@ class Benchmark(Generic[F]):
     metrics: Metrics = intensity_metrics
     runs: str | Callable[[F], str] = ""  # which of our ops runs a case (none given: its name's)
     # upstream's conditions
-    placement: Callable[[F, Callable[[], int]], dict[str, Any]] = one_device
+    placement: Callable[[F, Callable[[], int]], dict[str, Any]] = lambda f, devices: {}
     implementation: str | None = None  # upstream's conditions: the implementation upstream runs
     flags: str = ""  # its TPU flag set: upstream's op_flags.yaml key (none given: its name)
     peak_dtype: Callable[[F], str] = lambda f: str(f.dtype)  # the dtype whose peak it reads
@@ -252,13 +248,9 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "mode": ("fwd", "bwd"),
 }
 # TPUMS's stated least values where they are not a problem size's 1 (its field metadata `min`)
-MINIMUMS: dict[str, float] = {
-    "warmup_tries": 0,
-    "num_runs": 0,
-    "min_duration_s": 0.0,
-    "seed": 0,
-    "samples_per_run": 1,
-}
+MINIMUMS: dict[str, float] = dict(
+    warmup_tries=0, num_runs=0, min_duration_s=0.0, seed=0, samples_per_run=1
+)
 # fields a console table leaves out: how the case is run, not what it measures
 UNSHOWN = ("warmup_tries", "num_runs", "min_duration_s", "seed", "samples_per_run")
 DOMAINS = ("wall_clock", "xprof")  # TPUMS's timing domains, in its column order

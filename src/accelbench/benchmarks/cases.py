@@ -217,10 +217,7 @@ def cases_of(
             raise ValueError(f"{bench.name}: placement {sorted(missing)} unknown to the op")
         translated.update(placement)
     params = spec.resolve(translated, where)
-    try:
-        spec.check_constraints(params, where)
-    except UserError as error:  # a field the translation read (mesh_shape): name the entry
-        raise UserError(error.message, key=where, suggestion=error.suggestion) from None
+    spec.check_constraints(params, where)  # a field the translation read (mesh_shape): the entry
     run = _run_settings(fields, ours, point, conditions, where)
     if spec.traits.run_overrides and conditions == "strict":  # upstream: every call blocked, warm
         run = spec.traits.run_overrides(params).apply(run)
