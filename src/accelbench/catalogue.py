@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from accelbench.core.case import Case, RunSettings, declared_settings
-from accelbench.core.param_kinds import PARAM_KINDS
+from accelbench.core.param_kinds import PARAM_KINDS, real
 from accelbench.core.types import Prepared
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS, run_order
@@ -48,8 +48,7 @@ class Param:
         return self.default is None and PARAM_KINDS[self.kind].sizes_problem
 
     def validate(self, value: Any, where: str) -> Any:
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if self.minimum is not None and number and value < self.minimum:
+        if self.minimum is not None and real(value) and value < self.minimum:
             raise UserError(f"{self.name} must be >= {self.minimum}, got {value}", key=where)
         return PARAM_KINDS[self.kind].validate(self, value, where)
 
@@ -321,24 +320,23 @@ class OpSpec(Generic[P]):
         return self.made(resolved)
 
 
+B = TypeVar("B")
+
+
 @dataclass(frozen=True)
-class ArrayImplementation:
+class Registered(Generic[B]):
+    op: str
+    backend: str
+    name: str
+    build: B
+
+
+class ArrayImplementation(Registered[ArrayBuild]):
     """A pure function of the op's input arrays: the backend draws, places, compiles and times it."""
 
-    op: str
-    backend: str
-    name: str
-    build: ArrayBuild
 
-
-@dataclass(frozen=True)
-class PreparedImplementation:
+class PreparedImplementation(Registered[PreparedBuild]):
     """An implementation that prepares itself: inputs, call, check and extras (transfers, suites)."""
-
-    op: str
-    backend: str
-    name: str
-    build: PreparedBuild
 
 
 Implementation = ArrayImplementation | PreparedImplementation

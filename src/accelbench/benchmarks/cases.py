@@ -223,7 +223,7 @@ def cases_of(
         run = spec.traits.run_overrides(params).apply(run)
     run = checked_run(run, where)
     stats = _hardware(point, ctx.hardware, request)
-    shown = replace(fields, hardware_stats=stats.as_config() if stats else {})
+    shown = replace(fields, hardware_stats=dict(stats.shown) if stats else {})
     origin = Upstream(bench, shown, stats, conditions, group, ctx.reading.tpums)
     trace_dir = _trace_dir(fields.xprof_dir, request) if fields.xprof_timing else None
     return cases_per_implementation(

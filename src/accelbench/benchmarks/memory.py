@@ -8,15 +8,11 @@ from typing import Any
 from accelbench.benchmarks.base import Benchmark, Figures, UpstreamFields, intensity, itemsize, rate
 from accelbench.catalogue import param
 
-# STREAM kernels: (arrays read + written, FLOPs per element); copy computes x + 1 upstream
-STREAM = {
-    "copy": (2, 1),
-    "scale": (2, 1),
-    "add": (3, 1),
-    "triad": (3, 2),
-    "read_only": (1, 1),  # TPUMS's two (its `read` and `write` are the same kernels)
-    "write_only": (1, 0),
-}
+# STREAM kernels: (arrays read + written, FLOPs per element); copy computes x + 1 upstream; the last
+# two are TPUMS's (its `read` and `write` are the same kernels)
+STREAM = dict(
+    copy=(2, 1), scale=(2, 1), add=(3, 1), triad=(3, 2), read_only=(1, 1), write_only=(1, 0)
+)
 OP_TYPES = {"read": "read_only", "write": "write_only"}  # TPUMS's short names
 
 

@@ -10,32 +10,29 @@ from typing import Any, TypeVar
 
 from accelbench.core.case import Rule, RunSettings, declared_settings
 from accelbench.core.flags import Flag, FlagValues
+from accelbench.core.param_kinds import real
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.measure.timers import timer_names
 
 T = TypeVar("T")
 
 
-def _real(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 # a numeric kind: whether a value is within its rule (NaN and infinity never are), what it must be
 BOUNDS: dict[str, tuple[Callable[[Rule, Any], bool], Callable[[Rule], str]]] = {
     "count": (
-        lambda r, v: isinstance(v, int) and _real(v) and r.low <= v <= r.high,
+        lambda r, v: isinstance(v, int) and real(v) and r.low <= v <= r.high,
         lambda r: f"an integer from {int(r.low)} to {int(r.high):,}",
     ),
     "seconds": (
-        lambda r, v: _real(v) and 0 < v <= r.high,
+        lambda r, v: real(v) and 0 < v <= r.high,
         lambda r: f"a positive number of seconds up to {r.high:g}",
     ),
     "duration": (
-        lambda r, v: _real(v) and 0 <= v <= r.high,
+        lambda r, v: real(v) and 0 <= v <= r.high,
         lambda r: f"a number of seconds from 0 to {r.high:g}",
     ),
     "fraction": (
-        lambda r, v: _real(v) and 0 < v < 1,
+        lambda r, v: real(v) and 0 < v < 1,
         lambda r: f"between 0 and 1{f': a fraction of {r.of}' if r.of else ''}",
     ),
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -27,11 +27,9 @@ AUDIT_POLICIES = ("flag", "strict", "off")
 SHAPE_KEYS = ("m", "k", "n")
 
 
-def shape_label(
-    params: Mapping[str, Any], keys: Iterable[str] = SHAPE_KEYS, named: bool = False
-) -> str:
+def shape_label(params: Mapping[str, Any], named: bool = False) -> str:
     """'1024x512x256' (or 'm=1024xk=512xn=256') from whichever of the shape keys are present."""
-    parts = [(k, params[k]) for k in keys if params.get(k) not in (None, "")]
+    parts = [(k, params[k]) for k in SHAPE_KEYS if params.get(k) not in (None, "")]
     return "x".join(f"{k}={v}" if named else str(v) for k, v in parts)
 
 

@@ -121,10 +121,7 @@ def merged_telemetry(
 def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
     """Per iteration, the slowest device's time (a collective is done when its last member is)."""
     runs = [s for s in per_device.values() if s]
-    if not runs:
-        return []
-    n = min(len(s) for s in runs)
-    return [max(s[i] for s in runs) for i in range(n)]
+    return [max(column) for column in zip(*runs, strict=False)]  # as far as the shortest goes
 
 
 @dataclass(frozen=True)
