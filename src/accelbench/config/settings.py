@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from accelbench.core.case import Rule, RunSettings, declared_settings
+from accelbench.core.case import Rule, RunSettings, content_id, declared_settings
 from accelbench.core.flags import Flag, FlagValues
 from accelbench.core.param_kinds import real
 from accelbench.errors import UserError, did_you_mean, key_path
@@ -132,5 +130,4 @@ class PlanRequest:
 
 def pair_key(op: str, params: Any) -> str:
     """What the same op on the same inputs shares across backends: their outputs are compared."""
-    text = json.dumps([op, params.as_dict()], sort_keys=True)
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
+    return content_id([op, params.as_dict()])

@@ -27,6 +27,11 @@ AUDIT_POLICIES = ("flag", "strict", "off")
 SHAPE_KEYS = ("m", "k", "n")
 
 
+def content_id(value: Any) -> str:
+    """Twelve hex digits of a JSON value's SHA-1, keys sorted: stable across runs and machines."""
+    return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
 def shape_label(params: Mapping[str, Any], named: bool = False) -> str:
     """'1024x512x256' (or 'm=1024xk=512xn=256') from whichever of the shape keys are present."""
     parts = [(k, params[k]) for k in SHAPE_KEYS if params.get(k) not in (None, "")]
@@ -284,8 +289,7 @@ class Case:
             **identifying_settings(self.run),
             **{k: v for k, v in own if v},
         }
-        blob = json.dumps(ident, sort_keys=True, default=str).encode()
-        return hashlib.sha1(blob).hexdigest()[:12]
+        return content_id(ident)
 
     def distinctions(self) -> dict[str, Any]:
         """What tells this case from another of its op: parameters, settings in its id, repeat."""
