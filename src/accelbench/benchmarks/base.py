@@ -328,9 +328,6 @@ class Tpums:
     def bench(self) -> Benchmark[Any]:
         return V2[self.v2]
 
-    def attribute(self, name: str) -> str:  # the benchmark's field a TPUMS field is
-        return self.renamed.get(name, name)
-
     @property
     def fields(self) -> tuple[Param, ...]:
         """In TPUMS's names and defaults: the benchmark's but the run-level ones, then its own."""
@@ -347,14 +344,19 @@ class Tpums:
         every = (*out, *((SAMPLES_PER_RUN,) if self.soak else ()), *self.inert)
         return tuple(tpums_field(p, enums) for p in every)
 
+    @property
+    def attributes(self) -> dict[str, tuple[str, Param]]:
+        """Each TPUMS field that sets one of the benchmark's, with that field's name."""
+        skip = {p.name for p in self.inert} | {SAMPLES_PER_RUN.name}
+        return {
+            p.name: (self.renamed.get(p.name, p.name), p) for p in self.fields if p.name not in skip
+        }
+
     def written(self, fields: Any, ours: bool = False) -> dict[str, Any]:
         """A case's typed fields as TPUMS's files hold them (`ours`: this project's too)."""
         mine = {p.name for p in self.bench.ours}
-        skip = {p.name for p in self.inert} | {SAMPLES_PER_RUN.name}
         return {
-            p.name: getattr(fields, self.attribute(p.name))
-            for p in self.fields
-            if p.name not in skip and (ours or self.attribute(p.name) not in mine)
+            k: getattr(fields, a) for k, (a, _) in self.attributes.items() if ours or a not in mine
         }
 
 

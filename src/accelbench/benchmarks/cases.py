@@ -15,7 +15,6 @@ from accelbench.benchmarks.base import (
     BASE_NAMES,
     OURS,
     OURS_AS_PARAMS,
-    SAMPLES_PER_RUN,
     Benchmark,
     Tpums,
     Upstream,
@@ -76,10 +75,7 @@ class Reading:
                 fields[name] = (p.name, replace(p, default=entry.defaults.get(name, p.default)))
         else:
             declared = {p.name: p for p in bench.all_fields}
-            skip = (*inert, SAMPLES_PER_RUN.name)
-            fields = {
-                p.name: (entry.attribute(p.name), p) for p in entry.fields if p.name not in skip
-            }
+            fields = dict(entry.attributes)
             fields.update({n: (n, declared[n]) for n in BASE_NAMES if n not in fields})
         return cls(bench, {**fields, **inert}, dict(entry.aliases), entry)
 

@@ -18,12 +18,8 @@ from accelbench.limits import (
 )
 
 CHECK_MODES = ("strict", "flag", "off")
-CACHE_POLICIES = ("cold", "warm")
-CADENCES = ("blocked", "sustained")
 DEVICE_MODES = ("first_device", "max_device")
-INPUT_POLICIES = ("fixed", "rotate")
 THROTTLE_POLICIES = ("flag", "discard", "off")
-AUDIT_POLICIES = ("flag", "strict", "off")
 SHAPE_KEYS = ("m", "k", "n")
 
 
@@ -101,11 +97,11 @@ class RunSettings:
     )
     cache: str = setting(
         "cold: L2 (or the CPU's last-level cache) flushed before every iteration; warm",
-        Rule("choice", "cold", choices=CACHE_POLICIES, in_id=IN_ID_ALWAYS, column="cache"),
+        Rule("choice", "cold", choices=("cold", "warm"), in_id=IN_ID_ALWAYS, column="cache"),
     )
     cadence: str = setting(
         "blocked: each iteration waits for its outputs; sustained: back to back",
-        Rule("choice", "blocked", choices=CADENCES, column="cadence"),
+        Rule("choice", "blocked", choices=("blocked", "sustained"), column="cadence"),
     )
     threads: int | None = setting(
         "CPU threads for the framework's host ops (default: its own)",
@@ -147,7 +143,7 @@ class RunSettings:
     )
     inputs: str = setting(
         "fixed: one input set every iteration; rotate: input_sets sets cycled through them",
-        Rule("choice", "fixed", choices=INPUT_POLICIES, column="inputs"),
+        Rule("choice", "fixed", choices=("fixed", "rotate"), column="inputs"),
     )
     # the row's input_set_count is what the timer cycled through
     input_sets: int = setting(
@@ -189,7 +185,7 @@ class RunSettings:
         Rule(
             "choice",
             "flag",
-            choices=AUDIT_POLICIES,
+            choices=("flag", "strict", "off"),
             in_id=IN_ID_NEVER,
             column="audit_mode",
             compared=False,
