@@ -11,7 +11,6 @@ from typing import Any
 from accelbench.benchmarks.base import (
     Benchmark,
     Figures,
-    Metrics,
     UpstreamFields,
     itemsize,
     ours_param,
@@ -106,19 +105,6 @@ def _sized(f: CollectiveFields) -> dict[str, Any]:
     return {"matrix_dim": f.matrix_dim}
 
 
-def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float]) -> Metrics:
-    """bandwidth_gb_s: nccl-tests' bus bandwidth, 0 for a group of one; the size column: one device's
-    block (reduce-scatter: its output)."""
-
-    def metrics(f: Figures) -> dict[str, Any]:
-        return {
-            "bandwidth_gb_s": f.bytes / (f.seconds * 1e9) if f.group > 1 and f.seconds else 0.0,
-            size_key: size(f.fields) / 1e6,
-        }
-
-    return metrics
-
-
 def collective(
     name: str,
     class_name: str,
@@ -130,7 +116,14 @@ def collective(
     notes: str = "the group is upstream's (a mesh the devices cannot fill: one axis of all)",
     **more: Any,
 ) -> None:
-    """A collective: how it differs from the others (moved: upstream's bytes, by the group size)."""
+    """A collective: how it differs from the others (moved: upstream's bytes, by the group size;
+    size: its size column, one device's block (reduce-scatter: its output), and how it is read)."""
+    size_key, size_of = size
+
+    def metrics(f: Figures) -> dict[str, Any]:  # bandwidth_gb_s: nccl-tests' bus bandwidth
+        bus = f.bytes / (f.seconds * 1e9) if f.group > 1 and f.seconds else 0.0  # 0: a group of one
+        return {"bandwidth_gb_s": bus, size_key: size_of(f.fields) / 1e6}
+
     Benchmark(
         name,
         class_name,
@@ -139,7 +132,7 @@ def collective(
         run_id,
         lambda f, n: 0.0,
         moved,
-        collective_metrics(*size),
+        metrics,
         collective=True,
         notes=notes,
         **more,
