@@ -195,7 +195,9 @@ def test_url_outputs_keep_their_rows_when_the_copy_fails_and_resume_from_them(
     import fsspec
 
     fs = fsspec.filesystem("memory")
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # the staging folder, under the test's
+    deep = tmp_path / ("staging" * 9) / ("folder" * 9)  # a staged path past an error's word limit
+    deep.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(deep))  # the staging folder, under the test's
     (tmp_path / "c.yaml").write_text(URL_CONFIG)
     real_put = type(fs).put_file
 
@@ -209,6 +211,7 @@ def test_url_outputs_keep_their_rows_when_the_copy_fails_and_resume_from_them(
         err = err.strip().splitlines()[-1]
         assert "could not copy the results to memory://bkt/r.csv" in err and "kept in" in err
         staged = err.split("kept in ")[1].strip()
+        assert staged.startswith(str(deep)) and len(staged) > 150  # the way to the rows, never cut
         assert len(rows(Path(staged))) == 2 and staged in out  # said on screen before the run
         assert not fs.exists("memory://bkt/r.csv")
         monkeypatch.setattr(type(fs), "put_file", real_put)
