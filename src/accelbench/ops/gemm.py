@@ -35,16 +35,14 @@ class GemmParams(Matmul):
     """A GEMM of fp8 inputs to a bf16 output (the ops below override either), B (k, n) or (n, k)."""
 
     layout: str = param("choice", "kn", ("kn", "nk"), "B stored as (K,N) or (N,K)")
-    in_dtype = FP8.name  # class attributes: the ops that take them as parameters declare them (or,
-    out_dtype = BF16.name  # as gemm_multiple_run's `dtype`, override input_dtype)
 
     @property
     def input_dtype(self) -> DType:
-        return dtype(self.in_dtype)
+        return FP8
 
     @property
     def output_dtype(self) -> DType:
-        return dtype(self.out_dtype)
+        return BF16
 
 
 @dataclass(frozen=True)
@@ -60,6 +58,14 @@ class DtypeGemmParams(GemmParams):
 class InOutGemmParams(GemmParams):
     in_dtype: str = param("dtype", "float8", GEMM_DTYPES, aliases=("in_dtype_str",))
     out_dtype: str = param("dtype", "bfloat16", OUT_DTYPES, aliases=("out_dtype_str",))
+
+    @property
+    def input_dtype(self) -> DType:
+        return dtype(self.in_dtype)
+
+    @property
+    def output_dtype(self) -> DType:
+        return dtype(self.out_dtype)
 
 
 def b_shape(p: GemmParams) -> tuple[int, int]:
