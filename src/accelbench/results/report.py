@@ -60,27 +60,28 @@ def series_label(row: Row) -> str:
 
 def _scatter(ax: Any, points: Sequence[Row]) -> None:
     """The measured points: colour by series, marker by backend (by source, over several runs)."""
-    sources = sorted({visible(r.source) for r in points})  # a file name that is not UTF-8 drawn too
     frame = pd.DataFrame(
         {
             "intensity": [r.derived.intensity_flop_per_byte for r in points],
             "TFLOP/s": [r.derived.tflop_per_s for r in points],
             "series": [series_label(r) for r in points],
             "backend": [r.identity.backend for r in points],
-            "source": [visible(r.source) for r in points],
+            "source": [visible(r.source) for r in points],  # a file name not in UTF-8 drawn too
         }
     )
-    style = "source" if len(sources) > 1 else "backend"
-    kinds = sources if len(sources) > 1 else sorted(set(frame["backend"]), key=run_order)
-    shapes = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(kinds)}
+    sources = sorted(set(frame["source"]))
+    several = len(sources) > 1
+    kinds = sources if several else sorted(set(frame["backend"]), key=run_order)
     sns.scatterplot(
         data=frame,
         x="intensity",
         y="TFLOP/s",
         hue="series",
-        style=style,
+        style="source" if several else "backend",
         style_order=kinds,
-        markers=shapes if len(sources) > 1 else {b: marker(b) for b in kinds},
+        markers={
+            k: MARKERS[i % len(MARKERS)] if several else marker(k) for i, k in enumerate(kinds)
+        },
         palette="tab20" if frame["series"].nunique() > 10 else "tab10",
         s=40,
         ax=ax,
@@ -286,8 +287,7 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     written: dict[str, int] = {}
     for kind, bars in speedups(rows).items():
         fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
-        values = [b.value for b in bars]
-        palette = sns.color_palette()
+        values, palette = [b.value for b in bars], sns.color_palette()
         colours = ["lightgrey" if b.doubtful else palette[2 if b.value >= 1 else 3] for b in bars]
         # from the break-even line to the value: faster cases grow right, slower left
         drawn = ax.barh(range(len(bars)), [v - 1 for v in values], left=1, color=colours)
