@@ -228,9 +228,8 @@ def _side(value: str, row: Row, group: list[Row]) -> str:
 
 
 def _distinct(group: list[Row], by_implementation: bool) -> bool:
-    if not by_implementation:
-        return len(group) == 1
-    return len({r.identity.implementation for r in group}) == len(group)
+    kinds = {r.identity.implementation for r in group} if by_implementation else {""}
+    return len(kinds) == len(group)
 
 
 def _cell(

@@ -129,7 +129,6 @@ def roofline(rows: Sequence[Row], path: str) -> int:
     ax.grid(True, which="both", alpha=0.3)
     if points or roofs:
         ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
     save_figure(fig, path, dpi=120)
     return len(points)
 
@@ -216,9 +215,7 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
             ax.legend(fontsize=7)
         left.set(yscale="log", title=f"{op}: latency over {sweep.axis} (bars: p10-p90)")
         right.set_title(f"{op}: {sweep.metric} over {sweep.axis}")
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"sweep_{portable_name(op)}.png")
-        save_figure(fig, path, dpi=110)
+        path = save_figure(fig, os.path.join(out_dir, f"sweep_{portable_name(op)}.png"), dpi=110)
         written[path] = sum(len(p) for p in sweep.throughput.values())
     return written
 
@@ -313,7 +310,6 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         doubt = doubt if any(b.doubtful for b in bars) else ""
         ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows) + doubt, fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
-        fig.tight_layout()
         path = os.path.join(out_dir, f"speedup_{kind}.png")
         save_figure(fig, path, dpi=110, bbox_inches="tight")  # long case labels stay whole
         written[path] = len(bars)
@@ -327,8 +323,8 @@ def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFram
 
 
 def table_note(rows: Sequence[Row]) -> str:
-    left = len(rows) - TABLE_ROWS
-    shown = f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all. " if left > 0 else ""
+    many = len(rows) > TABLE_ROWS
+    shown = f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all. " if many else ""
     return shown + (f"{AUDITED}." if any(r.timing.audit for r in rows) else "")
 
 
@@ -373,11 +369,10 @@ def html_page(
     source: str,
     rows: Sequence[Row],
     images: dict[str, int],
-    chosen: Sequence[Column] = REPORT,
-    maps: dict[str, str] | None = None,
+    chosen: Sequence[Column],
+    maps: dict[str, str],
 ) -> str:
     """One self-contained page (charts inlined; `maps`: a chart's image-map areas), the table."""
-    maps = maps or {}
     figures = "".join(
         f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
         f"{base64.b64encode(open(path, 'rb').read()).decode()}'"
@@ -438,7 +433,6 @@ def run_report(
     read = [(path, rows_of(path, series="all")) for path in paths]
     label_sources(read)
     rows = sort_rows([r for _, found in read for r in found], sort)
-    title = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
     key = f"--output-dir '{out_dir}'"
     if not out_dir.strip():
         raise UserError("names no folder", key=key)
@@ -449,7 +443,7 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        _write_report(title, rows, out_dir, chosen, sample_charts, paths)
+        _write_report(paths, rows, out_dir, chosen, sample_charts)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -459,13 +453,13 @@ def run_report(
 
 
 def _write_report(
-    title: str,
+    paths: Sequence[str],
     rows: list[Row],
     out_dir: str,
-    chosen: Sequence[Column] = REPORT,
-    sample_charts: bool = False,
-    paths: Sequence[str] = (),
+    chosen: Sequence[Column],
+    sample_charts: bool,
 ) -> None:
+    title = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
     found = charts.report_histories(paths)
     roof = os.path.join(out_dir, "roofline.png")
     charted = charts.drawable(rows)
