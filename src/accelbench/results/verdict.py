@@ -73,11 +73,6 @@ def usable(seconds: float | None) -> TypeGuard[float]:
     return seconds is not None and PLAUSIBLE_S[0] <= seconds <= PLAUSIBLE_S[1]
 
 
-def host_timed(row: Row) -> bool:
-    """A time the host's CPUs make: a host clock, or any timer on a CPU platform."""
-    return row.timing.timing_source == "wall_clock" or row.environment.platform == "cpu"
-
-
 class Host(NamedTuple):
     """A host-timed row's load per core, and its loop's stretch (wall over wall less CPU wait)."""
 
@@ -97,7 +92,9 @@ class Host(NamedTuple):
 
 def _host(row: Row) -> Host | None:
     load, wait = row.conditions.host_load_ratio, row.timing.cpu_wait_ratio
-    if not host_timed(row) or (load is None and wait is None):
+    # a time the host's CPUs make: a host clock, or any timer on a CPU platform
+    host_timed = row.timing.timing_source == "wall_clock" or row.environment.platform == "cpu"
+    if not host_timed or (load is None and wait is None):
         return None
     if wait is None:
         return Host(load or 0.0, None)
