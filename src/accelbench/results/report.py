@@ -249,11 +249,10 @@ def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
     ok = [r for r in rows if r.ok]
     by_id: dict[str | None, Row] = {r.identity.case_id: r for r in ok}
     found: dict[str, list[tuple[Row, float, bool]]] = defaultdict(list)
-    for t in ok:
-        j = by_id.get(t.pairing.paired_with) if t.identity.backend != "jax" else None
-        if j is not None and j.median_s and t.median_s:
-            found[PAIRED].append((t, t.median_s / j.median_s, bool(t.doubt or j.doubt)))
     for r in ok:
+        j = by_id.get(r.pairing.paired_with) if r.identity.backend != "jax" else None
+        if j is not None and j.median_s and r.median_s:
+            found[PAIRED].append((r, r.median_s / j.median_s, bool(r.doubt or j.doubt)))
         value, kind = speedup(r), SUITE_SPEEDUPS.get(r.identity.suite)
         if kind and value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
             found[kind].append((r, float(value), bool(r.doubt)))
