@@ -110,10 +110,8 @@ def _figure(
 
 def _stat(key: str) -> Column:
     """A statistic of the headline samples (TimeStats' `time_KEY_s`), shown on request (--columns)."""
-    field = f"time_{key}_s"
-    return _figure(
-        key, lambda r: getattr(r.stats, field), field, text=format_seconds, default=False
-    )
+    name = f"time_{key}_s"
+    return _figure(key, lambda r: getattr(r.stats, name), name, text=format_seconds, default=False)
 
 
 COLUMNS: tuple[Column, ...] = (
