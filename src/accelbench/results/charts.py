@@ -28,10 +28,12 @@ from accelbench.results.writer import write_atomically  # noqa: E402
 GAP, DTYPE = "gap_strategy", "dtype"  # the parameters a soak chart's title names, where it has them
 
 
-def save_figure(fig: Any, path: str, **options: Any) -> None:
-    """A chart written whole, never through a link planted at its path; the figure is closed."""
+def save_figure(fig: Any, path: str, **options: Any) -> str:
+    """A chart laid out and written whole, never through a link planted at its path; then closed."""
+    fig.tight_layout()
     write_atomically(path, lambda f: fig.savefig(f, format="png", **options), binary=True)
     plt.close(fig)
+    return path
 
 
 def dimensions(op: str, params: OpParams) -> tuple[str, ...]:
@@ -112,10 +114,8 @@ def time_series(rows: Sequence[Row], out_dir: str, every: bool = False) -> dict[
             fontsize=9,
         )
         ax.grid(True, alpha=0.3)
-        fig.tight_layout()
         name = f"series_{portable_name(row.identity.op)}_{portable_name(row.identity.case_id)}.png"
-        path = os.path.join(out_dir, name)
-        save_figure(fig, path, dpi=120)
+        path = save_figure(fig, os.path.join(out_dir, name), dpi=120)
         written[path] = len(samples)
     return written
 
@@ -156,8 +156,8 @@ def history_chart(found: Sequence[History], out_dir: str) -> tuple[str, int, str
         _draw(ax, history)
     for ax in list(axes.flat)[len(cases) :]:
         ax.axis("off")
-    fig.tight_layout()
-    fig.canvas.draw()
+    # laid out and drawn first: the map's coordinates are the written picture's
+    path = save_figure(fig, os.path.join(out_dir, "history.png"), dpi=DPI)
     height = fig.get_size_inches()[1] * DPI
     areas = ""
     for ax, history in zip(axes.flat, cases, strict=False):
@@ -167,8 +167,6 @@ def history_chart(found: Sequence[History], out_dir: str) -> tuple[str, int, str
             said = f"{history.case}: {format_seconds(p.median_s)} at {at}"
             title, spot = html_safe(said.strip("; ")), f"{round(x)},{round(height - y)},6"
             areas += f"<area shape='circle' coords='{spot}' title='{title}' alt='{title}'>"
-    path = os.path.join(out_dir, "history.png")
-    save_figure(fig, path, dpi=DPI)
     return path, sum(len(h.points) for h in cases), areas
 
 

@@ -126,11 +126,9 @@ def upgrade(row: dict[str, str]) -> dict[str, str]:
         return row
     out: dict[str, str] = {}
     for name, value in row.items():
-        if name not in EARLIER_NAMES:
-            out[name] = value
-            continue
-        new, factor = EARLIER_NAMES[name]
-        if new is not None and not out.get(new):  # two old names of one column: the filled one wins
+        new, factor = EARLIER_NAMES.get(name, (name, 1))
+        # today's column as it is; of two old names of one column, the filled one wins
+        if new is not None and (new == name or not out.get(new)):
             out[new] = _scaled(value, factor)
     return out
 

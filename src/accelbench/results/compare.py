@@ -3,7 +3,6 @@ comparison of two runs exits 1 when a case got slower, went missing or failed: a
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -39,22 +38,15 @@ IDENTIFYING = ("op", "backend", "implementation")  # CaseKey's identity fields, 
 
 
 def _identifying(row: Row, without: tuple[str, ...]) -> tuple[str, str, str, list[tuple[str, Any]]]:
-    ident = row.identity
-    left_out = _left_out(without)
+    left_out = RUN_SETTINGS.union(without)
     params = [
         (name, value)
         for name, value in row.params.as_dict().items()
         if value is not None and value != "" and name not in left_out
     ]
-    if not without:
-        return ident.op, ident.backend, ident.implementation or "", params
+    ident = row.identity
     op, backend, impl = ("" if n in without else str(getattr(ident, n) or "") for n in IDENTIFYING)
     return op, backend, impl, params
-
-
-@functools.cache
-def _left_out(without: tuple[str, ...]) -> frozenset[str]:
-    return RUN_SETTINGS.union(without)
 
 
 class CaseKey(NamedTuple):
@@ -108,9 +100,8 @@ class Pair:
     def ratio(self) -> float | None:
         if self.paired_ratio is not None:
             return self.paired_ratio
-        a = self.a.median_s
-        b = self.b.median_s if self.b else None
-        return b / a if a is not None and b is not None and usable(a) and usable(b) else None
+        a, b = self.a.median_s, self.b.median_s if self.b else None
+        return b / a if usable(a) and usable(b) else None
 
     def judged(self, threshold: float) -> Judgement:
         return judge(self.a, self.b, threshold, self.interval, self.evidence)
@@ -237,9 +228,8 @@ def _side(value: str, row: Row, group: list[Row]) -> str:
 
 
 def _distinct(group: list[Row], by_implementation: bool) -> bool:
-    if not by_implementation:
-        return len(group) == 1
-    return len({r.identity.implementation for r in group}) == len(group)
+    kinds = {r.identity.implementation for r in group} if by_implementation else {""}
+    return len(kinds) == len(group)
 
 
 def _cell(

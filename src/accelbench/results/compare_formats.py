@@ -1,4 +1,4 @@
-"""How a comparison is written out (`compare --format`, `ab`): one registered function per format over
+"""How a comparison is written out (`compare --format`, `ab`): one function per format (FORMATS) over
 one typed `Report`. Light to import (the command line reads the format names)."""
 
 from __future__ import annotations
@@ -63,28 +63,11 @@ class Report:
     ambiguous: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Format:
-    write: Callable[[Report], None]
-    machine: bool  # read by a program: standard output holds nothing else
-
-
-FORMATS: dict[str, Format] = {}
-
-
-def comparison_format(name: str, machine: bool = False) -> Callable[..., Any]:
-    def register(write: Callable[[Report], None]) -> Callable[[Report], None]:
-        FORMATS[name] = Format(write, machine)
-        return write
-
-    return register
-
-
 def show(report: Report, output_format: str) -> None:
-    chosen = FORMATS[output_format]
-    chosen.write(report)
+    FORMATS[output_format](report)
+    machine = output_format in MACHINE
     for note in (report.grid.notes if report.grid else []) + report.notes:
-        print(visible(note), file=sys.stderr if chosen.machine else sys.stdout)
+        print(visible(note), file=sys.stderr if machine else sys.stdout)
 
 
 TITLE = (
@@ -93,38 +76,30 @@ TITLE = (
 )
 
 
-def _cells(line: Line, rounds: bool) -> list[str]:
+def _pair_rows(report: Report) -> list[list[str]]:
     from accelbench.results.console import format_seconds
 
-    low, high = line.ratio_low, line.ratio_high
-    interval = f"{low:.3f} - {high:.3f}" if low is not None and high is not None else ""
-    return [
-        line.case,
-        format_seconds(line.baseline_median_s) + line.marks[0],
-        format_seconds(line.candidate_median_s) + line.marks[1],
-        f"{line.ratio:.3f}" if line.ratio else "",
-        interval,
-        line.evidence,
-        *([] if not rounds else ["" if line.rounds is None else str(line.rounds)]),
-        line.verdict,
+    rounds = any(x.rounds is not None for x in report.every)
+    head = ["case", *report.labels, "ratio", "95% interval", "evidence"]
+    return [[*head, *(["rounds"] if rounds else []), "verdict"]] + [
+        [
+            x.case,
+            format_seconds(x.baseline_median_s) + x.marks[0],
+            format_seconds(x.candidate_median_s) + x.marks[1],
+            f"{x.ratio:.3f}" if x.ratio else "",
+            f"{x.ratio_low:.3f} - {x.ratio_high:.3f}"
+            if x.ratio_low is not None and x.ratio_high is not None
+            else "",
+            x.evidence,
+            *(["" if x.rounds is None else str(x.rounds)] if rounds else []),
+            x.verdict,
+        ]
+        for x in report.lines
     ]
-
-
-def _rounds(report: Report) -> bool:
-    return any(x.rounds is not None for x in report.every)
-
-
-def _head(report: Report) -> list[str]:
-    rounds = ["rounds"] if _rounds(report) else []
-    return ["case", *report.labels, "ratio", "95% interval", "evidence", *rounds, "verdict"]
 
 
 def _grid_rows(grid: Grid) -> list[list[str]]:
     return [["case", *grid.sides]] + [[c, *cells] for c, cells in grid.rows]
-
-
-def _pair_rows(report: Report) -> list[list[str]]:
-    return [_head(report)] + [_cells(x, _rounds(report)) for x in report.lines]
 
 
 def _text_rows(report: Report) -> list[list[str]]:
@@ -155,7 +130,6 @@ def pairs_table(report: Report) -> Any:
     return _rich(title, _pair_rows(report), lambda _, heading: heading in ("case", "verdict"))
 
 
-@comparison_format("table")
 def _table(report: Report) -> None:
     from accelbench.results.console import table_console
 
@@ -165,14 +139,12 @@ def _table(report: Report) -> None:
         table_console().print(pairs_table(report))
 
 
-@comparison_format("csv", machine=True)
 def _csv(report: Report) -> None:
     from accelbench.results.display import csv_text
 
     print(csv_text(_text_rows(report)), end="")
 
 
-@comparison_format("markdown")
 def _markdown(report: Report) -> None:
     from accelbench.results.display import markdown_lines
 
@@ -189,7 +161,6 @@ def finite(value: Any) -> Any:
 GATE_ONLY = ("fails", "marks", "trace")
 
 
-@comparison_format("json", machine=True)
 def _json(report: Report) -> None:
     pairs = [
         {f.name: finite(getattr(x, f.name)) for f in fields(Line) if f.name not in GATE_ONLY}
@@ -226,7 +197,6 @@ def _github_line(x: Line) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-@comparison_format("github", machine=True)
 def _github(report: Report) -> None:
     """GitHub job-summary Markdown: the verdict, the regressions' table, then every case, collapsed."""
     from accelbench.results.display import markdown_safe
@@ -264,7 +234,6 @@ def _github(report: Report) -> None:
     print("\n".join(out), end="")
 
 
-@comparison_format("junit", machine=True)
 def _junit(report: Report) -> None:
     """JUnit XML: a test case per compared case; a regression fails, an inconclusive one is skipped."""
     every = report.every
@@ -291,3 +260,15 @@ def _junit(report: Report) -> None:
         elif x.inconclusive:
             ET.SubElement(case, "skipped", message=visible(x.verdict))
     print('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode"))
+
+
+FORMATS: dict[str, Callable[[Report], None]] = {
+    "table": _table,
+    "csv": _csv,
+    "markdown": _markdown,
+    "json": _json,
+    "github": _github,
+    "junit": _junit,
+}
+# read by a program: standard output holds nothing else
+MACHINE = frozenset(("csv", "json", "github", "junit"))

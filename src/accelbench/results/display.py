@@ -108,9 +108,10 @@ def _figure(
     )
 
 
-def _stat(key: str, get: Callable[[Row], float | None]) -> Column:
-    """A statistic of the headline samples, shown on request (--columns)."""
-    return _figure(key, get, f"time_{key}_s", text=format_seconds, default=False)
+def _stat(key: str) -> Column:
+    """A statistic of the headline samples (TimeStats' `time_KEY_s`), shown on request (--columns)."""
+    name = f"time_{key}_s"
+    return _figure(key, lambda r: getattr(r.stats, name), name, text=format_seconds, default=False)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -137,12 +138,7 @@ COLUMNS: tuple[Column, ...] = (
         value=lambda r: r.median_s,
         field="time_median_s",
     ),
-    _stat("min", lambda r: r.stats.time_min_s),
-    _stat("mean", lambda r: r.stats.time_mean_s),
-    _stat("std", lambda r: r.stats.time_std_s),
-    _stat("p10", lambda r: r.stats.time_p10_s),
-    _stat("p90", lambda r: r.stats.time_p90_s),
-    _stat("max", lambda r: r.stats.time_max_s),
+    *map(_stat, ("min", "mean", "std", "p10", "p90", "max")),
     Column("spread", lambda r, p: spread(r), True, title="p10 – p90", field="p10_to_p90"),
     _figure(
         "samples",
@@ -227,9 +223,6 @@ def cells(
     grid = [[c.cell(r, p) for c in columns] for r, p in zip(rows, params, strict=True)]
     kept = [i for i, c in enumerate(columns) if c.always or any(line[i] for line in grid)]
     return [columns[i] for i in kept], [[line[i] for i in kept] for line in grid]
-
-
-FORMATS = ("table", "csv", "json", "markdown")
 
 
 def as_text(rows: Sequence[Row], columns: Sequence[Column], fmt: str) -> str:

@@ -60,27 +60,28 @@ def series_label(row: Row) -> str:
 
 def _scatter(ax: Any, points: Sequence[Row]) -> None:
     """The measured points: colour by series, marker by backend (by source, over several runs)."""
-    sources = sorted({visible(r.source) for r in points})  # a file name that is not UTF-8 drawn too
     frame = pd.DataFrame(
         {
             "intensity": [r.derived.intensity_flop_per_byte for r in points],
             "TFLOP/s": [r.derived.tflop_per_s for r in points],
             "series": [series_label(r) for r in points],
             "backend": [r.identity.backend for r in points],
-            "source": [visible(r.source) for r in points],
+            "source": [visible(r.source) for r in points],  # a file name not in UTF-8 drawn too
         }
     )
-    style = "source" if len(sources) > 1 else "backend"
-    kinds = sources if len(sources) > 1 else sorted(set(frame["backend"]), key=run_order)
-    shapes = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(kinds)}
+    sources = sorted(set(frame["source"]))
+    several = len(sources) > 1
+    kinds = sources if several else sorted(set(frame["backend"]), key=run_order)
     sns.scatterplot(
         data=frame,
         x="intensity",
         y="TFLOP/s",
         hue="series",
-        style=style,
+        style="source" if several else "backend",
         style_order=kinds,
-        markers=shapes if len(sources) > 1 else {b: marker(b) for b in kinds},
+        markers={
+            k: MARKERS[i % len(MARKERS)] if several else marker(k) for i, k in enumerate(kinds)
+        },
         palette="tab20" if frame["series"].nunique() > 10 else "tab10",
         s=40,
         ax=ax,
@@ -128,7 +129,6 @@ def roofline(rows: Sequence[Row], path: str) -> int:
     ax.grid(True, which="both", alpha=0.3)
     if points or roofs:
         ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
     save_figure(fig, path, dpi=120)
     return len(points)
 
@@ -215,9 +215,7 @@ def sweeps(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
             ax.legend(fontsize=7)
         left.set(yscale="log", title=f"{op}: latency over {sweep.axis} (bars: p10-p90)")
         right.set_title(f"{op}: {sweep.metric} over {sweep.axis}")
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"sweep_{portable_name(op)}.png")
-        save_figure(fig, path, dpi=110)
+        path = save_figure(fig, os.path.join(out_dir, f"sweep_{portable_name(op)}.png"), dpi=110)
         written[path] = sum(len(p) for p in sweep.throughput.values())
     return written
 
@@ -251,11 +249,10 @@ def speedups(rows: Sequence[Row]) -> dict[str, list[Bar]]:
     ok = [r for r in rows if r.ok]
     by_id: dict[str | None, Row] = {r.identity.case_id: r for r in ok}
     found: dict[str, list[tuple[Row, float, bool]]] = defaultdict(list)
-    for t in ok:
-        j = by_id.get(t.pairing.paired_with) if t.identity.backend != "jax" else None
-        if j is not None and j.median_s and t.median_s:
-            found[PAIRED].append((t, t.median_s / j.median_s, bool(t.doubt or j.doubt)))
     for r in ok:
+        j = by_id.get(r.pairing.paired_with) if r.identity.backend != "jax" else None
+        if j is not None and j.median_s and r.median_s:
+            found[PAIRED].append((r, r.median_s / j.median_s, bool(r.doubt or j.doubt)))
         value, kind = speedup(r), SUITE_SPEEDUPS.get(r.identity.suite)
         if kind and value and not (isinstance(r.extras, Variants) and r.extras.is_reference):
             found[kind].append((r, float(value), bool(r.doubt)))
@@ -286,8 +283,7 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     written: dict[str, int] = {}
     for kind, bars in speedups(rows).items():
         fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
-        values = [b.value for b in bars]
-        palette = sns.color_palette()
+        values, palette = [b.value for b in bars], sns.color_palette()
         colours = ["lightgrey" if b.doubtful else palette[2 if b.value >= 1 else 3] for b in bars]
         # from the break-even line to the value: faster cases grow right, slower left
         drawn = ax.barh(range(len(bars)), [v - 1 for v in values], left=1, color=colours)
@@ -313,7 +309,6 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         doubt = doubt if any(b.doubtful for b in bars) else ""
         ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows) + doubt, fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
-        fig.tight_layout()
         path = os.path.join(out_dir, f"speedup_{kind}.png")
         save_figure(fig, path, dpi=110, bbox_inches="tight")  # long case labels stay whole
         written[path] = len(bars)
@@ -327,8 +322,8 @@ def table(rows: Sequence[Row], chosen: Sequence[Column] = REPORT) -> pd.DataFram
 
 
 def table_note(rows: Sequence[Row]) -> str:
-    left = len(rows) - TABLE_ROWS
-    shown = f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all. " if left > 0 else ""
+    many = len(rows) > TABLE_ROWS
+    shown = f"The first {TABLE_ROWS} of {len(rows)} rows; the CSV holds all. " if many else ""
     return shown + (f"{AUDITED}." if any(r.timing.audit for r in rows) else "")
 
 
@@ -373,11 +368,10 @@ def html_page(
     source: str,
     rows: Sequence[Row],
     images: dict[str, int],
-    chosen: Sequence[Column] = REPORT,
-    maps: dict[str, str] | None = None,
+    chosen: Sequence[Column],
+    maps: dict[str, str],
 ) -> str:
     """One self-contained page (charts inlined; `maps`: a chart's image-map areas), the table."""
-    maps = maps or {}
     figures = "".join(
         f"<figure><img alt='{html_safe(os.path.basename(path))}' src='data:image/png;base64,"
         f"{base64.b64encode(open(path, 'rb').read()).decode()}'"
@@ -438,7 +432,6 @@ def run_report(
     read = [(path, rows_of(path, series="all")) for path in paths]
     label_sources(read)
     rows = sort_rows([r for _, found in read for r in found], sort)
-    title = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
     key = f"--output-dir '{out_dir}'"
     if not out_dir.strip():
         raise UserError("names no folder", key=key)
@@ -449,7 +442,7 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     try:
-        _write_report(title, rows, out_dir, chosen, sample_charts, paths)
+        _write_report(paths, rows, out_dir, chosen, sample_charts)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
         raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
     except OutputFailed as failed:
@@ -459,13 +452,13 @@ def run_report(
 
 
 def _write_report(
-    title: str,
+    paths: Sequence[str],
     rows: list[Row],
     out_dir: str,
-    chosen: Sequence[Column] = REPORT,
-    sample_charts: bool = False,
-    paths: Sequence[str] = (),
+    chosen: Sequence[Column],
+    sample_charts: bool,
 ) -> None:
+    title = paths[0] if len(paths) == 1 else f"{len(paths)} results files: {', '.join(paths)}"
     found = charts.report_histories(paths)
     roof = os.path.join(out_dir, "roofline.png")
     charted = charts.drawable(rows)

@@ -58,19 +58,6 @@ def _conditions(case: Case, device: DeviceInfo | None, measured: bool = True) ->
     return Conditions(**settings, host_load_ratio=host_load() if measured else None)
 
 
-TOP_KERNELS = 3
-KERNEL_NAME_CHARS = 60
-
-
-def top_kernels(kernels: list[Any]) -> str | None:
-    """The largest kernels in one cell, so a slow row says where its time went."""
-    if not kernels:
-        return None
-    return "; ".join(
-        f"{k.name[:KERNEL_NAME_CHARS]} x{k.per_iter:g} {k.share:.0%}" for k in kernels[:TOP_KERNELS]
-    )
-
-
 def _identity(
     case: Case, spec: OpSpec, status: Status, error: str, run_id: str, implementation: str | None
 ) -> Identity:
@@ -162,7 +149,9 @@ def _timing_info(
         dominant_kernel_pct=100 * top.share if top else None,
         dominant_kernel_s=top.mean_s * top.per_iter if top else None,
         kernels_per_iter=sum(k.per_iter for k in t.kernels) if t.kernels else None,
-        top_kernels=top_kernels(t.kernels),
+        # the largest three in one cell, so a slow row says where its time went
+        top_kernels="; ".join(f"{k.name[:60]} x{k.per_iter:g} {k.share:.0%}" for k in t.kernels[:3])
+        or None,
         max_rel_error_ratio=m.check.max_rel_error_ratio,
         check=m.check.text,
         check_mode=m.check.mode,

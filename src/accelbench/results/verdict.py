@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from accelbench.errors import Status
 from accelbench.results.records import LOADED, THROTTLED, Row, condition_values
@@ -68,14 +68,9 @@ UNBOUNDED = math.inf  # a condition whose effect on a time has no known bound
 PLAUSIBLE_S = (1e-12, 1e6)  # a time outside (a picosecond, eleven days) is a corrupt cell
 
 
-def usable(seconds: float | None) -> bool:
+def usable(seconds: float | None) -> TypeGuard[float]:
     """A time a ratio can be made of (no inf, nan, 0, or extremes whose ratio would overflow)."""
     return seconds is not None and PLAUSIBLE_S[0] <= seconds <= PLAUSIBLE_S[1]
-
-
-def host_timed(row: Row) -> bool:
-    """A time the host's CPUs make: a host clock, or any timer on a CPU platform."""
-    return row.timing.timing_source == "wall_clock" or row.environment.platform == "cpu"
 
 
 class Host(NamedTuple):
@@ -97,7 +92,9 @@ class Host(NamedTuple):
 
 def _host(row: Row) -> Host | None:
     load, wait = row.conditions.host_load_ratio, row.timing.cpu_wait_ratio
-    if not host_timed(row) or (load is None and wait is None):
+    # a time the host's CPUs make: a host clock, or any timer on a CPU platform
+    host_timed = row.timing.timing_source == "wall_clock" or row.environment.platform == "cpu"
+    if not host_timed or (load is None and wait is None):
         return None
     if wait is None:
         return Host(load or 0.0, None)
@@ -148,20 +145,12 @@ class Found(NamedTuple):
     differ: bool
 
 
-def _clock_apart(a: float, b: float) -> bool:
-    return abs(a - b) > CLOCK_TOLERANCE * max(a, b)
-
-
 def _settings_apart(name: str, a: Any, b: Any) -> str:
     return "; ".join(
         f"{column} {'default' if x is None else x} vs {'default' if y is None else y}"
         for (column, x), (_, y) in zip(a, b, strict=True)
         if x != y
     )
-
-
-def _throttled(a: float | None, b: float | None) -> bool:
-    return max(a or 0.0, b or 0.0) >= THROTTLED
 
 
 def _contended(host: Host | None) -> bool:
@@ -185,13 +174,13 @@ CONDITIONS: tuple[Condition, ...] = (
     Condition(
         "SM clock MHz",
         lambda r: r.timing.sm_clock_median_mhz,
-        _clock_apart,
+        lambda a, b: abs(a - b) > CLOCK_TOLERANCE * max(a, b),
         lambda a, b: (max(1.0, a / b), max(1.0, b / a)),
     ),
     Condition(
         "throttled share",
         lambda r: None if r.timing.discarded_sample_count else r.timing.throttled_share_ratio,
-        _throttled,
+        lambda a, b: max(a or 0.0, b or 0.0) >= THROTTLED,
     ),
     Condition("device", lambda r: r.environment.device_kind),
     Condition(  # clocks set, power limit, MIG, ECC, PCIe, NVLink (DeviceState's verdict columns)

@@ -150,7 +150,7 @@ def paired(a_rounds: list[list[Row]], b_rounds: list[list[Row]]) -> list[Pair]:
         a_rows, b_rows = [r[i] for r in a_rounds], [r[i] for r in b_rounds]
         ratios = Samples(
             [
-                b.median_s / a.median_s  # type: ignore[operator]
+                b.median_s / a.median_s
                 for a, b in zip(a_rows, b_rows, strict=True)
                 if a.ok and b.ok and usable(a.median_s) and usable(b.median_s)
             ]
