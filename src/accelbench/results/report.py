@@ -441,6 +441,11 @@ def run_report(
         os.makedirs(out_dir, exist_ok=True)
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
+    for entry in os.scandir(out_dir):  # refused before the first chart: nothing written, exit 2
+        if entry.is_symlink() and entry.name.endswith((".png", "summary.md", "report.html")):
+            raise UserError(
+                f"{entry.name} is a symbolic link: refused (never written through)", key=key
+            )
     try:
         _write_report(paths, rows, out_dir, chosen, sample_charts)
     except OSError as error:  # a full disk or a folder that refuses, mid-report
