@@ -51,8 +51,8 @@ class Outcome:
 def world_size(case: Case) -> int:
     """Ranks a case needs: its mesh, or every local GPU for send/recv (as the reference's local mesh)."""
     need = devices_needed(case.op, params_of(case, CollectiveParams))
-    if COLLECTIVES[case.op].point_to_point:
-        return max(need, torch.cuda.device_count()) if torch.cuda.is_available() else need
+    if COLLECTIVES[case.op].point_to_point and torch.cuda.is_available():
+        return max(need, torch.cuda.device_count())
     return need
 
 
