@@ -7,6 +7,7 @@ wrong result is agreed within the group before anyone times, so no rank waits in
 from __future__ import annotations
 
 import atexit
+import contextlib
 import traceback
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -192,10 +193,8 @@ class Ranks:
 
     def close(self) -> None:
         for conn in self.conns:
-            try:
+            with contextlib.suppress(OSError):
                 conn.send(None)
-            except OSError:
-                pass
         for proc in self.procs:
             proc.join(timeout=30)
             if proc.is_alive():
@@ -205,25 +204,21 @@ class Ranks:
         _GROUPS.clear()
 
 
-_ranks: Ranks | None = None
+_ranks: dict[int, Ranks] = {}  # the run's ranks, by world size: one set at a time
 
 
 def ranks_for(world: int) -> Ranks:
     """The run's ranks, started again only when a case needs another world size."""
-    global _ranks
-    if _ranks is not None and _ranks.world != world:
+    if world not in _ranks:
         _close()
-    if _ranks is None:
-        _ranks = Ranks(world)
+        _ranks[world] = Ranks(world)
         atexit.register(_close)
-    return _ranks
+    return _ranks[world]
 
 
 def _close() -> None:
-    global _ranks
-    if _ranks is not None:
-        _ranks.close()
-        _ranks = None
+    while _ranks:
+        _ranks.popitem()[1].close()
 
 
 def _drop_first(outcome: Outcome) -> Outcome:

@@ -434,13 +434,10 @@ def torchao_config(target: Target, sparsity: str = "none") -> Any | None:
         import torchao.quantization as tq
     except ImportError as error:
         raise unsupported(f"torchao is not installed ({error})") from None
-    kind = sparsity_kind(sparsity) if sparsity != "none" else None
-    if kind is not None:
+    if (kind := sparsity_kind(sparsity)) is not None:
         return SPARSE_MAKERS[kind](tq, target)
-    known = recipe_of(target.recipe)
-    make = known[0].make if known else None
-    if known is not None and make is not None:
-        return make(tq, known[1], target)
+    if (known := recipe_of(target.recipe)) is not None and known[0].make is not None:
+        return known[0].make(tq, known[1], target)
     raise unsupported(
         f"quantization recipe '{target.recipe}' is not known to this harness (torch_backend/recipes.py)"
     )

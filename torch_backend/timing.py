@@ -124,8 +124,7 @@ def _event_loop(
     sustained: bool = False,
     flush_range: Callable[[], Any] = contextlib.nullcontext,
 ) -> tuple[list[float], list[float]]:
-    """(event times, host wall times) in seconds of n iterations of `timed_iterations`' loop (blocked
-    or sustained), two CUDA events recorded around each call."""
+    """(event times, host wall times) in seconds: `timed_iterations`' loop, CUDA events around calls."""
     events = [
         (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         for _ in range(n)

@@ -70,8 +70,7 @@ def _mode(p: TorchaoModelParams) -> str:
 def _case(
     p: TorchaoInferenceParams | TorchaoTrainingParams, variant: dict[str, Any]
 ) -> dict[str, Any]:
-    """What a case is, in the runner's names and order (its variant after its recipe): both CSVs'
-    first columns."""
+    """The case in the runner's names and order (variant after recipe): both CSVs' first columns."""
     compiled = "_compile" if _compiled(p) else ""
     return {
         "name": f"benchmark_{p.recipe}_{p.model_type}_m{p.m}_k{p.k}_n{p.n}{compiled}",
