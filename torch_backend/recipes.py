@@ -44,6 +44,9 @@ def torchao_version() -> str:
     return str(torchao.__version__)
 
 
+FP8_CORES = ((8, 9), "fp8 tensor cores")
+
+
 def needs_sm(target: Target, sm: tuple[int, int], what: str) -> None:
     if (has := capability(target.device)) < sm:
         where = f"cuda SM {has[0]}.{has[1]}" if target.device.type == "cuda" else target.device.type
@@ -64,12 +67,9 @@ class Removal:
         where = f"; removed by {self.removed_by}" if self.removed_by else ""
         return f"torchao {torchao_version()} no longer has {self.what}{where}; replaced by {self.replaced_by}"
 
-
-def _gone(removal: Removal) -> Callable[..., Any]:
-    def refuse(tq: Any, match: re.Match[str], target: Target) -> Any:
-        raise unsupported(removal.said())
-
-    return refuse
+    def refuse(self, tq: Any, match: re.Match[str], target: Target) -> Any:
+        """The maker of a removed recipe."""
+        raise unsupported(self.said())
 
 
 def needs_package(target: Target, module: str, install: str) -> None:
@@ -106,13 +106,13 @@ def _intx(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 
 def _float8wo(tq: Any, match: re.Match[str], target: Target) -> Any:
-    needs_sm(target, (8, 9), "fp8 tensor cores")
+    needs_sm(target, *FP8_CORES)
     return tq.Float8WeightOnlyConfig()
 
 
 def _float8dq(granularity: str) -> Callable[..., Any]:
     def make(tq: Any, match: re.Match[str], target: Target) -> Any:
-        needs_sm(target, (8, 9), "fp8 tensor cores")
+        needs_sm(target, *FP8_CORES)
         return tq.Float8DynamicActivationFloat8WeightConfig(granularity=getattr(tq, granularity)())
 
     return make
@@ -256,7 +256,7 @@ MARLIN_RECIPE = Recipe(
     doc="int4 weights in the 2:4 Marlin layout (removed)",
     bits=4,
     with_2_4=True,
-    make=_gone(MARLIN_GONE),
+    make=MARLIN_GONE.refuse,
     make_2_4=_no_2_4(f" no longer has {MARLIN}"),
 )
 
@@ -353,7 +353,7 @@ for _recipe in (
     ),
     MARLIN_RECIPE,
     dataclasses.replace(
-        MARLIN_RECIPE, name="marlin-qqq", doc="Marlin QQQ (removed)", make=_gone(MARLIN_QQQ_GONE)
+        MARLIN_RECIPE, name="marlin-qqq", doc="Marlin QQQ (removed)", make=MARLIN_QQQ_GONE.refuse
     ),
     Recipe(
         "int8adq-int4w-symm",
@@ -361,13 +361,11 @@ for _recipe in (
         needs="-",
         doc="int8 activations, int4 CUTLASS weights (removed)",
         bits=4,
-        make=_gone(
-            Removal(
-                "the CUTLASS int4-packed layout for int8 activation + int4 weight",
-                replaced_by="its prototype Int8DynamicActivationInt4WeightConfig, a grouped, "
-                "asymmetric CPU kernel",
-            )
-        ),
+        make=Removal(
+            "the CUTLASS int4-packed layout for int8 activation + int4 weight",
+            replaced_by="its prototype Int8DynamicActivationInt4WeightConfig, a grouped, "
+            "asymmetric CPU kernel",
+        ).refuse,
     ),
     Recipe(
         "fp6",

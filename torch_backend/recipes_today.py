@@ -14,15 +14,14 @@ from typing import Any
 from accelbench.errors import unsupported
 from accelbench.ops.torchao import Alias, Recipe, register_alias, register_recipe
 from accelbench.platform.frameworks import torch
-from torch_backend.recipes import MSLK, Target, needs_package, needs_sm, torchao_version
+from torch_backend.recipes import FP8_CORES, MSLK, Target, needs_package, needs_sm, torchao_version
 
 BLACKWELL = ((10, 0), "Blackwell-class MX/NVFP4 tensor cores")
-FP8_CORES = ((8, 9), "fp8 tensor cores")
 CALIBRATED_ON = ("linear",)  # model types whose linear layers see the model's input as it is drawn
 BLOCK = 128  # blockwise float8: activations in 1x128 blocks, weights in 128x128
 
 
-def _kernel(name: str) -> Any:
+def kernel_preference(name: str) -> Any:
     from torchao.quantization.quantize_.common import KernelPreference
 
     return KernelPreference(name)
@@ -40,7 +39,7 @@ def _mx(element: str, emulated: bool) -> Any:
         return MXDynamicActivationMXWeightConfig(
             activation_dtype=dtype,
             weight_dtype=dtype,
-            kernel_preference=_kernel("emulated" if emulated else "auto"),
+            kernel_preference=kernel_preference("emulated" if emulated else "auto"),
         )
 
     return make
@@ -73,7 +72,7 @@ def _float8_block(kernel: str) -> Any:
         def config() -> Any:
             return tq.Float8DynamicActivationFloat8WeightConfig(
                 granularity=[PerBlock([1, BLOCK]), PerBlock([BLOCK, BLOCK])],
-                kernel_preference=_kernel(kernel),
+                kernel_preference=kernel_preference(kernel),
             )
 
         # a kernel preference torchao may not implement for this matmul: asked first

@@ -29,7 +29,8 @@ from torch_backend.ops.torchao import (
     sqnr_db,
     write_artifacts,
 )
-from torch_backend.recipes import Target, needs_sm
+from torch_backend.recipes import FP8_CORES, Target, needs_sm
+from torch_backend.recipes_today import BLOCK, kernel_preference
 from torch_backend.tensors import torch_dtype
 
 FP8_DIVISOR = 16  # torch._scaled_mm needs every GEMM dimension divisible by 16
@@ -71,8 +72,8 @@ def _blockwise(module: Any, p: TorchaoTrainingParams, target: Any) -> None:
     from torchao.quantization import quantize_
 
     needs_sm(target, (9, 0), "the blockwise fp8 Triton kernels (sm90)")
-    if any(d % 128 for d in (p.k, p.n)):
-        raise unsupported("blockwise fp8 training needs k and n multiples of 128")
+    if any(d % BLOCK for d in (p.k, p.n)):
+        raise unsupported(f"blockwise fp8 training needs k and n multiples of {BLOCK}")
     quantize_(module, Float8BlockwiseLinearConfig())
 
 
@@ -82,11 +83,10 @@ def _mxfp8(kernel: str) -> Callable[[Any, TorchaoTrainingParams, Any], None]:
     def apply(module: Any, p: TorchaoTrainingParams, target: Any) -> None:
         from torchao.prototype.moe_training.config import MXFP8TrainingOpConfig
         from torchao.quantization import quantize_
-        from torchao.quantization.quantize_.common import KernelPreference
 
         if kernel == "auto":
             needs_sm(target, (10, 0), "Blackwell-class MX tensor cores")
-        quantize_(module, MXFP8TrainingOpConfig(kernel_preference=KernelPreference(kernel)))
+        quantize_(module, MXFP8TrainingOpConfig(kernel_preference=kernel_preference(kernel)))
 
     return apply
 
@@ -164,7 +164,7 @@ def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
         )
     target = Target(f"float8 {p.scaling_granularity} training", device, p.k, p.n, dtype)
     if not p.scaling_granularity.endswith("emulated"):
-        needs_sm(target, (8, 9), "fp8 tensor cores")
+        needs_sm(target, *FP8_CORES)
     if any(d % FP8_DIVISOR for d in (p.m, p.k, p.n)):
         raise unsupported(f"float8 GEMMs need m, k, n divisible by {FP8_DIVISOR}")
     module, x, grad_out = _inputs(p, device, dtype)
