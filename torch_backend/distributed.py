@@ -116,23 +116,24 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     try:
         impl = implementation_of(PreparedImplementation, case.op, "torch", case.implementation)
         prepared = impl.build(backend, case)
-    except CaseFailure as caught:
-        failure = (caught.status, caught.reason)
     except Exception as error:
-        failure = (Status.ERROR, f"rank {rank}: {type(error).__name__}: {str(error)[:300]}")
+        failure = _failure(rank, error, 300)
     if not _agree(failure is None):
         return Outcome(rank, failure=failure or (Status.ERROR, NOT_BUILT))
     assert prepared is not None
     try:
         device = prepared.device if prepared.device is not None else default_device(rank)
         m = measure(case, prepared, backend.timer(case, device), backend.device_info_for(device))
-    except CaseFailure as caught:
-        return Outcome(rank, failure=(caught.status, caught.reason))
     except Exception as error:
-        return Outcome(
-            rank, failure=(Status.ERROR, f"rank {rank}: {type(error).__name__}: {error}")
-        )
+        return Outcome(rank, failure=_failure(rank, error))
     return Outcome(rank, m.timing, m.check)
+
+
+def _failure(rank: int, error: Exception, limit: int | None = None) -> tuple[Status, str]:
+    """A case's failure as its status and reason; anything but a CaseFailure is an error of the rank."""
+    if isinstance(error, CaseFailure):
+        return error.status, error.reason
+    return Status.ERROR, f"rank {rank}: {type(error).__name__}: {str(error)[:limit]}"
 
 
 def _serve(rank: int, world: int, port: int, conn: Any) -> None:
