@@ -158,7 +158,7 @@ def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
     pytest.fail("the worker outlived its parent")
 
 
-def test_a_trace_that_cannot_be_written_fails_its_case_only(tmp_path, monkeypatch):
+def test_a_trace_that_cannot_be_written_fails_its_case_only(monkeypatch):
     """The trace's export fails once (a full disk): that case is an error row, and the next traced case
     starts a profiler session again instead of 'Profile has already been started'."""
     import jax
@@ -178,8 +178,8 @@ def test_a_trace_that_cannot_be_written_fails_its_case_only(tmp_path, monkeypatc
     monkeypatch.setattr(jax.profiler, "stop_trace", failing_once)
     work = lambda: [float(jax.numpy.ones(4).sum())]  # noqa: E731
     with pytest.raises(CaseFailure, match="could not write the trace"):
-        timers._profile_to_disk(str(tmp_path / "a"), work)
-    _, wall = timers._profile_to_disk(str(tmp_path / "b"), work)
+        timers._profile_to_disk(work, firmware=False)
+    _, wall = timers._profile_to_disk(work, firmware=False)
     assert wall == [4.0]
 
 
@@ -195,7 +195,9 @@ def test_url_outputs_keep_their_rows_when_the_copy_fails_and_resume_from_them(
     import fsspec
 
     fs = fsspec.filesystem("memory")
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # the staging folder, under the test's
+    deep = tmp_path / ("staging" * 9) / ("folder" * 9)  # a staged path past an error's word limit
+    deep.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(deep))  # the staging folder, under the test's
     (tmp_path / "c.yaml").write_text(URL_CONFIG)
     real_put = type(fs).put_file
 
@@ -209,6 +211,7 @@ def test_url_outputs_keep_their_rows_when_the_copy_fails_and_resume_from_them(
         err = err.strip().splitlines()[-1]
         assert "could not copy the results to memory://bkt/r.csv" in err and "kept in" in err
         staged = err.split("kept in ")[1].strip()
+        assert staged.startswith(str(deep)) and len(staged) > 150  # the way to the rows, never cut
         assert len(rows(Path(staged))) == 2 and staged in out  # said on screen before the run
         assert not fs.exists("memory://bkt/r.csv")
         monkeypatch.setattr(type(fs), "put_file", real_put)

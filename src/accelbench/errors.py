@@ -3,7 +3,6 @@ code 2) and a case that cannot produce a clean number (`CaseFailure`, a row with
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from enum import Enum
@@ -37,6 +36,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     word = str(word)
     if len(word) > MAX_QUOTED:  # no name is that long, and difflib is quadratic in it
         return None
+    import difflib  # only where a name is unknown
+
     matches = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
     return matches[0] if matches else None
 
