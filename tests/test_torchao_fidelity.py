@@ -108,15 +108,25 @@ def test_torchao_rows_carry_a_kernel_breakdown_on_a_cpu(every_recipe):
     assert re.fullmatch(r"(\S+ x[\d.]+ \d+%; ){2}\S+ x[\d.]+ \d+%", int8dq["top_kernels"])
 
 
+# torchao's runner's CSV columns, in its order
+RUNNER_COLUMNS = (
+    "name", "quantization", "sparsity", "m", "k", "n", "high_precision_dtype", "torch_compile_mode",
+    "device", "model_type", "output_dir", "enable_profiler", "enable_memory_profiler",
+    "baseline_model_eager_inference_time_in_ms", "quantized_model_eager_inference_time_in_ms",
+    "baseline_model_compiled_inference_time_in_ms",
+    "quantized_model_compiled_inference_time_in_ms", "eager speedup on baseline",
+    "compile speedup on baseline", "eager vs compile speedup", "profiler_json_path",
+    "memory_profile_path", "memory_visualization_path", "memory_stats",
+)  # fmt: skip
+
+
 @pytest.mark.slow  # the module's fixture runs every recipe
 def test_the_runners_csv_has_its_columns_and_name(every_recipe):
-    from accelbench.dialects.torchao.runner import INFERENCE_COLUMNS
-
     root, rows = every_recipe
     (path,) = (root / "out" / "inference").iterdir()
     assert re.fullmatch(r"results_\d{8}_\d{6}\.csv", path.name)
     lines = list(csv.DictReader(open(path)))
-    assert tuple(lines[0]) == INFERENCE_COLUMNS
+    assert tuple(lines[0]) == RUNNER_COLUMNS
     assert len(lines) == sum(r["status"] == "ok" for r in rows)
     int8wo = next(line for line in lines if line["quantization"] == "int8wo")
     assert int8wo["name"] == "benchmark_int8wo_linear_m32_k128_n128"
@@ -282,6 +292,12 @@ def test_training_mode_plans_baseline_and_each_granularity_and_is_unsupported_on
     (csv_path,) = (tmp_path / "out" / "training").iterdir()
     (line,) = list(csv.DictReader(open(csv_path)))
     assert line["quantization"] == "baseline" and line["baseline_model_fwd_bwd_time_in_ms"]
+    assert tuple(line) == (
+        "name", "quantization", "scaling_granularity", "scaling_type_input", "scaling_type_weight",
+        "scaling_type_grad_output", "use_fast_accum", *RUNNER_COLUMNS[3:11],
+        "baseline_model_fwd_bwd_time_in_ms", "float8_model_fwd_bwd_time_in_ms", "speedup on baseline",
+        "tops",
+    )  # fmt: skip
 
 
 def _tiny_steps(model_type, granularity):
@@ -348,8 +364,7 @@ def test_a_recipe_added_in_a_test_is_one_registration(tmp_path, run_cli):
                 "probe3",
                 r"probe3-(\d+)",
                 ("probe3-64",),
-                bits=lambda m, hp: 3,
-                group=lambda m: int(m.group(1)),
+                bits=3,
                 group_at=1,
                 with_2_4=True,
             )

@@ -7,6 +7,7 @@ wrong result is agreed within the group before anyone times, so no rank waits in
 from __future__ import annotations
 
 import atexit
+import contextlib
 import traceback
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -51,8 +52,8 @@ class Outcome:
 def world_size(case: Case) -> int:
     """Ranks a case needs: its mesh, or every local GPU for send/recv (as the reference's local mesh)."""
     need = devices_needed(case.op, params_of(case, CollectiveParams))
-    if COLLECTIVES[case.op].point_to_point:
-        return max(need, torch.cuda.device_count()) if torch.cuda.is_available() else need
+    if COLLECTIVES[case.op].point_to_point and torch.cuda.is_available():
+        return max(need, torch.cuda.device_count())
     return need
 
 
@@ -115,23 +116,24 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     try:
         impl = implementation_of(PreparedImplementation, case.op, "torch", case.implementation)
         prepared = impl.build(backend, case)
-    except CaseFailure as caught:
-        failure = (caught.status, caught.reason)
     except Exception as error:
-        failure = (Status.ERROR, f"rank {rank}: {type(error).__name__}: {str(error)[:300]}")
+        failure = _failure(rank, error, 300)
     if not _agree(failure is None):
         return Outcome(rank, failure=failure or (Status.ERROR, NOT_BUILT))
     assert prepared is not None
     try:
         device = prepared.device if prepared.device is not None else default_device(rank)
         m = measure(case, prepared, backend.timer(case, device), backend.device_info_for(device))
-    except CaseFailure as caught:
-        return Outcome(rank, failure=(caught.status, caught.reason))
     except Exception as error:
-        return Outcome(
-            rank, failure=(Status.ERROR, f"rank {rank}: {type(error).__name__}: {error}")
-        )
+        return Outcome(rank, failure=_failure(rank, error))
     return Outcome(rank, m.timing, m.check)
+
+
+def _failure(rank: int, error: Exception, limit: int | None = None) -> tuple[Status, str]:
+    """A case's failure as its status and reason; anything but a CaseFailure is an error of the rank."""
+    if isinstance(error, CaseFailure):
+        return error.status, error.reason
+    return Status.ERROR, f"rank {rank}: {type(error).__name__}: {str(error)[:limit]}"
 
 
 def _serve(rank: int, world: int, port: int, conn: Any) -> None:
@@ -192,10 +194,8 @@ class Ranks:
 
     def close(self) -> None:
         for conn in self.conns:
-            try:
+            with contextlib.suppress(OSError):
                 conn.send(None)
-            except OSError:
-                pass
         for proc in self.procs:
             proc.join(timeout=30)
             if proc.is_alive():
@@ -205,25 +205,21 @@ class Ranks:
         _GROUPS.clear()
 
 
-_ranks: Ranks | None = None
+_ranks: dict[int, Ranks] = {}  # the run's ranks, by world size: one set at a time
 
 
 def ranks_for(world: int) -> Ranks:
     """The run's ranks, started again only when a case needs another world size."""
-    global _ranks
-    if _ranks is not None and _ranks.world != world:
+    if world not in _ranks:
         _close()
-    if _ranks is None:
-        _ranks = Ranks(world)
+        _ranks[world] = Ranks(world)
         atexit.register(_close)
-    return _ranks
+    return _ranks[world]
 
 
 def _close() -> None:
-    global _ranks
-    if _ranks is not None:
-        _ranks.close()
-        _ranks = None
+    while _ranks:
+        _ranks.popitem()[1].close()
 
 
 def _drop_first(outcome: Outcome) -> Outcome:

@@ -44,6 +44,9 @@ def torchao_version() -> str:
     return str(torchao.__version__)
 
 
+FP8_CORES = ((8, 9), "fp8 tensor cores")
+
+
 def needs_sm(target: Target, sm: tuple[int, int], what: str) -> None:
     if (has := capability(target.device)) < sm:
         where = f"cuda SM {has[0]}.{has[1]}" if target.device.type == "cuda" else target.device.type
@@ -64,12 +67,9 @@ class Removal:
         where = f"; removed by {self.removed_by}" if self.removed_by else ""
         return f"torchao {torchao_version()} no longer has {self.what}{where}; replaced by {self.replaced_by}"
 
-
-def _gone(removal: Removal) -> Callable[..., Any]:
-    def refuse(tq: Any, match: re.Match[str], target: Target) -> Any:
-        raise unsupported(removal.said())
-
-    return refuse
+    def refuse(self, tq: Any, match: re.Match[str], target: Target) -> Any:
+        """The maker of a removed recipe."""
+        raise unsupported(self.said())
 
 
 def needs_package(target: Target, module: str, install: str) -> None:
@@ -106,13 +106,13 @@ def _intx(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 
 def _float8wo(tq: Any, match: re.Match[str], target: Target) -> Any:
-    needs_sm(target, (8, 9), "fp8 tensor cores")
+    needs_sm(target, *FP8_CORES)
     return tq.Float8WeightOnlyConfig()
 
 
 def _float8dq(granularity: str) -> Callable[..., Any]:
     def make(tq: Any, match: re.Match[str], target: Target) -> Any:
-        needs_sm(target, (8, 9), "fp8 tensor cores")
+        needs_sm(target, *FP8_CORES)
         return tq.Float8DynamicActivationFloat8WeightConfig(granularity=getattr(tq, granularity)())
 
     return make
@@ -239,18 +239,6 @@ INT8_NO_2_4 = _no_2_4(
 )
 
 
-def _numbers(group_at: int, bits_at: int | None = None) -> dict[str, Any]:
-    """A parameterised name's group size (per channel, no group scales, below 1) and weight bits, read
-    from its pattern's groups."""
-    read: dict[str, Any] = {
-        "group": lambda m: int(m.group(group_at)) if int(m.group(group_at)) >= 1 else None,
-        "group_at": group_at,
-    }
-    if bits_at is not None:
-        read |= {"bits": lambda m, hp: int(m.group(bits_at)), "bits_at": bits_at}
-    return read
-
-
 FLOAT8DQ = Recipe(
     "float8dq",
     config="Float8DynamicActivationFloat8WeightConfig(PerTensor())",
@@ -266,9 +254,9 @@ MARLIN_RECIPE = Recipe(
     config="none: removed",
     needs="-",
     doc="int4 weights in the 2:4 Marlin layout (removed)",
-    bits=lambda m, hp: 4,
+    bits=4,
     with_2_4=True,
-    make=_gone(MARLIN_GONE),
+    make=MARLIN_GONE.refuse,
     make_2_4=_no_2_4(f" no longer has {MARLIN}"),
 )
 
@@ -278,7 +266,7 @@ for _recipe in (
         config="the high-precision model (no config)",
         needs="any device",
         doc="what every recipe is measured against",
-        bits=lambda m, hp: hp,
+        bits=None,
         with_2_4=True,
         make_2_4=_plain_2_4,
     ),
@@ -313,7 +301,8 @@ for _recipe in (
         "int8_dynamic_activation_intx_weight",
         r"int8_dynamic_activation_intx_weight-(\d+)-(-?\d+)(?:-(.*))?",
         ("int8_dynamic_activation_intx_weight-4-32-asym",),
-        **_numbers(group_at=2, bits_at=1),
+        bits_at=1,
+        group_at=2,
         groups=(-1, 0, *GROUP_SIZES),  # -1 and 0 both mean per channel
         config="Int8DynamicActivationIntxWeightConfig(opaque_torchao_auto)",
         needs="high_precision_dtype float32 (CPU kernels)",
@@ -343,8 +332,8 @@ for _recipe in (
         "int4wo",
         r"int4wo-(\d+)(-hqq)?(?:-(plain|preshuffled|plain_int32|tile_packed_to_4d))?",
         ("int4wo-128", "int4wo-128-hqq", "int4wo-128-plain", "int4wo-128-preshuffled"),
-        bits=lambda m, hp: 4,
-        **_numbers(group_at=1),
+        bits=4,
+        group_at=1,
         config="Int4WeightOnlyConfig(group_size, int4_packing_format)",
         needs="CUDA; plain and preshuffled: the mslk package",
         doc="int4 grouped weights (tinygemm or HQQ parameters) in the named packing",
@@ -354,7 +343,8 @@ for _recipe in (
         "gemlitewo",
         r"gemlitewo-(4|8)-(\d+)",
         ("gemlitewo-4-64",),
-        **_numbers(group_at=2, bits_at=1),
+        bits_at=1,
+        group_at=2,
         config="prototype UIntxWeightOnlyConfig(bit_width, group_size) (before pytorch/ao#4144: "
         "GemliteUIntXWeightOnlyConfig)",
         needs="the gemlite package; CUDA; fp16 or bf16",
@@ -363,35 +353,34 @@ for _recipe in (
     ),
     MARLIN_RECIPE,
     dataclasses.replace(
-        MARLIN_RECIPE, name="marlin-qqq", doc="Marlin QQQ (removed)", make=_gone(MARLIN_QQQ_GONE)
+        MARLIN_RECIPE, name="marlin-qqq", doc="Marlin QQQ (removed)", make=MARLIN_QQQ_GONE.refuse
     ),
     Recipe(
         "int8adq-int4w-symm",
         config="none: removed",
         needs="-",
         doc="int8 activations, int4 CUTLASS weights (removed)",
-        bits=lambda m, hp: 4,
-        make=_gone(
-            Removal(
-                "the CUTLASS int4-packed layout for int8 activation + int4 weight",
-                replaced_by="its prototype Int8DynamicActivationInt4WeightConfig, a grouped, "
-                "asymmetric CPU kernel",
-            )
-        ),
+        bits=4,
+        make=Removal(
+            "the CUTLASS int4-packed layout for int8 activation + int4 weight",
+            replaced_by="its prototype Int8DynamicActivationInt4WeightConfig, a grouped, "
+            "asymmetric CPU kernel",
+        ).refuse,
     ),
     Recipe(
         "fp6",
         config="none: removed (FPXWeightOnlyConfig)",
         needs="-",
         doc="fp6 weights (removed)",
-        bits=lambda m, hp: 6,
+        bits=6,
         make=_fp6,
     ),
     Recipe(
         "uintx",
         r"uintx-(\d+)-(\d+)(-hqq)?",
         ("uintx-4-64",),
-        **_numbers(group_at=2, bits_at=1),
+        bits_at=1,
+        group_at=2,
         config="IntxWeightOnlyConfig(ASYMMETRIC, PerGroup)",
         needs="k a multiple of the group",
         doc="b-bit asymmetric grouped weights",
@@ -443,13 +432,10 @@ def torchao_config(target: Target, sparsity: str = "none") -> Any | None:
         import torchao.quantization as tq
     except ImportError as error:
         raise unsupported(f"torchao is not installed ({error})") from None
-    kind = sparsity_kind(sparsity) if sparsity != "none" else None
-    if kind is not None:
+    if (kind := sparsity_kind(sparsity)) is not None:
         return SPARSE_MAKERS[kind](tq, target)
-    known = recipe_of(target.recipe)
-    make = known[0].make if known else None
-    if known is not None and make is not None:
-        return make(tq, known[1], target)
+    if (known := recipe_of(target.recipe)) is not None and known[0].make is not None:
+        return known[0].make(tq, known[1], target)
     raise unsupported(
         f"quantization recipe '{target.recipe}' is not known to this harness (torch_backend/recipes.py)"
     )

@@ -6,6 +6,7 @@ its name that it was emulated.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
@@ -13,15 +14,14 @@ from typing import Any
 from accelbench.errors import unsupported
 from accelbench.ops.torchao import Alias, Recipe, register_alias, register_recipe
 from accelbench.platform.frameworks import torch
-from torch_backend.recipes import MSLK, Target, needs_package, needs_sm, torchao_version
+from torch_backend.recipes import FP8_CORES, MSLK, Target, needs_package, needs_sm, torchao_version
 
 BLACKWELL = ((10, 0), "Blackwell-class MX/NVFP4 tensor cores")
-FP8_CORES = ((8, 9), "fp8 tensor cores")
 CALIBRATED_ON = ("linear",)  # model types whose linear layers see the model's input as it is drawn
 BLOCK = 128  # blockwise float8: activations in 1x128 blocks, weights in 128x128
 
 
-def _kernel(name: str) -> Any:
+def kernel_preference(name: str) -> Any:
     from torchao.quantization.quantize_.common import KernelPreference
 
     return KernelPreference(name)
@@ -39,7 +39,7 @@ def _mx(element: str, emulated: bool) -> Any:
         return MXDynamicActivationMXWeightConfig(
             activation_dtype=dtype,
             weight_dtype=dtype,
-            kernel_preference=_kernel("emulated" if emulated else "auto"),
+            kernel_preference=kernel_preference("emulated" if emulated else "auto"),
         )
 
     return make
@@ -72,7 +72,7 @@ def _float8_block(kernel: str) -> Any:
         def config() -> Any:
             return tq.Float8DynamicActivationFloat8WeightConfig(
                 granularity=[PerBlock([1, BLOCK]), PerBlock([BLOCK, BLOCK])],
-                kernel_preference=_kernel(kernel),
+                kernel_preference=kernel_preference(kernel),
             )
 
         # a kernel preference torchao may not implement for this matmul: asked first
@@ -137,36 +137,28 @@ def _int8_static(tq: Any, match: re.Match[str], target: Target) -> Any:
     )
 
 
-def _element_bits(bits: int) -> Any:
-    return lambda m, hp: bits
-
-
-def _per(group: int) -> Any:
-    return lambda m: group
-
-
 def _mx_pair(name: str, element: str, bits: int, peak: str) -> tuple[Recipe, Recipe]:
     """An MX format's recipe on Blackwell-class tensor cores, and its emulated twin (any device)."""
-    shared = dict(bits=_element_bits(bits), group=_per(32), scale_bits=8)
     config = f"MXDynamicActivationMXWeightConfig({element}"
-    return (
-        Recipe(
-            name,
-            peak=peak,
-            make=_mx(element, emulated=False),
-            config=f"{config})",
-            needs="CUDA SM 10.0+",
-            doc=f"{peak} activations and weights, an 8-bit scale per 32 elements",
-            **shared,
-        ),
-        Recipe(
-            f"{name}-emulated",
-            make=_mx(element, emulated=True),
-            config=f"{config}, kernel_preference=EMULATED)",
-            needs="any device",
-            doc=f"{name}'s numerics in high precision: its accuracy, not its speed",
-            **shared,
-        ),
+    native = Recipe(
+        name,
+        bits=bits,
+        group=32,
+        scale_bits=8,
+        peak=peak,
+        make=_mx(element, emulated=False),
+        config=f"{config})",
+        needs="CUDA SM 10.0+",
+        doc=f"{peak} activations and weights, an 8-bit scale per 32 elements",
+    )
+    return native, dataclasses.replace(
+        native,
+        name=f"{name}-emulated",
+        peak=None,
+        make=_mx(element, emulated=True),
+        config=f"{config}, kernel_preference=EMULATED)",
+        needs="any device",
+        doc=f"{name}'s numerics in high precision: its accuracy, not its speed",
     )
 
 
@@ -175,8 +167,8 @@ for _recipe in (
     *_mx_pair("mxfp4", "float4_e2m1fn_x2", 4, "fp4"),
     Recipe(
         "nvfp4",
-        bits=_element_bits(4),
-        group=_per(16),
+        bits=4,
+        group=16,
         scale_bits=8,
         peak="fp4",
         make=_nvfp4,
@@ -186,8 +178,8 @@ for _recipe in (
     ),
     Recipe(
         "nvfp4wo",
-        bits=_element_bits(4),
-        group=_per(16),
+        bits=4,
+        group=16,
         scale_bits=8,
         make=_nvfp4wo,
         config="NVFP4WeightOnlyConfig()",
@@ -197,7 +189,7 @@ for _recipe in (
     Recipe(
         "float8dq-block",
         peak="fp8",
-        group=_per(BLOCK * BLOCK),
+        group=BLOCK * BLOCK,
         make=_float8_block("auto"),
         config="Float8DynamicActivationFloat8WeightConfig([PerBlock([1,128]), PerBlock([128,128])])",
         needs="CUDA SM 8.9+; k, n multiples of 128",
@@ -206,7 +198,7 @@ for _recipe in (
     Recipe(
         "float8dq-block-triton",
         peak="fp8",
-        group=_per(BLOCK * BLOCK),
+        group=BLOCK * BLOCK,
         make=_float8_block("triton"),
         config="the same, kernel_preference=TRITON",
         needs="CUDA SM 8.9+; k, n multiples of 128",
@@ -215,7 +207,7 @@ for _recipe in (
     Recipe(
         "float8dq-block-torch",
         peak="fp8",
-        group=_per(BLOCK * BLOCK),
+        group=BLOCK * BLOCK,
         make=_float8_block("torch"),
         config="the same, kernel_preference=TORCH",
         needs="CUDA SM 8.9+; k, n multiples of 128",
@@ -225,8 +217,8 @@ for _recipe in (
         "int4wo-fp8a",
         r"int4wo-fp8a(?:-(plain|preshuffled))?",
         ("int4wo-fp8a", "int4wo-fp8a-plain"),
-        bits=_element_bits(4),
-        group=_per(128),
+        bits=4,
+        group=128,
         peak="fp8",
         make=_int4_fp8,
         config="Float8DynamicActivationInt4WeightConfig(int4_packing_format)",

@@ -15,7 +15,7 @@ import functools
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from accelbench.core.case import Case
@@ -34,7 +34,6 @@ from accelbench.measure.timers import (
     Metered,
     Sessioned,
     Timer,
-    gc_paused,
     host_flush,
     no_flush,
     register_timer,
@@ -42,7 +41,6 @@ from accelbench.measure.timers import (
     trace_session_dir,
     warm_up,
 )
-from accelbench.platform import interrupt
 from accelbench.platform.frameworks import torch
 from torch_backend import profiling
 
@@ -126,31 +124,30 @@ def _event_loop(
     sustained: bool = False,
     flush_range: Callable[[], Any] = contextlib.nullcontext,
 ) -> tuple[list[float], list[float]]:
-    """(event times, host wall times) in seconds of n iterations. Blocked, each waits for its
-    outputs; sustained, all are queued back to back, one wait at the end (wall: the loop's mean)."""
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    wall: list[float] = []
+    """(event times, host wall times) in seconds: `timed_iterations`' loop, CUDA events around calls."""
+    events = [
+        (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        for _ in range(n)
+    ]
+    recorded = iter(events)
+
+    def call() -> Any:
+        start, end = next(recorded)
+        start.record()
+        out = prepared.call()
+        end.record()
+        return out
+
     queue_flush = getattr(flush, "enqueue", flush) if sustained else flush
-    with gc_paused():
-        loop_start = time.perf_counter()
-        for i in range(n):
-            interrupt.check()
-            with flush_range():
-                queue_flush()
-            with window() if window else contextlib.nullcontext():
-                t0 = time.perf_counter()
-                starts[i].record()
-                out = prepared.call()
-                ends[i].record()
-                if not sustained:  # sustained: the allocator frees in stream order; nothing kept
-                    prepared.sync(out)
-                    wall.append(time.perf_counter() - t0)
-            del out
-        torch.cuda.synchronize()
-        if sustained:
-            wall = [(time.perf_counter() - loop_start) / n] * n
-    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)], wall
+
+    def ranged() -> None:
+        with flush_range():
+            queue_flush()
+
+    step = (lambda i: window()) if window else None
+    wall = timed_iterations(replace(prepared, call=call), n, ranged, sustained, step)
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1e-3 for s, e in events], wall
 
 
 def cuda_events(prepared: Prepared, n: int, flush: Flush, sustained: bool, case: Case) -> Timing:

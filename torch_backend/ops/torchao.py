@@ -11,7 +11,7 @@ import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import torch_backend.recipes_today  # noqa: F401  (declares today's recipes)
 from accelbench.catalogue import implementation, params_of
@@ -47,8 +47,6 @@ BLOCK = 64  # block sparsity's block edge (torchao's BlockSparseWeightConfig def
 class Model:
     """One model ready to time: its eager and (optionally) compiled forward, and what it stores."""
 
-    module: Any
-    x: Any
     eager: Callable[[], Any]
     compiled: Callable[[], Any] | None
     compile_s: float | None
@@ -62,18 +60,25 @@ class Model:
 
 @dataclass
 class Baseline:
-    """The unquantized model of a shape, kept for every recipe of that shape."""
+    """The high-precision model of a shape (a Model; a training Step), kept for every variant of it."""
 
-    model: Model
+    model: Any
     check_err: float
     tolerance: float
     timings: dict[str, Timing] = field(default_factory=dict)
     peaks: PeakMemory | None = None
     measured: bool = False  # peaks read (None off CUDA)
 
+    def checked(self, what: str) -> float | None:
+        """Its error against float64 (None: not checked), `wrong_result` past its tolerance."""
+        if math.isnan(self.check_err):
+            return None
+        return within(
+            self.check_err, self.tolerance, f"{what} output differs from the float64 model"
+        )
 
-_baselines: dict[tuple[Any, ...], Baseline] = {}
-B = TypeVar("B")
+
+_baselines: dict[str, dict[tuple[Any, ...], Baseline]] = {}  # per op
 
 
 def build_model(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any]:
@@ -97,7 +102,7 @@ def _ready(module: Any, x: Any, mode: str, device: Any) -> Model:
         compiled()
         synchronizer(device)()
         compile_s = time.perf_counter() - t0
-    return Model(module, x, eager, compiled, compile_s, weight_bytes(module), output)
+    return Model(eager, compiled, compile_s, weight_bytes(module), output)
 
 
 def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> tuple[float, float]:
@@ -122,37 +127,20 @@ def baseline_error(model: Any, x: Any, output: Any, model_type: str) -> tuple[fl
     return relative_error(got.numpy(), ref.numpy()), tol
 
 
-def checked_baseline(err: float, tol: float, what: str) -> float | None:
-    """The baseline's error against float64 (None: not checked), `wrong_result` past its tolerance."""
-    if math.isnan(err):
-        return None
-    return within(err, tol, f"{what} output differs from the float64 model")
-
-
-def baseline_key(case: Case, p: TorchaoModelParams, device: Any) -> tuple[Any, ...]:
-    """What a shape's baseline is kept for: the model, how it runs, and the case's run length."""
+def kept_baseline(
+    case: Case, p: TorchaoModelParams, device: Any, build: Callable[[], Any]
+) -> Baseline:
+    """A shape's baseline, built once for every case of that shape (and run length); one kept alive at
+    a time. `build` gives the ready model, its module, input and output, checked against float64."""
+    kept = _baselines.setdefault(case.op, {})
     model = (p.model_type, p.m, p.k, p.n, p.high_precision_dtype, p.compile_mode)
-    return (*model, str(device), case.run.num_runs, case.run.warmup)
-
-
-def kept(baselines: dict[tuple[Any, ...], B], key: tuple[Any, ...], build: Callable[[], B]) -> B:
-    """A shape's baseline, built once for every case of that shape; one kept alive at a time."""
-    if key not in baselines:
-        built = build()
-        baselines.clear()
-        baselines[key] = built
-    return baselines[key]
-
-
-def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
-    p = params_of(case, TorchaoModelParams)
-
-    def build() -> Baseline:
-        module, x = build_model(p, device, dtype)
-        model = _ready(module, x, p.compile_mode, device)
-        return Baseline(model, *baseline_error(module, x, model.output, p.model_type))
-
-    return kept(_baselines, baseline_key(case, p, device), build)
+    key = (*model, str(device), case.run.num_runs, case.run.warmup)
+    if key not in kept:
+        ready, module, x, output = build()
+        built = Baseline(ready, *baseline_error(module, x.detach(), output, p.model_type))
+        kept.clear()
+        kept[key] = built
+    return kept[key]
 
 
 def sqnr_db(reference: Any, other: Any) -> float:
@@ -276,7 +264,7 @@ class Sides:
 
     case: Case
     device: Any
-    base: Any  # the baseline model and its check (_baseline)
+    base: Any  # the baseline model and its check (kept_baseline)
     quant: Any  # the transformed model (or the baseline itself for the baseline recipe)
     reference: Any  # the output the transformed model's SQNR is taken against
     density: float
@@ -299,7 +287,7 @@ class Sides:
         return out
 
     def check(self, out: Any) -> float | None:
-        err = checked_baseline(self.base.check_err, self.base.tolerance, "baseline")
+        err = self.base.checked("baseline")
         if self.transformed and sqnr_db(self.reference, out) < MIN_SQNR_DB:
             raise wrong_result(
                 f"quantized output SQNR {sqnr_db(self.reference, out):.1f} dB is below {MIN_SQNR_DB} dB"
@@ -364,7 +352,13 @@ def prepare_torchao(backend: Any, case: Case) -> Prepared:
     dtype = torch_dtype(p.high_precision_dtype)
     target = Target(p.recipe, device, p.k, p.n, dtype, p.model_type)
     config = torchao_config(target, p.sparsity)  # unsupported recipes stop here
-    base = _baseline(case, device, dtype)
+
+    def build() -> tuple[Model, Any, Any, Any]:
+        module, x = build_model(p, device, dtype)
+        model = _ready(module, x, p.compile_mode, device)
+        return model, module, x, model.output
+
+    base = kept_baseline(case, p, device, build)
     quant, reference, density = base.model, base.model.output, 1.0
     if config is not None:
         quant, pruned, density = _transformed(p, config, device, dtype)

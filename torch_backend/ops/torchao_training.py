@@ -22,17 +22,15 @@ from accelbench.platform.frameworks import torch
 from torch_backend.devices import resolve_device, synchronizer
 from torch_backend.ops.torchao import (
     MIN_SQNR_DB,
-    baseline_error,
-    baseline_key,
     build_model,
-    checked_baseline,
-    kept,
+    kept_baseline,
     median_s,
     ratio,
     sqnr_db,
     write_artifacts,
 )
-from torch_backend.recipes import Target, needs_sm
+from torch_backend.recipes import FP8_CORES, Target, needs_sm
+from torch_backend.recipes_today import BLOCK, kernel_preference
 from torch_backend.tensors import torch_dtype
 
 FP8_DIVISOR = 16  # torch._scaled_mm needs every GEMM dimension divisible by 16
@@ -74,8 +72,8 @@ def _blockwise(module: Any, p: TorchaoTrainingParams, target: Any) -> None:
     from torchao.quantization import quantize_
 
     needs_sm(target, (9, 0), "the blockwise fp8 Triton kernels (sm90)")
-    if any(d % 128 for d in (p.k, p.n)):
-        raise unsupported("blockwise fp8 training needs k and n multiples of 128")
+    if any(d % BLOCK for d in (p.k, p.n)):
+        raise unsupported(f"blockwise fp8 training needs k and n multiples of {BLOCK}")
     quantize_(module, Float8BlockwiseLinearConfig())
 
 
@@ -85,11 +83,10 @@ def _mxfp8(kernel: str) -> Callable[[Any, TorchaoTrainingParams, Any], None]:
     def apply(module: Any, p: TorchaoTrainingParams, target: Any) -> None:
         from torchao.prototype.moe_training.config import MXFP8TrainingOpConfig
         from torchao.quantization import quantize_
-        from torchao.quantization.quantize_.common import KernelPreference
 
         if kernel == "auto":
             needs_sm(target, (10, 0), "Blackwell-class MX tensor cores")
-        quantize_(module, MXFP8TrainingOpConfig(kernel_preference=KernelPreference(kernel)))
+        quantize_(module, MXFP8TrainingOpConfig(kernel_preference=kernel_preference(kernel)))
 
     return apply
 
@@ -108,7 +105,6 @@ TRAINING_CONVERSIONS: dict[str, Callable[[Any, TorchaoTrainingParams, Any], None
 class Step:
     """A model's training step, ready to time, and what its first run produced."""
 
-    module: Any
     call: Callable[[], Any]
     compile_s: float | None
     output: Any = field(repr=False)
@@ -132,7 +128,7 @@ def make_step(module: Any, x: Any, grad_out: Any, mode: str, device: Any) -> Ste
     first = call()
     synchronizer(device)()
     compile_s = time.perf_counter() - t0 if mode != "off" else None
-    return Step(module, call, compile_s, first[0], first[1:], ("input", *(n for n, _ in named)))
+    return Step(call, compile_s, first[0], first[1:], ("input", *(n for n, _ in named)))
 
 
 def check_step(reference: Step, output: Any, grads: tuple[Any, ...]) -> tuple[float, float]:
@@ -150,17 +146,6 @@ def check_step(reference: Step, output: Any, grads: tuple[Any, ...]) -> tuple[fl
     return out_db, grad_db
 
 
-@dataclass
-class Baseline:
-    step: Step
-    check_err: float
-    tolerance: float
-    timing: Timing | None = None
-
-
-_baselines: dict[tuple[Any, ...], Baseline] = {}
-
-
 def _inputs(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any, Any]:
     module, x = build_model(p, device, dtype)
     x.requires_grad_(True)
@@ -171,17 +156,6 @@ def _inputs(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any, A
     return module, x, grad_out
 
 
-def _baseline(case: Case, device: Any, dtype: Any) -> Baseline:
-    p = params_of(case, TorchaoTrainingParams)
-
-    def build() -> Baseline:
-        module, x, grad_out = _inputs(p, device, dtype)
-        step = make_step(module, x, grad_out, p.compile_mode, device)
-        return Baseline(step, *baseline_error(module, x.detach(), step.output, p.model_type))
-
-    return kept(_baselines, baseline_key(case, p, device), build)
-
-
 def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
     p = params_of(case, TorchaoTrainingParams)
     if p.scaling_granularity == "none":
@@ -190,7 +164,7 @@ def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
         )
     target = Target(f"float8 {p.scaling_granularity} training", device, p.k, p.n, dtype)
     if not p.scaling_granularity.endswith("emulated"):
-        needs_sm(target, (8, 9), "fp8 tensor cores")
+        needs_sm(target, *FP8_CORES)
     if any(d % FP8_DIVISOR for d in (p.m, p.k, p.n)):
         raise unsupported(f"float8 GEMMs need m, k, n divisible by {FP8_DIVISOR}")
     module, x, grad_out = _inputs(p, device, dtype)
@@ -212,35 +186,40 @@ def prepare_training(backend: Any, case: Case) -> Prepared:
     dtype = torch_dtype(p.high_precision_dtype)
     float8 = p.recipe == "float8"
     step = _float8_step(case, device, dtype) if float8 else None  # unsupported stops here
-    base = _baseline(case, device, dtype)
-    timed = step or base.step
+
+    def build() -> tuple[Step, Any, Any, Any]:
+        module, x, grad_out = _inputs(p, device, dtype)
+        high = make_step(module, x, grad_out, p.compile_mode, device)
+        return high, module, x, high.output
+
+    base = kept_baseline(case, p, device, build)
+    timed = step or base.model
     sync = synchronizer(device)
     sqnr = (math.inf, math.inf)
 
     def check(out: Any) -> float | None:
         nonlocal sqnr
-        err = checked_baseline(base.check_err, base.tolerance, "high-precision")
+        err = base.checked("high-precision")
         if float8:
-            sqnr = check_step(base.step, out[0], out[1:])
+            sqnr = check_step(base.model, out[0], out[1:])
         return err
 
     def finish(primary: Timing, timings: dict[str, Timing]) -> TorchaoTrainingExtras:
-        if base.timing is None:
-            base.timing = timings.get("baseline", primary)
+        baseline_s = median_s(base.timings.setdefault("baseline", timings.get("baseline", primary)))
         return TorchaoTrainingExtras(
-            baseline_s=median_s(base.timing),
+            baseline_s=baseline_s,
             float8_s=median_s(primary) if float8 else None,
-            speedup_ratio=ratio(median_s(base.timing), median_s(primary)) if float8 else None,
+            speedup_ratio=ratio(baseline_s, median_s(primary)) if float8 else None,
             grad_sqnr_db=sqnr[1],
             output_sqnr_db=sqnr[0],
-            baseline_compile_time_s=base.step.compile_s,
+            baseline_compile_time_s=base.model.compile_s,
             compile_time_s=timed.compile_s,
             **write_artifacts(timed.call, case, device),
         )
 
     companions = {}
-    if float8 and base.timing is None:
-        companions["baseline"] = Prepared(call=base.step.call, sync=sync, device=device)
+    if float8 and not base.timings:
+        companions["baseline"] = Prepared(call=base.model.call, sync=sync, device=device)
     return Prepared(
         call=timed.call,
         sync=sync,
@@ -249,6 +228,6 @@ def prepare_training(backend: Any, case: Case) -> Prepared:
         implementation="compiled" if p.compile_mode != "off" else "eager",
         device=device,
         companions=companions,
-        known_timings={"baseline": base.timing} if base.timing else {},
+        known_timings=dict(base.timings),
         finish=finish,
     )

@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 
 from accelbench.catalogue import CATALOGUE, OpParams, OpSpec, Traits, param, register
 from accelbench.core.column import doc
-from accelbench.errors import UserError, did_you_mean
 from accelbench.platform.dtypes import dtype
 from accelbench.registry import register_once
 
@@ -31,8 +30,8 @@ class Recipe:
     name: str
     pattern: str = ""  # the full-match pattern of the names a config may take (default: the name)
     examples: tuple[str, ...] = ()  # names it takes, spelt out (a parameterised recipe's)
-    bits: Callable[[Match, int], float] = lambda m, hp: 8  # stored bits per weight (name, hp bits)
-    group: Callable[[Match], int | None] = lambda m: None  # elements per scale (None: per channel)
+    bits: float | None = 8  # stored bits per weight (None: the high-precision dtype's)
+    group: int | None = None  # elements per scale (None, or a name's group below 1: per channel)
     bits_at: int | None = None  # the pattern's group holding the weight bits (checked 1..8)
     group_at: int | None = None  # the pattern's group holding the group size (checked in `groups`)
     groups: tuple[int, ...] = GROUP_SIZES
@@ -151,22 +150,15 @@ def sparsity_pairs(recipes: list[str], sparsities: list[str]) -> list[tuple[str,
     return list(dict.fromkeys(pairs))
 
 
-def check_name(name: str, known: bool, examples: tuple[str, ...], what: str) -> str:
-    """A name close to a known one is a typo and refused; a distant one is a user's new recipe or
-    model (the torchao tutorial's placeholders) and yields `unsupported` rows at run time."""
-    if not known and (suggestion := did_you_mean(name, examples)):
-        raise UserError(f"unknown {what} '{name}'", suggestion=suggestion)
-    return name
-
-
 def weight_bits(recipe: str, hp_bits: int, sparsity: str = "none") -> float:
     """Stored bits per dense weight element: group scales and zero points, 2:4 values and their
     2-bit indices, or the kept blocks of a block-sparse weight."""
     bits: float = 8
     if (known := recipe_of(recipe)) is not None:
-        declared, match = known
-        group = declared.group(match)
-        bits = declared.bits(match, hp_bits) + (declared.scale_bits / group if group else 0)
+        r, match = known
+        bits = int(match.group(r.bits_at)) if r.bits_at else hp_bits if r.bits is None else r.bits
+        group = int(match.group(r.group_at)) if r.group_at else r.group
+        bits += r.scale_bits / group if group and group >= 1 else 0
     kind = sparsity_kind(sparsity)
     if kind == "semi-sparse":
         return bits / 2 + 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelbench.ops.torchao import ALIASES, Recipe, recipes
+from accelbench.ops.torchao import ALIASES, recipes
 
 
 @dataclass(frozen=True)
@@ -16,14 +16,10 @@ class RecipeRecord:
     needs: str
     measures: str
 
-    @classmethod
-    def of(cls, recipe: Recipe) -> RecipeRecord:
-        return cls(", ".join(recipe.names), recipe.config, recipe.needs, recipe.doc)
-
 
 def recipe_records() -> list[RecipeRecord]:
     """The recipes, then the aliases (each saying which recipe it runs as)."""
-    out = [RecipeRecord.of(r) for r in recipes().values()]
+    out = [RecipeRecord(", ".join(r.names), r.config, r.needs, r.doc) for r in recipes().values()]
     return out + [
         RecipeRecord(a.name, f"runs as {a.runs_as}", "as that recipe", a.note or "torchao's name")
         for a in ALIASES.values()

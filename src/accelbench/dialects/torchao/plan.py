@@ -19,7 +19,6 @@ from accelbench.ops.torchao import (
     MODEL_TYPES,
     SPARSITY_KINDS,
     alias_note,
-    check_name,
     recipe_examples,
     recipe_of,
     recipe_problem,
@@ -72,21 +71,19 @@ def upgrade_earlier_keys(data: dict[str, Any]) -> tuple[dict[str, Any], list[str
 
 def compile_mode(mp: ModelParams) -> str:
     """One compile setting from `use_torch_compile` + `torch_compile_mode` (or the mode alone)."""
-    if mp.use_torch_compile:
-        value = mp.torch_compile_mode if mp.torch_compile_mode is not None else "default"
-    elif mp.use_torch_compile is None and mp.torch_compile_mode is not None:
-        value = mp.torch_compile_mode
-    else:
+    value = mp.torch_compile_mode
+    if mp.use_torch_compile is False or (value is None and not mp.use_torch_compile):
         return "off"
-    if value is True:
+    if value is None or value is True:  # switched on without a mode
         return "default"
-    if value is False or str(value).lower() in FALSE_WORDS:
-        return "off"
-    return str(value)
+    return "off" if value is False or str(value).lower() in FALSE_WORDS else str(value)
 
 
-def _reraise(error: UserError, key: str) -> UserError:
-    return UserError(error.message, key=key, suggestion=error.suggestion)
+def _check_name(name: str, known: bool, examples: tuple[str, ...], what: str, key: str) -> None:
+    """A name close to a known one is a typo and refused; a distant one is a user's new recipe or
+    model (the torchao tutorial's placeholders) and yields `unsupported` rows at run time."""
+    if not known and (suggestion := did_you_mean(name, examples)):
+        raise UserError(f"unknown {what} '{name}'", key=key, suggestion=suggestion)
 
 
 _NOTED: set[str] = set()
@@ -94,17 +91,13 @@ _NOTED: set[str] = set()
 
 def _recipes(cfg: TorchaoConfig) -> list[str]:
     for i, name in enumerate(cfg.quantization_config_recipe_names):
-        try:
-            check_name(name, recipe_of(name) is not None, recipe_examples(), "quantization recipe")
-        except UserError as error:
-            raise _reraise(error, key_path("quantization_config_recipe_names", i)) from None
+        where = key_path("quantization_config_recipe_names", i)
+        known = recipe_of(name) is not None
+        _check_name(name, known, recipe_examples(), "quantization recipe", where)
         if problem := recipe_problem(name):
-            raise UserError(
-                f"recipe '{name}': {problem}", key=key_path("quantization_config_recipe_names", i)
-            )
+            raise UserError(f"recipe '{name}': {problem}", key=where)
         if (note := alias_note(name)) and name not in _NOTED:
             _NOTED.add(name)  # once a process: a config is planned more than once
-            where = key_path("quantization_config_recipe_names", i)
             print(visible(f"note: {where}: {note}"), file=sys.stderr)
     return list(dict.fromkeys(["baseline", *cfg.quantization_config_recipe_names]))
 
@@ -174,16 +167,15 @@ VARIANTS = {"inference": _inference_variants, "training": _training_variants}
 
 
 def _shapes(mp: ModelParams, where: str) -> list[Shape]:
-    try:
-        check_name(mp.model_type, mp.model_type in MODEL_TYPES, MODEL_TYPES, "model_type")
-    except UserError as error:
-        raise _reraise(error, key_path(where, "model_type")) from None
+    known = mp.model_type in MODEL_TYPES
+    _check_name(mp.model_type, known, MODEL_TYPES, "model_type", key_path(where, "model_type"))
     shapes: list[Shape] = []
     for j, shape_spec in enumerate(mp.matrix_shapes):
         try:
             shapes += generate_shapes(shape_spec.model_dump(exclude_none=True))
         except UserError as error:
-            raise _reraise(error, key_path(where, "matrix_shapes", j, "name")) from None
+            where_j = key_path(where, "matrix_shapes", j, "name")
+            raise UserError(error.message, key=where_j, suggestion=error.suggestion) from None
     if not shapes:
         raise UserError("matrix_shapes generate no shapes", key=key_path(where, "matrix_shapes"))
     return shapes

@@ -26,26 +26,6 @@ from accelbench.results.sinks import RunContext, Sink, register_sink
 from accelbench.results.sinks.seed_json import scaled
 from accelbench.results.writer import check_new_file, write_atomically, write_json_atomically
 
-# what a case is, in the runner's names and order; both CSVs carry it
-CASE_COLUMNS = (
-    "m", "k", "n", "high_precision_dtype", "torch_compile_mode", "device", "model_type",
-    "output_dir",
-)  # fmt: skip
-INFERENCE_COLUMNS = (
-    "name", "quantization", "sparsity", *CASE_COLUMNS, "enable_profiler", "enable_memory_profiler",
-    "baseline_model_eager_inference_time_in_ms", "quantized_model_eager_inference_time_in_ms",
-    "baseline_model_compiled_inference_time_in_ms",
-    "quantized_model_compiled_inference_time_in_ms", "eager speedup on baseline",
-    "compile speedup on baseline", "eager vs compile speedup", "profiler_json_path",
-    "memory_profile_path", "memory_visualization_path", "memory_stats",
-)  # fmt: skip
-# the training branch never released a CSV; these columns follow the inference ones' conventions
-TRAINING_COLUMNS = (
-    "name", "quantization", "scaling_granularity", "scaling_type_input", "scaling_type_weight",
-    "scaling_type_grad_output", "use_fast_accum", *CASE_COLUMNS,
-    "baseline_model_fwd_bwd_time_in_ms", "float8_model_fwd_bwd_time_in_ms", "speedup on baseline",
-    "tops",
-)  # fmt: skip
 MODES = {"torchao_inference": "inference", "torchao_training": "training"}
 
 # (metric name, unit): one dashboard record per metric and case
@@ -87,11 +67,15 @@ def _mode(p: TorchaoModelParams) -> str:
     return p.compile_mode if _compiled(p) else "false"
 
 
-def _case(p: TorchaoModelParams, recipe: str) -> dict[str, Any]:
+def _case(
+    p: TorchaoInferenceParams | TorchaoTrainingParams, variant: dict[str, Any]
+) -> dict[str, Any]:
+    """The case in the runner's names and order (variant after recipe): both CSVs' first columns."""
     compiled = "_compile" if _compiled(p) else ""
     return {
-        "name": f"benchmark_{recipe}_{p.model_type}_m{p.m}_k{p.k}_n{p.n}{compiled}",
-        "quantization": recipe,
+        "name": f"benchmark_{p.recipe}_{p.model_type}_m{p.m}_k{p.k}_n{p.n}{compiled}",
+        "quantization": p.recipe,
+        **variant,
         "m": p.m,
         "k": p.k,
         "n": p.n,
@@ -118,8 +102,7 @@ def inference_line(row: Row) -> dict[str, Any]:
         "fragmentation_mb": _mb(getattr(x, "quantized_fragmentation_bytes", None)),
     }
     return {
-        **_case(p, p.recipe),
-        "sparsity": "" if p.sparsity == "none" else p.sparsity,
+        **_case(p, {"sparsity": "" if p.sparsity == "none" else p.sparsity}),
         "enable_profiler": p.enable_profiler,
         "enable_memory_profiler": p.enable_memory_profiler,
         "baseline_model_eager_inference_time_in_ms": _ms(x.baseline_eager_s if x else None),
@@ -140,13 +123,16 @@ def training_line(row: Row) -> dict[str, Any]:
     p = _params(row)
     assert isinstance(p, TorchaoTrainingParams)
     x = row.extras if isinstance(row.extras, TorchaoTrainingExtras) else None
-    return {
-        **_case(p, p.recipe),
+    scaling = {
         "scaling_granularity": p.scaling_granularity,
         "scaling_type_input": p.scaling_type_input,
         "scaling_type_weight": p.scaling_type_weight,
         "scaling_type_grad_output": p.scaling_type_grad_output,
         "use_fast_accum": p.use_fast_accum,
+    }
+    # the training branch never released a CSV; its columns follow the inference ones' conventions
+    return {
+        **_case(p, scaling),
         "baseline_model_fwd_bwd_time_in_ms": _ms(x.baseline_s if x else None),
         "float8_model_fwd_bwd_time_in_ms": _ms(x.float8_s if x else None),
         "speedup on baseline": x.speedup_ratio if x else None,
@@ -154,10 +140,7 @@ def training_line(row: Row) -> dict[str, Any]:
     }
 
 
-LINES = {
-    "inference": (INFERENCE_COLUMNS, inference_line),
-    "training": (TRAINING_COLUMNS, training_line),
-}
+LINES = {"inference": inference_line, "training": training_line}
 
 
 def unused_path(path: str) -> str:
@@ -180,13 +163,13 @@ def write_runner_csvs(rows: list[Row], now: float | None = None) -> list[str]:
             groups.setdefault((_params(row).output_dir, mode), []).append(row)
     written = []
     for (output_dir, mode), group in groups.items():
-        columns, line = LINES[mode]
+        lines = [{k: _cell(v) for k, v in LINES[mode](r).items()} for r in group]
         path = unused_path(os.path.join(output_dir, mode, f"results_{stamp}.csv"))
 
-        def write(f: Any, columns: tuple[str, ...] = columns, group: list[Any] = group) -> None:
-            writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+        def write(f: Any, lines: list[dict[str, Any]] = lines) -> None:
+            writer = csv.DictWriter(f, fieldnames=tuple(lines[0]), lineterminator="\n")
             writer.writeheader()
-            writer.writerows({k: _cell(v) for k, v in line(r).items()} for r in group)
+            writer.writerows(lines)
 
         write_atomically(path, write)
         written.append(path)
