@@ -282,15 +282,11 @@ def _stage_a_cases(
     sweep_of = (bench.get("sweep"), key_path(TOP, "sweep"))
     cases: list[Case] = []
     for overlay in overlays:
-        ctx = Context(reading, _overlay_where(overlay), hardware)
+        ctx = Context(reading, _case_where(overlay, TOP), hardware)
         for point in entry_points(flat, TOP, shared, sweep_of, reading, request):
             cases += [c for _, c in point_cases({**point, **overlay}, ctx, request)]
             capped(cases, request, TOP)
     return cases
-
-
-def _overlay_where(overlay: Point) -> str:
-    return next(iter(overlay.values())).where.rpartition(".")[0] if overlay else TOP
 
 
 def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
