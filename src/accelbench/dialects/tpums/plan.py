@@ -150,7 +150,7 @@ class FileLevel:
             values["xprof_timing"] = self.xprof
         if self.request.flag(XPROF_DIR):
             values["xprof_dir"] = self.request.flag(XPROF_DIR)
-        _dcn_note(values, TOP, self.request)
+        _dcn_note(values, self.request)
         if values.get("num_runs") != 0:
             return values
         if not values.get("min_duration_s"):
@@ -175,11 +175,11 @@ class FileLevel:
         return out
 
 
-def _dcn_note(values: dict[str, Any], where: str, request: PlanRequest) -> None:
+def _dcn_note(values: dict[str, Any], request: PlanRequest) -> None:
     """A DCN file's batching is recorded, not applied: each timed step here is one collective."""
     if values.get("batch_size") not in (None, 1) or values.get("sync_between_runs"):
         request.warnings.append(
-            f"{where}: batch_size and sync_between_runs are recorded; each timed step here is one "
+            f"{TOP}: batch_size and sync_between_runs are recorded; each timed step here is one "
             "collective (upstream's batching is not applied)"
         )
 
@@ -191,18 +191,6 @@ def _choice(bench: dict[str, Any], key: str, choices: tuple[Any, ...]) -> Any:
             f"must be one of {', '.join(map(str, choices))}, got {value!r}", key=key_path(TOP, key)
         )
     return value
-
-
-def _stage_b_cases(
-    bench: dict[str, Any], entry: Tpums, request: PlanRequest, layout: LayoutNote
-) -> list[Case]:
-    expansion = _sweep(bench, _cases(bench, request, layout), request, layout)
-    points = [layout.file_xprof(p) for p in expansion.points()]
-    xprof = _xprof(bench.get("xprof_timing"), entry, layout)
-    device_mode = _choice(bench, "xprof_device_mode", DEVICE_MODES)
-    level = FileLevel(entry, xprof, device_mode, request)
-    preset = _preset(bench, entry)
-    return planned(level, [{**preset, **p} for p in points], key_path(TOP, "params"))
 
 
 def planned(level: FileLevel, points: list[Point], where: str) -> list[Case]:
@@ -309,8 +297,14 @@ def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
                 "under benchmark.params)",
                 key=extra[0],
             )
-        return _stage_b_cases(bench, entry, request, layout)
-    _dcn_note(bench, TOP, request)
+        expansion = _sweep(bench, _cases(bench, request, layout), request, layout)
+        points = [layout.file_xprof(p) for p in expansion.points()]
+        xprof = _xprof(bench.get("xprof_timing"), entry, layout)
+        device_mode = _choice(bench, "xprof_device_mode", DEVICE_MODES)
+        level = FileLevel(entry, xprof, device_mode, request)
+        preset = _preset(bench, entry)
+        return planned(level, [{**preset, **p} for p in points], key_path(TOP, "params"))
+    _dcn_note(bench, request)
     return _stage_a_cases(data, entry, request, layout)
 
 
