@@ -184,15 +184,6 @@ def _dcn_note(values: dict[str, Any], request: PlanRequest) -> None:
         )
 
 
-def _choice(bench: dict[str, Any], key: str, choices: tuple[Any, ...]) -> Any:
-    value = bench.get(key)
-    if value is not None and value not in choices:
-        raise UserError(
-            f"must be one of {', '.join(map(str, choices))}, got {value!r}", key=key_path(TOP, key)
-        )
-    return value
-
-
 def planned(level: FileLevel, points: list[Point], where: str) -> list[Case]:
     """Each point's cases (`where`: a point's key when it came from no case or CSV row)."""
     entry, request = level.entry, level.request
@@ -300,7 +291,11 @@ def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
         expansion = _sweep(bench, _cases(bench, request, layout), request, layout)
         points = [layout.file_xprof(p) for p in expansion.points()]
         xprof = _xprof(bench.get("xprof_timing"), entry, layout)
-        device_mode = _choice(bench, "xprof_device_mode", DEVICE_MODES)
+        if (device_mode := bench.get("xprof_device_mode")) not in (None, *DEVICE_MODES):
+            raise UserError(
+                f"must be one of {', '.join(DEVICE_MODES)}, got {device_mode!r}",
+                key=key_path(TOP, "xprof_device_mode"),
+            )
         level = FileLevel(entry, xprof, device_mode, request)
         preset = _preset(bench, entry)
         return planned(level, [{**preset, **p} for p in points], key_path(TOP, "params"))
