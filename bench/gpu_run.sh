@@ -88,8 +88,8 @@ for l in open('$OUT/collectives_headline.jsonl'):
       '- benchmark_name: elementwise' \
       '  benchmark_sweep_params: [{operation: [layernorm, gelu], implementation: eager, batch: 32, seq: 512, hidden: 768}]' > /tmp/units.yaml
     timeout 200 $RUN --config /tmp/units.yaml -o "$OUT/units.csv" --seed-json "$OUT/units_seed.json" 2>&1 | tail -1
-    python3 bench/fusion_table.py "$OUT/units.csv" | grep -v "^| None"
-    python3 bench/elementwise_table.py "$OUT/units.csv" <(python3 bench/copy_bandwidth.py) | grep -v "^| None"
+    python3 bench/fusion_table.py "$OUT/units.csv"
+    python3 bench/elementwise_table.py "$OUT/units.csv" <(python3 bench/copy_bandwidth.py)
     python3 -m json.tool "$OUT/units_seed.json" | head -60
     printf '%s\n' 'quantization_config_recipe_names: [baseline, float8dq-row]' 'output_dir: /tmp/units_ao' 'model_params:' \
       '  - {name: a, matrix_shapes: [{name: custom, shapes: [[1024, 1024, 1024]]}], use_torch_compile: false, device: cuda, num_runs: 20}' > /tmp/units_ao.yaml

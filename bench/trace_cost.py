@@ -7,13 +7,12 @@ the same session kept in memory (what the harness does when no trace_dir is kept
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
 
 import jax
 import jax.numpy as jnp
 
-from accelbench.jax_backend import backend
+from accelbench.jax_backend import timers
 
 
 def main() -> None:
@@ -27,8 +26,8 @@ def main() -> None:
         return []
 
     for name, profile in (
-        ("disk", lambda: backend._profile_to_disk(tempfile.mkdtemp(), run)),
-        ("memory", lambda: backend._profile_in_memory(run)),
+        ("disk", lambda: timers._profile_to_disk(run, firmware=False)),
+        ("memory", lambda: timers._profile_in_memory(run, False, host_events=False)),
     ):
         times = []
         for _ in range(5):

@@ -118,7 +118,7 @@ def test_real_cpu_trace_gives_one_iteration_per_run_and_converts_with_xprof(tmp_
         jax.block_until_ready(fn(x, x))
     jax.profiler.stop_trace()
     path = xplane.find_xplane(str(tmp_path))
-    platform, iters = xplane.iterations(xplane.load(path), "jit_mb_add", 5)
+    platform, iters = xplane.iterations(ProfileData.from_file(path), "jit_mb_add", 5)
     assert platform == "cpu" and len(iters) == 5 and all(it.total_ns > 0 for it in iters)
     from xprof.convert import raw_to_tool_data
 

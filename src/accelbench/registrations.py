@@ -18,9 +18,11 @@ from accelbench.run import runner
 
 def _tables() -> tuple[dict[Any, Any], ...]:
     timers.registered_timers()  # discovered first: a scope never hides a module registering late
+    sinks.registered_sinks()
     owned = tuple(table for d in dialects.dialects() for table in d.registries())
     return (
         timers._TIMERS,
+        sinks._SINKS,
         backends.BACKENDS,
         dialects.DIALECTS,
         *owned,
@@ -35,7 +37,7 @@ def _tables() -> tuple[dict[Any, Any], ...]:
 def scoped() -> Iterator[None]:
     saved = [(table, dict(table)) for table in _tables()]
     try:
-        with catalogue.CATALOGUE.scoped(), sinks.scoped_sinks():
+        with catalogue.CATALOGUE.scoped():
             yield
     finally:
         for table, contents in saved:

@@ -73,9 +73,7 @@ class DeviceFlush:
         self.buffer = self.fill(self.buffer)
 
 
-@functools.cache
-def device_flush(device: Any) -> DeviceFlush:
-    return DeviceFlush(device)  # one per device for the run (per case, it cost time)
+device_flush = functools.cache(DeviceFlush)  # one per device for the run (per case, it cost time)
 
 
 def flusher(case: Case) -> Callable[[], None]:
@@ -109,24 +107,27 @@ def profile_options(host_events: bool = True, firmware: bool = False) -> Any:
     return options
 
 
-def _profile_to_disk(
-    trace_dir: str, run: Callable[[], list[float]], firmware: bool = False
-) -> tuple[Any, list[float]]:
-    """start_trace/stop_trace into trace_dir, then its xplane read back."""
-    with chatter.native_stderr("jax"):
-        jax.profiler.start_trace(trace_dir, profiler_options=profile_options(firmware=firmware))
+def _profile_to_disk(run: Callable[[], list[float]], firmware: bool) -> tuple[bytes, list[float]]:
+    """start_trace/stop_trace into a scratch folder, then its XSpace read back."""
+    scratch = tempfile.mkdtemp(prefix="mb_trace_")
     try:
-        wall = run()
-    finally:
+        with chatter.native_stderr("jax"):
+            jax.profiler.start_trace(scratch, profiler_options=profile_options(firmware=firmware))
         try:
-            with chatter.native_stderr("jax"):
-                jax.profiler.stop_trace()
-        except Exception as error:  # the trace could not be written (a full disk, a lost folder)
-            _forget_session()
-            raise CaseFailure(
-                Status.ERROR, f"could not write the trace under {trace_dir}: {error}"
-            ) from None
-    return xplane.load(xplane.find_xplane(trace_dir)), wall
+            wall = run()
+        finally:
+            try:
+                with chatter.native_stderr("jax"):
+                    jax.profiler.stop_trace()
+            # the trace could not be written (a full disk, a lost folder)
+            except Exception as error:
+                _forget_session()
+                raise CaseFailure(
+                    Status.ERROR, f"could not write the trace under {scratch}: {error}"
+                ) from None
+        return Path(xplane.find_xplane(scratch)).read_bytes(), wall
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _forget_session() -> None:
@@ -139,8 +140,8 @@ def _forget_session() -> None:
 
 
 def _profile_in_memory(
-    run: Callable[[], list[float]], firmware: bool = False, host_events: bool = False
-) -> tuple[tuple[Any, bytes], list[float]] | None:
+    run: Callable[[], list[float]], firmware: bool, host_events: bool
+) -> tuple[bytes, list[float]] | None:
     """The session's XSpace kept in memory: no trace-viewer conversion per case. None where this JAX
     has no such session."""
     try:
@@ -158,7 +159,7 @@ def _profile_in_memory(
     finally:
         with chatter.native_stderr("jax"):
             serialized = session.stop()
-    return (jax.profiler.ProfileData.from_serialized_xspace(serialized), serialized), wall
+    return serialized, wall
 
 
 def profiled(
@@ -166,19 +167,12 @@ def profiled(
 ) -> tuple[Any, list[float]]:
     """`run` in one profiler session; a kept trace's XSpace written as `<session_dir>/<host>.xplane.pb`
     (what xprof opens; a later round replaces it)."""
-    in_memory = _profile_in_memory(run, firmware, host_events=session_dir is not None)
-    if in_memory is None:
-        scratch = tempfile.mkdtemp(prefix="mb_trace_")
-        try:
-            profile, wall = _profile_to_disk(scratch, run, firmware)
-            serialized = Path(xplane.find_xplane(scratch)).read_bytes()
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    else:
-        (profile, serialized), wall = in_memory
+    serialized, wall = _profile_in_memory(
+        run, firmware, host_events=session_dir is not None
+    ) or _profile_to_disk(run, firmware)
     if session_dir is not None:
         _keep(serialized, session_dir)
-    return profile, wall
+    return jax.profiler.ProfileData.from_serialized_xspace(serialized), wall
 
 
 def _keep(serialized: bytes, session_dir: str) -> None:
@@ -231,14 +225,14 @@ def traced_samples(
     def run() -> list[float]:
         nonlocal loop_s
         t0 = time.perf_counter()
-        sustained = case.run.cadence == "sustained"
-        wall = timed_iterations(prepared, n, metered, sustained, step)
+        wall = timed_iterations(prepared, n, metered, case.run.cadence == "sustained", step)
         loop_s = time.perf_counter() - t0
         return wall
 
     session_start = time.perf_counter()
     # a TPU's firmware events: a soak's telemetry, and the thermal levels the throttle policy judges
-    firmware = bool(case.run.soak_chunk or case.run.throttle != "off") and tpu()
+    on_tpu = jax.default_backend() == "tpu"
+    firmware = bool(case.run.soak_chunk or case.run.throttle != "off") and on_tpu
     try:
         profile, wall = profiled(run, trace_dir, firmware)
         _cupti_refused(profile)
@@ -252,7 +246,7 @@ def traced_samples(
     timing.wall_samples_s, timing.launch_samples_s, timing.trace_path = wall, list(wall), trace_dir
     timing.flush_s = metered.seconds
     timing.session_s = time.perf_counter() - session_start - loop_s
-    if tpu():
+    if on_tpu:
         _firmware(case, profile, n, timing)
     return timing
 
@@ -275,10 +269,6 @@ def _cupti_refused(profile: Any = None) -> None:
             f"no JAX device time in this process: CUPTI is held by {frameworks.CUPTI['holder']}; "
             "time JAX before PyTorch, or in a process of its own",
         )
-
-
-def tpu() -> bool:
-    return bool(jax.default_backend() == "tpu")
 
 
 def _firmware(case: Case, profile: Any, n: int, timing: Timing) -> None:

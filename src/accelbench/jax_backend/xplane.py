@@ -5,13 +5,16 @@ CPU: thunk events on host threads, tagged with `hlo_module` and a per-execution 
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
+import statistics
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from accelbench.measure.attribution import IterationKernels, KernelEvent
 from accelbench.measure.attribution import breakdown as breakdown
 
 
@@ -19,31 +22,8 @@ class TraceError(Exception):
     """The trace cannot give device time for this case (never silently replaced by host time)."""
 
 
-@dataclass
-class Event:
-    name: str
-    start_ns: float
-    duration_ns: float
-    stats: dict[str, Any] = field(default_factory=dict)
-    stream: str = ""  # the line it is on: a GPU stream, a host thread
-
-    @property
-    def end_ns(self) -> float:
-        return self.start_ns + self.duration_ns
-
-
-@dataclass
-class Iteration:
-    total_ns: float
-    kernels: list[Event]
-    start_ns: float | None = None  # a TPU module execution's start (the thermal levels' window)
-
-    @property
-    def span_ns(self) -> float:
-        """First kernel start to last kernel end (the module's duration on TPU)."""
-        if not self.kernels:
-            return self.total_ns
-        return max(k.end_ns for k in self.kernels) - min(k.start_ns for k in self.kernels)
+class Bystander(TraceError):
+    """A device plane without events of the module: passed over where every device is read."""
 
 
 def find_xplane(trace_dir: str) -> str:
@@ -54,18 +34,20 @@ def find_xplane(trace_dir: str) -> str:
     return max(paths, key=os.path.getmtime)
 
 
-def _events(line: Any) -> list[Event]:
+def _events(line: Any) -> list[KernelEvent]:
     # jaxlib's stats iterator is a builtin type without __module__: Python 3.12 warns once per line
     # read (116 times in a test run); a defect of the binding, not of this code or the user's run
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "builtin type .* has no __module__", DeprecationWarning)
         return [
-            Event(e.name, float(e.start_ns), float(e.duration_ns), dict(e.stats), line.name)
+            KernelEvent(
+                e.name, float(e.start_ns), float(e.duration_ns), line.name, stats=dict(e.stats)
+            )
             for e in line.events
         ]
 
 
-def _host_events(planes: list[Any]) -> list[Event]:
+def _host_events(planes: list[Any]) -> list[KernelEvent]:
     """The host threads' events that XLA tagged with a module (a CPU's thunks)."""
     return [
         e
@@ -77,10 +59,10 @@ def _host_events(planes: list[Any]) -> list[Event]:
     ]
 
 
-def _kernels(plane: Any, module: str) -> tuple[list[Event], list[Event]]:
+def _kernels(plane: Any, module: str) -> tuple[list[KernelEvent], list[KernelEvent]]:
     """A GPU plane's kernel events of the module, and its other events."""
-    mine: list[Event] = []
-    others: list[Event] = []
+    mine: list[KernelEvent] = []
+    others: list[KernelEvent] = []
     for line in plane.lines:
         if line.name not in ("XLA Modules", "XLA Ops"):
             for e in _events(line):
@@ -92,14 +74,14 @@ def _module_matches(value: Any, module: str) -> bool:
     return isinstance(value, str) and (value == module or value.startswith(module + "("))
 
 
-def of_module(event: Event, module: str) -> bool:
+def of_module(event: KernelEvent, module: str) -> bool:
     """Whether XLA tagged the event as work of `module`."""
     return _module_matches(event.stats.get("hlo_module"), module)
 
 
-def top_level(events: list[Event]) -> list[Event]:
+def top_level(events: list[KernelEvent]) -> list[KernelEvent]:
     """Drop events nested inside another event of the same line, so nothing is counted twice."""
-    kept: list[Event] = []
+    kept: list[KernelEvent] = []
     for event in sorted(events, key=lambda e: (e.start_ns, -e.duration_ns)):
         if kept and event.start_ns >= kept[-1].start_ns and event.end_ns <= kept[-1].end_ns:
             continue
@@ -107,11 +89,11 @@ def top_level(events: list[Event]) -> list[Event]:
     return kept
 
 
-def _chunk(events: list[Event], n_iters: int, what: str) -> list[list[Event]]:
+def _chunk(events: list[KernelEvent], n_iters: int, what: str) -> list[list[KernelEvent]]:
     """Split launch-ordered events into n equal iterations, checking every iteration looks alike."""
     events = sorted(events, key=lambda e: e.start_ns)
     if any("run_id" in e.stats for e in events):
-        groups: dict[Any, list[Event]] = defaultdict(list)
+        groups: dict[Any, list[KernelEvent]] = defaultdict(list)
         for e in events:
             groups[e.stats.get("run_id")].append(e)
         chunks = sorted(groups.values(), key=lambda g: g[0].start_ns)
@@ -133,13 +115,13 @@ class Read:
     """One module's iterations, and XLA's other work beside them (GPU, CPU; not read on a TPU)."""
 
     platform: str
-    iterations: list[Iteration]
-    others: list[Event] = field(default_factory=list)
+    iterations: list[IterationKernels]
+    others: list[KernelEvent] = field(default_factory=list)
 
 
 def iterations(
     profile: Any, module: str, n_iters: int, device: str = "first_device"
-) -> tuple[str, list[Iteration]]:
+) -> tuple[str, list[IterationKernels]]:
     """(platform, per-iteration device time and kernels) of one jitted module (`read`)."""
     found = read(profile, module, n_iters, device)
     return found.platform, found.iterations
@@ -163,14 +145,16 @@ def read(profile: Any, module: str, n_iters: int, device: str = "first_device") 
                 errors.append(error)
         if not runs:
             raise errors[0]
-        return Read(platform, *max(runs, key=lambda run: _median_ns(run[0])))
+        return Read(
+            platform, *max(runs, key=lambda r: statistics.median_high(i.total_ns for i in r[0]))
+        )
     host = _host_events(planes)
     mine = [e for e in host if of_module(e, module)]
     if not mine:
         raise TraceError(f"the trace has no device or host-thread events of module {module}")
     chunks = _chunk(top_level(mine), n_iters, module)
     others = [e for e in host if not of_module(e, module)]
-    return Read("cpu", [Iteration(sum(e.duration_ns for e in c), c) for c in chunks], others)
+    return Read("cpu", [IterationKernels(c) for c in chunks], others)
 
 
 def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]]:
@@ -181,25 +165,17 @@ def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]
     devices = [p for p in planes if p.name.startswith(("/device:TPU", "/device:GPU"))]
     for plane in sorted(devices, key=lambda p: p.name):
         name = plane.name.removeprefix("/device:")
-        if plane.name.startswith("/device:TPU"):
-            ran = any(
-                _module_matches(e.name, module)
-                for line in plane.lines
-                if line.name == "XLA Modules"
-                for e in line.events
-            )
-            if ran:  # a chip that ran the module must show every iteration, like a GPU
-                out[name] = [i.total_ns * 1e-9 for i in _tpu_read(plane, module, n_iters)[0]]
-            continue
-        kernels = _kernels(plane, module)[0]
-        if kernels:
-            chunks = _chunk(kernels, n_iters, f"{module} on {name}")
-            out[name] = [sum(e.duration_ns for e in c) * 1e-9 for c in chunks]
+        with contextlib.suppress(Bystander):  # a chip that ran the module must show every iteration
+            if name.startswith("TPU"):
+                found = _tpu_read(plane, module, n_iters)[0]
+            else:
+                found = _gpu_read(plane, module, n_iters, f"{module} on {name}")[0]
+            out[name] = [i.total_ns * 1e-9 for i in found]
     if devices:
         if not out:
             raise TraceError(f"no device has events of module {module}")
         return out
-    by_device: dict[Any, list[Event]] = defaultdict(list)
+    by_device: dict[Any, list[KernelEvent]] = defaultdict(list)
     for e in _host_events(planes):
         if of_module(e, module):
             by_device[e.stats.get("device_ordinal", 0)].append(e)
@@ -217,44 +193,36 @@ def _plane_order(plane: Any) -> tuple[int, str]:
     return (int(number) if number.isdigit() else 0, plane.name)
 
 
-def _median_ns(runs: list[Iteration]) -> float:
-    ordered = sorted(r.total_ns for r in runs)
-    return ordered[len(ordered) // 2] if ordered else 0.0
-
-
-def _gpu_read(plane: Any, module: str, n_iters: int) -> tuple[list[Iteration], list[Event]]:
+def _gpu_read(
+    plane: Any, module: str, n_iters: int, what: str = ""
+) -> tuple[list[IterationKernels], list[KernelEvent]]:
     """The module's kernels in iterations, and the plane's other events."""
     mine, others = _kernels(plane, module)
     if not mine:
-        raise TraceError(f"the GPU trace has no kernel events of module {module}")
-    chunks = _chunk(mine, n_iters, module)
-    return [Iteration(sum(e.duration_ns for e in c), c) for c in chunks], others
+        raise Bystander(f"the GPU trace has no kernel events of module {module}")
+    return [IterationKernels(c) for c in _chunk(mine, n_iters, what or module)], others
 
 
-def _tpu_read(plane: Any, module: str, n_iters: int) -> tuple[list[Iteration], list[Event]]:
+def _tpu_read(
+    plane: Any, module: str, n_iters: int
+) -> tuple[list[IterationKernels], list[KernelEvent]]:
     lines = {line.name: line for line in plane.lines}
     if "XLA Modules" not in lines:
-        raise TraceError("the TPU trace has no 'XLA Modules' line")
+        raise Bystander("the TPU trace has no 'XLA Modules' line")
     runs = sorted(
         (e for e in _events(lines["XLA Modules"]) if _module_matches(e.name, module)),
         key=lambda e: e.start_ns,
     )
-    if len(runs) != n_iters:
-        raise TraceError(
+    if len(runs) != n_iters:  # none: a bystander
+        raise (TraceError if runs else Bystander)(
             f"the TPU trace has {len(runs)} executions of {module}, expected {n_iters}"
         )
     ops = top_level(_events(lines["XLA Ops"])) if "XLA Ops" in lines else []
     return [
-        Iteration(
-            run.duration_ns,
+        IterationKernels(
             [o for o in ops if o.start_ns >= run.start_ns and o.end_ns <= run.end_ns],
+            run.duration_ns,
             run.start_ns,
         )
         for run in runs
     ], []
-
-
-def load(path: str) -> Any:
-    from jax.profiler import ProfileData
-
-    return ProfileData.from_file(path)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from accelbench.core.types import Kernel
 
@@ -19,12 +20,15 @@ class AttributionError(Exception):
 
 @dataclass(frozen=True)
 class KernelEvent:
+    """A device event as a timer read it (a CUDA kernel, a TPU op, a CPU thunk): the audit's unit."""
+
     name: str
     start_ns: float
     duration_ns: float
-    stream: int = 0
+    stream: Hashable = 0  # the line it is on: a CUDA stream, a trace's device line or host thread
     correlation: int = -1  # the id the kernel shares with its launch on the host
     op_correlation: int = -1  # the id of the framework op that issued the launch
+    stats: dict[str, Any] = field(default_factory=dict, compare=False)  # a trace event's statistics
 
     @property
     def end_ns(self) -> float:
@@ -48,15 +52,20 @@ class Launch:
 @dataclass
 class IterationKernels:
     kernels: list[KernelEvent] = field(default_factory=list)
+    module_ns: float | None = None  # a TPU module execution's own duration (its kernels: its ops)
+    start_ns: float | None = None  # ...and start (the thermal levels' window)
 
     @property
     def total_ns(self) -> float:
-        """Device time: the iteration's kernel durations summed (overlapping streams count twice)."""
-        return sum(k.duration_ns for k in self.kernels)
+        """Device time: a TPU module's duration, else its kernels' summed (overlaps count twice)."""
+        summed = sum(k.duration_ns for k in self.kernels)
+        return summed if self.module_ns is None else self.module_ns
 
     @property
     def span_ns(self) -> float:
         """Device span: first kernel start to last kernel end (gaps between kernels included)."""
+        if not self.kernels:
+            return self.total_ns
         return max(k.end_ns for k in self.kernels) - min(k.start_ns for k in self.kernels)
 
 
@@ -111,13 +120,12 @@ def attribute(
     return iterations
 
 
-def breakdown(iterations: Sequence[object]) -> list[Kernel]:
-    """Each kernel's launches per iteration, mean duration and share of device time, largest first
-    (of anything with `total_ns` and `kernels` of `name` and `duration_ns`)."""
-    total = sum(it.total_ns for it in iterations) or 1.0  # type: ignore[attr-defined]
+def breakdown(iterations: Sequence[IterationKernels]) -> list[Kernel]:
+    """Each kernel's launches per iteration, mean duration and share of device time, largest first."""
+    total = sum(it.total_ns for it in iterations) or 1.0
     durations: dict[str, list[float]] = defaultdict(list)
     for it in iterations:
-        for k in it.kernels:  # type: ignore[attr-defined]
+        for k in it.kernels:
             durations[k.name].append(k.duration_ns)
     kernels = [
         Kernel(name, len(d) / len(iterations), sum(d) / len(d) * 1e-9, sum(d) / total)

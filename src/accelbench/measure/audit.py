@@ -1,6 +1,6 @@
 """The audit of a timed loop: what the trace its timer already read says its timed windows held
 besides the op's own kernels run one after another (docs/method.md, "The audit"). Framework-neutral:
-timers hand it the per-kernel events they read (`Event`); tests hand it synthetic ones."""
+timers hand it the per-kernel events they read (`KernelEvent`); tests hand it synthetic ones."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from accelbench.core.types import Finding
+from accelbench.measure.attribution import KernelEvent
 from accelbench.registry import register_once
 
 GAP_NS = 2_000.0  # a gap between an iteration's kernels is idle time from this long (a device's own
@@ -26,26 +26,16 @@ COPY = re.compile(r"memcpy\W*(htod|dtoh|h2d|d2h)", re.IGNORECASE)  # CUPTI's and
 SYNCHRONISING = re.compile(r"^cu(da)?(Ctx|Device|Stream|Event)Synchronize|^cudaMemcpy(_v\d+)?$")
 
 
-class Event(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def start_ns(self) -> float: ...
-    @property
-    def duration_ns(self) -> float: ...
-    @property
-    def end_ns(self) -> float: ...
-    @property
-    def stream(self) -> Hashable: ...
+Events = Sequence[KernelEvent]
 
 
 @dataclass(frozen=True)
 class Loop:
     """What the audit reads of one timed loop, from the events its timer attributed."""
 
-    iterations: Sequence[Sequence[Event]]  # each timed iteration's device events (device time)
-    others: Sequence[Event] = ()  # the device's other events in the session, the harness's aside
-    harness: Sequence[Event] = ()  # the harness's own kernels: the cache flush
+    iterations: Sequence[Events]  # each timed iteration's device events (device time)
+    others: Events = ()  # the device's other events in the session, the harness's aside
+    harness: Events = ()  # the harness's own kernels: the cache flush
     # per iteration, the synchronising host calls inside the timed call (the harness's own wait
     # after it excluded); None where the trace holds no host calls (JAX on a GPU)
     syncs: Sequence[Sequence[str]] | None = None
@@ -65,7 +55,7 @@ class Table:
     """Every timed event of a loop as arrays in iteration order, and each iteration's figures: its
     span (first start to last end), its idle gaps and what tells its kernels and streams apart."""
 
-    def __init__(self, iterations: Sequence[Sequence[Event]]) -> None:
+    def __init__(self, iterations: Sequence[Events]) -> None:
         flat = [e for it in iterations for e in it]
         counts = np.fromiter(map(len, iterations), np.int64, len(iterations))
         self.first = np.concatenate(([0], np.cumsum(counts)[:-1]))  # each iteration's first event
@@ -90,7 +80,7 @@ class Table:
         wide = (gap >= GAP_NS) & (index[1:] == index[:-1])
         return gap[wide], index[1:][wide]
 
-    def during(self, events: Sequence[Event]) -> list[Event]:
+    def during(self, events: Events) -> list[KernelEvent]:
         """The events that ran while an iteration did (between its first start and its end)."""
         if not events:
             return []
@@ -123,7 +113,7 @@ def _us(ns: float) -> str:
     return f"{ns / 1e3:.3g} µs"
 
 
-def _busy_ns(events: Sequence[Event]) -> float:
+def _busy_ns(events: Events) -> float:
     """The time at least one of the events ran (their union)."""
     busy, end = 0.0, float("-inf")
     for e in sorted(events, key=START):
@@ -141,7 +131,7 @@ def _streams(loop: Loop) -> tuple[float, str] | None:
         return None
     per = []
     for it in loop.iterations:
-        streams: dict[Hashable, list[Event]] = {}
+        streams: dict[Hashable, list[KernelEvent]] = {}
         for e in it:
             streams.setdefault(e.stream, []).append(e)
         per.append(streams)

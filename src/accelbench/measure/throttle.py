@@ -56,8 +56,11 @@ def _kept(timing: Timing, spans: list[tuple[float, float]]) -> list[bool]:
     ]
 
 
-def _discarded(timing: Timing, kept: list[bool]) -> Timing:
-    """The timing without the throttled samples (every per-iteration series alike)."""
+def _discarded(timing: Timing, kept: list[bool], run: RunSettings) -> tuple[Timing, int]:
+    """Under a dropping policy, the timing without its throttled samples (every per-iteration series
+    alike; never all of them), and how many went."""
+    if run.throttle not in DROPPING or all(kept) or not any(kept):
+        return timing, 0
 
     def only(series: list[float]) -> list[float]:
         fits = len(series) == len(kept)
@@ -71,7 +74,7 @@ def _discarded(timing: Timing, kept: list[bool]) -> Timing:
         launch_samples_s=only(timing.launch_samples_s),
         device_samples_s={d: only(s) for d, s in timing.device_samples_s.items()},
         thermal_levels=only(timing.thermal_levels),
-    )
+    ), kept.count(False)
 
 
 def judge(
@@ -95,19 +98,17 @@ def judge(
         seen |= monitor.reasons[i] if i < len(monitor.reasons) else 0
     kept = _kept(timing, spans)
     share = sum(b - a for a, b in spans) / timing.loop_s if timing.loop_s else None
-    discard = run.throttle in DROPPING and any(kept) and not all(kept)
-    report = ThrottleReport(
+    judged, dropped = _discarded(timing, kept, run)
+    if dropped:
+        monitor.wait_for(run.throttle_threshold * best, run.throttle_wait_s)
+    return judged, ThrottleReport(
         "nvml",
         min(clocks),
         median,
         min(share, 1.0) if share is not None else None,
-        kept.count(False) if discard else 0,
+        dropped,
         ", ".join(name for bit, name in SLOWING.items() if seen & bit) or None,
     )
-    if discard:
-        monitor.wait_for(run.throttle_threshold * best, run.throttle_wait_s)
-        return _discarded(timing, kept), report
-    return timing, report
 
 
 def judge_levels(
@@ -121,15 +122,14 @@ def judge_levels(
     kept = [level == 0 for level in levels]
     total = sum(timing.samples_s)
     hot = sum(s for s, k in zip(timing.samples_s, kept, strict=True) if not k)
-    discard = run.throttle in DROPPING and any(kept) and not all(kept)
     highest = max(levels)
-    report = ThrottleReport(
+    judged, dropped = _discarded(timing, kept, run)
+    return judged, ThrottleReport(
         TPU_SOURCE,
         throttled_share_ratio=hot / total if total else None,
-        discarded_sample_count=kept.count(False) if discard else 0,
+        discarded_sample_count=dropped,
         throttle_reasons=f"thermal_throttle level {highest:g}" if highest else None,
     )
-    return (_discarded(timing, kept) if discard else timing), report
 
 
 TPU_SOURCE = "tpu_power_throttle"  # the Power Throttle line of the trace's TPU planes

@@ -59,7 +59,6 @@ FALLBACK = "wall"  # what `auto` means where no timer claims the (backend, platf
 
 @dataclass(frozen=True)
 class TimerInfo:
-    name: str
     backends: tuple[str, ...] | None  # None: every backend
     auto_on: tuple[tuple[str, str], ...]  # (backend, platform) pairs where `auto` picks this timer
     factory: TimerFactory
@@ -81,7 +80,7 @@ def register_timer(
         claimed = {pair for info in _TIMERS.values() for pair in info.auto_on}
         if set(auto_on) & claimed:
             raise ValueError(f"timer {name!r}: another timer is already auto on {auto_on}")
-        _TIMERS[name] = TimerInfo(name, backends, tuple(auto_on), factory)
+        _TIMERS[name] = TimerInfo(backends, tuple(auto_on), factory)
         return factory
 
     return decorate
@@ -101,7 +100,7 @@ def timer_name(backend: str, platform: str, requested: str = AUTO) -> str:
     """The timer `requested` means for this backend on this platform."""
     if requested != AUTO:
         return requested
-    claims = (i.name for i in registered_timers().values() if (backend, platform) in i.auto_on)
+    claims = (n for n, i in registered_timers().items() if (backend, platform) in i.auto_on)
     return next(claims, FALLBACK)
 
 

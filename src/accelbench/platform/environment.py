@@ -81,11 +81,6 @@ def installed() -> dict[str, str]:
     return found
 
 
-def package_versions() -> str:
-    """'jax=0.10.2 jaxlib=0.10.2 torch=2.13.0 ...': `installed` in one CSV cell."""
-    return " ".join(f"{k}={v}" for k, v in installed().items())
-
-
 @functools.lru_cache(maxsize=1)
 def gpu_driver() -> str:
     """The NVIDIA driver version (nvidia-ml-py), or '' where there is none."""
@@ -150,7 +145,7 @@ def base_environment(run_id: str) -> dict[str, object]:
         "host": socket.gethostname(),
         "git_commit": git_commit(),
         "git_dirty": git_dirty(),
-        "packages": package_versions(),
+        "packages": " ".join(f"{k}={v}" for k, v in installed().items()),  # one cell
         "gpu_driver": gpu_driver(),
         "gpu_clocks_mhz_at_start": gpu_clocks(),
         "env_flags": env_flags(),

@@ -32,10 +32,6 @@ class Launcher:
     coordinator: Callable[[Env], Address | None]  # None: jax.distributed finds it itself
     also: tuple[str, ...] = ()  # set as well, where this launcher started the process
 
-    @property
-    def shows(self) -> tuple[str, ...]:
-        return (self.rank, self.size, *self.also)
-
 
 def whole(env: Env, name: str, low: int, high: int) -> int:
     """A variable's whole number, within [low, high], or one line naming it."""
@@ -50,12 +46,9 @@ def _torchrun(env: Env) -> Address:
     return f"{env['MASTER_ADDR']}:{port + 1}", "MASTER_ADDR/MASTER_PORT"
 
 
-def _host(env: Env, name: str) -> Address | None:
-    return (f"{env[name].split(',')[0]}:{DEFAULT_PORT}", name) if env.get(name) else None
-
-
 def _master(env: Env) -> Address | None:
-    return _host(env, "MASTER_ADDR")
+    host = env.get("MASTER_ADDR")
+    return (f"{host.split(',')[0]}:{DEFAULT_PORT}", "MASTER_ADDR") if host else None
 
 
 def _jobset(env: Env) -> Address | None:
@@ -97,7 +90,7 @@ class Joined:
 def detect(env: Env | None = None) -> Joined:
     env = os.environ if env is None else env
     for launcher in LAUNCHERS:
-        if all(env.get(name) for name in launcher.shows):
+        if all(env.get(name) for name in (launcher.rank, launcher.size, *launcher.also)):
             count = whole(env, launcher.size, 1, MAX_PROCESSES)
             rank = whole(env, launcher.rank, 0, count - 1)  # an id outside the job: no job forms
             found = (env[COORDINATOR], COORDINATOR) if env.get(COORDINATOR) else None

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from accelbench.core.flags import Flag
 from accelbench.plugins import import_sink_modules
@@ -64,28 +63,25 @@ class Sink:
 
 
 SinkFactory = Callable[[RunContext], Sink | None]
+F = TypeVar("F", bound=SinkFactory)  # a factory function, or a Sink class made from the context
 
 
-@dataclass(frozen=True)
-class SinkInfo:
-    name: str
-    order: int  # opened, fed and closed in this order: the durable rows first, the console last
-    factory: SinkFactory
-
-
-_SINKS: dict[str, SinkInfo] = {}
+# by name: (order, factory); opened, fed and closed in that order: the durable rows first, the
+# console last
+_SINKS: dict[str, tuple[int, SinkFactory]] = {}
 _discovered = False
 
 
-def register_sink(name: str, order: int = 50) -> Callable[[SinkFactory], SinkFactory]:
-    def decorate(factory: SinkFactory) -> SinkFactory:
-        register_once(_SINKS, name, SinkInfo(name, order, factory), "sink")
+def register_sink(name: str, order: int = 50) -> Callable[[F], F]:
+    def decorate(factory: F) -> F:
+        entry: tuple[int, SinkFactory] = (order, factory)
+        register_once(_SINKS, name, entry, "sink")
         return factory
 
     return decorate
 
 
-def registered_sinks() -> list[SinkInfo]:
+def registered_sinks() -> list[SinkFactory]:
     """Every output format: this package's modules, then those the dialects bring."""
     global _discovered
     if not _discovered:
@@ -93,27 +89,15 @@ def registered_sinks() -> list[SinkInfo]:
         for module in pkgutil.iter_modules(__path__, __name__ + "."):
             importlib.import_module(module.name)
         import_sink_modules()
-    return sorted(_SINKS.values(), key=lambda s: s.order)
-
-
-@contextmanager
-def scoped_sinks() -> Iterator[None]:
-    """Registrations made inside are gone afterwards (a test's own sink)."""
-    registered_sinks()
-    saved = dict(_SINKS)
-    try:
-        yield
-    finally:
-        _SINKS.clear()
-        _SINKS.update(saved)
+    return [factory for _, factory in sorted(_SINKS.values(), key=lambda s: s[0])]
 
 
 def open_sinks(context: RunContext) -> list[Sink]:
     """Every sink this run asked for, opened in order; if one refuses, those opened are closed."""
     opened: list[Sink] = []
     try:
-        for info in registered_sinks():
-            sink = info.factory(context)
+        for factory in registered_sinks():
+            sink = factory(context)
             if sink is not None:
                 sink.open()
                 opened.append(sink)

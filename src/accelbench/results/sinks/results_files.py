@@ -17,6 +17,7 @@ from accelbench.results.sinks import RunContext, Sink, register_sink
 from accelbench.results.writer import ResultFile, check_directory, check_writable
 
 
+@register_sink("results", order=0)
 class ResultFiles(Sink):
     def __init__(self, context: RunContext) -> None:
         self.cases = context.cases
@@ -77,8 +78,3 @@ class ResultFiles(Sink):
 
     def locations(self) -> list[str]:
         return sorted({str(f.csv_path) for f in self.files.values()})
-
-
-@register_sink("results", order=0)
-def results_files(context: RunContext) -> Sink:
-    return ResultFiles(context)
