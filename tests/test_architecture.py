@@ -625,3 +625,32 @@ def test_help_and_argument_errors_load_no_schema_and_no_catalogue(argv):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode in (0, 2), out.stderr
     assert out.stdout.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_the_list_of_commands_loads_no_command_s_machinery():
+    """`microbench --help` names the commands and reads none of their options: no case declarations,
+    no comparison formats, no run store, no process plumbing (subprocess, ctypes, socket)."""
+    heavy = (
+        "accelbench.core.case",
+        "accelbench.results.compare_formats",
+        "accelbench.results.sinks",
+        "accelbench.run.store_commands",
+        "subprocess",
+        "ctypes",
+        "socket",
+        "difflib",
+        "datetime",
+        "xml.etree",
+        "hashlib",
+        "json",
+    )
+    code = (  # what the interpreter's own start-up loaded (a sitecustomize) is not ours
+        "import atexit, sys\nbefore = set(sys.modules)\n"
+        f"atexit.register(lambda: print('LOADED', [m for m in {heavy!r} if m in sys.modules"
+        " and m not in before]))\n"
+        "sys.argv = ['microbench', '--help']\n"
+        "from accelbench.entry import entry\nentry()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "LOADED []"

@@ -19,14 +19,11 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from accelbench import __version__
-from accelbench.core.case import AbSettings
+from accelbench.config.dialects import Lazy as Imported
 from accelbench.errors import UserError, counted
 from accelbench.limits import MAX_CASES, MAX_ITERATIONS, MAX_PROCESSES
-from accelbench.results.compare_formats import FORMATS
-from accelbench.run import store_commands
 from accelbench.run.command_line import (
     RUN_FILES,
-    SETTING_FLAGS,
     Arg,
     Command,
     Group,
@@ -40,9 +37,9 @@ from accelbench.run.command_line import (
     run_files,
     seconds,
     serve,
+    setting_flags,
     take_signals,
 )
-from accelbench.run.store_commands import QUICKSTART, listed
 
 TABLE_FORMATS = ("table", "csv", "json", "markdown")
 COLUMNS = (
@@ -79,11 +76,37 @@ def _view(columns: bool = True, formats: Sequence[str] = TABLE_FORMATS, sort: st
     )
 
 
+def _compared(sort: str = SORT) -> Lazy:  # a comparison's view, in the comparison formats
+    def view() -> Any:
+        from accelbench.results.compare_formats import FORMATS
+
+        return _view(False, tuple(FORMATS), sort)
+
+    return Lazy(view)
+
+
+def _stored(name: str) -> Any:  # a run-store command, imported when it runs
+    return Imported(f"accelbench.run.store_commands:{name}")
+
+
+def _ab_settings() -> list[Arg]:  # checked by their rules (run/ab.py): one line naming the flag
+    from accelbench.core.case import AbSettings
+
+    return [
+        arg(
+            f"--{f.name.replace('_', '-')}",
+            type=float,
+            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
+        )
+        for f in dataclasses.fields(AbSettings)
+    ]
+
+
 RUN_OPTIONS: tuple[Option, ...] = (
     *_view(),
     arg("--output-dir", help="where rows go when the config names no csv_path (default: results)"),
     *RUN_FILES,
-    *SETTING_FLAGS,
+    Lazy(setting_flags),
     MAX_CASE_COUNT,
     arg(
         "--max-dim",
@@ -213,6 +236,7 @@ def _options(args: argparse.Namespace) -> Any:
     """One RunOptions (imported here: `--help` stays light); options named as its fields as given."""
     from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
+    from accelbench.run.store_commands import listed
 
     named = {f.name for f in dataclasses.fields(RunOptions)}
     owned = {f.dest: getattr(args, f.dest, None) for f in _owned_flags()}
@@ -230,16 +254,6 @@ def _options(args: argparse.Namespace) -> Any:
         backend=tuple(b for b in (args.backend or "").split(",") if b) if not args.run else (),
         one_off=(args.run, *args.fields) if args.run else (),
         flags=FlagValues(owned),
-    )
-
-
-def _launch(args: argparse.Namespace, config: str, options: Any) -> int:
-    from accelbench.run.launch import launch_local
-    from accelbench.run.planning import load_and_plan
-
-    # planned here first, without a framework: a bad config is one line, not one per process
-    return launch_local(
-        args.argv, args.processes, lambda n: load_and_plan(config, options, lambda: n)
     )
 
 
@@ -263,6 +277,7 @@ def _join(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from accelbench.run.planning import check_options, load_and_plan
+    from accelbench.run.store_commands import QUICKSTART
 
     if args.run == "":
         raise UserError("names no benchmark (see `microbench list`)", key="--run")
@@ -271,8 +286,12 @@ def _run(args: argparse.Namespace) -> int:
     config = args.run or (QUICKSTART if args.config is None else args.config)
     options = _options(args)
     check_options(options)
-    if args.processes:
-        return _launch(args, config, options)
+    if args.processes:  # planned here first, without a framework: a bad config is one line
+        from accelbench.run.launch import launch_local
+
+        return launch_local(
+            args.argv, args.processes, lambda n: load_and_plan(config, options, lambda: n)
+        )
     _join(args)
     loaded, cases = load_and_plan(config, options)
     from accelbench.run.session import run_planned  # the machinery, once the config is known good
@@ -285,12 +304,6 @@ def _run(args: argparse.Namespace) -> int:
 
         leave(code, options.verbosity > 0)
     return code
-
-
-def _traces(args: argparse.Namespace) -> int:
-    from accelbench.run.trace_viewer import serve
-
-    return serve(args.logdir, args.port)
 
 
 RUN = command(
@@ -338,7 +351,7 @@ COMPARE = command(
     "compare two results files or stored runs, groups of one file (--by), or the last two runs",
     "microbench compare (the last two runs of what ran last); microbench compare a.csv b.csv; "
     "microbench compare run.csv --by backend",
-    store_commands.compare,
+    _stored("compare"),
     arg(
         "files",
         nargs="*",
@@ -371,9 +384,7 @@ COMPARE = command(
     ),
     THRESHOLD,
     arg("--json", action="store_true", help="machine-readable output (--format json)"),
-    *_view(
-        False, tuple(FORMATS), "order cases by case, ratio or verdict (--sort=-KEY: descending)"
-    ),
+    _compared("order cases by case, ratio or verdict (--sort=-KEY: descending)"),
 )
 AB = command(
     "ab",
@@ -381,7 +392,7 @@ AB = command(
     "paired per-round ratios, so drift and the neighbours' load hit both alike",
     "microbench ab a.yaml b.yaml; microbench ab main HEAD --config c.yaml; microbench ab "
     "--command 'python old.py' 'python new.py'",
-    store_commands.ab,
+    Imported("accelbench.run.ab:run_ab"),
     arg("sides", nargs=2, metavar="SIDE", help="baseline then candidate"),
     Group(
         arg(
@@ -391,25 +402,18 @@ AB = command(
         ),
         arg("--command", dest="commands", action="store_true", help="the sides are shell commands"),
     ),
-    *(  # checked by their rules (run/ab.py): one line naming the flag
-        arg(
-            f"--{f.name.replace('_', '-')}",
-            type=float,
-            help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
-        )
-        for f in dataclasses.fields(AbSettings)
-    ),
+    Lazy(_ab_settings),
     arg("--output-dir", default="results/ab", help="where each round's results files go"),
     arg("-q", "--quiet", action="store_true", help="no line per round"),
     THRESHOLD,
-    *_view(False, tuple(FORMATS)),
+    _compared(),
 )
 RUNS = command(
     "runs",
     "list the stored runs (every one under results/, or a config's): number, name, what ran, "
     "when, commit, host, rows",
     "microbench runs; then: microbench compare baseline candidate",
-    store_commands.runs,
+    _stored("runs"),
     *STORE,
     JSON,
 )
@@ -417,7 +421,7 @@ REPORT = command(
     "report",
     "roofline, sweep and speedup charts, a Markdown summary and one HTML page",
     "microbench report results/quickstart.csv --output-dir report",
-    store_commands.report,
+    _stored("report"),
     arg(
         "results",
         nargs="+",
@@ -448,7 +452,7 @@ TRACES = command(
     "traces",
     "open a run's kept traces in xprof, on this machine only (127.0.0.1)",
     "microbench traces tr --port 8791",
-    _traces,
+    Imported("accelbench.run.trace_viewer:serve"),
     arg("logdir", help="the traces folder (a config's trace_dir, --xprof_dir)"),
     arg(
         "--port",
@@ -460,7 +464,7 @@ HISTORY = command(
     "history",
     "each case's median over the stored runs in commit order, and the steps in it",
     "microbench history --case 'gemm*' --since 2026-11-01 --bisect",
-    store_commands.history,
+    _stored("history"),
     *STORE,
     arg("--case", "--filter", metavar="PATTERN", help="cases whose label matches (shell pattern)"),
     arg("--since", metavar="DATE", help="runs of commits from this date (YYYY-MM-DD)"),
@@ -480,7 +484,7 @@ PUBLISH = command(
     "publish",
     "upload a stored run (its results and record) to a bucket or folder",
     "microbench publish latest --to gs://bucket/nightly",
-    store_commands.publish,
+    _stored("publish"),
     arg("run", help="the run: its number, its --name, or latest"),
     arg("--to", required=True, metavar="URL", help="gs://bucket/prefix or file:///folder"),
     *STORE,
@@ -490,8 +494,9 @@ TABLE = (LIST, COMPARE, AB, RUNS, REPORT, VALIDATE, TRACES, HISTORY, PUBLISH)
 COMMANDS = {c.name: c.main for c in (RUN, *TABLE) if c.main is not None}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """`run`, its dialect shorthands, the table, and each dialect's own (`main` hands it every argument)."""
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """`run`, its dialect shorthands, the table, and each dialect's own (`main` hands it every argument);
+    with their options, or (`chosen`: the command named) only its own: `--help` reads none."""
     from accelbench.config.dialects import dialects
 
     parser = OneLineParser(prog="microbench", description=__doc__.split("\n\n")[0])
@@ -522,15 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
         if (c := d.command) is not None
     ]
     for each in (RUN, *aliases, *TABLE, *own):
-        each.add_to(sub)
+        each.add_to(sub, chosen is None or each.name == chosen)
     return parser
-
-
-def _own_command_line(name: str) -> Any:
-    """The dialect command line called `name` (`microbench jax-bench ...`), if one is."""
-    from accelbench.config.dialects import dialects
-
-    return next((d.command for d in dialects() if d.command and d.command.name == name), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -541,11 +539,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(argv: list[str]) -> int:
-    if argv and (own := _own_command_line(argv[0])) is not None:
-        return int(own.main(argv[1:]))  # its own parser reads every argument
-    args, fields = build_parser().parse_known_args(argv)
+    from accelbench.config.dialects import dialects
+
+    named = (d.command for d in dialects() if d.command and argv and d.command.name == argv[0])
+    if (own := next(named, None)) is not None:  # `microbench jax-bench ...`: its parser reads all
+        return int(own.main(argv[1:]))
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))
+    args, fields = parser.parse_known_args(argv)
     if fields and getattr(args, "run", None) is None:
-        build_parser().error(f"unrecognized arguments: {' '.join(fields)}")
+        parser.error(f"unrecognized arguments: {' '.join(fields)}")
     if getattr(args, "run", None) and getattr(args, "backend", None):  # a field of the one-off
         fields = [*fields, "--backend", args.backend]
     args.fields = fields

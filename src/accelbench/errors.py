@@ -3,7 +3,6 @@ code 2) and a case that cannot produce a clean number (`CaseFailure`, a row with
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from enum import Enum
@@ -37,6 +36,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     word = str(word)
     if len(word) > MAX_QUOTED:  # no name is that long, and difflib is quadratic in it
         return None
+    import difflib  # only where a name is unknown
+
     matches = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
     return matches[0] if matches else None
 
@@ -59,8 +60,6 @@ class UserError(Exception):
     """Input the user can fix. The CLI prints str(self) and exits with code 2."""
 
     exit_code = 2
-    # a user's value is quoted this far; an error naming our own path, further
-    word_limit = MAX_QUOTED
 
     def __init__(
         self,
@@ -83,7 +82,7 @@ class UserError(Exception):
         text = f"{where}: {self.message}" if where else self.message
         if self.suggestion:
             text += f" (did you mean '{self.suggestion}'?)"
-        return bounded(text, self.word_limit)
+        return bounded(text)
 
 
 # C0 and C1 controls (ESC starts escape sequences), DEL, the bidirectional overrides (text shown in
@@ -96,16 +95,15 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
-def bounded(text: str, word_limit: int = MAX_QUOTED) -> str:
-    """One short line, no control obeyed: words past `word_limit` cut (saying how long), the line too."""
+def bounded(text: str) -> str:
+    """One short line, no control obeyed: words past MAX_QUOTED cut (saying how long), the line too."""
     text = visible(" ".join(str(text).split()))
     words = [
-        w if len(w) <= word_limit else f"{w[: word_limit - 20]}...({len(w):,} characters)"
+        w if len(w) <= MAX_QUOTED else f"{w[: MAX_QUOTED - 20]}...({len(w):,} characters)"
         for w in str(text).split()
     ]
     line = " ".join(words)
-    most = MAX_LINE + word_limit - MAX_QUOTED
-    return line if len(line) <= most else line[: most - 3] + "..."
+    return line if len(line) <= MAX_LINE else line[: MAX_LINE - 3] + "..."
 
 
 class CaseFailure(Exception):

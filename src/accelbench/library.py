@@ -149,13 +149,9 @@ def _case(fn: Callable[..., Any], options: dict[str, Any], settings: dict[str, A
         }
     except UserError as error:  # a run setting's own check: the same line, as a ValueError
         raise BenchError(error.message, key=error.key, suggestion=error.suggestion) from None
+    params = spec.made({**{p.name: p.default for p in spec.params}, **checked})
     return Case(
-        op=OP,
-        backend=options["backend"],
-        params=spec.made({**{p.name: p.default for p in spec.params}, **checked}),
-        run=run,
-        outputs=Outputs(csv_path=""),
-        benchmark=checked.get("name", "fn"),
+        OP, options["backend"], params, run, Outputs(csv_path=""), checked.get("name", "fn")
     )
 
 
@@ -333,14 +329,7 @@ def save(results: Sequence[Result], path: str) -> str:
     from accelbench.results import run_store
     from accelbench.results.writer import write_rows
 
-    case = Case(
-        op="callable",
-        backend="numpy",
-        params={},
-        run=RunSettings(),
-        outputs=Outputs(csv_path=path),
-        benchmark="bench",
-    )
+    case = Case("callable", "numpy", {}, RunSettings(), Outputs(csv_path=path), benchmark="bench")
     assigned = run_store.assign([case], RunOptions(), "bench()", new_run_id(), command_line=True)
     written = assigned.cases[0].outputs.csv_path
     write_rows(written, [r.row for r in results])

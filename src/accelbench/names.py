@@ -8,22 +8,17 @@ import unicodedata
 
 MAX_NAME = 100  # leaves room under any file system's 255 bytes for `.<n>.run.json` and the like
 _PORTABLE = re.compile(r"[^A-Za-z0-9._-]+")  # POSIX's portable file name characters
-_RFC1123 = re.compile(r"[^a-z0-9-]+")  # a Kubernetes name: a DNS label
 # what this function appends, and the run store's `<series>.<n>` numbering: no given name passes as one
 _TAKEN = re.compile(r"-[0-9a-f]{8}$|\.[0-9]+$")
 _DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)  # Windows'
 
 
-def portable_name(text: str, limit: int = MAX_NAME, rfc1123: bool = False) -> str:
-    """`text` itself where already portable (`[A-Za-z0-9._-]`, not leading `.`/`-`, no `.<digits>` end,
-    1 to `limit` long); else its readable part and `-` with 8 hex digits of its hash, so distinct texts
-    stay distinct. `rfc1123`: a Kubernetes name (`limit` 63 for a label)."""
+def portable_name(text: str, limit: int = MAX_NAME) -> str:
+    """`text` itself where already portable (`[A-Za-z0-9._-]`, not leading `.`/`-`, no `.<digits>`
+    end, 1 to `limit` long); else its readable part, `-` and 8 hex digits of its hash (distinct)."""
     text = str(text)
     plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    if rfc1123:
-        readable = _RFC1123.sub("-", plain.lower()).strip("-")
-    else:
-        readable = _PORTABLE.sub("_", plain).lstrip(".-")
+    readable = _PORTABLE.sub("_", plain).lstrip(".-")
     kept = text == readable and 0 < len(text) <= limit
     if kept and not _TAKEN.search(text) and not _DEVICE.match(text):
         return text

@@ -4,10 +4,8 @@ writes rows. Set once at start-up; a single process is process 0 of 1."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -36,6 +34,8 @@ def primary() -> bool:
 
 def free_port() -> int:
     """A TCP port free on this host now, for a job's coordinator or a process group's rendezvous."""
+    import socket  # here: `--help` needs none
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -71,5 +71,7 @@ def watch_launcher() -> None:
 
 def die_with_parent() -> None:
     """Linux: SIGTERM when the parent dies (a launcher killed outright leaves no worker behind)."""
+    import ctypes  # here: `--help` needs none
+
     with contextlib.suppress(OSError, AttributeError, TypeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import functools
 import os
 import signal
 import sys
@@ -14,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
-from accelbench.core.case import declared_settings
 from accelbench.core.flags import Flag
 from accelbench.errors import UserError, visible
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
@@ -27,20 +27,30 @@ RESUME: Flag[bool] = Flag(
 )  # fmt: skip
 OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
 RUN_FILES = (RESUME, OVERWRITE)
-# the run settings declared `option` (core/case.py): --NAME, over what the config says, for every case
-SETTING_FLAGS: tuple[Flag[str | None], ...] = tuple(
-    Flag(
-        f"--{f.name.replace('_', '-')}", f.metadata["doc"], None, choices=f.metadata["rule"].choices
+
+
+@functools.cache
+def setting_flags() -> tuple[Flag[str | None], ...]:
+    """The run settings declared `option` (core/case.py): --NAME, over what the config says, for every
+    case (read when a parser needs them: `--help` imports no case)."""
+    from accelbench.core.case import declared_settings
+
+    return tuple(
+        Flag(
+            f"--{f.name.replace('_', '-')}",
+            f.metadata["doc"],
+            None,
+            choices=f.metadata["rule"].choices,
+        )
+        for f in declared_settings()
+        if f.metadata["option"]
     )
-    for f in declared_settings()
-    if f.metadata["option"]
-)
 
 
 def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     for flag in RUN_FILES:
         flag.add_to(parser)
-    for setting in SETTING_FLAGS:
+    for setting in setting_flags():
         setting.add_to(parser)
 
 
@@ -54,7 +64,7 @@ class RunFiles:
 
 
 def run_files(args: argparse.Namespace) -> RunFiles:
-    given = ((f.dest, getattr(args, f.dest, None)) for f in SETTING_FLAGS)
+    given = ((f.dest, getattr(args, f.dest, None)) for f in setting_flags())
     return RunFiles(
         **{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES},
         settings=tuple((name, value) for name, value in given if value is not None),
@@ -120,7 +130,8 @@ class Command:
     parser: dict[str, Any]
     defaults: dict[str, Any] = field(default_factory=dict)
 
-    def add_to(self, sub: argparse._SubParsersAction) -> None:
+    def add_to(self, sub: argparse._SubParsersAction, options: bool = True) -> None:
+        """Its parser, with its options or (listing the commands: `--help`) without."""
         p = sub.add_parser(
             self.name,
             help=self.summary,
@@ -128,7 +139,7 @@ class Command:
             formatter_class=argparse.RawDescriptionHelpFormatter,
             **self.parser,
         )
-        for option in self.options:
+        for option in self.options if options else ():
             option.add_to(p)
         p.set_defaults(**self.defaults)
 

@@ -27,22 +27,19 @@ from accelbench.platform.processes import (
     free_port,
 )
 
-OWN_OPTIONS = ("--processes",)
 JOIN_OPTIONS = ("--coordinator", "--num-processes", "--process-id", "--multihost")
 
 
-def without(argv: Sequence[str], options: Sequence[str]) -> list[str]:  # `--opt V`, `--opt=V` too
+def worker_argv(argv: Sequence[str]) -> list[str]:  # less `--processes N` (`--processes=N`)
     out: list[str] = []
     skip = False
     for arg in argv:
         if skip:
             skip = False
-            continue
-        name = arg.split("=", 1)[0]
-        if name in options:
-            skip = "=" not in arg and name != "--multihost"
-            continue
-        out.append(arg)
+        elif arg.split("=", 1)[0] == "--processes":
+            skip = "=" not in arg
+        else:
+            out.append(arg)
     return out
 
 
@@ -100,7 +97,7 @@ def launch_local(argv: Sequence[str], n: int, plan: Callable[[int], object]) -> 
         raise UserError(what, key="--processes")
     with contextlib.redirect_stderr(io.StringIO()):
         plan(job_devices(n))
-    command = without(argv, OWN_OPTIONS)
+    command = worker_argv(argv)
     port = free_port()
     watched, held = os.pipe()  # the workers read; this process holds the write end until it ends
     env = {

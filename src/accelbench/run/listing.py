@@ -23,10 +23,6 @@ class ParamRecord:
     choices: list[Any] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
 
-    @property
-    def shown(self) -> str:
-        return self.name if self.default is None else f"{self.name}={self.default}"
-
 
 @dataclass(frozen=True)
 class OpRecord:
@@ -46,7 +42,7 @@ class OpRecord:
 
 
 def shown_params(params: list[ParamRecord]) -> str:
-    return ", ".join(p.shown for p in params)
+    return ", ".join(p.name if p.default is None else f"{p.name}={p.default}" for p in params)
 
 
 def print_table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:

@@ -233,8 +233,7 @@ def _run_cases(
     held = _agreed(options, [any(s.holds(c) for s in sinks) for c in cases])
     todo = [c for c, done in zip(cases, held, strict=True) if not done]
     done = len(cases) - len(todo)
-    pending = {id(c) for c in todo}
-    restore([c for c in cases if id(c) not in pending], sinks)
+    restore([c for c, kept in zip(cases, held, strict=True) if kept], sinks)
     if options.resume and len(todo) < len(cases):
         console.print(f"resuming: {done} of {counted(len(cases), 'case')} already done")
     finished: list[Row] = []

@@ -44,12 +44,6 @@ def compare(args: argparse.Namespace) -> int:
     )
 
 
-def ab(args: argparse.Namespace) -> int:
-    from accelbench.run.ab import run_ab
-
-    return run_ab(args)
-
-
 def _series(config: str) -> list[str]:  # the results files a config's runs are numbered after
     from accelbench.run.planning import plan_from_file
 

@@ -17,7 +17,8 @@ LOCAL = "127.0.0.1"
 DEFAULT_PORT = 8791  # xprof's own; another free port where it is taken and none was named
 
 
-def serve(logdir: str, port: int | None) -> int:
+def serve(args: Any) -> int:
+    logdir, port = args.logdir, args.port
     if not os.path.isdir(logdir):
         why = "is not a folder" if os.path.exists(logdir) else "no such folder"
         raise UserError(why, key=f"traces '{logdir}'")
