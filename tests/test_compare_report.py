@@ -435,6 +435,7 @@ def test_malformed_json_lines_leave_series_readers_can_index(tmp_path):
         json.dumps({"case_id": "c", "samples_s": [1e-3, "x"], "device_samples_s": {"0": [1]}}),
         '{"case_id": "d", "samples_s": [NaN, 1.0]}',  # what a foreign writer may spell
         json.dumps({"case_id": "e", "samples_s": [1.0]})[:20],  # a killed run's last line
+        '{"case_id": "f", "kernels": [{"name": "k", "per_iter": 1%s}]}' % ("0" * 400),
     ]
     (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
     series = read_series(str(tmp_path / "r.csv"))
@@ -442,7 +443,7 @@ def test_malformed_json_lines_leave_series_readers_can_index(tmp_path):
     assert [k.share for k in series["b"].kernels] == [0.5]  # typed; the malformed one left out
     assert series["c"].samples_s == [] and series["c"].device_samples_s == {"0": [1]}
     assert len(series["d"].samples_s) == 2
-    assert "e" not in series
+    assert "e" not in series and "f" not in series  # no traceback either
 
 
 def _hostile_candidate(kind, tmp_path):
@@ -688,11 +689,16 @@ def test_compare_reads_raw_samples_from_the_documented_count_and_p10_p90_below_i
 ):
     """Trial finding 16: with both .jsonl twins but 5 samples the evidence is p10-p90, which the docs
     said happens only where a CSV stands alone. The rule, its number from the code, is in method.md."""
-    from accelbench.core.samples import MIN_RATIO_SAMPLES
+    import numpy as np
 
+    from accelbench.core.samples import ratio_intervals
+
+    # the fewest samples a side needs for a ratio's interval, as the code decides it
+    one = [np.ones((1, n)) for n in range(64)]
+    fewest = next(n for n in range(64) if ratio_intervals(one[n], one[n]) is not None)
     method = (Path(__file__).parent.parent / "docs" / "method.md").read_text()
-    assert f"fewer than {MIN_RATIO_SAMPLES} samples of the case" in method
-    for n, evidence in ((MIN_RATIO_SAMPLES - 1, "p10-p90"), (MIN_RATIO_SAMPLES, "raw samples")):
+    assert f"fewer than {fewest} samples of the case" in method
+    for n, evidence in ((fewest - 1, "p10-p90"), (fewest, "raw samples")):
         a = _sampled(tmp_path, f"a{n}", [1e-3 * (1 + i / 100) for i in range(n)])
         b = _sampled(tmp_path, f"b{n}", [2e-3 * (1 + i / 100) for i in range(n)])
         (pair,) = json.loads(run_cli("compare", a, b, "--json")[1])["pairs"]

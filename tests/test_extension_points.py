@@ -235,7 +235,7 @@ case.RunSettings = dataclasses.make_dataclass(
     [(
         "probe_gap_s",
         float,
-        setting(0.0, "seconds between probes", Rule("duration", 0, 60), column="probe_gap_s"),
+        setting("seconds between probes", Rule("duration", 0.0, 0, 60, column="probe_gap_s")),
     )],
     bases=(case.RunSettings,),
     frozen=True,

@@ -251,7 +251,7 @@ def test_a_preset_of_another_chip_is_said_once_and_a_hardware_block_is_trusted()
 
     assert IRONWOOD.describes("TPU7x") and not IRONWOOD.describes("NVIDIA H100 80GB HBM3")
     assert HardwareStats(100.0).describes("cpu")  # a config's own numbers: no chip to compare
-    sink = UpstreamFiles(JAX_BENCH, ("s.csv", "d.json"), resume=False, overwrite=False)
+    sink = UpstreamFiles(JAX_BENCH, "s.csv", "d.json", resume=False, overwrite=False)
     with contextlib.redirect_stderr(io.StringIO()) as out:
         for _ in range(3):
             sink._check_preset(IRONWOOD, "NVIDIA H100 80GB HBM3")

@@ -285,6 +285,18 @@ def test_hostile_run_records_are_passed_over(tmp_path, monkeypatch, run_cli):
                 assert done.stderr.count(f"{bad}: not a run record") == 1, done.stderr
 
 
+def test_a_claimed_number_whose_process_cannot_exist_is_taken_over(tmp_path, monkeypatch, run_cli):
+    import socket
+
+    monkeypatch.chdir(tmp_path)
+    _stored(tmp_path, run_cli, 1)
+    Path("results/r.2.run.json").write_text(
+        json.dumps({"pid": 2**40, "host": socket.gethostname()})
+    )
+    _stored(tmp_path, run_cli, 1)  # no traceback: run 2 is this one
+    assert Path("results/r.2.csv").is_file() and not Path("results/r.3.csv").exists()
+
+
 def test_the_run_store_lists_each_series_once(tmp_path, monkeypatch, run_cli):
     """Listing a config's runs reads each folder once, not once per run (2 000 runs took 40 s)."""
     from accelbench.results import run_store

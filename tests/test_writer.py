@@ -217,3 +217,18 @@ def test_resume_repairs_the_json_lines_in_place_keeping_every_finished_case(tmp_
     twin.write_text(torn)
     ResultFile(str(path), cols, "cfg", resume=True).close()
     assert twin.read_text() == torn[: torn.rindex('{"case_id": "e"')]
+
+
+def test_resuming_drops_a_json_line_whose_case_is_no_string_and_keeps_the_first_of_each_case(
+    tmp_path,
+):
+    path = tmp_path / "out.csv"
+    f = ResultFile(str(path), header(["m"], []), "cfg", resume=False)
+    f.append(_row("a", [1.0]))
+    f.close()
+    twin = path.with_suffix(".jsonl")
+    first = twin.read_text()
+    twin.write_text(first + '{"case_id": []}\n' + first.replace("[1.0]", "[2.0]") + '{"case_id"')
+    again = ResultFile(str(path), header(["m"], []), "cfg", resume=True)  # no traceback
+    again.close()
+    assert twin.read_text() == first and again.done == {"a"}

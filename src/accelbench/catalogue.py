@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from accelbench.core.case import Case, RunSettings, declared_settings
-from accelbench.core.param_kinds import PARAM_KINDS
+from accelbench.core.param_kinds import PARAM_KINDS, real
 from accelbench.core.types import Prepared
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS, run_order
@@ -48,8 +48,7 @@ class Param:
         return self.default is None and PARAM_KINDS[self.kind].sizes_problem
 
     def validate(self, value: Any, where: str) -> Any:
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if self.minimum is not None and number and value < self.minimum:
+        if self.minimum is not None and real(value) and value < self.minimum:
             raise UserError(f"{self.name} must be >= {self.minimum}, got {value}", key=where)
         return PARAM_KINDS[self.kind].validate(self, value, where)
 
@@ -98,11 +97,6 @@ class OpParams:
         return tuple(p.name for p in cls.declared())
 
     @classmethod
-    @functools.cache
-    def _name_set(cls) -> frozenset[str]:
-        return frozenset(cls.names())
-
-    @classmethod
     def declared_param(cls, name: str) -> Param:
         return next(p for p in cls.declared() if p.name == name)
 
@@ -124,7 +118,7 @@ class OpParams:
 
     def value(self, name: str, default: Any = None) -> Any:
         """The value of a parameter named at run time (a chart's axis), `default` where it has none."""
-        return getattr(self, name) if name in self._name_set() else default
+        return getattr(self, name) if name in self.names() else default
 
     @property
     def placement(self) -> Placement:
@@ -172,7 +166,7 @@ def param(
 # the parameter kind a run setting's rule reads as on a command line (core/case.py declares them)
 SETTING_KINDS = {
     **dict.fromkeys(("seconds", "duration", "fraction"), "float"),
-    **{"count": "int", "choice": "choice", "check": "choice", "timer": "str"},
+    **{"count": "int", "choice": "choice", "timer": "str"},
 }
 
 
@@ -314,13 +308,11 @@ class OpSpec(Generic[P]):
                     key=key_path(where, name),
                 )
             named[target], spelled[target] = value, name
-        given = named
         resolved: dict[str, Any] = {}
         for param in self.params:
-            if param.name in given:
-                resolved[param.name] = param.validate(
-                    given[param.name], key_path(where, spelled[param.name])
-                )
+            if param.name in named:
+                at = key_path(where, spelled[param.name])
+                resolved[param.name] = param.validate(named[param.name], at)
             elif param.required:
                 raise UserError(f"op '{self.name}' needs parameter '{param.name}'", key=where)
             else:
@@ -328,24 +320,23 @@ class OpSpec(Generic[P]):
         return self.made(resolved)
 
 
+B = TypeVar("B")
+
+
 @dataclass(frozen=True)
-class ArrayImplementation:
+class Registered(Generic[B]):
+    op: str
+    backend: str
+    name: str
+    build: B
+
+
+class ArrayImplementation(Registered[ArrayBuild]):
     """A pure function of the op's input arrays: the backend draws, places, compiles and times it."""
 
-    op: str
-    backend: str
-    name: str
-    build: ArrayBuild
 
-
-@dataclass(frozen=True)
-class PreparedImplementation:
+class PreparedImplementation(Registered[PreparedBuild]):
     """An implementation that prepares itself: inputs, call, check and extras (transfers, suites)."""
-
-    op: str
-    backend: str
-    name: str
-    build: PreparedBuild
 
 
 Implementation = ArrayImplementation | PreparedImplementation

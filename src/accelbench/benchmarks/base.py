@@ -120,10 +120,6 @@ def intensity_metrics(f: Figures) -> dict[str, Any]:
     return {"intensity": intensity(f)}
 
 
-def one_device(f: Any, devices: Callable[[], int]) -> dict[str, Any]:
-    return {}
-
-
 def replicated(f: Any, devices: Callable[[], int]) -> dict[str, Any]:
     """Upstream's compute ops: the whole op on every local device at once; rates per device."""
     return {"sharding": "replicated"}
@@ -140,10 +136,10 @@ class Benchmark(Generic[F]):
     run_id: Callable[[F], str]  # upstream's run id
     flops: Callable[[F, int], float]  # upstream's FLOP count (fields, group size)
     bytes: Callable[[F, int], float]  # upstream's get_total_bytes
-    metrics: Metrics
+    metrics: Metrics = intensity_metrics
     runs: str | Callable[[F], str] = ""  # which of our ops runs a case (none given: its name's)
     # upstream's conditions
-    placement: Callable[[F, Callable[[], int]], dict[str, Any]] = one_device
+    placement: Callable[[F, Callable[[], int]], dict[str, Any]] = lambda f, devices: {}
     implementation: str | None = None  # upstream's conditions: the implementation upstream runs
     flags: str = ""  # its TPU flag set: upstream's op_flags.yaml key (none given: its name)
     peak_dtype: Callable[[F], str] = lambda f: str(f.dtype)  # the dtype whose peak it reads
@@ -252,13 +248,9 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "mode": ("fwd", "bwd"),
 }
 # TPUMS's stated least values where they are not a problem size's 1 (its field metadata `min`)
-MINIMUMS: dict[str, float] = {
-    "warmup_tries": 0,
-    "num_runs": 0,
-    "min_duration_s": 0.0,
-    "seed": 0,
-    "samples_per_run": 1,
-}
+MINIMUMS: dict[str, float] = dict(
+    warmup_tries=0, num_runs=0, min_duration_s=0.0, seed=0, samples_per_run=1
+)
 # fields a console table leaves out: how the case is run, not what it measures
 UNSHOWN = ("warmup_tries", "num_runs", "min_duration_s", "seed", "samples_per_run")
 DOMAINS = ("wall_clock", "xprof")  # TPUMS's timing domains, in its column order
@@ -336,9 +328,6 @@ class Tpums:
     def bench(self) -> Benchmark[Any]:
         return V2[self.v2]
 
-    def attribute(self, name: str) -> str:  # the benchmark's field a TPUMS field is
-        return self.renamed.get(name, name)
-
     @property
     def fields(self) -> tuple[Param, ...]:
         """In TPUMS's names and defaults: the benchmark's but the run-level ones, then its own."""
@@ -355,14 +344,19 @@ class Tpums:
         every = (*out, *((SAMPLES_PER_RUN,) if self.soak else ()), *self.inert)
         return tuple(tpums_field(p, enums) for p in every)
 
+    @property
+    def attributes(self) -> dict[str, tuple[str, Param]]:
+        """Each TPUMS field that sets one of the benchmark's, with that field's name."""
+        skip = {p.name for p in self.inert} | {SAMPLES_PER_RUN.name}
+        return {
+            p.name: (self.renamed.get(p.name, p.name), p) for p in self.fields if p.name not in skip
+        }
+
     def written(self, fields: Any, ours: bool = False) -> dict[str, Any]:
         """A case's typed fields as TPUMS's files hold them (`ours`: this project's too)."""
         mine = {p.name for p in self.bench.ours}
-        skip = {p.name for p in self.inert} | {SAMPLES_PER_RUN.name}
         return {
-            p.name: getattr(fields, self.attribute(p.name))
-            for p in self.fields
-            if p.name not in skip and (ours or self.attribute(p.name) not in mine)
+            k: getattr(fields, a) for k, (a, _) in self.attributes.items() if ours or a not in mine
         }
 
 

@@ -15,7 +15,6 @@ from accelbench.benchmarks.base import (
     BASE_NAMES,
     OURS,
     OURS_AS_PARAMS,
-    SAMPLES_PER_RUN,
     Benchmark,
     Tpums,
     Upstream,
@@ -76,10 +75,7 @@ class Reading:
                 fields[name] = (p.name, replace(p, default=entry.defaults.get(name, p.default)))
         else:
             declared = {p.name: p for p in bench.all_fields}
-            skip = (*inert, SAMPLES_PER_RUN.name)
-            fields = {
-                p.name: (entry.attribute(p.name), p) for p in entry.fields if p.name not in skip
-            }
+            fields = dict(entry.attributes)
             fields.update({n: (n, declared[n]) for n in BASE_NAMES if n not in fields})
         return cls(bench, {**fields, **inert}, dict(entry.aliases), entry)
 
@@ -217,16 +213,13 @@ def cases_of(
             raise ValueError(f"{bench.name}: placement {sorted(missing)} unknown to the op")
         translated.update(placement)
     params = spec.resolve(translated, where)
-    try:
-        spec.check_constraints(params, where)
-    except UserError as error:  # a field the translation read (mesh_shape): name the entry
-        raise UserError(error.message, key=where, suggestion=error.suggestion) from None
+    spec.check_constraints(params, where)  # a field the translation read (mesh_shape): the entry
     run = _run_settings(fields, ours, point, conditions, where)
     if spec.traits.run_overrides and conditions == "strict":  # upstream: every call blocked, warm
         run = spec.traits.run_overrides(params).apply(run)
     run = checked_run(run, where)
     stats = _hardware(point, ctx.hardware, request)
-    shown = replace(fields, hardware_stats=stats.as_config() if stats else {})
+    shown = replace(fields, hardware_stats=dict(stats.shown) if stats else {})
     origin = Upstream(bench, shown, stats, conditions, group, ctx.reading.tpums)
     trace_dir = _trace_dir(fields.xprof_dir, request) if fields.xprof_timing else None
     return cases_per_implementation(

@@ -11,7 +11,6 @@ from typing import Any
 from accelbench.benchmarks.base import (
     Benchmark,
     Figures,
-    Metrics,
     UpstreamFields,
     itemsize,
     ours_param,
@@ -106,81 +105,66 @@ def _sized(f: CollectiveFields) -> dict[str, Any]:
     return {"matrix_dim": f.matrix_dim}
 
 
-def collective_metrics(size_key: str, size: Callable[[CollectiveFields], float]) -> Metrics:
-    """bandwidth_gb_s: nccl-tests' bus bandwidth, 0 for a group of one; the size column: one device's
-    block (reduce-scatter: its output)."""
+def collective(
+    name: str,
+    class_name: str,
+    moved: Callable[[Any, int], float],
+    sized: Callable[[Any], dict[str, Any]] = _sized,
+    size: tuple[str, Callable[[Any], float]] = ("shard_size_mb", block_bytes),  # its column
+    run_id: Callable[[Any], str] = lambda f: f"dim_{f.matrix_dim}",
+    typed: type[CollectiveFields] = CollectiveFields,
+    notes: str = "the group is upstream's (a mesh the devices cannot fill: one axis of all)",
+    **more: Any,
+) -> None:
+    """A collective: how it differs from the others (moved: upstream's bytes, by the group size;
+    size: its size column, one device's block (reduce-scatter: its output), and how it is read)."""
+    size_key, size_of = size
 
-    def metrics(f: Figures) -> dict[str, Any]:
-        return {
-            "bandwidth_gb_s": f.bytes / (f.seconds * 1e9) if f.group > 1 and f.seconds else 0.0,
-            size_key: size(f.fields) / 1e6,
-        }
+    def metrics(f: Figures) -> dict[str, Any]:  # bandwidth_gb_s: nccl-tests' bus bandwidth
+        bus = f.bytes / (f.seconds * 1e9) if f.group > 1 and f.seconds else 0.0  # 0: a group of one
+        return {"bandwidth_gb_s": bus, size_key: size_of(f.fields) / 1e6}
 
-    return metrics
-
-
-@dataclass(frozen=True)
-class Collective:
-    """How one collective differs from the others (moved: upstream's bytes, by the group size)."""
-
-    name: str
-    class_name: str
-    moved: Callable[[Any, int], float]
-    runs: str | Callable[[Any], str] = ""  # our op (none given: the benchmark's name)
-    sized: Callable[[Any], dict[str, Any]] = _sized
-    size_key: str = "shard_size_mb"
-    size: Callable[[CollectiveFields], float] = block_bytes
-    run_id: Callable[[Any], str] = lambda f: f"dim_{f.matrix_dim}"
-    flags: str = ""
-    more_params: Callable[[Any], dict[str, Any]] = lambda f: {}
-    notes: str = "the group is upstream's (a mesh the devices cannot fill: one axis of all)"
-    typed: type[CollectiveFields] = CollectiveFields
-    tpums_only: bool = False
-
-    def register(self) -> None:
-        Benchmark(
-            self.name,
-            self.class_name,
-            self.typed,
-            lambda f: {"dtype": f.dtype, "seed": f.seed, **self.sized(f), **self.more_params(f)},
-            self.run_id,
-            lambda f, n: 0.0,
-            self.moved,
-            collective_metrics(self.size_key, self.size),
-            runs=self.runs,
-            flags=self.flags,
-            collective=True,
-            notes=self.notes,
-            tpums_only=self.tpums_only,
-        ).register()
+    Benchmark(
+        name,
+        class_name,
+        typed,
+        lambda f: {"dtype": f.dtype, "seed": f.seed, **sized(f)},
+        run_id,
+        lambda f, n: 0.0,
+        moved,
+        metrics,
+        collective=True,
+        notes=notes,
+        **more,
+    ).register()
 
 
-Collective(
+collective(
     "all_reduce",
     "AllReduceBenchmark",
     lambda f, n: block_bytes(f) * 2 * (n - 1) / n,
+    sized=lambda f: {**_sized(f), "reduce_op": str(f.reduce_op).lower()},
     run_id=lambda f: f"dim_{f.matrix_dim}_op_{str(f.reduce_op).lower()}",
-    more_params=lambda f: {"reduce_op": str(f.reduce_op).lower()},
-).register()
-Collective("all_gather", "AllGatherBenchmark", lambda f, n: block_bytes(f) * (n - 1)).register()
-Collective(
+)
+collective("all_gather", "AllGatherBenchmark", lambda f, n: block_bytes(f) * (n - 1))
+collective(
     "all_to_all",
     "AllToAllBenchmark",
     lambda f, n: block_bytes(f) / n * (n - 1),
-    size_key="local_size_mb",
-).register()
+    size=("local_size_mb", block_bytes),
+)
 # upstream's (N, D, 256) input is N blocks of D*256 elements: ours as rows of 128
-Collective(
+collective(
     "reduce_scatter",
     "ReduceScatterBenchmark",
     lambda f, n: scatter_chunk_bytes(f) * (n - 1),
     runs="psum_scatter",
     sized=lambda f: {"num_elements": f.matrix_dim * 256},
-    size=scatter_chunk_bytes,
+    size=("shard_size_mb", scatter_chunk_bytes),
     flags="psum_scatter",
-).register()
+)
 # TPUMS's permute (jax-bench has none): uni, member 0 to member 1 of each group; bidi, both ways
-Collective(
+collective(
     "ppermute",
     "PPermuteBenchmark",
     lambda f, n: block_bytes(f) * (2 if f.both_ways else 1),
@@ -190,7 +174,7 @@ Collective(
     notes="TPUMS's, not jax-bench's; with mesh_axes dcn,ici it permutes across the slices",
     typed=PermuteFields,
     tpums_only=True,
-).register()
+)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from accelbench.benchmarks.base import (
     Benchmark,
     UpstreamFields,
     compute_metrics,
-    intensity_metrics,
     itemsize,
     ours_param,
     per_element,
@@ -70,7 +69,7 @@ Benchmark(
     ),
     gemm_flops,
     gemm_bytes,
-    compute_metrics(),
+    metrics=compute_metrics(),
     placement=replicated,
     peak_dtype=lambda f: str(f.in_dtype),
     notes="fp32 accumulation (upstream's product is in_dtype-typed); scaling works for fp8",
@@ -91,7 +90,6 @@ Benchmark(
     lambda f: f"m_{f.m}_n_{f.n}",
     lambda f, n: 4.0 * f.m * f.n,  # 4 per element
     lambda f, n: float(f.m * f.n * 2 + f.m * f.n + 4 * f.m),  # X, Q, fp32 scales
-    intensity_metrics,
     placement=replicated,
     notes="fp32 per-row scales with saturation (upstream: bf16 scales, no clamp)",
 ).register()
@@ -123,7 +121,6 @@ def _layer(
         lambda f: {"m": f.batch, "n": width(f)},
         lambda f: f"batch_{f.batch}_dim_{f.dim}",
         *models,
-        intensity_metrics,
         runs=lambda f: f"{name}_{f.mode}",  # our ops <name>_fwd and <name>_bwd
         placement=replicated,
         notes="`mode: bwd` is ours (upstream's cop.yaml asks for it): the backward pass",
@@ -156,7 +153,6 @@ Benchmark(
     lambda f: f"batch_{f.batch}_dim_{f.dim}",
     lambda f, n: 4.0 * f.batch * f.dim,
     lambda f, n: 2.0 * f.batch * f.dim * itemsize(f.dtype),
-    intensity_metrics,
     runs=lambda f: "sigmoid_bwd" if f.mode == "bwd" else "inference_sigmoid",
     placement=replicated,
     notes="not registered upstream (its cop.yaml names it); runs here in `dtype`",
@@ -183,7 +179,6 @@ Benchmark(
     lambda f: f"b_{f.batch}_h_{f.heads}_s_{f.seq_len}_d_{f.head_dim}",
     # a complex multiply is 6 FLOPs; X read and Y written as complex64 (the table not counted)
     *per_element(6, 16, _rope_pairs),
-    intensity_metrics,
     placement=replicated,
     notes="fp32 (re, im) pairs with distinct real and imaginary parts (upstream: equal ones)",
 ).register()
@@ -201,7 +196,6 @@ Benchmark(
     lambda f: {"size": f.size, "dtype": "bfloat16"},
     lambda f: f"size_{f.size}",
     *per_element(1, 6, attrgetter("size")),  # one add; x, y read and z written, bf16
-    intensity_metrics,
     placement=replicated,
     notes="x and y differ (upstream draws both from one key)",
 ).register()
@@ -258,7 +252,7 @@ Benchmark(
     lambda f: f"b_{f.batch}_s_{f.seq_len}_hq_{f.num_q_heads}_hkv_{f.num_kv_heads}_d_{f.head_dim}",
     attention_flops,
     attention_bytes,
-    compute_metrics(),
+    metrics=compute_metrics(),
     runs="tokamax_splash_attention",
     implementation="jit:xla",  # jax.nn.dot_product_attention's default
     notes="attends over the sequence (upstream's layout attends over heads); one device",
@@ -289,7 +283,7 @@ Benchmark(
     lambda f: f"dim_{f.model_dim}_len_{f.mslen}",
     lambda f, n: 24.0 * f.mslen * f.model_dim**2,
     lambda f, n: 10.0 * f.mslen * f.model_dim * 2 + 10.0 * f.model_dim**2 * 2,
-    compute_metrics(total_flops=False),
+    metrics=compute_metrics(total_flops=False),
     placement=_moe_place,
     notes="tp/cp shard the layer (ours); the four matmuls are 20 mslen D^2 (model_flops)",
 ).register()

@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -206,25 +206,19 @@ def pair_beside(results_csv: str) -> tuple[str, str]:
     return f"{stem}.{SUMMARY}", f"{stem}.{DETAILED}"
 
 
+@dataclass(eq=False)
 class UpstreamFiles(Sink):
     restores = True  # the pair is rewritten after the rows: a kill between them is mended on resume
 
-    def __init__(
-        self,
-        generation: Generation,
-        pair: tuple[str, str],
-        resume: bool,
-        overwrite: bool,
-        claimed: bool = False,
-        tables_to: IO[str] | None = None,
-    ) -> None:
-        self.generation = generation
-        self.tables_to = tables_to  # stdout, unless it carries a machine format (--format csv)
-        self.summary, self.detailed = pair
-        self.resume, self.overwrite = resume, overwrite
-        self.claimed = claimed  # created empty, exclusively, for this run (the upstream names)
-        self.entries: list[dict[str, Any]] = []
-        self.foreign_presets: set[str] = set()  # presets already said to be another chip's
+    generation: Generation
+    summary: str
+    detailed: str
+    resume: bool
+    overwrite: bool
+    claimed: bool = False  # created empty, exclusively, for this run (the upstream names)
+    tables_to: IO[str] | None = None  # stdout, unless it carries a machine format (--format csv)
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    foreign_presets: set[str] = field(default_factory=set)  # presets said to be another chip's
 
     def open(self) -> None:
         if self.resume:
@@ -320,4 +314,4 @@ def upstream_files(
             f"cannot write in it: {error.strerror}", key=f"--output '{folder}'"
         ) from None
     claimed = claim and not options.resume
-    return UpstreamFiles(generation, pair, options.resume, options.overwrite, claimed, tables_to)
+    return UpstreamFiles(generation, *pair, options.resume, options.overwrite, claimed, tables_to)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from accelbench.core.param_kinds import real
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.dtypes import CANONICAL as DTYPE_NAMES
 from accelbench.specs import HardwareStats, presets
@@ -27,8 +28,7 @@ def preset(name: str, where: str) -> tuple[HardwareStats | None, str | None]:
 
 def _number(value: Any, where: str) -> float:
     """A peak: finite and not negative (NaN and infinity would make every roofline field meaningless)."""
-    real = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not real or not math.isfinite(value) or value < 0:
+    if not real(value) or not math.isfinite(value) or value < 0:
         raise UserError(f"must be a finite non-negative number, got {value!r}", key=where)
     return float(value)
 

@@ -8,15 +8,11 @@ from typing import Any
 from accelbench.benchmarks.base import Benchmark, Figures, UpstreamFields, intensity, itemsize, rate
 from accelbench.catalogue import param
 
-# STREAM kernels: (arrays read + written, FLOPs per element); copy computes x + 1 upstream
-STREAM = {
-    "copy": (2, 1),
-    "scale": (2, 1),
-    "add": (3, 1),
-    "triad": (3, 2),
-    "read_only": (1, 1),  # TPUMS's two (its `read` and `write` are the same kernels)
-    "write_only": (1, 0),
-}
+# STREAM kernels: (arrays read + written, FLOPs per element); copy computes x + 1 upstream; the last
+# two are TPUMS's (its `read` and `write` are the same kernels)
+STREAM = dict(
+    copy=(2, 1), scale=(2, 1), add=(3, 1), triad=(3, 2), read_only=(1, 1), write_only=(1, 0)
+)
 OP_TYPES = {"read": "read_only", "write": "write_only"}  # TPUMS's short names
 
 
@@ -54,7 +50,7 @@ Benchmark(
     lambda f: f"{f.op_type}_dim_{f.size}_dev_{f.device_id}",
     lambda f, n: float(f.stream[1] * f.size),
     lambda f, n: float(f.size * itemsize(f.dtype) * f.stream[0]),
-    hbm_metrics,
+    metrics=hbm_metrics,
     notes="copy is a copy (upstream's computes x + 1, the same traffic)",
 ).register()
 
@@ -79,7 +75,7 @@ def _host(name: str, class_name: str, direction: str) -> None:
         lambda f: f"size_{f.data_size_mib}mib",
         lambda f, n: 0.0,
         lambda f, n: float(f.data_size_mib * 2**20),
-        host_metrics,
+        metrics=host_metrics,
         runs="host_device",
         notes="JAX: wall clock of the blocked copy (no device event); torch: CUPTI device time",
     ).register()
@@ -130,7 +126,7 @@ Benchmark(
     ),
     lambda f, n: 0.0,
     lambda f, n: float(f.data_size_mib * 2**20 * (2 if f.both_ways else 1)),
-    d2d_metrics,
+    metrics=d2d_metrics,
     every_pair=True,
     notes="src/dst_device_index pick one pair (upstream: always every ordered pair)",
 ).register()

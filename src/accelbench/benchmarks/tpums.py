@@ -13,20 +13,17 @@ INERT_FIELDS = (
     Param("xla_dump_dir", "str", None, doc="where upstream reads its replica groups: unused"),
     Param("device_placement", "str", None, doc="e.g. id_sorted: recorded"),
 )
-# TPUMS's gemm defaults to bf16 (jax-bench's: fp8), and its configs have no dtype beside in_dtype and
-# out_dtype
-GEMM_MOVED: dict[str, object] = {"in_dtype": "bfloat16"}
-NO_DTYPE = ("dtype",)
 
 
 def _gemm(name: str, tier: Tier = "production", **more: Any) -> Tpums:
+    """TPUMS's gemm defaults to bf16 (jax-bench's: fp8); its configs have no dtype but in and out."""
     return Tpums(
         name,
         "gemm_generalized",
         tier,
-        defaults=GEMM_MOVED,
+        defaults={"in_dtype": "bfloat16"},
         roofline="compute",
-        dropped=NO_DTYPE,
+        dropped=("dtype",),
         rate="tflops",
         config=more.pop("config", "GemmParams"),
         size_column="total_flops",
@@ -47,8 +44,8 @@ def _hbm(name: str, tier: Tier = "production") -> Tpums:
     )
 
 
-def _collective(name: str, v2: str, tier: Tier = "production", config: str = "") -> Tpums:
-    return Tpums(name, v2, tier, inert=INERT_FIELDS, size_column="shard_size_mib", config=config)
+def _collective(name: str, tier: Tier = "production", config: str = "") -> Tpums:
+    return Tpums(name, name, tier, inert=INERT_FIELDS, size_column="shard_size_mib", config=config)
 
 
 def _transfer(name: str) -> Tpums:
@@ -69,12 +66,12 @@ for _entry in (
         enums={"direction": ("uni", "bi")},
         device_matrix=True,
     ),
-    _collective("all_gather", "all_gather", config="CollectivesParams"),
-    _collective("all_reduce", "all_reduce", config="AllReduceParams"),
-    _collective("all_to_all", "all_to_all", config="CollectivesParams"),
-    _collective("reduce_scatter", "reduce_scatter", "experimental"),
+    _collective("all_gather", config="CollectivesParams"),
+    _collective("all_reduce", config="AllReduceParams"),
+    _collective("all_to_all", config="CollectivesParams"),
+    _collective("reduce_scatter", "experimental"),
     _gemm("gemm_throttling", "experimental", soak=True, config="GemmThrottlingParams"),
-    _collective("ppermute", "ppermute", "experimental"),
+    _collective("ppermute", "experimental"),
     Tpums("ppermute_uni", "ppermute", "experimental", defaults={"direction": "uni"}),
     Tpums("ppermute_bidi", "ppermute", "experimental", defaults={"direction": "bidi"}),
     Tpums("attention_flashed", "attention_flashed", "experimental", rate="tflops"),

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from accelbench.core.param_kinds import real
 from accelbench.errors import UserError, did_you_mean, key_path
 
 SAME_AS = "SAME_AS_"
@@ -114,7 +115,7 @@ def expand_range(spec: dict[str, Any], where: str) -> list[int | float]:
 
 
 def _number(value: Any, where: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not real(value):
         raise UserError(f"must be a number, got {value!r}", key=where)
     return value
 
@@ -193,7 +194,7 @@ def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
         return [value], None
     multiplier = value.get("multiplier")
     by_one = multiplier is None or (not isinstance(multiplier, bool) and multiplier == 1)
-    if not by_one and _below_one(multiplier):
+    if not by_one and real(multiplier) and multiplier < 1:
         raise UserError(
             f"range never ends: a multiplier below 1 (got {multiplier}) never reaches end",
             key=key_path(where, "multiplier"),
@@ -206,10 +207,6 @@ def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
         warning = f"{where}: multiplier {used}{ignored}, as upstream"
     rest = {k: v for k, v in value.items() if k not in ("multiplier", "increase_by")}
     return expand_range({**rest, **steps}, where), warning
-
-
-def _below_one(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value < 1
 
 
 def upstream_sweep(sweep: Any, where: str, cap: int | None = None) -> Expansion:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 import typing
 from collections.abc import Callable, Sequence
@@ -20,7 +18,7 @@ from accelbench.config.expand import Given, Point
 from accelbench.config.schema import RULE_ERROR
 from accelbench.config.settings import PlanRequest
 from accelbench.config.yaml_reader import read_yaml
-from accelbench.core.case import Case
+from accelbench.core.case import Case, content_id
 from accelbench.errors import UserError, did_you_mean, key_path, visible
 
 
@@ -45,8 +43,7 @@ class LoadedConfig:
     @property
     def config_id(self) -> str:
         """Hash of the config's content; a results file remembers which config wrote it."""
-        blob = json.dumps(_string_keys(self.raw), sort_keys=True, default=str).encode()
-        return hashlib.sha1(blob).hexdigest()[:12]
+        return content_id(_string_keys(self.raw))
 
 
 def _string_keys(value: Any) -> Any:

@@ -2,40 +2,35 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from accelbench.core.case import Rule, RunSettings, declared_settings
+from accelbench.core.case import Rule, RunSettings, content_id, declared_settings
 from accelbench.core.flags import Flag, FlagValues
+from accelbench.core.param_kinds import real
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.measure.timers import timer_names
 
 T = TypeVar("T")
 
 
-def _real(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 # a numeric kind: whether a value is within its rule (NaN and infinity never are), what it must be
 BOUNDS: dict[str, tuple[Callable[[Rule, Any], bool], Callable[[Rule], str]]] = {
     "count": (
-        lambda r, v: isinstance(v, int) and _real(v) and r.low <= v <= r.high,
+        lambda r, v: isinstance(v, int) and real(v) and r.low <= v <= r.high,
         lambda r: f"an integer from {int(r.low)} to {int(r.high):,}",
     ),
     "seconds": (
-        lambda r, v: _real(v) and 0 < v <= r.high,
+        lambda r, v: real(v) and 0 < v <= r.high,
         lambda r: f"a positive number of seconds up to {r.high:g}",
     ),
     "duration": (
-        lambda r, v: _real(v) and 0 <= v <= r.high,
+        lambda r, v: real(v) and 0 <= v <= r.high,
         lambda r: f"a number of seconds from 0 to {r.high:g}",
     ),
     "fraction": (
-        lambda r, v: _real(v) and 0 < v < 1,
+        lambda r, v: real(v) and 0 < v < 1,
         lambda r: f"between 0 and 1{f': a fraction of {r.of}' if r.of else ''}",
     ),
 }
@@ -135,5 +130,4 @@ class PlanRequest:
 
 def pair_key(op: str, params: Any) -> str:
     """What the same op on the same inputs shares across backends: their outputs are compared."""
-    text = json.dumps([op, params.as_dict()], sort_keys=True)
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
+    return content_id([op, params.as_dict()])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from accelbench.limits import (
@@ -18,32 +18,20 @@ from accelbench.limits import (
 )
 
 CHECK_MODES = ("strict", "flag", "off")
-CACHE_POLICIES = ("cold", "warm")
-CADENCES = ("blocked", "sustained")
 DEVICE_MODES = ("first_device", "max_device")
-INPUT_POLICIES = ("fixed", "rotate")
 THROTTLE_POLICIES = ("flag", "discard", "off")
-AUDIT_POLICIES = ("flag", "strict", "off")
 SHAPE_KEYS = ("m", "k", "n")
 
 
-def shape_label(
-    params: Mapping[str, Any], keys: Iterable[str] = SHAPE_KEYS, named: bool = False
-) -> str:
+def content_id(value: Any) -> str:
+    """Twelve hex digits of a JSON value's SHA-1, keys sorted: stable across runs and machines."""
+    return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def shape_label(params: Mapping[str, Any], named: bool = False) -> str:
     """'1024x512x256' (or 'm=1024xk=512xn=256') from whichever of the shape keys are present."""
-    parts = [(k, params[k]) for k in keys if params.get(k) not in (None, "")]
+    parts = [(k, params[k]) for k in SHAPE_KEYS if params.get(k) not in (None, "")]
     return "x".join(f"{k}={v}" if named else str(v) for k, v in parts)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """What values a run setting takes (config/settings.py checks them by it)."""
-
-    kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, timer
-    low: float = 0
-    high: float = 0
-    choices: tuple[str, ...] = ()
-    of: str = ""  # a fraction's whole, as its error says it
 
 
 # How a run setting enters a case's id (`Case.id`): "changed" when it differs from its default;
@@ -55,20 +43,28 @@ IN_ID_NEVER = "never"
 OWN_POLICIES = (IN_ID_ALWAYS, IN_ID_CHANGED, IN_ID_NEVER)
 
 
-def setting(
-    default: Any,
-    doc: str,
-    rule: Rule,
-    in_id: str = IN_ID_CHANGED,
-    column: str | None = None,
-    compared: bool = True,
-    option: bool = False,
-) -> Any:
-    """A run setting (`compared`: `compare` pairs only rows that agree on it, not if it bounds how long a
-    case ran; `option`: every command line that runs takes `--NAME`)."""
-    meta = {"doc": doc, "rule": rule, "in_id": in_id, "column": column, "compared": compared}
-    meta["option"] = option
-    return field(default=default, metadata=meta)
+@dataclass(frozen=True)
+class Rule:
+    """A run setting's declaration but its doc: the values it takes (config/settings.py checks them by
+    it), its default, its place in a case's id, its results column; `compared`: `compare` pairs only
+    rows that agree on it, not if it bounds how long a case ran; `option`: every command line that
+    runs takes `--NAME`."""
+
+    kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, timer
+    default: Any = None
+    low: float = 0
+    high: float = 0
+    choices: tuple[str, ...] = ()
+    of: str = ""  # a fraction's whole, as its error says it
+    in_id: str = IN_ID_CHANGED
+    column: str | None = None
+    compared: bool = True
+    option: bool = False
+
+
+def setting(doc: str, rule: Rule) -> Any:
+    """A run setting's field: its doc and rule, and the rule's facts by name (what readers look up)."""
+    return field(default=rule.default, metadata={**asdict(rule), "doc": doc, "rule": rule})
 
 
 @dataclass(frozen=True)
@@ -76,156 +72,129 @@ class RunSettings:
     """How a case is timed: each setting declared once; schemas, checks, flags and docs derive."""
 
     num_runs: int = setting(
-        20,
         "timed iterations, at least (the floor of a soak or a precision target)",
-        Rule("count", 1, MAX_ITERATIONS),
-        IN_ID_ALWAYS,
-        column="run_count",
-        compared=False,
+        Rule(
+            "count", 20, 1, MAX_ITERATIONS, in_id=IN_ID_ALWAYS, column="run_count", compared=False
+        ),
     )
     warmup: int = setting(
-        3,
         "untimed calls first",
-        Rule("count", 0, MAX_ITERATIONS),
-        IN_ID_ALWAYS,
-        column="warmup_count",
-        compared=False,
+        Rule(
+            "count", 3, 0, MAX_ITERATIONS, in_id=IN_ID_ALWAYS, column="warmup_count", compared=False
+        ),
     )
     timeout_s: float | None = setting(
-        None,
         "stop a case after this long (a row with status timeout)",
-        Rule("seconds", 0, MAX_SECONDS),
-        IN_ID_NEVER,
-        compared=False,
+        Rule("seconds", high=MAX_SECONDS, in_id=IN_ID_NEVER, compared=False),
     )
     check: str = setting(
-        "strict",
         "strict: a wrong result is not timed; flag: timed but flagged; off",
-        Rule("choice", choices=CHECK_MODES),
-        IN_ID_NEVER,
-        compared=False,
+        Rule("choice", "strict", choices=CHECK_MODES, in_id=IN_ID_NEVER, compared=False),
     )
     timer: str = setting(
-        "auto",
         "a registered timer; auto picks per backend and platform",
-        Rule("timer"),
-        column="timer",
+        Rule("timer", "auto", column="timer"),
     )
     cache: str = setting(
-        "cold",
         "cold: L2 (or the CPU's last-level cache) flushed before every iteration; warm",
-        Rule("choice", choices=CACHE_POLICIES),
-        IN_ID_ALWAYS,
-        column="cache",
+        Rule("choice", "cold", choices=("cold", "warm"), in_id=IN_ID_ALWAYS, column="cache"),
     )
     cadence: str = setting(
-        "blocked",
         "blocked: each iteration waits for its outputs; sustained: back to back",
-        Rule("choice", choices=CADENCES),
-        column="cadence",
+        Rule("choice", "blocked", choices=("blocked", "sustained"), column="cadence"),
     )
     threads: int | None = setting(
-        None,
         "CPU threads for the framework's host ops (default: its own)",
-        Rule("count", 1, MAX_THREADS),
-        column="thread_count",
+        Rule("count", None, 1, MAX_THREADS, column="thread_count"),
     )
     min_duration_s: float = setting(
-        0.0,
         "keep timing until this long has passed (a power or thermal soak); warm-up then lasts at "
         "least min(1 s, min_duration_s / 5)",
-        Rule("duration", 0, MAX_SOAK_S),
-        column="min_duration_s",
+        Rule("duration", 0.0, high=MAX_SOAK_S, column="min_duration_s"),
     )
     target_precision: float | None = setting(
-        None,
         "past num_runs, time in rounds until the median's 95% confidence interval is within +-this "
         "fraction of it",
-        Rule("fraction", 0, 1, of="the median (0.01: within 1%)"),
-        column="target_precision_ratio",
+        Rule("fraction", of="the median (0.01: within 1%)", column="target_precision_ratio"),
     )
     max_runs: int = setting(
-        10_000,
         "with target_precision: at most this many iterations",
-        Rule("count", 1, MAX_ITERATIONS),
-        "target_precision",
-        column="max_run_count",
-        compared=False,
+        Rule(
+            "count",
+            10_000,
+            1,
+            MAX_ITERATIONS,
+            in_id="target_precision",
+            column="max_run_count",
+            compared=False,
+        ),
     )
     max_time_s: float = setting(
-        10.0,
         "with target_precision: no round starts after this much timing wall (the rounds' iterations, "
         "cache flushes and trace reading; not warm-up, compile or the profiler's start-up)",
-        Rule("seconds", 0, MAX_SECONDS),
-        "target_precision",
-        column="max_time_s",
-        compared=False,
+        Rule(
+            "seconds",
+            10.0,
+            high=MAX_SECONDS,
+            in_id="target_precision",
+            column="max_time_s",
+            compared=False,
+        ),
     )
     inputs: str = setting(
-        "fixed",
         "fixed: one input set every iteration; rotate: input_sets sets cycled through them",
-        Rule("choice", choices=INPUT_POLICIES),
-        column="inputs",
+        Rule("choice", "fixed", choices=("fixed", "rotate"), column="inputs"),
     )
+    # the row's input_set_count is what the timer cycled through
     input_sets: int = setting(
-        4,
-        "with inputs: rotate, how many sets",
-        Rule("count", 2, MAX_INPUT_SETS),
-        "inputs",  # the row's input_set_count is what the timer cycled through
+        "with inputs: rotate, how many sets", Rule("count", 4, 2, MAX_INPUT_SETS, in_id="inputs")
     )
     xprof_device_mode: str = setting(
-        "first_device",
         "the device plane a one-device op's trace is read from: first_device, or max_device (the "
         "one with the highest median: TPUMS's xprof_device_mode)",
-        Rule("choice", choices=DEVICE_MODES),
-        column="xprof_device_mode",
+        Rule("choice", "first_device", choices=DEVICE_MODES, column="xprof_device_mode"),
     )
     soak_chunk: int | None = setting(
-        None,
         "with min_duration_s: TPUMS's soak in phases: a traced window of this many iterations, "
         "untraced chunks of it until min_duration_s has passed, a traced worst window",
-        Rule("count", 1, MAX_ITERATIONS),
-        column="soak_chunk_count",
+        Rule("count", None, 1, MAX_ITERATIONS, column="soak_chunk_count"),
     )
     throttle: str = setting(
-        "flag",
         "the device's clocks beside the samples (NVIDIA GPUs: NVML on a side thread; TPUs: the "
         "trace's thermal throttle level): flag (the row says how much of its timing ran throttled), "
         "discard (those samples dropped, then on a GPU a wait for the clocks to recover), off",
-        Rule("choice", choices=THROTTLE_POLICIES),
-        IN_ID_NEVER,
-        column="throttle",
+        Rule("choice", "flag", choices=THROTTLE_POLICIES, in_id=IN_ID_NEVER, column="throttle"),
     )
     throttle_threshold: float = setting(
-        0.9,
         "a sample is throttled below this fraction of the SM clock the run sustained at its best",
-        Rule("fraction", 0, 1, of="the best SM clock the run sustained"),
-        IN_ID_NEVER,
-        compared=False,
+        Rule(
+            "fraction",
+            0.9,
+            of="the best SM clock the run sustained",
+            in_id=IN_ID_NEVER,
+            compared=False,
+        ),
     )
     throttle_wait_s: float = setting(
-        10.0,
         "with throttle: discard, the longest wait for the clocks to recover after a case",
-        Rule("duration", 0, MAX_SECONDS),
-        IN_ID_NEVER,
-        compared=False,
+        Rule("duration", 10.0, high=MAX_SECONDS, in_id=IN_ID_NEVER, compared=False),
     )
     audit: str = setting(
-        "flag",
         "the timed windows audited from the trace the device timer reads (GPU: CUPTI, xprof): flag "
         "(the row names each finding), strict (a finding makes the row an error), off",
-        Rule("choice", choices=AUDIT_POLICIES),
-        IN_ID_NEVER,
-        column="audit_mode",
-        compared=False,
-        option=True,
+        Rule(
+            "choice",
+            "flag",
+            choices=("flag", "strict", "off"),
+            in_id=IN_ID_NEVER,
+            column="audit_mode",
+            compared=False,
+            option=True,
+        ),
     )
     cooldown_s: float = setting(
-        0.0,
         "an idle gap after each case (long sweeps: the device cools between cases)",
-        Rule("duration", 0, MAX_SECONDS),
-        IN_ID_NEVER,
-        compared=False,
+        Rule("duration", 0.0, high=MAX_SECONDS, in_id=IN_ID_NEVER, compared=False),
     )
     # jax-bench's columns: the host clock of an untraced, blocked loop, timed besides the device timer
     # (set by the jax-bench dialect under upstream's conditions, not by a config)
@@ -240,19 +209,17 @@ class AbSettings:
     """How `ab` takes an A/B run (its flags and `ab()`'s keywords)."""
 
     rounds: int = setting(
-        40, "the most rounds; each measures both sides once", Rule("count", MIN_ROUNDS, MAX_ROUNDS)
+        "the most rounds; each measures both sides once", Rule("count", 40, MIN_ROUNDS, MAX_ROUNDS)
     )
     round_runs: int | None = setting(
-        None,
         "timed iterations of each case per side and round (default: the case's num_runs; a "
         "command: 1)",
-        Rule("count", 1, MAX_ITERATIONS),
+        Rule("count", None, 1, MAX_ITERATIONS),
     )
     ratio_precision: float = setting(
-        0.01,
         f"stop (after {MIN_ROUNDS} rounds) once every case's paired-ratio 95% interval is within "
         "+-this fraction of its ratio",
-        Rule("fraction", 0, 1, of="the ratio (0.01: within 1%)"),
+        Rule("fraction", 0.01, of="the ratio (0.01: within 1%)"),
     )
 
 
@@ -318,8 +285,7 @@ class Case:
             **identifying_settings(self.run),
             **{k: v for k, v in own if v},
         }
-        blob = json.dumps(ident, sort_keys=True, default=str).encode()
-        return hashlib.sha1(blob).hexdigest()[:12]
+        return content_id(ident)
 
     def distinctions(self) -> dict[str, Any]:
         """What tells this case from another of its op: parameters, settings in its id, repeat."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from accelbench.errors import UserError, did_you_mean
 from accelbench.platform.dtypes import dtype as lookup_dtype
@@ -20,6 +20,10 @@ class Param(Protocol):
 
     @property
     def choices(self) -> tuple[Any, ...]: ...
+
+
+def real(value: Any) -> TypeGuard[float]:  # a number, not a boolean (YAML's true is no 1)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 MAX_DIM = 1 << 22  # a single dimension beyond 4M elements is a typo, not a benchmark

@@ -53,10 +53,6 @@ def median_ranks(n: int, confidence: float) -> int | None:
     return min(low, (n - 1) // 2) if low >= 0 else None
 
 
-def _fewest(confidence: float) -> int:
-    return next(n for n in range(MIN_CI_SAMPLES, 64) if median_ranks(n, confidence) is not None)
-
-
 def ratio_intervals(
     a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE
 ) -> np.ndarray | None:
@@ -182,7 +178,3 @@ class Samples(SampleStats):
 def median_or_none(values_s: Sequence[float]) -> float | None:
     """The median of a series that may be empty (a timer that does not produce it)."""
     return Samples(values_s).median_s if len(values_s) else None
-
-
-# the fewest samples a side needs for a ratio's interval (each median's at 1 - (1 - CONFIDENCE) / 2)
-MIN_RATIO_SAMPLES = _fewest(1 - (1 - CONFIDENCE) / 2)

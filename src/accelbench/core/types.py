@@ -121,10 +121,7 @@ def merged_telemetry(
 def slowest_per_iteration(per_device: dict[str, list[float]]) -> list[float]:
     """Per iteration, the slowest device's time (a collective is done when its last member is)."""
     runs = [s for s in per_device.values() if s]
-    if not runs:
-        return []
-    n = min(len(s) for s in runs)
-    return [max(s[i] for s in runs) for i in range(n)]
+    return [max(column) for column in zip(*runs, strict=False)]  # as far as the shortest goes
 
 
 @dataclass(frozen=True)
@@ -184,7 +181,6 @@ class Measurement:
     compiler: CompilerCounts | None = None
     implementation: str = "default"
     extras: Any = None  # an instance of the suite's declared extras class (results.records)
-    companion_timings: dict[str, Timing] = field(default_factory=dict)
     outputs_digest: dict[str, np.ndarray] = field(default_factory=dict)
     input_sets: int = 1
     device_state: DeviceState | None = None  # a GPU's settings as the case ran (NVML)

@@ -233,7 +233,6 @@ def measure(case: Case, prepared: Prepared, timer: Timer, device: DeviceInfo) ->
         compiler=prepared.compiler,
         implementation=prepared.implementation,
         extras=extras,
-        companion_timings=companions,
         outputs_digest=digest,
         input_sets=prepared.input_sets,
     )

@@ -42,7 +42,7 @@ class History:
 
 
 def _order(run: StoredRun) -> tuple[str, str, int]:
-    return (run.date or run.started or "", run.started or "", run.number)
+    return (run.code.date or run.started or "", run.started or "", run.number)
 
 
 def _conditions(row: Row, run: StoredRun) -> str:
@@ -69,8 +69,8 @@ def histories(
                 found[where] = History(case_label(rows[0][1]), run.source)
             said = "; ".join(dict.fromkeys(_conditions(row, run) for _, row in rows))
             median = statistics.median(m for m, _ in rows)
-            label = run.name or str(run.number)
-            found[where].points.append(Point(run.tested or "", _order(run)[0], label, median, said))
+            tested, label = run.code.commit or "", run.name or str(run.number)
+            found[where].points.append(Point(tested, _order(run)[0], label, median, said))
     devices = Counter(case_key for case_key, _ in found)
     for (case_key, device), history in found.items():
         history.case += f" on {device}" if devices[case_key] > 1 else ""

@@ -18,7 +18,7 @@ import os
 import stat
 import sys
 import typing
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -66,8 +66,7 @@ def read_records(csv_path: str) -> tuple[list[str], list[list[str]]]:
         raise UserError(f"cannot read results: {type(error).__name__}", file=csv_path) from None
     except OSError as error:
         raise UserError(f"cannot read results: {error.strerror}", file=csv_path) from None
-    if len(set(header)) != len(header):
-        twice = sorted({c for c in header if header.count(c) > 1})
+    if twice := sorted(c for c, k in Counter(header).items() if k > 1):
         raise UserError(f"column {twice[0]!r} appears twice in the header", file=csv_path)
     torn = next((i for i, cells in enumerate(rows) if len(cells) != len(header)), None)
     if torn is not None:  # a cut copy or a hand edit: its cells would land in the wrong columns
@@ -123,17 +122,16 @@ _BOOLS = {"true": True, "false": False, "True": True, "False": False}
 _STATUSES = {s.value: s for s in Status}  # a dict: Enum() costs 20 µs a cell
 
 
-def _number(kind: type) -> Callable[[str], Any]:
-    def parse(text: str) -> Any:
-        try:
-            value = float(text)
-        except ValueError:
-            return None  # a hand-edited or foreign cell is no number, never a traceback
-        if kind is int:
-            return int(value) if math.isfinite(value) and value.is_integer() else None
-        return value
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None  # a hand-edited or foreign cell is no number, never a traceback
 
-    return parse
+
+def _int(text: str) -> int | None:
+    value = _float(text)
+    return int(value) if value is not None and math.isfinite(value) and value.is_integer() else None
 
 
 class CellType(NamedTuple):
@@ -150,8 +148,8 @@ CELL_TYPES: dict[type, CellType] = {
     # a status this version does not know, or none, gave no clean number
     Status: CellType(_STATUSES.__getitem__, lambda t: _STATUSES.get(t, Status.ERROR), Status.ERROR),
     bool: CellType(_BOOLS.__getitem__, _BOOLS.get),
-    int: CellType(int, _number(int)),
-    float: CellType(float, _number(float)),
+    int: CellType(int, _int),
+    float: CellType(float, _float),
 }
 
 
@@ -271,14 +269,9 @@ class RowReader:
             columns[i] = column
         return columns
 
-    def rows(
-        self,
-        table: list[list[str]],
-        series: dict[str, Series] | None = None,
-        groups: tuple[type, ...] = ALL_GROUPS,
-    ) -> list[Row]:
-        """Every row of cells typed again, with its case's series; `groups`: those a reader needs, the
-        others left at their defaults, never typed (compare reads 39 of a hundred columns)."""
+    def rows(self, table: list[list[str]], groups: tuple[type, ...] = ALL_GROUPS) -> list[Row]:
+        """Every row of cells typed again; `groups`: those a reader needs, the others left at their
+        defaults, never typed (compare reads 39 of a hundred columns)."""
         n = len(table)  # every row as wide as the header (read_records refuses a torn one)
         if not n:
             return []
@@ -301,15 +294,13 @@ class RowReader:
             )
             for k, p, e in typed:
                 params[k], extras[k] = p, e
-        series = series or {}
         return [
             Row(
                 params=params[k],
                 extras=extras[k],
-                series=series.get(identity.case_id) or Series(),
                 **{GROUP_ATTRIBUTES[cls]: built[cls][k] for cls in ALL_GROUPS},
             )
-            for k, identity in enumerate(built[Identity])
+            for k in range(n)
         ]
 
 
@@ -350,12 +341,10 @@ def read_series(csv_path: str, part: SeriesPart = "all") -> dict[str, Series]:
                 series = decoded if part == "all" else Series(samples_s=decoded.samples_s)
                 out[decoded.case_id] = series.checked()
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError:  # a cut line (a killed run) or not JSON at all
-                continue
-            if isinstance(record, dict) and "case_id" in record:
-                out[str(record["case_id"])] = Series.from_json(record)
+            # a cut line (a killed run), not JSON at all, or a number no float holds
+            with contextlib.suppress(ValueError, OverflowError):
+                if isinstance(record := json.loads(line), dict) and "case_id" in record:
+                    out[str(record["case_id"])] = Series.from_json(record)
     # no line of it a series: not a cut last line (a killed run) but a foreign file
     if not out and jsonl.stat().st_size:
         print(
@@ -369,16 +358,15 @@ def read_rows(
     csv_path: str, series: SeriesPart | None = None, groups: tuple[type, ...] = ALL_GROUPS
 ) -> list[Row]:
     """A results file's rows typed again, with their series (all, or the samples only) if asked."""
+    return read_many([csv_path], groups, series)[0]
+
+
+def read_many(
+    paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS, series: SeriesPart | None = None
+) -> list[list[Row]]:
+    """Many results files' rows, a list per file: the files of one header typed in one pass."""
     # no cyclic collection while the rows are built (they hold no cycles): a collector walking the
     # million new row objects again and again doubled the time of a 100k-row read
-    with collector_off():
-        header, rows = read_records(csv_path)
-        by_case = read_series(csv_path, series) if series else {}
-        return RowReader(header).rows(rows, by_case, groups)
-
-
-def read_many(paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS) -> list[list[Row]]:
-    """Many results files' rows, a list per file: the files of one header typed in one pass."""
     with collector_off():
         read = [read_records(path) for path in paths]
         out: list[list[Row]] = [[] for _ in paths]
@@ -387,7 +375,11 @@ def read_many(paths: Sequence[str], groups: tuple[type, ...] = ALL_GROUPS) -> li
             by_header[tuple(names)].append(i)
         for header, files in by_header.items():
             reader = RowReader(list(header))
-            rows = iter(reader.rows([cells for i in files for cells in read[i][1]], groups=groups))
+            rows = iter(reader.rows([cells for i in files for cells in read[i][1]], groups))
             for i in files:
                 out[i] = list(itertools.islice(rows, len(read[i][1])))
+        for path, found in zip(paths, out, strict=True):
+            by_case = read_series(path, series) if series else {}
+            for row in found:
+                row.series = by_case.get(row.identity.case_id) or row.series
         return out

@@ -341,25 +341,9 @@ THROTTLED = 0.05
 
 
 class Extras(Protocol):
-    """A suite's columns beyond the core ones (`OpSpec.row_extras`), read through the protocols below."""
+    """A suite's columns beyond the core ones (`OpSpec.row_extras`), read by the code below."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]
-
-
-@runtime_checkable
-class Compared(Protocol):
-    """Extras of a suite that times a version against a reference (a recipe, a fused pattern)."""
-
-    @property
-    def speedup(self) -> float | None: ...
-
-
-@runtime_checkable
-class Graded(Protocol):
-    """Extras that say how far a version's numbers moved from the reference's (SQNR)."""
-
-    @property
-    def quality_db(self) -> float | None: ...
 
 
 @runtime_checkable
@@ -380,23 +364,18 @@ class Labelled(Protocol):
     LABEL_ORDER: ClassVar[tuple[str, ...]]
 
 
-@runtime_checkable
-class Spread(Protocol):
-    """Extras of an op run on several devices at once."""
-
-    used_device_count: int
-
-
+# what a suite's extras may declare: a version timed against a reference (a recipe, a fused pattern),
+# how far its numbers moved from the reference's (SQNR), an op run on several devices at once
 def speedup(row: Row) -> float | None:
-    return row.extras.speedup if isinstance(row.extras, Compared) else None
+    return getattr(row.extras, "speedup", None)
 
 
 def quality_db(row: Row) -> float | None:
-    return row.extras.quality_db if isinstance(row.extras, Graded) else None
+    return getattr(row.extras, "quality_db", None)
 
 
 def used_devices(row: Row) -> int | None:
-    return row.extras.used_device_count if isinstance(row.extras, Spread) else None
+    return getattr(row.extras, "used_device_count", None)
 
 
 @dataclass(slots=True)

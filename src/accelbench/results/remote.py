@@ -74,7 +74,7 @@ class Staging:
         os.makedirs(os.path.dirname(local), exist_ok=True, mode=0o700)
         # a killed run's rows, never copied: newer than the remote file
         left = os.path.exists(local)
-        for remote, here in ((url, local), _twin(url, local)):
+        for remote, here in ((url, local), (twin(url), twin(local))):
             self.files[here] = remote
             if not left and _exists(fs, remote, key):
                 fs.get_file(remote, here)
@@ -94,18 +94,14 @@ class Staging:
 
     def stage(self, cases: list[Case]) -> list[Case]:
         """The cases with every URL output replaced by its local stand-in."""
+        makers = {"csv_path": self.file, **dict.fromkeys(DIR_FIELDS, self.directory)}
         staged = []
         for case in cases:
-            out = case.outputs
-            changes: dict[str, str] = {}
-            if is_url(out.csv_path):
-                changes["csv_path"] = self.file(out.csv_path, "csv_path")
-            for name in DIR_FIELDS:
-                value = getattr(out, name)
-                if is_url(value):
-                    changes[name] = self.directory(value, name)
-            moved = dataclasses.replace(out, **changes)
-            staged.append(dataclasses.replace(case, outputs=moved) if changes else case)
+            urls = {name: url for name in makers if is_url(url := getattr(case.outputs, name))}
+            moved = dataclasses.replace(
+                case.outputs, **{name: makers[name](url, name) for name, url in urls.items()}
+            )
+            staged.append(dataclasses.replace(case, outputs=moved) if urls else case)
         return staged
 
     def upload(self) -> list[str]:
@@ -159,9 +155,9 @@ def _exists(fs: Any, url: str, key: str) -> bool:
         ) from None
 
 
-def _twin(url: str, local: str) -> tuple[str, str]:
-    """The .jsonl beside a results file (results.writer's rule), for the URL and its stand-in."""
-    return os.path.splitext(url)[0] + ".jsonl", os.path.splitext(local)[0] + ".jsonl"
+def twin(path: str) -> str:
+    """The .jsonl beside a results file (results.writer's rule), of a URL or a local path."""
+    return os.path.splitext(path)[0] + ".jsonl"
 
 
 STORE_FILES = ("*.run.json", "*.csv", "*.jsonl")  # what a published store holds of each run
@@ -182,7 +178,7 @@ def local(ref: str, key: str) -> str:
         names = (
             [n for pattern in STORE_FILES for n in fs.glob(f"{root.rstrip('/')}/**/{pattern}")]
             if folder
-            else [root, *fs.glob(os.path.splitext(root)[0] + ".jsonl")]
+            else [root, *fs.glob(twin(root))]
         )
         here = tempfile.mkdtemp(prefix="microbench-read-")
         atexit.register(shutil.rmtree, here, True)
@@ -207,7 +203,7 @@ def publish(record: str, files: list[str], url: str) -> list[str]:
         body = json.load(f)
     target = f"{url.rstrip('/')}/{portable_name(str(body.get('run_id') or Path(record).stem))}"
     fs = filesystem(url, "--to")
-    sent = [p for f in files for p in (f, os.path.splitext(f)[0] + ".jsonl") if os.path.isfile(p)]
+    sent = [p for f in files for p in (f, twin(f)) if os.path.isfile(p)]
     published = {**body, "files": [Path(f).name for f in files], "published": url}
     try:
         fs.makedirs(target, exist_ok=True)

@@ -5,6 +5,7 @@ results file names a series `out.csv`, `out.2.csv`, ..., each run with its recor
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import re
@@ -68,7 +69,7 @@ def _alive(record: Path) -> bool:
         return True  # unreadable, or another machine's: leave it alone
     try:
         os.kill(claimed.pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # no such process (or a pid no system has)
         return False
     except PermissionError:  # another user's process
         pass
@@ -177,44 +178,8 @@ def config_key(path: str) -> str:
 
 def _missing_folders(path: str) -> tuple[str, ...]:
     """The folders above `path` that do not exist yet, deepest first."""
-    missing = []
-    folder = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(folder):
-        missing.append(folder)
-        folder = os.path.dirname(folder)
-    return tuple(missing)
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """One run of a series, as its record and files tell it."""
-
-    number: int
-    files: tuple[str, ...]  # its results files that hold rows
-    name: str | None = None
-    started: str | None = None
-    config: str | None = None
-    commit: str | None = None  # the harness's own
-    host: str | None = None
-    selection: dict[str, Any] | None = None
-    rows: int = 0
-    one_off: str | None = None  # `run --run NAME --field value`: the command, in place of a config
-    tested: str | None = None  # the commit of the code under test (the config's checkout)
-    date: str | None = None  # that commit's date (else the harness commit's): a history's order
-
-    @property
-    def selected(self) -> bool:
-        return bool(self.selection)
-
-    @property
-    def series(self) -> str:
-        """The series it is a run of: its first file, as run 1 names it."""
-        return series_of(self.files[0]) if self.files else ""
-
-    @property
-    def source(self) -> str:
-        """What ran: the config, or the one-off command."""
-        return self.config or (f"--run {self.one_off}" if self.one_off else "")
+    above = Path(os.path.abspath(path)).parents
+    return tuple(str(p) for p in itertools.takewhile(lambda p: not p.exists(), above))
 
 
 class _Git(msgspec.Struct):
@@ -245,9 +210,7 @@ class RunRecord(msgspec.Struct):
 
     @property
     def commit(self) -> str | None:
-        env = self.environment
-        if env is None:
-            return None
+        env = self.environment or _Environment()
         return (env.git.commit if env.git else None) or env.git_commit
 
     @property
@@ -256,6 +219,35 @@ class RunRecord(msgspec.Struct):
         env = self.environment
         own = env.git if env and env.git else _Git(self.commit)
         return self.tested if self.tested and self.tested.commit else own
+
+
+class StoredRun(RunRecord):
+    """One run of a series: its record, with its number and its results files that hold rows."""
+
+    files: list[str] = []
+    number: int = 0
+
+    @property
+    def rows(self) -> int:
+        return sum(_rows_in(f) for f in self.files)
+
+    @property
+    def series(self) -> str:
+        """The series it is a run of: its first file, as run 1 names it."""
+        return series_of(self.files[0]) if self.files else ""
+
+    @property
+    def source(self) -> str:
+        """What ran: the config, or the one-off command."""
+        return self.config or (f"--run {self.one_off}" if self.one_off else "")
+
+    def as_json(self) -> dict[str, Any]:
+        """As `runs --json` lists it (`tested`, `date`: the code under test's)."""
+        keys = ("number", "files", "name", "started", "config", "commit", "host", "selection")
+        return {k: getattr(self, k) for k in (*keys, "rows", "one_off")} | {
+            "tested": self.code.commit,
+            "date": self.code.date,
+        }
 
 
 MAX_RECORD_BYTES = 1 << 20  # a record is a few kB; anything larger was not written by a run
@@ -279,20 +271,16 @@ def read_record(path: Path | str) -> RunRecord | None:
         os.close(fd)
 
 
-def _passed_over(record: Path | str) -> None:
-    print(
-        f"warning: {visible(str(record))}: not a run record (a folder, a special file or not one "
-        "of this program's JSON records): passed over",
-        file=sys.stderr,
-    )
-
-
-def _record(path: str, n: int) -> RunRecord:
-    target = record_path(path, n)
-    found = read_record(target)
-    if found is None and os.path.lexists(target):
-        _passed_over(target)
-    return found or RunRecord()
+def _read_or_warn(path: Path | str) -> RunRecord | None:
+    """A record read where the store lists runs: one that is there and unreadable is named."""
+    found = read_record(path)
+    if found is None and os.path.lexists(path):
+        print(
+            f"warning: {visible(str(path))}: not a run record (a folder, a special file or not one "
+            "of this program's JSON records): passed over",
+            file=sys.stderr,
+        )
+    return found
 
 
 def _rows_in(path: str) -> int:
@@ -303,17 +291,10 @@ def _rows_in(path: str) -> int:
         return 0
 
 
-def _stored(n: int, files: tuple[str, ...], record: RunRecord) -> StoredRun:
+def _stored(n: int, files: list[str], record: RunRecord) -> StoredRun:
+    config = config_key(record.config) if record.config else None
     return StoredRun(
-        n,
-        files,
-        **{name: getattr(record, name) for name in ("name", "started", "host", "selection")},
-        config=config_key(record.config) if record.config else None,
-        commit=record.commit,
-        rows=sum(_rows_in(f) for f in files),
-        one_off=record.one_off,
-        tested=record.code.commit,
-        date=record.code.date,
+        **msgspec.structs.asdict(record) | {"files": files, "config": config}, number=n
     )
 
 
@@ -323,8 +304,8 @@ def stored_runs(paths: list[str], config: str | None = None) -> list[StoredRun]:
     mine = config_key(config) if config else None
     out = []
     for n in sorted({n for runs in series for n in runs}):
-        files = tuple(f for runs in series if (f := runs.get(n)))
-        record = _record(paths[0], n)
+        files = [f for runs in series if (f := runs.get(n))]
+        record = _read_or_warn(record_path(paths[0], n)) or RunRecord()
         record.config = record.config or (None if record.one_off else mine)
         run = _stored(n, files, record)
         if config is None or run.config == mine and not run.one_off:
@@ -336,12 +317,10 @@ def runs_under(folder: str) -> list[StoredRun]:
     """Every stored run whose record lies under `folder` (any config or one-off), oldest first."""
     found = []
     for record in Path(folder).rglob(f"*{RECORD}"):
-        data = read_record(record)
-        if data is None:
-            _passed_over(record)
+        data = _read_or_warn(record)
         if data is None or not data.files:
             continue
-        held = tuple(at for f in data.files if (at := _held(record, f, data.published)))
+        held = [at for f in data.files if (at := _held(record, f, data.published))]
         if held:
             stem = record.name[: -len(RECORD)]
             match = NUMBERED.match(stem)

@@ -45,29 +45,32 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def _drop_partial_last_line(path: Path) -> None:
-    """A killed writer can leave a line without its newline; cut it so the file stays whole."""
-    data = path.read_bytes() if path.exists() else b""
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as f:
-            f.truncate(data.rfind(b"\n") + 1)
+# what a refusal says of an output file's path, and of a folder's: the wrong kind, the place to make
+REFUSED = {
+    False: (
+        "output path is a directory, expected a file",
+        "the output directory",
+        "output location",
+    ),
+    True: ("is a file, expected a folder", "the folder", "the folder"),
+}
 
 
-def check_writable(path: str, key: str = "csv_path") -> None:
-    """Refuse, before anything runs, an output path that cannot be written."""
+def check_writable(path: str, key: str = "csv_path", folder: bool = False) -> None:
+    """Refuse, before anything runs, an output file (or `folder`: traces, dumps, metrics) that cannot
+    be made and written."""
     check_path_text(path, key)
-    target = Path(path)
-    if target.is_dir():
-        raise UserError("output path is a directory, expected a file", key=f"{key} '{path}'")
-    ancestor = _existing(target.parent)
+    target, where = Path(path), f"{key} '{path}'"
+    wrong, made, place = REFUSED[folder]
+    if target.exists() and target.is_dir() != folder:
+        raise UserError(wrong, key=where)
+    ancestor = _existing(target if folder else target.parent)
     if not ancestor.is_dir():
-        raise UserError(
-            f"cannot create the output directory: '{ancestor}' is a file", key=f"{key} '{path}'"
-        )
+        raise UserError(f"cannot create {made}: '{ancestor}' is a file", key=where)
     if not os.access(ancestor, os.W_OK | os.X_OK) or (
         target.exists() and not os.access(target, os.W_OK)
     ):
-        raise UserError(f"output location is not writable ('{ancestor}')", key=f"{key} '{path}'")
+        raise UserError(f"{place} is not writable ('{ancestor}')", key=where)
 
 
 MAX_PATH = 4096  # PATH_MAX on Linux
@@ -90,19 +93,6 @@ def check_path_text(path: str, key: str) -> None:
         len(part.encode(errors="surrogateescape")) > MAX_NAME for part in Path(path).parts
     ):
         raise UserError(f"a name in the path is longer than {MAX_NAME} bytes", key=key)
-
-
-def check_directory(path: str, key: str) -> None:
-    """An output folder (traces, dumps, metrics) that can be made and written, before the first case."""
-    check_path_text(path, key)
-    target = Path(path)
-    if target.exists() and not target.is_dir():
-        raise UserError("is a file, expected a folder", key=f"{key} '{path}'")
-    ancestor = _existing(target)
-    if not ancestor.is_dir():
-        raise UserError(f"cannot create the folder: '{ancestor}' is a file", key=f"{key} '{path}'")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise UserError(f"the folder is not writable ('{ancestor}')", key=f"{key} '{path}'")
 
 
 def _existing(path: Path) -> Path:
@@ -250,35 +240,36 @@ class ResultFile:
             )
 
     def _load_existing(self) -> None:
-        for path in (self.csv_path, self.jsonl_path):  # junk is refused before anything is cut
-            if path.exists():
-                try:
-                    path.read_bytes().decode("utf-8")
-                except UnicodeDecodeError:
-                    raise UserError(
-                        "cannot resume: the file is not a readable CSV (UnicodeDecodeError)",
-                        key=f"--resume '{path}'",
-                    ) from None
-        _drop_partial_last_line(self.csv_path)
-        _drop_partial_last_line(self.jsonl_path)
-        try:
-            with open(self.csv_path, newline="", encoding="utf-8") as f:
-                if not f.readline():  # empty, or cut inside its header: nothing was finished
-                    return
-                f.seek(0)
-                self._read_done(csv.DictReader(f))
-            if self.done and _size(self.jsonl_path) == 0:
+        whole = {path: _read_all(fd) for path, fd in self._fds.items()}
+        for path, data in whole.items():  # junk is refused before anything is cut
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
                 raise UserError(
-                    f"cannot resume: {self.jsonl_path.name}, the raw samples of the rows in "
-                    f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
-                    key=f"--resume '{self.csv_path}'",
-                )
-        except (UnicodeDecodeError, csv.Error) as error:
+                    "cannot resume: the file is not a readable CSV (UnicodeDecodeError)",
+                    key=f"--resume '{path}'",
+                ) from None
+        for path, data in whole.items():  # a killed writer can leave a line without its newline
+            whole[path] = data[: data.rfind(b"\n") + 1]
+            if len(whole[path]) < len(data):
+                os.ftruncate(self._fds[path], len(whole[path]))
+        text = whole[self.csv_path].decode("utf-8")
+        if not text:  # empty, or cut inside its header: nothing was finished
+            return
+        try:
+            self._read_done(csv.DictReader(io.StringIO(text, newline="")))
+        except csv.Error as error:
             raise UserError(
                 f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
                 key=f"--resume '{self.csv_path}'",
             ) from None
-        self._repair_jsonl()
+        if self.done and _size(self.jsonl_path) == 0:
+            raise UserError(
+                f"cannot resume: {self.jsonl_path.name}, the raw samples of the rows in "
+                f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
+                key=f"--resume '{self.csv_path}'",
+            )
+        self._repair_jsonl(whole[self.jsonl_path])
         self._opened = True  # append to what is there
 
     def _read_done(self, reader: csv.DictReader) -> None:
@@ -310,23 +301,16 @@ class ResultFile:
                     key=f"--resume '{self.csv_path}'",
                 )
 
-    def _repair_jsonl(self) -> None:
+    def _repair_jsonl(self, text: bytes) -> None:
         """One JSON line per case the CSV finished (a kill between the two writes leaves one too many),
         rewritten in place through the held file and never emptied first, so no kill loses a line."""
         fd = self._fds[self.jsonl_path]
-        os.lseek(fd, 0, os.SEEK_SET)
-        text = _read_all(fd)
-        kept: list[bytes] = []
-        seen: set[str] = set()
-        for line in text.splitlines():
-            try:
-                case_id = json.loads(line).get("case_id")
-            except (ValueError, AttributeError):  # cut, not JSON, or not UTF-8
-                continue
-            if case_id in self.done and case_id not in seen:
-                seen.add(case_id)
-                kept.append(line)
-        repaired = b"".join(line + b"\n" for line in kept)
+        kept: dict[str, bytes] = {}  # each finished case's first line
+        for line in text.splitlines():  # a cut line, or one of no JSON object, is dropped
+            with contextlib.suppress(ValueError, AttributeError, TypeError):
+                if (case_id := json.loads(line).get("case_id")) in self.done:
+                    kept.setdefault(case_id, line + b"\n")
+        repaired = b"".join(kept.values())
         if repaired == text:
             return
         if not text.startswith(repaired):
@@ -368,7 +352,6 @@ class ResultFile:
                 "far are lost with it: rerun into a folder nothing cleans",
                 key=f"csv_path '{path}'",
             ) from None
-        os.lseek(held, 0, os.SEEK_SET)
         _write_all(fd, _read_all(held))
         if path == self.csv_path:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -439,10 +422,10 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
+    """The whole file behind `fd`, from its start."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    with open(fd, "rb", closefd=False) as f:
+        return f.read()
 
 
 def check_new_file(path: str, key: str, overwrite: bool) -> None:

@@ -71,7 +71,7 @@ def _side(
     """A results file, or a stored run by --name, number (of the config's series, else of the latest
     run's) or `latest` (of the candidate's series); and whether it ran a selection of cases."""
     from accelbench.results.remote import is_url, local
-    from accelbench.results.run_store import find_run
+    from accelbench.results.run_store import find_run, series_of
 
     path_like = ref.lower().endswith((".csv", ".jsonl")) or os.sep in ref
     if is_url(ref) or os.path.exists(ref) or path_like:
@@ -80,7 +80,8 @@ def _side(
         return expand_results([local(ref, "compare")], "compare"), False  # a folder: a run's files
     numbered = ref.isascii() and ref.isdigit()
     if ref == "latest" and candidate.lower().endswith(".csv"):  # of the candidate's series
-        view = [r for r in view if _series_name(r.series) == _series_name(candidate)]
+        name = os.path.basename(series_of(candidate))
+        view = [r for r in view if os.path.basename(series_of(r.series)) == name]
     found = find_run(_latest_series(view) if numbered and view else view, ref)
     if found is None:
         where = args.config or f"the runs under {args.results_dir}"
@@ -91,13 +92,7 @@ def _side(
             "`microbench runs` lists every one)",
             key=f"compare '{ref}'",
         )
-    return list(found.files), found.selected
-
-
-def _series_name(path: str) -> str:
-    from accelbench.results.run_store import series_of
-
-    return os.path.basename(series_of(path))
+    return found.files, bool(found.selection)
 
 
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
@@ -112,26 +107,24 @@ def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list
             file=args.config or args.results_dir,
         )
     older, newer = runs[-2:]
-    if newer.selected:
+    if newer.selection:
         print(
             f"run {newer.number} ran a selection of the cases ({newer.selection}): compared with run "
             f"{older.number} on its cases only",
             file=sys.stderr,
         )
-    return [list(older.files), list(newer.files)], newer.selected
+    return [older.files, newer.files], bool(newer.selection)
 
 
 TABLE_RUNS = 100
 
 
 def runs(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
     from accelbench.run.listing import print_table
 
     runs = _view(args)
     if args.json:
-        print(json.dumps([asdict(r) for r in runs], indent=2))
+        print(json.dumps([r.as_json() for r in runs], indent=2))
         return 0
     where = args.config or args.results_dir
     if not runs:
@@ -145,7 +138,7 @@ def runs(args: argparse.Namespace) -> int:
         *("host", "rows", "selection", "files"),
     )
     cells = [
-        (str(r.number), r.name or "", r.source, r.started or "", (r.tested or "")[:12])
+        (str(r.number), r.name or "", r.source, r.started or "", (r.code.commit or "")[:12])
         + ((r.commit or "")[:12], r.host or "", str(r.rows), str(r.selection or ""))
         + (", ".join(r.files),)
         for r in runs
@@ -235,6 +228,6 @@ def publish(args: argparse.Namespace) -> int:
             "names no stored run (`microbench runs` lists them)", key=f"publish '{args.run}'"
         )
     url = args.to if is_url(args.to) else f"file://{os.path.abspath(args.to)}"
-    for written in publish(record_path(run.series, run.number), list(run.files), url):
+    for written in publish(record_path(run.series, run.number), run.files, url):
         print(written)
     return 0

@@ -83,10 +83,6 @@ class HardwareStats:
         (x0, y0), (x1, y1) = points[i - 1], points[i]
         return y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0)
 
-    def as_config(self) -> dict[str, Any]:
-        """The mapping upstream's summary shows as `hardware_stats`."""
-        return dict(self.shown)
-
 
 def preset_stats(name: str, stats: HardwareStats) -> HardwareStats:
     """A named preset, shown as upstream spells it in `hardware_stats`."""

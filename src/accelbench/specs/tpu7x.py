@@ -5,26 +5,19 @@
 
 from accelbench.specs import Chip, DeviceSpec, HardwareStats, Peaks, preset_stats, register_chip
 
-TPUMS_TPU7X = DeviceSpec(
-    2,
-    {
-        "bfloat16": 1153.5,
-        "float32": 576.75,
-        "float8_e4m3fn": 2307.0,
-        "float8_e5m2": 2307.0,
-        "int8": 1153.5,
-        "float4_e2m1fn": None,
-    },
-    7380.0,
+TPUMS_TFLOPS = dict(
+    bfloat16=1153.5,
+    float32=576.75,
+    float8_e4m3fn=2307.0,
+    float8_e5m2=2307.0,
+    int8=1153.5,
+    float4_e2m1fn=None,
 )
+TPUMS_TPU7X = DeviceSpec(2, TPUMS_TFLOPS, 7380.0)
 IRONWOOD = HardwareStats(
-    tflops={
-        "bfloat16": 2307.0,
-        "float32": 1153.5,
-        "float8_e4m3fn": 4614.0,
-        "float8_e5m2": 4614.0,
-        "int8": 4614.0,
-    },
+    tflops=dict(
+        bfloat16=2307.0, float32=1153.5, float8_e4m3fn=4614.0, float8_e5m2=4614.0, int8=4614.0
+    ),
     hbm_curve=((1024, 100.0), (1048576, 2000.0), (104857600, 5000.0), (1073741824, 7380.0)),
     ici={"peak_bw_gbps": 1200.0, "bidirectional": True},
     chips=("TPU7x", "TPU v7"),

@@ -154,10 +154,10 @@ def header(found: Collected) -> list[str]:
 def publish(destination: str, files: Mapping[str, str | bytes], key: str) -> None:
     """Files (name -> content) under a URL (fsspec) or a local folder (atomically, no planted link)."""
     from accelbench.results.remote import filesystem, is_url
-    from accelbench.results.writer import check_directory, write_atomically
+    from accelbench.results.writer import check_writable, write_atomically
 
     if not is_url(destination):
-        check_directory(destination, key)
+        check_writable(destination, key, folder=True)
         for name, data in files.items():
             write_atomically(f"{destination}/{name}", _writing(data), isinstance(data, bytes))
         return

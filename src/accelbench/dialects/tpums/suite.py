@@ -24,7 +24,7 @@ from accelbench.names import portable_name
 from accelbench.platform.interrupt import stopped_by_signal
 from accelbench.results.display import escaped, html_safe, markdown_safe
 from accelbench.results.reading import read_rows
-from accelbench.results.writer import check_directory
+from accelbench.results.writer import check_writable
 from accelbench.run.command_line import RunFiles
 from accelbench.run.planning import check_options, jax_device_count
 
@@ -129,7 +129,7 @@ def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
     from accelbench.run.session import run_and_tell  # looked up at each run (tests replace it)
 
     suite = read_suite(path)
-    check_directory(output_dir, "--output_dir")
+    check_writable(output_dir, "--output_dir", folder=True)
     codes: list[int] = []
     ran: list[Ran] = []
     for folder, loaded, cases, options in _plan(suite, path, output_dir, files, flags):
@@ -175,7 +175,7 @@ def shown(frame: Any, fields: set[str]) -> Any:
 
 def collect(path: str, output_dir: str, run_id: str | None = None) -> int:
     """`tpums suite collect PATH`: a run's report and per-category CSVs, written to `output_dir`."""
-    check_directory(output_dir, "--output_dir")
+    check_writable(output_dir, "--output_dir", folder=True)
     publish(output_dir, consolidated(collect_run(path, run_id)), "--output_dir")
     print(visible(f"consolidated report: {os.path.join(output_dir, REPORT[0])}"), file=sys.stderr)
     return 0

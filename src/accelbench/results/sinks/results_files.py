@@ -14,7 +14,7 @@ from accelbench.results.reading import read_rows
 from accelbench.results.records import Row, identifying_columns, recorded_setting
 from accelbench.results.remote import DIR_FIELDS
 from accelbench.results.sinks import RunContext, Sink, register_sink
-from accelbench.results.writer import ResultFile, check_directory, check_writable
+from accelbench.results.writer import ResultFile, check_writable
 
 
 @register_sink("results", order=0)
@@ -36,7 +36,7 @@ class ResultFiles(Sink):
         for case in self.cases:  # the run's output folders too, before the first case
             for name in DIR_FIELDS:
                 if folder := getattr(case.outputs, name):
-                    check_directory(folder, name)
+                    check_writable(folder, name, folder=True)
         try:
             for group in by_file.values():
                 params = dict.fromkeys(p for case in group for p in case.params.as_dict())
