@@ -17,7 +17,13 @@ from accelbench.catalogue import (
     run_setting_params,
 )
 from accelbench.config.cases import cases_per_implementation, lacking, within_cap
-from accelbench.config.expand import Point, ironwood_sweep, resolve_same_as, values_of
+from accelbench.config.expand import (
+    Expansion,
+    Point,
+    ironwood_sweep,
+    resolve_same_as,
+    values_of,
+)
 from accelbench.config.settings import (
     RUN_KEYS,
     PlanRequest,
@@ -59,15 +65,6 @@ def csv_path_for(csv_path: str | None, benchmark_name: str, default: str) -> str
     return csv_path if is_file else os.path.join(csv_path, f"{benchmark_name}.csv")
 
 
-def _inject(bench: Benchmark, spec: OpSpec, d: dict[str, Any], where: str) -> dict[str, Any]:
-    """Block-level `topology` goes into every parameter set that lacks it, as in the reference."""
-    if bench.topology is None:
-        return d
-    if "topology" not in spec.param_names:
-        raise UserError(f"op '{spec.name}' takes no topology", key=key_path(where, "topology"))
-    return {"topology": bench.topology, **d}
-
-
 RUN_ALIASES = {"n_repeats": "num_runs"}  # send_recv's name for its timed iterations
 BLOCK_ALIASES = {"warmup_tries": "warmup"}  # a block's
 
@@ -91,16 +88,22 @@ def _run_aliases(
 INERT = {"gemm_throttling": ("run_on_local_node",)}
 
 
-def _inert(spec: OpSpec, d: dict[str, Any], where: str) -> dict[str, Any]:
-    for name in set(INERT.get(spec.name, ())) & set(d):
+def _as_ours(
+    spec: OpSpec, bench: Benchmark, d: dict[str, Any], where: str, block: str
+) -> list[dict[str, Any]]:
+    """An entry as the reference reads it: its inert parameters checked and dropped, its other names
+    of run settings read as ours, the block's `topology` in it where it lacks one, and a parameter
+    with `each` values it leaves out swept over them (host_device runs both directions, as the
+    reference reported both)."""
+    inert = INERT.get(spec.name, ())
+    for name in set(inert) & set(d):
         if not isinstance(d[name], bool):
             raise UserError(f"{name} must be true or false", key=key_path(where, name))
-    return {k: v for k, v in d.items() if k not in INERT.get(spec.name, ())}
-
-
-def _each(spec: OpSpec, d: dict[str, Any]) -> list[dict[str, Any]]:
-    """A parameter with `each` values that the entry leaves out is swept over them (host_device runs
-    both directions, as the reference reported both)."""
+    d = _run_aliases({k: v for k, v in d.items() if k not in inert}, where)
+    if bench.topology is not None:
+        if "topology" not in spec.param_names:
+            raise UserError(f"op '{spec.name}' takes no topology", key=key_path(block, "topology"))
+        d = {"topology": bench.topology, **d}
     out = [d]
     for param in spec.params:
         if param.each and param.name not in d:
@@ -133,46 +136,16 @@ CASE_KEYS = (*RUN_KEYS, "implementation")  # keys of a parameter entry that are 
 def _entries(bench: Benchmark, where: str) -> list[tuple[str, dict[str, Any], bool]]:
     """(where, entry, is a sweep) for each parameter entry of a block; a block without any is one."""
     entries = [
-        (key_path(where, "benchmark_params", j), entry, False)
-        for j, entry in enumerate(bench.benchmark_params or [])
-    ]
-    entries += [
-        (key_path(where, "benchmark_sweep_params", j), entry, True)
-        for j, entry in enumerate(bench.benchmark_sweep_params or [])
+        (key_path(where, key, j), entry, key == "benchmark_sweep_params")
+        for key in ("benchmark_params", "benchmark_sweep_params")
+        for j, entry in enumerate(getattr(bench, key) or [])
     ]
     return entries or [(where, {}, False)]
 
 
-def _expand(
-    spec: OpSpec,
-    bench: Benchmark,
-    entry: dict[str, Any],
-    is_sweep: bool,
-    where: str,
-    block: str,
-    max_dim: int | None,
-) -> tuple[list[dict[str, Any]], list[OpParams]]:
-    """An entry's dicts (sweep expanded, reference spellings read) and its resolved parameters."""
-    points = ironwood_sweep(entry, where).points() if is_sweep else [{}]
-    dicts = [resolve_same_as(values_of(p) if is_sweep else entry, where) for p in points]
-    dicts = [
-        e
-        for d in dicts
-        for e in _each(
-            spec, _inject(bench, spec, _run_aliases(_inert(spec, d, where), where), block)
-        )
-    ]
-    resolved = []
-    for d in dicts:
-        params = spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS)
-        resolved.append(_clamp(spec, params, max_dim))
-    for params in resolved:
-        spec.check_constraints(params, where)
-    return dicts, resolved
-
-
 def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
-    """Every entry validated and expanded, within the case cap, before any case is made."""
+    """Every entry validated and expanded (its sweep, its parameters resolved), within the case cap,
+    before any case is made."""
     planned: list[Planned] = []
     total = 0
     for i, bench in enumerate(cfg.benchmarks):
@@ -185,18 +158,24 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
             ) from None
         chosen = request.backend or bench.backend or cfg.backend  # --backend wins
         backends = _backends(chosen, spec, key_path(where, "backend"), not request.backend)
-        for entry_where, entry, is_sweep in _entries(bench, where):
-            points = ironwood_sweep(entry, entry_where).total if is_sweep else 1
+        for at, entry, is_sweep in _entries(bench, where):
+            sweep = ironwood_sweep(entry, at) if is_sweep else Expansion()
             swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
-            total += points * len(backends) * swept
-            within_cap(total, request.max_cases, entry_where)
-            dicts, resolved = _expand(
-                spec, bench, entry, is_sweep, entry_where, where, request.max_dim
-            )
+            total += sweep.total * len(backends) * swept
+            within_cap(total, request.max_cases, at)
+            written = [
+                resolve_same_as(values_of(p) if is_sweep else entry, at) for p in sweep.points()
+            ]
+            dicts = [e for d in written for e in _as_ours(spec, bench, d, at, where)]
+            resolved = [
+                spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, at, CASE_KEYS)
+                for d in dicts
+            ]
+            resolved = [_clamp(spec, params, request.max_dim) for params in resolved]
+            for params in resolved:
+                spec.check_constraints(params, at)
             implementation = bench.implementation or cfg.implementation
-            planned.append(
-                Planned(i, bench, spec, entry_where, dicts, resolved, backends, implementation)
-            )
+            planned.append(Planned(i, bench, spec, at, dicts, resolved, backends, implementation))
     return planned
 
 

@@ -33,15 +33,12 @@ from accelbench.run.command_line import (
 OWN_FLAGS = (HW, XPROF_DIR, CONDITIONS)
 
 
-def upstream_options(
-    folder: str, option: str, files: RunFiles | None = None, **flags: Any
-) -> RunOptions:
+def upstream_options(folder: str, option: str, files: RunFiles, **flags: Any) -> RunOptions:
     """A reference command line's options (jax-bench's, TPUMS's): rows, summary.csv and
     detailed.json in `folder`, named as upstream names them; `files`: --resume/--overwrite;
     `flags` by their dest."""
     if not folder:
         raise UserError("is empty; name an output folder", key=option)
-    files = files or RunFiles()
     options = RunOptions(
         output_dir=folder,
         output_dir_given=True,

@@ -25,7 +25,6 @@ from accelbench.config.schema import CaseCap
 from accelbench.config.settings import PlanRequest
 from accelbench.core.case import Case
 from accelbench.errors import UserError, key_path
-from accelbench.specs import HardwareStats
 
 
 class JaxBenchConfig(BaseModel):
@@ -57,33 +56,6 @@ def shared_values(globals_: dict[str, Any], request: PlanRequest, where: str = "
     return shared
 
 
-def _entry_cases(
-    entry: Any,
-    index: int,
-    globals_: dict[str, Any],
-    top: HardwareStats | None,
-    request: PlanRequest,
-) -> list[tuple[str, Case]]:
-    where = key_path("benchmarks", index)
-    if not isinstance(entry, dict):
-        raise UserError(f"an entry must be a mapping, got {type(entry).__name__}", key=where)
-    if "name" not in entry:
-        raise UserError("required key is missing", key=key_path(where, "name"))
-    reading = Reading.jax_bench(get_v2(entry["name"], key_path(where, "name")))
-    sweep_of = (
-        (entry["sweep"], key_path(where, "sweep"))
-        if "sweep" in entry
-        else (globals_.get("sweep"), "global.sweep")
-    )
-    shared = shared_values(globals_, request)
-    ctx = Context(reading, where, top)
-    cases: list[tuple[str, Case]] = []
-    for point in entry_points(entry, where, shared, sweep_of, reading, request):
-        cases += point_cases(point, ctx, request)
-        capped(cases, request, where, " or 'max_cases:'")
-    return cases
-
-
 def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
     for key in cfg.model_extra or {}:
         request.warnings.append(
@@ -94,10 +66,26 @@ def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
         top, warnings = parse_hardware(cfg.hardware, "hardware")
         request.warnings.extend(warnings)
     globals_ = cfg.global_ or {}
+    shared = shared_values(globals_, request)
     cases: list[tuple[str, Case]] = []
     for i, entry in enumerate(cfg.benchmarks):
-        cases += _entry_cases(entry, i, globals_, top, request)
-        capped(cases, request, key_path("benchmarks", i), " or 'max_cases:'")  # across entries
+        where = key_path("benchmarks", i)
+        if not isinstance(entry, dict):
+            raise UserError(f"an entry must be a mapping, got {type(entry).__name__}", key=where)
+        if "name" not in entry:
+            raise UserError("required key is missing", key=key_path(where, "name"))
+        reading = Reading.jax_bench(get_v2(entry["name"], key_path(where, "name")))
+        sweep_of = (
+            (entry["sweep"], key_path(where, "sweep"))
+            if "sweep" in entry
+            else (globals_.get("sweep"), "global.sweep")
+        )
+        ctx, own = Context(reading, where, top), []
+        for point in entry_points(entry, where, shared, sweep_of, reading, request):
+            own += point_cases(point, ctx, request)
+            capped(own, request, where, " or 'max_cases:'")
+        cases += own
+        capped(cases, request, where, " or 'max_cases:'")  # across entries
     return numbered_repeats(cases)
 
 

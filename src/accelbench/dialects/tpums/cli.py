@@ -108,15 +108,13 @@ def _suite_on_a_cluster(suites: Any) -> None:
         help="one JobSet a config on GKE, via Kueue (docs/tpums.md: run it on GKE tonight)",
     )
     submit.add_argument("file", help="the suite file")
-    for f in fields(Cluster):
-        kind: dict[type, dict[str, Any]] = {
-            bool: {"action": argparse.BooleanOptionalAction},
-            int: {"type": f.metadata.get("parse")},
-        }
+    for f in fields(Cluster):  # a switch, else a value read by the field's `parse` (if any)
         shown = f.metadata.get("shown", f.default if f.default not in ("", None) else "none")
+        switch = {"action": argparse.BooleanOptionalAction}
+        how = switch if isinstance(f.default, bool) else {"type": f.metadata.get("parse")}
         submit.add_argument(
             spelling(f), dest=f.name, default=f.default, help=f"{f.metadata['doc']} (default: {shown})",
-            **kind.get(type(f.default), {}),
+            **how,
         )  # fmt: skip
     submit.add_argument(
         "--filter", action="append", default=[], help="configs whose path holds this (default: all)"

@@ -142,9 +142,9 @@ class Run:
     commit: str = ""
 
 
-def new_run_id(now: datetime | None = None) -> str:
+def new_run_id() -> str:
     """UTC date-time and four random hex digits: sortable, shared only within a second, 1 in 65,536."""
-    return f"{now or datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    return f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
 def distinct(names: Sequence[str], keys: Sequence[str], limit: int) -> list[str]:

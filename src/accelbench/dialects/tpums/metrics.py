@@ -187,10 +187,9 @@ def dcn(name: str, fields: CollectiveFields, seconds: dict[str, float]) -> dict[
         per_device = shard * 8 / (s * 1e9) if s else 0.0
         out[f"{domain}_per_device_algo_gbps"] = per_device
         out[f"{domain}_host_algo_gbps"] = per_device * participants
-        out[f"{domain}_host_bus_gbps"] = per_device * participants * ring
-        out[f"{domain}_duplex_utilization_pct"] = (
-            per_device * participants * ring / DUPLEX_GBPS * 100
-        )
+        bus = per_device * participants * ring
+        out[f"{domain}_host_bus_gbps"] = bus
+        out[f"{domain}_duplex_utilization_pct"] = bus / DUPLEX_GBPS * 100
     return out
 
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -209,9 +210,7 @@ def _run_jobs(
                 _delete(kubectl, ended, ns)
                 deleted.update(ended)
             left = deadline - time.monotonic()
-            counts = ", ".join(
-                f"{sorted(states.values()).count(s)} {s}" for s in sorted(set(states.values()))
-            )
+            counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(states.values()).items()))
             print(visible(f"[{run_id}] {counts}"), file=sys.stderr)
             if all(s in TERMINAL for s in states.values()) or left <= 0:
                 return {n: s if s in TERMINAL else "Timeout" for n, s in states.items()}

@@ -150,7 +150,7 @@ class FileLevel:
             values["xprof_timing"] = self.xprof
         if self.request.flag(XPROF_DIR):
             values["xprof_dir"] = self.request.flag(XPROF_DIR)
-        _dcn_note(values, TOP, self.request)
+        _dcn_note(values, self.request)
         if values.get("num_runs") != 0:
             return values
         if not values.get("min_duration_s"):
@@ -175,34 +175,13 @@ class FileLevel:
         return out
 
 
-def _dcn_note(values: dict[str, Any], where: str, request: PlanRequest) -> None:
+def _dcn_note(values: dict[str, Any], request: PlanRequest) -> None:
     """A DCN file's batching is recorded, not applied: each timed step here is one collective."""
     if values.get("batch_size") not in (None, 1) or values.get("sync_between_runs"):
         request.warnings.append(
-            f"{where}: batch_size and sync_between_runs are recorded; each timed step here is one "
+            f"{TOP}: batch_size and sync_between_runs are recorded; each timed step here is one "
             "collective (upstream's batching is not applied)"
         )
-
-
-def _choice(bench: dict[str, Any], key: str, choices: tuple[Any, ...]) -> Any:
-    value = bench.get(key)
-    if value is not None and value not in choices:
-        raise UserError(
-            f"must be one of {', '.join(map(str, choices))}, got {value!r}", key=key_path(TOP, key)
-        )
-    return value
-
-
-def _stage_b_cases(
-    bench: dict[str, Any], entry: Tpums, request: PlanRequest, layout: LayoutNote
-) -> list[Case]:
-    expansion = _sweep(bench, _cases(bench, request, layout), request, layout)
-    points = [layout.file_xprof(p) for p in expansion.points()]
-    xprof = _xprof(bench.get("xprof_timing"), entry, layout)
-    device_mode = _choice(bench, "xprof_device_mode", DEVICE_MODES)
-    level = FileLevel(entry, xprof, device_mode, request)
-    preset = _preset(bench, entry)
-    return planned(level, [{**preset, **p} for p in points], key_path(TOP, "params"))
 
 
 def planned(level: FileLevel, points: list[Point], where: str) -> list[Case]:
@@ -282,15 +261,11 @@ def _stage_a_cases(
     sweep_of = (bench.get("sweep"), key_path(TOP, "sweep"))
     cases: list[Case] = []
     for overlay in overlays:
-        ctx = Context(reading, _overlay_where(overlay), hardware)
+        ctx = Context(reading, _case_where(overlay, TOP), hardware)
         for point in entry_points(flat, TOP, shared, sweep_of, reading, request):
             cases += [c for _, c in point_cases({**point, **overlay}, ctx, request)]
             capped(cases, request, TOP)
     return cases
-
-
-def _overlay_where(overlay: Point) -> str:
-    return next(iter(overlay.values())).where.rpartition(".")[0] if overlay else TOP
 
 
 def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
@@ -313,8 +288,18 @@ def plan(cfg: TpumsConfig, request: PlanRequest) -> list[Case]:
                 "under benchmark.params)",
                 key=extra[0],
             )
-        return _stage_b_cases(bench, entry, request, layout)
-    _dcn_note(bench, TOP, request)
+        expansion = _sweep(bench, _cases(bench, request, layout), request, layout)
+        points = [layout.file_xprof(p) for p in expansion.points()]
+        xprof = _xprof(bench.get("xprof_timing"), entry, layout)
+        if (device_mode := bench.get("xprof_device_mode")) not in (None, *DEVICE_MODES):
+            raise UserError(
+                f"must be one of {', '.join(DEVICE_MODES)}, got {device_mode!r}",
+                key=key_path(TOP, "xprof_device_mode"),
+            )
+        level = FileLevel(entry, xprof, device_mode, request)
+        preset = _preset(bench, entry)
+        return planned(level, [{**preset, **p} for p in points], key_path(TOP, "params"))
+    _dcn_note(bench, request)
     return _stage_a_cases(data, entry, request, layout)
 
 

@@ -82,18 +82,13 @@ def _folder(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class Planned:
-    folder: str
-    loaded: LoadedConfig
-    cases: list[Case]
-    options: Any
-
-
-@dataclass(frozen=True)
 class Ran:
     config: str
     table: Any  # a pandas DataFrame, or None where nothing was measured
     said: str = ""  # why there is no table (the config's one-line error)
+
+
+Planned = tuple[str, LoadedConfig, list[Case], Any]  # its folder, config, cases, options
 
 
 def _plan(
@@ -109,7 +104,7 @@ def _plan(
             cases = plan(loaded, options, jax_device_count)
         except UserError as error:
             raise loaded.located(error) from None
-        planned.append(Planned(folder, loaded, cases, options))
+        planned.append((folder, loaded, cases, options))
     return planned
 
 
@@ -137,20 +132,20 @@ def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
     check_writable(output_dir, "--output_dir", folder=True)
     codes: list[int] = []
     ran: list[Ran] = []
-    for entry in _plan(suite, path, output_dir, files, flags):
-        before = set(_summaries(entry.folder))
+    for folder, loaded, cases, options in _plan(suite, path, output_dir, files, flags):
+        before = set(_summaries(folder))
         try:
-            outcome = run_and_tell(entry.loaded, entry.cases, entry.options)
+            outcome = run_and_tell(loaded, cases, options)
         except UserError as error:
             print(visible(f"error: {error}"), file=sys.stderr)
             codes.append(error.exit_code)
-            ran.append(Ran(entry.loaded.path, None, str(error)))
+            ran.append(Ran(loaded.path, None, str(error)))
             continue
         codes.append(outcome.code)
         if stopped_by_signal(outcome.code):
             return outcome.code
-        summary = _this_runs_summary(entry.folder, before, files.resume)
-        ran.append(Ran(entry.loaded.path, _table(summary, outcome.cases)))
+        summary = _this_runs_summary(folder, before, files.resume)
+        ran.append(Ran(loaded.path, _table(summary, outcome.cases)))
 
     publish(output_dir, report_files(suite, ran), "--output_dir")
     paths = ", ".join(os.path.join(output_dir, name) for name in REPORT)
@@ -210,20 +205,13 @@ def _table(summary: Path | None, cases: tuple[Case, ...]) -> Any:
         )
 
     ids = {c.id for c in cases}
-    rows = [
-        r for path in sorted({c.outputs.csv_path for c in cases}) if os.path.isfile(path)
+    cells = [
+        (r.identity.label, (r.median_s or 0.0) * 1e3, r.timing.timing_source, r.timing.check)
+        for path in sorted({c.outputs.csv_path for c in cases}) if os.path.isfile(path)
         for r in read_rows(path) if r.identity.case_id in ids and r.ok
     ]  # fmt: skip
-    if not rows:
-        return None
-    return pd.DataFrame(
-        {
-            "case": [r.identity.label for r in rows],
-            "p50_ms": [(r.median_s or 0.0) * 1e3 for r in rows],
-            "timing_source": [r.timing.timing_source for r in rows],
-            "check": [r.timing.check for r in rows],
-        }
-    )
+    columns = ["case", "p50_ms", "timing_source", "check"]
+    return pd.DataFrame(cells, columns=columns) if cells else None
 
 
 def report_files(suite: Suite, ran: list[Ran], header: Sequence[str] = ()) -> dict[str, str]:
