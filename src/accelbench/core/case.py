@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import KW_ONLY, asdict, dataclass, field, fields
 from typing import Any
 
 from accelbench.limits import (
@@ -52,8 +52,11 @@ class Rule:
 
     kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, timer
     default: Any = None
-    low: float = 0
+    low: float = (
+        0  # a count's bounds, a duration's or seconds' upper one (a fraction: within 0 and 1)
+    )
     high: float = 0
+    _: KW_ONLY  # the rest by name: Rule(kind, default, low, high) is the whole positional form
     choices: tuple[str, ...] = ()
     of: str = ""  # a fraction's whole, as its error says it
     in_id: str = IN_ID_CHANGED

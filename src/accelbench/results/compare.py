@@ -100,7 +100,8 @@ class Pair:
     def ratio(self) -> float | None:
         if self.paired_ratio is not None:
             return self.paired_ratio
-        a, b = self.a.median_s, self.b.median_s if self.b else None
+        a = self.a.median_s
+        b = self.b.median_s if self.b else None
         return b / a if usable(a) and usable(b) else None
 
     def judged(self, threshold: float) -> Judgement:

@@ -283,7 +283,8 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     written: dict[str, int] = {}
     for kind, bars in speedups(rows).items():
         fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
-        values, palette = [b.value for b in bars], sns.color_palette()
+        values = [b.value for b in bars]
+        palette = sns.color_palette()
         colours = ["lightgrey" if b.doubtful else palette[2 if b.value >= 1 else 3] for b in bars]
         # from the break-even line to the value: faster cases grow right, slower left
         drawn = ax.barh(range(len(bars)), [v - 1 for v in values], left=1, color=colours)
