@@ -90,6 +90,13 @@ def test_which_inconclusive_reasons_fail_is_a_flag(reasons, code, tmp_path, run_
     assert case.find("failure" if code else "skipped") is not None
 
 
+def test_a_misspelt_inconclusive_reason_is_refused_not_a_gate_turned_off(tmp_path, run_cli):
+    a, b = _inconclusive(tmp_path)
+    code, out, err = run_cli("compare", a, b, "--fail-inconclusive", "noisy,nosiy")
+    assert code == 2 and not out and len(err.splitlines()) == 1
+    assert "--fail-inconclusive: 'nosiy'" in err and "did you mean 'noisy'" in err
+
+
 def test_the_github_headline_never_calls_unjudged_cases_no_regression(tmp_path, run_cli):
     """Trial finding 6: 'No regression: none slower' headed a table whose case was inconclusive."""
     a, b = _inconclusive(tmp_path)

@@ -228,9 +228,12 @@ def test_report_never_writes_through_a_planted_link(name, one_run, tmp_path, run
     code, _, err = run_cli("report", str(one_run / "r.csv"), "--output-dir", str(out))
     assert code == 2 and "is a symbolic link: refused" in err and len(err.splitlines()) == 1
     assert victim.read_text() == "precious"
-    assert [p.name for p in out.iterdir()] == [
-        name
-    ]  # refused before the first chart: nothing written
+    assert [p.name for p in out.iterdir()] == [name]  # refused before the first chart
+    (out / name).unlink()
+    (out / name).mkdir()  # a folder at its name: the same, not charts written then exit 1
+    code, _, err = run_cli("report", str(one_run / "r.csv"), "--output-dir", str(out))
+    assert code == 2 and f"{name} is no file: refused" in err and len(err.splitlines()) == 1
+    assert [p.name for p in out.iterdir()] == [name]
 
 
 def test_an_xlml_record_is_never_appended_through_a_link(tmp_path):

@@ -443,9 +443,12 @@ def run_report(
     except OSError as error:
         raise UserError(f"cannot create it: {error.strerror}", key=key) from None
     for entry in os.scandir(out_dir):  # refused before the first chart: nothing written, exit 2
-        if entry.is_symlink() and entry.name.endswith((".png", "summary.md", "report.html")):
+        if entry.name.endswith((".png", "summary.md", "report.html")) and not entry.is_file(
+            follow_symlinks=False
+        ):
+            what = "a symbolic link" if entry.is_symlink() else "no file"
             raise UserError(
-                f"{entry.name} is a symbolic link: refused (never written through)", key=key
+                f"{entry.name} is {what}: refused (a report replaces files only)", key=key
             )
     try:
         _write_report(paths, rows, out_dir, chosen, sample_charts)

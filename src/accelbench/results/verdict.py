@@ -59,6 +59,8 @@ class Judgement:
 
 CONDITIONS_DIFFER = "conditions differ"
 LOADED_HOST = "loaded host"
+# the words of an inconclusive reason that `--fail-inconclusive` may name (all: any reason)
+REASON_WORDS = ("all", "noisy", "conditions", "loaded", "samples")
 CLOCK_TOLERANCE = 0.02  # SM clocks this far apart (relative) are different conditions
 STRETCHED = 1.1  # a timed loop whose threads waited for a CPU over a tenth of its wall
 MOST_WAIT = 0.99  # a wait share this close to the whole loop says only "stretched a hundredfold"

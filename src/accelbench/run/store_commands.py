@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import Any
 
-from accelbench.errors import UserError, visible
+from accelbench.errors import UserError, did_you_mean, visible
 
 # Shipped inside the package, so a wheel install runs the default job (configs/quickstart.yaml links here)
 QUICKSTART = os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs", "quickstart.yaml")
@@ -24,6 +24,7 @@ def listed(text: str | None) -> tuple[str, ...]:  # `--columns a,b,c` as names
 
 def compare(args: argparse.Namespace) -> int:
     from accelbench.results.compare import run_compare
+    from accelbench.results.verdict import REASON_WORDS
 
     view = _view(args)
     refs = args.files
@@ -39,6 +40,12 @@ def compare(args: argparse.Namespace) -> int:
     baseline = args.baseline if args.by else None
     shown = "json" if args.json else args.output_format
     failing = listed(args.fail_inconclusive)
+    if unknown := next((w for w in failing if w not in REASON_WORDS), None):  # a typo: no gate
+        raise UserError(
+            f"'{unknown}' is no reason's word (one of {', '.join(REASON_WORDS)})",
+            key="--fail-inconclusive",
+            suggestion=did_you_mean(unknown, REASON_WORDS),
+        )
     return run_compare(
         sides, args.by, baseline, args.threshold, shown, selected, args.sort, failing
     )
