@@ -115,6 +115,13 @@ def test_output_puts_every_row_in_one_file_and_says_what_it_replaces(
     assert code == 2 and err.strip().endswith(
         "--output and --output-dir both place the rows; give one"
     )
+    (tmp_path / "folder").mkdir()
+    for no_file in ("d/", "", "folder"):  # a folder's name or none: refused, not a file named d
+        code, _, err = run_cli("run", "--config", str(path), "-o", no_file)
+        assert code == 2 and err.strip().endswith(
+            "names no file: -o takes a results CSV (--output-dir a folder)"
+        )
+        assert not (tmp_path / "d").exists() and not (tmp_path / "results").exists()
 
 
 def test_the_default_job_ships_inside_the_package():

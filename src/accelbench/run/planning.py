@@ -24,6 +24,11 @@ def check_options(options: RunOptions) -> None:
             "--resume continues the results file and --overwrite replaces it; give one",
             key="--resume",
         )
+    out = options.output
+    if out is not None and (not out.strip() or out.endswith(("/", os.sep)) or os.path.isdir(out)):
+        raise UserError(
+            "names no file: -o takes a results CSV (--output-dir a folder)", key="--output"
+        )
     if options.output and options.output_dir_given:
         raise UserError("--output and --output-dir both place the rows; give one", key="--output")
     if options.name is not None:
