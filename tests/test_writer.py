@@ -200,6 +200,25 @@ def test_resume_with_the_csv_gone_keeps_the_twin(tmp_path):
     assert path.with_suffix(".jsonl").read_text() == twin
 
 
+@pytest.mark.parametrize("lines", ["first_cut", "foreign"])
+def test_resume_refuses_rows_whose_raw_samples_are_lost_and_leaves_the_twin(tmp_path, lines):
+    """The line is written before the row, so no kill leaves a row without one: a cut or foreign
+    line is a damaged twin, refused (not resumed as done, its samples gone for good)."""
+    path, twin = tmp_path / "out.csv", tmp_path / "out.jsonl"
+    cols = header(["m"], [])
+    f = ResultFile(str(path), cols, "cfg", resume=False)
+    f.append(_row("a"))
+    f.append(_row("b"))
+    f.close()
+    first, second = twin.read_text().splitlines()
+    damaged = {"first_cut": f"{first[:-40]}\n{second}\n", "foreign": '{"case_id": "x"}\n'}[lines]
+    twin.write_text(damaged)
+    lost = {"first_cut": 1, "foreign": 2}[lines]
+    with pytest.raises(UserError, match=f"out.jsonl holds no raw samples for {lost} of the 2 rows"):
+        ResultFile(str(path), cols, "cfg", resume=True)
+    assert twin.read_text() == damaged
+
+
 def test_resume_repairs_the_json_lines_in_place_keeping_every_finished_case(tmp_path):
     path, twin = tmp_path / "out.csv", tmp_path / "out.jsonl"
     cols = header(["m"], [])

@@ -310,6 +310,15 @@ class ResultFile:
             with contextlib.suppress(ValueError, AttributeError, TypeError):
                 if (case_id := json.loads(line).get("case_id")) in self.done:
                     kept.setdefault(case_id, line + b"\n")
+        if lost := len(self.done) - len(
+            kept
+        ):  # the line goes first, so no kill leaves a row without
+            raise UserError(
+                f"cannot resume: {self.jsonl_path.name} holds no raw samples for {lost} of the "
+                f"{len(self.done)} rows in {self.csv_path.name} (a cut or foreign line); restore "
+                "it, or resume into a new file",
+                key=f"--resume '{self.csv_path}'",
+            )
         repaired = b"".join(kept.values())
         if repaired == text:
             return
