@@ -63,6 +63,27 @@ def test_a_jax_case_keeps_one_session_per_run_with_its_iterations_as_named_steps
     assert len(glob.glob(f"{folder}/plugins/profile/*")) == 2  # the second run's own session
 
 
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_a_link_planted_at_a_case_s_trace_folder_fails_that_case_not_the_victim(
+    backend, tmp_path, monkeypatch, run_cli
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(CONFIG.format(backend=backend, more=""))
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    folder = sorted(glob.glob("tr/*"))[0]  # torch: eager and compiled, a folder each
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for planted in (folder, f"{folder}/plugins"):  # the case's folder, or one inside it
+        subprocess.run(["rm", "-rf", folder], check=True)
+        os.makedirs(os.path.dirname(planted), exist_ok=True)
+        os.symlink(victim, planted)
+        code, _, _ = run_cli("run", "--config", "c.yaml", "--no-progress", "--overwrite")
+        failed = [r for r in _rows(tmp_path / "results" / "c.csv") if r["status"] != "ok"]
+        assert code == 1 and len(failed) == 1 and failed[0]["status"] == "error"
+        assert f"{planted} is a symbolic link: no trace through one" in failed[0]["error"]
+        assert not list(victim.iterdir())  # nothing written through it
+
+
 def test_a_torch_case_keeps_its_timed_loop_as_a_kineto_trace(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(CONFIG.format(backend="torch", more="implementation: eager"))

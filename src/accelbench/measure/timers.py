@@ -18,7 +18,7 @@ import numpy as np
 from accelbench.catalogue import CATALOGUE
 from accelbench.core.case import Case
 from accelbench.core.types import Kernel, Prepared, Timing
-from accelbench.errors import unsupported
+from accelbench.errors import CaseFailure, Status, unsupported
 from accelbench.measure import garbage
 from accelbench.names import portable_name
 from accelbench.platform import interrupt
@@ -198,7 +198,12 @@ def trace_session_dir(case: Case) -> str | None:
     label = "-".join(x for x in (case.op, case.id[:8], shape, *named, case.implementation) if x)
     folder = portable_name(label, TRACE_NAME_CHARS)
     session = outputs.trace_session or time.strftime("%Y_%m_%d_%H_%M_%S")
-    return os.path.join(outputs.trace_dir, folder, "plugins", "profile", session)
+    path = os.path.join(outputs.trace_dir, folder, "plugins", "profile", session)
+    mine = os.path.relpath(path, outputs.trace_dir).split(os.sep)  # the trace_dir itself may be one
+    for depth in range(1, len(mine) + 1):  # a link planted where the case names its own folders
+        if os.path.islink(planted := os.path.join(outputs.trace_dir, *mine[:depth])):
+            raise CaseFailure(Status.ERROR, f"{planted} is a symbolic link: no trace through one")
+    return path
 
 
 def timed_iterations(
