@@ -285,6 +285,17 @@ def test_hostile_run_records_are_passed_over(tmp_path, monkeypatch, run_cli):
                 assert done.stderr.count(f"{bad}: not a run record") == 1, done.stderr
 
 
+def test_another_program_s_json_at_a_record_s_name_is_named_not_dropped_silently(
+    tmp_path, monkeypatch, run_cli
+):
+    monkeypatch.chdir(tmp_path)
+    _stored(tmp_path, run_cli, 2)
+    Path("results/r.2.run.json").write_text('{"v": 1}')  # JSON, but none of a record's fields
+    for args in (["runs"], ["runs", "--config", "c.yaml"]):
+        code, _, err = run_cli(*args)
+        assert code == 0 and err.count("r.2.run.json: not a run record") == 1, err
+
+
 def test_a_claimed_number_whose_process_cannot_exist_is_taken_over(tmp_path, monkeypatch, run_cli):
     import socket
 

@@ -274,6 +274,8 @@ def read_record(path: Path | str) -> RunRecord | None:
 def _read_or_warn(path: Path | str) -> RunRecord | None:
     """A record read where the store lists runs: one that is there and unreadable is named."""
     found = read_record(path)
+    if found is not None and not any(msgspec.structs.astuple(found)):
+        found = None  # JSON with none of a record's fields: another program's file
     if found is None and os.path.lexists(path):
         print(
             f"warning: {visible(str(path))}: not a run record (a folder, a special file or not one "
