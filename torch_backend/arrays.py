@@ -29,7 +29,10 @@ def compute_device(case: Case) -> Any:
     """The case's device: GPU `device` when there are GPUs, else the CPU (one device, no sharding)."""
     where = case.params.placement
     if where.sharding != "none":
-        raise unsupported("the PyTorch parity ops run on one device (sharding: none)")
+        raise unsupported(
+            f"the PyTorch parity ops run on one device (sharding: none); this case has "
+            f"sharding: {where.sharding}"
+        )
     if not torch.cuda.is_available():
         if where.device != 0:
             raise unsupported(
