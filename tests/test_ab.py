@@ -113,6 +113,8 @@ def test_two_commands_in_rounds(run_cli, tmp_path):
         (["--ratio-precision", "0"], "--ratio-precision"),
         (["--threshold", "-1"], "--threshold"),
         (["--round-runs", "1.5"], "--round-runs"),
+        (["--rounds", "abc"], "--rounds: must be an integer from 6 to 10,000, got 'abc'"),
+        (["--ratio-precision", "x"], "--ratio-precision: must be between 0 and 1"),
     ],
 )
 def test_bad_ab_settings_are_one_line(run_cli, tmp_path, args, message):

@@ -95,7 +95,6 @@ def _ab_settings() -> list[Arg]:  # checked by their rules (run/ab.py): one line
     return [
         arg(
             f"--{f.name.replace('_', '-')}",
-            type=float,
             help=f.metadata["doc"].replace("%", "%%") + f" (default {f.default})",
         )
         for f in dataclasses.fields(AbSettings)

@@ -36,8 +36,10 @@ def ab_settings(given: Mapping[str, Any], flags: bool = False) -> AbSettings:
         value, rule = given.get(f.name), f.metadata["rule"]
         if value is not None:
             key = f"--{f.name.replace('_', '-')}" if flags else f.name
-            if flags and rule.kind == "count" and float(value).is_integer():
-                value = int(value)  # the command line reads every number as a float
+            if flags:  # a flag's text: a number where it reads as one, else refused by its rule
+                with contextlib.suppress(ValueError):
+                    value = float(value)
+                    value = int(value) if rule.kind == "count" and value.is_integer() else value
             values[f.name] = CHECKS[rule.kind](rule, value, key, "")
     return AbSettings(**values)
 
