@@ -60,7 +60,8 @@ class Judgement:
 CONDITIONS_DIFFER = "conditions differ"
 LOADED_HOST = "loaded host"
 # the words of an inconclusive reason that `--fail-inconclusive` may name (all: any reason)
-REASON_WORDS = ("all", "noisy", "conditions", "loaded", "samples")
+NOISY = "noisy"
+REASON_WORDS = ("all", NOISY, "conditions", "loaded", "samples")
 CLOCK_TOLERANCE = 0.02  # SM clocks this far apart (relative) are different conditions
 STRETCHED = 1.1  # a timed loop whose threads waited for a CPU over a tenth of its wall
 MOST_WAIT = 0.99  # a wait share this close to the whole loop says only "stretched a hundredfold"
@@ -237,8 +238,8 @@ def _read(low: float, high: float, ratio: float, threshold: float, summary: bool
 def _loaded(a: Row, b: Row) -> str:
     hosts = _host(a), _host(b)
     if not any(map(_contended, hosts)):
-        return "noisy"
-    return f"noisy, {LOADED_HOST}: {HOST.described(HOST.name, *hosts)}"
+        return NOISY
+    return f"{NOISY}, {LOADED_HOST}: {HOST.described(HOST.name, *hosts)}"
 
 
 def judge(
