@@ -219,6 +219,26 @@ def test_resume_refuses_rows_whose_raw_samples_are_lost_and_leaves_the_twin(tmp_
     assert twin.read_text() == damaged
 
 
+def test_a_refused_resume_changes_no_byte_of_either_file(tmp_path):
+    """The torn-line cut comes after every check: a refusal never costs a finished row."""
+    path, twin = tmp_path / "out.csv", tmp_path / "out.jsonl"
+    cols = header(["m"], [])
+    f = ResultFile(str(path), cols, "cfg", resume=False)
+    f.append(_row("a"))
+    f.append(_row("b"))
+    f.close()
+    for name in ("out.csv", "out.jsonl"):  # a last line whole but for its newline
+        (tmp_path / name).write_bytes((tmp_path / name).read_bytes()[:-1])
+    before = {p: p.read_bytes() for p in (path, twin)}
+    with pytest.raises(UserError, match="written by a different config"):
+        ResultFile(str(path), cols, "other", resume=True)
+    assert {p: p.read_bytes() for p in (path, twin)} == before
+    path.write_bytes(before[path] + b"\n")  # both rows whole; b's line alone lacks its newline
+    with pytest.raises(UserError, match="holds no raw samples for 1 of the 2 rows"):
+        ResultFile(str(path), cols, "cfg", resume=True)
+    assert twin.read_bytes() == before[twin]
+
+
 def test_resume_repairs_the_json_lines_in_place_keeping_every_finished_case(tmp_path):
     path, twin = tmp_path / "out.csv", tmp_path / "out.jsonl"
     cols = header(["m"], [])

@@ -249,12 +249,11 @@ class ResultFile:
                     "cannot resume: the file is not a readable CSV (UnicodeDecodeError)",
                     key=f"--resume '{path}'",
                 ) from None
-        for path, data in whole.items():  # a killed writer can leave a line without its newline
-            whole[path] = data[: data.rfind(b"\n") + 1]
-            if len(whole[path]) < len(data):
-                os.ftruncate(self._fds[path], len(whole[path]))
-        text = whole[self.csv_path].decode("utf-8")
+        # a killed writer can leave a line without its newline: cut, once every check has passed
+        cut = {path: data[: data.rfind(b"\n") + 1] for path, data in whole.items()}
+        text = cut[self.csv_path].decode("utf-8")
         if not text:  # empty, or cut inside its header: nothing was finished
+            self._cut_to(cut, whole)
             return
         try:
             self._read_done(csv.DictReader(io.StringIO(text, newline="")))
@@ -269,8 +268,15 @@ class ResultFile:
                 f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
                 key=f"--resume '{self.csv_path}'",
             )
-        self._repair_jsonl(whole[self.jsonl_path])
+        kept = self._kept_lines(cut[self.jsonl_path])
+        self._cut_to(cut, whole)
+        self._repair_jsonl(cut[self.jsonl_path], kept)
         self._opened = True  # append to what is there
+
+    def _cut_to(self, cut: dict[Path, bytes], whole: dict[Path, bytes]) -> None:
+        for path, data in cut.items():
+            if len(data) < len(whole[path]):
+                os.ftruncate(self._fds[path], len(data))
 
     def _read_done(self, reader: csv.DictReader) -> None:
         if reader.fieldnames and list(reader.fieldnames) != self.columns:
@@ -301,24 +307,27 @@ class ResultFile:
                     key=f"--resume '{self.csv_path}'",
                 )
 
-    def _repair_jsonl(self, text: bytes) -> None:
-        """One JSON line per case the CSV finished (a kill between the two writes leaves one too many),
-        rewritten in place through the held file and never emptied first, so no kill loses a line."""
-        fd = self._fds[self.jsonl_path]
-        kept: dict[str, bytes] = {}  # each finished case's first line
+    def _kept_lines(self, text: bytes) -> dict[str, bytes]:
+        """Each finished case's first JSON line; a row without one is refused (the line is written
+        first, so no kill leaves one: a cut or foreign line does)."""
+        kept: dict[str, bytes] = {}
         for line in text.splitlines():  # a cut line, or one of no JSON object, is dropped
             with contextlib.suppress(ValueError, AttributeError, TypeError):
                 if (case_id := json.loads(line).get("case_id")) in self.done:
                     kept.setdefault(case_id, line + b"\n")
-        if lost := len(self.done) - len(
-            kept
-        ):  # the line goes first, so no kill leaves a row without
+        if lost := len(self.done) - len(kept):
             raise UserError(
                 f"cannot resume: {self.jsonl_path.name} holds no raw samples for {lost} of the "
                 f"{len(self.done)} rows in {self.csv_path.name} (a cut or foreign line); restore "
                 "it, or resume into a new file",
                 key=f"--resume '{self.csv_path}'",
             )
+        return kept
+
+    def _repair_jsonl(self, text: bytes, kept: dict[str, bytes]) -> None:
+        """One JSON line per case the CSV finished (a kill between the two writes leaves one too many),
+        rewritten in place through the held file and never emptied first, so no kill loses a line."""
+        fd = self._fds[self.jsonl_path]
         repaired = b"".join(kept.values())
         if repaired == text:
             return
