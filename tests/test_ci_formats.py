@@ -95,6 +95,11 @@ def test_a_misspelt_inconclusive_reason_is_refused_not_a_gate_turned_off(tmp_pat
     code, out, err = run_cli("compare", a, b, "--fail-inconclusive", "noisy,nosiy")
     assert code == 2 and not out and len(err.splitlines()) == 1
     assert "--fail-inconclusive: 'nosiy'" in err and "did you mean 'noisy'" in err
+    for empty in ("", ","):  # an unset CI variable: refused too, not a gate silently off
+        code, out, err = run_cli("compare", a, b, "--fail-inconclusive", empty)
+        assert code == 2 and err.strip().endswith(
+            "--fail-inconclusive: names no reason (give all or some of them)"
+        )
 
 
 def test_the_github_headline_never_calls_unjudged_cases_no_regression(tmp_path, run_cli):

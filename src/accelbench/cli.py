@@ -376,7 +376,6 @@ COMPARE = command(
     ),
     arg(
         "--fail-inconclusive",
-        default="",
         metavar="REASONS",
         help="inconclusive cases that fail the comparison (exit 1): those whose reason names one "
         "of these words (noisy, conditions, ...), or all; default none",

@@ -40,6 +40,8 @@ def compare(args: argparse.Namespace) -> int:
     baseline = args.baseline if args.by else None
     shown = "json" if args.json else args.output_format
     failing = listed(args.fail_inconclusive)
+    if args.fail_inconclusive is not None and not failing:  # an empty CI variable: no gate either
+        raise UserError("names no reason (give all or some of them)", key="--fail-inconclusive")
     if unknown := next((w for w in failing if w not in REASON_WORDS), None):  # a typo: no gate
         raise UserError(
             f"'{unknown}' is no reason's word (one of {', '.join(REASON_WORDS)})",
