@@ -84,6 +84,21 @@ def test_a_link_planted_at_a_case_s_trace_folder_fails_that_case_not_the_victim(
         assert not list(victim.iterdir())  # nothing written through it
 
 
+def test_an_hlo_dump_is_never_written_through_a_planted_link(tmp_path, monkeypatch, run_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(CONFIG.format(backend="jax", more="xla_dump_dir: dumps"))
+    assert run_cli("run", "--config", "c.yaml", "--no-progress")[0] == 0
+    (dump,) = glob.glob("dumps/*.stablehlo.txt")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    os.unlink(dump)
+    os.symlink(victim, dump)
+    code, _, _ = run_cli("run", "--config", "c.yaml", "--no-progress", "--overwrite")
+    (row,) = _rows(tmp_path / "results" / "c.csv")
+    assert code == 1 and row["status"] == "error" and "no dump through one" in row["error"]
+    assert victim.read_text() == "precious"
+
+
 def test_a_torch_case_keeps_its_timed_loop_as_a_kineto_trace(tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text(CONFIG.format(backend="torch", more="implementation: eager"))

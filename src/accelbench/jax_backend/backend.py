@@ -248,7 +248,10 @@ class JaxBackend:
         os.makedirs(case.outputs.xla_dump_dir, exist_ok=True)
         stem = os.path.join(case.outputs.xla_dump_dir, portable_name(case.label))
         for suffix, text in ((".stablehlo.txt", stablehlo), (".optimized_hlo.txt", optimized)):
-            with open(stem + suffix, "w", encoding="utf-8") as f:
+            if os.path.islink(path := stem + suffix):  # and O_NOFOLLOW for one planted meanwhile
+                raise CaseFailure(Status.ERROR, f"{path} is a symbolic link: no dump through one")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+            with os.fdopen(os.open(path, flags, 0o666), "w", encoding="utf-8") as f:
                 f.write(text)
 
     def measure(self, case: Case) -> Measurement:
