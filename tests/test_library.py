@@ -250,6 +250,11 @@ def test_the_plugin_refuses_what_cannot_be_gated_in_one_line(tmp_path):
     unwritable = _pytest(tmp_path, "--microbench-save", "file/x.csv")
     said = unwritable.stdout + unwritable.stderr
     assert unwritable.returncode == 2 and "cannot write" in said and "INTERNALERROR" not in said
+    for no_file in ("", ".", "sdir/"):  # a folder's name or none: refused, not a file named sdir
+        refused = _pytest(tmp_path, "--microbench-save", no_file)
+        said = refused.stdout + refused.stderr
+        assert refused.returncode == 2 and "names no file" in said and "passed" not in said
+        assert "Traceback" not in said and not (tmp_path / "sdir").exists()
     if os.path.isdir("/proc"):  # a folder the kernel refuses though os.access says yes to root
         kernel = _pytest(tmp_path, "--microbench-save", "/proc/x.csv")
         said = kernel.stdout + kernel.stderr
