@@ -81,7 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if _worker(config):
         return
     path = config.getoption("microbench_save")
-    if not path.strip() or path.endswith(("/", os.sep)) or os.path.isdir(path):
+    from accelbench.results.writer import names_no_file
+
+    if names_no_file(path):
         _stop(f"--microbench-save {path!r}: names no file (a results CSV)")
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.exists(parent):

@@ -16,6 +16,7 @@ from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
 from accelbench.platform import processes
+from accelbench.results.writer import names_no_file
 
 
 def check_options(options: RunOptions) -> None:
@@ -24,8 +25,7 @@ def check_options(options: RunOptions) -> None:
             "--resume continues the results file and --overwrite replaces it; give one",
             key="--resume",
         )
-    out = options.output
-    if out is not None and (not out.strip() or out.endswith(("/", os.sep)) or os.path.isdir(out)):
+    if options.output is not None and names_no_file(options.output):
         raise UserError(
             "names no file: -o takes a results CSV (--output-dir a folder)", key="--output"
         )
