@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import unicodedata
 
@@ -25,3 +26,8 @@ def portable_name(text: str, limit: int = MAX_NAME) -> str:
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     head = readable[: max(1, limit - 9)].rstrip("-.") or "unnamed"
     return f"{head}-{digest}"
+
+
+def names_no_file(path: str) -> bool:
+    """Where a results file is asked for: empty, a folder's spelling (`dir/`) or an existing folder."""
+    return not path.strip() or path.endswith(("/", os.sep)) or os.path.isdir(path)

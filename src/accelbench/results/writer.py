@@ -56,11 +56,6 @@ REFUSED = {
 }
 
 
-def names_no_file(path: str) -> bool:
-    """Where a results file is asked for: empty, a folder's spelling (`dir/`) or an existing folder."""
-    return not path.strip() or path.endswith(("/", os.sep)) or os.path.isdir(path)
-
-
 def check_writable(path: str, key: str = "csv_path", folder: bool = False) -> None:
     """Refuse, before anything runs, an output file (or `folder`: traces, dumps, metrics) that cannot
     be made and written."""

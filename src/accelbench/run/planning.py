@@ -15,8 +15,8 @@ from accelbench.config.planner import plan
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
+from accelbench.names import names_no_file
 from accelbench.platform import processes
-from accelbench.results.writer import names_no_file
 
 
 def check_options(options: RunOptions) -> None:
