@@ -200,16 +200,22 @@ def test_resume_with_the_csv_gone_keeps_the_twin(tmp_path):
     assert path.with_suffix(".jsonl").read_text() == twin
 
 
-@pytest.mark.parametrize("lines", ["first_cut", "foreign"])
-def test_resume_refuses_rows_whose_raw_samples_are_lost_and_leaves_the_twin(tmp_path, lines):
-    """The line is written before the row, so no kill leaves a row without one: a cut or foreign
-    line is a damaged twin, refused (not resumed as done, its samples gone for good)."""
+def _two_rows(tmp_path):
+    """out.csv and its twin holding cases a and b, closed; and their columns."""
     path, twin = tmp_path / "out.csv", tmp_path / "out.jsonl"
     cols = header(["m"], [])
     f = ResultFile(str(path), cols, "cfg", resume=False)
     f.append(_row("a"))
     f.append(_row("b"))
     f.close()
+    return path, twin, cols
+
+
+@pytest.mark.parametrize("lines", ["first_cut", "foreign"])
+def test_resume_refuses_rows_whose_raw_samples_are_lost_and_leaves_the_twin(tmp_path, lines):
+    """The line is written before the row, so no kill leaves a row without one: a cut or foreign
+    line is a damaged twin, refused (not resumed as done, its samples gone for good)."""
+    path, twin, cols = _two_rows(tmp_path)
     first, second = twin.read_text().splitlines()
     damaged = {"first_cut": f"{first[:-40]}\n{second}\n", "foreign": '{"case_id": "x"}\n'}[lines]
     twin.write_text(damaged)
@@ -221,12 +227,7 @@ def test_resume_refuses_rows_whose_raw_samples_are_lost_and_leaves_the_twin(tmp_
 
 def test_a_refused_resume_changes_no_byte_of_either_file(tmp_path):
     """The torn-line cut comes after every check: a refusal never costs a finished row."""
-    path, twin = tmp_path / "out.csv", tmp_path / "out.jsonl"
-    cols = header(["m"], [])
-    f = ResultFile(str(path), cols, "cfg", resume=False)
-    f.append(_row("a"))
-    f.append(_row("b"))
-    f.close()
+    path, twin, cols = _two_rows(tmp_path)
     for name in ("out.csv", "out.jsonl"):  # a last line whole but for its newline
         (tmp_path / name).write_bytes((tmp_path / name).read_bytes()[:-1])
     before = {p: p.read_bytes() for p in (path, twin)}
@@ -240,12 +241,7 @@ def test_a_refused_resume_changes_no_byte_of_either_file(tmp_path):
 
 
 def test_resume_repairs_the_json_lines_in_place_keeping_every_finished_case(tmp_path):
-    path, twin = tmp_path / "out.csv", tmp_path / "out.jsonl"
-    cols = header(["m"], [])
-    f = ResultFile(str(path), cols, "cfg", resume=False)
-    f.append(_row("a"))
-    f.append(_row("b"))
-    f.close()
+    path, twin, cols = _two_rows(tmp_path)
     first, second = twin.read_text().splitlines()
     # killed between the two writes of a case twice: a duplicate line, an orphan, a torn end
     twin.write_text(f"{first}\n{first}\n{second}\n" + '{"case_id": "c"}\n{"case_id": "d", "sam')
