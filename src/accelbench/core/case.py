@@ -52,9 +52,8 @@ class Rule:
 
     kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, timer
     default: Any = None
-    low: float = (
-        0  # a count's bounds, a duration's or seconds' upper one (a fraction: within 0 and 1)
-    )
+    # low, high: a count's bounds, a duration's or seconds' upper one (a fraction: within 0 and 1)
+    low: float = 0
     high: float = 0
     _: KW_ONLY  # the rest by name: Rule(kind, default, low, high) is the whole positional form
     choices: tuple[str, ...] = ()
