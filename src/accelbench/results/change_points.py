@@ -42,51 +42,49 @@ def _score(before: np.ndarray, after: np.ndarray, sigma: float) -> float:
     return float(np.median(after) - np.median(before)) / se
 
 
-def _scores(x: np.ndarray, sigma: float, window: int) -> np.ndarray:
+def _scores(x: np.ndarray, sigma: float) -> np.ndarray:
     """Each point's score as the first after a step (fewer points near the ends, at least EDGE)."""
     n = len(x)
     out = np.zeros(n)
-    for t in [*range(EDGE, min(window, n)), *range(max(window, n - window + 1), n - EDGE + 1)]:
-        out[t] = _score(x[max(0, t - window) : t], x[t : t + window], sigma)
-    if n >= 2 * window:
-        medians = np.median(sliding_window_view(x, window), axis=1)
-        se = sigma * math.sqrt(math.pi / window)
-        out[window : n - window + 1] = (medians[window:] - medians[: n - 2 * window + 1]) / se
+    for t in [*range(EDGE, min(WINDOW, n)), *range(max(WINDOW, n - WINDOW + 1), n - EDGE + 1)]:
+        out[t] = _score(x[max(0, t - WINDOW) : t], x[t : t + WINDOW], sigma)
+    if n >= 2 * WINDOW:
+        medians = np.median(sliding_window_view(x, WINDOW), axis=1)
+        se = sigma * math.sqrt(math.pi / WINDOW)
+        out[WINDOW : n - WINDOW + 1] = (medians[WINDOW:] - medians[: n - 2 * WINDOW + 1]) / se
     return out
 
 
-def _refined(x: np.ndarray, t: int, window: int) -> int:
+def _refined(x: np.ndarray, t: int) -> int:
     """The split near t where one jump fits best (least absolute deviation: asv's cost)."""
-    lo, hi = max(0, t - window), min(len(x), t + window)
+    lo, hi = max(0, t - WINDOW), min(len(x), t + WINDOW)
     costs = {
         u: sum(float(np.abs(s - np.median(s)).sum()) for s in (x[lo:u], x[u:hi]))
-        for u in range(max(lo + 1, t - window // 2), min(hi - 1, t + window // 2) + 1)
+        for u in range(max(lo + 1, t - WINDOW // 2), min(hi - 1, t + WINDOW // 2) + 1)
     }
     return min(costs, key=lambda u: (costs[u], abs(u - t)))
 
 
-def steps(
-    values: list[float], window: int = WINDOW, z: float = Z, min_step: float = MIN_STEP
-) -> list[Step]:
+def steps(values: list[float]) -> list[Step]:
     """The steps in a series of positive values (medians in time order), in order."""
     x = np.log(np.asarray(values, dtype=float))
     if len(x) < 2 * EDGE or not np.isfinite(x).all():
         return []
     sigma = max(noise(x), 1e-9)  # identical values: any change is a step
-    scores = _scores(x, sigma, window)
+    scores = _scores(x, sigma)
     found: list[int] = []
     for t in np.argsort(-np.abs(scores), kind="stable").tolist():
-        if abs(scores[t]) < z:
+        if abs(scores[t]) < Z:
             break
-        if all(abs(t - u) >= window for u in found):
+        if all(abs(t - u) >= WINDOW for u in found):
             found.append(t)
-    at = sorted({_refined(x, t, window) for t in found})
+    at = sorted({_refined(x, t) for t in found})
     out = []
     for i, t in enumerate(at):  # each side's points up to the neighbouring step, at most 2 windows
-        before = x[max(at[i - 1] if i else 0, t - 2 * window) : t]
-        after = x[t : min(at[i + 1] if i + 1 < len(at) else len(x), t + 2 * window)]
+        before = x[max(at[i - 1] if i else 0, t - 2 * WINDOW) : t]
+        after = x[t : min(at[i + 1] if i + 1 < len(at) else len(x), t + 2 * WINDOW)]
         ratio = math.exp(float(np.median(after) - np.median(before)))
-        if abs(ratio - 1) < min_step:
+        if abs(ratio - 1) < MIN_STEP:
             continue
         span = ratio_intervals(np.exp(before)[None, :], np.exp(after)[None, :])
         low, high = (float(v) for v in span[0]) if span is not None else (None, None)

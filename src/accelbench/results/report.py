@@ -452,12 +452,10 @@ def run_report(
             )
     try:
         _write_report(paths, rows, out_dir, chosen, sample_charts)
-    except OSError as error:  # a full disk or a folder that refuses, mid-report
-        raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
-    except OutputFailed as failed:
-        if failed.strerror is None:  # refused for a reason of its own (a planted link): as it says
+    except (OSError, OutputFailed) as error:  # a full disk or a folder that refuses, mid-report
+        if isinstance(error, OutputFailed) and error.strerror is None:  # refused for its own reason
             raise
-        raise OutputFailed(f"cannot write the report: {failed.strerror}", key=key) from None
+        raise OutputFailed(f"cannot write the report: {error.strerror}", key=key) from None
 
 
 def _write_report(
@@ -483,7 +481,7 @@ def _write_report(
         counts[drawn], maps[drawn] = points, areas
         table = history_text(found, "markdown")
         steps = f"\n## History (median per run, in commit order)\n\n{table}"
-    summary = os.path.join(out_dir, "summary.md")
+    summary, page = (os.path.join(out_dir, name) for name in ("summary.md", "report.html"))
     text = (
         f"# Results: {markdown_safe(title)}\n\n"
         + "".join(f"- {markdown_safe(line)}\n" for line in environment_lines(rows))
@@ -494,9 +492,7 @@ def _write_report(
         + "".join(f"- {os.path.basename(p)}: {n} points\n" for p, n in counts.items())
     )
     write_atomically(summary, lambda f: f.write(text))
-    page = os.path.join(out_dir, "report.html")
     write_atomically(page, lambda f: f.write(html_page(title, rows, counts, chosen, maps)))
     for p, n in counts.items():
         print(f"{p}: {n} points")
-    print(summary)
-    print(page)
+    print(f"{summary}\n{page}")

@@ -5,7 +5,6 @@ independent medians. A side is a config, a git ref, a shell command or a callabl
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import subprocess
 import sys
@@ -113,13 +112,14 @@ class CommandSide:
             code = subprocess.run(self.command, shell=True, capture_output=True).returncode
             walls.append(time.perf_counter() - started)
         identity = Identity(op="command", backend="shell", label=self.label)
+        params = ReadParams({"command": self.command})
         if code:
-            failed = dataclasses.replace(identity, status=Status.ERROR, error=f"exit status {code}")
-            return [Row(failed, ReadParams({"command": self.command}))]
+            failed = replace(identity, status=Status.ERROR, error=f"exit status {code}")
+            return [Row(failed, params)]
         return [
             Row(
                 identity,
-                ReadParams({"command": self.command}),
+                params,
                 stats=time_stats(Timing(walls, "wall_clock")),
                 timing=TimingInfo(timing_source="wall_clock"),
                 environment=Environment(platform="cpu"),
@@ -138,10 +138,8 @@ def pooled(rows: Sequence[Row]) -> Row:
         return ok[-1]
     source = ok[-1].timing.timing_source or "wall_clock"
     timing = Timing(samples, source, stop_reason="rounds")
-    return dataclasses.replace(
-        ok[-1],
-        stats=time_stats(timing),
-        series=dataclasses.replace(ok[-1].series, samples_s=samples),
+    return replace(
+        ok[-1], stats=time_stats(timing), series=replace(ok[-1].series, samples_s=samples)
     )
 
 

@@ -21,11 +21,7 @@ from accelbench.specs import tpums_spec
 
 MIB_PER_MB = 1e6 / 2**20
 # jax-bench's size columns (MB) as TPUMS names them (MiB)
-SIZES = {
-    "total_bytes_mb": "total_bytes_mib",
-    "shard_size_mb": "shard_size_mib",
-    "local_size_mb": "local_size_mib",
-}
+SIZES = {f"{size}_mb": f"{size}_mib" for size in ("total_bytes", "shard_size", "local_size")}
 LATENCY = ("p50_ms", "p90_ms", "avg_ms", "std_ms")
 
 

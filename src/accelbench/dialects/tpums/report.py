@@ -68,6 +68,8 @@ def benchmark_table(frame: Any, columns: Sequence[tuple[str, str]], title: str =
 
 def device_matrix(frame: Any, marker: str = DIAGONAL) -> str:
     """GB/s from each source (rows) to each destination, per timing domain and sweep point."""
+    import pandas as pd
+
     src, dst = "src_device_index", "dst_device_index"
     if frame is None or frame.empty or src not in frame or dst not in frame:
         return ""
@@ -79,31 +81,23 @@ def device_matrix(frame: Any, marker: str = DIAGONAL) -> str:
         if domain != "wall_clock" and rate not in frame.columns:
             continue
         for key, rows in groups:
-            point = dict(zip(sweep, key if isinstance(key, tuple) else (key,), strict=False))
-            out += _matrix(rows, rate, marker, title, point)
+            pairs = rows.dropna(subset=[src, dst])
+            devices = sorted({int(d) for d in (*pairs[src], *pairs[dst])})
+            if not devices:
+                continue
+            # the last row of a pair wins
+            cells = {(int(r[src]), int(r[dst])): r.get(rate) for _, r in pairs.iterrows()}
+            names = [f"D{d}" for d in devices]
+            grid = [
+                [marker if i == j else format_float(cells.get((i, j))) for j in devices]
+                for i in devices
+            ]
+            heading = f"Device-to-Device Bandwidth Matrix ({title} GB/s)"
+            point = zip(sweep, key if isinstance(key, tuple) else (key,), strict=False)
+            if sweep:
+                heading += " [" + ", ".join(f"{k}={_nan(v)}" for k, v in point) + "]"
+            out.append(banner(heading, pd.DataFrame(grid, index=names, columns=names).to_string()))
     return "\n\n".join(out)
-
-
-def _matrix(rows: Any, rate: str, marker: str, title: str, point: dict[str, Any]) -> list[str]:
-    src, dst = "src_device_index", "dst_device_index"
-    pairs = rows.dropna(subset=[src, dst])
-    devices = sorted({int(d) for d in (*pairs[src], *pairs[dst])})
-    if not devices:
-        return []
-    # the last row of a pair wins
-    cells = {(int(r[src]), int(r[dst])): r.get(rate) for _, r in pairs.iterrows()}
-    import pandas as pd
-
-    names = [f"D{d}" for d in devices]
-    grid = pd.DataFrame(
-        [[marker if i == j else format_float(cells.get((i, j))) for j in devices] for i in devices],
-        index=names,
-        columns=names,
-    )
-    heading = f"Device-to-Device Bandwidth Matrix ({title} GB/s)"
-    if point:
-        heading += " [" + ", ".join(f"{k}={_nan(v)}" for k, v in point.items()) + "]"
-    return [banner(heading, grid.to_string())]
 
 
 def _nan(value: Any) -> Any:
