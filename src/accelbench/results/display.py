@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from accelbench.errors import UserError, did_you_mean, visible
@@ -97,12 +98,15 @@ class Column:
 
 def _figure(
     key: str,
-    get: Callable[[Row], float | None],
-    field: str,
+    get: str | Callable[[Row], float | None],
+    field: str = "",
     title: str = "",
     text: Callable[[float | None], str] = significant,
     default: bool = True,
 ) -> Column:
+    """A number's column; `get` as a path (`stats.sample_count`) also names its CSV and JSON field."""
+    if isinstance(get, str):
+        field, get = field or get.rpartition(".")[2], attrgetter(get)
     return Column(
         key, lambda r, p: text(get(r)), True, value=get, default=default, title=title, field=field
     )
@@ -110,8 +114,7 @@ def _figure(
 
 def _stat(key: str) -> Column:
     """A statistic of the headline samples (TimeStats' `time_KEY_s`), shown on request (--columns)."""
-    name = f"time_{key}_s"
-    return _figure(key, lambda r: getattr(r.stats, name), name, text=format_seconds, default=False)
+    return _figure(key, f"stats.time_{key}_s", text=format_seconds, default=False)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -140,13 +143,7 @@ COLUMNS: tuple[Column, ...] = (
     ),
     *map(_stat, ("min", "mean", "std", "p10", "p90", "max")),
     Column("spread", lambda r, p: spread(r), True, title="p10 – p90", field="p10_to_p90"),
-    _figure(
-        "samples",
-        lambda r: r.stats.sample_count,
-        "sample_count",
-        text=lambda n: str(n or ""),
-        default=False,
-    ),
+    _figure("samples", "stats.sample_count", text=lambda n: str(n or ""), default=False),
     Column(
         "noise",
         lambda r, p: noise(r),
@@ -154,8 +151,8 @@ COLUMNS: tuple[Column, ...] = (
         value=lambda r: r.stats.iqr_over_median_ratio,
         field="iqr_over_median_ratio",
     ),
-    _figure("tflops", lambda r: r.derived.tflop_per_s, "tflop_per_s", "TFLOP/s"),
-    _figure("gbps", lambda r: r.derived.gb_per_s, "gb_per_s", "GB/s"),
+    _figure("tflops", "derived.tflop_per_s", title="TFLOP/s"),
+    _figure("gbps", "derived.gb_per_s", title="GB/s"),
     _figure("peak", peak_pct, "of_peak_pct", "% peak", format_pct),
     _figure("speedup", speedup, "speedup_ratio"),
     _figure("sqnr", quality_db, "sqnr_db", "SQNR dB"),

@@ -230,8 +230,7 @@ def publish(args: argparse.Namespace) -> int:
     from accelbench.results.remote import is_url, publish
     from accelbench.results.run_store import find_run, record_path
 
-    view = _view(args)
-    run = find_run(view, args.run)
+    run = find_run(_view(args), args.run)
     if run is None:
         raise UserError(
             "names no stored run (`microbench runs` lists them)", key=f"publish '{args.run}'"
