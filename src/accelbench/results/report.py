@@ -273,14 +273,11 @@ SPEEDUP_TITLES = {
 }
 
 
-def _threads_note(rows: Sequence[Row]) -> str:
-    """On a CPU a ratio depends on each side's host threads: the chart says how many each had."""
-    cpu = cpu_threads(rows)
-    return f"\nCPU wall clock; host threads: {', '.join(cpu)}" if cpu else ""
-
-
 def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
     written: dict[str, int] = {}
+    # on a CPU a ratio depends on each side's host threads: the chart says how many each had
+    cpu = cpu_threads(rows)
+    threads = f"\nCPU wall clock; host threads: {', '.join(cpu)}" if cpu else ""
     for kind, bars in speedups(rows).items():
         fig, ax = plt.subplots(figsize=(9, 1.2 + 0.28 * len(bars)))
         values = [b.value for b in bars]
@@ -308,7 +305,7 @@ def speedup_charts(rows: Sequence[Row], out_dir: str) -> dict[str, int]:
         ax.set_xlabel("speedup (log scale; right of the line is faster)")
         doubt = "\ngrey, hatched, ?: noisy or taken on a loaded host, no verdict"
         doubt = doubt if any(b.doubtful for b in bars) else ""
-        ax.set_title(SPEEDUP_TITLES[kind] + _threads_note(rows) + doubt, fontsize=9)
+        ax.set_title(SPEEDUP_TITLES[kind] + threads + doubt, fontsize=9)
         ax.grid(True, axis="x", which="both", alpha=0.3)
         path = os.path.join(out_dir, f"speedup_{kind}.png")
         save_figure(fig, path, dpi=110, bbox_inches="tight")  # long case labels stay whole
