@@ -64,6 +64,7 @@ def _roofline(
         return {}
     hbm = spec.hbm_gb_s_per_device
     out: dict[str, Any] = {"peak_hbm_bw_per_device_gb_s": hbm}
+    rate, efficiency, limit = "_bandwidth_per_device_gb_s", "_memory_roofline_efficiency_pct", hbm
     if mode == "compute":
         peak = spec.peak_tflops(peak_dtype)
         if peak is None:
@@ -71,16 +72,10 @@ def _roofline(
         intensity = fig.flops / fig.bytes if fig.bytes else 0.0
         limit = min(peak, intensity * hbm / 1000) if intensity else peak
         out["roofline_tflops_limit_per_device"] = limit
-        for key, value in rates.items():
-            if key.endswith("_tflops_per_device") and value and limit:
-                out[key.replace("tflops_per_device", "compute_roofline_efficiency_pct")] = (
-                    100 * value / limit
-                )
-    else:
-        for key, value in rates.items():
-            if key.endswith("_bandwidth_per_device_gb_s") and value:
-                domain = key.removesuffix("_bandwidth_per_device_gb_s")
-                out[f"{domain}_memory_roofline_efficiency_pct"] = 100 * value / hbm
+        rate, efficiency = "_tflops_per_device", "_compute_roofline_efficiency_pct"
+    for key, value in rates.items():  # each domain's rate against the limit
+        if key.endswith(rate) and value and limit:
+            out[key.removesuffix(rate) + efficiency] = 100 * value / limit
     return out
 
 
