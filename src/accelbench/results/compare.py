@@ -254,17 +254,11 @@ def grid(comparison: Comparison, by: str, baseline: str, threshold: float) -> Gr
     sides: list[str] = [baseline]
     cases: dict[str, dict[str, str]] = {}
     why: set[str] = set()
-    for p in comparison.pairs:
-        assert p.b is not None
-        side = p.sides.split(" vs ")[0]
+    for p in (*comparison.pairs, *comparison.alone):  # a row alone has `-` under the baseline
+        side = p.sides.split(" vs ")[0] if p.b else p.sides
         sides += [side] if side not in sides else []
-        cells = cases.setdefault(case_label(p.a, p.without), {baseline: _cell(p.a)})
-        cells[side] = _cell(p.b, p, threshold, why)
-    lacking = f"-: no {by}={baseline} row of this case"
-    for p in comparison.alone:
-        sides += [p.sides] if p.sides not in sides else []
-        cells = cases.setdefault(case_label(p.a, p.without), {baseline: "-"})
-        cells[p.sides] = _cell(p.a)
+        cells = cases.setdefault(case_label(p.a, p.without), {baseline: _cell(p.a) if p.b else "-"})
+        cells[side] = _cell(p.b, p, threshold, why) if p.b else _cell(p.a)
     rows = [r for p in (*comparison.pairs, *comparison.alone) for r in (p.a, p.b) if r is not None]
     notes = [AUDITED] if any(r.timing.audit for r in rows) else []
     notes += [f"?: inconclusive: {w}" for w in sorted(why)[:MAX_NOTES]]
@@ -273,7 +267,7 @@ def grid(comparison: Comparison, by: str, baseline: str, threshold: float) -> Gr
         f"median time by {by}, ratio to {baseline} in brackets",
         sides,
         [(label, [cells.get(s, "") for s in sides]) for label, cells in cases.items()],
-        [*notes, *([lacking] if comparison.alone else [])],
+        [*notes, *([f"-: no {by}={baseline} row of this case"] if comparison.alone else [])],
     )
 
 
