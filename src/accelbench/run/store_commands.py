@@ -69,9 +69,8 @@ def _view(args: argparse.Namespace) -> list[Any]:
     return runs_under(local(args.results_dir, "--results-dir"))
 
 
-def _latest_series(view: list[Any]) -> list[Any]:  # what the user ran last
-    last = view[-1]
-    return [r for r in view if r.series == last.series and r.source == last.source]
+def _latest_series(view: list[Any]) -> list[Any]:  # what the user ran last (nothing, of no run)
+    return [r for r in view if (r.series, r.source) == (view[-1].series, view[-1].source)]
 
 
 def _side(
@@ -91,10 +90,10 @@ def _side(
     if ref == "latest" and candidate.lower().endswith(".csv"):  # of the candidate's series
         name = os.path.basename(series_of(candidate))
         view = [r for r in view if os.path.basename(series_of(r.series)) == name]
-    found = find_run(_latest_series(view) if numbered and view else view, ref)
+    found = find_run(_latest_series(view) if numbered else view, ref)
     if found is None:
         where = args.config or f"the runs under {args.results_dir}"
-        shown = _latest_series(view)[-20:] if view else []
+        shown = _latest_series(view)[-20:]
         known = ", ".join(f"{r.number}" + (f" '{r.name}'" if r.name else "") for r in shown)
         raise UserError(
             f"names no results file and no run of {where} (its runs: {known or 'none yet'}; "
@@ -107,7 +106,7 @@ def _side(
 def _last_two_runs(view: list[Any], args: argparse.Namespace) -> tuple[list[list[str]], bool]:
     """The two latest runs' files, older first, and whether the latest ran a selection (--only):
     compared on its cases, a filtered run never reads as the loss of those it left out."""
-    runs = _latest_series(view) if view else []
+    runs = _latest_series(view)
     if len(runs) < 2:
         elsewhere = "" if args.config else "; a config that writes elsewhere: name it (--config)"
         raise UserError(
