@@ -138,8 +138,15 @@ class Comparison:
     def __post_init__(self) -> None:
         sample_intervals(self.pairs)
 
-    def failing(self, threshold: float) -> list[Pair]:
-        return [p for p in self.pairs if p.judged(threshold).verdict.fails]
+    def failing(self, threshold: float, reasons: tuple[str, ...] = ()) -> list[Pair]:
+        """What fails the gate: a regression or a lost case, then (`--fail-inconclusive REASONS`) an
+        inconclusive verdict whose reason names a word (`all`: any)."""
+        said = [(p, p.judged(threshold)) for p in self.pairs]
+        return [p for p, j in said if j.verdict.fails] + [
+            p
+            for p, j in said
+            if j.verdict is Verdict.INCONCLUSIVE and any(r == "all" or r in j.why for r in reasons)
+        ]
 
 
 def _by_key(rows: Iterable[Row]) -> dict[CaseKey, list[Row]]:
@@ -363,24 +370,13 @@ def run_compare(
             file=" vs ".join(" + ".join(side) for side in sides),
         )
     # a comparison of groups is a table to read, not a regression gate: exit 0
-    failing = [] if by else comparison.failing(threshold)
-    failing += [] if by else inconclusive(comparison.pairs, threshold, fail_inconclusive)
+    failing = [] if by else comparison.failing(threshold, fail_inconclusive)
     report = report_of(comparison, threshold, labels, failing)
     if by:
         report.grid = grid(comparison, by, labels[0], threshold)
         report.lines += [line(p, threshold) for p in comparison.alone]
     show(report, output_format)
     return 1 if not by and (failing or comparison.ambiguous) else 0
-
-
-def inconclusive(pairs: list[Pair], threshold: float, reasons: tuple[str, ...]) -> list[Pair]:
-    """`--fail-inconclusive REASONS`: inconclusive cases whose reason names a word (`all`: any)."""
-    said = [(p, p.judged(threshold)) for p in pairs] if reasons else []
-    return [
-        p
-        for p, j in said
-        if j.verdict is Verdict.INCONCLUSIVE and any(r == "all" or r in j.why for r in reasons)
-    ]
 
 
 def report_of(
