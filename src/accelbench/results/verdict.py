@@ -210,19 +210,6 @@ def _summary(a: Row, b: Row) -> tuple[float, float] | None:
     return b_lo / a_hi, b_hi / a_lo  # type: ignore[operator]
 
 
-def lost(a: Row, b: Row | None) -> Verdict | None:
-    """The verdicts that need no time: the candidate lost the case (or either side has no time)."""
-    if b is None:
-        return Verdict.MISSING
-    if b.status is Status.UNSUPPORTED:
-        return Verdict.UNSUPPORTED
-    if not b.ok:
-        return Verdict.FAILED
-    if not (usable(a.median_s) and usable(b.median_s)):
-        return Verdict.NO_TIME
-    return None
-
-
 def _read(low: float, high: float, ratio: float, threshold: float, summary: bool) -> Verdict:
     if low > 1 + threshold:
         return Verdict.SLOWER
@@ -251,16 +238,22 @@ def judge(
 ) -> Judgement:
     """The candidate `b` against the baseline `a`, from the ratio's 95% `interval` (else p10-p90)
     widened by the most the differing conditions can stretch it (none for paired rounds)."""
-    if (gone := lost(a, b)) is not None:
-        return Judgement(gone)
-    assert b is not None
+    # the verdicts that need no time: the candidate lost the case (or either side has no time)
+    if b is None:
+        return Judgement(Verdict.MISSING)
+    if b.status is Status.UNSUPPORTED:
+        return Judgement(Verdict.UNSUPPORTED)
+    if not b.ok:
+        return Judgement(Verdict.FAILED)
+    if not (usable(a.median_s) and usable(b.median_s)):
+        return Judgement(Verdict.NO_TIME)
     if interval is None:
         interval, evidence = _summary(a, b), Evidence.SUMMARY
     if interval is None:
         return Judgement(Verdict.INCONCLUSIVE, Evidence.NONE, "no samples or p10-p90 to judge by")
     low, high = interval
     found, slower, faster = ([], 1.0, 1.0) if evidence is Evidence.ROUNDS else _conditions(a, b)
-    ratio = b.median_s / a.median_s  # type: ignore[operator]
+    ratio = b.median_s / a.median_s
     summary = evidence is Evidence.SUMMARY
     alone = _read(low, high, ratio, threshold, summary)
     verdict = _read(low / slower, high * faster, ratio, threshold, summary)
