@@ -203,11 +203,11 @@ def _conditions(a: Row, b: Row) -> tuple[list[Found], float, float]:
 
 
 def _summary(a: Row, b: Row) -> tuple[float, float] | None:
-    ends = (a.stats.time_p10_s, a.stats.time_p90_s, b.stats.time_p10_s, b.stats.time_p90_s)
-    if not all(usable(e) for e in ends):
+    a_lo, a_hi = a.stats.time_p10_s, a.stats.time_p90_s
+    b_lo, b_hi = b.stats.time_p10_s, b.stats.time_p90_s
+    if not (usable(a_lo) and usable(a_hi) and usable(b_lo) and usable(b_hi)):
         return None
-    a_lo, a_hi, b_lo, b_hi = ends
-    return b_lo / a_hi, b_hi / a_lo  # type: ignore[operator]
+    return b_lo / a_hi, b_hi / a_lo
 
 
 def _read(low: float, high: float, ratio: float, threshold: float, summary: bool) -> Verdict:
