@@ -8,7 +8,7 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field, fields
 
 from accelbench.results.change_points import Step, steps
 from accelbench.results.compare import CaseKey, case_label, usable
@@ -111,10 +111,7 @@ def as_text(found: Sequence[History], fmt: str) -> str:
     lines: list[tuple[object, ...]] = [CSV_HEAD]
     for h in found:
         at = {s.at: s.ratio for s in h.steps}
-        lines += [
-            (h.case, p.commit, p.date, p.label, p.median_s, p.conditions, at.get(i, ""))
-            for i, p in enumerate(h.points)
-        ]
+        lines += [(h.case, *astuple(p), at.get(i, "")) for i, p in enumerate(h.points)]
     return csv_text(lines)
 
 
@@ -123,7 +120,7 @@ def _point(p: Point) -> str:
 
 
 HEAD = ("case", "points", "first", "latest", "steps")
-CSV_HEAD = ("case", "commit", "date", "label", "median_s", "conditions", "step_ratio")
+CSV_HEAD = ("case", *(f.name for f in fields(Point)), "step_ratio")  # a row per point
 
 
 def table_rows(found: Sequence[History], between: str = "\n") -> list[tuple[str, ...]]:
