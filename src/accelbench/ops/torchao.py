@@ -54,7 +54,8 @@ class Recipe:
         return self.examples or (self.name,)
 
     def problem(self, match: Match) -> str | None:
-        """What is wrong with the numbers a name spells (`int4wo-0`, `uintx-9-64`), if anything."""
+        """What is wrong with the numbers a name spells, if anything: `int4wo-0` is a name torchao's
+        runner would take and then fail on deep inside a case."""
         if self.bits_at is not None and not 1 <= int(match.group(self.bits_at)) <= 8:
             return f"weight bits must be 1..8, got {match.group(self.bits_at)}"
         if self.group_at is not None and int(match.group(self.group_at)) not in self.groups:
@@ -113,13 +114,6 @@ def recipe_of(name: str) -> tuple[Recipe, Match] | None:
         if match := re.fullmatch(recipe.full_pattern, name):
             return recipe, match
     return None
-
-
-def recipe_problem(name: str) -> str | None:
-    """What is wrong with the numbers a known recipe's name spells, if anything: `int4wo-0` is a name
-    torchao's runner would take and then fail on deep inside a case."""
-    known = recipe_of(name)
-    return known[0].problem(known[1]) if known else None
 
 
 SPARSITY_KINDS = ("semi-sparse", "block")
@@ -314,11 +308,6 @@ class TorchaoTrainingParams(TorchaoModelParams):
     use_fast_accum: bool = param("bool", True)
 
 
-def training_bytes(p: TorchaoTrainingParams) -> float:
-    """Each of the three passes reads and writes about what the high-precision forward does."""
-    return TRAINING_FLOP_FACTOR * model_bytes(p, "baseline", "none")
-
-
 @dataclass
 class TorchaoTrainingExtras:
     """A training step's figures beside the high-precision model's, and how far its gradients moved."""
@@ -351,7 +340,8 @@ register(
         doc="forward + backward of a model in high precision and with torchao.float8 training",
         typed=TorchaoTrainingParams,
         flops=lambda p: TRAINING_FLOP_FACTOR * model_flops(p),
-        bytes=training_bytes,
+        # each of the three passes reads and writes about what the high-precision forward does
+        bytes=lambda p: TRAINING_FLOP_FACTOR * model_bytes(p, BASELINE, "none"),
         peak_dtype=lambda p: (
             "fp8" if p.recipe == "float8" else dtype(p.high_precision_dtype).peak_family
         ),

@@ -21,7 +21,6 @@ from accelbench.ops.torchao import (
     alias_note,
     recipe_examples,
     recipe_of,
-    recipe_problem,
     sparsity_kind,
     sparsity_pairs,
 )
@@ -92,9 +91,9 @@ _NOTED: set[str] = set()
 def _recipes(cfg: TorchaoConfig) -> list[str]:
     for i, name in enumerate(cfg.quantization_config_recipe_names):
         where = key_path("quantization_config_recipe_names", i)
-        known = recipe_of(name) is not None
-        _check_name(name, known, recipe_examples(), "quantization recipe", where)
-        if problem := recipe_problem(name):
+        known = recipe_of(name)
+        _check_name(name, known is not None, recipe_examples(), "quantization recipe", where)
+        if known and (problem := known[0].problem(known[1])):
             raise UserError(f"recipe '{name}': {problem}", key=where)
         if (note := alias_note(name)) and name not in _NOTED:
             _NOTED.add(name)  # once a process: a config is planned more than once
