@@ -102,23 +102,23 @@ def _recipes(cfg: TorchaoConfig) -> list[str]:
 
 
 def _sparsities(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[str]:
-    names: list[tuple[str, str]] = []
+    names: list[str] = []
     for owner, key in (
         (cfg, "sparsity_config_recipe_names"),
         (mp, key_path(where, "sparsity_config_recipe_names")),
     ):
         for i, name in enumerate(owner.sparsity_config_recipe_names or []):
-            if name and str(name).lower() not in FALSE_WORDS:
-                names.append((str(name), key_path(key, i)))
-    for name, key in names:
-        if sparsity_kind(name) is None:
-            raise UserError(
-                f"unknown sparsity recipe '{name}' (known: semi-sparse or any name with 'semi' "
-                f"or '2:4', and block)",
-                key=key,
-                suggestion=did_you_mean(name, SPARSITY_KINDS),
-            )
-    return list(dict.fromkeys(name for name, _ in names))
+            if not name or str(name).lower() in FALSE_WORDS:
+                continue
+            if sparsity_kind(str(name)) is None:
+                raise UserError(
+                    f"unknown sparsity recipe '{name}' (known: semi-sparse or any name with 'semi' "
+                    f"or '2:4', and block)",
+                    key=key_path(key, i),
+                    suggestion=did_you_mean(str(name), SPARSITY_KINDS),
+                )
+            names.append(str(name))
+    return list(dict.fromkeys(names))
 
 
 def _training_keys(cfg: TorchaoConfig, mp: ModelParams) -> dict[str, Any]:
@@ -152,10 +152,9 @@ def _training_variants(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[
             "benchmark_mode: training has no sparsity recipes", key="sparsity_config_recipe_names"
         )
     keys = _training_keys(cfg, mp)
-    granularities = keys.pop("scaling_granularity") or "tensorwise"
-    keys.pop("repeat_n")
+    granularities = keys["scaling_granularity"] or "tensorwise"
     scaling = {k: v or "dynamic" for k, v in keys.items() if k.startswith("scaling_type")}
-    fast = bool(keys["use_fast_accum"]) if keys["use_fast_accum"] is not None else True
+    fast = keys["use_fast_accum"] is not False  # unset: on
     return [{"recipe": "baseline"}] + [
         {"recipe": "float8", "scaling_granularity": g, "use_fast_accum": fast, **scaling}
         for g in ([granularities] if isinstance(granularities, str) else granularities)
