@@ -67,8 +67,7 @@ class Removal:
         where = f"; removed by {self.removed_by}" if self.removed_by else ""
         return f"torchao {torchao_version()} no longer has {self.what}{where}; replaced by {self.replaced_by}"
 
-    def refuse(self, tq: Any, match: re.Match[str], target: Target) -> Any:
-        """The maker of a removed recipe."""
+    def refuse(self, tq: Any, match: re.Match[str], target: Target) -> Any:  # a removed one's maker
         raise unsupported(self.said())
 
 
