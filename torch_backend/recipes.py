@@ -117,14 +117,13 @@ def _float8dq(granularity: str) -> Callable[..., Any]:
     return make
 
 
-INT4_PACKINGS = ("tile_packed_to_4d", "plain", "preshuffled", "plain_int32")
 MSLK = "pip install mslk: torchao's int4 and fp8 x int4 CUDA kernels"
 
 
 def _int4(tq: Any, match: re.Match[str], target: Target) -> Any:
     """int4 weight-only in one of torchao's packings (tile_packed_to_4d, the tinygemm layout, unless
     the name says another: plain and preshuffled run mslk's kernels)."""
-    group, packing = int(match.group(1)), match.group(3) or INT4_PACKINGS[0]
+    group, packing = int(match.group(1)), match.group(3) or "tile_packed_to_4d"
     if target.device.type != "cuda":
         raise unsupported(
             f"torchao {torchao_version()} has no int4 weight-only packing for {target.device.type} "
@@ -194,7 +193,6 @@ def _uintx(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 
 MARLIN = "Marlin layouts (int4 weight-only in the 2:4 MarlinSparseLayout)"
-MARLIN_GONE = Removal(MARLIN, replaced_by="int4wo (Int4WeightOnlyConfig) without sparsity")
 MARLIN_QQQ_GONE = Removal(
     "Marlin QQQ (MarlinQQQLayout, its kernel)",
     "pytorch/ao#3612 (merged 2026-01; absent from 0.16 on)",
@@ -255,7 +253,7 @@ MARLIN_RECIPE = Recipe(
     doc="int4 weights in the 2:4 Marlin layout (removed)",
     bits=4,
     with_2_4=True,
-    make=MARLIN_GONE.refuse,
+    make=Removal(MARLIN, replaced_by="int4wo (Int4WeightOnlyConfig) without sparsity").refuse,
     make_2_4=_no_2_4(f" no longer has {MARLIN}"),
 )
 
