@@ -242,7 +242,6 @@ FLOAT8DQ = Recipe(
     needs="CUDA SM 8.9+",
     doc="fp8 weights and activations, one scale per tensor",
     peak="fp8",
-    with_2_4=True,
     make=_float8dq("PerTensor"),
     make_2_4=ROCM_ONLY_2_4,
 )
@@ -252,7 +251,6 @@ MARLIN_RECIPE = Recipe(
     needs="-",
     doc="int4 weights in the 2:4 Marlin layout (removed)",
     bits=4,
-    with_2_4=True,
     make=Removal(MARLIN, replaced_by="int4wo (Int4WeightOnlyConfig) without sparsity").refuse,
     make_2_4=_no_2_4(f" no longer has {MARLIN}"),
 )
@@ -264,7 +262,6 @@ for _recipe in (
         needs="any device",
         doc="what every recipe is measured against",
         bits=None,
-        with_2_4=True,
         make_2_4=_plain_2_4,
     ),
     Recipe(
@@ -280,7 +277,6 @@ for _recipe in (
         needs="any device",
         doc="int8 weights and dynamically quantized int8 activations",
         peak="int8",
-        with_2_4=True,
         make=lambda tq, match, target: tq.Int8DynamicActivationInt8WeightConfig(),
         make_2_4=INT8_NO_2_4,
     ),
@@ -290,7 +286,6 @@ for _recipe in (
         needs="a torchao that has weight_only_decode",
         doc="int8dq for prefill, weight-only for decode",
         peak="int8",
-        with_2_4=True,
         make=_int8dq_prefill,
         make_2_4=INT8_NO_2_4,
     ),
@@ -321,7 +316,6 @@ for _recipe in (
         needs="CUDA SM 8.9+",
         doc="fp8 weights and activations, one scale per row",
         peak="fp8",
-        with_2_4=True,
         make=_float8dq("PerRow"),
         make_2_4=_float8_row_2_4,
     ),

@@ -37,7 +37,6 @@ class Recipe:
     groups: tuple[int, ...] = GROUP_SIZES
     peak: str | None = None  # the peak its matmuls run at (None: the high-precision dtype's)
     scale_bits: int = 32  # bits of scale (and zero point) stored per group: 2x16; MX, NVFP4: 8
-    with_2_4: bool = False  # the runner pairs it with 2:4 sparsity
     config: str = ""  # the torchao config it builds (docs/torchao_recipes.md)
     needs: str = ""  # the hardware or package it needs, as its maker checks it
     doc: str = ""  # what it measures
@@ -138,8 +137,8 @@ def sparsity_pairs(recipes: list[str], sparsities: list[str]) -> list[tuple[str,
     for sparsity in sparsities:
         kind = sparsity_kind(sparsity)
         partners = ["baseline"]
-        if kind == "semi-sparse":  # 2:4 pairs with baseline and the recipes that say so
-            partners += [r for r in recipes if (known := recipe_of(r)) and known[0].with_2_4]
+        if kind == "semi-sparse":  # 2:4 pairs with baseline and the recipes that have a 2:4 maker
+            partners += [r for r in recipes if (known := recipe_of(r)) and known[0].make_2_4]
         pairs += [(recipe, sparsity) for recipe in partners]
     return list(dict.fromkeys(pairs))
 
