@@ -13,8 +13,8 @@ from accelbench.core.column import doc
 from accelbench.platform.dtypes import dtype
 from accelbench.registry import register_once
 
-ACTIVATIONS = ("sigmoid", "relu", "leakyrelu", "relu6", "gelu", "silu", "hardswish")
-MODEL_TYPES = ("linear", *(f"ln_linear_{a}" for a in ACTIVATIONS), "transformer_block")
+ACTIVATIONS = ("Sigmoid", "ReLU", "LeakyReLU", "ReLU6", "GELU", "SiLU", "Hardswish")  # in torch.nn
+MODEL_TYPES = ("linear", *(f"ln_linear_{a.lower()}" for a in ACTIVATIONS), "transformer_block")
 Match = re.Match[str]
 GROUP_SIZES = (32, 64, 128, 256)  # torchao's int4 / gemlite / uintx group sizes
 
