@@ -119,14 +119,6 @@ class Read:
     others: list[KernelEvent] = field(default_factory=list)
 
 
-def iterations(
-    profile: Any, module: str, n_iters: int, device: str = "first_device"
-) -> tuple[str, list[IterationKernels]]:
-    """(platform, per-iteration device time and kernels) of one jitted module (`read`)."""
-    found = read(profile, module, n_iters, device)
-    return found.platform, found.iterations
-
-
 def read(profile: Any, module: str, n_iters: int, device: str = "first_device") -> Read:
     """One jitted module's iterations on the first device plane, or the highest median's (max_device)."""
     planes = list(profile.planes)
