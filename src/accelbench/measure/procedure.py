@@ -189,7 +189,7 @@ def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
     """The host clock of an untraced, blocked loop (jax-bench's) in place of the device timer's wall
     samples and loop: a profiler's overhead stays out of it."""
     blocked = replace(run, warmup=0, target_precision=None)
-    host = timed(lambda p, w, n: wall_clock(p, w, n), prepared, blocked)
+    host = timed(wall_clock, prepared, blocked)
     timing.wall_samples_s = host.samples_s
     timing.loop_started_at, timing.loop_s = host.loop_started_at, host.loop_s
     timing.loop_wait_s = host.loop_wait_s

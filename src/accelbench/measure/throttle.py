@@ -131,8 +131,3 @@ TPU_SOURCE = "tpu_power_throttle"  # the Power Throttle line of the trace's TPU 
 NO_LEVELS = "the trace holds no TPU Power Throttle events (xprof timer on a TPU only)"
 Judge = Callable[[Monitor, Timing, RunSettings, int], tuple[Timing, ThrottleReport]]
 JUDGES: dict[str, Judge] = {"gpu": judge, "tpu": judge_levels}  # by the device's platform
-
-
-def forget() -> None:
-    """A new run judges by its own clocks (tests)."""
-    _best_clock.clear()
