@@ -324,10 +324,7 @@ def xprof_timer(case: Case) -> Timer:
     """Device time per iteration from the trace; the flush made here, before the case's clock (it cost
     the first case 0.24 s on an H100)."""
     _cupti_refused()
-    flush = flusher(case)
-    return Described(
-        lambda prepared, warmup, n: traced_samples(case, flush, prepared, warmup, n), session_cost()
-    )
+    return Described(functools.partial(traced_samples, case, flusher(case)), session_cost())
 
 
 @register_timer("traced_wall", ("jax",))

@@ -59,17 +59,6 @@ def _host_events(planes: list[Any]) -> list[KernelEvent]:
     ]
 
 
-def _kernels(plane: Any, module: str) -> tuple[list[KernelEvent], list[KernelEvent]]:
-    """A GPU plane's kernel events of the module, and its other events."""
-    mine: list[KernelEvent] = []
-    others: list[KernelEvent] = []
-    for line in plane.lines:
-        if line.name not in ("XLA Modules", "XLA Ops"):
-            for e in _events(line):
-                (mine if of_module(e, module) else others).append(e)
-    return mine, others
-
-
 def _module_matches(value: Any, module: str) -> bool:
     return isinstance(value, str) and (value == module or value.startswith(module + "("))
 
@@ -189,7 +178,12 @@ def _gpu_read(
     plane: Any, module: str, n_iters: int, what: str = ""
 ) -> tuple[list[IterationKernels], list[KernelEvent]]:
     """The module's kernels in iterations, and the plane's other events."""
-    mine, others = _kernels(plane, module)
+    mine: list[KernelEvent] = []
+    others: list[KernelEvent] = []
+    for line in plane.lines:
+        if line.name not in ("XLA Modules", "XLA Ops"):
+            for e in _events(line):
+                (mine if of_module(e, module) else others).append(e)
     if not mine:
         raise Bystander(f"the GPU trace has no kernel events of module {module}")
     return [IterationKernels(c) for c in _chunk(mine, n_iters, what or module)], others

@@ -281,6 +281,6 @@ def host_flush(case: Case) -> Callable[[], None]:
 
 @register_timer(FALLBACK)
 def _wall(case: Case) -> Timer:
-    flush = host_flush(case)
-    sustained = case.run.cadence == "sustained"
-    return lambda prepared, warmup, n: wall_clock(prepared, warmup, n, flush, sustained)
+    return functools.partial(
+        wall_clock, flush=host_flush(case), sustained=case.run.cadence == "sustained"
+    )
