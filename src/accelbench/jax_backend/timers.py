@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import shutil
 import statistics
 import tempfile
 import time
@@ -107,8 +106,7 @@ def profile_options(host_events: bool = True, firmware: bool = False) -> Any:
 
 def _profile_to_disk(run: Callable[[], list[float]], firmware: bool) -> tuple[bytes, list[float]]:
     """start_trace/stop_trace into a scratch folder, then its XSpace read back."""
-    scratch = tempfile.mkdtemp(prefix="mb_trace_")
-    try:
+    with tempfile.TemporaryDirectory(prefix="mb_trace_", ignore_cleanup_errors=True) as scratch:
         with chatter.native_stderr("jax"):
             jax.profiler.start_trace(scratch, profiler_options=profile_options(firmware=firmware))
         try:
@@ -124,8 +122,6 @@ def _profile_to_disk(run: Callable[[], list[float]], firmware: bool) -> tuple[by
                     Status.ERROR, f"could not write the trace under {scratch}: {error}"
                 ) from None
         return Path(xplane.find_xplane(scratch)).read_bytes(), wall
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _forget_session() -> None:
