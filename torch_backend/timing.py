@@ -95,12 +95,12 @@ def _device(prepared: Prepared) -> Any:
     return prepared.device or torch.device("cuda", torch.cuda.current_device())
 
 
-def _named(case: Case | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
-    """Each iteration's context: the case's label as an NVTX range (for Nsight), inside `window`."""
+def _named(case: Case | None, window: Callable[[], Any] | None = None) -> Callable[[int], Any]:
+    """Each iteration's context (a step): the case's label as an NVTX range (for Nsight), in `window`."""
     nvtx = case.label if case is not None and _nvtx_works() else None
 
     @contextlib.contextmanager
-    def both() -> Iterator[None]:
+    def both(i: int) -> Iterator[None]:
         outer = window() if window else contextlib.nullcontext()
         with outer, torch.cuda.nvtx.range(nvtx) if nvtx else contextlib.nullcontext():
             yield
@@ -123,7 +123,7 @@ def _event_loop(
     prepared: Prepared,
     n: int,
     flush: Flush,
-    window: Callable[[], Any] | None = None,
+    step: Callable[[int], Any],
     sustained: bool = False,
     flush_range: Callable[[], Any] = contextlib.nullcontext,
 ) -> tuple[list[float], list[float]]:
@@ -147,7 +147,6 @@ def _event_loop(
         with flush_range():
             queue_flush()
 
-    step = (lambda i: window()) if window else None
     wall = timed_iterations(replace(prepared, call=call), n, ranged, sustained, step)
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1e-3 for s, e in events], wall
