@@ -8,9 +8,8 @@ import textwrap
 import pytest
 from conftest import run_options
 
-from accelbench.benchmarks.cases import MAX_COMBINATIONS
 from accelbench.benchmarks.hardware import parse_hardware
-from accelbench.config.expand import upstream_sweep, upstream_values, values_of
+from accelbench.config.expand import MAX_COMBINATIONS, upstream_sweep, upstream_values, values_of
 from accelbench.config.loader import parse_config
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError
@@ -84,9 +83,7 @@ def test_sweep_forms_that_hang_or_run_nothing_upstream_are_one_line_errors(value
 def test_a_sweep_over_1000_combinations_keeps_the_first_1000_in_product_order_and_says_so(
     write_yaml, capsys
 ):
-    sweep = upstream_sweep(
-        {"m": list(range(1, 41)), "n": list(range(1, 41))}, "s", MAX_COMBINATIONS
-    )
+    sweep = upstream_sweep({"m": list(range(1, 41)), "n": list(range(1, 41))}, "s", "")
     combos = [values_of(p) for p in sweep.points()]
     assert sweep.total == 1600 and len(combos) == MAX_COMBINATIONS
     assert combos[0] == {"m": 1, "n": 1} and combos[40] == {"m": 2, "n": 1}  # first key slowest

@@ -24,7 +24,7 @@ from accelbench.benchmarks.flags import CONDITIONS, HW
 from accelbench.benchmarks.models import model_fields
 from accelbench.benchmarks.tpu_flags import process_env
 from accelbench.catalogue import OpSpec, Param, get_spec
-from accelbench.config.cases import cases_per_implementation, lacking, within_cap
+from accelbench.config.cases import cases_per_implementation, lacking
 from accelbench.config.expand import Given, Point, csv_cases, given, upstream_sweep
 from accelbench.config.settings import (
     RUN_KEYS,
@@ -38,7 +38,7 @@ from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS
 from accelbench.specs import HardwareStats
 
-MAX_COMBINATIONS = 1000  # upstream keeps the first 1000 of a larger product, with a warning
+JAX_BENCH_CAP = "; the first {} are run, as jax-bench does (split the sweep to run the rest)"
 STRUCTURE = ("name", "sweep", "csv_shapes", "model")  # keys of an entry that are not fields
 OUR_CHECKS = {p.name: p.validate for p in OURS_AS_PARAMS if p.kind == "choice"}
 # jax-bench's own names for three run settings
@@ -317,14 +317,9 @@ def entry_points(
     """A jax-bench entry's points: its layers over the shared (global) values, over its sweep."""
     reading.check_keys((k, g.where) for k, g in shared.items())
     sweep_value, sweep_where = sweep_of
-    sweep = upstream_sweep(sweep_value, sweep_where, MAX_COMBINATIONS)
+    sweep = upstream_sweep(sweep_value, sweep_where, JAX_BENCH_CAP)
     request.warnings.extend(sweep.warnings)
     reading.check_keys((a.name, a.where) for a in sweep.axes)
-    if sweep.total > MAX_COMBINATIONS:
-        request.warnings.append(
-            f"{sweep_where}: {sweep.total:,} combinations; the first {MAX_COMBINATIONS} are run, "
-            "as jax-bench does (split the sweep to run the rest)"
-        )
     layers = _layers(entry, where, reading, request)
     swept = replace(sweep, cases=tuple({**shared, **layer} for layer in layers))
     return swept.points()
@@ -342,7 +337,3 @@ def numbered_repeats(cases: list[tuple[str, Case]]) -> list[Case]:
             case = replace(case, occurrence=n) if n else case
         out.append(case)
     return out
-
-
-def capped(cases: list[Any], request: PlanRequest, where: str, hint: str = "") -> None:
-    within_cap(len(cases), request.max_cases, where, hint)

@@ -23,6 +23,7 @@ RANGE_KEYS = ("start", "end", "multiplier", "increase_by")
 MAX_CSV_BYTES = 4 << 20
 MAX_CSV_ROWS = 10_000
 URL_TIMEOUT_S = 10.0
+MAX_COMBINATIONS = 1000  # upstream keeps the first 1000 of a larger product, with a warning
 
 
 @dataclass(frozen=True)
@@ -134,12 +135,9 @@ def ironwood_axis(key: str, value: Any, where: str) -> Axis:
         raise UserError("empty list of values", key=where)
     unique: dict[tuple[str, Any], Any] = {}
     for v in values:
-        unique.setdefault((type(v).__name__, v if _plain(v) else repr(v)), v)
+        plain = isinstance(v, (str, int, float, bool, type(None)))
+        unique.setdefault((type(v).__name__, v if plain else repr(v)), v)
     return Axis(name, tuple(unique.values()), where)
-
-
-def _plain(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool, type(None)))
 
 
 def ironwood_sweep(entry: Any, where: str) -> Expansion:
@@ -209,9 +207,11 @@ def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
     return expand_range({**rest, **steps}, where), warning
 
 
-def upstream_sweep(sweep: Any, where: str, cap: int | None = None) -> Expansion:
+def upstream_sweep(sweep: Any, where: str, past_cap: str) -> Expansion:
+    """A later generation's sweep; past MAX_COMBINATIONS, the first are run (`past_cap`: what the
+    warning says after the count, `{}` the cap)."""
     if sweep is None:
-        return Expansion(cap=cap)
+        return Expansion(cap=MAX_COMBINATIONS)
     if not isinstance(sweep, dict):
         raise UserError(
             f"sweep must be a mapping of key to values, got {type(sweep).__name__}", key=where
@@ -222,7 +222,9 @@ def upstream_sweep(sweep: Any, where: str, cap: int | None = None) -> Expansion:
         values, warning = upstream_values(value, at)
         axes.append(Axis(str(key), tuple(values), at))
         warnings += [warning] if warning else []
-    return Expansion(axes=tuple(axes), cap=cap, warnings=tuple(warnings))
+    if (total := math.prod(len(a.values) for a in axes)) > MAX_COMBINATIONS:
+        warnings.append(f"{where}: {total:,} combinations" + past_cap.format(MAX_COMBINATIONS))
+    return Expansion(axes=tuple(axes), cap=MAX_COMBINATIONS, warnings=tuple(warnings))
 
 
 # ---- tables (csv_shapes:, cases_from_csv:) ----------------------------------------------------------

@@ -30,13 +30,12 @@ from typing import Any
 
 from accelbench.benchmarks.flags import STRICT_LAYOUT, XPROF_DIR
 from accelbench.catalogue import Param
-from accelbench.config.expand import Axis, Expansion, Given
+from accelbench.config.expand import MAX_COMBINATIONS, Axis, Expansion, Given
 from accelbench.core.case import DEVICE_MODES
 from accelbench.dialects.jax_bench.cli import upstream_options
 from accelbench.errors import UserError, visible
 from accelbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
-MAX_COMBINATIONS = 1000
 PACKAGES = ("jax", "jaxlib", "libtpu")  # whose versions `platform describe` gives
 
 
