@@ -254,7 +254,8 @@ def test_a_file_with_several_benchmark_names_loads(write_yaml):
 
 
 def test_hardware_blocks_and_system_presets(write_yaml, capsys):
-    stats, warnings = parse_hardware({"peak_tflops": 459, "hbm_bw": {"1048576": 1200}}, "hardware")
+    warnings: list[str] = []
+    stats = parse_hardware({"peak_tflops": 459, "hbm_bw": {"1048576": 1200}}, "hardware", warnings)
     assert stats.peak_tflops("float8_e4m3fn") == 459 and "read as tflops" in warnings[0]
     assert IRONWOOD.bandwidth_at(16 * 1024) == pytest.approx(127.9, abs=0.05)  # upstream's figure
     assert IRONWOOD.bandwidth_at(10) == 100 and IRONWOOD.bandwidth_at(1 << 40) == 7380

@@ -21,6 +21,7 @@ from accelbench.benchmarks.base import (
 )
 from accelbench.benchmarks.collective import resolve_group
 from accelbench.benchmarks.flags import CONDITIONS, HW
+from accelbench.benchmarks.hardware import parse_hardware, preset
 from accelbench.benchmarks.models import model_fields
 from accelbench.benchmarks.tpu_flags import process_env
 from accelbench.catalogue import OpSpec, Param, get_spec
@@ -242,12 +243,9 @@ def _hardware(
 ) -> HardwareStats | None:
     """Upstream's order: the entry's `hardware_stats`, `hardware:`, `global`'s `hardware_stats`, the
     `system` named (even an empty one), --hw."""
-    from accelbench.benchmarks.hardware import parse_hardware, preset
-
     stats = point.get("hardware_stats")
     if stats is not None and (top is None or not stats.where.startswith("global")):
-        parsed, warnings = parse_hardware(stats.value, stats.where)
-        request.warnings.extend(warnings)
+        parsed = parse_hardware(stats.value, stats.where, request.warnings)
         return None if parsed.empty and not parsed.shown else parsed
     if top is not None:
         return top
@@ -255,10 +253,7 @@ def _hardware(
     name = system.value if system is not None else request.flag(HW)
     if not name:
         return None
-    found, warning = preset(str(name), system.where if system is not None else "--hw")
-    if warning:
-        request.warnings.append(warning)
-    return found
+    return preset(str(name), system.where if system is not None else "--hw", request.warnings)
 
 
 def _trace_dir(path: str, request: PlanRequest) -> str:

@@ -208,8 +208,7 @@ def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
 
 
 def upstream_sweep(sweep: Any, where: str, past_cap: str) -> Expansion:
-    """A later generation's sweep; past MAX_COMBINATIONS, the first are run (`past_cap`: what the
-    warning says after the count, `{}` the cap)."""
+    """A later generation's sweep, its first MAX_COMBINATIONS run (`past_cap`: the warning's tail)."""
     if sweep is None:
         return Expansion(cap=MAX_COMBINATIONS)
     if not isinstance(sweep, dict):

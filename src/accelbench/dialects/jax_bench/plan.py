@@ -61,10 +61,7 @@ def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
         request.warnings.append(
             f"{key}: not a jax-bench key (global, hardware, benchmarks): ignored, as jax-bench does"
         )
-    top = None
-    if cfg.hardware:
-        top, warnings = parse_hardware(cfg.hardware, "hardware")
-        request.warnings.extend(warnings)
+    top = parse_hardware(cfg.hardware, "hardware", request.warnings) if cfg.hardware else None
     globals_ = cfg.global_ or {}
     shared = shared_values(globals_, request)
     cases: list[tuple[str, Case]] = []

@@ -147,7 +147,6 @@ def describe() -> dict[str, Any]:
     bounds = getattr(first, "coords", None) and [
         max(getattr(d, "coords", (0,))[i] for d in devices) + 1 for i in range(len(first.coords))
     ]
-    versions = {f"{package}_version": installed().get(package) for package in PACKAGES}
     return {
         "tpu_type": kind.lower().replace("tpu ", "") if first.platform == "tpu" else None,
         "topology": "x".join(map(str, bounds)) if bounds else None,
@@ -156,7 +155,7 @@ def describe() -> dict[str, Any]:
         "process_count": jax.process_count(),
         "process_index": jax.process_index(),
         "python_version": platform.python_version(),
-        **versions,
+        **{f"{package}_version": installed().get(package) for package in PACKAGES},
         "platform": first.platform,
         "device_kind": kind,
     }

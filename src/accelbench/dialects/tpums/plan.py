@@ -240,10 +240,8 @@ def _stage_a_cases(
     bench = data[TOP]
     reading = Reading.of_tpums(entry, flat=True)
     top = {k: v for k, v in data.items() if k not in (TOP, "hardware")}
-    hardware = None
-    if data.get("hardware") is not None:
-        hardware, warnings = parse_hardware(data["hardware"], "hardware")
-        request.warnings.extend(warnings)
+    block = data.get("hardware")
+    hardware = parse_hardware(block, "hardware", request.warnings) if block is not None else None
     shared = shared_values(top, request, "")
     flat = {k: v for k, v in bench.items() if k != "cases"}
     overlays = list(listed_cases(bench, layout)) if "cases" in bench else [{}]
