@@ -60,7 +60,7 @@ def test_the_dialect_is_recognised_from_the_file_shape(data, dialect):
     ],
 )
 def test_sweep_value_forms_expand_as_upstream_reads_them(value, expected):
-    assert upstream_values(value, "sweep.m")[0] == expected
+    assert upstream_values(value, "sweep.m", []) == expected
 
 
 @pytest.mark.parametrize(
@@ -77,13 +77,13 @@ def test_sweep_value_forms_expand_as_upstream_reads_them(value, expected):
 )
 def test_sweep_forms_that_hang_or_run_nothing_upstream_are_one_line_errors(value, message):
     with pytest.raises(UserError, match=message):
-        upstream_values(value, "sweep.m")
+        upstream_values(value, "sweep.m", [])
 
 
 def test_a_sweep_over_1000_combinations_keeps_the_first_1000_in_product_order_and_says_so(
     write_yaml, capsys
 ):
-    sweep = upstream_sweep({"m": list(range(1, 41)), "n": list(range(1, 41))}, "s", "")
+    sweep = upstream_sweep({"m": list(range(1, 41)), "n": list(range(1, 41))}, "s", "", [])
     combos = [values_of(p) for p in sweep.points()]
     assert sweep.total == 1600 and len(combos) == MAX_COMBINATIONS
     assert combos[0] == {"m": 1, "n": 1} and combos[40] == {"m": 2, "n": 1}  # first key slowest

@@ -312,8 +312,7 @@ def entry_points(
     """A jax-bench entry's points: its layers over the shared (global) values, over its sweep."""
     reading.check_keys((k, g.where) for k, g in shared.items())
     sweep_value, sweep_where = sweep_of
-    sweep = upstream_sweep(sweep_value, sweep_where, JAX_BENCH_CAP)
-    request.warnings.extend(sweep.warnings)
+    sweep = upstream_sweep(sweep_value, sweep_where, JAX_BENCH_CAP, request.warnings)
     reading.check_keys((a.name, a.where) for a in sweep.axes)
     layers = _layers(entry, where, reading, request)
     swept = replace(sweep, cases=tuple({**shared, **layer} for layer in layers))

@@ -108,8 +108,8 @@ def _sweep(
     if not isinstance(bench["sweep"], dict) or not bench["sweep"]:
         raise _expected("'sweep'", bench.get("name"), "a non-empty dict", where)
     layout.reserved_in(bench["sweep"], where)
-    sweep = upstream_sweep(bench["sweep"], where, " per case; the first {} are run, as TPUMS does")
-    request.warnings.extend(sweep.warnings)
+    past_cap = " per case; the first {} are run, as TPUMS does"
+    sweep = upstream_sweep(bench["sweep"], where, past_cap, request.warnings)
     names = [a.name for a in sweep.axes]
     case_block = "cases_from_csv" if "cases_from_csv" in bench else "cases"
     for block, keys in (
