@@ -246,7 +246,7 @@ def _hardware(
     stats = point.get("hardware_stats")
     if stats is not None and (top is None or not stats.where.startswith("global")):
         parsed = parse_hardware(stats.value, stats.where, request.warnings)
-        return None if parsed.empty and not parsed.shown else parsed
+        return parsed if parsed.shown else None  # `hardware_stats: {}`: none
     if top is not None:
         return top
     system = point.get("system")
