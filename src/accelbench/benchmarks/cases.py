@@ -284,8 +284,7 @@ def _backends(spec: OpSpec, value: Any, where: str, given: bool) -> list[str]:
 def _layers(
     entry: dict[str, Any], where: str, reading: Reading, request: PlanRequest
 ) -> tuple[Point, ...]:
-    """The entry's values before `global` and the sweep: its keys over its preset's, one clone per
-    CSV row over them."""
+    """The entry's values before `global` and the sweep: its keys over its preset's, per CSV row."""
     own = given({k: v for k, v in entry.items() if k not in STRUCTURE}, where)
     reading.check_keys((k, g.where) for k, g in own.items())
     if "model" in entry:

@@ -35,8 +35,7 @@ OWN_FLAGS = (HW, XPROF_DIR, CONDITIONS)
 
 def upstream_options(folder: str, option: str, files: RunFiles, **flags: Any) -> RunOptions:
     """A reference command line's options (jax-bench's, TPUMS's): rows, summary.csv and
-    detailed.json in `folder`, named as upstream names them; `files`: --resume/--overwrite;
-    `flags` by their dest."""
+    detailed.json in `folder` by upstream's names; `files`: --resume/--overwrite; `flags` by dest."""
     if not folder:
         raise UserError("is empty; name an output folder", key=option)
     options = RunOptions(output_dir=folder, output_dir_given=True, **dataclasses.asdict(files))

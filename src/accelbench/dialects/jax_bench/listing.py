@@ -1,5 +1,4 @@
-"""`microbench list --jax-bench`: each jax-bench name, the op(s) that run it, its fields and how it
-departs from upstream."""
+"""`microbench list --jax-bench`: each name, the op(s) that run it, its fields, its departures."""
 
 from __future__ import annotations
 
