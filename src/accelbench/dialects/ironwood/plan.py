@@ -110,8 +110,12 @@ def _as_ours(
     return out
 
 
-def _clamp(spec: OpSpec, params: OpParams, max_dim: int | None) -> OpParams:
-    """--max-dim: every problem size within its kind's cap (catalogue.PARAM_KINDS)."""
+CASE_KEYS = (*RUN_KEYS, "implementation")  # keys of a parameter entry that are not op parameters
+
+
+def _resolved(spec: OpSpec, d: dict[str, Any], where: str, max_dim: int | None) -> OpParams:
+    """The op's parameters of an entry; --max-dim: every problem size within its kind's cap."""
+    params = spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS)
     if not max_dim:
         return params
     return spec.made({p.name: p.clamped(getattr(params, p.name), max_dim) for p in spec.params})
@@ -127,9 +131,6 @@ class Planned:
     resolved: list[OpParams]  # the op's parameters, checked and defaulted
     backends: list[str]
     implementation: str | list[str] | None = None  # the block's, else the config's
-
-
-CASE_KEYS = (*RUN_KEYS, "implementation")  # keys of a parameter entry that are not op parameters
 
 
 def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
@@ -161,11 +162,7 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
                 resolve_same_as(values_of(p) if is_sweep else entry, at) for p in sweep.points()
             ]
             dicts = [e for d in written for e in _as_ours(spec, bench, d, at, where)]
-            resolved = [
-                spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, at, CASE_KEYS)
-                for d in dicts
-            ]
-            resolved = [_clamp(spec, params, request.max_dim) for params in resolved]
+            resolved = [_resolved(spec, d, at, request.max_dim) for d in dicts]
             for params in resolved:
                 spec.check_constraints(params, at)
             implementation = bench.implementation or cfg.implementation
