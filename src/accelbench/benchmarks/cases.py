@@ -314,8 +314,7 @@ def entry_points(
     sweep = upstream_sweep(sweep_value, sweep_where, JAX_BENCH_CAP, request.warnings)
     reading.check_keys((a.name, a.where) for a in sweep.axes)
     layers = _layers(entry, where, reading, request)
-    swept = replace(sweep, cases=tuple({**shared, **layer} for layer in layers))
-    return swept.points()
+    return replace(sweep, cases=tuple({**shared, **layer} for layer in layers)).points()
 
 
 def numbered_repeats(cases: list[tuple[str, Case]]) -> list[Case]:
