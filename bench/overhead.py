@@ -40,9 +40,9 @@ def config_text(work: str, cases: int, num_runs: int, device: str) -> str:
 def flush_seconds(device: str) -> float:
     """One cache flush of the kind the cold-cache timers do on this device."""
     if device == "cpu":
-        from accelbench.measure.timers import HostFlush
+        from accelbench.measure.timers import flush_host_cache
 
-        flush: Callable[[], None] = HostFlush()
+        flush: Callable[[], None] = flush_host_cache
     else:
         import torch
 
