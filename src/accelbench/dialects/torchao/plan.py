@@ -26,7 +26,6 @@ from accelbench.ops.torchao import (
 )
 
 FALSE_WORDS = ("false", "off", "none", "no", "")
-MODE_OPS = {"inference": "torchao_inference", "training": "torchao_training"}
 TRAINING_KEYS = tuple(Float8TrainingKeys.model_fields)
 # a model_params entry's keys that every case of it takes as they are
 AS_GIVEN = tuple(
@@ -204,7 +203,7 @@ def _sized(name: str, dims: list[int], max_dim: int | None, where: str) -> Point
 
 
 def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
-    spec = get_spec(MODE_OPS[cfg.benchmark_mode])
+    spec = get_spec(f"torchao_{cfg.benchmark_mode}")  # the op of each benchmark_mode
     csv_path = os.path.join(_output_dir(cfg, request), "results.csv")
     cases: list[Case] = []
     for i, mp in enumerate(cfg.model_params):
