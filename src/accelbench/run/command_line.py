@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 from accelbench.core.flags import Flag
+from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
 from accelbench.platform import interrupt, processes, streams
@@ -54,19 +55,12 @@ def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> 
         setting.add_to(parser)
 
 
-@dataclass(frozen=True)
-class RunFiles:
-    """--resume, --overwrite and the run settings given as options (RunOptions' fields)."""
-
-    resume: bool = False
-    overwrite: bool = False
-    settings: tuple[tuple[str, Any], ...] = ()
-
-
-def run_files(args: argparse.Namespace) -> RunFiles:
+def run_files(args: argparse.Namespace) -> RunOptions:
+    """--resume, --overwrite and the run settings given as options."""
     given = ((f.dest, getattr(args, f.dest, None)) for f in setting_flags())
-    return RunFiles(
-        **{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES},
+    return RunOptions(
+        resume=bool(getattr(args, RESUME.dest, False)),
+        overwrite=bool(getattr(args, OVERWRITE.dest, False)),
         settings=tuple((name, value) for name, value in given if value is not None),
     )
 

@@ -281,23 +281,14 @@ class Worker:
         self.conn.close()
 
 
-def execute_isolated(
-    case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
-) -> Outcome:
-    worker = Worker(dict(case.process_env), run_id, env, peaks)
-    try:
-        return worker.run(case, timeout_s)
-    finally:
-        worker.stop()
-
-
 class GroupedExecution:
     """One worker per process environment (libtpu reads TPU flags once, at start), kept while cases
-    share it; one at a time (a TPU belongs to one process)."""
+    share it; one at a time (a TPU belongs to one process). `isolate`: a worker per case, ended with it."""
 
-    def __init__(self) -> None:
+    def __init__(self, isolate: bool = False) -> None:
         self.worker: Worker | None = None
         self.key: tuple[tuple[str, str], ...] | None = None
+        self.isolate = isolate
 
     def __call__(
         self, case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
@@ -306,7 +297,11 @@ class GroupedExecution:
             self.close()
             self.worker = Worker(dict(case.process_env), run_id, env, peaks)
             self.key = case.process_env
-        return self.worker.run(case, timeout_s)
+        try:
+            return self.worker.run(case, timeout_s)
+        finally:
+            if self.isolate:
+                self.close()
 
     def close(self) -> None:
         if self.worker is not None:
