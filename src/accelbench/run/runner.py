@@ -220,24 +220,34 @@ def _serve(conn: Any, process_env: dict[str, str], run_id: str, env: Env, peaks:
 
 
 class Worker:
-    """A child process running cases one at a time: a crash, OOM kill or hang becomes that case's row.
-    The timeout starts once the backend and devices are up, not at start-up."""
+    """Cases in a child process, one at a time (a TPU belongs to one process): a crash, OOM kill or
+    hang becomes that case's row; the timeout starts once the backend and devices are up. A process
+    per process environment (libtpu reads TPU flags once, at start), or (`isolate`) per case."""
 
-    def __init__(self, process_env: dict[str, str], run_id: str, env: Env, peaks: Peaks) -> None:
-        ctx = mp.get_context("spawn")
-        self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(
-            target=_serve, args=(child, process_env, run_id, env, peaks), daemon=True
-        )
-        self.proc.start()
-        child.close()
-        self.run_id, self.env = run_id, env
+    def __init__(self, isolate: bool = False) -> None:
+        self.isolate = isolate
+        self.proc: Any = None
+        self.key: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def alive(self) -> bool:
-        return self.proc.is_alive()
+    def __call__(
+        self, case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
+    ) -> Outcome:
+        if self.proc is None or self.key != case.process_env or not self.proc.is_alive():
+            self.close()
+            ctx = mp.get_context("spawn")
+            self.conn, child = ctx.Pipe(duplex=True)
+            given = (child, dict(case.process_env), run_id, env, peaks)
+            self.proc = ctx.Process(target=_serve, args=given, daemon=True)
+            self.proc.start()
+            child.close()
+            self.key, self.run_id, self.env = case.process_env, run_id, env
+        try:
+            return self._run(case, timeout_s)
+        finally:
+            if self.isolate:
+                self.close()
 
-    def run(self, case: Case, timeout_s: float | None) -> Outcome:
+    def _run(self, case: Case, timeout_s: float | None) -> Outcome:
         self.conn.send(case)
         deadline = time.monotonic() + STARTUP_LIMIT_S
         started = False
@@ -256,7 +266,7 @@ class Worker:
             elif not self.proc.is_alive():
                 break
             elif time.monotonic() >= deadline:
-                self.stop()
+                self.close()
                 late = f"the case's process did not start within {STARTUP_LIMIT_S:g} s"
                 what = f"case exceeded its {timeout_s:g} s timeout" if started else late
                 return self._failed(case, Status.TIMEOUT, what)
@@ -270,7 +280,9 @@ class Worker:
     def _failed(self, case: Case, status: Status, reason: str) -> Outcome:
         return failure_row(case, get_spec(case.op), status, reason, self.run_id, self.env), {}
 
-    def stop(self) -> None:
+    def close(self) -> None:
+        if self.proc is None:
+            return
         if self.proc.is_alive():
             with contextlib.suppress(OSError):
                 self.conn.send(None)
@@ -279,34 +291,7 @@ class Worker:
             self.proc.kill()
             self.proc.join()
         self.conn.close()
-
-
-class GroupedExecution:
-    """One worker per process environment (libtpu reads TPU flags once, at start), kept while cases
-    share it; one at a time (a TPU belongs to one process). `isolate`: a worker per case, ended with it."""
-
-    def __init__(self, isolate: bool = False) -> None:
-        self.worker: Worker | None = None
-        self.key: tuple[tuple[str, str], ...] | None = None
-        self.isolate = isolate
-
-    def __call__(
-        self, case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
-    ) -> Outcome:
-        if self.worker is None or self.key != case.process_env or not self.worker.alive:
-            self.close()
-            self.worker = Worker(dict(case.process_env), run_id, env, peaks)
-            self.key = case.process_env
-        try:
-            return self.worker.run(case, timeout_s)
-        finally:
-            if self.isolate:
-                self.close()
-
-    def close(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
-            self.worker = None
+        self.proc = None
 
 
 def flag_groups_apply() -> bool:

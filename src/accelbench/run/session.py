@@ -30,7 +30,7 @@ from accelbench.results.display import AUDITED
 from accelbench.results.records import Row
 from accelbench.results.remote import Staging
 from accelbench.results.sinks import RunContext, Sink, open_sinks
-from accelbench.run.runner import GroupedExecution, PairTracker, execute, flag_groups_apply
+from accelbench.run.runner import PairTracker, Worker, execute, flag_groups_apply
 
 console = Console(stderr=True, soft_wrap=True)  # a message is one line, never wrapped
 
@@ -46,7 +46,7 @@ def execute_all(
     grouped = flag_groups_apply() and any(c.process_env for c in cases)
     # one worker per flag set, so a flag set's cases run together (in config order within it)
     todo = sorted(cases, key=lambda c: (run_order(c.backend), c.process_env if grouped else ()))
-    workers = GroupedExecution(options.isolate) if grouped or options.isolate else None
+    workers = Worker(options.isolate) if grouped or options.isolate else None
     run_id = run_id or new_run_id()
     env = base_environment(run_id)
     pairing = PairTracker()
