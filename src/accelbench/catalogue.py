@@ -252,8 +252,7 @@ class OpSpec(Generic[P]):
     def resolve(self, given: Mapping[str, Any], where: str, also_known: Iterable[str] = ()) -> P:
         """Names and values checked against the parameters, defaults filled in."""
         canonical = {alias: p.name for p in self.params for alias in p.aliases}
-        named: dict[str, Any] = {}
-        spelled: dict[str, str] = {}  # errors name the key as the config wrote it
+        named: dict[str, tuple[str, Any]] = {}  # (the key as the config wrote it: errors name it)
         for name, value in given.items():
             if name not in self.param_names and name not in canonical:
                 raise UserError(
@@ -267,12 +266,12 @@ class OpSpec(Generic[P]):
                     f"parameter '{target}' is given twice (as '{name}' too)",
                     key=key_path(where, name),
                 )
-            named[target], spelled[target] = value, name
+            named[target] = (name, value)
         resolved: dict[str, Any] = {}
         for param in self.params:
             if param.name in named:
-                at = key_path(where, spelled[param.name])
-                resolved[param.name] = param.validate(named[param.name], at)
+                spelled, value = named[param.name]
+                resolved[param.name] = param.validate(value, key_path(where, spelled))
             elif param.required:
                 raise UserError(f"op '{self.name}' needs parameter '{param.name}'", key=where)
             else:

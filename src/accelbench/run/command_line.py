@@ -27,7 +27,7 @@ RESUME: Flag[bool] = Flag(
     switch=True,
 )  # fmt: skip
 OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
-RUN_FILES = (RESUME, OVERWRITE)
+RUN_FILES: tuple[Flag[Any], ...] = (RESUME, OVERWRITE)
 
 
 @functools.cache
@@ -49,10 +49,8 @@ def setting_flags() -> tuple[Flag[str | None], ...]:
 
 
 def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    for flag in RUN_FILES:
+    for flag in (*RUN_FILES, *setting_flags()):
         flag.add_to(parser)
-    for setting in setting_flags():
-        setting.add_to(parser)
 
 
 def run_files(args: argparse.Namespace) -> RunOptions:

@@ -95,12 +95,6 @@ class CaseRecord:
         )
 
 
-def case_records(
-    cases: list[Case], own: Callable[[Case], tuple[str, dict[str, Any]]] | None = None
-) -> list[CaseRecord]:
-    return [CaseRecord.of(c, own) for c in cases]
-
-
 def print_json(records: list[Any]) -> None:
     print(json.dumps([asdict(r) for r in records], indent=1, default=str))
 

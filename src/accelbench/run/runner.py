@@ -30,7 +30,7 @@ from accelbench.measure.throttle import ThrottleReport
 from accelbench.platform import chatter, interrupt, processes
 from accelbench.platform.backends import BACKENDS
 from accelbench.platform.environment import apply_process_env, env_flags
-from accelbench.platform.gpu_monitor import Monitor, read_state
+from accelbench.platform.gpu_monitor import Monitor, MonitorSummary, read_state
 from accelbench.platform.interrupt import CaseTimeout
 from accelbench.results.records import Row
 from accelbench.results.row_builder import failure_row, success_row
@@ -157,10 +157,8 @@ def execute(
     try:
         backend = get_backend(case.backend)
         device = backend.device_info()
-        m, monitor, clocks = _watched(case, backend, device, timeout_s)
-        charted = monitor.series and (spec.traits.monitor_gpu or case.run.soak_chunk)
-        summary = monitor.summary() if charted else None
-        return success_row(case, spec, m, run_id, env, peaks, clocks, summary), m.outputs_digest
+        m, clocks, charted = _watched(case, backend, device, timeout_s)
+        return success_row(case, spec, m, run_id, env, peaks, clocks, charted), m.outputs_digest
     except CaseFailure as failure:
         status, reason = failure.status, failure.reason
     except CaseTimeout:
@@ -179,24 +177,24 @@ def execute(
 
 def _watched(
     case: Case, backend: Backend, device: DeviceInfo, timeout_s: float | None
-) -> tuple[Measurement, Monitor, ThrottleReport | None]:
+) -> tuple[Measurement, ThrottleReport | None, MonitorSummary | None]:
     """Measured with the GPU's clocks sampled beside it (unless `throttle: off`; always where they are
     charted), the platform's throttle policy applied, and a GPU's settings read as it ends."""
-    spec = get_spec(case.op)
-    charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
+    charted = get_spec(case.op).traits.monitor_gpu or bool(case.run.soak_chunk)
     judge = throttle.JUDGES.get(device.platform) if case.run.throttle != "off" else None
     index = case.params.placement.device
     index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
     sampled = charted or judge is throttle.judge  # NVML's clocks: what a GPU is judged by
+    clocks = None
     with _alarm(timeout_s, case.label), Monitor(index, sampled) as monitor:
         m = backend.measure(case)
         if device.platform == "gpu":  # its settings, and any user-clocks reason seen under load
             seen = functools.reduce(operator.or_, monitor.reasons, 0)
             m = dataclasses.replace(m, device_state=read_state(index, seen))
-        if judge is None:
-            return m, monitor, None
-        timing, clocks = judge(monitor, m.timing, case.run, index)
-    return dataclasses.replace(m, timing=timing), monitor, clocks
+        if judge is not None:
+            timing, clocks = judge(monitor, m.timing, case.run, index)
+            m = dataclasses.replace(m, timing=timing)
+    return m, clocks, monitor.summary() if charted and monitor.series else None
 
 
 STARTUP_LIMIT_S = 300.0  # a child importing its frameworks and planning: not the case's time

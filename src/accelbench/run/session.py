@@ -289,18 +289,17 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
             console.print(shown(f"rows: {location}  (raw samples: {twin})"))
     failed = [r for r in rows if r.status.failed]
     unsupported = sum(not r.ok and not r.status.failed for r in rows)
-    for what, chosen in (
+    for what, labels in (
         (
             "that ran partly below the clock threshold (throttled_share_ratio; throttle: discard "
             "drops those samples)",
-            [r for r in rows if r.doubt == "throttled"],
+            [r.identity.label for r in rows if r.doubt == "throttled"],
         ),
         (
             f"with audit findings ({AUDITED}; audit: strict makes them errors)",
-            [r for r in rows if r.timing.audit],
+            [r.identity.label for r in rows if r.timing.audit],
         ),
     ):
-        labels = [r.identity.label for r in chosen]
         if labels:
             more = " ..." if len(labels) > 10 else ""
             console.print(
