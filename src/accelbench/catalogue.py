@@ -78,29 +78,21 @@ class OpParams:
 
     def value(self, name: str, default: Any = None) -> Any:
         """The value of a parameter named at run time (a chart's axis), `default` where it has none."""
-        return getattr(self, name) if name in self.names() else default
+        return self.as_dict().get(name, default)
 
     @property
     def placement(self) -> Placement:
         return Placement(**{PLACEMENT[k]: v for k, v in self.as_dict().items() if k in PLACEMENT})
 
 
+@dataclass
 class ReadParams(OpParams):
     """Parameters read back that no class of this version takes (an unknown op or value), by name."""
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self.read = dict(values)
+    read: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.read)
-
-    def value(self, name: str, default: Any = None) -> Any:
-        return self.read.get(name, default)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ReadParams) and other.read == self.read
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def params_of(case: Case, kind: type[P]) -> P:
