@@ -38,7 +38,6 @@ class RunOptions:
     flags: FlagValues = field(default_factory=FlagValues)
 
     def flag(self, flag: Flag[T]) -> T:
-        """A declared flag's value for this run (its default where not given)."""
         return self.flags.get(flag.dest, flag.default)
 
     def with_flags(self, **values: Any) -> RunOptions:

@@ -64,5 +64,4 @@ def dtype(name: str) -> DType:
 
 
 def of_array(array: np.ndarray) -> DType:
-    """The canonical dtype of a numpy (or ml_dtypes) array."""
     return dtype(np.dtype(array.dtype).name)
