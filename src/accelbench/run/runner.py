@@ -299,13 +299,14 @@ def flag_groups_apply() -> bool:
     return importlib.util.find_spec("libtpu") is not None
 
 
+Paired = tuple[str, str, str | None, dict[str, np.ndarray]]  # id, backend, implementation, outputs
+
+
 @dataclass
 class PairTracker:
     """The first backend's outputs of a case, which the other backend's rows are compared against."""
 
-    seen: dict[str, tuple[str, str, str | None, dict[str, np.ndarray]]] = field(
-        default_factory=dict
-    )
+    seen: dict[str, Paired] = field(default_factory=dict)
 
     def annotate(self, case: Case, row: Row, digest: dict[str, np.ndarray]) -> None:
         if not case.pair_key or not digest:
