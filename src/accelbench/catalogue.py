@@ -211,9 +211,6 @@ class OpSpec(Generic[P]):
     def params(self) -> tuple[Param, ...]:
         return self.typed.declared()
 
-    def param(self, name: str) -> Param:
-        return {p.name: p for p in self.params}[name]
-
     def made(self, values: Mapping[str, Any]) -> P:  # of checked values
         return self.typed(**values)
 
