@@ -278,18 +278,16 @@ def _claim_upstream_names(directory: str, resume: bool, overwrite: bool) -> tupl
     if resume or overwrite:
         return pair(max(1, n - 1))
     os.makedirs(directory or ".", exist_ok=True)
-    while True:
-        made: list[str] = []
-        try:
-            for path in pair(n):
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
-                made.append(path)
-        except FileExistsError:
-            for path in made:
-                os.unlink(path)
-            n += 1
-            continue
-        return pair(n)
+    made: list[str] = []
+    try:
+        for path in pair(n):
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
+            made.append(path)
+    except FileExistsError:  # another run took the number meanwhile: the next free one
+        for path in made:
+            os.unlink(path)
+        return _claim_upstream_names(directory, resume, overwrite)
+    return pair(n)
 
 
 def upstream_files(

@@ -218,30 +218,21 @@ class RowReader:
         """The op's parameters as its typed class (a value its kind does not take: a dict, text kept)."""
         spec = all_specs().get(op)  # each parameter read back as its declaration types it
         types = {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in spec.params} if spec else {}
-        names = self._param_names
-        texts = [columns[self._index[name]] for name in names]
-        typed = [
-            _typed(column, types.get(name, TEXT), None)
-            for name, column in zip(names, texts, strict=True)
-        ]
-        out = [dict(zip(names, values, strict=True)) for values in zip(*typed, strict=True)]
-        out = out or [{} for _ in range(n)]
-        undeclared = {name for name in names if name not in types}
-        kept: list[bool] = [False] * len(out)  # a row with a value its kind did not take
-        for name, column, values in zip(names, texts, typed, strict=True):
-            if None not in values:
-                continue
-            for i, (params, text, value) in enumerate(zip(out, column, values, strict=True)):
-                if value is None:  # empty: no entry; a value its kind does not take: its text
-                    if text:
-                        params[name] = text
-                        kept[i] = True
-                    else:
-                        del params[name]
-        return [
-            ReadParams(params) if kept[i] else _as_declared(op, params, undeclared)
-            for i, params in enumerate(out)
-        ]
+        read = []  # each parameter's name, its values typed and its cells' text
+        for name in self._param_names:
+            texts = columns[self._index[name]]
+            read.append((name, _typed(texts, types.get(name, TEXT), None), texts))
+        undeclared = {name for name in self._param_names if name not in types}
+        out: list[OpParams] = []
+        for i in range(n):
+            cells = [(name, values[i], texts[i]) for name, values, texts in read]
+            # empty: no entry; a value its kind does not take: its text, and the row stays a dict
+            params = {
+                name: text if v is None else v for name, v, text in cells if v is not None or text
+            }
+            foreign = any(v is None and text for _, v, text in cells)
+            out.append(ReadParams(params) if foreign else _as_declared(op, params, undeclared))
+        return out
 
     def _extras(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[Any]:
         """The op's extras, None where a row has no extras cell (a failed case) or the op is unknown."""

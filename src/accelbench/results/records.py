@@ -19,17 +19,12 @@ from accelbench.core.case import (
     declared_settings,
     identifying_settings,
 )
-from accelbench.core.column import doc
+from accelbench.core.column import noted
 from accelbench.core.samples import NOISE_THRESHOLD
 from accelbench.core.types import Kernel
 from accelbench.errors import Status
 from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS, DeviceState
 from accelbench.results.roofline import Derived, Roofline
-
-
-def noted(text: str, default: Any = None) -> Any:
-    """A column's field with the note the README's column reference prints beside it."""
-    return field(default=default, metadata=doc(text))
 
 
 @dataclass(slots=True)

@@ -64,7 +64,8 @@ def check_writable(path: str, key: str = "csv_path", folder: bool = False) -> No
     wrong, made, place = REFUSED[folder]
     if target.exists() and target.is_dir() != folder:
         raise UserError(wrong, key=where)
-    ancestor = _existing(target if folder else target.parent)
+    start = target if folder else target.parent
+    ancestor = next(p for p in (start, *start.parents) if p.exists())  # the nearest that exists
     if not ancestor.is_dir():
         raise UserError(f"cannot create {made}: '{ancestor}' is a file", key=where)
     if not os.access(ancestor, os.W_OK | os.X_OK) or (
@@ -93,11 +94,6 @@ def check_path_text(path: str, key: str) -> None:
         len(part.encode(errors="surrogateescape")) > MAX_NAME for part in Path(path).parts
     ):
         raise UserError(f"a name in the path is longer than {MAX_NAME} bytes", key=key)
-
-
-def _existing(path: Path) -> Path:
-    """The path, or its nearest ancestor that exists."""
-    return next(p for p in (path, *path.parents) if p.exists())
 
 
 def holder_of(fd: int) -> str:
