@@ -248,31 +248,28 @@ class ResultFile:
         # a killed writer can leave a line without its newline: cut, once every check has passed
         cut = {path: data[: data.rfind(b"\n") + 1] for path, data in whole.items()}
         text = cut[self.csv_path].decode("utf-8")
-        if not text:  # empty, or cut inside its header: nothing was finished
-            self._cut_to(cut, whole)
-            return
-        try:
-            self._read_done(csv.DictReader(io.StringIO(text, newline="")))
-        except csv.Error as error:
-            raise UserError(
-                f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
-                key=f"--resume '{self.csv_path}'",
-            ) from None
-        if self.done and _size(self.jsonl_path) == 0:
-            raise UserError(
-                f"cannot resume: {self.jsonl_path.name}, the raw samples of the rows in "
-                f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
-                key=f"--resume '{self.csv_path}'",
-            )
-        kept = self._kept_lines(cut[self.jsonl_path])
-        self._cut_to(cut, whole)
-        self._repair_jsonl(cut[self.jsonl_path], kept)
-        self._opened = True  # append to what is there
-
-    def _cut_to(self, cut: dict[Path, bytes], whole: dict[Path, bytes]) -> None:
+        kept = None  # stays None where the CSV is empty or cut inside its header: nothing finished
+        if text:
+            try:
+                self._read_done(csv.DictReader(io.StringIO(text, newline="")))
+            except csv.Error as error:
+                raise UserError(
+                    f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
+                    key=f"--resume '{self.csv_path}'",
+                ) from None
+            if self.done and _size(self.jsonl_path) == 0:
+                raise UserError(
+                    f"cannot resume: {self.jsonl_path.name}, the raw samples of the rows in "
+                    f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
+                    key=f"--resume '{self.csv_path}'",
+                )
+            kept = self._kept_lines(cut[self.jsonl_path])
         for path, data in cut.items():
             if len(data) < len(whole[path]):
                 os.ftruncate(self._fds[path], len(data))
+        if kept is not None:
+            self._repair_jsonl(cut[self.jsonl_path], kept)
+            self._opened = True  # append to what is there
 
     def _read_done(self, reader: csv.DictReader) -> None:
         if reader.fieldnames and list(reader.fieldnames) != self.columns:

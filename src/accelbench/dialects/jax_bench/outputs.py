@@ -50,8 +50,7 @@ def upstream_metrics(
         **bench.metrics(fig),
     }
     if fields.xprof_timing:
-        device = device_span_ms(row)
-        if device:
+        if device := device_span_ms(row):
             avg = float(np.mean(device))
             metrics["xprof_avg_ms"] = avg
             metrics["xprof_p50_ms"] = float(np.percentile(device, 50))
