@@ -147,6 +147,9 @@ class OutputFailed(UserError):
         return failed
 
 
+UNREADABLE = "the file is not a readable CSV"
+
+
 class ResultFile:
     """One CSV and its .jsonl twin, held by one run at a time. The lock is a flock on the CSV's inode
     (opened without following links): another spelling of the file finds it taken, no lock file left."""
@@ -235,16 +238,17 @@ class ResultFile:
                 key=key,
             )
 
+    def _refused(self, why: str, path: Path | None = None) -> UserError:
+        """Why the file cannot be resumed, keyed by the file (the CSV unless another is named)."""
+        return UserError(f"cannot resume: {why}", key=f"--resume '{path or self.csv_path}'")
+
     def _load_existing(self) -> None:
         whole = {path: _read_all(fd) for path, fd in self._fds.items()}
         for path, data in whole.items():  # junk is refused before anything is cut
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError:
-                raise UserError(
-                    "cannot resume: the file is not a readable CSV (UnicodeDecodeError)",
-                    key=f"--resume '{path}'",
-                ) from None
+                raise self._refused(f"{UNREADABLE} (UnicodeDecodeError)", path) from None
         # a killed writer can leave a line without its newline: cut, once every check has passed
         cut = {path: data[: data.rfind(b"\n") + 1] for path, data in whole.items()}
         text = cut[self.csv_path].decode("utf-8")
@@ -253,15 +257,11 @@ class ResultFile:
             try:
                 self._read_done(csv.DictReader(io.StringIO(text, newline="")))
             except csv.Error as error:
-                raise UserError(
-                    f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
-                    key=f"--resume '{self.csv_path}'",
-                ) from None
+                raise self._refused(f"{UNREADABLE} ({type(error).__name__})") from None
             if self.done and _size(self.jsonl_path) == 0:
-                raise UserError(
-                    f"cannot resume: {self.jsonl_path.name}, the raw samples of the rows in "
-                    f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
-                    key=f"--resume '{self.csv_path}'",
+                raise self._refused(
+                    f"{self.jsonl_path.name}, the raw samples of the rows in "
+                    f"{self.csv_path.name}, is missing; restore it, or resume into a new file"
                 )
             kept = self._kept_lines(cut[self.jsonl_path])
         for path, data in cut.items():
@@ -273,17 +273,15 @@ class ResultFile:
 
     def _read_done(self, reader: csv.DictReader) -> None:
         if reader.fieldnames and list(reader.fieldnames) != self.columns:
-            raise UserError(
-                "cannot resume: this results file has different columns, so it was written by a "
-                "different config or an earlier version; choose a new output path or drop --resume",
-                key=f"--resume '{self.csv_path}'",
+            raise self._refused(
+                "this results file has different columns, so it was written by a different config "
+                "or an earlier version; choose a new output path or drop --resume"
             )
         for row in reader:
             if row.get("config_id") and row["config_id"] != self.config_id:
-                raise UserError(
-                    f"cannot resume: this results file was written by a different config "
-                    f"(config_id {row['config_id']}, this config {self.config_id})",
-                    key=f"--resume '{self.csv_path}'",
+                raise self._refused(
+                    f"this results file was written by a different config "
+                    f"(config_id {row['config_id']}, this config {self.config_id})"
                 )
             self._check_settings(row)
             self.done.add(row["case_id"])
@@ -293,11 +291,10 @@ class ResultFile:
         for (benchmark, column), cells in self.asked.items():
             if row.get("benchmark") == benchmark and row.get(column, "") not in cells:
                 name, asked = setting_columns()[column].name, " or ".join(sorted(cells))
-                raise UserError(
-                    f"cannot resume: its rows of '{benchmark}' were taken with {name} "
+                raise self._refused(
+                    f"its rows of '{benchmark}' were taken with {name} "
                     f"{row[column] or 'unset'}, this run asks {asked or 'unset'}; "
-                    "resume with the settings it started with, or write a new file",
-                    key=f"--resume '{self.csv_path}'",
+                    "resume with the settings it started with, or write a new file"
                 )
 
     def _kept_lines(self, text: bytes) -> dict[str, bytes]:
@@ -309,11 +306,10 @@ class ResultFile:
                 if (case_id := json.loads(line).get("case_id")) in self.done:
                     kept.setdefault(case_id, line + b"\n")
         if lost := len(self.done) - len(kept):
-            raise UserError(
-                f"cannot resume: {self.jsonl_path.name} holds no raw samples for {lost} of the "
-                f"{len(self.done)} rows in {self.csv_path.name} (a cut or foreign line); restore "
-                "it, or resume into a new file",
-                key=f"--resume '{self.csv_path}'",
+            raise self._refused(
+                f"{self.jsonl_path.name} holds no raw samples for {lost} of the {len(self.done)} "
+                f"rows in {self.csv_path.name} (a cut or foreign line); restore it, or resume "
+                "into a new file"
             )
         return kept
 
