@@ -266,22 +266,18 @@ class RowReader:
             else [cls() for _ in range(n)]
             for cls in ALL_GROUPS
         }
-        params: list[OpParams] = [ReadParams({}) for _ in range(n)]
-        extras: list[Any] = [None] * n
         by_op: dict[str, list[int]] = {}
         for k, identity in enumerate(built[Identity]):
             by_op.setdefault(identity.op, []).append(k)
+        typed: dict[int, tuple[OpParams, Any]] = {}  # each row's parameters and extras
         for op, at in by_op.items():
             own = columns if len(by_op) == 1 else self._columns([table[k] for k in at], groups)
-            typed = zip(
-                at, self._params(op, own, len(at)), self._extras(op, own, len(at)), strict=True
-            )
-            for k, p, e in typed:
-                params[k], extras[k] = p, e
+            read = zip(self._params(op, own, len(at)), self._extras(op, own, len(at)), strict=True)
+            typed.update(zip(at, read, strict=True))
         return [
             Row(
-                params=params[k],
-                extras=extras[k],
+                params=typed[k][0],
+                extras=typed[k][1],
                 **{GROUP_ATTRIBUTES[cls]: built[cls][k] for cls in ALL_GROUPS},
             )
             for k in range(n)
