@@ -137,8 +137,7 @@ def detailed_entry(case: Case, row: Row, generation: Generation) -> dict[str, An
     ran = replace(origin.fields, num_runs=case.run.num_runs, warmup_tries=case.run.warmup)
     host_ms = ms(row.series.wall_samples_s or row.series.samples_s)
     metrics = generation.metrics(case, origin, ran, host_ms[:RECORDED], row)
-    metrics["total_duration_s"] = row.timing.timed_loop_s
-    metrics["actual_runs"] = len(host_ms)
+    metrics.update(total_duration_s=row.timing.timed_loop_s, actual_runs=len(host_ms))
     started = row.loop_started or time.time()
     ended = started + (row.timing.timed_loop_s or 0.0)
     return {

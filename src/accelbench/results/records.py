@@ -298,10 +298,7 @@ class Series:
                 if isinstance(values := record.get(name), (list, dict)):
                     setattr(series, name, [float(x) for x in values])
         for k in record["kernels"] if isinstance(record.get("kernels"), list) else []:
-            numbers: list[Any] = (
-                [k.get(n, 0) for n in KERNEL_NUMBERS] if isinstance(k, dict) else [""]
-            )
-            if _numbers(numbers):
+            if isinstance(k, dict) and _numbers(numbers := [k.get(n, 0) for n in KERNEL_NUMBERS]):
                 series.kernels.append(Kernel(str(k.get("name", "")), *map(float, numbers)))
         for name in ("device_samples_s", "gpu_monitor", "telemetry"):
             if isinstance(value := record.get(name), type(getattr(series, name))):
