@@ -122,7 +122,7 @@ class PlanRequest:
     flags: FlagValues = field(default_factory=FlagValues)  # the dialects' own flags, as given
 
     def flag(self, flag: Flag[T]) -> T:
-        return self.flags.get_flag(flag)
+        return self.flags.get(flag.dest, flag.default)
 
 
 def pair_key(op: str, params: Any) -> str:

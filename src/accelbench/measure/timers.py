@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from accelbench.catalogue import CATALOGUE
+from accelbench.catalogue import discover, get_spec
 from accelbench.core.case import Case
 from accelbench.core.types import Kernel, Prepared, Timing
 from accelbench.errors import CaseFailure, Status, unsupported
@@ -78,7 +78,7 @@ def register_timer(
 
 
 def registered_timers() -> dict[str, TimerInfo]:
-    CATALOGUE.discover()  # every backend's timer module has registered
+    discover()  # every backend's timer module has registered
     return dict(_TIMERS)
 
 
@@ -182,7 +182,7 @@ def trace_session_dir(case: Case) -> str | None:
     outputs = case.outputs
     if not outputs.trace_dir:
         return None
-    shape = CATALOGUE.get_spec(case.op).shape(case.params)
+    shape = get_spec(case.op).shape(case.params)
     named = [str(v) for k in TRACE_NAMED if (v := case.params.value(k)) not in (None, "")]
     label = "-".join(x for x in (case.op, case.id[:8], shape, *named, case.implementation) if x)
     folder = portable_name(label, TRACE_NAME_CHARS)

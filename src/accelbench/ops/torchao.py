@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from accelbench.catalogue import CATALOGUE, OpParams, OpSpec, Traits, param, register
+from accelbench.catalogue import OpParams, OpSpec, Traits, discover, param, register
 from accelbench.core.column import doc
 from accelbench.platform.dtypes import dtype
 from accelbench.registry import register_once
@@ -72,7 +72,7 @@ def register_recipe(recipe: Recipe) -> Recipe:
 
 def recipes() -> dict[str, Recipe]:
     """Every declared recipe (the torch backend's module declares them: discovered first)."""
-    CATALOGUE.discover()
+    discover()
     return RECIPES
 
 

@@ -221,7 +221,7 @@ def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
     spec = get_spec(name)
     for key, g in point.items():
         if key in spec.param_names:
-            spec.param(key).validate(g.value, g.where)
+            spec.typed.declared_param(key).validate(g.value, g.where)
         elif key in RUN_KEYS:
             check_setting(key, g.value, "", at=g.where)
     values = values_of(point)

@@ -22,23 +22,17 @@ from typing import Any
 from accelbench.benchmarks.flags import CONDITIONS, HW, UPSTREAM_FILES, XPROF_DIR
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
-from accelbench.run.command_line import (
-    OneLineParser,
-    RunFiles,
-    add_run_files,
-    command_main,
-    run_files,
-)
+from accelbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
 OWN_FLAGS = (HW, XPROF_DIR, CONDITIONS)
 
 
-def upstream_options(folder: str, option: str, files: RunFiles, **flags: Any) -> RunOptions:
+def upstream_options(folder: str, option: str, files: RunOptions, **flags: Any) -> RunOptions:
     """A reference command line's options (jax-bench's, TPUMS's): rows, summary.csv and
     detailed.json in `folder` by upstream's names; `files`: --resume/--overwrite; `flags` by dest."""
     if not folder:
         raise UserError("is empty; name an output folder", key=option)
-    options = RunOptions(output_dir=folder, output_dir_given=True, **dataclasses.asdict(files))
+    options = dataclasses.replace(files, output_dir=folder, output_dir_given=True)
     return options.with_flags(**{UPSTREAM_FILES.dest: True, **flags})
 
 
@@ -82,13 +76,9 @@ def run(argv: Sequence[str]) -> int:
     if args.run:
         one_off = (args.run, *_traced(rest, options.flag(XPROF_DIR)))
         options = dataclasses.replace(options, one_off=one_off)
-    from accelbench.run.planning import check_options, load_and_plan
+    from accelbench.run.planning import run_config
 
-    check_options(options)
-    loaded, cases = load_and_plan(args.run or args.config, options)
-    from accelbench.run.session import run_planned
-
-    return run_planned(loaded, cases, options)
+    return run_config(args.run or args.config, options)
 
 
 def main(argv: Sequence[str]) -> int:
