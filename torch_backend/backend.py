@@ -68,9 +68,8 @@ class TorchBackend:
             return timer
         # a host timer's rows name the ops that took the time (device timers name kernels)
         traced = name == "wall" and case.outputs.trace_dir  # no device clock: the trace asked for
-        return Described(
-            traced_wall(case) if traced else get_timer(self.name, name, case), host_op_breakdown
-        )
+        timer = traced_wall(case) if traced else get_timer(self.name, name, case)
+        return Described(timer, breakdown=host_op_breakdown)
 
     def measure(self, case: Case) -> Measurement:
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:  # a process per device

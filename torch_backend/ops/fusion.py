@@ -23,7 +23,7 @@ from accelbench.ops.fusion import (
 )
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
-from torch_backend.kernel_count import count_kernels
+from torch_backend.profiling import count_kernels
 from torch_backend.tensors import relative_error, torch_dtype, within
 
 SEED_NAMES = {
