@@ -8,7 +8,7 @@ from typing import Any
 from accelbench.catalogue import implementation
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared
-from accelbench.ops.callables import OP, call_of, checker, cycling
+from accelbench.ops.callables import OP, call_of, prepared
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import default_device, synchronizer
 
@@ -22,15 +22,4 @@ def _device(args: tuple[Any, ...]) -> Any:
 def torch_callable(backend: Any, case: Case) -> Prepared:
     call = call_of(case)
     device = _device(call.arg_sets[0])
-
-    def run(args: tuple[Any, ...]) -> Any:
-        return call.fn(*args)
-
-    return Prepared(
-        call=cycling(call, run),
-        sync=synchronizer(device),
-        check=checker(call, run),
-        implementation="eager",
-        device=device,
-        input_sets=len(call.arg_sets),
-    )
+    return prepared(call, synchronizer(device), "eager", device=device)

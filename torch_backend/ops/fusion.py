@@ -1,6 +1,5 @@
 """The fusion suite: each pattern's unfused ops against a really fused version, on the same inputs
-(cuBLASLt epilogues, BatchNorm folded into the conv, cuDNN's conv+bias+ReLU or torch.compile, SDPA).
-"""
+(cuBLASLt epilogues, BatchNorm folded into the conv, cuDNN's conv+bias+ReLU or Inductor, SDPA)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The GEMM family in PyTorch. fp8 GEMMs run on torch._scaled_mm where the GPU has fp8 tensor cores
-(SM89+); elsewhere on a labelled fallback (upcast to fp32, matmul, same scaling: `fp32_fallback`).
-"""
+(SM89+), elsewhere on a labelled fallback (fp32 upcast, matmul, same scaling: `fp32_fallback`)."""
 
 from __future__ import annotations
 

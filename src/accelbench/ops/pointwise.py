@@ -103,8 +103,6 @@ OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
     "inference_sigmoid": (SIGMOID, InferenceParams),
     "simple_add": (ADD, FlatParams),
 }
-# the jax-bench harness's add: one flat array of `size` elements, the same math and implementations
-FLAT_OPS = {"simple_add": "add"}
 
 
 def jax_builder(op: Pointwise) -> Callable[[PointwiseParams], Callable[..., dict[str, Any]]]:
