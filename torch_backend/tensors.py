@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -30,6 +31,12 @@ def to_torch(array: np.ndarray, device: Any) -> Any:
         return torch.from_numpy(np.ascontiguousarray(array)).to(device, copy=True)
     raw = np.ascontiguousarray(array).view(_BITS[array.dtype.itemsize])
     return torch.from_numpy(raw).view(target).to(device, copy=True)
+
+
+def seeded_normal(seed: int, device: Any, dt: Any) -> tuple[Callable[..., Any], Any]:
+    """randn(*shape) drawn on the CPU from `seed` (the same on every device), as `dt` on `device`."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    return (lambda *shape: torch.randn(*shape, generator=g).to(device=device, dtype=dt)), g
 
 
 def take_rows(tensor: Any, rows: np.ndarray) -> Any:

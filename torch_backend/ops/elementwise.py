@@ -14,7 +14,7 @@ from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams, elements
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
-from torch_backend.tensors import relative_error, torch_dtype, within
+from torch_backend.tensors import relative_error, seeded_normal, torch_dtype, within
 
 
 def _f() -> Any:
@@ -34,13 +34,8 @@ Make = Callable[[ElementwiseParams, Any], Callable[..., Any]]  # an implementati
 
 
 def make_inputs(p: ElementwiseParams, device: Any) -> list[Any]:
-    dt = torch_dtype(p.dtype)
-    g = torch.Generator(device="cpu").manual_seed(p.seed)
+    randn, g = seeded_normal(p.seed, device, torch_dtype(p.dtype))
     shape = (p.batch, p.seq, p.hidden)
-
-    def randn(*s: int) -> Any:
-        return torch.randn(*s, generator=g).to(device=device, dtype=dt)
-
     rows = p.batch * p.seq
     inputs: dict[str, Callable[[], list[Any]]] = {  # per operation; the activations take x alone
         "layernorm": lambda: [randn(*shape), 1 + 0.1 * randn(p.hidden), 0.1 * randn(p.hidden)],

@@ -13,6 +13,7 @@ from accelbench.core.types import Prepared, Timing
 from accelbench.errors import first_line, unsupported
 from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.fusion import (
+    CONV_STAGES,
     AttentionFusionParams,
     ConvFusionParams,
     FusionExtras,
@@ -23,7 +24,7 @@ from accelbench.ops.fusion import (
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.kernel_count import count_kernels
-from torch_backend.tensors import relative_error, torch_dtype, within
+from torch_backend.tensors import relative_error, seeded_normal, torch_dtype, within
 
 SEED_NAMES = {
     "linear_bias": "Linear_Bias",
@@ -75,7 +76,7 @@ def _conv(p: ConvFusionParams, randn: Callable[..., Any], device: Any, dtype: An
     w, b = randn(c_out, c_in, r, r) / math.sqrt(c_in * r * r), randn(c_out)
     mean, var = 0.1 * randn(c_out), 1 + 0.1 * randn(c_out).abs()
     gamma, beta, eps, pad = 1 + 0.1 * randn(c_out), 0.1 * randn(c_out), 1e-5, r // 2
-    has_bn, has_relu = p.pattern != "conv_relu", p.pattern != "conv_bn"
+    has_bn, has_relu = CONV_STAGES[p.pattern]
 
     def unfused() -> Any:
         y = F.conv2d(x, w, b, padding=pad)
@@ -154,11 +155,7 @@ FAMILIES: dict[str, Callable[..., Built]] = {
 
 def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> Built:
     dtype = torch_dtype(p.dtype)
-    g = torch.Generator(device="cpu").manual_seed(p.seed)
-
-    def randn(*shape: int) -> Any:
-        return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
-
+    randn, _ = seeded_normal(p.seed, device, dtype)
     return FAMILIES[spec.name](p, randn, device, dtype)
 
 
