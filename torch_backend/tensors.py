@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 
 from accelbench.errors import unsupported, wrong_result
+from accelbench.measure.numerics import TOLERANCE
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import torch
 
@@ -69,6 +70,12 @@ def within(err: float, tol: float, differs: str) -> float:
     if not err <= tol:
         raise wrong_result(f"{differs}: relative error {err:.3g} > {tol:.3g}")
     return err
+
+
+def close_to(dtype_name: str, differs: str) -> Callable[[Any, Any], float]:
+    """check(out, expected): the relative error, within twice the dtype's tolerance (`within`)."""
+    tol = 2 * TOLERANCE[dtype_name]
+    return lambda out, expected: within(relative_error(out, expected), tol, differs)
 
 
 def relative_error(actual: Any, expected: Any) -> float:

@@ -10,11 +10,10 @@ from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import unsupported
-from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams, elements
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
-from torch_backend.tensors import relative_error, seeded_normal, torch_dtype, within
+from torch_backend.tensors import close_to, seeded_normal, torch_dtype
 
 
 def _f() -> Any:
@@ -99,11 +98,7 @@ def prepared(name: str, make: Make, backend: Any, case: Case) -> Prepared:
     inputs = make_inputs(p, device)
     fn = make(p, device)
     call = torch.no_grad()(lambda: fn(*inputs))
-    tol = 2 * TOLERANCE[p.dtype]
-
-    def check(out: Any) -> float:
-        err = relative_error(out, reference(p, inputs))
-        return within(err, tol, f"{name} {p.operation} differs from PyTorch")
+    close = close_to(p.dtype, f"{name} {p.operation} differs from PyTorch")
 
     def finish(timing: Timing, companions: dict[str, Timing]) -> ElementwiseExtras:
         median = timing.median_s
@@ -116,7 +111,7 @@ def prepared(name: str, make: Make, backend: Any, case: Case) -> Prepared:
     return Prepared(
         call=call,
         sync=synchronizer(device),
-        check=check,
+        check=lambda out: close(out, reference(p, inputs)),
         implementation=name,
         device=device,
         finish=finish,

@@ -11,7 +11,6 @@ from accelbench.catalogue import OpSpec, get_spec, implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import first_line, unsupported
-from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.fusion import (
     CONV_STAGES,
     AttentionFusionParams,
@@ -24,7 +23,7 @@ from accelbench.ops.fusion import (
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
 from torch_backend.kernel_count import count_kernels
-from torch_backend.tensors import relative_error, seeded_normal, torch_dtype, within
+from torch_backend.tensors import close_to, seeded_normal, torch_dtype
 
 SEED_NAMES = {
     "linear_bias": "Linear_Bias",
@@ -171,11 +170,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
         fused()
     except RuntimeError as error:  # e.g. no flash kernel for this dtype/device
         raise unsupported(f"{fused_impl} cannot run here: {first_line(error, 200)}") from None
-    tol = 2 * TOLERANCE[p.dtype]
-
-    def check(got: Any) -> float:
-        err = relative_error(got, expected)
-        return within(err, tol, f"fused {fused_impl} differs from the unfused ops")
+    close = close_to(p.dtype, f"fused {fused_impl} differs from the unfused ops")
 
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
         k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
@@ -209,7 +204,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
     return Prepared(
         call=fused,
         sync=sync,
-        check=check,
+        check=lambda got: close(got, expected),
         implementation=fused_impl,
         device=device,
         companions={"unfused": Prepared(call=unfused, sync=sync, device=device)},
