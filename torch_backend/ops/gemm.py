@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from accelbench.errors import unsupported
 from accelbench.ops.common import TINY
 from accelbench.ops.gemm import NO_GEMM, GemmParams, GeneralizedParams, b_as_kn, epilogue
+from accelbench.platform.dtypes import DType, dtype
 from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.devices import capability
@@ -69,13 +70,13 @@ P = TypeVar("P", GemmParams, GeneralizedParams)
 
 
 def gemm_op(
-    build: Callable[[P, Gemms], Fn], fp8_inputs: Callable[[P], bool]
+    build: Callable[[P, Gemms], Fn], inputs: Callable[[Any], DType] = lambda p: p.input_dtype
 ) -> Callable[[P, Any], tuple[Fn, str]]:
-    """An array op whose implementation label names the GEMM kernel when it is an fp8 GEMM."""
+    """An array op whose implementation label names the GEMM kernel when its `inputs` are fp8."""
 
     def make(p: P, device: Any) -> tuple[Fn, str]:
         g = Gemms(device)
-        return build(p, g), g.label if fp8_inputs(p) else "eager"
+        return build(p, g), g.label if inputs(p).peak_family == "fp8" else "eager"
 
     return make
 
@@ -96,12 +97,11 @@ def _accum(p: GemmParams, g: Gemms) -> Fn:
 
 
 register_array_op(
-    ("gemm_multiple_run", "gemm_simple_with_dtype", "gemm_throttling"),
-    gemm_op(_plain, lambda p: p.input_dtype.peak_family == "fp8"),
+    ("gemm_multiple_run", "gemm_simple", "gemm_simple_with_dtype", "gemm_throttling"),
+    gemm_op(_plain),
 )
-register_array_op("gemm_simple", gemm_op(_plain, lambda p: True))
-register_array_op("gemm", gemm_op(_scaled, lambda p: True))
-register_array_op("gemm_accum", gemm_op(_accum, lambda p: True))
+register_array_op("gemm", gemm_op(_scaled))
+register_array_op("gemm_accum", gemm_op(_accum))
 
 
 def _generalized(p: GeneralizedParams, g: Gemms) -> Fn:
@@ -135,6 +135,4 @@ def _generalized(p: GeneralizedParams, g: Gemms) -> Fn:
     return fn
 
 
-register_array_op(
-    "gemm_generalized", gemm_op(_generalized, lambda p: p.in_dtype.startswith("float8"))
-)
+register_array_op("gemm_generalized", gemm_op(_generalized, lambda p: dtype(p.in_dtype)))
