@@ -98,14 +98,6 @@ def _conv(p: ConvFusionParams, randn: Callable[..., Any], device: Any, dtype: An
     return unfused, compiled, f"torch.compile{folded}", tuple(x.shape)
 
 
-def _sdpa_backend(device: Any, dtype: Any) -> Any:
-    from torch.nn.attention import SDPBackend
-
-    if device.type == "cuda" and dtype == torch.float32:
-        return SDPBackend.EFFICIENT_ATTENTION  # flash kernels take only half precision
-    return SDPBackend.FLASH_ATTENTION
-
-
 def _attention(
     p: AttentionFusionParams, randn: Callable[..., Any], device: Any, dtype: Any
 ) -> Built:
@@ -130,9 +122,11 @@ def _attention(
         return scores_softmax, torch.compile(scores_softmax), "torch.compile"
 
     def attention() -> tuple[Fn, Fn, str]:
-        from torch.nn.attention import sdpa_kernel
+        from torch.nn.attention import SDPBackend, sdpa_kernel
 
-        backend = _sdpa_backend(device, dtype)
+        # the flash kernels take only half precision: fp32 on a GPU runs the efficient kernel
+        fp32_gpu = device.type == "cuda" and dtype == torch.float32
+        backend = SDPBackend.EFFICIENT_ATTENTION if fp32_gpu else SDPBackend.FLASH_ATTENTION
 
         def fused() -> Any:
             with sdpa_kernel([backend]):
