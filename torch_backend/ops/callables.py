@@ -13,13 +13,9 @@ from accelbench.platform.frameworks import torch
 from torch_backend.devices import default_device, synchronizer
 
 
-def _device(args: tuple[Any, ...]) -> Any:
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    return tensors[0].device if tensors else default_device()
-
-
 @implementation(OP, "torch", "eager")
 def torch_callable(backend: Any, case: Case) -> Prepared:
     call = call_of(case)
-    device = _device(call.arg_sets[0])
+    tensors = [a for a in call.arg_sets[0] if isinstance(a, torch.Tensor)]
+    device = tensors[0].device if tensors else default_device()
     return prepared(call, synchronizer(device), "eager", device=device)
