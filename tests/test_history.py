@@ -289,3 +289,14 @@ def test_text_from_files_reaches_no_output_as_control_codes(tmp_path, run_cli):
     for page in ("summary.md", "report.html"):
         text = (tmp_path / "rep" / page).read_text(errors="surrogateescape")
         assert "\x1b" not in text and "\x07" not in text
+
+
+def test_a_store_folder_named_like_markup_is_shown_as_written(tmp_path, run_cli):
+    store = _store(tmp_path / "[red]r", COMMITS[:2], step=0)
+    code, out, err = run_cli("runs", "--results-dir", str(store))
+    assert code == 0, err
+    assert "[red]r" in out  # the runs table's title: rich would have read it as markup
+    empty = tmp_path / "[bold]e"
+    empty.mkdir()
+    code, out, _ = run_cli("runs", "--results-dir", f"{empty}\x1b[31m")
+    assert "\x1b" not in out

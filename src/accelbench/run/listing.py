@@ -47,7 +47,7 @@ def shown_params(params: list[ParamRecord]) -> str:
 
 
 def print_table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
-    table = Table(title=title)
+    table = Table(title=shown(title))  # a title may hold a folder's or a config's name
     for col in columns:
         table.add_column(col)
     for row in rows:

@@ -136,7 +136,7 @@ def runs(args: argparse.Namespace) -> int:
         return 0
     where = args.config or args.results_dir
     if not runs:
-        print(f"no stored run of {where} yet")
+        print(visible(f"no stored run of {where} yet"))
         return 0
     if len(runs) > TABLE_RUNS:  # a table of thousands is read by no one (and takes seconds to draw)
         print(f"the latest {TABLE_RUNS} of {len(runs)} runs (runs --json lists every one)")
