@@ -32,40 +32,30 @@ def _calls(
     reduction: Callable[[], Any],
 ) -> Callable[[], Any]:
     dist = torch.distributed
-    r = len(mine)
     # the *_single names replaced *_into_tensor / *_tensor in newer PyTorch (same arguments)
     gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
     scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+    pairs = spec.COLLECTIVES[op].pairs(len(mine), p)
     table: dict[str, Callable[[], Any]] = {
         "psum": lambda: dist.all_reduce(out, group=group),
         "all_gather": lambda: gather(out, x, group=group),
         "psum_scatter": lambda: scatter(out, x, group=group),
         "all_to_all": lambda: dist.all_to_all_single(out, x, group=group),
-        "ppermute": lambda: _wait(
-            [
-                dist.P2POp(dist.isend, x, mine[(member + 1) % r], group),
-                dist.P2POp(dist.irecv, out, mine[(member - 1) % r], group),
-            ]
-        ),
         "send_recv": lambda: (
             dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
         ),
-        "ppermute_uni": lambda: _pair(x, out, mine, member, group, both=False),
-        "ppermute_bidi": lambda: _pair(x, out, mine, member, group, both=True),
-        "device_to_device": lambda: _pair(x, out, mine, member, group, spec.directions(p) == 2),
         "all_reduce": reduction,
     }
-    return table[op]
+    return table.get(op, lambda: _permute(x, out, mine, member, group, pairs))
 
 
-def _pair(x: Any, out: Any, mine: list[int], member: int, group: Any, both: bool) -> Any:
-    """Members 0 and 1 of the group: 0 sends to 1 (and, both, 1 to 0); the rest take no part."""
+def _permute(
+    x: Any, out: Any, mine: list[int], member: int, group: Any, pairs: list[tuple[int, int]]
+) -> Any:
+    """This member's sends, then its receives, of a permute's (sender, receiver) pairs."""
     dist = torch.distributed
-    ops = []
-    if member == 0 or (both and member == 1):
-        ops.append(dist.P2POp(dist.isend, x, mine[1 - member], group))
-    if member == 1 or (both and member == 0):
-        ops.append(dist.P2POp(dist.irecv, out, mine[1 - member], group))
+    ops = [dist.P2POp(dist.isend, x, mine[d], group) for s, d in pairs if s == member]
+    ops += [dist.P2POp(dist.irecv, out, mine[s], group) for s, d in pairs if d == member]
     return _wait(ops) if ops else None
 
 
