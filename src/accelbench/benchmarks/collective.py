@@ -8,13 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.benchmarks.base import (
-    Benchmark,
-    Figures,
-    UpstreamFields,
-    itemsize,
-    ours_param,
-)
+from accelbench.benchmarks.base import Benchmark, Figures, UpstreamFields, itemsize, ours_param
 from accelbench.catalogue import param
 from accelbench.errors import UserError, counted
 from accelbench.ops import collective_model as collectives
