@@ -49,14 +49,6 @@ class Outcome:
     failure: tuple[Status, str] | None = None
 
 
-def world_size(case: Case) -> int:
-    """Ranks a case needs: its mesh, or every local GPU for send/recv (as the reference's local mesh)."""
-    need = devices_needed(case.op, params_of(case, CollectiveParams))
-    if COLLECTIVES[case.op].point_to_point and torch.cuda.is_available():
-        return max(need, torch.cuda.device_count())
-    return need
-
-
 _GROUPS: dict[tuple[int, ...], Any] = {}
 
 
@@ -240,7 +232,10 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     p = params_of(case, CollectiveParams)
     if lone := lone_group(case.op, p):
         raise unsupported(lone)
-    world = world_size(case)
+    # the mesh's ranks, or every local GPU for a point-to-point pair (the reference's local mesh)
+    world = devices_needed(case.op, p)
+    if COLLECTIVES[case.op].point_to_point and torch.cuda.is_available():
+        world = max(world, torch.cuda.device_count())
     if torch.cuda.is_available() and world > torch.cuda.device_count():
         raise unsupported(f"needs {world} GPUs, {torch.cuda.device_count()} are visible")
     # one more iteration than asked, dropped on every rank: the ranks' profilers start at different

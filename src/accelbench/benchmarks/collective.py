@@ -203,8 +203,7 @@ def _dcn_group(f: CollectiveFields, axis: int) -> Group:
 
 
 def resolve_group(f: CollectiveFields, devices: int) -> Group:
-    axis = dcn_axis(f)
-    if axis is not None:
+    if (axis := dcn_axis(f)) is not None:
         return _dcn_group(f, axis)
     shape_text, strategy_text = f.mesh_shape, f.sharding_strategy
     shape = _mesh(shape_text)

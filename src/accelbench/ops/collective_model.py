@@ -127,14 +127,12 @@ def groups(op: str, p: CollectiveParams) -> list[list[int]]:
     shape, axes = mesh_dims(p), group_axes(p)
     positions = np.arange(math.prod(shape)).reshape(shape)
     rest = [a for a in range(len(shape)) if a not in axes]
-    return positions.transpose(rest + list(axes)).reshape(-1, group_size(op, p)).tolist()
+    size = math.prod(shape[a] for a in axes)
+    return positions.transpose(rest + list(axes)).reshape(-1, size).tolist()
 
 
 def group_size(op: str, p: CollectiveParams) -> int:
-    if COLLECTIVES[op].point_to_point:
-        return 2
-    shape = mesh_dims(p)
-    return math.prod(shape[a] for a in group_axes(p))
+    return len(groups(op, p)[0])
 
 
 def devices_needed(op: str, p: CollectiveParams) -> int:
