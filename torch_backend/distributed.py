@@ -1,8 +1,7 @@
 """The PyTorch collectives' ranks: this process is rank 0, the harness starts ranks 1..n-1 (one process
 per GPU, NCCL; or CPU processes, gloo) and keeps them for the run; rank 0 merges their timings. Ranks
 keep in step through the cases: each starts with a world all-reduce (could every rank build it?), and a
-wrong result is agreed within the group before anyone times, so no rank waits in a collective alone.
-"""
+wrong result is agreed within the group before anyone times, so no rank waits in a collective alone."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The collectives through torch.distributed, in every rank (torch_backend/distributed.py starts them):
 rank = mesh position, the groups those of the JAX version. all_reduce works in place, as nccl-tests
 does: the first call (the checked one) sums the inputs; later ones keep summing its result, which only
-changes the values, not the traffic.
-"""
+changes the values, not the traffic."""
 
 from __future__ import annotations
 
