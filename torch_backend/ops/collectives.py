@@ -20,34 +20,6 @@ from torch_backend.devices import default_device, synchronizer
 from torch_backend.tensors import to_torch
 
 
-def _calls(
-    op: str,
-    p: spec.CollectiveParams,
-    x: Any,
-    out: Any,
-    group: Any,
-    mine: list[int],
-    member: int,
-    reduction: Callable[[], Any],
-) -> Callable[[], Any]:
-    dist = torch.distributed
-    # the *_single names replaced *_into_tensor / *_tensor in newer PyTorch (same arguments)
-    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
-    scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
-    pairs = spec.COLLECTIVES[op].pairs(len(mine), p)
-    table: dict[str, Callable[[], Any]] = {
-        "psum": lambda: dist.all_reduce(out, group=group),
-        "all_gather": lambda: gather(out, x, group=group),
-        "psum_scatter": lambda: scatter(out, x, group=group),
-        "all_to_all": lambda: dist.all_to_all_single(out, x, group=group),
-        "send_recv": lambda: (
-            dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
-        ),
-        "all_reduce": reduction,
-    }
-    return table.get(op, lambda: _permute(x, out, mine, member, group, pairs))
-
-
 def _permute(
     x: Any, out: Any, mine: list[int], member: int, group: Any, pairs: list[tuple[int, int]]
 ) -> Any:
@@ -82,8 +54,9 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
     """This rank's tensors and call (every rank that takes part; the ranks see to bystanders)."""
     from torch_backend.distributed import agreed_check, process_group
 
+    dist = torch.distributed
     op, p = case.op, params_of(case, spec.CollectiveParams)
-    rank = torch.distributed.get_rank()
+    rank = dist.get_rank()
     members = spec.groups(op, p)
     (mine,) = [g for g in members if rank in g]
     group = process_group(members, mine)
@@ -99,7 +72,21 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
         else torch.zeros((c.out_rows(n, r), spec.row_len(p)), dtype=x.dtype, device=device)
     )
     reduction, reduction_name = _reduction(p.reduce_op or "sum", out, r, group)
-    call = _calls(op, p, x, out, group, mine, member, reduction)
+    # the *_single names replaced *_into_tensor / *_tensor in newer PyTorch (same arguments)
+    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+    scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+    pairs = c.pairs(r, p)
+    calls: dict[str, Callable[[], Any]] = {
+        "psum": lambda: dist.all_reduce(out, group=group),
+        "all_gather": lambda: gather(out, x, group=group),
+        "psum_scatter": lambda: scatter(out, x, group=group),
+        "all_to_all": lambda: dist.all_to_all_single(out, x, group=group),
+        "send_recv": lambda: (
+            dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
+        ),
+        "all_reduce": reduction,
+    }
+    call = calls.get(op, lambda: _permute(x, out, mine, member, group, pairs))
     how = {"all_reduce": reduction_name}.get(op, op)
 
     def run() -> Any:
