@@ -24,7 +24,7 @@ def main() -> int:
     args = parser.parse_args()
     from accelbench.core.options import RunOptions
     from accelbench.results.reading import read_rows
-    from accelbench.run import runner, session
+    from accelbench.run import planning, runner, session
 
     durations: list[float] = []
     original = runner.execute
@@ -51,7 +51,7 @@ def main() -> int:
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
     profiler.enable()
-    session.run_config(config, RunOptions(progress=False))
+    planning.run_config(config, RunOptions(progress=False))
     profiler.disable()
     total = time.perf_counter() - t0
     stats = pstats.Stats(profiler)

@@ -170,7 +170,7 @@ def cost() -> None:
         sessions, calls, lost = [], [], 0
         for _ in range(40):
             try:
-                sessions.append(timing.profiled_iterations(prepared, 20, no_flush).session_s)
+                sessions.append(timing.cupti(prepared, 20, no_flush).session_s)
             except AttributionError:
                 lost += 1
             if between:

@@ -51,7 +51,7 @@ def device_us(fn: Callable[[], Any], module: str) -> float:
         return []
 
     profile, _ = timers.profiled(run, None)
-    _, iters = xplane.iterations(profile, module, TRACED_CALLS)
+    iters = xplane.read(profile, module, TRACED_CALLS).iterations
     return statistics.median(i.total_ns for i in iters) / 1e3
 
 

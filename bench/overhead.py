@@ -40,9 +40,9 @@ def config_text(work: str, cases: int, num_runs: int, device: str) -> str:
 def flush_seconds(device: str) -> float:
     """One cache flush of the kind the cold-cache timers do on this device."""
     if device == "cpu":
-        from accelbench.measure.timers import HostFlush
+        from accelbench.measure.timers import flush_host_cache
 
-        flush: Callable[[], None] = HostFlush()
+        flush: Callable[[], None] = flush_host_cache
     else:
         import torch
 
@@ -67,7 +67,7 @@ def main() -> int:
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
     from accelbench.core.options import RunOptions
     from accelbench.results.reading import read_rows
-    from accelbench.run import runner, session
+    from accelbench.run import planning, runner, session
 
     durations: list[float] = []
     original = runner.execute
@@ -87,7 +87,7 @@ def main() -> int:
     t0 = time.perf_counter()
     if profiler:
         profiler.enable()
-    code = session.run_config(config, RunOptions(progress=False, verbosity=-1))
+    code = planning.run_config(config, RunOptions(progress=False, verbosity=-1))
     if profiler:
         profiler.disable()
         profiler.dump_stats(args.profile)

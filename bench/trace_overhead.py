@@ -56,7 +56,7 @@ def jax_sessions(host_tracer_level: int | None = None, flush: bool = False) -> N
         serialized = session.stop()
         t3 = time.perf_counter()
         profile = jax.profiler.ProfileData.from_serialized_xspace(serialized)
-        _, iterations = xplane.iterations(profile, "jit_mb_add", n)
+        iterations = xplane.read(profile, "jit_mb_add", n).iterations
         t4 = time.perf_counter()
         assert len(iterations) == n
         return {"start": t1 - t0, "loop": t2 - t1, "stop": t3 - t2, "parse": t4 - t3}

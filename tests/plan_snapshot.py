@@ -52,10 +52,11 @@ def shipped_configs() -> list[str]:
 
 def _records(loaded: Any, cases: list[Any]) -> list[dict[str, Any]]:
     from accelbench.config.dialects import get_dialect
-    from accelbench.run.listing import case_records
+    from accelbench.run.listing import CaseRecord
 
     out = []
-    records = case_records(cases, get_dialect(loaded.dialect).case_fields)
+    own = get_dialect(loaded.dialect).case_fields
+    records = [CaseRecord.of(c, own) for c in cases]
     for case, record in zip(cases, records, strict=True):
         o = case.outputs
         out.append(

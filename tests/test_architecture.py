@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from accelbench import catalogue
+from accelbench import catalogue, registrations
 from accelbench.catalogue import get_spec
 from accelbench.errors import CaseFailure, Status
 from accelbench.platform.backends import BACKENDS, run_order
@@ -103,7 +103,7 @@ def test_the_backend_registry_orders_jax_before_torch_and_says_what_is_available
 def test_every_op_has_an_implementation_and_every_implementation_an_op():
     specs = catalogue.all_specs()
     assert all(spec.backends for spec in specs.values())
-    assert catalogue.CATALOGUE.implemented_ops() <= set(specs)
+    assert {op for op, _, _ in catalogue.IMPLEMENTATIONS} <= set(specs)
 
 
 CHECK_CASES = {
@@ -451,13 +451,15 @@ def test_op_specs_carry_typed_traits_not_a_dict():
     assert gets == []
 
 
-def test_a_fresh_catalogue_holds_only_what_is_registered_into_it():
-    fresh = catalogue.Catalogue()
+def test_an_op_registered_in_a_scope_is_gone_after_it():
     spec = dataclasses.replace(get_spec("add"), name="only")
-    fresh.register(spec)
-    fresh.add_implementation(catalogue.ArrayImplementation("only", "jax", "jit", lambda p: None))
-    assert fresh.all_specs() == {"only": spec} and fresh.backends_of("only") == ("jax",)
-    assert "only" not in catalogue.all_specs()  # the process's catalogue is untouched
+    with registrations.scoped():
+        catalogue.register(spec)
+        catalogue.add_implementation(
+            catalogue.ArrayImplementation("only", "jax", "jit", lambda p: 0)
+        )
+        assert catalogue.all_specs()["only"] == spec and catalogue.backends_of("only") == ("jax",)
+    assert "only" not in catalogue.all_specs() and catalogue.backends_of("only") == ()
 
 
 ARCHITECTURE = ROOT / "docs" / "architecture.md"

@@ -101,7 +101,7 @@ def test_fp8_fallback_is_labelled_on_cpu(tmp_path):
 def test_a_deliberately_wrong_jax_op_is_caught(tmp_path, monkeypatch):
     import dataclasses
 
-    from accelbench import catalogue
+    from accelbench import catalogue, registrations
 
     unscaled = catalogue.get_implementation(
         "gemm_simple", "jax"
@@ -109,8 +109,8 @@ def test_a_deliberately_wrong_jax_op_is_caught(tmp_path, monkeypatch):
     wrong = dataclasses.replace(
         unscaled, build=lambda p: lambda a, b, sa, sb: unscaled.build(p)(a, b)
     )
-    with catalogue.CATALOGUE.scoped() as scope, pytest.raises(CaseFailure) as info:
-        scope.add_implementation(dataclasses.replace(wrong, op="gemm"), replace=True)
+    with registrations.scoped(), pytest.raises(CaseFailure) as info:
+        catalogue.add_implementation(dataclasses.replace(wrong, op="gemm"), replace=True)
         jax_backend().measure(case("gemm", "jax", tmp_path))
     assert info.value.status == "wrong_result"
 

@@ -201,7 +201,8 @@ def test_an_op_parameter_is_one_field_of_its_ops_dataclass(scoped, write_yaml, r
     )
     spec = get_spec("probe_scale")
     assert [q.name for q in spec.params][:3] == ["m", "buffer_mib", "scale"]
-    assert spec.param("m").required and spec.param("buffer_mib").doc.startswith("a size")
+    assert spec.typed.declared_param("m").required
+    assert spec.typed.declared_param("buffer_mib").doc.startswith("a size")
     resolved = spec.resolve({"m": 64}, "probe")
     assert isinstance(resolved, ProbeParams) and resolved.m == 64 and resolved.scale == 3.0
     with pytest.raises(FrozenInstanceError):

@@ -232,7 +232,7 @@ def test_elementwise_models_match_hand_computed_values(given, flops, nbytes):
 
 
 def test_cpu_kernel_count_counts_top_level_operator_calls():
-    from torch_backend.kernel_count import count_kernels
+    from torch_backend.profiling import count_kernels
 
     x = torch.randn(16)
     assert count_kernels(lambda: (x + 1) * 2, torch.device("cpu")) == 2

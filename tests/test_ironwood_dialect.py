@@ -10,11 +10,10 @@ import fsspec
 import pytest
 from conftest import ROOT, run_options
 
-from accelbench import catalogue
+from accelbench import catalogue, registrations
 from accelbench.catalogue import get_spec
 from accelbench.core.options import RunOptions
-from accelbench.run.planning import plan_from_file
-from accelbench.run.session import run_config
+from accelbench.run.planning import plan_from_file, run_config
 
 CONFIGS = sorted((ROOT / "Ironwood" / "configs").rglob("*.yaml"))
 
@@ -73,10 +72,10 @@ def test_block_topology_goes_into_params_that_lack_it(write_yaml):
         topology: str = param("str", "1x1")
 
     probe = replace(get_spec("add"), name="probe", typed=WithTopology)
-    with catalogue.CATALOGUE.scoped() as scope:
-        scope.register(probe)
+    with registrations.scoped():
+        catalogue.register(probe)
         for impl in catalogue.implementations("add", "jax").values():
-            scope.add_implementation(replace(impl, op="probe"))
+            catalogue.add_implementation(replace(impl, op="probe"))
         cases = plan(
             write_yaml,
             """

@@ -8,9 +8,8 @@ import textwrap
 import pytest
 from conftest import run_options
 
-from accelbench.benchmarks.cases import MAX_COMBINATIONS
 from accelbench.benchmarks.hardware import parse_hardware
-from accelbench.config.expand import upstream_sweep, upstream_values, values_of
+from accelbench.config.expand import MAX_COMBINATIONS, upstream_sweep, upstream_values, values_of
 from accelbench.config.loader import parse_config
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError
@@ -61,7 +60,7 @@ def test_the_dialect_is_recognised_from_the_file_shape(data, dialect):
     ],
 )
 def test_sweep_value_forms_expand_as_upstream_reads_them(value, expected):
-    assert upstream_values(value, "sweep.m")[0] == expected
+    assert upstream_values(value, "sweep.m", []) == expected
 
 
 @pytest.mark.parametrize(
@@ -78,15 +77,13 @@ def test_sweep_value_forms_expand_as_upstream_reads_them(value, expected):
 )
 def test_sweep_forms_that_hang_or_run_nothing_upstream_are_one_line_errors(value, message):
     with pytest.raises(UserError, match=message):
-        upstream_values(value, "sweep.m")
+        upstream_values(value, "sweep.m", [])
 
 
 def test_a_sweep_over_1000_combinations_keeps_the_first_1000_in_product_order_and_says_so(
     write_yaml, capsys
 ):
-    sweep = upstream_sweep(
-        {"m": list(range(1, 41)), "n": list(range(1, 41))}, "s", MAX_COMBINATIONS
-    )
+    sweep = upstream_sweep({"m": list(range(1, 41)), "n": list(range(1, 41))}, "s", "", [])
     combos = [values_of(p) for p in sweep.points()]
     assert sweep.total == 1600 and len(combos) == MAX_COMBINATIONS
     assert combos[0] == {"m": 1, "n": 1} and combos[40] == {"m": 2, "n": 1}  # first key slowest
@@ -257,7 +254,8 @@ def test_a_file_with_several_benchmark_names_loads(write_yaml):
 
 
 def test_hardware_blocks_and_system_presets(write_yaml, capsys):
-    stats, warnings = parse_hardware({"peak_tflops": 459, "hbm_bw": {"1048576": 1200}}, "hardware")
+    warnings: list[str] = []
+    stats = parse_hardware({"peak_tflops": 459, "hbm_bw": {"1048576": 1200}}, "hardware", warnings)
     assert stats.peak_tflops("float8_e4m3fn") == 459 and "read as tflops" in warnings[0]
     assert IRONWOOD.bandwidth_at(16 * 1024) == pytest.approx(127.9, abs=0.05)  # upstream's figure
     assert IRONWOOD.bandwidth_at(10) == 100 and IRONWOOD.bandwidth_at(1 << 40) == 7380

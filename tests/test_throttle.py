@@ -88,14 +88,14 @@ def scripted(monkeypatch):
 
     nvml = FakeNvml()
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    throttle.forget()
+    throttle._best_clock.clear()
     busy = Busy(nvml)
     with registrations.scoped():
         backends.register_backend(
             backends.BackendInfo("fake", 9, lambda: busy, "accelbench.ops", "numpy")
         )
         yield busy
-    throttle.forget()
+    throttle._best_clock.clear()
 
 
 def case(**settings) -> Case:
@@ -172,7 +172,7 @@ def test_a_sample_is_throttled_when_its_stretch_meets_a_low_reading():
     monitor.series = [(i * 0.02, LOW if 10 <= i < 12 else FULL, 0, 0, 0) for i in range(50)]
     monitor.reasons = [0] * 50
     timing = Timing(samples_s=[1e-3] * 10, source="x", loop_started_at=100.0, loop_s=1.0)
-    throttle.forget()
+    throttle._best_clock.clear()
     kept, report = throttle.judge(monitor, timing, RunSettings(throttle="discard"), 0)
     # readings 10 and 11 cover 0.20-0.24 s: the third tenth of the loop (sample 2) only
     assert report.discarded_sample_count == 1 and len(kept.samples_s) == 9
@@ -186,7 +186,7 @@ def test_a_loop_shorter_than_the_monitor_s_period_is_judged_by_the_reading_that_
     monitor.series = [(i * 0.02, LOW if i == 3 else FULL, 0, 0, 0) for i in range(10)]
     monitor.reasons = [0] * 10
     timing = Timing(samples_s=[1e-3] * 5, source="x", loop_started_at=100.065, loop_s=0.005)
-    throttle.forget()
+    throttle._best_clock.clear()
     _, report = throttle.judge(monitor, timing, RunSettings(throttle="flag"), 0)
     assert report.clock_source == "nvml" and report.sm_clock_min_mhz == LOW  # reading 3, at 60 ms
 

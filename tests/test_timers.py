@@ -123,7 +123,7 @@ def test_a_timer_name_or_an_auto_claim_is_registered_once():
 
 
 def test_the_host_flush_rewrites_twice_the_last_level_cache():
-    flush = timers.HostFlush()
+    flush = timers.flush_host_cache
     flush()
     buffer = timers._host_buffer()
     assert buffer.nbytes >= 2 * timers.last_level_cache_bytes()
@@ -310,13 +310,13 @@ def test_a_pilot_outlasts_the_session_its_timer_pays_per_round(monkeypatch):
     first) gets a pilot of at least 15 ms of 1 ms calls, not num_runs (10): a pilot that alone reaches
     the target then spends at most half its wall in the session, so the case runs 1 000 samples per
     second of its wall or near it; a timer with no sessions keeps num_runs."""
-    from accelbench.measure.timers import Sessioned
+    from accelbench.measure.timers import Described
 
     for target in (0.05, 0.002):
         timing, timer, elapsed = adaptive(
             monkeypatch,
             0.01,
-            timer=lambda clock: Sessioned(SyntheticTimer(0.01, clock, session_s=0.015), 0.015),
+            timer=lambda clock: Described(SyntheticTimer(0.01, clock, session_s=0.015), 0.015),
             target_precision=target,
             max_time_s=600,
             warmup=10,
@@ -338,7 +338,7 @@ def test_only_the_timed_rounds_count_against_max_time(monkeypatch):
         clock[0] += 5.0  # what starting CUPTI and importing a profiler cost the first case
         synthetic = SyntheticTimer(0.01, clock)  # ~150 samples of 1 ms for the target
         return timers.Described(
-            synthetic, lambda p: breakdowns.append(p) or [Kernel("k", 1, 1e-3, 1)]
+            synthetic, breakdown=lambda p: breakdowns.append(p) or [Kernel("k", 1, 1e-3, 1)]
         )
 
     timing, timer, _ = adaptive(
@@ -390,7 +390,7 @@ def test_the_jax_flush_and_profiler_are_made_with_the_timer_not_in_a_round(monke
     assert made == [case]
     # the profiler started with the timer too (a session paid for before the clock), and its cost
     # known to size the pilot
-    assert isinstance(timer, timers.Sessioned) and timer.session_s > 0
+    assert isinstance(timer, timers.Described) and timer.session_s > 0
 
 
 def test_without_a_target_timing_is_num_runs_and_a_soak_comes_before_the_target(monkeypatch):

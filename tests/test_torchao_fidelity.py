@@ -88,7 +88,7 @@ def test_sparse_pairs_on_a_cpu_are_unsupported_rows_with_the_reason(every_recipe
         ("baseline", "semi-sparse"),
         ("baseline", "block"),
         # the recipes whose declaration pairs them with 2:4 (an alias as the recipe it runs as)
-        *((r, "semi-sparse") for r in CONFIG_RECIPES if (k := recipe_of(r)) and k[0].with_2_4),
+        *((r, "semi-sparse") for r in CONFIG_RECIPES if (k := recipe_of(r)) and k[0].make_2_4),
     }
     assert all(r["status"] == "unsupported" for r in sparse.values())
     assert "2:4 sparsity needs a CUDA GPU" in sparse["baseline", "semi-sparse"]["error"]
@@ -366,7 +366,7 @@ def test_a_recipe_added_in_a_test_is_one_registration(tmp_path, run_cli):
                 ("probe3-64",),
                 bits=3,
                 group_at=1,
-                with_2_4=True,
+                make_2_4=lambda tq, target: None,  # paired with 2:4
             )
         )
         assert weight_bits("probe3-64", 16) == 3 + 32 / 64

@@ -42,7 +42,8 @@ planes {{
 
 
 def test_gpu_kernels_are_attributed_per_iteration_and_foreign_modules_ignored():
-    platform, iters = xplane.iterations(gpu_trace(4), "jit_mb_gemm", 4)
+    read = xplane.read(gpu_trace(4), "jit_mb_gemm", 4)
+    platform, iters = read.platform, read.iterations
     assert platform == "gpu" and len(iters) == 4
     assert [it.total_ns for it in iters] == [1100.0] * 4  # gemm + convert, never the copy
     kernels = xplane.breakdown(iters)
@@ -57,12 +58,12 @@ def test_gpu_kernels_are_attributed_per_iteration_and_foreign_modules_ignored():
 
 def test_gpu_event_count_that_does_not_split_is_an_error():
     with pytest.raises(xplane.TraceError, match="cannot be split into 3 iterations"):
-        xplane.iterations(gpu_trace(4), "jit_mb_gemm", 3)
+        xplane.read(gpu_trace(4), "jit_mb_gemm", 3)
 
 
 def test_gpu_trace_without_the_module_is_an_error_not_a_fallback():
     with pytest.raises(xplane.TraceError, match="no kernel events of module jit_mb_add"):
-        xplane.iterations(gpu_trace(2), "jit_mb_add", 2)
+        xplane.read(gpu_trace(2), "jit_mb_add", 2)
 
 
 TPU = """
@@ -88,7 +89,8 @@ planes {
 
 
 def test_tpu_uses_module_executions_and_never_double_counts_nested_ops():
-    platform, iters = xplane.iterations(ProfileData.from_text_proto(TPU), "jit_mb_quantization", 2)
+    read = xplane.read(ProfileData.from_text_proto(TPU), "jit_mb_quantization", 2)
+    platform, iters = read.platform, read.iterations
     assert platform == "tpu"
     assert [it.total_ns for it in iters] == [10000.0, 12000.0]
     names = {k.name: k for k in xplane.breakdown(iters)}
@@ -100,7 +102,7 @@ def test_tpu_wrong_execution_count_is_an_error():
     with pytest.raises(
         xplane.TraceError, match="has 2 executions of jit_mb_quantization, expected 3"
     ):
-        xplane.iterations(ProfileData.from_text_proto(TPU), "jit_mb_quantization", 3)
+        xplane.read(ProfileData.from_text_proto(TPU), "jit_mb_quantization", 3)
 
 
 def test_real_cpu_trace_gives_one_iteration_per_run_and_converts_with_xprof(tmp_path):
@@ -118,7 +120,8 @@ def test_real_cpu_trace_gives_one_iteration_per_run_and_converts_with_xprof(tmp_
         jax.block_until_ready(fn(x, x))
     jax.profiler.stop_trace()
     path = xplane.find_xplane(str(tmp_path))
-    platform, iters = xplane.iterations(ProfileData.from_file(path), "jit_mb_add", 5)
+    read = xplane.read(ProfileData.from_file(path), "jit_mb_add", 5)
+    platform, iters = read.platform, read.iterations
     assert platform == "cpu" and len(iters) == 5 and all(it.total_ns > 0 for it in iters)
     from xprof.convert import raw_to_tool_data
 
@@ -176,7 +179,7 @@ planes {{
 
 @pytest.mark.parametrize("slow", [0, 1])
 def test_max_device_reads_the_slowest_chip_and_first_device_the_first(slow):
-    first = xplane.iterations(two_chip_trace(slow), "jit_mb_gemm", 2, "first_device")[1]
-    worst = xplane.iterations(two_chip_trace(slow), "jit_mb_gemm", 2, "max_device")[1]
+    first = xplane.read(two_chip_trace(slow), "jit_mb_gemm", 2, "first_device").iterations
+    worst = xplane.read(two_chip_trace(slow), "jit_mb_gemm", 2, "max_device").iterations
     assert [i.total_ns for i in first] == [3000.0 if slow == 0 else 1000.0] * 2
     assert [i.total_ns for i in worst] == [3000.0] * 2

@@ -68,9 +68,8 @@ class TorchBackend:
             return timer
         # a host timer's rows name the ops that took the time (device timers name kernels)
         traced = name == "wall" and case.outputs.trace_dir  # no device clock: the trace asked for
-        return Described(
-            traced_wall(case) if traced else get_timer(self.name, name, case), host_op_breakdown
-        )
+        timer = traced_wall(case) if traced else get_timer(self.name, name, case)
+        return Described(timer, breakdown=host_op_breakdown)
 
     def measure(self, case: Case) -> Measurement:
         if get_spec(case.op).traits.headline is Headline.SLOWEST_DEVICE:  # a process per device
@@ -78,7 +77,7 @@ class TorchBackend:
 
             return measure_ranks(self, case)
         touches = get_spec(case.op).traits.compiler_options
-        with isolated_compiler_state(touches), thread_count(threads_for(case)):
+        with isolated_compiler_state(touches), thread_count(case):
             impl = implementation_of(
                 PreparedImplementation, case.op, self.name, case.implementation
             )
@@ -87,23 +86,18 @@ class TorchBackend:
             return measure(case, prepared, self.timer(case, device), self.device_info_for(device))
 
 
-CPU_THREADS = 1  # the default on a CPU: see threads_for
-
-
-def threads_for(case: Case) -> int | None:
-    """The case's `threads:`, else one thread for work on a CPU. PyTorch's default (every core) made
-    the default job's rows 10-80x slower, and unstable, on a shared 2-core machine where another
-    process held a core; one thread is what torch.utils.benchmark chooses for the same reason. A GPU
-    case keeps PyTorch's default: its host threads only launch kernels."""
-    if case.run.threads:
-        return case.run.threads
-    on_cpu = not torch.cuda.is_available() or case.params.placement.device == "cpu"
-    return CPU_THREADS if on_cpu else None
+CPU_THREADS = 1  # the default on a CPU: see thread_count
 
 
 @contextmanager
-def thread_count(threads: int | None) -> Iterator[None]:
-    """The case's `threads:` for PyTorch's intra-op pool, restored afterwards."""
+def thread_count(case: Case) -> Iterator[None]:
+    """PyTorch's intra-op pool, restored afterwards: the case's `threads:`, else one thread for work on
+    a CPU. PyTorch's default (every core) made the default job's rows 10-80x slower, and unstable, on a
+    shared 2-core machine where another process held a core; one thread is what torch.utils.benchmark
+    chooses for the same reason. A GPU case keeps PyTorch's default: its host threads only launch
+    kernels."""
+    on_cpu = not torch.cuda.is_available() or case.params.placement.device == "cpu"
+    threads = case.run.threads or (CPU_THREADS if on_cpu else None)
     before = torch.get_num_threads()
     if threads:
         torch.set_num_threads(threads)

@@ -2,8 +2,7 @@
 one graph each, compiled one after another: Inductor's pool of compile workers only adds its start and
 its wait at exit (docs/overhead.md). So a run compiles in process (TORCHINDUCTOR_COMPILE_THREADS=1)
 unless a case asks for max-autotune, whose candidate kernels the pool compiles in parallel, or the user
-set the variable. Importing this module imports no part of PyTorch.
-"""
+set the variable. Importing this module imports no part of PyTorch."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from accelbench.ops.fusion import ATTENTION_PATTERNS, CONV_PATTERNS, LINEAR_PATTERNS
+from accelbench.catalogue import get_spec
 from accelbench.results.writer import write_json_atomically
 from torch_backend.devices import default_device
 from torch_backend.entry import make_case, run_seed_cases
@@ -18,9 +18,7 @@ from torch_backend.entry import make_case, run_seed_cases
 Calibrate = Callable[..., list[dict[str, Any]]]
 
 
-def _family(
-    op: str, patterns: tuple[str, ...], fields: str, sizes: list[tuple[int, ...]]
-) -> Calibrate:
+def _family(op: str, fields: str, sizes: list[tuple[int, ...]]) -> Calibrate:
     """A family's entry point: every pattern at each size (`quick`: the first size, fewer trials)."""
 
     def calibrate(
@@ -30,6 +28,7 @@ def _family(
         num_trials: int | None = None,
         num_warmup: int = 10,
     ) -> list[dict[str, Any]]:
+        patterns = get_spec(op).typed.declared_param("pattern").choices
         trials = num_trials or (20 if quick else 100)
         where = {"dtype": dtype, "device": device or default_device().type}
         shapes = [
@@ -46,20 +45,15 @@ def _family(
 
 
 calibrate_linear_fusion_patterns = _family(
-    "fusion_linear",
-    LINEAR_PATTERNS,
-    "m k n",
-    [(512, 1024, 1024), (2048, 4096, 4096), (4096, 4096, 4096)],
+    "fusion_linear", "m k n", [(512, 1024, 1024), (2048, 4096, 4096), (4096, 4096, 4096)]
 )
 calibrate_conv_fusion_patterns = _family(
     "fusion_conv",
-    CONV_PATTERNS,
     "batch in_channels out_channels size",
     [(4, 128, 128, 28), (32, 256, 256, 56), (8, 64, 64, 112)],
 )
 calibrate_attention_fusion_patterns = _family(
     "fusion_attention",
-    ATTENTION_PATTERNS,
     "batch heads seq head_dim",
     [(4, 8, 256, 64), (8, 16, 1024, 64), (8, 16, 2048, 128)],
 )

@@ -13,8 +13,7 @@ from torch import nn
 from accelbench.errors import unsupported
 from accelbench.ops.torchao import ACTIVATIONS, HEAD_DIM, MLP_RATIO
 
-MODULES = ("Sigmoid", "ReLU", "LeakyReLU", "ReLU6", "GELU", "SiLU", "Hardswish")  # torch.nn's names
-_ACTIVATION = {name: getattr(nn, module) for name, module in zip(ACTIVATIONS, MODULES, strict=True)}
+_ACTIVATION = {name.lower(): getattr(nn, name) for name in ACTIVATIONS}
 
 
 def _linear(k: int, n: int) -> nn.Module:

@@ -15,7 +15,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from accelbench.platform import chatter, frameworks
@@ -48,25 +48,6 @@ def recording(device: Any) -> Iterator[Any]:
             prof.__exit__(None, None, None)
 
 
-def keep(prof: Any, session_dir: str | None) -> None:
-    """A finished session as a Kineto (Chrome) trace, `<session_dir>/<host>.pt.trace.json`: what
-    Perfetto, chrome://tracing and TensorBoard's PyTorch profiler open; nothing where none is kept."""
-    if session_dir is None:
-        return
-    import socket
-
-    from accelbench.errors import CaseFailure, Status
-
-    try:
-        os.makedirs(session_dir, exist_ok=True)
-        host = "".join(c if c.isalnum() or c in "-_." else "_" for c in socket.gethostname())
-        prof.export_chrome_trace(os.path.join(session_dir, f"{host}.pt.trace.json"))
-    except OSError as error:
-        raise CaseFailure(
-            Status.ERROR, f"could not write the trace under {session_dir}: {error.strerror}"
-        ) from None
-
-
 def raw_events(prof: Any) -> list[Any]:
     """Kineto's events, unprocessed: reading them skips the profiler's Python event tree."""
     return list(prof.kineto_results.events())
@@ -91,3 +72,26 @@ def warm(device: Any) -> float:
 def session_cost() -> float:
     """What a profiler session costs on the current GPU (its warm-up, paid once): sizes a pilot."""
     return warm(torch.device("cuda", torch.cuda.current_device()))
+
+
+COUNT_SKIPPED = ("ProfilerStep", "[memory]", "cudaDeviceSynchronize", "cudaStreamSynchronize")
+
+
+def count_kernels(fn: Callable[[], Any], device: Any, calls: int = 3) -> float:
+    """Kernels one call launches: device kernel events on CUDA; on a CPU, top-level operator calls (a
+    compiled region counts as one), the closest analogue of a launch."""
+    with recording(device) as prof, torch.no_grad():
+        for _ in range(calls):
+            fn()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    events = prof.function_events
+    if device.type == "cuda":
+        kernels = [
+            e for e in events if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA
+        ]
+    else:
+        kernels = [
+            e for e in events if e.cpu_parent is None and not e.name.startswith(COUNT_SKIPPED)
+        ]
+    return len(kernels) / calls

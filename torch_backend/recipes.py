@@ -67,8 +67,7 @@ class Removal:
         where = f"; removed by {self.removed_by}" if self.removed_by else ""
         return f"torchao {torchao_version()} no longer has {self.what}{where}; replaced by {self.replaced_by}"
 
-    def refuse(self, tq: Any, match: re.Match[str], target: Target) -> Any:
-        """The maker of a removed recipe."""
+    def refuse(self, tq: Any, match: re.Match[str], target: Target) -> Any:  # a removed one's maker
         raise unsupported(self.said())
 
 
@@ -118,14 +117,13 @@ def _float8dq(granularity: str) -> Callable[..., Any]:
     return make
 
 
-INT4_PACKINGS = ("tile_packed_to_4d", "plain", "preshuffled", "plain_int32")
 MSLK = "pip install mslk: torchao's int4 and fp8 x int4 CUDA kernels"
 
 
 def _int4(tq: Any, match: re.Match[str], target: Target) -> Any:
     """int4 weight-only in one of torchao's packings (tile_packed_to_4d, the tinygemm layout, unless
     the name says another: plain and preshuffled run mslk's kernels)."""
-    group, packing = int(match.group(1)), match.group(3) or INT4_PACKINGS[0]
+    group, packing = int(match.group(1)), match.group(3) or "tile_packed_to_4d"
     if target.device.type != "cuda":
         raise unsupported(
             f"torchao {torchao_version()} has no int4 weight-only packing for {target.device.type} "
@@ -195,7 +193,6 @@ def _uintx(tq: Any, match: re.Match[str], target: Target) -> Any:
 
 
 MARLIN = "Marlin layouts (int4 weight-only in the 2:4 MarlinSparseLayout)"
-MARLIN_GONE = Removal(MARLIN, replaced_by="int4wo (Int4WeightOnlyConfig) without sparsity")
 MARLIN_QQQ_GONE = Removal(
     "Marlin QQQ (MarlinQQQLayout, its kernel)",
     "pytorch/ao#3612 (merged 2026-01; absent from 0.16 on)",
@@ -245,7 +242,6 @@ FLOAT8DQ = Recipe(
     needs="CUDA SM 8.9+",
     doc="fp8 weights and activations, one scale per tensor",
     peak="fp8",
-    with_2_4=True,
     make=_float8dq("PerTensor"),
     make_2_4=ROCM_ONLY_2_4,
 )
@@ -255,8 +251,7 @@ MARLIN_RECIPE = Recipe(
     needs="-",
     doc="int4 weights in the 2:4 Marlin layout (removed)",
     bits=4,
-    with_2_4=True,
-    make=MARLIN_GONE.refuse,
+    make=Removal(MARLIN, replaced_by="int4wo (Int4WeightOnlyConfig) without sparsity").refuse,
     make_2_4=_no_2_4(f" no longer has {MARLIN}"),
 )
 
@@ -267,7 +262,6 @@ for _recipe in (
         needs="any device",
         doc="what every recipe is measured against",
         bits=None,
-        with_2_4=True,
         make_2_4=_plain_2_4,
     ),
     Recipe(
@@ -283,7 +277,6 @@ for _recipe in (
         needs="any device",
         doc="int8 weights and dynamically quantized int8 activations",
         peak="int8",
-        with_2_4=True,
         make=lambda tq, match, target: tq.Int8DynamicActivationInt8WeightConfig(),
         make_2_4=INT8_NO_2_4,
     ),
@@ -293,7 +286,6 @@ for _recipe in (
         needs="a torchao that has weight_only_decode",
         doc="int8dq for prefill, weight-only for decode",
         peak="int8",
-        with_2_4=True,
         make=_int8dq_prefill,
         make_2_4=INT8_NO_2_4,
     ),
@@ -324,7 +316,6 @@ for _recipe in (
         needs="CUDA SM 8.9+",
         doc="fp8 weights and activations, one scale per row",
         peak="fp8",
-        with_2_4=True,
         make=_float8dq("PerRow"),
         make_2_4=_float8_row_2_4,
     ),

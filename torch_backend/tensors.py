@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
 from accelbench.errors import unsupported, wrong_result
+from accelbench.measure.numerics import TOLERANCE
 from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import torch
 
-
-@functools.cache
-def _torch_dtypes() -> dict[str, Any]:
-    names = ("float32", "bfloat16", "float16", "float8_e4m3fn", "float8_e5m2", "int8")
-    return {name: getattr(torch, name) for name in names}
-
-
+TORCH_DTYPES = ("float32", "bfloat16", "float16", "float8_e4m3fn", "float8_e5m2", "int8")
 _BITS = {1: np.uint8, 2: np.int16}  # raw bits by itemsize (torch reads no uint16 from numpy)
 
 
 def torch_dtype(name: str) -> Any:
     name = dtype(name).name
-    if name not in _torch_dtypes():
+    if name not in TORCH_DTYPES:
         raise unsupported(f"PyTorch has no unpacked {name} tensors")
-    return _torch_dtypes()[name]
+    return getattr(torch, name)
 
 
 def to_torch(array: np.ndarray, device: Any) -> Any:
@@ -37,6 +32,12 @@ def to_torch(array: np.ndarray, device: Any) -> Any:
         return torch.from_numpy(np.ascontiguousarray(array)).to(device, copy=True)
     raw = np.ascontiguousarray(array).view(_BITS[array.dtype.itemsize])
     return torch.from_numpy(raw).view(target).to(device, copy=True)
+
+
+def seeded_normal(seed: int, device: Any, dt: Any) -> tuple[Callable[..., Any], Any]:
+    """randn(*shape) drawn on the CPU from `seed` (the same on every device), as `dt` on `device`."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    return (lambda *shape: torch.randn(*shape, generator=g).to(device=device, dtype=dt)), g
 
 
 def take_rows(tensor: Any, rows: np.ndarray) -> Any:
@@ -60,13 +61,8 @@ def to_numpy(tensor: Any) -> np.ndarray:
         return t.numpy()
     if t.dtype == getattr(torch, "float4_e2m1fn_x2", None):
         return _unpack_fp4(t)
-    numpy_type = {
-        torch.bfloat16: ml_dtypes.bfloat16,
-        torch.float8_e4m3fn: ml_dtypes.float8_e4m3fn,
-        torch.float8_e5m2: ml_dtypes.float8_e5m2,
-    }[t.dtype]
     bits = t.view(torch.int16 if t.element_size() == 2 else torch.uint8).numpy()
-    return bits.view(numpy_type)
+    return bits.view(dtype(str(t.dtype)).numpy)  # bfloat16 and fp8: ml_dtypes
 
 
 def within(err: float, tol: float, differs: str) -> float:
@@ -74,6 +70,12 @@ def within(err: float, tol: float, differs: str) -> float:
     if not err <= tol:
         raise wrong_result(f"{differs}: relative error {err:.3g} > {tol:.3g}")
     return err
+
+
+def close_to(dtype_name: str, differs: str) -> Callable[[Any, Any], float]:
+    """check(out, expected): the relative error, within twice the dtype's tolerance (`within`)."""
+    tol = 2 * TOLERANCE[dtype_name]
+    return lambda out, expected: within(relative_error(out, expected), tol, differs)
 
 
 def relative_error(actual: Any, expected: Any) -> float:

@@ -15,11 +15,11 @@ import functools
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from accelbench.core.case import Case
-from accelbench.core.types import Finding, Kernel, Prepared, Timing
+from accelbench.core.types import Kernel, Prepared, Timing
 from accelbench.measure import audit
 from accelbench.measure.attribution import (
     IterationKernels,
@@ -32,9 +32,9 @@ from accelbench.measure.attribution import (
 from accelbench.measure.timers import (
     Described,
     Metered,
-    Sessioned,
     Timer,
     host_flush,
+    keep_trace,
     no_flush,
     register_timer,
     timed_iterations,
@@ -50,6 +50,9 @@ EVENT_RECORD = "cudaEventRecord"  # the timer's events around the call bound wha
 ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device timeline
 GRAPH_UNROLL = 20  # iterations in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
 Flush = Callable[[], None]
+TRACE_FILE = (
+    ".pt.trace.json"  # Kineto's Chrome trace: what Perfetto and TensorBoard's profiler open
+)
 RUNTIME_CALL = re.compile(r"^(cuda|cu|hip)[A-Z]")  # CUDA's (HIP's) runtime and driver calls by name
 
 
@@ -92,12 +95,12 @@ def _device(prepared: Prepared) -> Any:
     return prepared.device or torch.device("cuda", torch.cuda.current_device())
 
 
-def _named(case: Case | None, window: Callable[[], Any] | None = None) -> Callable[[], Any]:
-    """Each iteration's context: the case's label as an NVTX range (for Nsight), inside `window`."""
+def _named(case: Case | None, window: Callable[[], Any] | None = None) -> Callable[[int], Any]:
+    """Each iteration's context (a step): the case's label as an NVTX range (for Nsight), in `window`."""
     nvtx = case.label if case is not None and _nvtx_works() else None
 
     @contextlib.contextmanager
-    def both() -> Iterator[None]:
+    def both(i: int) -> Iterator[None]:
         outer = window() if window else contextlib.nullcontext()
         with outer, torch.cuda.nvtx.range(nvtx) if nvtx else contextlib.nullcontext():
             yield
@@ -120,7 +123,7 @@ def _event_loop(
     prepared: Prepared,
     n: int,
     flush: Flush,
-    window: Callable[[], Any] | None = None,
+    step: Callable[[int], Any],
     sustained: bool = False,
     flush_range: Callable[[], Any] = contextlib.nullcontext,
 ) -> tuple[list[float], list[float]]:
@@ -144,7 +147,6 @@ def _event_loop(
         with flush_range():
             queue_flush()
 
-    step = (lambda i: window()) if window else None
     wall = timed_iterations(replace(prepared, call=call), n, ranged, sustained, step)
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1e-3 for s, e in events], wall
@@ -171,7 +173,7 @@ def traced_wall(case: Case) -> Timer:
                 prepared, n, flush, sustained, lambda i: record_function(case.label)
             )
         session = trace_session_dir(case)
-        profiling.keep(prof, session)
+        keep_trace(session, TRACE_FILE, prof.export_chrome_trace)
         return Timing(
             samples_s=wall,
             source="wall_clock",
@@ -271,25 +273,11 @@ def audited_loop(read: Kineto, iterations: list[IterationKernels], blocked: bool
     return audit.Loop([it.kernels for it in iterations], others, harness, syncs)
 
 
-@dataclass
-class Profiled:
-    """One profiled loop; `session_s`: the profiler's own start, stop and parse."""
-
-    iterations: list[IterationKernels]
-    launch: list[float]
-    wall: list[float]
-    session_s: float
-    audit: tuple[Finding, ...] = ()
-
-
-def profiled_iterations(
-    prepared: Prepared,
-    n: int,
-    flush: Flush,
-    sustained: bool = False,
-    case: Case | None = None,
-) -> Profiled:
-    """n iterations under the profiler, kept as a Kineto trace where the case keeps traces."""
+def cupti(
+    prepared: Prepared, n: int, flush: Flush, sustained: bool = False, case: Case | None = None
+) -> Timing:
+    """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it:
+    n iterations under the profiler, kept as a Kineto trace where the case keeps traces."""
     from torch.autograd.profiler import record_function
 
     device = _device(prepared)
@@ -301,28 +289,23 @@ def profiled_iterations(
         marked = functools.partial(record_function, FLUSH) if cold else contextlib.nullcontext
         launch, wall = _event_loop(prepared, n, flush, window, sustained, marked)
         loop_s = time.perf_counter() - loop_start
-    if case is not None:
-        profiling.keep(prof, trace_session_dir(case))
+    session = trace_session_dir(case) if case is not None else None
+    keep_trace(session, TRACE_FILE, prof.export_chrome_trace)
     read = windows_and_kernels(profiling.raw_events(prof), device.index or 0)
     iterations = attribute(read.windows, read.launches, read.kernels, not sustained, read.flushes)
     audited = case is not None and case.run.audit != "off"
     found = audit.findings(audited_loop(read, iterations, not sustained)) if audited else ()
-    return Profiled(iterations, launch, wall, time.perf_counter() - session_start - loop_s, found)
-
-
-def cupti(prepared: Prepared, n: int, flush: Flush, sustained: bool, case: Case) -> Timing:
-    """Device time per iteration from kernel timestamps, with the launch-inclusive events beside it."""
-    run = profiled_iterations(prepared, n, flush, sustained, case)
+    session_s = time.perf_counter() - session_start - loop_s  # the profiler's start, stop and parse
     return Timing(
-        samples_s=[it.total_ns * 1e-9 for it in run.iterations],
+        samples_s=[it.total_ns * 1e-9 for it in iterations],
         source="cupti",
-        wall_samples_s=run.wall,
-        span_samples_s=[it.span_ns * 1e-9 for it in run.iterations],
-        launch_samples_s=run.launch,
-        kernels=breakdown(run.iterations),
-        session_s=run.session_s,
-        trace_path=trace_session_dir(case),
-        audit=run.audit,
+        wall_samples_s=wall,
+        span_samples_s=[it.span_ns * 1e-9 for it in iterations],
+        launch_samples_s=launch,
+        kernels=breakdown(iterations),
+        session_s=session_s,
+        trace_path=session,
+        audit=found,
     )
 
 
@@ -349,7 +332,7 @@ def kernel_breakdown(prepared: Prepared, iterations: int = 5) -> list[Kernel]:
     """Kernel names, launches per iteration and shares from a short profiled pass (after timing)."""
     try:
         with torch.cuda.device(_device(prepared)):
-            return breakdown(profiled_iterations(prepared, iterations, no_flush).iterations)
+            return cupti(prepared, iterations, no_flush).kernels
     except Exception:  # a breakdown is a help, never a reason to lose the row
         return []
 
@@ -389,11 +372,9 @@ def _timer(fn: Callable[..., Timing], traced: bool = False) -> Callable[[Case], 
             timing.flush_s = flush.seconds
             return timing
 
-        return (
-            Sessioned(timer, profiling.session_cost())
-            if traced
-            else Described(timer, kernel_breakdown)
-        )
+        if traced:
+            return Described(timer, profiling.session_cost())
+        return Described(timer, breakdown=kernel_breakdown)
 
     return factory
 

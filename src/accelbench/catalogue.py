@@ -8,8 +8,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, ClassVar, Generic, TypeVar
@@ -17,11 +16,10 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from accelbench.core.case import Case, RunSettings, declared_settings
-from accelbench.core.param_kinds import PARAM_KINDS, real
+from accelbench.core.param_kinds import PARAM_KINDS, Param
 from accelbench.core.types import Prepared
 from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS, run_order
-from accelbench.platform.dtypes import dtype as lookup_dtype
 from accelbench.registry import register_once
 
 Params = Any  # an op's typed parameters (OpParams)
@@ -30,44 +28,6 @@ Arrays = dict[str, np.ndarray]
 ArrayBuild = Callable[[Any], Callable[..., dict[str, Any]]]
 PreparedBuild = Callable[[Any, Case], Prepared]  # (the backend object, the case) -> ready to time
 P = TypeVar("P", bound="OpParams")
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    kind: str  # a key of PARAM_KINDS
-    default: Any = None
-    choices: tuple[Any, ...] = ()
-    doc: str = ""
-    aliases: tuple[str, ...] = ()  # the Ironwood reference's spellings of it
-    each: tuple[Any, ...] = ()  # swept over these values when a config leaves the parameter out
-    minimum: float | None = None  # the least value, where a dialect states one (TPUMS's `min`)
-
-    @property
-    def required(self) -> bool:
-        return self.default is None and PARAM_KINDS[self.kind].sizes_problem
-
-    def validate(self, value: Any, where: str) -> Any:
-        if self.minimum is not None and real(value) and value < self.minimum:
-            raise UserError(f"{self.name} must be >= {self.minimum}, got {value}", key=where)
-        return PARAM_KINDS[self.kind].validate(self, value, where)
-
-    def clamped(self, value: Any, max_dim: int) -> Any:
-        """The value --max-dim lets through (problem sizes only)."""
-        clamp = PARAM_KINDS[self.kind].clamp
-        return min(value, clamp(max_dim)) if clamp and isinstance(value, int) and value else value
-
-    @property
-    def default_value(self) -> Any:
-        return lookup_dtype(self.default).name if self.kind.endswith("dtype") else self.default
-
-    @property
-    def python_type(self) -> type:
-        """What its values are: its kind's type, or for a choice the one type of its choices."""
-        kinds = {type(c) for c in self.choices}
-        if self.kind == "choice" and len(kinds) == 1:
-            return kinds.pop()
-        return PARAM_KINDS[self.kind].python_type
 
 
 @dataclass(frozen=True)
@@ -118,29 +78,21 @@ class OpParams:
 
     def value(self, name: str, default: Any = None) -> Any:
         """The value of a parameter named at run time (a chart's axis), `default` where it has none."""
-        return getattr(self, name) if name in self.names() else default
+        return self.as_dict().get(name, default)
 
     @property
     def placement(self) -> Placement:
         return Placement(**{PLACEMENT[k]: v for k, v in self.as_dict().items() if k in PLACEMENT})
 
 
+@dataclass
 class ReadParams(OpParams):
     """Parameters read back that no class of this version takes (an unknown op or value), by name."""
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self.read = dict(values)
+    read: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.read)
-
-    def value(self, name: str, default: Any = None) -> Any:
-        return self.read.get(name, default)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ReadParams) and other.read == self.read
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def params_of(case: Case, kind: type[P]) -> P:
@@ -259,9 +211,6 @@ class OpSpec(Generic[P]):
     def params(self) -> tuple[Param, ...]:
         return self.typed.declared()
 
-    def param(self, name: str) -> Param:
-        return {p.name: p for p in self.params}[name]
-
     def made(self, values: Mapping[str, Any]) -> P:  # of checked values
         return self.typed(**values)
 
@@ -292,8 +241,7 @@ class OpSpec(Generic[P]):
     def resolve(self, given: Mapping[str, Any], where: str, also_known: Iterable[str] = ()) -> P:
         """Names and values checked against the parameters, defaults filled in."""
         canonical = {alias: p.name for p in self.params for alias in p.aliases}
-        named: dict[str, Any] = {}
-        spelled: dict[str, str] = {}  # errors name the key as the config wrote it
+        named: dict[str, tuple[str, Any]] = {}  # (the key as the config wrote it: errors name it)
         for name, value in given.items():
             if name not in self.param_names and name not in canonical:
                 raise UserError(
@@ -307,12 +255,12 @@ class OpSpec(Generic[P]):
                     f"parameter '{target}' is given twice (as '{name}' too)",
                     key=key_path(where, name),
                 )
-            named[target], spelled[target] = value, name
+            named[target] = (name, value)
         resolved: dict[str, Any] = {}
         for param in self.params:
             if param.name in named:
-                at = key_path(where, spelled[param.name])
-                resolved[param.name] = param.validate(named[param.name], at)
+                spelled, value = named[param.name]
+                resolved[param.name] = param.validate(value, key_path(where, spelled))
             elif param.required:
                 raise UserError(f"op '{self.name}' needs parameter '{param.name}'", key=where)
             else:
@@ -342,88 +290,64 @@ class PreparedImplementation(Registered[PreparedBuild]):
 Implementation = ArrayImplementation | PreparedImplementation
 
 
-class Catalogue:
-    """Op specs and implementations by name; discovered from the op packages on first use."""
-
-    def __init__(self, packages: Callable[[], Iterable[str]] = lambda: ()) -> None:
-        self._packages = packages
-        self._specs: dict[str, OpSpec] = {}
-        self._implementations: dict[tuple[str, str], dict[str, Implementation]] = {}
-        self._discovered = False
-
-    def register(self, spec: OpSpec) -> OpSpec:
-        return register_once(self._specs, spec.name, spec, "op")
-
-    def add_implementation(self, impl: Implementation, replace: bool = False) -> None:
-        """`replace` swaps a registered one (tests injecting a fault)."""
-        if impl.backend not in BACKENDS:
-            raise ValueError(f"unknown backend {impl.backend!r}")
-        table = self._implementations.setdefault((impl.op, impl.backend), {})
-        if impl.name in table and not replace:
-            raise ValueError(
-                f"{impl.backend} implementation {impl.name!r} of op {impl.op!r} registered twice"
-            )
-        table[impl.name] = impl
-
-    def discover(self) -> None:
-        if self._discovered:
-            return
-        self._discovered = True
-        for package_name in dict.fromkeys(self._packages()):
-            package = importlib.import_module(package_name)
-            for module in pkgutil.iter_modules(
-                getattr(package, "__path__", []), package_name + "."
-            ):
-                importlib.import_module(module.name)
-
-    def all_specs(self) -> dict[str, OpSpec]:
-        self.discover()
-        return dict(self._specs)
-
-    def get_spec(self, name: str) -> OpSpec:
-        specs = self.all_specs()
-        if name not in specs:
-            raise UserError(f"unknown op '{name}'", suggestion=did_you_mean(name, specs))
-        return specs[name]
-
-    def backends_of(self, op: str) -> tuple[str, ...]:
-        self.discover()
-        return tuple(sorted({b for (o, b) in self._implementations if o == op}, key=run_order))
-
-    def implementations(self, op: str, backend: str) -> dict[str, Implementation]:
-        self.discover()
-        return dict(self._implementations.get((op, backend), {}))
-
-    def implemented_ops(self) -> set[str]:
-        self.discover()
-        return {op for op, _ in self._implementations}
-
-    @contextmanager
-    def scoped(self) -> Iterator[Catalogue]:
-        """Registrations made inside are gone afterwards (tests that add an op, end to end)."""
-        self.discover()
-        specs = dict(self._specs)
-        implementations = {k: dict(v) for k, v in self._implementations.items()}
-        try:
-            yield self
-        finally:
-            self._specs, self._implementations = specs, implementations
+# op specs by name, implementations by (op, backend, name): scoped as every registry (registrations)
+SPECS: dict[str, OpSpec] = {}
+IMPLEMENTATIONS: dict[tuple[str, str, str], Implementation] = {}
+_discovered = False
 
 
-def _discovered_packages() -> list[str]:
-    return [
+def register(spec: OpSpec) -> OpSpec:
+    return register_once(SPECS, spec.name, spec, "op")
+
+
+def add_implementation(impl: Implementation, replace: bool = False) -> None:
+    """`replace` swaps a registered one (tests injecting a fault)."""
+    if impl.backend not in BACKENDS:
+        raise ValueError(f"unknown backend {impl.backend!r}")
+    key = (impl.op, impl.backend, impl.name)
+    if key in IMPLEMENTATIONS and not replace:
+        raise ValueError(
+            f"{impl.backend} implementation {impl.name!r} of op {impl.op!r} registered twice"
+        )
+    IMPLEMENTATIONS[key] = impl
+
+
+def discover() -> None:
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    packages = (
         "accelbench.ops",
         *(b.implementations for b in BACKENDS.values()),
         *(b.timers for b in BACKENDS.values() if b.timers),
-    ]
+    )
+    for package_name in dict.fromkeys(packages):
+        package = importlib.import_module(package_name)
+        for module in pkgutil.iter_modules(getattr(package, "__path__", []), package_name + "."):
+            importlib.import_module(module.name)
 
 
-CATALOGUE = Catalogue(_discovered_packages)
-register = CATALOGUE.register
-all_specs = CATALOGUE.all_specs
-get_spec = CATALOGUE.get_spec
-backends_of = CATALOGUE.backends_of
-implementations = CATALOGUE.implementations
+def all_specs() -> dict[str, OpSpec]:
+    discover()
+    return dict(SPECS)
+
+
+def get_spec(name: str) -> OpSpec:
+    specs = all_specs()
+    if name not in specs:
+        raise UserError(f"unknown op '{name}'", suggestion=did_you_mean(name, specs))
+    return specs[name]
+
+
+def backends_of(op: str) -> tuple[str, ...]:
+    discover()
+    return tuple(sorted({b for (o, b, _) in IMPLEMENTATIONS if o == op}, key=run_order))
+
+
+def implementations(op: str, backend: str) -> dict[str, Implementation]:
+    discover()
+    return {n: i for (o, b, n), i in IMPLEMENTATIONS.items() if (o, b) == (op, backend)}
 
 
 def array_implementation(
@@ -443,7 +367,7 @@ def implementation(
 def _registers(kind: Any, ops: str | Iterable[str], backend: str, name: str) -> Any:
     def decorate(build: Any) -> Any:
         for op in [ops] if isinstance(ops, str) else ops:
-            CATALOGUE.add_implementation(kind(op, backend, name, build))
+            add_implementation(kind(op, backend, name, build))
         return build
 
     return decorate

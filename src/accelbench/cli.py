@@ -216,14 +216,15 @@ def _validate(args: argparse.Namespace) -> int:
     from accelbench.config.dialects import get_dialect
     from accelbench.core.flags import FlagValues
     from accelbench.core.options import RunOptions
-    from accelbench.run.listing import case_records, print_cases, print_json
+    from accelbench.run.listing import CaseRecord, print_cases, print_json
     from accelbench.run.planning import load_and_plan
 
     owned = FlagValues({f.dest: getattr(args, f.dest, None) for f in _owned_flags("validate")})
     options = RunOptions(max_cases=args.max_cases, max_dim=args.max_dim, flags=owned)
     loaded, cases = load_and_plan(args.config, options)
     if args.json:
-        print_json(case_records(cases, get_dialect(loaded.dialect).case_fields))
+        own = get_dialect(loaded.dialect).case_fields
+        print_json([CaseRecord.of(c, own) for c in cases])
     elif args.list:
         print_cases(cases)
     else:

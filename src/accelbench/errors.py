@@ -75,8 +75,7 @@ class UserError(Exception):
         super().__init__(str(self))
 
     def with_file(self, file: str) -> UserError:
-        if self.file is None:
-            self.file = file
+        self.file = file if self.file is None else self.file
         return self
 
     def __str__(self) -> str:

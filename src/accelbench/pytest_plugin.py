@@ -157,14 +157,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = 2  # measurements lost are never a passing session
         return
     said += [str(table(results)), f"microbench: {len(results)} measurements in {written}"]
-    if _gated(config):
-        code = _gate(config, path, written, said)
-        if code:
-            session.exitstatus = code
-
-
-def _gated(config: pytest.Config) -> bool:
-    return config.getoption("microbench_compare") is not None
+    if config.getoption("microbench_compare") is not None:
+        session.exitstatus = _gate(config, path, written, said) or session.exitstatus
 
 
 def _gate(config: pytest.Config, path: str, written: str, said: list[str]) -> int:

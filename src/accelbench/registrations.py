@@ -17,7 +17,8 @@ from accelbench.run import runner
 
 
 def _tables() -> tuple[dict[Any, Any], ...]:
-    timers.registered_timers()  # discovered first: a scope never hides a module registering late
+    catalogue.discover()  # discovered first: a scope never hides a module registering late
+    timers.registered_timers()
     sinks.registered_sinks()
     owned = tuple(table for d in dialects.dialects() for table in d.registries())
     return (
@@ -26,6 +27,8 @@ def _tables() -> tuple[dict[Any, Any], ...]:
         backends.BACKENDS,
         dialects.DIALECTS,
         *owned,
+        catalogue.SPECS,
+        catalogue.IMPLEMENTATIONS,
         catalogue.PARAM_KINDS,
         specs.presets(),
         torchao.RECIPES,
@@ -37,8 +40,7 @@ def _tables() -> tuple[dict[Any, Any], ...]:
 def scoped() -> Iterator[None]:
     saved = [(table, dict(table)) for table in _tables()]
     try:
-        with catalogue.CATALOGUE.scoped():
-            yield
+        yield
     finally:
         for table, contents in saved:
             table.clear()

@@ -2,8 +2,7 @@
 (exact, tanh) and SiLU in a grid-stride loop, LayerNorm one block per row (mean, then centred variance).
 The source includes only c10's stream and launch-check headers: ATen/cuda/CUDAContext.h needs cuSPARSE,
 cuBLAS and cuSOLVER headers that a toolkit of nvcc and the runtime alone does not have. A failed build
-is tried once a process; run/runner.py names the missing piece in an `unsupported` row.
-"""
+is tried once a process; run/runner.py names the missing piece in an `unsupported` row."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Triton kernels: GELU (exact and tanh), SiLU and LayerNorm forward, computing in fp32.
 
 One pass over memory each: elementwise kernels read x once and write y once; LayerNorm keeps a
-whole row in registers (hidden <= MAX_HIDDEN) so x is read once.
-"""
+whole row in registers (hidden <= MAX_HIDDEN) so x is read once."""
 
 from __future__ import annotations
 

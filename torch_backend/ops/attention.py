@@ -1,6 +1,5 @@
 """Attention in PyTorch: F.scaled_dot_product_attention with grouped KV heads, on the first SDPA
-backend (in `PREFERENCE` order) that accepts the case, named in the row.
-"""
+backend (in `PREFERENCE` order) that accepts the case, named in the row."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import math
 from typing import Any
 
 from accelbench.errors import unsupported
-from accelbench.ops.attention import AttentionParams
+from accelbench.ops.attention import AttentionParams, outputs
 from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op, vjp
 from torch_backend.tensors import torch_dtype
@@ -56,20 +55,7 @@ def choose_backend(p: AttentionParams, device: Any) -> tuple[Any, str]:
 
 def _attention(p: AttentionParams, device: Any) -> tuple[Fn, str]:
     backend, label = choose_backend(p, device)
-    attend = sdpa(p, backend)
-    b, sq, skv = p.batch_size, p.q_seq_len, p.kv_seq_len
-    if p.mode == "fwd":
-        return (lambda q, k, v: {"out": attend(q, k, v).reshape(b * sq, -1)}), f"sdpa:{label}"
-
-    def step(q: Any, k: Any, v: Any, do: Any) -> dict[str, Any]:
-        dq, dk, dv = vjp(attend, (q, k, v), do)
-        return {
-            "dq": dq.reshape(b * sq, -1),
-            "dk": dk.reshape(b * skv, -1),
-            "dv": dv.reshape(b * skv, -1),
-        }
-
-    return step, f"sdpa:{label}"
+    return outputs(sdpa(p, backend), p, vjp), f"sdpa:{label}"
 
 
 register_array_op("tokamax_splash_attention", _attention)

@@ -8,29 +8,14 @@ from typing import Any
 from accelbench.catalogue import implementation
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared
-from accelbench.ops.callables import OP, call_of, checker, cycling
+from accelbench.ops.callables import OP, call_of, prepared
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import default_device, synchronizer
-
-
-def _device(args: tuple[Any, ...]) -> Any:
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    return tensors[0].device if tensors else default_device()
 
 
 @implementation(OP, "torch", "eager")
 def torch_callable(backend: Any, case: Case) -> Prepared:
     call = call_of(case)
-    device = _device(call.arg_sets[0])
-
-    def run(args: tuple[Any, ...]) -> Any:
-        return call.fn(*args)
-
-    return Prepared(
-        call=cycling(call, run),
-        sync=synchronizer(device),
-        check=checker(call, run),
-        implementation="eager",
-        device=device,
-        input_sets=len(call.arg_sets),
-    )
+    tensors = [a for a in call.arg_sets[0] if isinstance(a, torch.Tensor)]
+    device = tensors[0].device if tensors else default_device()
+    return prepared(call, synchronizer(device), "eager", device=device)

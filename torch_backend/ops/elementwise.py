@@ -10,11 +10,10 @@ from accelbench.catalogue import implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import unsupported
-from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams, elements
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
-from torch_backend.tensors import relative_error, torch_dtype, within
+from torch_backend.tensors import close_to, seeded_normal, torch_dtype
 
 
 def _f() -> Any:
@@ -34,13 +33,8 @@ Make = Callable[[ElementwiseParams, Any], Callable[..., Any]]  # an implementati
 
 
 def make_inputs(p: ElementwiseParams, device: Any) -> list[Any]:
-    dt = torch_dtype(p.dtype)
-    g = torch.Generator(device="cpu").manual_seed(p.seed)
+    randn, g = seeded_normal(p.seed, device, torch_dtype(p.dtype))
     shape = (p.batch, p.seq, p.hidden)
-
-    def randn(*s: int) -> Any:
-        return torch.randn(*s, generator=g).to(device=device, dtype=dt)
-
     rows = p.batch * p.seq
     inputs: dict[str, Callable[[], list[Any]]] = {  # per operation; the activations take x alone
         "layernorm": lambda: [randn(*shape), 1 + 0.1 * randn(p.hidden), 0.1 * randn(p.hidden)],
@@ -104,11 +98,7 @@ def prepared(name: str, make: Make, backend: Any, case: Case) -> Prepared:
     inputs = make_inputs(p, device)
     fn = make(p, device)
     call = torch.no_grad()(lambda: fn(*inputs))
-    tol = 2 * TOLERANCE[p.dtype]
-
-    def check(out: Any) -> float:
-        err = relative_error(out, reference(p, inputs))
-        return within(err, tol, f"{name} {p.operation} differs from PyTorch")
+    close = close_to(p.dtype, f"{name} {p.operation} differs from PyTorch")
 
     def finish(timing: Timing, companions: dict[str, Timing]) -> ElementwiseExtras:
         median = timing.median_s
@@ -121,7 +111,7 @@ def prepared(name: str, make: Make, backend: Any, case: Case) -> Prepared:
     return Prepared(
         call=call,
         sync=synchronizer(device),
-        check=check,
+        check=lambda out: close(out, reference(p, inputs)),
         implementation=name,
         device=device,
         finish=finish,

@@ -1,6 +1,5 @@
 """The fusion suite: each pattern's unfused ops against a really fused version, on the same inputs
-(cuBLASLt epilogues, BatchNorm folded into the conv, cuDNN's conv+bias+ReLU or torch.compile, SDPA).
-"""
+(cuBLASLt epilogues, BatchNorm folded into the conv, cuDNN's conv+bias+ReLU or Inductor, SDPA)."""
 
 from __future__ import annotations
 
@@ -12,8 +11,8 @@ from accelbench.catalogue import OpSpec, get_spec, implementation, params_of
 from accelbench.core.case import Case
 from accelbench.core.types import Prepared, Timing
 from accelbench.errors import first_line, unsupported
-from accelbench.measure.numerics import TOLERANCE
 from accelbench.ops.fusion import (
+    CONV_STAGES,
     AttentionFusionParams,
     ConvFusionParams,
     FusionExtras,
@@ -23,8 +22,8 @@ from accelbench.ops.fusion import (
 )
 from accelbench.platform.frameworks import torch
 from torch_backend.devices import peak_memory_bytes, resolve_device, synchronizer
-from torch_backend.kernel_count import count_kernels
-from torch_backend.tensors import relative_error, torch_dtype, within
+from torch_backend.profiling import count_kernels
+from torch_backend.tensors import close_to, seeded_normal, torch_dtype
 
 SEED_NAMES = {
     "linear_bias": "Linear_Bias",
@@ -76,7 +75,7 @@ def _conv(p: ConvFusionParams, randn: Callable[..., Any], device: Any, dtype: An
     w, b = randn(c_out, c_in, r, r) / math.sqrt(c_in * r * r), randn(c_out)
     mean, var = 0.1 * randn(c_out), 1 + 0.1 * randn(c_out).abs()
     gamma, beta, eps, pad = 1 + 0.1 * randn(c_out), 0.1 * randn(c_out), 1e-5, r // 2
-    has_bn, has_relu = p.pattern != "conv_relu", p.pattern != "conv_bn"
+    has_bn, has_relu = CONV_STAGES[p.pattern]
 
     def unfused() -> Any:
         y = F.conv2d(x, w, b, padding=pad)
@@ -97,14 +96,6 @@ def _conv(p: ConvFusionParams, randn: Callable[..., Any], device: Any, dtype: An
         return unfused, fused, f"cudnn_convolution_relu{folded}", tuple(x.shape)
     compiled = torch.compile(lambda: F.relu(F.conv2d(x, w_f, b_f, padding=pad)))
     return unfused, compiled, f"torch.compile{folded}", tuple(x.shape)
-
-
-def _sdpa_backend(device: Any, dtype: Any) -> Any:
-    from torch.nn.attention import SDPBackend
-
-    if device.type == "cuda" and dtype == torch.float32:
-        return SDPBackend.EFFICIENT_ATTENTION  # flash kernels take only half precision
-    return SDPBackend.FLASH_ATTENTION
 
 
 def _attention(
@@ -131,9 +122,11 @@ def _attention(
         return scores_softmax, torch.compile(scores_softmax), "torch.compile"
 
     def attention() -> tuple[Fn, Fn, str]:
-        from torch.nn.attention import sdpa_kernel
+        from torch.nn.attention import SDPBackend, sdpa_kernel
 
-        backend = _sdpa_backend(device, dtype)
+        # the flash kernels take only half precision: fp32 on a GPU runs the efficient kernel
+        fp32_gpu = device.type == "cuda" and dtype == torch.float32
+        backend = SDPBackend.EFFICIENT_ATTENTION if fp32_gpu else SDPBackend.FLASH_ATTENTION
 
         def fused() -> Any:
             with sdpa_kernel([backend]):
@@ -155,11 +148,7 @@ FAMILIES: dict[str, Callable[..., Built]] = {
 
 def _inputs_and_fns(spec: OpSpec, p: FusionParams, device: Any) -> Built:
     dtype = torch_dtype(p.dtype)
-    g = torch.Generator(device="cpu").manual_seed(p.seed)
-
-    def randn(*shape: int) -> Any:
-        return torch.randn(*shape, generator=g).to(device=device, dtype=dtype)
-
+    randn, _ = seeded_normal(p.seed, device, dtype)
     return FAMILIES[spec.name](p, randn, device, dtype)
 
 
@@ -175,11 +164,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
         fused()
     except RuntimeError as error:  # e.g. no flash kernel for this dtype/device
         raise unsupported(f"{fused_impl} cannot run here: {first_line(error, 200)}") from None
-    tol = 2 * TOLERANCE[p.dtype]
-
-    def check(got: Any) -> float:
-        err = relative_error(got, expected)
-        return within(err, tol, f"fused {fused_impl} differs from the unfused ops")
+    close = close_to(p.dtype, f"fused {fused_impl} differs from the unfused ops")
 
     def finish(t_fused: Timing, companions: dict[str, Timing]) -> FusionExtras:
         k_unfused, k_fused = count_kernels(unfused, device), count_kernels(fused, device)
@@ -213,7 +198,7 @@ def prepare_fusion(backend: Any, case: Case) -> Prepared:
     return Prepared(
         call=fused,
         sync=sync,
-        check=check,
+        check=lambda got: close(got, expected),
         implementation=fused_impl,
         device=device,
         companions={"unfused": Prepared(call=unfused, sync=sync, device=device)},

@@ -1,6 +1,5 @@
 """The GEMM family in PyTorch. fp8 GEMMs run on torch._scaled_mm where the GPU has fp8 tensor cores
-(SM89+); elsewhere on a labelled fallback (upcast to fp32, matmul, same scaling: `fp32_fallback`).
-"""
+(SM89+), elsewhere on a labelled fallback (fp32 upcast, matmul, same scaling: `fp32_fallback`)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,8 @@ from typing import Any, TypeVar
 
 from accelbench.errors import unsupported
 from accelbench.ops.common import TINY
-from accelbench.ops.gemm import NO_GEMM, GemmParams, GeneralizedParams
+from accelbench.ops.gemm import NO_GEMM, GemmParams, GeneralizedParams, b_as_kn, epilogue
+from accelbench.platform.dtypes import DType, dtype
 from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op
 from torch_backend.devices import capability
@@ -30,21 +30,13 @@ def quantize(
     return (cast(scaled) if cast else scaled.to(torch.float8_e4m3fn)), scale
 
 
-def b_kn(b: Any, p: GemmParams) -> Any:
-    """B as a (K,N) operand; for (N,K) storage this is a free, column-major view."""
-    return b if p.layout == "kn" else b.t()
-
-
 class Gemms:
     """GEMM kernels chosen once per device: fp8 tensor cores or the labelled fallback."""
 
     def __init__(self, device: Any) -> None:
         self.fp8 = capability(device) >= (8, 9)  # fp8 tensor cores
         self.one = torch.ones((), dtype=torch.float32, device=device)
-
-    @property
-    def label(self) -> str:
-        return "scaled_mm" if self.fp8 else "fp32_fallback"
+        self.label = "scaled_mm" if self.fp8 else "fp32_fallback"
 
     def fp8_mm(self, a: Any, b: Any, sa: Any | None, sb: Any | None, out_dtype: Any) -> Any:
         """(a @ b) * sa * sb with fp32 accumulation; b is (K,N); sa (M,1)/scalar, sb (1,N)/scalar."""
@@ -78,39 +70,38 @@ P = TypeVar("P", GemmParams, GeneralizedParams)
 
 
 def gemm_op(
-    build: Callable[[P, Gemms], Fn], fp8_inputs: Callable[[P], bool]
+    build: Callable[[P, Gemms], Fn], inputs: Callable[[Any], DType] = lambda p: p.input_dtype
 ) -> Callable[[P, Any], tuple[Fn, str]]:
-    """An array op whose implementation label names the GEMM kernel when it is an fp8 GEMM."""
+    """An array op whose implementation label names the GEMM kernel when its `inputs` are fp8."""
 
     def make(p: P, device: Any) -> tuple[Fn, str]:
         g = Gemms(device)
-        return build(p, g), g.label if fp8_inputs(p) else "eager"
+        return build(p, g), g.label if inputs(p).peak_family == "fp8" else "eager"
 
     return make
 
 
 def _plain(p: GemmParams, g: Gemms) -> Fn:
     odt = torch_dtype(p.output_dtype.name)
-    return lambda a, b: {"out": g.mm(a, b_kn(b, p), odt)}
+    return lambda a, b: {"out": g.mm(a, b_as_kn(b, p), odt)}
 
 
 def _scaled(p: GemmParams, g: Gemms) -> Fn:
-    return lambda a, b, sa, sb: {"out": g.fp8_mm(a, b_kn(b, p), sa, sb, torch.bfloat16)}
+    return lambda a, b, sa, sb: {"out": g.fp8_mm(a, b_as_kn(b, p), sa, sb, torch.bfloat16)}
 
 
 def _accum(p: GemmParams, g: Gemms) -> Fn:
     return lambda a, b, sa, sb, acc: {
-        "out": acc.add_(g.fp8_mm(a, b_kn(b, p), sa, sb, torch.float32))
+        "out": acc.add_(g.fp8_mm(a, b_as_kn(b, p), sa, sb, torch.float32))
     }
 
 
 register_array_op(
-    ("gemm_multiple_run", "gemm_simple_with_dtype", "gemm_throttling"),
-    gemm_op(_plain, lambda p: p.input_dtype.peak_family == "fp8"),
+    ("gemm_multiple_run", "gemm_simple", "gemm_simple_with_dtype", "gemm_throttling"),
+    gemm_op(_plain),
 )
-register_array_op("gemm_simple", gemm_op(_plain, lambda p: True))
-register_array_op("gemm", gemm_op(_scaled, lambda p: True))
-register_array_op("gemm_accum", gemm_op(_accum, lambda p: True))
+register_array_op("gemm", gemm_op(_scaled))
+register_array_op("gemm_accum", gemm_op(_accum))
 
 
 def _generalized(p: GeneralizedParams, g: Gemms) -> Fn:
@@ -138,20 +129,10 @@ def _generalized(p: GeneralizedParams, g: Gemms) -> Fn:
         a_, b_ = operands(a, b)
         if p.plain:
             return {"out": product(a_, b_, odt)}
-        out = product(a_, b_, torch.float32)
-        args = list(rest)
-        if p.alpha != 1:
-            out = out * p.alpha
-        if p.beta != 0:
-            out = out + p.beta * args.pop(0).float()
-        if p.use_scaling_factors:
-            s0, s1 = args
-            out = out * s0 * s1
+        out = epilogue(p, product(a_, b_, torch.float32), rest, lambda c: c.float())
         return {"out": out.to(odt)}
 
     return fn
 
 
-register_array_op(
-    "gemm_generalized", gemm_op(_generalized, lambda p: p.in_dtype.startswith("float8"))
-)
+register_array_op("gemm_generalized", gemm_op(_generalized, lambda p: dtype(p.in_dtype)))

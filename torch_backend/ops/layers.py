@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from accelbench.ops.layers import EPS, LAYERS, LayerParams
-from accelbench.platform.dtypes import dtype
 from accelbench.platform.frameworks import torch
 from torch_backend.arrays import Fn, register_array_op, vjp
 from torch_backend.tensors import torch_dtype
@@ -27,7 +26,7 @@ def rmsnorm(x: Any, gamma: Any, out: Any) -> Any:
 
 
 def _rms_fwd(p: LayerParams) -> Fn:
-    out = torch_dtype(dtype(p.dtype).name)
+    out = torch_dtype(p.dtype)
     return lambda x, gamma: {"out": rmsnorm(x, gamma, out)}
 
 

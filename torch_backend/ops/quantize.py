@@ -29,14 +29,12 @@ def fp4_packed(x32: Any) -> Any:
 
 def builder(v: Variant) -> Any:
     def build(p: QuantizeParams, device: Any) -> tuple[Fn, str]:
-        name = dtype(p.qdtype).name
-        rows_len = p.m if v.transpose else p.n
-        if name == FP4 and rows_len % 2:
+        limit, fp4 = dtype(p.qdtype).max, dtype(p.qdtype).name == FP4
+        if fp4 and (p.m if v.transpose else p.n) % 2:
             raise unsupported("packed fp4 needs an even row length")
-        limit = dtype(name).max
-        qdtype = None if name == FP4 else torch_dtype(name)
+        qdtype = None if fp4 else torch_dtype(p.qdtype)
         cast = fp4_packed if qdtype is None else (lambda t: t.to(qdtype))
-        label = "torchao_fp4_pack" if name == FP4 else "eager"
+        label = "torchao_fp4_pack" if fp4 else "eager"
         if isinstance(p, StaticQuantizeParams):
             scale = float(torch.tensor(p.scale, dtype=torch.float32))
             return lambda x: {

@@ -10,11 +10,8 @@ from torch_backend.arrays import Fn, register_array_op
 
 
 def _rope(p: RopeParams, device: Any) -> tuple[Fn, str]:
-    def fn(x: Any, f: Any) -> dict[str, Any]:
-        out = rotate(x, f, lambda parts, dim: torch.stack(parts, dim))
-        return {"out": out.reshape(-1, p.head_dim)}  # rows of head_dim, a free view
-
-    return fn, "eager"
+    # rows of head_dim, a free view
+    return (lambda x, f: {"out": rotate(x, f, torch.stack).reshape(-1, p.head_dim)}), "eager"
 
 
 register_array_op("rope", _rope)

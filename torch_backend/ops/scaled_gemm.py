@@ -56,22 +56,6 @@ def expand(q: Any, scale: Any, dtype: Any) -> Any:
     return q.to(dtype) * full
 
 
-def _blockwise_kernel(device: Any, k: int, n: int) -> bool:
-    """Hopper's cuBLAS block-scaled fp8 GEMM, which wants whole 128-blocks and k-blocks in fours."""
-    scaling = getattr(torch.nn.functional, "ScalingType", None)
-    return (
-        capability(device)[0] == 9
-        and scaling is not None
-        and hasattr(scaling, "BlockWise128x128")
-        and k % 512 == 0
-        and n % 128 == 0
-    )
-
-
-def _mx_kernel(device: Any, m: int, k: int, n: int) -> bool:
-    return capability(device) >= (10, 0) and k % 32 == 0 and m % 128 == 0 and n % 128 == 0
-
-
 def _scaled(s: Scaling, g: Gemms) -> Callable[..., Any]:
     def run(qa: Any, sa: Any, qb: Any, sb: Any) -> Any:
         if s.static:  # one scale per tensor: _scaled_mm's tensorwise mode takes 0-d scales
@@ -123,11 +107,13 @@ def kernel(s: Scaling, p: GemmParams, device: Any) -> tuple[Callable[..., Any], 
     if not s.k_block:
         g = Gemms(device)
         return _scaled(s, g), g.label
-    if s.pow2:
-        if _mx_kernel(device, p.m, p.k, p.n):
+    if s.pow2:  # SM100's MX scaled_mm
+        if capability(device) >= (10, 0) and p.k % 32 == 0 and p.m % 128 == 0 and p.n % 128 == 0:
             return _mx, "scaled_mm:mx"
         return _dequant(torch.bfloat16), "bf16_dequant_fallback"
-    if _blockwise_kernel(device, p.k, p.n):
+    # Hopper's cuBLAS block-scaled fp8 GEMM, which wants whole 128-blocks and k-blocks in fours
+    blockwise = hasattr(getattr(torch.nn.functional, "ScalingType", None), "BlockWise128x128")
+    if blockwise and capability(device)[0] == 9 and p.k % 512 == 0 and p.n % 128 == 0:
         return _blockwise, "scaled_mm:blockwise"
     return _dequant(torch.float32), "fp32_dequant_fallback"
 

@@ -133,8 +133,8 @@ def kept_baseline(
     """A shape's baseline, built once for every case of that shape (and run length); one kept alive at
     a time. `build` gives the ready model, its module, input and output, checked against float64."""
     kept = _baselines.setdefault(case.op, {})
-    model = (p.model_type, p.m, p.k, p.n, p.high_precision_dtype, p.compile_mode)
-    key = (*model, str(device), case.run.num_runs, case.run.warmup)
+    model = (p.model_type, p.m, p.k, p.n, p.high_precision_dtype, p.compile_mode, str(device))
+    key = (*model, case.run.num_runs, case.run.warmup)
     if key not in kept:
         ready, module, x, output = build()
         built = Baseline(ready, *baseline_error(module, x.detach(), output, p.model_type))
@@ -288,23 +288,19 @@ class Sides:
 
     def check(self, out: Any) -> float | None:
         err = self.base.checked("baseline")
-        if self.transformed and sqnr_db(self.reference, out) < MIN_SQNR_DB:
-            raise wrong_result(
-                f"quantized output SQNR {sqnr_db(self.reference, out):.1f} dB is below {MIN_SQNR_DB} dB"
-            )
+        if self.transformed and (db := sqnr_db(self.reference, out)) < MIN_SQNR_DB:
+            raise wrong_result(f"quantized output SQNR {db:.1f} dB is below {MIN_SQNR_DB} dB")
         return err
 
     def finish(self, primary: Timing, timings: dict[str, Timing]) -> TorchaoExtras:
         p, base, quant = params_of(self.case, TorchaoInferenceParams), self.base, self.quant
-        q_compiled = primary if quant.compiled else None
-        own_eager = "quantized_eager" if self.transformed else "baseline_eager"
-        q_eager = timings[own_eager] if quant.compiled else primary
-        if self.transformed:
-            b_eager, b_compiled = timings["baseline_eager"], timings.get("baseline_compiled")
-        else:
-            b_eager, b_compiled = q_eager, q_compiled
-        base.timings.update(
-            {"baseline_eager": b_eager, **({"baseline_compiled": b_compiled} if b_compiled else {})}
+        own = "quantized" if self.transformed else "baseline"  # the baseline recipe's is both
+        t = {**timings, f"{own}_{'compiled' if quant.compiled else 'eager'}": primary}
+        base.timings.update({k: v for k, v in t.items() if k.startswith("baseline")})
+        b_eager, b_compiled, q_eager, q_compiled = (
+            median_s(t.get(f"{side}_{mode}"))
+            for side in ("baseline", own)
+            for mode in ("eager", "compiled")
         )
         if not base.measured:
             base.peaks, base.measured = memory_peaks(base.model.primary, self.device), True
@@ -322,13 +318,13 @@ class Sides:
             recipe_status="+".join(w for w, applied in done if applied) or "baseline",
             compile_mode=mode,
             torch_compile_mode=mode,
-            baseline_eager_s=median_s(b_eager),
-            quantized_eager_s=median_s(q_eager),
-            baseline_compiled_s=median_s(b_compiled),
-            quantized_compiled_s=median_s(q_compiled),
-            eager_speedup_ratio=ratio(median_s(b_eager), median_s(q_eager)),
-            compiled_speedup_ratio=ratio(median_s(b_compiled), median_s(q_compiled)),
-            compiled_over_eager_speedup_ratio=ratio(median_s(q_eager), median_s(q_compiled)),
+            baseline_eager_s=b_eager,
+            quantized_eager_s=q_eager,
+            baseline_compiled_s=b_compiled,
+            quantized_compiled_s=q_compiled,
+            eager_speedup_ratio=ratio(b_eager, q_eager),
+            compiled_speedup_ratio=ratio(b_compiled, q_compiled),
+            compiled_over_eager_speedup_ratio=ratio(q_eager, q_compiled),
             baseline_compile_time_s=base.model.compile_s,
             quantized_compile_time_s=quant.compile_s,
             sqnr_db=sqnr_db(self.reference, quant.output) if self.transformed else math.inf,

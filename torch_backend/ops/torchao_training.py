@@ -156,8 +156,7 @@ def _inputs(p: TorchaoModelParams, device: Any, dtype: Any) -> tuple[Any, Any, A
     return module, x, grad_out
 
 
-def _float8_step(case: Case, device: Any, dtype: Any) -> Step:
-    p = params_of(case, TorchaoTrainingParams)
+def _float8_step(p: TorchaoTrainingParams, device: Any, dtype: Any) -> Step:
     if p.scaling_granularity == "none":
         raise unsupported(
             f"float8 training needs a scaling_granularity: {', '.join(TRAINING_CONVERSIONS)}"
@@ -185,7 +184,7 @@ def prepare_training(backend: Any, case: Case) -> Prepared:
     device = resolve_device(p.device)
     dtype = torch_dtype(p.high_precision_dtype)
     float8 = p.recipe == "float8"
-    step = _float8_step(case, device, dtype) if float8 else None  # unsupported stops here
+    step = _float8_step(p, device, dtype) if float8 else None  # unsupported stops here
 
     def build() -> tuple[Step, Any, Any, Any]:
         module, x, grad_out = _inputs(p, device, dtype)

@@ -157,12 +157,6 @@ class Benchmark(Generic[F]):
         return tuple(p for p in self.typed.declared() if p.name not in self._ours)
 
     @property
-    def own_fields(self) -> tuple[Param, ...]:
-        """Upstream's fields beyond the ones every Config starts with."""
-        base = {p.name for p in BASE_FIELDS}
-        return tuple(p for p in self.upstream_fields if p.name not in base)
-
-    @property
     def ours(self) -> tuple[Param, ...]:
         """This project's fields (written after upstream's columns)."""
         return tuple(p for p in self.typed.declared() if p.name in self._ours)

@@ -21,10 +21,11 @@ from accelbench.benchmarks.base import (
 )
 from accelbench.benchmarks.collective import resolve_group
 from accelbench.benchmarks.flags import CONDITIONS, HW
+from accelbench.benchmarks.hardware import parse_hardware, preset
 from accelbench.benchmarks.models import model_fields
 from accelbench.benchmarks.tpu_flags import process_env
 from accelbench.catalogue import OpSpec, Param, get_spec
-from accelbench.config.cases import cases_per_implementation, lacking, within_cap
+from accelbench.config.cases import cases_per_implementation, lacking
 from accelbench.config.expand import Given, Point, csv_cases, given, upstream_sweep
 from accelbench.config.settings import (
     RUN_KEYS,
@@ -38,7 +39,7 @@ from accelbench.errors import UserError, did_you_mean, key_path
 from accelbench.platform.backends import BACKENDS
 from accelbench.specs import HardwareStats
 
-MAX_COMBINATIONS = 1000  # upstream keeps the first 1000 of a larger product, with a warning
+JAX_BENCH_CAP = "; the first {} are run, as jax-bench does (split the sweep to run the rest)"
 STRUCTURE = ("name", "sweep", "csv_shapes", "model")  # keys of an entry that are not fields
 OUR_CHECKS = {p.name: p.validate for p in OURS_AS_PARAMS if p.kind == "choice"}
 # jax-bench's own names for three run settings
@@ -242,23 +243,17 @@ def _hardware(
 ) -> HardwareStats | None:
     """Upstream's order: the entry's `hardware_stats`, `hardware:`, `global`'s `hardware_stats`, the
     `system` named (even an empty one), --hw."""
-    from accelbench.benchmarks.hardware import parse_hardware, preset
-
     stats = point.get("hardware_stats")
     if stats is not None and (top is None or not stats.where.startswith("global")):
-        parsed, warnings = parse_hardware(stats.value, stats.where)
-        request.warnings.extend(warnings)
-        return None if parsed.empty and not parsed.shown else parsed
+        parsed = parse_hardware(stats.value, stats.where, request.warnings)
+        return parsed if parsed.shown else None  # `hardware_stats: {}`: none
     if top is not None:
         return top
     system = point.get("system")
     name = system.value if system is not None else request.flag(HW)
     if not name:
         return None
-    found, warning = preset(str(name), system.where if system is not None else "--hw")
-    if warning:
-        request.warnings.append(warning)
-    return found
+    return preset(str(name), system.where if system is not None else "--hw", request.warnings)
 
 
 def _trace_dir(path: str, request: PlanRequest) -> str:
@@ -289,8 +284,7 @@ def _backends(spec: OpSpec, value: Any, where: str, given: bool) -> list[str]:
 def _layers(
     entry: dict[str, Any], where: str, reading: Reading, request: PlanRequest
 ) -> tuple[Point, ...]:
-    """The entry's values before `global` and the sweep: its keys over its preset's, one clone per
-    CSV row over them."""
+    """The entry's values before `global` and the sweep: its keys over its preset's, per CSV row."""
     own = given({k: v for k, v in entry.items() if k not in STRUCTURE}, where)
     reading.check_keys((k, g.where) for k, g in own.items())
     if "model" in entry:
@@ -317,17 +311,10 @@ def entry_points(
     """A jax-bench entry's points: its layers over the shared (global) values, over its sweep."""
     reading.check_keys((k, g.where) for k, g in shared.items())
     sweep_value, sweep_where = sweep_of
-    sweep = upstream_sweep(sweep_value, sweep_where, MAX_COMBINATIONS)
-    request.warnings.extend(sweep.warnings)
+    sweep = upstream_sweep(sweep_value, sweep_where, JAX_BENCH_CAP, request.warnings)
     reading.check_keys((a.name, a.where) for a in sweep.axes)
-    if sweep.total > MAX_COMBINATIONS:
-        request.warnings.append(
-            f"{sweep_where}: {sweep.total:,} combinations; the first {MAX_COMBINATIONS} are run, "
-            "as jax-bench does (split the sweep to run the rest)"
-        )
     layers = _layers(entry, where, reading, request)
-    swept = replace(sweep, cases=tuple({**shared, **layer} for layer in layers))
-    return swept.points()
+    return replace(sweep, cases=tuple({**shared, **layer} for layer in layers)).points()
 
 
 def numbered_repeats(cases: list[tuple[str, Case]]) -> list[Case]:
@@ -342,7 +329,3 @@ def numbered_repeats(cases: list[tuple[str, Case]]) -> list[Case]:
             case = replace(case, occurrence=n) if n else case
         out.append(case)
     return out
-
-
-def capped(cases: list[Any], request: PlanRequest, where: str, hint: str = "") -> None:
-    within_cap(len(cases), request.max_cases, where, hint)

@@ -137,8 +137,7 @@ def detailed_entry(case: Case, row: Row, generation: Generation) -> dict[str, An
     ran = replace(origin.fields, num_runs=case.run.num_runs, warmup_tries=case.run.warmup)
     host_ms = ms(row.series.wall_samples_s or row.series.samples_s)
     metrics = generation.metrics(case, origin, ran, host_ms[:RECORDED], row)
-    metrics["total_duration_s"] = row.timing.timed_loop_s
-    metrics["actual_runs"] = len(host_ms)
+    metrics.update(total_duration_s=row.timing.timed_loop_s, actual_runs=len(host_ms))
     started = row.loop_started or time.time()
     ended = started + (row.timing.timed_loop_s or 0.0)
     return {
@@ -278,18 +277,16 @@ def _claim_upstream_names(directory: str, resume: bool, overwrite: bool) -> tupl
     if resume or overwrite:
         return pair(max(1, n - 1))
     os.makedirs(directory or ".", exist_ok=True)
-    while True:
-        made: list[str] = []
-        try:
-            for path in pair(n):
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
-                made.append(path)
-        except FileExistsError:
-            for path in made:
-                os.unlink(path)
-            n += 1
-            continue
-        return pair(n)
+    made: list[str] = []
+    try:
+        for path in pair(n):
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
+            made.append(path)
+    except FileExistsError:  # another run took the number meanwhile: the next free one
+        for path in made:
+            os.unlink(path)
+        return _claim_upstream_names(directory, resume, overwrite)
+    return pair(n)
 
 
 def upstream_files(

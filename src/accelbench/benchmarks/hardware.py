@@ -4,6 +4,7 @@ ironwood`, `--hw gfc`; from `accelbench.specs`). Per chip, as upstream's (docs/j
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from accelbench.core.param_kinds import real
@@ -12,18 +13,22 @@ from accelbench.platform.dtypes import CANONICAL as DTYPE_NAMES
 from accelbench.specs import HardwareStats, presets
 
 
-def preset(name: str, where: str) -> tuple[HardwareStats | None, str | None]:
+def hint(word: str, choices: Iterable[str]) -> str:
+    """A warning's "did you mean" (an error's is UserError.suggestion)."""
+    close = did_you_mean(word, choices)
+    return f" (did you mean '{close}'?)" if close else ""
+
+
+def preset(name: str, where: str, warnings: list[str]) -> HardwareStats | None:
     """A named system (any case); an unknown one (upstream's v6e sample names `ghostlite`) gives no
     roofline and a warning, as upstream."""
     found = presets().get(name.lower())
-    if found is not None:
-        return found, None
-    close = did_you_mean(name.lower(), presets())
-    hint = f" (did you mean '{close}'?)" if close else ""
-    return None, (
-        f"{where}: unknown system '{name}'{hint}: no roofline fields (presets: "
-        f"{', '.join(presets())}; or give a hardware: block with tflops and hbm_bw)"
-    )
+    if found is None:
+        warnings.append(
+            f"{where}: unknown system '{name}'{hint(name.lower(), presets())}: no roofline fields "
+            f"(presets: {', '.join(presets())}; or give a hardware: block with tflops and hbm_bw)"
+        )
+    return found
 
 
 def _number(value: Any, where: str) -> float:
@@ -62,19 +67,17 @@ def _curve(value: Any, where: str) -> tuple[tuple[float, float], ...]:
 HARDWARE_KEYS = ("tflops", "hbm_bw", "ici", "peak_tflops")
 
 
-def parse_hardware(block: Any, where: str) -> tuple[HardwareStats, list[str]]:
-    """A `hardware:` mapping, and its warnings: `peak_tflops` (upstream's samples give it, upstream
-    ignores it) is read as `tflops`, as meant; any other key upstream ignores is ignored, said."""
+def parse_hardware(block: Any, where: str, warnings: list[str]) -> HardwareStats:
+    """A `hardware:` mapping: `peak_tflops` (upstream's samples give it, upstream ignores it) is read
+    as `tflops`, as meant; any other key upstream ignores is ignored, said in `warnings`."""
     if not isinstance(block, dict):
         raise UserError(f"must be a mapping, got {type(block).__name__}", key=where)
-    warnings = []
-    for key in block:
-        if key not in HARDWARE_KEYS:
-            close = did_you_mean(str(key), HARDWARE_KEYS)
-            hint = f" (did you mean '{close}'?)" if close else ""
-            warnings.append(
-                f"{key_path(where, str(key))}: not read{hint}: jax-bench reads tflops and hbm_bw"
-            )
+    warnings += [
+        f"{key_path(where, str(k))}: not read{hint(str(k), HARDWARE_KEYS)}: jax-bench reads tflops "
+        "and hbm_bw"
+        for k in block
+        if k not in HARDWARE_KEYS
+    ]
     tflops_key = "tflops" if "tflops" in block else "peak_tflops"
     if "peak_tflops" in block:
         if "tflops" in block:
@@ -89,17 +92,16 @@ def parse_hardware(block: Any, where: str) -> tuple[HardwareStats, list[str]]:
     tflops: float | dict[str, float]
     if isinstance(raw, dict):
         tflops = {str(k): _number(v, key_path(where, tflops_key, str(k))) for k, v in raw.items()}
-        for name in tflops:
-            if name not in DTYPE_NAMES:
-                close = did_you_mean(name, DTYPE_NAMES)
-                hint = f" (did you mean '{close}'?)" if close else ""
-                warnings.append(
-                    f"{key_path(where, tflops_key, name)}: not a jax.numpy dtype name{hint}: never "
-                    "looked up (a case's peak is its dtype's, else bfloat16's)"
-                )
+        warnings += [
+            f"{key_path(where, tflops_key, name)}: not a jax.numpy dtype name"
+            f"{hint(name, DTYPE_NAMES)}: never looked up (a case's peak is its dtype's, else "
+            "bfloat16's)"
+            for name in tflops
+            if name not in DTYPE_NAMES
+        ]
     else:
         tflops = _number(raw, key_path(where, tflops_key))
     curve = _curve(block["hbm_bw"], key_path(where, "hbm_bw")) if "hbm_bw" in block else ()
     ici = block.get("ici") or {}
     ici_read = dict(ici) if isinstance(ici, dict) else {}
-    return HardwareStats(tflops, curve, ici_read, shown=dict(block)), warnings
+    return HardwareStats(tflops, curve, ici_read, shown=dict(block))

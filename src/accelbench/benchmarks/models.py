@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accelbench.errors import did_you_mean
+from accelbench.benchmarks.hardware import hint
 
 PRESET_KEYS = tuple(
     "layers seq_len attn_type num_q_heads num_kv_heads head_dim ffn_type model_dim shared_ffn_dim "
@@ -32,11 +32,9 @@ def model_fields(
     and fails), and a note saying which; an unknown name adds nothing, as upstream."""
     preset = MODEL_PRESETS.get(str(name))
     if preset is None:
-        close = did_you_mean(str(name), MODEL_PRESETS)
-        hint = f" (did you mean '{close}'?)" if close else ""
         return {}, (
-            f"{where}: unknown model preset '{name}'{hint}: it sets nothing, as jax-bench ignores it "
-            f"(presets: {', '.join(MODEL_PRESETS)})"
+            f"{where}: unknown model preset '{name}'{hint(str(name), MODEL_PRESETS)}: it sets "
+            f"nothing, as jax-bench ignores it (presets: {', '.join(MODEL_PRESETS)})"
         )
     used = {k: v for k, v in preset.items() if k in benchmark_fields and k not in entry}
     note = (

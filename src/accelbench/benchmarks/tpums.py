@@ -4,7 +4,7 @@ names. Source of every fact: ../shared/reference/UPSTREAM_TPUMS.md sections 3 an
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
 from accelbench.benchmarks.base import Tier, Tpums, register_tpums
 from accelbench.catalogue import Param
@@ -15,33 +15,26 @@ INERT_FIELDS = (
 )
 
 
-def _gemm(name: str, tier: Tier = "production", **more: Any) -> Tpums:
-    """TPUMS's gemm defaults to bf16 (jax-bench's: fp8); its configs have no dtype but in and out."""
-    return Tpums(
-        name,
-        "gemm_generalized",
-        tier,
-        defaults={"in_dtype": "bfloat16"},
-        roofline="compute",
-        dropped=("dtype",),
-        rate="tflops",
-        config=more.pop("config", "GemmParams"),
-        size_column="total_flops",
-        **more,
-    )
-
-
-def _hbm(name: str, tier: Tier = "production") -> Tpums:
-    return Tpums(
-        name,
-        "hbm_bandwidth",
-        tier,
-        renamed={"num_elements": "size"},
-        aliases={"size": "num_elements"},
-        roofline="memory_hbm",
-        config="HBMBandwidthParams",
-        size_column="total_bytes_mib",
-    )
+# TPUMS's gemm defaults to bf16 (jax-bench's: fp8); its configs have no dtype but in and out
+_gemm = partial(
+    Tpums,
+    v2="gemm_generalized",
+    defaults={"in_dtype": "bfloat16"},
+    roofline="compute",
+    dropped=("dtype",),
+    rate="tflops",
+    config="GemmParams",
+    size_column="total_flops",
+)
+_hbm = partial(
+    Tpums,
+    v2="hbm_bandwidth",
+    renamed={"num_elements": "size"},
+    aliases={"size": "num_elements"},
+    roofline="memory_hbm",
+    config="HBMBandwidthParams",
+    size_column="total_bytes_mib",
+)
 
 
 def _collective(name: str, tier: Tier = "production", config: str = "") -> Tpums:
@@ -70,7 +63,7 @@ for _entry in (
     _collective("all_reduce", config="AllReduceParams"),
     _collective("all_to_all", config="CollectivesParams"),
     _collective("reduce_scatter", "experimental"),
-    _gemm("gemm_throttling", "experimental", soak=True, config="GemmThrottlingParams"),
+    _gemm("gemm_throttling", tier="experimental", soak=True, config="GemmThrottlingParams"),
     _collective("ppermute", "experimental"),
     Tpums("ppermute_uni", "ppermute", "experimental", defaults={"direction": "uni"}),
     Tpums("ppermute_bidi", "ppermute", "experimental", defaults={"direction": "bidi"}),
@@ -81,7 +74,7 @@ for _entry in (
         for name in ("rmsnorm", "swiglu", "sigmoid", "simple_add", "quantization", "rope")
     ),
     # the earlier names, still used by shipped files
-    _gemm("gemm_generalized", "alias"),
-    _hbm("hbm_bandwidth", "alias"),
+    _gemm("gemm_generalized", tier="alias"),
+    _hbm("hbm_bandwidth", tier="alias"),
 ):
     register_tpums(_entry)

@@ -1,1 +1,1 @@
-"""Reading configs: loading YAML, the two dialects (schema and planner of each), sweeps and shapes."""
+"""Reading configs: YAML, the dialects' registry, planning, run settings, sweeps and shapes."""

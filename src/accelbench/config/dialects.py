@@ -110,8 +110,7 @@ class Dialect:
     registries: Callable[[], tuple[dict[Any, Any], ...]] | Lazy = tuple
     # a file of the dialect's family that is not a config (a suite file): the line that says so
     explains: Callable[[Data], str | None] = lambda data: None
-    # a planned case's benchmark and fields in the dialect's own names (`validate --json`); None: its
-    # op's
+    # a case's benchmark and fields in the dialect's own names (`validate --json`); None: its op's
     case_fields: Callable[[Any], tuple[str, dict[str, Any]]] | Lazy | None = None
 
     @property

@@ -23,6 +23,7 @@ RANGE_KEYS = ("start", "end", "multiplier", "increase_by")
 MAX_CSV_BYTES = 4 << 20
 MAX_CSV_ROWS = 10_000
 URL_TIMEOUT_S = 10.0
+MAX_COMBINATIONS = 1000  # upstream keeps the first 1000 of a larger product, with a warning
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,6 @@ class Expansion:
     cases: tuple[Point, ...] = ({},)
     axes: tuple[Axis, ...] = ()
     cap: int | None = None
-    warnings: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:  # combinations per case
@@ -134,12 +134,9 @@ def ironwood_axis(key: str, value: Any, where: str) -> Axis:
         raise UserError("empty list of values", key=where)
     unique: dict[tuple[str, Any], Any] = {}
     for v in values:
-        unique.setdefault((type(v).__name__, v if _plain(v) else repr(v)), v)
+        plain = isinstance(v, (str, int, float, bool, type(None)))
+        unique.setdefault((type(v).__name__, v if plain else repr(v)), v)
     return Axis(name, tuple(unique.values()), where)
-
-
-def _plain(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool, type(None)))
 
 
 def ironwood_sweep(entry: Any, where: str) -> Expansion:
@@ -182,16 +179,16 @@ def resolve_same_as(params: dict[str, Any], where: str) -> dict[str, Any]:
 # ---- the later generations' sweeps (jax-bench, TPUMS) -----------------------------------------------
 
 
-def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
+def upstream_values(value: Any, where: str, warnings: list[str]) -> list[Any]:
     """One sweep key's values (a list; a start-end range, by `multiplier` above 1, else `increase_by`,
-    default 1; else one value), and a warning where upstream ignores part of it. Ranges upstream hangs
-    on or runs nothing for are refused."""
+    default 1; else one value), with a warning where upstream ignores part of it. Ranges upstream
+    hangs on or runs nothing for are refused."""
     if isinstance(value, list):
         if not value:
             raise UserError("empty list of values: the entry would run nothing", key=where)
-        return value, None
+        return value
     if not (isinstance(value, dict) and "start" in value and "end" in value):
-        return [value], None
+        return [value]
     multiplier = value.get("multiplier")
     by_one = multiplier is None or (not isinstance(multiplier, bool) and multiplier == 1)
     if not by_one and real(multiplier) and multiplier < 1:
@@ -200,29 +197,32 @@ def upstream_values(value: Any, where: str) -> tuple[list[Any], str | None]:
             key=key_path(where, "multiplier"),
         )
     steps = {"increase_by": value.get("increase_by", 1)} if by_one else {"multiplier": multiplier}
-    warning = None
+    rest = {k: v for k, v in value.items() if k not in ("multiplier", "increase_by")}
+    values = expand_range({**rest, **steps}, where)
     if multiplier is not None and "increase_by" in value:
         used = "1 and increase_by given: increase_by is used" if by_one else "and increase_by given"
         ignored = "" if by_one else ": increase_by is ignored"
-        warning = f"{where}: multiplier {used}{ignored}, as upstream"
-    rest = {k: v for k, v in value.items() if k not in ("multiplier", "increase_by")}
-    return expand_range({**rest, **steps}, where), warning
+        warnings.append(f"{where}: multiplier {used}{ignored}, as upstream")
+    return values
 
 
-def upstream_sweep(sweep: Any, where: str, cap: int | None = None) -> Expansion:
+def upstream_sweep(sweep: Any, where: str, past_cap: str, warnings: list[str]) -> Expansion:
+    """A later generation's sweep, its first MAX_COMBINATIONS run (`past_cap`: the warning's tail)."""
     if sweep is None:
-        return Expansion(cap=cap)
+        return Expansion(cap=MAX_COMBINATIONS)
     if not isinstance(sweep, dict):
         raise UserError(
             f"sweep must be a mapping of key to values, got {type(sweep).__name__}", key=where
         )
-    axes, warnings = [], []
+    axes = []
     for key, value in sweep.items():
         at = key_path(where, str(key))
-        values, warning = upstream_values(value, at)
-        axes.append(Axis(str(key), tuple(values), at))
-        warnings += [warning] if warning else []
-    return Expansion(axes=tuple(axes), cap=cap, warnings=tuple(warnings))
+        axes.append(Axis(str(key), tuple(upstream_values(value, at, warnings)), at))
+    expansion = Expansion(axes=tuple(axes), cap=MAX_COMBINATIONS)
+    if expansion.total > MAX_COMBINATIONS:
+        cap = past_cap.format(MAX_COMBINATIONS)
+        warnings.append(f"{where}: {expansion.total:,} combinations{cap}")
+    return expansion
 
 
 # ---- tables (csv_shapes:, cases_from_csv:) ----------------------------------------------------------

@@ -68,11 +68,7 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
 def _first_model(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    for arg in typing.get_args(annotation):
-        found = _first_model(arg)
-        if found is not None:
-            return found
-    return None
+    return next((m for arg in typing.get_args(annotation) if (m := _first_model(arg))), None)
 
 
 def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -126,19 +126,16 @@ def plan(
     unique: dict[tuple[str, tuple[str, ...]], Case] = {}
     for case in cases:
         unique.setdefault((case.id, _destinations(case, loaded.path)), case)
-    if len(unique) < len(cases):
-        print(_collapsed(len(cases), len(unique), options.max_dim), file=sys.stderr)
+    if (distinct := len(unique)) < len(cases):
+        why = f"after --max-dim {options.max_dim} " if options.max_dim else ""
+        print(
+            f"note: {len(cases) - distinct} of {len(cases)} cases are the same as another {why}and "
+            f"run once ({distinct} distinct)",
+            file=sys.stderr,
+        )
     kept = select(list(unique.values()), options.only, options.skip, loaded.path)
     for case in kept:  # --backend, given for every benchmark, on those --only/--skip kept
         spec = get_spec(case.op)
         if case.backend not in spec.backends:
             raise UserError(lacking(spec, case.backend), file=loaded.path, key="--backend")
     return kept
-
-
-def _collapsed(planned: int, distinct: int, max_dim: int | None) -> str:
-    why = f"after --max-dim {max_dim} " if max_dim else ""
-    return (
-        f"note: {planned - distinct} of {planned} cases are the same as another {why}and run once "
-        f"({distinct} distinct)"
-    )

@@ -46,8 +46,7 @@ def run_setting_check(name: str) -> Any:
     return BeforeValidator(check)
 
 
-# Every run setting as an optional field (a config gives some, per config or per benchmark), generated
-# from their one declaration
+# every run setting an optional field (given per config or per benchmark), from its one declaration
 _RUN_SETTING_FIELDS: dict[str, Any] = {
     f.name: (Annotated[Any, run_setting_check(f.name)], None) for f in declared_settings()
 }

@@ -79,10 +79,7 @@ def check_setting(key: str, value: Any, where: str, at: str | None = None) -> An
 
 
 def run_settings(base: RunSettings, given: dict[str, Any], where: str) -> RunSettings:
-    updates: dict[str, Any] = {
-        key: check_setting(key, given[key], where) for key in RUN_KEYS if key in given
-    }
-    run = replace(base, **updates)
+    run = replace(base, **{k: check_setting(k, given[k], where) for k in RUN_KEYS if k in given})
     if "input_sets" in given and run.inputs != "rotate":
         raise UserError(
             "input_sets counts the sets `inputs: rotate` cycles through; add inputs: rotate or drop it",
@@ -125,7 +122,7 @@ class PlanRequest:
     flags: FlagValues = field(default_factory=FlagValues)  # the dialects' own flags, as given
 
     def flag(self, flag: Flag[T]) -> T:
-        return self.flags.get_flag(flag)
+        return self.flags.get(flag.dest, flag.default)
 
 
 def pair_key(op: str, params: Any) -> str:

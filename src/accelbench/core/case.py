@@ -45,10 +45,7 @@ OWN_POLICIES = (IN_ID_ALWAYS, IN_ID_CHANGED, IN_ID_NEVER)
 
 @dataclass(frozen=True)
 class Rule:
-    """A run setting's declaration but its doc: the values it takes (config/settings.py checks them by
-    it), its default, its place in a case's id, its results column; `compared`: `compare` pairs only
-    rows that agree on it, not if it bounds how long a case ran; `option`: every command line that
-    runs takes `--NAME`."""
+    """A run setting's declaration but its doc (config/settings.py checks values by it)."""
 
     kind: str  # count, seconds (positive), duration (0 or more), fraction, choice, timer
     default: Any = None
@@ -59,9 +56,9 @@ class Rule:
     choices: tuple[str, ...] = ()
     of: str = ""  # a fraction's whole, as its error says it
     in_id: str = IN_ID_CHANGED
-    column: str | None = None
-    compared: bool = True
-    option: bool = False
+    column: str | None = None  # its results column
+    compared: bool = True  # compare pairs only rows agreeing on it (False: it bounds a case's time)
+    option: bool = False  # every command line that runs takes `--NAME`
 
 
 def setting(doc: str, rule: Rule) -> Any:

@@ -39,6 +39,3 @@ class FlagValues(dict[str, Any]):
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
         super().__init__({k: v for k, v in (values or {}).items() if v not in (None, False)})
-
-    def get_flag(self, flag: Flag[T]) -> T:
-        return self.get(flag.dest, flag.default)

@@ -38,8 +38,7 @@ class RunOptions:
     flags: FlagValues = field(default_factory=FlagValues)
 
     def flag(self, flag: Flag[T]) -> T:
-        """A declared flag's value for this run (its default where not given)."""
-        return self.flags.get_flag(flag)
+        return self.flags.get(flag.dest, flag.default)
 
     def with_flags(self, **values: Any) -> RunOptions:
         """The same options with these flags set (a command line of a dialect's own)."""

@@ -1,4 +1,4 @@
-"""How a parameter's value is checked, by its kind (`catalogue.Param` names it): a problem size (what
+"""How a parameter's value is checked, by its kind (`Param` names it): a problem size (what
 `--max-dim` clamps), a dtype, a choice, TPUMS's enum (in its words) or a plain typed value."""
 
 from __future__ import annotations
@@ -6,20 +6,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeGuard
+from typing import Any, TypeGuard
 
 from accelbench.errors import UserError, did_you_mean
 from accelbench.platform.dtypes import dtype as lookup_dtype
-
-
-class Param(Protocol):
-    """What a check reads of the parameter it checks (catalogue.Param has these)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def choices(self) -> tuple[Any, ...]: ...
 
 
 def real(value: Any) -> TypeGuard[float]:  # a number, not a boolean (YAML's true is no 1)
@@ -28,6 +18,44 @@ def real(value: Any) -> TypeGuard[float]:  # a number, not a boolean (YAML's tru
 
 MAX_DIM = 1 << 22  # a single dimension beyond 4M elements is a typo, not a benchmark
 MAX_ELEMENTS = 1 << 40  # a flat element count (4 TiB of bytes) beyond any device's memory
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # a key of PARAM_KINDS
+    default: Any = None
+    choices: tuple[Any, ...] = ()
+    doc: str = ""
+    aliases: tuple[str, ...] = ()  # the Ironwood reference's spellings of it
+    each: tuple[Any, ...] = ()  # swept over these values when a config leaves the parameter out
+    minimum: float | None = None  # the least value, where a dialect states one (TPUMS's `min`)
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and PARAM_KINDS[self.kind].sizes_problem
+
+    def validate(self, value: Any, where: str) -> Any:
+        if self.minimum is not None and real(value) and value < self.minimum:
+            raise UserError(f"{self.name} must be >= {self.minimum}, got {value}", key=where)
+        return PARAM_KINDS[self.kind].validate(self, value, where)
+
+    def clamped(self, value: Any, max_dim: int) -> Any:
+        """The value --max-dim lets through (problem sizes only)."""
+        clamp = PARAM_KINDS[self.kind].clamp
+        return min(value, clamp(max_dim)) if clamp and isinstance(value, int) and value else value
+
+    @property
+    def default_value(self) -> Any:
+        return lookup_dtype(self.default).name if self.kind.endswith("dtype") else self.default
+
+    @property
+    def python_type(self) -> type:
+        """What its values are: its kind's type, or for a choice the one type of its choices."""
+        kinds = {type(c) for c in self.choices}
+        if self.kind == "choice" and len(kinds) == 1:
+            return kinds.pop()
+        return PARAM_KINDS[self.kind].python_type
 
 
 def _dim(param: Param, value: Any, where: str) -> Any:

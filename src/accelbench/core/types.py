@@ -49,6 +49,10 @@ class SoakPhases:
     baseline_telemetry: dict[str, Any] | None = None  # the device's firmware, before the soak
 
 
+# Timing's series with one value per sample (a device's own: `device_samples_s`)
+PER_SAMPLE = ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s", "thermal_levels")
+
+
 @dataclass
 class Timing(SampleStats):
     """A timer's result; its statistics are those of `samples_s`, the headline series."""
@@ -83,7 +87,7 @@ class Timing(SampleStats):
 
     def extend(self, later: Timing) -> None:
         """Append a later round of the same timer: every series grows; kernels and trace: the latest."""
-        for name in ("samples_s", "wall_samples_s", "span_samples_s", "launch_samples_s"):
+        for name in PER_SAMPLE:
             getattr(self, name).extend(getattr(later, name))
         for device, samples in later.device_samples_s.items():
             self.device_samples_s.setdefault(device, []).extend(samples)
@@ -92,7 +96,6 @@ class Timing(SampleStats):
         self.kernels = later.kernels or self.kernels
         self.trace_path = later.trace_path or self.trace_path
         self.telemetry = merged_telemetry(self.telemetry, later.telemetry)
-        self.thermal_levels.extend(later.thermal_levels)
         worst: dict[str, Finding] = {}  # each check's finding: the round where it was largest
         for found in (*self.audit, *later.audit):
             if found.name not in worst or found.figure > worst[found.name].figure:

@@ -152,13 +152,8 @@ class JaxBackend:
             raise unsupported(f"m={where.rows} does not split evenly over {len(devices)} devices")
         # split_m: buffers with M rows split along M; everything else replicated
         split = NamedSharding(mesh, P("d", None))
-        return [split if a.shape[:1] == (where.rows,) else replicated for a in host.values()], len(
-            devices
-        )
-
-    def memory_capacity(self) -> float | None:
-        stats = jax.local_devices()[0].memory_stats() or {}
-        return stats.get("bytes_limit")
+        placements = [split if a.shape[:1] == (where.rows,) else replicated for a in host.values()]
+        return placements, len(devices)
 
     def _place(self, case: Case, host: dict[str, np.ndarray]) -> tuple[list[Any], int]:
         """The inputs on their devices (or shardings), and how many devices the case uses."""
@@ -197,7 +192,7 @@ class JaxBackend:
 
     def prepare(self, case: Case, spec: OpSpec, impl: ArrayImplementation) -> Prepared:
         """Draw the inputs, place them, jit the implementation's function of them."""
-        check_fits(spec, case, self.memory_capacity())
+        check_fits(spec, case, (jax.local_devices()[0].memory_stats() or {}).get("bytes_limit"))
         if spec.make_inputs is None:
             raise unsupported(f"op {spec.name} has no array inputs for the generic JAX path")
         hosts = host_sets(spec, case)

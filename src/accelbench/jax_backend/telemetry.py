@@ -170,16 +170,13 @@ def _source(die: float | None, hbm: float | None) -> str | None:
 
 
 def _metrics(s: _Samples) -> dict[str, Any]:
-    hbm = max(s.peaks["hbm_peak_temp_c"], default=None)
-    die = max(s.peaks["peak_temp_c"], default=None)
-    core = _weighted(s.series["vdd_core_power"], s.window)
-    memory = _weighted(s.series["hbm_power"], s.window)
+    peaks = {key: max(s.peaks[key], default=None) for key in TELEMETRY_MAXIMA}
+    die, hbm = peaks["peak_temp_c"], peaks["hbm_peak_temp_c"]
+    core, memory = (_weighted(s.series[k], s.window) for k in ("vdd_core_power", "hbm_power"))
     low, high, changes = _pstates(s.series["pstate"], s.window)
     return {
-        "hbm_peak_temp_c": hbm,
-        "peak_temp_c": die if die is not None else hbm,
-        "hbm_throttle_pct": max(s.peaks["hbm_throttle_pct"], default=None),
-        "thermal_throttle_level": max(s.peaks["thermal_throttle_level"], default=None),
+        **peaks,
+        "peak_temp_c": die if die is not None else hbm,  # the die's, else the HBM's (as upstream)
         "peak_temp_source": _source(die, hbm),
         "hbm_throttle_time_pct": _weighted(s.series["hbm_throttle"], s.window, True),
         "hbm_throttle_mean_pct": _weighted(s.series["hbm_throttle"], s.window),

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
-import shutil
-import socket
 import statistics
 import tempfile
 import time
@@ -23,17 +20,17 @@ from accelbench.errors import CaseFailure, Status
 from accelbench.jax_backend import distributed, telemetry, xplane
 from accelbench.measure import audit
 from accelbench.measure.timers import (
+    Described,
     Metered,
-    Sessioned,
     Timer,
     host_flush,
+    keep_trace,
     register_timer,
     timed_iterations,
     trace_session_dir,
     wall_timing,
     warm_up,
 )
-from accelbench.names import portable_name
 from accelbench.platform import chatter, frameworks
 from accelbench.platform.frameworks import jax
 
@@ -109,8 +106,7 @@ def profile_options(host_events: bool = True, firmware: bool = False) -> Any:
 
 def _profile_to_disk(run: Callable[[], list[float]], firmware: bool) -> tuple[bytes, list[float]]:
     """start_trace/stop_trace into a scratch folder, then its XSpace read back."""
-    scratch = tempfile.mkdtemp(prefix="mb_trace_")
-    try:
+    with tempfile.TemporaryDirectory(prefix="mb_trace_", ignore_cleanup_errors=True) as scratch:
         with chatter.native_stderr("jax"):
             jax.profiler.start_trace(scratch, profiler_options=profile_options(firmware=firmware))
         try:
@@ -126,8 +122,6 @@ def _profile_to_disk(run: Callable[[], list[float]], firmware: bool) -> tuple[by
                     Status.ERROR, f"could not write the trace under {scratch}: {error}"
                 ) from None
         return Path(xplane.find_xplane(scratch)).read_bytes(), wall
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _forget_session() -> None:
@@ -170,23 +164,14 @@ def profiled(
     serialized, wall = _profile_in_memory(
         run, firmware, host_events=session_dir is not None
     ) or _profile_to_disk(run, firmware)
-    if session_dir is not None:
-        _keep(serialized, session_dir)
+    if session_dir is not None:  # written whole, never through a link planted there
+        from accelbench.results.writer import write_atomically
+
+        write = functools.partial(
+            write_atomically, write=lambda f: f.write(serialized), binary=True
+        )
+        keep_trace(session_dir, ".xplane.pb", write)
     return jax.profiler.ProfileData.from_serialized_xspace(serialized), wall
-
-
-def _keep(serialized: bytes, session_dir: str) -> None:
-    """The session's XSpace in its folder, whole (never through a link planted there)."""
-    from accelbench.results.writer import write_atomically
-
-    try:
-        os.makedirs(session_dir, exist_ok=True)
-        path = os.path.join(session_dir, f"{portable_name(socket.gethostname())}.xplane.pb")
-        write_atomically(path, lambda f: f.write(serialized), binary=True)
-    except OSError as error:
-        raise CaseFailure(
-            Status.ERROR, f"could not write the trace under {session_dir}: {error.strerror}"
-        ) from None
 
 
 SESSION_PROBES = 3  # later sessions timed (an H100's: 16-18 ms each)
@@ -208,7 +193,7 @@ def session_cost() -> float:
         start = time.perf_counter()
         profile, _ = profiled(lambda: [float(jax.block_until_ready(probe(x))[0])], None)
         with contextlib.suppress(xplane.TraceError):  # a probe's kernel may be fused away
-            xplane.iterations(profile, "jit__probe", 1)
+            xplane.read(profile, "jit__probe", 1)
         costs.append(time.perf_counter() - start)
     return statistics.mean(costs[1:])
 
@@ -274,7 +259,7 @@ def _cupti_refused(profile: Any = None) -> None:
 def _firmware(case: Case, profile: Any, n: int, timing: Timing) -> None:
     """A TPU's telemetry, and each sample's thermal throttle level (its module execution's window)."""
     try:
-        _, iters = xplane.iterations(profile, module_name(case), n, case.run.xprof_device_mode)
+        iters = xplane.read(profile, module_name(case), n, case.run.xprof_device_mode).iterations
     except xplane.TraceError:
         iters = []
     windows = [(i.start_ns, i.start_ns + i.total_ns) for i in iters if i.start_ns is not None]
@@ -313,7 +298,7 @@ def _slowest_device(case: Case, profile: Any, n: int) -> Timing:
     one the op names (a transfer's receiver)."""
     per_device = distributed.gather_devices(xplane.per_device(profile, module_name(case), n))
     try:  # the kernels of the first device that has them, for the breakdown columns
-        kernels = xplane.breakdown(xplane.iterations(profile, module_name(case), n)[1])
+        kernels = xplane.breakdown(xplane.read(profile, module_name(case), n).iterations)
     except xplane.TraceError:
         kernels = []
     chosen = get_spec(case.op).traits.timed_device
@@ -335,10 +320,7 @@ def xprof_timer(case: Case) -> Timer:
     """Device time per iteration from the trace; the flush made here, before the case's clock (it cost
     the first case 0.24 s on an H100)."""
     _cupti_refused()
-    flush = flusher(case)
-    return Sessioned(
-        lambda prepared, warmup, n: traced_samples(case, flush, prepared, warmup, n), session_cost()
-    )
+    return Described(functools.partial(traced_samples, case, flusher(case)), session_cost())
 
 
 @register_timer("traced_wall", ("jax",))
@@ -356,4 +338,4 @@ def traced_wall_timer(case: Case) -> Timer:
             session_s=traced.session_s,
         )
 
-    return Sessioned(timer, session_cost())
+    return Described(timer, session_cost())

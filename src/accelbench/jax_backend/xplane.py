@@ -59,17 +59,6 @@ def _host_events(planes: list[Any]) -> list[KernelEvent]:
     ]
 
 
-def _kernels(plane: Any, module: str) -> tuple[list[KernelEvent], list[KernelEvent]]:
-    """A GPU plane's kernel events of the module, and its other events."""
-    mine: list[KernelEvent] = []
-    others: list[KernelEvent] = []
-    for line in plane.lines:
-        if line.name not in ("XLA Modules", "XLA Ops"):
-            for e in _events(line):
-                (mine if of_module(e, module) else others).append(e)
-    return mine, others
-
-
 def _module_matches(value: Any, module: str) -> bool:
     return isinstance(value, str) and (value == module or value.startswith(module + "("))
 
@@ -119,14 +108,6 @@ class Read:
     others: list[KernelEvent] = field(default_factory=list)
 
 
-def iterations(
-    profile: Any, module: str, n_iters: int, device: str = "first_device"
-) -> tuple[str, list[IterationKernels]]:
-    """(platform, per-iteration device time and kernels) of one jitted module (`read`)."""
-    found = read(profile, module, n_iters, device)
-    return found.platform, found.iterations
-
-
 def read(profile: Any, module: str, n_iters: int, device: str = "first_device") -> Read:
     """One jitted module's iterations on the first device plane, or the highest median's (max_device)."""
     planes = list(profile.planes)
@@ -134,9 +115,8 @@ def read(profile: Any, module: str, n_iters: int, device: str = "first_device") 
     gpu = sorted((p for p in planes if p.name.startswith("/device:GPU")), key=_plane_order)
     if tpu or gpu:
         reader = _tpu_read if tpu else _gpu_read
-        platform = "tpu" if tpu else "gpu"
         if device != "max_device":
-            return Read(platform, *reader((tpu or gpu)[0], module, n_iters))
+            return reader((tpu or gpu)[0], module, n_iters)
         runs, errors = [], []
         for plane in tpu or gpu:  # the devices that ran the module; a bystander is passed over
             try:
@@ -145,9 +125,7 @@ def read(profile: Any, module: str, n_iters: int, device: str = "first_device") 
                 errors.append(error)
         if not runs:
             raise errors[0]
-        return Read(
-            platform, *max(runs, key=lambda r: statistics.median_high(i.total_ns for i in r[0]))
-        )
+        return max(runs, key=lambda r: statistics.median_high(i.total_ns for i in r.iterations))
     host = _host_events(planes)
     mine = [e for e in host if of_module(e, module)]
     if not mine:
@@ -167,10 +145,10 @@ def per_device(profile: Any, module: str, n_iters: int) -> dict[str, list[float]
         name = plane.name.removeprefix("/device:")
         with contextlib.suppress(Bystander):  # a chip that ran the module must show every iteration
             if name.startswith("TPU"):
-                found = _tpu_read(plane, module, n_iters)[0]
+                found = _tpu_read(plane, module, n_iters)
             else:
-                found = _gpu_read(plane, module, n_iters, f"{module} on {name}")[0]
-            out[name] = [i.total_ns * 1e-9 for i in found]
+                found = _gpu_read(plane, module, n_iters, f"{module} on {name}")
+            out[name] = [i.total_ns * 1e-9 for i in found.iterations]
     if devices:
         if not out:
             raise TraceError(f"no device has events of module {module}")
@@ -193,19 +171,20 @@ def _plane_order(plane: Any) -> tuple[int, str]:
     return (int(number) if number.isdigit() else 0, plane.name)
 
 
-def _gpu_read(
-    plane: Any, module: str, n_iters: int, what: str = ""
-) -> tuple[list[IterationKernels], list[KernelEvent]]:
+def _gpu_read(plane: Any, module: str, n_iters: int, what: str = "") -> Read:
     """The module's kernels in iterations, and the plane's other events."""
-    mine, others = _kernels(plane, module)
+    mine: list[KernelEvent] = []
+    others: list[KernelEvent] = []
+    for line in plane.lines:
+        if line.name not in ("XLA Modules", "XLA Ops"):
+            for e in _events(line):
+                (mine if of_module(e, module) else others).append(e)
     if not mine:
         raise Bystander(f"the GPU trace has no kernel events of module {module}")
-    return [IterationKernels(c) for c in _chunk(mine, n_iters, what or module)], others
+    return Read("gpu", [IterationKernels(c) for c in _chunk(mine, n_iters, what or module)], others)
 
 
-def _tpu_read(
-    plane: Any, module: str, n_iters: int
-) -> tuple[list[IterationKernels], list[KernelEvent]]:
+def _tpu_read(plane: Any, module: str, n_iters: int) -> Read:
     lines = {line.name: line for line in plane.lines}
     if "XLA Modules" not in lines:
         raise Bystander("the TPU trace has no 'XLA Modules' line")
@@ -218,11 +197,12 @@ def _tpu_read(
             f"the TPU trace has {len(runs)} executions of {module}, expected {n_iters}"
         )
     ops = top_level(_events(lines["XLA Ops"])) if "XLA Ops" in lines else []
-    return [
+    iterations = [
         IterationKernels(
             [o for o in ops if o.start_ns >= run.start_ns and o.end_ns <= run.end_ns],
             run.duration_ns,
             run.start_ns,
         )
         for run in runs
-    ], []
+    ]
+    return Read("tpu", iterations)

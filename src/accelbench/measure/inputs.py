@@ -4,6 +4,7 @@ set is checked against its own float64 reference before anything is timed."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -27,15 +28,11 @@ def host_sets(spec: OpSpec, case: Case) -> list[Host]:
 
 
 class Rotation:
-    """The placed sets and which one the next iteration takes."""
+    """The placed sets, and the next one an iteration takes (`next()`: from the first, cycling)."""
 
     def __init__(self, sets: list[Any]) -> None:
-        self.sets, self.position = sets, 0
-
-    def next(self) -> Any:
-        args = self.sets[self.position % len(self.sets)]
-        self.position += 1
-        return args
+        self.sets = sets
+        self.next: Callable[[], Any] = itertools.cycle(sets).__next__
 
 
 def check_every_set(

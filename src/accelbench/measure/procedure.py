@@ -21,7 +21,6 @@ from accelbench.errors import CaseFailure, Status
 from accelbench.measure import garbage
 from accelbench.measure.timers import (
     Described,
-    Sessioned,
     Timer,
     timed_iterations,
     wall_clock,
@@ -134,7 +133,7 @@ def timed(timer: Timer, prepared: Prepared, run: RunSettings) -> Timing:
     per_call = warm_up(prepared, run.warmup)
     while agree(time.perf_counter() < warm_until):
         warm_up(prepared, 1)
-    session = timer.session_s if isinstance(timer, Sessioned) else 0.0
+    session = timer.session_s if isinstance(timer, Described) else 0.0
     loop = _Loop()
     timing = last = timer(prepared, 0, int(agree(pilot_size(run, per_call, session))))
     if run.min_duration_s or run.target_precision is not None:
@@ -162,7 +161,7 @@ class _Loop:
         timing.loop_started_at, timing.loop_s = self.at, time.perf_counter() - self.start
         now = cpu_wait_s()
         timing.loop_wait_s = None if now is None or self.waited is None else now - self.waited
-        if isinstance(timer, Described) and not timing.kernels:
+        if isinstance(timer, Described) and timer.breakdown and not timing.kernels:
             timing.kernels = timer.breakdown(prepared)
         return timing
 
@@ -190,7 +189,7 @@ def host_clock(timing: Timing, prepared: Prepared, run: RunSettings) -> None:
     """The host clock of an untraced, blocked loop (jax-bench's) in place of the device timer's wall
     samples and loop: a profiler's overhead stays out of it."""
     blocked = replace(run, warmup=0, target_precision=None)
-    host = timed(lambda p, w, n: wall_clock(p, w, n), prepared, blocked)
+    host = timed(wall_clock, prepared, blocked)
     timing.wall_samples_s = host.samples_s
     timing.loop_started_at, timing.loop_s = host.loop_started_at, host.loop_s
     timing.loop_wait_s = host.loop_wait_s

@@ -9,9 +9,10 @@ import dataclasses
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from accelbench.core.case import RunSettings
-from accelbench.core.types import Timing
+from accelbench.core.types import PER_SAMPLE, Timing
 from accelbench.platform.gpu_monitor import PERIOD_S, Monitor
 
 # NVML's clock-event reason bits (nvmlClocksEventReasons): those that slow a busy device
@@ -66,15 +67,9 @@ def _discarded(timing: Timing, kept: list[bool], run: RunSettings) -> tuple[Timi
         fits = len(series) == len(kept)
         return [v for v, k in zip(series, kept, strict=True) if k] if fits else series
 
-    return dataclasses.replace(
-        timing,
-        samples_s=only(timing.samples_s),
-        wall_samples_s=only(timing.wall_samples_s),
-        span_samples_s=only(timing.span_samples_s),
-        launch_samples_s=only(timing.launch_samples_s),
-        device_samples_s={d: only(s) for d, s in timing.device_samples_s.items()},
-        thermal_levels=only(timing.thermal_levels),
-    ), kept.count(False)
+    kept_only: dict[str, Any] = {name: only(getattr(timing, name)) for name in PER_SAMPLE}
+    kept_only["device_samples_s"] = {d: only(s) for d, s in timing.device_samples_s.items()}
+    return dataclasses.replace(timing, **kept_only), kept.count(False)
 
 
 def judge(
@@ -136,8 +131,3 @@ TPU_SOURCE = "tpu_power_throttle"  # the Power Throttle line of the trace's TPU 
 NO_LEVELS = "the trace holds no TPU Power Throttle events (xprof timer on a TPU only)"
 Judge = Callable[[Monitor, Timing, RunSettings, int], tuple[Timing, ThrottleReport]]
 JUDGES: dict[str, Judge] = {"gpu": judge, "tpu": judge_levels}  # by the device's platform
-
-
-def forget() -> None:
-    """A new run judges by its own clocks (tests)."""
-    _best_clock.clear()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import socket
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from accelbench.catalogue import CATALOGUE
+from accelbench.catalogue import discover, get_spec
 from accelbench.core.case import Case
 from accelbench.core.types import Kernel, Prepared, Timing
 from accelbench.errors import CaseFailure, Status, unsupported
@@ -27,25 +28,15 @@ Timer = Callable[[Prepared, int, int], Timing]  # (prepared, warmup, iterations)
 TimerFactory = Callable[[Case], Timer]
 
 
-@dataclass(frozen=True)
-class Described:
-    """A timer whose samples name no kernels, and the separate pass that names them: run once after
-    the timed loop (`procedure.timed`), never inside a round, where it cost every round a profiled pass."""
-
-    timer: Timer
-    breakdown: Callable[[Prepared], list[Kernel]]
-
-    def __call__(self, prepared: Prepared, warmup: int, n: int) -> Timing:
-        return self.timer(prepared, warmup, n)
-
-
 @dataclass
-class Sessioned:
-    """A timer whose every call is one profiler session (milliseconds beside its iterations), with what
-    a session costs (a warm-up session's, then the latest round's): `procedure.pilot_size` outlasts it."""
+class Described:
+    """A timer with what the procedure reads beside it: what its profiler session costs, where each call
+    is one (a warm-up session's, then the latest round's: `procedure.pilot_size` outlasts it), and a
+    pass naming its kernels, run once after the timed loop (inside a round it cost every round one)."""
 
     timer: Timer
-    session_s: float
+    session_s: float = 0.0
+    breakdown: Callable[[Prepared], list[Kernel]] | None = None
 
     def __call__(self, prepared: Prepared, warmup: int, n: int) -> Timing:
         timing = self.timer(prepared, warmup, n)
@@ -87,7 +78,7 @@ def register_timer(
 
 
 def registered_timers() -> dict[str, TimerInfo]:
-    CATALOGUE.discover()  # every backend's timer module has registered
+    discover()  # every backend's timer module has registered
     return dict(_TIMERS)
 
 
@@ -127,12 +118,10 @@ def _host_buffer() -> np.ndarray:
     return np.ones(2 * last_level_cache_bytes() // 8)  # allocated and touched once per process
 
 
-class HostFlush:
+def flush_host_cache() -> None:
     """cache: cold on a CPU: rewrite twice the last-level cache before an iteration."""
-
-    def __call__(self) -> None:
-        buffer = _host_buffer()
-        buffer += 1.0
+    buffer = _host_buffer()
+    buffer += 1.0
 
 
 def no_flush() -> None:
@@ -193,7 +182,7 @@ def trace_session_dir(case: Case) -> str | None:
     outputs = case.outputs
     if not outputs.trace_dir:
         return None
-    shape = CATALOGUE.get_spec(case.op).shape(case.params)
+    shape = get_spec(case.op).shape(case.params)
     named = [str(v) for k in TRACE_NAMED if (v := case.params.value(k)) not in (None, "")]
     label = "-".join(x for x in (case.op, case.id[:8], shape, *named, case.implementation) if x)
     folder = portable_name(label, TRACE_NAME_CHARS)
@@ -204,6 +193,20 @@ def trace_session_dir(case: Case) -> str | None:
         if os.path.islink(planted := os.path.join(outputs.trace_dir, *mine[:depth])):
             raise CaseFailure(Status.ERROR, f"{planted} is a symbolic link: no trace through one")
     return path
+
+
+def keep_trace(session_dir: str | None, suffix: str, write: Callable[[str], object]) -> None:
+    """A session's trace as `<session_dir>/<host><suffix>` where the case keeps one (a later round
+    replaces it); a folder that cannot be written is the case's error."""
+    if session_dir is None:
+        return
+    try:
+        os.makedirs(session_dir, exist_ok=True)
+        write(os.path.join(session_dir, portable_name(socket.gethostname()) + suffix))
+    except OSError as error:
+        raise CaseFailure(
+            Status.ERROR, f"could not write the trace under {session_dir}: {error.strerror}"
+        ) from None
 
 
 def timed_iterations(
@@ -273,11 +276,11 @@ def wall_timing(samples: list[float], flush_s: float, **more: Any) -> Timing:
 
 
 def host_flush(case: Case) -> Callable[[], None]:
-    return HostFlush() if case.run.cache == "cold" else no_flush
+    return flush_host_cache if case.run.cache == "cold" else no_flush
 
 
 @register_timer(FALLBACK)
 def _wall(case: Case) -> Timer:
-    flush = host_flush(case)
-    sustained = case.run.cadence == "sustained"
-    return lambda prepared, warmup, n: wall_clock(prepared, warmup, n, flush, sustained)
+    return functools.partial(
+        wall_clock, flush=host_flush(case), sustained=case.run.cadence == "sustained"
+    )

@@ -156,15 +156,21 @@ register_compute(
 )
 
 
-def jax_outputs(attend: Callable[..., Any], p: AttentionParams) -> Callable[..., dict[str, Any]]:
-    """The op around an attention function of (B, S, H, D) arrays: O, or (dQ, dK, dV) from dO."""
+def jax_vjp(f: Callable[..., Any], primals: tuple[Any, ...], cotangent: Any) -> tuple[Any, ...]:
+    return jax.vjp(f, *primals)[1](cotangent)
+
+
+def outputs(
+    attend: Callable[..., Any], p: AttentionParams, vjp: Callable[..., tuple[Any, ...]] = jax_vjp
+) -> Callable[..., dict[str, Any]]:
+    """The op around an attention function of (B, S, H, D) arrays, in either framework (`vjp`, its
+    pullback): O, or (dQ, dK, dV) from dO."""
     rows_q, rows_kv = p.batch_size * p.q_seq_len, p.batch_size * p.kv_seq_len
     if p.mode == "fwd":
         return lambda q, k, v: {"out": attend(q, k, v).reshape(rows_q, -1)}
 
     def step(q: Any, k: Any, v: Any, do: Any) -> dict[str, Any]:
-        _, pullback = jax.vjp(attend, q, k, v)
-        dq, dk, dv = pullback(do)
+        dq, dk, dv = vjp(attend, (q, k, v), do)
         return {
             "dq": dq.reshape(rows_q, -1),
             "dk": dk.reshape(rows_kv, -1),
@@ -187,7 +193,7 @@ def jax_builder(kernel: str) -> Callable[[AttentionParams], Callable[..., dict[s
                 q, k, v, scale=scale, is_causal=p.causal, implementation=kernel
             )
 
-        return jax_outputs(attend, p)
+        return outputs(attend, p)
 
     return build
 
@@ -227,4 +233,4 @@ def jax_splash(p: AttentionParams) -> Callable[..., dict[str, Any]]:
         out = jax.vmap(jax.vmap(kernel))(grouped, k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3))
         return out.transpose(0, 3, 1, 2, 4).reshape(b, sq, p.q_heads, -1)
 
-    return jax_outputs(attend, p)
+    return outputs(attend, p)

@@ -41,6 +41,8 @@ class Call:
 
 
 CALLS: dict[str, Call] = {}  # by case name, while it is measured
+Runner = Callable[[tuple[Any, ...]], Any]  # one input set to the function's output
+Sync = Callable[[Any], None]
 
 
 register(
@@ -86,7 +88,7 @@ def dtype_name(value: Any) -> str:
     return str(getattr(value, "dtype", "float64")).removeprefix("torch.")
 
 
-def checker(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[Any], float] | None:
+def checker(call: Call, run: Runner) -> Callable[[Any], float] | None:
     """The check of every input set's output against the float64 reference: the worst relative error,
     or a wrong_result failure past the tolerance (the output dtype's, or `rtol`)."""
     if (reference := call.reference) is None:
@@ -116,7 +118,7 @@ def checker(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[Any]
     return check
 
 
-def cycling(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[], Any]:
+def cycling(call: Call, run: Runner) -> Callable[[], Any]:
     """One iteration: the function of the next input set (inputs: rotate), or of the only one."""
     if len(call.arg_sets) == 1:
         only = call.arg_sets[0]
@@ -125,20 +127,19 @@ def cycling(call: Call, run: Callable[[tuple[Any, ...]], Any]) -> Callable[[], A
     return lambda: run(next(sets))
 
 
+def prepared(call: Call, sync: Sync, impl: str, run: Runner | None = None, **more: Any) -> Prepared:
+    """Each iteration the function (through `run`, else as it is) on the next input set, every set
+    checked against the reference."""
+    run = run or (lambda args: call.fn(*args))
+    sets = len(call.arg_sets)
+    return Prepared(
+        cycling(call, run), sync, checker(call, run), implementation=impl, input_sets=sets, **more
+    )
+
+
 @implementation(OP, "numpy", "numpy")
 def numpy_callable(backend: Any, case: Case) -> Prepared:
-    call = call_of(case)
-
-    def run(args: tuple[Any, ...]) -> Any:
-        return call.fn(*args)
-
-    return Prepared(
-        call=cycling(call, run),
-        sync=lambda out: None,
-        check=checker(call, run),
-        implementation="numpy",
-        input_sets=len(call.arg_sets),
-    )
+    return prepared(call_of(case), lambda out: None, "numpy")
 
 
 @implementation(OP, "jax", "jit")
@@ -162,12 +163,5 @@ def jax_callable(backend: Any, case: Case) -> Prepared:
     def run(args: tuple[Any, ...]) -> Any:
         return compiled.fn(*(args[i] for i in at))
 
-    return Prepared(
-        call=cycling(call, run),
-        sync=jax.block_until_ready,
-        check=checker(call, run),
-        compile_s=compiled.seconds,
-        compiler=compiled.counts,
-        implementation="jit",
-        input_sets=len(call.arg_sets),
-    )
+    timed = {"compile_s": compiled.seconds, "compiler": compiled.counts}
+    return prepared(call, jax.block_until_ready, "jit", run, **timed)

@@ -72,7 +72,8 @@ def b_shape(p: GemmParams) -> tuple[int, int]:
     return (p.k, p.n) if p.layout == "kn" else (p.n, p.k)
 
 
-def b_as_kn(b: np.ndarray, p: GemmParams) -> np.ndarray:
+def b_as_kn(b: Any, p: GemmParams) -> Any:
+    """B as a (K,N) operand, a numpy array or a tensor: for (N,K) storage a free, column-major view."""
     return b if p.layout == "kn" else b.T
 
 
@@ -239,6 +240,23 @@ class GeneralizedParams(Matmul):
         return self.alpha == 1 and self.beta == 0 and not self.use_scaling_factors
 
 
+def epilogue(
+    p: GeneralizedParams, out: Any, rest: tuple[Any, ...], f32: Callable[[Any], Any]
+) -> Any:
+    """alpha, + beta C, then the scales s0 s1^T on the fp32 product, in either framework (`f32`: its
+    cast to fp32); `rest` holds C where beta is not 0, then s0 and s1."""
+    args = list(rest)
+    if p.alpha != 1:
+        out = out * p.alpha
+    if p.beta != 0:
+        c = f32(args.pop(0))
+        out = out + (c if p.beta == 1 else p.beta * c)
+    if p.use_scaling_factors:
+        s0, s1 = args
+        out = out * s0 * s1
+    return out
+
+
 def generalized_flops(p: GeneralizedParams) -> float:
     """2mnk, + 2mn for the outer-product scaling, + mn for alpha, + mn (beta 1) or 2mn (beta other)."""
     mn = float(p.m * p.n)
@@ -314,16 +332,7 @@ def jax_gemm_generalized(p: GeneralizedParams) -> Fn:
     def fn(a: Any, b: Any, *rest: Any) -> dict[str, Any]:
         precision = lax.Precision.HIGHEST if a.dtype == jnp.float32 else None
         out = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=accumulate)
-        out = out.astype(jnp.float32)
-        args = list(rest)
-        if p.alpha != 1:
-            out = out * jnp.float32(p.alpha)
-        if p.beta != 0:
-            c = args.pop(0).astype(jnp.float32)
-            out = out + (c if p.beta == 1 else jnp.float32(p.beta) * c)
-        if p.use_scaling_factors:
-            s0, s1 = args
-            out = out * s0 * s1
+        out = epilogue(p, out.astype(jnp.float32), rest, lambda c: c.astype(jnp.float32))
         return {"out": out.astype(odt)}
 
     return fn

@@ -66,7 +66,7 @@ class Stream:
 
 
 STREAM: dict[str, Stream] = {
-    "copy": Stream(1, 0, lambda s, x: x.copy() if hasattr(x, "copy") else x.clone()),
+    "copy": Stream(1, 0, lambda s, x: x.copy()),
     "scale": Stream(1, 1, lambda s, x: s * x),
     "add": Stream(2, 1, lambda s, x, y: x + y),
     "triad": Stream(2, 2, lambda s, x, y: x + s * y),

@@ -86,6 +86,10 @@ class Pointwise:
             output_rows=lambda p: p.shape[0],
         )
 
+    def jax_build(self, p: PointwiseParams) -> Callable[..., dict[str, Any]]:
+        f32, out = jax.numpy.float32, dtype(p.dtype).numpy
+        return lambda *xs: {"out": self.jax(*(x.astype(f32) for x in xs)).astype(out)}
+
 
 ADD = Pointwise("Z = X + Y", 2, 1, lambda x, y: x + y, lambda x, y: x + y)
 SILU_MUL = Pointwise(
@@ -103,18 +107,8 @@ OPS: dict[str, tuple[Pointwise, type[PointwiseParams]]] = {
     "inference_sigmoid": (SIGMOID, InferenceParams),
     "simple_add": (ADD, FlatParams),
 }
-# the jax-bench harness's add: one flat array of `size` elements, the same math and implementations
-FLAT_OPS = {"simple_add": "add"}
-
-
-def jax_builder(op: Pointwise) -> Callable[[PointwiseParams], Callable[..., dict[str, Any]]]:
-    def build(p: PointwiseParams) -> Callable[..., dict[str, Any]]:
-        f32, out = jax.numpy.float32, dtype(p.dtype).numpy
-        return lambda *xs: {"out": op.jax(*(x.astype(f32) for x in xs)).astype(out)}
-
-    return build
 
 
 for _name, (_op, _typed) in OPS.items():
     register_compute(_op.spec(_name, _typed))
-    array_implementation(_name, "jax", "jit")(jax_builder(_op))
+    array_implementation(_name, "jax", "jit")(_op.jax_build)

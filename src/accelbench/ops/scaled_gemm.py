@@ -97,24 +97,20 @@ def block_dims(shape: tuple[int, ...], block: Block) -> tuple[int, int]:
     return block[0] or shape[0], block[1] or shape[1]
 
 
-def scales_of(x: np.ndarray, block: Block, s: Scaling) -> np.ndarray:
-    """float32 dequantization scales, one per block: absmax/448 (a power of two above it for MX)."""
+def dequantized(x: np.ndarray, block: Block, s: Scaling) -> np.ndarray:
+    """x quantized to e4m3 (saturating) with float32 block scales (absmax/448, a power of two above it
+    for MX), then multiplied back, in float64."""
     br, bc = block_dims(x.shape, block)
     rows, cols = math.ceil(x.shape[0] / br), math.ceil(x.shape[1] / bc)
     if s.static:
-        return np.full((rows, cols), STATIC_SCALE, np.float32)
-    padded = np.zeros((rows * br, cols * bc))
-    padded[: x.shape[0], : x.shape[1]] = np.abs(x)
-    amax = padded.reshape(rows, br, cols, bc).max(axis=(1, 3))
-    scale = (np.maximum(amax, TINY) / FP8.max).astype(np.float32)
-    return np.exp2(np.ceil(np.log2(scale))).astype(np.float32) if s.pow2 else scale
-
-
-def dequantized(x: np.ndarray, block: Block, s: Scaling) -> np.ndarray:
-    """x quantized to e4m3 (saturating) with its block scales, then multiplied back, in float64."""
-    br, bc = block_dims(x.shape, block)
-    full = np.repeat(np.repeat(f64(scales_of(x, block, s)), br, 0), bc, 1)
-    full = full[: x.shape[0], : x.shape[1]]
+        scale = np.full((rows, cols), STATIC_SCALE, np.float32)
+    else:
+        padded = np.zeros((rows * br, cols * bc))
+        padded[: x.shape[0], : x.shape[1]] = np.abs(x)
+        amax = padded.reshape(rows, br, cols, bc).max(axis=(1, 3))
+        scale = (np.maximum(amax, TINY) / FP8.max).astype(np.float32)
+        scale = np.exp2(np.ceil(np.log2(scale))).astype(np.float32) if s.pow2 else scale
+    full = np.repeat(np.repeat(f64(scale), br, 0), bc, 1)[: x.shape[0], : x.shape[1]]
     q = np.clip(x / full, -FP8.max, FP8.max).astype(FP8.numpy)
     return f64(q) * full
 

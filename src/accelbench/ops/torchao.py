@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from accelbench.catalogue import CATALOGUE, OpParams, OpSpec, Traits, param, register
+from accelbench.catalogue import OpParams, OpSpec, Traits, discover, param, register
 from accelbench.core.column import doc
 from accelbench.platform.dtypes import dtype
 from accelbench.registry import register_once
 
-ACTIVATIONS = ("sigmoid", "relu", "leakyrelu", "relu6", "gelu", "silu", "hardswish")
-MODEL_TYPES = ("linear", *(f"ln_linear_{a}" for a in ACTIVATIONS), "transformer_block")
+ACTIVATIONS = ("Sigmoid", "ReLU", "LeakyReLU", "ReLU6", "GELU", "SiLU", "Hardswish")  # in torch.nn
+MODEL_TYPES = ("linear", *(f"ln_linear_{a.lower()}" for a in ACTIVATIONS), "transformer_block")
 Match = re.Match[str]
 GROUP_SIZES = (32, 64, 128, 256)  # torchao's int4 / gemlite / uintx group sizes
 
@@ -37,7 +37,6 @@ class Recipe:
     groups: tuple[int, ...] = GROUP_SIZES
     peak: str | None = None  # the peak its matmuls run at (None: the high-precision dtype's)
     scale_bits: int = 32  # bits of scale (and zero point) stored per group: 2x16; MX, NVFP4: 8
-    with_2_4: bool = False  # the runner pairs it with 2:4 sparsity
     config: str = ""  # the torchao config it builds (docs/torchao_recipes.md)
     needs: str = ""  # the hardware or package it needs, as its maker checks it
     doc: str = ""  # what it measures
@@ -54,7 +53,8 @@ class Recipe:
         return self.examples or (self.name,)
 
     def problem(self, match: Match) -> str | None:
-        """What is wrong with the numbers a name spells (`int4wo-0`, `uintx-9-64`), if anything."""
+        """What is wrong with the numbers a name spells, if anything: `int4wo-0` is a name torchao's
+        runner would take and then fail on deep inside a case."""
         if self.bits_at is not None and not 1 <= int(match.group(self.bits_at)) <= 8:
             return f"weight bits must be 1..8, got {match.group(self.bits_at)}"
         if self.group_at is not None and int(match.group(self.group_at)) not in self.groups:
@@ -72,7 +72,7 @@ def register_recipe(recipe: Recipe) -> Recipe:
 
 def recipes() -> dict[str, Recipe]:
     """Every declared recipe (the torch backend's module declares them: discovered first)."""
-    CATALOGUE.discover()
+    discover()
     return RECIPES
 
 
@@ -115,13 +115,6 @@ def recipe_of(name: str) -> tuple[Recipe, Match] | None:
     return None
 
 
-def recipe_problem(name: str) -> str | None:
-    """What is wrong with the numbers a known recipe's name spells, if anything: `int4wo-0` is a name
-    torchao's runner would take and then fail on deep inside a case."""
-    known = recipe_of(name)
-    return known[0].problem(known[1]) if known else None
-
-
 SPARSITY_KINDS = ("semi-sparse", "block")
 # float8 training's scalings: torchao.float8's recipes, and the prototypes (blockwise, MX) beside them
 TRAINING_GRANULARITIES = ("tensorwise", "rowwise", "blockwise", "mxfp8", "mxfp8-emulated")
@@ -144,8 +137,8 @@ def sparsity_pairs(recipes: list[str], sparsities: list[str]) -> list[tuple[str,
     for sparsity in sparsities:
         kind = sparsity_kind(sparsity)
         partners = ["baseline"]
-        if kind == "semi-sparse":  # 2:4 pairs with baseline and the recipes that say so
-            partners += [r for r in recipes if (known := recipe_of(r)) and known[0].with_2_4]
+        if kind == "semi-sparse":  # 2:4 pairs with baseline and the recipes that have a 2:4 maker
+            partners += [r for r in recipes if (known := recipe_of(r)) and known[0].make_2_4]
         pairs += [(recipe, sparsity) for recipe in partners]
     return list(dict.fromkeys(pairs))
 
@@ -314,11 +307,6 @@ class TorchaoTrainingParams(TorchaoModelParams):
     use_fast_accum: bool = param("bool", True)
 
 
-def training_bytes(p: TorchaoTrainingParams) -> float:
-    """Each of the three passes reads and writes about what the high-precision forward does."""
-    return TRAINING_FLOP_FACTOR * model_bytes(p, "baseline", "none")
-
-
 @dataclass
 class TorchaoTrainingExtras:
     """A training step's figures beside the high-precision model's, and how far its gradients moved."""
@@ -351,7 +339,8 @@ register(
         doc="forward + backward of a model in high precision and with torchao.float8 training",
         typed=TorchaoTrainingParams,
         flops=lambda p: TRAINING_FLOP_FACTOR * model_flops(p),
-        bytes=training_bytes,
+        # each of the three passes reads and writes about what the high-precision forward does
+        bytes=lambda p: TRAINING_FLOP_FACTOR * model_bytes(p, BASELINE, "none"),
         peak_dtype=lambda p: (
             "fp8" if p.recipe == "float8" else dtype(p.high_precision_dtype).peak_family
         ),

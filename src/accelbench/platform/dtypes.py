@@ -42,14 +42,11 @@ _TABLE = {
     "int8": DType("int8", 8, np.int8, "int8"),
 }
 ALIASES = {
-    "float8": "float8_e4m3fn",
-    "fp8": "float8_e4m3fn",
+    **dict.fromkeys(("float8", "fp8", "e4m3"), "float8_e4m3fn"),
+    **dict.fromkeys(("fp32", "f32"), "float32"),
     "float4": "float4_e2m1fn",
     "bf16": "bfloat16",
-    "fp32": "float32",
     "fp16": "float16",
-    "f32": "float32",
-    "e4m3": "float8_e4m3fn",
     "e5m2": "float8_e5m2",
 }
 CANONICAL = tuple(_TABLE)  # the names jax.numpy and the configs use
@@ -67,5 +64,4 @@ def dtype(name: str) -> DType:
 
 
 def of_array(array: np.ndarray) -> DType:
-    """The canonical dtype of a numpy (or ml_dtypes) array."""
     return dtype(np.dtype(array.dtype).name)

@@ -123,7 +123,6 @@ def new_run_id() -> str:
 
 
 def env_flags() -> str:
-    """The flags this process's frameworks read from the environment, as set."""
     return " ".join(f"{k}={os.environ[k]}" for k in FLAGS if os.environ.get(k))
 
 

@@ -30,7 +30,6 @@ def exit_code() -> int:
 
 
 def stopped_by_signal(code: int) -> bool:
-    """Whether a run's exit code says a Ctrl-C or SIGTERM stopped it (128 + the signal)."""
     return code > 128
 
 

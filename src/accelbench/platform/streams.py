@@ -72,7 +72,6 @@ def in_ascii(text: str, encoding: str) -> str:
 
 
 def guard_standard_streams() -> None:
-    """Wrap sys.stdout and sys.stderr (once)."""
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, GuardedStream):

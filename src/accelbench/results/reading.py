@@ -199,54 +199,43 @@ def _build(cls: type, columns: list[Sequence[str] | None], n: int) -> list[Any]:
     return [cls(*args) for args in zip(*values, strict=True)]
 
 
+Columns = dict[str, Sequence[str]]  # a table's cells by column name
+
+
 class RowReader:
     """How the rows of one file become typed rows; the op's parameters and extras are read per op."""
 
     def __init__(self, header: list[str]) -> None:
-        self.width = len(header)
         self._names = header
-        self._index = {name: i for i, name in enumerate(header)}
         # the parameters: between the identity and statistics blocks
         start = 1 + max((i for i, name in enumerate(header) if name in IDENTITY), default=-1)
-        self._param_names = header[start : self._index.get(STATS[0], self.width)]
+        end = header.index(STATS[0]) if STATS[0] in header else len(header)
+        self._param_names = header[start:end]
 
-    def _column(self, columns: list[tuple[str, ...]], name: str) -> Sequence[str] | None:
-        at = self._index.get(name)
-        return None if at is None else columns[at]
-
-    def _params(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[OpParams]:
+    def _params(self, op: str, columns: Columns, n: int) -> list[OpParams]:
         """The op's parameters as its typed class (a value its kind does not take: a dict, text kept)."""
         spec = all_specs().get(op)  # each parameter read back as its declaration types it
         types = {p.name: CELL_TYPES.get(p.python_type, TEXT) for p in spec.params} if spec else {}
-        names = self._param_names
-        texts = [columns[self._index[name]] for name in names]
-        typed = [
-            _typed(column, types.get(name, TEXT), None)
-            for name, column in zip(names, texts, strict=True)
-        ]
-        out = [dict(zip(names, values, strict=True)) for values in zip(*typed, strict=True)]
-        out = out or [{} for _ in range(n)]
-        undeclared = {name for name in names if name not in types}
-        kept: list[bool] = [False] * len(out)  # a row with a value its kind did not take
-        for name, column, values in zip(names, texts, typed, strict=True):
-            if None not in values:
-                continue
-            for i, (params, text, value) in enumerate(zip(out, column, values, strict=True)):
-                if value is None:  # empty: no entry; a value its kind does not take: its text
-                    if text:
-                        params[name] = text
-                        kept[i] = True
-                    else:
-                        del params[name]
-        return [
-            ReadParams(params) if kept[i] else _as_declared(op, params, undeclared)
-            for i, params in enumerate(out)
-        ]
+        read = []  # each parameter's name, its values typed and its cells' text
+        for name in self._param_names:
+            texts = columns[name]
+            read.append((name, _typed(texts, types.get(name, TEXT), None), texts))
+        undeclared = {name for name in self._param_names if name not in types}
+        out: list[OpParams] = []
+        for i in range(n):
+            cells = [(name, values[i], texts[i]) for name, values, texts in read]
+            # empty: no entry; a value its kind does not take: its text, and the row stays a dict
+            params = {
+                name: text if v is None else v for name, v, text in cells if v is not None or text
+            }
+            foreign = any(v is None and text for _, v, text in cells)
+            out.append(ReadParams(params) if foreign else _as_declared(op, params, undeclared))
+        return out
 
-    def _extras(self, op: str, columns: list[tuple[str, ...]], n: int) -> list[Any]:
+    def _extras(self, op: str, columns: Columns, n: int) -> list[Any]:
         """The op's extras, None where a row has no extras cell (a failed case) or the op is unknown."""
         cls = spec.row_extras if (spec := all_specs().get(op)) else None
-        own = [self._column(columns, name) for name, _ in parsers(cls)] if cls else []
+        own = [columns.get(name) for name, _ in parsers(cls)] if cls else []
         present = [c for c in own if c is not None]
         if not present:
             return [None] * n
@@ -256,18 +245,13 @@ class RowReader:
             for e, row in zip(built, zip(*present, strict=True), strict=True)
         ]
 
-    def _columns(self, table: list[list[str]], groups: tuple[type, ...]) -> list[tuple[str, ...]]:
-        """The table's columns in one pass in memory order; those of the groups left out are empty."""
+    def _columns(self, table: list[list[str]], groups: tuple[type, ...]) -> Columns:
+        """The table's columns by name, in one pass in memory order, less the groups' left out."""
         skipped = {n for cls in ALL_GROUPS if cls not in groups for n, _ in parsers(cls)}
         skipped -= {n for n, _ in parsers(Identity)}
-        keep = [i for i in range(self.width) if self._names[i] not in skipped]
-        if len(keep) == self.width:
-            return list(zip(*table, strict=False))
-        columns: list[tuple[str, ...]] = [()] * self.width
+        keep = [i for i, name in enumerate(self._names) if name not in skipped]
         picked = zip(*map(operator.itemgetter(*keep), table), strict=True) if keep else ()
-        for i, column in zip(keep, picked, strict=True):
-            columns[i] = column
-        return columns
+        return {self._names[i]: column for i, column in zip(keep, picked, strict=True)}
 
     def rows(self, table: list[list[str]], groups: tuple[type, ...] = ALL_GROUPS) -> list[Row]:
         """Every row of cells typed again; `groups`: those a reader needs, the others left at their
@@ -277,27 +261,23 @@ class RowReader:
             return []
         columns = self._columns(table, groups)
         built = {
-            cls: _build(cls, [self._column(columns, name) for name, _ in parsers(cls)], n)
+            cls: _build(cls, [columns.get(name) for name, _ in parsers(cls)], n)
             if cls in groups or cls is Identity
             else [cls() for _ in range(n)]
             for cls in ALL_GROUPS
         }
-        params: list[OpParams] = [ReadParams({}) for _ in range(n)]
-        extras: list[Any] = [None] * n
         by_op: dict[str, list[int]] = {}
         for k, identity in enumerate(built[Identity]):
             by_op.setdefault(identity.op, []).append(k)
+        typed: dict[int, tuple[OpParams, Any]] = {}  # each row's parameters and extras
         for op, at in by_op.items():
-            own = columns if len(by_op) == 1 else list(zip(*(table[k] for k in at), strict=True))
-            typed = zip(
-                at, self._params(op, own, len(at)), self._extras(op, own, len(at)), strict=True
-            )
-            for k, p, e in typed:
-                params[k], extras[k] = p, e
+            own = columns if len(by_op) == 1 else self._columns([table[k] for k in at], groups)
+            read = zip(self._params(op, own, len(at)), self._extras(op, own, len(at)), strict=True)
+            typed.update(zip(at, read, strict=True))
         return [
             Row(
-                params=params[k],
-                extras=extras[k],
+                params=typed[k][0],
+                extras=typed[k][1],
                 **{GROUP_ATTRIBUTES[cls]: built[cls][k] for cls in ALL_GROUPS},
             )
             for k in range(n)

@@ -19,17 +19,12 @@ from accelbench.core.case import (
     declared_settings,
     identifying_settings,
 )
-from accelbench.core.column import doc
+from accelbench.core.column import noted
 from accelbench.core.samples import NOISE_THRESHOLD
 from accelbench.core.types import Kernel
 from accelbench.errors import Status
 from accelbench.platform.gpu_monitor import GPU_SAMPLE_FIELDS, DeviceState
 from accelbench.results.roofline import Derived, Roofline
-
-
-def noted(text: str, default: Any = None) -> Any:
-    """A column's field with the note the README's column reference prints beside it."""
-    return field(default=default, metadata=doc(text))
 
 
 @dataclass(slots=True)
@@ -303,10 +298,7 @@ class Series:
                 if isinstance(values := record.get(name), (list, dict)):
                     setattr(series, name, [float(x) for x in values])
         for k in record["kernels"] if isinstance(record.get("kernels"), list) else []:
-            numbers: list[Any] = (
-                [k.get(n, 0) for n in KERNEL_NUMBERS] if isinstance(k, dict) else [""]
-            )
-            if _numbers(numbers):
+            if isinstance(k, dict) and _numbers(numbers := [k.get(n, 0) for n in KERNEL_NUMBERS]):
                 series.kernels.append(Kernel(str(k.get("name", "")), *map(float, numbers)))
         for name in ("device_samples_s", "gpu_monitor", "telemetry"):
             if isinstance(value := record.get(name), type(getattr(series, name))):

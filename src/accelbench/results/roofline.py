@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from accelbench.core.column import doc
+from accelbench.core.column import noted
 from accelbench.specs import Peaks
 
 
 @dataclass(slots=True)
 class Derived:
-    model_flop: float | None = field(default=None, metadata=doc("the op's FLOP model for one call"))
-    model_bytes: float | None = field(
-        default=None, metadata=doc("the op's byte model: inputs read once, outputs written once")
-    )
+    model_flop: float | None = noted("the op's FLOP model for one call")
+    model_bytes: float | None = noted("the op's byte model: inputs read once, outputs written once")
     tflop_per_s: float | None = None
     gb_per_s: float | None = None  # 1e9 bytes per second
     intensity_flop_per_byte: float | None = None
     per_device_tflop_per_s: float | None = None
-    compiler_flop: float | None = field(
-        default=None, metadata=doc("XLA's cost analysis of the compiled call: FLOPs (JAX rows)")
+    compiler_flop: float | None = noted(
+        "XLA's cost analysis of the compiled call: FLOPs (JAX rows)"
     )
-    compiler_bytes: float | None = field(
-        default=None, metadata=doc("XLA's cost analysis: bytes accessed (JAX rows)")
-    )
+    compiler_bytes: float | None = noted("XLA's cost analysis: bytes accessed (JAX rows)")
 
 
 @dataclass(slots=True)
@@ -34,19 +30,14 @@ class Roofline:
     peak_gb_per_s: float | None = None
     compute_of_peak_pct: float | None = None
     bandwidth_of_peak_pct: float | None = None
-    roofline_bound_s: float | None = field(
-        default=None, metadata=doc("the time the peaks allow for the modelled FLOPs and bytes")
+    roofline_bound_s: float | None = noted(
+        "the time the peaks allow for the modelled FLOPs and bytes"
     )
     roofline_bound_by: str | None = None
-    roofline_attained_pct: float | None = field(
-        default=None, metadata=doc("`roofline_bound_s` over the median")
-    )
-    working_set_over_l2_ratio: float | None = field(
-        default=None,
-        metadata=doc(
-            "the byte model over the device's L2: near 1 (L2_EDGE), a `cache: warm` time depends "
-            "on which bytes the L2 keeps between iterations, and so on the process's history"
-        ),
+    roofline_attained_pct: float | None = noted("`roofline_bound_s` over the median")
+    working_set_over_l2_ratio: float | None = noted(
+        "the byte model over the device's L2: near 1 (L2_EDGE), a `cache: warm` time depends "
+        "on which bytes the L2 keeps between iterations, and so on the process's history"
     )
 
 

@@ -64,7 +64,8 @@ def check_writable(path: str, key: str = "csv_path", folder: bool = False) -> No
     wrong, made, place = REFUSED[folder]
     if target.exists() and target.is_dir() != folder:
         raise UserError(wrong, key=where)
-    ancestor = _existing(target if folder else target.parent)
+    start = target if folder else target.parent
+    ancestor = next(p for p in (start, *start.parents) if p.exists())  # the nearest that exists
     if not ancestor.is_dir():
         raise UserError(f"cannot create {made}: '{ancestor}' is a file", key=where)
     if not os.access(ancestor, os.W_OK | os.X_OK) or (
@@ -93,11 +94,6 @@ def check_path_text(path: str, key: str) -> None:
         len(part.encode(errors="surrogateescape")) > MAX_NAME for part in Path(path).parts
     ):
         raise UserError(f"a name in the path is longer than {MAX_NAME} bytes", key=key)
-
-
-def _existing(path: Path) -> Path:
-    """The path, or its nearest ancestor that exists."""
-    return next(p for p in (path, *path.parents) if p.exists())
 
 
 def holder_of(fd: int) -> str:
@@ -149,6 +145,9 @@ class OutputFailed(UserError):
         failed = cls(f"cannot write it: {error.strerror}", file=path)
         failed.strerror = error.strerror
         return failed
+
+
+UNREADABLE = "the file is not a readable CSV"
 
 
 class ResultFile:
@@ -239,58 +238,50 @@ class ResultFile:
                 key=key,
             )
 
+    def _refused(self, why: str, path: Path | None = None) -> UserError:
+        """Why the file cannot be resumed, keyed by the file (the CSV unless another is named)."""
+        return UserError(f"cannot resume: {why}", key=f"--resume '{path or self.csv_path}'")
+
     def _load_existing(self) -> None:
         whole = {path: _read_all(fd) for path, fd in self._fds.items()}
         for path, data in whole.items():  # junk is refused before anything is cut
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError:
-                raise UserError(
-                    "cannot resume: the file is not a readable CSV (UnicodeDecodeError)",
-                    key=f"--resume '{path}'",
-                ) from None
+                raise self._refused(f"{UNREADABLE} (UnicodeDecodeError)", path) from None
         # a killed writer can leave a line without its newline: cut, once every check has passed
         cut = {path: data[: data.rfind(b"\n") + 1] for path, data in whole.items()}
         text = cut[self.csv_path].decode("utf-8")
-        if not text:  # empty, or cut inside its header: nothing was finished
-            self._cut_to(cut, whole)
-            return
-        try:
-            self._read_done(csv.DictReader(io.StringIO(text, newline="")))
-        except csv.Error as error:
-            raise UserError(
-                f"cannot resume: the file is not a readable CSV ({type(error).__name__})",
-                key=f"--resume '{self.csv_path}'",
-            ) from None
-        if self.done and _size(self.jsonl_path) == 0:
-            raise UserError(
-                f"cannot resume: {self.jsonl_path.name}, the raw samples of the rows in "
-                f"{self.csv_path.name}, is missing; restore it, or resume into a new file",
-                key=f"--resume '{self.csv_path}'",
-            )
-        kept = self._kept_lines(cut[self.jsonl_path])
-        self._cut_to(cut, whole)
-        self._repair_jsonl(cut[self.jsonl_path], kept)
-        self._opened = True  # append to what is there
-
-    def _cut_to(self, cut: dict[Path, bytes], whole: dict[Path, bytes]) -> None:
+        kept = None  # stays None where the CSV is empty or cut inside its header: nothing finished
+        if text:
+            try:
+                self._read_done(csv.DictReader(io.StringIO(text, newline="")))
+            except csv.Error as error:
+                raise self._refused(f"{UNREADABLE} ({type(error).__name__})") from None
+            if self.done and _size(self.jsonl_path) == 0:
+                raise self._refused(
+                    f"{self.jsonl_path.name}, the raw samples of the rows in "
+                    f"{self.csv_path.name}, is missing; restore it, or resume into a new file"
+                )
+            kept = self._kept_lines(cut[self.jsonl_path])
         for path, data in cut.items():
             if len(data) < len(whole[path]):
                 os.ftruncate(self._fds[path], len(data))
+        if kept is not None:
+            self._repair_jsonl(cut[self.jsonl_path], kept)
+            self._opened = True  # append to what is there
 
     def _read_done(self, reader: csv.DictReader) -> None:
         if reader.fieldnames and list(reader.fieldnames) != self.columns:
-            raise UserError(
-                "cannot resume: this results file has different columns, so it was written by a "
-                "different config or an earlier version; choose a new output path or drop --resume",
-                key=f"--resume '{self.csv_path}'",
+            raise self._refused(
+                "this results file has different columns, so it was written by a different config "
+                "or an earlier version; choose a new output path or drop --resume"
             )
         for row in reader:
             if row.get("config_id") and row["config_id"] != self.config_id:
-                raise UserError(
-                    f"cannot resume: this results file was written by a different config "
-                    f"(config_id {row['config_id']}, this config {self.config_id})",
-                    key=f"--resume '{self.csv_path}'",
+                raise self._refused(
+                    f"this results file was written by a different config "
+                    f"(config_id {row['config_id']}, this config {self.config_id})"
                 )
             self._check_settings(row)
             self.done.add(row["case_id"])
@@ -300,11 +291,10 @@ class ResultFile:
         for (benchmark, column), cells in self.asked.items():
             if row.get("benchmark") == benchmark and row.get(column, "") not in cells:
                 name, asked = setting_columns()[column].name, " or ".join(sorted(cells))
-                raise UserError(
-                    f"cannot resume: its rows of '{benchmark}' were taken with {name} "
+                raise self._refused(
+                    f"its rows of '{benchmark}' were taken with {name} "
                     f"{row[column] or 'unset'}, this run asks {asked or 'unset'}; "
-                    "resume with the settings it started with, or write a new file",
-                    key=f"--resume '{self.csv_path}'",
+                    "resume with the settings it started with, or write a new file"
                 )
 
     def _kept_lines(self, text: bytes) -> dict[str, bytes]:
@@ -316,11 +306,10 @@ class ResultFile:
                 if (case_id := json.loads(line).get("case_id")) in self.done:
                     kept.setdefault(case_id, line + b"\n")
         if lost := len(self.done) - len(kept):
-            raise UserError(
-                f"cannot resume: {self.jsonl_path.name} holds no raw samples for {lost} of the "
-                f"{len(self.done)} rows in {self.csv_path.name} (a cut or foreign line); restore "
-                "it, or resume into a new file",
-                key=f"--resume '{self.csv_path}'",
+            raise self._refused(
+                f"{self.jsonl_path.name} holds no raw samples for {lost} of the {len(self.done)} "
+                f"rows in {self.csv_path.name} (a cut or foreign line); restore it, or resume "
+                "into a new file"
             )
         return kept
 

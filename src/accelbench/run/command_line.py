@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 from accelbench.core.flags import Flag
+from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
 from accelbench.limits import MAX_QUOTED, MAX_SECONDS
 from accelbench.platform import interrupt, processes, streams
@@ -26,7 +27,7 @@ RESUME: Flag[bool] = Flag(
     switch=True,
 )  # fmt: skip
 OVERWRITE: Flag[bool] = Flag("--overwrite", "replace existing results files", False, switch=True)
-RUN_FILES = (RESUME, OVERWRITE)
+RUN_FILES: tuple[Flag[Any], ...] = (RESUME, OVERWRITE)
 
 
 @functools.cache
@@ -48,25 +49,16 @@ def setting_flags() -> tuple[Flag[str | None], ...]:
 
 
 def add_run_files(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    for flag in RUN_FILES:
+    for flag in (*RUN_FILES, *setting_flags()):
         flag.add_to(parser)
-    for setting in setting_flags():
-        setting.add_to(parser)
 
 
-@dataclass(frozen=True)
-class RunFiles:
-    """--resume, --overwrite and the run settings given as options (RunOptions' fields)."""
-
-    resume: bool = False
-    overwrite: bool = False
-    settings: tuple[tuple[str, Any], ...] = ()
-
-
-def run_files(args: argparse.Namespace) -> RunFiles:
+def run_files(args: argparse.Namespace) -> RunOptions:
+    """--resume, --overwrite and the run settings given as options."""
     given = ((f.dest, getattr(args, f.dest, None)) for f in setting_flags())
-    return RunFiles(
-        **{flag.dest: bool(getattr(args, flag.dest, False)) for flag in RUN_FILES},
+    return RunOptions(
+        resume=bool(getattr(args, RESUME.dest, False)),
+        overwrite=bool(getattr(args, OVERWRITE.dest, False)),
         settings=tuple((name, value) for name, value in given if value is not None),
     )
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.table import Table
 
-from accelbench.catalogue import OpSpec, all_specs, get_spec
+from accelbench.catalogue import OpSpec, Param, all_specs, get_spec
 from accelbench.core.case import Case, declared_settings
 from accelbench.results.console import shown, table_console
 
@@ -23,6 +23,10 @@ class ParamRecord:
     choices: list[Any] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, p: Param) -> ParamRecord:
+        return cls(p.name, p.kind, p.default, list(p.choices), list(p.aliases))
+
 
 @dataclass(frozen=True)
 class OpRecord:
@@ -34,10 +38,7 @@ class OpRecord:
 
     @classmethod
     def of(cls, spec: OpSpec) -> OpRecord:
-        params = [
-            ParamRecord(p.name, p.kind, p.default, list(p.choices), list(p.aliases))
-            for p in spec.params
-        ]
+        params = [ParamRecord.of(p) for p in spec.params]
         return cls(spec.name, spec.suite, list(spec.backends), spec.doc, params)
 
 
@@ -93,12 +94,6 @@ class CaseRecord:
             benchmark,
             fields,
         )
-
-
-def case_records(
-    cases: list[Case], own: Callable[[Case], tuple[str, dict[str, Any]]] | None = None
-) -> list[CaseRecord]:
-    return [CaseRecord.of(c, own) for c in cases]
 
 
 def print_json(records: list[Any]) -> None:

@@ -31,8 +31,9 @@ def check_options(options: RunOptions) -> None:
         )
     if options.output and options.output_dir_given:
         raise UserError("--output and --output-dir both place the rows; give one", key="--output")
-    if options.name is not None:
-        check_label(options.name)
+    for broken, why in LABEL_RULES:
+        if options.name is not None and broken(options.name):
+            raise UserError(f"{why}; give a label compare and runs can name", key="--name")
     if options.name is not None and options.output:
         raise UserError(
             "labels a stored run; an -o file is not stored (no record, not numbered), so "
@@ -53,12 +54,6 @@ LABEL_RULES: tuple[tuple[Callable[[str], bool], str], ...] = (
 )
 
 
-def check_label(label: str) -> None:
-    for broken, why in LABEL_RULES:
-        if broken(label):
-            raise UserError(f"{why}; give a label compare and runs can name", key="--name")
-
-
 def load_and_plan(
     path: str, options: RunOptions, devices: Callable[[], int] | None = None
 ) -> tuple[LoadedConfig, list[Case]]:
@@ -71,6 +66,15 @@ def load_and_plan(
     quiet = contextlib.redirect_stderr(io.StringIO())
     with contextlib.nullcontext() if processes.primary() else quiet:
         return loaded, plan(loaded, options, devices or jax_device_count)
+
+
+def run_config(path: str, options: RunOptions) -> int:
+    """Options checked, the config planned, then (the session's machinery imported only now) run."""
+    check_options(options)
+    loaded, cases = load_and_plan(path, options)
+    from accelbench.run.session import run_planned
+
+    return run_planned(loaded, cases, options)
 
 
 def jax_device_count() -> int:

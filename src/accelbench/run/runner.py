@@ -30,7 +30,7 @@ from accelbench.measure.throttle import ThrottleReport
 from accelbench.platform import chatter, interrupt, processes
 from accelbench.platform.backends import BACKENDS
 from accelbench.platform.environment import apply_process_env, env_flags
-from accelbench.platform.gpu_monitor import Monitor, read_state
+from accelbench.platform.gpu_monitor import Monitor, MonitorSummary, read_state
 from accelbench.platform.interrupt import CaseTimeout
 from accelbench.results.records import Row
 from accelbench.results.row_builder import failure_row, success_row
@@ -157,10 +157,8 @@ def execute(
     try:
         backend = get_backend(case.backend)
         device = backend.device_info()
-        m, monitor, clocks = _watched(case, backend, device, timeout_s)
-        charted = monitor.series and (spec.traits.monitor_gpu or case.run.soak_chunk)
-        summary = monitor.summary() if charted else None
-        return success_row(case, spec, m, run_id, env, peaks, clocks, summary), m.outputs_digest
+        m, clocks, charted = _watched(case, backend, device, timeout_s)
+        return success_row(case, spec, m, run_id, env, peaks, clocks, charted), m.outputs_digest
     except CaseFailure as failure:
         status, reason = failure.status, failure.reason
     except CaseTimeout:
@@ -179,24 +177,24 @@ def execute(
 
 def _watched(
     case: Case, backend: Backend, device: DeviceInfo, timeout_s: float | None
-) -> tuple[Measurement, Monitor, ThrottleReport | None]:
+) -> tuple[Measurement, ThrottleReport | None, MonitorSummary | None]:
     """Measured with the GPU's clocks sampled beside it (unless `throttle: off`; always where they are
     charted), the platform's throttle policy applied, and a GPU's settings read as it ends."""
-    spec = get_spec(case.op)
-    charted = spec.traits.monitor_gpu or bool(case.run.soak_chunk)
+    charted = get_spec(case.op).traits.monitor_gpu or bool(case.run.soak_chunk)
     judge = throttle.JUDGES.get(device.platform) if case.run.throttle != "off" else None
     index = case.params.placement.device
     index = index if isinstance(index, int) else 0  # a torch case names "cuda": its first GPU
     sampled = charted or judge is throttle.judge  # NVML's clocks: what a GPU is judged by
+    clocks = None
     with _alarm(timeout_s, case.label), Monitor(index, sampled) as monitor:
         m = backend.measure(case)
         if device.platform == "gpu":  # its settings, and any user-clocks reason seen under load
             seen = functools.reduce(operator.or_, monitor.reasons, 0)
             m = dataclasses.replace(m, device_state=read_state(index, seen))
-        if judge is None:
-            return m, monitor, None
-        timing, clocks = judge(monitor, m.timing, case.run, index)
-    return dataclasses.replace(m, timing=timing), monitor, clocks
+        if judge is not None:
+            timing, clocks = judge(monitor, m.timing, case.run, index)
+            m = dataclasses.replace(m, timing=timing)
+    return m, clocks, monitor.summary() if charted and monitor.series else None
 
 
 STARTUP_LIMIT_S = 300.0  # a child importing its frameworks and planning: not the case's time
@@ -220,24 +218,34 @@ def _serve(conn: Any, process_env: dict[str, str], run_id: str, env: Env, peaks:
 
 
 class Worker:
-    """A child process running cases one at a time: a crash, OOM kill or hang becomes that case's row.
-    The timeout starts once the backend and devices are up, not at start-up."""
+    """Cases in a child process, one at a time (a TPU belongs to one process): a crash, OOM kill or
+    hang becomes that case's row; the timeout starts once the backend and devices are up. A process
+    per process environment (libtpu reads TPU flags once, at start), or (`isolate`) per case."""
 
-    def __init__(self, process_env: dict[str, str], run_id: str, env: Env, peaks: Peaks) -> None:
-        ctx = mp.get_context("spawn")
-        self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(
-            target=_serve, args=(child, process_env, run_id, env, peaks), daemon=True
-        )
-        self.proc.start()
-        child.close()
-        self.run_id, self.env = run_id, env
+    def __init__(self, isolate: bool = False) -> None:
+        self.isolate = isolate
+        self.proc: Any = None
+        self.key: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def alive(self) -> bool:
-        return self.proc.is_alive()
+    def __call__(
+        self, case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
+    ) -> Outcome:
+        if self.proc is None or self.key != case.process_env or not self.proc.is_alive():
+            self.close()
+            ctx = mp.get_context("spawn")
+            self.conn, child = ctx.Pipe(duplex=True)
+            given = (child, dict(case.process_env), run_id, env, peaks)
+            self.proc = ctx.Process(target=_serve, args=given, daemon=True)
+            self.proc.start()
+            child.close()
+            self.key, self.run_id, self.env = case.process_env, run_id, env
+        try:
+            return self._run(case, timeout_s)
+        finally:
+            if self.isolate:
+                self.close()
 
-    def run(self, case: Case, timeout_s: float | None) -> Outcome:
+    def _run(self, case: Case, timeout_s: float | None) -> Outcome:
         self.conn.send(case)
         deadline = time.monotonic() + STARTUP_LIMIT_S
         started = False
@@ -256,7 +264,7 @@ class Worker:
             elif not self.proc.is_alive():
                 break
             elif time.monotonic() >= deadline:
-                self.stop()
+                self.close()
                 late = f"the case's process did not start within {STARTUP_LIMIT_S:g} s"
                 what = f"case exceeded its {timeout_s:g} s timeout" if started else late
                 return self._failed(case, Status.TIMEOUT, what)
@@ -270,7 +278,9 @@ class Worker:
     def _failed(self, case: Case, status: Status, reason: str) -> Outcome:
         return failure_row(case, get_spec(case.op), status, reason, self.run_id, self.env), {}
 
-    def stop(self) -> None:
+    def close(self) -> None:
+        if self.proc is None:
+            return
         if self.proc.is_alive():
             with contextlib.suppress(OSError):
                 self.conn.send(None)
@@ -279,39 +289,7 @@ class Worker:
             self.proc.kill()
             self.proc.join()
         self.conn.close()
-
-
-def execute_isolated(
-    case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
-) -> Outcome:
-    worker = Worker(dict(case.process_env), run_id, env, peaks)
-    try:
-        return worker.run(case, timeout_s)
-    finally:
-        worker.stop()
-
-
-class GroupedExecution:
-    """One worker per process environment (libtpu reads TPU flags once, at start), kept while cases
-    share it; one at a time (a TPU belongs to one process)."""
-
-    def __init__(self) -> None:
-        self.worker: Worker | None = None
-        self.key: tuple[tuple[str, str], ...] | None = None
-
-    def __call__(
-        self, case: Case, run_id: str, env: Env, peaks: Peaks, timeout_s: float | None
-    ) -> Outcome:
-        if self.worker is None or self.key != case.process_env or not self.worker.alive:
-            self.close()
-            self.worker = Worker(dict(case.process_env), run_id, env, peaks)
-            self.key = case.process_env
-        return self.worker.run(case, timeout_s)
-
-    def close(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
-            self.worker = None
+        self.proc = None
 
 
 def flag_groups_apply() -> bool:
@@ -321,13 +299,14 @@ def flag_groups_apply() -> bool:
     return importlib.util.find_spec("libtpu") is not None
 
 
+Paired = tuple[str, str, str | None, dict[str, np.ndarray]]  # id, backend, implementation, outputs
+
+
 @dataclass
 class PairTracker:
     """The first backend's outputs of a case, which the other backend's rows are compared against."""
 
-    seen: dict[str, tuple[str, str, str | None, dict[str, np.ndarray]]] = field(
-        default_factory=dict
-    )
+    seen: dict[str, Paired] = field(default_factory=dict)
 
     def annotate(self, case: Case, row: Row, digest: dict[str, np.ndarray]) -> None:
         if not case.pair_key or not digest:

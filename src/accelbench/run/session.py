@@ -30,14 +30,7 @@ from accelbench.results.display import AUDITED
 from accelbench.results.records import Row
 from accelbench.results.remote import Staging
 from accelbench.results.sinks import RunContext, Sink, open_sinks
-from accelbench.run.planning import check_options, load_and_plan
-from accelbench.run.runner import (
-    GroupedExecution,
-    PairTracker,
-    execute,
-    execute_isolated,
-    flag_groups_apply,
-)
+from accelbench.run.runner import PairTracker, Worker, execute, flag_groups_apply
 
 console = Console(stderr=True, soft_wrap=True)  # a message is one line, never wrapped
 
@@ -50,11 +43,10 @@ def execute_all(
     run_id: str | None = None,
 ) -> list[Row]:
     """Run cases in order (JAX first, see BACKENDS); each row is handed on before the next case."""
-    grouped = (
-        GroupedExecution() if flag_groups_apply() and any(c.process_env for c in cases) else None
-    )
+    grouped = flag_groups_apply() and any(c.process_env for c in cases)
     # one worker per flag set, so a flag set's cases run together (in config order within it)
     todo = sorted(cases, key=lambda c: (run_order(c.backend), c.process_env if grouped else ()))
+    workers = Worker(options.isolate) if grouped or options.isolate else None
     run_id = run_id or new_run_id()
     env = base_environment(run_id)
     pairing = PairTracker()
@@ -65,10 +57,10 @@ def execute_all(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    run = execute_isolated if options.isolate else grouped or execute
+    run = workers or execute
     with (
         Progress(*columns, console=console, disable=not options.progress) as bar,
-        contextlib.closing(grouped) if grouped else contextlib.nullcontext(),
+        contextlib.closing(workers) if workers else contextlib.nullcontext(),
     ):
         task = bar.add_task("cases", total=len(todo))
         for case in todo:
@@ -97,12 +89,6 @@ def case_line(row: Row) -> str:  # --verbose: one finished case
         f"{format_seconds(median)} {row.timing.timing_source}" if median else row.identity.error
     )
     return f"{row.status.value:<12} {row.identity.label}  {timing}"
-
-
-def run_config(path: str, options: RunOptions) -> int:
-    check_options(options)
-    loaded, cases = load_and_plan(path, options)
-    return run_planned(loaded, cases, options)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -303,18 +289,17 @@ def report_counts(rows: list[Row], sinks: list[Sink], options: RunOptions) -> No
             console.print(shown(f"rows: {location}  (raw samples: {twin})"))
     failed = [r for r in rows if r.status.failed]
     unsupported = sum(not r.ok and not r.status.failed for r in rows)
-    for what, chosen in (
+    for what, labels in (
         (
             "that ran partly below the clock threshold (throttled_share_ratio; throttle: discard "
             "drops those samples)",
-            [r for r in rows if r.doubt == "throttled"],
+            [r.identity.label for r in rows if r.doubt == "throttled"],
         ),
         (
             f"with audit findings ({AUDITED}; audit: strict makes them errors)",
-            [r for r in rows if r.timing.audit],
+            [r.identity.label for r in rows if r.timing.audit],
         ),
     ):
-        labels = [r.identity.label for r in chosen]
         if labels:
             more = " ..." if len(labels) > 10 else ""
             console.print(

@@ -62,10 +62,6 @@ class HardwareStats:
             return True
         return any(chip.lower() in device_kind.lower() for chip in self.chips)
 
-    @property
-    def empty(self) -> bool:
-        return not self.tflops and not self.hbm_curve
-
     def peak_tflops(self, dtype_name: str) -> float:
         """The dtype's peak, else bfloat16's, else 0 (upstream's fallbacks)."""
         if isinstance(self.tflops, dict):

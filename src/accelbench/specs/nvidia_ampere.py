@@ -1,5 +1,4 @@
-"""NVIDIA A100 datasheet (SXM4 80GB): 312 TFLOP/s bf16/fp16, 624 int8, 19.5 fp32 (non-tensor),
-2039 GB/s; 40 MiB L2 (the A100 whitepaper; cudaDeviceProp.l2CacheSize 41943040)."""
+"""NVIDIA A100 SXM4 80GB datasheet (fp32: non-tensor); L2: its whitepaper, l2CacheSize 41943040."""
 
 from accelbench.specs import Chip, Peaks, register_chip
 

@@ -1,5 +1,4 @@
-"""NVIDIA HGX B200 datasheet: 2250 TFLOP/s bf16/fp16, 4500 fp8/int8 dense (half the sparse
-figures), 8000 GB/s."""
+"""NVIDIA HGX B200 datasheet, dense (half its sparse figures)."""
 
 from accelbench.specs import Chip, Peaks, register_chip
 

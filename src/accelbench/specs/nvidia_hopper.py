@@ -1,6 +1,5 @@
-"""NVIDIA H100 datasheet (SXM5): 989.4 TFLOP/s bf16/fp16, 1978.9 fp8/int8, 66.9 fp32, 3350 GB/s
-(dense); 50 MiB L2 (the H100 whitepaper; PyTorch's L2_cache_size 52428800 on the H100 used here).
-The H200 (SXM) datasheet: the H100's math rates and die, 4800 GB/s HBM3e."""
+"""NVIDIA H100 SXM5 datasheet, dense; L2: its whitepaper (PyTorch's L2_cache_size 52428800 here).
+The H200 (SXM) datasheet: the H100's math rates and die, HBM3e."""
 
 from dataclasses import replace
 

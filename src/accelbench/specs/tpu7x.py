@@ -1,7 +1,6 @@
-"""TPU7x, Ironwood (cloud.google.com/tpu/docs/tpu7x and the launch post, 2025-04): 4614 TFLOP/s fp8,
-2307 TFLOP/s bf16, 7370 GB/s HBM per chip. TPUMS's specs/tpu7x.py (@1678bb80) states it per device
-(two TensorCores a chip; int8 emulated on bf16; HBM 7380 GB/s a chip); jax-bench's `ironwood` preset
-(and `gfc`, the same figures) gives its per-chip dtype table and an HBM curve over transfer sizes."""
+"""TPU7x, Ironwood, per chip (cloud.google.com/tpu/docs/tpu7x, the launch post 2025-04); TPUMS's
+specs/tpu7x.py (@1678bb80) per device (two TensorCores a chip; int8 emulated on bf16); jax-bench's
+`ironwood` preset (and `gfc`, the same): a per-chip dtype table and an HBM curve over transfer sizes."""
 
 from accelbench.specs import Chip, DeviceSpec, HardwareStats, Peaks, preset_stats, register_chip
 

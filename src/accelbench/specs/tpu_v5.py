@@ -1,5 +1,4 @@
-"""TPU v5e and v5p (cloud.google.com/tpu/docs/v5e, /v5p): v5e 197 TFLOP/s bf16, 394 TOP/s int8,
-819 GB/s HBM; v5p 459 TFLOP/s bf16, 918 TOP/s int8, 2765 GB/s HBM (per chip)."""
+"""TPU v5e and v5p, per chip (cloud.google.com/tpu/docs/v5e, /v5p)."""
 
 from accelbench.specs import Chip, Peaks, register_chip
 

@@ -1,5 +1,4 @@
-"""TPU v6e (cloud.google.com/tpu/docs/v6e): 918 TFLOP/s bf16, 1836 TOP/s int8, 1640 GB/s HBM per
-chip; and TPUMS's specs/v6e.py (@1678bb80): one device per chip, its dtype table, 1638.4 GB/s."""
+"""TPU v6e per chip (cloud.google.com/tpu/docs/v6e); TPUMS's specs/v6e.py (@1678bb80) per device."""
 
 from accelbench.specs import Chip, DeviceSpec, Peaks, register_chip
 

@@ -91,10 +91,9 @@ INERT = {"gemm_throttling": ("run_on_local_node",)}
 def _as_ours(
     spec: OpSpec, bench: Benchmark, d: dict[str, Any], where: str, block: str
 ) -> list[dict[str, Any]]:
-    """An entry as the reference reads it: its inert parameters checked and dropped, its other names
-    of run settings read as ours, the block's `topology` in it where it lacks one, and a parameter
-    with `each` values it leaves out swept over them (host_device runs both directions, as the
-    reference reported both)."""
+    """An entry as the reference reads it: inert parameters checked and dropped, other names of run
+    settings read as ours, the block's `topology` where it has none, and a parameter with `each`
+    values it leaves out swept (host_device runs both directions, as the reference reported both)."""
     inert = INERT.get(spec.name, ())
     for name in set(inert) & set(d):
         if not isinstance(d[name], bool):
@@ -111,8 +110,12 @@ def _as_ours(
     return out
 
 
-def _clamp(spec: OpSpec, params: OpParams, max_dim: int | None) -> OpParams:
-    """--max-dim: every problem size within its kind's cap (catalogue.PARAM_KINDS)."""
+CASE_KEYS = (*RUN_KEYS, "implementation")  # keys of a parameter entry that are not op parameters
+
+
+def _resolved(spec: OpSpec, d: dict[str, Any], where: str, max_dim: int | None) -> OpParams:
+    """The op's parameters of an entry; --max-dim: every problem size within its kind's cap."""
+    params = spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, where, CASE_KEYS)
     if not max_dim:
         return params
     return spec.made({p.name: p.clamped(getattr(params, p.name), max_dim) for p in spec.params})
@@ -130,19 +133,6 @@ class Planned:
     implementation: str | list[str] | None = None  # the block's, else the config's
 
 
-CASE_KEYS = (*RUN_KEYS, "implementation")  # keys of a parameter entry that are not op parameters
-
-
-def _entries(bench: Benchmark, where: str) -> list[tuple[str, dict[str, Any], bool]]:
-    """(where, entry, is a sweep) for each parameter entry of a block; a block without any is one."""
-    entries = [
-        (key_path(where, key, j), entry, key == "benchmark_sweep_params")
-        for key in ("benchmark_params", "benchmark_sweep_params")
-        for j, entry in enumerate(getattr(bench, key) or [])
-    ]
-    return entries or [(where, {}, False)]
-
-
 def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
     """Every entry validated and expanded (its sweep, its parameters resolved), within the case cap,
     before any case is made."""
@@ -158,7 +148,12 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
             ) from None
         chosen = request.backend or bench.backend or cfg.backend  # --backend wins
         backends = _backends(chosen, spec, key_path(where, "backend"), not request.backend)
-        for at, entry, is_sweep in _entries(bench, where):
+        entries = [  # (where, entry, is a sweep); a block without any is one
+            (key_path(where, key, j), entry, key == "benchmark_sweep_params")
+            for key in ("benchmark_params", "benchmark_sweep_params")
+            for j, entry in enumerate(getattr(bench, key) or [])
+        ]
+        for at, entry, is_sweep in entries or [(where, {}, False)]:
             sweep = ironwood_sweep(entry, at) if is_sweep else Expansion()
             swept = math.prod(len(p.each) for p in spec.params if p.each)  # an upper bound
             total += sweep.total * len(backends) * swept
@@ -167,11 +162,7 @@ def _plan_entries(cfg: IronwoodConfig, request: PlanRequest) -> list[Planned]:
                 resolve_same_as(values_of(p) if is_sweep else entry, at) for p in sweep.points()
             ]
             dicts = [e for d in written for e in _as_ours(spec, bench, d, at, where)]
-            resolved = [
-                spec.resolve({k: v for k, v in d.items() if k not in CASE_KEYS}, at, CASE_KEYS)
-                for d in dicts
-            ]
-            resolved = [_clamp(spec, params, request.max_dim) for params in resolved]
+            resolved = [_resolved(spec, d, at, request.max_dim) for d in dicts]
             for params in resolved:
                 spec.check_constraints(params, at)
             implementation = bench.implementation or cfg.implementation
@@ -230,7 +221,7 @@ def one_off(name: str, point: Point, request: PlanRequest) -> list[Case]:
     spec = get_spec(name)
     for key, g in point.items():
         if key in spec.param_names:
-            spec.param(key).validate(g.value, g.where)
+            spec.typed.declared_param(key).validate(g.value, g.where)
         elif key in RUN_KEYS:
             check_setting(key, g.value, "", at=g.where)
     values = values_of(point)

@@ -22,30 +22,17 @@ from typing import Any
 from accelbench.benchmarks.flags import CONDITIONS, HW, UPSTREAM_FILES, XPROF_DIR
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, visible
-from accelbench.run.command_line import (
-    OneLineParser,
-    RunFiles,
-    add_run_files,
-    command_main,
-    run_files,
-)
+from accelbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
 OWN_FLAGS = (HW, XPROF_DIR, CONDITIONS)
 
 
-def upstream_options(folder: str, option: str, files: RunFiles, **flags: Any) -> RunOptions:
+def upstream_options(folder: str, option: str, files: RunOptions, **flags: Any) -> RunOptions:
     """A reference command line's options (jax-bench's, TPUMS's): rows, summary.csv and
-    detailed.json in `folder`, named as upstream names them; `files`: --resume/--overwrite;
-    `flags` by their dest."""
+    detailed.json in `folder` by upstream's names; `files`: --resume/--overwrite; `flags` by dest."""
     if not folder:
         raise UserError("is empty; name an output folder", key=option)
-    options = RunOptions(
-        output_dir=folder,
-        output_dir_given=True,
-        resume=files.resume,
-        overwrite=files.overwrite,
-        settings=files.settings,
-    )
+    options = dataclasses.replace(files, output_dir=folder, output_dir_given=True)
     return options.with_flags(**{UPSTREAM_FILES.dest: True, **flags})
 
 
@@ -74,16 +61,6 @@ def _traced(fields: list[str], xprof_dir: str | None) -> list[str]:
     )
 
 
-def _options(args: argparse.Namespace, fields: list[str]) -> RunOptions:
-    flags = {f.dest: getattr(args, f.dest) for f in OWN_FLAGS}
-    options = upstream_options(args.output, "--output", run_files(args), **flags)
-    if not args.run:
-        return options
-    return dataclasses.replace(
-        options, one_off=(args.run, *_traced(fields, options.flag(XPROF_DIR)))
-    )
-
-
 def run(argv: Sequence[str]) -> int:
     args, rest = build_parser().parse_known_args(argv)
     if args.config is not None and args.run is not None:
@@ -92,17 +69,16 @@ def run(argv: Sequence[str]) -> int:
         raise UserError("give --config <yaml> or --run <benchmark_name>", key="(command line)")
     if args.config is not None and rest:
         print(visible(f"warning: unexpected arguments ignored: {' '.join(rest)}"), file=sys.stderr)
-        rest = []
     if args.run == "":
         raise UserError("names no benchmark (see `microbench list --jax-bench`)", key="--run")
-    options = _options(args, rest)
-    from accelbench.run.planning import check_options, load_and_plan
+    flags = {f.dest: getattr(args, f.dest) for f in OWN_FLAGS}
+    options = upstream_options(args.output, "--output", run_files(args), **flags)
+    if args.run:
+        one_off = (args.run, *_traced(rest, options.flag(XPROF_DIR)))
+        options = dataclasses.replace(options, one_off=one_off)
+    from accelbench.run.planning import run_config
 
-    check_options(options)
-    loaded, cases = load_and_plan(args.run or args.config, options)
-    from accelbench.run.session import run_planned
-
-    return run_planned(loaded, cases, options)
+    return run_config(args.run or args.config, options)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -1,11 +1,10 @@
-"""`microbench list --jax-bench`: each jax-bench name, the op(s) that run it, its fields and how it
-departs from upstream."""
+"""`microbench list --jax-bench`: each name, the op(s) that run it, its fields, its departures."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelbench.benchmarks.base import V2, Benchmark
+from accelbench.benchmarks.base import BASE_FIELDS, V2, Benchmark
 from accelbench.run.listing import ParamRecord, shown_params
 
 
@@ -23,9 +22,11 @@ class BenchmarkRecord:
             {**defaults, p.name: choice} for p in bench.all_fields for choice in p.choices
         ]  # a choice field (mode) may pick another op
         ops = list(dict.fromkeys(bench.op(bench.typed(**v)) for v in variants))
+        base = {p.name for p in BASE_FIELDS}  # the fields every Config starts with
         fields = [
             ParamRecord(p.name, p.kind, p.default, list(p.choices))
-            for p in (*bench.own_fields, *bench.ours)
+            for p in bench.all_fields
+            if p.name not in base
         ]
         return cls(bench.name, ops, fields, bench.notes)
 

@@ -50,12 +50,10 @@ def upstream_metrics(
         **bench.metrics(fig),
     }
     if fields.xprof_timing:
-        device = device_span_ms(row)
-        if device:
+        if device := device_span_ms(row):
             avg = float(np.mean(device))
-            metrics["xprof_avg_ms"] = avg
-            metrics["xprof_p50_ms"] = float(np.percentile(device, 50))
-            metrics["xprof_p90_ms"] = float(np.percentile(device, 90))
+            p50, p90 = np.percentile(device, [50, 90])
+            metrics.update(xprof_avg_ms=avg, xprof_p50_ms=float(p50), xprof_p90_ms=float(p90))
             fig = bench.figures(fields, avg / 1e3, origin.group_size)
             metrics.update(bench.metrics(fig))  # upstream's rates from the device mean
         else:  # as upstream when its trace holds no marked op

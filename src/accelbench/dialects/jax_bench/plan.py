@@ -12,7 +12,6 @@ from accelbench.benchmarks.base import OURS_AS_PARAMS, V2, get_v2
 from accelbench.benchmarks.cases import (
     Context,
     Reading,
-    capped,
     entry_points,
     numbered_repeats,
     point_cases,
@@ -20,6 +19,7 @@ from accelbench.benchmarks.cases import (
 from accelbench.benchmarks.flags import XPROF_DIR
 from accelbench.benchmarks.hardware import parse_hardware
 from accelbench.catalogue import Param
+from accelbench.config.cases import within_cap
 from accelbench.config.expand import Given, Point, given
 from accelbench.config.schema import CaseCap
 from accelbench.config.settings import PlanRequest
@@ -61,10 +61,7 @@ def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
         request.warnings.append(
             f"{key}: not a jax-bench key (global, hardware, benchmarks): ignored, as jax-bench does"
         )
-    top = None
-    if cfg.hardware:
-        top, warnings = parse_hardware(cfg.hardware, "hardware")
-        request.warnings.extend(warnings)
+    top = parse_hardware(cfg.hardware, "hardware", request.warnings) if cfg.hardware else None
     globals_ = cfg.global_ or {}
     shared = shared_values(globals_, request)
     cases: list[tuple[str, Case]] = []
@@ -83,9 +80,9 @@ def plan(cfg: JaxBenchConfig, request: PlanRequest) -> list[Case]:
         ctx, own = Context(reading, where, top), []
         for point in entry_points(entry, where, shared, sweep_of, reading, request):
             own += point_cases(point, ctx, request)
-            capped(own, request, where, " or 'max_cases:'")
+            within_cap(len(own), request.max_cases, where)
         cases += own
-        capped(cases, request, where, " or 'max_cases:'")  # across entries
+        within_cap(len(cases), request.max_cases, where)  # across entries
     return numbered_repeats(cases)
 
 

@@ -42,7 +42,7 @@ register_dialect(
             Lazy(f"{HERE}.listing:recipe_records"),
             "torchao recipes",
             ("recipe", "torchao config", "needs", "what it measures"),
-            Lazy(f"{HERE}.listing:cells"),
+            Lazy("dataclasses:astuple"),  # a record's fields are its cells
             doc_page="docs/torchao_recipes.md",
         ),
         aliases=(

@@ -24,7 +24,3 @@ def recipe_records() -> list[RecipeRecord]:
         RecipeRecord(a.name, f"runs as {a.runs_as}", "as that recipe", a.note or "torchao's name")
         for a in ALIASES.values()
     ]
-
-
-def cells(record: RecipeRecord) -> tuple[str, ...]:
-    return (record.name, record.torchao_config, record.needs, record.measures)

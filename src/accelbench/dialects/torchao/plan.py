@@ -21,13 +21,11 @@ from accelbench.ops.torchao import (
     alias_note,
     recipe_examples,
     recipe_of,
-    recipe_problem,
     sparsity_kind,
     sparsity_pairs,
 )
 
 FALSE_WORDS = ("false", "off", "none", "no", "")
-MODE_OPS = {"inference": "torchao_inference", "training": "torchao_training"}
 TRAINING_KEYS = tuple(Float8TrainingKeys.model_fields)
 # a model_params entry's keys that every case of it takes as they are
 AS_GIVEN = tuple(
@@ -92,9 +90,9 @@ _NOTED: set[str] = set()
 def _recipes(cfg: TorchaoConfig) -> list[str]:
     for i, name in enumerate(cfg.quantization_config_recipe_names):
         where = key_path("quantization_config_recipe_names", i)
-        known = recipe_of(name) is not None
-        _check_name(name, known, recipe_examples(), "quantization recipe", where)
-        if problem := recipe_problem(name):
+        known = recipe_of(name)
+        _check_name(name, known is not None, recipe_examples(), "quantization recipe", where)
+        if known and (problem := known[0].problem(known[1])):
             raise UserError(f"recipe '{name}': {problem}", key=where)
         if (note := alias_note(name)) and name not in _NOTED:
             _NOTED.add(name)  # once a process: a config is planned more than once
@@ -103,23 +101,23 @@ def _recipes(cfg: TorchaoConfig) -> list[str]:
 
 
 def _sparsities(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[str]:
-    names: list[tuple[str, str]] = []
+    names: list[str] = []
     for owner, key in (
         (cfg, "sparsity_config_recipe_names"),
         (mp, key_path(where, "sparsity_config_recipe_names")),
     ):
         for i, name in enumerate(owner.sparsity_config_recipe_names or []):
-            if name and str(name).lower() not in FALSE_WORDS:
-                names.append((str(name), key_path(key, i)))
-    for name, key in names:
-        if sparsity_kind(name) is None:
-            raise UserError(
-                f"unknown sparsity recipe '{name}' (known: semi-sparse or any name with 'semi' "
-                f"or '2:4', and block)",
-                key=key,
-                suggestion=did_you_mean(name, SPARSITY_KINDS),
-            )
-    return list(dict.fromkeys(name for name, _ in names))
+            if not name or str(name).lower() in FALSE_WORDS:
+                continue
+            if sparsity_kind(str(name)) is None:
+                raise UserError(
+                    f"unknown sparsity recipe '{name}' (known: semi-sparse or any name with 'semi' "
+                    f"or '2:4', and block)",
+                    key=key_path(key, i),
+                    suggestion=did_you_mean(str(name), SPARSITY_KINDS),
+                )
+            names.append(str(name))
+    return list(dict.fromkeys(names))
 
 
 def _training_keys(cfg: TorchaoConfig, mp: ModelParams) -> dict[str, Any]:
@@ -153,10 +151,9 @@ def _training_variants(cfg: TorchaoConfig, mp: ModelParams, where: str) -> list[
             "benchmark_mode: training has no sparsity recipes", key="sparsity_config_recipe_names"
         )
     keys = _training_keys(cfg, mp)
-    granularities = keys.pop("scaling_granularity") or "tensorwise"
-    keys.pop("repeat_n")
+    granularities = keys["scaling_granularity"] or "tensorwise"
     scaling = {k: v or "dynamic" for k, v in keys.items() if k.startswith("scaling_type")}
-    fast = bool(keys["use_fast_accum"]) if keys["use_fast_accum"] is not None else True
+    fast = keys["use_fast_accum"] is not False  # unset: on
     return [{"recipe": "baseline"}] + [
         {"recipe": "float8", "scaling_granularity": g, "use_fast_accum": fast, **scaling}
         for g in ([granularities] if isinstance(granularities, str) else granularities)
@@ -206,7 +203,7 @@ def _sized(name: str, dims: list[int], max_dim: int | None, where: str) -> Point
 
 
 def plan(cfg: TorchaoConfig, request: PlanRequest) -> list[Case]:
-    spec = get_spec(MODE_OPS[cfg.benchmark_mode])
+    spec = get_spec(f"torchao_{cfg.benchmark_mode}")  # the op of each benchmark_mode
     csv_path = os.path.join(_output_dir(cfg, request), "results.csv")
     cases: list[Case] = []
     for i, mp in enumerate(cfg.model_params):

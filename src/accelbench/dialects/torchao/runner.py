@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from accelbench.catalogue import get_spec
+from accelbench.catalogue import P, get_spec
 from accelbench.dialects.torchao import DASHBOARD, TORCHAO_CSV
 from accelbench.errors import Status, UserError, visible
 from accelbench.ops.torchao import (
@@ -52,9 +52,9 @@ def _mb(nbytes: int | None) -> float | None:
     return scaled(nbytes, 2**-20)  # the runner's MB: torch's memory counters over 2**20
 
 
-def _params(row: Row) -> TorchaoModelParams:
+def _params(row: Row, kind: type[P]) -> P:
     params = get_spec(row.identity.op).resolve(row.params.as_dict(), "torchao row")
-    assert isinstance(params, TorchaoModelParams)
+    assert isinstance(params, kind)
     return params
 
 
@@ -93,8 +93,7 @@ def _visualization(x: TorchaoExtras | None) -> str:
 
 
 def inference_line(row: Row) -> dict[str, Any]:
-    p = _params(row)
-    assert isinstance(p, TorchaoInferenceParams)
+    p = _params(row, TorchaoInferenceParams)
     x = row.extras if isinstance(row.extras, TorchaoExtras) else None
     memory = {  # the quantized model's; reserved and fragmentation as torchao's profiling has them
         "max_memory_allocated_mb": _mb(getattr(x, "quantized_peak_memory_bytes", None)),
@@ -120,8 +119,7 @@ def inference_line(row: Row) -> dict[str, Any]:
 
 
 def training_line(row: Row) -> dict[str, Any]:
-    p = _params(row)
-    assert isinstance(p, TorchaoTrainingParams)
+    p = _params(row, TorchaoTrainingParams)
     x = row.extras if isinstance(row.extras, TorchaoTrainingExtras) else None
     scaling = {
         "scaling_granularity": p.scaling_granularity,
@@ -160,7 +158,7 @@ def write_runner_csvs(rows: list[Row], now: float | None = None) -> list[str]:
     for row in rows:
         mode = MODES.get(row.identity.op)
         if mode and row.ok:
-            groups.setdefault((_params(row).output_dir, mode), []).append(row)
+            groups.setdefault((_params(row, TorchaoModelParams).output_dir, mode), []).append(row)
     written = []
     for (output_dir, mode), group in groups.items():
         lines = [{k: _cell(v) for k, v in LINES[mode](r).items()} for r in group]
@@ -185,8 +183,7 @@ def to_oss_records(rows: list[Row]) -> list[dict[str, Any]]:
     for row in rows:
         if row.status is not Status.OK or row.identity.op != DASHBOARD_OP:
             continue
-        p = _params(row)
-        assert isinstance(p, TorchaoInferenceParams)
+        p = _params(row, TorchaoInferenceParams)
         x = row.extras
         if not isinstance(x, TorchaoExtras):  # no figures: no records
             continue

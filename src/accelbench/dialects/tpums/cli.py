@@ -30,13 +30,12 @@ from typing import Any
 
 from accelbench.benchmarks.flags import STRICT_LAYOUT, XPROF_DIR
 from accelbench.catalogue import Param
-from accelbench.config.expand import Axis, Expansion, Given
+from accelbench.config.expand import MAX_COMBINATIONS, Axis, Expansion, Given
 from accelbench.core.case import DEVICE_MODES
 from accelbench.dialects.jax_bench.cli import upstream_options
 from accelbench.errors import UserError, visible
 from accelbench.run.command_line import OneLineParser, add_run_files, command_main, run_files
 
-MAX_COMBINATIONS = 1000
 PACKAGES = ("jax", "jaxlib", "libtpu")  # whose versions `platform describe` gives
 
 
@@ -148,7 +147,6 @@ def describe() -> dict[str, Any]:
     bounds = getattr(first, "coords", None) and [
         max(getattr(d, "coords", (0,))[i] for d in devices) + 1 for i in range(len(first.coords))
     ]
-    versions = {f"{package}_version": installed().get(package) for package in PACKAGES}
     return {
         "tpu_type": kind.lower().replace("tpu ", "") if first.platform == "tpu" else None,
         "topology": "x".join(map(str, bounds)) if bounds else None,
@@ -157,7 +155,7 @@ def describe() -> dict[str, Any]:
         "process_count": jax.process_count(),
         "process_index": jax.process_index(),
         "python_version": platform.python_version(),
-        **versions,
+        **{f"{package}_version": installed().get(package) for package in PACKAGES},
         "platform": first.platform,
         "device_kind": kind,
     }

@@ -20,11 +20,7 @@ class TpumsRecord:
     @classmethod
     def of(cls, entry: Tpums) -> TpumsRecord:
         own = {p.name for p in BASE_FIELDS}
-        fields = [
-            ParamRecord(p.name, p.kind, p.default, list(p.choices), list(p.aliases))
-            for p in entry.fields
-            if p.name not in own
-        ]
+        fields = [ParamRecord.of(p) for p in entry.fields if p.name not in own]
         return cls(entry.name, entry.tier, entry.v2, fields, entry.bench.notes)
 
 

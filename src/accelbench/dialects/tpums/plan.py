@@ -6,23 +6,17 @@ error names the TPUMS key."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from accelbench.benchmarks.base import SAMPLES_PER_RUN, Tpums, get_tpums
-from accelbench.benchmarks.cases import (
-    MAX_COMBINATIONS,
-    Context,
-    Reading,
-    capped,
-    entry_points,
-    point_cases,
-)
+from accelbench.benchmarks.cases import Context, Reading, entry_points, point_cases
 from accelbench.benchmarks.flags import XPROF_DIR
 from accelbench.benchmarks.hardware import parse_hardware
 from accelbench.benchmarks.models import MODEL_PRESETS
+from accelbench.config.cases import within_cap
 from accelbench.config.expand import Expansion, Given, Point, csv_cases, given, upstream_sweep
 from accelbench.config.settings import PlanRequest
 from accelbench.core.case import DEVICE_MODES, Case
@@ -114,8 +108,8 @@ def _sweep(
     if not isinstance(bench["sweep"], dict) or not bench["sweep"]:
         raise _expected("'sweep'", bench.get("name"), "a non-empty dict", where)
     layout.reserved_in(bench["sweep"], where)
-    sweep = upstream_sweep(bench["sweep"], where, MAX_COMBINATIONS)
-    request.warnings.extend(sweep.warnings)
+    past_cap = " per case; the first {} are run, as TPUMS does"
+    sweep = upstream_sweep(bench["sweep"], where, past_cap, request.warnings)
     names = [a.name for a in sweep.axes]
     case_block = "cases_from_csv" if "cases_from_csv" in bench else "cases"
     for block, keys in (
@@ -128,12 +122,7 @@ def _sweep(
                 "in one place)",
                 key=key_path(where, clash[0]),
             )
-    if sweep.total > MAX_COMBINATIONS:
-        request.warnings.append(
-            f"{where}: {sweep.total:,} combinations per case; the first {MAX_COMBINATIONS} are "
-            "run, as TPUMS does"
-        )
-    return Expansion(cases, sweep.axes, MAX_COMBINATIONS)
+    return replace(sweep, cases=cases)
 
 
 @dataclass(frozen=True)
@@ -197,7 +186,7 @@ def planned(level: FileLevel, points: list[Point], where: str) -> list[Case]:
         cases += [
             c for _, c in point_cases(level.run_keys(point, at), ctx, request, level.adjusted)
         ]
-        capped(cases, request, TOP)
+        within_cap(len(cases), request.max_cases, TOP, "")
     return cases
 
 
@@ -251,10 +240,8 @@ def _stage_a_cases(
     bench = data[TOP]
     reading = Reading.of_tpums(entry, flat=True)
     top = {k: v for k, v in data.items() if k not in (TOP, "hardware")}
-    hardware = None
-    if data.get("hardware") is not None:
-        hardware, warnings = parse_hardware(data["hardware"], "hardware")
-        request.warnings.extend(warnings)
+    block = data.get("hardware")
+    hardware = parse_hardware(block, "hardware", request.warnings) if block is not None else None
     shared = shared_values(top, request, "")
     flat = {k: v for k, v in bench.items() if k != "cases"}
     overlays = list(listed_cases(bench, layout)) if "cases" in bench else [{}]
@@ -264,7 +251,7 @@ def _stage_a_cases(
         ctx = Context(reading, _case_where(overlay, TOP), hardware)
         for point in entry_points(flat, TOP, shared, sweep_of, reading, request):
             cases += [c for _, c in point_cases({**point, **overlay}, ctx, request)]
-            capped(cases, request, TOP)
+            within_cap(len(cases), request.max_cases, TOP, "")
     return cases
 
 

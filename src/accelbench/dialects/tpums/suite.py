@@ -16,6 +16,7 @@ from accelbench.config.loader import LoadedConfig, load_config
 from accelbench.config.planner import plan
 from accelbench.config.yaml_reader import read_yaml
 from accelbench.core.case import Case
+from accelbench.core.options import RunOptions
 from accelbench.dialects.jax_bench.cli import upstream_options
 from accelbench.dialects.tpums.cluster import distinct
 from accelbench.dialects.tpums.collect import aggregated, collect_run, header, publish
@@ -25,7 +26,6 @@ from accelbench.platform.interrupt import stopped_by_signal
 from accelbench.results.display import escaped, html_safe, markdown_safe
 from accelbench.results.reading import read_rows
 from accelbench.results.writer import check_writable
-from accelbench.run.command_line import RunFiles
 from accelbench.run.planning import check_options, jax_device_count
 
 KEYS = ("suite_name", "description", "configs")
@@ -91,7 +91,7 @@ Planned = tuple[str, LoadedConfig, list[Case], Any]  # its folder, config, cases
 
 
 def _plan(
-    suite: Suite, path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]
+    suite: Suite, path: str, output_dir: str, files: RunOptions, flags: dict[str, Any]
 ) -> list[Planned]:
     planned: list[Planned] = []
     for _, located, stem in suite_configs(suite, path):
@@ -122,7 +122,7 @@ def suite_configs(suite: Suite, path: str) -> list[tuple[str, str, str]]:
     return list(zip(suite.configs, located, folders[len(RESERVED) :], strict=True))
 
 
-def run_suite(path: str, output_dir: str, files: RunFiles, flags: dict[str, Any]) -> int:
+def run_suite(path: str, output_dir: str, files: RunOptions, flags: dict[str, Any]) -> int:
     """Each config in turn; a config that cannot write is said in the report and the suite goes on;
     a Ctrl-C or SIGTERM stops the suite (the run printed the command that finishes it)."""
     from accelbench.run.session import run_and_tell  # looked up at each run (tests replace it)

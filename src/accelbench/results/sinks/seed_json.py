@@ -7,6 +7,7 @@ from typing import Any
 
 from accelbench.ops.elementwise import ElementwiseExtras, ElementwiseParams
 from accelbench.ops.fusion import FusionExtras, FusionParams
+from accelbench.results.columns import EARLIER_NAMES
 from accelbench.results.records import Row
 from accelbench.results.sinks import SEED_JSON, RunContext, Sink, register_sink
 from accelbench.results.writer import check_new_file, write_json_atomically
@@ -20,7 +21,6 @@ ELEMENTWISE_NAMES = {
     "cross_entropy": "CrossEntropyLoss",
 }
 IMPLEMENTATION_NAMES = dict(eager="PyTorch", compile="torch.compile", triton="Triton", cuda="CUDA")
-MIB = 2**20  # the seeds' "MB" is what torch's memory counters divide by
 
 
 def scaled(value: float | None, factor: float) -> float | None:
@@ -28,19 +28,26 @@ def scaled(value: float | None, factor: float) -> float | None:
     return None if value is None else float(f"{value * factor:.12g}")
 
 
+def seed_fields(extras: Any, *names: str) -> dict[str, Any]:
+    """Seed fields read from the row's extras in the seed's units: its names are `EARLIER_NAMES`'."""
+    out = {}
+    for name in names:
+        column, factor = EARLIER_NAMES.get(name, (name, 1))
+        value = getattr(extras, str(column), None)
+        out[name] = value if factor == 1 else scaled(value, 1 / factor)
+    return out
+
+
 def fusion_record(row: Row) -> dict[str, Any]:
     """The fusion seed's result dictionary (plus status/error, so failures are never dropped)."""
     x = row.extras if isinstance(row.extras, FusionExtras) else None
     p = row.params if isinstance(row.params, FusionParams) else None
     shape = x.input_shape if x else ""
+    rates = ("unfused_latency_ms", "unfused_gflops", "fused_latency_ms", "fused_gflops")
+    kernels = ("fused_impl", "unfused_kernels", "fused_kernels", "fusion_verdict")
     return {
         "fusion_pattern": x.fusion_pattern if x else p and p.pattern,
-        "unfused_latency_ms": scaled(x.unfused_latency_s, 1e3) if x else None,
-        "unfused_gflops": x.unfused_gflop_per_s if x else None,
-        "fused_latency_ms": scaled(x.fused_latency_s, 1e3) if x else None,
-        "fused_gflops": x.fused_gflop_per_s if x else None,
-        "speedup_factor": x.speedup_ratio if x else None,
-        "memory_reduction": scaled(x.memory_reduction_pct, 1e-2) if x else None,
+        **seed_fields(x, *rates, "speedup_factor", "memory_reduction"),
         "input_shape": tuple(int(d) for d in str(shape or "").split("x") if d),
         "unfused_bytes": int(x.unfused_bytes) if x else None,
         "fused_bytes": int(x.fused_bytes) if x else None,
@@ -49,12 +56,7 @@ def fusion_record(row: Row) -> dict[str, Any]:
             "dtype": p and p.dtype,
             "platform": row.environment.platform,
             "device_kind": row.environment.device_kind,
-            "fused_impl": x.fused_impl if x else None,
-            "unfused_kernels": x.unfused_kernels_per_iter if x else None,
-            "fused_kernels": x.fused_kernels_per_iter if x else None,
-            "fusion_verdict": x.fusion_verdict if x else None,
-            "unfused_peak_memory_mb": scaled(x.unfused_peak_memory_bytes, 1 / MIB) if x else None,
-            "fused_peak_memory_mb": scaled(x.fused_peak_memory_bytes, 1 / MIB) if x else None,
+            **seed_fields(x, *kernels, "unfused_peak_memory_mb", "fused_peak_memory_mb"),
         },
         "status": row.status.value,
         "error": row.identity.error or "",
@@ -76,8 +78,7 @@ def elementwise_record(row: Row) -> dict[str, Any]:
         "tensor_dimension": p.hidden,
         "dtype": p.dtype,
         "time_ms": scaled(row.median_s, 1e3),
-        "memory_mb": scaled(x.peak_memory_bytes, 1 / MIB) if x else None,
-        "inference_speed": x.calls_per_s if x else None,
+        **seed_fields(x, "memory_mb", "inference_speed"),
         "gpu_efficiency": row.roofline.bandwidth_of_peak_pct,
         "throughput_gbps": row.derived.gb_per_s,
         "status": row.status.value,

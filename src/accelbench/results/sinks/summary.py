@@ -140,17 +140,16 @@ class Summary(Sink):
         if not rows or interrupted:
             return
         rows = sort_rows(rows, self.sort)
-        dropped: list[str] = []
         if self.format != "table":  # for a program or a page: stdout holds nothing else
             print(as_text(rows, self.chosen, self.format), end="")
         else:
             console = table_console()
             table, dropped = summary_table(rows, console.width, self.chosen)
             console.print(table)
-        if dropped:
-            STDERR.print(
-                f"left out to fit the terminal: {', '.join(dropped)} (every column is in the CSV)"
-            )
+            if dropped:
+                STDERR.print(
+                    f"left out to fit the terminal: {', '.join(dropped)} (every column is in the CSV)"
+                )
         notes = (
             (cpu_note(rows), None),
             (l2_edge_note(rows), None),
