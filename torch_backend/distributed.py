@@ -1,8 +1,7 @@
 """The PyTorch collectives' ranks: this process is rank 0, the harness starts ranks 1..n-1 (one process
 per GPU, NCCL; or CPU processes, gloo) and keeps them for the run; rank 0 merges their timings. Ranks
 keep in step through the cases: each starts with a world all-reduce (could every rank build it?), and a
-wrong result is agreed within the group before anyone times, so no rank waits in a collective alone.
-"""
+wrong result is agreed within the group before anyone times, so no rank waits in a collective alone."""
 
 from __future__ import annotations
 
@@ -49,14 +48,6 @@ class Outcome:
     failure: tuple[Status, str] | None = None
 
 
-def world_size(case: Case) -> int:
-    """Ranks a case needs: its mesh, or every local GPU for send/recv (as the reference's local mesh)."""
-    need = devices_needed(case.op, params_of(case, CollectiveParams))
-    if COLLECTIVES[case.op].point_to_point and torch.cuda.is_available():
-        return max(need, torch.cuda.device_count())
-    return need
-
-
 _GROUPS: dict[tuple[int, ...], Any] = {}
 
 
@@ -85,24 +76,20 @@ def _agree(ok: bool, group: Any = None) -> bool:
 
 def agreed_check(prepared: Prepared, group: Any) -> Prepared:
     """The rank's check and timing decisions (`Prepared.agree`) agreed within its group."""
-    prepared = replace(prepared, agree=lambda value: _largest(value, group))
     check = prepared.check
-    if check is None:
-        return prepared
+    assert check is not None  # every collective checks its output
 
     def agreed(out: Any) -> float | None:
-        failure: CaseFailure | None = None
         try:
             err = check(out)
-        except CaseFailure as caught:
-            failure, err = caught, None
-        if not _agree(failure is None, group) and failure is None:
-            failure = wrong_result("another rank's output differs from the reference")
-        if failure is not None:
-            raise failure
+        except CaseFailure:
+            _agree(False, group)  # the others fail too, on this rank's word
+            raise
+        if not _agree(True, group):
+            raise wrong_result("another rank's output differs from the reference")
         return err
 
-    return replace(prepared, check=agreed)
+    return replace(prepared, check=agreed, agree=lambda value: _largest(value, group))
 
 
 def run_rank(backend: Any, case: Case) -> Outcome:
@@ -110,17 +97,17 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     rank = dist.get_rank()
     prepared: Prepared | None = None
     failure: tuple[Status, str] | None = None
-    if not any(rank in group for group in groups(case.op, params_of(case, CollectiveParams))):
-        # a bystander (send/recv between two other ranks) builds nothing; every rank agrees below
-        return Outcome(rank) if _agree(True) else Outcome(rank, failure=(Status.ERROR, NOT_BUILT))
-    try:
-        impl = implementation_of(PreparedImplementation, case.op, "torch", case.implementation)
-        prepared = impl.build(backend, case)
-    except Exception as error:
-        failure = _failure(rank, error, 300)
+    # a bystander (send/recv between two other ranks) builds nothing; every rank agrees below
+    if any(rank in group for group in groups(case.op, params_of(case, CollectiveParams))):
+        try:
+            impl = implementation_of(PreparedImplementation, case.op, "torch", case.implementation)
+            prepared = impl.build(backend, case)
+        except Exception as error:
+            failure = _failure(rank, error, 300)
     if not _agree(failure is None):
         return Outcome(rank, failure=failure or (Status.ERROR, NOT_BUILT))
-    assert prepared is not None
+    if prepared is None:
+        return Outcome(rank)
     try:
         device = prepared.device if prepared.device is not None else default_device(rank)
         m = measure(case, prepared, backend.timer(case, device), backend.device_info_for(device))
@@ -244,7 +231,10 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     p = params_of(case, CollectiveParams)
     if lone := lone_group(case.op, p):
         raise unsupported(lone)
-    world = world_size(case)
+    # the mesh's ranks, or every local GPU for a point-to-point pair (the reference's local mesh)
+    world = devices_needed(case.op, p)
+    if COLLECTIVES[case.op].point_to_point and torch.cuda.is_available():
+        world = max(world, torch.cuda.device_count())
     if torch.cuda.is_available() and world > torch.cuda.device_count():
         raise unsupported(f"needs {world} GPUs, {torch.cuda.device_count()} are visible")
     # one more iteration than asked, dropped on every rank: the ranks' profilers start at different
@@ -257,17 +247,16 @@ def measure_ranks(backend: Any, case: Case) -> Measurement:
     if failed:
         status, reason = failed[0].failure or (Status.ERROR, "")
         raise CaseFailure(status, reason)
-    timed = [o for o in outcomes if o.timing is not None]
-    first = timed[0].timing
-    assert first is not None
-    per_rank = {f"rank{o.rank}": o.timing.samples_s for o in timed if o.timing}
+    timings = {f"rank{o.rank}": o.timing for o in outcomes if o.timing is not None}
+    first = next(iter(timings.values()))
+    per_rank = {name: t.samples_s for name, t in timings.items()}
     merged = replace(
         first,
         samples_s=slowest_per_iteration(per_rank),
         source=f"{first.source}_slowest_rank",
         device_samples_s=per_rank,
     )
-    checks = [o.check for o in timed if o.check]
+    checks = [o.check for o in outcomes if o.check]  # a rank's check comes with its timing
     worst = max((c.max_rel_error_ratio or 0.0 for c in checks), default=None)
     check = replace(checks[0], max_rel_error_ratio=worst) if checks else CheckResult("off", "off")
     return Measurement(

@@ -1,8 +1,7 @@
 """The collectives through torch.distributed, in every rank (torch_backend/distributed.py starts them):
 rank = mesh position, the groups those of the JAX version. all_reduce works in place, as nccl-tests
 does: the first call (the checked one) sums the inputs; later ones keep summing its result, which only
-changes the values, not the traffic.
-"""
+changes the values, not the traffic."""
 
 from __future__ import annotations
 
@@ -21,51 +20,13 @@ from torch_backend.devices import default_device, synchronizer
 from torch_backend.tensors import to_torch
 
 
-def _calls(
-    op: str,
-    p: spec.CollectiveParams,
-    x: Any,
-    out: Any,
-    group: Any,
-    mine: list[int],
-    member: int,
-    reduction: Callable[[], Any],
-) -> Callable[[], Any]:
+def _permute(
+    x: Any, out: Any, mine: list[int], member: int, group: Any, pairs: list[tuple[int, int]]
+) -> Any:
+    """This member's sends, then its receives, of a permute's (sender, receiver) pairs."""
     dist = torch.distributed
-    r = len(mine)
-    # the *_single names replaced *_into_tensor / *_tensor in newer PyTorch (same arguments)
-    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
-    scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
-    table: dict[str, Callable[[], Any]] = {
-        "psum": lambda: dist.all_reduce(out, group=group),
-        "all_gather": lambda: gather(out, x, group=group),
-        "psum_scatter": lambda: scatter(out, x, group=group),
-        "all_to_all": lambda: dist.all_to_all_single(out, x, group=group),
-        "ppermute": lambda: _wait(
-            [
-                dist.P2POp(dist.isend, x, mine[(member + 1) % r], group),
-                dist.P2POp(dist.irecv, out, mine[(member - 1) % r], group),
-            ]
-        ),
-        "send_recv": lambda: (
-            dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
-        ),
-        "ppermute_uni": lambda: _pair(x, out, mine, member, group, both=False),
-        "ppermute_bidi": lambda: _pair(x, out, mine, member, group, both=True),
-        "device_to_device": lambda: _pair(x, out, mine, member, group, spec.directions(p) == 2),
-        "all_reduce": reduction,
-    }
-    return table[op]
-
-
-def _pair(x: Any, out: Any, mine: list[int], member: int, group: Any, both: bool) -> Any:
-    """Members 0 and 1 of the group: 0 sends to 1 (and, both, 1 to 0); the rest take no part."""
-    dist = torch.distributed
-    ops = []
-    if member == 0 or (both and member == 1):
-        ops.append(dist.P2POp(dist.isend, x, mine[1 - member], group))
-    if member == 1 or (both and member == 0):
-        ops.append(dist.P2POp(dist.irecv, out, mine[1 - member], group))
+    ops = [dist.P2POp(dist.isend, x, mine[d], group) for s, d in pairs if s == member]
+    ops += [dist.P2POp(dist.irecv, out, mine[s], group) for s, d in pairs if d == member]
     return _wait(ops) if ops else None
 
 
@@ -93,8 +54,9 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
     """This rank's tensors and call (every rank that takes part; the ranks see to bystanders)."""
     from torch_backend.distributed import agreed_check, process_group
 
+    dist = torch.distributed
     op, p = case.op, params_of(case, spec.CollectiveParams)
-    rank = torch.distributed.get_rank()
+    rank = dist.get_rank()
     members = spec.groups(op, p)
     (mine,) = [g for g in members if rank in g]
     group = process_group(members, mine)
@@ -110,7 +72,21 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
         else torch.zeros((c.out_rows(n, r), spec.row_len(p)), dtype=x.dtype, device=device)
     )
     reduction, reduction_name = _reduction(p.reduce_op or "sum", out, r, group)
-    call = _calls(op, p, x, out, group, mine, member, reduction)
+    # the *_single names replaced *_into_tensor / *_tensor in newer PyTorch (same arguments)
+    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+    scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+    pairs = c.pairs(r, p)
+    calls: dict[str, Callable[[], Any]] = {
+        "psum": lambda: dist.all_reduce(out, group=group),
+        "all_gather": lambda: gather(out, x, group=group),
+        "psum_scatter": lambda: scatter(out, x, group=group),
+        "all_to_all": lambda: dist.all_to_all_single(out, x, group=group),
+        "send_recv": lambda: (
+            dist.send(x, mine[1], group) if member == 0 else dist.recv(out, mine[0], group)
+        ),
+        "all_reduce": reduction,
+    }
+    call = calls.get(op, lambda: _permute(x, out, mine, member, group, pairs))
     how = {"all_reduce": reduction_name}.get(op, op)
 
     def run() -> Any:

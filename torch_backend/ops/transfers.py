@@ -44,10 +44,9 @@ def torch_transfer(backend: Any, case: Case) -> Prepared:
     def fetch(out: Any, name: str, rows: np.ndarray) -> np.ndarray:
         return to_numpy(out[torch.as_tensor(rows)])
 
-    sync = synchronizer(device)
     return Prepared(
         call=call,
-        sync=lambda out: sync(out),
+        sync=synchronizer(device),
         check=lambda out: check_outputs(SPEC, p, host, lambda n, r: fetch(out, n, r)),
         digest=lambda out: digest_rows(SPEC, p, host, lambda n, r: fetch(out, n, r)),
         implementation=f"copy:{p.host_memory}",

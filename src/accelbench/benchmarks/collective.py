@@ -8,13 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from accelbench.benchmarks.base import (
-    Benchmark,
-    Figures,
-    UpstreamFields,
-    itemsize,
-    ours_param,
-)
+from accelbench.benchmarks.base import Benchmark, Figures, UpstreamFields, itemsize, ours_param
 from accelbench.catalogue import param
 from accelbench.errors import UserError, counted
 from accelbench.ops import collective_model as collectives
@@ -209,8 +203,7 @@ def _dcn_group(f: CollectiveFields, axis: int) -> Group:
 
 
 def resolve_group(f: CollectiveFields, devices: int) -> Group:
-    axis = dcn_axis(f)
-    if axis is not None:
+    if (axis := dcn_axis(f)) is not None:
         return _dcn_group(f, axis)
     shape_text, strategy_text = f.mesh_shape, f.sharding_strategy
     shape = _mesh(shape_text)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
+import tempfile
 from typing import NoReturn
 
 import numpy as np
@@ -42,24 +42,18 @@ def leave(code: int, verbose: bool) -> NoReturn:
 
     sys.stdout.flush()
     sys.stderr.flush()
-    saved, (reading, writing) = os.dup(2), os.pipe()
-    held: list[bytes] = []
-    reader = threading.Thread(
-        target=lambda: held.extend(iter(lambda: os.read(reading, 65536), b""))
-    )
-    reader.start()
-    os.dup2(writing, 2)
-    os.close(writing)
+    saved, held = os.dup(2), tempfile.TemporaryFile()
+    os.dup2(held.fileno(), 2)
     failed = False
     try:
         jax.distributed.shutdown()
     except Exception:  # a peer already gone: what it says is shown
         failed = True
     sys.stderr.flush()
-    os.dup2(saved, 2)  # the pipe's last writer closed: the reader ends
-    reader.join(timeout=5)
+    os.dup2(saved, 2)
     if failed or verbose:
-        os.write(2, b"".join(held))
+        held.seek(0)
+        os.write(2, held.read())
     os._exit(code)
 
 
@@ -75,11 +69,11 @@ def gather_devices(local: dict[str, list[float]]) -> dict[str, list[float]]:
     n = min((len(local[k]) for k in names), default=0)
     mine = np.array([local[k][:n] for k in names], np.float64).reshape(len(names), n)
     everyone = np.asarray(multihost_utils.process_allgather(mine))  # (processes, devices, n)
-    gathered: dict[str, list[float]] = {}
-    for proc, block in enumerate(everyone):
-        for row, name in enumerate(names):  # every process has as many local devices
-            gathered[f"p{proc}/{name}"] = [float(v) for v in block[row]]
-    return gathered
+    return {  # every process has as many local devices
+        f"p{proc}/{name}": [float(v) for v in block[row]]
+        for proc, block in enumerate(everyone)
+        for row, name in enumerate(names)
+    }
 
 
 def device_key(global_id: int, per_device: dict[str, list[float]]) -> str:

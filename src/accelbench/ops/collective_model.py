@@ -127,14 +127,12 @@ def groups(op: str, p: CollectiveParams) -> list[list[int]]:
     shape, axes = mesh_dims(p), group_axes(p)
     positions = np.arange(math.prod(shape)).reshape(shape)
     rest = [a for a in range(len(shape)) if a not in axes]
-    return positions.transpose(rest + list(axes)).reshape(-1, group_size(op, p)).tolist()
+    size = math.prod(shape[a] for a in axes)
+    return positions.transpose(rest + list(axes)).reshape(-1, size).tolist()
 
 
 def group_size(op: str, p: CollectiveParams) -> int:
-    if COLLECTIVES[op].point_to_point:
-        return 2
-    shape = mesh_dims(p)
-    return math.prod(shape[a] for a in group_axes(p))
+    return len(groups(op, p)[0])
 
 
 def devices_needed(op: str, p: CollectiveParams) -> int:
@@ -207,8 +205,8 @@ class Collective:
     """One collective's data flow and traffic (by default a block moved once: a permute, a send)."""
 
     op_type: str  # the reference's AR / AG / RS / A2A, plus PERMUTE and SEND_RECV
-    sources: Callable[[int, int, int, np.ndarray, CollectiveParams], list[Source]]
-    """(member, group size, rows of one block, output rows, params) -> where those rows come from."""
+    # (member, group size, rows of one block, output rows, params) -> where those rows come from
+    sources: Callable[[int, int, int, np.ndarray, CollectiveParams], list[Source]] | None = None
     in_rows: Callable[[int, int], int] = _same  # (rows of one block, group size) -> input rows
     out_rows: Callable[[int, int], int] = _same
     bus_factor: Callable[[int], float] = _one  # nccl-tests: busbw = algbw * factor(n)
@@ -225,6 +223,8 @@ class Collective:
     in_place: bool = False  # the input is donated: each result feeds the next iteration
     must_split: bool = False  # each member's block splits into one chunk per member
     topology_peak: bool = False  # the reference gives a theoretical peak from the TPU topology
+    # a permute's (sender, receiver) members, of (group size, params): each receiver takes the block
+    pairs: Callable[[int, CollectiveParams], list[tuple[int, int]]] = lambda r, p: []
 
 
 def _gathered(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> list[Source]:
@@ -243,8 +243,8 @@ def _exchanged(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> 
     ]
 
 
-def _to_second(i: int, r: int, n: int, out: np.ndarray, p: CollectiveParams) -> list[Source]:
-    return [(0, EVERY, out)] if i == 1 else []
+def _one_way(r: int, p: CollectiveParams) -> list[tuple[int, int]]:
+    return [(0, 1)]
 
 
 def _share(r: int) -> float:
@@ -275,26 +275,26 @@ COLLECTIVES: dict[str, Collective] = {
     ),
     "ppermute": Collective(  # a ring shift: member i sends to i + 1
         "PERMUTE",
-        lambda i, r, n, out, p: [((i - 1) % r, EVERY, out)],
+        pairs=lambda r, p: [(i, (i + 1) % r) for i in range(r)],
         # blocked: batch_isend_irecv's kernels, queued back to back, carry no launch inside their
         # iteration that the profiler records (PyTorch 2.11), so only their run time places them
         cadence="blocked",
     ),
     # TPUMS's ppermute over each group (the DCN slices): member 0 sends to member 1 (uni), or members
     # 0 and 1 exchange (bidi); the others take no part and end with zeros
-    "ppermute_uni": Collective("PERMUTE", _to_second, cadence="blocked"),
+    "ppermute_uni": Collective("PERMUTE", pairs=_one_way, cadence="blocked"),
     "ppermute_bidi": Collective(
         "PERMUTE",
-        lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i < 2 else [],
+        pairs=lambda r, p: [(0, 1), (1, 0)],
         message_rows=lambda rows, r: 2 * rows,
         cadence="blocked",
     ),
     # member 0 (source) sends to member 1 (target); only it receives
-    "send_recv": Collective("SEND_RECV", _to_second, point_to_point=True, local_mesh=True),
+    "send_recv": Collective("SEND_RECV", pairs=_one_way, point_to_point=True, local_mesh=True),
     # one pair of the global devices, one way (uni) or both ways at once (bi): jax-bench's D2D
     "device_to_device": Collective(
         "D2D",
-        lambda i, r, n, out, p: [(1 - i, EVERY, out)] if i == 1 or p.direction == "bi" else [],
+        pairs=lambda r, p: [(0, 1), (1, 0)][: directions(p)],
         point_to_point=True,
         timed_on_receiver=True,
     ),
@@ -352,7 +352,11 @@ def expected(
     op: str, p: CollectiveParams, member: int, group: Sequence[int], rows: np.ndarray
 ) -> np.ndarray:
     """Float64 rows of the output of `member` (its index in `group`)."""
-    sources = COLLECTIVES[op].sources(member, len(group), block_rows(p), rows, p)
+    c = COLLECTIVES[op]
+    if c.sources is None:  # a permute: the block of each member that sends to this one
+        sources: list[Source] = [(s, EVERY, rows) for s, d in c.pairs(len(group), p) if d == member]
+    else:
+        sources = c.sources(member, len(group), block_rows(p), rows, p)
     if p.reduce_op is not None:  # every member contributes all rows: combined by the reduction
         blocks = [block(p, group[j], np.asarray(src)).astype(np.float64) for j, _, src in sources]
         return REDUCTIONS[p.reduce_op](np.stack(blocks), axis=0)

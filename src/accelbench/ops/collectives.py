@@ -195,23 +195,18 @@ def chip_of(device: Any) -> Any:
 def _collective_body(
     op: str, p: cm.CollectiveParams, axes: tuple[str, ...]
 ) -> Callable[[Any], Any]:
-    lax, r = jax.lax, cm.group_size(op, p)
+    lax, r, c = jax.lax, cm.group_size(op, p), cm.COLLECTIVES[op]
     name = axes if len(axes) > 1 else axes[0]
+    if pairs := c.pairs(r, p):  # a permute; a point-to-point pair's members are mesh positions
+        at = cm.groups(op, p)[0] if c.point_to_point else range(r)
+        return lambda x: lax.ppermute(x, name, [(at[s], at[d]) for s, d in pairs])
     reductions = {"sum": lax.psum, "mean": lax.pmean, "max": lax.pmax, "min": lax.pmin}
     reduce = reductions[p.reduce_op or "sum"]
-    there = (p.source_id, p.target_id)
     bodies: dict[str, Callable[[Any], Any]] = {
         "psum": lambda x: lax.psum(x, name),
         "all_gather": lambda x: lax.all_gather(x, name, axis=0, tiled=True),
         "psum_scatter": lambda x: lax.psum_scatter(x, name, scatter_dimension=0, tiled=True),
         "all_to_all": lambda x: lax.all_to_all(x, name, 0, 0, tiled=True),
-        "ppermute": lambda x: lax.ppermute(x, name, [(i, (i + 1) % r) for i in range(r)]),
-        "ppermute_uni": lambda x: lax.ppermute(x, name, [(0, 1)]),
-        "ppermute_bidi": lambda x: lax.ppermute(x, name, [(0, 1), (1, 0)]),
-        "send_recv": lambda x: lax.ppermute(x, name, [there]),
-        "device_to_device": lambda x: lax.ppermute(
-            x, name, [there, there[::-1]][: cm.directions(p)]
-        ),
         "all_reduce": lambda x: reduce(x, name),
     }
     return bodies[op]

@@ -1,10 +1,8 @@
-"""Host-device transfers (the reference's host_device): one copy of `data_size_mib` MiB per iteration,
-host to device or device to host, from pageable or pinned host memory.
-
-Each iteration makes a new destination buffer, as the reference did (so pageable device-to-host copies pay
-for first touching new host pages, which bounds them near 1.5 GB/s on the H200's host). JAX records no XLA
-module for a transfer, so its rows are timed by the host clock (`wall_clock`), a blocked transfer end to
-end; PyTorch's carry device time (CUPTI's memcpy records) on GPUs."""
+"""Host-device transfers (the reference's host_device), from pageable or pinned host memory. Each
+iteration makes a new destination buffer, as the reference did (so pageable device-to-host copies
+pay for first touching new host pages, which bounds them near 1.5 GB/s on the H200's host). JAX
+records no XLA module for a transfer, so its rows are timed by the host clock (`wall_clock`), a
+blocked transfer end to end; PyTorch's carry device time (CUPTI's memcpy records) on GPUs."""
 
 from __future__ import annotations
 
@@ -27,8 +25,6 @@ MIB = 1 << 20
 
 @dataclass
 class TransferExtras:
-    """What a transfer row adds: the direction, the host memory used, binary GiB/s."""
-
     direction: str
     host_memory: str
     gib_per_s: float | None = field(metadata=doc("binary, beside the decimal `gb_per_s`"))

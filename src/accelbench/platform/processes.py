@@ -20,10 +20,6 @@ def configure(index: int, count: int) -> None:
     _index, _count = index, count
 
 
-def index() -> int:
-    return _index
-
-
 def count() -> int:
     return _count
 

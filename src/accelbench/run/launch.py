@@ -32,23 +32,18 @@ JOIN_OPTIONS = ("--coordinator", "--num-processes", "--process-id", "--multihost
 
 def worker_argv(argv: Sequence[str]) -> list[str]:  # less `--processes N` (`--processes=N`)
     out: list[str] = []
-    skip = False
+    value = False  # the argument after a bare --processes: its N (argparse has read it as one)
     for arg in argv:
-        if skip:
-            skip = False
-        elif arg.split("=", 1)[0] == "--processes":
-            skip = "=" not in arg
-        else:
+        named = arg.split("=", 1)[0] == "--processes"
+        if not (named or value):
             out.append(arg)
+        value = named and "=" not in arg
     return out
 
 
 def _import_path() -> str:
-    roots = []
-    for package in ("accelbench", "torch_backend"):
-        spec = importlib.util.find_spec(package)
-        if spec and spec.origin:
-            roots.append(os.path.dirname(os.path.dirname(spec.origin)))
+    specs = [importlib.util.find_spec(package) for package in ("accelbench", "torch_backend")]
+    roots = [os.path.dirname(os.path.dirname(s.origin)) for s in specs if s and s.origin]
     return os.pathsep.join(dict.fromkeys([*roots, os.environ.get("PYTHONPATH", "")]))
 
 

@@ -55,9 +55,8 @@ def read_suite(path: str) -> Suite:
     where = lambda key: f"{path}: {key}"  # noqa: E731
     if not isinstance(data, dict):
         raise UserError("a suite file is a mapping of suite_name, description, configs", key=path)
-    for key in data:
-        if key not in KEYS:
-            raise UserError(f"not a suite key (suite keys: {', '.join(KEYS)})", key=where(key))
+    if unknown := [key for key in data if key not in KEYS]:
+        raise UserError(f"not a suite key (suite keys: {', '.join(KEYS)})", key=where(unknown[0]))
     name, configs = data.get("suite_name"), data.get("configs")
     if not isinstance(name, str) or not name:
         raise UserError("must name the suite", key=where("suite_name"))
