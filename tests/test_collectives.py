@@ -274,6 +274,24 @@ def test_torch_distributed_twins_on_gloo(write_yaml, tmp_path):
 
 
 @pytest.mark.slow
+def test_torch_pairs_that_leave_a_rank_out_run_one_after_another(write_yaml, tmp_path):
+    """Three gloo ranks, a pair without rank 0 then one without rank 1: every rank makes every pair's
+    group (torch.distributed's rule), so the bystander of the first does not leave the second hung."""
+    cases = "\n".join(
+        "- benchmark_name: send_recv\n  backend: torch\n  benchmark_sweep_params: "
+        f"[{{num_elements: 2048, source_id: {a}, target_id: {b}, n_repeats: 3}}]"
+        for a, b in ((1, 2), (2, 0))
+    )
+    path = write_yaml("benchmarks:\n" + cases + "\n")
+    done = _run(
+        ["run", "--config", str(path), "-o", "r.csv", "-q", "--timeout", "60"], {}, tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = _rows(tmp_path / "r.csv")
+    assert [(r["status"], r["check"]) for r in rows] == [("ok", "passed")] * 2, rows
+
+
+@pytest.mark.slow
 def test_a_soaked_collective_runs_its_rounds_alike_on_every_rank(write_yaml, tmp_path):
     """A soak's rounds end by each rank's own clock; the ranks agree on each (`Prepared.agree`), so
     none is left waiting in a collective the others stopped calling (without it, this run hung).

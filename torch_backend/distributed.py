@@ -51,15 +51,18 @@ class Outcome:
 _GROUPS: dict[tuple[int, ...], Any] = {}
 
 
-def process_group(members: list[list[int]], mine: list[int]) -> Any:
-    """The group of this rank's members. Every rank creates every group, in the same order (the
-    torch.distributed rule); groups are kept while the ranks live, keyed by their members."""
-    if len(mine) == dist.get_world_size():
-        return dist.group.WORLD
+def make_groups(members: list[list[int]]) -> None:
+    """Every group of a case, made by every rank in the same order, bystanders included: each
+    `new_group` is a call of the whole job (a rank outside a send/recv pair that skipped it left the
+    next pair's ranks waiting); groups are kept while the ranks live, keyed by their members."""
     for group in members:
-        if tuple(group) not in _GROUPS:
+        if len(group) < dist.get_world_size() and tuple(group) not in _GROUPS:
             _GROUPS[tuple(group)] = dist.new_group(list(group))
-    return _GROUPS[tuple(mine)]
+
+
+def process_group(mine: list[int]) -> Any:
+    """The group of this rank's members (`make_groups` made it)."""
+    return dist.group.WORLD if len(mine) == dist.get_world_size() else _GROUPS[tuple(mine)]
 
 
 def _largest(value: float, group: Any = None) -> float:
@@ -97,8 +100,10 @@ def run_rank(backend: Any, case: Case) -> Outcome:
     rank = dist.get_rank()
     prepared: Prepared | None = None
     failure: tuple[Status, str] | None = None
+    members = groups(case.op, params_of(case, CollectiveParams))
+    make_groups(members)
     # a bystander (send/recv between two other ranks) builds nothing; every rank agrees below
-    if any(rank in group for group in groups(case.op, params_of(case, CollectiveParams))):
+    if any(rank in group for group in members):
         try:
             impl = implementation_of(PreparedImplementation, case.op, "torch", case.implementation)
             prepared = impl.build(backend, case)

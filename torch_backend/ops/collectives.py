@@ -59,7 +59,7 @@ def torch_collective(backend: Any, case: Case) -> Prepared:
     rank = dist.get_rank()
     members = spec.groups(op, p)
     (mine,) = [g for g in members if rank in g]
-    group = process_group(members, mine)
+    group = process_group(mine)
     member, r = mine.index(rank), len(mine)
     c, n = spec.COLLECTIVES[op], spec.block_rows(p)
     if c.must_split and n % r:
