@@ -50,9 +50,8 @@ EVENT_RECORD = "cudaEventRecord"  # the timer's events around the call bound wha
 ANNOTATIONS = ("mb::",)  # our own ranges, which kineto mirrors onto the device timeline
 GRAPH_UNROLL = 20  # iterations in one CUDA graph (a lone replay costs ~8 µs of launch on an H200)
 Flush = Callable[[], None]
-TRACE_FILE = (
-    ".pt.trace.json"  # Kineto's Chrome trace: what Perfetto and TensorBoard's profiler open
-)
+# Kineto's Chrome trace: what Perfetto and TensorBoard's profiler open
+TRACE_FILE = ".pt.trace.json"
 RUNTIME_CALL = re.compile(r"^(cuda|cu|hip)[A-Z]")  # CUDA's (HIP's) runtime and driver calls by name
 
 

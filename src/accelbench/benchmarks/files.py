@@ -271,22 +271,23 @@ def _claim_upstream_names(directory: str, resume: bool, overwrite: bool) -> tupl
         summary = numbered(os.path.join(directory, SUMMARY), n)
         return summary, numbered(os.path.join(directory, DETAILED), n)
 
-    n = 1
-    while any(os.path.lexists(p) for p in pair(n)):
-        n += 1
-    if resume or overwrite:
-        return pair(max(1, n - 1))
-    os.makedirs(directory or ".", exist_ok=True)
-    made: list[str] = []
-    try:
-        for path in pair(n):
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o666))
-            made.append(path)
-    except FileExistsError:  # another run took the number meanwhile: the next free one
-        for path in made:
-            os.unlink(path)
-        return _claim_upstream_names(directory, resume, overwrite)
-    return pair(n)
+    while True:  # until a number is claimed: another run may take one between scan and claim
+        n = 1
+        while any(os.path.lexists(p) for p in pair(n)):
+            n += 1
+        if resume or overwrite:
+            return pair(max(1, n - 1))
+        os.makedirs(directory or ".", exist_ok=True)
+        made: list[str] = []
+        try:
+            for path in pair(n):
+                flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW
+                os.close(os.open(path, flags, 0o666))
+                made.append(path)
+            return pair(n)
+        except FileExistsError:  # another run took the number meanwhile: scan again
+            for path in made:
+                os.unlink(path)
 
 
 def upstream_files(

@@ -33,7 +33,7 @@ def seed_fields(extras: Any, *names: str) -> dict[str, Any]:
     out = {}
     for name in names:
         column, factor = EARLIER_NAMES.get(name, (name, 1))
-        value = getattr(extras, str(column), None)
+        value = None if extras is None else getattr(extras, str(column))  # a renamed field raises
         out[name] = value if factor == 1 else scaled(value, 1 / factor)
     return out
 
