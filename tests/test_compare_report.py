@@ -795,3 +795,32 @@ def test_compare_json_is_strict_json_and_by_honours_every_format(tmp_path, run_c
     assert code == 0 and strict(out)["pairs"][0]["case"].endswith("[torch vs jax]")
     code, out, _ = run_cli(*by, "--format", "markdown")
     assert out.startswith("| case | jax | torch |")
+
+
+def test_a_sustained_round_repeated_is_one_number_not_a_verdict(tmp_path, run_cli):
+    """Trial 6: a sustained loop's samples are its rounds' means, each repeated for every iteration.
+    One round a side (3.8x apart, zero spread) is no evidence: inconclusive, naming samples; rounds
+    that vary give an interval from one value per round."""
+    import numpy as np
+
+    one_round = {"a": 0.46e-3, "b": 1.73e-3}
+    rounds = {"a": [1.0e-3, 1.02e-3, 0.99e-3] * 4, "b": [1.5e-3, 1.52e-3, 1.49e-3] * 4}
+    for name in "ab":
+        flat, varied = [one_round[name]] * 20, sorted(rounds[name])
+        rows = [
+            {**row(m, float(np.median(s)), spread=0.0), "case_id": f"{name}{m}", "cadence": cad}
+            for m, s, cad in ((1, flat, "sustained"), (2, varied, "sustained"), (3, flat, ""))
+        ]
+        write(tmp_path / f"{name}.csv", rows)
+        samples = [[v for v in s for _ in range(5)] for s in (flat, rounds[name], flat)]
+        (tmp_path / f"{name}.jsonl").write_text(
+            "".join(
+                json.dumps({"case_id": r["case_id"], "samples_s": s}) + "\n"
+                for r, s in zip(rows, samples, strict=True)
+            )
+        )
+    code, out, _ = run_cli("compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"))
+    lines = {line.split("│")[1].strip(): line for line in out.splitlines() if "│ add" in line}
+    assert "inconclusive (samples:" in lines["add jax m=1 n=64"]
+    assert "slower" in lines["add jax m=2 n=64"]  # 12 rounds a side, 1.5x apart
+    assert "slower" in lines["add jax m=3 n=64"]  # blocked samples stay as they are

@@ -7,6 +7,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,7 +29,7 @@ from accelbench.results.records import (
     TimingInfo,
     condition_values,
 )
-from accelbench.results.verdict import Evidence, Judgement, Verdict, judge, usable
+from accelbench.results.verdict import SUSTAINED, Evidence, Judgement, Verdict, judge, usable
 
 RUN_SETTINGS = frozenset(("num_runs", "warmup"))  # how long a case ran is not what it is
 # what pairing and verdicts read of a row (with params and series)
@@ -108,12 +109,19 @@ class Pair:
         return judge(self.a, self.b, threshold, self.interval, self.evidence)
 
 
+def _independent(row: Row) -> list[float]:
+    """A row's samples that are independent: a sustained loop's are its rounds' means, each repeated
+    for every iteration of its round (copies would make a zero-width interval of one number)."""
+    samples = row.series.samples_s
+    return [k for k, _ in groupby(samples)] if row.conditions.cadence == SUSTAINED else samples
+
+
 def sample_intervals(pairs: list[Pair]) -> None:
     """Each pair's 95% ratio interval from its raw samples, batched by sample counts (numpy)."""
     batches: dict[tuple[int, int], list[tuple[Pair, list[float], list[float]]]] = defaultdict(list)
     for pair in pairs:
         if pair.b is not None and pair.interval is None:
-            a, b = pair.a.series.samples_s, pair.b.series.samples_s
+            a, b = _independent(pair.a), _independent(pair.b)
             batches[(len(a), len(b))].append((pair, a, b))
     for batch in batches.values():
         intervals = ratio_intervals(

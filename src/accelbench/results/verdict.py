@@ -58,6 +58,8 @@ class Judgement:
 
 
 CONDITIONS_DIFFER = "conditions differ"
+SUSTAINED = "sustained"  # cadence: each sample is its round's mean
+ONE_ROUND = "samples: a sustained row of one round holds its mean, repeated; no spread to judge by"
 LOADED_HOST = "loaded host"
 # the words of an inconclusive reason that `--fail-inconclusive` may name (all: any reason)
 NOISY = "noisy"
@@ -229,6 +231,11 @@ def _loaded(a: Row, b: Row) -> str:
     return f"{NOISY}, {LOADED_HOST}: {HOST.described(HOST.name, *hosts)}"
 
 
+def _one_round(row: Row) -> bool:
+    """A sustained row whose p10 and p90 are one value: one round's mean, repeated, so no spread."""
+    return row.conditions.cadence == SUSTAINED and row.stats.time_p10_s == row.stats.time_p90_s
+
+
 def judge(
     a: Row,
     b: Row | None,
@@ -247,6 +254,8 @@ def judge(
         return Judgement(Verdict.FAILED)
     if not (usable(a.median_s) and usable(b.median_s)):
         return Judgement(Verdict.NO_TIME)
+    if interval is None and (_one_round(a) or _one_round(b)):
+        return Judgement(Verdict.INCONCLUSIVE, Evidence.NONE, ONE_ROUND)
     if interval is None:
         interval, evidence = _summary(a, b), Evidence.SUMMARY
     if interval is None:
