@@ -255,6 +255,13 @@ def test_the_plugin_refuses_what_cannot_be_gated_in_one_line(tmp_path):
         said = refused.stdout + refused.stderr
         assert refused.returncode == 2 and "names no file" in said and "passed" not in said
         assert "Traceback" not in said and not (tmp_path / "sdir").exists()
+    (tmp_path / "victim.csv").write_text("kept\n")
+    (tmp_path / "lnk.csv").symlink_to(tmp_path / "victim.csv")
+    for planted in ("lnk.csv", "a\x1b[31mb/x.csv"):  # trial 6: refused only after every test ran
+        refused = _pytest(tmp_path, "--microbench-save", planted)
+        said = refused.stdout + refused.stderr
+        assert refused.returncode == 2 and "passed" not in said and "\x1b" not in said, said
+    assert (tmp_path / "victim.csv").read_text() == "kept\n"
     if os.path.isdir("/proc"):  # a folder the kernel refuses though os.access says yes to root
         kernel = _pytest(tmp_path, "--microbench-save", "/proc/x.csv")
         said = kernel.stdout + kernel.stderr

@@ -11,6 +11,7 @@ MAX_NAME = 100  # leaves room under any file system's 255 bytes for `.<n>.run.js
 _PORTABLE = re.compile(r"[^A-Za-z0-9._-]+")  # POSIX's portable file name characters
 # what this function appends, and the run store's `<series>.<n>` numbering: no given name passes as one
 _TAKEN = re.compile(r"-[0-9a-f]{8}$|\.[0-9]+$")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (category Cc)
 _DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)  # Windows'
 
 

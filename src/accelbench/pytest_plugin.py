@@ -81,10 +81,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if _worker(config):
         return
     path = config.getoption("microbench_save")
-    from accelbench.names import names_no_file  # light: the harness itself stays unimported
+    from accelbench.names import CONTROL, names_no_file  # light: the harness stays unimported
 
     if names_no_file(path):
         _stop(f"--microbench-save {path!r}: names no file (a results CSV)")
+    if CONTROL.search(path):
+        _stop(f"--microbench-save {path!r}: a path cannot contain a control character")
+    if os.path.islink(path):  # the save would refuse it at the end, after every test ran
+        _stop(f"--microbench-save {path}: a symbolic link, refused (results never go through one)")
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)

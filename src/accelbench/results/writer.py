@@ -10,7 +10,6 @@ import io
 import json
 import math
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from accelbench.errors import UserError, visible
+from accelbench.names import CONTROL
 from accelbench.results.columns import header
 from accelbench.results.records import Row, setting_columns
 
@@ -76,7 +76,6 @@ def check_writable(path: str, key: str = "csv_path", folder: bool = False) -> No
 
 MAX_PATH = 4096  # PATH_MAX on Linux
 MAX_NAME = 255  # NAME_MAX: one file or folder name
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (category Cc)
 
 
 def check_path_text(path: str, key: str) -> None:
