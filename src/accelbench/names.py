@@ -6,6 +6,9 @@ import hashlib
 import os
 import re
 import unicodedata
+from pathlib import Path
+
+from accelbench.errors import UserError, visible
 
 MAX_NAME = 100  # leaves room under any file system's 255 bytes for `.<n>.run.json` and the like
 _PORTABLE = re.compile(r"[^A-Za-z0-9._-]+")  # POSIX's portable file name characters
@@ -32,3 +35,24 @@ def portable_name(text: str, limit: int = MAX_NAME) -> str:
 def names_no_file(path: str) -> bool:
     """Where a results file is asked for: empty, a folder's spelling (`dir/`) or an existing folder."""
     return not path.strip() or path.endswith(("/", os.sep)) or os.path.isdir(path)
+
+
+PATH_MAX = 4096  # PATH_MAX on Linux
+NAME_MAX = 255  # NAME_MAX: one file or folder name
+
+
+def check_path_text(path: str, key: str) -> None:
+    """A path no system call takes, or a name that carries control characters into every listing."""
+    if "\0" in path:
+        raise UserError("a path cannot contain a NUL character", key=f"{key} {path!r}")
+    if CONTROL.search(path):
+        raise UserError(
+            "an output path cannot contain a control character",
+            key=f"{key} {visible(path)}",
+        )
+    if len(path) > PATH_MAX:
+        raise UserError(f"the path is longer than {PATH_MAX} characters", key=key)
+    if len(path) * 4 > NAME_MAX and any(  # every name fits where the whole path does
+        len(part.encode(errors="surrogateescape")) > NAME_MAX for part in Path(path).parts
+    ):
+        raise UserError(f"a name in the path is longer than {NAME_MAX} bytes", key=key)

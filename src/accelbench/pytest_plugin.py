@@ -81,12 +81,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if _worker(config):
         return
     path = config.getoption("microbench_save")
-    from accelbench.names import CONTROL, names_no_file  # light: the harness stays unimported
+    from accelbench.errors import UserError  # light: the harness stays unimported
+    from accelbench.names import check_path_text, names_no_file
 
     if names_no_file(path):
         _stop(f"--microbench-save {path!r}: names no file (a results CSV)")
-    if CONTROL.search(path):
-        _stop(f"--microbench-save {path!r}: a path cannot contain a control character")
+    try:  # the writer's own check, before any test rather than at the save
+        check_path_text(path, "--microbench-save")
+    except UserError as error:
+        _stop(str(error))
     if os.path.islink(path):  # the save would refuse it at the end, after every test ran
         _stop(f"--microbench-save {path}: a symbolic link, refused (results never go through one)")
     parent = os.path.dirname(os.path.abspath(path))

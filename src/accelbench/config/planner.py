@@ -18,9 +18,8 @@ from accelbench.config.settings import PlanRequest
 from accelbench.core.case import Case
 from accelbench.core.options import RunOptions
 from accelbench.errors import UserError, counted, visible
-from accelbench.names import portable_name
+from accelbench.names import check_path_text, portable_name
 from accelbench.results.remote import DIR_FIELDS, is_url
-from accelbench.results.writer import check_path_text
 
 
 def default_csv(path: str, output_dir: str) -> str:

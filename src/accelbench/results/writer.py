@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from accelbench.errors import UserError, visible
-from accelbench.names import CONTROL
+from accelbench.names import check_path_text
 from accelbench.results.columns import header
 from accelbench.results.records import Row, setting_columns
 
@@ -72,27 +72,6 @@ def check_writable(path: str, key: str = "csv_path", folder: bool = False) -> No
         target.exists() and not os.access(target, os.W_OK)
     ):
         raise UserError(f"{place} is not writable ('{ancestor}')", key=where)
-
-
-MAX_PATH = 4096  # PATH_MAX on Linux
-MAX_NAME = 255  # NAME_MAX: one file or folder name
-
-
-def check_path_text(path: str, key: str) -> None:
-    """A path no system call takes, or a name that carries control characters into every listing."""
-    if "\0" in path:
-        raise UserError("a path cannot contain a NUL character", key=f"{key} {path!r}")
-    if CONTROL.search(path):
-        raise UserError(
-            "an output path cannot contain a control character",
-            key=f"{key} {visible(path)}",
-        )
-    if len(path) > MAX_PATH:
-        raise UserError(f"the path is longer than {MAX_PATH} characters", key=key)
-    if len(path) * 4 > MAX_NAME and any(  # every name fits where the whole path does
-        len(part.encode(errors="surrogateescape")) > MAX_NAME for part in Path(path).parts
-    ):
-        raise UserError(f"a name in the path is longer than {MAX_NAME} bytes", key=key)
 
 
 def holder_of(fd: int) -> str:
